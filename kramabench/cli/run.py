@@ -180,7 +180,7 @@ def _print_systems(console: Any) -> None:
         needs = ", ".join(n for n, f in (("model", spec.needs_model), ("sandbox", spec.needs_sandbox)) if f) or "-"
         t.add_row(name, needs, spec.source, spec.description)
     console.print(t)
-    console.print("or module:Class for your own system (see the README)", highlight=False)
+    console.print("or module:Class for your own system (see docs/extending.md)", highlight=False)
 
 
 def _write_report(run_dir: Path, out: Any, err: Any) -> None:

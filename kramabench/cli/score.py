@@ -2,7 +2,7 @@
 
     kramabench score --workload ROOT --domain D --predictions FILE.jsonl [--judge MODEL] [--output FILE.json]
 
-The predictions format is described in :mod:`scorers.predictions` and the README ("Scoring").
+The predictions format is described in :mod:`scorers.predictions` and docs/scoring.md.
 """
 
 from __future__ import annotations
