@@ -113,6 +113,13 @@ def register(app: typer.Typer) -> None:
             table.add_row(d, str(c["reproduces"]), str(c["differs"]), str(c["cannot-run"]), str(c["unscored"]))
         out_console = Console()
         out_console.print(table)
+        if result.runs and all(r.cause == "no-solution" for r in result.runs):
+            err.print(
+                f"[yellow]note:[/] {escape(str(root))} has no reference solutions (expected "
+                "solutions/<domain>/<task-id>.py or solutions/<task-id>.py); the official ones come with "
+                "'kramabench fetch kramabench' (../shared/kramabench does not hold them)",
+                soft_wrap=True,
+            )
         for i in result.tasks():
             if i.verdict == "reproduces":
                 continue

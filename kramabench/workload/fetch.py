@@ -413,7 +413,8 @@ def _not_stored_and_misspelt(
         not_stored.append(entry)
     listed = {e.path for e in not_stored}
     for path in sorted(gone - listed):
-        if not (root / path).exists() and (root / path.split("/")[0]).is_dir():
+        top = "/".join(path.split("/")[:2])  # data/<domain>: only domains this copy has
+        if not (root / path).exists() and (root / top).is_dir():
             parts = path.split("/")
             domain = parts[1] if parts[0] == "data" and len(parts) > 2 else None
             not_stored.append(NotStoredFile(path=path, reason="not-stored", domain=domain))
@@ -437,8 +438,8 @@ def nearest_lake_file(root: Path, domain: str, missing: str) -> str | None:
     if not want:
         return None
     names: dict[str, Path] = {}
-    for dirpath, _dirs, files in os.walk(lake):
-        for name in files:
+    for dirpath, dirs, files in os.walk(lake):
+        for name in files + dirs:  # a source may name a folder
             names.setdefault(name, Path(dirpath) / name)
     key = _near_key(want)
     same_stem = sorted(n for n in names if key and _near_key(n) == key)
