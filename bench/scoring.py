@@ -11,7 +11,7 @@ padded, quoted or replaced; lists shuffled, halved, written as a string, one ite
 
 Figures, each measured alternately with its floor in the same run (medians of ``--rounds``):
 
-1. *in process*: ``scorers.predictions.score_workloads`` (what ``kramabench score`` and a run's scoring
+1. *in process*: ``kramabench.run.predictions.score_workloads`` (what ``kramabench score`` and a run's scoring
    call) on all answers, in answers per second; floor: a plain exact-match loop (``gold == pred``) over
    the same pairs. Target: >= 25,000 answers/s.
 2. *CLI*: ``kramabench score --no-tasks --output FILE`` on the same answers (a workload root of the copies
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     shared = shared_root(args.data)
 
     from kramabench.workload import load_workload
-    from scorers.predictions import read_predictions, score_workloads
+    from kramabench.run.predictions import read_predictions, score_workloads
 
     with tempfile.TemporaryDirectory(prefix="kb-bench-scoring-") as tmp_s:
         tmp = Path(tmp_s)
@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         n_items = sum(len(x) for g, p in pairs for x in (g, p) if isinstance(x, list))
         print(f"  list items in these answers: {n_items:,} ({n_items / n:.0f} per answer on average)")
 
-        from scorers.aggregate import summarize
+        from scorers.stats import summarize
 
         def boot() -> None:
             summarize(items, n_boot=10_000, seed=0)

@@ -138,7 +138,7 @@ def test_bootstrap_by_counts_has_the_distribution_of_index_resampling():
     """Few distinct scores: resamples drawn as multinomial counts, same distribution as drawn indices."""
     import numpy as np
 
-    from scorers.aggregate import _resampled_means
+    from scorers.stats import _resampled_means
 
     values = np.array([0.0] * 300 + [1.0] * 150 + [0.5] * 40 + [0.25] * 10)
     by_counts = _resampled_means(values, 20_000, np.random.default_rng(1))
