@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kramabench.report.compare import MatrixRow, task_matrix
+from kramabench.report.environment import RunEnvironment, environments
 from kramabench.report.load import ReportError, RunData, label_runs, load_run
 from kramabench.report.plots import domain_bars, score_vs_cost
 from kramabench.report.summary import RunSummary, error_counts, summarize, unscored_items
@@ -38,11 +39,15 @@ class ReportModel:
     #: task-by-task comparison (two runs or more), of ``matrix_setting``
     matrix: list[MatrixRow] = field(default_factory=list)
     matrix_setting: str = "end-to-end"
+    #: each run's sandbox environment (backend, Python, lock hash, key packages), and a warning when they differ
+    environments: list[RunEnvironment] = field(default_factory=list)
+    environment_warning: str | None = None
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     @property
     def warnings(self) -> list[str]:
-        return [w for run in self.runs for w in run.warnings]
+        env = [self.environment_warning] if self.environment_warning else []
+        return env + [w for run in self.runs for w in run.warnings]
 
 
 @dataclass
@@ -61,6 +66,7 @@ def collect(runs: list[RunData]) -> ReportModel:
     model = ReportModel(
         runs=runs, summaries=summaries, tables=tables, errors=error_counts(runs), unscored=unscored_items(runs)
     )
+    model.environments, model.environment_warning = environments(runs)
     if len(runs) > 1:
         settings = {s for run in runs for s in run.settings()}
         model.matrix_setting = next((s for s in SETTING_ORDER if s in settings), "end-to-end")
