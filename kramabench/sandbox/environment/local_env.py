@@ -45,7 +45,8 @@ _PROBE = (
     "    if n: pk[n] = d.version\n"
     "print(json.dumps({'python': platform.python_version(), 'executable': sys.executable,\n"
     "    'real_executable': os.path.realpath(sys.executable),\n"
-    "    'prefixes': [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix], 'packages': pk}))\n"
+    "    'prefixes': [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix],\n"
+    "    'path': [p for p in sys.path if p and os.path.isdir(p)], 'packages': pk}))\n"
 )
 
 
@@ -113,7 +114,8 @@ def probe(python: str, *, kind: Literal["locked", "host"], lock_hash: str | None
         raise SandboxEnvironmentError(f"the sandbox interpreter {python} cannot run: {tail}")
     data = json.loads(proc.stdout)
     binds: set[str] = set()
-    for p in data["prefixes"]:
+    # the prefixes, and every import folder (an editable install or a .pth may point outside them)
+    for p in [*data["prefixes"], *data.get("path", [])]:
         binds.add(os.path.realpath(p))
     real = data["real_executable"]
     binds.add(os.path.dirname(os.path.dirname(real)))
