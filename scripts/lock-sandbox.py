@@ -59,7 +59,7 @@ def main() -> int:
         lock.write_text(header + "".join(f"{n}=={v}\n" for n, v in sorted(pins.items())))
         print(f"wrote {lock} ({len(pins)} packages)")
     with ThreadPoolExecutor(len(PYTHONS)) as pool:
-        results = dict(zip(PYTHONS, pool.map(lambda v: _resolve(lock, v, no_deps=True), PYTHONS)))
+        results = dict(zip(PYTHONS, pool.map(lambda v: _resolve(lock, v, no_deps=True), PYTHONS), strict=True))
     for v, pins in results.items():
         print(f"CPython {v}: {len(pins)} wheels install")
     return 0
