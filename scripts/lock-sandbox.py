@@ -30,23 +30,46 @@ def _resolve(requirements: Path, python: str, *, no_deps: bool = False) -> dict[
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         cmd = [
-            sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed",
-            "--only-binary=:all:", "--platform", PLATFORM, "--python-version", python, "--implementation", "cp",
-            "--target", str(Path(tmp) / "t"), "--report", str(report), "-r", str(requirements),
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--dry-run",
+            "--ignore-installed",
+            "--only-binary=:all:",
+            "--platform",
+            PLATFORM,
+            "--python-version",
+            python,
+            "--implementation",
+            "cp",
+            "--target",
+            str(Path(tmp) / "t"),
+            "--report",
+            str(report),
+            "-r",
+            str(requirements),
         ]
         if no_deps:
             cmd.append("--no-deps")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             tail = [line for line in proc.stderr.splitlines() if "Location 'file" not in line][-8:]
-            raise SystemExit(f"Python {python}: pip could not resolve {requirements.name}:\n" + "\n".join(tail))
+            raise SystemExit(
+                f"Python {python}: pip could not resolve {requirements.name}:\n" + "\n".join(tail)
+            )
         data = json.loads(report.read_text())
-    return {i["metadata"]["name"].lower().replace("_", "-"): i["metadata"]["version"] for i in data["install"]}
+    return {
+        i["metadata"]["name"].lower().replace("_", "-"): i["metadata"]["version"] for i in data["install"]
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="only check the current lock on every supported Python")
+    ap.add_argument(
+        "--check", action="store_true", help="only check the current lock on every supported Python"
+    )
     args = ap.parse_args()
     lock = HERE / "sandbox.lock"
     if not args.check:
@@ -59,7 +82,9 @@ def main() -> int:
         lock.write_text(header + "".join(f"{n}=={v}\n" for n, v in sorted(pins.items())))
         print(f"wrote {lock} ({len(pins)} packages)")
     with ThreadPoolExecutor(len(PYTHONS)) as pool:
-        results = dict(zip(PYTHONS, pool.map(lambda v: _resolve(lock, v, no_deps=True), PYTHONS), strict=True))
+        results = dict(
+            zip(PYTHONS, pool.map(lambda v: _resolve(lock, v, no_deps=True), PYTHONS), strict=True)
+        )
     for v, pins in results.items():
         print(f"CPython {v}: {len(pins)} wheels install")
     return 0

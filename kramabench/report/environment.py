@@ -13,7 +13,15 @@ from kramabench.report.load import RunData
 
 #: package versions shown (import names as recorded by the backends, then distribution names)
 KEY_PACKAGES = [
-    "pandas", "numpy", "scipy", "openpyxl", "xlrd", "pyarrow", "matplotlib", "scikit-learn", "statsmodels",
+    "pandas",
+    "numpy",
+    "scipy",
+    "openpyxl",
+    "xlrd",
+    "pyarrow",
+    "matplotlib",
+    "scikit-learn",
+    "statsmodels",
 ]
 _ALIASES = {"scikit-learn": ("sklearn",)}
 
@@ -68,7 +76,9 @@ def environment_warning(envs: list[RunEnvironment]) -> str | None:
     for name in KEY_PACKAGES:
         values = {e.packages.get(name, "missing") for e in envs}
         if len(values) > 1:
-            diffs.append(f"{name} " + " vs ".join(f"{e.packages.get(name, 'missing')} ({e.label})" for e in envs))
+            diffs.append(
+                f"{name} " + " vs ".join(f"{e.packages.get(name, 'missing')} ({e.label})" for e in envs)
+            )
     return (
         "The compared runs ran in different sandbox environments (" + "; ".join(diffs) + "): a score "
         "difference may come from the libraries, not from the systems."

@@ -103,7 +103,10 @@ def test_info_comes_from_cached_facts_without_starting_a_sandbox(local_sandbox, 
     info = sb.info()
     lock = load_lock()
     assert info["lock_hash"] == lock.hash and info["environment"] == "locked"
-    assert info["package.pandas"] == lock.pins["pandas"] and info["package.scikit-learn"] == lock.pins["scikit-learn"]
+    assert (
+        info["package.pandas"] == lock.pins["pandas"]
+        and info["package.scikit-learn"] == lock.pins["scikit-learn"]
+    )
     assert info["python"].count(".") == 2
 
 
@@ -118,8 +121,23 @@ def _site_pth(venv: Path) -> None:
 
 def _sandbox_run_with(python: str, lake: Path, script: Path, env: dict | None = None) -> tuple[str, str]:
     proc = subprocess.run(
-        [python, "-m", "kramabench", "sandbox", "run", "--backend", "local", "--lake", str(lake), str(script)],
-        capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})}, cwd=str(lake),
+        [
+            python,
+            "-m",
+            "kramabench",
+            "sandbox",
+            "run",
+            "--backend",
+            "local",
+            "--lake",
+            str(lake),
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+        cwd=str(lake),
     )
     assert proc.returncode == 0, proc.stdout[-1500:] + proc.stderr[-1500:]
     prefix, version = json.loads(proc.stdout)["stdout"].split()
@@ -144,7 +162,9 @@ def test_every_install_kind_gets_the_locked_environment(kind, facts, local_sandb
             env = {"PYTHONPATH": f"{REPO}:{sysconfig.get_paths()['purelib']}"}
         else:
             args = ["--copies"] if kind == "copies" else ["--symlinks"]
-            subprocess.run([base_interpreter(), "-m", "venv", "--without-pip", *args, str(tmp / "v")], check=True)
+            subprocess.run(
+                [base_interpreter(), "-m", "venv", "--without-pip", *args, str(tmp / "v")], check=True
+            )
             _site_pth(tmp / "v")
             python = str(tmp / "v" / "bin" / "python")
         prefix, version = _sandbox_run_with(python, lake, script, env)
@@ -169,7 +189,9 @@ def test_host_interpreter_only_on_request_and_works_from_a_copies_venv_under_tmp
             "r = sb.run('import sys; print(sys.prefix)', pathlib.Path(d))\n"
             "print(r.stdout.strip() or r.stderr)\n"
         )
-        proc = subprocess.run([str(v / "bin" / "python"), "-c", code], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [str(v / "bin" / "python"), "-c", code], capture_output=True, text=True, timeout=300
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         kind, prefix = proc.stdout.split()
         assert kind == "host" and prefix == str(v)

@@ -27,18 +27,42 @@ SHARED = REPO.parent / "shared" / "kramabench"
 
 def _run(workload: Path | str, backend: str, results: Path, domains: list[str] | None = None) -> dict:
     run_id = f"parity-{backend}"
-    cmd = [sys.executable, "-m", "kramabench", "run", "--workload", str(workload), "--system", "reference",
-           "--sandbox", backend, "--results", str(results), "--run-id", run_id, "-j", "2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kramabench",
+        "run",
+        "--workload",
+        str(workload),
+        "--system",
+        "reference",
+        "--sandbox",
+        backend,
+        "--results",
+        str(results),
+        "--run-id",
+        run_id,
+        "-j",
+        "2",
+    ]
     for d in domains or []:
         cmd += ["--domain", d]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3000)
     assert (results / run_id / "manifest.json").is_file(), proc.stderr[-2000:]
     run = load_run(results / run_id)
-    return {"manifest": run.manifest, "outcomes": {(r.domain, r.task_id): r for r in run.outcomes("end-to-end")}}
+    return {
+        "manifest": run.manifest,
+        "outcomes": {(r.domain, r.task_id): r for r in run.outcomes("end-to-end")},
+    }
 
 
 def _outcome(r) -> tuple:
-    return (r.status, r.error.kind if r.error else None, json.dumps(r.answer, sort_keys=True, default=str), r.score)
+    return (
+        r.status,
+        r.error.kind if r.error else None,
+        json.dumps(r.answer, sort_keys=True, default=str),
+        r.score,
+    )
 
 
 def _assert_same(local: dict, docker: dict) -> None:
@@ -92,7 +116,8 @@ def test_official_reference_solutions_same_on_local_and_docker(tmp_path, local_s
             "check did not run"
         )
     domains = sorted(
-        p.stem for p in (SHARED / "workload").glob("*.json")
+        p.stem
+        for p in (SHARED / "workload").glob("*.json")
         if any((solutions / p.stem).glob("*.py")) and (SHARED / "data" / p.stem).is_dir()
     )
     if not domains:

@@ -34,7 +34,15 @@ HOME_ENV = "KRAMABENCH_HOME"
 FACTS_FILE = "env.json"
 #: packages whose versions are recorded in run manifests and shown in reports
 KEY_PACKAGES = [
-    "pandas", "numpy", "scipy", "openpyxl", "xlrd", "pyarrow", "matplotlib", "scikit-learn", "statsmodels",
+    "pandas",
+    "numpy",
+    "scipy",
+    "openpyxl",
+    "xlrd",
+    "pyarrow",
+    "matplotlib",
+    "scikit-learn",
+    "statsmodels",
 ]
 
 _PROBE = (
@@ -59,12 +67,20 @@ class EnvironmentFacts(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["locked", "host"] = Field(description="locked: the sandbox lock's venv; host: an interpreter chosen explicitly")
+    kind: Literal["locked", "host"] = Field(
+        description="locked: the sandbox lock's venv; host: an interpreter chosen explicitly"
+    )
     lock_hash: str | None = Field(None, description="sha256 of the sandbox lock (locked environments)")
     python: str = Field(description="Python version")
-    executable: str = Field(description="interpreter path as run in the sandbox (not symlink-resolved: a venv needs its own path)")
-    binds: list[str] = Field(default_factory=list, description="host folders shown read-only so the interpreter starts")
-    packages: dict[str, str] = Field(default_factory=dict, description="every installed distribution -> version")
+    executable: str = Field(
+        description="interpreter path as run in the sandbox (not symlink-resolved: a venv needs its own path)"
+    )
+    binds: list[str] = Field(
+        default_factory=list, description="host folders shown read-only so the interpreter starts"
+    )
+    packages: dict[str, str] = Field(
+        default_factory=dict, description="every installed distribution -> version"
+    )
     built_at: str | None = None
 
     def key_versions(self) -> dict[str, str]:
@@ -91,9 +107,15 @@ def env_dir(lock: SandboxLock) -> Path:
 def base_interpreter() -> str:
     """The real interpreter under whatever runs kramabench (a venv's or pipx's base Python)."""
     ver = f"{sys.version_info.major}.{sys.version_info.minor}"
-    cands = [os.path.join(sys.base_prefix, "bin", f"python{ver}"), os.path.join(sys.base_prefix, "bin", "python3")]
+    cands = [
+        os.path.join(sys.base_prefix, "bin", f"python{ver}"),
+        os.path.join(sys.base_prefix, "bin", "python3"),
+    ]
     base_exe = getattr(sys, "_base_executable", None)
-    if base_exe and not (sys.prefix != sys.base_prefix and os.path.realpath(base_exe).startswith(os.path.realpath(sys.prefix) + os.sep)):
+    if base_exe and not (
+        sys.prefix != sys.base_prefix
+        and os.path.realpath(base_exe).startswith(os.path.realpath(sys.prefix) + os.sep)
+    ):
         cands.append(base_exe)
     for c in cands:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
@@ -105,7 +127,12 @@ def probe(python: str, *, kind: Literal["locked", "host"], lock_hash: str | None
     """Ask ``python`` (on the host) what it is: version, prefixes (-> binds), installed packages."""
     try:
         proc = subprocess.run(
-            [python, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"}, cwd="/"
+            [python, "-I", "-c", _PROBE],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={"PATH": "/usr/bin:/bin"},
+            cwd="/",
         )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise SandboxEnvironmentError(f"the sandbox interpreter {python} cannot run: {e}") from e
@@ -185,15 +212,28 @@ def build_local_env(
                 return facts
         t0 = time.monotonic()
         base = python or base_interpreter()
-        log.warning("building the local sandbox environment %s (lock %s, Python %s); once per lock", d, lock.short, base)
+        log.warning(
+            "building the local sandbox environment %s (lock %s, Python %s); once per lock",
+            d,
+            lock.short,
+            base,
+        )
         if d.exists():
             shutil.rmtree(d)
         d.parent.mkdir(parents=True, exist_ok=True)
         reqs = d.parent / f"{lock.short}.requirements.txt"
         reqs.write_text(lock.text())
         env_py = str(d / "bin" / "python")
-        pip_args = ["install", "-q", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-                    "--no-warn-script-location", "-r", str(reqs)]
+        pip_args = [
+            "install",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--no-warn-script-location",
+            "-r",
+            str(reqs),
+        ]
         has_pip = importlib.util.find_spec("pip") is not None
         ok = False
         if has_pip:
@@ -227,7 +267,9 @@ def build_local_env(
         facts = probe(env_py, kind="locked", lock_hash=lock.hash)
         missing = [n for n in lock.pins if n not in facts.packages]
         if missing:
-            raise SandboxEnvironmentError(f"the sandbox environment {d} lacks {', '.join(missing)} after installing the lock")
+            raise SandboxEnvironmentError(
+                f"the sandbox environment {d} lacks {', '.join(missing)} after installing the lock"
+            )
         tmp = d / (FACTS_FILE + ".tmp")
         tmp.write_text(facts.model_dump_json(indent=2))
         os.replace(tmp, d / FACTS_FILE)

@@ -99,4 +99,12 @@ def load_lock(extra: list[str | Path] | None = None, *, base: Path = BASE_LOCK) 
     return SandboxLock(pins=pins, extra_locks=[str(p) for p in paths], hash=digest)
 
 
-__all__ = ["BASE_LOCK", "EXTRA_LOCK_ENV", "LockError", "SandboxLock", "extra_lock_paths", "load_lock", "parse_lock"]
+__all__ = [
+    "BASE_LOCK",
+    "EXTRA_LOCK_ENV",
+    "LockError",
+    "SandboxLock",
+    "extra_lock_paths",
+    "load_lock",
+    "parse_lock",
+]
