@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kramabench.contracts.records import Manifest
 from kramabench.report.build import write_report
-from kramabench.run.records import Manifest
 
 LOCK_A = "a" * 64
 LOCK_B = "b" * 64
