@@ -25,6 +25,8 @@ class ReportPaths:
     html: Path
     plots: list[Path]
     tables: list[Table] = field(default_factory=list)
+    #: set when the compared runs did not run in the same sandbox environment (also at the top of the report)
+    environment_warning: str | None = None
 
 
 def collect(runs: list[RunData]) -> ReportModel:
@@ -89,7 +91,10 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None) -> R
         _atomic_write(html, render_html(model))
     except OSError as exc:
         raise ReportError(f"{out_dir}: cannot write the report ({exc.strerror or exc})") from None
-    return ReportPaths(out=out_dir, markdown=md, html=html, plots=plot_paths, tables=model.tables)
+    return ReportPaths(
+        out=out_dir, markdown=md, html=html, plots=plot_paths, tables=model.tables,
+        environment_warning=model.environment_warning,
+    )
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -57,3 +57,16 @@ def test_same_environment_on_two_backends_is_not_flagged(tmp_path, synth):
     md = write_report(dirs, tmp_path / "rep").markdown.read_text()
     assert "Sandbox environment of each run" in md
     assert "different sandbox environments" not in md
+
+
+def test_report_command_warns_on_the_terminal(tmp_path, synth):
+    import subprocess
+    import sys
+
+    dirs = _runs(tmp_path, synth, _env(LOCK_A, "2.2.3"), _env(LOCK_B, "1.5.3", backend="docker"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "kramabench", "report", *map(str, dirs), "--out", str(tmp_path / "rep")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "warning:" in proc.stderr and "different sandbox environments" in proc.stderr
