@@ -52,10 +52,8 @@ def resolve_workload_root(name_or_path: str | Path) -> Path:
 
 
 def _fetched_root(ref: str | None) -> Path:
-    try:
-        from kramabench.workload import fetch
-    except ImportError:  # pragma: no cover - the fetch module ships with the package
-        raise WorkloadError(f"{OFFICIAL_NAME}: fetching the official workloads is not available") from None
+    from kramabench.workload import fetch
+
     try:
         return Path(fetch.fetched_root(ref))
     except fetch.FetchError as e:
