@@ -160,6 +160,9 @@ def register(app: typer.Typer) -> None:
         out: Path | None = typer.Option(None, "--out", "-o", help="output folder (default: RUN_DIR/audit)"),
         force: bool = typer.Option(False, "--force", help="audit again the failures already reported"),
         no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached auditor replies"),
+        reference: Path | None = typer.Option(
+            None, "--reference", help="folder of an 'audit reference' of the same workload: its results join the page"
+        ),
     ) -> None:
         """Audit every failed task of a run: root cause, verified derivation, attribution and category."""
         from rich.console import Console
@@ -175,6 +178,16 @@ def register(app: typer.Typer) -> None:
         if not (run_dir / "manifest.json").is_file():
             err.print(f"[red]error:[/] {escape(str(run_dir))}: not a run folder (no manifest.json)", soft_wrap=True)
             raise typer.Exit(2)
+        ref_audit = None
+        if reference is not None:
+            from kramabench.audit.reference import ReferenceAudit
+
+            try:
+                ref_audit = ReferenceAudit.model_validate_json((reference / "reference.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                err.print(f"[red]error:[/] --reference {escape(str(reference))}: no readable reference.json ({escape(str(exc)[:200])})",
+                          soft_wrap=True)  # fmt: skip
+                raise typer.Exit(2) from None
         model, sb = _model_and_sandbox(auditor, sandbox, cache=False if no_cache else None)
         out_dir = out or run_dir / "audit"
         console = Console(stderr=True)
@@ -197,7 +210,7 @@ def register(app: typer.Typer) -> None:
         proposals = propose(result.reports, _workloads_of(run_dir, result.reports))
         prop_path = write_proposals(out_dir / "proposals.toml", proposals)
         md, page = write_report(out_dir, f"Audit of the failures of {run_dir.name}", failures=result,
-                                proposals=proposals)  # fmt: skip
+                                proposals=proposals, ref=ref_audit)  # fmt: skip
         n = len(result.reports)
         bench = sum(r.attribution == "benchmark" for r in result.reports)
         out_console = Console()
