@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         from kramabench.run.paths import default_results_dir
         from kramabench.run.progress import make_progress
         from kramabench.run.runner import RunOptions
-        from kramabench.run.session import RunConfig, RunSetupError, config_for_resume, prepare
+        from kramabench.run.session import RunConfig, RunSetupError, config_for_resume, open_resume, prepare
         from kramabench.run.summary import domain_table, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
@@ -72,10 +72,12 @@ def register(app: typer.Typer) -> None:
         results_dir = results or default_results_dir()
         sys_opts = dict(_parse_option(o) for o in (option or []))
         try:
+            resume_state = None
             if resume:
                 if not run_id:
                     raise RunSetupError("--resume needs --run-id")
-                base = config_for_resume(results_dir, run_id)
+                resume_state = open_resume(results_dir, run_id)  # the manifest is read here, once
+                base = config_for_resume(resume_state, results_dir)
             else:
                 missing = [n for n, v in (("--workload", workload), ("--system", system)) if not v]
                 if missing:
@@ -116,7 +118,8 @@ def register(app: typer.Typer) -> None:
             cfg["resume"] = resume
             cfg["results"] = results_dir
             config = RunConfig.model_validate(cfg)
-            prepared = prepare(config, progress=make_progress(progress), command=["kramabench", *sys.argv[1:]])
+            prepared = prepare(config, resume=resume_state, progress=make_progress(progress),
+                               command=["kramabench", *sys.argv[1:]])
         except RunSetupError as e:
             raise fail(_one_line(e)) from None
         except KeyboardInterrupt:
