@@ -27,34 +27,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
-from kramabench.contracts.system import OutcomeError, SettingName, SystemOutput, TaskInput
-from kramabench.run.lakeview import LakeViews, ViewMode
+from kramabench.contracts.run import RunOptions
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.settings import SettingContext, WorkItem
 from kramabench.systems.context import TaskRef, TaskResolver
 
 log = logging.getLogger(__name__)
-
-
-class RunOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    setting: SettingName = Field("end-to-end", description="evaluation setting (a built-in or a plug-in's)")
-    concurrency: int = Field(4, ge=1, description="tasks solved at once")
-    model_concurrency: int | None = Field(None, ge=1, description="model calls at once (default: concurrency)")
-    sandbox_concurrency: int | None = Field(None, ge=1, description="sandbox executions at once (default: concurrency)")
-    limit: int | None = Field(None, ge=1, description="only the first N tasks (in workload order)")
-    seed: int = 0
-    retry_errors: bool = Field(False, description="on resume: run error outcomes again (as the next attempt)")
-    pose_subtasks: bool = Field(True, description="end-to-end: also pose the subtask questions (answers scored apart)")
-    lake_view: ViewMode = "auto"
-    task_timeout_s: float | None = Field(
-        None, gt=0, description="a task whose system has not returned after this long is an error outcome 'timeout'"
-    )
 
 
 @dataclass

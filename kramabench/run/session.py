@@ -16,10 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from kramabench.contracts.model import ModelError
 from kramabench.contracts.records import Manifest
+from kramabench.contracts.run import RunConfig
 from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.models import get_model
 from kramabench.run.lakeview import list_lake_files
@@ -34,7 +33,7 @@ from kramabench.run.provenance import (
     solutions_fingerprint,
     workload_version,
 )
-from kramabench.run.runner import Runner, RunOptions, RunResult
+from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
 from kramabench.run.store import RunLocked, RunStore
 from kramabench.sandbox import get_sandbox
@@ -50,23 +49,6 @@ log = logging.getLogger(__name__)
 
 class RunSetupError(RuntimeError):
     """A run cannot start; the message says why and what to do."""
-
-
-class RunConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    workload: str = Field(description="bundled name, a path, or 'kramabench' (the fetched official workloads)")
-    domains: list[str] = Field(default_factory=list, description="empty: all domains of the workload")
-    system: str
-    system_options: dict[str, Any] = Field(default_factory=dict)
-    model: str | None = None
-    judge: str | None = None
-    sandbox: str = "local"
-    errata: bool = True
-    run_id: str | None = None
-    resume: bool = False
-    results: Path | None = None
-    options: RunOptions = Field(default_factory=RunOptions)
 
 
 def resolve_workload_root(name: str) -> Path:
