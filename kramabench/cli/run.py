@@ -105,7 +105,7 @@ def register(app: typer.Typer) -> None:
         from kramabench.run.paths import default_results_dir
         from kramabench.run.progress import make_progress
         from kramabench.run.session import RunSetupError, config_for_resume, open_resume, prepare
-        from kramabench.run.summary import domain_table, render_table
+        from kramabench.run.table import domain_table, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
         out = Console() if sys.stdout.isatty() else Console(width=140)

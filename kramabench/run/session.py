@@ -22,7 +22,6 @@ from kramabench.contracts.run import RunConfig
 from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.models import get_model
 from kramabench.run.lakeview import list_lake_files
-from kramabench.run.limits import LimitedModel, LimitedSandbox
 from kramabench.run.paths import OFFICIAL_NAME, default_results_dir, official_root
 from kramabench.run.plan import ResumeState, RunPlan
 from kramabench.run.progress import Progress
@@ -36,6 +35,7 @@ from kramabench.run.provenance import (
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
 from kramabench.run.store import RunLocked, RunStore
+from kramabench.run.throttle import LimitedModel, LimitedSandbox
 from kramabench.sandbox import get_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
