@@ -46,7 +46,10 @@ def register(app: typer.Typer) -> None:
         setting: str = typer.Option(None, "--setting", help="end-to-end (default), pipeline-design or subtasks"),
         no_errata: bool = typer.Option(False, "--no-errata", help="load the raw workload files, without errata"),
         limit: int = typer.Option(None, "--limit", min=1, help="only the first N tasks"),
-        no_subtasks: bool = typer.Option(False, "--no-subtasks", help="end-to-end: pose the main question only"),
+        pose_subtasks: bool = typer.Option(
+            None, "--pose-subtasks/--no-subtasks",
+            help="end-to-end: also pose the subtask questions with the main question (default: the main question only, as in the paper)",
+        ),
         seed: int = typer.Option(None, "--seed", help="seed recorded in the manifest and passed to systems"),
         task_timeout: float = typer.Option(None, "--task-timeout", min=0.001, help="seconds a system may take per task (default: no limit)"),
         lake_view: str = typer.Option(None, "--lake-view", help="auto|hardlink|copy|direct: how host-side systems see the lake"),
@@ -99,7 +102,7 @@ def register(app: typer.Typer) -> None:
                 "limit": limit,
                 "seed": seed,
                 "retry_errors": retry_errors or None,
-                "pose_subtasks": False if no_subtasks else None,
+                "pose_subtasks": pose_subtasks,
                 "lake_view": lake_view,
                 "task_timeout_s": task_timeout,
             }

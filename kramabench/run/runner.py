@@ -50,7 +50,11 @@ class RunOptions(BaseModel):
     limit: int | None = Field(None, ge=1, description="only the first N tasks (in workload order)")
     seed: int = 0
     retry_errors: bool = Field(False, description="on resume: run error outcomes again (as the next attempt)")
-    pose_subtasks: bool = Field(True, description="end-to-end: also pose the subtask questions (answers scored apart)")
+    pose_subtasks: bool = Field(
+        False,
+        description="end-to-end: also pose the subtask questions with the main one (answers scored apart); "
+        "off by default, as in the paper's end-to-end setting",
+    )
     lake_view: ViewMode = "auto"
     task_timeout_s: float | None = Field(
         None, gt=0, description="a task whose system has not returned after this long is an error outcome 'timeout'"

@@ -22,7 +22,8 @@ def cfg(root, system, results, **kw) -> RunConfig:
 
 def test_run_records_every_outcome(tmp_path, scripted, synth_root):
     system, _ = scripted
-    prepared = prepare(cfg(synth_root, system, tmp_path / "res", run_id="r1", options={"concurrency": 3}), command=["x"])
+    opts = {"concurrency": 3, "pose_subtasks": True}  # subtask answers scored apart: the subtasks must be posed
+    prepared = prepare(cfg(synth_root, system, tmp_path / "res", run_id="r1", options=opts), command=["x"])
     result = prepared.run()
     assert result.status == "finished"
     recs = {r.task_id: r for r in result.records}
@@ -216,7 +217,7 @@ class Odd:
 
 def test_odd_outputs_are_normalised_or_explained(tmp_path):
     root = make_workload(tmp_path / "wl", n=3)
-    res = prepare(cfg(root, f"{__name__}:Odd", tmp_path / "res")).run()
+    res = prepare(cfg(root, f"{__name__}:Odd", tmp_path / "res", options={"pose_subtasks": True})).run()
     recs = {r.task_id: r for r in res.records}
     assert recs["synth-easy-1"].answer == 0 and recs["synth-easy-1"].score == 1.0
     assert recs["synth-easy-1"].subtask_answers == {"synth-easy-1-2": 3.0}
