@@ -102,6 +102,7 @@ class DSGuru:
         last: ExecResult | None = None
         last_had_code = False
         last_run_attempt = 0
+        truncated = False
         files_read: list[str] = []
         for attempt in range(1, opts.max_iterations + 1):
             out.iterations = attempt
@@ -120,8 +121,11 @@ class DSGuru:
                 {"type": "model_call", "iteration": attempt, "messages": _dump(messages), "response": c.text,
                  "prompt_tokens": c.usage.prompt_tokens, "completion_tokens": c.usage.completion_tokens,
                  "cost_usd": c.cost_usd, "latency_s": c.latency_s, "cached": c.cached,
-                 "finish_reason": c.finish_reason, "model": c.model}
+                 "finish_reason": c.finish_reason, "truncated": c.finish_reason == "length", "model": c.model}
             )
+            truncated = c.finish_reason == "length"
+            if truncated:
+                log.info("the model's reply was cut at max_tokens=%s", opts.model_options.max_tokens)
             code = extract_code(c.text)
             plan = extract_plan(c.text)
             if plan is not None:
@@ -129,11 +133,12 @@ class DSGuru:
             if code is None:
                 out.transcript.append({"type": "no_code", "iteration": attempt})
                 last_had_code = False
-                if attempt < opts.max_iterations:
-                    messages = first + [
+                if attempt < opts.max_iterations:  # the conversation so far, then the feedback
+                    messages = messages + [
                         ChatMessage(role="assistant", content=c.text),
                         feedback_message(None, code_found=False, attempt=attempt, max_attempts=opts.max_iterations,
-                                         limit_chars=opts.feedback_chars),
+                                         limit_chars=opts.feedback_chars, truncated=truncated,
+                                         max_tokens=opts.model_options.max_tokens),
                     ]
                 continue
             last_had_code = True
@@ -171,11 +176,12 @@ class DSGuru:
                 out.files_read = files_read
                 out.error = None
                 return
-            if attempt < opts.max_iterations:
-                messages = first + [
+            if attempt < opts.max_iterations:  # the conversation so far, then the feedback
+                messages = messages + [
                     ChatMessage(role="assistant", content=c.text),
                     feedback_message(result, code_found=True, attempt=attempt, max_attempts=opts.max_iterations,
-                                     limit_chars=opts.feedback_chars),
+                                     limit_chars=opts.feedback_chars, truncated=truncated,
+                                     max_tokens=opts.model_options.max_tokens),
                 ]
         out.files_read = files_read
         if last is None:
@@ -187,6 +193,8 @@ class DSGuru:
                     f"{describe_failure(None, code_found=False, answer_found=False)} "
                     f"The last program that ran (attempt {last_run_attempt}): {reason[0].lower() + reason[1:]}"
                 )
+        if truncated:
+            reason += " The model's last reply was cut at the token limit (finish_reason=length)."
         tail = _tail(last.stderr, 1500) if last is not None else ""
         out.error = OutcomeError(
             kind="no_answer",
