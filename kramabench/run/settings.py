@@ -43,6 +43,13 @@ def jsonable(v: Any) -> Any:
     return _jsonable(v)
 
 
+def _lake_paths(item: WorkItem) -> Any:
+    """The lake's files of a work item, for matching file names in answers whatever their prefix."""
+    from scorers.paths import LakePaths
+
+    return LakePaths(item.input.files)
+
+
 class EndToEnd:
     """The question and the lake; the main answer scored, subtask answers scored apart."""
 
@@ -70,7 +77,8 @@ class EndToEnd:
         if answer is None:
             sc = no_answer(error.kind if error else "no_answer")
         else:
-            sc = score_answer(task.answer, answer, task.answer_type, runner.judge, where=task.id, question=task.query)
+            sc = score_answer(task.answer, answer, task.answer_type, runner.judge, where=task.id, question=task.query,
+                              lake_files=_lake_paths(item))
         # subtask answers: scored apart, keyed by the official subtask id
         sub_answers: dict[str, Any] = {}
         sub_scores: dict[str, float | None] = {}
@@ -90,7 +98,8 @@ class EndToEnd:
                     sub_scores[sid] = 0.0 if item.input.subtasks else None
                     sub_details[sid] = {"answered": False, "reason": "no answer"}
                     continue
-                s: Scored = score_answer(st.answer, sub_answers[sid], st.answer_type, runner.judge, where=sid, question=st.query)
+                s: Scored = score_answer(st.answer, sub_answers[sid], st.answer_type, runner.judge, where=sid,
+                                         question=st.query, lake_files=_lake_paths(item))
                 sub_scores[sid] = s.value
                 sub_details[sid] = {"answered": True, "metric": s.metric, "unscored": s.unscored, **s.details}
         return {
@@ -195,7 +204,8 @@ class Subtasks:
         if answer is None:
             sc = no_answer(error.kind if error else "no_answer")
         else:
-            sc = score_answer(st.answer, answer, at, runner.judge, where=st.id, question=st.query)
+            sc = score_answer(st.answer, answer, at, runner.judge, where=st.id, question=st.query,
+                              lake_files=_lake_paths(item))
         return {
             "answer_type": at.value if hasattr(at, "value") else at,
             "expected": st.answer,
