@@ -179,18 +179,24 @@ PAPER_TABLE_FORMATS = {"csv"}
 _TEXT_FORMATS = {"csv", "fixed-width", "text", "json", "jsonl", "html"}
 
 
+def _paper_table(e: FileEntry) -> bool:
+    """A CSV file, as the official code sees it: a delimited table named .csv (or .tsv)."""
+    return e.format in PAPER_TABLE_FORMATS and len(e.tables) == 1 and _ext(e.path) in {"csv", "tsv"}
+
+
 def paper_file_blocks(e: FileEntry, display_path: str, max_rows: int, lines: list[str] | None) -> list[Block]:
     """The paper's snippet of one file: a CSV file as a type-annotated table, the whole table when it has
     fewer than ``max_rows`` (N) rows, else its first N rows; any other text file as its first N lines;
     a binary file (spreadsheet, parquet, archive...) by name and format only."""
     if e.error:
         return [Block(f"- {display_path}: {e.error}\n", 0)]
-    t = e.tables[0] if e.format in PAPER_TABLE_FORMATS and len(e.tables) == 1 else None
-    summary = f"- {display_path} ({_fmt_desc(e)})"
+    t = e.tables[0] if _paper_table(e) else None
+    desc = _fmt_desc(e) if t is not None or e.format not in _TEXT_FORMATS else f"text, {human_size(e.size)}"
+    summary = f"- {display_path} ({desc})"
     if t is not None:
         summary += ": " + _table_shape(t)
     elif e.lines is not None:
-        summary += f": {e.lines} lines"
+        summary += f": {e.lines} line{'s' if e.lines != 1 else ''}"
     blocks = [Block(summary + "\n", 0)]
     if t is not None:
         if t.columns:
@@ -277,7 +283,7 @@ def prepare(
 ) -> FileRender:
     if style == "paper":
         lines = None
-        if root is not None and not e.error and e.format in _TEXT_FORMATS - PAPER_TABLE_FORMATS:
+        if root is not None and not e.error and e.format in _TEXT_FORMATS and not _paper_table(e):
             lines = head_lines(Path(root) / e.path, max_rows, e.encoding)
         blocks = paper_file_blocks(e, display_path, max_rows, lines)
     else:
@@ -496,7 +502,7 @@ def _folder_group(
     n_files = sum(len(files_of[f]) for f in folders)
     head = Block(
         f"- {len(folders)} folders in {loc or 'the lake'} hold the same kinds of files "
-        f"(each: {_kinds_text(files_of[rep])}; {n_files} files in all): {_compact_names(names)}/. "
+        f"(each: {_kinds_text(files_of[rep])}; {n_files} files in all): {_compact_names(names)}. "
         f"The files of {prefix}{rep}/ are shown as the example:\n",
         0,
     )
