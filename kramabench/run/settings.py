@@ -94,7 +94,10 @@ class EndToEnd:
                 st = by_id[sid]
                 if sid not in sub_answers:
                     # a posed subtask left unanswered scores 0, like a task without an answer (as `score` does);
-                    # one that was not posed (the reference system) is not scored
+                    # one that was not posed (the reference system) is not scored, and not listed when the
+                    # system answered no subtask at all (a replay of a run that did not pose them)
+                    if not item.input.subtasks and not sub_answers:
+                        continue
                     sub_scores[sid] = 0.0 if item.input.subtasks else None
                     sub_details[sid] = {"answered": False, "reason": "no answer"}
                     continue
