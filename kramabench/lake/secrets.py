@@ -23,7 +23,7 @@ import re
 
 MASK = "[MASKED]"
 
-_NAME = r"[\w.-]*?(?:passw(?:or)?d|passwd|_pass\b|passphrase|\bpwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key)[\w.-]*"
+_NAME = r"[\w.-]*?(?:passw(?:or)?d|passwd|_pass\b|passphrase|\bpwd|secret|token|api[_-]?key|apikey|access[_-]key|private[_-]?key|credentials?|auth[_-]?key)[\w.-]*"
 # name, optional closing quote, the separator, then a quoted value or a bare word
 _ASSIGN = re.compile(
     rf"""(?P<name>["']?{_NAME}["']?)(?P<sep>\s*(?::=|=>|=|:)\s*)
@@ -119,9 +119,13 @@ def mask_secrets(text: str) -> tuple[str, list[str]]:
         value = m.group("qval") if m.group("q") else m.group("val")
         if value is None or value.strip().lower() in _NOT_SECRETS or MASK in value:
             return m.group(0)
-        if not m.group("q") and (value.isdigit() and len(value) < 4):
+        kind = _kind_of(m.group("name"))
+        short = 1 if kind in ("password", "secret") else 4  # a token of 1-3 characters is no token
+        if len(value.strip()) < short or not any(ch.isalnum() for ch in value):
+            return m.group(0)  # "csrfToken": "+\\" (a placeholder of web pages)
+        if not m.group("q") and value.isdigit() and len(value) < 4:
             return m.group(0)  # "token: 3" in a table of counts is not a secret
-        found.append(_kind_of(m.group("name")))
+        found.append(kind)
         q = m.group("q") or ""
         return f"{m.group('name')}{m.group('sep')}{q}{MASK}{q}"
 
