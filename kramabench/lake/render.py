@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .models import FileEntry, TableInfo
 from .readers import delimiter_name
-from .secrets import MASK, mask_secrets
+from .secrets import MASK, mask_secrets, may_hold_secrets
 
 # one match = one estimated token: letters in chunks of 4, digits in chunks of 3, any other symbol alone
 _TOKEN_RE = re.compile(r"[A-Za-z]{1,4}|\d{1,3}|[^\sA-Za-z\d]|\n")
@@ -251,6 +251,8 @@ def _masked_blocks(blocks: list[Block]) -> list[str]:
     """Mask secrets in every block's text (in place); the kinds found. A private key whose lines run
     over several blocks (one line per block) is masked up to its END line."""
     kinds: list[str] = []
+    if not may_hold_secrets("".join(b.text for b in blocks)):
+        return kinds
     in_key = False
     for b in blocks:
         if in_key:
@@ -258,7 +260,7 @@ def _masked_blocks(blocks: list[Block]) -> list[str]:
             b.text = (MASK + "\n") if end is None else MASK + b.text[end.end():]
             in_key = end is None
             continue
-        begins = _PEM_BEGIN.search(b.text)
+        begins = _PEM_BEGIN.search(b.text) if "PRIVATE KEY" in b.text else None
         in_key = begins is not None and _PEM_END.search(b.text, begins.end()) is None
         b.text, found = mask_secrets(b.text)
         kinds += found
@@ -269,7 +271,16 @@ def _finish(display_path: str, blocks: list[Block], masked: list[str] | None = N
     for b in blocks:
         b.cost = estimate_tokens(b.text)
     top = max(b.lo for b in blocks)
-    costs = [sum(b.cost for b in blocks if b.lo <= lv <= b.hi) for lv in range(top + 1)]
+    delta = [0] * (top + 2)  # cost at each level in one pass: a block counts from its lo to its hi
+    for b in blocks:
+        delta[b.lo] += b.cost
+        if b.hi < top:
+            delta[b.hi + 1] -= b.cost
+    costs = []
+    run = 0
+    for lv in range(top + 1):
+        run += delta[lv]
+        costs.append(run)
     prefmax = []
     m = 0
     for c in costs:
