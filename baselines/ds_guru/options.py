@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.models.base import ModelOptions
-from kramabench.sandbox.base import Limits
+from kramabench.contracts.model import ModelOptions
+from kramabench.contracts.sandbox import Limits
 
 
 class DSGuruOptions(BaseModel):
