@@ -103,6 +103,7 @@ class DSGuru:
         last_had_code = False
         last_run_attempt = 0
         truncated = False
+        fallback: tuple[int, dict] | None = None
         files_read: list[str] = []
         for attempt in range(1, opts.max_iterations + 1):
             out.iterations = attempt
@@ -166,15 +167,13 @@ class DSGuru:
                  "explanation": result.explanation, "stdout_tail": _tail(result.stdout), "stderr_tail": _tail(result.stderr),
                  "answer_found": answer is not None}
             )
-            if answer is not None:
-                out.answer = _clean(answer.get(ANSWER_KEY))
-                keys = [s.key for s in task.subtasks] if task.subtasks else []
-                out.subtask_answers = {k: _clean(answer[k]) for k in keys if k in answer}
-                extra = {k: _clean(v) for k, v in answer.items() if k != ANSWER_KEY and k not in keys}
-                if extra:
-                    out.transcript.append({"type": "own_subtask_answers", "iteration": attempt, "answers": extra})
-                out.files_read = files_read
-                out.error = None
+            failed_run = result.timed_out or result.oom or result.exit_code not in (0, None)
+            if answer is not None and failed_run and attempt < opts.max_iterations:
+                # a runtime error after the answer was printed: corrected like any runtime error, the
+                # answer kept in case no later attempt gives one
+                fallback = (attempt, answer)
+            elif answer is not None:
+                _accept_answer(task, out, answer, attempt, files_read, failed_run)
                 return
             if attempt < opts.max_iterations:  # the conversation so far, then the feedback
                 messages = messages + [
@@ -183,6 +182,9 @@ class DSGuru:
                                      limit_chars=opts.feedback_chars, truncated=truncated,
                                      max_tokens=opts.model_options.max_tokens),
                 ]
+        if fallback is not None:
+            _accept_answer(task, out, fallback[1], fallback[0], files_read, True)
+            return
         out.files_read = files_read
         if last is None:
             reason = describe_failure(None, code_found=False, answer_found=False)
@@ -201,6 +203,20 @@ class DSGuru:
             message=f"{reason} (after {out.iterations} attempt{'s' if out.iterations != 1 else ''})"
             + (f"\nstderr tail:\n{tail}" if tail else ""),
         )
+
+
+def _accept_answer(task: TaskInput, out: SystemOutput, answer: dict, attempt: int, files_read: list[str],
+                   failed_run: bool) -> None:
+    out.answer = _clean(answer.get(ANSWER_KEY))
+    keys = [s.key for s in task.subtasks] if task.subtasks else []
+    out.subtask_answers = {k: _clean(answer[k]) for k in keys if k in answer}
+    extra = {k: _clean(v) for k, v in answer.items() if k != ANSWER_KEY and k not in keys}
+    if extra:
+        out.transcript.append({"type": "own_subtask_answers", "iteration": attempt, "answers": extra})
+    if failed_run:
+        out.transcript.append({"type": "answer_from_failed_run", "iteration": attempt})
+    out.files_read = files_read
+    out.error = None
 
 
 def _dump(messages: list[ChatMessage]) -> list[dict[str, str]]:

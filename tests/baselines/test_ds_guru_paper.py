@@ -216,3 +216,22 @@ def test_secrets_in_lake_files_are_masked_and_recorded(openai_server, model, san
     facts = facts_of(out)
     assert set(facts["secrets_masked"]) == {"load_db.py", "config.csv"} and facts["secrets_masked_count"] >= 4
     assert "password" in facts["secrets_masked"]["load_db.py"]
+
+
+def test_a_runtime_error_after_the_answer_is_still_corrected(openai_server, model, sandbox, big_lake, tmp_path):
+    late = "import json\nprint(json.dumps({'main-task': 7}))\nraise RuntimeError('late failure')\n"
+    openai_server.enqueue(reply(late), reply(GOOD))
+    out = guru("ds-guru-self-correcting", model, sandbox, tmp_path).solve(ask(big_lake))
+    assert out.answer == 1 and out.iterations == 2  # the error was fed back, the corrected run answers
+    assert "late failure" in openai_server.chat_requests[1].messages[-1]["content"]
+    # when no attempt runs cleanly, the answer printed before the failure is kept (and said to be)
+    openai_server.reset()
+    openai_server.default = reply(late)
+    out = guru("ds-guru-self-correcting", model, sandbox, tmp_path, max_iterations=2).solve(ask(big_lake))
+    assert out.answer == 7 and out.error is None and out.iterations == 2
+    assert any(t["type"] == "answer_from_failed_run" for t in out.transcript)
+    # a one-shot variant keeps it at once
+    openai_server.reset()
+    openai_server.enqueue(reply(late))
+    out = guru("ds-guru-simple", model, sandbox, tmp_path).solve(ask(big_lake))
+    assert out.answer == 7 and len(openai_server.chat_requests) == 1
