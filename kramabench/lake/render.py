@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import csv
 import io
+import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -466,9 +467,12 @@ def _ext(name: str) -> str:
 def _kind(e: FileEntry) -> tuple:
     """What a file is, for deciding whether two folders hold the same kind of files: its extension and
     format, and for a delimited table its columns (two folders of different tables are not repeats)."""
-    fam = "text" if e.format in {"text", "fixed-width"} else e.format
-    cols = tuple(c.name for t in e.tables for c in t.columns) if e.format == "csv" else ()
-    return (_ext(e.path), fam, cols, bool(e.error))
+    ext = _ext(e.path)
+    table = e.format == "csv" and ext in {"csv", "tsv"}
+    # a text file sniffed as one format here and another there (a header file that looks delimited) is text
+    fam = "text" if e.format in _TEXT_FORMATS and not table else e.format
+    cols = tuple(c.name for t in e.tables for c in t.columns) if table else ()
+    return (ext, fam, cols, bool(e.error))
 
 
 def repeated_folders(entries: Sequence[FileEntry], min_folders: int = FOLD_MIN) -> list[list[str]]:
@@ -507,12 +511,14 @@ def _folder_group(
     fr = cache.get(key) if cache is not None else None
     if fr is not None:
         return fr
-    parent = rep.rpartition("/")[0]
-    names = [f.rpartition("/")[2] for f in folders]
+    parent = posixpath.commonpath(folders) if len(folders) > 1 else rep.rpartition("/")[0]
+    if parent in folders:
+        parent = parent.rpartition("/")[0]
+    names = [f[len(parent) + 1 :] if parent else f for f in folders]
     loc = prefix + (parent + "/" if parent else "")
     n_files = sum(len(files_of[f]) for f in folders)
     head = Block(
-        f"- {len(folders)} folders in {loc or 'the lake'} hold the same kinds of files "
+        f"- {len(folders)} folders {'under ' + loc if loc else 'in the lake'} hold the same kinds of files "
         f"(each: {_kinds_text(files_of[rep])}; {n_files} files in all): {_compact_names(names)}. "
         f"The files of {prefix}{rep}/ are shown as the example:\n",
         0,

@@ -177,7 +177,7 @@ def test_repeated_folders_fold_so_the_budget_reaches_the_distinct_files(openai_s
     msgs = openai_server.chat_requests[0].messages
     user = msgs[1]["content"]
     assert sum(estimate_tokens(m["content"]) for m in msgs) <= budget
-    assert "37 folders" in user and "1 .hdr file + 1 .sp3 file" in user.lower()
+    assert "37 folders under /lake/orbits/" in user and "1 .hdr file + 1 .sp3 file" in user.lower()
     assert user.count("CH-OG-3-RSO_2003") < 12  # the group is named once, not 74 files
     # the distinct files are shown with example values, each with its own delimiter
     assert "2003-01-05,5.2" in user and "kp (float)" in user
@@ -193,7 +193,7 @@ def test_the_rich_rendering_folds_the_same_way(openai_server, model, sandbox, as
     openai_server.enqueue(reply(GOOD))
     guru("ds-guru-rich", model, sandbox, tmp_path, prompt_budget_tokens=6000).solve(ask(astro_lake))
     user = openai_server.chat_requests[0].messages[1]["content"]
-    assert "37 folders" in user and "Halloween;2003-10-28;-383" in user and "2003-02-03\t103.5" in user
+    assert "37 folders under /lake/orbits/" in user and "Halloween;2003-10-28;-383" in user and "2003-02-03\t103.5" in user
 
 
 def test_secrets_in_lake_files_are_masked_and_recorded(openai_server, model, sandbox, tmp_path):
