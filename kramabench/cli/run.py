@@ -38,7 +38,7 @@ OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--model-concurrency": ("RunOptions", "model_concurrency"),
     "--sandbox-concurrency": ("RunOptions", "sandbox_concurrency"), "--limit": ("RunOptions", "limit"),
     "--seed": ("RunOptions", "seed"), "--retry-errors": ("RunOptions", "retry_errors"),
-    "--no-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
+    "--pose-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
     "--task-timeout": ("RunOptions", "task_timeout_s"),
 }  # fmt: skip
 
@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         setting: str = typer.Option(None, "--setting", help=_help(RunOptions, "setting")),
         no_errata: bool = typer.Option(False, "--no-errata", help=_help(RunConfig, "errata")),
         limit: int = typer.Option(None, "--limit", help=_help(RunOptions, "limit")),
-        no_subtasks: bool = typer.Option(False, "--no-subtasks", help=_help(RunOptions, "pose_subtasks")),
+        pose_subtasks: bool = typer.Option(None, "--pose-subtasks/--no-subtasks", help=_help(RunOptions, "pose_subtasks")),
         seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
         task_timeout: float = typer.Option(None, "--task-timeout", help=_help(RunOptions, "task_timeout_s")),
         lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
@@ -141,7 +141,7 @@ def register(app: typer.Typer) -> None:
                 "limit": limit,
                 "seed": seed,
                 "retry_errors": retry_errors or None,
-                "pose_subtasks": False if no_subtasks else None,
+                "pose_subtasks": pose_subtasks,
                 "lake_view": lake_view,
                 "task_timeout_s": task_timeout,
             }
