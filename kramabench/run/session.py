@@ -160,6 +160,9 @@ def _make_sandbox(backend: str, limit: int) -> Any:
         ) from e
     except (ValueError, KeyError) as e:
         raise RunSetupError(f"sandbox {backend!r}: {e}") from e
+    set_concurrency = getattr(sb, "set_concurrency", None)
+    if callable(set_concurrency):  # e.g. docker: as many warm containers as executions at once
+        set_concurrency(limit)
     return LimitedSandbox(sb, limit)
 
 
