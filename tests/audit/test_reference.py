@@ -130,7 +130,7 @@ def test_cli_resumes_an_interrupted_audit(lab: Path, tmp_path: Path) -> None:
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_same_verdicts_in_the_docker_sandbox(tmp_path: Path) -> None:
+def test_same_verdicts_in_the_docker_sandbox() -> None:
     import os
     import shutil
     import tempfile
