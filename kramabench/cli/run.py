@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(None, "--seed", help="seed recorded in the manifest and passed to systems"),
         task_timeout: float = typer.Option(None, "--task-timeout", min=0.001, help="seconds a system may take per task (default: no limit)"),
         lake_view: str = typer.Option(None, "--lake-view", help="auto|hardlink|copy|direct: how host-side systems see the lake"),
+        executor: str = typer.Option(None, "--executor", help="local (threads, default) or ray (a Ray cluster; needs the ray extra)"),
+        ray_address: str = typer.Option(None, "--ray-address", help="--executor ray: the cluster to join, e.g. 10.0.0.1:6379 (default: start a local Ray)"),
         progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none"),
         no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
@@ -102,6 +104,8 @@ def register(app: typer.Typer) -> None:
                 "pose_subtasks": False if no_subtasks else None,
                 "lake_view": lake_view,
                 "task_timeout_s": task_timeout,
+                "executor": executor,
+                "ray_address": ray_address,
             }
             if base is not None:
                 cfg = base.model_dump()

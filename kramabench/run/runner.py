@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.run.executor.base import ExecutorName, make_executor
 from kramabench.run.lakeview import LakeViews, ViewMode
 from kramabench.run.progress import Progress
 from kramabench.run.records import Manifest, Record
@@ -55,6 +56,8 @@ class RunOptions(BaseModel):
     task_timeout_s: float | None = Field(
         None, gt=0, description="a task whose system has not returned after this long is an error outcome 'timeout'"
     )
+    executor: ExecutorName = Field("local", description="where tasks are solved: local threads or a Ray cluster")
+    ray_address: str | None = Field(None, description="--executor ray: the cluster to join (default: start a local Ray)")
 
 
 @dataclass
@@ -106,8 +109,8 @@ def call_key(salt: str, setting: str, domain: str, task_id: str, subtask_id: str
     return hashlib.sha256(raw).hexdigest()[:32]
 
 
-def _solve(system: Any, inp: TaskInput, key: str, recorder: Any) -> tuple[SystemOutput, float]:
-    """Runs in the solve pool: the system sees only ``inp``. Exceptions become system_crash outcomes."""
+def solve_item(system: Any, inp: TaskInput, key: str, recorder: Any) -> tuple[SystemOutput, float]:
+    """Runs on an executor's worker: the system sees only ``inp``. Exceptions become system_crash outcomes."""
     t0 = time.monotonic()
     try:
         with _call_scope(key, recorder):
@@ -342,7 +345,7 @@ class Runner:
         dropped = 0
         # spare workers replace the threads of tasks abandoned after --task-timeout (a thread cannot be killed)
         timeout = self.options.task_timeout_s
-        solve_pool = ThreadPoolExecutor(2 * n if timeout else n, thread_name_prefix="kb-solve")
+        executor = make_executor(self.options.executor, address=self.options.ray_address)
         abandoned: set[Future] = set()
         started: dict[Future, float] = {}
         score_pool = ThreadPoolExecutor(max(1, min(n, 8)), thread_name_prefix="kb-score")
@@ -353,6 +356,9 @@ class Runner:
         self.recorder = _open_recorder(self.store.dir)
         completed = False
         try:
+            self.manifest.options.setdefault("executors", []).append(
+                {"started_at": _now().isoformat(), **executor.start(self, slots=2 * n if timeout else n)}
+            )
             while (pending and not self._stop.is_set()) or solving or scoring:
                 if self._hard.is_set():
                     break
@@ -366,7 +372,7 @@ class Runner:
                     if it.presolved is not None:  # nothing to ask the system: straight to scoring
                         scoring[score_pool.submit(self._record, it, it.presolved, 0.0)] = it
                         continue
-                    f = solve_pool.submit(_solve, system, it.input, it.call_key, self.recorder)
+                    f = executor.submit(it)
                     solving[f] = it
                     started[f] = time.monotonic()
                 futs = list(solving) + list(scoring)
@@ -403,7 +409,7 @@ class Runner:
             self.store.close()
             self.abandoned_running = sum(1 for f in abandoned if not f.done())
             hard = self._hard.is_set() or self.abandoned_running > 0
-            solve_pool.shutdown(wait=not hard, cancel_futures=True)
+            executor.shutdown(hard=hard)
             score_pool.shutdown(wait=not hard, cancel_futures=True)
             if self.recorder is not None:
                 try:

@@ -244,6 +244,8 @@ def prepare(config: RunConfig, *, progress: Progress | None = None, command: lis
             store.unlock()
         _check_resume(config, old)
 
+    _check_executor(opts)
+
     from kramabench.run.settings import get_setting
 
     try:
@@ -445,6 +447,17 @@ def _call_key_salt(model_id: str | None) -> str:
             return str(salt)
         log.warning("%s: no call-key salt in its manifest; recorded calls will not match", src.dir)
     return secrets.token_hex(16)
+
+
+def _check_executor(opts: RunOptions) -> None:
+    """``--executor ray`` needs Ray installed; ``--ray-address`` needs ``--executor ray``."""
+    if opts.ray_address and opts.executor != "ray":
+        raise RunSetupError("--ray-address needs --executor ray")
+    if opts.executor == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise RunSetupError("--executor ray needs Ray on this machine and on every node: pip install 'kramabench[ray]'")
 
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:
