@@ -112,6 +112,8 @@ def register(app: typer.Typer) -> None:
                 opts = base.options.model_dump()
                 cfg.update({k: v for k, v in given.items() if v is not None})
                 opts.update({k: v for k, v in opt_given.items() if v is not None})
+                if executor is not None:  # a resume on another executor: the old cluster address does not carry over
+                    opts["ray_address"] = ray_address
             else:
                 cfg = {k: v for k, v in given.items() if v is not None}
                 opts = {k: v for k, v in opt_given.items() if v is not None}

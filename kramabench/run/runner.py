@@ -157,6 +157,8 @@ class Runner:
         self.salt = str(manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
         self.recorder: Any = None
         self.system: Any = None
+        #: where tasks are solved; None: made from ``options.executor`` when the run starts
+        self.executor: Any = None
 
     def build_system(self) -> Any:
         """Build the system (privileged built-ins get the resolver, filled in when tasks are planned)."""
@@ -345,7 +347,7 @@ class Runner:
         dropped = 0
         # spare workers replace the threads of tasks abandoned after --task-timeout (a thread cannot be killed)
         timeout = self.options.task_timeout_s
-        executor = make_executor(self.options.executor, address=self.options.ray_address)
+        executor = self.executor or make_executor(self.options.executor, address=self.options.ray_address)
         abandoned: set[Future] = set()
         started: dict[Future, float] = {}
         score_pool = ThreadPoolExecutor(max(1, min(n, 8)), thread_name_prefix="kb-score")
@@ -359,6 +361,7 @@ class Runner:
             self.manifest.options.setdefault("executors", []).append(
                 {"started_at": _now().isoformat(), **executor.start(self, slots=2 * n if timeout else n)}
             )
+            self.store.write_manifest(self.manifest)
             while (pending and not self._stop.is_set()) or solving or scoring:
                 if self._hard.is_set():
                     break

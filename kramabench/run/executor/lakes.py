@@ -5,7 +5,7 @@ worker, and puts it in the cluster's object store once. A worker asks its node's
 its content hash (the ``content_sha256`` of the manifest's lake fingerprint): a node that holds it
 already never fetches the object; otherwise the first worker of the node fetches and unpacks it, under a
 file lock, into ``<cache>/<hash>/<domain>/`` (files read-only), and every later task on that node reads
-it from there. The cache lives in ``$KRAMABENCH_LAKE_CACHE``, else ``<kramabench home>/lake-cache``.
+it from there. The cache lives in ``$KRAMABENCH_RAY_LAKES``, else ``<kramabench home>/ray-lakes``.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ DONE = ".complete"
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("KRAMABENCH_LAKE_CACHE")
+    env = os.environ.get("KRAMABENCH_RAY_LAKES")
     if env:
         return Path(env).expanduser()
     from kramabench.run.paths import kramabench_home
 
-    return kramabench_home() / "lake-cache"
+    return kramabench_home() / "ray-lakes"
 
 
 def pack_lake(lake: Path, files: list[str]) -> bytes:

@@ -47,6 +47,8 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 MAX_LOSSES = 3
+#: how long the workers may take to start (build the system, start its sandbox)
+START_TIMEOUT_S = 300
 
 
 def _import_ray() -> Any:
@@ -319,9 +321,17 @@ class _Pending:
 class RayExecutor:
     name = "ray"
 
-    def __init__(self, address: str | None = None, *, cache_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        cache_dir: str | None = None,
+        worker_env: dict[str, str] | None = None,
+    ) -> None:
         self.address = address
-        self.cache_dir = cache_dir if cache_dir is not None else os.environ.get("KRAMABENCH_LAKE_CACHE")
+        #: environment variables set in the worker processes (Ray runtime_env)
+        self.worker_env = worker_env
+        self.cache_dir = cache_dir if cache_dir is not None else os.environ.get("KRAMABENCH_RAY_LAKES")
         self.ray: Any = None
         self.workers: list[Any] = []
         self.load: dict[Any, int] = {}
@@ -387,7 +397,13 @@ class RayExecutor:
         self._worker_cls = ray.remote(num_cpus=1, max_restarts=0)(_Worker)
         for _ in range(n_workers):
             self._add_worker()
-        infos = ray.get([w.info.remote() for w in self.workers])
+        try:
+            infos = ray.get([w.info.remote() for w in self.workers], timeout=START_TIMEOUT_S)
+        except Exception as e:  # noqa: BLE001 - e.g. a broken Python environment on the nodes
+            self.shutdown(hard=True)
+            raise ExecutorUnavailable(
+                f"the Ray workers did not start: {type(e).__name__}: {str(e)[:500]}"
+            ) from e
         for info in infos:
             self.stats["nodes"].add(info["node"])
             self._report_setup(info["node"], info.get("setup_error"))
@@ -409,7 +425,10 @@ class RayExecutor:
         with self._lock:
             self._serial += 1
             holder = f"{self._setup.run_id}-w{self._serial}"
-            w = self._worker_cls.options(max_concurrency=self.per_worker + 1).remote(self._setup, holder)
+            extra: dict[str, Any] = {"runtime_env": {"env_vars": self.worker_env}} if self.worker_env else {}
+            w = self._worker_cls.options(max_concurrency=self.per_worker + 1, **extra).remote(
+                self._setup, holder
+            )
             self.workers.append(w)
             self.load[w] = 0
             self.holders[w] = holder
