@@ -360,6 +360,7 @@ class RayExecutor:
     # -- start ---------------------------------------------------------------------------------------
     def start(self, runner: Runner, *, slots: int) -> dict[str, Any]:
         ray = self.ray = connect(self.address)
+        t0 = time.monotonic()
         self._runner = runner
         m = runner.manifest
         opts = runner.options
@@ -407,6 +408,7 @@ class RayExecutor:
         for info in infos:
             self.stats["nodes"].add(info["node"])
             self._report_setup(info["node"], info.get("setup_error"))
+        self.stats["start_s"] = round(time.monotonic() - t0, 3)
         self._thread = threading.Thread(target=self._collect, name="kb-ray-collect", daemon=True)
         self._thread.start()
         where = self.address or "local"
@@ -419,6 +421,7 @@ class RayExecutor:
             "workers": n_workers,
             "tasks_per_worker": self.per_worker,
             "nodes": sorted(self.stats["nodes"]),
+            "start_s": self.stats["start_s"],
         }
 
     def _add_worker(self) -> Any:

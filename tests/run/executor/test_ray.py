@@ -228,3 +228,45 @@ def test_model_calls_limited_across_the_cluster_and_recorded(tmp_path, ray_clust
     assert openai_server.max_in_flight == 2  # 2 workers x 3 tasks, yet never more than 2 calls at once
     calls = [json.loads(x) for x in (tmp_path / "res" / "m" / "calls.jsonl").read_text().splitlines()]
     assert len(calls) == n and len({c["task_key"] for c in calls}) == n
+
+
+_NO_RAY = """
+import runpy, sys
+sys.argv = ["kramabench", *sys.argv[1:]]
+try:
+    runpy.run_module("kramabench", run_name="__main__")
+except SystemExit as e:
+    code = e.code
+else:
+    code = 0
+print("RAY-IMPORTED" if "ray" in sys.modules else "NO-RAY", code)
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["run", "--help"],
+        [
+            "run",
+            "--workload",
+            "mini",
+            "--system",
+            "reference",
+            "--limit",
+            "2",
+            "--no-report",
+            "--progress",
+            "none",
+        ],
+    ],
+)
+def test_help_and_a_local_run_never_import_ray(tmp_path, repo_root, args):
+    if "--workload" in args:
+        args = [*args, "--results", str(tmp_path / "res")]
+    p = subprocess.run(
+        [sys.executable, "-c", _NO_RAY, *args], cwd=repo_root, capture_output=True, text=True, timeout=300
+    )
+    last = p.stdout.strip().splitlines()[-1]
+    assert last in ("NO-RAY 0", "NO-RAY None"), (p.stdout[-2000:], p.stderr[-2000:])
