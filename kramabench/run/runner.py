@@ -12,7 +12,6 @@ caused it: resume runs it again); the manifest says ``interrupted``. A second SI
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import secrets
@@ -29,13 +28,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.run.executor.base import ExecutorName, make_executor
+from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
+from kramabench.contracts.system import OutcomeError, SettingName, SystemOutput
+from kramabench.run.executor import ExecutorName, make_executor
 from kramabench.run.lakeview import LakeViews, ViewMode
 from kramabench.run.progress import Progress
-from kramabench.run.records import Manifest, Record
-from kramabench.run.settings import get_setting
-from kramabench.run.store import RecordKey, RunStore, latest_records, unit_key
-from kramabench.systems.base import OutcomeError, Setting, SystemOutput, TaskInput
+from kramabench.run.settings import SettingContext, WorkItem, get_setting
+from kramabench.run.store import RunStore
 from kramabench.systems.context import TaskRef, TaskResolver
 
 log = logging.getLogger(__name__)
@@ -44,7 +43,7 @@ log = logging.getLogger(__name__)
 class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    setting: Setting = "end-to-end"
+    setting: SettingName = Field("end-to-end", description="evaluation setting (a built-in or a plug-in's)")
     concurrency: int = Field(4, ge=1, description="tasks solved at once")
     model_concurrency: int | None = Field(None, ge=1, description="model calls at once (default: concurrency)")
     sandbox_concurrency: int | None = Field(None, ge=1, description="sandbox executions at once (default: concurrency)")
@@ -58,21 +57,6 @@ class RunOptions(BaseModel):
     )
     executor: ExecutorName = Field("local", description="where tasks are solved: local threads or a Ray cluster")
     ray_address: str | None = Field(None, description="--executor ray: the cluster to join (default: start a local Ray)")
-
-
-@dataclass
-class WorkItem:
-    key: RecordKey
-    domain: str
-    task: Any  # kramabench.workload.Task
-    subtask: Any | None
-    attempt: int
-    input: TaskInput
-    ref: TaskRef
-    call_key: str = ""
-    started_at: datetime | None = None
-    #: an outcome known without calling the system (a setting's ``presolved``, e.g. a task not judgeable)
-    presolved: SystemOutput | None = None
 
 
 @dataclass
@@ -93,34 +77,11 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _call_scope(call_key: str, recorder: Any) -> Any:
-    """The model-call recording scope of one task (kramabench.models.recording), if available."""
-    if recorder is None:
-        return contextlib.nullcontext()
-    from kramabench.models import recording
-
-    return recording.scope(call_key, recorder)
-
-
 def call_key(salt: str, setting: str, domain: str, task_id: str, subtask_id: str | None) -> str:
     """The key under which a task's model calls are recorded: opaque (salted), stable across runs that
     share the salt (a replay run takes the salt of the run it replays)."""
     raw = "\0".join([salt, setting, domain, task_id, subtask_id or ""]).encode()
     return hashlib.sha256(raw).hexdigest()[:32]
-
-
-def solve_item(system: Any, inp: TaskInput, key: str, recorder: Any) -> tuple[SystemOutput, float]:
-    """Runs on an executor's worker: the system sees only ``inp``. Exceptions become system_crash outcomes."""
-    t0 = time.monotonic()
-    try:
-        with _call_scope(key, recorder):
-            out = system.solve(inp)
-        if not isinstance(out, SystemOutput):
-            out = SystemOutput.model_validate(out)
-    except Exception as e:  # noqa: BLE001 - a crashing system is an outcome, never the end of the run
-        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        out = SystemOutput(error=OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}\n{_tail(tb)}"))
-    return out, time.monotonic() - t0
 
 
 def _tail(text: str, n: int = 2000) -> str:
@@ -157,6 +118,9 @@ class Runner:
         self.salt = str(manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
         self.recorder: Any = None
         self.system: Any = None
+        self.setting_ctx = SettingContext(
+            pose_subtasks=options.pose_subtasks, judge=judge, privileged=system_spec.privileged
+        )
         #: where tasks are solved; None: made from ``options.executor`` when the run starts
         self.executor: Any = None
 
@@ -229,11 +193,10 @@ class Runner:
             subtask_keys=keys,
         )
         self.resolver.add(token, ref)
-        inp = setting.task_input(self, task, unit, view, token, keys)
+        inp = setting.task_input(self.setting_ctx, task, unit, view, token, keys)
         key = call_key(self.salt, setting.name, wl.domain, task.id, sub_id)
-        pre = getattr(setting, "presolved", None)
         return WorkItem((setting.name, task.id, sub_id, attempt), wl.domain, task, unit, attempt, inp, ref, key,
-                        presolved=pre(task, unit) if callable(pre) else None)
+                        presolved=setting.presolved(task, unit))
 
     # -- scoring -------------------------------------------------------------------------------------
     def _record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
@@ -269,13 +232,13 @@ class Runner:
             model=self.manifest.model,
             answer_type=at.value if hasattr(at, "value") else at,
             expected=task.answer,
-            answer=_jsonable(out.answer),
+            answer=jsonable(out.answer),
             pipeline_code=out.pipeline_code,
             usage=usage,
             wall_s=wall,
             files_read=list(out.files_read),
             iterations=out.iterations,
-            transcript=[_jsonable(t) for t in out.transcript],
+            transcript=[jsonable(t) for t in out.transcript],
             started_at=it.started_at,
             finished_at=_now(),
             difficulty=getattr(getattr(task, "difficulty", None), "value", None),
@@ -283,7 +246,7 @@ class Runner:
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         rec = self._base_record(it, out, wall)
-        return rec.model_copy(update=get_setting(it.key[0]).score(self, it, out))
+        return rec.model_copy(update=get_setting(it.key[0]).score(self.setting_ctx, it, out))
 
     # -- signals -------------------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -428,7 +391,7 @@ class Runner:
             self.manifest.counts = _counts(all_records)
             stats = getattr(self.judge, "stats", None)
             if isinstance(stats, dict):
-                self.manifest.counts["judge"] = _jsonable(stats)
+                self.manifest.counts["judge"] = jsonable(stats)
             self.store.write_manifest(self.manifest)
             close = getattr(system, "close", None)
             if callable(close) and not hard:
@@ -452,10 +415,8 @@ class Runner:
 
 def _open_recorder(run_dir: Path) -> Any:
     """Record every model call of the run in ``<run_dir>/calls.jsonl`` (for ``replay/<run_dir>``)."""
-    try:
-        from kramabench.models import recording
-    except ImportError:
-        return None
+    from kramabench.models import recording
+
     return recording.CallRecorder(run_dir)
 
 
@@ -472,29 +433,4 @@ def _counts(records: list[Record]) -> dict[str, Any]:
     }
 
 
-def _jsonable(v: Any) -> Any:
-    """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float)."""
-    if v is None or isinstance(v, bool | int | float | str):
-        return v
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, list | tuple | set | frozenset):
-        return [_jsonable(x) for x in v]
-    item = getattr(v, "item", None)  # numpy scalar
-    if callable(item):
-        try:
-            return _jsonable(item())
-        except (TypeError, ValueError):
-            pass
-    tolist = getattr(v, "tolist", None)  # numpy array, pandas Series
-    if callable(tolist):
-        try:
-            return _jsonable(tolist())
-        except (TypeError, ValueError):
-            pass
-    if isinstance(v, Path):
-        return str(v)
-    return repr(v)
-
-
-__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem"]
+__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem", "call_key"]

@@ -7,29 +7,57 @@ appended as it arrives), progress, interruption and resume. An executor never ra
 it cannot run resolves to an error outcome that says why.
 
 Built in: ``local`` (threads in this process, :mod:`.local`) and ``ray`` (actors on a Ray cluster,
-:mod:`.ray_executor`, needs the ``kramabench[ray]`` extra). :func:`make_executor` imports an executor
-only when it is chosen, so ``kramabench --help`` and local runs never import Ray.
+:mod:`.ray_executor`, needs the ``kramabench[ray]`` extra). :func:`kramabench.run.executor.make_executor` imports an
+executor only when it is chosen, so ``kramabench --help`` and local runs never import Ray.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
+import traceback
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
-from kramabench.systems.base import SystemOutput
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kramabench.run.runner import Runner, WorkItem
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.run.settings import WorkItem
 
 ExecutorName = Literal["local", "ray"]
 
 Solved = tuple[SystemOutput, float]
 
 
+def solve_item(system: Any, inp: TaskInput, key: str, recorder: Any) -> Solved:
+    """One task on an executor's worker: the system sees only ``inp``; its model calls are recorded under
+    ``key`` (when there is a recorder). Exceptions become system_crash outcomes."""
+    t0 = time.monotonic()
+    try:
+        with _call_scope(key, recorder):
+            out = system.solve(inp)
+        if not isinstance(out, SystemOutput):
+            out = SystemOutput.model_validate(out)
+    except Exception as e:  # noqa: BLE001 - a crashing system is an outcome, never the end of the run
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
+        out = SystemOutput(
+            error=OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}\n{tail}")
+        )
+    return out, time.monotonic() - t0
+
+
+def _call_scope(call_key: str, recorder: Any) -> Any:
+    """The model-call recording scope of one task (kramabench.models.recording), if available."""
+    if recorder is None:
+        return contextlib.nullcontext()
+    from kramabench.models import recording
+
+    return recording.scope(call_key, recorder)
+
+
 class Executor(Protocol):
     name: str
 
-    def start(self, runner: Runner, *, slots: int) -> dict[str, Any]:
+    def start(self, runner: Any, *, slots: int) -> dict[str, Any]:
         """Get ready to run up to ``slots`` tasks at once for ``runner`` (its system, recorder, progress).
         Returns what the manifest records about this executor (e.g. the Ray nodes)."""
         ...
@@ -47,18 +75,4 @@ class ExecutorUnavailable(RuntimeError):
     """The chosen executor cannot start here (Ray not installed, the cluster not reachable)."""
 
 
-def make_executor(name: str, *, address: str | None = None) -> Executor:
-    if name == "local":
-        from kramabench.run.executor.local import LocalExecutor
-
-        if address:
-            raise ExecutorUnavailable("--ray-address needs --executor ray")
-        return LocalExecutor()
-    if name == "ray":
-        from kramabench.run.executor.ray_executor import RayExecutor
-
-        return RayExecutor(address=address)
-    raise ExecutorUnavailable(f"unknown executor {name!r}; choose local or ray")
-
-
-__all__ = ["Executor", "ExecutorName", "ExecutorUnavailable", "Solved", "make_executor"]
+__all__ = ["Executor", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item"]

@@ -34,15 +34,13 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kramabench.run.executor.base import ExecutorUnavailable, Solved
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.run.executor.base import ExecutorUnavailable, Solved, solve_item
 from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_lake, sha256_text
-from kramabench.systems.base import OutcomeError, SystemOutput, TaskInput
+from kramabench.run.settings import WorkItem
 from kramabench.systems.context import TaskRef
-
-if TYPE_CHECKING:  # pragma: no cover
-    from kramabench.run.runner import Runner, WorkItem
 
 log = logging.getLogger(__name__)
 
@@ -228,8 +226,6 @@ class _Worker:
         return {"node": self.node, "pid": os.getpid(), "setup_error": self.setup_error}
 
     def solve(self, item: Shipped) -> WorkerResult:
-        from kramabench.run.runner import solve_item
-
         t0 = time.monotonic()
         if self.setup_error is not None:
             why = (
@@ -346,7 +342,7 @@ class RayExecutor:
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
         self._reported: set[tuple[str, str]] = set()
-        self._runner: Runner | None = None
+        self._runner: Any = None  # kramabench.run.runner.Runner
         self._setup: WorkerSetup | None = None
         self._lake_hashes: dict[str, str] = {}
         #: what happened, for tests and the manifest
@@ -358,7 +354,7 @@ class RayExecutor:
         }
 
     # -- start ---------------------------------------------------------------------------------------
-    def start(self, runner: Runner, *, slots: int) -> dict[str, Any]:
+    def start(self, runner: Any, *, slots: int) -> dict[str, Any]:
         ray = self.ray = connect(self.address)
         t0 = time.monotonic()
         self._runner = runner

@@ -16,7 +16,7 @@ from ..synth import write_system_module
 
 PROBE_MODULE = '''
 import hashlib
-from kramabench.systems.base import SystemOutput
+from kramabench.contracts.system import SystemOutput
 
 
 class LakeProbe:
