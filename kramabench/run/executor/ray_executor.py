@@ -605,6 +605,10 @@ class RayExecutor:
             workers = list(self.workers)
         if not hard:
             try:
+                self.stats["limits"] = self.limiter_stats()
+            except Exception as e:  # noqa: BLE001
+                log.debug("limiter stats: %s", e)
+            try:
                 ray.get([w.close.remote() for w in workers], timeout=30)
             except Exception as e:  # noqa: BLE001
                 log.warning("closing the Ray workers failed: %s", e)

@@ -58,11 +58,14 @@ def test_bundled_workload_same_records_on_ray_and_local_and_lakes_ship_once(tmp_
             results=res,
             run_id="ray2",
             domains=["grid"],
-            options=RunOptions(executor="ray", concurrency=2),
+            options=RunOptions(executor="ray", concurrency=2, sandbox_concurrency=1),
         ),
         ray2,
     )
     assert again.status == "finished" and ray2.stats["lakes_shipped"] == 0
+    # two workers, yet one sandbox run at a time across the cluster
+    lim = ray2.stats["limits"]["sandbox"]
+    assert lim["limit"] == 1 and lim["peak"] == 1
     ex = on_ray.manifest.options["executors"]
     assert ex[-1]["executor"] == "ray" and ex[-1]["workers"] == 2
 
