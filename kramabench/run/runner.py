@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.system import OutcomeError, SettingName, SystemOutput
-from kramabench.run.executor import ExecutorName, make_executor
+from kramabench.run.executor import ExecutorContext, ExecutorName, make_executor
 from kramabench.run.lakeview import LakeViews, ViewMode
 from kramabench.run.progress import Progress
 from kramabench.run.settings import SettingContext, WorkItem, get_setting
@@ -293,6 +293,12 @@ class Runner:
             self.views.close()
             self.store.unlock()
 
+    def _executor_context(self) -> ExecutorContext:
+        return ExecutorContext(
+            manifest=self.manifest, options=self.options, system=self.system, recorder=self.recorder,
+            privileged=self.spec.privileged, needs_sandbox=self.spec.needs_sandbox, note=self.progress.note,
+        )
+
     def _run(self) -> RunResult:
         existing = self.store.read().records if self.resume else []
         finished = {unit_key(r): r for r in latest_records(existing)}
@@ -322,7 +328,7 @@ class Runner:
         completed = False
         try:
             self.manifest.options.setdefault("executors", []).append(
-                {"started_at": _now().isoformat(), **executor.start(self, slots=2 * n if timeout else n)}
+                {"started_at": _now().isoformat(), **executor.start(self._executor_context(), slots=2 * n if timeout else n)}
             )
             self.store.write_manifest(self.manifest)
             while (pending and not self._stop.is_set()) or solving or scoring:

@@ -4,7 +4,14 @@ from kramabench.run.executor import make_executor
 ex = make_executor("ray", address="10.0.0.1:6379")   # Ray is imported only here
 """
 
-from kramabench.run.executor.base import Executor, ExecutorName, ExecutorUnavailable, Solved, solve_item
+from kramabench.run.executor.base import (
+    Executor,
+    ExecutorContext,
+    ExecutorName,
+    ExecutorUnavailable,
+    Solved,
+    solve_item,
+)
 
 
 def make_executor(name: str, *, address: str | None = None) -> Executor:
@@ -21,4 +28,12 @@ def make_executor(name: str, *, address: str | None = None) -> Executor:
     raise ExecutorUnavailable(f"unknown executor {name!r}; choose local or ray")
 
 
-__all__ = ["Executor", "ExecutorName", "ExecutorUnavailable", "Solved", "make_executor", "solve_item"]
+__all__ = [
+    "Executor",
+    "ExecutorContext",
+    "ExecutorName",
+    "ExecutorUnavailable",
+    "Solved",
+    "make_executor",
+    "solve_item",
+]

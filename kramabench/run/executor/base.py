@@ -16,9 +16,12 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
+from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from kramabench.contracts.records import Manifest
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.run.settings import WorkItem
 
@@ -54,12 +57,31 @@ def _call_scope(call_key: str, recorder: Any) -> Any:
     return recording.scope(call_key, recorder)
 
 
+@dataclass
+class ExecutorContext:
+    """What an executor gets from the runner when a run starts (and nothing else of it)."""
+
+    #: the run's manifest: run id, system name and options, model id, sandbox backend, lake fingerprints
+    manifest: Manifest
+    #: kramabench.run.runner.RunOptions: concurrency limits, seed
+    options: Any
+    #: the system built on the driver (the local executor solves with it)
+    system: Any
+    #: the driver's model-call recorder (``<run_dir>/calls.jsonl``), or None
+    recorder: Any
+    #: the system gets the run's task resolver (reference, replay)
+    privileged: bool
+    needs_sandbox: bool
+    #: one line for the user (the progress display)
+    note: Callable[[str], None]
+
+
 class Executor(Protocol):
     name: str
 
-    def start(self, runner: Any, *, slots: int) -> dict[str, Any]:
-        """Get ready to run up to ``slots`` tasks at once for ``runner`` (its system, recorder, progress).
-        Returns what the manifest records about this executor (e.g. the Ray nodes)."""
+    def start(self, ctx: ExecutorContext, *, slots: int) -> dict[str, Any]:
+        """Get ready to run up to ``slots`` tasks at once. Returns what the manifest records about this
+        executor (e.g. the Ray nodes)."""
         ...
 
     def submit(self, item: WorkItem) -> Future[Solved]:
@@ -75,4 +97,4 @@ class ExecutorUnavailable(RuntimeError):
     """The chosen executor cannot start here (Ray not installed, the cluster not reachable)."""
 
 
-__all__ = ["Executor", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item"]
+__all__ = ["Executor", "ExecutorContext", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item"]

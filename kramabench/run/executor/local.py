@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from kramabench.run.executor.base import Solved, solve_item
+from kramabench.run.executor.base import ExecutorContext, Solved, solve_item
 from kramabench.run.settings import WorkItem
 
 
@@ -14,17 +14,17 @@ class LocalExecutor:
 
     def __init__(self) -> None:
         self._pool: ThreadPoolExecutor | None = None
-        self._runner: Any = None  # kramabench.run.runner.Runner
+        self._ctx: ExecutorContext | None = None
 
-    def start(self, runner: Any, *, slots: int) -> dict[str, Any]:
-        self._runner = runner
+    def start(self, ctx: ExecutorContext, *, slots: int) -> dict[str, Any]:
+        self._ctx = ctx
         self._pool = ThreadPoolExecutor(max(1, slots), thread_name_prefix="kb-solve")
         return {"executor": self.name}
 
     def submit(self, item: WorkItem) -> Future[Solved]:
-        assert self._pool is not None and self._runner is not None, "LocalExecutor.submit before start"
-        r = self._runner
-        return self._pool.submit(solve_item, r.system, item.input, item.call_key, r.recorder)
+        assert self._pool is not None and self._ctx is not None, "LocalExecutor.submit before start"
+        c = self._ctx
+        return self._pool.submit(solve_item, c.system, item.input, item.call_key, c.recorder)
 
     def shutdown(self, *, hard: bool) -> None:
         if self._pool is not None:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
-from kramabench.run.executor.base import ExecutorUnavailable, Solved, solve_item
+from kramabench.run.executor.base import ExecutorContext, ExecutorUnavailable, Solved, solve_item
 from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_lake, sha256_text
 from kramabench.run.settings import WorkItem
 from kramabench.systems.context import TaskRef
@@ -342,7 +342,7 @@ class RayExecutor:
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
         self._reported: set[tuple[str, str]] = set()
-        self._runner: Any = None  # kramabench.run.runner.Runner
+        self._ctx: ExecutorContext | None = None
         self._setup: WorkerSetup | None = None
         self._lake_hashes: dict[str, str] = {}
         #: what happened, for tests and the manifest
@@ -354,12 +354,12 @@ class RayExecutor:
         }
 
     # -- start ---------------------------------------------------------------------------------------
-    def start(self, runner: Any, *, slots: int) -> dict[str, Any]:
+    def start(self, ctx: ExecutorContext, *, slots: int) -> dict[str, Any]:
         ray = self.ray = connect(self.address)
         t0 = time.monotonic()
-        self._runner = runner
-        m = runner.manifest
-        opts = runner.options
+        self._ctx = ctx
+        m = ctx.manifest
+        opts = ctx.options
         run_tag = f"kb-{m.run_id}-{os.getpid()}"
         cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
         n_workers = max(1, min(slots, cpus))
@@ -371,7 +371,7 @@ class RayExecutor:
                 opts.model_concurrency or opts.concurrency
             )
             self.limiters["model"] = model_lim
-        if runner.spec.needs_sandbox:
+        if ctx.needs_sandbox:
             sandbox_lim = limiter_cls.options(name=f"{run_tag}-sandbox").remote(
                 opts.sandbox_concurrency or opts.concurrency
             )
@@ -408,7 +408,7 @@ class RayExecutor:
         self._thread = threading.Thread(target=self._collect, name="kb-ray-collect", daemon=True)
         self._thread.start()
         where = self.address or "local"
-        runner.progress.note(
+        ctx.note(
             f"ray: {n_workers} worker(s) x {self.per_worker} task(s) on {len(self.stats['nodes'])} node(s) ({where})"
         )
         return {
@@ -439,8 +439,8 @@ class RayExecutor:
         self._reported.add((node, error))
         msg = f"node {node} cannot run the system: {error}; its tasks are recorded as worker_setup errors"
         log.warning(msg)
-        if self._runner is not None:
-            self._runner.progress.note(msg)
+        if self._ctx is not None:
+            self._ctx.note(msg)
 
     # -- submit --------------------------------------------------------------------------------------
     def _blob(self, h: str, lake: Path, files: list[str]) -> Any:
@@ -457,9 +457,8 @@ class RayExecutor:
 
             h = self._lake_hashes[item.domain] = content_hash_of(Path(inp.lake_root))
         ref = code = None
-        runner = self._runner
-        assert runner is not None
-        if runner.spec.privileged:
+        assert self._ctx is not None
+        if self._ctx.privileged:
             ref = item.ref
             if ref.solution is not None and Path(ref.solution).is_file():
                 try:
@@ -535,13 +534,12 @@ class RayExecutor:
                 self._deliver(p, res)
 
     def _deliver(self, p: _Pending, res: WorkerResult) -> None:
-        runner = self._runner
         if res.shipped_lake:
             self.stats["lakes_shipped"] += 1
         self.stats["nodes"].add(res.node)
         if res.setup_error:
             self._report_setup(res.node, res.setup_error)
-        rec = runner.recorder if runner is not None else None
+        rec = self._ctx.recorder if self._ctx is not None else None
         for c in res.calls:
             if rec is not None:
                 try:
@@ -564,8 +562,8 @@ class RayExecutor:
                         lim.release_all.remote(holder)
                 if not self._closed.is_set():
                     self._add_worker()
-                    if self._runner is not None:
-                        self._runner.progress.note(
+                    if self._ctx is not None:
+                        self._ctx.note(
                             f"a Ray worker died ({type(e).__name__}); its tasks go to a new worker"
                         )
         p.losses += 1
