@@ -19,13 +19,12 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from kramabench.contracts.records import Manifest
+from kramabench.contracts.run import ExecutorName
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.run.settings import WorkItem
-
-ExecutorName = Literal["local", "ray"]
 
 Solved = tuple[SystemOutput, float]
 
