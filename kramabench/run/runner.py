@@ -1,8 +1,9 @@
 """The runner: every task of the chosen workloads through a system, concurrently, scored and stored.
 
-Threads: a *solve* pool of ``concurrency`` workers calls ``system.solve(TaskInput)`` and nothing else
-(its frames hold only the system and the TaskInput); a *score* pool scores the outputs against the
-answers; the calling (main) thread schedules work and is the only writer of ``records.jsonl``.
+Threads: an *executor* (kramabench.run.executor: local threads, or actors on a Ray cluster) solves up to
+``concurrency`` work items at once, calling ``system.solve(TaskInput)`` and nothing else (its frames hold
+only the system and the TaskInput); a *score* pool scores the outputs against the answers, on the
+driver; the calling (main) thread schedules work and is the only writer of ``records.jsonl``.
 
 Interruption: the first SIGINT/SIGTERM stops scheduling; running tasks finish and are recorded (an
 error outcome that ends after the interruption is *not* recorded, since the interruption may have
