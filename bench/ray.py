@@ -93,19 +93,23 @@ def main() -> None:
     with OpenAIServer(latency_s=args.latency) as server:
         server.handler = lambda req: re.search(r"\[answer=(.*?)\]", req.last_user_message).group(1)
         model = f"openai-compatible/bench-model@{server.base_url}"
-        print(f"latency-bound: one model call per task, the local server answers after {args.latency:g} s")
+        print(f"latency-bound: one model call per task, the local server answers after {args.latency:g} s; "
+              "speed-up = serial floor (tasks x latency) / wall, ideal = concurrent tasks")
+        print("  concurrent  tasks | local: wall  speed-up | ray: wall (workers start)  speed-up  after start | peak calls")
         for c in args.concurrency:
             m = 2 * c
-            line = f"  {c:>3} concurrent, {m:>3} tasks (serial floor {m * args.latency:.0f} s):"
+            got = {}
             for ex in ("local", "ray"):
                 wl = salted(make_workload(tmp / f"wl-{c}-{ex}", n=m), f"{c}-{ex}")
                 server.max_in_flight = 0
                 cfg = RunConfig(workload=str(wl), system=f"{module}:Modelled", model=model, results=tmp / "res",
                                 options=RunOptions(executor=ex, concurrency=c))
                 wall, start = run(cfg, m)
-                line += (f"  {ex} {wall:5.1f} s (workers start {start:3.1f} s), speed-up {m * args.latency / wall:5.1f}x"
-                         f" / {m * args.latency / (wall - start):5.1f}x after start (peak {server.max_in_flight} calls)")
-            print(line + f"  [ideal {c}x]")
+                got[ex] = (wall, start, m * args.latency / wall, m * args.latency / (wall - start), server.max_in_flight)
+            lw, _, ls, _, lp = got["local"]
+            rw, rs, rsp, rsa, rp = got["ray"]
+            print(f"  {c:>10} {m:>6} | {lw:11.1f} s {ls:7.1f}x | {rw:9.1f} s ({rs:4.1f} s)       {rsp:7.1f}x {rsa:9.1f}x"
+                  f"    | {lp}/{rp}  [ideal {c}x]")
     ray.shutdown()
 
 
