@@ -40,6 +40,7 @@ OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--seed": ("RunOptions", "seed"), "--retry-errors": ("RunOptions", "retry_errors"),
     "--pose-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
     "--task-timeout": ("RunOptions", "task_timeout_s"),
+    "--executor": ("RunOptions", "executor"), "--ray-address": ("RunOptions", "ray_address"),
 }  # fmt: skip
 
 
@@ -91,6 +92,8 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
         task_timeout: float = typer.Option(None, "--task-timeout", help=_help(RunOptions, "task_timeout_s")),
         lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
+        executor: str = typer.Option(None, "--executor", help=_help(RunOptions, "executor")),
+        ray_address: str = typer.Option(None, "--ray-address", help=_help(RunOptions, "ray_address")),
         progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none"),
         no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
@@ -144,12 +147,16 @@ def register(app: typer.Typer) -> None:
                 "pose_subtasks": pose_subtasks,
                 "lake_view": lake_view,
                 "task_timeout_s": task_timeout,
+                "executor": executor,
+                "ray_address": ray_address,
             }
             if base is not None:
                 cfg = base.model_dump()
                 opts = base.options.model_dump()
                 cfg.update({k: v for k, v in given.items() if v is not None})
                 opts.update({k: v for k, v in opt_given.items() if v is not None})
+                if executor is not None:  # a resume on another executor: the old cluster address does not carry over
+                    opts["ray_address"] = ray_address
             else:
                 cfg = {k: v for k, v in given.items() if v is not None}
                 opts = {k: v for k, v in opt_given.items() if v is not None}

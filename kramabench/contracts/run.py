@@ -15,6 +15,9 @@ from kramabench.contracts.system import SettingName
 #: how host-side systems see a data lake (kramabench.run.lakeview)
 ViewMode = Literal["auto", "hardlink", "copy", "direct"]
 
+#: where a run's tasks are solved (kramabench.run.executor)
+ExecutorName = Literal["local", "ray"]
+
 
 class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -36,6 +39,12 @@ class RunOptions(BaseModel):
     lake_view: ViewMode = Field("auto", description="how host-side systems see the lake: auto|hardlink|copy|direct")
     task_timeout_s: float | None = Field(
         None, gt=0, description="seconds a system may take per task, then its outcome is 'timeout' (default: no limit)"
+    )
+    executor: ExecutorName = Field(
+        "local", description="where tasks are solved: local (threads) or ray (a Ray cluster; docs/ray.md)"
+    )
+    ray_address: str | None = Field(
+        None, description="--executor ray: the cluster to join, e.g. 10.0.0.1:6379 (default: start a local Ray)"
     )
 
 
@@ -66,4 +75,4 @@ class RunConfig(BaseModel):
     options: RunOptions = Field(default_factory=RunOptions)
 
 
-__all__ = ["RunConfig", "RunOptions", "ViewMode"]
+__all__ = ["ExecutorName", "RunConfig", "RunOptions", "ViewMode"]
