@@ -31,7 +31,7 @@ from bench._common import alternate, median, ratio_line  # noqa: E402
 from kramabench.run.progress import Progress  # noqa: E402
 from kramabench.run.runner import RunOptions  # noqa: E402
 from kramabench.run.session import RunConfig, prepare  # noqa: E402
-from kramabench.run.summary import domain_table  # noqa: E402
+from kramabench.run.table import domain_table  # noqa: E402
 from tests.run.synth import make_workload, write_system_module  # noqa: E402
 
 

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.sandbox._common import (
     BASE_ENV,
+    HeadTailBuffer,
     bootstrap_source,
     check_request,
     finish,
@@ -72,26 +73,8 @@ class DockerOptions(BaseModel):
     preload: list[str] = Field(default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports")
 
 
-class _Buffer:
-    """Minimal stand-in for CappedReader when output arrives from the exec socket."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.buf = bytearray()
-        self.total = 0
-
-    def feed(self, data: bytes) -> None:
-        self.total += len(data)
-        room = self.cap - len(self.buf)
-        if room > 0:
-            self.buf += data[:room]
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > self.cap
-
-    def text(self) -> str:
-        return bytes(self.buf).decode("utf-8", "replace")
+#: output from the exec socket: head and tail kept within the cap, as for the other backends
+_Buffer = HeadTailBuffer
 
 
 class _TaggedStderr:
