@@ -141,3 +141,16 @@ def test_pair_identical_of_items_keeps_the_pairing_and_its_order(gold, pred):
     assert got[0] == want[0]
     assert [id(x) for x in got[1]] == [id(x) for x in want[1]]
     assert [id(x) for x in got[2]] == [id(x) for x in want[2]]
+
+
+def test_max_matching_equals_the_assignment_count():
+    """The matching count (Hopcroft-Karp) equals the optimal assignment's on random boolean matrices."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        a, b = rng.integers(1, 30, 2)
+        m = rng.random((a, b)) < rng.random()
+        r, c = linear_sum_assignment(m, maximize=True)
+        assert lists._max_matching(m) == int(m[r, c].sum()), m
