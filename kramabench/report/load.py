@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kramabench.run.records import Manifest, Record
+from kramabench.contracts.records import Manifest, Record
 
 log = logging.getLogger(__name__)
 

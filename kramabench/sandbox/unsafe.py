@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.sandbox import ExecResult, Limits
 from kramabench.sandbox._common import (
     BASE_ENV,
     bootstrap_source,
@@ -29,7 +30,6 @@ from kramabench.sandbox._common import (
     thread_env,
     wait_and_drain,
 )
-from kramabench.sandbox.base import ExecResult, Limits
 
 log = logging.getLogger(__name__)
 

@@ -7,19 +7,24 @@ line each; resume skips keys that already have a finished record. Every field op
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kramabench.systems.base import OutcomeError, Setting, SystemUsage
+from kramabench.contracts.system import OutcomeError, SettingName, SystemUsage
+
+log = logging.getLogger(__name__)
 
 
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     run_id: str
-    setting: Setting = "end-to-end"
+    setting: SettingName = "end-to-end"
     domain: str
     task_id: str
     subtask_id: str | None = None
@@ -64,7 +69,7 @@ class Manifest(BaseModel):
     created_at: datetime
     finished_at: datetime | None = None
     command: list[str] = Field(default_factory=list)
-    setting: Setting = "end-to-end"
+    setting: SettingName = "end-to-end"
     workload: dict[str, Any] = Field(default_factory=dict, description="name, root, domains, content hashes, version")
     errata_applied: list[dict[str, Any]] = Field(default_factory=list)
     system: str
@@ -85,4 +90,79 @@ class Manifest(BaseModel):
     counts: dict[str, Any] = Field(default_factory=dict, description="records, errors, cost at the last update")
 
 
-__all__ = ["Manifest", "Record"]
+@dataclass
+class ReadResult:
+    records: list[Record] = field(default_factory=list)
+    #: 1-based line numbers that could not be read, with the reason
+    bad_lines: list[tuple[int, str]] = field(default_factory=list)
+    #: the file ended in the middle of a line (a write cut by a crash)
+    torn_tail: bool = False
+
+
+def read_records(path: Path) -> ReadResult:
+    """Read a ``records.jsonl`` tolerantly: a torn last line or an invalid line is reported, not raised."""
+    out = ReadResult()
+    if not path.exists():
+        return out
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        out.torn_tail = True
+    lines = data.split(b"\n")
+    for i, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            out.records.append(Record.model_validate_json(raw))
+        except (ValidationError, ValueError) as e:
+            reason = "torn last line (the run was killed while writing it)" if (
+                i == len(lines) and out.torn_tail
+            ) else f"invalid record: {str(e).splitlines()[0]}"
+            out.bad_lines.append((i, reason))
+    if out.bad_lines:
+        for ln, why in out.bad_lines:
+            log.warning("%s line %d: %s", path, ln, why)
+    return out
+
+
+def unit_key(r: Record) -> tuple[str, str, str, str | None]:
+    """(domain, setting, task id, subtask id): one unit of work. The domain is part of it because two
+    domains of a root may share task ids (the official ``legal`` and ``legal-tiny``)."""
+    return (r.domain, r.setting, r.task_id, r.subtask_id)
+
+
+def latest_records(records: list[Record]) -> list[Record]:
+    """One record per (domain, setting, task, subtask): the highest attempt (for a retried error)."""
+    best: dict[tuple[str, str, str, str | None], Record] = {}
+    for r in records:
+        k = unit_key(r)
+        if k not in best or r.attempt >= best[k].attempt:
+            best[k] = r
+    return list(best.values())
+
+
+def jsonable(v: Any) -> Any:
+    """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float)."""
+    if v is None or isinstance(v, bool | int | float | str):
+        return v
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, list | tuple | set | frozenset):
+        return [jsonable(x) for x in v]
+    item = getattr(v, "item", None)  # numpy scalar
+    if callable(item):
+        try:
+            return jsonable(item())
+        except (TypeError, ValueError):
+            pass
+    tolist = getattr(v, "tolist", None)  # numpy array, pandas Series
+    if callable(tolist):
+        try:
+            return jsonable(tolist())
+        except (TypeError, ValueError):
+            pass
+    if isinstance(v, Path):
+        return str(v)
+    return repr(v)
+
+
+__all__ = ["Manifest", "ReadResult", "Record", "jsonable", "latest_records", "read_records", "unit_key"]
