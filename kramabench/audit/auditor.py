@@ -196,7 +196,7 @@ def _lake_files(lake: Path) -> list[str]:
 
 
 def _run(sandbox: Any, code: str, lake: Path, options: AuditorOptions) -> Any:
-    from kramabench.sandbox.base import Limits
+    from kramabench.contracts.sandbox import Limits
 
     return sandbox.run(code, lake, Limits(wall_timeout_s=options.timeout_s, memory_mb=options.memory_mb))
 
@@ -226,7 +226,7 @@ def check_code(sandbox: Any, code: str, case: FailureCase, options: AuditorOptio
 def audit_case(case: FailureCase, model: Any, sandbox: Any, options: AuditorOptions | None = None,
                *, auditor: str = "") -> AuditReport:  # fmt: skip
     """One Auditor session; never raises for the model's or the code's trouble (recorded in the report)."""
-    from kramabench.models.base import ChatMessage, ModelError, ModelOptions
+    from kramabench.contracts.model import ChatMessage, ModelError, ModelOptions
 
     options = options or AuditorOptions()
     t0 = time.monotonic()

@@ -195,7 +195,7 @@ def extract_answers(
 
 def extract_with_model(model: Any, stdout: str, answer_type: Any, question: str | None) -> Extraction | None:
     """Ask ``model`` for the answer inside printed output; None when the reply holds no usable JSON."""
-    from kramabench.models.base import ChatMessage, ModelError, ModelOptions
+    from kramabench.contracts.model import ChatMessage, ModelError, ModelOptions
 
     tail = (stdout or "")[-4000:]
     prompt = (

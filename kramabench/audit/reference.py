@@ -166,7 +166,7 @@ def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_
 def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memory_mb: int,
                extract_model: Any = None) -> tuple[SolutionRun, list[ItemVerdict]]:  # fmt: skip
     """Run one task's solution and judge the task and each subtask."""
-    from kramabench.sandbox.base import Limits
+    from kramabench.contracts.sandbox import Limits
 
     sol = solution_of(wl, task)
     run = SolutionRun(domain=wl.domain, task_id=task.id, solution=str(sol) if sol else None)

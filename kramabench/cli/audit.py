@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
             except Exception as exc:  # noqa: BLE001 - any bad model id is one line
                 err.print(f"[red]error:[/] --extract-model {escape(extract_model)}: {escape(str(exc))}", soft_wrap=True)
                 raise typer.Exit(2) from None
-        from kramabench.sandbox.base import SandboxUnavailable
+        from kramabench.contracts.sandbox import SandboxUnavailable
         from kramabench.sandbox.registry import get_sandbox
 
         try:
@@ -283,7 +283,7 @@ def _model_and_sandbox(model_id: str, backend: str, *, cache: bool | None):  # n
 
     from kramabench.cli._common import error_console
     from kramabench.models import get_model
-    from kramabench.sandbox.base import SandboxUnavailable
+    from kramabench.contracts.sandbox import SandboxUnavailable
     from kramabench.sandbox.registry import get_sandbox
 
     err = error_console()
