@@ -1,8 +1,9 @@
 """The runner: every task of the chosen workloads through a system, concurrently, scored and stored.
 
-Threads: a *solve* pool of ``concurrency`` workers calls ``system.solve(TaskInput)`` and nothing else
-(its frames hold only the system and the TaskInput); a *score* pool scores the outputs against the
-answers; the calling (main) thread schedules work and is the only writer of ``records.jsonl``.
+Threads: an *executor* (kramabench.run.executor: local threads, or actors on a Ray cluster) solves up to
+``concurrency`` work items at once, calling ``system.solve(TaskInput)`` and nothing else (its frames hold
+only the system and the TaskInput); a *score* pool scores the outputs against the answers, on the
+driver; the calling (main) thread schedules work and is the only writer of ``records.jsonl``.
 
 Interruption: the first SIGINT/SIGTERM stops scheduling; running tasks finish and are recorded (an
 error outcome that ends after the interruption is *not* recorded, since the interruption may have
@@ -12,7 +13,6 @@ caused it: resume runs it again); the manifest says ``interrupted``. A second SI
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import secrets
@@ -29,7 +29,8 @@ from typing import Any
 
 from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
-from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.contracts.system import OutcomeError, SystemOutput
+from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
@@ -57,34 +58,11 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _call_scope(call_key: str, recorder: Any) -> Any:
-    """The model-call recording scope of one task (kramabench.models.recording), if available."""
-    if recorder is None:
-        return contextlib.nullcontext()
-    from kramabench.models import recording
-
-    return recording.scope(call_key, recorder)
-
-
 def call_key(salt: str, setting: str, domain: str, task_id: str, subtask_id: str | None) -> str:
     """The key under which a task's model calls are recorded: opaque (salted), stable across runs that
     share the salt (a replay run takes the salt of the run it replays)."""
     raw = "\0".join([salt, setting, domain, task_id, subtask_id or ""]).encode()
     return hashlib.sha256(raw).hexdigest()[:32]
-
-
-def _solve(system: Any, inp: TaskInput, key: str, recorder: Any) -> tuple[SystemOutput, float]:
-    """Runs in the solve pool: the system sees only ``inp``. Exceptions become system_crash outcomes."""
-    t0 = time.monotonic()
-    try:
-        with _call_scope(key, recorder):
-            out = system.solve(inp)
-        if not isinstance(out, SystemOutput):
-            out = SystemOutput.model_validate(out)
-    except Exception as e:  # noqa: BLE001 - a crashing system is an outcome, never the end of the run
-        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        out = SystemOutput(error=OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}\n{_tail(tb)}"))
-    return out, time.monotonic() - t0
 
 
 def _tail(text: str, n: int = 2000) -> str:
@@ -114,6 +92,8 @@ class Runner:
         self.setting_ctx = SettingContext(
             pose_subtasks=self.options.pose_subtasks, judge=self.judge, privileged=self.spec.privileged
         )
+        #: where tasks are solved; None: made from ``options.executor`` when the run starts
+        self.executor: Any = None
 
     def build_system(self) -> Any:
         """Build the system (privileged built-ins get the resolver, filled in when tasks are planned)."""
@@ -284,6 +264,12 @@ class Runner:
             self.views.close()
             self.store.unlock()
 
+    def _executor_context(self) -> ExecutorContext:
+        return ExecutorContext(
+            manifest=self.manifest, options=self.options, system=self.system, recorder=self.recorder,
+            privileged=self.spec.privileged, needs_sandbox=self.spec.needs_sandbox, note=self.progress.note,
+        )
+
     def _run(self) -> RunResult:
         existing = self.store.read().records if self.resume else []
         finished = {unit_key(r): r for r in latest_records(existing)}
@@ -301,7 +287,7 @@ class Runner:
         dropped = 0
         # spare workers replace the threads of tasks abandoned after --task-timeout (a thread cannot be killed)
         timeout = self.options.task_timeout_s
-        solve_pool = ThreadPoolExecutor(2 * n if timeout else n, thread_name_prefix="kb-solve")
+        executor = self.executor or make_executor(self.options.executor, address=self.options.ray_address)
         abandoned: set[Future] = set()
         started: dict[Future, float] = {}
         score_pool = ThreadPoolExecutor(max(1, min(n, 8)), thread_name_prefix="kb-score")
@@ -312,6 +298,10 @@ class Runner:
         self.recorder = _open_recorder(self.store.dir)
         completed = False
         try:
+            self.manifest.options.setdefault("executors", []).append(
+                {"started_at": _now().isoformat(), **executor.start(self._executor_context(), slots=2 * n if timeout else n)}
+            )
+            self.store.write_manifest(self.manifest)
             while (pending and not self._stop.is_set()) or solving or scoring:
                 if self._hard.is_set():
                     break
@@ -325,7 +315,7 @@ class Runner:
                     if it.presolved is not None:  # nothing to ask the system: straight to scoring
                         scoring[score_pool.submit(self._record, it, it.presolved, 0.0)] = it
                         continue
-                    f = solve_pool.submit(_solve, system, it.input, it.call_key, self.recorder)
+                    f = executor.submit(it)
                     solving[f] = it
                     started[f] = time.monotonic()
                 futs = list(solving) + list(scoring)
@@ -362,7 +352,7 @@ class Runner:
             self.store.close()
             self.abandoned_running = sum(1 for f in abandoned if not f.done())
             hard = self._hard.is_set() or self.abandoned_running > 0
-            solve_pool.shutdown(wait=not hard, cancel_futures=True)
+            executor.shutdown(hard=hard)
             score_pool.shutdown(wait=not hard, cancel_futures=True)
             if self.recorder is not None:
                 try:

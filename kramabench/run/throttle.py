@@ -1,4 +1,4 @@
-"""Separate concurrency limits for model calls and sandbox executions, shared by all tasks of a run."""
+"""Throttles of a run: a model and a sandbox whose calls are limited to N at a time (across tasks)."""
 
 from __future__ import annotations
 
