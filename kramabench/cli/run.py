@@ -10,10 +10,21 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.text import Text
 
 from kramabench.cli._common import error_console, fail
 
-RESUME_EXIT = 130
+#: exit codes of ``kramabench run`` (docs/running.md lists them)
+EXIT_OK = 0
+EXIT_FAILED = 1  # the run stopped on an unexpected error (e.g. a full disk); resumable
+EXIT_USAGE = 2  # bad options or a setup problem: nothing was run
+EXIT_MODEL = 3  # a model or judge is unusable (key refused, unknown model, endpoint unreachable)
+EXIT_ALL_ERRORS = 4  # the run finished but every outcome is an error
+RESUME_EXIT = 130  # interrupted (Ctrl-C, SIGTERM, tasks that did not return): resume it
+
+#: the per-call defaults of kramabench.models.ModelOptions (checked by a test), shown in --help
+CALL_TIMEOUT_S = 120
+CALL_ATTEMPTS = 5
 
 
 def _parse_option(text: str) -> tuple[str, Any]:
@@ -49,6 +60,10 @@ def register(app: typer.Typer) -> None:
         no_subtasks: bool = typer.Option(False, "--no-subtasks", help="end-to-end: pose the main question only"),
         seed: int = typer.Option(None, "--seed", help="seed recorded in the manifest and passed to systems"),
         task_timeout: float = typer.Option(None, "--task-timeout", min=0.001, help="seconds a system may take per task (default: no limit)"),
+        model_budget: float = typer.Option(
+            None, "--model-budget", min=0.001,
+            help=f"seconds of model calls one task may spend, retries included (default: no budget; each call "
+                 f"times out after {CALL_TIMEOUT_S} s and is tried up to {CALL_ATTEMPTS} times)"),
         lake_view: str = typer.Option(None, "--lake-view", help="auto|hardlink|copy|direct: how host-side systems see the lake"),
         progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none"),
         no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
@@ -64,7 +79,7 @@ def register(app: typer.Typer) -> None:
         from kramabench.run.paths import default_results_dir
         from kramabench.run.progress import make_progress
         from kramabench.run.runner import RunOptions
-        from kramabench.run.session import RunConfig, RunSetupError, config_for_resume, prepare
+        from kramabench.run.session import ModelUnusable, RunConfig, RunSetupError, config_for_resume, prepare
         from kramabench.run.summary import domain_table, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
@@ -102,6 +117,7 @@ def register(app: typer.Typer) -> None:
                 "pose_subtasks": False if no_subtasks else None,
                 "lake_view": lake_view,
                 "task_timeout_s": task_timeout,
+                "model_budget_s": model_budget,
             }
             if base is not None:
                 cfg = base.model_dump()
@@ -117,6 +133,8 @@ def register(app: typer.Typer) -> None:
             cfg["results"] = results_dir
             config = RunConfig.model_validate(cfg)
             prepared = prepare(config, progress=make_progress(progress), command=["kramabench", *sys.argv[1:]])
+        except ModelUnusable as e:
+            raise fail(_one_line(e), EXIT_MODEL) from None
         except RunSetupError as e:
             raise fail(_one_line(e)) from None
         except KeyboardInterrupt:
@@ -141,7 +159,7 @@ def register(app: typer.Typer) -> None:
                 + (f" --results {shlex.quote(str(config.results))}" if config.results else ""),
                 highlight=False,
             )
-            raise typer.Exit(1) from None
+            raise typer.Exit(EXIT_FAILED) from None
         rows, total = domain_table(result.records, setting=config.options.setting)
         title = f"{prepared.manifest.system}" + (f" · {prepared.manifest.model}" if prepared.manifest.model else "")
         if config.options.setting != "end-to-end":
@@ -154,20 +172,32 @@ def register(app: typer.Typer) -> None:
         out.print(f"run folder: {result.run_dir}", highlight=False)
         if not no_report and result.records:
             _write_report(result.run_dir, out, err)
+        code = EXIT_OK
         if result.status == "interrupted":
             cmd = f"kramabench run --resume --run-id {prepared.manifest.run_id}"
             if config.results and Path(config.results) != Path("results"):
                 cmd += f" --results {shlex.quote(str(config.results))}"
-            err.print(f"[yellow]interrupted[/yellow]: {result.completed} new record(s) saved. Resume with:\n  {cmd}", highlight=False)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            if result.hard_stop:
-                os._exit(RESUME_EXIT)  # running threads cannot be joined; records and manifest are on disk
-            raise typer.Exit(RESUME_EXIT)
+            if result.fatal:
+                err.print(Text(f"error: the run stopped on a fatal model error: {_one_line(Exception(result.fatal))}",
+                               style="red"))
+                err.print(f"{result.completed} new record(s) saved; fix the cause, then resume with:\n  {cmd}",
+                          highlight=False)
+                code = EXIT_MODEL
+            else:
+                err.print(f"[yellow]interrupted[/yellow]: {result.completed} new record(s) saved. Resume with:\n  {cmd}",
+                          highlight=False)
+                code = RESUME_EXIT
+        elif result.records and all(r.status == "error" for r in result.records):
+            kinds = sorted({r.error.kind for r in result.records if r.error is not None})
+            err.print(Text(f"error: every one of the {len(result.records)} outcome(s) is an error "
+                           f"({', '.join(kinds)}); see {result.run_dir / 'records.jsonl'}", style="red"))
+            code = EXIT_ALL_ERRORS
         if result.hard_stop:  # threads of timed-out tasks still run: do not wait for them at exit
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(0)
+            os._exit(code)  # running threads cannot be joined; records and manifest are on disk
+        if code:
+            raise typer.Exit(code)
 
 
 def _print_systems(console: Any) -> None:

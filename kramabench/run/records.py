@@ -77,6 +77,7 @@ class Manifest(BaseModel):
     seed: int | None = None
     concurrency: int = 1
     status: Literal["running", "finished", "interrupted"] = "running"
+    stop_reason: str | None = Field(None, description="why an interrupted run stopped early (a fatal model error)")
     options: dict[str, Any] = Field(
         default_factory=dict, description="run options as given (limits, limit, lake view, ...); used by --resume"
     )

@@ -4,6 +4,11 @@ Threads: a *solve* pool of ``concurrency`` workers calls ``system.solve(TaskInpu
 (its frames hold only the system and the TaskInput); a *score* pool scores the outputs against the
 answers; the calling (main) thread schedules work and is the only writer of ``records.jsonl``.
 
+Fatal model errors: a bad key or an unknown model (``auth``, ``not_found``, seen by the run's
+:class:`~kramabench.run.limits.FatalGuard`) stops scheduling like an interruption; the manifest says
+``interrupted`` with the cause in ``stop_reason``, and the outcomes the fault produced are not recorded
+(resume runs them; so does a resume of an older run whose records hold such errors).
+
 Interruption: the first SIGINT/SIGTERM stops scheduling; running tasks finish and are recorded (an
 error outcome that ends after the interruption is *not* recorded, since the interruption may have
 caused it: resume runs it again); the manifest says ``interrupted``. A second SIGINT stops at once
@@ -29,7 +34,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.models.base import FATAL_KINDS
 from kramabench.run.lakeview import LakeViews, ViewMode
+from kramabench.run.limits import FatalGuard
 from kramabench.run.progress import Progress
 from kramabench.run.records import Manifest, Record
 from kramabench.run.settings import get_setting
@@ -54,6 +61,10 @@ class RunOptions(BaseModel):
     lake_view: ViewMode = "auto"
     task_timeout_s: float | None = Field(
         None, gt=0, description="a task whose system has not returned after this long is an error outcome 'timeout'"
+    )
+    model_budget_s: float | None = Field(
+        None, gt=0, description="seconds of model calls (retries and waits included) one task may spend; "
+        "a call past it fails as a 'timeout' model error"
     )
 
 
@@ -84,6 +95,8 @@ class RunResult:
     skipped_finished: int = 0
     manifest: Manifest | None = None
     notes: list[str] = field(default_factory=list)
+    #: the fatal model error that stopped the run (a bad key, an unknown model), if any
+    fatal: str | None = None
 
 
 def _now() -> datetime:
@@ -106,18 +119,33 @@ def call_key(salt: str, setting: str, domain: str, task_id: str, subtask_id: str
     return hashlib.sha256(raw).hexdigest()[:32]
 
 
-def _solve(system: Any, inp: TaskInput, key: str, recorder: Any) -> tuple[SystemOutput, float]:
-    """Runs in the solve pool: the system sees only ``inp``. Exceptions become system_crash outcomes."""
+def is_fatal_record(r: Record) -> bool:
+    """A record of a task that failed because the model was unusable (bad key, unknown model): resume
+    runs it again, with or without ``--retry-errors``."""
+    e = r.error
+    if r.status != "error" or e is None:
+        return False
+    return e.kind in FATAL_KINDS or (e.kind == "model_error" and e.message.split(":", 1)[0].strip() in FATAL_KINDS)
+
+
+def _solve(system: Any, inp: TaskInput, key: str, recorder: Any,
+           guard: FatalGuard | None = None, budget_s: float | None = None) -> tuple[SystemOutput, float, bool]:
+    """Runs in the solve pool: the system sees only ``inp``. Exceptions become system_crash outcomes.
+    The flag says whether a fatal model error passed through this task's calls."""
+    from kramabench.models.budget import model_time_budget
+
     t0 = time.monotonic()
+    if guard is not None:
+        guard.reset_here()
     try:
-        with _call_scope(key, recorder):
+        with _call_scope(key, recorder), model_time_budget(budget_s):
             out = system.solve(inp)
         if not isinstance(out, SystemOutput):
             out = SystemOutput.model_validate(out)
     except Exception as e:  # noqa: BLE001 - a crashing system is an outcome, never the end of the run
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         out = SystemOutput(error=OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}\n{_tail(tb)}"))
-    return out, time.monotonic() - t0
+    return out, time.monotonic() - t0, guard is not None and guard.tripped_here()
 
 
 def _tail(text: str, n: int = 2000) -> str:
@@ -137,6 +165,7 @@ class Runner:
         judge: Any = None,
         progress: Progress | None = None,
         resume: bool = False,
+        guard: FatalGuard | None = None,
     ) -> None:
         self.workloads = workloads
         self.spec = system_spec
@@ -147,6 +176,7 @@ class Runner:
         self.judge = judge
         self.progress = progress or Progress()
         self.resume = resume
+        self.guard = guard or FatalGuard()
         self.views = LakeViews(options.lake_view)
         self.resolver = TaskResolver()
         self._stop = threading.Event()
@@ -186,7 +216,7 @@ class Runner:
                     prev = finished.get((wl.domain, setting.name, task.id, sub_id))
                     attempt = 0
                     if prev is not None:
-                        if prev.status == "error" and self.options.retry_errors:
+                        if prev.status == "error" and (self.options.retry_errors or is_fatal_record(prev)):
                             attempt = prev.attempt + 1
                         else:
                             skipped += 1
@@ -231,6 +261,12 @@ class Runner:
                         presolved=pre(task, unit) if callable(pre) else None)
 
     # -- scoring -------------------------------------------------------------------------------------
+    def _score(self, it: WorkItem, out: SystemOutput, wall: float) -> Record | None:
+        """The record, or None when a fatal model error (e.g. the judge's key) hit its scoring."""
+        self.guard.reset_here()
+        rec = self._record(it, out, wall)
+        return None if self.guard.tripped_here() else rec
+
     def _record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         try:
             return self._record_unsafe(it, out, wall)
@@ -364,9 +400,10 @@ class Runner:
                     it = pending.popleft()
                     it.started_at = _now()
                     if it.presolved is not None:  # nothing to ask the system: straight to scoring
-                        scoring[score_pool.submit(self._record, it, it.presolved, 0.0)] = it
+                        scoring[score_pool.submit(self._score, it, it.presolved, 0.0)] = it
                         continue
-                    f = solve_pool.submit(_solve, system, it.input, it.call_key, self.recorder)
+                    f = solve_pool.submit(_solve, system, it.input, it.call_key, self.recorder, self.guard,
+                                          self.options.model_budget_s)
                     solving[f] = it
                     started[f] = time.monotonic()
                 futs = list(solving) + list(scoring)
@@ -382,19 +419,25 @@ class Runner:
                             kind="timeout",
                             message=f"the system did not return within {timeout:g} s (--task-timeout); its thread was left running",
                         ))
-                        scoring[score_pool.submit(self._record, it, out, now - started.pop(f))] = it
+                        scoring[score_pool.submit(self._score, it, out, now - started.pop(f))] = it
+                self._check_fatal()
                 for f in done:
                     if f in solving:
                         it = solving.pop(f)
                         started.pop(f, None)
-                        out, wall = f.result()
-                        if self._stop.is_set() and out.error is not None:
+                        out, wall, fatal_here = f.result()
+                        self._check_fatal()
+                        if fatal_here or (self._stop.is_set() and out.error is not None):
                             dropped += 1  # may be an artefact of the interruption: resume runs it again
                             continue
-                        scoring[score_pool.submit(self._record, it, out, wall)] = it
+                        scoring[score_pool.submit(self._score, it, out, wall)] = it
                     else:
                         scoring.pop(f)
                         rec = f.result()
+                        if rec is None:  # its scoring hit a fatal model error: resume scores it again
+                            self._check_fatal()
+                            dropped += 1
+                            continue
                         self.store.append(rec)
                         new_records.append(rec)
                         self.progress.update(rec)
@@ -415,6 +458,7 @@ class Runner:
             interrupted = not completed or (self._stop.is_set() and bool(pending or solving or scoring or dropped))
             all_records = latest_records(self.store.read().records)
             self.manifest.status = "interrupted" if interrupted else "finished"
+            self.manifest.stop_reason = self.guard.cause if interrupted else None
             self.manifest.finished_at = _now()
             self.manifest.counts = _counts(all_records)
             stats = getattr(self.judge, "stats", None)
@@ -438,7 +482,13 @@ class Runner:
             hard_stop=hard,
             skipped_finished=skipped,
             manifest=self.manifest,
+            fatal=self.guard.cause,
         )
+
+    def _check_fatal(self) -> None:
+        if self.guard.tripped and not self._stop.is_set():
+            self.request_stop()
+            self.progress.note(f"stopping: {self.guard.cause}")
 
 
 def _open_recorder(run_dir: Path) -> Any:
@@ -488,4 +538,4 @@ def _jsonable(v: Any) -> Any:
     return repr(v)
 
 
-__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem"]
+__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem", "is_fatal_record"]

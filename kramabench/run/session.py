@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.run.limits import LimitedModel, LimitedSandbox
+from kramabench.run.limits import FatalGuard, LimitedModel, LimitedSandbox
 from kramabench.run.paths import OFFICIAL_NAME, default_results_dir, official_root
 from kramabench.run.progress import Progress
 from kramabench.run.provenance import (
@@ -39,6 +39,10 @@ REPO_WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
 
 class RunSetupError(RuntimeError):
     """A run cannot start; the message says why and what to do."""
+
+
+class ModelUnusable(RunSetupError):
+    """The preflight of a model or judge failed: key refused, model unknown, endpoint unreachable."""
 
 
 class RunConfig(BaseModel):
@@ -161,7 +165,8 @@ class Prepared:
                     log.warning("cleanup failed: %s", e)
 
 
-def _make_model(model_id: str, limit: int) -> Any:
+def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, role: str = "model") -> Any:
+    """The model of a run, checked by one cheap preflight request (key, endpoint, model name)."""
     try:
         from kramabench.models import get_model  # type: ignore[attr-defined]
     except ImportError as e:
@@ -170,14 +175,17 @@ def _make_model(model_id: str, limit: int) -> Any:
 
     try:
         model = get_model(model_id)
-        check = getattr(model, "check", None) or getattr(model, "preflight", None)
-        if callable(check):
-            check()
     except ModelError as e:
-        raise RunSetupError(f"model {model_id}: {e.message}" if e.kind != "missing_key" else e.message) from e
+        raise RunSetupError(f"{role} {model_id}: {e.message}" if e.kind != "missing_key" else e.message) from e
     except (ValueError, KeyError) as e:
-        raise RunSetupError(f"model {model_id}: {e}") from e
-    return LimitedModel(model, limit)
+        raise RunSetupError(f"{role} {model_id}: {e}") from e
+    check = getattr(model, "preflight", None)
+    if callable(check):
+        try:
+            check()
+        except ModelError as e:
+            raise ModelUnusable(f"{role} {e.message} [{e.kind}]; nothing was run") from e
+    return LimitedModel(model, limit, guard)
 
 
 def _make_sandbox(backend: str, limit: int) -> Any:
@@ -200,8 +208,8 @@ def _make_sandbox(backend: str, limit: int) -> Any:
     return LimitedSandbox(sb, limit)
 
 
-def _make_judge(judge_id: str, limit: int, setting: Any = None) -> Any:
-    model = _make_model(judge_id, limit)
+def _make_judge(judge_id: str, limit: int, setting: Any = None, guard: FatalGuard | None = None) -> Any:
+    model = _make_model(judge_id, limit, guard, role="judge")
     make_for_setting = getattr(setting, "make_judge", None)
     if callable(make_for_setting):  # e.g. pipeline-design: the design judge
         return make_for_setting(model)
@@ -300,10 +308,12 @@ def _prepare_rest(
     from kramabench.systems.context import SystemContext
 
     opts = config.options
-    model = _make_model(config.model, opts.model_concurrency or opts.concurrency) if config.model else None
+    guard = FatalGuard()
+    limit = opts.model_concurrency or opts.concurrency
+    model = _make_model(config.model, limit, guard) if config.model else None
     setting = get_setting(opts.setting)
     judge_id = config.judge or getattr(setting, "default_judge", None)
-    judge = _make_judge(judge_id, opts.model_concurrency or opts.concurrency, setting) if judge_id else None
+    judge = _make_judge(judge_id, limit, setting, guard) if judge_id else None
     sandbox = None
     if spec.needs_sandbox:
         sandbox = _make_sandbox(config.sandbox, opts.sandbox_concurrency or opts.concurrency)
@@ -417,6 +427,7 @@ def _prepare_rest(
         judge=judge,
         progress=progress,
         resume=old is not None,
+        guard=guard,
     )
     try:
         runner.build_system()
@@ -472,4 +483,4 @@ def config_for_resume(results: Path, run_id: str) -> RunConfig:
     return RunConfig.model_validate({**cfg, "run_id": run_id, "resume": True, "results": str(results)})
 
 
-__all__ = ["Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "prepare", "resolve_workload_root"]
+__all__ = ["ModelUnusable", "Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "prepare", "resolve_workload_root"]
