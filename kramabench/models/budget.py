@@ -41,8 +41,11 @@ def remaining(model_id: str = "") -> float | None:
         return None
     left = d[0] - time.monotonic()
     if left <= 0:
-        raise ModelError("timeout", f"{model_id + ': ' if model_id else ''}the task's model-time budget of "
-                                    f"{d[1]:g} s is spent (--model-budget)")
+        raise ModelError(
+            "timeout",
+            f"{model_id + ': ' if model_id else ''}the task's model-time budget of "
+            f"{d[1]:g} s is spent (--model-budget)",
+        )
     return left
 
 
