@@ -36,6 +36,7 @@ from kramabench.sandbox._common import (
     workdir_lake_path,
 )
 from kramabench.sandbox.base import ExecResult, Limits, SandboxUnavailable
+from kramabench.sweep import cgroup_name, sweep_cgroups, tempdir
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +118,8 @@ class LocalSandbox:
         if not os.path.isfile(self._python):
             raise SandboxUnavailable(f"python interpreter not found: {self.options.python}")
         self._root = os.geteuid() == 0
+        if self._root:
+            sweep_cgroups()  # those of killed kramabench processes (never another live process's)
         self._cgroup = _cgroup_pids_root() if self._root else None
         self._memcg = _cgroup_root("memory") if self._root else None
         self._info: dict[str, str] | None = None
@@ -179,9 +182,7 @@ class LocalSandbox:
 
     def _check(self) -> None:
         """Start one trivial sandbox now, so a missing userns support is reported at construction."""
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempdir("check") as tmp:
             r = self.run("print('ok')", Path(tmp), Limits(wall_timeout_s=60))
             if r.stdout.strip() != "ok" and self._cgroup is not None:
                 log.warning("the local sandbox fails inside a cgroup (%s); running without it", r.stderr.strip()[-300:])
@@ -215,7 +216,7 @@ class LocalSandbox:
         argv = self._argv(lake, limits, workdir_lake, cfg)
         cgroup: Path | None = None
         memcg: Path | None = None
-        run_name = f"run-{uuid.uuid4().hex[:12]}"
+        run_name = cgroup_name(uuid.uuid4().hex[:12])  # tagged with its owner: swept if this process is killed
         if self._cgroup is not None:
             cgroup = self._cgroup / run_name
             try:
@@ -355,11 +356,10 @@ class LocalSandbox:
     def info(self) -> dict[str, str]:
         if self._info is None:
             import json
-            import tempfile
 
             from kramabench.sandbox.image import versions_snippet
 
-            with tempfile.TemporaryDirectory() as tmp:
+            with tempdir("info") as tmp:
                 r = self.run(versions_snippet(), Path(tmp), Limits(wall_timeout_s=120))
             try:
                 versions = json.loads(r.stdout)
