@@ -513,24 +513,31 @@ def _counts(records: list[Record]) -> dict[str, Any]:
     }
 
 
-def _jsonable(v: Any) -> Any:
-    """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float)."""
+#: deepest nesting of a system's answer kept in a record (deeper parts are replaced by a note)
+MAX_ANSWER_DEPTH = 64
+
+
+def _jsonable(v: Any, depth: int = 0) -> Any:
+    """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float); nesting deeper
+    than :data:`MAX_ANSWER_DEPTH` becomes a note (a 100,000-deep list must not exhaust the stack)."""
     if v is None or isinstance(v, bool | int | float | str):
         return v
+    if depth >= MAX_ANSWER_DEPTH and isinstance(v, dict | list | tuple | set | frozenset):
+        return f"<nested deeper than {MAX_ANSWER_DEPTH} levels: cut>"
     if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
+        return {str(k): _jsonable(x, depth + 1) for k, x in v.items()}
     if isinstance(v, list | tuple | set | frozenset):
-        return [_jsonable(x) for x in v]
+        return [_jsonable(x, depth + 1) for x in v]
     item = getattr(v, "item", None)  # numpy scalar
     if callable(item):
         try:
-            return _jsonable(item())
+            return _jsonable(item(), depth)
         except (TypeError, ValueError):
             pass
     tolist = getattr(v, "tolist", None)  # numpy array, pandas Series
     if callable(tolist):
         try:
-            return _jsonable(tolist())
+            return _jsonable(tolist(), depth)
         except (TypeError, ValueError):
             pass
     if isinstance(v, Path):

@@ -131,7 +131,33 @@ def load_workloads(root: Path, domains: list[str], errata: bool) -> list[Any]:
         if not Path(wl.lake).is_dir():
             raise RunSetupError(f"{d}: data lake {wl.lake} is missing")
         out.append(wl)
+    if all(_all_tasks_in_error(w) for w in out):
+        raise RunSetupError(_no_task_message(root, out))
     return out
+
+
+def _all_tasks_in_error(wl: Any) -> bool:
+    """No task left, or every task left has an error-level finding (it cannot be scored as written)."""
+    from kramabench.workload.validate import is_failing
+
+    bad = {f.task_id for f in wl.findings if is_failing(f) and f.task_id and not f.subtask_id}
+    return all(t.id in bad for t in wl.tasks)
+
+
+def _no_task_message(root: Path, workloads: list[Any]) -> str:
+    """Why no task of the chosen domains can run: the error findings that dropped them, or an empty file."""
+    errors = [f for w in workloads for f in w.findings if f.severity == "error"]
+    names = ", ".join(w.domain for w in workloads)
+    if not errors:
+        return f"{root}: the workload of {names} holds no task; nothing to run"
+    shown = "; ".join(
+        f"{f.domain}/{f.task_id or '-'}{'.' + f.field if f.field else ''} [{f.code}]: {f.message}" for f in errors[:5]
+    )
+    more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
+    return (
+        f"{root}: no task of {names} can run, every one has an error finding ({len(errors)}): {shown}{more} "
+        f"(all of them: kramabench workloads validate {root})"
+    )
 
 
 def _slug(s: str) -> str:
@@ -476,7 +502,10 @@ def config_for_resume(results: Path, run_id: str) -> RunConfig:
     store = RunStore(results / run_id)
     if not store.exists():
         raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
-    old = store.read_manifest()
+    try:
+        old = store.read_manifest()
+    except (ValueError, FileNotFoundError) as e:
+        raise RunSetupError(f"cannot resume {run_id}: {e}") from e
     cfg = old.options.get("config")
     if not cfg:
         raise RunSetupError(f"cannot resume {run_id}: its manifest records no configuration")

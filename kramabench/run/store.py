@@ -68,6 +68,34 @@ def read_records(path: Path) -> ReadResult:
     return out
 
 
+def parse_manifest(data: bytes, path: Path | str) -> Manifest:
+    """A manifest from its bytes; problems in plain words: empty, cut short, not JSON, missing or bad fields."""
+    import json
+
+    if not data.strip():
+        raise ValueError(f"{path}: the manifest is empty (the run folder is damaged); start a new run")
+    try:
+        doc = json.loads(data)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: the manifest is not text (binary bytes); start a new run") from None
+    except json.JSONDecodeError as e:
+        cut = e.pos >= len(data.rstrip()) - 1
+        what = "is cut short (it ends in the middle of its JSON)" if cut else f"is not valid JSON ({e.msg})"
+        raise ValueError(f"{path}: the manifest {what} at line {e.lineno}, column {e.colno}; the run folder is "
+                         "damaged (a copy cut short, a full disk): restore the file or start a new run") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: the manifest holds a JSON {type(doc).__name__}, not an object; start a new run")
+    try:
+        return Manifest.model_validate(doc)
+    except ValidationError as e:
+        probs = []
+        for er in e.errors()[:3]:
+            loc = ".".join(str(x) for x in er.get("loc", ())) or "(top)"
+            probs.append(f"field '{loc}' is missing" if er.get("type") == "missing" else f"field '{loc}': {er.get('msg')}")
+        more = f" and {e.error_count() - 3} more" if e.error_count() > 3 else ""
+        raise ValueError(f"{path}: the manifest is not one kramabench can read: {'; '.join(probs)}{more}") from None
+
+
 def unit_key(r: Record) -> tuple[str, str, str, str | None]:
     """(domain, setting, task id, subtask id): one unit of work. The domain is part of it because two
     domains of a root may share task ids (the official ``legal`` and ``legal-tiny``)."""
@@ -145,12 +173,15 @@ class RunStore:
 
     # -- manifest ----------------------------------------------------------------------------------
     def read_manifest(self) -> Manifest:
+        """The run's manifest; a missing, torn or invalid one is a ValueError/FileNotFoundError that names
+        the file and the problem in plain words."""
         try:
-            return Manifest.model_validate_json(self.manifest_path.read_bytes())
+            data = self.manifest_path.read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(f"{self.manifest_path}: no manifest (not a run folder)") from None
-        except ValidationError as e:
-            raise ValueError(f"{self.manifest_path}: invalid manifest: {str(e).splitlines()[0]}") from e
+        except IsADirectoryError:
+            raise ValueError(f"{self.manifest_path}: is a folder, not a manifest file") from None
+        return parse_manifest(data, self.manifest_path)
 
     def write_manifest(self, manifest: Manifest) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -279,4 +310,4 @@ def _fsync_dir(d: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["LOCK", "MANIFEST", "RECORDS", "RunLocked", "ReadResult", "RecordKey", "RunStore", "latest_records", "read_records", "unit_key"]
+__all__ = ["LOCK", "MANIFEST", "RECORDS", "RunLocked", "ReadResult", "parse_manifest", "RecordKey", "RunStore", "latest_records", "read_records", "unit_key"]
