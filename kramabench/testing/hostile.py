@@ -61,10 +61,10 @@ def write_xlsx_bomb(path: Path, inflated_bytes: int = 1 << 30) -> Path:
         z.writestr("xl/_rels/workbook.xml.rels", _WB_RELS)
         z.writestr("xl/worksheets/sheet1.xml", _SHEET)
         head = (
-            '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-            '<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="1" uniqueCount="1">'
-            "<si><t>"
-        ).encode()
+            b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+            b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="1" uniqueCount="1">'
+            b"<si><t>"
+        )
         tail = b"</t></si></sst>"
         body = max(0, inflated_bytes - len(head) - len(tail))
         info = zipfile.ZipInfo("xl/sharedStrings.xml")

@@ -81,8 +81,13 @@ def test_indexing_the_hostile_lake_stays_within_the_memory_bound(tmp_path):
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024); "
         "[print(e.path, '|', e.error or '', '|', ' '.join(e.notes)) for e in idx.entries]"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(lake)], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(lake)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert out.returncode == 0, out.stderr
     peak_mb, *lines = out.stdout.splitlines()
     assert int(peak_mb) <= INDEX_MEMORY_BOUND_MB, (peak_mb, lines)

@@ -62,11 +62,19 @@ def test_a_100000_deep_list_is_an_error_not_a_traceback(tmp_path, root, repo_roo
 
 def test_deep_line_beside_good_ones_is_a_problem(tmp_path, root, repo_root):
     p = tmp_path / "mixed.jsonl"
-    p.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n"
-                 + '{"task_id": "toy-easy-2", "answer": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    p.write_text(
+        json.dumps({"task_id": "toy-easy-1", "answer": 12})
+        + "\n"
+        + '{"task_id": "toy-easy-2", "answer": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}\n"
+    )
     preds, problems = read_predictions(p)
     assert list(preds) == ["toy-easy-1"]
-    assert [(x.code, x.line) for x in problems] == [("bad_line", 2)] and "nested deeper" in problems[0].message
+    assert [(x.code, x.line) for x in problems] == [("bad_line", 2)] and "nested deeper" in problems[
+        0
+    ].message
     out = _score(root, p, repo_root)
     assert out.returncode == 0 and "Traceback" not in out.stderr
 
