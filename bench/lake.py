@@ -177,7 +177,8 @@ def memory_bound() -> None:
         plain.mkdir()
         (plain / "a.csv").write_text("x,y\n1,2\n")
         t = time.perf_counter()
-        lake = make_hostile_lake(tmp / "hostile")
+        lake = make_hostile_lake(tmp / "hostile", html_parse_bound=LakeOptions().max_html_bytes,
+                                 json_parse_bound=LakeOptions().max_json_bytes)
         print(f"hostile lake: {len(list(lake.iterdir()))} files, {sum(p.stat().st_size for p in lake.iterdir() if p.is_file()) / 1e6:.0f} MB "
               f"on disk, made in {time.perf_counter() - t:.1f} s")
         anchor, anchor_s, _ = _cli_peak_mb(plain)

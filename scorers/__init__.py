@@ -1,16 +1,9 @@
-"""Answer-type scorers, parsing of predictions, judges and aggregation.
+"""Pure metrics: answer-type scorers, parsing of predictions, judges (behind the Model protocol) and
+aggregation (bootstrap CIs). Nothing here loads a workload or a run: that is ``kramabench.run``.
 
 Entry point: :func:`score` (``score(expected, predicted, answer_type, judge=None, *, question=None)``).
 """
 
-from scorers.aggregate import (
-    PairedComparison,
-    ScoredItem,
-    Summary,
-    bootstrap_ci,
-    paired_comparison,
-    summarize,
-)
 from scorers.base import Score
 from scorers.design import (
     DEFAULT_DESIGN_JUDGE,
@@ -24,7 +17,6 @@ from scorers.design import (
 from scorers.judge import DEFAULT_PROMPT_VERSION, Judge, JudgeCache, ModelJudge, Verdict, parse_verdict
 from scorers.lists import list_approximate, list_exact
 from scorers.parse import ParsedNumber, is_abstention, normalize_string, parse_list, parse_number
-from scorers.predictions import Prediction, ScoreReport, read_predictions, score_workloads
 from scorers.registry import (
     Scorer,
     get_scorer,
@@ -34,6 +26,16 @@ from scorers.registry import (
     unregister_scorer,
 )
 from scorers.scalar import numeric_approximate, numeric_exact, string_approximate, string_exact
+from scorers.stats import (
+    MeanCI,
+    PairedComparison,
+    ScoredItem,
+    Summary,
+    bootstrap_ci,
+    mean_ci,
+    paired_comparison,
+    summarize,
+)
 
 __all__ = [
     "DEFAULT_DESIGN_JUDGE",
@@ -45,13 +47,12 @@ __all__ = [
     "parse_design_reply",
     "DEFAULT_PROMPT_VERSION",
     "Judge",
+    "MeanCI",
     "JudgeCache",
     "ModelJudge",
     "PairedComparison",
-    "Prediction",
     "ParsedNumber",
     "Score",
-    "ScoreReport",
     "ScoredItem",
     "Scorer",
     "Summary",
@@ -61,6 +62,7 @@ __all__ = [
     "is_abstention",
     "list_approximate",
     "list_exact",
+    "mean_ci",
     "normalize_string",
     "numeric_approximate",
     "numeric_exact",
@@ -68,11 +70,9 @@ __all__ = [
     "parse_list",
     "parse_number",
     "parse_verdict",
-    "read_predictions",
     "register_scorer",
     "registered_answer_types",
     "score",
-    "score_workloads",
     "string_approximate",
     "string_exact",
     "summarize",

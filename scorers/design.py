@@ -1,6 +1,6 @@
 """The pipeline-design judge: does a pipeline's code implement each key functionality of its task?
 
-:class:`DesignJudge` asks a :class:`~kramabench.models.base.Model` (any id of ``get_model``; default
+:class:`DesignJudge` asks a :class:`~kramabench.contracts.model.Model` (any id of ``get_model``; default
 :data:`DEFAULT_DESIGN_JUDGE`) one question per task: here is the question, the code and the list of
 functionalities (``kf-1``, ...); analyse the code first, then give **one verdict per functionality**::
 
@@ -37,8 +37,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.models.base import ChatMessage, Completion, Model, ModelError, ModelOptions
-from kramabench.workload.models import KeyFunctionality
+from kramabench.contracts.answers import KeyFunctionality
+from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError, ModelOptions
 from scorers.base import Score
 
 logger = logging.getLogger(__name__)

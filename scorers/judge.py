@@ -1,7 +1,7 @@
 """The paraphrase judge: is a predicted string an equivalent answer to the question?
 
 :class:`Judge` is the protocol scorers use (``paraphrase(question, expected, predicted) -> Verdict``).
-:class:`ModelJudge` implements it over any :class:`kramabench.models.base.Model`: it asks for a JSON
+:class:`ModelJudge` implements it over any :class:`kramabench.contracts.model.Model`: it asks for a JSON
 verdict ``{"equivalent": true|false, "reason": "..."}`` and reads the reply with :func:`parse_verdict`:
 
 * the JSON object may be wrapped in a code fence or surrounded by text; the verdict field may be called
@@ -11,7 +11,7 @@ verdict ``{"equivalent": true|false, "reason": "..."}`` and reads the reply with
   "Yes, both name the same beach"), and does not contain the other word, is read as such ("no idea" is
   not a verdict);
 * anything else is **unparsable**: ``equivalent=None``, and the scorer marks the answer unscored —
-  never 0 and never "yes". A model error (:class:`~kramabench.models.base.ModelError`) is unparsable too.
+  never 0 and never "yes". A model error (:class:`~kramabench.contracts.model.ModelError`) is unparsable too.
 
 Verdicts are cached in memory and, with ``cache_path``, in a JSON-lines file, keyed by (judge model,
 prompt version, question, expected, predicted). Unparsable verdicts and errors are not cached, so a later
@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from kramabench.models.base import ChatMessage, Model, ModelError, ModelOptions
+from kramabench.contracts.model import ChatMessage, Model, ModelError, ModelOptions
 
 logger = logging.getLogger(__name__)
 

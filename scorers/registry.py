@@ -1,7 +1,7 @@
 """The scorer registry and the entry point :func:`score`.
 
 A scorer is any callable ``(expected, predicted, *, judge=None, question=None, diagnostics=True) ->
-Score`` (:class:`Scorer`). Each :class:`~kramabench.workload.AnswerType` has one; a user replaces or adds
+Score`` (:class:`Scorer`). Each :class:`~kramabench.contracts.AnswerType` has one; a user replaces or adds
 a metric with :func:`register_scorer`::
 
     from scorers import register_scorer, score
@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol, runtime_checkable
 
-from kramabench.workload.models import AnswerType
+from kramabench.contracts.answers import AnswerType
 from scorers.base import Score
 from scorers.judge import Judge
 from scorers.lists import list_approximate, list_exact

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.models.base import ModelOptions
-from kramabench.sandbox.base import Limits
+from kramabench.contracts.model import ModelOptions
+from kramabench.contracts.sandbox import Limits
 
 
 class DSGuruOptions(BaseModel):

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kramabench.contracts.model import ChatMessage
+from kramabench.contracts.sandbox import ExecResult
+from kramabench.contracts.system import TaskInput
 from kramabench.lake import estimate_tokens
 from kramabench.lake.index import is_junk
-from kramabench.models.base import ChatMessage
-from kramabench.sandbox.base import ExecResult
-from kramabench.systems.base import TaskInput
 
 if TYPE_CHECKING:
     from kramabench.lake import LakeIndex

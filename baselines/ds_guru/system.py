@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError
+from kramabench.contracts.sandbox import ExecResult, Sandbox
+from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
 from kramabench.lake import LakeIndex, LakeOptions
-from kramabench.models.base import ChatMessage, Completion, Model, ModelError
-from kramabench.sandbox.base import ExecResult, Sandbox
-from kramabench.systems.base import OutcomeError, SystemOutput, SystemUsage, TaskInput
 
 from .extract import ANSWER_KEY, extract_code, extract_plan, parse_answer
 from .options import DSGuruOptions

@@ -21,6 +21,12 @@ def register(app: typer.Typer) -> None:
         sha256: str | None = typer.Option(None, "--sha256", help="expected sha256 of the archive (for an unpinned ref)"),
         trust: bool = typer.Option(False, "--trust", help="accept an unpinned archive without a checksum"),
         force: bool = typer.Option(False, "--force", help="fetch again even when a complete copy exists"),
+        blobs: Path | None = typer.Option(
+            None,
+            "--blobs",
+            help="git blob listing ('git ls-tree -r -l REF' output) to verify each file against "
+            "(default: the listing shipped for the ref, if any)",
+        ),
     ) -> None:
         """Fetch the official workloads (workload/, data/, solutions/) at a pinned commit, verified."""
         from rich.console import Console
@@ -34,7 +40,9 @@ def register(app: typer.Typer) -> None:
             err.print(f"[red]error:[/] unknown suite {escape(repr(suite))}; known: {', '.join(SUITES)}", soft_wrap=True)
             raise typer.Exit(2)
         try:
-            result = fetch_official(ref, url=url, home=home, sha256=sha256, trust=trust, force=force)
+            result = fetch_official(
+                ref, url=url, home=home, sha256=sha256, trust=trust, force=force, blobs=blobs if blobs else True
+            )
         except ChecksumRequired as exc:
             err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
             typer.echo(f"sha256 {exc.computed}")
@@ -47,10 +55,23 @@ def register(app: typer.Typer) -> None:
         m = result.manifest
         state = "already fetched" if result.reused else "fetched"
         out.print(f"[green]{state}[/] KramaBench {m.ref} -> {escape(str(result.root))}", soft_wrap=True)
-        out.print(
-            f"  {m.file_count} files, {m.total_bytes / 1e6:.1f} MB; sha256 {m.sha256} ({m.verification})",
-            soft_wrap=True,
-        )
+        if m.verification == "blob-ids":
+            how = f"{m.verified_files} verified by git blob id against {m.blob_listing}"
+        else:
+            how = f"sha256 {m.sha256} ({m.verification})"
+        out.print(f"  {m.file_count} files, {m.total_bytes / 1e6:.1f} MB; {how}", soft_wrap=True)
+        if m.absent:
+            out.print(
+                f"[yellow]{len(m.absent)} file(s) upstream stores are not in the archive[/] (e.g. "
+                f"{escape(', '.join(m.absent[:3]))})",
+                soft_wrap=True,
+            )
+        if m.unverifiable:
+            out.print(
+                f"[yellow]{len(m.unverifiable)} file(s) upstream does not store could not be checked[/]: "
+                f"{escape(', '.join(m.unverifiable[:3]))}",
+                soft_wrap=True,
+            )
         if m.not_stored:
             out.print(
                 f"[yellow]{len(m.not_stored)} file(s) upstream does not store[/] "
@@ -60,11 +81,19 @@ def register(app: typer.Typer) -> None:
             for item in m.not_stored:
                 if item.reason == "lfs-pointer":
                     why = "git-LFS pointer" + (f" of a {item.lfs_size / 1e6:.1f} MB file" if item.lfs_size else "")
+                elif item.reason == "not-stored":
+                    why = "listed upstream, content not stored upstream"
                 else:
                     why = "named by tasks, not in the archive"
                 ids = item.referenced_by
                 tasks = ", ".join(ids[:5]) + (f" (+{len(ids) - 5} more)" if len(ids) > 5 else "")
                 out.print(f"  {item.path}", highlight=False, soft_wrap=True, markup=False)
                 line = f"      {why}" + (f"; read by {tasks}" if ids else "")
+                out.print(line, highlight=False, soft_wrap=True, markup=False)
+        if m.misspelt:
+            out.print(f"{len(m.misspelt)} data source(s) misspell an existing file (not missing data):", soft_wrap=True)
+            for mis in m.misspelt:
+                ids = ", ".join(mis.referenced_by[:5])
+                line = f"  {mis.domain}: {mis.source} -> {mis.nearest}" + (f" (in {ids})" if ids else "")
                 out.print(line, highlight=False, soft_wrap=True, markup=False)
         out.print("  use it: kramabench run --workload kramabench ...")

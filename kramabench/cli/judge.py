@@ -3,7 +3,7 @@
     kramabench judge-check [--judge MODEL] [--k 3] [--workload mini] [--domain D ...] [--json]
 
 Runs the design judge ``k`` times on the labelled set of a workload (``<root>/judge_check/labels.json``,
-see :mod:`scorers.judge_check`) and prints the flip rate (items whose verdict changes between runs),
+see :mod:`kramabench.run.judge_check`) and prints the flip rate (items whose verdict changes between runs),
 accuracy and Cohen's kappa against the labels, and a row per pipeline. The model's response cache is
 off, so the ``k`` runs are independent requests.
 """
@@ -83,9 +83,9 @@ def register(app: typer.Typer) -> None:
 
         from kramabench.cli._common import error_console, fail
         from kramabench.models import ModelError, get_model
+        from kramabench.run.judge_check import JudgeCheckError, load_labelled_set, run_judge_check
         from kramabench.workload import WorkloadError, resolve_workload_root
         from scorers.design import DesignJudge
-        from scorers.judge_check import JudgeCheckError, load_labelled_set, run_judge_check
 
         err = error_console()
         model_id = judge or DEFAULT_DESIGN_JUDGE

@@ -12,7 +12,7 @@ import importlib.util
 import typer
 
 #: command-group modules of ``kramabench.cli``, in help order
-COMMAND_MODULES = ["workloads", "run", "score", "report", "fetch", "sandbox", "lake", "judge"]
+COMMAND_MODULES = ["workloads", "run", "score", "report", "fetch", "sandbox", "lake", "judge", "audit"]
 
 
 def build_app() -> typer.Typer:

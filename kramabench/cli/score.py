@@ -2,7 +2,7 @@
 
     kramabench score --workload ROOT --domain D --predictions FILE.jsonl [--judge MODEL] [--output FILE.json]
 
-The predictions format is described in :mod:`scorers.predictions` and docs/scoring.md.
+The predictions format is described in :mod:`kramabench.run.predictions` and docs/scoring.md.
 """
 
 from __future__ import annotations
@@ -46,13 +46,7 @@ def _resolve_root(value: Path | str) -> Path:
 def _make_judge(model_id: str | None, cache: Path | None, prompt_version: str | None, *, model_cache: bool = True):
     if not model_id:
         return None
-    try:
-        from kramabench.models import get_model  # type: ignore[attr-defined]
-    except ImportError:
-        raise CliError(
-            "--judge needs kramabench.models.get_model (the model providers), which is not available in this "
-            "installation"
-        ) from None
+    from kramabench.models import get_model
     from scorers.judge import DEFAULT_PROMPT_VERSION, ModelJudge
 
     try:
@@ -147,7 +141,7 @@ def _print(report, console, *, show_tasks: bool) -> None:
 
 
 def _baseline_items(path: Path):
-    from scorers.aggregate import ScoredItem
+    from scorers.stats import ScoredItem
 
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -174,17 +168,17 @@ def run_score(
     model_cache: bool = True,
     console=None,
 ):
-    """The command's work, callable from Python (returns the :class:`~scorers.predictions.ScoreReport`)."""
+    """The command's work, callable from Python (returns the :class:`~kramabench.run.predictions.ScoreReport`)."""
     from rich.console import Console
 
-    from scorers.aggregate import paired_comparison
-    from scorers.predictions import (
+    from kramabench.run.predictions import (
         PredictionsShapeError,
         build_report,
         check_shape,
         read_predictions,
         score_workloads,
     )
+    from scorers.stats import paired_comparison
 
     console = console or Console()
     if predictions.is_dir():

@@ -10,8 +10,7 @@
     recorder.close()
 """
 
-from kramabench.models import recording
-from kramabench.models.base import (
+from kramabench.contracts.model import (
     ChatMessage,
     Completion,
     Model,
@@ -20,6 +19,7 @@ from kramabench.models.base import (
     ModelOptions,
     Usage,
 )
+from kramabench.models import recording
 from kramabench.models.budget import model_time_budget
 from kramabench.models.cache import ResponseCache, default_cache_dir, open_cache
 from kramabench.models.costs import (
@@ -30,9 +30,10 @@ from kramabench.models.costs import (
     summarize_run,
     system_usage,
 )
-from kramabench.models.limits import ConcurrencyLimiter, limiter_for, set_concurrency_limit
+from kramabench.models.limits import ConcurrencyLimiter, limiter_for
 from kramabench.models.managed import ManagedModel
 from kramabench.models.pricing import Price, PricingTable, cost_usd, price_for, pricing_table
+from kramabench.models.providers import set_concurrency_limit
 from kramabench.models.recording import CallRecord, CallRecorder, load_calls, request_hash, scope
 from kramabench.models.registry import get_model, parse_model_id, providers, register_provider
 from kramabench.models.retry import RetryPolicy

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from kramabench.models.base import ModelError
+from kramabench.contracts.model import ModelError
 
 _deadline: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar(
     "kramabench_model_deadline", default=None

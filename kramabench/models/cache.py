@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kramabench.models.base import ChatMessage, Completion, ModelOptions
+from kramabench.contracts.model import ChatMessage, Completion, ModelOptions
 
 logger = logging.getLogger(__name__)
 

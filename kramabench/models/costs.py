@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.models.base import Completion
+from kramabench.contracts.model import Completion
 from kramabench.models.recording import CallRecord, load_calls
 
 
@@ -85,8 +85,8 @@ def summarize_run(run_dir: Path | str) -> RunCosts:
 
 
 def system_usage(completions: Iterable[Completion], wall_s: float = 0.0):  # -> SystemUsage
-    """The :class:`~kramabench.systems.base.SystemUsage` of a system's completions (for ``SystemOutput``)."""
-    from kramabench.systems.base import SystemUsage
+    """The :class:`~kramabench.contracts.system.SystemUsage` of a system's completions (for ``SystemOutput``)."""
+    from kramabench.contracts.system import SystemUsage
 
     s = summarize(completions)
     return SystemUsage(prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens, cost_usd=s.cost_usd,

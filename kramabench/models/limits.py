@@ -2,7 +2,7 @@
 
 A limiter is keyed by ``(provider, base_url)``: systems and judges that talk to the same endpoint share
 one limit, whatever model object they hold. The default limit is ``KRAMABENCH_MAX_CONCURRENCY`` (an
-integer) or 16; :func:`set_concurrency_limit` (or ``get_model(..., concurrency=n)``) changes it for an
+integer) or 16; :func:`kramabench.models.providers.set_concurrency_limit` (or ``get_model(..., concurrency=n)``) changes it for an
 endpoint, the last setting wins. A slot is held for one HTTP attempt only, not during backoff sleeps.
 """
 
@@ -95,13 +95,4 @@ def limiter_for(provider: str, base_url: str | None) -> ConcurrencyLimiter:
         return lim
 
 
-def set_concurrency_limit(provider: str, limit: int, base_url: str | None = None) -> ConcurrencyLimiter:
-    """Set the limit of one endpoint; ``base_url=None`` means the provider's default endpoint."""
-    from kramabench.models.providers import default_base_url
-
-    lim = limiter_for(provider, base_url or default_base_url(provider))
-    lim.limit = limit
-    return lim
-
-
-__all__ = ["ConcurrencyLimiter", "DEFAULT_LIMIT", "limiter_for", "set_concurrency_limit"]
+__all__ = ["ConcurrencyLimiter", "DEFAULT_LIMIT", "limiter_for"]

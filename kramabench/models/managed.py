@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from kramabench.models.base import ChatMessage, Completion, Model, ModelError, ModelOptions
+from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError, ModelOptions
 from kramabench.models.cache import ResponseCache, cache_key
 from kramabench.models.recording import (
     CallErrorInfo,
@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 
 class ManagedModel:
-    """A :class:`~kramabench.models.base.Model` around a provider backend (any object with
+    """A :class:`~kramabench.contracts.model.Model` around a provider backend (any object with
     ``complete(messages, options) -> Completion``).
 
     - cache: ``cache=None`` (default) uses the cache for calls at temperature 0 only, ``True`` for every

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.models.base import Usage
+from kramabench.contracts.model import Usage
 
 PRICING_FILE = Path(__file__).with_name("pricing.json")
 

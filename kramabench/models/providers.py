@@ -2,7 +2,7 @@
 
 One :class:`ChatBackend` per model id. It makes one attempt at a time through the ``openai`` (or
 ``together``) client with the library's own retries switched off, classifies failures into
-:class:`~kramabench.models.base.ModelError` kinds and retries the retryable ones (see
+:class:`~kramabench.contracts.model.ModelError` kinds and retries the retryable ones (see
 :class:`~kramabench.models.retry.RetryPolicy`), holding a slot of the endpoint's shared concurrency
 limiter during each attempt.
 """
@@ -19,9 +19,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from kramabench.models.base import ChatMessage, Completion, ModelError, ModelErrorKind, ModelOptions, Usage
+from kramabench.contracts.model import (
+    ChatMessage,
+    Completion,
+    ModelError,
+    ModelErrorKind,
+    ModelOptions,
+    Usage,
+)
 from kramabench.models.budget import remaining as budget_remaining
-from kramabench.models.limits import limiter_for
+from kramabench.models.limits import ConcurrencyLimiter, limiter_for
 from kramabench.models.pricing import Price, cost_usd, price_for
 from kramabench.models.retry import RetryPolicy, parse_retry_after
 
@@ -41,6 +48,13 @@ def default_base_url(provider: str) -> str | None:
     if provider == "together":
         return os.environ.get("TOGETHER_BASE_URL") or TOGETHER_DEFAULT_URL
     return None
+
+
+def set_concurrency_limit(provider: str, limit: int, base_url: str | None = None) -> ConcurrencyLimiter:
+    """Set the limit of one endpoint; ``base_url=None`` means the provider's default endpoint."""
+    lim = limiter_for(provider, base_url or default_base_url(provider))
+    lim.limit = limit
+    return lim
 
 
 class ProviderOptions(BaseModel):
@@ -306,4 +320,4 @@ def classify(exc: BaseException) -> tuple[ModelErrorKind, str, float | None]:
     return "other", f"{type(exc).__name__}: {exc}", None
 
 
-__all__ = ["BASE_URL_ENV", "ChatBackend", "KEY_ENV", "ProviderOptions", "classify", "default_base_url"]
+__all__ = ["BASE_URL_ENV", "ChatBackend", "KEY_ENV", "ProviderOptions", "classify", "default_base_url", "set_concurrency_limit"]

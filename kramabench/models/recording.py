@@ -43,7 +43,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.models.base import ChatMessage, ModelOptions, Usage
+from kramabench.contracts.model import ChatMessage, ModelOptions, Usage
 from kramabench.models.cache import answer_options
 
 logger = logging.getLogger(__name__)

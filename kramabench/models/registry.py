@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kramabench.models.base import Model, ModelError
+from kramabench.contracts.model import Model, ModelError
 from kramabench.models.cache import open_cache
 from kramabench.models.managed import ManagedModel
 from kramabench.models.providers import ChatBackend, ProviderOptions

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from kramabench.models.base import ChatMessage, Completion, ModelError, ModelOptions
+from kramabench.contracts.model import ChatMessage, Completion, ModelError, ModelOptions
 from kramabench.models.recording import CALLS_FILE, CallRecord, current_call, load_calls, request_hash
 
 

@@ -1,6 +1,6 @@
 """Retry policy: exponential backoff with jitter, honouring ``Retry-After``.
 
-The number of attempts and the per-call timeout come from :class:`~kramabench.models.base.ModelOptions`
+The number of attempts and the per-call timeout come from :class:`~kramabench.contracts.model.ModelOptions`
 (``max_attempts``, ``timeout_s``); this policy says how long to wait between attempts and which error
 kinds are worth another attempt. The client libraries' own retries are switched off, so every attempt
 is ours and counted (``Completion.attempts``, ``ModelError.attempts``).
@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.models.base import ModelErrorKind
+from kramabench.contracts.model import ModelErrorKind
 
 DEFAULT_RETRY_ON: tuple[ModelErrorKind, ...] = ("rate_limit", "server_error", "connection", "timeout")
 

@@ -4,45 +4,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
-from kramabench.report.compare import MatrixRow, task_matrix
+from kramabench.report.compare import task_matrix
 from kramabench.report.load import ReportError, RunData, label_runs, load_run
+from kramabench.report.model import Plot, ReportModel
 from kramabench.report.plots import domain_bars, score_vs_cost
-from kramabench.report.summary import RunSummary, error_counts, summarize, unscored_items
+from kramabench.report.summary import error_counts, summarize, unscored_items
 from kramabench.report.tables import SETTING_ORDER, Table, build_tables
-from kramabench.run.records import Record
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Plot:
-    name: str
-    title: str
-    svg: str
-    note: str = ""
-
-
-@dataclass
-class ReportModel:
-    runs: list[RunData]
-    summaries: list[RunSummary]
-    tables: list[Table]
-    errors: dict[str, list[int]]
-    unscored: list[tuple[RunData, Record]]
-    plots: list[Plot] = field(default_factory=list)
-    #: plots left out, with the reason (e.g. score against cost when no call has a known price)
-    skipped_plots: list[str] = field(default_factory=list)
-    #: task-by-task comparison (two runs or more), of ``matrix_setting``
-    matrix: list[MatrixRow] = field(default_factory=list)
-    matrix_setting: str = "end-to-end"
-    generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
-
-    @property
-    def warnings(self) -> list[str]:
-        return [w for run in self.runs for w in run.warnings]
 
 
 @dataclass

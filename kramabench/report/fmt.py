@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kramabench.report.stats import MeanCI
+from scorers.stats import MeanCI
 
 
 def pct(x: float | None, digits: int = 1) -> str:

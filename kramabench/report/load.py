@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kramabench.run.records import Manifest, Record
+from kramabench.contracts.records import Manifest, Record
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def load_run(run_dir: Path | str) -> RunData:
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: not a run folder (no such directory)")
     mpath = run_dir / MANIFEST
-    from kramabench.run.store import parse_manifest
+    from kramabench.contracts.records import parse_manifest
 
     try:
         manifest = parse_manifest(mpath.read_bytes(), mpath)

@@ -9,16 +9,16 @@ import base64
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from kramabench.contracts.records import Record
 from kramabench.report import fmt
 from kramabench.report.compare import MatrixCell
 from kramabench.report.plots import run_color
-from kramabench.report.stats import MeanCI
 from kramabench.report.summary import error_kind, record_cost, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, natural_key, record_value
-from kramabench.run.records import Record
+from scorers.stats import MeanCI
 
 if TYPE_CHECKING:
-    from kramabench.report.build import ReportModel
+    from kramabench.report.model import ReportModel
 
 MAX_TEXT = 60_000  # characters of one code block / transcript message shown
 

@@ -10,7 +10,7 @@ from kramabench.report.summary import error_kind, record_cost, record_wall, task
 from kramabench.report.tables import Table, is_unscored, record_value
 
 if TYPE_CHECKING:
-    from kramabench.report.build import ReportModel
+    from kramabench.report.model import ReportModel
 
 
 def _esc(text: str) -> str:

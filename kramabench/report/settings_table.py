@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 from kramabench.report.load import RunData
-from kramabench.report.stats import MeanCI
 from kramabench.report.tables import (
     SETTING_ORDER,
     SETTING_TITLES,
@@ -31,6 +30,7 @@ from kramabench.report.tables import (
     register_table,
     task_scores,
 )
+from scorers.stats import MeanCI
 
 NO_MODEL = "–"
 

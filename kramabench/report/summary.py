@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
-from kramabench.report.stats import MeanCI
 from kramabench.report.tables import SETTING_ORDER, TOTAL, cell_stat, is_unscored, natural_key, task_scores
-from kramabench.run.records import Record
 from scorers.design import judge_cost, judge_tokens
+from scorers.stats import MeanCI
 
 
 @dataclass

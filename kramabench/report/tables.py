@@ -22,9 +22,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
-from kramabench.report.stats import MeanCI, mean_ci
-from kramabench.run.records import Record
+from scorers.stats import MeanCI, mean_ci
 
 SETTING_ORDER = ["end-to-end", "pipeline-design", "subtasks"]
 SETTING_TITLES = {

@@ -4,8 +4,8 @@
     result = prepare(RunConfig(workload="mini", system="reference")).run()
 """
 
+from kramabench.contracts.records import Manifest, Record
 from kramabench.run.paths import default_results_dir, kramabench_home, official_root
-from kramabench.run.records import Manifest, Record
 from kramabench.run.runner import Runner, RunOptions, RunResult
 from kramabench.run.session import RunConfig, RunSetupError, prepare, resolve_workload_root
 from kramabench.run.settings import SETTINGS, get_setting, register_setting

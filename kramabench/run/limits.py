@@ -63,7 +63,7 @@ class LimitedModel:
         if guard is None:
             with self._sem:
                 return self._model.complete(messages, options)
-        from kramabench.models.base import ModelError
+        from kramabench.contracts.model import ModelError
 
         self._refuse_if_tripped(guard, ModelError)
         if not self._answered.is_set():

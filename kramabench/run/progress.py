@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from kramabench.run.records import Record
+from kramabench.contracts.records import Record
 
 
 @dataclass

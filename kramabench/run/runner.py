@@ -34,14 +34,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.models.base import FATAL_KINDS
+from kramabench.contracts.model import FATAL_KINDS
+from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
+from kramabench.contracts.system import OutcomeError, SettingName, SystemOutput, TaskInput
 from kramabench.run.lakeview import LakeViews, ViewMode
 from kramabench.run.limits import FatalGuard
 from kramabench.run.progress import Progress
-from kramabench.run.records import Manifest, Record
-from kramabench.run.settings import get_setting
-from kramabench.run.store import RecordKey, RunStore, latest_records, unit_key
-from kramabench.systems.base import OutcomeError, Setting, SystemOutput, TaskInput
+from kramabench.run.settings import SettingContext, WorkItem, get_setting
+from kramabench.run.store import RunStore
 from kramabench.systems.context import TaskRef, TaskResolver
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    setting: Setting = "end-to-end"
+    setting: SettingName = Field("end-to-end", description="evaluation setting (a built-in or a plug-in's)")
     concurrency: int = Field(4, ge=1, description="tasks solved at once")
     model_concurrency: int | None = Field(None, ge=1, description="model calls at once (default: concurrency)")
     sandbox_concurrency: int | None = Field(None, ge=1, description="sandbox executions at once (default: concurrency)")
@@ -66,21 +66,6 @@ class RunOptions(BaseModel):
         None, gt=0, description="seconds of model calls (retries and waits included) one task may spend; "
         "a call past it fails as a 'timeout' model error"
     )
-
-
-@dataclass
-class WorkItem:
-    key: RecordKey
-    domain: str
-    task: Any  # kramabench.workload.Task
-    subtask: Any | None
-    attempt: int
-    input: TaskInput
-    ref: TaskRef
-    call_key: str = ""
-    started_at: datetime | None = None
-    #: an outcome known without calling the system (a setting's ``presolved``, e.g. a task not judgeable)
-    presolved: SystemOutput | None = None
 
 
 @dataclass
@@ -184,6 +169,9 @@ class Runner:
         self.salt = str(manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
         self.recorder: Any = None
         self.system: Any = None
+        self.setting_ctx = SettingContext(
+            pose_subtasks=options.pose_subtasks, judge=judge, privileged=system_spec.privileged
+        )
 
     def build_system(self) -> Any:
         """Build the system (privileged built-ins get the resolver, filled in when tasks are planned)."""
@@ -254,11 +242,10 @@ class Runner:
             subtask_keys=keys,
         )
         self.resolver.add(token, ref)
-        inp = setting.task_input(self, task, unit, view, token, keys)
+        inp = setting.task_input(self.setting_ctx, task, unit, view, token, keys)
         key = call_key(self.salt, setting.name, wl.domain, task.id, sub_id)
-        pre = getattr(setting, "presolved", None)
         return WorkItem((setting.name, task.id, sub_id, attempt), wl.domain, task, unit, attempt, inp, ref, key,
-                        presolved=pre(task, unit) if callable(pre) else None)
+                        presolved=setting.presolved(task, unit))
 
     # -- scoring -------------------------------------------------------------------------------------
     def _score(self, it: WorkItem, out: SystemOutput, wall: float) -> Record | None:
@@ -300,13 +287,13 @@ class Runner:
             model=self.manifest.model,
             answer_type=at.value if hasattr(at, "value") else at,
             expected=task.answer,
-            answer=_jsonable(out.answer),
+            answer=jsonable(out.answer),
             pipeline_code=out.pipeline_code,
             usage=usage,
             wall_s=wall,
             files_read=list(out.files_read),
             iterations=out.iterations,
-            transcript=[_jsonable(t) for t in out.transcript],
+            transcript=[jsonable(t) for t in out.transcript],
             started_at=it.started_at,
             finished_at=_now(),
             difficulty=getattr(getattr(task, "difficulty", None), "value", None),
@@ -314,7 +301,7 @@ class Runner:
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         rec = self._base_record(it, out, wall)
-        return rec.model_copy(update=get_setting(it.key[0]).score(self, it, out))
+        return rec.model_copy(update=get_setting(it.key[0]).score(self.setting_ctx, it, out))
 
     # -- signals -------------------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -463,7 +450,7 @@ class Runner:
             self.manifest.counts = _counts(all_records)
             stats = getattr(self.judge, "stats", None)
             if isinstance(stats, dict):
-                self.manifest.counts["judge"] = _jsonable(stats)
+                self.manifest.counts["judge"] = jsonable(stats)
             self.store.write_manifest(self.manifest)
             close = getattr(system, "close", None)
             if callable(close) and not hard:
@@ -493,10 +480,8 @@ class Runner:
 
 def _open_recorder(run_dir: Path) -> Any:
     """Record every model call of the run in ``<run_dir>/calls.jsonl`` (for ``replay/<run_dir>``)."""
-    try:
-        from kramabench.models import recording
-    except ImportError:
-        return None
+    from kramabench.models import recording
+
     return recording.CallRecorder(run_dir)
 
 
@@ -513,36 +498,4 @@ def _counts(records: list[Record]) -> dict[str, Any]:
     }
 
 
-#: deepest nesting of a system's answer kept in a record (deeper parts are replaced by a note)
-MAX_ANSWER_DEPTH = 64
-
-
-def _jsonable(v: Any, depth: int = 0) -> Any:
-    """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float); nesting deeper
-    than :data:`MAX_ANSWER_DEPTH` becomes a note (a 100,000-deep list must not exhaust the stack)."""
-    if v is None or isinstance(v, bool | int | float | str):
-        return v
-    if depth >= MAX_ANSWER_DEPTH and isinstance(v, dict | list | tuple | set | frozenset):
-        return f"<nested deeper than {MAX_ANSWER_DEPTH} levels: cut>"
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x, depth + 1) for k, x in v.items()}
-    if isinstance(v, list | tuple | set | frozenset):
-        return [_jsonable(x, depth + 1) for x in v]
-    item = getattr(v, "item", None)  # numpy scalar
-    if callable(item):
-        try:
-            return _jsonable(item(), depth)
-        except (TypeError, ValueError):
-            pass
-    tolist = getattr(v, "tolist", None)  # numpy array, pandas Series
-    if callable(tolist):
-        try:
-            return _jsonable(tolist(), depth)
-        except (TypeError, ValueError):
-            pass
-    if isinstance(v, Path):
-        return str(v)
-    return repr(v)
-
-
-__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem", "is_fatal_record"]
+__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem", "call_key", "is_fatal_record"]

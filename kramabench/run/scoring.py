@@ -6,6 +6,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+import scorers
+
 log = logging.getLogger(__name__)
 
 
@@ -28,16 +30,7 @@ def score_answer(
     if answer_type is None:
         return Scored(None, None, {"reason": "the task has no valid answer_type"}, unscored=True)
     try:
-        import scorers
-    except ImportError as e:  # pragma: no cover - scorers ship with the package
-        return Scored(None, None, {"reason": f"scorers not importable: {e}"}, unscored=True)
-    try:
-        try:
-            s = scorers.score(expected, predicted, answer_type, judge=judge, question=question)
-        except TypeError as e:
-            if "question" not in str(e):
-                raise
-            s = scorers.score(expected, predicted, answer_type, judge=judge)
+        s = scorers.score(expected, predicted, answer_type, judge=judge, question=question)
     except Exception as e:  # noqa: BLE001 - any scorer failure becomes an explained unscored item
         log.warning("%s: scorer failed: %s: %s", where, type(e).__name__, e)
         return Scored(None, None, {"reason": "scorer_error", "error": f"{type(e).__name__}: {e}"}, unscored=True)

@@ -18,6 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.model import ModelError
+from kramabench.contracts.records import Manifest
+from kramabench.contracts.sandbox import SandboxUnavailable
+from kramabench.models import get_model
+from kramabench.run.lakeview import list_lake_files
 from kramabench.run.limits import FatalGuard, LimitedModel, LimitedSandbox
 from kramabench.run.paths import OFFICIAL_NAME, default_results_dir, official_root
 from kramabench.run.progress import Progress
@@ -28,13 +33,17 @@ from kramabench.run.provenance import (
     solutions_fingerprint,
     workload_version,
 )
-from kramabench.run.records import Manifest
 from kramabench.run.runner import Runner, RunOptions, RunResult
+from kramabench.run.settings import Setting, get_setting
 from kramabench.run.store import RunLocked, RunStore
+from kramabench.sandbox import get_sandbox
+from kramabench.systems.context import SystemContext
+from kramabench.systems.registry import SystemNotFound, get_system_spec
+from kramabench.workload import WorkloadError, list_domains, load_workload
+from kramabench.workload import resolve_workload_root as resolve
 
 log = logging.getLogger(__name__)
 
-REPO_WORKLOADS = Path(__file__).resolve().parents[2] / "workloads"
 
 
 class RunSetupError(RuntimeError):
@@ -73,32 +82,9 @@ def resolve_workload_root(name: str) -> Path:
             )
         return root
     try:
-        from kramabench.workload import resolve_workload_root as resolve  # type: ignore[attr-defined]
-    except ImportError:
-        resolve = None
-    if resolve is not None:
-        try:
-            return Path(resolve(name))
-        except (_workload_error(), FileNotFoundError, ValueError, KeyError, LookupError) as e:
-            raise RunSetupError(str(e).strip("'\"")) from e
-    p = Path(name).expanduser()
-    if (p / "workload").is_dir():
-        return p.resolve()
-    bundled = REPO_WORKLOADS / name
-    if (bundled / "workload").is_dir():
-        return bundled
-    raise RunSetupError(
-        f"workload {name!r} not found: not a bundled workload, not a folder holding workload/, "
-        f"and not {OFFICIAL_NAME!r}"
-    )
-
-
-def _workload_error() -> type[Exception]:
-    try:
-        from kramabench.workload import WorkloadError  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - older loader
-        return ValueError
-    return WorkloadError
+        return Path(resolve(name))
+    except WorkloadError as e:
+        raise RunSetupError(str(e).strip("'\"")) from e
 
 
 def default_domains(available: list[str]) -> list[str]:
@@ -108,9 +94,6 @@ def default_domains(available: list[str]) -> list[str]:
 
 
 def load_workloads(root: Path, domains: list[str], errata: bool) -> list[Any]:
-    from kramabench.workload import list_domains, load_workload  # type: ignore[attr-defined]
-
-    WorkloadError = _workload_error()  # noqa: N806
     try:
         available = list_domains(root)
     except WorkloadError as e:
@@ -194,33 +177,19 @@ class Prepared:
 def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, role: str = "model") -> Any:
     """The model of a run, checked by one cheap preflight request (key, endpoint, model name)."""
     try:
-        from kramabench.models import get_model  # type: ignore[attr-defined]
-    except ImportError as e:
-        raise RunSetupError(f"model providers are not available: {e}") from e
-    from kramabench.models.base import ModelError
-
-    try:
         model = get_model(model_id)
     except ModelError as e:
         raise RunSetupError(f"{role} {model_id}: {e.message}" if e.kind != "missing_key" else e.message) from e
     except (ValueError, KeyError) as e:
         raise RunSetupError(f"{role} {model_id}: {e}") from e
-    check = getattr(model, "preflight", None)
-    if callable(check):
-        try:
-            check()
-        except ModelError as e:
-            raise ModelUnusable(f"{role} {e.message} [{e.kind}]; nothing was run") from e
+    try:
+        model.preflight()
+    except ModelError as e:
+        raise ModelUnusable(f"{role} {e.message} [{e.kind}]; nothing was run") from e
     return LimitedModel(model, limit, guard)
 
 
 def _make_sandbox(backend: str, limit: int) -> Any:
-    try:
-        from kramabench.sandbox import get_sandbox  # type: ignore[attr-defined]
-    except ImportError as e:
-        raise RunSetupError(f"sandbox backends are not available: {e}") from e
-    from kramabench.sandbox.base import SandboxUnavailable
-
     try:
         sb = get_sandbox(backend)
     except SandboxUnavailable as e:
@@ -234,26 +203,14 @@ def _make_sandbox(backend: str, limit: int) -> Any:
     return LimitedSandbox(sb, limit)
 
 
-def _make_judge(judge_id: str, limit: int, setting: Any = None, guard: FatalGuard | None = None) -> Any:
-    model = _make_model(judge_id, limit, guard, role="judge")
-    make_for_setting = getattr(setting, "make_judge", None)
-    if callable(make_for_setting):  # e.g. pipeline-design: the design judge
-        return make_for_setting(model)
-    try:
-        import scorers
-
-        make = getattr(scorers, "make_judge", None) or getattr(scorers, "ModelJudge", None)
-        if callable(make):
-            return make(model)
-    except ImportError:
-        pass
-    return model
+def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None) -> Any:
+    """The judge of a run: the setting says which (the design judge for pipeline-design, else the paraphrase
+    judge), on a model made and checked (preflight) like the system's."""
+    return setting.make_judge(_make_model(judge_id, limit, guard, role="judge"))
 
 
 def prepare(config: RunConfig, *, progress: Progress | None = None, command: list[str] | None = None) -> Prepared:
     """Check everything and build the runner; nothing runs and no run folder is created on failure."""
-    from kramabench.systems.registry import SystemNotFound, get_system_spec
-
     opts = config.options
     results = Path(config.results) if config.results else default_results_dir()
 
@@ -277,8 +234,6 @@ def prepare(config: RunConfig, *, progress: Progress | None = None, command: lis
         finally:
             store.unlock()
         _check_resume(config, old)
-
-    from kramabench.run.settings import get_setting
 
     try:
         get_setting(opts.setting)
@@ -330,15 +285,12 @@ def _prepare_rest(
     progress: Progress | None,
     command: list[str] | None,
 ) -> Prepared:
-    from kramabench.run.settings import get_setting
-    from kramabench.systems.context import SystemContext
-
     opts = config.options
     guard = FatalGuard()
     limit = opts.model_concurrency or opts.concurrency
     model = _make_model(config.model, limit, guard) if config.model else None
     setting = get_setting(opts.setting)
-    judge_id = config.judge or getattr(setting, "default_judge", None)
+    judge_id = config.judge or setting.default_judge
     judge = _make_judge(judge_id, limit, setting, guard) if judge_id else None
     sandbox = None
     if spec.needs_sandbox:
@@ -355,8 +307,6 @@ def _prepare_rest(
         "content": {},
     }
     errata: list[dict[str, Any]] = []
-    from kramabench.run.lakeview import list_lake_files
-
     for w in workloads:
         files = list_lake_files(Path(w.lake))
         wl_info["content"][w.domain] = {

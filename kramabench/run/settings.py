@@ -1,49 +1,101 @@
 """Evaluation settings: what a work item is, what the system is asked, how its output is scored.
 
-A setting is a small object registered by name (:func:`register_setting`):
+A setting implements :class:`Setting` (subclass :class:`BaseSetting` for the defaults) and is registered
+under the entry-point group ``kramabench.settings`` (the built-ins through this project's own
+``pyproject.toml``, exactly like a plug-in):
 
 * ``units(task)``: the work items of one task (``None`` = the task itself; a Subtask = one item for it),
-* ``task_input(runner, task, unit, view, token, keys)``: the :class:`TaskInput` the system receives
+* ``task_input(ctx, task, unit, view, token, keys)``: the :class:`TaskInput` the system receives
   (never ids, answers, data_sources or solutions),
-* ``score(runner, item, output)``: the scored fields of the record (status, error, score, metric, details,
+* ``presolved(task, unit)``: an outcome known without calling the system, else None,
+* ``make_judge(model)``: the judge the setting scores with (default: the paraphrase judge),
+* ``default_judge``: model id used when ``--judge`` is not given (None: no judge unless asked),
+* ``score(ctx, item, output)``: the scored fields of the record (status, error, score, metric, details,
   subtask answers/scores).
 
-Optional members: ``default_judge`` (model id used when ``--judge`` is not given), ``make_judge(model)``
-(the judge object the setting scores with, else the paraphrase judge) and ``presolved(task, unit)`` (an
-outcome known without calling the system, else None).
+A setting sees the run through a narrow :class:`SettingContext` (the judge, whether subtasks are posed,
+whether the system is privileged), never the Runner.
 
-Built in: ``end-to-end``, ``pipeline-design`` (:class:`PipelineDesign`) and ``subtasks``
-(:class:`Subtasks`).
+Built in: ``end-to-end`` (:class:`EndToEnd`), ``pipeline-design`` (:class:`PipelineDesign`) and
+``subtasks`` (:class:`Subtasks`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
 
+from kramabench.contracts.records import jsonable
+from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput
 from kramabench.run.scoring import Scored, no_answer, score_answer
-from kramabench.systems.base import OutcomeError, SubtaskInput, SystemOutput, TaskInput
+from kramabench.systems.context import TaskRef
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kramabench.run.runner import Runner, WorkItem
+#: (setting, task id, subtask id, attempt)
+RecordKey = tuple[str, str, "str | None", int]
 
 
+@dataclass(frozen=True)
+class SettingContext:
+    """What a setting may use of the run: never the Runner, the store or the workload list."""
+
+    #: end-to-end: also pose the subtask questions (answers scored apart)
+    pose_subtasks: bool = True
+    #: the judge built by the setting's ``make_judge`` (None: no judge configured)
+    judge: Any = None
+    #: the system is a privileged built-in (it knows the official subtask numbering)
+    privileged: bool = False
+
+
+@dataclass
+class WorkItem:
+    key: RecordKey
+    domain: str
+    task: Any  # kramabench.workload.Task
+    subtask: Any | None
+    attempt: int
+    input: TaskInput
+    ref: TaskRef
+    call_key: str = ""
+    started_at: datetime | None = None
+    #: an outcome known without calling the system (a setting's ``presolved``, e.g. a task not judgeable)
+    presolved: SystemOutput | None = None
+
+
+@runtime_checkable
 class Setting(Protocol):
     name: str
+    default_judge: str | None
 
     def units(self, task: Any) -> list[Any | None]: ...
 
-    def task_input(self, runner: Runner, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput: ...
+    def task_input(
+        self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
+    ) -> TaskInput: ...
 
-    def score(self, runner: Runner, item: WorkItem, out: SystemOutput) -> dict[str, Any]: ...
+    def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None: ...
+
+    def make_judge(self, model: Any) -> Any: ...
+
+    def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]: ...
 
 
-def jsonable(v: Any) -> Any:
-    from kramabench.run.runner import _jsonable
+class BaseSetting:
+    """Defaults of a setting: no default judge, the paraphrase judge when one is asked, nothing presolved."""
 
-    return _jsonable(v)
+    name = ""
+    default_judge: str | None = None
+
+    def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
+        return None
+
+    def make_judge(self, model: Any) -> Any:
+        from scorers.judge import ModelJudge
+
+        return ModelJudge(model)
 
 
-class EndToEnd:
+class EndToEnd(BaseSetting):
     """The question and the lake; the main answer scored, subtask answers scored apart."""
 
     name = "end-to-end"
@@ -51,17 +103,17 @@ class EndToEnd:
     def units(self, task: Any) -> list[Any | None]:
         return [None]
 
-    def task_input(self, runner: Runner, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
+    def task_input(self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
         subtasks = (
             [SubtaskInput(key=k, query=st.query) for k, st in zip(keys, task.subtasks, strict=True)]
-            if runner.options.pose_subtasks and task.subtasks
+            if ctx.pose_subtasks and task.subtasks
             else None
         )
         return TaskInput(
             query=task.query, lake_root=view.path, files=list(view.files), setting=self.name, subtasks=subtasks, token=token
         )
 
-    def score(self, runner: Runner, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
+    def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         task = item.task
         error = out.error
         answer = jsonable(out.answer)  # what is recorded is what is scored (numpy scalars -> numbers, ...)
@@ -70,7 +122,7 @@ class EndToEnd:
         if answer is None:
             sc = no_answer(error.kind if error else "no_answer")
         else:
-            sc = score_answer(task.answer, answer, task.answer_type, runner.judge, where=task.id, question=task.query)
+            sc = score_answer(task.answer, answer, task.answer_type, ctx.judge, where=task.id, question=task.query)
         # subtask answers: scored apart, keyed by the official subtask id
         sub_answers: dict[str, Any] = {}
         sub_scores: dict[str, float | None] = {}
@@ -81,7 +133,7 @@ class EndToEnd:
             sid = keys.get(k)
             sub_answers[sid or k] = jsonable(v)  # an answer under an unknown key is kept, not scored
         # score subtasks when they were posed (or the system is the reference, which knows the numbering)
-        if item.input.subtasks or runner.spec.privileged:
+        if item.input.subtasks or ctx.privileged:
             for sid in keys.values():
                 st = by_id[sid]
                 if sid not in sub_answers:
@@ -90,7 +142,7 @@ class EndToEnd:
                     sub_scores[sid] = 0.0 if item.input.subtasks else None
                     sub_details[sid] = {"answered": False, "reason": "no answer"}
                     continue
-                s: Scored = score_answer(st.answer, sub_answers[sid], st.answer_type, runner.judge, where=sid, question=st.query)
+                s: Scored = score_answer(st.answer, sub_answers[sid], st.answer_type, ctx.judge, where=sid, question=st.query)
                 sub_scores[sid] = s.value
                 sub_details[sid] = {"answered": True, "metric": s.metric, "unscored": s.unscored, **s.details}
         return {
@@ -106,7 +158,7 @@ class EndToEnd:
         }
 
 
-class PipelineDesign:
+class PipelineDesign(BaseSetting):
     """The end-to-end question; the system's pipeline code judged per key functionality.
 
     Score = fraction of the task's key functionalities the design judge finds implemented
@@ -119,7 +171,7 @@ class PipelineDesign:
     name = "pipeline-design"
 
     @property
-    def default_judge(self) -> str:
+    def default_judge(self) -> str:  # type: ignore[override]
         from scorers.design import DEFAULT_DESIGN_JUDGE
 
         return DEFAULT_DESIGN_JUDGE
@@ -132,7 +184,7 @@ class PipelineDesign:
     def units(self, task: Any) -> list[Any | None]:
         return [None]
 
-    def task_input(self, runner: Runner, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
+    def task_input(self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
         return TaskInput(query=task.query, lake_root=view.path, files=list(view.files), setting=self.name, token=token)
 
     def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
@@ -140,9 +192,9 @@ class PipelineDesign:
 
         return None if key_functionalities(task).judgeable else SystemOutput()
 
-    def score(self, runner: Runner, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
+    def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         from kramabench.workload import key_functionalities
-        from scorers.design import METRIC
+        from scorers.design import METRIC, DesignJudge
 
         kfs = key_functionalities(item.task)
         common: dict[str, Any] = {
@@ -159,8 +211,8 @@ class PipelineDesign:
         if (code is None or not code.strip()) and error is None:
             error = OutcomeError(kind="no_code", message="the system returned no pipeline code")
         status = "error" if error is not None else "ok"
-        judge = runner.judge
-        if judge is None or not callable(getattr(judge, "score", None)) or not hasattr(judge, "prompt_version"):
+        judge = ctx.judge
+        if not isinstance(judge, DesignJudge):
             return {**common, "status": status, "error": error, "score": None, "unscored": True,
                     "score_details": {"reason": "no design judge configured for the pipeline-design setting"}}
         sc = judge.score(item.task.query, code, kfs.items, kf_source=kfs.source)
@@ -168,7 +220,7 @@ class PipelineDesign:
                 "score_details": jsonable(sc.details)}
 
 
-class Subtasks:
+class Subtasks(BaseSetting):
     """Each subtask posed on its own, with the task's question as context; scored by its answer type.
 
     One work item per subtask (record key with ``subtask_id``); the system gets ``query`` = the subtask
@@ -181,11 +233,11 @@ class Subtasks:
     def units(self, task: Any) -> list[Any | None]:
         return list(task.subtasks)
 
-    def task_input(self, runner: Runner, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
+    def task_input(self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
         return TaskInput(query=unit.query, parent_query=task.query, lake_root=view.path, files=list(view.files),
                          setting=self.name, token=token)
 
-    def score(self, runner: Runner, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
+    def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         st = item.subtask
         at = st.answer_type
         error = out.error
@@ -195,9 +247,9 @@ class Subtasks:
         if answer is None:
             sc = no_answer(error.kind if error else "no_answer")
         else:
-            sc = score_answer(st.answer, answer, at, runner.judge, where=st.id, question=st.query)
+            sc = score_answer(st.answer, answer, at, ctx.judge, where=st.id, question=st.query)
         return {
-            "answer_type": at.value if hasattr(at, "value") else at,
+            "answer_type": at.value if at is not None else None,
             "expected": st.answer,
             "status": "error" if error is not None else "ok",
             "error": error,
@@ -222,4 +274,7 @@ def get_setting(name: str) -> Setting:
         raise KeyError(f"setting {name!r} is not available (available: {', '.join(SETTINGS)})") from None
 
 
-__all__ = ["SETTINGS", "EndToEnd", "PipelineDesign", "Setting", "Subtasks", "get_setting", "register_setting"]
+__all__ = [
+    "SETTINGS", "BaseSetting", "EndToEnd", "PipelineDesign", "Setting", "SettingContext", "Subtasks", "WorkItem",
+    "get_setting", "register_setting",
+]

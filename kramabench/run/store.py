@@ -19,12 +19,19 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from kramabench.run.records import Manifest, Record
+from kramabench.contracts.records import (
+    Manifest,
+    ReadResult,
+    Record,
+    latest_records,
+    parse_manifest,
+    read_records,
+    unit_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,84 +39,6 @@ MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
 
 RecordKey = tuple[str, str, "str | None", int]
-
-
-@dataclass
-class ReadResult:
-    records: list[Record] = field(default_factory=list)
-    #: 1-based line numbers that could not be read, with the reason
-    bad_lines: list[tuple[int, str]] = field(default_factory=list)
-    #: the file ended in the middle of a line (a write cut by a crash)
-    torn_tail: bool = False
-
-
-def read_records(path: Path) -> ReadResult:
-    """Read a ``records.jsonl`` tolerantly: a torn last line or an invalid line is reported, not raised."""
-    out = ReadResult()
-    if not path.exists():
-        return out
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        out.torn_tail = True
-    lines = data.split(b"\n")
-    for i, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            out.records.append(Record.model_validate_json(raw))
-        except (ValidationError, ValueError) as e:
-            reason = "torn last line (the run was killed while writing it)" if (
-                i == len(lines) and out.torn_tail
-            ) else f"invalid record: {str(e).splitlines()[0]}"
-            out.bad_lines.append((i, reason))
-    if out.bad_lines:
-        for ln, why in out.bad_lines:
-            log.warning("%s line %d: %s", path, ln, why)
-    return out
-
-
-def parse_manifest(data: bytes, path: Path | str) -> Manifest:
-    """A manifest from its bytes; problems in plain words: empty, cut short, not JSON, missing or bad fields."""
-    import json
-
-    if not data.strip():
-        raise ValueError(f"{path}: the manifest is empty (the run folder is damaged); start a new run")
-    try:
-        doc = json.loads(data)
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: the manifest is not text (binary bytes); start a new run") from None
-    except json.JSONDecodeError as e:
-        cut = e.pos >= len(data.rstrip()) - 1
-        what = "is cut short (it ends in the middle of its JSON)" if cut else f"is not valid JSON ({e.msg})"
-        raise ValueError(f"{path}: the manifest {what} at line {e.lineno}, column {e.colno}; the run folder is "
-                         "damaged (a copy cut short, a full disk): restore the file or start a new run") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"{path}: the manifest holds a JSON {type(doc).__name__}, not an object; start a new run")
-    try:
-        return Manifest.model_validate(doc)
-    except ValidationError as e:
-        probs = []
-        for er in e.errors()[:3]:
-            loc = ".".join(str(x) for x in er.get("loc", ())) or "(top)"
-            probs.append(f"field '{loc}' is missing" if er.get("type") == "missing" else f"field '{loc}': {er.get('msg')}")
-        more = f" and {e.error_count() - 3} more" if e.error_count() > 3 else ""
-        raise ValueError(f"{path}: the manifest is not one kramabench can read: {'; '.join(probs)}{more}") from None
-
-
-def unit_key(r: Record) -> tuple[str, str, str, str | None]:
-    """(domain, setting, task id, subtask id): one unit of work. The domain is part of it because two
-    domains of a root may share task ids (the official ``legal`` and ``legal-tiny``)."""
-    return (r.domain, r.setting, r.task_id, r.subtask_id)
-
-
-def latest_records(records: list[Record]) -> list[Record]:
-    """One record per (domain, setting, task, subtask): the highest attempt (for a retried error)."""
-    best: dict[tuple[str, str, str, str | None], Record] = {}
-    for r in records:
-        k = unit_key(r)
-        if k not in best or r.attempt >= best[k].attempt:
-            best[k] = r
-    return list(best.values())
 
 
 class RunLocked(RuntimeError):

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from kramabench.run.records import Record
+from kramabench.contracts.records import Record
 from kramabench.run.store import latest_records
 from scorers.design import judge_cost
+from scorers.stats import bootstrap_ci
 
 
 @dataclass
@@ -32,28 +33,6 @@ class DomainRow:
     #: the design judge's calls (pipeline-design), apart from the system's cost; None: no judge called
     judge_cost_usd: float | None = None
     judge_cost_unknown: int = 0
-
-
-def bootstrap_ci(values: list[float], *, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean (``scorers.aggregate`` is used when it offers one)."""
-    try:
-        from scorers import bootstrap_ci as scorers_ci  # type: ignore[attr-defined]
-    except ImportError:
-        scorers_ci = None
-    if scorers_ci is not None:
-        lo, hi = scorers_ci(values, n_boot=n_boot, confidence=level, seed=seed)
-        return (float("nan") if lo is None else float(lo), float("nan") if hi is None else float(hi))
-    import numpy as np
-
-    if len(values) == 0:
-        return float("nan"), float("nan")
-    arr = np.asarray(values, dtype=float)
-    if len(arr) == 1:
-        return float(arr[0]), float(arr[0])
-    rng = np.random.default_rng(seed)
-    means = arr[rng.integers(0, len(arr), size=(n_boot, len(arr)))].mean(axis=1)
-    alpha = (1 - level) / 2
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
 def domain_table(records: list[Record], *, setting: str = "end-to-end") -> tuple[list[DomainRow], DomainRow]:
@@ -165,4 +144,4 @@ def _cost(r: DomainRow, compact: bool = False, *, judge: bool = False) -> str:
     return s
 
 
-__all__ = ["DomainRow", "bootstrap_ci", "domain_table", "per_task", "render_table"]
+__all__ = ["DomainRow", "domain_table", "per_task", "render_table"]

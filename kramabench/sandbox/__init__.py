@@ -4,7 +4,7 @@
 ``kramabench-sandbox`` image) and ``get_sandbox("unsafe-subprocess")`` (no isolation, explicit opt-in).
 """
 
-from kramabench.sandbox.base import ExecResult, Limits, Sandbox, SandboxUnavailable
+from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable
 from kramabench.sandbox.registry import DEFAULT_BACKEND, backends, get_sandbox, register_backend
 
 __all__ = [

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from kramabench.sandbox.base import ExecResult, Limits
+from kramabench.contracts.sandbox import ExecResult, Limits
 
 _BOOTSTRAP: str | None = None
 

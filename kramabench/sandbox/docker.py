@@ -31,6 +31,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.sandbox._common import (
     BASE_ENV,
     bootstrap_source,
@@ -40,7 +41,6 @@ from kramabench.sandbox._common import (
     rlimits,
     thread_env,
 )
-from kramabench.sandbox.base import ExecResult, Limits, SandboxUnavailable
 from kramabench.sandbox.image import DEFAULT_IMAGE, versions_snippet
 from kramabench.sweep import OWNER_LABEL, container_is_orphan, owner_tag, tempdir
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from kramabench.sandbox.base import SandboxUnavailable
+from kramabench.contracts.sandbox import SandboxUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.sandbox._common import (
     BASE_ENV,
     bootstrap_source,
@@ -35,7 +36,6 @@ from kramabench.sandbox._common import (
     wait_and_drain,
     workdir_lake_path,
 )
-from kramabench.sandbox.base import ExecResult, Limits, SandboxUnavailable
 from kramabench.sweep import cgroup_name, sweep_cgroups, tempdir
 
 log = logging.getLogger(__name__)

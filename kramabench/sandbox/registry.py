@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kramabench.sandbox.base import Sandbox
+from kramabench.contracts.sandbox import Sandbox
 
 #: backend name -> "module:Class" (imported lazily: the docker package is only loaded when used)
 _BACKENDS: dict[str, str | Callable[..., Sandbox]] = {

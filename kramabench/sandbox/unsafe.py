@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.sandbox import ExecResult, Limits
 from kramabench.sandbox._common import (
     BASE_ENV,
     bootstrap_source,
@@ -28,7 +29,6 @@ from kramabench.sandbox._common import (
     thread_env,
     wait_and_drain,
 )
-from kramabench.sandbox.base import ExecResult, Limits
 from kramabench.sweep import make_tempdir
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,13 @@
 """Systems under test: protocol, registry and built-ins."""
 
-from kramabench.systems.base import OutcomeError, SubtaskInput, System, SystemOutput, SystemUsage, TaskInput
+from kramabench.contracts.system import (
+    OutcomeError,
+    SubtaskInput,
+    System,
+    SystemOutput,
+    SystemUsage,
+    TaskInput,
+)
 from kramabench.systems.context import SystemContext, TaskRef, TaskResolver
 from kramabench.systems.registry import SystemNotFound, SystemSpec, available_systems, get_system_spec
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.systems.base import OutcomeError, SystemOutput, SystemUsage, TaskInput
+from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
 from kramabench.systems.context import SystemContext, TaskResolver
 from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
 
@@ -91,7 +91,7 @@ class ReferenceSystem:
         return out.model_copy(update={"answer": out.subtask_answers[sub_key], "subtask_answers": {}})
 
     def _run(self, task: TaskInput, ref: Any, code: str, t0: float) -> SystemOutput:
-        from kramabench.sandbox.base import Limits
+        from kramabench.contracts.sandbox import Limits
 
         limits = Limits(wall_timeout_s=self.options.timeout_s, memory_mb=self.options.memory_mb)
         res = self.sandbox.run(code, task.lake_root, limits, workdir_lake=ref.workdir_lake)

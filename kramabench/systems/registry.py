@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
 
-from kramabench.systems.base import System
+from kramabench.contracts.system import System
 from kramabench.systems.context import SystemContext
 
 log = logging.getLogger(__name__)

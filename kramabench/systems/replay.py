@@ -11,7 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.systems.base import OutcomeError, SystemOutput, SystemUsage, TaskInput
+from kramabench.contracts.records import latest_records, read_records
+from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
 from kramabench.systems.context import SystemContext, TaskResolver
 
 
@@ -26,8 +27,6 @@ class ReplaySystem:
     name = "replay"
 
     def __init__(self, resolver: TaskResolver, options: ReplayOptions) -> None:
-        from kramabench.run.store import latest_records, read_records
-
         self._resolver = resolver
         self.options = options
         path = Path(options.run_dir) / "records.jsonl"

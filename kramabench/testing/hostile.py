@@ -110,7 +110,8 @@ def _json(path: Path, size: int, item: str) -> None:
         f.write(item + "]")
 
 
-def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30) -> Path:
+def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30, html_parse_bound: int = 4 << 20,
+                      json_parse_bound: int = 4 << 20) -> Path:
     """A lake of one hostile file of each kind: an xlsx bomb, a gzip bomb, a FIFO, HTML pages and JSON
     lists just under and far above the readers' parse bounds, and one ordinary CSV."""
     root.mkdir(parents=True, exist_ok=True)
@@ -120,12 +121,10 @@ def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30) -> Path:
     if not fifo.exists():
         os.mkfifo(fifo)
     # just under the parse bounds (the worst a reader still parses) and far above them (never parsed)
-    from kramabench.lake.models import LakeOptions
-
-    opts = LakeOptions()
-    _html(root / "page.html", opts.max_html_bytes - 4096)
+    # (the bounds are the lake readers' LakeOptions.max_html_bytes / max_json_bytes)
+    _html(root / "page.html", html_parse_bound - 4096)
     _html(root / "big.html", 40 * 1024 * 1024)
-    _json(root / "objects.json", opts.max_json_bytes - 4096, "{}")  # small objects: the most memory per byte
+    _json(root / "objects.json", json_parse_bound - 4096, "{}")  # small objects: the most memory per byte
     _json(root / "numbers.json", 60 * 1024 * 1024, "1234")
     (root / "ok.csv").write_text("x,y\n1,2\n3,4\n")
     return root

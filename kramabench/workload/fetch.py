@@ -9,7 +9,13 @@ folder that replaces the target only when everything succeeded, so a failed fetc
 half-unpacked. ``fetch-manifest.json`` in the root records what was fetched and which files upstream
 does not store (git-LFS pointer files, files that tasks' ``data_sources`` name but the archive lacks).
 
-Checksums of an unknown ref: the archive is downloaded, its sha256 printed in the error, and the
+Verification: an archive sha256 (pinned or given) checks the exact bytes. Without one, a ref with a
+shipped git blob listing (``official_blobs/<ref>.txt``, see :mod:`kramabench.workload.blobs`) is
+verified file by file: every unpacked file must have upstream's git blob id, whatever archive format
+or compression carried it (``verification: blob-ids``); a file that differs or that upstream does not
+have refuses the whole fetch. Files upstream stores that the archive lacks are recorded (``absent``).
+
+Checksums of an unknown ref (no pin, no listing): the archive is downloaded, its sha256 printed in the error, and the
 fetch needs ``sha256=`` (checked) or ``trust=True`` (recorded as ``verification: trusted``). The
 downloaded archive is kept under ``official/.download/`` until it was unpacked, so re-running with the
 printed checksum does not download it again (it is hashed again before use).
@@ -36,6 +42,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.workload.blobs import BlobTable, load_blob_table, parse_blob_listing, verify_tree
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +95,10 @@ class NotStoredFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     path: str = Field(description="relative to the official root, e.g. data/biomedical/input/x.xlsx")
-    reason: Literal["lfs-pointer", "missing"]
+    reason: Literal["lfs-pointer", "missing", "not-stored"] = Field(
+        description="lfs-pointer: the archive holds a git-LFS pointer; not-stored: upstream lists the file but "
+        "does not store its content; missing: tasks name it, upstream never had it"
+    )
     domain: str | None = None
     lfs_oid: str | None = None
     lfs_size: int | None = Field(None, description="size of the real file, as the pointer declares")
@@ -96,13 +107,24 @@ class NotStoredFile(BaseModel):
     )
 
 
+class MisspeltSource(BaseModel):
+    """A data source that names no file, where a file of a near name exists (``.tsv`` for ``.csv``, ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str
+    domain: str
+    nearest: str = Field(description="the existing file, relative to the official root")
+    referenced_by: list[str] = Field(default_factory=list)
+
+
 class FetchManifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     ref: str
     url: str
     sha256: str
-    verification: Literal["pinned", "given", "trusted"]
+    verification: Literal["pinned", "given", "trusted", "blob-ids"]
     archive_commit: str | None = Field(None, description="commit id GitHub writes into the archive header")
     fetched_at: datetime
     file_count: int
@@ -110,6 +132,15 @@ class FetchManifest(BaseModel):
     folders: list[str] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list, description="archive entries not unpacked (devices, ...)")
     not_stored: list[NotStoredFile] = Field(default_factory=list)
+    misspelt: list[MisspeltSource] = Field(
+        default_factory=list, description="data sources that name no file but a file of a near name exists"
+    )
+    blob_listing: str | None = Field(None, description="the git blob listing the files were verified against")
+    verified_files: int | None = Field(None, description="files whose git blob id matched upstream's")
+    absent: list[str] = Field(default_factory=list, description="files upstream stores that the archive lacked")
+    unverifiable: list[str] = Field(
+        default_factory=list, description="files upstream lists without storing their content: not checkable"
+    )
 
 
 class FetchResult(BaseModel):
@@ -219,10 +250,13 @@ def fetch_official(
     pins: Mapping[str, str | None] | None = None,
     progress: bool = True,
     timeout_s: float = 60.0,
+    blobs: BlobTable | Path | bool = True,
 ) -> FetchResult:
     """Download, verify and unpack the official workloads; see the module docstring.
 
-    ``pins`` (ref -> sha256) replaces the shipped pin table (tests use it). A second fetch of a complete
+    ``pins`` (ref -> sha256) replaces the shipped pin table (tests use it). ``blobs``: True uses the
+    blob listing shipped for ``ref`` (if any), a table or a listing file (``git ls-tree -r -l`` output)
+    is used instead, False verifies by sha256 only. A second fetch of a complete
     root returns ``reused=True`` without touching the network unless ``force``.
     """
     table = load_pins()
@@ -237,6 +271,8 @@ def fetch_official(
         raise FetchError(f"--sha256 {sha256!r} is not a sha256 hex digest (64 hex digits)")
     if given and pinned and given != pinned.lower():
         raise FetchError(f"ref {ref}: the given sha256 {given} differs from the pinned {pinned}; refusing")
+
+    table = _blob_table(blobs, ref)
 
     existing = read_fetch_manifest(root)
     if existing is not None and not force:
@@ -266,7 +302,9 @@ def fetch_official(
                     f"checksum mismatch for {url}: expected sha256 {expected}, got {digest}; "
                     "nothing was unpacked (the download was deleted)"
                 )
-            verification: Literal["pinned", "given", "trusted"] = "given" if given else "pinned"
+            verification: Literal["pinned", "given", "trusted", "blob-ids"] = "given" if given else "pinned"
+        elif table is not None:
+            verification = "blob-ids"
         elif trust:
             verification = "trusted"
             log.warning("ref %s: no pinned checksum; trusting the download (sha256 %s)", ref, digest)
@@ -290,6 +328,17 @@ def fetch_official(
                     f"the archive from {url} has no {' and no '.join(f + '/' for f in missing_folders)} folder: "
                     "not a KramaBench repository archive"
                 )
+            check = None
+            if verification == "blob-ids":
+                assert table is not None
+                check = verify_tree(staging, table, KEEP_FOLDERS)
+                if not check.ok:
+                    raise ChecksumMismatch(
+                        f"the archive from {url} is not upstream's {ref} file by file ({table.source}): "
+                        f"{check.problem()}; nothing was unpacked"
+                    )
+                log.info("%s: %d files verified by git blob id", url, check.verified)
+            not_stored, misspelt = _not_stored_and_misspelt(staging, table)
             manifest = FetchManifest(
                 ref=ref,
                 url=url,
@@ -301,7 +350,12 @@ def fetch_official(
                 total_bytes=stats.bytes,
                 folders=[f for f in KEEP_FOLDERS if (staging / f).is_dir()],
                 skipped=stats.skipped,
-                not_stored=find_not_stored(staging),
+                not_stored=not_stored,
+                misspelt=misspelt,
+                blob_listing=table.source if check is not None and table is not None else None,
+                verified_files=check.verified if check is not None else None,
+                absent=check.absent if check else [],
+                unverifiable=check.unverifiable if check else [],
             )
             (staging / MANIFEST_NAME).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
             _replace_dir(staging, root)
@@ -314,6 +368,88 @@ def fetch_official(
         with contextlib.suppress(OSError):
             downloads.rmdir()  # only when empty: an unverified download is kept for the next try
     return FetchResult(root=root, manifest=manifest, reused=False)
+
+
+def _blob_table(blobs: BlobTable | Path | bool, ref: str) -> BlobTable | None:
+    if isinstance(blobs, BlobTable):
+        return blobs
+    if blobs is True:
+        return load_blob_table(ref)
+    if blobs is False or blobs is None:
+        return None
+    path = Path(blobs)
+    try:
+        return parse_blob_listing(path.read_text(encoding="utf-8"), source=path.name)
+    except OSError as exc:
+        raise FetchError(f"blob listing {path}: cannot read ({_one_line(exc)})") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise FetchError(str(exc)) from None
+
+
+def _not_stored_and_misspelt(
+    root: Path, table: BlobTable | None
+) -> tuple[list[NotStoredFile], list[MisspeltSource]]:
+    """What upstream does not store (listing entries without content count as ``not-stored``), apart from
+    data sources that merely misspell an existing file."""
+    found = find_not_stored(root)
+    gone = {p for p, e in table.entries.items() if not e.stored} if table is not None else set()
+    not_stored: list[NotStoredFile] = []
+    misspelt: list[MisspeltSource] = []
+    for entry in found:
+        if entry.reason == "missing" and entry.path not in gone and entry.domain:
+            near = nearest_lake_file(root, entry.domain, entry.path)
+            if near is not None:
+                lake = _lake_of(root, entry.domain)
+                src = entry.path
+                if lake is not None:
+                    prefix = lake.relative_to(root).as_posix() + "/"
+                    src = src[len(prefix) :] if src.startswith(prefix) else src
+                misspelt.append(
+                    MisspeltSource(source=src, domain=entry.domain, nearest=near, referenced_by=entry.referenced_by)
+                )
+                continue
+        if entry.reason == "missing" and entry.path in gone:
+            entry = entry.model_copy(update={"reason": "not-stored"})
+        not_stored.append(entry)
+    listed = {e.path for e in not_stored}
+    for path in sorted(gone - listed):
+        top = "/".join(path.split("/")[:2])  # data/<domain>: only domains this copy has
+        if not (root / path).exists() and (root / top).is_dir():
+            parts = path.split("/")
+            domain = parts[1] if parts[0] == "data" and len(parts) > 2 else None
+            not_stored.append(NotStoredFile(path=path, reason="not-stored", domain=domain))
+    return sorted(not_stored, key=lambda e: (e.reason, e.path)), misspelt
+
+
+def _near_key(name: str) -> str:
+    stem, _, _ext = name.lower().rpartition(".")
+    return re.sub(r"[^a-z0-9]", "", stem or name.lower())
+
+
+def nearest_lake_file(root: Path, domain: str, missing: str) -> str | None:
+    """The lake file whose name is nearest to a missing source (same stem with another extension, a case
+    or punctuation difference, or a close spelling), relative to ``root``; None when nothing is close."""
+    import difflib
+
+    lake = _lake_of(Path(root), domain)
+    if lake is None:
+        return None
+    want = PurePosixPath(missing).name
+    if not want:
+        return None
+    names: dict[str, Path] = {}
+    for dirpath, dirs, files in os.walk(lake):
+        for name in files + dirs:  # a source may name a folder
+            names.setdefault(name, Path(dirpath) / name)
+    key = _near_key(want)
+    same_stem = sorted(n for n in names if key and _near_key(n) == key)
+    if same_stem:
+        return names[same_stem[0]].relative_to(root).as_posix()
+    lowered = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(want.lower(), list(lowered), n=1, cutoff=0.85)
+    if close:
+        return names[lowered[close[0]]].relative_to(root).as_posix()
+    return None
 
 
 def _replace_dir(new: Path, target: Path) -> None:
@@ -696,6 +832,7 @@ __all__ = [
     "FetchLimits",
     "FetchManifest",
     "FetchResult",
+    "MisspeltSource",
     "NotStoredFile",
     "PinTable",
     "UnsafeArchive",
@@ -704,6 +841,7 @@ __all__ = [
     "find_not_stored",
     "kramabench_home",
     "load_pins",
+    "nearest_lake_file",
     "official_root",
     "read_fetch_manifest",
 ]

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from kramabench.workload.errata import AbsentFile, ErrataFile, apply_errata, load_errata
 from kramabench.workload.errors import WorkloadError
+from kramabench.workload.jsonkind import json_kind
 from kramabench.workload.models import (
     AnswerType,
     Difficulty,
@@ -35,6 +36,7 @@ from kramabench.workload.models import (
     Workload,
     difficulty_from_id,
 )
+from kramabench.workload.validate import validate_workload
 
 log = logging.getLogger(__name__)
 
@@ -234,8 +236,6 @@ def load_workload(
         content_hash=digest,
     )
     if validate:
-        from kramabench.workload.validate import validate_workload
-
         absent: list[Any] = list(ef.for_domain(domain).absent) if ef is not None else []
         absent.extend(_fetch_manifest_absent(root, lake))
         wl.findings.extend(validate_workload(wl, absent=absent))
@@ -311,24 +311,6 @@ def _first_error(e: Exception) -> str:
         err = e.errors()[0]
         return f"field {'.'.join(str(x) for x in err['loc'])!r}: {err['msg']}"
     return str(e).splitlines()[0] if str(e) else type(e).__name__
-
-
-def json_kind(v: Any) -> str:
-    """How a JSON value is named in findings and errors: "null", "a boolean", "a number", "a string", "a list",
-    "an object" (else the Python type name)."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, (int, float)):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "a list"
-    if isinstance(v, dict):
-        return "an object"
-    return type(v).__name__
 
 
 class _Builder:

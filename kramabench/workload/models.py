@@ -15,22 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class AnswerType(str, Enum):
-    STRING_EXACT = "string_exact"
-    STRING_APPROXIMATE = "string_approximate"
-    NUMERIC_EXACT = "numeric_exact"
-    NUMERIC_APPROXIMATE = "numeric_approximate"
-    LIST_EXACT = "list_exact"
-    LIST_APPROXIMATE = "list_approximate"
-
-    @property
-    def kind(self) -> Literal["string", "numeric", "list"]:
-        return self.value.split("_")[0]  # type: ignore[return-value]
-
-    @property
-    def approximate(self) -> bool:
-        return self.value.endswith("_approximate")
+from kramabench.contracts.answers import AnswerType, KeyFunctionality
 
 
 class Difficulty(str, Enum):
@@ -70,16 +55,6 @@ class Finding(BaseModel):
     @property
     def where(self) -> str:
         return self.subtask_id or self.task_id or self.file or self.domain or "-"
-
-
-class KeyFunctionality(BaseModel):
-    """A step a correct pipeline must implement (judged in the pipeline-design setting)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    description: str
-    derived: bool = Field(False, description="True when derived from a subtask's `step` text")
 
 
 class Subtask(BaseModel):

@@ -35,14 +35,16 @@ def resolve_workload_root(name_or_path: str | Path) -> Path:
     """
     text = str(name_or_path)
     path = Path(text).expanduser()
+    name, _, ref = text.partition("@")
+    if name == OFFICIAL_NAME and not (path / "data").is_dir():
+        # the name wins over a same-named folder without a data lake: the repository's own ``kramabench/``
+        # package (which has a ``workload/`` subpackage) when a command runs from the repository root
+        return _fetched_root(ref or None)
     if (path / "workload").is_dir():
         return path
     suites = bundled_suites()
     if text in suites:
         return bundled_dir() / text
-    name, _, ref = text.partition("@")
-    if name == OFFICIAL_NAME and not path.exists():
-        return _fetched_root(ref or None)
     if path.exists():
         return path
     hint = f"bundled workloads: {', '.join(suites)}" if suites else "no bundled workloads found"
@@ -50,10 +52,8 @@ def resolve_workload_root(name_or_path: str | Path) -> Path:
 
 
 def _fetched_root(ref: str | None) -> Path:
-    try:
-        from kramabench.workload import fetch
-    except ImportError:  # pragma: no cover - the fetch module ships with the package
-        raise WorkloadError(f"{OFFICIAL_NAME}: fetching the official workloads is not available") from None
+    from kramabench.workload import fetch
+
     try:
         return Path(fetch.fetched_root(ref))
     except fetch.FetchError as e:

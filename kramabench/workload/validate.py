@@ -37,7 +37,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kramabench.workload.loader import json_kind
+from kramabench.workload.jsonkind import json_kind
 from kramabench.workload.models import AnswerType, Difficulty, Finding, Subtask, Task, Workload
 from kramabench.workload.sources import LakeInventory, Match
 

@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kramabench.cli.main import build_app
+from kramabench.run.judge_check import load_labelled_set
 from kramabench.workload import resolve_workload_root
-from scorers.judge_check import load_labelled_set
 
 _CODE_RE = re.compile(r"<<<CODE\n(.*)\nCODE>>>", re.DOTALL)
 _IDS_RE = re.compile(r"one verdict for each of: ([^.\n]+)\.")

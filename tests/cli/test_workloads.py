@@ -288,6 +288,7 @@ def test_official_name_resolves_to_the_fetched_root(cli, tmp_path, monkeypatch):
 
     monkeypatch.setattr(kramabench.workload, "fetch", fake, raising=False)  # the real one may be imported already
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "kramabench" / "workload").mkdir(parents=True)  # like the repo's package folder: no data lake
     assert suites.resolve_workload_root("kramabench") == fetched
     assert suites.resolve_workload_root("kramabench@abc123") == fetched and calls == [None, "abc123"]
     r = cli("workloads", "list", "kramabench", "--json")

@@ -12,8 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from kramabench.contracts.model import Completion
 from kramabench.models import ChatMessage, get_model, load_calls, recording
-from kramabench.models.base import Completion
 from kramabench.models.cache import ResponseCache
 from kramabench.testing import Reply
 
@@ -83,7 +83,7 @@ def test_threads_share_cache_and_recorder_then_replay(openai_server, tmp_path):
 
 _WRITER = """
 import sys
-from kramabench.models.base import Completion
+from kramabench.contracts.model import Completion
 from kramabench.models.cache import ResponseCache
 cache = ResponseCache(__import__("pathlib").Path(sys.argv[1]))
 for i in range(300):

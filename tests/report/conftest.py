@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from kramabench.run.records import Manifest, Record
-from kramabench.systems.base import OutcomeError, SystemUsage
+from kramabench.contracts.records import Manifest, Record
+from kramabench.contracts.system import OutcomeError, SystemUsage
 
 T0 = datetime(2026, 1, 5, 12, 0, tzinfo=timezone.utc)
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'

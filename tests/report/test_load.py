@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kramabench.contracts.records import Manifest, Record
 from kramabench.report import load_run
-from kramabench.run.records import Manifest, Record
 
 
 def _write_run(run_dir: Path, records: list[Record]) -> None:

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 from bs4 import BeautifulSoup
 
+from kramabench.contracts.records import Manifest
 from kramabench.report import load_run, settings_table, write_report
-from kramabench.run.records import Manifest
 
 
 def _md_table(md: str, heading: str, keys: int = 2) -> dict[str, dict[str, str]]:

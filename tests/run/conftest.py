@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.scorers.conftest import ScriptedJudge
+
 from .synth import install_scripted, make_workload
 
 
@@ -22,3 +24,9 @@ def synth_root(tmp_path):
 def _own_lake_cache(tmp_path, monkeypatch):
     """Lake index entries and lake hashes of a test go to its own folder, not the user's cache."""
     monkeypatch.setenv("KRAMABENCH_LAKE_CACHE", str(tmp_path / "lake-cache"))
+
+
+@pytest.fixture
+def scripted_judge():
+    """Factory of the scorer tests' scripted judge (the predictions workflow scores with it)."""
+    return ScriptedJudge

@@ -13,7 +13,7 @@ from pathlib import Path
 
 SYSTEM_MODULE = '''
 import json, os, re, time
-from kramabench.systems.base import SystemOutput, SystemUsage
+from kramabench.contracts.system import SystemOutput, SystemUsage
 
 class Scripted:
     name = "scripted"
@@ -54,7 +54,7 @@ class Modelled:
         self.delay = float(delay)
 
     def solve(self, task):
-        from kramabench.models.base import ChatMessage
+        from kramabench.contracts.model import ChatMessage
 
         time.sleep(self.delay)
         g = re.search(r"\\[gate=(.*?)\\]", task.query)

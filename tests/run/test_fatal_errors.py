@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from kramabench.run.records import Record
+from kramabench.contracts.records import Record
+from kramabench.contracts.system import OutcomeError
 from kramabench.run.runner import is_fatal_record
 from kramabench.run.store import RunStore
-from kramabench.systems.base import OutcomeError
 from kramabench.testing import OpenAIServer, Reply
 
 from .synth import make_workload, write_system_module
@@ -165,7 +165,7 @@ def test_older_records_of_fatal_errors_are_run_again():
 
 def test_help_shows_the_per_call_timeout_and_the_budget(repo_root):
     from kramabench.cli import run as run_cli
-    from kramabench.models.base import ModelOptions
+    from kramabench.contracts.model import ModelOptions
 
     assert ModelOptions().timeout_s == run_cli.CALL_TIMEOUT_S and ModelOptions().max_attempts == run_cli.CALL_ATTEMPTS
     p = subprocess.run([sys.executable, "-m", "kramabench", "run", "--help"], capture_output=True, text=True,
@@ -175,7 +175,7 @@ def test_help_shows_the_per_call_timeout_and_the_budget(repo_root):
 
 
 def test_manifest_json_has_stop_reason_field():
-    from kramabench.run.records import Manifest
+    from kramabench.contracts.records import Manifest
 
     assert "stop_reason" in Manifest.model_fields
     assert json.loads(Manifest(run_id="x", created_at="2026-01-01T00:00:00Z", system="s").model_dump_json())[

@@ -118,7 +118,7 @@ def test_a_100000_deep_answer_is_recorded_cut_not_a_crash(tmp_path):
     mods = tmp_path / "mods"
     mods.mkdir()
     (mods / "kb_deep.py").write_text(
-        "from kramabench.systems.base import SystemOutput\n"
+        "from kramabench.contracts.system import SystemOutput\n"
         "class Deep:\n"
         "    name = 'deep'\n"
         "    def solve(self, task):\n"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from kramabench.contracts.system import SystemOutput
 from kramabench.run.runner import RunOptions
 from kramabench.run.session import RunConfig, prepare
-from kramabench.systems.base import SystemOutput
 
 from .synth import make_workload
 

@@ -6,9 +6,9 @@ import os
 
 import pytest
 
+from kramabench.contracts.system import SystemOutput
 from kramabench.run.runner import RunOptions
 from kramabench.run.session import RunConfig, prepare
-from kramabench.systems.base import SystemOutput
 
 SEEN: dict[str, list] = {}
 

@@ -155,7 +155,7 @@ class Counting:
     peak = 0
 
     def solve(self, task):
-        from kramabench.systems.base import SystemOutput
+        from kramabench.contracts.system import SystemOutput
 
         with Counting.lock:
             Counting.active += 1
@@ -204,7 +204,7 @@ class Odd:
     def solve(self, task):
         import numpy as np
 
-        from kramabench.systems.base import SystemOutput
+        from kramabench.contracts.system import SystemOutput
 
         k = int(task.query.split("k=")[1].split("?")[0])
         if k == 0:

@@ -20,7 +20,7 @@ from .synth import make_workload
 
 MODULE = '''
 import json, re
-from kramabench.systems.base import SystemOutput, SystemUsage
+from kramabench.contracts.system import SystemOutput, SystemUsage
 
 SEEN = []
 

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from kramabench.run.records import Manifest, Record
+from kramabench.contracts.records import Manifest, Record
 from kramabench.run.store import RunStore, latest_records, read_records
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 
+from kramabench.contracts.records import Record
+from kramabench.contracts.system import OutcomeError, SystemUsage
 from kramabench.run.progress import PlainProgress
-from kramabench.run.records import Record
 from kramabench.run.summary import domain_table, render_table
-from kramabench.systems.base import OutcomeError, SystemUsage
 
 
 def rec(domain, tid, score, **kw):

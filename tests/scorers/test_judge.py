@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kramabench.models.base import ChatMessage, Completion, Model, ModelError, ModelOptions
+from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError, ModelOptions
 from scorers import ModelJudge, parse_verdict, score
 from scorers.judge import Judge, JudgeCache
 

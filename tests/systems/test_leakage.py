@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from kramabench.contracts.system import SystemOutput
 from kramabench.run.runner import RunOptions
 from kramabench.run.session import RunConfig, prepare
-from kramabench.systems.base import SystemOutput
 
 SECRET_ID = "zebra-hard-9137"
 SECRET_ANSWER = "quokka-answer-5521"

@@ -30,7 +30,7 @@ def test_unknown_system_lists_the_available_ones():
 @pytest.fixture
 def mod(tmp_path, monkeypatch):
     (tmp_path / "my_systems.py").write_text(textwrap.dedent("""
-        from kramabench.systems.base import SystemOutput
+        from kramabench.contracts.system import SystemOutput
 
         class WithModel:
             name = "with-model"

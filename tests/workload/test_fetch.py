@@ -204,7 +204,8 @@ def test_fetch_verifies_unpacks_and_lists_what_is_not_stored(
         ("data/biomedical/input/1-s2.0-S0092867420301070-mmc6.xlsx", "biomedical"),
         ("data/archeology/input/worldcities.csv", "archeology"),
     ):
-        assert by_path[rel].reason == "missing" and by_path[rel].domain == task
+        # upstream's listing names them without storing their content
+        assert by_path[rel].reason == "not-stored" and by_path[rel].domain == task
         assert by_path[rel].referenced_by and all(i.startswith(task) for i in by_path[rel].referenced_by)
     # environment-hard-12's subtasks name beaches, not files: not listed
     assert not [e for e in m.not_stored if e.domain == "environment"]
@@ -531,3 +532,130 @@ def test_fetched_workload_runs_the_official_solutions(
     assert failed.status == "error" and failed.error.kind == "sandbox_error" and "no such table" in failed.error.message
     assert res.manifest.workload["version"]["ref"] == SHA
     assert res.manifest.workload["root"] == str(home / "official" / SHA)
+
+
+# ------------------------------------------------------------------------------ git blob verification
+
+
+def _listing(files: dict[str, bytes], *, not_stored: dict[str, bytes] | None = None) -> str:
+    """A ``git ls-tree -r -l`` listing of ``files`` (blob ids computed here with git's own formula)."""
+    lines = ["# git ls-tree -r -l of a test commit"]
+    for path, data in sorted(files.items()):
+        blob = hashlib.sha1(b"blob " + str(len(data)).encode() + b"\0" + data).hexdigest()
+        lines.append(f"100644 blob {blob} {len(data):>7}\t{path}")
+    for path, data in sorted((not_stored or {}).items()):
+        blob = hashlib.sha1(b"blob " + str(len(data)).encode() + b"\0" + data).hexdigest()
+        lines.append(f"100644 blob {blob}     BAD\t{path}")
+    return "\n".join(lines) + "\n"
+
+
+def _blob_archive(files: dict[str, bytes], top: str, *, fmt: str = "gz", commit: str = "x") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=f"w:{fmt}", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit}) as tar:
+        for path, data in files.items():
+            _add_bytes(tar, f"{top}/{path}", data)
+    return buf.getvalue()
+
+
+BLOB_FILES = {
+    "workload/toy.json": json.dumps(
+        [{"id": "toy-easy-1", "data_sources": ["a.csv", "Sales.tsv"]}, {"id": "toy-hard-2", "data_sources": ["gone.csv"]}]
+    ).encode(),
+    "data/toy/input/a.csv": b"x\n1\n",
+    "data/toy/input/sales.csv": b"y\n2\n",
+    "solutions/toy/toy-easy-1.py": b"print(1)\n",
+}
+
+
+@pytest.mark.parametrize("fmt", ["gz", "xz", "bz2"])
+def test_blob_ids_verify_without_trust_whatever_the_compression(tmp_path: Path, server: _Server, fmt: str) -> None:
+    from kramabench.workload.blobs import parse_blob_listing
+
+    listing = tmp_path / "ls-tree.txt"
+    listing.write_text(_listing(BLOB_FILES, not_stored={"data/toy/input/gone.csv": b"lost\n"}))
+    url = server.serve(f"/k.tar.{fmt}", _blob_archive(BLOB_FILES, "Kramabench-k", fmt=fmt))
+    # no sha256, no --trust: the listing verifies every file
+    result = fetch_official("k", url=url, home=tmp_path / "h", blobs=listing, progress=False)
+    m = result.manifest
+    assert m.verification == "blob-ids" and m.verified_files == len(BLOB_FILES) and m.blob_listing == "ls-tree.txt"
+    assert (result.root / "data/toy/input/a.csv").read_bytes() == b"x\n1\n"
+    # gone.csv: upstream lists it without content -> not stored; Sales.tsv: a misspelling of sales.csv
+    assert [(e.path, e.reason, e.referenced_by) for e in m.not_stored] == [
+        ("data/toy/input/gone.csv", "not-stored", ["toy-hard-2"])
+    ]
+    assert [(s.source, s.nearest, s.referenced_by) for s in m.misspelt] == [
+        ("Sales.tsv", "data/toy/input/sales.csv", ["toy-easy-1"])
+    ]
+    assert m.absent == [] and m.unverifiable == []
+    table = parse_blob_listing(listing.read_text())
+    assert set(table.entries) == set(BLOB_FILES) | {"data/toy/input/gone.csv"}
+
+
+def test_blob_ids_refuse_a_tampered_or_foreign_file(tmp_path: Path, server: _Server) -> None:
+    listing = tmp_path / "ls-tree.txt"
+    listing.write_text(_listing(BLOB_FILES))
+    home = tmp_path / "h"
+
+    tampered = dict(BLOB_FILES, **{"data/toy/input/a.csv": b"x\n9\n"})  # same size, other content
+    url = server.serve("/t.tar.gz", _blob_archive(tampered, "K-t"))
+    with pytest.raises(ChecksumMismatch) as info:
+        fetch_official("t", url=url, home=home, blobs=listing, progress=False)
+    msg = str(info.value)
+    assert "data/toy/input/a.csv" in msg and "differ from upstream" in msg and "nothing was unpacked" in msg
+    assert _leftovers(home) == []
+
+    extra = dict(BLOB_FILES, **{"solutions/toy/evil.py": b"import os\n"})
+    url = server.serve("/e.tar.gz", _blob_archive(extra, "K-e"))
+    with pytest.raises(ChecksumMismatch, match=r"upstream does not have: solutions/toy/evil.py"):
+        fetch_official("e", url=url, home=home, blobs=listing, progress=False)
+    assert _leftovers(home) == []
+
+    # a file upstream stores that the archive lacks is recorded, not refused
+    fewer = {k: v for k, v in BLOB_FILES.items() if k != "solutions/toy/toy-easy-1.py"}
+    url = server.serve("/f.tar.gz", _blob_archive(fewer, "K-f"))
+    result = fetch_official("f", url=url, home=home, blobs=listing, progress=False)
+    assert result.manifest.absent == ["solutions/toy/toy-easy-1.py"] and result.manifest.verified_files == 3
+
+
+def test_blob_listing_shipped_for_the_default_ref_matches_the_shared_copy(shared_kramabench: Path) -> None:
+    """Every file of ../shared/kramabench has the git blob id the shipped upstream listing gives."""
+    from kramabench.workload.blobs import git_blob_id, load_blob_table, verify_tree
+
+    assert git_blob_id(b"hello\n") == "ce013625030ba8dba906f756967f9e9ca394464a"  # `git hash-object`
+    table = load_blob_table(SHA)
+    assert table is not None and len(table.entries) > 1800
+    check = verify_tree(shared_kramabench, table, ["workload", "data"])
+    assert check.ok and check.verified > 150 and not check.mismatched and not check.unknown
+    assert "data/archeology/input/worldcities.csv" in check.not_stored
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_cli_fetch_kramabench_verifies_the_official_archive_without_trust(
+    tmp_path: Path, server: _Server, shared_kramabench: Path
+) -> None:
+    """`kramabench fetch kramabench` (default ref, no --sha256, no --trust) verifies an archive of the
+    official files by the shipped blob listing; one changed byte in a lake file refuses it."""
+    from kramabench.cli.main import build_app
+
+    files = {
+        p.relative_to(shared_kramabench).as_posix(): p.read_bytes()
+        for folder in ("workload", "data")
+        for p in sorted((shared_kramabench / folder).rglob("*"))
+        if p.is_file()
+    }
+    url = server.serve("/official.tar.gz", _blob_archive(files, f"Kramabench-{SHA}", commit=SHA))
+    runner = CliRunner()
+    app = build_app()
+    res = runner.invoke(app, ["fetch", "kramabench", "--url", url, "--home", str(tmp_path / "h")])
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert f"{len(files)} verified by git blob id" in out and "worldcities.csv" in out
+    manifest = read_fetch_manifest(official_root(SHA, home=tmp_path / "h"))
+    assert manifest is not None and manifest.verification == "blob-ids" and manifest.verified_files == len(files)
+
+    bad = dict(files)
+    bad["data/legal/input/" + sorted(p for p in (shared_kramabench / "data/legal/input").iterdir() if p.is_file())[0].name] = b"x"
+    url = server.serve("/bad.tar.gz", _blob_archive(bad, f"Kramabench-{SHA}", commit=SHA))
+    res = runner.invoke(app, ["fetch", "kramabench", "--url", url, "--home", str(tmp_path / "h2")])
+    assert res.exit_code == 1 and "differ from upstream" in res.output

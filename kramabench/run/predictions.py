@@ -33,9 +33,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.workload.models import Task, Workload
-from scorers.aggregate import ScoredItem, Summary, summarize
 from scorers.judge import Judge
 from scorers.registry import score
+from scorers.stats import ScoredItem, Summary, summarize
 
 logger = logging.getLogger(__name__)
 

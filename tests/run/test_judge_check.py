@@ -9,15 +9,15 @@ import shutil
 import pytest
 
 from kramabench.models import get_model
-from kramabench.workload import resolve_workload_root
-from scorers.design import DesignJudge
-from scorers.judge_check import (
+from kramabench.run.judge_check import (
     JudgeCheckError,
     cohen_kappa,
     flip_stats,
     load_labelled_set,
     run_judge_check,
 )
+from kramabench.workload import resolve_workload_root
+from scorers.design import DesignJudge
 
 MINI = resolve_workload_root("mini")
 

@@ -1,4 +1,5 @@
-"""Aggregation of scored answers: domain and overall means with bootstrap CIs, and paired comparison.
+"""The one statistics module: means with percentile-bootstrap CIs (:func:`bootstrap_ci`, :func:`mean_ci`),
+domain and overall summaries, and the paired comparison; used by ``run``, ``score`` and ``report`` alike.
 
 * A **task score** is the score of the task's main answer, in [0, 1].
 * **Domain score** = mean over the domain's main tasks; **overall** = mean over all main tasks of all
@@ -17,7 +18,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -131,6 +133,29 @@ def bootstrap_ci(
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
     return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class MeanCI:
+    """A mean with its bootstrap interval (None when nothing was scored) and the counts behind it."""
+
+    mean: float | None
+    lo: float | None
+    hi: float | None
+    n: int
+    n_unscored: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return self.n == 0
+
+
+def mean_ci(values: Sequence[float], *, n_unscored: int = 0, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP) -> MeanCI:
+    """Mean and 95% interval of scored values; unscored items are only counted, never averaged in."""
+    if len(values) == 0:
+        return MeanCI(None, None, None, 0, n_unscored)
+    lo, hi = bootstrap_ci(values, seed=seed, n_boot=n_boot)
+    return MeanCI(float(np.mean(values)), lo, hi, len(values), n_unscored)
 
 
 def estimate(items: list[ScoredItem], *, n_boot: int, confidence: float, seed: int) -> Estimate:
@@ -247,11 +272,13 @@ def paired_comparison(
 __all__ = [
     "DomainSummary",
     "Estimate",
+    "MeanCI",
     "PairedComparison",
     "ScoredItem",
     "Summary",
     "bootstrap_ci",
     "estimate",
+    "mean_ci",
     "paired_comparison",
     "summarize",
 ]

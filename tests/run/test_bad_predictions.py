@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scorers.predictions import MAX_DEPTH, nesting_depth, read_predictions
+from kramabench.run.predictions import MAX_DEPTH, nesting_depth, read_predictions
 
 TASKS = [
     {"id": "toy-easy-1", "query": "How many rows?", "answer": 12, "answer_type": "numeric_exact",

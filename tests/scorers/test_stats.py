@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scorers.aggregate import ScoredItem, bootstrap_ci, paired_comparison, summarize
+from scorers.stats import ScoredItem, bootstrap_ci, paired_comparison, summarize
 
 
 def item(domain, task, value, sub=None, unscored=False, reason=None, answer_type="numeric_exact"):
@@ -118,7 +118,7 @@ def test_paired_comparison_reports_tasks_on_one_side():
 
 
 def test_few_differing_tasks_never_look_significant():
-    from scorers.aggregate import ScoredItem, paired_comparison
+    from scorers.stats import ScoredItem, paired_comparison
 
     def run(values):
         return [ScoredItem(domain="d", task_id=f"t{i}", value=v) for i, v in enumerate(values)]

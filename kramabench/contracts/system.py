@@ -8,11 +8,13 @@ holds the question, the lake and its file list only. An error is an outcome (:cl
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Setting = Literal["end-to-end", "pipeline-design", "subtasks"]
+#: the name of an evaluation setting: a built-in ("end-to-end", "pipeline-design", "subtasks") or one a plug-in
+#: registers under the entry-point group ``kramabench.settings``; not a closed list.
+SettingName = str
 
 
 class SubtaskInput(BaseModel):
@@ -28,7 +30,7 @@ class TaskInput(BaseModel):
     query: str
     lake_root: Path = Field(description="the data lake, read-only")
     files: list[str] = Field(default_factory=list, description="lake files, relative to lake_root")
-    setting: Setting = "end-to-end"
+    setting: SettingName = "end-to-end"
     subtasks: list[SubtaskInput] | None = None
     parent_query: str | None = Field(None, description="in the subtask setting: the end-to-end question")
     hint_files: list[str] | None = None
@@ -73,4 +75,4 @@ class System(Protocol):
     def solve(self, task: TaskInput) -> SystemOutput: ...
 
 
-__all__ = ["OutcomeError", "Setting", "SubtaskInput", "System", "SystemOutput", "SystemUsage", "TaskInput"]
+__all__ = ["OutcomeError", "SettingName", "SubtaskInput", "System", "SystemOutput", "SystemUsage", "TaskInput"]

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kramabench.cli.main import build_app
-from scorers.predictions import read_predictions
+from kramabench.run.predictions import read_predictions
 
 TASKS = [
     {"id": "toy-easy-1", "query": "How many rows?", "answer": 12, "answer_type": "numeric_exact",
@@ -173,7 +173,7 @@ def test_judge_wiring_through_get_model(workload_root, tmp_path, monkeypatch):
     model id and prompt version land in the output. (The HTTP path of real providers is tested with the
     models package; here get_model returns a protocol-conformant model that answers from a script.)"""
     import kramabench.models as models_pkg
-    from kramabench.models.base import Completion
+    from kramabench.contracts.model import Completion
 
     class ScriptModel:
         def __init__(self, model_id):
@@ -212,8 +212,8 @@ def test_judge_wiring_through_get_model(workload_root, tmp_path, monkeypatch):
 
 
 def test_score_workloads_in_parallel_keeps_order(scripted_judge):
+    from kramabench.run.predictions import Prediction, score_workloads
     from kramabench.workload.models import Task, Workload
-    from scorers.predictions import Prediction, score_workloads
 
     tasks = [Task(id=f"t-{i}", query="q", answer=f"answer {i}", answer_type="string_approximate") for i in range(40)]
     wl = Workload(domain="d", root=Path("."), source=Path("d.json"), lake=Path("."), tasks=tasks)

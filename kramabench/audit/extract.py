@@ -1,0 +1,222 @@
+"""Read the answer out of what a reference solution printed.
+
+Official solutions print in three shapes: a JSON object (``{"main-task": ..., "subtask-1": ...}``, as
+the bundled ones do), a bare value on the last line (``print(ans)``: ``0.519``, ``['a', 'b']``), or prose
+(``Correlation coefficient: 0.519``, ``The answer is 12 sites``). :func:`extract_answers` tries those
+rules in that order, guided by the answer type (a number is looked for when a number is asked), and
+records for each value *how* it was obtained (:class:`Extraction`), so a reader can tell a value the
+solution printed as such from one read out of a sentence. An optional model (``--extract-model``) reads
+what no rule could: its value is recorded as ``method="model"``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
+
+log = logging.getLogger(__name__)
+
+Method = Literal["json-object", "bare-value", "prose", "model", "none"]
+
+_NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?%?|[-+]?\.\d+(?:[eE][-+]?\d+)?%?"
+_NUM_RE = re.compile(rf"(?<![\w.])({_NUM})(?![\w])")
+_NUMPY_RE = re.compile(r"^np\.(?:float|int)\d*\((.+)\)$")
+_LABEL_RE = re.compile(r"^(?P<label>[^:=]{1,120}?)\s*(?::|=|\bis\b|\bwas\b|\bare\b)\s*(?P<value>.+?)\s*\.?$", re.I)
+#: lines scanned upwards from the end when the last one holds no value of the asked kind
+SCAN_LINES = 8
+
+
+class Extraction(BaseModel):
+    """One value read from printed output, with how it was read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: Any = None
+    method: Method = "none"
+    text: str = Field("", description="the printed text the value was read from (one line, or the object)")
+    note: str | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.method != "none"
+
+
+def _kind(answer_type: Any) -> str | None:
+    value = getattr(answer_type, "value", answer_type)
+    return str(value).split("_")[0] if value else None
+
+
+def _number(text: str) -> int | float | None:
+    t = text.strip().rstrip("%").replace(",", "")
+    try:
+        f = float(t)
+    except ValueError:
+        return None
+    if re.fullmatch(r"[-+]?\d+", t):
+        return int(t)
+    return f
+
+
+def _unwrap_numpy(text: str) -> str:
+    """``np.float64(0.519)`` -> ``0.519`` (numpy 2 reprs), elementwise inside a list literal."""
+    m = _NUMPY_RE.match(text.strip())
+    if m:
+        return m.group(1)
+    return re.sub(r"np\.(?:float|int|str_)\d*\(([^()]*)\)", r"\1", text)
+
+
+def _literal(text: str) -> Any:
+    text = _unwrap_numpy(text.strip())
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        v = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return list(v) if isinstance(v, tuple | set | frozenset) else v
+
+
+def _list_in(text: str) -> list | None:
+    start, end = text.find("["), text.rfind("]")
+    if 0 <= start < end:
+        v = _literal(text[start : end + 1])
+        if isinstance(v, list):
+            return v
+    return None
+
+
+def _numbers(text: str) -> list[int | float | str]:
+    """Numbers of a text; a percentage stays text (``"15%"``) so the scorers apply their percent rules."""
+    out: list[int | float | str] = []
+    for m in _NUM_RE.finditer(text):
+        n = _number(m.group(1))
+        if n is not None:
+            out.append(m.group(1).replace(",", "") if m.group(1).endswith("%") else n)
+    return out
+
+
+def _from_prose(line: str, kind: str | None) -> tuple[Any, str] | None:
+    """A value of ``kind`` inside one line of prose; (value, note) or None."""
+    labelled = _LABEL_RE.match(line)
+    value_part = labelled.group("value") if labelled else None
+    if kind == "numeric" or kind is None:
+        for part, note in ((value_part, "the value after the label"), (line, "the only number of the line")):
+            if part is None:
+                continue
+            nums = _numbers(part)
+            if len(nums) == 1:
+                return nums[0], note
+            if part is value_part and nums and _number(part.split()[0].rstrip(".,;")) is not None:
+                return nums[0], "the first number after the label"
+        if kind == "numeric":
+            nums = _numbers(line)
+            if nums:
+                return nums[-1], f"the last of {len(nums)} numbers in the line"
+            return None
+    if kind == "list":
+        lst = _list_in(line)
+        if lst is not None:
+            return lst, "the list inside the line"
+        if value_part and "," in value_part:
+            return [p.strip().strip("'\"") for p in value_part.split(",") if p.strip()], "the items after the label"
+        return None
+    if kind == "string" and value_part:
+        return value_part.strip().strip("'\"`"), "the text after the label"
+    return None
+
+
+def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
+    """The main answer of output without a JSON object: the last line's value, or a value in prose."""
+    lines = [ln.strip() for ln in (stdout or "").splitlines() if ln.strip()]
+    if not lines:
+        return Extraction(note="the program printed nothing")
+    kind = _kind(answer_type)
+    last = lines[-1]
+    bare = parse_last_line(last)
+    if isinstance(bare, str):
+        unwrapped = _literal(last)
+        if unwrapped is not None and not isinstance(unwrapped, str):
+            bare = unwrapped
+    if not isinstance(bare, str) and bare is not None:
+        if kind == "list" and not isinstance(bare, list):
+            return Extraction(value=[bare], method="bare-value", text=last, note="a single value for a list")
+        return Extraction(value=bare, method="bare-value", text=last)
+    if kind == "string" and not _LABEL_RE.match(last):
+        return Extraction(value=last.strip("'\""), method="bare-value", text=last)
+    for line in reversed(lines[-SCAN_LINES:]):
+        got = _from_prose(line, kind)
+        if got is not None:
+            value, note = got
+            if line is not last:
+                note += f" (line {len(lines) - lines[::-1].index(line)} of {len(lines)}, not the last)"
+            return Extraction(value=value, method="prose", text=line, note=note)
+    if kind in (None, "string"):
+        return Extraction(value=last, method="bare-value", text=last)
+    return Extraction(text=last, note=f"no {kind} value in the last {min(len(lines), SCAN_LINES)} printed lines")
+
+
+def extract_answers(
+    stdout: str, answer_types: dict[str, Any], *, model: Any = None, question: dict[str, str] | None = None
+) -> dict[str, Extraction]:
+    """Values for each key of ``answer_types`` (``main-task``, ``subtask-1``, ...) from printed output.
+
+    A printed JSON object (the bundled solutions' format) gives every key it holds; without one, only
+    ``main-task`` is read (from the last line or prose). ``model`` (a :class:`~kramabench.models.Model`)
+    reads what the rules could not, for ``main-task`` only.
+    """
+    out: dict[str, Extraction] = {}
+    obj = parse_printed_answer(stdout)
+    if obj is not None:
+        text = json.dumps(obj, default=str)[:300]
+        for key in answer_types:
+            if key in obj:
+                out[key] = Extraction(value=obj[key], method="json-object", text=text)
+            else:
+                out[key] = Extraction(text=text, note=f"the printed object has no {key!r}")
+        return out
+    for key in answer_types:
+        out[key] = Extraction(note="the solution prints no JSON object: only the main answer is read")
+    if ANSWER_KEY in answer_types:
+        got = extract_value(stdout, answer_types[ANSWER_KEY])
+        if not got.found and model is not None and (stdout or "").strip():
+            got = extract_with_model(model, stdout, answer_types[ANSWER_KEY], (question or {}).get(ANSWER_KEY)) or got
+        out[ANSWER_KEY] = got
+    return out
+
+
+def extract_with_model(model: Any, stdout: str, answer_type: Any, question: str | None) -> Extraction | None:
+    """Ask ``model`` for the answer inside printed output; None when the reply holds no usable JSON."""
+    from kramabench.models.base import ChatMessage, ModelError, ModelOptions
+
+    tail = (stdout or "")[-4000:]
+    prompt = (
+        "A program printed the output below as the answer to a question. Return only a JSON object "
+        '{"answer": <value>} holding the answer it printed, typed as the answer type asks '
+        "(a number, a string, or a list); do not compute anything yourself.\n"
+        f"Question: {question or '(not given)'}\nAnswer type: {getattr(answer_type, 'value', answer_type)}\n"
+        f"Output:\n```\n{tail}\n```"
+    )
+    try:
+        c = model.complete([ChatMessage(role="user", content=prompt)], ModelOptions(temperature=0.0))
+    except ModelError as exc:
+        log.warning("extract model failed: %s", exc)
+        return None
+    m = re.search(r"\{.*\}", c.text or "", re.S)
+    obj = _literal(m.group(0)) if m else None
+    if not isinstance(obj, dict) or "answer" not in obj:
+        return None
+    last = tail.strip().splitlines()[-1][:300] if tail.strip() else ""
+    name = getattr(model, "model_id", None) or getattr(model, "model", None) or "the extract model"
+    return Extraction(value=obj["answer"], method="model", text=last, note=f"read by {name}")
+
+
+__all__ = ["Extraction", "Method", "extract_answers", "extract_value", "extract_with_model"]

@@ -1,0 +1,210 @@
+"""``kramabench audit failures RUN_DIR --auditor MODEL``: an Auditor session per failed task of a run.
+
+A failed task is an end-to-end (or subtasks-setting) main-task record that is an error or scored below
+full marks (approximate types: below ``REPRODUCE_AT``). Each session's :class:`AuditReport` is appended
+to ``<out>/failures.jsonl`` as soon as it is done, so an interrupted audit resumes where it stopped
+(reports already there are kept unless ``force``); model replies go through the model cache, so a re-run
+of a session costs nothing. Sessions run concurrently (``concurrency``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase, audit_case
+from kramabench.audit.reference import REPRODUCE_AT
+
+log = logging.getLogger(__name__)
+
+REPORTS_NAME = "failures.jsonl"
+
+
+class FailuresAudit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    run_dir: str | None = None
+    auditor: str
+    reports: list[AuditReport] = Field(default_factory=list)
+    reused: int = Field(0, description="reports found from an earlier, interrupted audit")
+
+    @property
+    def undecided(self) -> int:
+        return sum(1 for r in self.reports if r.attribution == "undecided")
+
+    @property
+    def benchmark_share(self) -> float | None:
+        return sum(r.attribution == "benchmark" for r in self.reports) / len(self.reports) if self.reports else None
+
+
+def is_failure(record: Any) -> bool:
+    if record.subtask_id is not None or record.setting == "pipeline-design":
+        return False
+    if record.status == "error":
+        return True
+    if record.score is None:
+        return False  # unscored: not a failure the audit can explain
+    exact = not str(record.answer_type or "").endswith("_approximate")
+    return record.score < (1 - 1e-9 if exact else REPRODUCE_AT)
+
+
+def _session(record: Any) -> tuple[str, str]:
+    """(output or error, a short account of the system's session) from a record."""
+    lines: list[str] = []
+    output = ""
+    for e in record.transcript or []:
+        kind = e.get("type") or e.get("kind")
+        if kind == "execution" or kind == "sandbox":
+            status = "timed out" if e.get("timed_out") else f"exit {e.get('exit_code')}"
+            lines.append(f"attempt {e.get('iteration', 1)}: ran, {status}, answer found: {e.get('answer_found', '?')}")
+            output = (e.get("stdout_tail") or "") + ("\n" + e["stderr_tail"] if e.get("stderr_tail") else "")
+        elif kind == "no_code":
+            lines.append(f"attempt {e.get('iteration')}: no code in the reply")
+        elif kind == "model_call" and e.get("error"):
+            lines.append(f"attempt {e.get('iteration')}: model error {e.get('error')}")
+    if record.error is not None:
+        output = f"{record.error.kind}: {record.error.message}\n{output}".strip()
+    return output, "\n".join(lines)
+
+
+def failure_cases(run_dir: Path, *, task_ids: Iterable[str] | None = None) -> tuple[list[FailureCase], Any]:
+    """The failures of a run as auditor cases, and the run's manifest."""
+    from kramabench.run.runner import Runner
+    from kramabench.run.store import RunStore, latest_records, read_records
+    from kramabench.workload import load_workload
+
+    store = RunStore(Path(run_dir))
+    manifest = store.read_manifest()
+    records = latest_records(read_records(store.records_path).records)
+    wanted = set(task_ids) if task_ids else None
+    root = Path(manifest.workload.get("root", ""))
+    errata = bool(manifest.workload.get("errata", True))
+    workloads: dict[str, Any] = {}
+    cases = []
+    for r in records:
+        if not is_failure(r) or (wanted is not None and r.task_id not in wanted):
+            continue
+        wl = workloads.get(r.domain)
+        if wl is None:
+            wl = workloads[r.domain] = load_workload(root, r.domain, errata=errata)
+        task = wl.task(r.task_id)
+        sol = Runner.solution_of(wl, task)
+        output, session = _session(r)
+        cases.append(FailureCase(
+            domain=r.domain, task_id=r.task_id, question=task.query,
+            answer_type=task.answer_type.value if task.answer_type else None, gold=task.answer, system=r.system,
+            system_answer=r.answer, system_code=r.pipeline_code, system_output=output[-3000:], transcript=session,
+            score=r.score, score_details=r.score_details,
+            reference_solution=sol.read_text(encoding="utf-8", errors="replace") if sol and sol.is_file() else None,
+            data_sources=task.data_sources or [], lake=wl.lake,
+            subtasks=[{"id": s.id, "query": s.query, "gold": s.answer} for s in task.subtasks],
+        ))  # fmt: skip
+    return cases, manifest
+
+
+def read_reports(path: Path) -> list[AuditReport]:
+    out: list[AuditReport] = []
+    if not Path(path).is_file():
+        return out
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(AuditReport.model_validate_json(line))
+        except ValueError as exc:
+            log.warning("%s line %d: unreadable report (%s): the case is audited again", path, n, str(exc)[:120])
+    return out
+
+
+def run_sessions(
+    cases: list[FailureCase],
+    model: Any,
+    sandbox: Any,
+    *,
+    auditor: str,
+    out_path: Path | None = None,
+    options: AuditorOptions | None = None,
+    concurrency: int = 2,
+    force: bool = False,
+    on_done: Callable[[AuditReport, bool], None] | None = None,
+) -> tuple[list[AuditReport], int]:
+    """Audit ``cases`` (resuming from ``out_path``); returns the reports in case order and how many were reused."""
+    done: dict[str, AuditReport] = {}
+    if out_path is not None and not force:
+        done = {r.id: r for r in read_reports(out_path) if r.auditor == auditor}
+    lock = threading.Lock()
+    results: dict[str, AuditReport] = {}
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        if force and out_path.exists():
+            out_path.unlink()
+
+    def one(case: FailureCase) -> None:
+        rid = f"{case.domain}/{case.task_id}"
+        if rid in done:
+            rep, reused = done[rid], True
+        else:
+            try:
+                rep = audit_case(case, model, sandbox, options, auditor=auditor)
+            except Exception as exc:  # noqa: BLE001 - one session's trouble is recorded, the audit goes on
+                log.exception("%s: auditor session failed", rid)
+                rep = AuditReport(id=rid, domain=case.domain, task_id=case.task_id, auditor=auditor,
+                                  problems=[f"session error: {type(exc).__name__}: {exc}"])  # fmt: skip
+            reused = False
+        with lock:
+            results[rid] = rep
+            if not reused and out_path is not None:
+                with open(out_path, "a", encoding="utf-8") as f:
+                    f.write(rep.model_dump_json() + "\n")
+            if on_done is not None:
+                on_done(rep, reused)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        list(pool.map(one, cases))
+    ordered = [results[f"{c.domain}/{c.task_id}"] for c in cases]
+    return ordered, sum(1 for c in cases if f"{c.domain}/{c.task_id}" in done)
+
+
+def audit_failures(
+    run_dir: Path,
+    model: Any,
+    sandbox: Any,
+    *,
+    auditor: str,
+    out_dir: Path | None = None,
+    options: AuditorOptions | None = None,
+    concurrency: int = 2,
+    force: bool = False,
+    task_ids: Iterable[str] | None = None,
+    on_done: Callable[[AuditReport, bool], None] | None = None,
+) -> FailuresAudit:
+    """Audit every failure of the run in ``run_dir``; reports go to ``<out_dir>/failures.jsonl``."""
+    cases, _manifest = failure_cases(Path(run_dir), task_ids=task_ids)
+    out_dir = Path(out_dir) if out_dir is not None else Path(run_dir) / "audit"
+    reports, reused = run_sessions(cases, model, sandbox, auditor=auditor, out_path=out_dir / REPORTS_NAME,
+                                   options=options, concurrency=concurrency, force=force, on_done=on_done)  # fmt: skip
+    audit = FailuresAudit(run_dir=str(run_dir), auditor=auditor, reports=reports, reused=reused)
+    (out_dir / "failures.json").write_text(
+        json.dumps({"run_dir": str(run_dir), "auditor": auditor, "failures": len(reports),
+                    "benchmark_share": audit.benchmark_share, "undecided": audit.undecided}, indent=1) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    return audit
+
+
+__all__ = [
+    "REPORTS_NAME",
+    "FailuresAudit",
+    "audit_failures",
+    "failure_cases",
+    "is_failure",
+    "read_reports",
+    "run_sessions",
+]

@@ -1,0 +1,275 @@
+"""``kramabench audit reference``: do the reference solutions reproduce their own gold?
+
+Each task's reference solution runs in the sandbox (lake read-only, also at ``./data/<domain>/input/``
+where official solutions look for it), the answer is read from what it printed (:mod:`.extract`), scored
+against the gold with the project's scorers, and every task and subtask gets a verdict:
+
+- ``reproduces``: the scorer gives full marks (approximate types: at least ``REPRODUCE_AT``);
+- ``differs``: the solution answered something else (the diff says what);
+- ``cannot-run``: no answer (cause kind: missing lake file, missing module, path layout, library
+  version, timeout, prints nothing, ...);
+- ``unscored``: the scorer could not decide without an LLM judge (string_approximate paraphrases).
+
+The static gold checks (:mod:`.static`) of the same tasks go in the same :class:`ReferenceAudit`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.audit.causes import CauseKind, classify_failure
+from kramabench.audit.extract import Extraction, extract_answers
+from kramabench.audit.static import StaticFinding, static_checks
+from kramabench.workload.models import Task, Workload
+
+log = logging.getLogger(__name__)
+
+Verdict = Literal["reproduces", "differs", "cannot-run", "unscored"]
+#: approximate answer types reproduce at this score or above (numeric: relative error <= ~1%)
+REPRODUCE_AT = 0.99
+_TAIL = 2000
+
+
+class ItemVerdict(BaseModel):
+    """The verdict of one task (``subtask_id`` None) or subtask."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    task_id: str
+    subtask_id: str | None = None
+    verdict: Verdict
+    cause: CauseKind | None = None
+    cause_detail: str | None = None
+    answer_type: str | None = None
+    gold: Any = None
+    extraction: Extraction | None = None
+    score: float | None = None
+    metric: str | None = None
+    diff: str | None = Field(None, description="what differs, in words (differs only)")
+
+
+class SolutionRun(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    task_id: str
+    solution: str | None = None
+    exit_code: int | None = None
+    timed_out: bool = False
+    wall_s: float = 0.0
+    stdout_tail: str = ""
+    stderr_tail: str = ""
+    files_read: list[str] = Field(default_factory=list)
+    cause: CauseKind | None = None
+    cause_detail: str | None = None
+
+
+class ReferenceAudit(BaseModel):
+    """What ``kramabench audit reference`` found (saved as ``reference.json``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workload: str
+    root: str
+    domains: list[str]
+    sandbox: str
+    extract_model: str | None = None
+    created_at: datetime
+    runs: list[SolutionRun] = Field(default_factory=list)
+    items: list[ItemVerdict] = Field(default_factory=list)
+    static: list[StaticFinding] = Field(default_factory=list)
+
+    def tasks(self) -> list[ItemVerdict]:
+        return [i for i in self.items if i.subtask_id is None]
+
+    def counts(self, domain: str | None = None, *, subtasks: bool = False) -> dict[str, int]:
+        out = {"reproduces": 0, "differs": 0, "cannot-run": 0, "unscored": 0}
+        for i in self.items:
+            if (i.subtask_id is not None) == subtasks and (domain is None or i.domain == domain):
+                out[i.verdict] += 1
+        return out
+
+
+def _tail(text: str) -> str:
+    return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
+
+
+def solution_of(wl: Workload, task: Task) -> Path | None:
+    """Task.solution, else solutions/<domain>/<task>.py (official) or solutions/<task>.py (bundled)."""
+    from kramabench.run.runner import Runner
+
+    return Runner.solution_of(wl, task)
+
+
+def _short(v: Any, n: int = 120) -> str:
+    try:
+        text = json.dumps(v, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(v)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def describe_diff(gold: Any, got: Any, details: dict[str, Any]) -> str:
+    """A short account of how ``got`` differs from ``gold``."""
+    if isinstance(gold, list) and isinstance(got, list):
+        g, p = [str(x) for x in gold], [str(x) for x in got]
+        missing, extra = [x for x in g if x not in p], [x for x in p if x not in g]
+        if not missing and not extra:
+            return "same items, other order" if g != p else "same items"
+        parts = []
+        if missing:
+            parts.append(f"missing {missing[:5]}" + (f" (+{len(missing) - 5})" if len(missing) > 5 else ""))
+        if extra:
+            parts.append(f"extra {extra[:5]}" + (f" (+{len(extra) - 5})" if len(extra) > 5 else ""))
+        return "; ".join(parts)
+    text = f"gold {_short(gold)}, printed {_short(got)}"
+    if "rel_error" in details and details["rel_error"] is not None:
+        text += f" (relative error {details['rel_error']:.3g})"
+    if details.get("scale_mismatch"):
+        text += f" (off by a factor: {details['scale_mismatch']})"
+    if details.get("reason"):
+        text += f" ({details['reason']})"
+    return text
+
+
+def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_type: Any,
+               ext: Extraction, question: str | None = None) -> ItemVerdict:  # fmt: skip
+    """Score one extracted value against the gold and say what that means."""
+    from scorers.registry import score
+
+    at = getattr(answer_type, "value", answer_type)
+    base = dict(domain=domain, task_id=task_id, subtask_id=sub_id, answer_type=at, gold=gold, extraction=ext)
+    if not ext.found:
+        detail = ext.note or "no answer in the printed output"
+        return ItemVerdict(verdict="cannot-run", cause="prints-nothing", cause_detail=detail, **base)
+    s = score(gold, ext.value, answer_type, question=question)
+    if s.unscored or s.value is None:
+        reason = s.details.get("reason", "unscored")
+        return ItemVerdict(verdict="unscored", metric=s.metric, diff=describe_diff(gold, ext.value, s.details),
+                           cause_detail=str(reason), **base)  # fmt: skip
+    exact = at is None or not str(at).endswith("_approximate")
+    ok = s.value >= 1.0 - 1e-9 if exact else s.value >= REPRODUCE_AT
+    return ItemVerdict(verdict="reproduces" if ok else "differs", score=s.value, metric=s.metric,
+                       diff=None if ok else describe_diff(gold, ext.value, s.details), **base)  # fmt: skip
+
+
+def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memory_mb: int,
+               extract_model: Any = None) -> tuple[SolutionRun, list[ItemVerdict]]:  # fmt: skip
+    """Run one task's solution and judge the task and each subtask."""
+    from kramabench.sandbox.base import Limits
+
+    sol = solution_of(wl, task)
+    run = SolutionRun(domain=wl.domain, task_id=task.id, solution=str(sol) if sol else None)
+    keys = {"main-task": (None, task.answer, task.answer_type, task.query)}
+    for i, st in enumerate(task.subtasks, start=1):
+        keys[f"subtask-{i}"] = (st.id, st.answer, st.answer_type, st.query)
+
+    def all_cannot(cause: CauseKind, detail: str) -> list[ItemVerdict]:
+        return [
+            ItemVerdict(domain=wl.domain, task_id=task.id, subtask_id=sid, verdict="cannot-run", cause=cause,
+                        cause_detail=detail, gold=gold, answer_type=getattr(at, "value", at))  # fmt: skip
+            for sid, gold, at, _q in keys.values()
+        ]
+
+    if sol is None or not sol.is_file():
+        run.cause, run.cause_detail = "no-solution", f"no reference solution for {task.id}"
+        return run, all_cannot("no-solution", run.cause_detail)
+    try:
+        code = sol.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        run.cause, run.cause_detail = "no-solution", f"{sol}: cannot read ({exc})"
+        return run, all_cannot("no-solution", run.cause_detail)
+    res = sandbox.run(code, wl.lake, Limits(wall_timeout_s=timeout_s, memory_mb=memory_mb),
+                      workdir_lake=f"data/{wl.domain}/input")  # fmt: skip
+    run.exit_code, run.timed_out, run.wall_s = res.exit_code, res.timed_out, res.wall_s
+    run.stdout_tail, run.stderr_tail, run.files_read = _tail(res.stdout), _tail(res.stderr), list(res.files_read)
+    if not res.ok:
+        run.cause, run.cause_detail = classify_failure(
+            res.stderr, exit_code=res.exit_code, timed_out=res.timed_out, oom=res.oom, lake=wl.lake, domain=wl.domain
+        )
+        if res.exit_code is None and not res.timed_out and not res.oom and res.explanation:
+            run.cause_detail = res.explanation
+        return run, all_cannot(run.cause, run.cause_detail)
+    if not res.stdout.strip():
+        run.cause, run.cause_detail = "prints-nothing", "the solution ran and printed nothing"
+        return run, all_cannot("prints-nothing", run.cause_detail)
+    types = {k: v[2] for k, v in keys.items()}
+    questions = {k: v[3] for k, v in keys.items()}
+    extracted = extract_answers(res.stdout, types, model=extract_model, question=questions)
+    items = [
+        judge_item(wl.domain, task.id, sid, gold, at, extracted[key], q) for key, (sid, gold, at, q) in keys.items()
+    ]
+    return run, items
+
+
+def audit_reference(
+    workloads: Iterable[Workload],
+    sandbox: Any,
+    *,
+    workload_name: str,
+    root: Path,
+    sandbox_name: str,
+    timeout_s: float = 600.0,
+    memory_mb: int = 4096,
+    concurrency: int = 2,
+    extract_model: Any = None,
+    extract_model_id: str | None = None,
+    task_ids: Iterable[str] | None = None,
+    on_done: Callable[[SolutionRun, list[ItemVerdict]], None] | None = None,
+) -> ReferenceAudit:
+    """Run and judge every task's solution of ``workloads``; add the static checks."""
+    workloads = list(workloads)
+    wanted = set(task_ids) if task_ids is not None else None
+    jobs = [(wl, t) for wl in workloads for t in wl.tasks if wanted is None or t.id in wanted]
+    audit = ReferenceAudit(workload=workload_name, root=str(root), domains=[w.domain for w in workloads],
+                           sandbox=sandbox_name, extract_model=extract_model_id,
+                           created_at=datetime.now(timezone.utc))  # fmt: skip
+    lock = threading.Lock()
+    results: dict[tuple[str, str], tuple[SolutionRun, list[ItemVerdict]]] = {}
+
+    def one(job: tuple[Workload, Task]) -> None:
+        wl, task = job
+        try:
+            out = audit_task(wl, task, sandbox, timeout_s=timeout_s, memory_mb=memory_mb, extract_model=extract_model)
+        except Exception as exc:  # noqa: BLE001 - one task's trouble is recorded, the audit goes on
+            log.exception("%s: audit failed", task.id)
+            run = SolutionRun(domain=wl.domain, task_id=task.id, cause="crash", cause_detail=f"audit error: {exc}")
+            out = (run, [ItemVerdict(domain=wl.domain, task_id=task.id, verdict="cannot-run", cause="crash",
+                                     cause_detail=run.cause_detail, gold=task.answer)])  # fmt: skip
+        with lock:
+            results[(wl.domain, task.id)] = out
+            if on_done is not None:
+                on_done(*out)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        list(pool.map(one, jobs))
+    for wl, task in jobs:  # workload order, whatever order they finished in
+        run, items = results[(wl.domain, task.id)]
+        audit.runs.append(run)
+        audit.items.extend(items)
+    for wl in workloads:
+        audit.static.extend(static_checks(wl, task_ids=wanted))
+    return audit
+
+
+__all__ = [
+    "REPRODUCE_AT",
+    "ItemVerdict",
+    "ReferenceAudit",
+    "SolutionRun",
+    "Verdict",
+    "audit_reference",
+    "audit_task",
+    "describe_diff",
+    "judge_item",
+]

@@ -1,0 +1,133 @@
+"""The audit's page: ``audit.md`` and a self-contained ``audit.html``.
+
+Headline first: the share of failures attributable to the benchmark (when failures were audited), then
+per domain how many reference solutions reproduce / differ / cannot run, the causes, the static gold
+findings, failures by attribution and category, and the proposed errata.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from kramabench.audit.reference import ReferenceAudit
+
+VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
+
+
+def _md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    def cell(v: Any) -> str:
+        return str(v if v is not None else "—").replace("|", "\\|").replace("\n", " ")
+
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
+    return out
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.0f}%" if d else "—"
+
+
+def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals: Any = None) -> list[tuple[str, list[str], list[list[Any]], str | None]]:
+    """(title, header, rows, note) of each section; the markdown and HTML renderers share them."""
+    out: list[tuple[str, list[str], list[list[Any]], str | None]] = []
+    if failures is not None and failures.reports:
+        n = len(failures.reports)
+        bench = sum(1 for r in failures.reports if r.attribution == "benchmark")
+        head = (f"{bench} of {n} audited failures ({_pct(bench, n)}) are attributable to the benchmark, "
+                f"{n - bench - failures.undecided} to the system, {failures.undecided} undecided.")  # fmt: skip
+        cats = Counter((r.attribution, r.category, r.sub_kind or "") for r in failures.reports)
+        rows = [[a, c, s or "—", k, _pct(k, n)] for (a, c, s), k in sorted(cats.items(), key=lambda x: (x[0][0], -x[1]))]
+        out.append(("Failures by attribution and category", ["Attribution", "Category", "Sub-kind", "Failures", "Share"], rows, head))
+        rows = [[r.task_id, r.attribution, r.category + (f" ({r.sub_kind})" if r.sub_kind else ""),
+                 "yes" if r.derivation_verified else "no", r.root_cause[:160]] for r in failures.reports]  # fmt: skip
+        out.append(("Audited failures", ["Task", "Attribution", "Category", "Derivation verified", "Root cause"], rows, None))
+    if ref is not None:
+        rows = []
+        for d in ref.domains:
+            c, s = ref.counts(d), ref.counts(d, subtasks=True)
+            rows.append([d] + [c[v] for v in VERDICTS] + [" / ".join(str(s[v]) for v in VERDICTS)])
+        c, s = ref.counts(), ref.counts(subtasks=True)
+        rows.append(["**all**"] + [c[v] for v in VERDICTS] + [" / ".join(str(s[v]) for v in VERDICTS)])
+        out.append(("Reference solutions", ["Domain", *VERDICTS, "Subtasks (same order)"], rows,
+                    f"Workload {ref.workload} ({ref.root}), sandbox {ref.sandbox}; "
+                    f"extraction: rules{' + ' + ref.extract_model if ref.extract_model else ''}."))  # fmt: skip
+        causes = Counter(i.cause for i in ref.tasks() if i.verdict == "cannot-run")
+        if causes:
+            out.append(("Why solutions cannot run", ["Cause", "Tasks"], [[k, v] for k, v in causes.most_common()], None))
+        rows = []
+        for i in ref.tasks():
+            ext = i.extraction
+            got = None if ext is None or not ext.found else f"{str(ext.value)[:60]} ({ext.method})"
+            detail = i.diff if i.verdict == "differs" else i.cause_detail if i.verdict != "reproduces" else ""
+            rows.append([i.domain, i.task_id, i.verdict + (f": {i.cause}" if i.cause else ""), str(i.gold)[:60], got, (detail or "")[:140]])
+        out.append(("Per task", ["Domain", "Task", "Verdict", "Gold", "Printed (how read)", "Detail"], rows, None))
+        if ref.static:
+            rows = [[f.domain, f.subtask_id or f.task_id or "—", f.kind, f.code, f.message[:160]] for f in ref.static
+                    if f.kind != "validator" or f.severity != "info"]  # fmt: skip
+            out.append(("Static gold checks", ["Domain", "Where", "Kind", "Code", "Message"], rows, None))
+    if proposals is not None and proposals.proposals:
+        rows = [[p.id, p.erratum.task + (f"/{p.erratum.subtask}" if p.erratum.subtask else ""), p.kind,
+                 str(p.erratum.new)[:60], p.erratum.reason[:120], p.report] for p in proposals.proposals]  # fmt: skip
+        out.append(("Proposed errata (not applied)", ["Id", "Target", "Kind", "New", "Reason", "From report"], rows,
+                    "Accept with: kramabench audit apply PROPOSALS --accept ID ..."))
+        if proposals.ambiguous:
+            out.append(("Ambiguous questions (kept as they are)", ["Task", "Why"],
+                        [[a.task_id, a.reason[:200]] for a in proposals.ambiguous], None))
+    return out
+
+
+def render_markdown(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]]) -> str:
+    lines = [f"# {title}", ""]
+    for name, header, rows, note in secs:
+        lines += [f"## {name}", ""]
+        if note:
+            lines += [note, ""]
+        lines += _md_table(header, rows) if rows else ["(none)"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.9rem}td,th{border:1px solid #ddd;padding:.25rem .5rem;
+text-align:left;vertical-align:top}th{background:#f4f4f4}.note{font-size:1.05rem}.headline{font-size:1.4rem;
+font-weight:600;background:#fff6e0;padding:.6rem 1rem;border-left:4px solid #e0a000}
+.reproduces{color:#17702a}.differs{color:#b06000}.cannot-run{color:#b00020}"""
+
+
+def render_html(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]]) -> str:
+    e = html.escape
+    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)}</title><style>{_CSS}</style></head>",
+             f"<body><h1>{e(title)}</h1>"]  # fmt: skip
+    for n, (name, header, rows, note) in enumerate(secs):
+        parts.append(f"<h2>{e(name)}</h2>")
+        if note:
+            parts.append(f"<p class='{'headline' if n == 0 else 'note'}'>{e(note)}</p>")
+        parts.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
+        for r in rows:
+            cells = []
+            for v in r:
+                text = str(v if v is not None else "—").replace("**", "")
+                cls = text.split(":")[0] if text.split(":")[0] in VERDICTS else ""
+                cells.append(f"<td class='{cls}'>{e(text)}</td>" if cls else f"<td>{e(text)}</td>")
+            parts.append("<tr>" + "".join(cells) + "</tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(out_dir: Path, title: str, *, ref: ReferenceAudit | None = None, failures: Any = None,
+                 proposals: Any = None) -> tuple[Path, Path]:  # fmt: skip
+    """Write ``audit.md`` and ``audit.html`` into ``out_dir``; returns their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    secs = sections(ref, failures, proposals)
+    md, page = out_dir / "audit.md", out_dir / "audit.html"
+    md.write_text(render_markdown(title, secs), encoding="utf-8")
+    page.write_text(render_html(title, secs), encoding="utf-8")
+    return md, page
+
+
+__all__ = ["render_html", "render_markdown", "sections", "write_report"]

@@ -1,0 +1,310 @@
+"""``kramabench audit ...``: audit the benchmark itself (reference solutions, failures, errata proposals)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import typer
+
+
+def _out_dir(out: Path | None, kind: str, name: str) -> Path:
+    if out is not None:
+        return out
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[-40:]
+    return Path("results") / f"audit-{kind}-{safe}-{stamp}"
+
+
+def register(app: typer.Typer) -> None:
+    audit = typer.Typer(
+        name="audit",
+        help="Audit the benchmark: reference solutions, failures of a run, proposed errata.",
+        no_args_is_help=True,
+    )
+    app.add_typer(audit, name="audit")
+
+    @audit.command("reference")
+    def reference(
+        workload: str = typer.Option(..., "--workload", "-w", help="bundled suite name, workload root or 'kramabench'"),
+        domain: list[str] = typer.Option(None, "--domain", "-d", help="only these domains (repeatable)"),
+        task: list[str] = typer.Option(None, "--task", help="only these task ids (repeatable)"),
+        sandbox: str = typer.Option("local", "--sandbox", help="sandbox backend: local, docker, unsafe-subprocess"),
+        extract_model: str | None = typer.Option(
+            None, "--extract-model", help="model that reads answers the rules cannot (e.g. openai/gpt-4o-mini)"
+        ),
+        timeout: float = typer.Option(600.0, "--timeout", min=1, help="seconds per solution"),
+        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="solutions run at the same time"),
+        no_errata: bool = typer.Option(False, "--no-errata", help="audit the raw gold (errata not applied)"),
+        out: Path | None = typer.Option(None, "--out", "-o", help="output folder (default: results/audit-reference-...)"),
+        as_json: bool = typer.Option(False, "--json", help="print the audit as JSON"),
+    ) -> None:
+        """Run every task's reference solution and say whether it reproduces its gold (plus static checks)."""
+        from rich.console import Console
+        from rich.markup import escape
+
+        from kramabench.audit.reference import audit_reference
+        from kramabench.audit.report import write_report
+        from kramabench.cli._common import error_console
+        from kramabench.workload import WorkloadError, list_domains, load_workload
+        from kramabench.workload.fetch import FetchError
+        from kramabench.workload.suites import resolve_workload_root
+
+        err = error_console()
+        try:
+            root = resolve_workload_root(workload)
+            domains = domain or list_domains(root)
+            wls = [load_workload(root, d, errata=not no_errata) for d in domains]
+        except (WorkloadError, FetchError) as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+            raise typer.Exit(2) from None
+        if not any(w.tasks for w in wls):
+            err.print(f"[red]error:[/] {escape(workload)}: no tasks in {', '.join(domains)}", soft_wrap=True)
+            raise typer.Exit(2)
+        model = None
+        if extract_model:
+            from kramabench.models import get_model
+
+            try:
+                model = get_model(extract_model)
+            except Exception as exc:  # noqa: BLE001 - any bad model id is one line
+                err.print(f"[red]error:[/] --extract-model {escape(extract_model)}: {escape(str(exc))}", soft_wrap=True)
+                raise typer.Exit(2) from None
+        from kramabench.sandbox.base import SandboxUnavailable
+        from kramabench.sandbox.registry import get_sandbox
+
+        try:
+            sb = get_sandbox(sandbox)
+        except (SandboxUnavailable, ValueError) as exc:
+            err.print(f"[red]error:[/] sandbox {escape(sandbox)}: {escape(str(exc))}", soft_wrap=True, highlight=False)
+            raise typer.Exit(2) from None
+        out_dir = _out_dir(out, "reference", workload)
+        console = Console(stderr=True)
+        n = sum(len(w.tasks) if not task else sum(t.id in task for t in w.tasks) for w in wls)
+        done = [0]
+
+        def progress(run, items) -> None:  # noqa: ANN001
+            done[0] += 1
+            main = next((i for i in items if i.subtask_id is None), None)
+            verdict = main.verdict + (f" ({main.cause})" if main and main.cause else "") if main else "?"
+            console.print(f"[{done[0]}/{n}] {run.task_id}: {verdict}", highlight=False, markup=False)
+
+        try:
+            result = audit_reference(
+                wls, sb, workload_name=workload, root=root, sandbox_name=sandbox, timeout_s=timeout,
+                concurrency=concurrency, extract_model=model, extract_model_id=extract_model,
+                task_ids=task or None, on_done=progress,
+            )  # fmt: skip
+        finally:
+            sb.close()
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "reference.json").write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        md, page = write_report(out_dir, f"Audit of the reference solutions — {workload}", ref=result)
+        if as_json:
+            typer.echo(result.model_dump_json(indent=1))
+            return
+        from rich.table import Table
+
+        table = Table(title=f"Reference solutions of {workload}", title_justify="left")
+        for col in ("Domain", "reproduces", "differs", "cannot run", "unscored"):
+            table.add_column(col, justify="left" if col == "Domain" else "right")
+        for d in result.domains:
+            c = result.counts(d)
+            table.add_row(d, str(c["reproduces"]), str(c["differs"]), str(c["cannot-run"]), str(c["unscored"]))
+        out_console = Console()
+        out_console.print(table)
+        if result.runs and all(r.cause == "no-solution" for r in result.runs):
+            err.print(
+                f"[yellow]note:[/] {escape(str(root))} has no reference solutions (expected "
+                "solutions/<domain>/<task-id>.py or solutions/<task-id>.py); the official ones come with "
+                "'kramabench fetch kramabench' (../shared/kramabench does not hold them)",
+                soft_wrap=True,
+            )
+        for i in result.tasks():
+            if i.verdict == "reproduces":
+                continue
+            why = i.diff if i.verdict == "differs" else f"{i.cause}: {i.cause_detail}" if i.cause else i.cause_detail
+            out_console.print(f"  {i.task_id}: {i.verdict} — {why}", highlight=False, markup=False, soft_wrap=True)
+        kinds: dict[str, int] = {}
+        for f in result.static:
+            kinds[f.kind] = kinds.get(f.kind, 0) + 1
+        if kinds:
+            out_console.print("static gold findings: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+        out_console.print(f"written: {out_dir / 'reference.json'}, {md}, {page}", soft_wrap=True, highlight=False)
+
+    @audit.command("failures")
+    def failures(
+        run_dir: Path = typer.Argument(..., help="folder of a run (holding manifest.json and records.jsonl)"),
+        auditor: str = typer.Option(..., "--auditor", help="auditor model id, e.g. openai/gpt-4o"),
+        sandbox: str = typer.Option("local", "--sandbox", help="sandbox backend the auditor's code runs in"),
+        task: list[str] = typer.Option(None, "--task", help="only these task ids (repeatable)"),
+        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="auditor sessions at the same time"),
+        max_turns: int = typer.Option(8, "--max-turns", min=1, max=40, help="auditor replies per failure"),
+        out: Path | None = typer.Option(None, "--out", "-o", help="output folder (default: RUN_DIR/audit)"),
+        force: bool = typer.Option(False, "--force", help="audit again the failures already reported"),
+        no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached auditor replies"),
+    ) -> None:
+        """Audit every failed task of a run: root cause, verified derivation, attribution and category."""
+        from rich.console import Console
+        from rich.markup import escape
+
+        from kramabench.audit.auditor import AuditorOptions
+        from kramabench.audit.corrector import propose, write_proposals
+        from kramabench.audit.failures import audit_failures
+        from kramabench.audit.report import write_report
+        from kramabench.cli._common import error_console
+
+        err = error_console()
+        if not (run_dir / "manifest.json").is_file():
+            err.print(f"[red]error:[/] {escape(str(run_dir))}: not a run folder (no manifest.json)", soft_wrap=True)
+            raise typer.Exit(2)
+        model, sb = _model_and_sandbox(auditor, sandbox, cache=False if no_cache else None)
+        out_dir = out or run_dir / "audit"
+        console = Console(stderr=True)
+
+        def progress(rep, reused) -> None:  # noqa: ANN001
+            how = "reused" if reused else f"{rep.turns} turns, {rep.runs} runs"
+            cat = rep.category + (f"/{rep.sub_kind}" if rep.sub_kind else "") if rep.category else "undecided"
+            console.print(f"{rep.task_id}: {rep.attribution} ({cat}) [{how}]", highlight=False, markup=False)
+
+        try:
+            result = audit_failures(
+                run_dir, model, sb, auditor=auditor, out_dir=out_dir, options=AuditorOptions(max_turns=max_turns),
+                concurrency=concurrency, force=force, task_ids=task or None, on_done=progress,
+            )  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - a broken run folder or workload is one line
+            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+            raise typer.Exit(1) from None
+        finally:
+            sb.close()
+        proposals = propose(result.reports, _workloads_of(run_dir, result.reports))
+        prop_path = write_proposals(out_dir / "proposals.toml", proposals)
+        md, page = write_report(out_dir, f"Audit of the failures of {run_dir.name}", failures=result,
+                                proposals=proposals)  # fmt: skip
+        n = len(result.reports)
+        bench = sum(r.attribution == "benchmark" for r in result.reports)
+        out_console = Console()
+        if n == 0:
+            out_console.print("no failed task in this run: nothing to audit")
+        else:
+            out_console.print(
+                f"{bench} of {n} failures ({100 * bench / n:.0f}%) attributable to the benchmark, "
+                f"{sum(r.attribution == 'system' for r in result.reports)} to the system, {result.undecided} undecided"
+                + (f" ({result.reused} reports reused)" if result.reused else "")
+            )
+        out_console.print(f"{len(proposals.proposals)} errata proposed (not applied): {prop_path}", soft_wrap=True)
+        out_console.print(f"written: {out_dir / 'failures.jsonl'}, {md}, {page}", soft_wrap=True, highlight=False)
+
+    @audit.command("apply")
+    def apply(
+        proposals: Path = typer.Argument(..., help="proposals file written by 'kramabench audit failures'"),
+        accept: list[str] = typer.Option(..., "--accept", help="id of a proposal to accept (repeatable)"),
+        errata: Path = typer.Option(
+            None, "--errata", help="errata file to add them to (default: the official errata of this repository)"
+        ),
+    ) -> None:
+        """Move accepted errata proposals into an errata file (the others stay proposals)."""
+        from rich.markup import escape
+
+        from kramabench.audit.corrector import apply_proposals
+        from kramabench.cli._common import error_console
+        from kramabench.workload import WorkloadError
+        from kramabench.workload.loader import official_errata_path
+
+        err = error_console()
+        target = errata or official_errata_path()
+        try:
+            applied = apply_proposals(proposals, accept, target)
+        except (KeyError, ValueError, OSError, WorkloadError) as exc:
+            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            err.print(f"[red]error:[/] {escape(str(msg))}", soft_wrap=True, highlight=False)
+            raise typer.Exit(2) from None
+        typer.echo(f"accepted {', '.join(applied)} -> {target}")
+
+    @audit.command("reliability")
+    def reliability(
+        auditor: str = typer.Option(..., "--auditor", help="auditor model id"),
+        workload: str = typer.Option("planted", "--workload", "-w", help="workload with audit_check/labels.json"),
+        k: int = typer.Option(3, "--k", min=1, max=20, help="runs of the auditor on each labelled case"),
+        sandbox: str = typer.Option("local", "--sandbox"),
+        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1),
+        max_turns: int = typer.Option(8, "--max-turns", min=1, max=40),
+        as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    ) -> None:
+        """Run the auditor k times on a labelled set: Cohen's kappa at attribution and category level."""
+        from rich.console import Console
+        from rich.markup import escape
+
+        from kramabench.audit.auditor import AuditorOptions
+        from kramabench.audit.reliability import check_reliability
+        from kramabench.cli._common import error_console
+        from kramabench.workload import WorkloadError
+        from kramabench.workload.suites import resolve_workload_root
+
+        err = error_console()
+        try:
+            root = resolve_workload_root(workload)
+        except WorkloadError as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(2) from None
+        model, sb = _model_and_sandbox(auditor, sandbox, cache=False)
+        try:
+            result = check_reliability(root, model, sb, auditor=auditor, k=k, concurrency=concurrency,
+                                       options=AuditorOptions(max_turns=max_turns))  # fmt: skip
+        except (FileNotFoundError, WorkloadError, KeyError) as exc:
+            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+            raise typer.Exit(2) from None
+        finally:
+            sb.close()
+        if as_json:
+            typer.echo(result.model_dump_json(indent=1, exclude={"reports"}))
+            return
+        from rich.table import Table
+
+        def num(x: float | None) -> str:
+            return "—" if x is None else f"{x:.3f}"
+
+        t = Table(title=f"Auditor reliability — {auditor}, k={k}", title_justify="left")
+        for col in ("Task", "Label", "Verdicts", "Flips"):
+            t.add_column(col)
+        for c in result.cases:
+            label = f"{c.label.attribution}/{c.label.category}"
+            verdicts = ", ".join(f"{a}/{cat or '—'}" for a, cat in c.verdicts)
+            t.add_row(c.task_id, label, verdicts, "yes" if c.flipped else "—")
+        console = Console()
+        console.print(t)
+        console.print(f"Cohen's kappa: attribution {num(result.kappa_attribution)}, category {num(result.kappa_category)}")
+        console.print(f"accuracy: attribution {num(result.accuracy_attribution)}, category {num(result.accuracy_category)};"
+                      f" flip rate {num(result.flip_rate)}")  # fmt: skip
+
+
+def _model_and_sandbox(model_id: str, backend: str, *, cache: bool | None):  # noqa: ANN202
+    from rich.markup import escape
+
+    from kramabench.cli._common import error_console
+    from kramabench.models import get_model
+    from kramabench.sandbox.base import SandboxUnavailable
+    from kramabench.sandbox.registry import get_sandbox
+
+    err = error_console()
+    try:
+        model = get_model(model_id, cache=cache)
+    except Exception as exc:  # noqa: BLE001 - a bad model id or a missing key is one line
+        err.print(f"[red]error:[/] --auditor {escape(model_id)}: {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    try:
+        sb = get_sandbox(backend)
+    except (SandboxUnavailable, ValueError) as exc:
+        err.print(f"[red]error:[/] sandbox {escape(backend)}: {escape(str(exc))}", soft_wrap=True, highlight=False)
+        raise typer.Exit(2) from None
+    return model, sb
+
+
+def _workloads_of(run_dir: Path, reports) -> dict:  # noqa: ANN001
+    from kramabench.run.store import RunStore
+    from kramabench.workload import load_workload
+
+    manifest = RunStore(run_dir).read_manifest()
+    root = Path(manifest.workload.get("root", ""))
+    errata = bool(manifest.workload.get("errata", True))
+    return {d: load_workload(root, d, errata=errata) for d in sorted({r.domain for r in reports})}

@@ -1,0 +1,65 @@
+"""The contracts every layer builds on: answer types, the Model and Sandbox protocols, what a system
+receives and returns (TaskInput/SystemOutput), and what a run saves (Record/Manifest).
+
+This package imports nothing else of kramabench: it is the bottom floor (see docs/architecture.md).
+"""
+
+from kramabench.contracts.answers import AnswerType, KeyFunctionality
+from kramabench.contracts.model import (
+    ChatMessage,
+    Completion,
+    Model,
+    ModelError,
+    ModelErrorKind,
+    ModelOptions,
+    Usage,
+)
+from kramabench.contracts.records import (
+    Manifest,
+    ReadResult,
+    Record,
+    jsonable,
+    latest_records,
+    read_records,
+    unit_key,
+)
+from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable
+from kramabench.contracts.system import (
+    OutcomeError,
+    SettingName,
+    SubtaskInput,
+    System,
+    SystemOutput,
+    SystemUsage,
+    TaskInput,
+)
+
+__all__ = [
+    "AnswerType",
+    "ChatMessage",
+    "Completion",
+    "ExecResult",
+    "KeyFunctionality",
+    "Limits",
+    "Manifest",
+    "Model",
+    "ModelError",
+    "ModelErrorKind",
+    "ModelOptions",
+    "OutcomeError",
+    "ReadResult",
+    "Record",
+    "Sandbox",
+    "SandboxUnavailable",
+    "SettingName",
+    "SubtaskInput",
+    "System",
+    "SystemOutput",
+    "SystemUsage",
+    "TaskInput",
+    "Usage",
+    "jsonable",
+    "latest_records",
+    "read_records",
+    "unit_key",
+]

@@ -1,0 +1,43 @@
+"""What a report shows, assembled by :mod:`kramabench.report.build` and rendered by ``render_md``/``render_html``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from kramabench.contracts.records import Record
+from kramabench.report.compare import MatrixRow
+from kramabench.report.load import RunData
+from kramabench.report.summary import RunSummary
+from kramabench.report.tables import Table
+
+
+@dataclass
+class Plot:
+    name: str
+    title: str
+    svg: str
+    note: str = ""
+
+
+@dataclass
+class ReportModel:
+    runs: list[RunData]
+    summaries: list[RunSummary]
+    tables: list[Table]
+    errors: dict[str, list[int]]
+    unscored: list[tuple[RunData, Record]]
+    plots: list[Plot] = field(default_factory=list)
+    #: plots left out, with the reason (e.g. score against cost when no call has a known price)
+    skipped_plots: list[str] = field(default_factory=list)
+    #: task-by-task comparison (two runs or more), of ``matrix_setting``
+    matrix: list[MatrixRow] = field(default_factory=list)
+    matrix_setting: str = "end-to-end"
+    generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w for run in self.runs for w in run.warnings]
+
+
+__all__ = ["Plot", "ReportModel"]

@@ -1,0 +1,104 @@
+"""``kramabench audit reference``: each planted solution gets the verdict and cause kind it deserves."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kramabench.audit.reference import audit_reference
+from kramabench.workload import load_workload
+
+sys.path.insert(0, str(Path(__file__).parent))
+import planted  # noqa: E402
+
+EXPECTED = {
+    "lab-easy-1": ("reproduces", None),
+    "lab-easy-2": ("reproduces", None),
+    "lab-easy-3": ("differs", None),
+    "lab-easy-4": ("cannot-run", "missing-lake-file"),
+    "lab-easy-5": ("cannot-run", "missing-module"),
+    "lab-easy-6": ("cannot-run", "path-layout"),
+    "lab-easy-7": ("cannot-run", "library-version"),
+    "lab-hard-1": ("cannot-run", "timeout"),
+    "lab-hard-2": ("cannot-run", "prints-nothing"),
+}
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return planted.build(tmp_path_factory.mktemp("lab"))
+
+
+@pytest.fixture(scope="module")
+def sandbox():  # noqa: ANN201
+    from kramabench.sandbox.registry import get_sandbox
+
+    sb = get_sandbox("local")
+    yield sb
+    sb.close()
+
+
+@pytest.mark.slow
+def test_every_verdict_and_cause(lab: Path, sandbox) -> None:  # noqa: ANN001
+    wl = load_workload(lab, "lab")
+    audit = audit_reference([wl], sandbox, workload_name="lab", root=lab, sandbox_name="local", timeout_s=4)
+    got = {i.task_id: (i.verdict, i.cause) for i in audit.tasks()}
+    assert got == EXPECTED
+    by_id = {i.task_id: i for i in audit.tasks()}
+    prose = by_id["lab-easy-2"].extraction
+    assert prose is not None and prose.method == "prose" and prose.text.startswith("Correlation coefficient: ")
+    assert by_id["lab-easy-1"].extraction.method == "json-object"
+    differs = by_id["lab-easy-3"]
+    assert differs.extraction.method == "bare-value" and "gold 99" in differs.diff and "printed" in differs.diff
+    assert "worldcities.csv" in by_id["lab-easy-4"].cause_detail
+    assert "geopandas_not_installed_here" in by_id["lab-easy-5"].cause_detail
+    # subtasks: printed in the JSON object -> judged; not printed -> said so
+    sub = {i.subtask_id: i for i in audit.items if i.subtask_id}
+    assert sub["lab-easy-1-1"].verdict == "reproduces"
+    assert audit.counts("lab") == {"reproduces": 2, "differs": 1, "cannot-run": 6, "unscored": 0}
+    runs = {r.task_id: r for r in audit.runs}
+    assert runs["lab-hard-1"].timed_out and runs["lab-easy-5"].exit_code not in (0, None)
+
+
+@pytest.mark.slow
+def test_cli_writes_json_and_report(lab: Path, tmp_path: Path) -> None:
+    from kramabench.cli.main import build_app
+
+    out = tmp_path / "audit"
+    args = ["audit", "reference", "-w", str(lab), "--task", "lab-easy-2", "--task", "lab-easy-3",
+            "--task", "lab-easy-4", "-o", str(out)]  # fmt: skip
+    res = CliRunner().invoke(build_app(), args)
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "lab-easy-3: differs" in text and "lab-easy-4: cannot-run — missing-lake-file" in text
+    saved = json.loads((out / "reference.json").read_text())
+    assert {i["task_id"] for i in saved["items"]} == {"lab-easy-2", "lab-easy-3", "lab-easy-4"}
+    md = (out / "audit.md").read_text()
+    assert "| lab | 1 | 1 | 1 | 0 |" in md and "(prose)" in md
+    assert "<table>" in (out / "audit.html").read_text()
+
+
+def test_static_checks_find_planted_gold_format_defects(tmp_path: Path) -> None:
+    from kramabench.audit.static import static_checks
+
+    tasks = {
+        "lab-easy-1": ("print(1)\n", planted._task(
+            "lab-easy-1", "List the x values above 17 in ascending order.", [20, 18, 19], "list_exact",
+            [("Read.", "Which file holds the sites?", "sites.tsv", "string_exact"),
+             ("Count.", "How many sites are there? ", 2.5, "numeric_exact"),
+             ("Final answer.", "List the x values above 17 in ascending order.", [18, 19], "list_exact")])),
+        "lab-easy-2": ("print(1)\n", {**planted._task("lab-easy-2", "Mean of y? Round to 2 decimal places.",
+                                                      21.456, "numeric_exact"), "data_sources": ["measurments.csv"]}),
+    }  # fmt: skip
+    root = planted.build(tmp_path, tasks=tasks)
+    codes = {(f.subtask_id or f.task_id, f.code) for f in static_checks(load_workload(root, "lab"))}
+    assert ("lab-easy-1", "gold_order") in codes
+    assert ("lab-easy-1-1", "gold_names_missing_file") in codes
+    assert ("lab-easy-1-2", "gold_count_fraction") in codes
+    assert ("lab-easy-1-3", "main_not_from_subtasks") in codes
+    assert ("lab-easy-2", "gold_not_rounded") in codes
+    assert any(c.startswith("data_source") and w == "lab-easy-2" for w, c in codes)

@@ -1,0 +1,53 @@
+"""The house rules, checked on every test run (and so in CI): import layers and ruff.
+
+The layers, the no-circles rule and "DS-Guru only through its entry point" are import-linter contracts in
+``pyproject.toml`` ([tool.importlinter]); docs/architecture.md draws them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_import_contracts_are_kept() -> None:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    assert {c["id"] for c in contracts} >= {"layers", "no-circles", "ds-guru-by-entry-point"}
+    lint = Path(sys.executable).with_name("lint-imports")
+    if not lint.exists():
+        pytest.fail(f"{lint} missing: install the dev extra (pip install -e '.[dev]')")
+    res = _run(str(lint), "--no-cache")
+    summary = re.search(r"Contracts: (\d+) kept, (\d+) broken", res.stdout)
+    assert summary, res.stdout + res.stderr
+    assert res.returncode == 0 and summary.group(2) == "0", res.stdout[-4000:]
+    assert int(summary.group(1)) == len(contracts)
+
+
+def test_layers_contract_names_every_package() -> None:
+    """A new top-level package of kramabench must be given a floor (else nothing checks its imports)."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c for c in contracts if c["id"] == "layers")["layers"]
+    named = {m.strip().strip("()") for layer in layers for m in layer.split("|")}
+    packages = {f"kramabench.{p.parent.name}" for p in (ROOT / "kramabench").glob("*/__init__.py")}
+    apart = {"kramabench.testing"}  # its own forbidden contracts
+    assert packages - apart <= named, f"packages without a floor: {sorted(packages - apart - named)}"
+
+
+def test_ruff_is_clean() -> None:
+    res = _run(sys.executable, "-m", "ruff", "check", ".")
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
