@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -48,10 +50,23 @@ from scorers.numeric import (
     prediction_tolerance,
     rae_score,
 )
-from scorers.parse import LST, NUM, STR, Item, _float_item, bool_word, is_abstention, parse_list, to_item
+from scorers.numeric_lists import gold_facts, greedy_values, numeric_array, pair_identical, pred_tolerances
+from scorers.parse import (
+    LST,
+    NUM,
+    STR,
+    Item,
+    _float_item,
+    _str_item,
+    bool_word,
+    is_abstention,
+    parse_list,
+    to_item,
+)
 
 #: pairs compared one by one in Python (nested lists, judged strings) before pairing identical first
 MAX_PAIRWISE = 250_000
+_KEY = attrgetter("key")
 #: numeric matrix cells compared at once (beyond: the interval matching of :func:`_greedy_numbers`)
 MAX_MATRIX = 4_000_000
 
@@ -79,23 +94,43 @@ def _max_matching(m: np.ndarray) -> int:
 
 def _num_matrix(gold: list[Item], pred: list[Item], approximate: bool, factor: float = 1.0) -> np.ndarray:
     g = np.array([i.num.value for i in gold], dtype=float)  # type: ignore[union-attr]
+    p = np.array([i.num.value for i in pred], dtype=float)  # type: ignore[union-attr]
+    pts = None
+    if any(i.num.points is not None for i in pred):  # type: ignore[union-attr]
+        pts = np.array([i.num.points if i.num.points is not None else np.nan for i in pred], dtype=float)  # type: ignore[union-attr]
+    if approximate:
+        return _value_matrix(g, p, pts, True, factor)
+    tol = np.array([exact_tolerance(i.num) for i in gold], dtype=float)  # type: ignore[arg-type]
+    unrounded = np.array([is_unrounded(i.num) for i in gold], dtype=bool)  # type: ignore[arg-type]
+    ptol = None
+    if unrounded.any():
+        ptol = np.array([prediction_tolerance(v, d) for i in pred
+                         for v, d, _ in candidates(i.num)[:1]], dtype=float)  # type: ignore[arg-type]
+    return _value_matrix(g, p, pts, False, factor, tol, unrounded, ptol)
+
+
+def _value_matrix(
+    g: np.ndarray, p: np.ndarray, pts: np.ndarray | None, approximate: bool, factor: float = 1.0,
+    tol: np.ndarray | None = None, unrounded: np.ndarray | None = None, ptol: np.ndarray | None = None,
+) -> np.ndarray:
+    """Which predicted values (``p``, percentage points ``pts``; scaled by ``factor``) match which gold values
+    ``g``: numeric_approximate items (1/(1+RAE) > 0.9), or numeric_exact ones (within ``tol`` of the gold; for
+    an ``unrounded`` gold also within ``ptol``, half a unit of the prediction's last decimal)."""
     with np.errstate(all="ignore"):
-        p = np.array([i.num.value for i in pred], dtype=float) * factor  # type: ignore[union-attr]
-        pts = np.array([i.num.points if i.num.points is not None else np.nan for i in pred], dtype=float) * factor  # type: ignore[union-attr]
+        p = p * factor
         gc = g[:, None]
         if approximate:
             denom = np.where(gc == 0, 1.0, np.abs(gc))
             m = (1.0 / (1.0 + np.abs(p[None, :] - gc) / denom)) > APPROX_ITEM_THRESHOLD
-            m |= (1.0 / (1.0 + np.abs(pts[None, :] - gc) / denom)) > APPROX_ITEM_THRESHOLD
+            if pts is not None:
+                m |= (1.0 / (1.0 + np.abs(pts[None, :] * factor - gc) / denom)) > APPROX_ITEM_THRESHOLD
         else:
-            tol = np.array([exact_tolerance(i.num) for i in gold], dtype=float)[:, None]  # type: ignore[arg-type]
-            m = np.abs(p[None, :] - gc) <= tol
-            m |= np.abs(pts[None, :] - gc) <= tol
-            unrounded = np.array([is_unrounded(i.num) for i in gold], dtype=bool)  # type: ignore[arg-type]
-            if unrounded.any():
-                ptol = np.array([prediction_tolerance(v, d) for i in pred
-                                 for v, d, _ in candidates(i.num)[:1]], dtype=float) * factor  # type: ignore[arg-type]
-                m |= unrounded[:, None] & (np.abs(p[None, :] - gc) <= ptol[None, :])
+            t = tol[:, None]  # type: ignore[index]
+            m = np.abs(p[None, :] - gc) <= t
+            if pts is not None:
+                m |= np.abs(pts[None, :] * factor - gc) <= t
+            if ptol is not None and unrounded is not None and unrounded.any():
+                m |= unrounded[:, None] & (np.abs(p[None, :] - gc) <= (ptol * factor)[None, :])
         m |= gc == p[None, :]  # equal infinities
         m |= np.isnan(gc) & np.isnan(p)[None, :]
     return m
@@ -219,6 +254,9 @@ def _match_pairwise(
     """(lower, upper) number of matches; they differ only when some verdict is unknown."""
     if not gold or not pred:
         return 0, 0
+    if not approximate and gold[0].kind == STR:  # exact strings: equal keys are the only matches
+        n = (Counter(map(_KEY, gold)) & Counter(map(_KEY, pred))).total()
+        return n, n
     base, gold, pred = _pair_identical(gold, pred)
     if not gold or not pred:
         return base, base
@@ -258,6 +296,14 @@ def count_matches(
     return n + lo_s + lo_l, n + hi_s + hi_l
 
 
+def items_of(values: list) -> list[Item]:
+    """The items of a list (:func:`scorers.parse.to_item`); a list of short strings goes through the cached
+    string reader without a Python call per element."""
+    if values and set(map(type, values)) == {str} and max(map(len, values)) <= 200:
+        return list(map(_str_item, values, repeat(0, len(values))))
+    return [_float_item(v) if type(v) is float else to_item(v) for v in values]
+
+
 def _f1(matches: int, n_gold: int, n_pred: int) -> float:
     if n_gold + n_pred == 0:
         return 1.0
@@ -276,6 +322,87 @@ def _scale_check(gold: list[Item], pred: list[Item], approximate: bool, matched_
     return None
 
 
+class _Gold:
+    """A gold answer read once: its list, the parse notes, its items and (for plain numbers) its array."""
+
+    __slots__ = ("raw", "lst", "notes", "_items", "_array")
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.lst, self.notes = parse_list(raw, lenient=True)
+        self._items: list[Item] | None = None
+        self._array: Any = _UNSET
+
+    def items(self) -> list[Item]:
+        if self._items is None:
+            self._items = items_of(self.lst or [])
+        return self._items
+
+    def array(self) -> np.ndarray | None:
+        if self._array is _UNSET:
+            self._array = numeric_array(self.lst) if self.lst else None
+        return self._array
+
+
+_UNSET: Any = object()
+#: gold answers already read, by identity (the entry holds the gold, so an id is never reused while cached)
+_GOLD_CACHE: dict[int, _Gold] = {}
+_GOLD_CACHE_MAX = 4096
+
+
+def _gold(expected: Any) -> _Gold:
+    """The gold read once per gold object: a task's answer is parsed on its first scoring only (several
+    predictions, runs or settings scored against one workload reuse it). Gold answers are never mutated."""
+    if not isinstance(expected, (list, str)):
+        return _Gold(expected)
+    hit = _GOLD_CACHE.get(id(expected))
+    if hit is not None and hit.raw is expected:
+        return hit
+    g = _Gold(expected)
+    if len(_GOLD_CACHE) >= _GOLD_CACHE_MAX:
+        _GOLD_CACHE.clear()
+    _GOLD_CACHE[id(expected)] = g
+    return g
+
+
+def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool,
+                  notes: list[str]) -> int:
+    """Matches between two lists of plain numbers (the rules of :func:`_match_numbers`, on arrays)."""
+    if approximate:
+        if len(g) * len(p) > MAX_MATRIX:
+            notes.append("interval_matching")
+            return greedy_values(g, None, p, True)
+        return _max_matching(_value_matrix(g, p, None, True))
+    base, gi, pi = pair_identical(g, p)
+    if not len(gi) or not len(pi):
+        return base
+    tol, unr = gold_facts(gold.lst, gi)  # type: ignore[arg-type]
+    if len(gi) * len(pi) > MAX_MATRIX:
+        notes.append("interval_matching")
+        return base + greedy_values(g[gi], tol, p[pi], False)
+    ptol = pred_tolerances(pred, pi) if unr.any() else None
+    return base + _max_matching(_value_matrix(g[gi], p[pi], None, False, 1.0, tol, unr, ptol))
+
+
+def _numeric_scale_check(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool,
+                         matched: int) -> dict | None:
+    """:func:`_scale_check` for two lists of plain numbers."""
+    with np.errstate(all="ignore"):
+        gi = np.nonzero(np.isfinite(g) & (g != 0))[0]
+        pi = np.nonzero(np.isfinite(p) & (p != 0))[0]
+    if not len(gi) or not len(pi) or len(gi) * len(pi) > MAX_MATRIX:
+        return None
+    tol = unr = ptol = None
+    if not approximate:
+        tol, unr = gold_facts(gold.lst, gi)  # type: ignore[arg-type]
+        ptol = pred_tolerances(pred, pi) if unr.any() else None
+    for factor, label in ((0.01, "x100"), (100.0, "/100")):
+        k = _max_matching(_value_matrix(g[gi], p[pi], None, approximate, factor, tol, unr, ptol))
+        if k > matched:
+            return {"factor": label, "matches_if_rescaled": k}
+    return None
+
+
 def score_list(
     expected: Any,
     predicted: Any,
@@ -288,7 +415,8 @@ def score_list(
     details: dict[str, Any] | None = None,
 ) -> Score:
     details = dict(details or {})
-    gold_list, gold_notes = parse_list(expected, lenient=True)
+    gold = _gold(expected)
+    gold_list, gold_notes = gold.lst, gold.notes
     if gold_list is None:
         return Score(value=None, metric=metric, unscored=True, details={**details, "reason": "no_gold"})
     if gold_notes:  # a gold stored as a string or a scalar: worth counting in an audit
@@ -298,12 +426,19 @@ def score_list(
         return Score(value=0.0, metric=metric, details=details)
     pred_list, notes = parse_list(predicted)
     assert pred_list is not None
-    gold_items = [_float_item(v) if type(v) is float else to_item(v) for v in gold_list]
-    pred_items = [_float_item(v) if type(v) is float else to_item(v) for v in pred_list]
     ctx = JudgeContext(judge, question)
     match_notes: list[str] = []
-    lo, hi = count_matches(gold_items, pred_items, approximate, ctx, match_notes)
-    ng, np_ = len(gold_items), len(pred_items)
+    g_arr = gold.array()
+    p_arr = numeric_array(pred_list) if g_arr is not None else None
+    pred_items: list[Item] | None = None
+    if g_arr is not None and p_arr is not None:  # plain numbers on both sides: arrays, no item objects
+        lo = hi = _numeric_fast(gold, g_arr, pred_list, p_arr, approximate, match_notes)
+        ng, np_ = len(gold_list), len(pred_list)
+    else:
+        gold_items = gold.items()
+        pred_items = items_of(pred_list)
+        lo, hi = count_matches(gold_items, pred_items, approximate, ctx, match_notes)
+        ng, np_ = len(gold_items), len(pred_items)
     f_lo, f_hi = _f1(lo, ng, np_), _f1(hi, ng, np_)
     details.update(n_expected=ng, n_predicted=np_, matched=lo)
     if notes:
@@ -314,8 +449,11 @@ def score_list(
         details["precision"] = lo / np_ if np_ else float(ng == 0)
         details["recall"] = lo / ng if ng else float(np_ == 0)
     if lo < min(ng, np_) and diagnostics:
-        n_num = sum(1 for i in gold_items if i.kind == NUM)
-        if n_num:
+        if pred_items is None:
+            sc = _numeric_scale_check(gold, g_arr, pred_list, p_arr, approximate, lo)  # type: ignore[arg-type]
+            if sc:
+                details["scale_mismatch"] = sc
+        elif any(i.kind == NUM for i in gold_items):
             matched_numbers = _match_numbers(
                 [i for i in gold_items if i.kind == NUM], [i for i in pred_items if i.kind == NUM], approximate, []
             )
@@ -326,7 +464,8 @@ def score_list(
         details["reason"] = "empty_list"
     elif isinstance(predicted, str) and not predicted.strip() and lo == 0:
         details["reason"] = "empty"
-    elif np_ == 1 and pred_items[0].kind == STR and is_abstention(pred_items[0].text or "") and lo == 0:
+    elif (pred_items is not None and np_ == 1 and pred_items[0].kind == STR and is_abstention(pred_items[0].text or "")
+          and lo == 0):
         details["reason"] = "abstention"
     ctx.record(details)
     if f_lo != f_hi:

@@ -99,6 +99,9 @@ _MINUS_CHARS = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe
 
 
 _LAZY: Any = object()
+#: integers at least this large (in absolute value) read as infinities (hoisted: ``2**1023`` is not folded
+#: into a constant by the compiler, and evaluating it on every integer cost more than the rest of the parse)
+_BIG_INT = 2**1023
 
 
 class ParsedNumber:
@@ -188,7 +191,7 @@ def parse_number(value: Any, *, leading_zeros: bool = True) -> ParsedNumber | Nu
     if isinstance(value, bool):
         return NumberError("bool", f"a boolean ({value}) is not a number")
     if isinstance(value, int):
-        return ParsedNumber(float(value) if abs(value) < 2**1023 else (math.inf if value > 0 else -math.inf))
+        return ParsedNumber(float(value) if -_BIG_INT < value < _BIG_INT else (math.inf if value > 0 else -math.inf))
     if isinstance(value, float):
         return ParsedNumber.of_float(value)
     if isinstance(value, (list, tuple, set, frozenset, dict)):
@@ -397,12 +400,31 @@ def _float_item(value: float) -> Item:
     return it
 
 
+def _int_item(value: int) -> Item:
+    """``to_item`` of an ``int`` below ``2**1023`` without the call overhead (integral: no decimals)."""
+    pn = _new(ParsedNumber)
+    key = float(value)
+    pn.value = key
+    pn.points = None
+    pn._decimals = None
+    it = _new(Item)
+    it.kind = NUM
+    it.key = key
+    it.num = pn
+    it.text = None
+    it.raw = value
+    it.children = ()
+    return it
+
+
 def to_item(value: Any, _depth: int = 0) -> Item:
     """Classify one list element (see the module docstring)."""
     t = type(value)
     if t is float:
         return _float_item(value)
     if t is int:
+        if -_BIG_INT < value < _BIG_INT:
+            return _int_item(value)
         n = parse_number(value)
         return Item(NUM, _num_key(n.value), num=n, raw=value)  # type: ignore[union-attr]
     if t is str:

@@ -1,6 +1,7 @@
 """The scorer registry and the entry point :func:`score`.
 
-A scorer is any callable ``(expected, predicted, *, judge=None, question=None, diagnostics=True) ->
+The scorers are entry points of the group ``kramabench.scorers`` (name = answer type), the built-ins
+included (this project's ``pyproject.toml``). A scorer is any callable ``(expected, predicted, *, judge=None, question=None, diagnostics=True) ->
 Score`` (:class:`Scorer`). Each :class:`~kramabench.contracts.AnswerType` has one; a user replaces or adds
 a metric with :func:`register_scorer`::
 
@@ -16,11 +17,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol, runtime_checkable
 
+from kramabench import plugins
 from kramabench.contracts.answers import AnswerType
 from scorers.base import Score
 from scorers.judge import Judge
-from scorers.lists import list_approximate, list_exact
-from scorers.scalar import numeric_approximate, numeric_exact, string_approximate, string_exact
 
 logger = logging.getLogger(__name__)
 
@@ -33,15 +33,7 @@ class Scorer(Protocol):
     ) -> Score: ...
 
 
-_BUILTIN: dict[str, Scorer] = {
-    AnswerType.STRING_EXACT.value: string_exact,
-    AnswerType.STRING_APPROXIMATE.value: string_approximate,
-    AnswerType.NUMERIC_EXACT.value: numeric_exact,
-    AnswerType.NUMERIC_APPROXIMATE.value: numeric_approximate,
-    AnswerType.LIST_EXACT.value: list_exact,
-    AnswerType.LIST_APPROXIMATE.value: list_approximate,
-}
-_REGISTRY: dict[str, Scorer] = dict(_BUILTIN)
+GROUP = plugins.GROUPS["scorers"]
 
 
 def _key(answer_type: AnswerType | str) -> str:
@@ -49,34 +41,31 @@ def _key(answer_type: AnswerType | str) -> str:
 
 
 def register_scorer(answer_type: AnswerType | str, scorer: Scorer, *, replace: bool = False) -> None:
-    """Register ``scorer`` for ``answer_type`` (an AnswerType or a new type name)."""
+    """Register ``scorer`` for ``answer_type`` in this process (an installed package registers its scorer
+    under the entry-point group ``kramabench.scorers`` instead, for every process and the CLI)."""
     key = _key(answer_type)
     if not callable(scorer):
         raise TypeError(f"scorer for {key!r} is not callable: {scorer!r}")
-    if key in _REGISTRY and not replace and _REGISTRY[key] is not scorer:
+    if key in plugins.names("scorers") and not replace and get_scorer(key) is not scorer:
         raise ValueError(f"a scorer for {key!r} is already registered; pass replace=True to replace it")
-    _REGISTRY[key] = scorer
+    plugins.register("scorers", key, scorer)
 
 
 def unregister_scorer(answer_type: AnswerType | str) -> None:
-    """Remove a registered scorer; a built-in answer type goes back to its built-in scorer."""
-    key = _key(answer_type)
-    if key in _BUILTIN:
-        _REGISTRY[key] = _BUILTIN[key]
-    else:
-        _REGISTRY.pop(key, None)
+    """Remove a scorer registered in this process; an installed one (entry point) is used again."""
+    plugins.unregister("scorers", _key(answer_type))
 
 
 def get_scorer(answer_type: AnswerType | str) -> Scorer:
     key = _key(answer_type)
     try:
-        return _REGISTRY[key]
-    except KeyError:
-        raise KeyError(f"no scorer for answer type {key!r}; known: {sorted(_REGISTRY)}") from None
+        return plugins.load("scorers", key)
+    except plugins.PluginNotFound:
+        raise KeyError(f"no scorer for answer type {key!r}; known: {registered_answer_types()}") from None
 
 
 def registered_answer_types() -> list[str]:
-    return sorted(_REGISTRY)
+    return plugins.names("scorers")
 
 
 def score(
@@ -93,8 +82,9 @@ def score(
     if answer_type is None:
         return Score(value=None, metric="unknown", unscored=True, details={"reason": "unknown_answer_type"})
     key = _key(answer_type)
-    scorer = _REGISTRY.get(key)
-    if scorer is None:
+    try:
+        scorer = plugins.load("scorers", key)
+    except plugins.PluginNotFound:
         return Score(value=None, metric=key, unscored=True,
                      details={"reason": "unknown_answer_type", "answer_type": key})
     try:

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Install kramabench and what it needs on a fresh Debian machine (run as root, or with sudo available).
 #
-#   bash scripts/install.sh          python package + bubblewrap (enough for the main job)
-#   bash scripts/install.sh --all    + docker engine (started), the offline sandbox image, chromium
-#                                    (everything the test suite uses)
+#   bash scripts/install.sh          python package + bubblewrap + the local sandbox environment (a venv
+#                                    of the sandbox lock in the cache folder): enough for the main job
+#   bash scripts/install.sh --all    + docker engine (started), the offline sandbox image of the same lock,
+#                                    chromium (everything the test suite uses)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,9 +35,11 @@ else
 fi
 
 python -m pip install -q --disable-pip-version-check -e ".[dev]"
+# the sandbox environment both backends run: once per sandbox lock (reused while the lock is unchanged)
+python -m kramabench sandbox build --backend local
 
 if [ $all = 1 ]; then
   bash scripts/start-dockerd.sh
   # the offline image build runs debootstrap, which needs root
-  $SUDO "$(command -v python)" -m kramabench sandbox build --offline --if-missing
+  $SUDO "$(command -v python)" -m kramabench sandbox build --backend docker --offline --if-missing
 fi

@@ -1,7 +1,9 @@
 """The Auditor: one LLM session per failed task, testing hypotheses by running code against the lake.
 
 The auditor model gets the task's artifacts (question, gold, answer type, the reference solution, the
-system's answer, code, output and transcript, the lake's file list) and works in turns, as DS-Guru does:
+system's answer, code, output and transcript, the lake's file list) and works in turns, as DS-Guru does
+(the same model and sandbox contracts, the same run-and-feed-back loop; the DS-Guru package itself is
+reached only through its entry point, so the loop is the audit's own):
 a reply with a Python block is run in the sandbox (the lake mounted read-only, no network, no gold: the
 gold is in the auditor's prompt only, never in a system's) and the output comes back; a reply with a
 JSON report ends the session. The report's derivation (code that reproduces the gold) and correction
@@ -181,11 +183,21 @@ def _json_block(text: str) -> dict[str, Any] | None:
     return None
 
 
-def _python_block(text: str) -> str | None:
-    """The program of a reply, found as DS-Guru finds its pipelines."""
-    from baselines.ds_guru.extract import extract_code
+_PY_BLOCK_RE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.S | re.I)
 
-    return extract_code(text)
+
+def _python_block(text: str) -> str | None:
+    """The last fenced Python program of a reply (a ```json block is the report, never a program)."""
+    text = re.sub(r"<think>.*?</think>", "", text or "", flags=re.S)
+    for body in reversed(_PY_BLOCK_RE.findall(text)):
+        if not body.strip() or body.lstrip().startswith("{"):
+            continue
+        try:
+            compile(body, "<auditor>", "exec")
+        except (SyntaxError, ValueError):
+            continue
+        return body
+    return None
 
 
 def _lake_files(lake: Path) -> list[str]:
@@ -196,7 +208,7 @@ def _lake_files(lake: Path) -> list[str]:
 
 
 def _run(sandbox: Any, code: str, lake: Path, options: AuditorOptions) -> Any:
-    from kramabench.sandbox.base import Limits
+    from kramabench.contracts.sandbox import Limits
 
     return sandbox.run(code, lake, Limits(wall_timeout_s=options.timeout_s, memory_mb=options.memory_mb))
 
@@ -226,7 +238,7 @@ def check_code(sandbox: Any, code: str, case: FailureCase, options: AuditorOptio
 def audit_case(case: FailureCase, model: Any, sandbox: Any, options: AuditorOptions | None = None,
                *, auditor: str = "") -> AuditReport:  # fmt: skip
     """One Auditor session; never raises for the model's or the code's trouble (recorded in the report)."""
-    from kramabench.models.base import ChatMessage, ModelError, ModelOptions
+    from kramabench.contracts.model import ChatMessage, ModelError, ModelOptions
 
     options = options or AuditorOptions()
     t0 = time.monotonic()

@@ -134,12 +134,56 @@ def _from_prose(line: str, kind: str | None) -> tuple[Any, str] | None:
     return None
 
 
+_PANDAS_FOOTER_RE = re.compile(r"^(?:Name: .*, )?(?:Length: \d+, )?dtype: \w+$|^\[\d+ rows x \d+ columns\]$")
+_ARRAY_ITEM_RE = re.compile(r"'([^']*)'|\"([^\"]*)\"|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+
+
+def _numpy_array(lines: list[str]) -> tuple[list, str] | None:
+    """A numpy array printout at the end (``['a' 'b'\n 'c']``, no commas, maybe over several lines)."""
+    if not lines[-1].endswith("]"):
+        return None
+    for start in range(len(lines) - 1, max(-1, len(lines) - 200), -1):
+        if lines[start].startswith("["):
+            text = " ".join(lines[start:])
+            inner = text[1:-1]
+            if "," in inner or "[" in inner:
+                return None
+            items: list = []
+            for q1, q2, num in _ARRAY_ITEM_RE.findall(inner):
+                items.append(q1 or q2 if (q1 or q2 or not num) else _number(num))
+            return (items, text) if items else None
+    return None
+
+
+def _series(lines: list[str]) -> tuple[list, str] | None:
+    """The values of a pandas Series printout ending in ``Name: x, dtype: y`` (``<index>  <value>`` rows)."""
+    if not _PANDAS_FOOTER_RE.match(lines[-1]) or lines[-1].startswith("["):
+        return None
+    values: list = []
+    for line in reversed(lines[:-1]):
+        parts = line.split(None, 1)
+        if len(parts) != 2 or line.startswith(("Index", "array")):
+            break
+        v = parts[1].strip()
+        n = _number(v)
+        values.append(n if n is not None else v)
+    return (values[::-1], lines[-1]) if values else None
+
+
 def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
     """The main answer of output without a JSON object: the last line's value, or a value in prose."""
     lines = [ln.strip() for ln in (stdout or "").splitlines() if ln.strip()]
     if not lines:
         return Extraction(note="the program printed nothing")
     kind = _kind(answer_type)
+    for reader, note in ((_numpy_array, "a numpy array printout"), (_series, "a pandas Series printout")):
+        got = reader(lines)
+        if got is not None:
+            values, text = got
+            if kind == "list":
+                return Extraction(value=values, method="prose", text=text[:300], note=note)
+            if len(values) == 1:
+                return Extraction(value=values[0], method="prose", text=text[:300], note=f"the one value of {note}")
     last = lines[-1]
     bare = parse_last_line(last)
     if isinstance(bare, str):
@@ -153,6 +197,8 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
     if kind == "string" and not _LABEL_RE.match(last):
         return Extraction(value=last.strip("'\""), method="bare-value", text=last)
     for line in reversed(lines[-SCAN_LINES:]):
+        if _PANDAS_FOOTER_RE.match(line):
+            continue
         got = _from_prose(line, kind)
         if got is not None:
             value, note = got
@@ -195,7 +241,7 @@ def extract_answers(
 
 def extract_with_model(model: Any, stdout: str, answer_type: Any, question: str | None) -> Extraction | None:
     """Ask ``model`` for the answer inside printed output; None when the reply holds no usable JSON."""
-    from kramabench.models.base import ChatMessage, ModelError, ModelOptions
+    from kramabench.contracts.model import ChatMessage, ModelError, ModelOptions
 
     tail = (stdout or "")[-4000:]
     prompt = (

@@ -166,7 +166,7 @@ def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_
 def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memory_mb: int,
                extract_model: Any = None) -> tuple[SolutionRun, list[ItemVerdict]]:  # fmt: skip
     """Run one task's solution and judge the task and each subtask."""
-    from kramabench.sandbox.base import Limits
+    from kramabench.contracts.sandbox import Limits
 
     sol = solution_of(wl, task)
     run = SolutionRun(domain=wl.domain, task_id=task.id, solution=str(sol) if sol else None)
@@ -226,16 +226,22 @@ def audit_reference(
     extract_model_id: str | None = None,
     task_ids: Iterable[str] | None = None,
     on_done: Callable[[SolutionRun, list[ItemVerdict]], None] | None = None,
+    done: dict[tuple[str, str], tuple[SolutionRun, list[ItemVerdict]]] | None = None,
 ) -> ReferenceAudit:
-    """Run and judge every task's solution of ``workloads``; add the static checks."""
+    """Run and judge every task's solution of ``workloads``; add the static checks.
+
+    ``done`` ((domain, task id) -> outcome, e.g. from :func:`read_progress`) is kept, not run again.
+    """
     workloads = list(workloads)
     wanted = set(task_ids) if task_ids is not None else None
-    jobs = [(wl, t) for wl in workloads for t in wl.tasks if wanted is None or t.id in wanted]
+    done = dict(done or {})
+    all_jobs = [(wl, t) for wl in workloads for t in wl.tasks if wanted is None or t.id in wanted]
+    jobs = [(wl, t) for wl, t in all_jobs if (wl.domain, t.id) not in done]
     audit = ReferenceAudit(workload=workload_name, root=str(root), domains=[w.domain for w in workloads],
                            sandbox=sandbox_name, extract_model=extract_model_id,
                            created_at=datetime.now(timezone.utc))  # fmt: skip
     lock = threading.Lock()
-    results: dict[tuple[str, str], tuple[SolutionRun, list[ItemVerdict]]] = {}
+    results: dict[tuple[str, str], tuple[SolutionRun, list[ItemVerdict]]] = dict(done)
 
     def one(job: tuple[Workload, Task]) -> None:
         wl, task = job
@@ -253,7 +259,7 @@ def audit_reference(
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         list(pool.map(one, jobs))
-    for wl, task in jobs:  # workload order, whatever order they finished in
+    for wl, task in all_jobs:  # workload order, whatever order they finished in
         run, items = results[(wl.domain, task.id)]
         audit.runs.append(run)
         audit.items.extend(items)
@@ -262,8 +268,39 @@ def audit_reference(
     return audit
 
 
+class ProgressLine(BaseModel):
+    """One finished task, appended to ``progress.jsonl`` as soon as it is judged (resume reads it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run: SolutionRun
+    items: list[ItemVerdict]
+
+
+def append_progress(path: Path, run: SolutionRun, items: list[ItemVerdict]) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(ProgressLine(run=run, items=items).model_dump_json() + "\n")
+
+
+def read_progress(path: Path) -> dict[tuple[str, str], tuple[SolutionRun, list[ItemVerdict]]]:
+    """Tasks finished by an earlier, interrupted audit (a torn last line is ignored)."""
+    out: dict[tuple[str, str], tuple[SolutionRun, list[ItemVerdict]]] = {}
+    if not Path(path).is_file():
+        return out
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            p = ProgressLine.model_validate_json(line)
+        except ValueError:
+            continue
+        out[(p.run.domain, p.run.task_id)] = (p.run, p.items)
+    return out
+
+
 __all__ = [
     "REPRODUCE_AT",
+    "ProgressLine",
+    "append_progress",
+    "read_progress",
     "ItemVerdict",
     "ReferenceAudit",
     "SolutionRun",

@@ -41,9 +41,16 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
         cats = Counter((r.attribution, r.category, r.sub_kind or "") for r in failures.reports)
         rows = [[a, c, s or "—", k, _pct(k, n)] for (a, c, s), k in sorted(cats.items(), key=lambda x: (x[0][0], -x[1]))]
         out.append(("Failures by attribution and category", ["Attribution", "Category", "Sub-kind", "Failures", "Share"], rows, head))
-        rows = [[r.task_id, r.attribution, r.category + (f" ({r.sub_kind})" if r.sub_kind else ""),
-                 "yes" if r.derivation_verified else "no", r.root_cause[:160]] for r in failures.reports]  # fmt: skip
-        out.append(("Audited failures", ["Task", "Attribution", "Category", "Derivation verified", "Root cause"], rows, None))
+        def checked(r: Any) -> str:
+            text = "gold reproduced" if r.gold_reproduced else "gold not reproduced"
+            if r.correction is not None:
+                text += f"; correction {'verified' if r.correction.matches else 'not verified'}"
+            return text
+
+        rows = [[r.task_id, r.attribution, (r.category or "—") + (f" ({r.sub_kind})" if r.sub_kind else ""),
+                 checked(r), r.root_cause[:160]] for r in failures.reports]  # fmt: skip
+        out.append(("Audited failures", ["Task", "Attribution", "Category", "Verified by running", "Root cause"], rows,
+                    "Each derivation and correction was run again by the audit and scored against the gold."))
     if ref is not None:
         rows = []
         for d in ref.domains:

@@ -37,13 +37,14 @@ def register(app: typer.Typer) -> None:
         concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="solutions run at the same time"),
         no_errata: bool = typer.Option(False, "--no-errata", help="audit the raw gold (errata not applied)"),
         out: Path | None = typer.Option(None, "--out", "-o", help="output folder (default: results/audit-reference-...)"),
+        force: bool = typer.Option(False, "--force", help="with --out: run again the tasks an earlier audit finished"),
         as_json: bool = typer.Option(False, "--json", help="print the audit as JSON"),
     ) -> None:
         """Run every task's reference solution and say whether it reproduces its gold (plus static checks)."""
         from rich.console import Console
         from rich.markup import escape
 
-        from kramabench.audit.reference import audit_reference
+        from kramabench.audit.reference import append_progress, audit_reference, read_progress
         from kramabench.audit.report import write_report
         from kramabench.cli._common import error_console
         from kramabench.workload import WorkloadError, list_domains, load_workload
@@ -70,7 +71,7 @@ def register(app: typer.Typer) -> None:
             except Exception as exc:  # noqa: BLE001 - any bad model id is one line
                 err.print(f"[red]error:[/] --extract-model {escape(extract_model)}: {escape(str(exc))}", soft_wrap=True)
                 raise typer.Exit(2) from None
-        from kramabench.sandbox.base import SandboxUnavailable
+        from kramabench.contracts.sandbox import SandboxUnavailable
         from kramabench.sandbox.registry import get_sandbox
 
         try:
@@ -79,11 +80,24 @@ def register(app: typer.Typer) -> None:
             err.print(f"[red]error:[/] sandbox {escape(sandbox)}: {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from None
         out_dir = _out_dir(out, "reference", workload)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        progress_path = out_dir / "progress.jsonl"
+        if force:
+            progress_path.unlink(missing_ok=True)
+        earlier = read_progress(progress_path)
+        if progress_path.exists():  # keep only whole lines: a torn tail would swallow the next one
+            progress_path.unlink()
+            for run_, items_ in earlier.values():
+                append_progress(progress_path, run_, items_)
         console = Console(stderr=True)
         n = sum(len(w.tasks) if not task else sum(t.id in task for t in w.tasks) for w in wls)
-        done = [0]
+        done = [sum(1 for w in wls for t in w.tasks if (w.domain, t.id) in earlier and (not task or t.id in task))]
+        if done[0]:
+            console.print(f"resuming {out_dir}: {done[0]} task(s) already judged", highlight=False, markup=False,
+                          soft_wrap=True)  # fmt: skip
 
         def progress(run, items) -> None:  # noqa: ANN001
+            append_progress(progress_path, run, items)  # nothing judged is lost to an interruption
             done[0] += 1
             main = next((i for i in items if i.subtask_id is None), None)
             verdict = main.verdict + (f" ({main.cause})" if main and main.cause else "") if main else "?"
@@ -93,12 +107,15 @@ def register(app: typer.Typer) -> None:
             result = audit_reference(
                 wls, sb, workload_name=workload, root=root, sandbox_name=sandbox, timeout_s=timeout,
                 concurrency=concurrency, extract_model=model, extract_model_id=extract_model,
-                task_ids=task or None, on_done=progress,
+                task_ids=task or None, on_done=progress, done=earlier,
             )  # fmt: skip
         finally:
             sb.close()
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "reference.json").write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        with open(out_dir / "verdicts.jsonl", "w", encoding="utf-8") as f:  # one row per item: pandas reads it
+            for item in result.items:
+                f.write(item.model_dump_json() + "\n")
         md, page = write_report(out_dir, f"Audit of the reference solutions — {workload}", ref=result)
         if as_json:
             typer.echo(result.model_dump_json(indent=1))
@@ -143,6 +160,9 @@ def register(app: typer.Typer) -> None:
         out: Path | None = typer.Option(None, "--out", "-o", help="output folder (default: RUN_DIR/audit)"),
         force: bool = typer.Option(False, "--force", help="audit again the failures already reported"),
         no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached auditor replies"),
+        reference: Path | None = typer.Option(
+            None, "--reference", help="folder of an 'audit reference' of the same workload: its results join the page"
+        ),
     ) -> None:
         """Audit every failed task of a run: root cause, verified derivation, attribution and category."""
         from rich.console import Console
@@ -158,6 +178,16 @@ def register(app: typer.Typer) -> None:
         if not (run_dir / "manifest.json").is_file():
             err.print(f"[red]error:[/] {escape(str(run_dir))}: not a run folder (no manifest.json)", soft_wrap=True)
             raise typer.Exit(2)
+        ref_audit = None
+        if reference is not None:
+            from kramabench.audit.reference import ReferenceAudit
+
+            try:
+                ref_audit = ReferenceAudit.model_validate_json((reference / "reference.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                err.print(f"[red]error:[/] --reference {escape(str(reference))}: no readable reference.json ({escape(str(exc)[:200])})",
+                          soft_wrap=True)  # fmt: skip
+                raise typer.Exit(2) from None
         model, sb = _model_and_sandbox(auditor, sandbox, cache=False if no_cache else None)
         out_dir = out or run_dir / "audit"
         console = Console(stderr=True)
@@ -180,7 +210,7 @@ def register(app: typer.Typer) -> None:
         proposals = propose(result.reports, _workloads_of(run_dir, result.reports))
         prop_path = write_proposals(out_dir / "proposals.toml", proposals)
         md, page = write_report(out_dir, f"Audit of the failures of {run_dir.name}", failures=result,
-                                proposals=proposals)  # fmt: skip
+                                proposals=proposals, ref=ref_audit)  # fmt: skip
         n = len(result.reports)
         bench = sum(r.attribution == "benchmark" for r in result.reports)
         out_console = Console()
@@ -282,8 +312,8 @@ def _model_and_sandbox(model_id: str, backend: str, *, cache: bool | None):  # n
     from rich.markup import escape
 
     from kramabench.cli._common import error_console
+    from kramabench.contracts.sandbox import SandboxUnavailable
     from kramabench.models import get_model
-    from kramabench.sandbox.base import SandboxUnavailable
     from kramabench.sandbox.registry import get_sandbox
 
     err = error_console()

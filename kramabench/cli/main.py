@@ -8,15 +8,55 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
+from typing import Any
 
 import typer
+from rich.text import Text
+from typer.core import TyperGroup
+
+from kramabench.cli._common import error_console
 
 #: command-group modules of ``kramabench.cli``, in help order
-COMMAND_MODULES = ["workloads", "run", "score", "report", "fetch", "sandbox", "lake", "judge", "audit"]
+COMMAND_MODULES = ["workloads", "run", "score", "report", "fetch", "sandbox", "lake", "judge", "audit", "plugins"]
+
+
+#: typer's click exceptions (typer >= 0.20 vendors click as typer._click; before, it used click itself)
+_USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+_CLICK_EXCEPTION: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class OneLineErrors(TyperGroup):
+    """The root command group: a command-line mistake (unknown option, bad value, missing argument) is one
+    line ``error: ...`` on stderr with exit code 2, like every other error of kramabench, not typer's
+    boxed panel."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _CLICK_EXCEPTION as e:
+            message = " ".join(e.format_message().split())  # type: ignore[attr-defined]
+            ctx = getattr(e, "ctx", None)
+            if isinstance(e, _USAGE_ERROR) and ctx is not None:
+                message += f" (see `{ctx.command_path} --help`)"
+            error_console().print(Text(f"error: {message}", style="red"))
+            if not standalone_mode:
+                raise
+            sys.exit(e.exit_code)  # type: ignore[attr-defined]
+        except typer.Abort:
+            if not standalone_mode:
+                raise
+            error_console().print(Text("aborted", style="red"))
+            sys.exit(1)
+        if standalone_mode:
+            sys.exit(rv if isinstance(rv, int) else 0)
+        return rv
 
 
 def build_app() -> typer.Typer:
     app = typer.Typer(
+        cls=OneLineErrors,
         name="kramabench",
         help="Run and score data-to-insight benchmarks (KramaBench-style workloads).",
         no_args_is_help=True,

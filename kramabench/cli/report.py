@@ -59,5 +59,7 @@ def register(app: typer.Typer) -> None:
         console = Console()
         for t in paths.tables[:1]:
             console.print(_rich_table(t))
+        if paths.environment_warning:
+            err.print(f"[yellow]warning:[/] {escape(paths.environment_warning)}", soft_wrap=True, highlight=False)
         console.print(f"[green]report[/] {escape(str(paths.html))}", soft_wrap=True)
         console.print(f"       {escape(str(paths.markdown))}", soft_wrap=True)

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.text import Text
 
 from kramabench.cli._common import error_console, fail
+from kramabench.contracts.run import RunConfig, RunOptions
 
 #: exit codes of ``kramabench run`` (docs/running.md lists them)
 EXIT_OK = 0
@@ -22,9 +24,6 @@ EXIT_MODEL = 3  # a model or judge is unusable (key refused, unknown model, endp
 EXIT_ALL_ERRORS = 4  # the run finished but every outcome is an error
 RESUME_EXIT = 130  # interrupted (Ctrl-C, SIGTERM, tasks that did not return): resume it
 
-#: the per-call defaults of kramabench.models.ModelOptions (checked by a test), shown in --help
-CALL_TIMEOUT_S = 120
-CALL_ATTEMPTS = 5
 
 
 def _parse_option(text: str) -> tuple[str, Any]:
@@ -37,34 +36,70 @@ def _parse_option(text: str) -> tuple[str, Any]:
         return k.strip(), v
 
 
+#: each field of RunConfig / RunOptions and the option of `kramabench run` that sets it (checked by a test)
+OPTION_FIELDS: dict[str, tuple[str, str]] = {
+    "--workload": ("RunConfig", "workload"), "--domain": ("RunConfig", "domains"), "--system": ("RunConfig", "system"),
+    "--option": ("RunConfig", "system_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
+    "--sandbox": ("RunConfig", "sandbox"), "--no-errata": ("RunConfig", "errata"), "--run-id": ("RunConfig", "run_id"),
+    "--resume": ("RunConfig", "resume"), "--results": ("RunConfig", "results"),
+    "--setting": ("RunOptions", "setting"), "--concurrency": ("RunOptions", "concurrency"),
+    "--model-concurrency": ("RunOptions", "model_concurrency"),
+    "--sandbox-concurrency": ("RunOptions", "sandbox_concurrency"), "--limit": ("RunOptions", "limit"),
+    "--seed": ("RunOptions", "seed"), "--retry-errors": ("RunOptions", "retry_errors"),
+    "--no-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
+    "--task-timeout": ("RunOptions", "task_timeout_s"), "--model-budget": ("RunOptions", "model_budget_s"),
+}  # fmt: skip
+
+
+def _option_errors(e: ValidationError) -> str:
+    """``--concurrency: Input should be greater than or equal to 1; ...`` (the flag, not the field)."""
+    flag_of = {field: flag for flag, (_, field) in OPTION_FIELDS.items()}
+    parts = []
+    for er in e.errors():
+        loc = [str(x) for x in er.get("loc", ()) if x != "options"]
+        name = flag_of.get(loc[0], loc[0]) if loc else e.title
+        parts.append(f"{name}{'.' + '.'.join(loc[1:]) if len(loc) > 1 else ''}: {er.get('msg')}")
+    return "; ".join(parts)
+
+
+def _help(model: type, name: str) -> str:
+    """The help of an option: the field's description, and its default unless the description says it.
+    Options default to None on the command line, so the model's default applies (one definition)."""
+    field = model.model_fields[name]  # type: ignore[attr-defined]
+    text = field.description or ""
+    if field.is_required():
+        return text
+    default = field.get_default(call_default_factory=True)
+    if default not in (None, [], {}) and not isinstance(default, bool) and "default" not in text:
+        text += f" (default {default})"
+    return text
+
+
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
-        workload: str = typer.Option(None, "--workload", "-w", help="bundled name (mini), a path, or 'kramabench' (fetched official)"),
-        domain: list[str] = typer.Option(None, "--domain", "-d", help="domain(s) to run; default all (except <d>-tiny subsets of <d>)"),
-        system: str = typer.Option(None, "--system", "-s", help="reference, replay, ds-guru-*, an entry point, or module:Class"),
-        option: list[str] = typer.Option(None, "--option", "-o", help="system option key=value (JSON value or string); repeatable"),
-        model: str = typer.Option(None, "--model", "-m", help="model id, e.g. openai/gpt-4o-mini, openai-compatible/<m>@<url>"),
-        judge: str = typer.Option(None, "--judge", help="judge model id: the paraphrase judge (string_approximate answers); with --setting pipeline-design the design judge (default openai/gpt-4o-mini)"),
-        concurrency: int = typer.Option(None, "--concurrency", "-j", min=1, help="tasks at once (default 4)"),
-        model_concurrency: int = typer.Option(None, "--model-concurrency", min=1, help="model calls at once (default: --concurrency)"),
-        sandbox_concurrency: int = typer.Option(None, "--sandbox-concurrency", min=1, help="sandbox runs at once (default: --concurrency)"),
-        sandbox: str = typer.Option(None, "--sandbox", help="local (bubblewrap), docker, or unsafe-subprocess (no isolation)"),
-        run_id: str = typer.Option(None, "--run-id", help="name of the run folder (default: time-system-model)"),
-        resume: bool = typer.Option(False, "--resume", help="continue the run --run-id: skip tasks already recorded"),
-        retry_errors: bool = typer.Option(False, "--retry-errors", help="with --resume: run error outcomes again"),
-        results: Path = typer.Option(None, "--results", help="results folder (default ./results or $KRAMABENCH_RESULTS)"),
-        setting: str = typer.Option(None, "--setting", help="end-to-end (default), pipeline-design or subtasks"),
-        no_errata: bool = typer.Option(False, "--no-errata", help="load the raw workload files, without errata"),
-        limit: int = typer.Option(None, "--limit", min=1, help="only the first N tasks"),
-        no_subtasks: bool = typer.Option(False, "--no-subtasks", help="end-to-end: pose the main question only"),
-        seed: int = typer.Option(None, "--seed", help="seed recorded in the manifest and passed to systems"),
-        task_timeout: float = typer.Option(None, "--task-timeout", min=0.001, help="seconds a system may take per task (default: no limit)"),
-        model_budget: float = typer.Option(
-            None, "--model-budget", min=0.001,
-            help=f"seconds of model calls one task may spend, retries included (default: no budget; each call "
-                 f"times out after {CALL_TIMEOUT_S} s and is tried up to {CALL_ATTEMPTS} times)"),
-        lake_view: str = typer.Option(None, "--lake-view", help="auto|hardlink|copy|direct: how host-side systems see the lake"),
+        workload: str = typer.Option(None, "--workload", "-w", help=_help(RunConfig, "workload")),
+        domain: list[str] = typer.Option(None, "--domain", "-d", help=_help(RunConfig, "domains")),
+        system: str = typer.Option(None, "--system", "-s", help=_help(RunConfig, "system")),
+        option: list[str] = typer.Option(None, "--option", "-o", help=_help(RunConfig, "system_options")),
+        model: str = typer.Option(None, "--model", "-m", help=_help(RunConfig, "model")),
+        judge: str = typer.Option(None, "--judge", help=_help(RunConfig, "judge")),
+        concurrency: int = typer.Option(None, "--concurrency", "-j", help=_help(RunOptions, "concurrency")),
+        model_concurrency: int = typer.Option(None, "--model-concurrency", help=_help(RunOptions, "model_concurrency")),
+        sandbox_concurrency: int = typer.Option(None, "--sandbox-concurrency", help=_help(RunOptions, "sandbox_concurrency")),
+        sandbox: str = typer.Option(None, "--sandbox", help=_help(RunConfig, "sandbox")),
+        run_id: str = typer.Option(None, "--run-id", help=_help(RunConfig, "run_id")),
+        resume: bool = typer.Option(False, "--resume", help=_help(RunConfig, "resume")),
+        retry_errors: bool = typer.Option(False, "--retry-errors", help=_help(RunOptions, "retry_errors")),
+        results: Path = typer.Option(None, "--results", help=_help(RunConfig, "results")),
+        setting: str = typer.Option(None, "--setting", help=_help(RunOptions, "setting")),
+        no_errata: bool = typer.Option(False, "--no-errata", help=_help(RunConfig, "errata")),
+        limit: int = typer.Option(None, "--limit", help=_help(RunOptions, "limit")),
+        no_subtasks: bool = typer.Option(False, "--no-subtasks", help=_help(RunOptions, "pose_subtasks")),
+        seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
+        task_timeout: float = typer.Option(None, "--task-timeout", help=_help(RunOptions, "task_timeout_s")),
+        lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
+        model_budget: float = typer.Option(None, "--model-budget", help=_help(RunOptions, "model_budget_s")),
         progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none"),
         no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
@@ -78,8 +113,13 @@ def register(app: typer.Typer) -> None:
 
         from kramabench.run.paths import default_results_dir
         from kramabench.run.progress import make_progress
-        from kramabench.run.runner import RunOptions
-        from kramabench.run.session import ModelUnusable, RunConfig, RunSetupError, config_for_resume, prepare
+        from kramabench.run.session import (
+            ModelUnusable,
+            RunSetupError,
+            config_for_resume,
+            open_resume,
+            prepare,
+        )
         from kramabench.run.summary import domain_table, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
@@ -87,10 +127,12 @@ def register(app: typer.Typer) -> None:
         results_dir = results or default_results_dir()
         sys_opts = dict(_parse_option(o) for o in (option or []))
         try:
+            resume_state = None
             if resume:
                 if not run_id:
                     raise RunSetupError("--resume needs --run-id")
-                base = config_for_resume(results_dir, run_id)
+                resume_state = open_resume(results_dir, run_id)  # the manifest is read here, once
+                base = config_for_resume(resume_state, results_dir)
             else:
                 missing = [n for n, v in (("--workload", workload), ("--system", system)) if not v]
                 if missing:
@@ -132,7 +174,8 @@ def register(app: typer.Typer) -> None:
             cfg["resume"] = resume
             cfg["results"] = results_dir
             config = RunConfig.model_validate(cfg)
-            prepared = prepare(config, progress=make_progress(progress), command=["kramabench", *sys.argv[1:]])
+            prepared = prepare(config, resume=resume_state, progress=make_progress(progress),
+                               command=["kramabench", *sys.argv[1:]])
         except ModelUnusable as e:
             raise fail(_one_line(e), EXIT_MODEL) from None
         except RunSetupError as e:
@@ -140,7 +183,9 @@ def register(app: typer.Typer) -> None:
         except KeyboardInterrupt:
             err.print("interrupted before the run started; nothing was run", highlight=False)
             raise typer.Exit(RESUME_EXIT) from None
-        except (ValueError, TypeError) as e:  # pydantic validation of options
+        except ValidationError as e:  # an option's value: named by its flag, as the user typed it
+            raise fail(_option_errors(e)) from None
+        except (ValueError, TypeError) as e:
             raise fail(f"{str(e).splitlines()[0]}: {_first_detail(e)}") from None
 
         from kramabench.run.store import RunLocked

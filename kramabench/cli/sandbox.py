@@ -59,20 +59,47 @@ def register(app: typer.Typer) -> None:
 
     @sub.command("build")
     def build_cmd(
-        offline: bool = typer.Option(False, "--offline", help="debootstrap + docker import (no registry needed)"),
-        if_missing: bool = typer.Option(False, "--if-missing", help="do nothing when the image already exists"),
-        tag: str | None = typer.Option(None, "--tag", help="image name (default kramabench-sandbox:<version>)"),
+        backend: str = typer.Option("docker", "--backend", "-b", help="local (the sandbox venv) or docker (the image)"),
+        offline: bool = typer.Option(False, "--offline", help="docker: debootstrap + docker import (no registry needed)"),
+        if_missing: bool = typer.Option(False, "--if-missing", help="do nothing when it is already built"),
+        force: bool = typer.Option(False, "--force", help="build again even if it exists"),
+        tag: str | None = typer.Option(None, "--tag", help="docker image name (default kramabench-sandbox:<lock hash>)"),
+        extra_lock: list[Path] = typer.Option(
+            None, "--extra-lock", help="more exact pins (name==version per line) added to the sandbox lock"
+        ),
     ) -> None:
-        """Build the docker sandbox image."""
-        from kramabench.sandbox.image import DEFAULT_IMAGE, build_dockerfile, build_offline, image_exists
+        """Build the sandbox environment from the sandbox lock: the local venv, or the docker image."""
+        from kramabench.sandbox.environment import (
+            LockError,
+            SandboxEnvironmentError,
+            build_local_env,
+            load_lock,
+        )
 
-        tag = tag or DEFAULT_IMAGE
+        extras = [str(p) for p in extra_lock] if extra_lock else None
         try:
-            if if_missing and image_exists(tag):
+            lock = load_lock(extras)
+        except LockError as e:
+            _fail(str(e))
+        if backend == "local":
+            try:
+                facts = build_local_env(extras, force=force)
+            except (SandboxEnvironmentError, LockError) as e:
+                _fail(str(e), 1)
+            typer.echo(json.dumps({"backend": "local", "lock_hash": lock.hash, "python": facts.python,
+                                   "executable": facts.executable, "packages": facts.key_versions()}, indent=2))
+            return
+        if backend != "docker":
+            _fail(f"--backend must be local or docker (got {backend!r})")
+        from kramabench.sandbox.image import build_dockerfile, build_offline, image_exists, image_tag
+
+        tag = tag or image_tag(lock)
+        try:
+            if (if_missing and not force) and image_exists(tag):
                 typer.echo(f"{tag} already present", err=True)
                 return
             typer.echo(f"building {tag} ({'offline: debootstrap + docker import' if offline else 'docker/Dockerfile'})...", err=True)
-            summary = build_offline(tag) if offline else build_dockerfile(tag)
+            summary = build_offline(tag, lock=lock) if offline else build_dockerfile(tag, lock=lock)
         except SandboxUnavailable as e:
             _fail(str(e), 1)
         typer.echo(json.dumps(summary, indent=2))

@@ -306,7 +306,7 @@ def list_cmd(
                     "tasks": len(wl.tasks),
                     "subtasks": wl.n_subtasks,
                     "answer_types": dict(
-                        sorted(Counter(i.answer_type.value if i.answer_type else "unknown" for i in items).items())
+                        sorted(Counter(getattr(i.answer_type, "value", i.answer_type) or "unknown" for i in items).items())
                     ),
                     "difficulty": dict(sorted(Counter(t.difficulty.value for t in wl.tasks).items())),
                     "lake_files": sum(1 for p in wl.lake.rglob("*") if p.is_file()),

@@ -10,8 +10,8 @@ Built-in providers:
 
 A new provider is a factory ``factory(rest: str, **options) -> backend`` where the backend has
 ``complete(messages, options) -> Completion`` (and optionally ``provider``, ``model``, ``base_url``,
-``cacheable`` attributes); register it with :func:`register_provider` or under the entry-point group
-``kramabench.model_providers``. ``get_model`` wraps every backend in a
+``cacheable`` attributes); register it under the entry-point group ``kramabench.model_providers`` (as the
+built-ins are, in this project's ``pyproject.toml``) or, for one process, with :func:`register_provider`. ``get_model`` wraps every backend in a
 :class:`~kramabench.models.managed.ManagedModel` (cache + recording).
 """
 
@@ -20,12 +20,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from kramabench import plugins
 from kramabench.contracts.model import Model, ModelError
 from kramabench.models.cache import open_cache
 from kramabench.models.managed import ManagedModel
@@ -34,46 +34,24 @@ from kramabench.models.replay import ReplayBackend, ReplayOptions
 
 logger = logging.getLogger(__name__)
 
-ENTRY_POINT_GROUP = "kramabench.model_providers"
+ENTRY_POINT_GROUP = plugins.GROUPS["providers"]
 ProviderFactory = Callable[..., Model]
-
-_providers: dict[str, ProviderFactory] = {}
 _lock = threading.Lock()
 
 
 def register_provider(name: str, factory: ProviderFactory, *, replace: bool = False) -> None:
-    """Make ``<name>/<rest>`` ids resolve through ``factory(rest, **options)``."""
+    """Make ``<name>/<rest>`` ids resolve through ``factory(rest, **options)`` in this process (a package
+    registers its provider under the entry-point group ``kramabench.model_providers`` instead)."""
     if not name or "/" in name:
         raise ValueError(f"bad provider name {name!r}")
     with _lock:
-        if name in _providers and not replace:
+        if name in plugins.names("providers") and not replace:
             raise ValueError(f"model provider {name!r} is already registered (pass replace=True)")
-        _providers[name] = factory
+        plugins.register("providers", name, factory)
 
 
 def providers() -> list[str]:
-    _load_entry_points()
-    with _lock:
-        return sorted(_providers)
-
-
-_eps_loaded = False
-_eps_lock = threading.Lock()
-
-
-def _load_entry_points() -> None:
-    global _eps_loaded
-    with _eps_lock:
-        if _eps_loaded:
-            return
-        _eps_loaded = True
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name in _providers:
-                continue
-            try:
-                register_provider(ep.name, ep.load())
-            except Exception as exc:  # a broken plug-in must not hide the built-ins
-                logger.warning("model provider entry point %s could not be loaded: %s", ep.value, exc)
+    return plugins.names("providers")
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
@@ -114,9 +92,11 @@ def _replay_factory(rest: str, **opts: Any) -> Model:
     return ReplayBackend(rest, ReplayOptions(**opts))
 
 
-for _name in ("openai", "together", "openai-compatible"):
-    register_provider(_name, _http_factory(_name))
-register_provider("replay", _replay_factory)
+#: the built-in providers (entry points of kramabench's own pyproject.toml)
+openai_provider = _http_factory("openai")
+together_provider = _http_factory("together")
+openai_compatible_provider = _http_factory("openai-compatible")
+replay_provider = _replay_factory
 
 
 def get_model(model_id: str, *, cache: bool | None = None, cache_dir: str | Path | None = None,
@@ -130,9 +110,12 @@ def get_model(model_id: str, *, cache: bool | None = None, cache_dir: str | Path
     ``ignore_mismatch``.
     """
     provider, rest = parse_model_id(model_id)
-    _load_entry_points()
-    with _lock:
-        factory = _providers.get(provider)
+    try:
+        factory = plugins.load("providers", provider)
+    except plugins.PluginNotFound:
+        factory = None
+    except plugins.PluginError as exc:
+        raise ModelError("bad_request", str(exc)) from exc
     if factory is None:
         same = [p for p in providers() if p.lower() == provider.lower()]
         hint = f" (did you mean {same[0]!r}? provider names are case-sensitive)" if same else ""

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from kramabench.report.compare import task_matrix
+from kramabench.report.environment import environments
 from kramabench.report.load import ReportError, RunData, label_runs, load_run
 from kramabench.report.model import Plot, ReportModel
 from kramabench.report.plots import domain_bars, score_vs_cost
@@ -24,6 +25,8 @@ class ReportPaths:
     html: Path
     plots: list[Path]
     tables: list[Table] = field(default_factory=list)
+    #: set when the compared runs did not run in the same sandbox environment (also at the top of the report)
+    environment_warning: str | None = None
 
 
 def collect(runs: list[RunData]) -> ReportModel:
@@ -33,6 +36,7 @@ def collect(runs: list[RunData]) -> ReportModel:
     model = ReportModel(
         runs=runs, summaries=summaries, tables=tables, errors=error_counts(runs), unscored=unscored_items(runs)
     )
+    model.environments, model.environment_warning = environments(runs)
     if len(runs) > 1:
         settings = {s for run in runs for s in run.settings()}
         model.matrix_setting = next((s for s in SETTING_ORDER if s in settings), "end-to-end")
@@ -87,7 +91,10 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None) -> R
         _atomic_write(html, render_html(model))
     except OSError as exc:
         raise ReportError(f"{out_dir}: cannot write the report ({exc.strerror or exc})") from None
-    return ReportPaths(out=out_dir, markdown=md, html=html, plots=plot_paths, tables=model.tables)
+    return ReportPaths(
+        out=out_dir, markdown=md, html=html, plots=plot_paths, tables=model.tables,
+        environment_warning=model.environment_warning,
+    )
 
 
 def _atomic_write(path: Path, text: str) -> None:

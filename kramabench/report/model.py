@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from kramabench.contracts.records import Record
 from kramabench.report.compare import MatrixRow
+from kramabench.report.environment import RunEnvironment
 from kramabench.report.load import RunData
 from kramabench.report.summary import RunSummary
 from kramabench.report.tables import Table
@@ -33,11 +34,15 @@ class ReportModel:
     #: task-by-task comparison (two runs or more), of ``matrix_setting``
     matrix: list[MatrixRow] = field(default_factory=list)
     matrix_setting: str = "end-to-end"
+    #: each run's sandbox environment (backend, Python, lock hash, key packages), and a warning when they differ
+    environments: list[RunEnvironment] = field(default_factory=list)
+    environment_warning: str | None = None
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     @property
     def warnings(self) -> list[str]:
-        return [w for run in self.runs for w in run.warnings]
+        env = [self.environment_warning] if self.environment_warning else []
+        return env + [w for run in self.runs for w in run.warnings]
 
 
 __all__ = ["Plot", "ReportModel"]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kramabench.contracts.records import Record
 from kramabench.report import fmt
 from kramabench.report.compare import MatrixCell
+from kramabench.report.environment import KEY_PACKAGES
 from kramabench.report.plots import run_color
 from kramabench.report.summary import error_kind, record_cost, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, natural_key, record_value
@@ -237,7 +238,27 @@ def _runs_table(model: ReportModel) -> str:
         "every record of a run (retries included); elapsed is the run's clock time (tasks run concurrently); "
         "counts are of final outcomes.</p>"
         f'<div class="panel scroll" style="margin-top:10px"><table class="compact"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}</section>"
+    )
+
+
+def _environments(model: ReportModel) -> str:
+    """The sandbox environment of each run: backend, Python, lock hash, key package versions."""
+    if not model.environments:
+        return ""
+    cols = ["Run", "Backend", "Python", "Lock", *KEY_PACKAGES]
+    head = "".join(f"<th>{_e(c)}</th>" for c in cols)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in
+                         [e.label, e.backend, e.python, e.lock_short, *(e.packages.get(k, "–") for k in KEY_PACKAGES)])
+        + "</tr>"
+        for e in model.environments
+    )
+    note = f'<p class="note">{_e(model.environment_warning)}</p>' if model.environment_warning else ""
+    return (
+        '<p class="caption" style="margin-top:14px">Sandbox environment of each run (the lock hash names '
+        f'every installed package).</p>{note}<div class="panel scroll" style="margin-top:6px">'
+        f'<table class="compact"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
     )
 
 

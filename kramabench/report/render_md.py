@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from kramabench.report import fmt
 from kramabench.report.compare import MatrixCell
+from kramabench.report.environment import KEY_PACKAGES
 from kramabench.report.summary import error_kind, record_cost, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, record_value
 
@@ -95,6 +96,14 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         ["l", "l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "r", "l"],
     )
     out.append("")
+    if model.environments:
+        out += ["Sandbox environment of each run:", ""]
+        out += _table(
+            ["Run", "Backend", "Python", "Lock", *KEY_PACKAGES],
+            [[e.label, e.backend, e.python, e.lock_short, *(e.packages.get(k, "–") for k in KEY_PACKAGES)]
+             for e in model.environments],
+        )
+        out.append("")
     judged = [s for s in model.summaries if s.judge_cost_usd is not None]
     if judged:
         out += ["Judge cost (the design judge's calls, not in the Cost column): " + "; ".join(

@@ -8,12 +8,12 @@ from kramabench.contracts.records import Manifest, Record
 from kramabench.run.paths import default_results_dir, kramabench_home, official_root
 from kramabench.run.runner import Runner, RunOptions, RunResult
 from kramabench.run.session import RunConfig, RunSetupError, prepare, resolve_workload_root
-from kramabench.run.settings import SETTINGS, get_setting, register_setting
+from kramabench.run.settings import BaseSetting, Setting, SettingContext, get_setting, setting_names
 from kramabench.run.store import RunStore, latest_records, read_records
 from kramabench.run.summary import domain_table
 
 __all__ = [
-    "SETTINGS",
+    "BaseSetting",
     "Manifest",
     "Record",
     "RunConfig",
@@ -30,6 +30,8 @@ __all__ = [
     "official_root",
     "prepare",
     "read_records",
-    "register_setting",
+    "setting_names",
+    "Setting",
+    "SettingContext",
     "resolve_workload_root",
 ]

@@ -26,14 +26,12 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
+from kramabench.contracts.run import ViewMode
 from kramabench.lake.index import inside_lake, walk_lake
 from kramabench.sweep import make_tempdir, sweep_temp
 
 log = logging.getLogger(__name__)
-
-ViewMode = Literal["auto", "hardlink", "copy", "direct"]
 
 
 def list_lake_files(lake: Path) -> list[str]:

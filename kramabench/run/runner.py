@@ -32,40 +32,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
-from kramabench.contracts.system import OutcomeError, SettingName, SystemOutput, TaskInput
-from kramabench.run.lakeview import LakeViews, ViewMode
+from kramabench.contracts.run import RunOptions
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.run.lakeview import LakeViews
 from kramabench.run.limits import FatalGuard
+from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
-from kramabench.run.settings import SettingContext, WorkItem, get_setting
-from kramabench.run.store import RunStore
+from kramabench.run.settings import SettingContext, WorkItem
 from kramabench.systems.context import TaskRef, TaskResolver
 
 log = logging.getLogger(__name__)
-
-
-class RunOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    setting: SettingName = Field("end-to-end", description="evaluation setting (a built-in or a plug-in's)")
-    concurrency: int = Field(4, ge=1, description="tasks solved at once")
-    model_concurrency: int | None = Field(None, ge=1, description="model calls at once (default: concurrency)")
-    sandbox_concurrency: int | None = Field(None, ge=1, description="sandbox executions at once (default: concurrency)")
-    limit: int | None = Field(None, ge=1, description="only the first N tasks (in workload order)")
-    seed: int = 0
-    retry_errors: bool = Field(False, description="on resume: run error outcomes again (as the next attempt)")
-    pose_subtasks: bool = Field(True, description="end-to-end: also pose the subtask questions (answers scored apart)")
-    lake_view: ViewMode = "auto"
-    task_timeout_s: float | None = Field(
-        None, gt=0, description="a task whose system has not returned after this long is an error outcome 'timeout'"
-    )
-    model_budget_s: float | None = Field(
-        None, gt=0, description="seconds of model calls (retries and waits included) one task may spend; "
-        "a call past it fails as a 'timeout' model error"
-    )
 
 
 @dataclass
@@ -138,39 +116,28 @@ def _tail(text: str, n: int = 2000) -> str:
 
 
 class Runner:
-    def __init__(
-        self,
-        *,
-        workloads: list[Any],
-        system_spec: Any,
-        system_context: Any,
-        store: RunStore,
-        manifest: Manifest,
-        options: RunOptions,
-        judge: Any = None,
-        progress: Progress | None = None,
-        resume: bool = False,
-        guard: FatalGuard | None = None,
-    ) -> None:
-        self.workloads = workloads
-        self.spec = system_spec
-        self.ctx = system_context
-        self.store = store
-        self.manifest = manifest
-        self.options = options
-        self.judge = judge
+    def __init__(self, plan: RunPlan, *, progress: Progress | None = None) -> None:
+        self.plan = plan
+        self.workloads = plan.workloads
+        self.spec = plan.spec
+        self.ctx = plan.system_context
+        self.store = plan.store
+        self.manifest = plan.manifest
+        self.options = plan.options
+        self.judge = plan.judge
+        self.setting = plan.setting
         self.progress = progress or Progress()
-        self.resume = resume
-        self.guard = guard or FatalGuard()
-        self.views = LakeViews(options.lake_view)
+        self.resume = plan.resume is not None
+        self.guard = plan.guard or FatalGuard()
+        self.views = LakeViews(self.options.lake_view)
         self.resolver = TaskResolver()
         self._stop = threading.Event()
         self._hard = threading.Event()
-        self.salt = str(manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
+        self.salt = str(self.manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
         self.recorder: Any = None
         self.system: Any = None
         self.setting_ctx = SettingContext(
-            pose_subtasks=options.pose_subtasks, judge=judge, privileged=system_spec.privileged
+            pose_subtasks=self.options.pose_subtasks, judge=self.judge, privileged=self.spec.privileged
         )
 
     def build_system(self) -> Any:
@@ -180,9 +147,9 @@ class Runner:
         return self.system
 
     # -- planning ------------------------------------------------------------------------------------
-    def plan(self, finished: dict[tuple[str, str, str, str | None], Record]) -> tuple[list[WorkItem], int]:
+    def work_items(self, finished: dict[tuple[str, str, str, str | None], Record]) -> tuple[list[WorkItem], int]:
         """Work items still to do, and how many keys were skipped as finished."""
-        setting = get_setting(self.options.setting)
+        setting = self.setting
         items: list[WorkItem] = []
         skipped = 0
         budget = self.options.limit
@@ -301,7 +268,7 @@ class Runner:
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         rec = self._base_record(it, out, wall)
-        return rec.model_copy(update=get_setting(it.key[0]).score(self.setting_ctx, it, out))
+        return rec.model_copy(update=self.setting.score(self.setting_ctx, it, out))
 
     # -- signals -------------------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -351,7 +318,7 @@ class Runner:
     def _run(self) -> RunResult:
         existing = self.store.read().records if self.resume else []
         finished = {unit_key(r): r for r in latest_records(existing)}
-        items, skipped = self.plan(finished)
+        items, skipped = self.work_items(finished)
         system = self.system if self.system is not None else self.build_system()
         self.manifest.lake_view = self.views.modes
         self.manifest.status = "running"

@@ -11,20 +11,20 @@ import logging
 import re
 import secrets
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from kramabench.contracts.model import ModelError
 from kramabench.contracts.records import Manifest
+from kramabench.contracts.run import RunConfig
 from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.models import get_model
 from kramabench.run.lakeview import list_lake_files
 from kramabench.run.limits import FatalGuard, LimitedModel, LimitedSandbox
 from kramabench.run.paths import OFFICIAL_NAME, default_results_dir, official_root
+from kramabench.run.plan import ResumeState, RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.provenance import (
     git_revision,
@@ -33,12 +33,13 @@ from kramabench.run.provenance import (
     solutions_fingerprint,
     workload_version,
 )
-from kramabench.run.runner import Runner, RunOptions, RunResult
+from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
 from kramabench.run.store import RunLocked, RunStore
 from kramabench.sandbox import get_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
+from kramabench.systems.spec import SystemSpec
 from kramabench.workload import WorkloadError, list_domains, load_workload
 from kramabench.workload import resolve_workload_root as resolve
 
@@ -52,23 +53,6 @@ class RunSetupError(RuntimeError):
 
 class ModelUnusable(RunSetupError):
     """The preflight of a model or judge failed: key refused, model unknown, endpoint unreachable."""
-
-
-class RunConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    workload: str = Field(description="bundled name, a path, or 'kramabench' (the fetched official workloads)")
-    domains: list[str] = Field(default_factory=list, description="empty: all domains of the workload")
-    system: str
-    system_options: dict[str, Any] = Field(default_factory=dict)
-    model: str | None = None
-    judge: str | None = None
-    sandbox: str = "local"
-    errata: bool = True
-    run_id: str | None = None
-    resume: bool = False
-    results: Path | None = None
-    options: RunOptions = Field(default_factory=RunOptions)
 
 
 def resolve_workload_root(name: str) -> Path:
@@ -157,17 +141,28 @@ def new_run_id(system: str, model: str | None) -> str:
 
 @dataclass
 class Prepared:
+    """A checked :class:`RunPlan` and the Runner that executes it."""
+
+    plan: RunPlan
     runner: Runner
-    store: RunStore
-    manifest: Manifest
-    config: RunConfig
-    closers: list[Any] = field(default_factory=list)
+
+    @property
+    def store(self) -> RunStore:
+        return self.plan.store
+
+    @property
+    def manifest(self) -> Manifest:
+        return self.plan.manifest
+
+    @property
+    def config(self) -> RunConfig:
+        return self.plan.config
 
     def run(self) -> RunResult:
         try:
             return self.runner.run()
         finally:
-            for c in self.closers:
+            for c in self.plan.closers:
                 try:
                     c()
                 except Exception as e:  # noqa: BLE001
@@ -209,8 +204,36 @@ def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard |
     return setting.make_judge(_make_model(judge_id, limit, guard, role="judge"))
 
 
-def prepare(config: RunConfig, *, progress: Progress | None = None, command: list[str] | None = None) -> Prepared:
-    """Check everything and build the runner; nothing runs and no run folder is created on failure."""
+def open_resume(results: Path, run_id: str | None) -> ResumeState:
+    """The run to continue: its folder and its manifest (read here, once); it must not be running elsewhere."""
+    if not run_id:
+        raise RunSetupError("--resume needs --run-id (the folder name under the results folder)")
+    store = RunStore(results / run_id)
+    if not store.exists():
+        raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
+    try:
+        manifest = store.read_manifest()
+    except (ValueError, FileNotFoundError) as e:
+        raise RunSetupError(str(e)) from e
+    try:  # a run still in progress elsewhere cannot be resumed (it would write the same keys twice)
+        store.lock()
+    except RunLocked as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
+    finally:
+        store.unlock()
+    return ResumeState(store, manifest)
+
+
+def prepare(
+    config: RunConfig,
+    *,
+    resume: ResumeState | None = None,
+    progress: Progress | None = None,
+    command: list[str] | None = None,
+) -> Prepared:
+    """Resolve and check everything once into a :class:`RunPlan` and the Runner that executes it; nothing
+    runs and no run folder is created on failure. ``resume``: the run to continue, if the caller already
+    opened it (:func:`open_resume`; else it is opened here when ``config.resume``)."""
     opts = config.options
     results = Path(config.results) if config.results else default_results_dir()
 
@@ -218,25 +241,14 @@ def prepare(config: RunConfig, *, progress: Progress | None = None, command: lis
     store: RunStore | None = None
     old: Manifest | None = None
     if config.resume:
-        if not config.run_id:
-            raise RunSetupError("--resume needs --run-id (the folder name under the results folder)")
-        store = RunStore(results / config.run_id)
-        if not store.exists():
-            raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
-        try:
-            old = store.read_manifest()
-        except (ValueError, FileNotFoundError) as e:
-            raise RunSetupError(str(e)) from e
-        try:  # a run still in progress elsewhere cannot be resumed (it would write the same keys twice)
-            store.lock()
-        except RunLocked as e:
-            raise RunSetupError(f"cannot resume: {e}") from e
-        finally:
-            store.unlock()
+        resume = resume or open_resume(results, config.run_id)
+        store, old = resume.store, resume.manifest
         _check_resume(config, old)
+    else:
+        resume = None
 
     try:
-        get_setting(opts.setting)
+        setting = get_setting(opts.setting)
     except KeyError as e:
         raise RunSetupError(str(e).strip("'\"")) from e
 
@@ -263,7 +275,7 @@ def prepare(config: RunConfig, *, progress: Progress | None = None, command: lis
 
     closers: list[Any] = []
     try:
-        return _prepare_rest(config, spec, root, workloads, store, old, run_id, closers, progress, command)
+        return _prepare_rest(config, spec, setting, root, workloads, store, resume, run_id, closers, progress, command)
     except BaseException:
         for c in closers:  # e.g. the sandbox made before a later check failed
             try:
@@ -275,21 +287,22 @@ def prepare(config: RunConfig, *, progress: Progress | None = None, command: lis
 
 def _prepare_rest(
     config: RunConfig,
-    spec: Any,
+    spec: SystemSpec,
+    setting: Setting,
     root: Path,
     workloads: list[Any],
     store: RunStore | None,
-    old: Manifest | None,
+    resume: ResumeState | None,
     run_id: str | None,
     closers: list[Any],
     progress: Progress | None,
     command: list[str] | None,
 ) -> Prepared:
     opts = config.options
+    old = resume.manifest if resume is not None else None
     guard = FatalGuard()
     limit = opts.model_concurrency or opts.concurrency
     model = _make_model(config.model, limit, guard) if config.model else None
-    setting = get_setting(opts.setting)
     judge_id = config.judge or setting.default_judge
     judge = _make_judge(judge_id, limit, setting, guard) if judge_id else None
     sandbox = None
@@ -393,18 +406,11 @@ def _prepare_rest(
     ctx = SystemContext(
         options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed
     )
-    runner = Runner(
-        workloads=workloads,
-        system_spec=spec,
-        system_context=ctx,
-        store=store,
-        manifest=manifest,
-        options=opts,
-        judge=judge,
-        progress=progress,
-        resume=old is not None,
-        guard=guard,
+    plan = RunPlan(
+        config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
+        store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
     )
+    runner = Runner(plan, progress=progress)
     try:
         runner.build_system()
     except Exception as e:  # noqa: BLE001 - any failure to build the system stops the run before it starts
@@ -416,7 +422,7 @@ def _prepare_rest(
             manifest.options["system_options_effective"] = effective.model_dump(mode="json")
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("system options not recorded: %s", e)
-    return Prepared(runner=runner, store=store, manifest=manifest, config=config, closers=closers)
+    return Prepared(plan=plan, runner=runner)
 
 
 def _call_key_salt(model_id: str | None) -> str:
@@ -447,19 +453,16 @@ def _check_resume(config: RunConfig, old: Manifest) -> None:
         raise RunSetupError(f"cannot resume {old.run_id}: it is a {was.options.setting} run")
 
 
-def config_for_resume(results: Path, run_id: str) -> RunConfig:
-    """The configuration a run was started with (so ``--resume --run-id X`` needs nothing else)."""
-    store = RunStore(results / run_id)
-    if not store.exists():
-        raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
-    try:
-        old = store.read_manifest()
-    except (ValueError, FileNotFoundError) as e:
-        raise RunSetupError(f"cannot resume {run_id}: {e}") from e
-    cfg = old.options.get("config")
+def config_for_resume(resume: ResumeState, results: Path) -> RunConfig:
+    """The configuration a run was started with, from its manifest (so ``--resume --run-id X`` needs
+    nothing else)."""
+    cfg = resume.manifest.options.get("config")
     if not cfg:
-        raise RunSetupError(f"cannot resume {run_id}: its manifest records no configuration")
-    return RunConfig.model_validate({**cfg, "run_id": run_id, "resume": True, "results": str(results)})
+        raise RunSetupError(f"cannot resume {resume.manifest.run_id}: its manifest records no configuration")
+    return RunConfig.model_validate({**cfg, "run_id": resume.manifest.run_id, "resume": True, "results": str(results)})
 
 
-__all__ = ["ModelUnusable", "Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "prepare", "resolve_workload_root"]
+__all__ = [
+    "ModelUnusable", "Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "open_resume", "prepare",
+    "resolve_workload_root",
+]

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from kramabench import plugins
+from kramabench.contracts.answers import AnswerType
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput
 from kramabench.run.scoring import Scored, no_answer, score_answer
@@ -249,7 +251,7 @@ class Subtasks(BaseSetting):
         else:
             sc = score_answer(st.answer, answer, at, ctx.judge, where=st.id, question=st.query)
         return {
-            "answer_type": at.value if at is not None else None,
+            "answer_type": at.value if isinstance(at, AnswerType) else at,
             "expected": st.answer,
             "status": "error" if error is not None else "ok",
             "error": error,
@@ -260,21 +262,32 @@ class Subtasks(BaseSetting):
         }
 
 
-SETTINGS: dict[str, Setting] = {"end-to-end": EndToEnd(), "pipeline-design": PipelineDesign(), "subtasks": Subtasks()}
+_instances: dict[str, Setting] = {}
 
 
-def register_setting(setting: Setting) -> None:
-    SETTINGS[setting.name] = setting
+def setting_names() -> list[str]:
+    """The installed settings (entry points of ``kramabench.settings``; metadata only)."""
+    return plugins.names("settings")
 
 
 def get_setting(name: str) -> Setting:
+    """The setting registered under ``name`` (one instance per process)."""
+    have = _instances.get(name)
+    if have is not None:
+        return have
     try:
-        return SETTINGS[name]
-    except KeyError:
-        raise KeyError(f"setting {name!r} is not available (available: {', '.join(SETTINGS)})") from None
+        cls = plugins.load("settings", name)
+    except plugins.PluginNotFound:
+        raise KeyError(f"setting {name!r} is not available (available: {', '.join(setting_names())})") from None
+    setting = cls()
+    if not isinstance(setting, Setting):
+        raise TypeError(f"setting {name!r}: {cls!r} does not implement the Setting protocol (subclass BaseSetting)")
+    if setting.name != name:
+        raise TypeError(f"setting {name!r}: its class names itself {setting.name!r}")
+    return _instances.setdefault(name, setting)
 
 
 __all__ = [
-    "SETTINGS", "BaseSetting", "EndToEnd", "PipelineDesign", "Setting", "SettingContext", "Subtasks", "WorkItem",
-    "get_setting", "register_setting",
+    "BaseSetting", "EndToEnd", "PipelineDesign", "Setting", "SettingContext", "Subtasks", "WorkItem",
+    "get_setting", "setting_names",
 ]

@@ -41,7 +41,7 @@ from kramabench.sandbox._common import (
     rlimits,
     thread_env,
 )
-from kramabench.sandbox.image import DEFAULT_IMAGE, versions_snippet
+from kramabench.sandbox.image import ENV_PREFIX, default_image, versions_snippet
 from kramabench.sweep import OWNER_LABEL, container_is_orphan, owner_tag, tempdir
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ LABEL = "kramabench.sandbox.container"
 class DockerOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    image: str = Field(DEFAULT_IMAGE, description="sandbox image (kramabench sandbox build)")
+    image: str = Field(default_factory=default_image, description="sandbox image (kramabench sandbox build): kramabench-sandbox:<lock hash>")
     warm: bool = Field(True, description="reuse containers across runs (False: a new container per run)")
     python: str = Field("python3", description="interpreter inside the image")
     limits: Limits = Field(default_factory=Limits)
@@ -223,7 +223,7 @@ class DockerSandbox:
             log.debug("stale container cleanup: %s", e)
 
     def _create(self, lake: Path, limits: Limits, key: tuple) -> _Container:
-        env = {**BASE_ENV, **thread_env(limits), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+        env = {**BASE_ENV, **thread_env(limits), "PATH": f"{ENV_PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"}
         mem = limits.memory_mb + 2 * limits.scratch_mb + 256  # code + tmpfs /work, /tmp + bootstrap
         container = self._client().containers.run(
             self.options.image,
@@ -522,6 +522,8 @@ class DockerSandbox:
                 "image": self.options.image,
                 "image_id": self._image.id,
                 "image_build": labels.get("kramabench.build", "dockerfile"),
+                "environment": "locked" if labels.get("kramabench.lock") else "image without a sandbox lock",
+                "lock_hash": labels.get("kramabench.lock", "none"),
                 "docker_engine": engine,
                 "warm": str(self.options.warm).lower(),
                 "fork_server": ",".join(self.options.preload) if self.options.fork_server else "off",

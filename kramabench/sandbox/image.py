@@ -1,4 +1,4 @@
-"""Build the docker sandbox image: from a Dockerfile (registry) or offline (debootstrap + docker import).
+"""Build the docker sandbox image from the sandbox lock: from a Dockerfile (registry) or offline.
 
 The offline build needs no container registry: it makes a minimal Debian root filesystem with
 ``debootstrap --variant=minbase`` from the Debian mirror configured for apt on this machine, adds the
@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,31 +23,18 @@ from kramabench.contracts.sandbox import SandboxUnavailable
 
 log = logging.getLogger(__name__)
 
-#: bump when the image contents change, so ``--if-missing`` rebuilds
-IMAGE_VERSION = "1"
-DEFAULT_IMAGE = f"kramabench-sandbox:{IMAGE_VERSION}"
+#: the image layout (bump when it changes); the packages are named by the lock hash in the tag
+IMAGE_VERSION = "2"
+IMAGE_REPO = "kramabench-sandbox"
+#: the sandbox lock's virtual environment inside the image (first on the docker backend's PATH)
+ENV_PREFIX = "/opt/kramabench"
 
-#: Debian packages of the offline image (bookworm names)
-OFFLINE_PACKAGES = [
-    "python3",
-    "python3-pandas",
-    "python3-numpy",
-    "python3-scipy",
-    "python3-openpyxl",
-    "python3-xlrd",
-    "python3-bs4",
-    "python3-lxml",
-    "python3-html5lib",
-    "python3-dateutil",
-    "python3-tz",
-    "python3-tabulate",
-    "python3-sklearn",
-    "python3-statsmodels",
-    "tzdata",
-]
+#: Debian packages of the offline image: the interpreter only (+ venv for the environment, tzdata);
+#: the Python packages come from the sandbox lock, as wheels
+OFFLINE_PACKAGES = ["python3", "python3-venv", "tzdata"]
 
 #: import names whose versions are recorded (labels ``kramabench.version.<name>``)
-VERSIONED_MODULES = ["pandas", "numpy", "scipy", "openpyxl", "bs4", "lxml", "sklearn", "statsmodels"]
+VERSIONED_MODULES = ["pandas", "numpy", "scipy", "openpyxl", "xlrd", "pyarrow", "matplotlib", "sklearn", "statsmodels"]
 
 _VERSIONS_SNIPPET = (
     "import json, platform, importlib\n"
@@ -60,6 +48,17 @@ _VERSIONS_SNIPPET = (
 )
 
 DOCKERFILE = Path(__file__).resolve().parents[2] / "docker" / "Dockerfile"
+
+
+def image_tag(lock=None) -> str:
+    """``kramabench-sandbox:<lock hash, 12 hex>`` of the sandbox lock in force (or of ``lock``)."""
+    from kramabench.sandbox.environment import load_lock
+
+    return f"{IMAGE_REPO}:{(lock or load_lock()).short}"
+
+
+def default_image() -> str:
+    return image_tag()
 
 
 def versions_snippet() -> str:
@@ -140,26 +139,88 @@ def _docker_client():
     return client
 
 
-def image_exists(tag: str = DEFAULT_IMAGE) -> bool:
+def image_exists(tag: str | None = None) -> bool:
     import docker.errors
 
     client = _docker_client()
     try:
-        client.images.get(tag)
+        client.images.get(tag or default_image())
         return True
     except docker.errors.ImageNotFound:
         return False
 
 
+def _chroot(root: Path, *cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [shutil.which("chroot") or "/usr/sbin/chroot", str(root), *cmd],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+    )
+
+
+def download_wheels(lock, python_version: str) -> Path:
+    """The lock's wheels for CPython ``python_version`` on this machine's architecture, downloaded on the
+    host (``pip download --only-binary=:all: --platform manylinux2014_<arch>``) into the cache, where a
+    later build finds them."""
+    import platform
+
+    from kramabench.sandbox.environment import kramabench_home
+
+    arch = platform.machine() or "x86_64"
+    tag = "cp" + python_version.replace(".", "")
+    dest = kramabench_home() / "wheels" / f"{tag}-manylinux_{arch}"
+    dest.mkdir(parents=True, exist_ok=True)
+    reqs = dest / f"{lock.short}.txt"
+    reqs.write_text(lock.text())
+    cmd = [
+        sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
+        "--only-binary=:all:", "--platform", f"manylinux2014_{arch}", "--python-version", python_version,
+        "--implementation", "cp", "-d", str(dest), "-r", str(reqs),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = " | ".join([ln for ln in proc.stderr.splitlines() if "Location 'file" not in ln][-3:])
+        raise SandboxUnavailable(f"cannot download the sandbox lock's wheels for Python {python_version} (is the package index reachable?): {tail}")
+    return dest
+
+
+def _install_wheels(lock, wheels: Path, site: Path, python_version: str) -> None:
+    """Install the lock's wheels into the image's environment from the host (pip --target: no network,
+    no interpreter run in the root filesystem)."""
+    import platform
+
+    arch = platform.machine() or "x86_64"
+    reqs = wheels / f"{lock.short}.txt"
+    cmd = [
+        sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index",
+        "--find-links", str(wheels), "--only-binary=:all:", "--platform", f"manylinux2014_{arch}",
+        "--python-version", python_version, "--implementation", "cp", "--no-compile", "--target", str(site),
+        "-r", str(reqs),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = " | ".join([ln for ln in proc.stderr.splitlines() if "Location 'file" not in ln][-3:])
+        raise SandboxUnavailable(f"cannot install the sandbox lock into the image: {tail}")
+
+
 def build_offline(
-    tag: str = DEFAULT_IMAGE,
+    tag: str | None = None,
     *,
+    lock=None,
     packages: list[str] | None = None,
     mirror: str | None = None,
     suite: str | None = None,
     workdir: Path | None = None,
 ) -> dict[str, object]:
-    """Build ``tag`` with debootstrap + docker import; returns a summary (image id, versions, timings)."""
+    """Build ``tag`` with debootstrap (Debian's python3) + the sandbox lock's wheels + docker import.
+
+    Returns a summary (image id, lock hash, versions, timings)."""
+    from kramabench.sandbox.environment import load_lock
+    from kramabench.sandbox.environment.local_env import _PROBE
+
+    lock = lock or load_lock()
+    tag = tag or image_tag(lock)
     if os.geteuid() != 0:
         raise SandboxUnavailable("the offline image build runs debootstrap, which needs root (run it with sudo)")
     if shutil.which("debootstrap") is None:
@@ -173,20 +234,34 @@ def build_offline(
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kb-rootfs-", dir=workdir) as tmp:
         root = Path(tmp) / "rootfs"
-        cmd = [
-            "debootstrap",
-            "--variant=minbase",
-            f"--include={','.join(pkgs)}",
-            suite,
-            str(root),
-            mirror,
-        ]
+        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(pkgs)}", suite, str(root), mirror]
         log.info("running %s", " ".join(cmd))
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if proc.returncode != 0:
             tail = "\n".join(proc.stdout.splitlines()[-20:])
             raise SandboxUnavailable(f"debootstrap failed (exit {proc.returncode}):\n{tail}")
         t_boot = time.monotonic() - t0
+        pv = _chroot(root, "/usr/bin/python3", "-c", "import platform; print(platform.python_version())")
+        if pv.returncode != 0:
+            raise SandboxUnavailable(f"the image's python3 does not run: {pv.stderr.strip()[-300:]}")
+        full_version = pv.stdout.strip()
+        py_version = ".".join(full_version.split(".")[:2])
+        # the environment: a venv of Debian's python3 holding exactly the lock's wheels
+        venv = _chroot(root, "/usr/bin/python3", "-m", "venv", "--without-pip", ENV_PREFIX)
+        if venv.returncode != 0:
+            raise SandboxUnavailable(f"cannot create {ENV_PREFIX} in the image: {venv.stderr.strip()[-300:]}")
+        t1 = time.monotonic()
+        wheels = download_wheels(lock, py_version)
+        t_download = time.monotonic() - t1
+        site = root / ENV_PREFIX.lstrip("/") / "lib" / f"python{py_version}" / "site-packages"
+        _install_wheels(lock, wheels, site, py_version)
+        facts_run = _chroot(root, f"{ENV_PREFIX}/bin/python", "-I", "-c", _PROBE)
+        if facts_run.returncode != 0:
+            raise SandboxUnavailable(f"the image's environment does not start: {facts_run.stderr.strip()[-300:]}")
+        env_packages: dict[str, str] = json.loads(facts_run.stdout)["packages"]
+        missing = [n for n in lock.pins if n not in env_packages]
+        if missing:
+            raise SandboxUnavailable(f"the image lacks {', '.join(missing)} after installing the lock")
         # Slim the tree: package caches, docs, man pages, apt lists.
         for sub in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info"):
             d = root / sub
@@ -201,27 +276,23 @@ def build_offline(
         (root / "work").mkdir(exist_ok=True)
         os.chmod(root / "work", 0o1777)
         os.chmod(root / "tmp", 0o1777)
-        ver = subprocess.run(
-            [shutil.which("chroot") or "/usr/sbin/chroot", str(root), "/usr/bin/python3", "-c", versions_snippet()],
-            capture_output=True,
-            text=True,
-            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-        )
+        ver = _chroot(root, f"{ENV_PREFIX}/bin/python", "-c", versions_snippet())
         versions = json.loads(ver.stdout) if ver.returncode == 0 else {}
         labels = {
             "kramabench.sandbox": IMAGE_VERSION,
             "kramabench.build": "offline-debootstrap",
             "kramabench.debian": f"{suite} {mirror}",
+            "kramabench.lock": lock.hash,
         }
         labels.update({f"kramabench.version.{k}": str(v) for k, v in versions.items()})
         changes = [
-            "ENV PATH=/usr/local/bin:/usr/bin:/bin",
+            f"ENV PATH={ENV_PREFIX}/bin:/usr/local/bin:/usr/bin:/bin",
             "ENV LANG=C.UTF-8",
             "ENV PYTHONDONTWRITEBYTECODE=1",
             "WORKDIR /work",
             'CMD ["python3"]',
         ] + [f'LABEL {k}="{v}"' for k, v in labels.items()]
-        t1 = time.monotonic()
+        t2 = time.monotonic()
         tar = subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
         repo, _, tagname = tag.rpartition(":") if ":" in tag.split("/")[-1] else (tag, "", "latest")
         try:
@@ -229,7 +300,7 @@ def build_offline(
         finally:
             tar.stdout.close()
             tar.wait()
-        t_import = time.monotonic() - t1
+        t_import = time.monotonic() - t2
         if tar.returncode != 0:
             raise SandboxUnavailable(f"tar of the root filesystem failed (exit {tar.returncode})")
         log.debug("docker import: %s", out)
@@ -237,8 +308,11 @@ def build_offline(
     return {
         "tag": tag,
         "image_id": image.id,
+        "lock_hash": lock.hash,
+        "python": full_version,
         "versions": versions,
         "debootstrap_s": round(t_boot, 1),
+        "wheels_s": round(t_download, 1),
         "import_s": round(t_import, 1),
         "total_s": round(time.monotonic() - t0, 1),
         "mirror": mirror,
@@ -246,28 +320,41 @@ def build_offline(
     }
 
 
-def build_dockerfile(tag: str = DEFAULT_IMAGE, dockerfile: Path = DOCKERFILE) -> dict[str, object]:
-    """Build ``tag`` from docker/Dockerfile (needs a registry for the python:3.11-slim base and PyPI)."""
+def build_dockerfile(tag: str | None = None, dockerfile: Path = DOCKERFILE, *, lock=None) -> dict[str, object]:
+    """Build ``tag`` from docker/Dockerfile (needs a registry for the python:3.11-slim base, and PyPI);
+    the build context holds the Dockerfile and the sandbox lock, which it installs."""
+    from kramabench.sandbox.environment import load_lock
+
+    lock = lock or load_lock()
+    tag = tag or image_tag(lock)
     if not dockerfile.is_file():
         raise SandboxUnavailable(f"Dockerfile not found at {dockerfile}; use --offline")
     client = _docker_client()
     t0 = time.monotonic()
-    try:
-        image, _logs = client.images.build(
-            path=str(dockerfile.parent), dockerfile=dockerfile.name, tag=tag, rm=True, labels={"kramabench.sandbox": IMAGE_VERSION}
-        )
-    except Exception as e:
-        raise SandboxUnavailable(f"docker build failed: {e} (no registry? try: kramabench sandbox build --offline)") from e
-    return {"tag": tag, "image_id": image.id, "total_s": round(time.monotonic() - t0, 1)}
+    with tempfile.TemporaryDirectory(prefix="kb-docker-context-") as ctx:
+        shutil.copy(dockerfile, Path(ctx) / "Dockerfile")
+        (Path(ctx) / "sandbox.lock").write_text(lock.text())
+        try:
+            image, _logs = client.images.build(
+                path=ctx, dockerfile="Dockerfile", tag=tag, rm=True,
+                labels={"kramabench.sandbox": IMAGE_VERSION, "kramabench.lock": lock.hash},
+            )
+        except Exception as e:
+            raise SandboxUnavailable(f"docker build failed: {e} (no registry? try: kramabench sandbox build --offline)") from e
+    return {"tag": tag, "image_id": image.id, "lock_hash": lock.hash, "total_s": round(time.monotonic() - t0, 1)}
 
 
 __all__ = [
-    "DEFAULT_IMAGE",
+    "ENV_PREFIX",
+    "IMAGE_REPO",
     "IMAGE_VERSION",
     "OFFLINE_PACKAGES",
     "build_dockerfile",
     "build_offline",
     "debian_mirror",
+    "default_image",
+    "download_wheels",
+    "image_tag",
     "image_exists",
     "versions_snippet",
 ]

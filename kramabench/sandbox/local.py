@@ -36,6 +36,7 @@ from kramabench.sandbox._common import (
     wait_and_drain,
     workdir_lake_path,
 )
+from kramabench.sandbox.environment.local_env import EnvironmentFacts
 from kramabench.sweep import cgroup_name, sweep_cgroups, tempdir
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,15 @@ SHM_BYTES = 64 * 1024 * 1024
 class LocalOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    python: str = Field(default_factory=lambda: sys.executable, description="interpreter run inside the sandbox")
+    python: str | None = Field(
+        None,
+        description="None: the locked sandbox environment (kramabench sandbox build --backend local); "
+        "'host': the interpreter running kramabench, with its packages; or a path to an interpreter",
+    )
+    extra_locks: list[str] | None = Field(
+        None, description="extra lock files added to the sandbox lock (default: $KRAMABENCH_SANDBOX_EXTRA_LOCK)"
+    )
+    build_missing: bool = Field(True, description="build the locked environment when it is missing (once per lock)")
     bwrap: str = Field("bwrap", description="bubblewrap executable")
     extra_ro_binds: list[str] = Field(default_factory=list, description="more host paths bound read-only")
     limits: Limits = Field(default_factory=Limits, description="default limits of run()")
@@ -99,6 +108,18 @@ def _oom_kills(cg: Path) -> int:
     return 0
 
 
+_BWRAP_VERSIONS: dict[str, str] = {}
+
+
+def _bwrap_version(exe: str) -> str:
+    if exe not in _BWRAP_VERSIONS:
+        try:
+            _BWRAP_VERSIONS[exe] = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            _BWRAP_VERSIONS[exe] = "unknown"
+    return _BWRAP_VERSIONS[exe]
+
+
 class LocalSandbox:
     """Bubblewrap sandbox. Thread-safe: every run is an independent bwrap process."""
 
@@ -114,9 +135,9 @@ class LocalSandbox:
                 "unsafe-subprocess if you accept running generated code without isolation"
             )
         self._bwrap = exe
-        self._python = os.path.realpath(shutil.which(self.options.python) or self.options.python)
-        if not os.path.isfile(self._python):
-            raise SandboxUnavailable(f"python interpreter not found: {self.options.python}")
+        self.facts = self._environment()
+        # not symlink-resolved: a venv's interpreter finds its site-packages from its own path
+        self._python = self.facts.executable
         self._root = os.geteuid() == 0
         if self._root:
             sweep_cgroups()  # those of killed kramabench processes (never another live process's)
@@ -126,7 +147,22 @@ class LocalSandbox:
         self._check()
 
     # -- setup ---------------------------------------------------------------------------------------
-    def _runtime_binds(self) -> list[str]:
+    def _environment(self) -> EnvironmentFacts:
+        """The interpreter run inside the sandbox and the host folders it needs (one clear error if none)."""
+        from kramabench.sandbox.environment import LockError, SandboxEnvironmentError, local_env_facts, probe
+
+        opt = self.options.python
+        try:
+            if opt is None:
+                return local_env_facts(self.options.extra_locks, build=self.options.build_missing)
+            path = sys.executable if opt == "host" else (shutil.which(opt) or opt)
+            if not os.path.isfile(path):
+                raise SandboxUnavailable(f"python interpreter not found: {opt}")
+            return probe(os.path.abspath(path), kind="host")
+        except (SandboxEnvironmentError, LockError) as e:
+            raise SandboxUnavailable(str(e)) from None
+
+    def _system_binds(self) -> list[str]:
         args: list[str] = ["--ro-bind", "/usr", "/usr"]
         for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
             if os.path.islink(top):
@@ -136,10 +172,13 @@ class LocalSandbox:
         for f in ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", "/etc/mime.types"):
             if os.path.exists(f):
                 args += ["--ro-bind", f, f]
-        prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
-        if self._python != os.path.realpath(sys.executable):
-            prefixes = {os.path.dirname(os.path.dirname(self._python))}
-        prefixes |= {os.path.realpath(p) for p in self.options.extra_ro_binds}
+        return args
+
+    def _prefix_binds(self) -> list[str]:
+        """The interpreter's folders (venv, base prefix) and extra binds: mounted *after* the scratch
+        tmpfs of /work and /tmp, which would otherwise hide a prefix under them (a venv in /tmp)."""
+        args: list[str] = []
+        prefixes = set(self.facts.binds) | {os.path.realpath(p) for p in self.options.extra_ro_binds}
         for p in sorted(prefixes):
             if p == "/" or p == "/usr" or p.startswith("/usr/"):
                 continue
@@ -161,7 +200,7 @@ class LocalSandbox:
             "--hostname", "sandbox",
             "--cap-drop", "ALL",
             "--disable-userns",
-            *self._runtime_binds(),
+            *self._system_binds(),
             "--proc", "/proc",
             "--dev", "/dev",
             # /dev itself read-only (an unbounded tmpfs otherwise); a small /dev/shm for multiprocessing
@@ -169,6 +208,7 @@ class LocalSandbox:
             "--remount-ro", "/dev",
             "--size", str(limits.scratch_mb * 1024 * 1024), "--perms", "0777", "--tmpfs", WORKDIR,
             "--size", str(limits.scratch_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
+            *self._prefix_binds(),
             "--ro-bind", str(lake), LAKE,
         ]
         wl = workdir_lake_path(WORKDIR, workdir_lake)
@@ -181,18 +221,31 @@ class LocalSandbox:
         return argv
 
     def _check(self) -> None:
-        """Start one trivial sandbox now, so a missing userns support is reported at construction."""
+        """Start one trivial sandbox now, so a backend that cannot work is reported at construction, with
+        the real reason: bubblewrap's own setup error, or the interpreter failing inside the sandbox."""
         with tempdir("check") as tmp:
             r = self.run("print('ok')", Path(tmp), Limits(wall_timeout_s=60))
             if r.stdout.strip() != "ok" and self._cgroup is not None:
                 log.warning("the local sandbox fails inside a cgroup (%s); running without it", r.stderr.strip()[-300:])
                 self._cgroup = self._memcg = None
                 r = self.run("print('ok')", Path(tmp), Limits(wall_timeout_s=60))
-        if r.stdout.strip() != "ok":
-            raise SandboxUnavailable(
-                "bubblewrap is installed but cannot create a sandbox here (user namespaces disabled? "
-                f"try sysctl kernel.unprivileged_userns_clone=1): {r.explanation or ''} {r.stderr.strip()[-500:]}"
-            )
+        if r.stdout.strip() == "ok":
+            return
+        err = " ".join(r.stderr.strip().splitlines()[-3:])[-400:]
+        if r.stderr.startswith("bwrap:"):
+            hint = ""
+            if any(w in r.stderr for w in ("namespace", "uid map", "Operation not permitted", "No permissions")):
+                hint = " (user namespaces disabled? sysctl kernel.unprivileged_userns_clone=1, or run as root)"
+            raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {err}{hint}")
+        fix = (
+            "run: kramabench sandbox build --backend local --force"
+            if self.facts.kind == "locked"
+            else "choose another interpreter, or drop the interpreter option to use the locked environment"
+        )
+        raise SandboxUnavailable(
+            f"the sandbox interpreter {self._python} does not start inside the sandbox "
+            f"({err or r.explanation or f'exit {r.exit_code}'}); {fix}"
+        )
 
     # -- protocol ------------------------------------------------------------------------------------
     def lake_dir(self, lake: Path) -> str:
@@ -354,25 +407,19 @@ class LocalSandbox:
         threading.Thread(target=later, daemon=True, name="kramabench-cgroup-rmdir").start()
 
     def info(self) -> dict[str, str]:
+        """Backend, Python, lock hash and package versions, from the environment's cached facts (no
+        sandbox is started)."""
         if self._info is None:
-            import json
-
-            from kramabench.sandbox.image import versions_snippet
-
-            with tempdir("info") as tmp:
-                r = self.run(versions_snippet(), Path(tmp), Limits(wall_timeout_s=120))
-            try:
-                versions = json.loads(r.stdout)
-            except ValueError:
-                versions = {}
-            bw = subprocess.run([self._bwrap, "--version"], capture_output=True, text=True).stdout.strip()
             self._info = {
                 "backend": self.name,
-                "bwrap": bw,
+                "bwrap": _bwrap_version(self._bwrap),
+                "environment": self.facts.kind,
+                "lock_hash": self.facts.lock_hash or "none (host interpreter)",
+                "python": self.facts.python,
                 "python_executable": self._python,
                 "process_limit": "pids cgroup" if self._cgroup else ("RLIMIT_NPROC" if not self._root else "none (root without cgroup)"),
                 "memory_limit": "RLIMIT_AS + memory cgroup" if self._memcg else "RLIMIT_AS",
-                **{("python" if k == "python" else f"package.{k}"): str(v) for k, v in versions.items()},
+                **{f"package.{k}": v for k, v in self.facts.key_versions().items()},
             }
         return dict(self._info)
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
 from kramabench.systems.context import SystemContext, TaskResolver
 from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
+from kramabench.systems.spec import SystemSpec
 
 
 class ReferenceOptions(BaseModel):
@@ -133,4 +134,13 @@ class ReferenceSystem:
         return SystemOutput(answer=printed[ANSWER_KEY], subtask_answers=subtask_answers, **common)
 
 
-__all__ = ["ReferenceOptions", "ReferenceSystem"]
+SPEC = SystemSpec(
+    "reference",
+    ReferenceSystem.from_context,
+    "runs each task's reference solution in the sandbox (expects 100%)",
+    needs_sandbox=True,
+    privileged=True,
+    options=ReferenceOptions,
+)
+
+__all__ = ["SPEC", "ReferenceOptions", "ReferenceSystem"]

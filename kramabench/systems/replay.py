@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.contracts.records import latest_records, read_records
 from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
 from kramabench.systems.context import SystemContext, TaskResolver
+from kramabench.systems.spec import SystemSpec
 
 
 class ReplayOptions(BaseModel):
@@ -63,4 +64,12 @@ class ReplaySystem:
         )
 
 
-__all__ = ["ReplayOptions", "ReplaySystem"]
+SPEC = SystemSpec(
+    "replay",
+    ReplaySystem.from_context,
+    "serves the answers of an earlier run (-o run_dir=results/<run_id>)",
+    privileged=True,
+    options=ReplayOptions,
+)
+
+__all__ = ["SPEC", "ReplayOptions", "ReplaySystem"]

@@ -34,6 +34,7 @@ import tarfile
 import tempfile
 import urllib.error
 import urllib.request
+import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
@@ -576,8 +577,11 @@ def _inside(base: Path, path: Path) -> bool:
 
 
 def _safe_unpack(archive: Path, dest: Path, *, limits: FetchLimits, source: str | None = None) -> _UnpackStats:
-    """Unpack the kept folders of a GitHub-style archive (one top-level folder) into ``dest``."""
+    """Unpack the kept folders of a GitHub-style archive (one top-level folder) into ``dest``: a tar
+    (plain, gzip, bzip2 or xz) or a zip (GitHub's zipball)."""
     source = source or archive.name
+    if zipfile.is_zipfile(archive):
+        return _safe_unpack_zip(archive, dest, limits=limits, source=source)
     stats = _UnpackStats()
     written: dict[str, Path] = {}
     top: str | None = None
@@ -680,6 +684,72 @@ def _safe_unpack(archive: Path, dest: Path, *, limits: FetchLimits, source: str 
             raise FetchError(f"the archive from {source} is broken ({_one_line(exc)})") from None
         except OSError as exc:  # a corrupt gzip stream, or the disk (full, permissions)
             raise FetchError(f"unpacking the archive from {source} failed: {_one_line(exc)}") from None
+    if top is None:
+        raise FetchError(f"the archive from {source} is empty")
+    return stats
+
+
+def _safe_unpack_zip(archive: Path, dest: Path, *, limits: FetchLimits, source: str) -> _UnpackStats:
+    """The zip counterpart of :func:`_safe_unpack`: same refusals, same layout."""
+    import stat as stat_mod
+
+    stats = _UnpackStats()
+    top: str | None = None
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            comment = zf.comment.decode("ascii", "replace").strip()
+            if re.fullmatch(r"[0-9a-f]{40}", comment):
+                stats.archive_commit = comment
+            infos = zf.infolist()
+            if len(infos) > limits.max_members:
+                raise UnsafeArchive(f"the archive has more than {limits.max_members} entries: refusing")
+            for info in infos:
+                parts = _member_parts(info.filename)
+                if not parts:
+                    continue
+                if top is None:
+                    top = parts[0]
+                elif parts[0] != top:
+                    raise UnsafeArchive(
+                        f"archive entry {info.filename!r} is outside the top-level folder {top!r}: "
+                        "not a GitHub repository archive"
+                    )
+                rel = parts[1:]
+                if not rel or rel[0] not in KEEP_FOLDERS or rel[-1] == ".DS_Store":
+                    continue
+                relpath = "/".join(rel)
+                target = dest.joinpath(*rel)
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not _inside(dest, target.parent):
+                    raise UnsafeArchive(f"archive entry {info.filename!r} leads outside the target via a link")
+                mode = info.external_attr >> 16
+                if stat_mod.S_ISLNK(mode):
+                    link = zf.read(info, pwd=None).decode("utf-8", "replace")
+                    resolved = os.path.normpath(os.path.join(os.path.dirname(relpath), link))
+                    if os.path.isabs(link) or resolved == ".." or resolved.startswith("../"):
+                        raise UnsafeArchive(f"archive entry {relpath} is a link to {link!r}, outside: refusing")
+                    os.symlink(link, target)
+                    stats.files += 1
+                    continue
+                if info.file_size > limits.max_file_bytes:
+                    raise UnsafeArchive(f"archive entry {relpath} is {info.file_size} bytes, over the per-file limit")
+                size = 0
+                with zf.open(info) as src, open(target, "xb") as out:
+                    for chunk in iter(lambda src=src: src.read(_CHUNK), b""):
+                        size += len(chunk)
+                        stats.bytes += len(chunk)
+                        if size > limits.max_file_bytes:
+                            raise UnsafeArchive(f"archive entry {relpath} is over the per-file limit")
+                        if stats.bytes > limits.max_total_bytes:
+                            raise UnsafeArchive(f"the unpacked archive is over the limit of {limits.max_total_bytes} bytes")
+                        out.write(chunk)
+                os.chmod(target, 0o755 if mode & 0o111 else 0o644)
+                stats.files += 1
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise FetchError(f"the archive from {source} is broken ({_one_line(exc)})") from None
     if top is None:
         raise FetchError(f"the archive from {source} is empty")
     return stats

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kramabench import plugins
 from kramabench.workload.errata import AbsentFile, ErrataFile, apply_errata, load_errata
 from kramabench.workload.errors import WorkloadError
 from kramabench.workload.jsonkind import json_kind
@@ -401,6 +402,8 @@ class _Builder:
             norm = at.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(at, str) else None
             if isinstance(at, str) and at in _ANSWER_TYPES:
                 out["answer_type"] = AnswerType(at)
+            elif isinstance(at, str) and at in plugins.names("scorers"):
+                out["answer_type"] = at  # an answer type a plug-in scorer registers (kramabench.scorers)
             elif norm in _ANSWER_TYPES:
                 self.note(
                     "warning", "answer_type_spelling", f"answer_type {at!r} read as {norm!r}",

@@ -11,11 +11,28 @@ from __future__ import annotations
 import re
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench import plugins
 from kramabench.contracts.answers import AnswerType, KeyFunctionality
+
+
+class _InstalledAnswerTypes:
+    """JSON schema of an answer type: a built-in :class:`AnswerType`, or one of the answer types the installed
+    plug-in scorers register (never any string)."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> dict[str, Any]:
+        builtin, _string = handler(core_schema)["anyOf"]
+        extra = sorted(set(plugins.names("scorers")) - {a.value for a in AnswerType})
+        return {"anyOf": [builtin, {"type": "string", "enum": extra}]} if extra else builtin
+
+
+#: a built-in :class:`AnswerType`, or the name of an answer type a plug-in scorer registers (the loader
+#: accepts only installed ones)
+AnswerTypeName = Annotated[AnswerType | str, _InstalledAnswerTypes]
 
 
 class Difficulty(str, Enum):
@@ -64,7 +81,7 @@ class Subtask(BaseModel):
     query: str = ""
     step: str | None = None
     answer: Any = None
-    answer_type: AnswerType | None = None
+    answer_type: AnswerTypeName | None = None
     data_sources: list[str] | None = None
 
 
@@ -74,7 +91,7 @@ class Task(BaseModel):
     id: str
     query: str = ""
     answer: Any = None
-    answer_type: AnswerType | None = None
+    answer_type: AnswerTypeName | None = None
     difficulty: Difficulty = Difficulty.UNKNOWN
     data_sources: list[str] | None = None
     subtasks: list[Subtask] = Field(default_factory=list)

@@ -68,3 +68,16 @@ def test_extract_model_reads_what_the_rules_cannot(openai_server) -> None:  # no
     n = len(openai_server.requests)
     assert extract_answers("41", {"main-task": "numeric_exact"}, model=model)["main-task"].method == "bare-value"
     assert len(openai_server.requests) == n
+
+
+def test_numpy_and_pandas_printouts() -> None:
+    got = extract_value("['Ohio' 'Iowa'\n 'Utah']", "list_exact")
+    assert got.value == ["Ohio", "Iowa", "Utah"] and "numpy" in got.note
+    assert extract_value("[1.5 2.  3.25]", "list_approximate").value == [1.5, 2.0, 3.25]
+    series = "0    Ohio\n1    Iowa\nName: state, dtype: object"
+    got = extract_value(series, "list_exact")
+    assert got.value == ["Ohio", "Iowa"] and "Series" in got.note
+    got = extract_value("city\nRome    12\nName: n, dtype: int64", "numeric_exact")
+    assert got.value == 12  # a one-row Series for a number: its value
+    # a footer is never mistaken for prose
+    assert extract_value("total: 7\ndtype: int64", "numeric_exact").value == 7

@@ -40,8 +40,10 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
     # the system under test never saw a gold answer (93.2 is lab-easy-2's planted gold)
     assert system_requests and not any("93.2" in json.dumps(r.body) for r in system_requests)
 
+    ref_dir = tmp_path / "reference"
+    assert _cli("audit", "reference", "-w", "planted", "-o", str(ref_dir)).exit_code == 0
     res = _cli("audit", "failures", str(planted_run), "--auditor", f"openai-compatible/auditor@{openai_server.base_url}",
-               "--concurrency", "2")  # fmt: skip
+               "--concurrency", "2", "--reference", str(ref_dir))  # fmt: skip
     assert res.exit_code == 0, res.output
     out_dir = planted_run / "audit"
     reports = {r["task_id"]: r for r in map(json.loads, (out_dir / "failures.jsonl").read_text().splitlines())}
@@ -71,6 +73,9 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
     assert "2 of 4 failures (50%) attributable to the benchmark, 2 to the system, 0 undecided" in text
     md = (out_dir / "audit.md").read_text()
     assert "2 of 4 audited failures (50%) are attributable to the benchmark" in md
+    # one page: the headline first, then the reference solutions (lab-easy-2's differs from its gold), proposals
+    order = [md.index(h) for h in ("## Failures by attribution", "## Reference solutions", "## Proposed errata")]
+    assert order == sorted(order) and "| lab | 4 | 1 | 0 | 0 |" in md and "gold 93.2, printed 39.2" in md
     assert "<html>" in (out_dir / "audit.html").read_text()
 
     # Corrector: a new answer from the verified correction, a type change for the rejected format

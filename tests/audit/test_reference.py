@@ -102,3 +102,27 @@ def test_static_checks_find_planted_gold_format_defects(tmp_path: Path) -> None:
     assert ("lab-easy-1-3", "main_not_from_subtasks") in codes
     assert ("lab-easy-2", "gold_not_rounded") in codes
     assert any(c.startswith("data_source") and w == "lab-easy-2" for w, c in codes)
+
+
+@pytest.mark.slow
+def test_cli_resumes_an_interrupted_audit(lab: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    from kramabench.audit.reference import read_progress
+    from kramabench.cli.main import build_app
+
+    out = tmp_path / "audit"
+    args = ["audit", "reference", "-w", str(lab), "--task", "lab-easy-1", "--task", "lab-easy-3", "-o", str(out)]
+    assert CliRunner().invoke(build_app(), args).exit_code == 0
+    progress = out / "progress.jsonl"
+    lines = progress.read_text().splitlines()
+    assert len(lines) == 2
+    # an interruption after the first task: the second line is torn
+    progress.write_text(lines[0] + "\n" + lines[1][:40])
+    first = json.loads(lines[0])["run"]["task_id"]
+    assert list(read_progress(progress)) == [("lab", first)]
+    res = CliRunner().invoke(build_app(), args)
+    assert res.exit_code == 0 and "1 task(s) already judged" in " ".join(res.output.split())
+    assert len(read_progress(progress)) == 2 and all(json.loads(x) for x in progress.read_text().splitlines())
+    frame = pd.read_json(out / "verdicts.jsonl", lines=True)
+    assert set(frame["task_id"]) == {"lab-easy-1", "lab-easy-3"} and "verdict" in frame.columns

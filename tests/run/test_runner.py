@@ -91,6 +91,33 @@ def test_resume_runs_only_missing_keys(tmp_path, scripted, synth_root):
     assert len(store.read_manifest().resumed_at) == 1
 
 
+def test_resume_reads_the_manifest_once(tmp_path, scripted, synth_root, monkeypatch):
+    """The CLI's resume path: the manifest fills the configuration and checks the resume, read one time."""
+    from typer.testing import CliRunner
+
+    from kramabench.cli.main import build_app
+
+    system, _ = scripted
+    res_dir = tmp_path / "res"
+    prepare(cfg(synth_root, system, res_dir, run_id="r")).run()
+    store = RunStore(res_dir / "r")
+    store.records_path.write_text("\n".join(store.records_path.read_text().splitlines()[:5]) + "\n")
+    reads: list[str] = []
+    original = RunStore.read_manifest
+
+    def counting(self):  # type: ignore[no-untyped-def]
+        reads.append(str(self.dir))
+        return original(self)
+
+    monkeypatch.setattr(RunStore, "read_manifest", counting)
+    res = CliRunner().invoke(build_app(), ["run", "--resume", "--run-id", "r", "--results", str(res_dir), "--no-report",
+                                           "--progress", "none"])
+    assert res.exit_code == 0, res.output
+    assert "3 task(s) already recorded" not in res.output  # 5 were kept
+    assert reads == [str(res_dir / "r")]
+    assert len(RunStore(res_dir / "r").read().records) == 8
+
+
 def test_retry_errors_adds_the_next_attempt(tmp_path, scripted, synth_root):
     system, _ = scripted
     res_dir = tmp_path / "res"

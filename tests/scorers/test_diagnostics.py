@@ -49,3 +49,23 @@ def test_list_and_number_diagnostics():
     assert "abs_error" not in s.details and s.value == pytest.approx(1 / 1.1)
     s = score("Marine", "Fresh", "string_exact", diagnostics=False)
     assert "bleu" not in s.details and s.value == 0.0
+
+
+def test_bleu_equals_nltk_sentence_bleu():
+    """Our BLEU is nltk's sentence_bleu with uniform weights up to n = min(4, shorter) and smoothing method 1."""
+    import random
+
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    from scorers.diagnostics import bleu
+
+    rng = random.Random(3)
+    words = ["the", "beach", "boston", "2019", ",", "marine", "a", "of", "water", "."]
+    for _ in range(400):
+        ref = [rng.choice(words) for _ in range(rng.randint(1, 12))]
+        hyp = [rng.choice(words) for _ in range(rng.randint(1, 12))] if rng.random() < 0.7 else ref[: rng.randint(1, len(ref))]
+        if ref == hyp:
+            continue
+        n = max(1, min(4, len(ref), len(hyp)))
+        want = sentence_bleu([ref], hyp, weights=tuple([1.0 / n] * n), smoothing_function=SmoothingFunction().method1)
+        assert bleu(ref, hyp) == pytest.approx(float(want), rel=1e-12, abs=1e-15), (ref, hyp)

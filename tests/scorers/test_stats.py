@@ -132,3 +132,19 @@ def test_few_differing_tasks_never_look_significant():
     assert c.p_value >= 0.25 and c.wins_a == 3 and c.ties == 20
     # many consistent wins are still significant
     assert paired_comparison(run([1.0] * 30), run([0.0] * 30)).p_value < 0.001
+
+
+def test_bootstrap_by_counts_has_the_distribution_of_index_resampling():
+    """Few distinct scores: resamples drawn as multinomial counts, same distribution as drawn indices."""
+    import numpy as np
+
+    from scorers.stats import _resampled_means
+
+    values = np.array([0.0] * 300 + [1.0] * 150 + [0.5] * 40 + [0.25] * 10)
+    by_counts = _resampled_means(values, 20_000, np.random.default_rng(1))
+    idx = np.random.default_rng(2).integers(0, len(values), size=(20_000, len(values)))
+    by_index = values[idx].mean(axis=1)
+    assert abs(by_counts.mean() - values.mean()) < 1e-3
+    assert abs(by_counts.std() / by_index.std() - 1) < 0.05
+    for q in (0.025, 0.975):
+        assert abs(np.quantile(by_counts, q) - np.quantile(by_index, q)) < 0.005

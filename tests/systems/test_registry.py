@@ -83,7 +83,11 @@ def test_entry_point_system(tmp_path, monkeypatch, mod):
     (dist / "entry_points.txt").write_text("[kramabench.systems]\nmy-plain = my_systems:Plain\n")
     import importlib
 
+    from kramabench import plugins
+
     importlib.invalidate_caches()
+    monkeypatch.setattr(plugins, "_scanned", {})  # read the metadata again (restored after the test)
+    monkeypatch.setattr(plugins, "_loaded", {})
     assert "my-plain" in available_systems()
     spec = get_system_spec("my-plain")
     assert spec.build(SystemContext()).name == "plain"

@@ -551,6 +551,14 @@ def _listing(files: dict[str, bytes], *, not_stored: dict[str, bytes] | None = N
 
 def _blob_archive(files: dict[str, bytes], top: str, *, fmt: str = "gz", commit: str = "x") -> bytes:
     buf = io.BytesIO()
+    if fmt == "zip":  # GitHub's zipball: the commit id is the zip comment
+        import zipfile
+
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.comment = commit.encode()
+            for path, data in files.items():
+                zf.writestr(f"{top}/{path}", data)
+        return buf.getvalue()
     with tarfile.open(fileobj=buf, mode=f"w:{fmt}", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit}) as tar:
         for path, data in files.items():
             _add_bytes(tar, f"{top}/{path}", data)
@@ -567,13 +575,13 @@ BLOB_FILES = {
 }
 
 
-@pytest.mark.parametrize("fmt", ["gz", "xz", "bz2"])
+@pytest.mark.parametrize("fmt", ["gz", "xz", "bz2", "zip"])
 def test_blob_ids_verify_without_trust_whatever_the_compression(tmp_path: Path, server: _Server, fmt: str) -> None:
     from kramabench.workload.blobs import parse_blob_listing
 
     listing = tmp_path / "ls-tree.txt"
     listing.write_text(_listing(BLOB_FILES, not_stored={"data/toy/input/gone.csv": b"lost\n"}))
-    url = server.serve(f"/k.tar.{fmt}", _blob_archive(BLOB_FILES, "Kramabench-k", fmt=fmt))
+    url = server.serve(f"/k.{fmt}", _blob_archive(BLOB_FILES, "Kramabench-k", fmt=fmt))
     # no sha256, no --trust: the listing verifies every file
     result = fetch_official("k", url=url, home=tmp_path / "h", blobs=listing, progress=False)
     m = result.manifest
@@ -597,7 +605,7 @@ def test_blob_ids_refuse_a_tampered_or_foreign_file(tmp_path: Path, server: _Ser
     home = tmp_path / "h"
 
     tampered = dict(BLOB_FILES, **{"data/toy/input/a.csv": b"x\n9\n"})  # same size, other content
-    url = server.serve("/t.tar.gz", _blob_archive(tampered, "K-t"))
+    url = server.serve("/t.zip", _blob_archive(tampered, "K-t", fmt="zip"))
     with pytest.raises(ChecksumMismatch) as info:
         fetch_official("t", url=url, home=home, blobs=listing, progress=False)
     msg = str(info.value)
@@ -659,3 +667,19 @@ def test_cli_fetch_kramabench_verifies_the_official_archive_without_trust(
     url = server.serve("/bad.tar.gz", _blob_archive(bad, f"Kramabench-{SHA}", commit=SHA))
     res = runner.invoke(app, ["fetch", "kramabench", "--url", url, "--home", str(tmp_path / "h2")])
     assert res.exit_code == 1 and "differ from upstream" in res.output
+
+
+def test_zip_archives_are_unpacked_as_safely_as_tars(tmp_path: Path, server: _Server) -> None:
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("K-z/workload/toy.json", b"[]")
+        zf.writestr("K-z/../../evil.py", b"x")
+    url = server.serve("/evil.zip", buf.getvalue())
+    with pytest.raises(UnsafeArchive, match=r"contains '\.\.'"):
+        fetch_official("z", url=url, home=tmp_path, trust=True, progress=False)
+    assert _leftovers(tmp_path) == []
+    url = server.serve("/broken.zip", b"PK\x03\x04" + b"\0" * 40)
+    with pytest.raises(FetchError):
+        fetch_official("z2", url=url, home=tmp_path, trust=True, progress=False)

@@ -1,0 +1,106 @@
+"""``kramabench systems`` / ``settings`` / ``scorers`` / ``sandboxes`` / ``providers``: what is installed.
+
+Each lists the plug-ins of its entry-point group (kramabench's built-ins and any installed package's);
+``kramabench systems show NAME`` prints a system's options with their types and defaults, from its options
+model. Listing reads package metadata; only ``systems`` (for its descriptions) and ``show`` import plug-ins.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from kramabench.cli._common import fail
+
+
+def _table(*headers: str):  # type: ignore[no-untyped-def]
+    from rich.table import Table
+
+    return Table(*headers, box=None, pad_edge=False, header_style="bold")
+
+
+def _print(table) -> None:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    Console(soft_wrap=True).print(table)
+
+
+def _origin(p) -> str:  # type: ignore[no-untyped-def]
+    return "built-in" if p.builtin else p.distribution
+
+
+def _list(kind: str) -> None:
+    from kramabench import plugins
+
+    t = _table(kind[:-1], "from", "object")
+    for p in plugins.plugins(kind).values():
+        t.add_row(p.name, _origin(p), p.value)
+    _print(t)
+
+
+def register(app: typer.Typer) -> None:
+    systems = typer.Typer(help="List the installed systems; `systems show NAME` prints a system's options.",
+                          no_args_is_help=False, invoke_without_command=True)
+
+    @systems.callback()
+    def systems_list(ctx: typer.Context) -> None:
+        if ctx.invoked_subcommand is not None:
+            return
+        from kramabench import plugins
+        from kramabench.systems import SystemNotFound, get_system_spec
+
+        t = _table("system", "needs", "from", "description")
+        for name, p in plugins.plugins("systems").items():
+            try:
+                spec = get_system_spec(name)
+            except SystemNotFound as e:
+                t.add_row(name, "-", _origin(p), f"[red]{e}[/red]")
+                continue
+            needs = ", ".join(n for n, f in (("model", spec.needs_model), ("sandbox", spec.needs_sandbox)) if f) or "-"
+            t.add_row(name, needs, _origin(p), spec.description)
+        _print(t)
+
+    @systems.command("show")
+    def systems_show(name: str = typer.Argument(..., help="a system name (see `kramabench systems`) or module:Class")) -> None:
+        """Print a system's options (-o key=value) with their types and defaults."""
+        from kramabench.systems import SystemNotFound, get_system_spec
+
+        try:
+            spec = get_system_spec(name)
+        except SystemNotFound as e:
+            raise fail(str(e)) from None
+        needs = ", ".join(n for n, f in (("--model", spec.needs_model), ("--sandbox", spec.needs_sandbox)) if f) or "nothing"
+        print(f"{spec.name}: {spec.description}")
+        print(f"needs: {needs}; from: {spec.source}")
+        infos = spec.option_infos()
+        if not infos:
+            print("options: none")
+            return
+        t = _table("option", "type", "default", "description")
+        for o in infos:
+            t.add_row(o.name, o.type, o.default, o.description)
+        _print(t)
+
+    app.add_typer(systems, name="systems")
+
+    @app.command("settings")
+    def settings_cmd() -> None:
+        """List the installed evaluation settings (--setting)."""
+        _list("settings")
+
+    @app.command("scorers")
+    def scorers_cmd() -> None:
+        """List the installed scorers, one per answer type."""
+        _list("scorers")
+
+    @app.command("sandboxes")
+    def sandboxes_cmd() -> None:
+        """List the installed sandbox backends (--sandbox)."""
+        _list("sandboxes")
+
+    @app.command("providers")
+    def providers_cmd() -> None:
+        """List the installed model providers (--model PROVIDER/MODEL)."""
+        _list("providers")
+
+
+__all__ = ["register"]

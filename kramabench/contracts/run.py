@@ -1,0 +1,73 @@
+"""The options of a run, as saved in its manifest: :class:`RunConfig` (what to run) and :class:`RunOptions`
+(how). Their field descriptions and defaults are the only ones: ``kramabench run``'s options and help
+are made from them (kramabench.cli.run), and a test checks that every field has its option.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.contracts.system import SettingName
+
+#: how host-side systems see a data lake (kramabench.run.lakeview)
+ViewMode = Literal["auto", "hardlink", "copy", "direct"]
+
+
+class RunOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    setting: SettingName = Field(
+        "end-to-end", description="end-to-end, pipeline-design, subtasks, or an installed plug-in's (kramabench settings)"
+    )
+    concurrency: int = Field(4, ge=1, description="tasks at once")
+    model_concurrency: int | None = Field(None, ge=1, description="model calls at once (default: --concurrency)")
+    sandbox_concurrency: int | None = Field(None, ge=1, description="sandbox runs at once (default: --concurrency)")
+    limit: int | None = Field(None, ge=1, description="only the first N tasks (in workload order)")
+    seed: int = Field(0, description="seed recorded in the manifest and passed to systems")
+    retry_errors: bool = Field(False, description="with --resume: run error outcomes again (as the next attempt)")
+    pose_subtasks: bool = Field(
+        True, description="end-to-end: also pose the subtask questions, scored apart (--no-subtasks: the main question only)"
+    )
+    lake_view: ViewMode = Field("auto", description="how host-side systems see the lake: auto|hardlink|copy|direct")
+    task_timeout_s: float | None = Field(
+        None, gt=0, description="seconds a system may take per task, then its outcome is 'timeout' (default: no limit)"
+    )
+    model_budget_s: float | None = Field(
+        None,
+        gt=0,
+        description="seconds of model calls one task may spend, retries and waits included; past it a call fails "
+        "as a 'timeout' model error (default: no budget; each call times out after 120 s and is tried up to 5 times)",
+    )
+
+
+class RunConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    workload: str = Field(description="bundled name (mini), a path, or 'kramabench' (the fetched official workloads)")
+    domains: list[str] = Field(
+        default_factory=list, description="domain(s) to run; default all (except <d>-tiny subsets of <d>)"
+    )
+    system: str = Field(description="reference, replay, ds-guru-*, an installed plug-in (kramabench systems), or module:Class")
+    system_options: dict[str, Any] = Field(
+        default_factory=dict, description="system option key=value (JSON value or string); repeatable"
+    )
+    model: str | None = Field(None, description="model id, e.g. openai/gpt-4o-mini, openai-compatible/<m>@<url>")
+    judge: str | None = Field(
+        None,
+        description="judge model id: the paraphrase judge (string_approximate answers); with --setting "
+        "pipeline-design the design judge (default openai/gpt-4o-mini)",
+    )
+    sandbox: str = Field(
+        "local", description="local (bubblewrap), docker, unsafe-subprocess (no isolation), or an installed plug-in"
+    )
+    errata: bool = Field(True, description="apply the workload's errata (--no-errata: load the raw workload files)")
+    run_id: str | None = Field(None, description="name of the run folder (default: time-system-model)")
+    resume: bool = Field(False, description="continue the run --run-id: skip tasks already recorded")
+    results: Path | None = Field(None, description="results folder (default ./results or $KRAMABENCH_RESULTS)")
+    options: RunOptions = Field(default_factory=RunOptions)
+
+
+__all__ = ["RunConfig", "RunOptions", "ViewMode"]

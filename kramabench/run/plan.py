@@ -1,0 +1,54 @@
+"""The run plan: everything a run needs, resolved and checked once before any task starts.
+
+:func:`kramabench.run.session.prepare` turns a :class:`~kramabench.run.session.RunConfig` (the CLI's
+options) into a :class:`RunPlan` in one pass: the workload and its domains, the system spec, the model
+(made and checked), the judge, the sandbox, the store, the manifest (new, or the resumed run's, read
+once) and the setting. The :class:`~kramabench.run.runner.Runner` executes a plan; it resolves nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kramabench.contracts.records import Manifest
+from kramabench.run.settings import Setting
+from kramabench.run.store import RunStore
+from kramabench.systems.context import SystemContext
+from kramabench.systems.spec import SystemSpec
+
+
+@dataclass
+class ResumeState:
+    """A run to continue: its folder and its manifest, read once."""
+
+    store: RunStore
+    manifest: Manifest
+
+
+@dataclass
+class RunPlan:
+    config: Any  # kramabench.run.session.RunConfig (as given, resume merged in)
+    root: Path
+    workloads: list[Any]  # kramabench.workload.Workload, one per domain
+    spec: SystemSpec
+    system_context: SystemContext  # options, model, sandbox, seed for the system factory
+    setting: Setting
+    judge: Any  # the setting's judge, None without one
+    store: RunStore
+    manifest: Manifest
+    #: the run continued (its manifest is ``resume.manifest``), None for a new run
+    resume: ResumeState | None = None
+    #: called once the run ends (the sandbox's close, ...)
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    #: trips on the first fatal model error (kramabench.run.limits.FatalGuard); None: the Runner makes one
+    guard: Any = None
+
+    @property
+    def options(self) -> Any:  # kramabench.run.runner.RunOptions
+        return self.config.options
+
+
+__all__ = ["ResumeState", "RunPlan"]
