@@ -8,6 +8,7 @@ line each; resume skips keys that already have a finished record. Every field op
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -169,6 +170,50 @@ def parse_manifest(data: bytes, path: Path | str) -> Manifest:
         raise ValueError(f"{path}: the manifest is not one kramabench can read: {'; '.join(probs)}{more}") from None
 
 
+def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
+    """Make an append-only JSON-lines file safe to append to after a crash: a last line without its
+    newline is either a complete line (``is_complete`` accepts it; the newline is added) or a torn one,
+    moved aside to ``<name>.torn`` and cut off, so that the next line never glues onto it. Returns the
+    number of bytes cut (0 when nothing was torn)."""
+    import os
+
+    if not path.exists() or path.stat().st_size == 0:
+        return 0
+    size = path.stat().st_size
+    with open(path, "rb+") as f:
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        pos, block, cut = size, 1 << 16, 0
+        while pos > 0:  # the last newline, reading backwards in blocks
+            start = max(0, pos - block)
+            f.seek(start)
+            i = f.read(pos - start).rfind(b"\n")
+            if i >= 0:
+                cut = start + i + 1
+                break
+            pos = start
+        f.seek(cut)
+        torn = f.read()
+        try:
+            complete = is_complete(torn)
+        except (ValidationError, ValueError):
+            complete = False
+        if complete:  # a whole line that only lacks its newline: keep it
+            f.seek(0, os.SEEK_END)
+            f.write(b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+            return 0
+        with open(path.with_name(path.name + ".torn"), "ab") as t:
+            t.write(torn + b"\n")
+        f.truncate(cut)
+        f.flush()
+        os.fsync(f.fileno())
+    log.warning("%s: cut off a torn last line (%d bytes, kept in %s.torn)", path, len(torn), path.name)
+    return len(torn)
+
+
 #: deepest nesting of a system's answer kept in a record (deeper parts are replaced by a note)
 MAX_ANSWER_DEPTH = 64
 
@@ -201,4 +246,4 @@ def jsonable(v: Any, depth: int = 0) -> Any:
     return repr(v)
 
 
-__all__ = ["Manifest", "ReadResult", "Record", "jsonable", "parse_manifest", "latest_records", "read_records", "unit_key"]
+__all__ = ["Manifest", "ReadResult", "Record", "jsonable", "parse_manifest", "repair_torn_tail", "latest_records", "read_records", "unit_key"]

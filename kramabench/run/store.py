@@ -21,8 +21,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from kramabench.contracts.records import (
     Manifest,
     ReadResult,
@@ -30,6 +28,7 @@ from kramabench.contracts.records import (
     latest_records,
     parse_manifest,
     read_records,
+    repair_torn_tail,
     unit_key,
 )
 
@@ -142,45 +141,7 @@ class RunStore:
         self._fd = os.open(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def _repair_tail(self) -> None:
-        p = self.records_path
-        if not p.exists():
-            return
-        size = p.stat().st_size
-        if size == 0:
-            return
-        with open(p, "rb+") as f:
-            # find the last newline, reading backwards in blocks
-            pos, block, cut = size, 1 << 16, None
-            f.seek(size - 1)
-            if f.read(1) == b"\n":
-                return
-            while pos > 0:
-                start = max(0, pos - block)
-                f.seek(start)
-                chunk = f.read(pos - start)
-                i = chunk.rfind(b"\n")
-                if i >= 0:
-                    cut = start + i + 1
-                    break
-                pos = start
-            cut = cut or 0
-            f.seek(cut)
-            torn = f.read()
-            try:  # complete record that only lacks its newline: keep it
-                Record.model_validate_json(torn)
-                f.seek(0, os.SEEK_END)
-                f.write(b"\n")
-                f.flush()
-                os.fsync(f.fileno())
-                return
-            except (ValidationError, ValueError):
-                pass
-            with open(p.with_name(RECORDS + ".torn"), "ab") as t:
-                t.write(torn + b"\n")
-            f.truncate(cut)
-            f.flush()
-            os.fsync(f.fileno())
-        log.warning("%s: cut off a torn last line (%d bytes, kept in %s.torn)", p, len(torn), RECORDS)
+        repair_torn_tail(self.records_path, lambda raw: Record.model_validate_json(raw) is not None)
 
     def append(self, record: Record) -> None:
         """Append one record as one line, in a single write."""
