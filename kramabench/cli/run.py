@@ -250,8 +250,14 @@ def _print_systems(console: Any) -> None:
 
     from kramabench.systems import available_systems
 
-    t = Table("system", "needs", "source", "description")
-    for name, spec in sorted(available_systems().items()):
+    systems = sorted(available_systems().items())
+    # on a narrow terminal names stay whole (never cut or wrapped) and long words of a description fold
+    t = Table()
+    t.add_column("system", no_wrap=True, min_width=max((len(n) for n, _ in systems), default=6))
+    t.add_column("needs", overflow="fold")
+    t.add_column("source", overflow="fold")
+    t.add_column("description", overflow="fold")
+    for name, spec in systems:
         needs = ", ".join(n for n, f in (("model", spec.needs_model), ("sandbox", spec.needs_sandbox)) if f) or "-"
         t.add_row(name, needs, spec.source, spec.description)
     console.print(t)

@@ -103,6 +103,37 @@ def load_workloads(root: Path, domains: list[str], errata: bool) -> list[Any]:
     return out
 
 
+def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
+    """An unknown ``-o key=value`` is refused before anything is made, naming the system's valid options."""
+    import inspect
+
+    if not given:
+        return
+    if spec.options is not None:
+        if spec.options.model_config.get("extra") != "forbid":
+            return
+    elif spec.options_from is not None:
+        try:
+            params = inspect.signature(spec.options_from).parameters.values()
+        except (TypeError, ValueError):
+            return
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            return  # takes any keyword: nothing to check here
+    infos = spec.option_infos()
+    valid = {o.name for o in infos}
+    unknown = [k for k in given if k not in valid]
+    if not unknown:
+        return
+    import difflib
+
+    hints = [f"{k!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(k, valid, n=1)) else repr(k)
+             for k in unknown]
+    listed = ", ".join(f"{o.name} ({o.type}, default {o.default})" for o in infos) or "none"
+    raise RunSetupError(
+        f"system {spec.name!r} has no option {', '.join(hints)}; its options: {listed}"
+    )
+
+
 def _all_tasks_in_error(wl: Any) -> bool:
     """No task left, or every task left has an error-level finding (it cannot be scored as written)."""
     from kramabench.workload.validate import is_failing
@@ -257,6 +288,7 @@ def prepare(
         spec = get_system_spec(spec_name)
     except SystemNotFound as e:
         raise RunSetupError(str(e)) from e
+    _check_system_options(spec, config.system_options)
 
     root = resolve_workload_root(config.workload)
     workloads = load_workloads(root, config.domains, config.errata)
