@@ -102,7 +102,8 @@ def main() -> None:
         print(f"generated {args.files} CSV files, {total / 1e6:.0f} MB in {time.perf_counter() - t:.1f} s ({lake})")
         print(f"cores: {os.cpu_count()}")
 
-        options = LakeOptions()
+        options = LakeOptions(max_rows=_snippet_rows())  # the index DS-Guru builds (N rows per table)
+        print(f"snippet rows N: {options.max_rows}")
         cpu0 = _cpu()
         t = time.perf_counter()
         first = LakeIndex.build(lake, options, cache_dir=cache, workers=args.workers)
@@ -197,6 +198,15 @@ def _cpu() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _snippet_rows() -> int:
+    """N of the paper's DS-Guru variants (100, as the official code), else the lake index default."""
+    try:
+        from baselines.ds_guru import VARIANTS
+    except ImportError:
+        return LakeOptions().max_rows
+    return VARIANTS["ds-guru-simple"].snippet_rows
 
 
 def _prompt_builder(index: LakeIndex, budget: int):

@@ -233,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     shared = shared_root(args.data)
 
-    from kramabench.workload import load_workload
     from kramabench.run.predictions import read_predictions, score_workloads
+    from kramabench.workload import load_workload
 
     with tempfile.TemporaryDirectory(prefix="kb-bench-scoring-") as tmp_s:
         tmp = Path(tmp_s)

@@ -149,6 +149,21 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
+#: the label of the row pooling every task (the paper's formula: all tasks weigh the same)
+TOTAL = "total"
+
+
+def format_pct(x: float | None, digits: int = 1) -> str:
+    """A score in [0, 1] as the paper prints it: ``63.2`` (percent); ``–`` when there is none. The one
+    format of ``run``, ``score`` and ``report``."""
+    return "–" if x is None else f"{100 * x:.{digits}f}"
+
+
+def format_ci(lo: float | None, hi: float | None) -> str:
+    """``[55.1, 71.0]`` (percent); ``–`` when there is no interval."""
+    return "–" if lo is None or hi is None else f"[{format_pct(lo)}, {format_pct(hi)}]"
+
+
 @dataclass(frozen=True)
 class MeanCI:
     """A mean with its bootstrap interval (None when nothing was scored) and the counts behind it."""
@@ -290,8 +305,11 @@ __all__ = [
     "PairedComparison",
     "ScoredItem",
     "Summary",
+    "TOTAL",
     "bootstrap_ci",
     "estimate",
+    "format_ci",
+    "format_pct",
     "mean_ci",
     "paired_comparison",
     "summarize",

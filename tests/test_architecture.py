@@ -51,3 +51,20 @@ def test_layers_contract_names_every_package() -> None:
 def test_ruff_is_clean() -> None:
     res = _run(sys.executable, "-m", "ruff", "check", ".")
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+
+
+def test_an_upward_import_breaks_the_layers(tmp_path: Path) -> None:
+    """The check can fail: a copy of the packages where a contract imports the runner is rejected."""
+    import os
+    import shutil
+
+    for pkg in ("kramabench", "scorers", "baselines"):
+        shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    answers = tmp_path / "kramabench" / "contracts" / "answers.py"
+    answers.write_text(answers.read_text() + "\nfrom kramabench.run import runner  # noqa: E402,F401\n")
+    lint = Path(sys.executable).with_name("lint-imports")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    res = subprocess.run([str(lint), "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert res.returncode != 0
+    assert "kramabench.contracts.answers -> kramabench.run" in res.stdout.replace("\n", " "), res.stdout[-3000:]

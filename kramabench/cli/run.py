@@ -46,8 +46,9 @@ OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--model-concurrency": ("RunOptions", "model_concurrency"),
     "--sandbox-concurrency": ("RunOptions", "sandbox_concurrency"), "--limit": ("RunOptions", "limit"),
     "--seed": ("RunOptions", "seed"), "--retry-errors": ("RunOptions", "retry_errors"),
-    "--no-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
+    "--pose-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
     "--task-timeout": ("RunOptions", "task_timeout_s"), "--model-budget": ("RunOptions", "model_budget_s"),
+    "--executor": ("RunOptions", "executor"), "--ray-address": ("RunOptions", "ray_address"),
 }  # fmt: skip
 
 
@@ -95,11 +96,13 @@ def register(app: typer.Typer) -> None:
         setting: str = typer.Option(None, "--setting", help=_help(RunOptions, "setting")),
         no_errata: bool = typer.Option(False, "--no-errata", help=_help(RunConfig, "errata")),
         limit: int = typer.Option(None, "--limit", help=_help(RunOptions, "limit")),
-        no_subtasks: bool = typer.Option(False, "--no-subtasks", help=_help(RunOptions, "pose_subtasks")),
+        pose_subtasks: bool = typer.Option(None, "--pose-subtasks/--no-subtasks", help=_help(RunOptions, "pose_subtasks")),
         seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
         task_timeout: float = typer.Option(None, "--task-timeout", help=_help(RunOptions, "task_timeout_s")),
         lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
         model_budget: float = typer.Option(None, "--model-budget", help=_help(RunOptions, "model_budget_s")),
+        executor: str = typer.Option(None, "--executor", help=_help(RunOptions, "executor")),
+        ray_address: str = typer.Option(None, "--ray-address", help=_help(RunOptions, "ray_address")),
         progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none"),
         no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
@@ -120,7 +123,7 @@ def register(app: typer.Typer) -> None:
             open_resume,
             prepare,
         )
-        from kramabench.run.summary import domain_table, render_table
+        from kramabench.run.table import domain_table, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
         out = Console() if sys.stdout.isatty() else Console(width=140)
@@ -156,16 +159,20 @@ def register(app: typer.Typer) -> None:
                 "limit": limit,
                 "seed": seed,
                 "retry_errors": retry_errors or None,
-                "pose_subtasks": False if no_subtasks else None,
+                "pose_subtasks": pose_subtasks,
                 "lake_view": lake_view,
                 "task_timeout_s": task_timeout,
                 "model_budget_s": model_budget,
+                "executor": executor,
+                "ray_address": ray_address,
             }
             if base is not None:
                 cfg = base.model_dump()
                 opts = base.options.model_dump()
                 cfg.update({k: v for k, v in given.items() if v is not None})
                 opts.update({k: v for k, v in opt_given.items() if v is not None})
+                if executor is not None:  # a resume on another executor: the old cluster address does not carry over
+                    opts["ray_address"] = ray_address
             else:
                 cfg = {k: v for k, v in given.items() if v is not None}
                 opts = {k: v for k, v in opt_given.items() if v is not None}
@@ -190,6 +197,8 @@ def register(app: typer.Typer) -> None:
 
         from kramabench.run.store import RunLocked
 
+        if not no_report:
+            _preload_report_libraries()
         try:
             result = prepared.run()
         except RunLocked as e:
@@ -262,6 +271,23 @@ def _print_systems(console: Any) -> None:
         t.add_row(name, needs, spec.source, spec.description)
     console.print(t)
     console.print("or module:Class for your own system (see docs/extending.md)", highlight=False)
+
+
+def _preload_report_libraries() -> None:
+    """Import matplotlib (most of the report's cost: ~0.5 s of CPU) in a background thread while the tasks run,
+    so that the report at the end only renders. Third-party modules only: the run's own threads never import
+    them, so the two threads cannot wait on each other's import locks."""
+    import threading
+
+    def load() -> None:
+        try:
+            import matplotlib.backends.backend_svg  # noqa: F401
+            import matplotlib.figure  # noqa: F401
+            import matplotlib.ticker  # noqa: F401
+        except Exception:  # noqa: BLE001 - the report imports them again and reports a failure itself
+            pass
+
+    threading.Thread(target=load, name="kb-report-preload", daemon=True).start()
 
 
 def _write_report(run_dir: Path, out: Any, err: Any) -> None:

@@ -65,14 +65,10 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
-def _ci(est) -> str:
-    if est.mean is None:
-        return "-"
-    return f"{est.mean:.3f} [{est.ci_low:.3f}, {est.ci_high:.3f}]"
-
-
 def _print(report, console, *, show_tasks: bool) -> None:
     from rich.table import Table
+
+    from scorers.stats import TOTAL, format_ci, format_pct
 
     items = report.items
     if show_tasks:
@@ -105,23 +101,24 @@ def _print(report, console, *, show_tasks: bool) -> None:
     s = report.summary
     pct = int(round(s.confidence * 100))
     narrow = console.width < 100  # no vertical rules and short headers: two CI columns fit in 80 columns
-    t = Table(title=f"Summary (mean over main tasks, {pct}% bootstrap CI)", title_justify="left",
+    t = Table(title=f"Summary (mean over main tasks in %, {pct}% bootstrap CI)", title_justify="left",
               box=box.SIMPLE_HEAVY if narrow else box.HEAVY_HEAD, show_edge=not narrow, pad_edge=not narrow)
     t.add_column("domain", no_wrap=True)
     t.add_column("tasks", justify="right", no_wrap=True)
-    t.add_column("score", justify="right", no_wrap=True)  # "0.167 [0.067, 0.267]" stays on one line
+    t.add_column("score %", justify="right", no_wrap=True)
+    t.add_column(f"{pct}% CI", justify="right", no_wrap=True)
     t.add_column("unsc." if narrow else "unscored", justify="right", no_wrap=True)
     t.add_column("miss." if narrow else "missing", justify="right", no_wrap=True)
     if report.subtasks_scored:
         t.add_column("subtasks", justify="right", no_wrap=True)
     rows = [(d.domain, d.main, d.subtasks) for d in s.domains.values()]
-    if len(rows) > 1:
-        rows.append(("[bold]overall[/]", s.overall, s.overall_subtasks))
+    rows.append((TOTAL, s.overall, s.overall_subtasks))  # the same rows as `kramabench run` prints
     for name, main, sub in rows:
-        row = [name, str(main.n + main.n_unscored), _ci(main), str(main.n_unscored), str(main.n_missing)]
+        row = [name, str(main.n + main.n_unscored), format_pct(main.mean), format_ci(main.ci_low, main.ci_high),
+               str(main.n_unscored), str(main.n_missing)]
         if report.subtasks_scored:
-            row.append(_ci(sub))
-        t.add_row(*row)
+            row.append(f"{format_pct(sub.mean)} {format_ci(sub.ci_low, sub.ci_high)}" if sub.mean is not None else "–")
+        t.add_row(*row, end_section=name == rows[-2][0] if len(rows) > 1 else False)
     console.print(t)
     if report.comparison:
         c = report.comparison

@@ -174,8 +174,10 @@ class LakeIndex:
         path_prefix: str = "",
         max_rows: int | None = None,
         content: bool = True,
+        style: str = "rich",
     ) -> Rendered:
-        """Prompt text for ``files`` (default: all) within ``budget_tokens``; see :func:`render_entries`."""
+        """Prompt text for ``files`` (default: all) within ``budget_tokens``; see :func:`render_entries`
+        (``style``: ``"paper"`` or ``"rich"``)."""
         if files is None:
             chosen = self.entries
         else:
@@ -190,6 +192,8 @@ class LakeIndex:
             max_rows=min(max_rows or self.options.max_rows, self.options.max_rows),
             content=content,
             cache=self._render_cache,
+            style=style,
+            root=self.root,
         )
 
     @classmethod

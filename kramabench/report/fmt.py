@@ -5,18 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scorers.stats import MeanCI
-
-
-def pct(x: float | None, digits: int = 1) -> str:
-    return "–" if x is None else f"{100 * x:.{digits}f}"
+from scorers.stats import MeanCI, format_ci
+from scorers.stats import format_pct as pct
 
 
 def ci_text(c: MeanCI) -> str:
-    """'63.2 [55.1, 71.0]' or '–' when nothing is scored."""
+    """'63.2 [55.1, 71.0]' or '–' when nothing is scored (the one format of scorers.stats)."""
     if c.mean is None:
         return "–"
-    return f"{pct(c.mean)} [{pct(c.lo)}, {pct(c.hi)}]"
+    return f"{pct(c.mean)} {format_ci(c.lo, c.hi)}"
 
 
 def cell_text(c: MeanCI) -> str:

@@ -10,7 +10,7 @@ from kramabench.run.runner import Runner, RunOptions, RunResult
 from kramabench.run.session import RunConfig, RunSetupError, prepare, resolve_workload_root
 from kramabench.run.settings import BaseSetting, Setting, SettingContext, get_setting, setting_names
 from kramabench.run.store import RunStore, latest_records, read_records
-from kramabench.run.summary import domain_table
+from kramabench.run.table import domain_table
 
 __all__ = [
     "BaseSetting",

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.workload.models import Task, Workload
 from scorers.judge import Judge
+from scorers.paths import LakePaths, canonical_lake_paths
 from scorers.registry import score
 from scorers.stats import ScoredItem, Summary, summarize
 
@@ -247,6 +248,19 @@ def _item(domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any 
                       unscored=s.unscored, reason=s.details.get("reason"), metric=s.metric, details=s.details)
 
 
+def _lake_paths(wl: Workload) -> LakePaths | None:
+    """The files of a workload's lake (None when it has none on disk)."""
+    lake = getattr(wl, "lake", None)
+    if lake is None or not Path(lake).is_dir():
+        return None
+    from kramabench.lake import list_lake_files
+
+    try:
+        return LakePaths(list_lake_files(Path(lake)))
+    except OSError:
+        return None
+
+
 def score_workloads(
     workloads: Iterable[Workload],
     predictions: dict[str, Prediction],
@@ -277,6 +291,7 @@ def score_workloads(
     with_subtasks = any(p.has_subtasks for p in predictions.values())
     # one job per answer, in workload order: (domain, task, subtask id, answer type, gold, prediction?, query)
     jobs: list[tuple[str, Task, str | None, Any, Any, tuple[Any] | None, str]] = []
+    lakes: dict[str, Any] = {wl.domain: _lake_paths(wl) for wl in workloads}
     for wl in workloads:
         for task in wl.tasks:
             p = predictions.get(task.id)
@@ -293,7 +308,18 @@ def score_workloads(
         if pred is None:
             item = _item(domain, task, sub_id, answer_type, missing=True)
         else:
-            item = _item(domain, task, sub_id, answer_type, score(gold, pred[0], answer_type, judge, question=query))
+            lake = lakes.get(domain)
+            n_paths = 0
+            if lake is not None:  # a lake file is the same file whatever prefix names it
+                gold, n_gold = canonical_lake_paths(gold, lake)
+                answer, n_pred = canonical_lake_paths(pred[0], lake)
+                n_paths = n_gold + n_pred
+            else:
+                answer = pred[0]
+            s = score(gold, answer, answer_type, judge, question=query)
+            if n_paths:
+                s.details["lake_paths_normalised"] = n_paths
+            item = _item(domain, task, sub_id, answer_type, s)
         if progress:
             progress(sub_id or task.id)
         return item

@@ -18,11 +18,10 @@ from typing import Any
 
 from kramabench.contracts.model import ModelError
 from kramabench.contracts.records import Manifest
-from kramabench.contracts.run import RunConfig
+from kramabench.contracts.run import RunConfig, RunOptions
 from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.models import get_model
 from kramabench.run.lakeview import list_lake_files
-from kramabench.run.limits import FatalGuard, LimitedModel, LimitedSandbox
 from kramabench.run.paths import OFFICIAL_NAME, default_results_dir, official_root
 from kramabench.run.plan import ResumeState, RunPlan
 from kramabench.run.progress import Progress
@@ -36,6 +35,7 @@ from kramabench.run.provenance import (
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
 from kramabench.run.store import RunLocked, RunStore
+from kramabench.run.throttle import FatalGuard, LimitedModel, LimitedSandbox
 from kramabench.sandbox import get_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
@@ -226,6 +226,9 @@ def _make_sandbox(backend: str, limit: int) -> Any:
         ) from e
     except (ValueError, KeyError) as e:
         raise RunSetupError(f"sandbox {backend!r}: {e}") from e
+    set_concurrency = getattr(sb, "set_concurrency", None)
+    if callable(set_concurrency):  # e.g. docker: as many warm containers as executions at once
+        set_concurrency(limit)
     return LimitedSandbox(sb, limit)
 
 
@@ -277,6 +280,8 @@ def prepare(
         _check_resume(config, old)
     else:
         resume = None
+
+    _check_executor(opts)
 
     try:
         setting = get_setting(opts.setting)
@@ -470,6 +475,17 @@ def _call_key_salt(model_id: str | None) -> str:
             return str(salt)
         log.warning("%s: no call-key salt in its manifest; recorded calls will not match", src.dir)
     return secrets.token_hex(16)
+
+
+def _check_executor(opts: RunOptions) -> None:
+    """``--executor ray`` needs Ray installed; ``--ray-address`` needs ``--executor ray``."""
+    if opts.ray_address and opts.executor != "ray":
+        raise RunSetupError("--ray-address needs --executor ray")
+    if opts.executor == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise RunSetupError("--executor ray needs Ray on this machine and on every node: pip install 'kramabench[ray]'")
 
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:

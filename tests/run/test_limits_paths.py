@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 import time
 
-from kramabench.run.limits import LimitedModel, LimitedSandbox
 from kramabench.run.paths import kramabench_home, official_root
 from kramabench.run.runner import RunOptions
 from kramabench.run.session import RunConfig, RunSetupError, prepare, resolve_workload_root
+from kramabench.run.throttle import LimitedModel, LimitedSandbox
 
 from .synth import make_workload
 

@@ -321,8 +321,10 @@ def test_summary_readable_in_80_columns(workload_root, tmp_path):
     lines = r.stdout.splitlines()
     assert max(len(ln) for ln in lines) <= 80
     row = next(ln for ln in lines if ln.startswith("toy "))
-    cis = re.findall(r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]", row)
+    cis = re.findall(r"\d+\.\d\s+\[\d+\.\d, \d+\.\d\]", row)
     assert len(cis) == 2, row  # the main score and the subtask mean, each with its whole interval on one line
+    # the one format of run, score and report: percent with one decimal, a pooled "total" row
+    assert any(ln.startswith("total ") for ln in lines) and "score %" in r.stdout
 
 
 def test_records_of_a_retried_task_keep_the_latest_attempt(tmp_path):

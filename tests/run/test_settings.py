@@ -14,7 +14,7 @@ from kramabench.cli.main import build_app
 from kramabench.run.runner import RunOptions
 from kramabench.run.session import RunConfig, RunSetupError, prepare
 from kramabench.run.store import RunStore
-from kramabench.run.summary import domain_table
+from kramabench.run.table import domain_table
 
 from .synth import make_workload
 

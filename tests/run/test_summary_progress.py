@@ -7,7 +7,7 @@ import io
 from kramabench.contracts.records import Record
 from kramabench.contracts.system import OutcomeError, SystemUsage
 from kramabench.run.progress import PlainProgress
-from kramabench.run.summary import domain_table, render_table
+from kramabench.run.table import domain_table, render_table
 
 
 def rec(domain, tid, score, **kw):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from kramabench.contracts.records import Record
 from kramabench.run.store import latest_records
 from scorers.design import judge_cost
-from scorers.stats import bootstrap_ci
+from scorers.stats import TOTAL, bootstrap_ci, format_ci, format_pct
 
 
 @dataclass
@@ -43,7 +43,7 @@ def domain_table(records: list[Record], *, setting: str = "end-to-end") -> tuple
     for r in recs:
         by_dom[r.domain].append(r)
     rows = [_row(d, by_dom[d]) for d in sorted(by_dom)]
-    return rows, _row("total", recs)
+    return rows, _row(TOTAL, recs)
 
 
 def per_task(records: list[Record]) -> list[Record]:
@@ -120,11 +120,11 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
         t.add_row(
             r.domain,
             str(r.n),
-            f"{100 * r.mean:.1f}" if r.mean is not None else "-",
-            f"[{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}]" if r.ci_low is not None else "-",
+            format_pct(r.mean),
+            format_ci(r.ci_low, r.ci_high),
             str(r.errors),
             str(r.unscored),
-            f"{100 * r.subtask_mean:.1f} (n={r.subtask_n})" if r.subtask_mean is not None else "-",
+            f"{format_pct(r.subtask_mean)} (n={r.subtask_n})" if r.subtask_mean is not None else "–",
             _cost(r, compact=compact),
             *extra,
             end_section=r is rows[-1] if rows else False,

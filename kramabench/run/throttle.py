@@ -1,5 +1,5 @@
-"""Separate concurrency limits for model calls and sandbox executions, shared by all tasks of a run;
-and the run's guard against fatal model errors (a bad key, an unknown model)."""
+"""Throttles of a run: a model and a sandbox whose calls are limited to N at a time (across tasks); and
+the run's guard against fatal model errors (a bad key, an unknown model)."""
 
 from __future__ import annotations
 
