@@ -1,13 +1,12 @@
 """Entry point of the ``kramabench`` console script.
 
-Each command group lives in its own module of this package and exposes ``register(app)``. A module
-that is not present yet is skipped; a module that fails to import is an error (never hidden).
+Each command group lives in its own module of this package and exposes ``register(app)``; the modules
+import their heavy dependencies inside the commands, so that ``kramabench --help`` stays fast.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 from typing import Any
 
@@ -71,13 +70,28 @@ def build_app() -> typer.Typer:
         import logging
 
         logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        _sweep_leftovers()
 
     for name in COMMAND_MODULES:
-        modname = f"kramabench.cli.{name}"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        importlib.import_module(modname).register(app)
+        importlib.import_module(f"kramabench.cli.{name}").register(app)
     return app
+
+
+_exit_sweep_registered = False
+
+
+def _sweep_leftovers() -> None:
+    """What killed kramabench processes left (cgroups, containers, temporary folders): removed at the
+    start of every command, containers again at exit. Only leftovers whose owner process is dead."""
+    global _exit_sweep_registered
+    import atexit
+
+    from kramabench.sweep import sweep_containers, sweep_stale
+
+    sweep_stale()
+    if not _exit_sweep_registered:
+        _exit_sweep_registered = True
+        atexit.register(sweep_containers)
 
 
 def main() -> None:

@@ -40,6 +40,12 @@ class RunOptions(BaseModel):
     task_timeout_s: float | None = Field(
         None, gt=0, description="seconds a system may take per task, then its outcome is 'timeout' (default: no limit)"
     )
+    model_budget_s: float | None = Field(
+        None,
+        gt=0,
+        description="seconds of model calls one task may spend, retries and waits included; past it a call fails "
+        "as a 'timeout' model error (default: no budget; each call times out after 120 s and is tried up to 5 times)",
+    )
     executor: ExecutorName = Field(
         "local", description="where tasks are solved: local (threads) or ray (a Ray cluster; docs/ray.md)"
     )

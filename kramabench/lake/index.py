@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import stat as statmod
@@ -119,7 +120,15 @@ def _describe(args: tuple[str, str, LakeOptions]) -> FileEntry:
         scan = scan_file(path, options.head_bytes)
     except OSError as e:
         return FileEntry(path=rel, format="unknown", error=f"could not read: {e.strerror or e}")
-    return read_entry(path, rel, scan, options)
+    entry = read_entry(path, rel, scan, options)
+    if scan.size > _COLLECT_AFTER_BYTES:
+        # a big file's parse (an HTML DOM, a JSON tree) leaves millions of objects, some in reference
+        # cycles: free them now, before the next file's parse piles its own on top (the memory bound)
+        gc.collect()
+    return entry
+
+
+_COLLECT_AFTER_BYTES = 1 << 20
 
 
 @dataclass

@@ -5,6 +5,11 @@ Threads: an *executor* (kramabench.run.executor: local threads, or actors on a R
 only the system and the TaskInput); a *score* pool scores the outputs against the answers, on the
 driver; the calling (main) thread schedules work and is the only writer of ``records.jsonl``.
 
+Fatal model errors: a bad key or an unknown model (``auth``, ``not_found``, seen by the run's
+:class:`~kramabench.run.throttle.FatalGuard`) stops scheduling like an interruption; the manifest says
+``interrupted`` with the cause in ``stop_reason``, and the outcomes the fault produced are not recorded
+(resume runs them; so does a resume of an older run whose records hold such errors).
+
 Interruption: the first SIGINT/SIGTERM stops scheduling; running tasks finish and are recorded (an
 error outcome that ends after the interruption is *not* recorded, since the interruption may have
 caused it: resume runs it again); the manifest says ``interrupted``. A second SIGINT stops at once
@@ -27,6 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
 from kramabench.contracts.system import OutcomeError, SystemOutput
@@ -35,6 +41,7 @@ from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.settings import SettingContext, WorkItem
+from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
 
 log = logging.getLogger(__name__)
@@ -52,6 +59,8 @@ class RunResult:
     skipped_finished: int = 0
     manifest: Manifest | None = None
     notes: list[str] = field(default_factory=list)
+    #: the fatal model error that stopped the run (a bad key, an unknown model), if any
+    fatal: str | None = None
 
 
 def _now() -> datetime:
@@ -63,6 +72,19 @@ def call_key(salt: str, setting: str, domain: str, task_id: str, subtask_id: str
     share the salt (a replay run takes the salt of the run it replays)."""
     raw = "\0".join([salt, setting, domain, task_id, subtask_id or ""]).encode()
     return hashlib.sha256(raw).hexdigest()[:32]
+
+
+def is_fatal_error(e: OutcomeError | None) -> bool:
+    """An outcome error caused by an unusable model (``auth``, ``not_found``), as systems report it."""
+    if e is None:
+        return False
+    return e.kind in FATAL_KINDS or (e.kind == "model_error" and e.message.split(":", 1)[0].strip() in FATAL_KINDS)
+
+
+def is_fatal_record(r: Record) -> bool:
+    """A record of a task that failed because the model was unusable (bad key, unknown model): resume
+    runs it again, with or without ``--retry-errors``."""
+    return r.status == "error" and is_fatal_error(r.error)
 
 
 def _tail(text: str, n: int = 2000) -> str:
@@ -82,6 +104,7 @@ class Runner:
         self.setting = plan.setting
         self.progress = progress or Progress()
         self.resume = plan.resume is not None
+        self.guard = plan.guard or FatalGuard()
         self.views = LakeViews(self.options.lake_view)
         self.resolver = TaskResolver()
         self._stop = threading.Event()
@@ -126,7 +149,7 @@ class Runner:
                     prev = finished.get((wl.domain, setting.name, task.id, sub_id))
                     attempt = 0
                     if prev is not None:
-                        if prev.status == "error" and self.options.retry_errors:
+                        if prev.status == "error" and (self.options.retry_errors or is_fatal_record(prev)):
                             attempt = prev.attempt + 1
                         else:
                             skipped += 1
@@ -170,6 +193,12 @@ class Runner:
                         presolved=setting.presolved(task, unit))
 
     # -- scoring -------------------------------------------------------------------------------------
+    def _score(self, it: WorkItem, out: SystemOutput, wall: float) -> Record | None:
+        """The record, or None when a fatal model error (e.g. the judge's key) hit its scoring."""
+        self.guard.reset_here()
+        rec = self._record(it, out, wall)
+        return None if self.guard.tripped_here() else rec
+
     def _record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         try:
             return self._record_unsafe(it, out, wall)
@@ -313,7 +342,7 @@ class Runner:
                     it = pending.popleft()
                     it.started_at = _now()
                     if it.presolved is not None:  # nothing to ask the system: straight to scoring
-                        scoring[score_pool.submit(self._record, it, it.presolved, 0.0)] = it
+                        scoring[score_pool.submit(self._score, it, it.presolved, 0.0)] = it
                         continue
                     f = executor.submit(it)
                     solving[f] = it
@@ -331,19 +360,31 @@ class Runner:
                             kind="timeout",
                             message=f"the system did not return within {timeout:g} s (--task-timeout); its thread was left running",
                         ))
-                        scoring[score_pool.submit(self._record, it, out, now - started.pop(f))] = it
+                        scoring[score_pool.submit(self._score, it, out, now - started.pop(f))] = it
+                self._check_fatal()
                 for f in done:
                     if f in solving:
                         it = solving.pop(f)
                         started.pop(f, None)
                         out, wall = f.result()
+                        if is_fatal_error(out.error) and not self.guard.tripped:
+                            # a worker elsewhere (e.g. a Ray actor's own model) met a bad key or unknown model
+                            e = out.error
+                            kind, _, msg = (e.message.partition(":") if e.kind == "model_error"
+                                            else (e.kind, "", e.message))
+                            self.guard.trip(self.manifest.model or "model", kind.strip(), msg.strip())
+                        self._check_fatal()  # a fatal error in this task's calls stops the run: its outcome is dropped
                         if self._stop.is_set() and out.error is not None:
                             dropped += 1  # may be an artefact of the interruption: resume runs it again
                             continue
-                        scoring[score_pool.submit(self._record, it, out, wall)] = it
+                        scoring[score_pool.submit(self._score, it, out, wall)] = it
                     else:
                         scoring.pop(f)
                         rec = f.result()
+                        if rec is None:  # its scoring hit a fatal model error: resume scores it again
+                            self._check_fatal()
+                            dropped += 1
+                            continue
                         self.store.append(rec)
                         new_records.append(rec)
                         self.progress.update(rec)
@@ -364,6 +405,7 @@ class Runner:
             interrupted = not completed or (self._stop.is_set() and bool(pending or solving or scoring or dropped))
             all_records = latest_records(self.store.read().records)
             self.manifest.status = "interrupted" if interrupted else "finished"
+            self.manifest.stop_reason = self.guard.cause if interrupted else None
             self.manifest.finished_at = _now()
             self.manifest.counts = _counts(all_records)
             stats = getattr(self.judge, "stats", None)
@@ -387,7 +429,13 @@ class Runner:
             hard_stop=hard,
             skipped_finished=skipped,
             manifest=self.manifest,
+            fatal=self.guard.cause,
         )
+
+    def _check_fatal(self) -> None:
+        if self.guard.tripped and not self._stop.is_set():
+            self.request_stop()
+            self.progress.note(f"stopping: {self.guard.cause}")
 
 
 def _open_recorder(run_dir: Path) -> Any:
@@ -410,4 +458,4 @@ def _counts(records: list[Record]) -> dict[str, Any]:
     }
 
 
-__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem", "call_key"]
+__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem", "call_key", "is_fatal_record"]

@@ -48,6 +48,8 @@ def rlimits(limits: Limits, *, nproc: bool = True) -> dict[str, int | None]:
         "RLIMIT_CPU": limits.cpu_s,
         "RLIMIT_FSIZE": limits.scratch_mb * 1024 * 1024,
         "RLIMIT_CORE": 0,
+        # without it the code inherits the host's limit (often 20,000 or more descriptors)
+        "RLIMIT_NOFILE": limits.max_open_files,
     }
     if nproc:
         out["RLIMIT_NPROC"] = limits.max_processes

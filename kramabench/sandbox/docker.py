@@ -46,6 +46,7 @@ from kramabench.sandbox._common import (
     thread_env,
 )
 from kramabench.sandbox.image import ENV_PREFIX, default_image, versions_snippet
+from kramabench.sweep import OWNER_LABEL, container_is_orphan, owner_tag, tempdir
 
 log = logging.getLogger(__name__)
 
@@ -205,22 +206,11 @@ class DockerSandbox:
         return c
 
     def _remove_stale(self) -> None:
-        """Remove containers left by kramabench processes of this host that are gone."""
-        host = socket.gethostname()
+        """Remove containers left by kramabench processes that are gone (owner tag; never a live one's)."""
         try:
             for c in self._client().containers.list(all=True, filters={"label": LABEL}):
-                labels = c.labels or {}
-                if labels.get("kramabench.host") != host:
-                    continue
-                try:
-                    pid = int(labels.get("kramabench.pid", "0"))
-                    os.kill(pid, 0)
-                    continue
-                except (ValueError, ProcessLookupError):
-                    pass
-                except PermissionError:
-                    continue
-                c.remove(force=True)
+                if container_is_orphan(c.labels or {}):
+                    c.remove(force=True)
         except Exception as e:  # best effort
             log.debug("stale container cleanup: %s", e)
 
@@ -253,7 +243,8 @@ class DockerSandbox:
             security_opt=["no-new-privileges"],
             ipc_mode="private",
             shm_size="64m",
-            labels={LABEL: "1", "kramabench.pid": str(os.getpid()), "kramabench.host": socket.gethostname()},
+            labels={LABEL: "1", "kramabench.pid": str(os.getpid()), "kramabench.host": socket.gethostname(),
+                    OWNER_LABEL: owner_tag()},
         )
         c = _Container(container, key)
         with self._lock:
@@ -563,11 +554,9 @@ class DockerSandbox:
             labels = self._image.labels or {}
             versions = {k.removeprefix("kramabench.version."): v for k, v in labels.items() if k.startswith("kramabench.version.")}
             if not versions:
-                import tempfile
-
                 self._local.no_pool = True  # one container for this question, not a pool for a temporary lake
                 try:
-                    with tempfile.TemporaryDirectory() as tmp:
+                    with tempdir("info") as tmp:
                         r = self.run(versions_snippet(), Path(tmp), Limits(wall_timeout_s=120))
                 finally:
                     self._local.no_pool = False

@@ -29,12 +29,15 @@ from kramabench.run.settings import WorkItem
 Solved = tuple[SystemOutput, float]
 
 
-def solve_item(system: Any, inp: TaskInput, key: str, recorder: Any) -> Solved:
+def solve_item(system: Any, inp: TaskInput, key: str, recorder: Any, model_budget_s: float | None = None) -> Solved:
     """One task on an executor's worker: the system sees only ``inp``; its model calls are recorded under
-    ``key`` (when there is a recorder). Exceptions become system_crash outcomes."""
+    ``key`` (when there is a recorder) and share ``model_budget_s`` seconds (``--model-budget``; None: no
+    budget). Exceptions become system_crash outcomes."""
+    from kramabench.models.budget import model_time_budget
+
     t0 = time.monotonic()
     try:
-        with _call_scope(key, recorder):
+        with _call_scope(key, recorder), model_time_budget(model_budget_s):
             out = system.solve(inp)
         if not isinstance(out, SystemOutput):
             out = SystemOutput.model_validate(out)
