@@ -84,15 +84,10 @@ def _max_matching(m: np.ndarray) -> int:
         return 1
     if (sub.sum(axis=1) <= 1).all() and (sub.sum(axis=0) <= 1).all():
         return int(sub.sum())
-    # maximum-cardinality bipartite matching (Hopcroft-Karp); scipy.sparse.csgraph imports in about half the
-    # time of scipy.optimize (whose linear_sum_assignment gives the same count) and matches large lists faster
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import maximum_bipartite_matching
+    from scipy.optimize import linear_sum_assignment  # heavy import: only when a real assignment is needed
 
-    if sub.shape[0] > sub.shape[1]:
-        sub = sub.T
-    matched = maximum_bipartite_matching(csr_matrix(sub), perm_type="column")
-    return int((matched >= 0).sum())
+    r, c = linear_sum_assignment(sub, maximize=True)
+    return int(sub[r, c].sum())
 
 
 # ---- numbers --------------------------------------------------------------------------------------
