@@ -32,7 +32,7 @@ class _InstalledAnswerTypes:
 
 #: a built-in :class:`AnswerType`, or the name of an answer type a plug-in scorer registers (the loader
 #: accepts only installed ones)
-AnswerTypeName = Annotated[AnswerType | str, _InstalledAnswerTypes]
+AnswerTypeName = Annotated[AnswerType | str, Field(union_mode="left_to_right"), _InstalledAnswerTypes]
 
 
 class Difficulty(str, Enum):
