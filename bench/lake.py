@@ -3,7 +3,12 @@
 Prints the first-build time (cold cache), the cached-build time and the per-task prompt-assembly time.
 Targets: first build <= 20 s on 2 cores; cached prompt assembly <= 50 ms per task.
 
-    python bench/lake.py [--files 1500] [--mb 380] [--keep DIR]
+Then the memory bound of the index: ``kramabench lake show`` (the real CLI path) on a lake of hostile
+files (a 1 MB xlsx of 1 GB of cell text, a gzip bomb, a FIFO, HTML and JSON just under and far above the
+readers' parse bounds), its peak RSS beside the same command on a one-CSV lake (the anchor) and the
+stated bound: 384 MB per indexing process, whatever the lake.
+
+    python bench/lake.py [--files 1500] [--mb 380] [--keep DIR] [--only-memory]
 
 The lake is generated in a temporary folder and deleted afterwards (unless --keep).
 """
@@ -82,7 +87,11 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=20000, help="prompt budget in tokens")
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--keep", type=Path, default=None, help="generate the lake here and keep it")
+    ap.add_argument("--only-memory", action="store_true", help="only the memory bound on the hostile lake")
     args = ap.parse_args()
+    if args.only_memory:
+        memory_bound()
+        return
 
     tmp = Path(tempfile.mkdtemp(prefix="kramabench-bench-lake-"))
     lake = args.keep or (tmp / "lake")
@@ -93,7 +102,8 @@ def main() -> None:
         print(f"generated {args.files} CSV files, {total / 1e6:.0f} MB in {time.perf_counter() - t:.1f} s ({lake})")
         print(f"cores: {os.cpu_count()}")
 
-        options = LakeOptions()
+        options = LakeOptions(max_rows=_snippet_rows())  # the index DS-Guru builds (N rows per table)
+        print(f"snippet rows N: {options.max_rows}")
         cpu0 = _cpu()
         t = time.perf_counter()
         first = LakeIndex.build(lake, options, cache_dir=cache, workers=args.workers)
@@ -133,6 +143,53 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
         if args.keep is None:
             print("deleted the synthetic lake")
+    memory_bound()
+
+
+#: the stated bound of the lake index: peak RSS of one indexing process, whatever the lake
+INDEX_MEMORY_BOUND_MB = 384
+
+
+def _cli_peak_mb(lake: Path) -> tuple[float, float, str]:
+    """(peak RSS MB, wall s, output) of ``kramabench lake show LAKE`` in a fresh process (no cache)."""
+    import subprocess
+
+    code = (
+        "import resource, sys; from kramabench.cli.main import main; sys.argv = ['kramabench'] + sys.argv[1:]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr)"
+    )
+    env = {**os.environ, "KRAMABENCH_CACHE": str(lake.parent / "cache"), "COLUMNS": "200",
+           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code, "lake", "show", str(lake)], capture_output=True, text=True,
+                         env=env, timeout=900)
+    wall = time.perf_counter() - t
+    peak = next(float(ln.split()[1]) for ln in out.stderr.splitlines() if ln.startswith("PEAK"))
+    return peak, wall, out.stdout + out.stderr
+
+
+def memory_bound() -> None:
+    from kramabench.testing.hostile import make_hostile_lake
+
+    tmp = Path(tempfile.mkdtemp(prefix="kramabench-bench-hostile-"))
+    try:
+        plain = tmp / "plain"
+        plain.mkdir()
+        (plain / "a.csv").write_text("x,y\n1,2\n")
+        t = time.perf_counter()
+        lake = make_hostile_lake(tmp / "hostile", html_parse_bound=LakeOptions().max_html_bytes,
+                                 json_parse_bound=LakeOptions().max_json_bytes)
+        print(f"hostile lake: {len(list(lake.iterdir()))} files, {sum(p.stat().st_size for p in lake.iterdir() if p.is_file()) / 1e6:.0f} MB "
+              f"on disk, made in {time.perf_counter() - t:.1f} s")
+        anchor, anchor_s, _ = _cli_peak_mb(plain)
+        peak, wall, text = _cli_peak_mb(lake)
+        stopped = sum(w in text for w in ("decompression bound", "not a regular file", "not parsed"))
+        print(f"lake index memory (kramabench lake show): hostile lake peak {peak:.0f} MB in {wall:.1f} s; "
+              f"anchor one-CSV lake {anchor:.0f} MB in {anchor_s:.1f} s; bound {INDEX_MEMORY_BOUND_MB} MB: "
+              f"{'OK' if peak <= INDEX_MEMORY_BOUND_MB else 'MISSED'} ({stopped} kinds of stop recorded)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _cpu() -> float:
@@ -141,6 +198,15 @@ def _cpu() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _snippet_rows() -> int:
+    """N of the paper's DS-Guru variants (100, as the official code), else the lake index default."""
+    try:
+        from baselines.ds_guru import VARIANTS
+    except ImportError:
+        return LakeOptions().max_rows
+    return VARIANTS["ds-guru-simple"].snippet_rows
 
 
 def _prompt_builder(index: LakeIndex, budget: int):

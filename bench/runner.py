@@ -18,6 +18,7 @@ import argparse
 import os
 import re
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench._common import alternate, median, ratio_line  # noqa: E402
 from kramabench.run.progress import Progress  # noqa: E402
 from kramabench.run.runner import RunOptions  # noqa: E402
 from kramabench.run.session import RunConfig, prepare  # noqa: E402
@@ -47,9 +49,9 @@ def measure(label: str, cfg: RunConfig, n: int, conc: int) -> None:
     assert total.n == n and total.mean == 1.0, (total.n, total.mean, [r.error for r in res.records if r.error][:3])
     solve = sum(r.wall_s for r in res.records)
     print(
-        f"{label:<15} concurrency {conc:>2}: {n} tasks in {wall:.2f} s (setup {t_setup * 1000:.0f} ms) -> "
-        f"harness overhead {1000 * max(0.0, wall - solve / conc) / n:.2f} ms/task; "
-        f"peak RSS {peak_rss_mb():.0f} MB (target <= 300 MB)"
+        f"{label:<15} concurrency {conc:>2}: {n} tasks in {wall:.2f} s (setup {t_setup * 1000:.0f} ms) vs the "
+        f"systems' own time / concurrency {solve / conc:.2f} s -> harness overhead "
+        f"{1000 * max(0.0, wall - solve / conc) / n:.2f} ms/task; peak RSS {peak_rss_mb():.0f} MB (target <= 300 MB)"
     )
 
 
@@ -65,11 +67,17 @@ def main() -> None:
         root = make_workload(tmp / "wl", n=args.tasks)
         system = write_system_module(tmp / "mods")
         sys.path.insert(0, str(tmp / "mods"))
-        t0 = time.perf_counter()
-        import scorers  # first-use imports (scorers pull numpy, nltk): measured apart from the runs
+        # the imports of a run, in a fresh interpreter (in this process they are already done), vs python alone
+        imp = [sys.executable, "-c", "import kramabench.run.session, kramabench.run.predictions, scorers; "
+               "scorers.score(1, 1, 'numeric_exact')"]
+        bare = [sys.executable, "-c", "pass"]
+        t = alternate({"imports": lambda: subprocess.run(imp, check=True) and None,
+                       "bare": lambda: subprocess.run(bare, check=True) and None}, 3)
+        print(ratio_line("imports of a run (fresh interpreter)", median(t["imports"]), median(t["bare"]),
+                         "python -c pass"))
+        import scorers
 
         scorers.score(1, 1, "numeric_exact")
-        print(f"imports before the runs: {time.perf_counter() - t0:.2f} s; rss {peak_rss_mb():.0f} MB")
         module = system.split(":")[0]
         for conc in args.concurrency:
             cfg = RunConfig(workload=str(root), system=system, results=tmp / "res", options=RunOptions(concurrency=conc))

@@ -4,38 +4,67 @@ aggregation (bootstrap CIs). Nothing here loads a workload or a run: that is ``k
 Entry point: :func:`score` (``score(expected, predicted, answer_type, judge=None, *, question=None)``).
 """
 
-from scorers.base import Score
-from scorers.design import (
-    DEFAULT_DESIGN_JUDGE,
-    DESIGN_PROMPT_VERSION,
-    DesignJudge,
-    DesignVerdict,
-    ItemVerdict,
-    design_score,
-    parse_design_reply,
-)
-from scorers.judge import DEFAULT_PROMPT_VERSION, Judge, JudgeCache, ModelJudge, Verdict, parse_verdict
-from scorers.lists import list_approximate, list_exact
-from scorers.parse import ParsedNumber, is_abstention, normalize_string, parse_list, parse_number
-from scorers.registry import (
-    Scorer,
-    get_scorer,
-    register_scorer,
-    registered_answer_types,
-    score,
-    unregister_scorer,
-)
-from scorers.scalar import numeric_approximate, numeric_exact, string_approximate, string_exact
-from scorers.stats import (
-    MeanCI,
-    PairedComparison,
-    ScoredItem,
-    Summary,
-    bootstrap_ci,
-    mean_ci,
-    paired_comparison,
-    summarize,
-)
+# Names are imported on first use (PEP 562): ``import scorers`` (and ``from scorers.design import X``, which
+# runs this file first) must not pull numpy, scipy and every metric into commands that need none of them
+# (``kramabench --help``).
+import importlib
+from typing import Any
+
+_LAZY = {
+    "DEFAULT_DESIGN_JUDGE": "scorers.design",
+    "DEFAULT_PROMPT_VERSION": "scorers.judge",
+    "DESIGN_PROMPT_VERSION": "scorers.design",
+    "DesignJudge": "scorers.design",
+    "DesignVerdict": "scorers.design",
+    "ItemVerdict": "scorers.design",
+    "Judge": "scorers.judge",
+    "JudgeCache": "scorers.judge",
+    "MeanCI": "scorers.stats",
+    "ModelJudge": "scorers.judge",
+    "PairedComparison": "scorers.stats",
+    "ParsedNumber": "scorers.parse",
+    "Score": "scorers.base",
+    "ScoredItem": "scorers.stats",
+    "Scorer": "scorers.registry",
+    "Summary": "scorers.stats",
+    "Verdict": "scorers.judge",
+    "bootstrap_ci": "scorers.stats",
+    "design_score": "scorers.design",
+    "get_scorer": "scorers.registry",
+    "is_abstention": "scorers.parse",
+    "list_approximate": "scorers.lists",
+    "list_exact": "scorers.lists",
+    "mean_ci": "scorers.stats",
+    "normalize_string": "scorers.parse",
+    "numeric_approximate": "scorers.scalar",
+    "numeric_exact": "scorers.scalar",
+    "paired_comparison": "scorers.stats",
+    "parse_design_reply": "scorers.design",
+    "parse_list": "scorers.parse",
+    "parse_number": "scorers.parse",
+    "parse_verdict": "scorers.judge",
+    "register_scorer": "scorers.registry",
+    "registered_answer_types": "scorers.registry",
+    "score": "scorers.registry",
+    "string_approximate": "scorers.scalar",
+    "string_exact": "scorers.scalar",
+    "summarize": "scorers.stats",
+    "unregister_scorer": "scorers.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scorers' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "DEFAULT_DESIGN_JUDGE",

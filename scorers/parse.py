@@ -28,7 +28,8 @@ Numbers (:func:`parse_number`)
 
 Lists (:func:`parse_list`)
     * ``list``/``tuple``/``set`` values (and anything with ``tolist()``, e.g. numpy arrays) are lists;
-    * a ``dict`` becomes the list of its ``[key, value]`` pairs (note ``dict_as_pairs``);
+    * a ``dict`` becomes the list of its ``[key, value]`` pairs (note ``dict_as_pairs``), and so does a
+      string holding a dict literal (``"{'CA': 12}"``: a gold dict stored as a string, note ``dict_literal``);
     * a string that starts with ``[`` or ``(`` is read with ``json.loads`` and, failing that, with
       ``ast.literal_eval`` (safe: literals only, never ``eval``; at most 2,000,000 characters);
     * a string made of a short label, a colon and a list literal (``"Expected answer: ['a', 'b']"``,
@@ -319,6 +320,10 @@ def parse_list(value: Any, *, lenient: bool = False) -> tuple[list | None, list[
             return v, notes
     if isinstance(value, str):
         s = value.strip()
+        if s[:1] == "{" and s[-1:] == "}":  # a dict stored as a string: read as the dict it holds
+            ok, lit = _literal(s)
+            if ok and isinstance(lit, dict):
+                return [[k, v] for k, v in lit.items()], ["dict_literal", "dict_as_pairs"]
         if s[:1] in "[(" and s[-1:] in "])":
             ok, lit = _literal(s)
             if ok:

@@ -8,8 +8,13 @@ Rules shared by all four (see also :mod:`scorers.numeric` and :mod:`scorers.pars
   ``unwrapped_single``); an empty list scores 0 (``empty_list``); a longer list scores 0
   (``list_for_scalar``). A string holding a list literal (``"[12]"``) counts as that list.
 * A **gold that is a list** (``string_exact`` with gold ``["a", "b"]`` — a defect of some official
-  tasks) is scored with the list metric of the same strictness (``list_exact`` / ``list_approximate``);
-  the details say ``gold_is_list`` and keep the declared ``answer_type``.
+  tasks) is compared as a list with the list metric of the same strictness; under a 0/1 metric of
+  Table 3 (string_exact, string_approximate, numeric_exact) the score stays 0/1: 1 only when the lists
+  match item for item (F1 = 1, order aside), else 0 (details ``all_or_nothing``, ``list_f1``);
+  numeric_approximate keeps the F1. An erratum that changes the task's type to a list type gives F1.
+  A gold **dict stored as a string** (``"{'CA': 12}"``) is read as that dict.
+* **Prose that ends in a list** (``"Answer: [12]"``) is not a scalar answer: it is not unwrapped, so it
+  is not a number (``not_a_number``) and it is compared as the whole string.
 * A numeric gold that is not a number (``"N/A"``) is compared as a string (``gold_not_a_number``).
 
 string_exact
@@ -59,6 +64,8 @@ def _is_listlike(value: Any) -> bool:
         if len(s) < 2 or s[-1] not in "])":
             return False
         return (s[0] == "[" and s[-1] == "]") or (s[0] == "(" and "," in s) or _LABELLED_LIST_RE.match(s) is not None
+    if isinstance(value, str):
+        return False
     return hasattr(value, "tolist") and hasattr(value, "__len__") and not isinstance(value, (bytes, dict))
 
 
@@ -67,6 +74,10 @@ def _gold_as_list(expected: Any) -> list | None:
     mapping such as {"CA": 12, "NV": 3} — is the list of its [key, value] pairs, as for predictions)."""
     if isinstance(expected, dict):
         return parse_list(expected)[0]
+    if isinstance(expected, str) and expected.strip()[:1] == "{":  # a dict stored as a string
+        items, notes = parse_list(expected)
+        if "dict_literal" in notes:
+            return items
     if not _is_listlike(expected):
         return None
     items, notes = parse_list(expected)
@@ -85,6 +96,8 @@ def unwrap_prediction(predicted: Any, details: dict[str, Any]) -> tuple[bool, An
     items, notes = parse_list(predicted)
     if items is None or notes == ["scalar_as_list"]:
         return True, predicted  # a string like "(a)" that is not a literal
+    if notes == ["labelled_literal"]:
+        return True, predicted  # prose ending in a list ("Answer: [12]") is not a scalar answer
     if len(items) == 1:
         details["notes"] = ["unwrapped_single"]
         inner = items[0]
@@ -100,12 +113,22 @@ def unwrap_prediction(predicted: Any, details: dict[str, Any]) -> tuple[bool, An
     return False, None
 
 
+#: metrics that score 0/1 (Table 3): a list gold under them is all or nothing
+ALL_OR_NOTHING = {"string_exact", "string_approximate", "numeric_exact"}
+
+
 def _delegate_to_list(expected_list: list, predicted: Any, answer_type: str, approximate: bool, **kw: Any) -> Score:
+    """A list gold under a scalar answer type: compared as lists; a 0/1 metric (Table 3) stays 0/1 —
+    1 only when every item matches (F1 = 1) — while numeric_approximate keeps the list's F1."""
     metric = "list_approximate" if approximate else "list_exact"
-    return score_list(
+    s = score_list(
         expected_list, predicted, approximate=approximate, metric=metric,
         details={"answer_type": answer_type, "gold_is_list": True}, **kw,
     )
+    if answer_type not in ALL_OR_NOTHING or s.value is None:
+        return s
+    details = {**s.details, "list_f1": s.value, "all_or_nothing": True}
+    return Score(value=1.0 if s.value == 1.0 else 0.0, metric=answer_type, unscored=s.unscored, details=details)
 
 
 def _common_cases(expected: Any, predicted: Any, metric: str, approximate: bool, **kw: Any) -> Score | None:

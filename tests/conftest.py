@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_KRAMABENCH = REPO.parent / "shared" / "kramabench"
+#: ../shared/kramabench beside the repo; KRAMABENCH_SHARED overrides it (e.g. for a git worktree elsewhere)
+SHARED_KRAMABENCH = Path(os.environ.get("KRAMABENCH_SHARED") or REPO.parent / "shared") / "kramabench"
 
 
 @pytest.fixture(scope="session")

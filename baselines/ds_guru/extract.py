@@ -7,7 +7,8 @@ JSON plan. Output is messy too: warnings, progress prints, several JSON objects.
 - code: the fenced block most likely to be the pipeline (a ``python`` block, or an untagged one that
   compiles), preferring blocks that print the answer (``main-task``), then the longest, then the last;
   a reply without fences counts as code when it compiles as Python and is not JSON;
-- plan: the first JSON object with ``id``/``subtasks``/``main-task`` (fenced or inline);
+- plan: the first JSON array of steps with ids, or object with ``id``/``subtasks``/``main-task`` (fenced or
+  inline);
 - answer: the LAST printed JSON object that has the key ``main-task`` (a Python dict literal is
   accepted as a fallback); anything printed before or after it does not matter.
 """
@@ -79,6 +80,8 @@ def _json_obj(text: str) -> Any:
 
 
 def _is_plan(obj: Any) -> bool:
+    if isinstance(obj, list):  # the paper's form: an array of steps, each with an id
+        return bool(obj) and all(isinstance(x, dict) and "id" in x for x in obj)
     return isinstance(obj, dict) and (
         obj.get("id") == ANSWER_KEY or "subtasks" in obj or ANSWER_KEY in obj or {"query", "data_sources"} <= set(obj)
     )
@@ -131,8 +134,9 @@ def _objects_in(text: str) -> list[tuple[int, Any]]:
     return out
 
 
-def extract_plan(reply: str) -> dict[str, Any] | None:
-    """The JSON plan in ``reply`` (main-task id, query, data_sources, subtasks), or None."""
+def extract_plan(reply: str) -> dict[str, Any] | list[dict[str, Any]] | None:
+    """The JSON plan in ``reply``: an array of steps (``id``, ``query``, ``data_sources``, ``subtasks``),
+    or one object for the main task with its subtasks nested; None when there is none."""
     text = strip_thinking(reply)
     for b in fenced_blocks(text):
         if b.lang in _JSON_TAGS or not b.lang:

@@ -17,6 +17,7 @@ from kramabench.contracts.sandbox import ExecResult
 from kramabench.contracts.system import TaskInput
 from kramabench.lake import estimate_tokens
 from kramabench.lake.index import is_junk
+from kramabench.lake.secrets import mask_secrets
 
 if TYPE_CHECKING:
     from kramabench.lake import LakeIndex
@@ -36,27 +37,37 @@ HEADING_ERROR = "## Error output (stderr)"
 HEADING_OUTPUT = "## Normal output (stdout)"
 
 _ANSWER_RULES = """\
-# What to reply
-Reply with exactly two parts, in this order.
+# How to answer
+Think step by step. The data is not clean: expect missing values, mixed types in one column, \
+inconsistent spellings and extra header or footer lines. The types shown in the snippets are inferred \
+from a sample and can mislead (a year may be stored as a string): convert types explicitly before you \
+compare, join or aggregate.
 
-1. The plan, a JSON object in a ```json block:
-{
-  "id": "main-task",
-  "query": "<the question, restated>",
-  "data_sources": ["<the files the program reads>"],
-  "subtasks": [
-    {"id": "subtask-1", "query": "<one step towards the answer>", "data_sources": ["<file>"]},
-    {"id": "subtask-2", "query": "...", "data_sources": ["..."]}
-  ]
-}
+Reply with exactly three parts, in this order.
 
-2. The program, in one ```python block. It implements the whole plan, reads the files by their full \
-paths as listed above, and as its last action prints ONE JSON object with an answer for every id of \
-the plan:
-print(json.dumps({"main-task": <answer>, "subtask-1": <answer>, ...}, indent=2, default=str))
+1. Your reasoning: a step-by-step explanation of how to reach the answer from the files.
+
+2. The plan, a JSON array of steps in a ```json block, for example:
+[
+  {"id": "main-task", "query": "<the question, restated>", "data_sources": ["<the files the program reads>"],
+   "subtasks": ["subtask-1", "subtask-2"]},
+  {"id": "subtask-1", "query": "<one step towards the answer>", "data_sources": ["<file>"], "subtasks": []},
+  {"id": "subtask-2", "query": "...", "data_sources": ["..."], "subtasks": []}
+]
+
+3. The program, in one ```python block. It starts with `import json`, implements the whole plan, reads \
+the files by their full paths as listed above, and as its last action prints ONE JSON object with an \
+answer for every step id of the plan:
+print(json.dumps({"main-task": <answer>, "subtask-1": <answer>, ...}, indent=4, default=str))
 Each answer is a plain JSON value (a number, a string, a list or a boolean), never a DataFrame or a \
 description. The answer to "main-task" is the final answer to the question, in the form the question \
 asks for (a single number, a name, a list...). Print nothing after that object."""
+
+
+def _item(label: str, text: str, indent: str = "  ") -> str:
+    """``- label: text`` with the text's further lines indented under the item (never read as new items)."""
+    lines = text.strip().splitlines() or [""]
+    return "\n".join([f"- {label}: {lines[0].rstrip()}", *(indent + ln.rstrip() if ln.strip() else "" for ln in lines[1:])])
 
 
 def _subtask_section(task: TaskInput) -> str:
@@ -67,14 +78,14 @@ def _subtask_section(task: TaskInput) -> str:
         "Use exactly these subtask ids in the plan and in the printed JSON, and answer each of them:",
     ]
     for s in task.subtasks:
-        lines.append(f"- {s.key}: {s.query}")
+        lines.append(_item(s.key, s.query))
     return "\n".join(lines) + "\n\n"
 
 
 def _question_section(task: TaskInput) -> str:
     parts = ["# Question", task.query.strip()]
     if task.parent_query and task.parent_query.strip() != task.query.strip():
-        parts += ["", f"(This is one step of a larger question: {task.parent_query.strip()})"]
+        parts += ["", "This is one step of a larger question:", _item("larger question", task.parent_query)]
     return "\n".join(parts) + "\n\n"
 
 
@@ -87,6 +98,10 @@ def task_files(task: TaskInput, index: LakeIndex) -> list[str]:
         hinted = set(hints)
         files = hints + [f for f in files if f not in hinted]
     return files
+
+
+#: the paper's sampling rule, as recorded in the prompt facts
+SAMPLING_RULE = "the whole table when it has fewer than N rows, else its first N rows (other text files: first N lines)"
 
 
 def build_messages(
@@ -104,13 +119,20 @@ def build_messages(
     )
     if task.hint_files:
         lake_intro += "Files that are likely relevant are listed first.\n"
-    if options.show_snippets:
+    n = options.snippet_rows
+    if not options.show_snippets:
+        lake_intro += "Only the names and paths of the files are shown; open the files in your program to learn their structure.\n"
+    elif options.lake_rendering == "paper":
+        lake_intro += (
+            f"For each file a snippet: a CSV file as a table with the inferred type of each column and its rows "
+            f"(the whole table when it has fewer than {n} rows, else its first {n} rows); any other text file "
+            f"as its first {n} lines. Folders that repeat the same kinds of files are shown once, with their count.\n"
+        )
+    else:
         lake_intro += (
             "For each file: its format, encoding and size; for tables the row count, the columns with "
             "their inferred types and example values, and the first rows (the whole table when it is small).\n"
         )
-    else:
-        lake_intro += "Only the file names are shown; open the files in your program to learn their structure.\n"
     fixed = SYSTEM_PROMPT + head + lake_intro + "\n" + _ANSWER_RULES
     overhead = estimate_tokens(fixed) + 16  # message framing
     lake_budget = max(200, options.prompt_budget_tokens - overhead)
@@ -118,18 +140,30 @@ def build_messages(
         files,
         budget_tokens=lake_budget,
         path_prefix=lake_dir,
-        max_rows=options.snippet_rows,
+        max_rows=n,
         content=options.show_snippets,
+        style=options.lake_rendering,
     )
     user = head + lake_intro + rendered.text + "\n" + _ANSWER_RULES
     messages = [ChatMessage(role="system", content=SYSTEM_PROMPT), ChatMessage(role="user", content=user)]
-    facts = {
+    facts: dict = {
         "files_shown": len(files),
+        "lake_rendering": options.lake_rendering if options.show_snippets else "names",
         "lake_render_mode": rendered.mode,
         "lake_tokens_estimated": rendered.tokens,
         "prompt_tokens_estimated": estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(user) + 16,
         "prompt_budget_tokens": options.prompt_budget_tokens,
+        "subtasks_posed": len(task.subtasks or []),
     }
+    if options.show_snippets:
+        facts["sampling_rule"] = SAMPLING_RULE
+        facts["snippet_rows"] = n
+        facts["files_shortened_for_budget"] = len(rendered.shortened)
+        if rendered.folded_folders:
+            facts["repeated_folders"] = rendered.folded_folders
+    if rendered.masked:
+        facts["secrets_masked"] = {p: sorted(set(k)) for p, k in rendered.masked.items()}
+        facts["secrets_masked_count"] = sum(len(k) for k in rendered.masked.values())
     return messages, facts
 
 
@@ -167,6 +201,12 @@ def describe_failure(result: ExecResult | None, *, code_found: bool, answer_foun
     return "The program finished."
 
 
+TRUNCATED_NOTE = (
+    "Your reply was cut off: it reached the limit of {max_tokens} output tokens (finish_reason=length), so "
+    "its end is missing. Keep the reasoning short and make sure the complete program fits."
+)
+
+
 def feedback_message(
     result: ExecResult | None,
     *,
@@ -174,17 +214,25 @@ def feedback_message(
     attempt: int,
     max_attempts: int,
     limit_chars: int,
+    truncated: bool = False,
+    max_tokens: int | None = None,
 ) -> ChatMessage:
-    """What the self-correcting variant sends back: the failure, the stderr and the stdout, each headed."""
-    lines = [f"# Result of attempt {attempt} of {max_attempts}", describe_failure(result, code_found=code_found, answer_found=False), ""]
+    """What the self-correcting variant sends back: the failure, the error output and the normal output,
+    each under its own heading (the error under the error heading: the official code swaps them); a
+    reply cut at the token limit is said to be cut."""
+    lines = [f"# Result of attempt {attempt} of {max_attempts}"]
+    if truncated:
+        lines.append(TRUNCATED_NOTE.format(max_tokens=max_tokens if max_tokens is not None else "the"))
+    lines += [describe_failure(result, code_found=code_found, answer_found=False), ""]
     if result is not None:
         lines += [HEADING_ERROR, "```", _tail(result.stderr, limit_chars) or "(empty)", "```", ""]
         lines += [HEADING_OUTPUT, "```", _head_tail(result.stdout, limit_chars) or "(empty)", "```", ""]
     lines.append(
-        "Find the cause, then reply again with the plan and the complete corrected program (not a diff), "
-        'which must end by printing the JSON object with "main-task".'
+        "Find the cause, revise your reasoning and the plan if needed, then reply again with the reasoning, "
+        'the plan and the complete corrected program (not a diff), which must end by printing the JSON object with "main-task".'
     )
-    return ChatMessage(role="user", content="\n".join(lines))
+    content, _ = mask_secrets("\n".join(lines))  # program output may echo lake files
+    return ChatMessage(role="user", content=content)
 
 
 def build_prompt_for_bench(index: LakeIndex, files: list[str], budget: int, query: str) -> int:
@@ -194,14 +242,16 @@ def build_prompt_for_bench(index: LakeIndex, files: list[str], budget: int, quer
     from .options import DSGuruOptions
 
     task = TaskInput(query=query, lake_root=Path(index.root), files=files)
-    _, facts = build_messages(task, index, DSGuruOptions(prompt_budget_tokens=budget), "/lake")
+    _, facts = build_messages(task, index, DSGuruOptions(prompt_budget_tokens=budget, snippet_rows=index.options.max_rows), "/lake")
     return int(facts["prompt_tokens_estimated"])
 
 
 __all__ = [
     "HEADING_ERROR",
     "HEADING_OUTPUT",
+    "SAMPLING_RULE",
     "SYSTEM_PROMPT",
+    "TRUNCATED_NOTE",
     "build_messages",
     "build_prompt_for_bench",
     "describe_failure",

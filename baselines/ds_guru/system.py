@@ -102,6 +102,8 @@ class DSGuru:
         last: ExecResult | None = None
         last_had_code = False
         last_run_attempt = 0
+        truncated = False
+        fallback: tuple[int, dict] | None = None
         files_read: list[str] = []
         for attempt in range(1, opts.max_iterations + 1):
             out.iterations = attempt
@@ -120,8 +122,11 @@ class DSGuru:
                 {"type": "model_call", "iteration": attempt, "messages": _dump(messages), "response": c.text,
                  "prompt_tokens": c.usage.prompt_tokens, "completion_tokens": c.usage.completion_tokens,
                  "cost_usd": c.cost_usd, "latency_s": c.latency_s, "cached": c.cached,
-                 "finish_reason": c.finish_reason, "model": c.model}
+                 "finish_reason": c.finish_reason, "truncated": c.finish_reason == "length", "model": c.model}
             )
+            truncated = c.finish_reason == "length"
+            if truncated:
+                log.info("the model's reply was cut at max_tokens=%s", opts.model_options.max_tokens)
             code = extract_code(c.text)
             plan = extract_plan(c.text)
             if plan is not None:
@@ -129,11 +134,12 @@ class DSGuru:
             if code is None:
                 out.transcript.append({"type": "no_code", "iteration": attempt})
                 last_had_code = False
-                if attempt < opts.max_iterations:
-                    messages = first + [
+                if attempt < opts.max_iterations:  # the conversation so far, then the feedback
+                    messages = messages + [
                         ChatMessage(role="assistant", content=c.text),
                         feedback_message(None, code_found=False, attempt=attempt, max_attempts=opts.max_iterations,
-                                         limit_chars=opts.feedback_chars),
+                                         limit_chars=opts.feedback_chars, truncated=truncated,
+                                         max_tokens=opts.model_options.max_tokens),
                     ]
                 continue
             last_had_code = True
@@ -161,22 +167,26 @@ class DSGuru:
                  "explanation": result.explanation, "stdout_tail": _tail(result.stdout), "stderr_tail": _tail(result.stderr),
                  "answer_found": answer is not None}
             )
-            if answer is not None:
-                out.answer = _clean(answer.get(ANSWER_KEY))
-                keys = [s.key for s in task.subtasks] if task.subtasks else []
-                out.subtask_answers = {k: _clean(answer[k]) for k in keys if k in answer}
-                extra = {k: _clean(v) for k, v in answer.items() if k != ANSWER_KEY and k not in keys}
-                if extra:
-                    out.transcript.append({"type": "own_subtask_answers", "iteration": attempt, "answers": extra})
-                out.files_read = files_read
-                out.error = None
+            # a program that crashed after printing its answer is corrected (a runtime error); one stopped
+            # by a limit after printing it (a slow exit under load) keeps its answer
+            failed_run = not result.timed_out and not result.oom and result.exit_code not in (0, None)
+            if answer is not None and failed_run and attempt < opts.max_iterations:
+                # a runtime error after the answer was printed: corrected like any runtime error, the
+                # answer kept in case no later attempt gives one
+                fallback = (attempt, answer)
+            elif answer is not None:
+                _accept_answer(task, out, answer, attempt, files_read, failed_run)
                 return
-            if attempt < opts.max_iterations:
-                messages = first + [
+            if attempt < opts.max_iterations:  # the conversation so far, then the feedback
+                messages = messages + [
                     ChatMessage(role="assistant", content=c.text),
                     feedback_message(result, code_found=True, attempt=attempt, max_attempts=opts.max_iterations,
-                                     limit_chars=opts.feedback_chars),
+                                     limit_chars=opts.feedback_chars, truncated=truncated,
+                                     max_tokens=opts.model_options.max_tokens),
                 ]
+        if fallback is not None:
+            _accept_answer(task, out, fallback[1], fallback[0], files_read, True)
+            return
         out.files_read = files_read
         if last is None:
             reason = describe_failure(None, code_found=False, answer_found=False)
@@ -187,12 +197,28 @@ class DSGuru:
                     f"{describe_failure(None, code_found=False, answer_found=False)} "
                     f"The last program that ran (attempt {last_run_attempt}): {reason[0].lower() + reason[1:]}"
                 )
+        if truncated:
+            reason += " The model's last reply was cut at the token limit (finish_reason=length)."
         tail = _tail(last.stderr, 1500) if last is not None else ""
         out.error = OutcomeError(
             kind="no_answer",
             message=f"{reason} (after {out.iterations} attempt{'s' if out.iterations != 1 else ''})"
             + (f"\nstderr tail:\n{tail}" if tail else ""),
         )
+
+
+def _accept_answer(task: TaskInput, out: SystemOutput, answer: dict, attempt: int, files_read: list[str],
+                   failed_run: bool) -> None:
+    out.answer = _clean(answer.get(ANSWER_KEY))
+    keys = [s.key for s in task.subtasks] if task.subtasks else []
+    out.subtask_answers = {k: _clean(answer[k]) for k in keys if k in answer}
+    extra = {k: _clean(v) for k, v in answer.items() if k != ANSWER_KEY and k not in keys}
+    if extra:
+        out.transcript.append({"type": "own_subtask_answers", "iteration": attempt, "answers": extra})
+    if failed_run:
+        out.transcript.append({"type": "answer_from_failed_run", "iteration": attempt})
+    out.files_read = files_read
+    out.error = None
 
 
 def _dump(messages: list[ChatMessage]) -> list[dict[str, str]]:

@@ -8,7 +8,7 @@ from typing import Literal
 
 CauseKind = Literal[
     "missing-lake-file", "missing-module", "path-layout", "library-version", "timeout", "prints-nothing",
-    "out-of-memory", "crash", "no-solution",
+    "out-of-memory", "crash", "no-solution", "sandbox-error",
 ]  # fmt: skip
 
 _MODULE_RE = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")

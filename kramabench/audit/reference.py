@@ -197,8 +197,10 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
         run.cause, run.cause_detail = classify_failure(
             res.stderr, exit_code=res.exit_code, timed_out=res.timed_out, oom=res.oom, lake=wl.lake, domain=wl.domain
         )
-        if res.exit_code is None and not res.timed_out and not res.oom and res.explanation:
-            run.cause_detail = res.explanation
+        if res.exit_code is None and not res.timed_out and not res.oom:
+            # the program never ran: the sandbox's trouble, not the solution's
+            run.cause = "sandbox-error"
+            run.cause_detail = res.explanation or "the sandbox did not start the program"
         return run, all_cannot(run.cause, run.cause_detail)
     if not res.stdout.strip():
         run.cause, run.cause_detail = "prints-nothing", "the solution ran and printed nothing"

@@ -70,10 +70,28 @@ def build_app() -> typer.Typer:
         import logging
 
         logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        _sweep_leftovers()
 
     for name in COMMAND_MODULES:
         importlib.import_module(f"kramabench.cli.{name}").register(app)
     return app
+
+
+_exit_sweep_registered = False
+
+
+def _sweep_leftovers() -> None:
+    """What killed kramabench processes left (cgroups, containers, temporary folders): removed at the
+    start of every command, containers again at exit. Only leftovers whose owner process is dead."""
+    global _exit_sweep_registered
+    import atexit
+
+    from kramabench.sweep import sweep_containers, sweep_stale
+
+    sweep_stale()
+    if not _exit_sweep_registered:
+        _exit_sweep_registered = True
+        atexit.register(sweep_containers)
 
 
 def main() -> None:

@@ -11,11 +11,19 @@ from typing import Any
 
 import typer
 from pydantic import ValidationError
+from rich.text import Text
 
 from kramabench.cli._common import error_console, fail
 from kramabench.contracts.run import RunConfig, RunOptions
 
-RESUME_EXIT = 130
+#: exit codes of ``kramabench run`` (docs/running.md lists them)
+EXIT_OK = 0
+EXIT_FAILED = 1  # the run stopped on an unexpected error (e.g. a full disk); resumable
+EXIT_USAGE = 2  # bad options or a setup problem: nothing was run
+EXIT_MODEL = 3  # a model or judge is unusable (key refused, unknown model, endpoint unreachable)
+EXIT_ALL_ERRORS = 4  # the run finished but every outcome is an error
+RESUME_EXIT = 130  # interrupted (Ctrl-C, SIGTERM, tasks that did not return): resume it
+
 
 
 def _parse_option(text: str) -> tuple[str, Any]:
@@ -38,8 +46,9 @@ OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--model-concurrency": ("RunOptions", "model_concurrency"),
     "--sandbox-concurrency": ("RunOptions", "sandbox_concurrency"), "--limit": ("RunOptions", "limit"),
     "--seed": ("RunOptions", "seed"), "--retry-errors": ("RunOptions", "retry_errors"),
-    "--no-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
-    "--task-timeout": ("RunOptions", "task_timeout_s"),
+    "--pose-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
+    "--task-timeout": ("RunOptions", "task_timeout_s"), "--model-budget": ("RunOptions", "model_budget_s"),
+    "--executor": ("RunOptions", "executor"), "--ray-address": ("RunOptions", "ray_address"),
 }  # fmt: skip
 
 
@@ -87,10 +96,13 @@ def register(app: typer.Typer) -> None:
         setting: str = typer.Option(None, "--setting", help=_help(RunOptions, "setting")),
         no_errata: bool = typer.Option(False, "--no-errata", help=_help(RunConfig, "errata")),
         limit: int = typer.Option(None, "--limit", help=_help(RunOptions, "limit")),
-        no_subtasks: bool = typer.Option(False, "--no-subtasks", help=_help(RunOptions, "pose_subtasks")),
+        pose_subtasks: bool = typer.Option(None, "--pose-subtasks/--no-subtasks", help=_help(RunOptions, "pose_subtasks")),
         seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
         task_timeout: float = typer.Option(None, "--task-timeout", help=_help(RunOptions, "task_timeout_s")),
         lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
+        model_budget: float = typer.Option(None, "--model-budget", help=_help(RunOptions, "model_budget_s")),
+        executor: str = typer.Option(None, "--executor", help=_help(RunOptions, "executor")),
+        ray_address: str = typer.Option(None, "--ray-address", help=_help(RunOptions, "ray_address")),
         progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none"),
         no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
@@ -104,7 +116,13 @@ def register(app: typer.Typer) -> None:
 
         from kramabench.run.paths import default_results_dir
         from kramabench.run.progress import make_progress
-        from kramabench.run.session import RunSetupError, config_for_resume, open_resume, prepare
+        from kramabench.run.session import (
+            ModelUnusable,
+            RunSetupError,
+            config_for_resume,
+            open_resume,
+            prepare,
+        )
         from kramabench.run.table import domain_table, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
@@ -141,15 +159,20 @@ def register(app: typer.Typer) -> None:
                 "limit": limit,
                 "seed": seed,
                 "retry_errors": retry_errors or None,
-                "pose_subtasks": False if no_subtasks else None,
+                "pose_subtasks": pose_subtasks,
                 "lake_view": lake_view,
                 "task_timeout_s": task_timeout,
+                "model_budget_s": model_budget,
+                "executor": executor,
+                "ray_address": ray_address,
             }
             if base is not None:
                 cfg = base.model_dump()
                 opts = base.options.model_dump()
                 cfg.update({k: v for k, v in given.items() if v is not None})
                 opts.update({k: v for k, v in opt_given.items() if v is not None})
+                if executor is not None:  # a resume on another executor: the old cluster address does not carry over
+                    opts["ray_address"] = ray_address
             else:
                 cfg = {k: v for k, v in given.items() if v is not None}
                 opts = {k: v for k, v in opt_given.items() if v is not None}
@@ -160,6 +183,8 @@ def register(app: typer.Typer) -> None:
             config = RunConfig.model_validate(cfg)
             prepared = prepare(config, resume=resume_state, progress=make_progress(progress),
                                command=["kramabench", *sys.argv[1:]])
+        except ModelUnusable as e:
+            raise fail(_one_line(e), EXIT_MODEL) from None
         except RunSetupError as e:
             raise fail(_one_line(e)) from None
         except KeyboardInterrupt:
@@ -172,6 +197,8 @@ def register(app: typer.Typer) -> None:
 
         from kramabench.run.store import RunLocked
 
+        if not no_report:
+            _preload_report_libraries()
         try:
             result = prepared.run()
         except RunLocked as e:
@@ -186,7 +213,7 @@ def register(app: typer.Typer) -> None:
                 + (f" --results {shlex.quote(str(config.results))}" if config.results else ""),
                 highlight=False,
             )
-            raise typer.Exit(1) from None
+            raise typer.Exit(EXIT_FAILED) from None
         rows, total = domain_table(result.records, setting=config.options.setting)
         title = f"{prepared.manifest.system}" + (f" · {prepared.manifest.model}" if prepared.manifest.model else "")
         if config.options.setting != "end-to-end":
@@ -199,20 +226,32 @@ def register(app: typer.Typer) -> None:
         out.print(f"run folder: {result.run_dir}", highlight=False)
         if not no_report and result.records:
             _write_report(result.run_dir, out, err)
+        code = EXIT_OK
         if result.status == "interrupted":
             cmd = f"kramabench run --resume --run-id {prepared.manifest.run_id}"
             if config.results and Path(config.results) != Path("results"):
                 cmd += f" --results {shlex.quote(str(config.results))}"
-            err.print(f"[yellow]interrupted[/yellow]: {result.completed} new record(s) saved. Resume with:\n  {cmd}", highlight=False)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            if result.hard_stop:
-                os._exit(RESUME_EXIT)  # running threads cannot be joined; records and manifest are on disk
-            raise typer.Exit(RESUME_EXIT)
+            if result.fatal:
+                err.print(Text(f"error: the run stopped on a fatal model error: {_one_line(Exception(result.fatal))}",
+                               style="red"))
+                err.print(f"{result.completed} new record(s) saved; fix the cause, then resume with:\n  {cmd}",
+                          highlight=False)
+                code = EXIT_MODEL
+            else:
+                err.print(f"[yellow]interrupted[/yellow]: {result.completed} new record(s) saved. Resume with:\n  {cmd}",
+                          highlight=False)
+                code = RESUME_EXIT
+        elif result.records and all(r.status == "error" for r in result.records):
+            kinds = sorted({r.error.kind for r in result.records if r.error is not None})
+            err.print(Text(f"error: every one of the {len(result.records)} outcome(s) is an error "
+                           f"({', '.join(kinds)}); see {result.run_dir / 'records.jsonl'}", style="red"))
+            code = EXIT_ALL_ERRORS
         if result.hard_stop:  # threads of timed-out tasks still run: do not wait for them at exit
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(0)
+            os._exit(code)  # running threads cannot be joined; records and manifest are on disk
+        if code:
+            raise typer.Exit(code)
 
 
 def _print_systems(console: Any) -> None:
@@ -220,12 +259,35 @@ def _print_systems(console: Any) -> None:
 
     from kramabench.systems import available_systems
 
-    t = Table("system", "needs", "source", "description")
-    for name, spec in sorted(available_systems().items()):
+    systems = sorted(available_systems().items())
+    # on a narrow terminal names stay whole (never cut or wrapped) and long words of a description fold
+    t = Table()
+    t.add_column("system", no_wrap=True, min_width=max((len(n) for n, _ in systems), default=6))
+    t.add_column("needs", overflow="fold")
+    t.add_column("source", overflow="fold")
+    t.add_column("description", overflow="fold")
+    for name, spec in systems:
         needs = ", ".join(n for n, f in (("model", spec.needs_model), ("sandbox", spec.needs_sandbox)) if f) or "-"
         t.add_row(name, needs, spec.source, spec.description)
     console.print(t)
     console.print("or module:Class for your own system (see docs/extending.md)", highlight=False)
+
+
+def _preload_report_libraries() -> None:
+    """Import matplotlib (most of the report's cost: ~0.5 s of CPU) in a background thread while the tasks run,
+    so that the report at the end only renders. Third-party modules only: the run's own threads never import
+    them, so the two threads cannot wait on each other's import locks."""
+    import threading
+
+    def load() -> None:
+        try:
+            import matplotlib.backends.backend_svg  # noqa: F401
+            import matplotlib.figure  # noqa: F401
+            import matplotlib.ticker  # noqa: F401
+        except Exception:  # noqa: BLE001 - the report imports them again and reports a failure itself
+            pass
+
+    threading.Thread(target=load, name="kb-report-preload", daemon=True).start()
 
 
 def _write_report(run_dir: Path, out: Any, err: Any) -> None:

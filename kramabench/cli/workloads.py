@@ -13,7 +13,7 @@ import textwrap
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,16 +21,34 @@ from rich.table import Table
 from rich.text import Text
 
 from kramabench.cli._common import error_console, fail
-from kramabench.workload import (
-    Workload,
-    WorkloadError,
-    is_failing,
-    list_domains,
-    load_workload,
-    resolve_workload_root,
-)
-from kramabench.workload.loader import workload_file
-from kramabench.workload.models import Finding, Subtask, Task
+
+if TYPE_CHECKING:  # imported when a command runs (_import_workload), not for ``kramabench --help``
+    from kramabench.workload import (
+        Workload,
+        WorkloadError,
+        is_failing,
+        list_domains,
+        load_workload,
+        resolve_workload_root,
+    )
+    from kramabench.workload.loader import workload_file
+    from kramabench.workload.models import Finding, Subtask, Task
+
+
+def _import_workload() -> None:
+    """Bind the workload package's names in this module (the loader, its pydantic models and the errata are
+    a noticeable part of the start-up time; ``kramabench --help`` needs none of them)."""
+    if "WorkloadError" in globals():
+        return
+    import kramabench.workload as w
+    from kramabench.workload.loader import workload_file
+    from kramabench.workload.models import Finding, Subtask, Task
+
+    globals().update(
+        Workload=w.Workload, WorkloadError=w.WorkloadError, is_failing=w.is_failing, list_domains=w.list_domains,
+        load_workload=w.load_workload, resolve_workload_root=w.resolve_workload_root, workload_file=workload_file,
+        Finding=Finding, Subtask=Subtask, Task=Task,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +68,7 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
 
 def _guard(fn: Callable[[], T]) -> T:
     """Run ``fn``; unusable input and unexpected errors become one line on stderr and an exit code."""
+    _import_workload()
     try:
         return fn()
     except typer.Exit:
@@ -338,7 +357,7 @@ def list_cmd(
     _guard(run)
 
 
-_SCHEMA_MODELS = {"workload": Workload, "task": Task, "subtask": Subtask, "finding": Finding}
+_SCHEMA_MODELS = ("workload", "task", "subtask", "finding")
 
 
 def schema(
@@ -348,7 +367,7 @@ def schema(
     """Print the JSON Schema of the workload model (or of one of its parts)."""
 
     def run() -> None:
-        cls = _SCHEMA_MODELS.get(model.lower())
+        cls = {"workload": Workload, "task": Task, "subtask": Subtask, "finding": Finding}.get(model.lower())
         if cls is None:
             raise WorkloadError(f"--model {model!r}: choose one of {', '.join(_SCHEMA_MODELS)}")
         doc = cls.model_json_schema(mode="validation")

@@ -55,9 +55,13 @@ class Completion(BaseModel):
 
 
 ModelErrorKind = Literal[
-    "missing_key", "auth", "rate_limit", "timeout", "connection", "server_error", "bad_request",
+    "missing_key", "auth", "not_found", "rate_limit", "timeout", "connection", "server_error", "bad_request",
     "bad_response", "replay_mismatch", "other",
 ]
+
+
+#: error kinds no retry and no other task can cure (a bad key, an unknown model or endpoint): a run stops
+FATAL_KINDS: frozenset[str] = frozenset({"auth", "not_found"})
 
 
 class ModelError(RuntimeError):
@@ -67,6 +71,11 @@ class ModelError(RuntimeError):
         self.message = message
         self.attempts = attempts
 
+    @property
+    def fatal(self) -> bool:
+        """True for a bad key or an unknown model/endpoint: every later call would fail the same way."""
+        return self.kind in FATAL_KINDS
+
 
 @runtime_checkable
 class Model(Protocol):
@@ -75,4 +84,4 @@ class Model(Protocol):
     def complete(self, messages: list[ChatMessage], options: ModelOptions | None = None) -> Completion: ...
 
 
-__all__ = ["ChatMessage", "Completion", "Model", "ModelError", "ModelErrorKind", "ModelOptions", "Usage"]
+__all__ = ["FATAL_KINDS", "ChatMessage", "Completion", "Model", "ModelError", "ModelErrorKind", "ModelOptions", "Usage"]

@@ -8,6 +8,7 @@ line each; resume skips keys that already have a finished record. Every field op
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -82,6 +83,7 @@ class Manifest(BaseModel):
     seed: int | None = None
     concurrency: int = 1
     status: Literal["running", "finished", "interrupted"] = "running"
+    stop_reason: str | None = Field(None, description="why an interrupted run stopped early (a fatal model error)")
     options: dict[str, Any] = Field(
         default_factory=dict, description="run options as given (limits, limit, lake view, ...); used by --resume"
     )
@@ -140,24 +142,103 @@ def latest_records(records: list[Record]) -> list[Record]:
     return list(best.values())
 
 
-def jsonable(v: Any) -> Any:
-    """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float)."""
+def parse_manifest(data: bytes, path: Path | str) -> Manifest:
+    """A manifest from its bytes; problems in plain words: empty, cut short, not JSON, missing or bad fields."""
+    import json
+
+    if not data.strip():
+        raise ValueError(f"{path}: the manifest is empty (the run folder is damaged); start a new run")
+    try:
+        doc = json.loads(data)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: the manifest is not text (binary bytes); start a new run") from None
+    except json.JSONDecodeError as e:
+        cut = e.pos >= len(data.rstrip()) - 1
+        what = "is cut short (it ends in the middle of its JSON)" if cut else f"is not valid JSON ({e.msg})"
+        raise ValueError(f"{path}: the manifest {what} at line {e.lineno}, column {e.colno}; the run folder is "
+                         "damaged (a copy cut short, a full disk): restore the file or start a new run") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: the manifest holds a JSON {type(doc).__name__}, not an object; start a new run")
+    try:
+        return Manifest.model_validate(doc)
+    except ValidationError as e:
+        probs = []
+        for er in e.errors()[:3]:
+            loc = ".".join(str(x) for x in er.get("loc", ())) or "(top)"
+            probs.append(f"field '{loc}' is missing" if er.get("type") == "missing" else f"field '{loc}': {er.get('msg')}")
+        more = f" and {e.error_count() - 3} more" if e.error_count() > 3 else ""
+        raise ValueError(f"{path}: the manifest is not one kramabench can read: {'; '.join(probs)}{more}") from None
+
+
+def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
+    """Make an append-only JSON-lines file safe to append to after a crash: a last line without its
+    newline is either a complete line (``is_complete`` accepts it; the newline is added) or a torn one,
+    moved aside to ``<name>.torn`` and cut off, so that the next line never glues onto it. Returns the
+    number of bytes cut (0 when nothing was torn)."""
+    import os
+
+    if not path.exists() or path.stat().st_size == 0:
+        return 0
+    size = path.stat().st_size
+    with open(path, "rb+") as f:
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        pos, block, cut = size, 1 << 16, 0
+        while pos > 0:  # the last newline, reading backwards in blocks
+            start = max(0, pos - block)
+            f.seek(start)
+            i = f.read(pos - start).rfind(b"\n")
+            if i >= 0:
+                cut = start + i + 1
+                break
+            pos = start
+        f.seek(cut)
+        torn = f.read()
+        try:
+            complete = is_complete(torn)
+        except (ValidationError, ValueError):
+            complete = False
+        if complete:  # a whole line that only lacks its newline: keep it
+            f.seek(0, os.SEEK_END)
+            f.write(b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+            return 0
+        with open(path.with_name(path.name + ".torn"), "ab") as t:
+            t.write(torn + b"\n")
+        f.truncate(cut)
+        f.flush()
+        os.fsync(f.fileno())
+    log.warning("%s: cut off a torn last line (%d bytes, kept in %s.torn)", path, len(torn), path.name)
+    return len(torn)
+
+
+#: deepest nesting of a system's answer kept in a record (deeper parts are replaced by a note)
+MAX_ANSWER_DEPTH = 64
+
+
+def jsonable(v: Any, depth: int = 0) -> Any:
+    """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float); nesting deeper
+    than :data:`MAX_ANSWER_DEPTH` becomes a note (a 100,000-deep list must not exhaust the stack)."""
     if v is None or isinstance(v, bool | int | float | str):
         return v
+    if depth >= MAX_ANSWER_DEPTH and isinstance(v, dict | list | tuple | set | frozenset):
+        return f"<nested deeper than {MAX_ANSWER_DEPTH} levels: cut>"
     if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
+        return {str(k): jsonable(x, depth + 1) for k, x in v.items()}
     if isinstance(v, list | tuple | set | frozenset):
-        return [jsonable(x) for x in v]
+        return [jsonable(x, depth + 1) for x in v]
     item = getattr(v, "item", None)  # numpy scalar
     if callable(item):
         try:
-            return jsonable(item())
+            return jsonable(item(), depth)
         except (TypeError, ValueError):
             pass
     tolist = getattr(v, "tolist", None)  # numpy array, pandas Series
     if callable(tolist):
         try:
-            return jsonable(tolist())
+            return jsonable(tolist(), depth)
         except (TypeError, ValueError):
             pass
     if isinstance(v, Path):
@@ -165,4 +246,4 @@ def jsonable(v: Any) -> Any:
     return repr(v)
 
 
-__all__ = ["Manifest", "ReadResult", "Record", "jsonable", "latest_records", "read_records", "unit_key"]
+__all__ = ["Manifest", "ReadResult", "Record", "jsonable", "parse_manifest", "repair_torn_tail", "latest_records", "read_records", "unit_key"]

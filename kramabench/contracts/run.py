@@ -15,6 +15,9 @@ from kramabench.contracts.system import SettingName
 #: how host-side systems see a data lake (kramabench.run.lakeview)
 ViewMode = Literal["auto", "hardlink", "copy", "direct"]
 
+#: where a run's tasks are solved (kramabench.run.executor)
+ExecutorName = Literal["local", "ray"]
+
 
 class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -29,11 +32,25 @@ class RunOptions(BaseModel):
     seed: int = Field(0, description="seed recorded in the manifest and passed to systems")
     retry_errors: bool = Field(False, description="with --resume: run error outcomes again (as the next attempt)")
     pose_subtasks: bool = Field(
-        True, description="end-to-end: also pose the subtask questions, scored apart (--no-subtasks: the main question only)"
+        False,
+        description="end-to-end: also pose the subtask questions with the main question, scored apart (default: the "
+        "main question only, as in the paper's end-to-end setting; recorded in the manifest and shown in the report)",
     )
     lake_view: ViewMode = Field("auto", description="how host-side systems see the lake: auto|hardlink|copy|direct")
     task_timeout_s: float | None = Field(
         None, gt=0, description="seconds a system may take per task, then its outcome is 'timeout' (default: no limit)"
+    )
+    model_budget_s: float | None = Field(
+        None,
+        gt=0,
+        description="seconds of model calls one task may spend, retries and waits included; past it a call fails "
+        "as a 'timeout' model error (default: no budget; each call times out after 120 s and is tried up to 5 times)",
+    )
+    executor: ExecutorName = Field(
+        "local", description="where tasks are solved: local (threads) or ray (a Ray cluster; docs/ray.md)"
+    )
+    ray_address: str | None = Field(
+        None, description="--executor ray: the cluster to join, e.g. 10.0.0.1:6379 (default: start a local Ray)"
     )
 
 
@@ -64,4 +81,4 @@ class RunConfig(BaseModel):
     options: RunOptions = Field(default_factory=RunOptions)
 
 
-__all__ = ["RunConfig", "RunOptions", "ViewMode"]
+__all__ = ["ExecutorName", "RunConfig", "RunOptions", "ViewMode"]

@@ -23,6 +23,7 @@ class Limits(BaseModel):
     memory_mb: int = Field(4096, gt=0, description="address-space / cgroup memory limit")
     cpus: float = Field(1.0, gt=0, description="CPU share (docker) ")
     max_processes: int = Field(64, gt=0, description="process / pids limit")
+    max_open_files: int = Field(1024, gt=0, description="open file descriptors per process (RLIMIT_NOFILE)")
     output_bytes: int = Field(1_000_000, gt=0, description="stdout and stderr are each cut at this size")
     scratch_mb: int = Field(512, gt=0, description="size of the scratch folder (tmpfs where possible)")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import stat as statmod
@@ -119,7 +120,15 @@ def _describe(args: tuple[str, str, LakeOptions]) -> FileEntry:
         scan = scan_file(path, options.head_bytes)
     except OSError as e:
         return FileEntry(path=rel, format="unknown", error=f"could not read: {e.strerror or e}")
-    return read_entry(path, rel, scan, options)
+    entry = read_entry(path, rel, scan, options)
+    if scan.size > _COLLECT_AFTER_BYTES:
+        # a big file's parse (an HTML DOM, a JSON tree) leaves millions of objects, some in reference
+        # cycles: free them now, before the next file's parse piles its own on top (the memory bound)
+        gc.collect()
+    return entry
+
+
+_COLLECT_AFTER_BYTES = 1 << 20
 
 
 @dataclass
@@ -165,8 +174,10 @@ class LakeIndex:
         path_prefix: str = "",
         max_rows: int | None = None,
         content: bool = True,
+        style: str = "rich",
     ) -> Rendered:
-        """Prompt text for ``files`` (default: all) within ``budget_tokens``; see :func:`render_entries`."""
+        """Prompt text for ``files`` (default: all) within ``budget_tokens``; see :func:`render_entries`
+        (``style``: ``"paper"`` or ``"rich"``)."""
         if files is None:
             chosen = self.entries
         else:
@@ -181,6 +192,8 @@ class LakeIndex:
             max_rows=min(max_rows or self.options.max_rows, self.options.max_rows),
             content=content,
             cache=self._render_cache,
+            style=style,
+            root=self.root,
         )
 
     @classmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 #: bump when a reader changes what it extracts: cached entries of older versions are ignored
-READER_VERSION = 13
+READER_VERSION = 14
 
 
 class LakeOptions(BaseModel):
@@ -22,7 +22,12 @@ class LakeOptions(BaseModel):
     head_bytes: int = Field(256 * 1024, ge=4096, description="bytes read from a text file for its snippet")
     max_cell_chars: int = Field(60, ge=8, description="cells are cut at this length in previews")
     max_tables: int = Field(12, ge=1, description="tables described per file (sheets, html tables)")
-    max_json_bytes: int = Field(64 * 1024 * 1024, ge=1, description="JSON files above this are not parsed whole")
+    max_json_bytes: int = Field(4 * 1024 * 1024, ge=1, description="JSON files above this are not parsed whole (parsed, JSON takes up to ~30x its size)")
+    max_html_bytes: int = Field(4 * 1024 * 1024, ge=1, description="HTML files above this are not parsed, text head only (parsed, HTML takes up to ~45x its size)")
+    max_decompressed_bytes: int = Field(
+        64 * 1024 * 1024, ge=1,
+        description="a workbook (xlsx) or parquet row group whose parts declare or inflate to more is not read",
+    )
 
 
 class ColumnInfo(BaseModel):

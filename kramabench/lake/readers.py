@@ -414,6 +414,11 @@ def read_html(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
     import pandas as pd
 
     enc = entry.encoding or "utf-8"
+    if scan.size > opts.max_html_bytes:  # a parsed DOM takes many times the file's size
+        entry.notes.append(f"large HTML file ({_mb(scan.size)}, bound {_mb(opts.max_html_bytes)}): not parsed, "
+                           "its text head only")
+        read_text(path, scan, opts, entry)
+        return
     with open(path, encoding=enc, errors="replace") as f:
         text = f.read()
     try:
@@ -499,9 +504,45 @@ def _describe_sheets(
         entry.notes.append(f"only the first {opts.max_tables} sheets are described")
 
 
+class DecompressionBound(ValueError):
+    """A compressed file declares or inflates to more than the reader's bound (a decompression bomb)."""
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.0f} MB" if n >= 1e6 else f"{n:,} bytes"
+
+
+def check_zip_inflation(path: Path, limit: int) -> int:
+    """Bytes the members of a zip container inflate to, checked against ``limit`` twice: the sizes its
+    directory declares, then the bytes that really come out (streamed, never held), so that a forged
+    directory cannot pass either. Raises :class:`DecompressionBound` saying which check stopped it."""
+    with zipfile.ZipFile(path) as z:
+        infos = z.infolist()
+        declared = sum(i.file_size for i in infos)
+        if declared > limit:
+            big = max(infos, key=lambda i: i.file_size)
+            raise DecompressionBound(
+                f"decompression bound: its parts declare {_mb(declared)} once inflated ({big.filename}: "
+                f"{_mb(big.file_size)} from {_mb(big.compress_size)}), above the bound of {_mb(limit)}; not read"
+            )
+        actual = 0
+        for info in infos:
+            with z.open(info) as f:
+                while chunk := f.read(1 << 20):
+                    actual += len(chunk)
+                    if actual > limit:
+                        raise DecompressionBound(
+                            f"decompression bound: its parts inflate past {_mb(limit)} (at {info.filename}) although "
+                            f"they declare {_mb(declared)}; not read"
+                        )
+    return actual
+
+
 def read_xlsx(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> None:
     import openpyxl
 
+    # openpyxl holds the shared strings (all cell text) in memory: a 1 MB file can hold 1 GB of them
+    check_zip_inflation(path, opts.max_decompressed_bytes)
     wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
 
     def sheets() -> Iterable[tuple[str, Iterable[Any], int | None]]:
@@ -557,6 +598,13 @@ def read_parquet(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) ->
         raise ValueError("pyarrow is not installed (needed for parquet)") from e
     pf = pq.ParquetFile(path)
     total = pf.metadata.num_rows
+    if pf.metadata.num_row_groups:
+        declared = pf.metadata.row_group(0).total_byte_size  # what the first batch decompresses
+        if declared > opts.max_decompressed_bytes:
+            raise DecompressionBound(
+                f"decompression bound: its first row group declares {_mb(declared)} uncompressed, above the bound "
+                f"of {_mb(opts.max_decompressed_bytes)}; not read"
+            )
     names = [str(n) for n in pf.schema_arrow.names]
     rows: list[list[Any]] = []
     for batch in pf.iter_batches(batch_size=max(opts.sample_rows, 1)):
@@ -723,6 +771,10 @@ def read_entry(path: Path, rel: str, scan: Scan, opts: LakeOptions) -> FileEntry
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # library warnings about odd files are not failures
                 reader(path, scan, opts, entry)
+    except DecompressionBound as e:  # why the reader stopped, recorded on the entry
+        entry.tables = []
+        entry.text_preview = []
+        entry.error = f"not read: {e}"
     except Exception as e:  # noqa: BLE001 - any failure of a reader is an entry, never an exception
         log.debug("could not read %s", rel, exc_info=True)
         msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
@@ -734,4 +786,4 @@ def read_entry(path: Path, rel: str, scan: Scan, opts: LakeOptions) -> FileEntry
     return entry
 
 
-__all__ = ["READERS", "delimiter_name", "detect_format", "read_entry"]
+__all__ = ["READERS", "DecompressionBound", "check_zip_inflation", "delimiter_name", "detect_format", "read_entry"]

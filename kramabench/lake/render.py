@@ -12,12 +12,15 @@ from __future__ import annotations
 import bisect
 import csv
 import io
+import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from .models import FileEntry, TableInfo
 from .readers import delimiter_name
+from .secrets import MASK, mask_secrets, may_hold_secrets
 
 # one match = one estimated token: letters in chunks of 4, digits in chunks of 3, any other symbol alone
 _TOKEN_RE = re.compile(r"[A-Za-z]{1,4}|\d{1,3}|[^\sA-Za-z\d]|\n")
@@ -54,6 +57,9 @@ class FileRender:
     blocks: list[Block]
     costs: list[int]  # cost at each level
     prefmax: list[int]  # running max of costs (for monotone search)
+    masked: list[str] = field(default_factory=list)  # kinds of secrets masked in this render
+    masked_files: dict[str, list[str]] = field(default_factory=dict)  # lake path -> kinds masked
+    folded: dict | None = None  # what a folded group stands for (recorded in the prompt facts)
 
     @property
     def max_level(self) -> int:
@@ -91,13 +97,15 @@ def _q(s: str, limit: int = 60) -> str:
     return '"' + s.replace('"', "'") + '"'
 
 
-def _csv_line(cells: Sequence[str]) -> str:
+def _csv_line(cells: Sequence[str], delimiter: str | None = ",") -> str:
+    """One row as the file writes it: with its own delimiter (tab, semicolon, ...), quoted as needed."""
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(cells)
+    d = delimiter if delimiter and len(delimiter) == 1 else ","
+    csv.writer(buf, delimiter=d, lineterminator="\n").writerow(cells)
     return buf.getvalue()
 
 
-def _table_blocks(t: TableInfo, max_rows: int, base: int = 0) -> list[Block]:
+def _table_blocks(t: TableInfo, max_rows: int, base: int = 0, delimiter: str | None = ",") -> list[Block]:
     blocks: list[Block] = []
     label = f"  [{t.name}] " if t.name else "  "
     if t.columns:
@@ -123,10 +131,12 @@ def _table_blocks(t: TableInfo, max_rows: int, base: int = 0) -> list[Block]:
     if preview:
         whole = t.rows is not None and t.rows <= len(preview)
         head = "all rows" if whole else f"first rows (of {t.rows if t.rows is not None else '?'})"
-        header = _csv_line([c.name for c in t.columns]) if t.columns else ""
-        blocks.append(Block(f"{label}{head}:\n" + header + _csv_line(preview[0]), 3))
+        header = _csv_line([c.name for c in t.columns], delimiter) if t.columns else ""
+        if delimiter and delimiter != ",":
+            head += f" ({delimiter_name(delimiter)}-separated, as in the file)"
+        blocks.append(Block(f"{label}{head}:\n" + header + _csv_line(preview[0], delimiter), 3))
         for k, row in enumerate(preview[1:], start=2):
-            blocks.append(Block(_csv_line(row), 2 + k))
+            blocks.append(Block(_csv_line(row, delimiter), 2 + k))
     return blocks
 
 
@@ -154,7 +164,7 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int) -> list[Block]:
     for n in e.notes:
         blocks.append(Block(f"   note: {n[:400]}\n", 1))
     for t in e.tables:
-        blocks.extend(_table_blocks(t, max_rows))
+        blocks.extend(_table_blocks(t, max_rows, delimiter=e.delimiter if e.format == "csv" else ","))
     if e.text_preview:
         lines = e.text_preview[:max_rows]
         blocks.append(Block("  first lines:\n   " + lines[0] + "\n", 1))
@@ -163,18 +173,137 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int) -> list[Block]:
     return blocks
 
 
-def prepare(e: FileEntry, display_path: str, max_rows: int) -> FileRender:
-    blocks = file_blocks(e, display_path, max_rows)
+#: how lake files are shown: the paper's snippets, or the richer rendering (a named option)
+STYLES = ("paper", "rich")
+#: formats the paper's official code reads as tables (everything else is read as text)
+PAPER_TABLE_FORMATS = {"csv"}
+_TEXT_FORMATS = {"csv", "fixed-width", "text", "json", "jsonl", "html"}
+
+
+def _paper_table(e: FileEntry) -> bool:
+    """A CSV file, as the official code sees it: a delimited table named .csv (or .tsv)."""
+    return e.format in PAPER_TABLE_FORMATS and len(e.tables) == 1 and _ext(e.path) in {"csv", "tsv"}
+
+
+def paper_file_blocks(e: FileEntry, display_path: str, max_rows: int, lines: list[str] | None) -> list[Block]:
+    """The paper's snippet of one file: a CSV file as a type-annotated table, the whole table when it has
+    fewer than ``max_rows`` (N) rows, else its first N rows; any other text file as its first N lines;
+    a binary file (spreadsheet, parquet, archive...) by name and format only."""
+    if e.error:
+        return [Block(f"- {display_path}: {e.error}\n", 0)]
+    t = e.tables[0] if _paper_table(e) else None
+    desc = _fmt_desc(e) if t is not None or e.format not in _TEXT_FORMATS else f"text, {human_size(e.size)}"
+    summary = f"- {display_path} ({desc})"
+    if t is not None:
+        summary += ": " + _table_shape(t)
+    elif e.lines is not None:
+        summary += f": {e.lines} line{'s' if e.lines != 1 else ''}"
+    blocks = [Block(summary + "\n", 0)]
+    if t is not None:
+        if t.columns:
+            typed = ", ".join(f"{c.name} ({c.dtype})" for c in t.columns)
+            blocks.append(Block(f"  column types: {typed}\n", 1))
+        preview = t.preview[:max_rows]
+        if preview:
+            whole = t.rows is not None and t.rows <= len(preview)
+            head = f"all {len(preview)} rows" if whole else f"first {len(preview)} rows (of {t.rows if t.rows is not None else '?'})"
+            if e.delimiter and e.delimiter != ",":
+                head += f", {delimiter_name(e.delimiter)}-separated as in the file"
+            header = _csv_line([c.name for c in t.columns], e.delimiter) if t.columns else ""
+            blocks.append(Block(f"  {head}:\n" + header + _csv_line(preview[0], e.delimiter), 2))
+            for k, row in enumerate(preview[1:], start=3):
+                blocks.append(Block(_csv_line(row, e.delimiter), k))
+        return blocks
+    if e.format not in _TEXT_FORMATS:
+        blocks.append(Block("  (binary file: its content is not shown)\n", 0))
+        return blocks
+    shown = (lines if lines is not None else e.text_preview)[:max_rows]
+    if shown:
+        total = e.lines
+        head = "all lines" if total is not None and total <= len(shown) else f"first {len(shown)} lines"
+        blocks.append(Block(f"  {head}:\n   " + shown[0] + "\n", 1))
+        for k, ln in enumerate(shown[1:], start=2):
+            blocks.append(Block("   " + ln + "\n", k))
+    return blocks
+
+
+def head_lines(path: Path, n: int, encoding: str | None, max_bytes: int = 256 * 1024, width: int = 200) -> list[str]:
+    """The first ``n`` lines of a text file (each cut at ``width`` characters); [] when unreadable."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(max_bytes)
+    except OSError:
+        return []
+    try:
+        text = raw.decode(encoding or "utf-8", "replace")
+    except LookupError:
+        text = raw.decode("utf-8", "replace")
+    out = text.lstrip("\ufeff").splitlines()[:n]
+    if len(raw) == max_bytes and len(out) == len(text.splitlines()):
+        out = out[:-1] if len(out) > 1 else out  # the last line may be cut
+    return [ln if len(ln) <= width else ln[: width - 1] + "…" for ln in out]
+
+
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY-----")
+
+
+def _masked_blocks(blocks: list[Block]) -> list[str]:
+    """Mask secrets in every block's text (in place); the kinds found. A private key whose lines run
+    over several blocks (one line per block) is masked up to its END line."""
+    kinds: list[str] = []
+    if not may_hold_secrets("".join(b.text for b in blocks)):
+        return kinds
+    in_key = False
+    for b in blocks:
+        if in_key:
+            end = _PEM_END.search(b.text)
+            b.text = (MASK + "\n") if end is None else MASK + b.text[end.end():]
+            in_key = end is None
+            continue
+        begins = _PEM_BEGIN.search(b.text) if "PRIVATE KEY" in b.text else None
+        in_key = begins is not None and _PEM_END.search(b.text, begins.end()) is None
+        b.text, found = mask_secrets(b.text)
+        kinds += found
+    return kinds
+
+
+def _finish(display_path: str, blocks: list[Block], masked: list[str] | None = None) -> FileRender:
     for b in blocks:
         b.cost = estimate_tokens(b.text)
     top = max(b.lo for b in blocks)
-    costs = [sum(b.cost for b in blocks if b.lo <= lv <= b.hi) for lv in range(top + 1)]
+    delta = [0] * (top + 2)  # cost at each level in one pass: a block counts from its lo to its hi
+    for b in blocks:
+        delta[b.lo] += b.cost
+        if b.hi < top:
+            delta[b.hi + 1] -= b.cost
+    costs = []
+    run = 0
+    for lv in range(top + 1):
+        run += delta[lv]
+        costs.append(run)
     prefmax = []
     m = 0
     for c in costs:
         m = max(m, c)
         prefmax.append(m)
-    return FileRender(display_path, blocks, costs, prefmax)
+    return FileRender(display_path, blocks, costs, prefmax, masked=list(masked or []))
+
+
+def prepare(
+    e: FileEntry, display_path: str, max_rows: int, *, style: str = "rich", root: Path | None = None
+) -> FileRender:
+    if style == "paper":
+        lines = None
+        if root is not None and not e.error and e.format in _TEXT_FORMATS and not _paper_table(e):
+            lines = head_lines(Path(root) / e.path, max_rows, e.encoding)
+        blocks = paper_file_blocks(e, display_path, max_rows, lines)
+    else:
+        blocks = file_blocks(e, display_path, max_rows)
+    masked = _masked_blocks(blocks)
+    fr = _finish(display_path, blocks, masked)
+    fr.masked_files = {e.path: masked} if masked else {}
+    return fr
 
 
 def _level_for(fr: FileRender, cap: int) -> int:
@@ -284,24 +413,26 @@ def _groups(entries: list[FileEntry], cache: dict | None) -> list[list[FileEntry
     return list(groups.values())
 
 
-def _single(e: FileEntry, prefix: str, max_rows: int, cache: dict | None) -> FileRender:
-    key = (e.content_hash, e.path, e.error, prefix, max_rows)
+def _single(e: FileEntry, prefix: str, max_rows: int, cache: dict | None, style: str = "rich",
+            root: Path | None = None) -> FileRender:
+    key = (e.content_hash, e.path, e.error, prefix, max_rows, style)
     fr = cache.get(key) if cache is not None else None
     if fr is None:
-        fr = prepare(e, prefix + e.path, max_rows)
+        fr = prepare(e, prefix + e.path, max_rows, style=style, root=root)
         if cache is not None:
             cache[key] = fr
     return fr
 
 
-def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | None, with_rows: bool) -> FileRender:
+def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | None, with_rows: bool,
+            style: str = "rich", root: Path | None = None) -> FileRender:
     """One render for files of a folder with the same columns: the first in full, the others by name."""
     rep = members[0]
-    key = ("group", rep.content_hash, hash(tuple(m.path for m in members)), prefix, max_rows, with_rows)
+    key = ("group", rep.content_hash, hash(tuple(m.path for m in members)), prefix, max_rows, with_rows, style)
     fr = cache.get(key) if cache is not None else None
     if fr is not None:
         return fr
-    fr = prepare(rep, prefix + rep.path, max_rows)
+    fr = prepare(rep, prefix + rep.path, max_rows, style=style, root=root)
     d = rep.path.rpartition("/")[0]
     names = [m.path.rpartition("/")[2] for m in members[1:]]
     what = "columns" if rep.tables else "format"
@@ -317,19 +448,94 @@ def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | 
     extra = Block(f"  + {len(names)} more file{'s' if len(names) != 1 else ''}{where} {tail}\n", 0)
     extra.cost = estimate_tokens(extra.text)
     fr = FileRender(fr.path, [fr.blocks[0], extra, *fr.blocks[1:]], [c + extra.cost for c in fr.costs],
-                    [c + extra.cost for c in fr.prefmax])
+                    [c + extra.cost for c in fr.prefmax], masked=fr.masked, masked_files=fr.masked_files)
     if cache is not None:
         cache[key] = fr
     return fr
 
 
-def _fit(renders: list[FileRender], budget: int, mode: str) -> Rendered | None:
-    levels = allocate(renders, budget)
-    if levels is None:
-        return None
-    text = "".join(fr.text(lv) for fr, lv in zip(renders, levels, strict=True))
-    tokens = sum(fr.costs[lv] for fr, lv in zip(renders, levels, strict=True))
-    return Rendered(text, tokens, {fr.path: lv for fr, lv in zip(renders, levels, strict=True)}, mode)
+# ---- folders that repeat: N sibling folders holding the same kind of files, shown once ---------------
+
+_DIGITS_RE = re.compile(r"\d+")
+
+
+def _ext(name: str) -> str:
+    base = name.rpartition("/")[2]
+    return base.rpartition(".")[2].lower() if "." in base.strip(".") else ""
+
+
+def _kind(e: FileEntry) -> tuple:
+    """What a file is, for deciding whether two folders hold the same kind of files: its extension and
+    format, and for a delimited table its columns (two folders of different tables are not repeats)."""
+    ext = _ext(e.path)
+    table = e.format == "csv" and ext in {"csv", "tsv"}
+    # a text file sniffed as one format here and another there (a header file that looks delimited) is text
+    fam = "text" if e.format in _TEXT_FORMATS and not table else e.format
+    cols = tuple(c.name for t in e.tables for c in t.columns) if table else ()
+    return (ext, fam, cols, bool(e.error))
+
+
+def repeated_folders(entries: Sequence[FileEntry], min_folders: int = FOLD_MIN) -> list[list[str]]:
+    """Groups of sibling folders (same parent, digits aside) whose files are of the same kinds, each
+    group at least ``min_folders`` folders, in order of first appearance (folder paths, lake-relative)."""
+    by_folder: dict[str, list[FileEntry]] = {}
+    for e in entries:
+        d = e.path.rpartition("/")[0]
+        if d:
+            by_folder.setdefault(d, []).append(e)
+    groups: dict[tuple, list[str]] = {}
+    for d, files in by_folder.items():
+        parent = d.rpartition("/")[0]
+        shape = tuple(sorted(_kind(e) for e in files))
+        groups.setdefault((_DIGITS_RE.sub("#", parent), shape), []).append(d)
+    return [folders for folders in groups.values() if len(folders) >= min_folders]
+
+
+def _kinds_text(files: Sequence[FileEntry]) -> str:
+    counts: dict[str, int] = {}
+    for e in files:
+        ext = _ext(e.path)
+        label = f".{ext}" if ext else e.format
+        counts[label] = counts.get(label, 0) + 1
+    return " + ".join(f"{n} {k} file{'s' if n != 1 else ''}" for k, n in counts.items())
+
+
+def _folder_group(
+    folders: list[str], files_of: dict[str, list[FileEntry]], prefix: str, max_rows: int, cache: dict | None,
+    style: str, root: Path | None,
+) -> FileRender:
+    """One render for a group of repeated folders: a line with the count and the folders' names, then
+    the files of the first folder as the example."""
+    rep = folders[0]
+    key = ("folders", hash(tuple(folders)), tuple(e.content_hash for e in files_of[rep]), prefix, max_rows, style)
+    fr = cache.get(key) if cache is not None else None
+    if fr is not None:
+        return fr
+    parent = posixpath.commonpath(folders) if len(folders) > 1 else rep.rpartition("/")[0]
+    if parent in folders:
+        parent = parent.rpartition("/")[0]
+    names = [f[len(parent) + 1 :] if parent else f for f in folders]
+    loc = prefix + (parent + "/" if parent else "")
+    n_files = sum(len(files_of[f]) for f in folders)
+    head = Block(
+        f"- {len(folders)} folders {'under ' + loc if loc else 'in the lake'} hold the same kinds of files "
+        f"(each: {_kinds_text(files_of[rep])}; {n_files} files in all): {_compact_names(names)}. "
+        f"The files of {prefix}{rep}/ are shown as the example:\n",
+        0,
+    )
+    blocks = [head]
+    masked: dict[str, list[str]] = {}
+    for e in files_of[rep]:
+        one = _single(e, prefix, max_rows, cache, style, root)
+        blocks += [Block("  " + b.text.replace("\n", "\n  ").rstrip(" ") if b.text.startswith("- ") else b.text, b.lo, b.hi)
+                   for b in one.blocks]
+        masked.update(one.masked_files)
+    fr = _finish(prefix + rep + "/", blocks, [k for v in masked.values() for k in v])
+    fr.masked_files = masked
+    fr.folded = {"folders": len(folders), "files": n_files, "example": rep, "parent": parent}
+    if cache is not None:
+        cache[key] = fr
+    return fr
 
 
 @dataclass
@@ -338,6 +544,28 @@ class Rendered:
     tokens: int
     levels: dict[str, int]
     mode: str  # "detail" | "grouped" (every same-column group folded, names compacted) | "names"
+    #: lake path -> kinds of secrets masked in the text shown of it
+    masked: dict[str, list[str]] = field(default_factory=dict)
+    #: groups of repeated folders shown once (count, example folder)
+    folded_folders: list[dict] = field(default_factory=list)
+    #: files shown with fewer rows/lines than the sampling rule gives, for the budget
+    shortened: list[str] = field(default_factory=list)
+
+
+def _fit(renders: list[FileRender], budget: int, mode: str) -> Rendered | None:
+    levels = allocate(renders, budget)
+    if levels is None:
+        return None
+    text = "".join(fr.text(lv) for fr, lv in zip(renders, levels, strict=True))
+    tokens = sum(fr.costs[lv] for fr, lv in zip(renders, levels, strict=True))
+    masked: dict[str, list[str]] = {}
+    for fr in renders:
+        masked.update(fr.masked_files)
+    return Rendered(
+        text, tokens, {fr.path: lv for fr, lv in zip(renders, levels, strict=True)}, mode, masked=masked,
+        folded_folders=[fr.folded for fr in renders if fr.folded],
+        shortened=[fr.path for fr, lv in zip(renders, levels, strict=True) if lv < fr.max_level],
+    )
 
 
 def render_entries(
@@ -348,37 +576,62 @@ def render_entries(
     max_rows: int = 10,
     content: bool = True,
     cache: dict | None = None,
+    style: str = "rich",
+    root: Path | None = None,
 ) -> Rendered:
     """The files as prompt text within ``budget_tokens`` (estimated).
 
-    ``content=False`` renders names, sizes and formats by extension only (no byte of the data).
+    ``content=False`` renders names and paths only (no byte of the data).
+    ``style``: ``"paper"`` (the paper's snippets: CSV files as type-annotated tables, the whole table
+    under ``max_rows`` rows else the first ``max_rows``; other text files as their first lines, read
+    from ``root``) or ``"rich"`` (formats, header detection, column types with examples, sheets).
+    Either way, sibling folders holding the same kinds of files are shown once (count + example) and
+    secrets are masked.
     ``cache``: a dict kept by the caller (the index) to reuse prepared renders across tasks.
     """
+    if style not in STYLES:
+        raise ValueError(f"unknown lake rendering {style!r} (known: {', '.join(STYLES)})")
     entries = list(entries)
     prefix = path_prefix.rstrip("/") + "/" if path_prefix else ""
     if not content:
-        lines = [f"- {prefix}{e.path} ({human_size(e.size)})\n" for e in entries]
+        lines = [f"- {prefix}{e.path}\n" for e in entries]
         text = "".join(lines)
         if estimate_tokens(text) > budget_tokens:
             text = list_paths([prefix + e.path for e in entries], budget_tokens)
-            return Rendered(text, estimate_tokens(text), {}, "names")
         return Rendered(text, estimate_tokens(text), {}, "names")
-    groups = _groups(entries, cache)
+    # 0. groups of repeated sibling folders: one unit each, placed where their first folder was
+    files_of: dict[str, list[FileEntry]] = {}
+    for e in entries:
+        files_of.setdefault(e.path.rpartition("/")[0], []).append(e)
+    folder_units: dict[str, FileRender] = {}
+    in_group: set[str] = set()
+    for folders in repeated_folders(entries):
+        folder_units[folders[0]] = _folder_group(folders, files_of, prefix, max_rows, cache, style, root)
+        in_group.update(folders)
+    rest = [e for e in entries if e.path.rpartition("/")[0] not in in_group]
+    groups = _groups(rest, cache)
+    order = {e.path: i for i, e in enumerate(entries)}
+    first_of = {d: order[files_of[d][0].path] for d in folder_units}
+
+    def ordered(units: list[tuple[int, FileRender]]) -> list[FileRender]:
+        units += [(first_of[d], fr) for d, fr in folder_units.items()]
+        return [fr for _, fr in sorted(units, key=lambda x: x[0])]
+
     # 1. every file on its own, except runs of >= FOLD_MIN same-column files of a folder, folded into one
-    units: list[FileRender] = []
+    units: list[tuple[int, FileRender]] = []
     for g in groups:
         if len(g) >= FOLD_MIN and g[0].tables:
-            units.append(_folded(g, prefix, max_rows, cache, with_rows=True))
+            units.append((order[g[0].path], _folded(g, prefix, max_rows, cache, True, style, root)))
         else:
-            units.extend(_single(e, prefix, max_rows, cache) for e in g)
-    out = _fit(units, budget_tokens, "detail")
+            units.extend((order[e.path], _single(e, prefix, max_rows, cache, style, root)) for e in g)
+    out = _fit(ordered(units), budget_tokens, "detail")
     if out is not None:
         return out
     # 2. every group of two or more folded, names compacted
     if any(len(g) > 1 for g in groups):
-        units = [_folded(g, prefix, max_rows, cache, with_rows=False) if len(g) > 1 else _single(g[0], prefix, max_rows, cache)
-                 for g in groups]
-        out = _fit(units, budget_tokens, "grouped")
+        units = [(order[g[0].path], _folded(g, prefix, max_rows, cache, False, style, root) if len(g) > 1
+                  else _single(g[0], prefix, max_rows, cache, style, root)) for g in groups]
+        out = _fit(ordered(units), budget_tokens, "grouped")
         if out is not None:
             return out
     # 3. names only
@@ -386,4 +639,15 @@ def render_entries(
     return Rendered(text, estimate_tokens(text), {}, "names")
 
 
-__all__ = ["Rendered", "allocate", "estimate_tokens", "human_size", "list_paths", "render_entries"]
+__all__ = [
+    "PAPER_TABLE_FORMATS",
+    "STYLES",
+    "Rendered",
+    "allocate",
+    "estimate_tokens",
+    "head_lines",
+    "human_size",
+    "list_paths",
+    "render_entries",
+    "repeated_folders",
+]

@@ -20,6 +20,7 @@ from kramabench.contracts.model import (
     Usage,
 )
 from kramabench.models import recording
+from kramabench.models.budget import model_time_budget
 from kramabench.models.cache import ResponseCache, default_cache_dir, open_cache
 from kramabench.models.costs import (
     CostSummary,
@@ -38,6 +39,7 @@ from kramabench.models.registry import get_model, parse_model_id, providers, reg
 from kramabench.models.retry import RetryPolicy
 
 __all__ = [
+    "model_time_budget",
     "CallRecord", "CallRecorder", "ChatMessage", "Completion", "ConcurrencyLimiter", "CostSummary", "ManagedModel",
     "Model", "ModelError", "ModelErrorKind", "ModelOptions", "Price", "PricingTable", "ResponseCache",
     "RetryPolicy", "RunCosts", "Usage", "cost_usd", "default_cache_dir", "get_model", "limiter_for",

@@ -47,6 +47,12 @@ class ManagedModel:
     def __repr__(self) -> str:
         return f"ManagedModel({self.id!r}, cache={'off' if self.cache is None else self.cache_policy})"
 
+    def preflight(self) -> None:
+        """The backend's cheap check of key, endpoint and model (if it has one); raises ModelError."""
+        check = getattr(self.backend, "preflight", None)
+        if callable(check):
+            check()
+
     def uses_cache(self, options: ModelOptions) -> bool:
         if self.cache is None or self.cache_policy is False:
             return False

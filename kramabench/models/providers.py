@@ -27,6 +27,7 @@ from kramabench.contracts.model import (
     ModelOptions,
     Usage,
 )
+from kramabench.models.budget import remaining as budget_remaining
 from kramabench.models.limits import ConcurrencyLimiter, limiter_for
 from kramabench.models.pricing import Price, cost_usd, price_for
 from kramabench.models.retry import RetryPolicy, parse_retry_after
@@ -132,6 +133,32 @@ class ChatBackend:
             kwargs["base_url"] = url
         return openai.OpenAI(**kwargs)
 
+    # -- preflight ----------------------------------------------------------------------------------
+    def preflight(self, timeout_s: float = 15.0) -> None:
+        """One cheap request before a run: the key and the endpoint work, and (for ``openai``) the model
+        exists. Raises :class:`ModelError` (``auth``, ``not_found``, ``connection``...) with one clear line.
+
+        ``openai``: ``GET /models/<model>`` (404 = no such model); ``together`` and ``openai-compatible``:
+        ``GET /models`` (a server without that route, 404, is let through: the first chat call tells).
+        Never retried: an unreachable URL is one line, not N retries per task."""
+        try:
+            if self.provider == "openai":
+                self._client.models.retrieve(self.model, timeout=timeout_s)
+            else:
+                self._client.models.list(timeout=timeout_s)
+        except Exception as exc:  # classified below
+            kind, message, _ = classify(exc)
+            if kind == "not_found" and self.provider != "openai":
+                logger.debug("%s: %s/models is not served (%s); no preflight", self.id, self.base_url, message)
+                return
+            if kind == "not_found":
+                message = f"no model {self.model!r} at {self.base_url} ({message})"
+            elif kind in ("connection", "timeout"):
+                message = f"cannot reach {self.base_url}: {message}"
+            elif kind == "auth":
+                message = f"the key was refused by {self.base_url} ({message}); check {KEY_ENV[self.provider]}"
+            raise ModelError(kind, f"{self.id}: {message}") from exc
+
     # -- one request --------------------------------------------------------------------------------
     def _params(self, messages: list[ChatMessage], options: ModelOptions) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": [m.model_dump() for m in messages]}
@@ -155,7 +182,9 @@ class ChatBackend:
         return params
 
     def _attempt(self, params: dict[str, Any], options: ModelOptions) -> Completion:
-        resp = self._client.chat.completions.create(**params, timeout=options.timeout_s)
+        left = _left_or_none(self.id)
+        timeout = options.timeout_s if left is None else min(options.timeout_s, left)
+        resp = self._client.chat.completions.create(**params, timeout=timeout)
         return self._parse(resp)
 
     def _parse(self, resp: Any) -> Completion:
@@ -207,6 +236,7 @@ class ChatBackend:
         while True:
             attempt += 1
             retry_after: float | None = None
+            budget_remaining(self.id)  # a spent model-time budget: a timeout error, no request
             with self.limiter.slot():
                 try:
                     completion = self._attempt(params, options)
@@ -221,6 +251,11 @@ class ChatBackend:
                 tried = f" (after {attempt} attempt{'s' if attempt > 1 else ''})"
                 raise ModelError(kind, f"{self.id}: {message}{tried}", attempts=attempt) from cause
             delay = self.retry.delay(attempt, retry_after)
+            left = _left_or_none(self.id)
+            if left is not None and left <= delay:
+                raise ModelError(kind, f"{self.id}: {message} (after {attempt} attempt{'s' if attempt > 1 else ''}; "
+                                       "the task's model-time budget leaves no time for another)",
+                                 attempts=attempt) from cause
             logger.warning("%s: %s: %s; attempt %d/%d, retrying in %.2fs", self.id, kind, message, attempt,
                            options.max_attempts, delay)
             time.sleep(delay)
@@ -230,11 +265,20 @@ class _BadResponse(Exception):
     pass
 
 
+def _left_or_none(model_id: str) -> float | None:
+    try:
+        return budget_remaining(model_id)
+    except ModelError:
+        return 0.0
+
+
 def _status_kind(status: int) -> ModelErrorKind:
     if status == 429:
         return "rate_limit"
     if status in (401, 403):
         return "auth"
+    if status == 404:
+        return "not_found"
     if status == 408:
         return "timeout"
     if status >= 500:

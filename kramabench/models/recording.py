@@ -44,6 +44,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.model import ChatMessage, ModelOptions, Usage
+from kramabench.contracts.records import repair_torn_tail
 from kramabench.models.cache import answer_options
 
 logger = logging.getLogger(__name__)
@@ -101,6 +102,8 @@ class CallRecorder:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.run_dir / filename
         self._lock = threading.Lock()
+        # a line torn by a killed run is moved aside (calls.jsonl.torn), so the next call starts a new line
+        repair_torn_tail(self.path, lambda raw: CallRecord.model_validate_json(raw) is not None)
         self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
 
     def write(self, record: CallRecord) -> None:
@@ -197,8 +200,9 @@ def load_calls(run_dir: Path | str, filename: str = CALLS_FILE) -> list[CallReco
     """All call records of a run, in file order. A truncated last line (a killed run) is skipped with a
     warning; any other bad line is an error naming the file and line."""
     path = Path(run_dir) / filename
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     out: list[CallRecord] = []
+    bad: list[int] = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -208,7 +212,15 @@ def load_calls(run_dir: Path | str, filename: str = CALLS_FILE) -> list[CallReco
             if n == len(lines):
                 logger.warning("%s:%d: incomplete last line skipped (interrupted run?)", path, n)
                 continue
-            raise ValueError(f"{path}:{n}: not a call record: {exc}") from exc
+            logger.debug("%s:%d: not a call record: %s", path, n, exc)
+            bad.append(n)
+    if bad:
+        # e.g. a torn line an older version glued the next call onto: those calls are not replayed (the tasks
+        # that made them get a replay_mismatch), every other call is
+        logger.warning("%s: %d line(s) are not call records and are skipped (lines %s)", path, len(bad),
+                       ", ".join(map(str, bad[:10])))
+    if bad and not out:
+        raise ValueError(f"{path}: no line is a call record (lines {', '.join(map(str, bad[:5]))} are not)")
     return out
 
 

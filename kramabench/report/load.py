@@ -94,13 +94,16 @@ def load_run(run_dir: Path | str) -> RunData:
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: not a run folder (no such directory)")
     mpath = run_dir / MANIFEST
+    from kramabench.contracts.records import parse_manifest
+
     try:
-        manifest = Manifest.model_validate_json(mpath.read_text(encoding="utf-8"))
+        manifest = parse_manifest(mpath.read_bytes(), mpath)
     except FileNotFoundError:
         raise ReportError(f"{mpath}: missing; {run_dir} is not a run folder") from None
-    except (OSError, ValueError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ReportError(f"{mpath}: not a valid run manifest ({first})") from None
+    except ValueError as exc:  # names the file and the problem in plain words
+        raise ReportError(str(exc)) from None
+    except OSError as exc:
+        raise ReportError(f"{mpath}: cannot read: {exc.strerror or exc}") from None
     warnings: list[str] = []
     records = _read_records(run_dir / RECORDS, warnings)
     other = [r for r in records if r.run_id != manifest.run_id]

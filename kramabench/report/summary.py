@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
@@ -85,7 +86,7 @@ def summarize(run: RunData, index: int) -> RunSummary:
         system=m.system,
         model=m.model,
         workload=str(m.workload.get("name") or m.workload.get("root") or "–"),
-        settings=run.settings(),
+        settings=[_setting_label(s, m) for s in run.settings()],
         status=m.status,
         main_setting=setting,
         n_tasks=len(scores),
@@ -105,6 +106,19 @@ def summarize(run: RunData, index: int) -> RunSummary:
         n_judge_cost_unknown=sum(1 for c in judged if c is None),
         judge_tokens=sum(judge_tokens(r.score_details) for r in run.records),
     )
+
+
+def subtasks_posed(manifest: Any) -> bool:
+    """Whether an end-to-end run also posed the subtask questions (``--pose-subtasks``, recorded in the
+    manifest's configuration); the paper's end-to-end setting poses the main question only."""
+    opts = ((getattr(manifest, "options", None) or {}).get("config") or {}).get("options") or {}
+    return bool(opts.get("pose_subtasks", False))
+
+
+def _setting_label(setting: str, manifest: Any) -> str:
+    if setting == "end-to-end" and subtasks_posed(manifest):
+        return "end-to-end (subtasks posed with the question)"
+    return setting
 
 
 def _elapsed(run: RunData) -> float | None:

@@ -24,12 +24,12 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from kramabench.contracts.run import ViewMode
 from kramabench.lake.index import inside_lake, walk_lake
+from kramabench.sweep import make_tempdir, sweep_temp
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class LakeViews:
     def _tmpdir(self) -> Path:
         if self._tmp is None:
             sweep_stale_views(self.base)
-            self._tmp = Path(tempfile.mkdtemp(prefix=f"kramabench-lake-{os.getpid()}-", dir=self.base))
+            self._tmp = make_tempdir("lake", self.base)  # tagged with its owner: swept if this process is killed
             # mkdtemp makes it 0700; a docker sandbox reads the lake as an unprivileged user (the lake is data,
             # not a secret; its files keep their own permissions)
             os.chmod(self._tmp, 0o755)
@@ -129,21 +129,8 @@ class LakeViews:
 
 
 def sweep_stale_views(base: Path | None = None) -> None:
-    """Remove views left by runs that were killed (their process is gone)."""
-    root = Path(base or tempfile.gettempdir())
-    for d in root.glob("kramabench-lake-*-*"):
-        try:
-            pid = int(d.name.split("-")[2])
-        except (IndexError, ValueError):
-            continue
-        if pid == os.getpid():
-            continue
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            shutil.rmtree(d, ignore_errors=True)
-        except PermissionError:
-            pass
+    """Remove views (and other kramabench temporary folders) left by processes that were killed."""
+    sweep_temp(base)
 
 
 def _safe(name: str) -> str:

@@ -43,6 +43,8 @@ class RunPlan:
     resume: ResumeState | None = None
     #: called once the run ends (the sandbox's close, ...)
     closers: list[Callable[[], None]] = field(default_factory=list)
+    #: trips on the first fatal model error (kramabench.run.throttle.FatalGuard); None: the Runner makes one
+    guard: Any = None
 
     @property
     def options(self) -> Any:  # kramabench.run.runner.RunOptions

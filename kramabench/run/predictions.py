@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.workload.models import Task, Workload
 from scorers.judge import Judge
+from scorers.paths import LakePaths, canonical_lake_paths
 from scorers.registry import score
 from scorers.stats import ScoredItem, Summary, summarize
 
@@ -78,6 +79,48 @@ class ScoreReport(BaseModel):
     comparison: dict[str, Any] | None = None
 
 
+#: deepest nesting of lists and objects accepted in a prediction (a real answer needs a handful of levels;
+#: a 100,000-deep list would exhaust the interpreter's stack in the parser or a scorer)
+MAX_DEPTH = 64
+
+#: what a predictions line must look like (said when no line does)
+EXPECTED_SHAPE = ('JSON lines like {"task_id": "<task id>", "answer": <value>, "subtask_answers": {...}} '
+                  "(or a run's records.jsonl)")
+
+
+def nesting_depth(text: str, limit: int = MAX_DEPTH) -> int:
+    """How deep ``[`` and ``{`` nest in JSON ``text`` (strings skipped), counted without recursion and
+    stopping once past ``limit``."""
+    depth = deepest = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _parse(text: str) -> Any:
+    """json.loads, refusing (ValueError) nesting deeper than :data:`MAX_DEPTH` before parsing."""
+    if nesting_depth(text) > MAX_DEPTH:
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels of lists/objects; not a prediction")
+    return json.loads(text)
+
+
 def _lines(path: Path) -> Iterable[tuple[int, Any]]:
     """(line number, parsed JSON or the ValueError) of each non-blank line; a file that is one JSON array
     of objects (a common export) gives its elements, numbered from 1."""
@@ -85,8 +128,8 @@ def _lines(path: Path) -> Iterable[tuple[int, Any]]:
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
-            whole = json.loads(text)
-        except ValueError:
+            whole = json.loads(text) if nesting_depth(text) <= MAX_DEPTH + 1 else None
+        except (ValueError, RecursionError):
             whole = None
         if isinstance(whole, list):
             yield from enumerate(whole, start=1)
@@ -95,9 +138,39 @@ def _lines(path: Path) -> Iterable[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            yield n, json.loads(line)
-        except ValueError as e:
-            yield n, e
+            yield n, _parse(line)
+        except (ValueError, RecursionError) as e:
+            yield n, e if isinstance(e, ValueError) else ValueError(f"too deeply nested ({e})")
+
+
+class PredictionsShapeError(ValueError):
+    """No line of a predictions file has the expected shape: it is another kind of file."""
+
+
+def check_shape(path: Path, preds: dict[str, Any], problems: list[Problem]) -> None:
+    """Refuse a file of which no line is a prediction (a CSV, ``{id, prediction}`` or ``{task: answer}``
+    lines...): scoring it would print a table of zeros. Raises :class:`PredictionsShapeError` (one line)."""
+    bad = [p for p in problems if p.code in ("bad_line", "no_task_id")]
+    if preds or not bad:
+        return
+    first = bad[0]
+    raise PredictionsShapeError(
+        f"{path}: no line is a prediction (line {first.line}: {first.message[:120]}); expected {EXPECTED_SHAPE}"
+    )
+
+
+def _too_deep(obj: Any, limit: int = MAX_DEPTH) -> bool:
+    """Nesting of lists/dicts deeper than ``limit``, checked without recursion."""
+    stack = [(obj, 1)]
+    while stack:
+        v, d = stack.pop()
+        if d > limit:
+            return True
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+    return False
 
 
 def read_predictions(path: Path) -> tuple[dict[str, Prediction], list[Problem]]:
@@ -111,6 +184,10 @@ def read_predictions(path: Path) -> tuple[dict[str, Prediction], list[Problem]]:
         n_lines += 1
         if isinstance(obj, ValueError):
             problems.append(Problem(code="bad_line", message=f"not JSON: {obj}", file=f, line=n))
+            continue
+        if isinstance(obj, (dict, list)) and _too_deep(obj):
+            problems.append(Problem(code="bad_line", message=f"nested deeper than {MAX_DEPTH} levels; not a prediction",
+                                    file=f, line=n))
             continue
         if not isinstance(obj, dict):
             problems.append(Problem(code="bad_line", message=f"a JSON {type(obj).__name__}, not an object",
@@ -171,6 +248,19 @@ def _item(domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any 
                       unscored=s.unscored, reason=s.details.get("reason"), metric=s.metric, details=s.details)
 
 
+def _lake_paths(wl: Workload) -> LakePaths | None:
+    """The files of a workload's lake (None when it has none on disk)."""
+    lake = getattr(wl, "lake", None)
+    if lake is None or not Path(lake).is_dir():
+        return None
+    from kramabench.lake import list_lake_files
+
+    try:
+        return LakePaths(list_lake_files(Path(lake)))
+    except OSError:
+        return None
+
+
 def score_workloads(
     workloads: Iterable[Workload],
     predictions: dict[str, Prediction],
@@ -201,6 +291,7 @@ def score_workloads(
     with_subtasks = any(p.has_subtasks for p in predictions.values())
     # one job per answer, in workload order: (domain, task, subtask id, answer type, gold, prediction?, query)
     jobs: list[tuple[str, Task, str | None, Any, Any, tuple[Any] | None, str]] = []
+    lakes: dict[str, Any] = {wl.domain: _lake_paths(wl) for wl in workloads}
     for wl in workloads:
         for task in wl.tasks:
             p = predictions.get(task.id)
@@ -217,7 +308,18 @@ def score_workloads(
         if pred is None:
             item = _item(domain, task, sub_id, answer_type, missing=True)
         else:
-            item = _item(domain, task, sub_id, answer_type, score(gold, pred[0], answer_type, judge, question=query))
+            lake = lakes.get(domain)
+            n_paths = 0
+            if lake is not None:  # a lake file is the same file whatever prefix names it
+                gold, n_gold = canonical_lake_paths(gold, lake)
+                answer, n_pred = canonical_lake_paths(pred[0], lake)
+                n_paths = n_gold + n_pred
+            else:
+                answer = pred[0]
+            s = score(gold, answer, answer_type, judge, question=query)
+            if n_paths:
+                s.details["lake_paths_normalised"] = n_paths
+            item = _item(domain, task, sub_id, answer_type, s)
         if progress:
             progress(sub_id or task.id)
         return item

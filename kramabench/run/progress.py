@@ -128,11 +128,13 @@ class RichProgress(Progress):
         super().start(total, label)
         label = label or "run"
         # an 80-column terminal must still show done/total, failures, score, cost and ETA: there the bar is
-        # short, the elapsed time is left out and a long run label is cut
+        # short and the elapsed time is left out; a label too long for the line is printed whole above the
+        # bar (never cut: it holds the run id to resume) and the bar says "tasks"
         narrow = self.console.width < 130
         room = max(8, self.console.width - 78) if narrow else 60
         if len(label) > room:
-            label = label[: room - 1] + "…"
+            self.console.print(f"[bold]{label}[/bold]", soft_wrap=True, highlight=False)
+            label = "tasks"
         columns = [TextColumn("[bold]{task.description}"), BarColumn(bar_width=8 if narrow else 40), MofNCompleteColumn(),
                    TextColumn("{task.fields[info]}")]
         if not narrow:

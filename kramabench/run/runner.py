@@ -1,8 +1,14 @@
 """The runner: every task of the chosen workloads through a system, concurrently, scored and stored.
 
-Threads: a *solve* pool of ``concurrency`` workers calls ``system.solve(TaskInput)`` and nothing else
-(its frames hold only the system and the TaskInput); a *score* pool scores the outputs against the
-answers; the calling (main) thread schedules work and is the only writer of ``records.jsonl``.
+Threads: an *executor* (kramabench.run.executor: local threads, or actors on a Ray cluster) solves up to
+``concurrency`` work items at once, calling ``system.solve(TaskInput)`` and nothing else (its frames hold
+only the system and the TaskInput); a *score* pool scores the outputs against the answers, on the
+driver; the calling (main) thread schedules work and is the only writer of ``records.jsonl``.
+
+Fatal model errors: a bad key or an unknown model (``auth``, ``not_found``, seen by the run's
+:class:`~kramabench.run.throttle.FatalGuard`) stops scheduling like an interruption; the manifest says
+``interrupted`` with the cause in ``stop_reason``, and the outcomes the fault produced are not recorded
+(resume runs them; so does a resume of an older run whose records hold such errors).
 
 Interruption: the first SIGINT/SIGTERM stops scheduling; running tasks finish and are recorded (an
 error outcome that ends after the interruption is *not* recorded, since the interruption may have
@@ -12,7 +18,6 @@ caused it: resume runs it again); the manifest says ``interrupted``. A second SI
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import secrets
@@ -27,13 +32,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
-from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.contracts.system import OutcomeError, SystemOutput
+from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.settings import SettingContext, WorkItem
+from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
 
 log = logging.getLogger(__name__)
@@ -51,19 +59,12 @@ class RunResult:
     skipped_finished: int = 0
     manifest: Manifest | None = None
     notes: list[str] = field(default_factory=list)
+    #: the fatal model error that stopped the run (a bad key, an unknown model), if any
+    fatal: str | None = None
 
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
-
-
-def _call_scope(call_key: str, recorder: Any) -> Any:
-    """The model-call recording scope of one task (kramabench.models.recording), if available."""
-    if recorder is None:
-        return contextlib.nullcontext()
-    from kramabench.models import recording
-
-    return recording.scope(call_key, recorder)
 
 
 def call_key(salt: str, setting: str, domain: str, task_id: str, subtask_id: str | None) -> str:
@@ -73,18 +74,17 @@ def call_key(salt: str, setting: str, domain: str, task_id: str, subtask_id: str
     return hashlib.sha256(raw).hexdigest()[:32]
 
 
-def _solve(system: Any, inp: TaskInput, key: str, recorder: Any) -> tuple[SystemOutput, float]:
-    """Runs in the solve pool: the system sees only ``inp``. Exceptions become system_crash outcomes."""
-    t0 = time.monotonic()
-    try:
-        with _call_scope(key, recorder):
-            out = system.solve(inp)
-        if not isinstance(out, SystemOutput):
-            out = SystemOutput.model_validate(out)
-    except Exception as e:  # noqa: BLE001 - a crashing system is an outcome, never the end of the run
-        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        out = SystemOutput(error=OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}\n{_tail(tb)}"))
-    return out, time.monotonic() - t0
+def is_fatal_error(e: OutcomeError | None) -> bool:
+    """An outcome error caused by an unusable model (``auth``, ``not_found``), as systems report it."""
+    if e is None:
+        return False
+    return e.kind in FATAL_KINDS or (e.kind == "model_error" and e.message.split(":", 1)[0].strip() in FATAL_KINDS)
+
+
+def is_fatal_record(r: Record) -> bool:
+    """A record of a task that failed because the model was unusable (bad key, unknown model): resume
+    runs it again, with or without ``--retry-errors``."""
+    return r.status == "error" and is_fatal_error(r.error)
 
 
 def _tail(text: str, n: int = 2000) -> str:
@@ -104,6 +104,7 @@ class Runner:
         self.setting = plan.setting
         self.progress = progress or Progress()
         self.resume = plan.resume is not None
+        self.guard = plan.guard or FatalGuard()
         self.views = LakeViews(self.options.lake_view)
         self.resolver = TaskResolver()
         self._stop = threading.Event()
@@ -114,6 +115,8 @@ class Runner:
         self.setting_ctx = SettingContext(
             pose_subtasks=self.options.pose_subtasks, judge=self.judge, privileged=self.spec.privileged
         )
+        #: where tasks are solved; None: made from ``options.executor`` when the run starts
+        self.executor: Any = None
 
     def build_system(self) -> Any:
         """Build the system (privileged built-ins get the resolver, filled in when tasks are planned)."""
@@ -146,7 +149,7 @@ class Runner:
                     prev = finished.get((wl.domain, setting.name, task.id, sub_id))
                     attempt = 0
                     if prev is not None:
-                        if prev.status == "error" and self.options.retry_errors:
+                        if prev.status == "error" and (self.options.retry_errors or is_fatal_record(prev)):
                             attempt = prev.attempt + 1
                         else:
                             skipped += 1
@@ -190,6 +193,12 @@ class Runner:
                         presolved=setting.presolved(task, unit))
 
     # -- scoring -------------------------------------------------------------------------------------
+    def _score(self, it: WorkItem, out: SystemOutput, wall: float) -> Record | None:
+        """The record, or None when a fatal model error (e.g. the judge's key) hit its scoring."""
+        self.guard.reset_here()
+        rec = self._record(it, out, wall)
+        return None if self.guard.tripped_here() else rec
+
     def _record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         try:
             return self._record_unsafe(it, out, wall)
@@ -284,6 +293,12 @@ class Runner:
             self.views.close()
             self.store.unlock()
 
+    def _executor_context(self) -> ExecutorContext:
+        return ExecutorContext(
+            manifest=self.manifest, options=self.options, system=self.system, recorder=self.recorder,
+            privileged=self.spec.privileged, needs_sandbox=self.spec.needs_sandbox, note=self.progress.note,
+        )
+
     def _run(self) -> RunResult:
         existing = self.store.read().records if self.resume else []
         finished = {unit_key(r): r for r in latest_records(existing)}
@@ -301,7 +316,7 @@ class Runner:
         dropped = 0
         # spare workers replace the threads of tasks abandoned after --task-timeout (a thread cannot be killed)
         timeout = self.options.task_timeout_s
-        solve_pool = ThreadPoolExecutor(2 * n if timeout else n, thread_name_prefix="kb-solve")
+        executor = self.executor or make_executor(self.options.executor, address=self.options.ray_address)
         abandoned: set[Future] = set()
         started: dict[Future, float] = {}
         score_pool = ThreadPoolExecutor(max(1, min(n, 8)), thread_name_prefix="kb-score")
@@ -312,6 +327,10 @@ class Runner:
         self.recorder = _open_recorder(self.store.dir)
         completed = False
         try:
+            self.manifest.options.setdefault("executors", []).append(
+                {"started_at": _now().isoformat(), **executor.start(self._executor_context(), slots=2 * n if timeout else n)}
+            )
+            self.store.write_manifest(self.manifest)
             while (pending and not self._stop.is_set()) or solving or scoring:
                 if self._hard.is_set():
                     break
@@ -323,9 +342,9 @@ class Runner:
                     it = pending.popleft()
                     it.started_at = _now()
                     if it.presolved is not None:  # nothing to ask the system: straight to scoring
-                        scoring[score_pool.submit(self._record, it, it.presolved, 0.0)] = it
+                        scoring[score_pool.submit(self._score, it, it.presolved, 0.0)] = it
                         continue
-                    f = solve_pool.submit(_solve, system, it.input, it.call_key, self.recorder)
+                    f = executor.submit(it)
                     solving[f] = it
                     started[f] = time.monotonic()
                 futs = list(solving) + list(scoring)
@@ -341,19 +360,31 @@ class Runner:
                             kind="timeout",
                             message=f"the system did not return within {timeout:g} s (--task-timeout); its thread was left running",
                         ))
-                        scoring[score_pool.submit(self._record, it, out, now - started.pop(f))] = it
+                        scoring[score_pool.submit(self._score, it, out, now - started.pop(f))] = it
+                self._check_fatal()
                 for f in done:
                     if f in solving:
                         it = solving.pop(f)
                         started.pop(f, None)
                         out, wall = f.result()
+                        if is_fatal_error(out.error) and not self.guard.tripped:
+                            # a worker elsewhere (e.g. a Ray actor's own model) met a bad key or unknown model
+                            e = out.error
+                            kind, _, msg = (e.message.partition(":") if e.kind == "model_error"
+                                            else (e.kind, "", e.message))
+                            self.guard.trip(self.manifest.model or "model", kind.strip(), msg.strip())
+                        self._check_fatal()  # a fatal error in this task's calls stops the run: its outcome is dropped
                         if self._stop.is_set() and out.error is not None:
                             dropped += 1  # may be an artefact of the interruption: resume runs it again
                             continue
-                        scoring[score_pool.submit(self._record, it, out, wall)] = it
+                        scoring[score_pool.submit(self._score, it, out, wall)] = it
                     else:
                         scoring.pop(f)
                         rec = f.result()
+                        if rec is None:  # its scoring hit a fatal model error: resume scores it again
+                            self._check_fatal()
+                            dropped += 1
+                            continue
                         self.store.append(rec)
                         new_records.append(rec)
                         self.progress.update(rec)
@@ -362,7 +393,7 @@ class Runner:
             self.store.close()
             self.abandoned_running = sum(1 for f in abandoned if not f.done())
             hard = self._hard.is_set() or self.abandoned_running > 0
-            solve_pool.shutdown(wait=not hard, cancel_futures=True)
+            executor.shutdown(hard=hard)
             score_pool.shutdown(wait=not hard, cancel_futures=True)
             if self.recorder is not None:
                 try:
@@ -374,6 +405,7 @@ class Runner:
             interrupted = not completed or (self._stop.is_set() and bool(pending or solving or scoring or dropped))
             all_records = latest_records(self.store.read().records)
             self.manifest.status = "interrupted" if interrupted else "finished"
+            self.manifest.stop_reason = self.guard.cause if interrupted else None
             self.manifest.finished_at = _now()
             self.manifest.counts = _counts(all_records)
             stats = getattr(self.judge, "stats", None)
@@ -397,7 +429,13 @@ class Runner:
             hard_stop=hard,
             skipped_finished=skipped,
             manifest=self.manifest,
+            fatal=self.guard.cause,
         )
+
+    def _check_fatal(self) -> None:
+        if self.guard.tripped and not self._stop.is_set():
+            self.request_stop()
+            self.progress.note(f"stopping: {self.guard.cause}")
 
 
 def _open_recorder(run_dir: Path) -> Any:
@@ -420,4 +458,4 @@ def _counts(records: list[Record]) -> dict[str, Any]:
     }
 
 
-__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem", "call_key"]
+__all__ = ["RunOptions", "RunResult", "Runner", "WorkItem", "call_key", "is_fatal_record"]

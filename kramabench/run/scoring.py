@@ -20,21 +20,40 @@ class Scored:
 
 
 def score_answer(
-    expected: Any, predicted: Any, answer_type: Any, judge: Any = None, *, where: str = "", question: str | None = None
+    expected: Any,
+    predicted: Any,
+    answer_type: Any,
+    judge: Any = None,
+    *,
+    where: str = "",
+    question: str | None = None,
+    lake_files: Any = None,
 ) -> Scored:
     """Score ``predicted`` against ``expected``.
 
+    * ``lake_files`` (the lake's files, or a :class:`scorers.paths.LakePaths`): a lake file named in
+      either answer counts as the same file whatever prefix names it (:mod:`scorers.paths`);
     * no answer type (a workload defect the loader reported): unscored, reason in details;
     * the scorer raising: unscored with ``scorer_error`` (logged), so a bug never becomes a silent 0.
     """
     if answer_type is None:
         return Scored(None, None, {"reason": "the task has no valid answer_type"}, unscored=True)
+    n_paths = 0
+    if lake_files is not None:
+        from scorers.paths import canonical_lake_paths
+
+        expected, n_gold = canonical_lake_paths(expected, lake_files)
+        predicted, n_pred = canonical_lake_paths(predicted, lake_files)
+        n_paths = n_gold + n_pred
     try:
         s = scorers.score(expected, predicted, answer_type, judge=judge, question=question)
     except Exception as e:  # noqa: BLE001 - any scorer failure becomes an explained unscored item
         log.warning("%s: scorer failed: %s: %s", where, type(e).__name__, e)
         return Scored(None, None, {"reason": "scorer_error", "error": f"{type(e).__name__}: {e}"}, unscored=True)
-    return Scored(s.value, s.metric, dict(s.details), bool(s.unscored))
+    details = dict(s.details)
+    if n_paths:
+        details["lake_paths_normalised"] = n_paths
+    return Scored(s.value, s.metric, details, bool(s.unscored))
 
 
 def no_answer(kind: str) -> Scored:

@@ -18,7 +18,7 @@ from typing import Any
 
 from kramabench.contracts.model import ModelError
 from kramabench.contracts.records import Manifest
-from kramabench.contracts.run import RunConfig
+from kramabench.contracts.run import RunConfig, RunOptions
 from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.models import get_model
 from kramabench.run.lakeview import list_lake_files
@@ -35,7 +35,7 @@ from kramabench.run.provenance import (
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
 from kramabench.run.store import RunLocked, RunStore
-from kramabench.run.throttle import LimitedModel, LimitedSandbox
+from kramabench.run.throttle import FatalGuard, LimitedModel, LimitedSandbox
 from kramabench.sandbox import get_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
@@ -49,6 +49,10 @@ log = logging.getLogger(__name__)
 
 class RunSetupError(RuntimeError):
     """A run cannot start; the message says why and what to do."""
+
+
+class ModelUnusable(RunSetupError):
+    """The preflight of a model or judge failed: key refused, model unknown, endpoint unreachable."""
 
 
 def resolve_workload_root(name: str) -> Path:
@@ -94,7 +98,64 @@ def load_workloads(root: Path, domains: list[str], errata: bool) -> list[Any]:
         if not Path(wl.lake).is_dir():
             raise RunSetupError(f"{d}: data lake {wl.lake} is missing")
         out.append(wl)
+    if all(_all_tasks_in_error(w) for w in out):
+        raise RunSetupError(_no_task_message(root, out))
     return out
+
+
+def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
+    """An unknown ``-o key=value`` is refused before anything is made, naming the system's valid options."""
+    import inspect
+
+    if not given:
+        return
+    if spec.options is not None:
+        if spec.options.model_config.get("extra") != "forbid":
+            return
+    elif spec.options_from is not None:
+        try:
+            params = inspect.signature(spec.options_from).parameters.values()
+        except (TypeError, ValueError):
+            return
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+            return  # takes any keyword: nothing to check here
+    infos = spec.option_infos()
+    valid = {o.name for o in infos}
+    unknown = [k for k in given if k not in valid]
+    if not unknown:
+        return
+    import difflib
+
+    hints = [f"{k!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(k, valid, n=1)) else repr(k)
+             for k in unknown]
+    listed = ", ".join(f"{o.name} ({o.type}, default {o.default})" for o in infos) or "none"
+    raise RunSetupError(
+        f"system {spec.name!r} has no option {', '.join(hints)}; its options: {listed}"
+    )
+
+
+def _all_tasks_in_error(wl: Any) -> bool:
+    """No task left, or every task left has an error-level finding (it cannot be scored as written)."""
+    from kramabench.workload.validate import is_failing
+
+    bad = {f.task_id for f in wl.findings if is_failing(f) and f.task_id and not f.subtask_id}
+    return all(t.id in bad for t in wl.tasks)
+
+
+def _no_task_message(root: Path, workloads: list[Any]) -> str:
+    """Why no task of the chosen domains can run: the error findings that dropped them, or an empty file."""
+    errors = [f for w in workloads for f in w.findings if f.severity == "error"]
+    names = ", ".join(w.domain for w in workloads)
+    if not errors:
+        return f"{root}: the workload of {names} holds no task; nothing to run"
+    shown = "; ".join(
+        f"{f.domain}/{f.task_id or '-'}{'.' + f.field if f.field else ''} [{f.code}]: {f.message}" for f in errors[:5]
+    )
+    more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
+    return (
+        f"{root}: no task of {names} can run, every one has an error finding ({len(errors)}): {shown}{more} "
+        f"(all of them: kramabench workloads validate {root})"
+    )
 
 
 def _slug(s: str) -> str:
@@ -139,14 +200,19 @@ class Prepared:
                     log.warning("cleanup failed: %s", e)
 
 
-def _make_model(model_id: str, limit: int) -> Any:
+def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, role: str = "model") -> Any:
+    """The model of a run, checked by one cheap preflight request (key, endpoint, model name)."""
     try:
         model = get_model(model_id)
     except ModelError as e:
-        raise RunSetupError(f"model {model_id}: {e.message}" if e.kind != "missing_key" else e.message) from e
+        raise RunSetupError(f"{role} {model_id}: {e.message}" if e.kind != "missing_key" else e.message) from e
     except (ValueError, KeyError) as e:
-        raise RunSetupError(f"model {model_id}: {e}") from e
-    return LimitedModel(model, limit)
+        raise RunSetupError(f"{role} {model_id}: {e}") from e
+    try:
+        model.preflight()
+    except ModelError as e:
+        raise ModelUnusable(f"{role} {e.message} [{e.kind}]; nothing was run") from e
+    return LimitedModel(model, limit, guard)
 
 
 def _make_sandbox(backend: str, limit: int) -> Any:
@@ -160,13 +226,16 @@ def _make_sandbox(backend: str, limit: int) -> Any:
         ) from e
     except (ValueError, KeyError) as e:
         raise RunSetupError(f"sandbox {backend!r}: {e}") from e
+    set_concurrency = getattr(sb, "set_concurrency", None)
+    if callable(set_concurrency):  # e.g. docker: as many warm containers as executions at once
+        set_concurrency(limit)
     return LimitedSandbox(sb, limit)
 
 
-def _make_judge(judge_id: str, limit: int, setting: Setting) -> Any:
+def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None) -> Any:
     """The judge of a run: the setting says which (the design judge for pipeline-design, else the paraphrase
-    judge), on a model made and checked like the system's."""
-    return setting.make_judge(_make_model(judge_id, limit))
+    judge), on a model made and checked (preflight) like the system's."""
+    return setting.make_judge(_make_model(judge_id, limit, guard, role="judge"))
 
 
 def open_resume(results: Path, run_id: str | None) -> ResumeState:
@@ -212,6 +281,8 @@ def prepare(
     else:
         resume = None
 
+    _check_executor(opts)
+
     try:
         setting = get_setting(opts.setting)
     except KeyError as e:
@@ -222,6 +293,7 @@ def prepare(
         spec = get_system_spec(spec_name)
     except SystemNotFound as e:
         raise RunSetupError(str(e)) from e
+    _check_system_options(spec, config.system_options)
 
     root = resolve_workload_root(config.workload)
     workloads = load_workloads(root, config.domains, config.errata)
@@ -265,9 +337,11 @@ def _prepare_rest(
 ) -> Prepared:
     opts = config.options
     old = resume.manifest if resume is not None else None
-    model = _make_model(config.model, opts.model_concurrency or opts.concurrency) if config.model else None
+    guard = FatalGuard()
+    limit = opts.model_concurrency or opts.concurrency
+    model = _make_model(config.model, limit, guard) if config.model else None
     judge_id = config.judge or setting.default_judge
-    judge = _make_judge(judge_id, opts.model_concurrency or opts.concurrency, setting) if judge_id else None
+    judge = _make_judge(judge_id, limit, setting, guard) if judge_id else None
     sandbox = None
     if spec.needs_sandbox:
         sandbox = _make_sandbox(config.sandbox, opts.sandbox_concurrency or opts.concurrency)
@@ -371,7 +445,7 @@ def _prepare_rest(
     )
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
-        store=store, manifest=manifest, resume=resume, closers=closers,
+        store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
     )
     runner = Runner(plan, progress=progress)
     try:
@@ -403,6 +477,17 @@ def _call_key_salt(model_id: str | None) -> str:
     return secrets.token_hex(16)
 
 
+def _check_executor(opts: RunOptions) -> None:
+    """``--executor ray`` needs Ray installed; ``--ray-address`` needs ``--executor ray``."""
+    if opts.ray_address and opts.executor != "ray":
+        raise RunSetupError("--ray-address needs --executor ray")
+    if opts.executor == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise RunSetupError("--executor ray needs Ray on this machine and on every node: pip install 'kramabench[ray]'")
+
+
 def _check_resume(config: RunConfig, old: Manifest) -> None:
     was = RunConfig.model_validate({**old.options.get("config", {}), "run_id": old.run_id, "resume": True})
     for name in ("workload", "system", "model", "sandbox", "errata", "domains", "system_options", "judge"):
@@ -426,6 +511,6 @@ def config_for_resume(resume: ResumeState, results: Path) -> RunConfig:
 
 
 __all__ = [
-    "Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "open_resume", "prepare",
+    "ModelUnusable", "Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "open_resume", "prepare",
     "resolve_workload_root",
 ]

@@ -41,8 +41,8 @@ RecordKey = tuple[str, str, "str | None", int]
 class SettingContext:
     """What a setting may use of the run: never the Runner, the store or the workload list."""
 
-    #: end-to-end: also pose the subtask questions (answers scored apart)
-    pose_subtasks: bool = True
+    #: end-to-end: also pose the subtask questions (answers scored apart); off, as in the paper
+    pose_subtasks: bool = False
     #: the judge built by the setting's ``make_judge`` (None: no judge configured)
     judge: Any = None
     #: the system is a privileged built-in (it knows the official subtask numbering)
@@ -97,6 +97,13 @@ class BaseSetting:
         return ModelJudge(model)
 
 
+def _lake_paths(item: WorkItem) -> Any:
+    """The lake's files of a work item, for matching file names in answers whatever their prefix."""
+    from scorers.paths import LakePaths
+
+    return LakePaths(item.input.files)
+
+
 class EndToEnd(BaseSetting):
     """The question and the lake; the main answer scored, subtask answers scored apart."""
 
@@ -124,7 +131,8 @@ class EndToEnd(BaseSetting):
         if answer is None:
             sc = no_answer(error.kind if error else "no_answer")
         else:
-            sc = score_answer(task.answer, answer, task.answer_type, ctx.judge, where=task.id, question=task.query)
+            sc = score_answer(task.answer, answer, task.answer_type, ctx.judge, where=task.id, question=task.query,
+                              lake_files=_lake_paths(item))
         # subtask answers: scored apart, keyed by the official subtask id
         sub_answers: dict[str, Any] = {}
         sub_scores: dict[str, float | None] = {}
@@ -140,11 +148,15 @@ class EndToEnd(BaseSetting):
                 st = by_id[sid]
                 if sid not in sub_answers:
                     # a posed subtask left unanswered scores 0, like a task without an answer (as `score` does);
-                    # one that was not posed (the reference system) is not scored
+                    # one that was not posed (the reference system) is not scored, and not listed when the
+                    # system answered no subtask at all (a replay of a run that did not pose them)
+                    if not item.input.subtasks and not sub_answers:
+                        continue
                     sub_scores[sid] = 0.0 if item.input.subtasks else None
                     sub_details[sid] = {"answered": False, "reason": "no answer"}
                     continue
-                s: Scored = score_answer(st.answer, sub_answers[sid], st.answer_type, ctx.judge, where=sid, question=st.query)
+                s: Scored = score_answer(st.answer, sub_answers[sid], st.answer_type, ctx.judge, where=sid,
+                                         question=st.query, lake_files=_lake_paths(item))
                 sub_scores[sid] = s.value
                 sub_details[sid] = {"answered": True, "metric": s.metric, "unscored": s.unscored, **s.details}
         return {
@@ -249,7 +261,8 @@ class Subtasks(BaseSetting):
         if answer is None:
             sc = no_answer(error.kind if error else "no_answer")
         else:
-            sc = score_answer(st.answer, answer, at, ctx.judge, where=st.id, question=st.query)
+            sc = score_answer(st.answer, answer, at, ctx.judge, where=st.id, question=st.query,
+                              lake_files=_lake_paths(item))
         return {
             "answer_type": at.value if isinstance(at, AnswerType) else at,
             "expected": st.answer,

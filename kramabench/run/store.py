@@ -21,9 +21,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from kramabench.contracts.records import Manifest, ReadResult, Record, latest_records, read_records, unit_key
+from kramabench.contracts.records import (
+    Manifest,
+    ReadResult,
+    Record,
+    latest_records,
+    parse_manifest,
+    read_records,
+    repair_torn_tail,
+    unit_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -94,12 +101,15 @@ class RunStore:
 
     # -- manifest ----------------------------------------------------------------------------------
     def read_manifest(self) -> Manifest:
+        """The run's manifest; a missing, torn or invalid one is a ValueError/FileNotFoundError that names
+        the file and the problem in plain words."""
         try:
-            return Manifest.model_validate_json(self.manifest_path.read_bytes())
+            data = self.manifest_path.read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(f"{self.manifest_path}: no manifest (not a run folder)") from None
-        except ValidationError as e:
-            raise ValueError(f"{self.manifest_path}: invalid manifest: {str(e).splitlines()[0]}") from e
+        except IsADirectoryError:
+            raise ValueError(f"{self.manifest_path}: is a folder, not a manifest file") from None
+        return parse_manifest(data, self.manifest_path)
 
     def write_manifest(self, manifest: Manifest) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -131,45 +141,7 @@ class RunStore:
         self._fd = os.open(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def _repair_tail(self) -> None:
-        p = self.records_path
-        if not p.exists():
-            return
-        size = p.stat().st_size
-        if size == 0:
-            return
-        with open(p, "rb+") as f:
-            # find the last newline, reading backwards in blocks
-            pos, block, cut = size, 1 << 16, None
-            f.seek(size - 1)
-            if f.read(1) == b"\n":
-                return
-            while pos > 0:
-                start = max(0, pos - block)
-                f.seek(start)
-                chunk = f.read(pos - start)
-                i = chunk.rfind(b"\n")
-                if i >= 0:
-                    cut = start + i + 1
-                    break
-                pos = start
-            cut = cut or 0
-            f.seek(cut)
-            torn = f.read()
-            try:  # complete record that only lacks its newline: keep it
-                Record.model_validate_json(torn)
-                f.seek(0, os.SEEK_END)
-                f.write(b"\n")
-                f.flush()
-                os.fsync(f.fileno())
-                return
-            except (ValidationError, ValueError):
-                pass
-            with open(p.with_name(RECORDS + ".torn"), "ab") as t:
-                t.write(torn + b"\n")
-            f.truncate(cut)
-            f.flush()
-            os.fsync(f.fileno())
-        log.warning("%s: cut off a torn last line (%d bytes, kept in %s.torn)", p, len(torn), RECORDS)
+        repair_torn_tail(self.records_path, lambda raw: Record.model_validate_json(raw) is not None)
 
     def append(self, record: Record) -> None:
         """Append one record as one line, in a single write."""
@@ -228,4 +200,4 @@ def _fsync_dir(d: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["LOCK", "MANIFEST", "RECORDS", "RunLocked", "ReadResult", "RecordKey", "RunStore", "latest_records", "read_records", "unit_key"]
+__all__ = ["LOCK", "MANIFEST", "RECORDS", "RunLocked", "ReadResult", "parse_manifest", "RecordKey", "RunStore", "latest_records", "read_records", "unit_key"]

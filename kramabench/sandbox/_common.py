@@ -48,6 +48,8 @@ def rlimits(limits: Limits, *, nproc: bool = True) -> dict[str, int | None]:
         "RLIMIT_CPU": limits.cpu_s,
         "RLIMIT_FSIZE": limits.scratch_mb * 1024 * 1024,
         "RLIMIT_CORE": 0,
+        # without it the code inherits the host's limit (often 20,000 or more descriptors)
+        "RLIMIT_NOFILE": limits.max_open_files,
     }
     if nproc:
         out["RLIMIT_NPROC"] = limits.max_processes
@@ -75,15 +77,61 @@ def check_request(backend: str, lake: Path, workdir: str, workdir_lake: str | No
         return ExecResult(backend=backend, explanation=f"sandbox not started: {e}")
 
 
-class CappedReader(threading.Thread):
-    """Drain a binary stream in a thread, keeping at most ``cap`` bytes (so no pipe ever blocks)."""
+class HeadTailBuffer:
+    """Bytes of a stream kept within ``cap``: the first half and the LAST half, so that a program that
+    prints megabytes of progress and then its answer keeps the answer (the cut is marked in the text)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head_cap = cap // 2
+        self.tail_cap = cap - self.head_cap
+        self.head = bytearray()
+        self._tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self._tail += data
+            if len(self._tail) > 2 * self.tail_cap:  # trim in batches: amortised O(1) per byte
+                del self._tail[: len(self._tail) - self.tail_cap]
+
+    @property
+    def tail(self) -> bytes:
+        return bytes(self._tail[-self.tail_cap :]) if self.tail_cap else b""
+
+    @property
+    def buf(self) -> bytes:
+        """The bytes kept (head + tail, without the cut marker)."""
+        return bytes(self.head) + self.tail
+
+    @property
+    def truncated(self) -> bool:
+        return self.total > self.cap
+
+    def text(self) -> str:
+        if not self.truncated:
+            return self.buf.decode("utf-8", "replace")
+        cut = self.total - len(self.head) - len(self.tail)
+        return (
+            bytes(self.head).decode("utf-8", "replace")
+            + f"\n[… {cut:,} bytes of output cut: the first and the last {self.head_cap:,} bytes are kept …]\n"
+            + self.tail.decode("utf-8", "replace")
+        )
+
+
+class CappedReader(HeadTailBuffer, threading.Thread):
+    """Drain a binary stream in a thread, keeping its head and tail within ``cap`` bytes (so no pipe ever
+    blocks and the end of the output, where a program prints its answer, is never lost)."""
 
     def __init__(self, stream, cap: int, *, watch: bytes | None = None, notify: threading.Event | None = None) -> None:
-        super().__init__(daemon=True)
+        threading.Thread.__init__(self, daemon=True)
+        HeadTailBuffer.__init__(self, cap)
         self.stream = stream
-        self.cap = cap
-        self.buf = bytearray()
-        self.total = 0
         #: set once ``watch`` has been seen in the stream (and ``notify`` with it)
         self.seen = threading.Event()
         self._watch = watch
@@ -91,28 +139,21 @@ class CappedReader(threading.Thread):
 
     def run(self) -> None:
         read = getattr(self.stream, "read1", None) or self.stream.read
+        recent = b""
         try:
             while True:
                 chunk = read(1 << 16)
                 if not chunk:
                     break
-                self.total += len(chunk)
-                room = self.cap - len(self.buf)
-                if room > 0:
-                    self.buf += chunk[:room]
-                if self._watch is not None and not self.seen.is_set() and self._watch in self.buf:
-                    self.seen.set()
-                    if self._notify is not None:
-                        self._notify.set()
+                self.feed(chunk)
+                if self._watch is not None and not self.seen.is_set():
+                    recent = recent[-len(self._watch) :] + chunk
+                    if self._watch in recent:
+                        self.seen.set()
+                        if self._notify is not None:
+                            self._notify.set()
         except (OSError, ValueError):
             pass
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > self.cap
-
-    def text(self) -> str:
-        return bytes(self.buf).decode("utf-8", "replace")
 
 
 #: after the supervisor's "done" report, how long the sandbox may take to exit before it is killed

@@ -8,7 +8,10 @@ has pandas and numpy imported: each run is a fresh process forked from it, so no
 (``fork_server=False``: ``sleep`` as pid 1 and a new interpreter per run).
 
 Warm reuse: a container is kept per (lake, limits) and per concurrent worker, and reused across
-executions. Each execution is a new ``docker exec`` of the bootstrap, which forks the code into a
+executions. The pool of a (lake, limits) holds ``pool_size`` containers (a run sets it to its sandbox
+concurrency): the first execution on a lake starts all of them at once, in parallel, each with its fork
+server warmed by an empty program, and takes the first ready; later executions wait for one of them rather
+than start another; idle containers are kept up to ``max(max_idle, pool_size)``. Each execution is a new ``docker exec`` of the bootstrap, which forks the code into a
 fresh process; when that process ends the bootstrap kills every other process of the sandbox user
 (daemons, orphans) and empties ``/work``, ``/tmp`` and ``/dev/shm``. Shared across executions in one
 container: the image (read-only), the lake (read-only), the kernel-level container (hostname, cgroup
@@ -34,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.sandbox._common import (
     BASE_ENV,
+    HeadTailBuffer,
     bootstrap_source,
     check_request,
     finish,
@@ -42,6 +46,7 @@ from kramabench.sandbox._common import (
     thread_env,
 )
 from kramabench.sandbox.image import ENV_PREFIX, default_image, versions_snippet
+from kramabench.sweep import OWNER_LABEL, container_is_orphan, owner_tag, tempdir
 
 log = logging.getLogger(__name__)
 
@@ -59,33 +64,18 @@ class DockerOptions(BaseModel):
     python: str = Field("python3", description="interpreter inside the image")
     limits: Limits = Field(default_factory=Limits)
     base_url: str | None = Field(None, description="Docker engine address; default from DOCKER_HOST")
-    max_idle: int = Field(8, ge=0, description="warm containers kept idle at most (the oldest are removed)")
+    max_idle: int = Field(8, ge=0, description="warm containers kept idle at most (the oldest are removed); never "
+                          "fewer than the pool size")
+    pool_size: int = Field(1, ge=1, description="warm containers per lake: the first run on a lake starts this many "
+                           "at once, in parallel (a run sets it to its sandbox concurrency)")
     fork_server: bool = Field(
         True, description="pid 1 of each container preloads modules and forks a fresh process per run"
     )
     preload: list[str] = Field(default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports")
 
 
-class _Buffer:
-    """Minimal stand-in for CappedReader when output arrives from the exec socket."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.buf = bytearray()
-        self.total = 0
-
-    def feed(self, data: bytes) -> None:
-        self.total += len(data)
-        room = self.cap - len(self.buf)
-        if room > 0:
-            self.buf += data[:room]
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > self.cap
-
-    def text(self) -> str:
-        return bytes(self.buf).decode("utf-8", "replace")
+#: output from the exec socket: head and tail kept within the cap, as for the other backends
+_Buffer = HeadTailBuffer
 
 
 class _TaggedStderr:
@@ -194,6 +184,9 @@ class DockerSandbox:
                 "--offline (no registry needed) or python -m kramabench sandbox build (from docker/Dockerfile)"
             ) from None
         self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)  # a container became idle, or a start ended
+        self._starting: dict[tuple, int] = {}  # containers being started per key (in the background)
+        self._start_errors: dict[tuple, str] = {}
         self._idle: list[_Container] = []
         self._all: dict[str, _Container] = {}
         self._closed = False
@@ -213,22 +206,11 @@ class DockerSandbox:
         return c
 
     def _remove_stale(self) -> None:
-        """Remove containers left by kramabench processes of this host that are gone."""
-        host = socket.gethostname()
+        """Remove containers left by kramabench processes that are gone (owner tag; never a live one's)."""
         try:
             for c in self._client().containers.list(all=True, filters={"label": LABEL}):
-                labels = c.labels or {}
-                if labels.get("kramabench.host") != host:
-                    continue
-                try:
-                    pid = int(labels.get("kramabench.pid", "0"))
-                    os.kill(pid, 0)
-                    continue
-                except (ValueError, ProcessLookupError):
-                    pass
-                except PermissionError:
-                    continue
-                c.remove(force=True)
+                if container_is_orphan(c.labels or {}):
+                    c.remove(force=True)
         except Exception as e:  # best effort
             log.debug("stale container cleanup: %s", e)
 
@@ -261,7 +243,8 @@ class DockerSandbox:
             security_opt=["no-new-privileges"],
             ipc_mode="private",
             shm_size="64m",
-            labels={LABEL: "1", "kramabench.pid": str(os.getpid()), "kramabench.host": socket.gethostname()},
+            labels={LABEL: "1", "kramabench.pid": str(os.getpid()), "kramabench.host": socket.gethostname(),
+                    OWNER_LABEL: owner_tag()},
         )
         c = _Container(container, key)
         with self._lock:
@@ -282,25 +265,74 @@ class DockerSandbox:
             return [*py, "-S", "-c", bootstrap_source(), "--client", json.dumps(cfg)], "0:0"
         return [*py, "-c", bootstrap_source(), json.dumps(cfg)], USER
 
-    def _acquire(self, lake: Path, limits: Limits) -> _Container:
+    def set_concurrency(self, n: int) -> None:
+        """Keep ``n`` warm containers per lake: the run's sandbox concurrency (each concurrent task finds one;
+        none is trimmed while the run goes on)."""
+        with self._lock:
+            self.options.pool_size = max(1, int(n))
+
+    def _acquire(self, lake: Path, limits: Limits, wl: str | None = None) -> _Container:
+        """An idle warm container for this (lake, limits); the first request on a key starts the whole pool
+        (``pool_size`` containers, in parallel, each with its fork server ready) and takes the first ready;
+        later requests wait for a container being started rather than start one more."""
         key = _lake_key(lake, limits)
-        if self.options.warm:
-            with self._lock:
+        if not self.options.warm:
+            return self._create(lake, limits, key)
+        pool = 1 if getattr(self._local, "no_pool", False) else self.options.pool_size
+        with self._ready:
+            while True:
                 for i, c in enumerate(self._idle):
                     if c.key == key:
                         return self._idle.pop(i)
+                if key in self._start_errors:
+                    raise RuntimeError(self._start_errors.pop(key))
+                live = sum(1 for c in self._all.values() if c.key == key) + self._starting.get(key, 0)
+                if live < pool:
+                    n = pool - live
+                    self._starting[key] = self._starting.get(key, 0) + n
+                    for _ in range(n):
+                        threading.Thread(target=self._prestart, args=(lake, limits, key, wl), daemon=True,
+                                         name="kb-docker-pool").start()
+                    continue
+                if not self._starting.get(key):
+                    break  # every container of this key is busy and none is coming: start one more
+                self._ready.wait(timeout=1.0)
         return self._create(lake, limits, key)
+
+    def _prestart(self, lake: Path, limits: Limits, key: tuple, wl: str | None) -> None:
+        """Start one pool container and run an empty program in it (its fork server has then imported pandas
+        and numpy); it joins the idle pool."""
+        c = None
+        try:
+            c = self._create(lake, limits, key)
+            _, healthy = self._exec(c, "pass", self._cfg(wl, limits), lake, limits, time.monotonic(), None)
+        except Exception as e:  # noqa: BLE001 - a failed start is reported to whoever waits for it
+            healthy = False
+            with self._lock:
+                self._start_errors[key] = f"docker could not start a container: {e}"
+        with self._ready:
+            self._starting[key] = max(0, self._starting.get(key, 0) - 1)
+            if c is not None and healthy and not self._closed:
+                self._idle.append(c)
+                c = None
+            self._ready.notify_all()
+        if c is not None:
+            self._discard(c)
 
     def _release(self, c: _Container, healthy: bool) -> None:
         if healthy and self.options.warm and not self._closed:
-            with self._lock:
+            with self._ready:
                 self._idle.append(c)
-                surplus = self._idle[: max(0, len(self._idle) - self.options.max_idle)]
+                keep = max(self.options.max_idle, self.options.pool_size)
+                surplus = self._idle[: max(0, len(self._idle) - keep)]
                 del self._idle[: len(surplus)]
+                self._ready.notify_all()
             for old in surplus:
                 self._discard(old)
             return
         self._discard(c)
+        with self._ready:
+            self._ready.notify_all()
 
     def _discard(self, c: _Container, wait: bool = False) -> None:
         with self._lock:
@@ -359,24 +391,14 @@ class DockerSandbox:
             )
         t0 = time.monotonic()
         try:
-            c = self._acquire(lake, limits)
+            c = self._acquire(lake, limits, wl)
         except Exception as e:
             return ExecResult(backend=self.name, explanation=f"sandbox not started: docker could not create a container: {e}")
-        tag = secrets.token_hex(8)
-        cfg = {
-            "workdir": WORKDIR,
-            "audit_tag": tag,
-            "supervise": True,
-            "wipe": [WORKDIR, "/tmp", "/dev/shm"],
-            "lake_prefixes": [LAKE] + ([wl] if wl else []),
-            "symlinks": [[wl, LAKE]] if wl else [],
-            # processes are capped by the container's pids limit (RLIMIT_NPROC would count host-wide)
-            "rlimits": rlimits(limits, nproc=False),
-        }
+        cfg = self._cfg(wl, limits)
         oom_before = self._oom_kills(c.id)
         healthy = False
         try:
-            result, healthy = self._exec(c, code, cfg, tag, lake, limits, t0, oom_before)
+            result, healthy = self._exec(c, code, cfg, lake, limits, t0, oom_before)
             return result
         except Exception as e:
             log.warning("docker exec failed: %s", e)
@@ -391,7 +413,23 @@ class DockerSandbox:
                 healthy = False
             self._release(c, healthy)
 
-    def _exec(self, c: _Container, code: str, cfg: dict, tag: str, lake: Path, limits: Limits, t0: float, oom_before):
+    @staticmethod
+    def _cfg(wl: str | None, limits: Limits | None = None) -> dict:
+        """The bootstrap's configuration of one run (a fresh audit tag each time)."""
+        limits = limits or Limits()
+        return {
+            "workdir": WORKDIR,
+            "audit_tag": secrets.token_hex(8),
+            "supervise": True,
+            "wipe": [WORKDIR, "/tmp", "/dev/shm"],
+            "lake_prefixes": [LAKE] + ([wl] if wl else []),
+            "symlinks": [[wl, LAKE]] if wl else [],
+            # processes are capped by the container's pids limit (RLIMIT_NPROC would count host-wide)
+            "rlimits": rlimits(limits, nproc=False),
+        }
+
+    def _exec(self, c: _Container, code: str, cfg: dict, lake: Path, limits: Limits, t0: float, oom_before):
+        tag = cfg["audit_tag"]
         api = self._client().api
         cmd, user = self._exec_command(cfg)
         ex = api.exec_create(c.id, cmd, stdin=True, stdout=True, stderr=True, user=user, workdir=WORKDIR)
@@ -516,10 +554,12 @@ class DockerSandbox:
             labels = self._image.labels or {}
             versions = {k.removeprefix("kramabench.version."): v for k, v in labels.items() if k.startswith("kramabench.version.")}
             if not versions:
-                import tempfile
-
-                with tempfile.TemporaryDirectory() as tmp:
-                    r = self.run(versions_snippet(), Path(tmp), Limits(wall_timeout_s=120))
+                self._local.no_pool = True  # one container for this question, not a pool for a temporary lake
+                try:
+                    with tempdir("info") as tmp:
+                        r = self.run(versions_snippet(), Path(tmp), Limits(wall_timeout_s=120))
+                finally:
+                    self._local.no_pool = False
                 try:
                     versions = json.loads(r.stdout)
                 except ValueError:

@@ -37,6 +37,7 @@ from kramabench.sandbox._common import (
     workdir_lake_path,
 )
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
+from kramabench.sweep import cgroup_name, sweep_cgroups, tempdir
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,8 @@ class LocalSandbox:
         # not symlink-resolved: a venv's interpreter finds its site-packages from its own path
         self._python = self.facts.executable
         self._root = os.geteuid() == 0
+        if self._root:
+            sweep_cgroups()  # those of killed kramabench processes (never another live process's)
         self._cgroup = _cgroup_pids_root() if self._root else None
         self._memcg = _cgroup_root("memory") if self._root else None
         self._info: dict[str, str] | None = None
@@ -220,9 +223,7 @@ class LocalSandbox:
     def _check(self) -> None:
         """Start one trivial sandbox now, so a backend that cannot work is reported at construction, with
         the real reason: bubblewrap's own setup error, or the interpreter failing inside the sandbox."""
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempdir("check") as tmp:
             r = self.run("print('ok')", Path(tmp), Limits(wall_timeout_s=60))
             if r.stdout.strip() != "ok" and self._cgroup is not None:
                 log.warning("the local sandbox fails inside a cgroup (%s); running without it", r.stderr.strip()[-300:])
@@ -268,7 +269,7 @@ class LocalSandbox:
         argv = self._argv(lake, limits, workdir_lake, cfg)
         cgroup: Path | None = None
         memcg: Path | None = None
-        run_name = f"run-{uuid.uuid4().hex[:12]}"
+        run_name = cgroup_name(uuid.uuid4().hex[:12])  # tagged with its owner: swept if this process is killed
         if self._cgroup is not None:
             cgroup = self._cgroup / run_name
             try:

@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from kramabench.sandbox._common import (
     thread_env,
     wait_and_drain,
 )
+from kramabench.sweep import make_tempdir
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class UnsafeSubprocessSandbox:
 
     def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
         limits = limits or self.options.limits
-        scratch = tempfile.mkdtemp(prefix="kramabench-run-")
+        scratch = str(make_tempdir("run"))
         try:
             checked = check_request(self.name, lake, scratch, workdir_lake)
             if isinstance(checked, ExecResult):

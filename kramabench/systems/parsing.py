@@ -57,7 +57,7 @@ def parse_printed_answer(stdout: str) -> dict[str, Any] | None:
             obj: Any = None
             try:
                 obj, _ = dec.raw_decode(stdout, j)
-            except ValueError:
+            except (ValueError, RecursionError):
                 end = _balanced_end(stdout, j)
                 if end is not None and end > key_pos:
                     try:
@@ -83,7 +83,7 @@ def parse_last_line(stdout: str) -> Any | None:
     last = lines[-1]
     try:
         return json.loads(last)
-    except ValueError:
+    except (ValueError, RecursionError):  # a 100,000-deep list is text, not a crash
         pass
     try:
         value = ast.literal_eval(last)

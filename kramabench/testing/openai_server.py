@@ -6,7 +6,13 @@ edge (client code, retries, parsing) is the real thing. It binds 127.0.0.1 on a 
 - ``POST /v1/chat/completions`` (the path the ``openai`` client calls with ``base_url=server.base_url``
   and the ``together`` client calls with ``base_url=server.root_url``; any path ending in
   ``/chat/completions`` is served the same way),
-- ``GET /v1/models`` (the ids in ``server.models``).
+- ``GET /v1/models`` (the ids in ``server.models``) and ``GET /v1/models/<id>`` (the endpoints a run's
+  preflight calls; every GET is also in ``server.other_requests``).
+
+Keys and models like the real API: ``OpenAIServer(api_key="sk-good")`` answers 401 (OpenAI's
+``invalid_api_key`` body) to every request, GET or POST, whose bearer token differs;
+``OpenAIServer(models=[...])`` answers 404 (``model_not_found``) to a chat request or a model lookup
+naming another model (without ``models=`` any model name is served and the listing shows ``test-model``).
 
 Scripting: each chat request gets a :class:`Reply`, chosen in this order:
 
@@ -43,6 +49,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -118,6 +125,10 @@ class Reply:
         return cls(drop_connection=True)
 
 
+class PortInUse(OSError):
+    """The requested port is taken (another server, or an earlier test server still running)."""
+
+
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
@@ -172,8 +183,11 @@ class OpenAIServer:
     """Threaded OpenAI-compatible test server on 127.0.0.1; start/stop or use as a context manager."""
 
     def __init__(self, *, latency_s: float = 0.0, default: Reply | str = "OK", models: list[str] | None = None,
-                 port: int = 0):
+                 port: int = 0, api_key: str | None = None):
         self.requested_port = port
+        self.api_key = api_key
+        #: only these model names are served (404 otherwise) when ``models=`` was given
+        self.strict_models = models is not None
         self.latency_s = latency_s
         self.default: Reply | str = default
         self.handler: Handler | None = None
@@ -195,7 +209,15 @@ class OpenAIServer:
         if self._httpd is not None:
             return self
         handler_cls = _make_handler(self)
-        httpd = ThreadingHTTPServer(("127.0.0.1", self.requested_port), handler_cls)
+        try:
+            httpd = ThreadingHTTPServer(("127.0.0.1", self.requested_port), handler_cls)
+        except OSError as e:
+            import errno
+
+            if e.errno == errno.EADDRINUSE:
+                raise PortInUse(f"port {self.requested_port} on 127.0.0.1 is already in use; "
+                                "choose another --port (or 0 for a free one)") from None
+            raise
         httpd.daemon_threads = True
         httpd.request_queue_size = 256
         self._httpd = httpd
@@ -348,12 +370,39 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             n = int(self.headers.get("Content-Length") or 0)
             return self.rfile.read(n) if n else b""
 
+        def _refused(self) -> bool:
+            """401 like the real API when the server has a key and the request's bearer token differs."""
+            if server.api_key is None:
+                return False
+            auth = self.headers.get("Authorization") or ""
+            if auth == f"Bearer {server.api_key}":
+                return False
+            self._json(401, {"error": {"message": "Incorrect API key provided (test server)",
+                                       "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}})
+            return True
+
+        def _unknown_model(self, name: str | None) -> bool:
+            """404 like the real API for a model the server does not serve (only with ``models=``)."""
+            if not server.strict_models or name in server.models:
+                return False
+            self._json(404, {"error": {"message": f"The model `{name}` does not exist (test server)",
+                                       "type": "invalid_request_error", "param": None, "code": "model_not_found"}})
+            return True
+
         # -- routes
         def do_GET(self) -> None:
             path = self.path.split("?", 1)[0].rstrip("/")
             with server._lock:
                 server.other_requests.append(("GET", self.path))
-            if path.endswith("/models"):
+            if self._refused():
+                return
+            if "/models/" in path:
+                from urllib.parse import unquote
+
+                name = unquote(path.split("/models/", 1)[1])
+                if not self._unknown_model(name):
+                    self._json(200, {"id": name, "object": "model", "created": 0, "owned_by": "kramabench-test"})
+            elif path.endswith("/models"):
                 self._json(200, {"object": "list", "data": [
                     {"id": m, "object": "model", "created": 0, "owned_by": "kramabench-test"}
                     for m in server.models]})
@@ -368,6 +417,11 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                     server.other_requests.append(("POST", self.path))
                 self._json(404, {"error": {"message": f"no route POST {self.path}", "type": "not_found"}})
                 return
+            if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                with server._lock:
+                    server.other_requests.append(("POST", self.path))
+                self._refused()
+                return
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
@@ -375,6 +429,10 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             req = ChatRequest(path=self.path, body=body, headers={k.lower(): v for k, v in self.headers.items()},
                               received_at=time.monotonic())
+            if self._unknown_model(req.model):
+                with server._lock:
+                    server.requests.append(req)
+                return
             with server._lock:
                 server.requests.append(req)
                 server._in_flight += 1
@@ -448,8 +506,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--reply", default="OK", help="the text of every answer")
     ap.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
+    ap.add_argument("--api-key", default=None, help="answer 401 to requests without this key")
     args = ap.parse_args(argv)
-    with OpenAIServer(latency_s=args.latency, default=args.reply, port=args.port) as server:
+    server = OpenAIServer(latency_s=args.latency, default=args.reply, port=args.port, api_key=args.api_key)
+    try:
+        server.start()
+    except PortInUse as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    with server:
         print(f"serving {server.base_url} (Ctrl-C to stop)", flush=True)
         try:
             threading.Event().wait()
@@ -462,4 +527,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["ChatRequest", "Handler", "OpenAIServer", "Reply"]
+__all__ = ["ChatRequest", "Handler", "OpenAIServer", "PortInUse", "Reply"]

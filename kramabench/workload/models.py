@@ -30,7 +30,7 @@ class _InstalledAnswerTypes:
         return {"anyOf": [builtin, {"type": "string", "enum": extra}]} if extra else builtin
 
 
-#: a built-in :class:`AnswerType`, or the name of an answer type a plug-in scorer registers (the loader
+#: a built-in :class:`AnswerType` (built-in names validate to the enum, left to right), or the name of an answer type a plug-in scorer registers (the loader
 #: accepts only installed ones)
 AnswerTypeName = Annotated[AnswerType | str, Field(union_mode="left_to_right"), _InstalledAnswerTypes]
 

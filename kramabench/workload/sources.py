@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import re
+import stat
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -55,12 +56,26 @@ _LFS_HEAD = b"version https://git-lfs.github.com/spec/"
 
 def _is_lfs_pointer(path: Path) -> bool:
     try:
-        if path.stat().st_size > 1024:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 1024:  # never open a FIFO or a device
             return False
         with path.open("rb") as fh:
             return fh.read(len(_LFS_HEAD)) == _LFS_HEAD
     except OSError:
         return False
+
+
+def special_kind(path: Path) -> str | None:
+    """'FIFO', 'socket', 'character device' or 'block device' for a special file (links followed), else None."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    for test, name in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device")):
+        if test(mode):
+            return name
+    return None
 
 
 def is_glob(s: str) -> bool:
@@ -74,14 +89,21 @@ class LakeInventory:
         self.lake = Path(lake)
         files: list[str] = []
         dirs: list[str] = []
+        special: list[tuple[str, str]] = []
         if self.lake.is_dir():
             for p in sorted(self.lake.rglob("*")):
                 rel = p.relative_to(self.lake)
                 if any(part.startswith(".") for part in rel.parts):
                     continue
+                kind = special_kind(p)
+                if kind is not None:  # a FIFO, socket or device: reading it would block or never end
+                    special.append((rel.as_posix(), kind))
+                    continue
                 (dirs if p.is_dir() else files).append(rel.as_posix())
         self.files = files
         self.dirs = dirs
+        #: (path, kind) of special files (FIFOs, sockets, devices): skipped, reported as findings
+        self.special = special
         #: files that are Git LFS pointers (the data was never downloaded)
         self.pointers = {f for f in files if _is_lfs_pointer(self.lake / f)}
         self._file_set = set(files)

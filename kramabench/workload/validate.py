@@ -200,6 +200,15 @@ class _Checker:
                     message=f"the data lake {self.wl.lake} holds no files", file=str(self.wl.source),
                 )  # fmt: skip
             )
+        for rel, kind in self.inv.special:
+            self.out.append(
+                Finding(
+                    severity="warning", code="lake_special_file", domain=self.wl.domain, field="lake",
+                    message=f"{rel} in the data lake is a {kind}, not a regular file: skipped (reading it could "
+                            "block forever)",
+                    suggestion="remove it from the lake", file=str(self.wl.source),
+                )  # fmt: skip
+            )
         self.check_ids()
         for t in self.wl.tasks:
             self.check_item(t, t, None)

@@ -45,7 +45,7 @@ def sandbox():  # noqa: ANN201
 @pytest.mark.slow
 def test_every_verdict_and_cause(lab: Path, sandbox) -> None:  # noqa: ANN001
     wl = load_workload(lab, "lab")
-    audit = audit_reference([wl], sandbox, workload_name="lab", root=lab, sandbox_name="local", timeout_s=4)
+    audit = audit_reference([wl], sandbox, workload_name="lab", root=lab, sandbox_name="local", timeout_s=15)  # pandas imports slowly on a busy machine
     got = {i.task_id: (i.verdict, i.cause) for i in audit.tasks()}
     assert got == EXPECTED
     by_id = {i.task_id: i for i in audit.tasks()}
@@ -126,3 +126,40 @@ def test_cli_resumes_an_interrupted_audit(lab: Path, tmp_path: Path) -> None:
     assert len(read_progress(progress)) == 2 and all(json.loads(x) for x in progress.read_text().splitlines())
     frame = pd.read_json(out / "verdicts.jsonl", lines=True)
     assert set(frame["task_id"]) == {"lab-easy-1", "lab-easy-3"} and "verdict" in frame.columns
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_same_verdicts_in_the_docker_sandbox() -> None:
+    import os
+    import shutil
+    import tempfile
+
+    from kramabench.contracts.sandbox import SandboxUnavailable
+    from kramabench.sandbox.registry import get_sandbox
+
+    base = Path(tempfile.mkdtemp(prefix="kb-audit-docker-"))  # pytest's own tmp folders are 0700
+    request_cleanup = base
+    root = planted.build(base / "lab")
+    os.chmod(base, 0o755)
+    for dirpath, _dirs, files in os.walk(base):  # the docker backend runs as nobody: a readable lake
+        os.chmod(dirpath, 0o755)
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), 0o644)
+    try:
+        sb = get_sandbox("docker")
+    except SandboxUnavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"docker sandbox unavailable in CI: {exc}")
+        shutil.rmtree(request_cleanup, ignore_errors=True)
+        pytest.skip(f"docker sandbox unavailable: {exc}")
+    wanted = ["lab-easy-1", "lab-easy-2", "lab-easy-3", "lab-easy-4", "lab-easy-5"]
+    try:
+        audit = audit_reference([load_workload(root, "lab")], sb, workload_name="lab", root=root,
+                                sandbox_name="docker", timeout_s=60, task_ids=wanted)  # fmt: skip
+    finally:
+        sb.close()
+        shutil.rmtree(request_cleanup, ignore_errors=True)
+    got = {i.task_id: (i.verdict, i.cause) for i in audit.tasks()}
+    assert got == {t: EXPECTED[t] for t in wanted}, [(r.task_id, r.cause_detail, r.stderr_tail[-300:]) for r in audit.runs]
+    assert audit.tasks()[1].extraction.method == "prose"

@@ -63,10 +63,15 @@ def system(name: str, model, sandbox, tmp_path: Path, **overrides) -> DSGuru:
 
 
 def test_variants_are_configurations() -> None:
-    assert set(VARIANTS) == {"ds-guru-naive", "ds-guru-simple", "ds-guru-self-correcting"}
+    assert set(VARIANTS) == {"ds-guru-naive", "ds-guru-simple", "ds-guru-self-correcting", "ds-guru-rich"}
     assert VARIANTS["ds-guru-naive"].show_snippets is False and VARIANTS["ds-guru-naive"].max_iterations == 1
     assert VARIANTS["ds-guru-simple"].show_snippets is True and VARIANTS["ds-guru-simple"].max_iterations == 1
     assert VARIANTS["ds-guru-self-correcting"].max_iterations == 5
+    # the paper's variants use the paper's snippets with N = 100 (the official code); the richer rendering
+    # is a named variant of its own
+    for name in ("ds-guru-simple", "ds-guru-self-correcting"):
+        assert VARIANTS[name].lake_rendering == "paper" and VARIANTS[name].snippet_rows == 100
+    assert VARIANTS["ds-guru-rich"].lake_rendering == "rich"
     with pytest.raises(ValueError):
         variant("ds-guru-simple", snippets=True)
     with pytest.raises(KeyError):
@@ -134,8 +139,19 @@ def test_simple_prompt_has_snippets(openai_server, model, sandbox, sales_lake, t
     system("ds-guru-simple", model, sandbox, tmp_path).solve(task(sales_lake))
     user = openai_server.chat_requests[0].messages[1]["content"]
     assert all(cell in user for cell in MARKER_CELLS)
-    assert "units: integer" in user and "price: float" in user
+    assert "units (integer)" in user and "price (float)" in user  # type-annotated, the paper's snippet
     assert '"id": "main-task"' in user and "json.dumps" in user
+    # chain of thought: reasoning, then the plan, then the program
+    assert user.index("reasoning") < user.index("The plan") < user.index("The program")
+
+
+def test_rich_variant_is_the_richer_rendering(openai_server, model, sandbox, sales_lake, tmp_path) -> None:
+    openai_server.enqueue(reply(FIXED))
+    out = system("ds-guru-rich", model, sandbox, tmp_path).solve(task(sales_lake))
+    user = openai_server.chat_requests[0].messages[1]["content"]
+    assert "units: integer" in user and "price: float" in user  # columns with types and examples
+    facts = next(t for t in out.transcript if t["type"] == "prompt_facts")
+    assert facts["lake_rendering"] == "rich" and facts["snippet_rows"] == 10
 
 
 def test_model_failure_is_an_error_outcome(openai_server, model, sandbox, sales_lake, tmp_path) -> None:

@@ -22,7 +22,9 @@ def test_show_prints_inventory_and_snippets(tmp_path: Path) -> None:
     assert "csv (semicolon)" in line and "utf-8" in line and line.split()[-2:] == ["3", "3"]
     assert "latin-1" in out and "book.xlsx" in out and "could not read" in out
     assert "Messwert: float (decimal comma)" in out
-    assert "first rows (of 3)" in out and "Hamburg;12,25" not in out and "Hamburg,\"12,25\"" in out  # --rows 2
+    # --rows 2; rows shown with the file's own delimiter
+    assert "first rows (of 3) (semicolon-separated, as in the file)" in out
+    assert "Hamburg;12,25;2021-01-03" in out and "Köln;7,0" not in out and "Hamburg,\"12,25\"" not in out
 
 
 def test_show_json(tmp_path: Path) -> None:

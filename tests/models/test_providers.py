@@ -112,7 +112,7 @@ def test_truncation_recorded(provider_model, openai_server):
     assert c.finish_reason == "length" and c.text == "The answer is"
 
 
-@pytest.mark.parametrize("status,kind", [(401, "auth"), (403, "auth"), (400, "bad_request"), (404, "bad_request")])
+@pytest.mark.parametrize("status,kind", [(401, "auth"), (403, "auth"), (400, "bad_request"), (404, "not_found")])
 def test_client_errors_not_retried(provider_model, openai_server, status, kind):
     openai_server.default = Reply.error(status, "nope")
     with pytest.raises(ModelError) as ei:

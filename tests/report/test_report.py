@@ -117,7 +117,7 @@ def test_malformed_lines_and_duplicates(tmp_path: Path, synth: SimpleNamespace) 
         load_run(tmp_path)
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "manifest.json").write_text("{")
-    with pytest.raises(ReportError, match="not a valid run manifest"):
+    with pytest.raises(ReportError, match="manifest.json: the manifest is cut short"):
         load_run(tmp_path / "bad")
     with pytest.raises(ReportError, match="no such directory"):
         load_run(tmp_path / "nope")

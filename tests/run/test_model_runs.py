@@ -109,3 +109,46 @@ def test_replayed_model_run_killed_and_resumed_matches_the_recorded_run(tmp_path
     assert len({r.key for r in recs}) == len(recs) == n
     assert outcomes("replayed") == outcomes("recorded")
     assert all(r.status == "ok" and r.score == 1.0 for r in recs)
+
+
+@pytest.mark.api
+def test_torn_calls_line_is_moved_aside_and_the_repaired_file_replays(tmp_path, repo_root):
+    """A run killed while writing calls.jsonl leaves a torn last line: the resumed run moves it aside
+    (calls.jsonl.torn) instead of gluing its next call onto it, and replay/<run> accepts the file."""
+    from kramabench.models.recording import load_calls
+    from kramabench.testing import OpenAIServer
+
+    sysmods = tmp_path / "mods"
+    module = write_system_module(sysmods).split(":")[0]
+    env = _env(repo_root, sysmods, tmp_path)
+    n = 4
+    root = make_workload(tmp_path / "wl", n=n)
+    res = tmp_path / "res"
+
+    def handler(req):
+        m = re.search(r"\[answer=(.*?)\]", req.last_user_message)
+        return m.group(1) if m else "null"
+
+    with OpenAIServer() as server:
+        server.handler = handler
+        model = f"openai-compatible/test-model@{server.base_url}"
+        rec = _run(["--workload", str(root), "--system", f"{module}:Modelled", "--model", model, "--results",
+                    str(res), "--run-id", "rec", "-j", "1", "--no-report"], cwd=repo_root, env=env, timeout=300)
+        assert rec.returncode == 0, rec.stderr
+        run = res / "rec"
+        # as if killed mid-write: the last task's record never written, its call line cut in the middle
+        records = (run / "records.jsonl").read_bytes().splitlines(keepends=True)
+        (run / "records.jsonl").write_bytes(b"".join(records[:-1]))
+        calls = (run / "calls.jsonl").read_bytes()
+        (run / "calls.jsonl").write_bytes(calls[: len(calls) - 40])
+        again = _run(["--resume", "--run-id", "rec", "--results", str(res), "--no-report"], cwd=repo_root, env=env,
+                     timeout=300)
+        assert again.returncode == 0, again.stderr
+    torn = (run / "calls.jsonl.torn").read_bytes()
+    assert torn and torn.count(b"\n") == 1
+    lines = (run / "calls.jsonl").read_text().splitlines()
+    assert len(lines) == n and len(load_calls(run)) == n  # every line a whole call record, none glued
+    rep = _run(["--workload", str(root), "--system", f"{module}:Modelled", "--model", f"replay/{run}",
+                "--results", str(res), "--run-id", "rep", "--no-report"], cwd=repo_root, env=env, timeout=300)
+    assert rep.returncode == 0, rep.stderr
+    assert all(r.status == "ok" and r.score == 1.0 for r in RunStore(res / "rep").read().records)

@@ -22,7 +22,8 @@ def cfg(root, system, results, **kw) -> RunConfig:
 
 def test_run_records_every_outcome(tmp_path, scripted, synth_root):
     system, _ = scripted
-    prepared = prepare(cfg(synth_root, system, tmp_path / "res", run_id="r1", options={"concurrency": 3}), command=["x"])
+    opts = {"concurrency": 3, "pose_subtasks": True}  # subtask answers scored apart: the subtasks must be posed
+    prepared = prepare(cfg(synth_root, system, tmp_path / "res", run_id="r1", options=opts), command=["x"])
     result = prepared.run()
     assert result.status == "finished"
     recs = {r.task_id: r for r in result.records}
@@ -243,7 +244,7 @@ class Odd:
 
 def test_odd_outputs_are_normalised_or_explained(tmp_path):
     root = make_workload(tmp_path / "wl", n=3)
-    res = prepare(cfg(root, f"{__name__}:Odd", tmp_path / "res")).run()
+    res = prepare(cfg(root, f"{__name__}:Odd", tmp_path / "res", options={"pose_subtasks": True})).run()
     recs = {r.task_id: r for r in res.records}
     assert recs["synth-easy-1"].answer == 0 and recs["synth-easy-1"].score == 1.0
     assert recs["synth-easy-1"].subtask_answers == {"synth-easy-1-2": 3.0}
@@ -372,3 +373,22 @@ def test_too_many_hung_tasks_stop_the_run(tmp_path, scripted):
     assert res.status == "interrupted"
     kinds = [r.error.kind for r in res.records if r.error]
     assert kinds.count("timeout") >= 2 and len(res.records) < 8
+
+
+def test_subtasks_are_posed_only_when_asked_and_the_report_says_so(tmp_path, scripted, synth_root):
+    from kramabench.report import write_report
+
+    system, _ = scripted
+    plain = prepare(cfg(synth_root, system, tmp_path / "res", run_id="plain")).run()
+    posed = prepare(cfg(synth_root, system, tmp_path / "res", run_id="posed", options={"pose_subtasks": True})).run()
+    # the paper's end-to-end setting: no subtask posed, none scored
+    assert all(r.subtask_scores == {} and r.subtask_answers == {} for r in plain.records)
+    assert any(r.subtask_scores for r in posed.records)
+    for run_id, flag in (("plain", False), ("posed", True)):
+        m = RunStore(tmp_path / "res" / run_id).read_manifest()
+        assert m.options["config"]["options"]["pose_subtasks"] is flag
+    md = write_report([tmp_path / "res" / "plain", tmp_path / "res" / "posed"]).markdown.read_text()
+    runs = md.split("## Runs", 1)[1].split("\n## ", 1)[0]
+    plain_row = next(ln for ln in runs.splitlines() if "| plain |" in ln)
+    posed_row = next(ln for ln in runs.splitlines() if "| posed |" in ln)
+    assert "subtasks posed" not in plain_row and "end-to-end (subtasks posed with the question)" in posed_row

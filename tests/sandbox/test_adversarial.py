@@ -485,7 +485,7 @@ def test_print_one_gigabyte(sandbox, planted):
         limits,
     )
     assert res.truncated, res.explanation
-    assert len(res.stdout) == 100_000
+    assert 100_000 <= len(res.stdout) < 100_200 and "bytes of output cut" in res.stdout  # head + tail kept
     assert res.exit_code == 0 and not res.timed_out
     assert "output cut" in res.explanation and "1,073,741,824" in res.explanation
     assert res.stderr.strip() == "end"

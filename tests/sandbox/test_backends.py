@@ -451,3 +451,21 @@ def test_missing_bwrap_on_path_is_refused_never_unsafe(tmp_path, monkeypatch):
     assert res.exit_code == 2, res.output
     assert "needs bubblewrap" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "res" / "r" / "records.jsonl").exists()
+
+
+def test_long_output_keeps_its_head_and_tail(sandbox, planted):
+    """2 MB of debug lines, then the JSON answer: the answer (at the end) survives the output cap."""
+    from kramabench.systems.parsing import parse_printed_answer
+
+    code = (
+        "import json\n"
+        "print('starting')\n"
+        "for i in range(40_000):\n"
+        "    print(f'debug line {i:06d} ' + 'x' * 40)\n"
+        "print(json.dumps({'main-task': 42, 'subtask-1': [1, 2]}, indent=4))\n"
+    )
+    res = sandbox.run(code, planted.lake, Limits(wall_timeout_s=60, output_bytes=200_000))
+    assert res.exit_code == 0 and res.truncated and "output cut" in res.explanation
+    assert res.stdout.startswith("starting\ndebug line 000000")  # the head
+    assert "bytes of output cut" in res.stdout and len(res.stdout) < 200_200
+    assert parse_printed_answer(res.stdout) == {"main-task": 42, "subtask-1": [1, 2]}  # the tail

@@ -71,7 +71,7 @@ def test_ds_guru_self_correcting_run(tmp_path, monkeypatch):
         cfg = RunConfig(workload=str(root), system="ds-guru-self-correcting",
                         model=f"openai-compatible/test@{server.base_url}", sandbox="local",
                         system_options={"lake_cache_dir": str(tmp_path / "lakecache")},
-                        results=tmp_path / "res", options=RunOptions(concurrency=2))
+                        results=tmp_path / "res", options=RunOptions(concurrency=2, pose_subtasks=True))
         res = prepare(cfg).run()
     recs = {r.task_id: r for r in res.records}
     assert all(r.status == "ok" and r.score == 1.0 for r in recs.values()), [(r.task_id, r.error) for r in recs.values()]

@@ -1,0 +1,102 @@
+"""The executor contract: how the runner gets a work item solved, wherever that happens.
+
+The runner plans work items, hands each one to :meth:`Executor.submit` and gets back a
+``concurrent.futures.Future`` that resolves to ``(SystemOutput, wall_s)``. Everything else stays with
+the runner on the driver: scoring (the answers never leave the driver), the run store (each outcome is
+appended as it arrives), progress, interruption and resume. An executor never raises for a task: a task
+it cannot run resolves to an error outcome that says why.
+
+Built in: ``local`` (threads in this process, :mod:`.local`) and ``ray`` (actors on a Ray cluster,
+:mod:`.ray_executor`, needs the ``kramabench[ray]`` extra). :func:`kramabench.run.executor.make_executor` imports an
+executor only when it is chosen, so ``kramabench --help`` and local runs never import Ray.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kramabench.contracts.records import Manifest
+from kramabench.contracts.run import ExecutorName
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.run.settings import WorkItem
+
+Solved = tuple[SystemOutput, float]
+
+
+def solve_item(system: Any, inp: TaskInput, key: str, recorder: Any, model_budget_s: float | None = None) -> Solved:
+    """One task on an executor's worker: the system sees only ``inp``; its model calls are recorded under
+    ``key`` (when there is a recorder) and share ``model_budget_s`` seconds (``--model-budget``; None: no
+    budget). Exceptions become system_crash outcomes."""
+    from kramabench.models.budget import model_time_budget
+
+    t0 = time.monotonic()
+    try:
+        with _call_scope(key, recorder), model_time_budget(model_budget_s):
+            out = system.solve(inp)
+        if not isinstance(out, SystemOutput):
+            out = SystemOutput.model_validate(out)
+    except Exception as e:  # noqa: BLE001 - a crashing system is an outcome, never the end of the run
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
+        out = SystemOutput(
+            error=OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}\n{tail}")
+        )
+    return out, time.monotonic() - t0
+
+
+def _call_scope(call_key: str, recorder: Any) -> Any:
+    """The model-call recording scope of one task (kramabench.models.recording), if available."""
+    if recorder is None:
+        return contextlib.nullcontext()
+    from kramabench.models import recording
+
+    return recording.scope(call_key, recorder)
+
+
+@dataclass
+class ExecutorContext:
+    """What an executor gets from the runner when a run starts (and nothing else of it)."""
+
+    #: the run's manifest: run id, system name and options, model id, sandbox backend, lake fingerprints
+    manifest: Manifest
+    #: kramabench.run.runner.RunOptions: concurrency limits, seed
+    options: Any
+    #: the system built on the driver (the local executor solves with it)
+    system: Any
+    #: the driver's model-call recorder (``<run_dir>/calls.jsonl``), or None
+    recorder: Any
+    #: the system gets the run's task resolver (reference, replay)
+    privileged: bool
+    needs_sandbox: bool
+    #: one line for the user (the progress display)
+    note: Callable[[str], None]
+
+
+class Executor(Protocol):
+    name: str
+
+    def start(self, ctx: ExecutorContext, *, slots: int) -> dict[str, Any]:
+        """Get ready to run up to ``slots`` tasks at once. Returns what the manifest records about this
+        executor (e.g. the Ray nodes)."""
+        ...
+
+    def submit(self, item: WorkItem) -> Future[Solved]:
+        """Start solving one item; the future never raises (a failure is an error outcome)."""
+        ...
+
+    def shutdown(self, *, hard: bool) -> None:
+        """Release workers. ``hard``: do not wait for running tasks."""
+        ...
+
+
+class ExecutorUnavailable(RuntimeError):
+    """The chosen executor cannot start here (Ray not installed, the cluster not reachable)."""
+
+
+__all__ = ["Executor", "ExecutorContext", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item"]

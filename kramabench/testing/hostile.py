@@ -1,0 +1,133 @@
+"""Hostile lake files for tests and benchmarks: decompression bombs, special files, huge inputs.
+
+>>> write_xlsx_bomb(Path("bomb.xlsx"), inflated_bytes=1 << 30)   # ~1 MB on disk, 1 GB of cell text
+>>> make_hostile_lake(Path("lake"))                               # one of each kind
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zipfile
+from pathlib import Path
+
+_CT = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/xl/workbook.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+    '<Override PartName="/xl/worksheets/sheet1.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+    '<Override PartName="/xl/sharedStrings.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>'
+    "</Types>"
+)
+_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+    'officeDocument" Target="xl/workbook.xml"/></Relationships>'
+)
+_WB = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+    '<sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>'
+)
+_WB_RELS = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+    'worksheet" Target="worksheets/sheet1.xml"/>'
+    '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+    'sharedStrings" Target="sharedStrings.xml"/></Relationships>'
+)
+_SHEET = (
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+    '<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+    '<row r="1"><c r="A1" t="s"><v>0</v></c></row></sheetData></worksheet>'
+)
+
+
+def write_xlsx_bomb(path: Path, inflated_bytes: int = 1 << 30) -> Path:
+    """A valid one-cell workbook whose single shared string is ``inflated_bytes`` of text: about 1/1000 of
+    that on disk. Written in streamed chunks (never held in memory)."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        z.writestr("[Content_Types].xml", _CT)
+        z.writestr("_rels/.rels", _RELS)
+        z.writestr("xl/workbook.xml", _WB)
+        z.writestr("xl/_rels/workbook.xml.rels", _WB_RELS)
+        z.writestr("xl/worksheets/sheet1.xml", _SHEET)
+        head = (
+            b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
+            b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="1" uniqueCount="1">'
+            b"<si><t>"
+        )
+        tail = b"</t></si></sst>"
+        body = max(0, inflated_bytes - len(head) - len(tail))
+        info = zipfile.ZipInfo("xl/sharedStrings.xml")
+        info.compress_type = zipfile.ZIP_DEFLATED
+        with z.open(info, "w", force_zip64=True) as f:
+            f.write(head)
+            chunk = b"A" * (1 << 20)
+            while body > 0:
+                n = min(body, len(chunk))
+                f.write(chunk[:n])
+                body -= n
+            f.write(tail)
+    return path
+
+
+def write_gzip_bomb(path: Path, inflated_bytes: int = 1 << 30) -> Path:
+    """A gzip file of ``inflated_bytes`` of CSV-looking text (about 1/1000 on disk)."""
+    row = b"1,2,3\n" * 100_000
+    with gzip.open(path, "wb", compresslevel=9) as g:
+        g.write(b"a,b,c\n")
+        left = inflated_bytes
+        while left > 0:
+            g.write(row[: min(left, len(row))])
+            left -= len(row)
+    return path
+
+
+def _html(path: Path, size: int) -> None:
+    with open(path, "w") as f:
+        f.write("<html><body><table><tr><th>a</th><th>b</th></tr>")
+        row = "<tr><td>1</td><td>2</td></tr>" * 1000
+        while f.tell() + len(row) + 30 < size:
+            f.write(row)
+        f.write("</table></body></html>")
+
+
+def _json(path: Path, size: int, item: str) -> None:
+    with open(path, "w") as f:
+        f.write("[")
+        part = ",".join([item] * 100_000)
+        while f.tell() + len(part) < size:
+            f.write(part + ",")
+        f.write(item + "]")
+
+
+def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30, html_parse_bound: int = 4 << 20,
+                      json_parse_bound: int = 4 << 20) -> Path:
+    """A lake of one hostile file of each kind: an xlsx bomb, a gzip bomb, a FIFO, HTML pages and JSON
+    lists just under and far above the readers' parse bounds, and one ordinary CSV."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_xlsx_bomb(root / "bomb.xlsx", bomb_bytes)
+    write_gzip_bomb(root / "bomb.csv.gz", bomb_bytes)
+    fifo = root / "pipe.csv"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    # just under the parse bounds (the worst a reader still parses) and far above them (never parsed)
+    # (the bounds are the lake readers' LakeOptions.max_html_bytes / max_json_bytes)
+    _html(root / "page.html", html_parse_bound - 4096)
+    _html(root / "big.html", 40 * 1024 * 1024)
+    _json(root / "objects.json", json_parse_bound - 4096, "{}")  # small objects: the most memory per byte
+    _json(root / "numbers.json", 60 * 1024 * 1024, "1234")
+    (root / "ok.csv").write_text("x,y\n1,2\n3,4\n")
+    return root
+
+
+__all__ = ["make_hostile_lake", "write_gzip_bomb", "write_xlsx_bomb"]
