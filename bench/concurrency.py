@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         alone_wall: list[float] = []
         alone_cpu: list[float] = []
 
-        py = getattr(getattr(sb, "options", None), "python", sys.executable)
+        py = getattr(sb, "_python", None) or sys.executable  # the interpreter the local sandbox runs
 
         def alone() -> float:
             """One good and one failing program, one at a time: the wall time of an execution in the sandbox,

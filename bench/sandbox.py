@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             cases = {}
             direct_code = PIPELINE.format(lake=lake)
-            py = getattr(getattr(local, "options", None), "python", sys.executable)
+            py = getattr(local, "_python", None) or sys.executable  # the interpreter the sandbox runs
 
             def direct():
                 for _ in range(args.runs):

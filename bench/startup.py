@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -39,10 +41,16 @@ class Scripted:
 """
 
 
+def children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--skip-main", action="store_true", help="only --help and the empty run")
+    ap.add_argument("--keep-env", action="store_true", help="keep PYTHONDONTWRITEBYTECODE if set")
     args = ap.parse_args(argv)
     exe = Path(sys.executable).with_name("kramabench")
     if not exe.exists():
@@ -65,12 +73,19 @@ def main(argv: list[str] | None = None) -> int:
         env_mods = {"PYTHONPATH": str(tmp / "mods")}
         counter = iter(range(10**6))
 
-        def sh(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> None:
-            import os
+        import os
 
-            r = subprocess.run(
-                cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd
+        # as on a user's machine: Python writes and reuses the byte code of the modules it imports (this
+        # development machine sets PYTHONDONTWRITEBYTECODE=1, which recompiles ~90 project modules on
+        # every start); --keep-env measures with the environment as it is
+        base_env = dict(os.environ)
+        if not args.keep_env and base_env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+            print(
+                "note: PYTHONDONTWRITEBYTECODE unset for the measured commands (as for a user); --keep-env keeps it"
             )
+
+        def sh(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> None:
+            r = subprocess.run(cmd, capture_output=True, text=True, env={**base_env, **(env or {})}, cwd=cwd)
             if r.returncode != 0:
                 raise SystemExit(f"failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-2000:]}")
 
@@ -91,10 +106,21 @@ def main(argv: list[str] | None = None) -> int:
                 env_mods,
             )
 
+        empty_run()  # the first start writes the byte code (as a user's first command does)
+        cpu: dict[str, list[float]] = {"help": [], "empty run": [], "python": []}
+
+        def with_cpu(name: str, fn) -> Callable[[], None]:
+            def run() -> None:
+                c0 = children_cpu()
+                fn()
+                cpu[name].append(children_cpu() - c0)
+
+            return run
+
         t = alternate({
-            "help": lambda: sh([str(exe), "--help"]),
-            "empty run": empty_run,
-            "python": lambda: sh([sys.executable, "-c", "pass"]),
+            "help": with_cpu("help", lambda: sh([str(exe), "--help"])),
+            "empty run": with_cpu("empty run", empty_run),
+            "python": with_cpu("python", lambda: sh([sys.executable, "-c", "pass"])),
         }, args.rounds)  # fmt: skip
         py = median(t["python"])
         help_s = median(t["help"])
@@ -103,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
             + f"  target < 0.3 s: {'met' if help_s < 0.3 else 'MISSED'}"
         )
         print(ratio_line("empty run (no task)", median(t["empty run"]), py, "python -c pass"))
+        print(
+            "  CPU time (user + system; about the wall time on an idle core): --help "
+            f"{median(cpu['help']) * 1000:.0f} ms, empty run {median(cpu['empty run']) * 1000:.0f} ms, "
+            f"python -c pass {median(cpu['python']) * 1000:.0f} ms"
+        )
 
         if not args.skip_main:
             tasks = []

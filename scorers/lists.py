@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from itertools import repeat
 from operator import attrgetter
 from typing import Any
@@ -67,6 +67,7 @@ from scorers.parse import (
 #: pairs compared one by one in Python (nested lists, judged strings) before pairing identical first
 MAX_PAIRWISE = 250_000
 _KEY = attrgetter("key")
+_KIND = attrgetter("kind")
 #: numeric matrix cells compared at once (beyond: the interval matching of :func:`_greedy_numbers`)
 MAX_MATRIX = 4_000_000
 
@@ -83,10 +84,15 @@ def _max_matching(m: np.ndarray) -> int:
         return 1
     if (sub.sum(axis=1) <= 1).all() and (sub.sum(axis=0) <= 1).all():
         return int(sub.sum())
-    from scipy.optimize import linear_sum_assignment  # heavy import: only when a real assignment is needed
+    # maximum-cardinality bipartite matching (Hopcroft-Karp); scipy.sparse.csgraph imports in about half the
+    # time of scipy.optimize (whose linear_sum_assignment gives the same count) and matches large lists faster
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
 
-    r, c = linear_sum_assignment(sub, maximize=True)
-    return int(sub[r, c].sum())
+    if sub.shape[0] > sub.shape[1]:
+        sub = sub.T
+    matched = maximum_bipartite_matching(csr_matrix(sub), perm_type="column")
+    return int((matched >= 0).sum())
 
 
 # ---- numbers --------------------------------------------------------------------------------------
@@ -137,21 +143,43 @@ def _value_matrix(
 
 
 def _pair_identical(gold: list[Item], pred: list[Item]) -> tuple[int, list[Item], list[Item]]:
-    """Pair items with the same canonical key; return (pairs, unpaired gold, unpaired pred)."""
-    by_key: dict[Any, list[Item]] = defaultdict(list)
-    for it in pred:
-        by_key[it.key].append(it)
-    pairs = 0
-    rest_gold: list[Item] = []
-    for it in gold:
-        bucket = by_key.get(it.key)
-        if bucket:
-            bucket.pop()
-            pairs += 1
-        else:
-            rest_gold.append(it)
-    rest_pred = [it for bucket in by_key.values() for it in bucket]
-    return pairs, rest_gold, rest_pred
+    """Pair items with the same canonical key; return (pairs, unpaired gold, unpaired pred).
+
+    Per key, the first gold occurrences and the last predicted ones are paired; the unpaired predicted
+    items come grouped by key, in the order the keys first appear. Counted with ``Counter`` (C), so that the
+    common cases (one side inside the other) need no Python loop over the items."""
+    gk = list(map(_KEY, gold))
+    pk = list(map(_KEY, pred))
+    cg, cp = Counter(gk), Counter(pk)
+    common = cg & cp
+    pairs = common.total()
+    if not pairs:
+        return 0, gold, _grouped(pred, pk, cp)
+    if common == cg:
+        rest_gold: list[Item] = []
+    else:
+        need = dict(common)
+        rest_gold = []
+        for it, k in zip(gold, gk, strict=True):
+            n = need.get(k, 0)
+            if n:
+                need[k] = n - 1
+            else:
+                rest_gold.append(it)
+    if common == cp:
+        return pairs, rest_gold, []
+    keep = cp - common
+    return pairs, rest_gold, _grouped(pred, pk, keep)
+
+
+def _grouped(items: list[Item], keys: list, keep: Counter) -> list[Item]:
+    """The first ``keep[k]`` items of each key, grouped by key in the order the keys first appear."""
+    groups: dict[Any, list[Item]] = {}
+    for it, k in zip(items, keys, strict=True):
+        g = groups.setdefault(k, [])
+        if len(g) < keep.get(k, 0):
+            g.append(it)
+    return [it for g in groups.values() for it in g]
 
 
 def _match_numbers(gold: list[Item], pred: list[Item], approximate: bool, notes: list[str]) -> int:
@@ -286,10 +314,14 @@ def count_matches(
     gold: list[Item], pred: list[Item], approximate: bool, ctx: JudgeContext, notes: list[str]
 ) -> tuple[int, int]:
     by_kind: dict[int, tuple[list[Item], list[Item]]] = {NUM: ([], []), STR: ([], []), LST: ([], [])}
-    for it in gold:
-        by_kind[it.kind][0].append(it)
-    for it in pred:
-        by_kind[it.kind][1].append(it)
+    kinds = set(map(_KIND, gold)) | set(map(_KIND, pred))
+    if len(kinds) == 1:  # one kind on both sides (most lists): no loop over the items
+        by_kind[kinds.pop()] = (gold, pred)
+    else:
+        for it in gold:
+            by_kind[it.kind][0].append(it)
+        for it in pred:
+            by_kind[it.kind][1].append(it)
     n = _match_numbers(*by_kind[NUM], approximate, notes)
     lo_s, hi_s = _match_pairwise(*by_kind[STR], approximate, ctx, notes)
     lo_l, hi_l = _match_pairwise(*by_kind[LST], approximate, ctx, notes)

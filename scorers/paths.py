@@ -17,9 +17,14 @@ Pure: the caller passes the lake's file list.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import repeat
 from typing import Any
 
 _QUOTES = "\"'`"
+_MISS = object()
+_MEMO_MAX = 500_000
+_NO_PATHS = frozenset({int, float, bool, type(None)})
+_STR_ONLY = frozenset({str})
 
 
 class LakePaths:
@@ -31,9 +36,20 @@ class LakePaths:
         for f in self.files:
             names.setdefault(f.rpartition("/")[2], []).append(f)
         self.by_name = names
+        #: text -> resolved path (answers repeat their strings: scoring a run resolves each one once)
+        self._memo: dict[str, str | None] = {}
 
     def resolve(self, text: str) -> str | None:
         """The lake-relative path ``text`` names, or None."""
+        hit = self._memo.get(text, _MISS)
+        if hit is not _MISS:
+            return hit  # type: ignore[return-value]
+        r = self._resolve(text)
+        if len(self._memo) < _MEMO_MAX:
+            self._memo[text] = r
+        return r
+
+    def _resolve(self, text: str) -> str | None:
         t = text.strip().strip(_QUOTES).strip().replace("\\", "/")
         if not t or len(t) > 2000 or "\n" in t:
             return None
@@ -73,6 +89,20 @@ def canonical_lake_paths(value: Any, lake: LakePaths | Iterable[str] | None) -> 
         if depth > 10:
             return v
         if isinstance(v, list):
+            kinds = set(map(type, v))
+            if kinds <= _NO_PATHS:  # numbers (most long answers): nothing to rewrite, no call per element
+                return v
+            if kinds == _STR_ONLY:
+                resolved = list(map(paths._memo.get, v, repeat(_MISS)))  # known strings: no Python call each
+                if _MISS in resolved:
+                    resolved = [paths.resolve(x) if r is _MISS else r for r, x in zip(resolved, v, strict=True)]
+                if resolved.count(None) == len(v):
+                    return v
+                n = sum(1 for r, x in zip(resolved, v, strict=True) if r is not None and r != x)
+                if not n:
+                    return v
+                count += n
+                return [x if r is None else r for r, x in zip(resolved, v, strict=True)]
             return [walk(x, depth + 1) for x in v]
         if isinstance(v, tuple):
             return tuple(walk(x, depth + 1) for x in v)

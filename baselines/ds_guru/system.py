@@ -167,7 +167,9 @@ class DSGuru:
                  "explanation": result.explanation, "stdout_tail": _tail(result.stdout), "stderr_tail": _tail(result.stderr),
                  "answer_found": answer is not None}
             )
-            failed_run = result.timed_out or result.oom or result.exit_code not in (0, None)
+            # a program that crashed after printing its answer is corrected (a runtime error); one stopped
+            # by a limit after printing it (a slow exit under load) keeps its answer
+            failed_run = not result.timed_out and not result.oom and result.exit_code not in (0, None)
             if answer is not None and failed_run and attempt < opts.max_iterations:
                 # a runtime error after the answer was printed: corrected like any runtime error, the
                 # answer kept in case no later attempt gives one

@@ -1,13 +1,12 @@
 """Entry point of the ``kramabench`` console script.
 
-Each command group lives in its own module of this package and exposes ``register(app)``. A module
-that is not present yet is skipped; a module that fails to import is an error (never hidden).
+Each command group lives in its own module of this package and exposes ``register(app)``; the modules
+import their heavy dependencies inside the commands, so that ``kramabench --help`` stays fast.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 from typing import Any
 
@@ -74,10 +73,7 @@ def build_app() -> typer.Typer:
         _sweep_leftovers()
 
     for name in COMMAND_MODULES:
-        modname = f"kramabench.cli.{name}"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        importlib.import_module(modname).register(app)
+        importlib.import_module(f"kramabench.cli.{name}").register(app)
     return app
 
 

@@ -31,7 +31,7 @@ def _origin(p) -> str:  # type: ignore[no-untyped-def]
 def _list(kind: str) -> None:
     from kramabench import plugins
 
-    t = _table(kind[:-1], "from", "object")
+    t = _table(plugins.SINGULAR[kind], "from", "object")
     for p in plugins.plugins(kind).values():
         t.add_row(p.name, _origin(p), p.value)
     _print(t)

@@ -41,6 +41,11 @@ GROUPS: dict[str, str] = {
     "providers": "kramabench.model_providers",
 }
 
+#: one plug-in of each kind, in messages
+SINGULAR: dict[str, str] = {
+    "systems": "system", "settings": "setting", "scorers": "scorer", "sandboxes": "sandbox", "providers": "provider",
+}
+
 #: the distribution that ships the built-ins
 OWN_DISTRIBUTION = "kramabench"
 
@@ -157,7 +162,7 @@ def get(kind: str, name: str) -> Plugin:
     if not any(p.builtin for p in found.values()):
         hint = (" (kramabench's own entry points are not installed: reinstall it, e.g. "
                 "`pip install -e .`, so that its metadata lists the built-ins)")
-    raise PluginNotFound(f"unknown {kind[:-1]} {name!r}; available: {', '.join(found) or 'none'}{hint}")
+    raise PluginNotFound(f"unknown {SINGULAR[kind]} {name!r}; available: {', '.join(found) or 'none'}{hint}")
 
 
 def load(kind: str, name: str) -> Any:
@@ -180,13 +185,13 @@ def _load(p: Plugin) -> Any:
     try:
         obj = ep.load()
     except Exception as e:  # noqa: BLE001 - a broken plug-in is reported with its name, never hidden
-        raise PluginError(f"{p.kind[:-1]} {p.name!r} ({p.value}, from {p.distribution}) cannot be loaded: "
+        raise PluginError(f"{SINGULAR[p.kind]} {p.name!r} ({p.value}, from {p.distribution}) cannot be loaded: "
                           f"{type(e).__name__}: {e}") from e
     _loaded[key] = obj
     return obj
 
 
 __all__ = [
-    "GROUPS", "Kind", "Plugin", "PluginError", "PluginNotFound", "get", "load", "names", "plugins", "refresh",
+    "GROUPS", "SINGULAR", "Kind", "Plugin", "PluginError", "PluginNotFound", "get", "load", "names", "plugins", "refresh",
     "register", "unregister",
 ]

@@ -361,7 +361,7 @@ def _prepare_rest(
         }
         errata += [{"domain": w.domain, **e.model_dump(mode="json")} for e in w.errata]
 
-    if spec.name == "reference" and spec.source == "builtin" and not any(
+    if spec.name == "reference" and spec.source == "built-in" and not any(
         c["solutions_sha256"] for c in wl_info["content"].values()
     ):
         raise RunSetupError(

@@ -33,7 +33,7 @@ def _spec(name: str) -> SystemSpec:
         raise SystemNotFound(f"{e} (or module:Class for your own system)") from None
     except plugins.PluginError as e:
         raise SystemNotFound(str(e)) from e
-    source = "builtin" if plugin.builtin else f"entry point {plugin.value} ({plugin.distribution})"
+    source = "built-in" if plugin.builtin else f"entry point {plugin.value} ({plugin.distribution})"
     if isinstance(obj, SystemSpec):
         if obj.privileged and not plugin.builtin:
             raise SystemNotFound(f"system {name!r} from {plugin.distribution}: only kramabench's built-ins may be privileged")

@@ -39,7 +39,7 @@ class SystemSpec:
     options: type[BaseModel] | None = None
     #: defaults that differ from the options model's (a variant of one system, e.g. DS-Guru's)
     option_defaults: dict[str, Any] | None = None
-    source: str = "builtin"
+    source: str = "built-in"
     #: without an options model: the callable whose parameters are the options (a System class)
     options_from: Callable[..., Any] | None = None
 

@@ -21,9 +21,31 @@ def _run(shared, server, tmp_path, domain: str, *extra: str):
     server.default = "Reasoning: none.\n" + PROGRAM
     res = CliRunner().invoke(
         build_app(),
-        ["run", "-w", str(shared), "-d", domain, "-s", "ds-guru-simple", "-m",
-         f"openai-compatible/test-model@{server.base_url}", "--sandbox", "local", "--limit", "2",
-         "--results", str(tmp_path / "res"), "--run-id", f"r-{domain}", "--progress", "none", "--no-report", "-j", "1", *extra],
+        [
+            "run",
+            "-w",
+            str(shared),
+            "-d",
+            domain,
+            "-s",
+            "ds-guru-simple",
+            "-m",
+            f"openai-compatible/test-model@{server.base_url}",
+            "--sandbox",
+            "local",
+            "--limit",
+            "2",
+            "--results",
+            str(tmp_path / "res"),
+            "--run-id",
+            f"r-{domain}",
+            "--progress",
+            "none",
+            "--no-report",
+            "-j",
+            "1",
+            *extra,
+        ],
         env={"COLUMNS": "200", "NO_COLOR": "1", "OPENAI_API_KEY": "sk-test-not-used"},
     )
     assert res.exit_code == 0, res.output
@@ -42,7 +64,9 @@ def test_end_to_end_poses_the_main_question_only(shared_kramabench, openai_serve
         for t in tasks:
             for st in t.subtasks:
                 assert st.query.strip() not in user  # no subtask question at all
-    assert {t.query.strip() for t in tasks} == {u.split("# Question\n", 1)[1].split("\n\n# ")[0].strip() for u in firsts}
+    assert {t.query.strip() for t in tasks} == {
+        u.split("# Question\n", 1)[1].split("\n\n# ")[0].strip() for u in firsts
+    }
     m = store.read_manifest()
     assert m.options["config"]["options"]["pose_subtasks"] is False
     for r in store.read().records:

@@ -22,7 +22,11 @@ SILENT = "import json\nprint('no json here')\n"
 
 
 def reply(code: str) -> str:
-    return "Reasoning: step by step.\n```json\n[{\"id\": \"main-task\", \"query\": \"q\"}]\n```\n```python\n" + code + "```\n"
+    return (
+        'Reasoning: step by step.\n```json\n[{"id": "main-task", "query": "q"}]\n```\n```python\n'
+        + code
+        + "```\n"
+    )
 
 
 def files_of(lake: Path) -> list[str]:
@@ -69,7 +73,9 @@ def test_naive_sends_names_and_paths_only(openai_server, model, sandbox, big_lak
     assert facts_of(out)["lake_rendering"] == "names" and "snippet_rows" not in facts_of(out)
 
 
-def test_simple_sends_whole_small_tables_and_the_first_n_rows_of_big_ones(openai_server, model, sandbox, big_lake, tmp_path):
+def test_simple_sends_whole_small_tables_and_the_first_n_rows_of_big_ones(
+    openai_server, model, sandbox, big_lake, tmp_path
+):
     openai_server.enqueue(reply(GOOD))
     out = guru("ds-guru-simple", model, sandbox, tmp_path).solve(ask(big_lake))
     user = openai_server.chat_requests[0].messages[1]["content"]
@@ -93,17 +99,26 @@ def test_the_end_to_end_prompt_poses_no_subtask(openai_server, model, sandbox, b
     assert "# Subtasks" not in openai_server.chat_requests[0].messages[1]["content"]
 
 
-def test_multi_line_subtasks_and_questions_stay_under_their_item(openai_server, model, sandbox, big_lake, tmp_path):
+def test_multi_line_subtasks_and_questions_stay_under_their_item(
+    openai_server, model, sandbox, big_lake, tmp_path
+):
     openai_server.enqueue(reply(GOOD), reply(GOOD))
     subs = [
-        SubtaskInput(key="subtask-1", query="Which ids are even?\nExpected answer: {'ids': [...]}\n- not a new item"),
+        SubtaskInput(
+            key="subtask-1", query="Which ids are even?\nExpected answer: {'ids': [...]}\n- not a new item"
+        ),
         SubtaskInput(key="subtask-2", query="Count them."),
     ]
     s = guru("ds-guru-simple", model, sandbox, tmp_path)
     s.solve(ask(big_lake, subtasks=subs))
     user = openai_server.chat_requests[0].messages[1]["content"]
-    assert "- subtask-1: Which ids are even?\n  Expected answer: {'ids': [...]}\n  - not a new item\n- subtask-2: Count them." in user
-    s.solve(ask(big_lake, query="Count the even ids.", parent_query="Main question\nExpected answer: a number"))
+    assert (
+        "- subtask-1: Which ids are even?\n  Expected answer: {'ids': [...]}\n  - not a new item\n- subtask-2: Count them."
+        in user
+    )
+    s.solve(
+        ask(big_lake, query="Count the even ids.", parent_query="Main question\nExpected answer: a number")
+    )
     user = openai_server.chat_requests[1].messages[1]["content"]
     assert "- larger question: Main question\n  Expected answer: a number" in user
 
@@ -123,7 +138,9 @@ def test_self_correction_sends_the_conversation_so_far(openai_server, model, san
     assert "did not print a JSON object" in reqs[3][7]["content"] and "no json here" in reqs[3][7]["content"]
 
 
-def test_self_correction_stops_after_five_and_not_on_warnings(openai_server, model, sandbox, big_lake, tmp_path):
+def test_self_correction_stops_after_five_and_not_on_warnings(
+    openai_server, model, sandbox, big_lake, tmp_path
+):
     openai_server.default = reply(CRASH)
     out = guru("ds-guru-self-correcting", model, sandbox, tmp_path).solve(ask(big_lake))
     assert out.answer is None and out.iterations == 5 and len(openai_server.chat_requests) == 5
@@ -134,13 +151,19 @@ def test_self_correction_stops_after_five_and_not_on_warnings(openai_server, mod
     assert out.answer == 2 and len(openai_server.chat_requests) == 1  # a warning on stderr is no error
 
 
-def test_a_reply_cut_at_the_token_limit_is_recorded_and_told(openai_server, model, sandbox, big_lake, tmp_path):
+def test_a_reply_cut_at_the_token_limit_is_recorded_and_told(
+    openai_server, model, sandbox, big_lake, tmp_path
+):
     cut = "Reasoning: first I will load\n```python\nimport json\nrows = ["
     openai_server.enqueue(Reply.truncated(cut), reply(GOOD))
     out = guru("ds-guru-self-correcting", model, sandbox, tmp_path).solve(ask(big_lake))
     assert out.answer == 1
     calls = [t for t in out.transcript if t["type"] == "model_call"]
-    assert calls[0]["truncated"] is True and calls[0]["finish_reason"] == "length" and calls[1]["truncated"] is False
+    assert (
+        calls[0]["truncated"] is True
+        and calls[0]["finish_reason"] == "length"
+        and calls[1]["truncated"] is False
+    )
     told = openai_server.chat_requests[1].messages[-1]["content"]
     assert "cut off" in told and "finish_reason=length" in told and "4096" in told
     # in a one-shot variant, the error says so
@@ -157,20 +180,30 @@ def astro_lake(tmp_path: Path) -> Path:
     for i in range(37):
         d = root / "orbits" / f"CH-OG-3-RSO_2003{i:03d}"
         d.mkdir(parents=True)
-        (d / f"CH-OG-3-RSO_2003{i:03d}.HDR").write_text("".join(f"HEADER KEY{k} = value{k}\n" for k in range(80)))
+        (d / f"CH-OG-3-RSO_2003{i:03d}.HDR").write_text(
+            "".join(f"HEADER KEY{k} = value{k}\n" for k in range(80))
+        )
         (d / f"CH-OG-3-RSO_2003{i:03d}.sp3").write_text(
             "#cP2003  1  1  0  0  0.00000000     288 ORBIT IGS00 FIT  GFZ\n"
             + "".join(f"PL01 {k * 10.123:14.6f} {k * 3.21:14.6f} {k * 7.7:14.6f}\n" for k in range(400))
         )
     (root / "indices").mkdir()
-    (root / "indices" / "kp_index.csv").write_text("date,kp\n" + "".join(f"2003-01-{d:02d},{d % 9}.{d % 3}\n" for d in range(1, 29)))
-    (root / "indices" / "solar_flux.tsv").write_text("date\tf107\n" + "".join(f"2003-02-{d:02d}\t{100 + d}.5\n" for d in range(1, 29)))
-    (root / "storms_eu.csv").write_text("event;start;peak\nHalloween;2003-10-28;-383\nNovember;2003-11-20;-422\n")
+    (root / "indices" / "kp_index.csv").write_text(
+        "date,kp\n" + "".join(f"2003-01-{d:02d},{d % 9}.{d % 3}\n" for d in range(1, 29))
+    )
+    (root / "indices" / "solar_flux.tsv").write_text(
+        "date\tf107\n" + "".join(f"2003-02-{d:02d}\t{100 + d}.5\n" for d in range(1, 29))
+    )
+    (root / "storms_eu.csv").write_text(
+        "event;start;peak\nHalloween;2003-10-28;-383\nNovember;2003-11-20;-422\n"
+    )
     (root / "README.txt").write_text("Orbits of CHAMP by day; Kp and F10.7 indices.\n")
     return root
 
 
-def test_repeated_folders_fold_so_the_budget_reaches_the_distinct_files(openai_server, model, sandbox, astro_lake, tmp_path):
+def test_repeated_folders_fold_so_the_budget_reaches_the_distinct_files(
+    openai_server, model, sandbox, astro_lake, tmp_path
+):
     openai_server.enqueue(reply(GOOD))
     budget = 6000
     out = guru("ds-guru-simple", model, sandbox, tmp_path, prompt_budget_tokens=budget).solve(ask(astro_lake))
@@ -193,7 +226,11 @@ def test_the_rich_rendering_folds_the_same_way(openai_server, model, sandbox, as
     openai_server.enqueue(reply(GOOD))
     guru("ds-guru-rich", model, sandbox, tmp_path, prompt_budget_tokens=6000).solve(ask(astro_lake))
     user = openai_server.chat_requests[0].messages[1]["content"]
-    assert "37 folders under /lake/orbits/" in user and "Halloween;2003-10-28;-383" in user and "2003-02-03\t103.5" in user
+    assert (
+        "37 folders under /lake/orbits/" in user
+        and "Halloween;2003-10-28;-383" in user
+        and "2003-02-03\t103.5" in user
+    )
 
 
 def test_secrets_in_lake_files_are_masked_and_recorded(openai_server, model, sandbox, tmp_path):
@@ -203,14 +240,21 @@ def test_secrets_in_lake_files_are_masked_and_recorded(openai_server, model, san
         'import psycopg2\nconn = psycopg2.connect(host="db.example.org", user="analyst", password="Tr0ub4dor&3")\n'
         'API_KEY = "AKIAIOSFODNN7EXAMPLE"\nurl = "postgres://analyst:hunter2@db/x"\n'
     )
-    (lake / "config.csv").write_text("name,value\nendpoint,https://x.org\napi_token,ghp_abcdefghijklmnopqrstuvwxyz0123456789\n")
+    (lake / "config.csv").write_text(
+        "name,value\nendpoint,https://x.org\napi_token,ghp_abcdefghijklmnopqrstuvwxyz0123456789\n"
+    )
     (lake / "data.csv").write_text("token_count,site\n3,A\n4,B\n")
     leak = "import json\nprint(open('/lake/load_db.py').read())\nraise SystemExit(1)\n"
     openai_server.enqueue(reply(leak), reply(GOOD))
     out = guru("ds-guru-self-correcting", model, sandbox, tmp_path).solve(ask(lake))
     assert out.answer == 1
     sent = json.dumps([r.messages for r in openai_server.chat_requests])
-    for secret in ("Tr0ub4dor&3", "AKIAIOSFODNN7EXAMPLE", "hunter2", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"):
+    for secret in (
+        "Tr0ub4dor&3",
+        "AKIAIOSFODNN7EXAMPLE",
+        "hunter2",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ):
         assert secret not in sent, secret
     assert "[MASKED]" in sent and "db.example.org" in sent and "token_count" in sent  # only the secrets go
     facts = facts_of(out)
@@ -218,7 +262,9 @@ def test_secrets_in_lake_files_are_masked_and_recorded(openai_server, model, san
     assert "password" in facts["secrets_masked"]["load_db.py"]
 
 
-def test_a_runtime_error_after_the_answer_is_still_corrected(openai_server, model, sandbox, big_lake, tmp_path):
+def test_a_runtime_error_after_the_answer_is_still_corrected(
+    openai_server, model, sandbox, big_lake, tmp_path
+):
     late = "import json\nprint(json.dumps({'main-task': 7}))\nraise RuntimeError('late failure')\n"
     openai_server.enqueue(reply(late), reply(GOOD))
     out = guru("ds-guru-self-correcting", model, sandbox, tmp_path).solve(ask(big_lake))

@@ -15,8 +15,12 @@ def _lake(root: Path) -> Path:
         for month in range(1, 13):
             d = root / "orbits" / str(year) / f"{month:02d}"
             d.mkdir(parents=True)
-            (d / f"ORB_{year}{month:02d}.HDR").write_text("".join(f"KEY{k} = {k * month}\n" for k in range(60)))
-            (d / f"orb_{year}{month:02d}.SP3").write_text("".join(f"PL01 {k:10.3f} {k * 2:10.3f}\n" for k in range(300)))
+            (d / f"ORB_{year}{month:02d}.HDR").write_text(
+                "".join(f"KEY{k} = {k * month}\n" for k in range(60))
+            )
+            (d / f"orb_{year}{month:02d}.SP3").write_text(
+                "".join(f"PL01 {k:10.3f} {k * 2:10.3f}\n" for k in range(300))
+            )
     odd = root / "orbits" / "2002" / "12" / "extra_notes.txt"  # one folder holds one more file
     odd.write_text("this month had a manoeuvre\n")
     (root / "distinct_a.csv").write_text("city,pop\n" + "".join(f"city{i},{1000 + i}\n" for i in range(50)))

@@ -21,7 +21,11 @@ from kramabench.lake.secrets import MASK, mask_secrets
         ("Authorization: Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234", "auth_header"),
         ("key = sk-abcdefghijklmnopqrstuvwxyz12", "sk-abcdefghijklmnopqrstuvwxyz12", "openai_key"),
         ("id AKIAIOSFODNN7EXAMPLE here", "AKIAIOSFODNN7EXAMPLE", "aws_access_key"),
-        ("gh = ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "github_token"),
+        (
+            "gh = ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "github_token",
+        ),
     ],
 )
 def test_secrets_are_masked(text, secret, kind):
@@ -50,7 +54,9 @@ def test_a_private_key_over_many_lines_is_masked_in_snippets(tmp_path):
     lake = tmp_path / "lake"
     lake.mkdir()
     body = "".join(f"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo{i:04d}\n" for i in range(30))
-    (lake / "deploy.pem").write_text("-----BEGIN RSA PRIVATE KEY-----\n" + body + "-----END RSA PRIVATE KEY-----\nafter\n")
+    (lake / "deploy.pem").write_text(
+        "-----BEGIN RSA PRIVATE KEY-----\n" + body + "-----END RSA PRIVATE KEY-----\nafter\n"
+    )
     idx = LakeIndex.build(lake, cache_dir=False)
     for style in ("paper", "rich"):
         r = idx.render(budget_tokens=5000, style=style)

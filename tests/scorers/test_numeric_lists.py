@@ -107,3 +107,50 @@ def test_gold_is_parsed_once_per_gold_object(monkeypatch):
     assert len(calls) == 1
     list_exact(list(gold), [1])  # another (equal) gold object is read again
     assert len(calls) == 2
+
+
+def _pair_identical_reference(gold, pred):
+    """The item pairing as first written (per key: first gold occurrences, last predicted ones)."""
+    from collections import defaultdict
+
+    by_key = defaultdict(list)
+    for it in pred:
+        by_key[it.key].append(it)
+    pairs, rest_gold = 0, []
+    for it in gold:
+        bucket = by_key.get(it.key)
+        if bucket:
+            bucket.pop()
+            pairs += 1
+        else:
+            rest_gold.append(it)
+    return pairs, rest_gold, [it for bucket in by_key.values() for it in bucket]
+
+
+ITEMS = st.one_of(st.integers(-3, 3), st.sampled_from(["a", "b", "A ", "1", "nan", float("nan"), -0.0, 0.0, 2.0]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(gold=st.lists(ITEMS, max_size=12), pred=st.lists(ITEMS, max_size=12))
+def test_pair_identical_of_items_keeps_the_pairing_and_its_order(gold, pred):
+    from scorers.parse import to_item
+
+    g, p = [to_item(x) for x in gold], [to_item(x) for x in pred]
+    got = lists._pair_identical(g, p)
+    want = _pair_identical_reference(g, p)
+    assert got[0] == want[0]
+    assert [id(x) for x in got[1]] == [id(x) for x in want[1]]
+    assert [id(x) for x in got[2]] == [id(x) for x in want[2]]
+
+
+def test_max_matching_equals_the_assignment_count():
+    """The matching count (Hopcroft-Karp) equals the optimal assignment's on random boolean matrices."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        a, b = rng.integers(1, 30, 2)
+        m = rng.random((a, b)) < rng.random()
+        r, c = linear_sum_assignment(m, maximize=True)
+        assert lists._max_matching(m) == int(m[r, c].sum()), m

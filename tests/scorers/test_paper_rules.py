@@ -14,8 +14,17 @@ LAKE = ["a/b.csv", "a/c.csv", "top.csv", "x/y/deep.txt", "one/dup.csv", "two/dup
 
 @pytest.mark.parametrize(
     "named",
-    ["a/b.csv", "./a/b.csv", "/lake/a/b.csv", "lake/a/b.csv", "/tmp/kb-lake-12/data/legal/input/a/b.csv",
-     "a\\b.csv", " 'a/b.csv' ", "//a//b.csv", "b.csv"],
+    [
+        "a/b.csv",
+        "./a/b.csv",
+        "/lake/a/b.csv",
+        "lake/a/b.csv",
+        "/tmp/kb-lake-12/data/legal/input/a/b.csv",
+        "a\\b.csv",
+        " 'a/b.csv' ",
+        "//a//b.csv",
+        "b.csv",
+    ],
 )
 def test_a_lake_file_is_the_same_whatever_the_prefix(named):
     assert LakePaths(LAKE).resolve(named) == "a/b.csv"

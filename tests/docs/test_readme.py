@@ -1,0 +1,142 @@
+"""The README stays a first screen, not a manual, and keeps the set-up commands CI runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+
+#: "under 6 KB", read strictly (6,000 bytes, not 6,144)
+MAX_README_BYTES = 6000
+
+
+def test_readme_is_under_6_kb():
+    size = len(README.read_bytes())
+    assert size < MAX_README_BYTES, (
+        f"README.md is {size} bytes; move detail into docs/ (limit {MAX_README_BYTES})"
+    )
+
+
+def test_readme_holds_the_test_command_that_ci_runs():
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    runs = [
+        line.strip()
+        for line in ci.splitlines()
+        if re.search(r"\bpython3? -m pytest\b", line) and not line.lstrip().startswith("#")
+    ]
+    assert len(runs) == 1, f".ci/run should run one test command, found {runs}"
+    assert runs[0] in README.read_text(encoding="utf-8"), f".ci/run runs {runs[0]!r}, not in README.md"
+
+
+def test_readme_holds_the_main_command_and_its_real_table():
+    text = README.read_text(encoding="utf-8")
+    assert "bash scripts/install.sh && kramabench run --workload mini --system reference" in text
+    # the domain table as `kramabench run` prints it: both bundled domains and the total row
+    table = [line for line in text.splitlines() if line.startswith("│")]
+    assert any(re.match(r"│ grid\s+│\s+11 │", line) for line in table), table
+    assert any(re.match(r"│ harbor\s+│\s+12 │", line) for line in table), table
+
+
+def _cells(lines: list[str]) -> list[list[str]]:
+    """A rich table's body rows as lists of cell texts (borders and padding dropped)."""
+    rows = []
+    for line in lines:
+        if line.startswith(("│", "┃")):
+            rows.append([c.strip() for c in re.split(r"[│┃]", line)[1:-1]])
+    return rows
+
+
+@pytest.mark.slow
+def test_readme_table_is_what_the_main_command_prints(tmp_path):
+    """The README's table is real output: the same header and rows as a fresh run of command 1 prints."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER"))}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            "--workload",
+            "mini",
+            "--system",
+            "reference",
+            "--results",
+            str(tmp_path),
+            "--run-id",
+            "readme",
+            "--no-report",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = _cells(done.stdout.splitlines())
+    shown = _cells(README.read_text(encoding="utf-8").splitlines())
+    assert printed and shown == printed, f"README.md's table:\n{shown}\nkramabench run prints:\n{printed}"
+
+
+def _readme_block(start: str) -> str:
+    blocks = re.findall(r"```[a-z]*\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    found = [b for b in blocks if b.startswith(start)]
+    assert len(found) == 1, f"README.md: one code block starting with {start!r} expected"
+    return found[0]
+
+
+@pytest.mark.api
+def test_readme_own_system_runs_as_shown(tmp_path, openai_server):
+    """The README's 'your own system' class and command, run against the local OpenAI-compatible server."""
+    code = _readme_block("# my_system.py\n")
+    assert len(code.splitlines()) <= 15, "the README promises a system in 15 lines"
+    (tmp_path / "my_system.py").write_text(code, encoding="utf-8")
+    command = next(
+        line for line in README.read_text(encoding="utf-8").splitlines() if "my_system:OneShot" in line
+    )
+    args = shlex.split(command)
+    assert args[:2] == ["PYTHONPATH=.", "kramabench"], command
+    model = f"openai-compatible/test@{openai_server.base_url}"
+    args = [a if a != "openai/gpt-4o-mini" else model for a in args[1:]]
+    assert model in args, command
+    openai_server.handler = lambda req: '{"answer": 42}' if "Question:" in req.last_user_message else "?"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER"))}
+    env["PYTHONPATH"] = str(tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            *args,
+            "--limit",
+            "2",
+            "--results",
+            str(tmp_path / "res"),
+            "--run-id",
+            "own",
+            "--no-report",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    records = [
+        json.loads(line) for line in (tmp_path / "res" / "own" / "records.jsonl").read_text().splitlines()
+    ]
+    assert len(records) == 2
+    for r in records:
+        assert r["status"] == "ok" and r["error"] is None, r["error"]
+        assert r["answer"] == {"answer": 42} and r["system"] == "my_system:OneShot"
+        assert r["transcript"][0]["reply"] == '{"answer": 42}'
+    assert len(openai_server.requests) == 2
