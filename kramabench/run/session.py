@@ -98,7 +98,7 @@ def load_workloads(root: Path, domains: list[str], errata: bool) -> list[Any]:
         if not Path(wl.lake).is_dir():
             raise RunSetupError(f"{d}: data lake {wl.lake} is missing")
         out.append(wl)
-    if all(_all_tasks_in_error(w) for w in out):
+    if not any(w.tasks for w in out):  # every task was dropped by an error finding: say which, do not run 0
         raise RunSetupError(_no_task_message(root, out))
     return out
 
@@ -134,14 +134,6 @@ def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
     )
 
 
-def _all_tasks_in_error(wl: Any) -> bool:
-    """No task left, or every task left has an error-level finding (it cannot be scored as written)."""
-    from kramabench.workload.validate import is_failing
-
-    bad = {f.task_id for f in wl.findings if is_failing(f) and f.task_id and not f.subtask_id}
-    return all(t.id in bad for t in wl.tasks)
-
-
 def _no_task_message(root: Path, workloads: list[Any]) -> str:
     """Why no task of the chosen domains can run: the error findings that dropped them, or an empty file."""
     errors = [f for w in workloads for f in w.findings if f.severity == "error"]
@@ -153,7 +145,7 @@ def _no_task_message(root: Path, workloads: list[Any]) -> str:
     )
     more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
     return (
-        f"{root}: no task of {names} can run, every one has an error finding ({len(errors)}): {shown}{more} "
+        f"{root}: no task of {names} can run, every one was dropped by an error finding ({len(errors)}): {shown}{more} "
         f"(all of them: kramabench workloads validate {root})"
     )
 

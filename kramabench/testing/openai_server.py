@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 import threading
 import time
@@ -514,11 +515,14 @@ def main(argv: list[str] | None = None) -> int:
     except PortInUse as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    # Ctrl-C and SIGTERM stop it even when started from a non-interactive shell's background job, where
+    # SIGINT arrives ignored and Python would then leave it ignored (the server ran on forever).
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     with server:
         print(f"serving {server.base_url} (Ctrl-C to stop)", flush=True)
-        try:
-            threading.Event().wait()
-        except KeyboardInterrupt:
+        while not stop.wait(0.5):
             pass
     return 0
 

@@ -137,4 +137,26 @@ def test_standalone_command_serves_until_interrupted():
         assert r.choices[0].message.content == "hello"
     finally:
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
+        try:
+            rc = proc.wait(timeout=10)
+        finally:
+            proc.kill()  # never left behind, whatever happened above
+        assert rc == 0
+
+
+def test_standalone_command_stops_when_sigint_arrives_ignored():
+    """Started as a background job of a non-interactive shell (SIGINT ignored), Ctrl-C still stops it."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "kramabench.testing.openai_server"], stdout=subprocess.PIPE,
+                            text=True, cwd=Path(__file__).resolve().parents[2],
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        assert proc.stdout.readline().startswith("serving http://127.0.0.1:")
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=10)
+    finally:
+        proc.kill()
+    assert rc == 0

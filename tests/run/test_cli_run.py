@@ -82,7 +82,7 @@ def test_setup_error_is_one_line_without_traceback(tmp_path, setup):
     ("args", "expected"),
     [
         (("--system", "nope"), "unknown system 'nope'; available: "),
-        (("--system", "reference", "-o", "foo=1"), "could not be built: 1 validation error for ReferenceOptions (foo: Extra inputs"),
+        (("--system", "reference", "-o", "foo=1"), "system 'reference' has no option 'foo'; its options: timeout_s"),
     ],
 )
 def test_setup_errors_stay_one_line_on_a_narrow_terminal(tmp_path, setup, args, expected):

@@ -29,7 +29,9 @@ from kramabench.run.settings import WorkItem
 Solved = tuple[SystemOutput, float]
 
 
-def solve_item(system: Any, inp: TaskInput, key: str, recorder: Any, model_budget_s: float | None = None) -> Solved:
+def solve_item(
+    system: Any, inp: TaskInput, key: str, recorder: Any, model_budget_s: float | None = None
+) -> Solved:
     """One task on an executor's worker: the system sees only ``inp``; its model calls are recorded under
     ``key`` (when there is a recorder) and share ``model_budget_s`` seconds (``--model-budget``; None: no
     budget). Exceptions become system_crash outcomes."""

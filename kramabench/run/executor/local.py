@@ -24,8 +24,14 @@ class LocalExecutor:
     def submit(self, item: WorkItem) -> Future[Solved]:
         assert self._pool is not None and self._ctx is not None, "LocalExecutor.submit before start"
         c = self._ctx
-        return self._pool.submit(solve_item, c.system, item.input, item.call_key, c.recorder,
-                                 getattr(c.options, "model_budget_s", None))
+        return self._pool.submit(
+            solve_item,
+            c.system,
+            item.input,
+            item.call_key,
+            c.recorder,
+            getattr(c.options, "model_budget_s", None),
+        )
 
     def shutdown(self, *, hard: bool) -> None:
         if self._pool is not None:

@@ -104,6 +104,8 @@ class WorkerSetup:
     sandbox: str | None
     seed: int
     cache_dir: str | None
+    #: --model-budget: seconds of model time per task (None: no budget)
+    model_budget_s: float | None = None
     model_limiter: Any = None
     sandbox_limiter: Any = None
 
@@ -255,7 +257,7 @@ class _Worker:
                     os.replace(tmp, solution)
             self.resolver.add(inp.token, replace(item.ref, solution=solution))
         rec = _ListRecorder()
-        out, wall = solve_item(self.system, inp, item.call_key, rec)
+        out, wall = solve_item(self.system, inp, item.call_key, rec, self.setup.model_budget_s)
         return WorkerResult(out, wall, self.node, calls=rec.calls, shipped_lake=shipped)
 
     def close(self) -> None:
@@ -388,6 +390,7 @@ class RayExecutor:
             sandbox=(m.sandbox or {}).get("backend"),
             seed=opts.seed,
             cache_dir=self.cache_dir,
+            model_budget_s=getattr(opts, "model_budget_s", None),
             model_limiter=model_lim,
             sandbox_limiter=sandbox_lim,
         )

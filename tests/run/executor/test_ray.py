@@ -273,3 +273,23 @@ def test_help_and_a_local_run_never_import_ray(tmp_path, repo_root, args):
     )
     last = p.stdout.strip().splitlines()[-1]
     assert last in ("NO-RAY 0", "NO-RAY None"), (p.stdout[-2000:], p.stderr[-2000:])
+
+
+@pytest.mark.api
+def test_the_model_time_budget_holds_on_ray_workers(tmp_path, ray_cluster, openai_server):
+    openai_server.latency_s = 3.0  # each call would take 3 s; the budget is 0.5 s per task
+    root = make_workload(tmp_path / "wl", n=2)
+    model = f"openai-compatible/test-model@{openai_server.base_url}"
+    res = _run(
+        RunConfig(
+            workload=str(root),
+            system="kb_scripted:Modelled",
+            model=model,
+            results=tmp_path / "res",
+            options=RunOptions(executor="ray", concurrency=2, model_budget_s=0.5),
+        )
+    )
+    assert len(res.records) == 2
+    for r in res.records:
+        assert r.status == "error" and "timeout" in r.error.message.lower(), r.error
+        assert r.wall_s < 2.5  # cut at the budget on the worker, not after the model's 3 s
