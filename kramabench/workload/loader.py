@@ -44,9 +44,9 @@ log = logging.getLogger(__name__)
 #: keys of a task/subtask object that the model interprets; anything else is kept as an extra field
 _TASK_FIELDS = {
     "id", "query", "answer", "answer_type", "data_sources", "subtasks", "key_functionalities",
-    "runtime", "solution", "difficulty",
+    "runtime", "solution", "difficulty", "excluded",
 }  # fmt: skip
-_SUBTASK_FIELDS = {"id", "query", "step", "answer", "answer_type", "data_sources"}
+_SUBTASK_FIELDS = {"id", "query", "step", "answer", "answer_type", "data_sources", "excluded"}
 _ANSWER_TYPES = [a.value for a in AnswerType]
 
 
@@ -455,6 +455,8 @@ class _Builder:
         tid = self._id(item, where, None)
         if tid is None:
             return None
+        if self._excluded(item, tid, None):
+            return None
         fields = self._common(item, tid, None)
         fields["id"] = tid
         # difficulty: from the id; an explicit field wins when valid
@@ -534,6 +536,8 @@ class _Builder:
         sid = self._id(item, where, tid)
         if sid is None:
             return None
+        if self._excluded(item, tid, sid):
+            return None
         fields = self._common(item, tid, sid)
         fields["id"] = sid
         extras = {k: v for k, v in item.items() if k not in _SUBTASK_FIELDS and isinstance(k, str)}
@@ -545,6 +549,25 @@ class _Builder:
                 task_id=tid, subtask_id=sid,
             )  # fmt: skip
             return None
+
+    def _excluded(self, item: dict, tid: str, sid: str | None) -> bool:
+        """``excluded = true`` (set by a reviewed erratum, e.g. an underivable gold the audit found): the item
+        is left out of the workload, with an info finding; ``--no-errata`` keeps it."""
+        flag = item.get("excluded")
+        if flag is None or flag is False:
+            return False
+        if flag is not True:
+            self.note(
+                "warning", "invalid_field", f"excluded {flag!r} is not true/false; ignored",
+                task_id=tid, subtask_id=sid, field="excluded",
+            )  # fmt: skip
+            return False
+        what = f"subtask {sid} of task {tid}" if sid else f"task {tid}"
+        self.note(
+            "info", "excluded_by_erratum", f"{what} is excluded by an erratum (excluded = true); not run, not scored",
+            task_id=tid, subtask_id=sid, field="excluded",
+        )  # fmt: skip
+        return True
 
     def _key_functionalities(self, raw: Any, tid: str) -> list[KeyFunctionality]:
         if raw is None:

@@ -233,3 +233,47 @@ def test_repository_errata_file_parses(repo_root):
     assert len(ef.errata) >= 40
     assert all(len(e.reason) > 20 for e in ef.errata)
     assert {a.path for a in ef.absent} >= {"worldcities.csv"}
+
+
+def test_excluded_by_an_erratum_leaves_the_task_or_subtask_out_with_a_finding(make_root, task_factory, tmp_path):
+    """``excluded = true`` (the audit's proposal for an underivable gold) is acted on: not run, not scored."""
+    keep = task_factory("demo-easy-1")
+    drop = task_factory("demo-hard-2")
+    two = task_factory("demo-easy-3")
+    two["subtasks"].append({**two["subtasks"][0], "id": "demo-easy-3-2"})
+    root = make_root([keep, drop, two])
+    errata = write(
+        tmp_path,
+        """
+[[erratum]]
+domain = "demo"
+task = "demo-hard-2"
+field = "excluded"
+new = true
+reason = "underivable gold (audit report R1)"
+
+[[erratum]]
+domain = "demo"
+task = "demo-easy-3"
+subtask = "demo-easy-3-2"
+field = "excluded"
+new = true
+reason = "subtask gold names a file that does not exist"
+""",
+    )
+    wl = load_workload(root, "demo", errata=errata)
+    assert [t.id for t in wl.tasks] == ["demo-easy-1", "demo-easy-3"]
+    assert [s.id for s in wl.tasks[1].subtasks] == [two["subtasks"][0]["id"]]
+    found = [(f.severity, f.task_id, f.subtask_id) for f in wl.findings if f.code == "excluded_by_erratum"]
+    assert found == [("info", "demo-hard-2", None), ("info", "demo-easy-3", "demo-easy-3-2")]
+    assert len(wl.errata) == 2
+    # without errata, the file's tasks are all there
+    assert [t.id for t in load_workload(root, "demo", errata=False).tasks] == ["demo-easy-1", "demo-hard-2", "demo-easy-3"]
+
+
+def test_excluded_that_is_not_a_boolean_is_ignored_with_a_warning(make_root, task_factory):
+    t = task_factory("demo-easy-1")
+    t["excluded"] = "yes"
+    wl = load_workload(make_root([t]), "demo", errata=False)
+    assert [x.id for x in wl.tasks] == ["demo-easy-1"]
+    assert any(f.code == "invalid_field" and f.field == "excluded" for f in wl.findings)
