@@ -160,8 +160,9 @@ def test_kill_9_at_random_moments_leaves_nothing_once_the_next_run_started(tmp_p
 def test_kill_9_leaves_no_warm_container_once_the_next_process_started(tmp_path, repo_root):
     try:
         import docker
+        from kramabench.sandbox.image import default_image
 
-        docker.from_env(timeout=10).images.get("kramabench-sandbox:1")
+        docker.from_env(timeout=10).images.get(default_image())  # the image of the lock in force
     except Exception as e:  # noqa: BLE001
         if IN_CI:
             pytest.fail(f"docker sandbox unavailable in CI: {e}")
