@@ -30,7 +30,7 @@ def _dist(tmp_path, name: str, entry_points: str, module: str = "") -> None:  # 
 
 def test_every_builtin_is_an_entry_point_of_kramabench(fresh) -> None:  # type: ignore[no-untyped-def]
     expected = {
-        "systems": {"reference", "replay", "ds-guru-naive", "ds-guru-simple", "ds-guru-self-correcting"},
+        "systems": {"reference", "replay", "ds-guru-naive", "ds-guru-simple", "ds-guru-self-correcting", "ds-guru-rich"},
         "settings": {"end-to-end", "pipeline-design", "subtasks"},
         "scorers": {"string_exact", "string_approximate", "numeric_exact", "numeric_approximate", "list_exact",
                     "list_approximate"},
@@ -42,6 +42,9 @@ def test_every_builtin_is_an_entry_point_of_kramabench(fresh) -> None:  # type: 
         assert names <= set(found), kind
         assert all(found[n].builtin for n in names), kind
     assert plugins.get("systems", "ds-guru-simple").value == "baselines.ds_guru.plugin:SIMPLE"
+    # ours, not a paper variant: reachable by name, with the richer rendering in its effective options
+    rich = plugins.load("systems", "ds-guru-rich")
+    assert rich.option_defaults["lake_rendering"] == "rich" and "not the paper's" in rich.description
 
 
 def test_a_plugin_cannot_take_a_builtin_name(fresh, tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
