@@ -10,19 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kramabench.report.load import RunData
+from kramabench.sandbox.environment.local_env import KEY_PACKAGES
 
-#: package versions shown (import names as recorded by the backends, then distribution names)
-KEY_PACKAGES = [
-    "pandas",
-    "numpy",
-    "scipy",
-    "openpyxl",
-    "xlrd",
-    "pyarrow",
-    "matplotlib",
-    "scikit-learn",
-    "statsmodels",
-]
+#: the packages shown are the sandbox environment's KEY_PACKAGES; a backend may record one under its import
+#: name instead of its distribution name
 _ALIASES = {"scikit-learn": ("sklearn",)}
 
 
