@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from kramabench.cli._common import fail
+
 
 def _out_dir(out: Path | None, kind: str, name: str) -> Path:
     if out is not None:
@@ -57,28 +59,11 @@ def register(app: typer.Typer) -> None:
             domains = domain or list_domains(root)
             wls = [load_workload(root, d, errata=not no_errata) for d in domains]
         except (WorkloadError, FetchError) as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         if not any(w.tasks for w in wls):
-            err.print(f"[red]error:[/] {escape(workload)}: no tasks in {', '.join(domains)}", soft_wrap=True)
-            raise typer.Exit(2)
-        model = None
-        if extract_model:
-            from kramabench.models import get_model
-
-            try:
-                model = get_model(extract_model)
-            except Exception as exc:  # noqa: BLE001 - any bad model id is one line
-                err.print(f"[red]error:[/] --extract-model {escape(extract_model)}: {escape(str(exc))}", soft_wrap=True)
-                raise typer.Exit(2) from None
-        from kramabench.contracts.sandbox import SandboxUnavailable
-        from kramabench.sandbox.registry import get_sandbox
-
-        try:
-            sb = get_sandbox(sandbox)
-        except (SandboxUnavailable, ValueError) as exc:
-            err.print(f"[red]error:[/] sandbox {escape(sandbox)}: {escape(str(exc))}", soft_wrap=True, highlight=False)
-            raise typer.Exit(2) from None
+            raise fail(f"{workload}: no tasks in {', '.join(domains)}")
+        model = _model("--extract-model", extract_model) if extract_model else None
+        sb = _sandbox(sandbox)
         out_dir = _out_dir(out, "reference", workload)
         out_dir.mkdir(parents=True, exist_ok=True)
         progress_path = out_dir / "progress.jsonl"
@@ -166,18 +151,14 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Audit every failed task of a run: root cause, verified derivation, attribution and category."""
         from rich.console import Console
-        from rich.markup import escape
 
         from kramabench.audit.auditor import AuditorOptions
         from kramabench.audit.corrector import propose, write_proposals
         from kramabench.audit.failures import audit_failures
         from kramabench.audit.report import write_report
-        from kramabench.cli._common import error_console
 
-        err = error_console()
         if not (run_dir / "manifest.json").is_file():
-            err.print(f"[red]error:[/] {escape(str(run_dir))}: not a run folder (no manifest.json)", soft_wrap=True)
-            raise typer.Exit(2)
+            raise fail(f"{run_dir}: not a run folder (no manifest.json)")
         ref_audit = None
         if reference is not None:
             from kramabench.audit.reference import ReferenceAudit
@@ -185,9 +166,7 @@ def register(app: typer.Typer) -> None:
             try:
                 ref_audit = ReferenceAudit.model_validate_json((reference / "reference.json").read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
-                err.print(f"[red]error:[/] --reference {escape(str(reference))}: no readable reference.json ({escape(str(exc)[:200])})",
-                          soft_wrap=True)  # fmt: skip
-                raise typer.Exit(2) from None
+                raise fail(f"--reference {reference}: no readable reference.json ({str(exc)[:200]})") from None
         model, sb = _model_and_sandbox(auditor, sandbox, cache=False if no_cache else None)
         out_dir = out or run_dir / "audit"
         console = Console(stderr=True)
@@ -203,8 +182,7 @@ def register(app: typer.Typer) -> None:
                 concurrency=concurrency, force=force, task_ids=task or None, on_done=progress,
             )  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - a broken run folder or workload is one line
-            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
-            raise typer.Exit(1) from None
+            raise fail(str(exc), 1) from None
         finally:
             sb.close()
         proposals = propose(result.reports, _workloads_of(run_dir, result.reports))
@@ -234,21 +212,17 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Move accepted errata proposals into an errata file (the others stay proposals)."""
-        from rich.markup import escape
 
         from kramabench.audit.corrector import apply_proposals
-        from kramabench.cli._common import error_console
         from kramabench.workload import WorkloadError
         from kramabench.workload.loader import official_errata_path
 
-        err = error_console()
         target = errata or official_errata_path()
         try:
             applied = apply_proposals(proposals, accept, target)
         except (KeyError, ValueError, OSError, WorkloadError) as exc:
             msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            err.print(f"[red]error:[/] {escape(str(msg))}", soft_wrap=True, highlight=False)
-            raise typer.Exit(2) from None
+            raise fail(str(msg)) from None
         typer.echo(f"accepted {', '.join(applied)} -> {target}")
 
     @audit.command("reliability")
@@ -263,27 +237,22 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the auditor k times on a labelled set: Cohen's kappa at attribution and category level."""
         from rich.console import Console
-        from rich.markup import escape
 
         from kramabench.audit.auditor import AuditorOptions
         from kramabench.audit.reliability import check_reliability
-        from kramabench.cli._common import error_console
         from kramabench.workload import WorkloadError
         from kramabench.workload.suites import resolve_workload_root
 
-        err = error_console()
         try:
             root = resolve_workload_root(workload)
         except WorkloadError as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         model, sb = _model_and_sandbox(auditor, sandbox, cache=False)
         try:
             result = check_reliability(root, model, sb, auditor=auditor, k=k, concurrency=concurrency,
                                        options=AuditorOptions(max_turns=max_turns))  # fmt: skip
         except (FileNotFoundError, WorkloadError, KeyError) as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
-            raise typer.Exit(2) from None
+            raise fail(str(exc)) from None
         finally:
             sb.close()
         if as_json:
@@ -308,26 +277,28 @@ def register(app: typer.Typer) -> None:
                       f" flip rate {num(result.flip_rate)}")  # fmt: skip
 
 
-def _model_and_sandbox(model_id: str, backend: str, *, cache: bool | None):  # noqa: ANN202
-    from rich.markup import escape
-
-    from kramabench.cli._common import error_console
-    from kramabench.contracts.sandbox import SandboxUnavailable
+def _model(flag: str, model_id: str, *, cache: bool | None = None):  # noqa: ANN202
+    """The model of ``flag`` (``--auditor``, ``--extract-model``); a bad id or a missing key is one line."""
     from kramabench.models import get_model
+
+    try:
+        return get_model(model_id) if cache is None else get_model(model_id, cache=cache)
+    except Exception as exc:  # noqa: BLE001 - a bad model id or a missing key is one line
+        raise fail(f"{flag} {model_id}: {exc}") from None
+
+
+def _sandbox(backend: str):  # noqa: ANN202
+    from kramabench.contracts.sandbox import SandboxUnavailable
     from kramabench.sandbox.registry import get_sandbox
 
-    err = error_console()
     try:
-        model = get_model(model_id, cache=cache)
-    except Exception as exc:  # noqa: BLE001 - a bad model id or a missing key is one line
-        err.print(f"[red]error:[/] --auditor {escape(model_id)}: {escape(str(exc))}", soft_wrap=True)
-        raise typer.Exit(2) from None
-    try:
-        sb = get_sandbox(backend)
+        return get_sandbox(backend)
     except (SandboxUnavailable, ValueError) as exc:
-        err.print(f"[red]error:[/] sandbox {escape(backend)}: {escape(str(exc))}", soft_wrap=True, highlight=False)
-        raise typer.Exit(2) from None
-    return model, sb
+        raise fail(f"sandbox {backend}: {exc}") from None
+
+
+def _model_and_sandbox(model_id: str, backend: str, *, cache: bool | None):  # noqa: ANN202
+    return _model("--auditor", model_id, cache=cache), _sandbox(backend)
 
 
 def _workloads_of(run_dir: Path, reports) -> dict:  # noqa: ANN001
