@@ -41,6 +41,10 @@ class ExecResult(BaseModel):
     files_read: list[str] = Field(default_factory=list, description="lake files opened, relative to the lake")
     backend: str = ""
     explanation: str | None = Field(None, description="why the run ended abnormally, in plain words")
+    cpu_s: float | None = Field(
+        None, description="CPU time (user + system) of the code's process tree, as its supervisor measured it; "
+        "None when not reported"
+    )
 
     @property
     def ok(self) -> bool:

@@ -240,6 +240,23 @@ def parse_audit(lines: list[bytes], lake: Path) -> tuple[list[str], int | None]:
     return files, done
 
 
+def reported_cpu(lines: list[bytes]) -> float | None:
+    """The CPU seconds of the code's process tree in the supervisor's ``done`` report, if any (a measure,
+    not a decision: a value forged by the code on the audit channel only misreports its own cost)."""
+    cpu = None
+    for raw in lines:
+        if not raw.startswith(b'{"done":'):
+            continue
+        try:
+            rec = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        value = rec.get("cpu") if isinstance(rec, dict) else None
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < 1e7:
+            cpu = float(value)
+    return cpu
+
+
 def _last_line(text: str) -> str:
     for line in reversed(text.strip().splitlines()):
         if line.strip():
@@ -260,6 +277,7 @@ def finish(
     killed_by_memory: bool = False,
     extra: str | None = None,
     stderr_text: str | None = None,
+    cpu_s: float | None = None,
 ) -> ExecResult:
     """Assemble an ExecResult with a plain-words explanation of any abnormal end."""
     err = stderr.text() if stderr_text is None else stderr_text
@@ -303,4 +321,5 @@ def finish(
         files_read=files_read,
         backend=backend,
         explanation="; ".join(reasons) or None,
+        cpu_s=cpu_s,
     )

@@ -42,6 +42,7 @@ from kramabench.sandbox._common import (
     check_request,
     finish,
     parse_audit,
+    reported_cpu,
     rlimits,
     thread_env,
 )
@@ -501,6 +502,7 @@ class DockerSandbox:
                 files_read=files,
                 killed_by_memory=killed_by_memory,
                 extra=extra,
+                cpu_s=reported_cpu(err.records) if consistent else None,
             ),
             healthy,
         )

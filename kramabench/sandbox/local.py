@@ -11,15 +11,19 @@ kernel kills every process left in it.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import select
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import threading
 import time
 import uuid
+from concurrent.futures import Future
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,10 +31,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.sandbox._common import (
     BASE_ENV,
+    DONE_GRACE_S,
+    CappedReader,
     bootstrap_source,
     check_request,
     finish,
     parse_audit,
+    reported_cpu,
     rlimits,
     thread_env,
     wait_and_drain,
@@ -61,6 +68,16 @@ class LocalOptions(BaseModel):
     bwrap: str = Field("bwrap", description="bubblewrap executable")
     extra_ro_binds: list[str] = Field(default_factory=list, description="more host paths bound read-only")
     limits: Limits = Field(default_factory=Limits, description="default limits of run()")
+    fork_server: bool = Field(
+        True,
+        description="warm sandboxes: each (lake, limits) keeps bwrap sandboxes whose pid 1 has the preload "
+        "modules imported and forks a fresh process per run (False: a new bwrap and interpreter per run)",
+    )
+    preload: list[str] = Field(default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports")
+    max_idle: int = Field(8, ge=0, description="warm sandboxes kept idle at most (the oldest are closed); never "
+                          "fewer than the pool size")
+    pool_size: int = Field(1, ge=1, description="warm sandboxes per (lake, limits): the first run on a lake starts "
+                           "this many at once, in parallel (a run sets it to its sandbox concurrency)")
 
 
 def _cgroup_root(controller: str) -> Path | None:
@@ -120,6 +137,28 @@ def _bwrap_version(exe: str) -> str:
     return _BWRAP_VERSIONS[exe]
 
 
+class _StartError(RuntimeError):
+    """A warm sandbox did not start (the reason is bwrap's or the interpreter's own message)."""
+
+
+class _Warm:
+    """One warm bwrap sandbox: its process, the harness's end of the control socket, its cgroups."""
+
+    def __init__(self, key: tuple, proc: subprocess.Popen, ctl: socket.socket, cgroup: Path | None, memcg: Path | None) -> None:
+        self.key = key
+        self.proc = proc
+        self.ctl = ctl
+        self.cgroup = cgroup
+        self.memcg = memcg
+        self.runs = 0
+
+
+def _lake_key(lake: Path, limits: Limits) -> tuple:
+    """What a warm sandbox is made for: the lake and the limits fixed at its start (cgroups, tmpfs sizes,
+    thread variables); the others (rlimits, wall, output) are applied per run."""
+    return (str(lake), limits.memory_mb, limits.cpus, limits.max_processes, limits.scratch_mb)
+
+
 class LocalSandbox:
     """Bubblewrap sandbox. Thread-safe: every run is an independent bwrap process."""
 
@@ -144,6 +183,17 @@ class LocalSandbox:
         self._cgroup = _cgroup_pids_root() if self._root else None
         self._memcg = _cgroup_root("memory") if self._root else None
         self._info: dict[str, str] | None = None
+        self._closed = False
+        self._warned_cold = False
+        # warm sandboxes (fork_server): the pool of each (lake, limits), as in the docker backend
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)  # a sandbox became idle, or a start ended
+        self._starting: dict[tuple, int] = {}
+        self._start_errors: dict[tuple, str] = {}
+        self._idle: list[_Warm] = []
+        self._all: dict[int, _Warm] = {}
+        self._spawns: list[tuple] | None = None
+        self._spawn_cv = threading.Condition()
         self._check()
 
     # -- setup ---------------------------------------------------------------------------------------
@@ -185,9 +235,7 @@ class LocalSandbox:
             args += ["--ro-bind", p, p]
         return args
 
-    def _argv(self, lake: Path, limits: Limits, workdir_lake: str | None, cfg: dict) -> list[str]:
-        import json
-
+    def _argv(self, lake: Path, limits: Limits, workdir_lake: str | None, cfg: dict, *, zygote: bool = False) -> list[str]:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{os.path.dirname(self._python)}:/usr/local/bin:/usr/bin:/bin"}
         argv = [
             self._bwrap,
@@ -200,6 +248,9 @@ class LocalSandbox:
             "--hostname", "sandbox",
             "--cap-drop", "ALL",
             "--disable-userns",
+            # warm: the fork server itself is the namespace's pid 1 (no bwrap init), so signals from the
+            # code cannot reach it and its death ends every process of the sandbox
+            *(["--as-pid-1"] if zygote else []),
             *self._system_binds(),
             "--proc", "/proc",
             "--dev", "/dev",
@@ -217,18 +268,19 @@ class LocalSandbox:
         argv += ["--remount-ro", "/", "--chdir", WORKDIR, "--clearenv"]
         for k, v in env.items():
             argv += ["--setenv", k, v]
-        argv += ["--", self._python, "-E", "-s", "-B", "-c", bootstrap_source(), json.dumps(cfg)]
+        tail = ["--zygote", json.dumps(cfg)] if zygote else [json.dumps(cfg)]
+        argv += ["--", self._python, "-E", "-s", "-B", "-c", bootstrap_source(), *tail]
         return argv
 
     def _check(self) -> None:
         """Start one trivial sandbox now, so a backend that cannot work is reported at construction, with
         the real reason: bubblewrap's own setup error, or the interpreter failing inside the sandbox."""
         with tempdir("check") as tmp:
-            r = self.run("print('ok')", Path(tmp), Limits(wall_timeout_s=60))
+            r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
             if r.stdout.strip() != "ok" and self._cgroup is not None:
                 log.warning("the local sandbox fails inside a cgroup (%s); running without it", r.stderr.strip()[-300:])
                 self._cgroup = self._memcg = None
-                r = self.run("print('ok')", Path(tmp), Limits(wall_timeout_s=60))
+                r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
         if r.stdout.strip() == "ok":
             return
         err = " ".join(r.stderr.strip().splitlines()[-3:])[-400:]
@@ -252,11 +304,33 @@ class LocalSandbox:
         return LAKE
 
     def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
+        if self._closed:
+            raise SandboxUnavailable("this local sandbox is closed")
         limits = limits or self.options.limits
         checked = check_request(self.name, lake, WORKDIR, workdir_lake)
         if isinstance(checked, ExecResult):
             return checked
         lake, wl = checked
+        if self.options.fork_server:
+            try:
+                w = self._acquire(lake, limits)
+            except _StartError as e:
+                # a warm sandbox cannot start (bwrap without --as-pid-1, a preload crashing...): the cold
+                # path still isolates the same way, one bwrap per run
+                if not self._warned_cold:
+                    self._warned_cold = True
+                    log.warning("local sandbox: no warm sandbox (%s); running a new sandbox per run", e)
+                return self._run_cold(code, lake, limits, wl, workdir_lake)
+            healthy = False
+            try:
+                result, healthy = self._run_warm(w, code, lake, limits, wl)
+                return result
+            finally:
+                self._release(w, healthy)
+        return self._run_cold(code, lake, limits, wl, workdir_lake)
+
+    def _run_cold(self, code: str, lake: Path, limits: Limits, wl: str | None, workdir_lake: str | None) -> ExecResult:
+        """A new bwrap and interpreter for this run."""
         r_audit, w_audit = os.pipe()
         cfg = {
             "workdir": WORKDIR,
@@ -267,34 +341,8 @@ class LocalSandbox:
             "rlimits": rlimits(limits),
         }
         argv = self._argv(lake, limits, workdir_lake, cfg)
-        cgroup: Path | None = None
-        memcg: Path | None = None
-        run_name = cgroup_name(uuid.uuid4().hex[:12])  # tagged with its owner: swept if this process is killed
-        if self._cgroup is not None:
-            cgroup = self._cgroup / run_name
-            try:
-                cgroup.mkdir()
-                # + bwrap, its pid-1 init and the bootstrap's supervisor
-                (cgroup / "pids.max").write_text(str(limits.max_processes + 3))
-            except OSError as e:
-                log.warning("pids cgroup unavailable (%s); the process limit is not enforced as root", e)
-                self._remove_cgroup(cgroup)
-                cgroup = None
-        if self._memcg is not None:
-            memcg = self._memcg / run_name
-            try:
-                memcg.mkdir(exist_ok=True)  # v2: the same folder as the pids cgroup
-                v2 = (memcg / "memory.max").exists()
-                (memcg / ("memory.max" if v2 else "memory.limit_in_bytes")).write_text(str(memory_cap_bytes(limits)))
-            except OSError as e:
-                log.warning("memory cgroup unavailable (%s); scratch files are bounded by the wall limit only", e)
-                if memcg != cgroup:
-                    self._remove_cgroup(memcg)
-                memcg = None
-        joins = [str(g / "cgroup.procs") for g in dict.fromkeys(g for g in (cgroup, memcg) if g is not None)]
-        if joins:
-            enter = " && ".join(f"echo $$ > {shlex.quote(j)}" for j in joins)
-            argv = ["/bin/sh", "-c", f'{enter} && exec "$@"', "sh", *argv]
+        cgroup, memcg = self._make_cgroups(limits, pids_extra=3)  # + bwrap, its pid-1 init, the supervisor
+        argv = self._joined(argv, cgroup, memcg)
         code_fd = os.memfd_create("kramabench-code", 0)
         os.write(code_fd, code.encode("utf-8", "surrogateescape"))
         os.lseek(code_fd, 0, os.SEEK_SET)
@@ -326,6 +374,7 @@ class LocalSandbox:
         oom_killed = memcg is not None and _oom_kills(memcg) > 0
         self._remove_cgroups(cgroup, memcg)
         files, done = parse_audit(audit.splitlines(), lake)
+        cpu = reported_cpu(audit.splitlines()) if done is not None else None
         code_ = proc.returncode if done is None else done
         if done is None and code_ is not None and code_ > 128:
             code_ = -(code_ - 128)
@@ -344,7 +393,45 @@ class LocalSandbox:
             files_read=files,
             killed_by_memory=oom_killed and not timed_out,
             extra=extra,
+            cpu_s=cpu,
         )
+
+    def _make_cgroups(self, limits: Limits, *, pids_extra: int) -> tuple[Path | None, Path | None]:
+        """The pids and memory cgroups of one sandbox (the same folder on cgroup v2), named after their
+        owner so that :func:`kramabench.sweep.sweep_cgroups` removes them if this process is killed."""
+        cgroup: Path | None = None
+        memcg: Path | None = None
+        run_name = cgroup_name(uuid.uuid4().hex[:12])
+        if self._cgroup is not None:
+            cgroup = self._cgroup / run_name
+            try:
+                cgroup.mkdir()
+                (cgroup / "pids.max").write_text(str(limits.max_processes + pids_extra))
+            except OSError as e:
+                log.warning("pids cgroup unavailable (%s); the process limit is not enforced as root", e)
+                self._remove_cgroup(cgroup)
+                cgroup = None
+        if self._memcg is not None:
+            memcg = self._memcg / run_name
+            try:
+                memcg.mkdir(exist_ok=True)  # v2: the same folder as the pids cgroup
+                v2 = (memcg / "memory.max").exists()
+                (memcg / ("memory.max" if v2 else "memory.limit_in_bytes")).write_text(str(memory_cap_bytes(limits)))
+            except OSError as e:
+                log.warning("memory cgroup unavailable (%s); scratch files are bounded by the wall limit only", e)
+                if memcg != cgroup:
+                    self._remove_cgroup(memcg)
+                memcg = None
+        return cgroup, memcg
+
+    @staticmethod
+    def _joined(argv: list[str], cgroup: Path | None, memcg: Path | None) -> list[str]:
+        """``argv`` started inside the cgroups (a shell joins them, then execs bwrap)."""
+        joins = [str(g / "cgroup.procs") for g in dict.fromkeys(g for g in (cgroup, memcg) if g is not None)]
+        if not joins:
+            return argv
+        enter = " && ".join(f"echo $$ > {shlex.quote(j)}" for j in joins)
+        return ["/bin/sh", "-c", f'{enter} && exec "$@"', "sh", *argv]
 
     @staticmethod
     def _kill(proc: subprocess.Popen, cgroup: Path | None) -> None:
@@ -357,23 +444,27 @@ class LocalSandbox:
             except (ProcessLookupError, PermissionError):
                 pass
         if cgroup is not None:
-            for _ in range(20):
-                try:
-                    pids = (cgroup / "cgroup.procs").read_text().split()
-                except OSError:
-                    break
-                if not pids:
-                    break
-                for p in pids:
-                    try:
-                        os.kill(int(p), 9)
-                    except (ProcessLookupError, ValueError):
-                        pass
-                time.sleep(0.01)
+            LocalSandbox._kill_cgroup(cgroup)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:  # pragma: no cover - bwrap ignores nothing
             log.error("bwrap process %s did not die", proc.pid)
+
+    @staticmethod
+    def _kill_cgroup(cgroup: Path) -> None:
+        for _ in range(20):
+            try:
+                pids = (cgroup / "cgroup.procs").read_text().split()
+            except OSError:
+                break
+            if not pids:
+                break
+            for p in pids:
+                try:
+                    os.kill(int(p), 9)
+                except (ProcessLookupError, ValueError):
+                    pass
+            time.sleep(0.01)
 
     @classmethod
     def _remove_cgroups(cls, *cgroups: Path | None) -> None:
@@ -406,6 +497,254 @@ class LocalSandbox:
 
         threading.Thread(target=later, daemon=True, name="kramabench-cgroup-rmdir").start()
 
+    # -- warm sandboxes ------------------------------------------------------------------------------
+    def set_concurrency(self, n: int) -> None:
+        """Keep ``n`` warm sandboxes per (lake, limits): the run's sandbox concurrency (each concurrent task
+        finds one; none is trimmed while the run goes on)."""
+        with self._lock:
+            self.options.pool_size = max(1, int(n))
+
+    def _spawn(self, argv: list[str], **kw) -> subprocess.Popen:
+        """Popen from one long-lived thread: bwrap's --die-with-parent follows the *thread* that started it
+        (PR_SET_PDEATHSIG), so a warm sandbox must not be started by a worker thread that may end."""
+        fut: Future = Future()
+        with self._spawn_cv:
+            if self._spawns is None:
+                self._spawns = []
+                threading.Thread(target=self._spawner, daemon=True, name="kramabench-bwrap-spawner").start()
+            self._spawns.append((argv, kw, fut))
+            self._spawn_cv.notify()
+        return fut.result()
+
+    def _spawner(self) -> None:
+        while True:
+            with self._spawn_cv:
+                while not self._spawns:
+                    self._spawn_cv.wait()
+                argv, kw, fut = self._spawns.pop(0)
+            try:
+                fut.set_result(subprocess.Popen(argv, **kw))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                fut.set_exception(e)
+
+    def _start_warm(self, lake: Path, limits: Limits, key: tuple) -> _Warm:
+        """Start a bwrap sandbox whose pid 1 is the bootstrap's fork server, and wait until it has imported
+        its preload modules. Its only channel is a socketpair end inherited through bwrap."""
+        ctl, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        cfg = {"preload": self.options.preload, "control_fd": inner.fileno()}
+        cgroup, memcg = self._make_cgroups(limits, pids_extra=3)  # + bwrap, the fork server, the supervisor
+        argv = self._joined(self._argv(lake, limits, None, cfg, zygote=True), cgroup, memcg)
+        err_fd = os.memfd_create("kramabench-zygote-stderr", 0)  # bwrap's and the fork server's own errors
+        try:
+            proc = self._spawn(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=err_fd,
+                pass_fds=(inner.fileno(),),
+                start_new_session=True,
+                env={"PATH": "/usr/bin:/bin"},  # nothing of the runner in pid 1's environ (bwrap clears it)
+                cwd="/",
+            )
+        except OSError as e:
+            ctl.close()
+            os.close(err_fd)
+            self._remove_cgroups(cgroup, memcg)
+            raise _StartError(f"bwrap not started: {e}") from None
+        finally:
+            inner.close()
+        w = _Warm(key, proc, ctl, cgroup, memcg)
+        with self._lock:
+            self._all[id(w)] = w
+        try:
+            ctl.settimeout(120)  # importing pandas on a busy machine
+            try:
+                hello = ctl.recv(64)
+            except OSError:
+                hello = b""
+            ctl.settimeout(None)
+            if hello != b"ready":
+                self._discard(w)
+                text = os.pread(err_fd, 4000, 0).decode("utf-8", "replace").strip()
+                raise _StartError(" ".join(text.splitlines()[-3:])[-400:] or f"exit {proc.poll()}")
+        finally:
+            os.close(err_fd)
+        return w
+
+    def _acquire(self, lake: Path, limits: Limits) -> _Warm:
+        """An idle warm sandbox of this (lake, limits); the first request on a key starts the whole pool
+        (``pool_size`` sandboxes, in parallel) and takes the first ready; later requests wait for one being
+        started rather than start one more."""
+        key = _lake_key(lake, limits)
+        with self._ready:
+            while True:
+                for i, w in enumerate(self._idle):
+                    if w.key == key:
+                        return self._idle.pop(i)
+                if key in self._start_errors:
+                    raise _StartError(self._start_errors.pop(key))
+                live = sum(1 for w in self._all.values() if w.key == key) + self._starting.get(key, 0)
+                if live < self.options.pool_size:
+                    n = self.options.pool_size - live
+                    self._starting[key] = self._starting.get(key, 0) + n
+                    for _ in range(n):
+                        threading.Thread(target=self._prestart, args=(lake, limits, key), daemon=True,
+                                         name="kramabench-bwrap-pool").start()
+                    continue
+                if not self._starting.get(key):
+                    break  # every sandbox of this key is busy and none is coming: start one more
+                self._ready.wait(timeout=1.0)
+        return self._start_warm(lake, limits, key)
+
+    def _prestart(self, lake: Path, limits: Limits, key: tuple) -> None:
+        w = None
+        try:
+            w = self._start_warm(lake, limits, key)
+        except Exception as e:  # noqa: BLE001 - reported to whoever waits for this key
+            with self._lock:
+                self._start_errors[key] = str(e)
+        with self._ready:
+            self._starting[key] = max(0, self._starting.get(key, 0) - 1)
+            if w is not None and not self._closed:
+                self._idle.append(w)
+                w = None
+            self._ready.notify_all()
+        if w is not None:
+            self._discard(w)
+
+    def _release(self, w: _Warm, healthy: bool) -> None:
+        w.runs += 1
+        if healthy and not self._closed:
+            with self._ready:
+                self._idle.append(w)
+                keep = max(self.options.max_idle, self.options.pool_size)
+                surplus = self._idle[: max(0, len(self._idle) - keep)]
+                del self._idle[: len(surplus)]
+                self._ready.notify_all()
+            for old in surplus:
+                self._discard(old)
+            return
+        self._discard(w)
+        with self._ready:
+            self._ready.notify_all()
+
+    def _discard(self, w: _Warm) -> None:
+        """Kill a warm sandbox (its whole pid namespace) and remove its cgroups."""
+        with self._lock:
+            self._all.pop(id(w), None)
+        try:
+            w.ctl.close()  # the fork server ends on EOF; the kill below does not wait for it
+        except OSError:
+            pass
+        self._kill(w.proc, w.cgroup or w.memcg)
+        if w.memcg is not None and w.memcg != w.cgroup:
+            self._kill_cgroup(w.memcg)
+        self._remove_cgroups(w.cgroup, w.memcg)
+
+    def _run_warm(self, w: _Warm, code: str, lake: Path, limits: Limits, wl: str | None) -> tuple[ExecResult, bool]:
+        """One run forked from the warm sandbox's fork server: (result, whether the sandbox may be reused)."""
+        cfg = {
+            "workdir": WORKDIR,
+            "supervise": True,
+            "wipe": [WORKDIR, "/tmp", "/dev/shm"],
+            "lake_prefixes": [LAKE] + ([wl] if wl else []),
+            "symlinks": [[wl, LAKE]] if wl else [],
+            "rlimits": rlimits(limits),
+        }
+        code_fd = os.memfd_create("kramabench-code", 0)
+        os.write(code_fd, code.encode("utf-8", "surrogateescape"))
+        os.lseek(code_fd, 0, os.SEEK_SET)
+        pipes = [os.pipe() for _ in range(4)]  # stdout, stderr, audit, status
+        oom_before = _oom_kills(w.memcg) if w.memcg is not None else 0
+        t0 = time.monotonic()
+        try:
+            socket.send_fds(w.ctl, [json.dumps(cfg).encode()], [code_fd] + [wr for _, wr in pipes])
+            sent = None
+        except OSError as e:
+            sent = e
+        finally:
+            os.close(code_fd)
+            for _, wr in pipes:
+                os.close(wr)
+        (r_out, _), (r_err, _), (r_audit, _), (r_status, _) = pipes
+        out = CappedReader(os.fdopen(r_out, "rb", buffering=0), limits.output_bytes)
+        err = CappedReader(os.fdopen(r_err, "rb", buffering=0), limits.output_bytes)
+        audit = CappedReader(os.fdopen(r_audit, "rb", buffering=0), 1 << 20)
+        for t in (out, err, audit):
+            t.start()
+        # the status channel: only the supervisor writes it (the code's process closes it first); EOF when
+        # the supervisor is gone
+        status = b""
+        timed_out = False
+        deadline = t0 + limits.wall_timeout_s
+        try:
+            while sent is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
+                ready, _, _ = select.select([r_status], [], [], left)
+                if not ready:
+                    continue
+                chunk = os.read(r_status, 4096)
+                if not chunk:
+                    break
+                status = (status + chunk)[-4096:]
+        finally:
+            os.close(r_status)
+        done: int | None = None
+        cpu: float | None = None
+        for line in status.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("done"), int):
+                done = rec["done"]
+                cpu = reported_cpu([line])
+        healthy = sent is None and not timed_out and done is not None
+        if healthy:
+            # the supervisor killed every other process of the run: the pipes end with it
+            grace = time.monotonic() + DONE_GRACE_S
+            for t in (out, err, audit):
+                t.join(timeout=max(0.0, grace - time.monotonic()))
+            healthy = not any(t.is_alive() for t in (out, err, audit))
+        wall = time.monotonic() - t0
+        oom_killed = w.memcg is not None and _oom_kills(w.memcg) > oom_before
+        healthy = healthy and not oom_killed and w.proc.poll() is None
+        if not healthy:
+            self._discard(w)  # the pipes' last writers die with it
+            for t in (out, err, audit):
+                t.join(timeout=10)
+        for t in (out, err, audit):
+            t.stream.close()
+        files, _ = parse_audit(audit.buf.splitlines(), lake)
+        extra = None
+        exit_code = None if timed_out else done
+        if sent is not None:
+            extra = f"sandbox failed: the warm sandbox did not take the run ({sent}); it is replaced"
+        elif not timed_out and done is None:
+            if oom_killed:
+                exit_code = -9
+            else:
+                extra = "the sandbox supervisor did not report (killed by the code?); the sandbox is replaced"
+        return (
+            finish(
+                backend=self.name,
+                limits=limits,
+                stdout=out,
+                stderr=err,
+                exit_code=exit_code,
+                wall_s=wall,
+                timed_out=timed_out,
+                files_read=files,
+                killed_by_memory=oom_killed and not timed_out,
+                extra=extra,
+                cpu_s=cpu,
+            ),
+            healthy,
+        )
+
     def info(self) -> dict[str, str]:
         """Backend, Python, lock hash and package versions, from the environment's cached facts (no
         sandbox is started)."""
@@ -419,13 +758,32 @@ class LocalSandbox:
                 "python_executable": self._python,
                 "process_limit": "pids cgroup" if self._cgroup else ("RLIMIT_NPROC" if not self._root else "none (root without cgroup)"),
                 "memory_limit": "RLIMIT_AS + memory cgroup" if self._memcg else "RLIMIT_AS",
+                "fork_server": ",".join(self.options.preload) if self.options.fork_server else "off",
                 **{f"package.{k}": v for k, v in self.facts.key_versions().items()},
             }
         return dict(self._info)
 
     def close(self) -> None:
-        pass
+        """Kill every warm sandbox (idle or not) and remove their cgroups."""
+        self._closed = True
+        with self._lock:
+            warm = list(self._all.values())
+            self._idle.clear()
+        for w in warm:
+            self._discard(w)
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - safety net
+        try:
+            if not self._closed and self._all:
+                self.close()
+        except Exception:
+            pass
 
 
 __all__ = ["LocalOptions", "LocalSandbox"]

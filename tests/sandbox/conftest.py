@@ -37,6 +37,17 @@ def local_sandbox():
 
 
 @pytest.fixture(scope="session")
+def local_cold_sandbox():
+    """The local backend without its fork server: a new bwrap and interpreter per run."""
+    try:
+        sb = get_sandbox("local", fork_server=False)
+    except SandboxUnavailable as e:
+        _unavailable("local", e)
+    yield sb
+    sb.close()
+
+
+@pytest.fixture(scope="session")
 def docker_sandbox():
     try:
         sb = get_sandbox("docker")
@@ -46,9 +57,9 @@ def docker_sandbox():
     sb.close()
 
 
-@pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.fixture(params=["local", "local_cold", pytest.param("docker", marks=pytest.mark.docker)])
 def sandbox(request):
-    """Each isolated backend in turn."""
+    """Each isolated backend in turn; the local one warm (its fork server, the default) and cold."""
     return request.getfixturevalue(f"{request.param}_sandbox")
 
 
