@@ -29,6 +29,16 @@ BASE_ENV = {
 }
 
 
+#: ``0``/``off``: the warm backends run without their fork server (a new interpreter per run)
+FORK_SERVER_ENV = "KRAMABENCH_SANDBOX_FORK_SERVER"
+
+
+def fork_server_default() -> bool:
+    """The default of the backends' ``fork_server`` option: on, unless ``$KRAMABENCH_SANDBOX_FORK_SERVER``
+    says 0/off/false/no."""
+    return os.environ.get(FORK_SERVER_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
 def bootstrap_source() -> str:
     global _BOOTSTRAP
     if _BOOTSTRAP is None:

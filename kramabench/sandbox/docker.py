@@ -41,6 +41,7 @@ from kramabench.sandbox._common import (
     bootstrap_source,
     check_request,
     finish,
+    fork_server_default,
     parse_audit,
     reported_cpu,
     rlimits,
@@ -70,7 +71,9 @@ class DockerOptions(BaseModel):
     pool_size: int = Field(1, ge=1, description="warm containers per lake: the first run on a lake starts this many "
                            "at once, in parallel (a run sets it to its sandbox concurrency)")
     fork_server: bool = Field(
-        True, description="pid 1 of each container preloads modules and forks a fresh process per run"
+        default_factory=fork_server_default,
+        description="pid 1 of each container preloads modules and forks a fresh process per run (default: on "
+        "unless $KRAMABENCH_SANDBOX_FORK_SERVER=0)",
     )
     preload: list[str] = Field(default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports")
 

@@ -36,6 +36,7 @@ from kramabench.sandbox._common import (
     bootstrap_source,
     check_request,
     finish,
+    fork_server_default,
     parse_audit,
     reported_cpu,
     rlimits,
@@ -69,9 +70,10 @@ class LocalOptions(BaseModel):
     extra_ro_binds: list[str] = Field(default_factory=list, description="more host paths bound read-only")
     limits: Limits = Field(default_factory=Limits, description="default limits of run()")
     fork_server: bool = Field(
-        True,
+        default_factory=fork_server_default,
         description="warm sandboxes: each (lake, limits) keeps bwrap sandboxes whose pid 1 has the preload "
-        "modules imported and forks a fresh process per run (False: a new bwrap and interpreter per run)",
+        "modules imported and forks a fresh process per run (False: a new bwrap and interpreter per run; "
+        "default: on unless $KRAMABENCH_SANDBOX_FORK_SERVER=0)",
     )
     preload: list[str] = Field(default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports")
     max_idle: int = Field(8, ge=0, description="warm sandboxes kept idle at most (the oldest are closed); never "

@@ -380,3 +380,16 @@ def test_warm_sandbox_lives_in_one_cgroup_with_the_limits(warm, planted):
     assert w.proc.pid in procs  # bwrap and its whole namespace
     assert int((w.cgroup / "pids.max").read_text()) == 20 + 3
     assert Path(w.cgroup).name.startswith("run-")  # swept by its owner tag if this process is killed
+
+
+def test_environment_variable_turns_the_fork_server_off(monkeypatch, planted, local_sandbox):
+    monkeypatch.setenv("KRAMABENCH_SANDBOX_FORK_SERVER", "0")
+    sb = get_sandbox("local")
+    try:
+        assert sb.options.fork_server is False and sb.info()["fork_server"] == "off"
+        res = sb.run("import sys\nprint('pandas' in sys.modules)", planted.lake)
+        assert res.ok and res.stdout.strip() == "False" and sb._all == {}, res
+    finally:
+        sb.close()
+    monkeypatch.delenv("KRAMABENCH_SANDBOX_FORK_SERVER")
+    assert get_sandbox("local", max_idle=0).options.fork_server is True
