@@ -4,12 +4,14 @@
 
 Each figure is printed beside its floor, measured alternately in the same run (medians):
 
-* ``local`` (bubblewrap) vs plain ``python -c`` on the host, the same interpreter and code, started the
-  same way (a new process per run that imports pandas);
+* ``local cold`` (bubblewrap, ``fork_server=False``) vs plain ``python -c`` on the host, the same
+  interpreter, code and thread variables, started the same way (a new process per run that imports pandas);
+* ``local warm`` (the default: a reused bwrap sandbox whose fork server has pandas imported) vs the same
+  plain ``python -c``;
 * ``docker warm`` (a reused container whose fork server has pandas imported) vs plain ``python3 -c`` by
   ``docker exec`` in a container of the same image with the same lake mounted (started the same way);
-* ``N at once`` (default 8): 2N executions through each backend from N threads (the docker backend told the
-  concurrency, as a run does: its pool starts N warm containers in parallel on first use). The per-task
+* ``N at once`` (default 8): 2N executions through each backend from N threads (each warm backend told the
+  concurrency, as a run does: its pool starts N warm sandboxes in parallel on first use). The per-task
   cost is the wall time x the cores in use / executions, compared with the warm single-run cost; target:
   within 50 ms. Target: docker at N at once no slower than local;
 * the start of the docker pool (N containers, in parallel, fork servers warmed) to the first result.
@@ -33,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import alternate, load_note, median, ratio_line  # noqa: E402
 from kramabench.sandbox import Limits, SandboxUnavailable, get_sandbox  # noqa: E402
+from kramabench.sandbox._common import thread_env  # noqa: E402
 
 PIPELINE = """
 import json
@@ -91,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         try:
             local = get_sandbox("local")
+            cold = get_sandbox("local", fork_server=False)
         except SandboxUnavailable as e:
             print(f"error: the local sandbox cannot run here: {e}", file=sys.stderr)
             return 2
@@ -105,12 +109,11 @@ def main(argv: list[str] | None = None) -> int:
             cases = {}
             direct_code = PIPELINE.format(lake=lake)
             py = getattr(local, "_python", None) or sys.executable  # the interpreter the sandbox runs
+            py_env = {"PATH": "/usr/bin:/bin", **thread_env(limits)}  # the sandbox's BLAS thread variables
 
             def direct():
                 for _ in range(args.runs):
-                    r = subprocess.run(
-                        [py, "-c", direct_code], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}
-                    )
+                    r = subprocess.run([py, "-c", direct_code], capture_output=True, text=True, env=py_env)
                     assert r.returncode == 0, r.stderr
                     check(r.stdout)
 
@@ -126,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
                 return run_n
 
             cases["plain python"] = direct
+            cases["local cold"] = via(cold)
             cases["local"] = via(local)
-            via(local)()  # warm-up (page cache, cgroups)
+            via(cold)()  # warm-up (page cache, cgroups)
+            via(local)()  # and the single-run warm sandbox (started outside the timing)
             if docker is not None:
                 docker.set_concurrency(1)
                 via(docker)()  # the single-run warm container (started outside the timing)
@@ -174,7 +179,11 @@ def main(argv: list[str] | None = None) -> int:
                 cases["plain python by docker exec"] = docker_plain
             t = {k: median(v) / args.runs for k, v in alternate(cases, args.rounds).items()}
             print("one at a time (median per execution):")
-            print("  " + ratio_line("local", t["local"], t["plain python"], "plain python on the host"))
+            print(
+                "  "
+                + ratio_line("local cold", t["local cold"], t["plain python"], "plain python on the host")
+            )
+            print("  " + ratio_line("local warm", t["local"], t["plain python"], "plain python on the host"))
             if docker is not None:
                 print(
                     "  "
@@ -203,6 +212,11 @@ def main(argv: list[str] | None = None) -> int:
 
                 return run
 
+            local.set_concurrency(n_conc)
+            with ThreadPoolExecutor(n_conc) as pool:  # its pool of n_conc, started outside the timing
+                list(
+                    pool.map(lambda _: local.run(PIPELINE.format(lake="/lake"), lake, limits), range(n_conc))
+                )
             conc = {"local": at_once(local)}
             if docker is not None:
                 t0 = time.perf_counter()
@@ -220,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{n_conc} at once ({n_exec} executions from {n_conc} threads; per-task cost = wall x {cores} cores "
                 f"/ {n_exec}):"
             )
-            for name, single in (("local", t["local"]), ("docker", t.get("docker warm"))):
+            for name, single in (("local", t["local"]), ("docker", t.get("docker warm"))):  # local: warm
                 if name not in w:
                     continue
                 per_task = w[name] * cores / n_exec
@@ -240,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
         finally:
             local.close()
+            cold.close()
             if docker is not None:
                 docker.close()
             if plain:

@@ -153,6 +153,7 @@ class _Warm:
         self.cgroup = cgroup
         self.memcg = memcg
         self.runs = 0
+        self.discarded = False
 
 
 def _lake_key(lake: Path, limits: Limits) -> tuple:
@@ -186,7 +187,7 @@ class LocalSandbox:
         self._memcg = _cgroup_root("memory") if self._root else None
         self._info: dict[str, str] | None = None
         self._closed = False
-        self._warned_cold = False
+        self._warm_broken: str | None = None
         # warm sandboxes (fork_server): the pool of each (lake, limits), as in the docker backend
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)  # a sandbox became idle, or a start ended
@@ -313,22 +314,25 @@ class LocalSandbox:
         if isinstance(checked, ExecResult):
             return checked
         lake, wl = checked
-        if self.options.fork_server:
+        for _attempt in range(2):
+            if not self.options.fork_server or self._warm_broken:
+                break
             try:
                 w = self._acquire(lake, limits)
             except _StartError as e:
                 # a warm sandbox cannot start (bwrap without --as-pid-1, a preload crashing...): the cold
-                # path still isolates the same way, one bwrap per run
-                if not self._warned_cold:
-                    self._warned_cold = True
-                    log.warning("local sandbox: no warm sandbox (%s); running a new sandbox per run", e)
-                return self._run_cold(code, lake, limits, wl, workdir_lake)
+                # path isolates the same way, one bwrap per run, for the rest of this backend's life
+                self._warm_broken = str(e)
+                log.warning("local sandbox: no warm sandbox (%s); running a new sandbox per run", e)
+                break
             healthy = False
             try:
                 result, healthy = self._run_warm(w, code, lake, limits, wl)
-                return result
             finally:
                 self._release(w, healthy)
+            if result is not None:
+                return result
+            # the sandbox died while idle and did not take the run (nothing of the code ran): another one
         return self._run_cold(code, lake, limits, wl, workdir_lake)
 
     def _run_cold(self, code: str, lake: Path, limits: Limits, wl: str | None, workdir_lake: str | None) -> ExecResult:
@@ -580,6 +584,13 @@ class LocalSandbox:
         key = _lake_key(lake, limits)
         with self._ready:
             while True:
+                dead = [w for w in self._idle if w.proc.poll() is not None]
+                if dead:  # killed from outside while idle: not counted as live
+                    self._idle = [w for w in self._idle if w not in dead]
+                    for w in dead:
+                        threading.Thread(target=self._discard, args=(w,), daemon=True).start()
+                    for w in dead:
+                        self._all.pop(id(w), None)
                 for i, w in enumerate(self._idle):
                     if w.key == key:
                         return self._idle.pop(i)
@@ -634,6 +645,9 @@ class LocalSandbox:
         """Kill a warm sandbox (its whole pid namespace) and remove its cgroups."""
         with self._lock:
             self._all.pop(id(w), None)
+            if w.discarded:
+                return
+            w.discarded = True
         try:
             w.ctl.close()  # the fork server ends on EOF; the kill below does not wait for it
         except OSError:
@@ -643,8 +657,9 @@ class LocalSandbox:
             self._kill_cgroup(w.memcg)
         self._remove_cgroups(w.cgroup, w.memcg)
 
-    def _run_warm(self, w: _Warm, code: str, lake: Path, limits: Limits, wl: str | None) -> tuple[ExecResult, bool]:
-        """One run forked from the warm sandbox's fork server: (result, whether the sandbox may be reused)."""
+    def _run_warm(self, w: _Warm, code: str, lake: Path, limits: Limits, wl: str | None) -> tuple[ExecResult | None, bool]:
+        """One run forked from the warm sandbox's fork server: (result, whether the sandbox may be reused);
+        the result is None when the sandbox could not take the run (dead before it was sent)."""
         cfg = {
             "workdir": WORKDIR,
             "supervise": True,
@@ -668,6 +683,11 @@ class LocalSandbox:
             os.close(code_fd)
             for _, wr in pipes:
                 os.close(wr)
+        if sent is not None:
+            log.debug("warm sandbox gone before the run (%s); starting another", sent)
+            for rd, _ in pipes:
+                os.close(rd)
+            return None, False
         (r_out, _), (r_err, _), (r_audit, _), (r_status, _) = pipes
         out = CappedReader(os.fdopen(r_out, "rb", buffering=0), limits.output_bytes)
         err = CappedReader(os.fdopen(r_err, "rb", buffering=0), limits.output_bytes)
@@ -680,7 +700,7 @@ class LocalSandbox:
         timed_out = False
         deadline = t0 + limits.wall_timeout_s
         try:
-            while sent is None:
+            while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     timed_out = True
@@ -704,7 +724,7 @@ class LocalSandbox:
             if isinstance(rec, dict) and isinstance(rec.get("done"), int):
                 done = rec["done"]
                 cpu = reported_cpu([line])
-        healthy = sent is None and not timed_out and done is not None
+        healthy = not timed_out and done is not None
         if healthy:
             # the supervisor killed every other process of the run: the pipes end with it
             grace = time.monotonic() + DONE_GRACE_S
@@ -723,9 +743,7 @@ class LocalSandbox:
         files, _ = parse_audit(audit.buf.splitlines(), lake)
         extra = None
         exit_code = None if timed_out else done
-        if sent is not None:
-            extra = f"sandbox failed: the warm sandbox did not take the run ({sent}); it is replaced"
-        elif not timed_out and done is None:
+        if not timed_out and done is None:
             if oom_killed:
                 exit_code = -9
             else:

@@ -290,7 +290,9 @@ def test_pool_follows_the_concurrency_and_close_kills_it(planted, local_sandbox)
         import time
 
         deadline = time.time() + 60
-        while (len(sb._idle) < 3 or sb._starting.get(next(iter(sb._all.values())).key)) and time.time() < deadline:
+        while (
+            len(sb._idle) < 3 or sb._starting.get(next(iter(sb._all.values())).key)
+        ) and time.time() < deadline:
             time.sleep(0.05)
         warm = list(sb._all.values())
         assert len(warm) == 3 and len(sb._idle) == 3  # started in parallel, all kept idle
@@ -360,7 +362,8 @@ def test_results_equal_with_and_without_the_fork_server(warm, local_cold_sandbox
     limits = Limits(wall_timeout_s=60, memory_mb=512, cpu_s=30)
     for name, code in PROGRAMS.items():
         results = [
-            sb.run(code, planted.lake, limits, workdir_lake="data/demo/input") for sb in (warm, local_cold_sandbox)
+            sb.run(code, planted.lake, limits, workdir_lake="data/demo/input")
+            for sb in (warm, local_cold_sandbox)
         ]
         a, b = (r.model_dump(exclude={"wall_s", "cpu_s"}) for r in results)
         if name == "crash":  # the same traceback but for the bootstrap's frames above the script
@@ -392,4 +395,18 @@ def test_environment_variable_turns_the_fork_server_off(monkeypatch, planted, lo
     finally:
         sb.close()
     monkeypatch.delenv("KRAMABENCH_SANDBOX_FORK_SERVER")
-    assert get_sandbox("local", max_idle=0).options.fork_server is True
+    sb = get_sandbox("local")
+    assert sb.options.fork_server is True
+    sb.close()
+
+
+def test_a_sandbox_killed_while_idle_is_replaced_without_failing_a_run(warm, planted):
+    import signal
+
+    assert warm.run("print(0)", planted.lake).ok
+    first = _one(warm)
+    os.killpg(first.proc.pid, signal.SIGKILL)  # bwrap (the sandbox dies with it: --die-with-parent)
+    first.proc.wait(timeout=10)
+    res = warm.run("print(1)", planted.lake)
+    assert res.ok and res.stdout.strip() == "1", res
+    assert _one(warm) is not first
