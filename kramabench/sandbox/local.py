@@ -7,6 +7,17 @@ made only of read-only binds of the Python runtime (``/usr``, the interpreter's 
 CPU, file size, processes). As root, ``RLIMIT_NPROC`` does not apply (the sandbox user maps to uid 0), so
 a pids cgroup caps the process count. When the run ends or times out, bwrap's pid namespace dies and the
 kernel kills every process left in it.
+
+Warm sandboxes (``fork_server``, the default): the same bwrap sandbox, kept per (lake, limits) and per
+concurrent worker and reused one run after the other, like the docker backend's containers. Its pid 1 is
+the bootstrap's fork server (``--as-pid-1``: no bwrap init; non-dumpable) with pandas and numpy imported;
+it listens on nothing: the harness holds the other end of a socketpair inherited through bwrap and sends
+each run as one message with its descriptors (stdin holding the code, stdout, stderr, the audit channel
+and a status pipe). Each run is a supervisor forked from it, which forks the code, then kills every other
+process of the sandbox user and empties the scratch folders before reporting on the status pipe (closed in
+the code's process before the code starts). The whole sandbox sits in one pids and one memory cgroup with
+the run's limits (as root); rlimits are set per run. A timeout, a memory kill, a missing report or output
+pipes still held after it: the sandbox is killed and replaced, never reused.
 """
 
 from __future__ import annotations
@@ -163,7 +174,7 @@ def _lake_key(lake: Path, limits: Limits) -> tuple:
 
 
 class LocalSandbox:
-    """Bubblewrap sandbox. Thread-safe: every run is an independent bwrap process."""
+    """Bubblewrap sandbox. Thread-safe: a run has a warm sandbox (or a new bwrap process) to itself."""
 
     name = "local"
 
