@@ -410,3 +410,45 @@ def test_a_sandbox_killed_while_idle_is_replaced_without_failing_a_run(warm, pla
     res = warm.run("print(1)", planted.lake)
     assert res.ok and res.stdout.strip() == "1", res
     assert _one(warm) is not first
+
+
+def test_killed_owner_leaves_no_warm_sandbox_and_its_cgroups_are_swept(planted, local_sandbox):
+    """kill -9 of the process holding warm sandboxes: bwrap dies with it (--die-with-parent, from the
+    long-lived spawner thread), and the next sweep removes its cgroups (named after the dead owner)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from kramabench.sweep import sweep_cgroups
+
+    child = textwrap.dedent(
+        f"""
+        import json, sys, time
+        from pathlib import Path
+        from kramabench.sandbox import get_sandbox
+        sb = get_sandbox("local")
+        sb.set_concurrency(2)
+        assert sb.run("print(1)", Path({str(planted.lake)!r})).ok
+        while len(sb._idle) < 2:
+            time.sleep(0.05)
+        ws = list(sb._all.values())
+        print(json.dumps({{"pids": [w.proc.pid for w in ws],
+                           "cgroups": [str(g) for w in ws for g in (w.cgroup, w.memcg) if g is not None]}}), flush=True)
+        time.sleep(600)
+        """
+    )
+    p = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+    try:
+        facts = json.loads(p.stdout.readline())
+    finally:
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+    assert len(facts["pids"]) == 2
+    deadline = time.time() + 10
+    while any(Path(f"/proc/{pid}").exists() for pid in facts["pids"]) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in facts["pids"]), "a warm bwrap outlived its owner"
+    if facts["cgroups"]:
+        sweep_cgroups()
+        assert not any(Path(g).exists() for g in facts["cgroups"])
