@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         OpenAIServer(latency_s=args.latency) as server,
     ):
         tmp = Path(tmp_s)
+        tmp.chmod(0o755)  # the docker sandbox runs as nobody: the lake's folders must be enterable
         root = make_root(tmp, args.tasks)
         lake = root / "data" / "bench" / "input"
         seen: dict[int, int] = {}
@@ -169,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 r = sb.run(prog, lake, limits)
                 alone_wall[kind].append(time.perf_counter() - t0)
+                if r.exit_code not in (0, 1) or (kind == "good") != r.ok:  # the bad program fails in pandas
+                    raise SystemExit(f"error: the {kind} program did not run as scripted in the sandbox: {r}")
                 if r.cpu_s is not None:
                     alone_sb_cpu[kind].append(r.cpu_s)
                 host = code.format(lake=lake, k=1).split("```python\n")[1].split("```")[0]
