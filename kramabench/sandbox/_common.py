@@ -267,6 +267,22 @@ def reported_cpu(lines: list[bytes]) -> float | None:
     return cpu
 
 
+def status_report(status: bytes) -> tuple[int | None, float | None]:
+    """(exit code, CPU seconds) from the supervisor's lines on its status channel (a channel the code
+    cannot write: its process closes it before the code starts); (None, None) without a report."""
+    done: int | None = None
+    cpu: float | None = None
+    for line in status.splitlines():
+        try:
+            rec = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("done"), int) and not isinstance(rec["done"], bool):
+            done = rec["done"]
+            cpu = reported_cpu([line])
+    return done, cpu
+
+
 def _last_line(text: str) -> str:
     for line in reversed(text.strip().splitlines()):
         if line.strip():

@@ -48,9 +48,11 @@ from kramabench.sandbox._common import (
     parse_audit,
     reported_cpu,
     rlimits,
+    status_report,
     thread_env,
 )
 from kramabench.sandbox.image import ENV_PREFIX, default_image, versions_snippet
+from kramabench.sandbox.pool import StartFailed, WarmPool
 from kramabench.sweep import OWNER_LABEL, container_is_orphan, owner_tag, tempdir
 
 log = logging.getLogger(__name__)
@@ -280,12 +282,13 @@ class DockerSandbox:
                 f"the sandbox image {self.options.image} is not built; run: python -m kramabench sandbox build "
                 "--offline (no registry needed) or python -m kramabench sandbox build (from docker/Dockerfile)"
             ) from None
-        self._lock = threading.Lock()
-        self._ready = threading.Condition(self._lock)  # a container became idle, or a start ended
-        self._starting: dict[tuple, int] = {}  # containers being started per key (in the background)
-        self._start_errors: dict[tuple, str] = {}
-        self._idle: list[_Container] = []
-        self._all: dict[str, _Container] = {}
+        self._pool: WarmPool[_Container] = WarmPool(
+            start=self._start_warm,
+            discard=self._discard,
+            max_idle=self.options.max_idle,
+            size=self.options.pool_size,
+            name="kb-docker-pool",
+        )
         self._closed = False
         self._reapers: list[threading.Thread] = []
         self._info: dict[str, str] | None = None
@@ -344,8 +347,7 @@ class DockerSandbox:
                     OWNER_LABEL: owner_tag()},
         )
         c = _Container(container, key)
-        with self._lock:
-            self._all[c.id] = c
+        self._pool.add(c.id, c)
         return c
 
     def _keeper_command(self) -> list[str]:
@@ -365,75 +367,53 @@ class DockerSandbox:
     def set_concurrency(self, n: int) -> None:
         """Keep ``n`` warm containers per lake: the run's sandbox concurrency (each concurrent task finds one;
         none is trimmed while the run goes on)."""
-        with self._lock:
-            self.options.pool_size = max(1, int(n))
+        with self._pool.lock:
+            self.options.pool_size = self._pool.size = max(1, int(n))
+
+    # the pool's state, by the names the tests and benchmarks read
+    @property
+    def _all(self) -> dict[str, _Container]:
+        return self._pool.all
+
+    @property
+    def _idle(self) -> list[_Container]:
+        return self._pool.idle
+
+    @property
+    def _starting(self) -> dict[tuple, int]:
+        return self._pool.starting
 
     def _acquire(self, lake: Path, limits: Limits, wl: str | None = None) -> _Container:
-        """An idle warm container for this (lake, limits); the first request on a key starts the whole pool
-        (``pool_size`` containers, in parallel, each with its fork server ready) and takes the first ready;
-        later requests wait for a container being started rather than start one more."""
+        """An idle warm container for this (lake, limits), from the pool (kramabench.sandbox.pool: the first
+        request on a key starts ``pool_size`` containers in parallel, each with its fork server ready)."""
         key = _lake_key(lake, limits)
         if not self.options.warm:
             return self._create(lake, limits, key)
-        pool = 1 if getattr(self._local, "no_pool", False) else self.options.pool_size
-        with self._ready:
-            while True:
-                for i, c in enumerate(self._idle):
-                    if c.key == key:
-                        return self._idle.pop(i)
-                if key in self._start_errors:
-                    raise RuntimeError(self._start_errors.pop(key))
-                live = sum(1 for c in self._all.values() if c.key == key) + self._starting.get(key, 0)
-                if live < pool:
-                    n = pool - live
-                    self._starting[key] = self._starting.get(key, 0) + n
-                    for _ in range(n):
-                        threading.Thread(target=self._prestart, args=(lake, limits, key, wl), daemon=True,
-                                         name="kb-docker-pool").start()
-                    continue
-                if not self._starting.get(key):
-                    break  # every container of this key is busy and none is coming: start one more
-                self._ready.wait(timeout=1.0)
-        return self._create(lake, limits, key)
+        size = 1 if getattr(self._local, "no_pool", False) else None
+        return self._pool.acquire(key, (lake, limits, key, wl), size)
 
-    def _prestart(self, lake: Path, limits: Limits, key: tuple, wl: str | None) -> None:
+    def _start_warm(self, lake: Path, limits: Limits, key: tuple, wl: str | None) -> _Container:
         """Start one pool container and run an empty program in it (its fork server has then imported pandas
-        and numpy); it joins the idle pool."""
-        c = None
+        and numpy)."""
         try:
             c = self._create(lake, limits, key)
+        except Exception as e:
+            raise StartFailed(f"docker could not start a container: {e}") from e
+        try:
             _, healthy = self._exec(c, "pass", self._cfg(wl, limits), lake, limits, time.monotonic(), None)
-        except Exception as e:  # noqa: BLE001 - a failed start is reported to whoever waits for it
+        except Exception as e:  # noqa: BLE001
             healthy = False
-            with self._lock:
-                self._start_errors[key] = f"docker could not start a container: {e}"
-        with self._ready:
-            self._starting[key] = max(0, self._starting.get(key, 0) - 1)
-            if c is not None and healthy and not self._closed:
-                self._idle.append(c)
-                c = None
-            self._ready.notify_all()
-        if c is not None:
+            log.debug("warming container %s: %s", c.id[:12], e)
+        if not healthy:
             self._discard(c)
+            raise StartFailed("docker could not start a container: its fork server did not answer")
+        return c
 
     def _release(self, c: _Container, healthy: bool) -> None:
-        if healthy and self.options.warm and not self._closed:
-            with self._ready:
-                self._idle.append(c)
-                keep = max(self.options.max_idle, self.options.pool_size)
-                surplus = self._idle[: max(0, len(self._idle) - keep)]
-                del self._idle[: len(surplus)]
-                self._ready.notify_all()
-            for old in surplus:
-                self._discard(old)
-            return
-        self._discard(c)
-        with self._ready:
-            self._ready.notify_all()
+        self._pool.release(c, healthy and self.options.warm)
 
     def _discard(self, c: _Container, wait: bool = False) -> None:
-        with self._lock:
-            self._all.pop(c.id, None)
+        self._pool.forget(c.id)
         if c.relay is not None:
             c.relay.close()
             c.relay = None
@@ -449,7 +429,7 @@ class DockerSandbox:
             return
         t = threading.Thread(target=remove, daemon=True)
         t.start()
-        with self._lock:
+        with self._pool.lock:
             self._reapers = [r for r in self._reapers if r.is_alive()] + [t]
 
     def _oom_kills(self, cid: str) -> int | None:
@@ -508,9 +488,6 @@ class DockerSandbox:
                 explanation=f"sandbox failed: docker exec error: {type(e).__name__}: {e}",
             )
         finally:
-            c.runs += 1
-            if not self.options.warm:
-                healthy = False
             self._release(c, healthy)
 
     @staticmethod
@@ -653,16 +630,7 @@ class DockerSandbox:
                 pass
         wall = time.monotonic() - t0
         files, _ = parse_audit(err.records, lake)
-        done: int | None = None
-        cpu: float | None = None
-        for line in (status or b"").splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and isinstance(rec.get("done"), int) and not isinstance(rec["done"], bool):
-                done = rec["done"]
-                cpu = reported_cpu([line])
+        done, cpu = status_report(status or b"")
         exit_code = None if timed_out else done
         killed_by_memory = False
         if not timed_out and (done is None or done == -9):
@@ -770,9 +738,8 @@ class DockerSandbox:
 
     def close(self) -> None:
         self._closed = True
-        with self._lock:
-            conts = list(self._all.values())
-            self._idle.clear()
+        conts = self._pool.close()
+        with self._pool.lock:
             reapers = list(self._reapers)
         for c in conts:
             self._discard(c, wait=True)

@@ -51,11 +51,13 @@ from kramabench.sandbox._common import (
     parse_audit,
     reported_cpu,
     rlimits,
+    status_report,
     thread_env,
     wait_and_drain,
     workdir_lake_path,
 )
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
+from kramabench.sandbox.pool import StartFailed, WarmPool
 from kramabench.sweep import cgroup_name, sweep_cgroups, tempdir
 
 log = logging.getLogger(__name__)
@@ -150,10 +152,6 @@ def _bwrap_version(exe: str) -> str:
     return _BWRAP_VERSIONS[exe]
 
 
-class _StartError(RuntimeError):
-    """A warm sandbox did not start (the reason is bwrap's or the interpreter's own message)."""
-
-
 class _Warm:
     """One warm bwrap sandbox: its process, the harness's end of the control socket, its cgroups."""
 
@@ -199,13 +197,15 @@ class LocalSandbox:
         self._info: dict[str, str] | None = None
         self._closed = False
         self._warm_broken: str | None = None
-        # warm sandboxes (fork_server): the pool of each (lake, limits), as in the docker backend
-        self._lock = threading.Lock()
-        self._ready = threading.Condition(self._lock)  # a sandbox became idle, or a start ended
-        self._starting: dict[tuple, int] = {}
-        self._start_errors: dict[tuple, str] = {}
-        self._idle: list[_Warm] = []
-        self._all: dict[int, _Warm] = {}
+        # warm sandboxes (fork_server): the pool of each (lake, limits), the docker backend's
+        self._pool: WarmPool[_Warm] = WarmPool(
+            start=self._start_warm,
+            discard=self._discard,
+            alive=lambda w: w.proc.poll() is None,
+            max_idle=self.options.max_idle,
+            size=self.options.pool_size,
+            name="kramabench-bwrap-pool",
+        )
         self._spawns: list[tuple] | None = None
         self._spawn_cv = threading.Condition()
         self._check()
@@ -329,8 +329,8 @@ class LocalSandbox:
             if not self.options.fork_server or self._warm_broken:
                 break
             try:
-                w = self._acquire(lake, limits)
-            except _StartError as e:
+                w = self._pool.acquire(_lake_key(lake, limits), (lake, limits, _lake_key(lake, limits)))
+            except StartFailed as e:
                 # a warm sandbox cannot start (bwrap without --as-pid-1, a preload crashing...): the cold
                 # path isolates the same way, one bwrap per run, for the rest of this backend's life
                 self._warm_broken = str(e)
@@ -340,7 +340,7 @@ class LocalSandbox:
             try:
                 result, healthy = self._run_warm(w, code, lake, limits, wl)
             finally:
-                self._release(w, healthy)
+                self._pool.release(w, healthy)
             if result is not None:
                 return result
             # the sandbox died while idle and did not take the run (nothing of the code ran): another one
@@ -518,8 +518,21 @@ class LocalSandbox:
     def set_concurrency(self, n: int) -> None:
         """Keep ``n`` warm sandboxes per (lake, limits): the run's sandbox concurrency (each concurrent task
         finds one; none is trimmed while the run goes on)."""
-        with self._lock:
-            self.options.pool_size = max(1, int(n))
+        with self._pool.lock:
+            self.options.pool_size = self._pool.size = max(1, int(n))
+
+    # the pool's state, by the names the tests read
+    @property
+    def _all(self) -> dict[int, _Warm]:
+        return self._pool.all
+
+    @property
+    def _idle(self) -> list[_Warm]:
+        return self._pool.idle
+
+    @property
+    def _starting(self) -> dict[tuple, int]:
+        return self._pool.starting
 
     def _spawn(self, argv: list[str], **kw) -> subprocess.Popen:
         """Popen from one long-lived thread: bwrap's --die-with-parent follows the *thread* that started it
@@ -567,12 +580,11 @@ class LocalSandbox:
             ctl.close()
             os.close(err_fd)
             self._remove_cgroups(cgroup, memcg)
-            raise _StartError(f"bwrap not started: {e}") from None
+            raise StartFailed(f"bwrap not started: {e}") from None
         finally:
             inner.close()
         w = _Warm(key, proc, ctl, cgroup, memcg)
-        with self._lock:
-            self._all[id(w)] = w
+        self._pool.add(id(w), w)
         try:
             ctl.settimeout(120)  # importing pandas on a busy machine
             try:
@@ -583,79 +595,15 @@ class LocalSandbox:
             if hello != b"ready":
                 self._discard(w)
                 text = os.pread(err_fd, 4000, 0).decode("utf-8", "replace").strip()
-                raise _StartError(" ".join(text.splitlines()[-3:])[-400:] or f"exit {proc.poll()}")
+                raise StartFailed(" ".join(text.splitlines()[-3:])[-400:] or f"exit {proc.poll()}")
         finally:
             os.close(err_fd)
         return w
 
-    def _acquire(self, lake: Path, limits: Limits) -> _Warm:
-        """An idle warm sandbox of this (lake, limits); the first request on a key starts the whole pool
-        (``pool_size`` sandboxes, in parallel) and takes the first ready; later requests wait for one being
-        started rather than start one more."""
-        key = _lake_key(lake, limits)
-        with self._ready:
-            while True:
-                dead = [w for w in self._idle if w.proc.poll() is not None]
-                if dead:  # killed from outside while idle: not counted as live
-                    self._idle = [w for w in self._idle if w not in dead]
-                    for w in dead:
-                        threading.Thread(target=self._discard, args=(w,), daemon=True).start()
-                    for w in dead:
-                        self._all.pop(id(w), None)
-                for i, w in enumerate(self._idle):
-                    if w.key == key:
-                        return self._idle.pop(i)
-                if key in self._start_errors:
-                    raise _StartError(self._start_errors.pop(key))
-                live = sum(1 for w in self._all.values() if w.key == key) + self._starting.get(key, 0)
-                if live < self.options.pool_size:
-                    n = self.options.pool_size - live
-                    self._starting[key] = self._starting.get(key, 0) + n
-                    for _ in range(n):
-                        threading.Thread(target=self._prestart, args=(lake, limits, key), daemon=True,
-                                         name="kramabench-bwrap-pool").start()
-                    continue
-                if not self._starting.get(key):
-                    break  # every sandbox of this key is busy and none is coming: start one more
-                self._ready.wait(timeout=1.0)
-        return self._start_warm(lake, limits, key)
-
-    def _prestart(self, lake: Path, limits: Limits, key: tuple) -> None:
-        w = None
-        try:
-            w = self._start_warm(lake, limits, key)
-        except Exception as e:  # noqa: BLE001 - reported to whoever waits for this key
-            with self._lock:
-                self._start_errors[key] = str(e)
-        with self._ready:
-            self._starting[key] = max(0, self._starting.get(key, 0) - 1)
-            if w is not None and not self._closed:
-                self._idle.append(w)
-                w = None
-            self._ready.notify_all()
-        if w is not None:
-            self._discard(w)
-
-    def _release(self, w: _Warm, healthy: bool) -> None:
-        w.runs += 1
-        if healthy and not self._closed:
-            with self._ready:
-                self._idle.append(w)
-                keep = max(self.options.max_idle, self.options.pool_size)
-                surplus = self._idle[: max(0, len(self._idle) - keep)]
-                del self._idle[: len(surplus)]
-                self._ready.notify_all()
-            for old in surplus:
-                self._discard(old)
-            return
-        self._discard(w)
-        with self._ready:
-            self._ready.notify_all()
-
     def _discard(self, w: _Warm) -> None:
         """Kill a warm sandbox (its whole pid namespace) and remove its cgroups."""
-        with self._lock:
-            self._all.pop(id(w), None)
+        with self._pool.lock:
+            self._pool.all.pop(id(w), None)
             if w.discarded:
                 return
             w.discarded = True
@@ -725,16 +673,7 @@ class LocalSandbox:
                 status = (status + chunk)[-4096:]
         finally:
             os.close(r_status)
-        done: int | None = None
-        cpu: float | None = None
-        for line in status.splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and isinstance(rec.get("done"), int):
-                done = rec["done"]
-                cpu = reported_cpu([line])
+        done, cpu = status_report(status)
         healthy = not timed_out and done is not None
         if healthy:
             # the supervisor killed every other process of the run: the pipes end with it
@@ -797,10 +736,7 @@ class LocalSandbox:
     def close(self) -> None:
         """Kill every warm sandbox (idle or not) and remove their cgroups."""
         self._closed = True
-        with self._lock:
-            warm = list(self._all.values())
-            self._idle.clear()
-        for w in warm:
+        for w in self._pool.close():
             self._discard(w)
 
     def __enter__(self):

@@ -1,0 +1,149 @@
+"""The pool of warm sandboxes shared by the docker and local backends.
+
+A warm sandbox (a container, a bwrap sandbox) is made for one key (lake and limits) and serves one run at
+a time. The first request on a key starts ``size`` of them at once, in parallel, and takes the first ready;
+later requests wait for one being started rather than start one more; when every sandbox of the key is
+busy and none is coming, one more is started for the request. Healthy sandboxes go back to the idle list,
+kept up to ``max(max_idle, size)`` (the oldest beyond are discarded); unhealthy ones are discarded, never
+reused.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Generic, Protocol, TypeVar
+
+
+class _Warm(Protocol):
+    key: tuple
+    runs: int
+
+
+W = TypeVar("W", bound=_Warm)
+
+
+class StartFailed(RuntimeError):
+    """No warm sandbox of this key could be started (the message says why)."""
+
+
+class WarmPool(Generic[W]):
+    def __init__(
+        self,
+        *,
+        start: Callable[..., W | None],
+        discard: Callable[[W], None],
+        alive: Callable[[W], bool] = lambda _w: True,
+        max_idle: int = 8,
+        size: int = 1,
+        name: str = "kramabench-pool",
+    ) -> None:
+        """``start(*args)`` makes one warm sandbox (None or an exception: it failed), ``discard(w)`` ends one,
+        ``alive(w)`` says whether an idle one is still usable."""
+        self._start = start
+        self._discard_cb = discard
+        self._alive = alive
+        self.max_idle = max_idle
+        self.size = size
+        self._name = name
+        self.lock = threading.Lock()
+        self.ready = threading.Condition(self.lock)  # a sandbox became idle, or a start ended
+        self.starting: dict[tuple, int] = {}
+        self.start_errors: dict[tuple, str] = {}
+        self.idle: list[W] = []
+        #: every live warm sandbox (idle or busy), by id
+        self.all: dict[Any, W] = {}
+        self.closed = False
+
+    def add(self, ident: Any, w: W) -> None:
+        """Count ``w`` as live (called by ``start`` as soon as the sandbox exists, so a close() reaches it)."""
+        with self.lock:
+            self.all[ident] = w
+
+    def forget(self, ident: Any) -> bool:
+        """Stop counting a sandbox; False if it was not counted (already discarded)."""
+        with self.lock:
+            return self.all.pop(ident, None) is not None
+
+    def acquire(self, key: tuple, args: tuple, size: int | None = None) -> W:
+        """An idle warm sandbox of ``key``, started with ``start(*args)`` when needed (see the module)."""
+        size = self.size if size is None else size
+        with self.ready:
+            while True:
+                dead = [w for w in self.idle if not self._alive(w)]
+                for w in dead:  # ended from outside while idle: not counted as live
+                    self.idle.remove(w)
+                    threading.Thread(target=self._discard_cb, args=(w,), daemon=True, name=self._name).start()
+                for i, w in enumerate(self.idle):
+                    if w.key == key:
+                        return self.idle.pop(i)
+                if key in self.start_errors:
+                    raise StartFailed(self.start_errors.pop(key))
+                live = sum(
+                    1 for w in self.all.values() if w.key == key and w not in dead
+                ) + self.starting.get(key, 0)
+                if live < size:
+                    n = size - live
+                    self.starting[key] = self.starting.get(key, 0) + n
+                    for _ in range(n):
+                        threading.Thread(
+                            target=self._prestart, args=(key, args), daemon=True, name=self._name
+                        ).start()
+                    continue
+                if not self.starting.get(key):
+                    break  # every sandbox of this key is busy and none is coming: start one more
+                self.ready.wait(timeout=1.0)
+        try:
+            w = self._start(*args)
+        except StartFailed:
+            raise
+        except Exception as e:  # noqa: BLE001 - reported as the start's failure
+            raise StartFailed(str(e)) from e
+        if w is None:
+            raise StartFailed("the sandbox did not start")
+        return w
+
+    def _prestart(self, key: tuple, args: tuple) -> None:
+        w = None
+        try:
+            w = self._start(*args)
+            if w is None:
+                raise StartFailed("the sandbox did not start")
+        except Exception as e:  # noqa: BLE001 - reported to whoever waits for this key
+            with self.lock:
+                self.start_errors[key] = str(e)
+        with self.ready:
+            self.starting[key] = max(0, self.starting.get(key, 0) - 1)
+            if w is not None and not self.closed:
+                self.idle.append(w)
+                w = None
+            self.ready.notify_all()
+        if w is not None:
+            self._discard_cb(w)
+
+    def release(self, w: W, healthy: bool) -> None:
+        """Back to the idle list (healthy), else discarded."""
+        w.runs += 1
+        if healthy and not self.closed:
+            with self.ready:
+                self.idle.append(w)
+                keep = max(self.max_idle, self.size)
+                surplus = self.idle[: max(0, len(self.idle) - keep)]
+                del self.idle[: len(surplus)]
+                self.ready.notify_all()
+            for old in surplus:
+                self._discard_cb(old)
+            return
+        self._discard_cb(w)
+        with self.ready:
+            self.ready.notify_all()
+
+    def close(self) -> list[W]:
+        """Stop reusing; the live sandboxes, for the caller to end."""
+        with self.lock:
+            self.closed = True
+            self.idle.clear()
+            return list(self.all.values())
+
+
+__all__ = ["StartFailed", "WarmPool"]
