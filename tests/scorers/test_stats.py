@@ -210,3 +210,46 @@ def test_bootstrap_counts_a_rare_item_as_often_as_index_resampling_does():
     drawn = np.rint(means * n / big)  # the frequent values add at most 1,000 / big
     for k in (0, 1, 2):
         assert (drawn == k).mean() == pytest.approx(binom.pmf(k, n, 1 / n), abs=0.015)
+
+
+def test_summarize_groups_items_like_filtering_each_group():
+    """The one-pass grouping of summarize gives what filtering the items for each domain, level and answer
+    type gives (random items: missing, unscored, None values, subtasks, unknown answer types)."""
+    from scorers.stats import estimate
+
+    rng = np.random.default_rng(11)
+    items = []
+    for k in range(600):
+        domain = str(rng.choice(["b", "a", "c"]))
+        sub = None if rng.random() < 0.4 else f"t{k}-1"
+        r = rng.random()
+        items.append(
+            ScoredItem(
+                domain=domain,
+                task_id=f"t{k}",
+                subtask_id=sub,
+                answer_type=rng.choice(["numeric_exact", "list_exact", None]),
+                value=None if r < 0.1 else float(rng.choice([0.0, 1.0, 0.5, rng.random()])),
+                unscored=bool(0.1 <= r < 0.15),
+                reason="missing" if 0.15 <= r < 0.25 else None,
+            )
+        )
+    kw = {"n_boot": 300, "confidence": 0.9, "seed": 4}
+    s = summarize(items, **kw)
+    main = [i for i in items if i.subtask_id is None]
+    subs = [i for i in items if i.subtask_id is not None]
+    assert s.overall == estimate(main, **kw) and s.overall_subtasks == estimate(subs, **kw)
+    assert list(s.domains) == ["a", "b", "c"]
+    for d, ds in s.domains.items():
+        dm = [i for i in main if i.domain == d]
+        assert ds.main == estimate(dm, **kw)
+        assert ds.subtasks == estimate([i for i in subs if i.domain == d], **kw)
+        types = sorted({i.answer_type or "unknown" for i in dm})
+        assert list(ds.by_answer_type) == types
+        for t in types:
+            assert ds.by_answer_type[t] == estimate([i for i in dm if (i.answer_type or "unknown") == t], **kw)
+    # estimate's counts, computed apart
+    e = s.overall
+    assert e.n == sum(1 for i in main if not i.unscored and i.value is not None)
+    assert e.n_unscored == sum(1 for i in main if i.unscored or i.value is None)
+    assert e.n_missing == sum(1 for i in main if i.reason == "missing") > 0
