@@ -14,6 +14,8 @@ from pathlib import Path
 import typer
 from rich import box
 
+from kramabench.cli._common import allow_fast_exit
+
 logger = logging.getLogger(__name__)
 
 
@@ -273,6 +275,8 @@ def register(app: typer.Typer) -> None:
                       judge_cache=judge_cache, judge_prompt=judge_prompt, output=output, errata=errata,
                       bootstrap=bootstrap, seed=seed, baseline=baseline, show_tasks=tasks,
                       workers=workers, model_cache=not no_cache)
+            if judge is None:  # no model client, no judge cache: the output file is written and closed
+                allow_fast_exit()
         except CliError as e:
             typer.echo(f"error: {e}", err=True)
             raise typer.Exit(2) from None
