@@ -15,7 +15,8 @@
 * **Nested lists** (rows such as ``["Boston", 9.29]``) are compared as ordered tuples: same length and
   every position matching by the same rules, recursively.
 * Matching: identical items (same canonical key) are paired first; the rest is matched optimally
-  (maximum number of one-to-one matches, ``scipy.optimize.linear_sum_assignment``). For
+  (maximum number of one-to-one matches, :mod:`scorers.matching`: an interval greedy when each gold
+  number's matches are one run of values, else ``scipy.optimize.linear_sum_assignment``). For
   list_approximate numbers the whole numeric part is matched optimally (no identical-first pairing).
   Numeric parts beyond 4,000,000 pairs are matched by intervals (each gold accepts an interval of
   values; golds by right end take the smallest free value inside — also optimal), without the
@@ -50,6 +51,7 @@ from scorers.numeric import (
     prediction_tolerance,
     rae_score,
 )
+from scorers.matching import interval_matching, max_matching
 from scorers.numeric_lists import gold_facts, greedy_values, numeric_array, pair_identical, pred_tolerances
 from scorers.parse import (
     LST,
@@ -72,22 +74,7 @@ _KIND = attrgetter("kind")
 MAX_MATRIX = 4_000_000
 
 
-def _max_matching(m: np.ndarray) -> int:
-    if m.size == 0:
-        return 0
-    rows = m.any(axis=1)
-    cols = m.any(axis=0)
-    if not rows.any():
-        return 0
-    sub = m[rows][:, cols]
-    if sub.shape[0] == 1 or sub.shape[1] == 1:
-        return 1
-    if (sub.sum(axis=1) <= 1).all() and (sub.sum(axis=0) <= 1).all():
-        return int(sub.sum())
-    from scipy.optimize import linear_sum_assignment  # heavy import: only when a real assignment is needed
-
-    r, c = linear_sum_assignment(sub, maximize=True)
-    return int(sub[r, c].sum())
+_max_matching = max_matching
 
 
 # ---- numbers --------------------------------------------------------------------------------------
@@ -96,6 +83,11 @@ def _max_matching(m: np.ndarray) -> int:
 def _num_matrix(gold: list[Item], pred: list[Item], approximate: bool, factor: float = 1.0) -> np.ndarray:
     g = np.array([i.num.value for i in gold], dtype=float)  # type: ignore[union-attr]
     p = np.array([i.num.value for i in pred], dtype=float)  # type: ignore[union-attr]
+    order = np.argsort(p, kind="stable")
+    if len(p) > 1 and (order[1:] < order[:-1]).any():
+        # columns in value order: a gold's matches are then one run of columns (see scorers.matching)
+        p = p[order]
+        pred = [pred[j] for j in order.tolist()]
     pts = None
     if any(i.num.points is not None for i in pred):  # type: ignore[union-attr]
         pts = np.array([i.num.points if i.num.points is not None else np.nan for i in pred], dtype=float)  # type: ignore[union-attr]
@@ -352,13 +344,20 @@ def _scale_check(gold: list[Item], pred: list[Item], approximate: bool, matched_
 class _Gold:
     """A gold answer read once: its list, the parse notes, its items and (for plain numbers) its array."""
 
-    __slots__ = ("raw", "lst", "notes", "_items", "_array")
+    __slots__ = ("raw", "lst", "notes", "_items", "_array", "_distinct")
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
         self.lst, self.notes = parse_list(raw, lenient=True)
         self._items: list[Item] | None = None
         self._array: Any = _UNSET
+        self._distinct: tuple[np.ndarray, np.ndarray] | None = None
+
+    def distinct(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct values of :meth:`array` (sorted, NaN last) and their counts."""
+        if self._distinct is None:
+            self._distinct = np.unique(self.array(), return_counts=True)
+        return self._distinct
 
     def items(self) -> list[Item]:
         if self._items is None:
@@ -399,10 +398,15 @@ def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approxi
         if len(g) * len(p) > MAX_MATRIX:
             notes.append("interval_matching")
             return greedy_values(g, None, p, True)
-        return _max_matching(_value_matrix(g, p, None, True))
+        # on the distinct values, with their counts (the matrix depends on the values only)
+        ug, cg = gold.distinct()
+        up, cp = np.unique(p, return_counts=True)
+        k = interval_matching(_value_matrix(ug, up, None, True), cg, cp)
+        return k if k is not None else _max_matching(_value_matrix(g, p, None, True))
     base, gi, pi = pair_identical(g, p)
     if not len(gi) or not len(pi):
         return base
+    pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see scorers.matching)
     tol, unr = gold_facts(gold.lst, gi)  # type: ignore[arg-type]
     if len(gi) * len(pi) > MAX_MATRIX:
         notes.append("interval_matching")
@@ -419,6 +423,7 @@ def _numeric_scale_check(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, 
         pi = np.nonzero(np.isfinite(p) & (p != 0))[0]
     if not len(gi) or not len(pi) or len(gi) * len(pi) > MAX_MATRIX:
         return None
+    pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see scorers.matching)
     tol = unr = ptol = None
     if not approximate:
         tol, unr = gold_facts(gold.lst, gi)  # type: ignore[arg-type]
