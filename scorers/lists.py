@@ -42,6 +42,7 @@ import numpy as np
 
 from scorers.base import Score
 from scorers.context import JudgeContext
+from scorers.matching import interval_matching, max_matching
 from scorers.numeric import (
     APPROX_ITEM_THRESHOLD,
     candidates,
@@ -51,7 +52,6 @@ from scorers.numeric import (
     prediction_tolerance,
     rae_score,
 )
-from scorers.matching import interval_matching, max_matching
 from scorers.numeric_lists import gold_facts, greedy_values, numeric_array, pair_identical, pred_tolerances
 from scorers.parse import (
     LST,
