@@ -52,7 +52,13 @@ from scorers.numeric import (
     prediction_tolerance,
     rae_score,
 )
-from scorers.numeric_lists import gold_facts, greedy_values, numeric_array, pair_identical, pred_tolerances
+from scorers.numeric_lists import (
+    all_gold_facts,
+    greedy_values,
+    numeric_array,
+    pair_identical,
+    pred_tolerances,
+)
 from scorers.parse import (
     LST,
     NUM,
@@ -344,7 +350,7 @@ def _scale_check(gold: list[Item], pred: list[Item], approximate: bool, matched_
 class _Gold:
     """A gold answer read once: its list, the parse notes, its items and (for plain numbers) its array."""
 
-    __slots__ = ("raw", "lst", "notes", "_items", "_array", "_distinct")
+    __slots__ = ("raw", "lst", "notes", "_items", "_array", "_distinct", "_facts")
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
@@ -352,6 +358,13 @@ class _Gold:
         self._items: list[Item] | None = None
         self._array: Any = _UNSET
         self._distinct: tuple[np.ndarray, np.ndarray] | None = None
+        self._facts: tuple[np.ndarray, np.ndarray] | None = None
+
+    def facts(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(exact tolerance, unrounded flag) of the gold numbers at ``index`` (computed once per gold)."""
+        if self._facts is None:
+            self._facts = all_gold_facts(self.lst)  # type: ignore[arg-type]
+        return self._facts[0][index], self._facts[1][index]
 
     def distinct(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct values of :meth:`array` (sorted, NaN last) and their counts."""
@@ -407,7 +420,7 @@ def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approxi
     if not len(gi) or not len(pi):
         return base
     pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see scorers.matching)
-    tol, unr = gold_facts(gold.lst, gi)  # type: ignore[arg-type]
+    tol, unr = gold.facts(gi)
     if len(gi) * len(pi) > MAX_MATRIX:
         notes.append("interval_matching")
         return base + greedy_values(g[gi], tol, p[pi], False)
@@ -426,7 +439,7 @@ def _numeric_scale_check(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, 
     pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see scorers.matching)
     tol = unr = ptol = None
     if not approximate:
-        tol, unr = gold_facts(gold.lst, gi)  # type: ignore[arg-type]
+        tol, unr = gold.facts(gi)
         ptol = pred_tolerances(pred, pi) if unr.any() else None
     for factor, label in ((0.01, "x100"), (100.0, "/100")):
         k = _max_matching(_value_matrix(g[gi], p[pi], None, approximate, factor, tol, unr, ptol))

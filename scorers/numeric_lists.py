@@ -60,6 +60,22 @@ def gold_facts(raw: list, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return tol, unr
 
 
+def all_gold_facts(raw: list) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`gold_facts` of every element, each distinct (type, value) computed once (a gold list is read
+    once and its facts indexed by every score against it)."""
+    memo: dict[tuple[type, Any], tuple[float, bool]] = {}
+    tol = np.empty(len(raw), dtype=float)
+    unr = np.zeros(len(raw), dtype=bool)
+    for k, v in enumerate(raw):
+        key = (type(v), v)
+        f = memo.get(key)
+        if f is None:
+            pn = _parsed(v)
+            f = memo[key] = (exact_tolerance(pn), is_unrounded(pn))
+        tol[k], unr[k] = f
+    return tol, unr
+
+
 def pred_tolerances(raw: list, index: np.ndarray) -> np.ndarray:
     """Half a unit of the last decimal of each predicted element at ``index`` (for unrounded golds)."""
     out = np.empty(len(index), dtype=float)
@@ -116,4 +132,4 @@ def greedy_values(g: np.ndarray, tol: np.ndarray | None, p: np.ndarray, approxim
     return count
 
 
-__all__ = ["gold_facts", "greedy_values", "numeric_array", "pair_identical", "pred_tolerances"]
+__all__ = ["all_gold_facts", "gold_facts", "greedy_values", "numeric_array", "pair_identical", "pred_tolerances"]

@@ -273,6 +273,33 @@ def normalize_string(value: Any) -> str:
     return _WS_RE.sub(" ", s)
 
 
+#: the strings of a Python literal without backslashes: single- or double-quoted, no escapes
+_PY_STR_SPLIT_RE = re.compile(r"""('[^']*'|"[^"]*")""")
+#: what may stand between the strings of a literal read through JSON: numbers and punctuation (no
+#: ``true``/``null``/``NaN``/``Infinity``, which JSON reads and Python's literals do not)
+_JSON_REST_RE = re.compile(r"[-+0-9.eE\[\]{},:\s]*")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _python_literal_as_json(s: str) -> tuple[bool, Any]:
+    """A Python list or dict literal (``str(list)``) read as JSON when that gives exactly what
+    ``ast.literal_eval`` gives (which compiles the text and costs ten times more): no backslash anywhere
+    (every string then means its characters in both languages), nothing but numbers and punctuation between
+    the strings, and each single-quoted string rewritten with double quotes. (False, None) when it does not
+    apply."""
+    if s[:1] not in "[{" or "\\" in s or _SURROGATE_RE.search(s) is not None:
+        return False, None
+    parts = _PY_STR_SPLIT_RE.split(s)
+    outside = parts[0::2]
+    if _JSON_REST_RE.fullmatch("".join(outside)) is None:
+        return False, None
+    parts[1::2] = ['"' + x[1:-1].replace('"', '\\"') + '"' if x[0] == "'" else x for x in parts[1::2]]
+    try:
+        return True, json.loads("".join(parts))
+    except (ValueError, RecursionError):
+        return False, None
+
+
 def _literal(s: str) -> tuple[bool, Any]:
     if len(s) > MAX_LITERAL_CHARS:
         return False, None
@@ -280,6 +307,9 @@ def _literal(s: str) -> tuple[bool, Any]:
         return True, json.loads(s)
     except (ValueError, RecursionError):
         pass
+    ok, value = _python_literal_as_json(s)
+    if ok:
+        return True, value
     try:
         return True, ast.literal_eval(s)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
