@@ -46,7 +46,7 @@ p.caption,.note{color:var(--muted);font-size:12.5px;margin:6px 2px 0}
 .card{background:var(--card);border-radius:10px;padding:14px 16px;box-shadow:0 1px 2px rgba(16,36,62,.08);
 border-top:4px solid var(--c)}
 .card .label{font-weight:650;font-size:15px}
-.card .id{color:var(--muted);font-size:12px;word-break:break-all}
+.card .id{color:var(--muted);font-size:12px;overflow-wrap:anywhere}
 .card .big{font-size:30px;font-weight:700;margin:6px 0 0;line-height:1.1}
 .card .big small{font-size:13px;font-weight:500;color:var(--muted)}
 .card .facts{display:flex;flex-wrap:wrap;gap:4px 14px;margin-top:8px;font-size:12.5px;color:var(--muted)}

@@ -576,15 +576,113 @@ def _inside(base: Path, path: Path) -> bool:
     return os.path.commonpath([base_r, os.path.realpath(path)]) == base_r
 
 
+class _Placer:
+    """Where the members of a GitHub-style archive (one top-level folder) go under ``dest``, and the checks
+    every member passes whatever the archive format: no absolute path, no ``..``, one top-level folder, only
+    the kept folders, ``.DS_Store`` and special files skipped (and recorded), nothing written through a link
+    that leads outside, no link that leads outside, no entry replacing a folder, size limits."""
+
+    def __init__(self, dest: Path, limits: FetchLimits) -> None:
+        self.dest = dest
+        self.limits = limits
+        self.stats = _UnpackStats()
+        self.top: str | None = None
+        self.written: dict[str, Path] = {}  # relpath -> unpacked regular file (hard links copy it)
+
+    def place(self, name: str) -> tuple[str, Path] | None:
+        """(relpath, target) of member ``name``, or None when it is not unpacked."""
+        parts = _member_parts(name)
+        if not parts:
+            return None
+        if self.top is None:
+            self.top = parts[0]
+        elif parts[0] != self.top:
+            raise UnsafeArchive(
+                f"archive entry {name!r} is outside the top-level folder {self.top!r}: not a GitHub repository archive"
+            )
+        rel = parts[1:]
+        if not rel or rel[0] not in KEEP_FOLDERS:
+            return None
+        relpath = "/".join(rel)
+        if rel[-1] == ".DS_Store":
+            self.stats.skipped.append(relpath)
+            return None
+        return relpath, self.dest.joinpath(*rel)
+
+    def folder(self, name: str, target: Path) -> None:
+        target.mkdir(parents=True, exist_ok=True)
+        if not _inside(self.dest, target):
+            raise UnsafeArchive(f"archive entry {name!r} leads outside the target")
+
+    def clear(self, name: str, target: Path) -> None:
+        """Make room for a file, link or hard link at ``target`` (a later entry replaces an earlier file)."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not _inside(self.dest, target.parent):
+            raise UnsafeArchive(f"archive entry {name!r} leads outside the target via a link")
+        if target.is_symlink() or target.exists():
+            if target.is_dir() and not target.is_symlink():
+                raise UnsafeArchive(f"archive entry {name!r} replaces a folder")
+            target.unlink()
+
+    def file(self, name: str, relpath: str, target: Path, src: Any, size: int, executable: bool) -> None:
+        """Copy the open member ``src`` (``size`` as the archive declares it) to ``target``, within the limits."""
+        limit = self.limits.max_file_bytes
+        if size > limit:
+            raise UnsafeArchive(f"archive entry {relpath} is {size} bytes, over the per-file limit of {limit}")
+        self.clear(name, target)
+        got = 0
+        with src, open(target, "xb") as out:
+            for chunk in iter(lambda: src.read(_CHUNK), b""):
+                got += len(chunk)
+                self.stats.bytes += len(chunk)
+                if got > limit:
+                    raise UnsafeArchive(f"archive entry {relpath} is over the per-file limit")
+                if self.stats.bytes > self.limits.max_total_bytes:
+                    raise UnsafeArchive(f"the unpacked archive is over the limit of {self.limits.max_total_bytes} bytes")
+                out.write(chunk)
+        os.chmod(target, 0o755 if executable else 0o644)
+        self.written[relpath] = target
+        self.stats.files += 1
+
+    def symlink(self, name: str, relpath: str, target: Path, link: str) -> None:
+        resolved = os.path.normpath(os.path.join(os.path.dirname(relpath), link))
+        if os.path.isabs(link) or resolved == ".." or resolved.startswith("../"):
+            raise UnsafeArchive(f"archive entry {relpath} is a link to {link!r}, outside the unpacked folders: refusing")
+        self.clear(name, target)
+        os.symlink(link, target)
+        if not _inside(self.dest, target):  # through links unpacked before it
+            raise UnsafeArchive(f"archive entry {relpath} is a link to {link!r}, which leads outside: refusing")
+        self.stats.files += 1
+
+    def hardlink(self, name: str, relpath: str, target: Path, link_name: str) -> None:
+        parts = _member_parts(link_name)
+        source = self.written.get("/".join(parts[1:])) if parts and parts[0] == self.top else None
+        if source is None:
+            self.stats.skipped.append(f"{relpath} (hard link to {link_name}, not unpacked)")
+            return
+        self.clear(name, target)
+        shutil.copyfile(source, target)
+        self.written[relpath] = target
+        self.stats.files += 1
+        self.stats.bytes += target.stat().st_size
+
+    def special(self, relpath: str) -> None:
+        self.stats.skipped.append(f"{relpath} (special file)")
+
+    def finish(self, source: str) -> _UnpackStats:
+        if self.top is None:
+            raise FetchError(f"the archive from {source} is empty")
+        return self.stats
+
+
 def _safe_unpack(archive: Path, dest: Path, *, limits: FetchLimits, source: str | None = None) -> _UnpackStats:
     """Unpack the kept folders of a GitHub-style archive (one top-level folder) into ``dest``: a tar
-    (plain, gzip, bzip2 or xz) or a zip (GitHub's zipball)."""
+    (plain, gzip, bzip2 or xz) or a zip (GitHub's zipball). Both formats go through the same
+    :class:`_Placer` checks."""
     source = source or archive.name
     if zipfile.is_zipfile(archive):
         return _safe_unpack_zip(archive, dest, limits=limits, source=source)
-    stats = _UnpackStats()
-    written: dict[str, Path] = {}
-    top: str | None = None
+    placer = _Placer(dest, limits)
     try:
         tar = tarfile.open(archive, mode="r:*")
     except (tarfile.TarError, OSError) as exc:
@@ -598,161 +696,68 @@ def _safe_unpack(archive: Path, dest: Path, *, limits: FetchLimits, source: str 
                 n += 1
                 if n > limits.max_members:
                     raise UnsafeArchive(f"the archive has more than {limits.max_members} entries: refusing")
-                if stats.archive_commit is None:
+                if placer.stats.archive_commit is None:
                     comment = tar.pax_headers.get("comment")
                     if comment and re.fullmatch(r"[0-9a-f]{40}", comment.strip()):
-                        stats.archive_commit = comment.strip()
-                parts = _member_parts(member.name)
-                if not parts:
+                        placer.stats.archive_commit = comment.strip()
+                placed = placer.place(member.name)
+                if placed is None:
                     continue
-                if top is None:
-                    top = parts[0]
-                elif parts[0] != top:
-                    raise UnsafeArchive(
-                        f"archive entry {member.name!r} is outside the top-level folder {top!r}: "
-                        "not a GitHub repository archive"
-                    )
-                rel = parts[1:]
-                if not rel or rel[0] not in KEEP_FOLDERS:
-                    continue
-                relpath = "/".join(rel)
-                if rel[-1] == ".DS_Store":
-                    stats.skipped.append(relpath)
-                    continue
-                target = dest.joinpath(*rel)
+                relpath, target = placed
                 if member.isdir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    if not _inside(dest, target):
-                        raise UnsafeArchive(f"archive entry {member.name!r} leads outside the target")
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if not _inside(dest, target.parent):
-                    raise UnsafeArchive(f"archive entry {member.name!r} leads outside the target via a link")
-                if target.is_symlink() or target.exists():
-                    if target.is_dir() and not target.is_symlink():
-                        raise UnsafeArchive(f"archive entry {member.name!r} replaces a folder")
-                    target.unlink()
-                if member.isreg():
-                    if member.size > limits.max_file_bytes:
-                        raise UnsafeArchive(
-                            f"archive entry {relpath} is {member.size} bytes, over the per-file limit "
-                            f"of {limits.max_file_bytes}"
-                        )
+                    placer.folder(member.name, target)
+                elif member.isreg():
                     src = tar.extractfile(member)
                     assert src is not None
-                    size = 0
-                    with src, open(target, "xb") as out:
-                        for chunk in iter(lambda src=src: src.read(_CHUNK), b""):
-                            size += len(chunk)
-                            stats.bytes += len(chunk)
-                            if size > limits.max_file_bytes:
-                                raise UnsafeArchive(f"archive entry {relpath} is over the per-file limit")
-                            if stats.bytes > limits.max_total_bytes:
-                                raise UnsafeArchive(
-                                    f"the unpacked archive is over the limit of {limits.max_total_bytes} bytes"
-                                )
-                            out.write(chunk)
-                    os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
-                    written[relpath] = target
-                    stats.files += 1
+                    placer.file(member.name, relpath, target, src, member.size, bool(member.mode & 0o111))
                 elif member.issym():
-                    link = member.linkname
-                    resolved = os.path.normpath(os.path.join(os.path.dirname(relpath), link))
-                    if os.path.isabs(link) or resolved == ".." or resolved.startswith("../"):
-                        raise UnsafeArchive(
-                            f"archive entry {relpath} is a link to {link!r}, outside the unpacked folders: refusing"
-                        )
-                    os.symlink(link, target)
-                    if not _inside(dest, target):
-                        raise UnsafeArchive(
-                            f"archive entry {relpath} is a link to {link!r}, which leads outside: refusing"
-                        )
-                    stats.files += 1
+                    placer.symlink(member.name, relpath, target, member.linkname)
                 elif member.islnk():
-                    link_parts = _member_parts(member.linkname)
-                    source = written.get("/".join(link_parts[1:])) if link_parts and link_parts[0] == top else None
-                    if source is None:
-                        stats.skipped.append(f"{relpath} (hard link to {member.linkname}, not unpacked)")
-                        continue
-                    shutil.copyfile(source, target)
-                    written[relpath] = target
-                    stats.files += 1
-                    stats.bytes += target.stat().st_size
+                    placer.hardlink(member.name, relpath, target, member.linkname)
                 else:
-                    stats.skipped.append(f"{relpath} (special file)")
+                    placer.special(relpath)
         except (tarfile.TarError, EOFError, zlib.error) as exc:
             raise FetchError(f"the archive from {source} is broken ({_one_line(exc)})") from None
         except OSError as exc:  # a corrupt gzip stream, or the disk (full, permissions)
             raise FetchError(f"unpacking the archive from {source} failed: {_one_line(exc)}") from None
-    if top is None:
-        raise FetchError(f"the archive from {source} is empty")
-    return stats
+    return placer.finish(source)
 
 
 def _safe_unpack_zip(archive: Path, dest: Path, *, limits: FetchLimits, source: str) -> _UnpackStats:
-    """The zip counterpart of :func:`_safe_unpack`: same refusals, same layout."""
+    """The zip counterpart of :func:`_safe_unpack`: the same :class:`_Placer`, so the same refusals and layout."""
     import stat as stat_mod
 
-    stats = _UnpackStats()
-    top: str | None = None
+    placer = _Placer(dest, limits)
     try:
         with zipfile.ZipFile(archive) as zf:
             comment = zf.comment.decode("ascii", "replace").strip()
             if re.fullmatch(r"[0-9a-f]{40}", comment):
-                stats.archive_commit = comment
+                placer.stats.archive_commit = comment
             infos = zf.infolist()
             if len(infos) > limits.max_members:
                 raise UnsafeArchive(f"the archive has more than {limits.max_members} entries: refusing")
             for info in infos:
-                parts = _member_parts(info.filename)
-                if not parts:
+                placed = placer.place(info.filename)
+                if placed is None:
                     continue
-                if top is None:
-                    top = parts[0]
-                elif parts[0] != top:
-                    raise UnsafeArchive(
-                        f"archive entry {info.filename!r} is outside the top-level folder {top!r}: "
-                        "not a GitHub repository archive"
-                    )
-                rel = parts[1:]
-                if not rel or rel[0] not in KEEP_FOLDERS or rel[-1] == ".DS_Store":
-                    continue
-                relpath = "/".join(rel)
-                target = dest.joinpath(*rel)
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if not _inside(dest, target.parent):
-                    raise UnsafeArchive(f"archive entry {info.filename!r} leads outside the target via a link")
+                relpath, target = placed
                 mode = info.external_attr >> 16
-                if stat_mod.S_ISLNK(mode):
-                    link = zf.read(info, pwd=None).decode("utf-8", "replace")
-                    resolved = os.path.normpath(os.path.join(os.path.dirname(relpath), link))
-                    if os.path.isabs(link) or resolved == ".." or resolved.startswith("../"):
-                        raise UnsafeArchive(f"archive entry {relpath} is a link to {link!r}, outside: refusing")
-                    os.symlink(link, target)
-                    stats.files += 1
-                    continue
-                if info.file_size > limits.max_file_bytes:
-                    raise UnsafeArchive(f"archive entry {relpath} is {info.file_size} bytes, over the per-file limit")
-                size = 0
-                with zf.open(info) as src, open(target, "xb") as out:
-                    for chunk in iter(lambda src=src: src.read(_CHUNK), b""):
-                        size += len(chunk)
-                        stats.bytes += len(chunk)
-                        if size > limits.max_file_bytes:
-                            raise UnsafeArchive(f"archive entry {relpath} is over the per-file limit")
-                        if stats.bytes > limits.max_total_bytes:
-                            raise UnsafeArchive(f"the unpacked archive is over the limit of {limits.max_total_bytes} bytes")
-                        out.write(chunk)
-                os.chmod(target, 0o755 if mode & 0o111 else 0o644)
-                stats.files += 1
+                if info.is_dir():
+                    placer.folder(info.filename, target)
+                elif stat_mod.S_ISLNK(mode):
+                    if info.file_size > 4096:
+                        raise UnsafeArchive(f"archive entry {relpath} is a link of {info.file_size} bytes: refusing")
+                    link = zf.read(info).decode("utf-8", "replace")
+                    placer.symlink(info.filename, relpath, target, link)
+                elif stat_mod.S_IFMT(mode) in (0, stat_mod.S_IFREG):  # no mode: zips made off Unix
+                    placer.file(info.filename, relpath, target, zf.open(info), info.file_size, bool(mode & 0o111))
+                else:
+                    placer.special(relpath)
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
         raise FetchError(f"the archive from {source} is broken ({_one_line(exc)})") from None
-    if top is None:
-        raise FetchError(f"the archive from {source} is empty")
-    return stats
+    except OSError as exc:  # the disk (full, permissions)
+        raise FetchError(f"unpacking the archive from {source} failed: {_one_line(exc)}") from None
+    return placer.finish(source)
 
 
 # --------------------------------------------------------------------------------------- not stored

@@ -40,11 +40,10 @@ def test_limit_is_shared_by_models_on_one_endpoint(openai_server):
 def test_without_limit_calls_run_in_parallel(openai_server):
     openai_server.latency_s = 0.3
     model = get_model(f"openai-compatible/m@{openai_server.base_url}", cache=False, concurrency=8)
-    t0 = time.monotonic()
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda i: model.complete(_msg(i)), range(8)))
+    # all 8 at the server at once is the proof; a wall-clock bound here failed under load
     assert openai_server.max_in_flight == 8
-    assert time.monotonic() - t0 < 2.0
 
 
 def test_backoff_sleeps_do_not_hold_a_slot(openai_server):

@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 import tarfile
 import threading
 from collections.abc import Callable, Iterator
@@ -683,3 +684,66 @@ def test_zip_archives_are_unpacked_as_safely_as_tars(tmp_path: Path, server: _Se
     url = server.serve("/broken.zip", b"PK\x03\x04" + b"\0" * 40)
     with pytest.raises(FetchError):
         fetch_official("z2", url=url, home=tmp_path, trust=True, progress=False)
+
+
+def _zip(entries: list[tuple[str, bytes, int]]) -> bytes:
+    """A zip of (name, data, unix mode) entries; a mode with S_IFLNK makes a link whose data is its target."""
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            zf.writestr(info, data)
+    return buf.getvalue()
+
+
+_LINK = stat.S_IFLNK | 0o777
+_FILE = stat.S_IFREG | 0o644
+
+
+@pytest.mark.parametrize(
+    "entries, message",
+    [
+        # a link that is textually inside but leads outside through a link unpacked before it
+        ([("K-z/workload/a.json", b"[]", _FILE), ("K-z/data/up", b"..", _LINK), ("K-z/data/up/up2", b"..", _LINK)],
+         "leads outside"),
+        ([("K-z/workload/a.json", b"[]", _FILE), ("K-z/data/escape", b"../../../..", _LINK)], "outside"),
+        ([("K-z/workload/a.json", b"[]", _FILE), ("K-z/data/x/", b"", stat.S_IFDIR | 0o755),
+          ("K-z/data/x", b"1", _FILE)], "replaces a folder"),
+        ([("K-z/workload/a.json", b"[]", _FILE), ("K-z/data/big.bin", b"\0" * 5000, _FILE)], "per-file limit"),
+        ([("K-z/workload/a.json", b"[]", _FILE), ("K-y/data/x.csv", b"1", _FILE)], "top-level folder"),
+    ],
+)
+def test_zip_members_pass_the_same_checks_as_tar_members(
+    tmp_path: Path, server: _Server, entries: list[tuple[str, bytes, int]], message: str
+) -> None:
+    """tar and zip members go through one placement helper: a zip gets every refusal a tar gets (before,
+    the zip path had no check for a link leading outside through earlier links, nor for an entry replacing
+    a folder)."""
+    url = server.serve("/evil.zip", _zip(entries))
+    home = tmp_path / "a" / "home"
+    with pytest.raises(UnsafeArchive, match=message):
+        fetch_official("evil", url=url, home=home, trust=True, limits=FetchLimits(max_file_bytes=4096), progress=False)
+    assert _leftovers(home) == []
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+def test_zip_records_what_it_skips_like_tar(tmp_path: Path, server: _Server) -> None:
+    """.DS_Store and special files of a zip are skipped and recorded in the manifest (the zip path used to
+    drop .DS_Store silently and to unpack a fifo entry as a regular file); a later entry replaces an
+    earlier file of the same name."""
+    entries = [
+        ("K-z/workload/toy.json", b"[]", _FILE),
+        ("K-z/data/toy/input/a.csv", b"old\n", _FILE),
+        ("K-z/data/toy/input/.DS_Store", b"junk", _FILE),
+        ("K-z/data/toy/input/pipe", b"", stat.S_IFIFO | 0o644),
+        ("K-z/data/toy/input/a.csv", b"x\n1\n", _FILE),
+    ]
+    url = server.serve("/ok.zip", _zip(entries))
+    result = fetch_official("zipok", url=url, home=tmp_path, trust=True, progress=False)
+    lake = result.root / "data/toy/input"
+    assert (lake / "a.csv").read_bytes() == b"x\n1\n"
+    assert not (lake / ".DS_Store").exists() and not (lake / "pipe").exists()
+    assert result.manifest.skipped == ["data/toy/input/.DS_Store", "data/toy/input/pipe (special file)"]
