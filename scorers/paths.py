@@ -76,42 +76,47 @@ def canonical_lake_paths(value: Any, lake: LakePaths | Iterable[str] | None) -> 
     paths = lake if isinstance(lake, LakePaths) else LakePaths(lake)
     if not paths.files:
         return value, 0
-    count = 0
+    counter = [0]
+    out = _walk(value, paths, counter, 0)
+    return (out, counter[0]) if counter[0] else (value, 0)
 
-    def walk(v: Any, depth: int = 0) -> Any:
-        nonlocal count
-        if isinstance(v, str):
-            r = paths.resolve(v)
-            if r is not None and r != v:
-                count += 1
-                return r
-            return v
-        if depth > 10:
-            return v
-        if isinstance(v, list):
-            kinds = set(map(type, v))
-            if kinds <= _NO_PATHS:  # numbers (most long answers): nothing to rewrite, no call per element
-                return v
-            if kinds == _STR_ONLY:
-                resolved = list(map(paths._memo.get, v, repeat(_MISS)))  # known strings: no Python call each
-                if _MISS in resolved:
-                    resolved = [paths.resolve(x) if r is _MISS else r for r, x in zip(resolved, v, strict=True)]
-                if resolved.count(None) == len(v):
-                    return v
-                n = sum(1 for r, x in zip(resolved, v, strict=True) if r is not None and r != x)
-                if not n:
-                    return v
-                count += n
-                return [x if r is None else r for r, x in zip(resolved, v, strict=True)]
-            return [walk(x, depth + 1) for x in v]
-        if isinstance(v, tuple):
-            return tuple(walk(x, depth + 1) for x in v)
-        if isinstance(v, dict):
-            return {walk(k, depth + 1) if isinstance(k, str) else k: walk(x, depth + 1) for k, x in v.items()}
+
+def _walk(v: Any, paths: LakePaths, counter: list[int], depth: int) -> Any:
+    """``v`` with its lake paths rewritten, adding the rewrites to ``counter[0]`` (a module function, not a
+    closure: a closure that calls itself is a reference cycle, garbage left to the cyclic collector on every
+    answer scored)."""
+    if isinstance(v, str):
+        r = paths.resolve(v)
+        if r is not None and r != v:
+            counter[0] += 1
+            return r
         return v
-
-    out = walk(value)
-    return (out, count) if count else (value, 0)
+    if depth > 10:
+        return v
+    if isinstance(v, list):
+        kinds = set(map(type, v))
+        if kinds <= _NO_PATHS:  # numbers (most long answers): nothing to rewrite, no call per element
+            return v
+        if kinds == _STR_ONLY:
+            resolved = list(map(paths._memo.get, v, repeat(_MISS)))  # known strings: no Python call each
+            if _MISS in resolved:
+                resolved = [paths.resolve(x) if r is _MISS else r for r, x in zip(resolved, v, strict=True)]
+            if resolved.count(None) == len(v):
+                return v
+            n = sum(1 for r, x in zip(resolved, v, strict=True) if r is not None and r != x)
+            if not n:
+                return v
+            counter[0] += n
+            return [x if r is None else r for r, x in zip(resolved, v, strict=True)]
+        return [_walk(x, paths, counter, depth + 1) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_walk(x, paths, counter, depth + 1) for x in v)
+    if isinstance(v, dict):
+        return {
+            _walk(k, paths, counter, depth + 1) if isinstance(k, str) else k: _walk(x, paths, counter, depth + 1)
+            for k, x in v.items()
+        }
+    return v
 
 
 __all__ = ["LakePaths", "canonical_lake_paths"]
