@@ -53,7 +53,7 @@ from scorers.numeric import (
     rae_score,
 )
 from scorers.numeric_lists import (
-    all_gold_facts,
+    gold_facts,
     greedy_values,
     numeric_array,
     pair_identical,
@@ -370,7 +370,7 @@ def _scale_check(gold: list[Item], pred: list[Item], approximate: bool, matched_
 class _Gold:
     """A gold answer read once: its list, the parse notes, its items and (for plain numbers) its array."""
 
-    __slots__ = ("raw", "lst", "notes", "_items", "_array", "_distinct", "_facts")
+    __slots__ = ("raw", "lst", "notes", "_items", "_array", "_distinct")
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
@@ -378,13 +378,10 @@ class _Gold:
         self._items: list[Item] | None = None
         self._array: Any = _UNSET
         self._distinct: tuple[np.ndarray, np.ndarray] | None = None
-        self._facts: tuple[np.ndarray, np.ndarray] | None = None
 
     def facts(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(exact tolerance, unrounded flag) of the gold numbers at ``index`` (computed once per gold)."""
-        if self._facts is None:
-            self._facts = all_gold_facts(self.lst)  # type: ignore[arg-type]
-        return self._facts[0][index], self._facts[1][index]
+        """(exact tolerance, unrounded flag) of the gold numbers at ``index``."""
+        return gold_facts(self.lst, index)  # type: ignore[arg-type]
 
     def distinct(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct values of :meth:`array` (sorted, NaN last) and their counts."""

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from scorers.numeric import exact_tolerance, is_unrounded, prediction_tolerance
+from scorers.numeric import REL_TOL, exact_tolerance, is_unrounded, prediction_tolerance
 from scorers.parse import _BIG_INT, ParsedNumber, _decimals_of_float
 
 _NUMERIC_TYPES = frozenset({int, float})
@@ -49,29 +49,31 @@ def _parsed(v: Any) -> ParsedNumber:
     return ParsedNumber(float(v), _decimals_of_float(v) if math.isfinite(v) else 0)
 
 
+#: (type, value) -> (exact tolerance, unrounded) of gold numbers seen (official lists repeat their values)
+_FACTS: dict[tuple[type, Any], tuple[float, bool]] = {}
+_FACTS_MAX = 200_000
+
+
 def gold_facts(raw: list, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(exact tolerance, unrounded flag) of the gold elements at ``index``."""
-    tol = np.empty(len(index), dtype=float)
-    unr = np.zeros(len(index), dtype=bool)
-    for k, i in enumerate(index.tolist()):
-        pn = _parsed(raw[i])
-        tol[k] = exact_tolerance(pn)
-        unr[k] = is_unrounded(pn)
-    return tol, unr
-
-
-def all_gold_facts(raw: list) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`gold_facts` of every element, each distinct (type, value) computed once (a gold list is read
-    once and its facts indexed by every score against it)."""
-    memo: dict[tuple[type, Any], tuple[float, bool]] = {}
-    tol = np.empty(len(raw), dtype=float)
-    unr = np.zeros(len(raw), dtype=bool)
-    for k, v in enumerate(raw):
+    """(exact tolerance, unrounded flag) of the gold elements at ``index``; an all-``int`` list at once
+    (integral: a relative tolerance of the value, never unrounded), others per distinct value."""
+    idx = index.tolist()
+    vals = [raw[i] for i in idx]
+    if set(map(type, vals)) <= {int}:
+        y = np.abs(np.array(vals, dtype=float))
+        return REL_TOL * np.maximum(1.0, y), np.zeros(len(idx), dtype=bool)
+    tol = np.empty(len(idx), dtype=float)
+    unr = np.zeros(len(idx), dtype=bool)
+    memo = _FACTS
+    for k, v in enumerate(vals):
         key = (type(v), v)
         f = memo.get(key)
         if f is None:
             pn = _parsed(v)
-            f = memo[key] = (exact_tolerance(pn), is_unrounded(pn))
+            f = (exact_tolerance(pn), is_unrounded(pn))
+            if len(memo) >= _FACTS_MAX:
+                memo.clear()
+            memo[key] = f
         tol[k], unr[k] = f
     return tol, unr
 
@@ -132,4 +134,4 @@ def greedy_values(g: np.ndarray, tol: np.ndarray | None, p: np.ndarray, approxim
     return count
 
 
-__all__ = ["all_gold_facts", "gold_facts", "greedy_values", "numeric_array", "pair_identical", "pred_tolerances"]
+__all__ = ["gold_facts", "greedy_values", "numeric_array", "pair_identical", "pred_tolerances"]
