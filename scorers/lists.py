@@ -60,6 +60,7 @@ from scorers.numeric_lists import (
     pred_tolerances,
 )
 from scorers.parse import (
+    _BIG_INT,
     LST,
     NUM,
     STR,
@@ -321,12 +322,47 @@ def count_matches(
     return n + lo_s + lo_l, n + hi_s + hi_l
 
 
+#: items of the ints and floats read (a number's item is never changed once made, so equal numbers share one;
+#: zeros and NaN are not kept: -0.0 == 0.0, and NaN equals nothing)
+_INT_ITEMS: dict[int, Item] = {}
+_FLOAT_ITEMS: dict[float, Item] = {}
+_NUM_ITEMS_MAX = 200_000
+
+
+def _number_items(values: list, memo: dict, make: Any) -> list[Item]:
+    """The items of a list of ints (or of floats), known values without a Python call per element."""
+    items = list(map(memo.get, values))
+    if None not in items:
+        return items
+    if len(memo) >= _NUM_ITEMS_MAX:
+        memo.clear()
+    out = []
+    for it, v in zip(items, values, strict=True):
+        if it is None:
+            it = make(v)
+            if v:  # not a zero; a NaN is kept, never found again, and cleared with the rest
+                memo[v] = it
+        out.append(it)
+    return out
+
+
 def items_of(values: list) -> list[Item]:
     """The items of a list (:func:`scorers.parse.to_item`); a list of short strings goes through the cached
-    string reader without a Python call per element."""
-    if values and set(map(type, values)) == {str} and max(map(len, values)) <= 200:
+    string reader, a list of ints or of floats through the shared number items, without a Python call per
+    element."""
+    if not values:
+        return []
+    types = set(map(type, values))
+    if types == _STR and max(map(len, values)) <= 200:
         return list(map(_str_item, values, repeat(0, len(values))))
+    if types == _INT and -_BIG_INT < min(values) and max(values) < _BIG_INT:
+        return _number_items(values, _INT_ITEMS, to_item)
+    if types == _FLOAT:
+        return _number_items(values, _FLOAT_ITEMS, _float_item)
     return [_float_item(v) if type(v) is float else to_item(v) for v in values]
+
+
+_STR, _INT, _FLOAT = frozenset({str}), frozenset({int}), frozenset({float})
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})

@@ -25,6 +25,7 @@ _MISS = object()
 _MEMO_MAX = 500_000
 _NO_PATHS = frozenset({int, float, bool, type(None)})
 _STR_ONLY = frozenset({str})
+_PLAIN = _NO_PATHS | _STR_ONLY
 
 
 class LakePaths:
@@ -81,6 +82,15 @@ def canonical_lake_paths(value: Any, lake: LakePaths | Iterable[str] | None) -> 
     return (out, counter[0]) if counter[0] else (value, 0)
 
 
+def _no_path(v: list, paths: LakePaths) -> bool:
+    """No string of the flat list ``v`` names a lake file other than itself (nothing to rewrite)."""
+    strs = [x for x in v if type(x) is str]
+    resolved = list(map(paths._memo.get, strs, repeat(_MISS)))
+    if _MISS in resolved:
+        resolved = [paths.resolve(x) if r is _MISS else r for r, x in zip(resolved, strs, strict=True)]
+    return all(r is None or r == x for r, x in zip(resolved, strs, strict=True))
+
+
 def _walk(v: Any, paths: LakePaths, counter: list[int], depth: int) -> Any:
     """``v`` with its lake paths rewritten, adding the rewrites to ``counter[0]`` (a module function, not a
     closure: a closure that calls itself is a reference cycle, garbage left to the cyclic collector on every
@@ -108,6 +118,8 @@ def _walk(v: Any, paths: LakePaths, counter: list[int], depth: int) -> Any:
                 return v
             counter[0] += n
             return [x if r is None else r for r, x in zip(resolved, v, strict=True)]
+        if kinds <= _PLAIN and _no_path(v, paths):  # a row of strings and numbers naming no lake file
+            return v
         return [_walk(x, paths, counter, depth + 1) for x in v]
     if isinstance(v, tuple):
         return tuple(_walk(x, paths, counter, depth + 1) for x in v)
