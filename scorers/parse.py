@@ -471,8 +471,7 @@ def to_item(value: Any, _depth: int = 0) -> Item:
     if isinstance(value, dict) and _depth < 20:  # a record: the row of its values
         value = list(value.values())
     if isinstance(value, (list, tuple)) and _depth < 20:
-        children = tuple(to_item(v, _depth + 1) for v in value)
-        return Item(LST, ("l", tuple(c.key for c in children)), raw=value, children=children)
+        return _row_item(value, _depth)
     if isinstance(value, (bool, type(None))):
         t = normalize_string(value)
         return Item(STR, t, text=t, raw=value)
@@ -481,6 +480,33 @@ def to_item(value: Any, _depth: int = 0) -> Item:
         return Item(NUM, _num_key(n.value), num=n, raw=value)
     t = normalize_string(value)
     return Item(STR, t, text=t, raw=value)
+
+
+#: items of short rows of plain values (``["Boston", 9.29]``), by depth, element types and values: a row
+#: read once is shared by every equal row (a prediction's rows are mostly the gold's); rows holding a zero
+#: float are not kept (-0.0 == 0.0); a row with a NaN is found again only with that very NaN object
+_ROW_ITEMS: dict[tuple, Item] = {}
+_ROW_ITEMS_MAX = 100_000
+_ROW_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _row_item(value: list | tuple, _depth: int) -> Item:
+    """``to_item`` of a list or tuple (a nested list: the tuple of its children's keys)."""
+    key = None
+    if len(value) <= 16:
+        types = tuple(map(type, value))
+        if _ROW_PLAIN.issuperset(types) and not (float in types and 0.0 in value):
+            key = (_depth, types, tuple(value))
+            hit = _ROW_ITEMS.get(key)
+            if hit is not None:
+                return hit
+    children = tuple(to_item(v, _depth + 1) for v in value)
+    it = Item(LST, ("l", tuple(c.key for c in children)), raw=value, children=children)
+    if key is not None:
+        if len(_ROW_ITEMS) >= _ROW_ITEMS_MAX:
+            _ROW_ITEMS.clear()
+        _ROW_ITEMS[key] = it
+    return it
 
 
 @lru_cache(maxsize=65536)

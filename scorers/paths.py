@@ -17,7 +17,7 @@ Pure: the caller passes the lake's file list.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 _QUOTES = "\"'`"
@@ -26,6 +26,7 @@ _MEMO_MAX = 500_000
 _NO_PATHS = frozenset({int, float, bool, type(None)})
 _STR_ONLY = frozenset({str})
 _PLAIN = _NO_PATHS | _STR_ONLY
+_LIST_ONLY = frozenset({list})
 
 
 class LakePaths:
@@ -120,6 +121,10 @@ def _walk(v: Any, paths: LakePaths, counter: list[int], depth: int) -> Any:
             return [x if r is None else r for r, x in zip(resolved, v, strict=True)]
         if kinds <= _PLAIN and _no_path(v, paths):  # a row of strings and numbers naming no lake file
             return v
+        if kinds == _LIST_ONLY and depth < 10:  # rows: all their elements at once
+            flat = list(chain.from_iterable(v))
+            if set(map(type, flat)) <= _PLAIN and _no_path(flat, paths):
+                return v
         return [_walk(x, paths, counter, depth + 1) for x in v]
     if isinstance(v, tuple):
         return tuple(_walk(x, paths, counter, depth + 1) for x in v)

@@ -17,11 +17,19 @@ import pytest
 import scorers.lists as lists
 import scorers.matching as matching
 import scorers.parse as parse
+from scorers.paths import LakePaths, canonical_lake_paths
 from scorers.registry import score
+
+
+def _plain_row_item(value, depth):
+    children = tuple(parse.to_item(v, depth + 1) for v in value)
+    return parse.Item(parse.LST, ("l", tuple(c.key for c in children)), raw=value, children=children)
 
 
 def straightforward(gold, pred, answer_type, judge=None):
     with pytest.MonkeyPatch.context() as m:
+        m.setattr(lists, "items_of", lambda values: [parse.to_item(v) for v in values])
+        m.setattr(parse, "_row_item", _plain_row_item)
         m.setattr(lists, "numeric_array", lambda values: None)
         m.setattr(lists, "same_values", lambda a, b: False)
         m.setattr(lists, "_GOLD_CACHE", {})
@@ -137,3 +145,44 @@ def test_fast_paths_equal_the_straightforward_path_on_the_official_answers(share
                     _check(gold, pred, it.answer_type.value)
                     n += 1
     assert n > 2000
+
+
+def _walk_reference(v, paths, depth=0):
+    """Every string of the answer resolved one by one (the rule of scorers.paths, without shortcuts)."""
+    if isinstance(v, str):
+        r = paths.resolve(v)
+        return (r, 1) if r is not None and r != v else (v, 0)
+    if depth > 10:
+        return v, 0
+    if isinstance(v, (list, tuple)):
+        done = [_walk_reference(x, paths, depth + 1) for x in v]
+        return type(v)(x for x, _ in done), sum(n for _, n in done)
+    if isinstance(v, dict):
+        out, n = {}, 0
+        for k, x in v.items():
+            k2, nk = _walk_reference(k, paths, depth + 1) if isinstance(k, str) else (k, 0)
+            x2, nx = _walk_reference(x, paths, depth + 1)
+            out[k2] = x2
+            n += nk + nx
+        return out, n
+    return v, 0
+
+
+def test_lake_path_shortcuts_equal_resolving_every_string():
+    lake = LakePaths(["a/b.csv", "top.csv", "x/dup.csv", "y/dup.csv", "deep/er/c.json"])
+    names = ["/lake/a/b.csv", "b.csv", "top.csv", "dup.csv", "./deep/er/c.json", "Boston", "c.json", "", "7"]
+    rng = random.Random(11)
+
+    def value(depth=0):
+        r = rng.random()
+        if depth < 4 and r < 0.3:
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        if depth < 4 and r < 0.35:
+            return {rng.choice(names): value(depth + 1)}
+        return rng.choice([*names, 1, 2.5, None, True])
+
+    for _ in range(3000):
+        v = value()
+        got, n = canonical_lake_paths(v, lake)
+        want, n_want = _walk_reference(v, lake)
+        assert n == n_want and (got == want if n else got is v), v
