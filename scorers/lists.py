@@ -365,6 +365,31 @@ def items_of(values: list) -> list[Item]:
 _STR, _INT, _FLOAT = frozenset({str}), frozenset({int}), frozenset({float})
 
 
+def _exact_strings(gold: _Gold, pred: list) -> int | None:
+    """list_exact matches between two lists of strings, or None when the general path is needed.
+
+    Equal strings are paired first (a multiset intersection): each such pair is a pair of identical items,
+    and pairing identical items first is what the matching does, so the count is that of the general path
+    when one side is then used up, or when every string left on both sides is a string item (a number, a
+    nested list literal... left over needs the general path); the strings left are then paired by their
+    normalised keys. No diagnostic is lost: with a side used up the score is not below the shorter length, and
+    with only string items left every number of either side was paired as it is written (no scale
+    mismatch to find)."""
+    if not pred or not gold.lst or set(map(type, pred)) != _STR or not gold.all_str():
+        return None
+    cg = gold.counter()
+    cp = Counter(pred)
+    common = cg & cp
+    pairs = common.total()
+    if pairs == min(len(gold.lst), len(pred)):
+        return pairs
+    rest_g = items_of(list((cg - common).elements()))
+    rest_p = items_of(list((cp - common).elements()))
+    if any(i.kind != STR for i in rest_g) or any(i.kind != STR for i in rest_p):
+        return None
+    return pairs + (Counter(map(_KEY, rest_g)) & Counter(map(_KEY, rest_p))).total()
+
+
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
@@ -406,7 +431,7 @@ def _scale_check(gold: list[Item], pred: list[Item], approximate: bool, matched_
 class _Gold:
     """A gold answer read once: its list, the parse notes, its items and (for plain numbers) its array."""
 
-    __slots__ = ("raw", "lst", "notes", "_items", "_array", "_distinct")
+    __slots__ = ("raw", "lst", "notes", "_items", "_array", "_distinct", "_all_str", "_counter")
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
@@ -414,10 +439,24 @@ class _Gold:
         self._items: list[Item] | None = None
         self._array: Any = _UNSET
         self._distinct: tuple[np.ndarray, np.ndarray] | None = None
+        self._all_str: bool | None = None
+        self._counter: Counter | None = None
 
     def facts(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(exact tolerance, unrounded flag) of the gold numbers at ``index``."""
         return gold_facts(self.lst, index)  # type: ignore[arg-type]
+
+    def all_str(self) -> bool:
+        """Every element of the gold list is a ``str``."""
+        if self._all_str is None:
+            self._all_str = bool(self.lst) and set(map(type, self.lst)) == _STR
+        return self._all_str
+
+    def counter(self) -> Counter:
+        """The gold list's strings with their counts."""
+        if self._counter is None:
+            self._counter = Counter(self.lst)
+        return self._counter
 
     def distinct(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct values of :meth:`array` (sorted, NaN last) and their counts."""
@@ -529,6 +568,7 @@ def score_list(
     g_arr = gold.array()
     p_arr = numeric_array(pred_list) if g_arr is not None else None
     pred_items: list[Item] | None = None
+    strings_only = False
     if (not approximate or len(gold_list) ** 2 <= MAX_MATRIX) and same_values(pred_list, gold_list):
         # the gold itself (same values, same types): every item pairs with its identical twin, which is what
         # the matching below finds (a maximum matching cannot exceed the length); a long approximate numeric
@@ -536,6 +576,12 @@ def score_list(
         lo = hi = ng = np_ = len(gold_list)
     elif g_arr is not None and p_arr is not None:  # plain numbers on both sides: arrays, no item objects
         lo = hi = _numeric_fast(gold, g_arr, pred_list, p_arr, approximate, match_notes)
+        ng, np_ = len(gold_list), len(pred_list)
+    elif not approximate and (n := _exact_strings(gold, pred_list)) is not None:
+        lo = hi = n
+        strings_only = True
+        if len(pred_list) == 1:  # an abstention is told by its item
+            pred_items = items_of(pred_list)
         ng, np_ = len(gold_list), len(pred_list)
     else:
         gold_items = gold.items()
@@ -551,7 +597,7 @@ def score_list(
     if diagnostics:
         details["precision"] = lo / np_ if np_ else float(ng == 0)
         details["recall"] = lo / ng if ng else float(np_ == 0)
-    if lo < min(ng, np_) and diagnostics:
+    if lo < min(ng, np_) and diagnostics and not strings_only:  # (strings_only: no scale mismatch to find)
         if pred_items is None:
             sc = _numeric_scale_check(gold, g_arr, pred_list, p_arr, approximate, lo)  # type: ignore[arg-type]
             if sc:

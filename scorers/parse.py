@@ -483,11 +483,15 @@ def to_item(value: Any, _depth: int = 0) -> Item:
 
 
 #: items of short rows of plain values (``["Boston", 9.29]``), by depth, element types and values: a row
-#: read once is shared by every equal row (a prediction's rows are mostly the gold's); rows holding a zero
-#: float are not kept (-0.0 == 0.0); a row with a NaN is found again only with that very NaN object
+#: read once is shared by every equal row (a prediction's rows are mostly the gold's); rows holding -0.0 are
+#: not kept (-0.0 == 0.0); a row with a NaN is found again only with that very NaN object
 _ROW_ITEMS: dict[tuple, Item] = {}
 _ROW_ITEMS_MAX = 100_000
 _ROW_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def _negative_zero(values: list | tuple) -> bool:
+    return any(type(x) is float and x == 0.0 and math.copysign(1.0, x) < 0 for x in values)
 
 
 def _row_item(value: list | tuple, _depth: int) -> Item:
@@ -495,7 +499,7 @@ def _row_item(value: list | tuple, _depth: int) -> Item:
     key = None
     if len(value) <= 16:
         types = tuple(map(type, value))
-        if _ROW_PLAIN.issuperset(types) and not (float in types and 0.0 in value):
+        if _ROW_PLAIN.issuperset(types) and not (float in types and 0.0 in value and _negative_zero(value)):
             key = (_depth, types, tuple(value))
             hit = _ROW_ITEMS.get(key)
             if hit is not None:

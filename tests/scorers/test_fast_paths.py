@@ -1,8 +1,8 @@
 """Every fast path of list scoring gives exactly the result of the straightforward path: the same score,
 details, notes and diagnostics, on random lists and on the official answers with perturbations.
 
-The straightforward path: each element read into an item (no number arrays), no shortcut for a
-prediction equal to the gold, no gold kept between calls, list literals read by ``ast.literal_eval``,
+The straightforward path: each element read into an item (no number arrays, no shared items), no
+shortcut for a prediction equal to the gold or for lists of strings, no gold kept between calls, list literals read by ``ast.literal_eval``,
 every maximum matching by ``linear_sum_assignment``.
 """
 
@@ -32,6 +32,7 @@ def straightforward(gold, pred, answer_type, judge=None):
         m.setattr(parse, "_row_item", _plain_row_item)
         m.setattr(lists, "numeric_array", lambda values: None)
         m.setattr(lists, "same_values", lambda a, b: False)
+        m.setattr(lists, "_exact_strings", lambda gold, pred: None)
         m.setattr(lists, "_GOLD_CACHE", {})
         m.setattr(lists, "interval_matching", lambda *a, **k: None)
         m.setattr(matching, "interval_matching", lambda *a, **k: None)
@@ -60,6 +61,20 @@ WORDS = [
     "15%",
     "0.15",
     "x",
+]
+
+TEXT_WORDS = [
+    "Boston",
+    "boston ",
+    "Marine",
+    "n/a",
+    "yes",
+    "True",
+    "007",
+    "x",
+    "São Paulo",
+    "it's",
+    'say "hi"',
 ]
 
 
@@ -111,8 +126,10 @@ def test_fast_paths_equal_the_straightforward_path_on_random_lists(answer_type):
         kind = rng.random()
         if kind < 0.3:  # plain numbers, with repeats
             gold = [rng.choice([1, 2, 2.5, 1950, -50, 0.1, 1 / 7]) for _ in range(rng.randint(0, 30))]
-        elif kind < 0.5:
+        elif kind < 0.4:
             gold = [rng.choice(WORDS) for _ in range(rng.randint(0, 30))]
+        elif kind < 0.5:  # words only (no number among the strings)
+            gold = [rng.choice(TEXT_WORDS) for _ in range(rng.randint(0, 8))]
         else:
             gold = [_element(rng) for _ in range(rng.randint(0, 12))]
         for pred in _variants(gold, rng):
