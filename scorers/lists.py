@@ -42,7 +42,7 @@ import numpy as np
 
 from scorers.base import Score
 from scorers.context import JudgeContext
-from scorers.matching import interval_matching, max_matching
+from scorers.matching import first_true, interval_matching, max_matching, runs_matching
 from scorers.numeric import (
     APPROX_ITEM_THRESHOLD,
     candidates,
@@ -496,6 +496,52 @@ def _gold(expected: Any) -> _Gold:
     return g
 
 
+#: matrices of fewer cells are built whole (cheaper than the bisection of :func:`_sorted_values_matching`)
+RUNS_MIN_CELLS = 20_000
+
+
+def _sorted_values_matching(
+    g: np.ndarray,
+    p: np.ndarray,
+    approximate: bool,
+    factor: float = 1.0,
+    tol: np.ndarray | None = None,
+    row_counts: np.ndarray | None = None,
+    col_counts: np.ndarray | None = None,
+) -> int | None:
+    """The maximum matching of :func:`_value_matrix` (no percentage points, no unrounded gold) without the
+    matrix: ``p`` sorted ascending, every value finite; then the predictions a gold accepts are one run of
+    ``p`` (the rule is monotone in ``p - g``, computed with the same floating-point operations), found by
+    bisection. None when it does not apply (small, or not finite)."""
+    if len(g) * len(p) < RUNS_MIN_CELLS:
+        return None
+    with np.errstate(all="ignore"):
+        ps = p * factor
+        if not (np.isfinite(g).all() and np.isfinite(ps).all()):
+            return None
+        if approximate:
+            denom = np.where(g == 0, 1.0, np.abs(g))
+
+            def accepts(i: np.ndarray, x: np.ndarray) -> np.ndarray:
+                return (1.0 / (1.0 + np.abs(x) / denom[i])) > APPROX_ITEM_THRESHOLD
+        else:
+
+            def accepts(i: np.ndarray, x: np.ndarray) -> np.ndarray:
+                return np.abs(x) <= tol[i]  # type: ignore[index]
+
+        def from_left(i: np.ndarray, j: np.ndarray) -> np.ndarray:  # at or past the run's start
+            x = ps[j] - g[i]
+            return (x >= 0) | accepts(i, x)
+
+        def past(i: np.ndarray, j: np.ndarray) -> np.ndarray:  # past the run's end
+            x = ps[j] - g[i]
+            return (x > 0) & ~accepts(i, x)
+
+        first = first_true(len(g), len(ps), from_left)
+        last = first_true(len(g), len(ps), past) - 1
+    return runs_matching(first, last, len(ps), row_counts, col_counts)
+
+
 def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool,
                   notes: list[str]) -> int:
     """Matches between two lists of plain numbers (the rules of :func:`_match_numbers`, on arrays)."""
@@ -506,7 +552,9 @@ def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approxi
         # on the distinct values, with their counts (the matrix depends on the values only)
         ug, cg = gold.distinct()
         up, cp = np.unique(p, return_counts=True)
-        k = interval_matching(_value_matrix(ug, up, None, True), cg, cp)
+        k = _sorted_values_matching(ug, up, True, 1.0, None, cg, cp)
+        if k is None:
+            k = interval_matching(_value_matrix(ug, up, None, True), cg, cp)
         return k if k is not None else _max_matching(_value_matrix(g, p, None, True))
     base, gi, pi = pair_identical(g, p)
     if not len(gi) or not len(pi):
@@ -516,6 +564,10 @@ def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approxi
     if len(gi) * len(pi) > MAX_MATRIX:
         notes.append("interval_matching")
         return base + greedy_values(g[gi], tol, p[pi], False)
+    if not unr.any():
+        k = _sorted_values_matching(g[gi], p[pi], False, 1.0, tol)
+        if k is not None:
+            return base + k
     ptol = pred_tolerances(pred, pi) if unr.any() else None
     return base + _max_matching(_value_matrix(g[gi], p[pi], None, False, 1.0, tol, unr, ptol))
 
@@ -534,7 +586,9 @@ def _numeric_scale_check(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, 
         tol, unr = gold.facts(gi)
         ptol = pred_tolerances(pred, pi) if unr.any() else None
     for factor, label in ((0.01, "x100"), (100.0, "/100")):
-        k = _max_matching(_value_matrix(g[gi], p[pi], None, approximate, factor, tol, unr, ptol))
+        k = None if ptol is not None else _sorted_values_matching(g[gi], p[pi], approximate, factor, tol)
+        if k is None:
+            k = _max_matching(_value_matrix(g[gi], p[pi], None, approximate, factor, tol, unr, ptol))
         if k > matched:
             return {"factor": label, "matches_if_rescaled": k}
     return None

@@ -12,6 +12,8 @@ The number of matches of a maximum matching is unique, so any exact algorithm gi
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 
@@ -40,11 +42,28 @@ def interval_matching(
     if runs is None:
         return None
     rows, first, last = runs
-    if not len(rows):
+    return runs_matching(
+        first, last, m.shape[1], None if row_counts is None else row_counts[rows], col_counts
+    )
+
+
+def runs_matching(
+    first: np.ndarray,
+    last: np.ndarray,
+    n_cols: int,
+    row_counts: np.ndarray | None = None,
+    col_counts: np.ndarray | None = None,
+) -> int:
+    """Maximum matching of rows that each accept the columns ``first[i]..last[i]`` (inclusive; none when
+    ``first[i] > last[i]``): rows by the right end of their run, each taking the leftmost free column."""
+    keep = first <= last
+    if not keep.all():
+        first, last = first[keep], last[keep]
+        row_counts = None if row_counts is None else row_counts[keep]
+    if not len(first):
         return 0
     order = np.lexsort((first, last)).tolist()
-    rows_l, first_l, last_l = rows.tolist(), first.tolist(), last.tolist()
-    n_cols = m.shape[1]
+    first_l, last_l = first.tolist(), last.tolist()
     avail = [1] * n_cols if col_counts is None else col_counts.tolist()
     need_of = None if row_counts is None else row_counts.tolist()
     nxt = list(range(n_cols + 1))  # nxt[j]: a column >= j that may still be free (path-compressed)
@@ -59,7 +78,7 @@ def interval_matching(
 
     total = 0
     for k in order:
-        need = 1 if need_of is None else need_of[rows_l[k]]
+        need = 1 if need_of is None else need_of[k]
         hi = last_l[k]
         j = find(first_l[k])
         while need and j <= hi:
@@ -71,6 +90,24 @@ def interval_matching(
                 nxt[j] = j + 1
                 j = find(j + 1)
     return total
+
+
+def first_true(n_rows: int, n_cols: int, pred: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """For each row ``i``, the first column ``j`` where ``pred(i, j)`` holds (``n_cols`` when none), for a
+    predicate that is monotone along each row (False... then True...): a bisection of all rows at once,
+    ``pred`` evaluated on index arrays."""
+    lo = np.zeros(n_rows, dtype=np.int64)
+    hi = np.full(n_rows, n_cols, dtype=np.int64)
+    rows = np.arange(n_rows)
+    active = lo < hi
+    while active.any():
+        r = rows[active]
+        mid = (lo[r] + hi[r]) // 2
+        ok = pred(r, mid)
+        hi[r[ok]] = mid[ok]
+        lo[r[~ok]] = mid[~ok] + 1
+        active = lo < hi
+    return lo
 
 
 def max_matching(m: np.ndarray) -> int:
@@ -97,4 +134,4 @@ def max_matching(m: np.ndarray) -> int:
     return int(sub[r, c].sum())
 
 
-__all__ = ["interval_matching", "max_matching"]
+__all__ = ["first_true", "interval_matching", "max_matching", "runs_matching"]

@@ -3,7 +3,7 @@ details, notes and diagnostics, on random lists and on the official answers with
 
 The straightforward path: each element read into an item (no number arrays, no shared items), no
 shortcut for a prediction equal to the gold or for lists of strings, no gold kept between calls, list literals read by ``ast.literal_eval``,
-every maximum matching by ``linear_sum_assignment``.
+every maximum matching by ``linear_sum_assignment`` on the whole matrix.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def straightforward(gold, pred, answer_type, judge=None):
         m.setattr(lists, "numeric_array", lambda values: None)
         m.setattr(lists, "same_values", lambda a, b: False)
         m.setattr(lists, "_exact_strings", lambda gold, pred: None)
+        m.setattr(lists, "_sorted_values_matching", lambda *a, **k: None)
         m.setattr(lists, "_GOLD_CACHE", {})
         m.setattr(lists, "interval_matching", lambda *a, **k: None)
         m.setattr(matching, "interval_matching", lambda *a, **k: None)
@@ -43,6 +44,10 @@ def straightforward(gold, pred, answer_type, judge=None):
 def _check(gold, pred, answer_type):
     fast = score(gold, pred, answer_type).model_dump()
     again = score(gold, pred, answer_type).model_dump()  # the gold read before
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(lists, "RUNS_MIN_CELLS", 0)  # matchings of numbers by bisection, however small
+        bisected = score(gold, pred, answer_type).model_dump()
+    assert json.dumps(bisected) == json.dumps(fast), (gold, pred, answer_type)
     slow = straightforward(gold, pred, answer_type).model_dump()
     assert json.dumps(fast) == json.dumps(slow) == json.dumps(again), (gold, pred, answer_type)
 

@@ -45,3 +45,36 @@ def test_max_matching_equals_the_assignment_on_random_matrices():
         assert max_matching(m) == _assignment(m), m
         m = _interval_rows(rng, int(rng.integers(1, 12)), int(rng.integers(1, 12)))
         assert max_matching(m) == _assignment(m), m
+
+
+def test_value_runs_by_bisection_equal_the_matrix(monkeypatch):
+    """Numbers matched through the bisection of accepted runs give the matrix's maximum matching."""
+    import scorers.lists as lists
+    from scorers.numeric_lists import gold_facts
+
+    monkeypatch.setattr(lists, "RUNS_MIN_CELLS", 0)
+    rng = np.random.default_rng(9)
+    pool = np.array(
+        [0.0, -0.0, 1.0, -1.0, 0.5, 0.15, 15.0, 1950.0, 1e-05, 100.0, 0.111, 1 / 9, 10 / 9, 8 / 9, 2.0]
+    )
+    for _ in range(1500):
+        n_g, n_p = int(rng.integers(1, 25)), int(rng.integers(1, 25))
+        kind = rng.random()
+        if kind < 0.4:
+            raw = [float(x) for x in rng.choice(pool, n_g + n_p)]
+        elif kind < 0.7:
+            raw = [int(x) for x in rng.integers(-30, 30, n_g + n_p)]
+        else:
+            raw = [round(float(x), int(rng.integers(0, 4))) for x in rng.normal(0, 20, n_g + n_p)]
+        g = np.array(raw[:n_g], dtype=float)
+        p = np.sort(np.array(raw[n_g:], dtype=float) * rng.choice([1.0, 1.0000000001, 0.9, 1.1, 0.01, 100.0]))
+        tol, unr = gold_facts(raw[:n_g], np.arange(n_g))
+        for approximate in (True, False):
+            for factor in (1.0, 0.01, 100.0):
+                got = lists._sorted_values_matching(g, p, approximate, factor, None if approximate else tol)
+                m = lists._value_matrix(g, p, None, approximate, factor, None if approximate else tol)
+                assert got == max_matching(m), (g, p, approximate, factor)
+        ug, cg = np.unique(g, return_counts=True)
+        up, cp = np.unique(p, return_counts=True)
+        got = lists._sorted_values_matching(ug, up, True, 1.0, None, cg, cp)
+        assert got == max_matching(lists._value_matrix(g, p, None, True)), (g, p)
