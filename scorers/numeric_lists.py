@@ -114,24 +114,27 @@ def pair_identical(g: np.ndarray, p: np.ndarray) -> tuple[int, np.ndarray, np.nd
 
 def greedy_values(g: np.ndarray, tol: np.ndarray | None, p: np.ndarray, approximate: bool) -> int:
     """The interval matching of :func:`scorers.lists._greedy_numbers` on arrays (``tol``: the exact
-    tolerances of ``g``; unused when ``approximate``)."""
-    import bisect
+    tolerances of ``g``; unused when ``approximate``): each gold accepts the predicted values in
+    ``[y - half, y + half]`` (from the smallest value when the lower end is NaN, none when the upper end
+    is), NaN matches NaN. Counted as the maximum matching of those runs of the sorted distinct values
+    (:func:`scorers.matching.runs_matching`), which is the count of the greedy by upper ends."""
+    from scorers.matching import runs_matching
 
-    vals = np.sort(p[~np.isnan(p)]).tolist()
-    count = min(int(np.isnan(p).sum()), int(np.isnan(g).sum()))
-    keep = ~np.isnan(g)
+    p_nan = np.isnan(p)
+    g_nan = np.isnan(g)
+    count = min(int(p_nan.sum()), int(g_nan.sum()))
+    values, counts = np.unique(p[~p_nan], return_counts=True)
+    keep = ~g_nan
     y = g[keep]
     if approximate:
         half = np.where(y != 0, np.abs(y), 1.0) / 9.0 * (1 - 1e-12)
     else:
         half = tol[keep]  # type: ignore[index]
-    lo, hi = y - half, y + half
-    for k in np.lexsort((lo, hi)).tolist():
-        j = bisect.bisect_left(vals, lo[k])
-        if j < len(vals) and vals[j] <= hi[k]:
-            del vals[j]
-            count += 1
-    return count
+    with np.errstate(invalid="ignore"):
+        lo, hi = y - half, y + half
+    first = np.where(np.isnan(lo), 0, np.searchsorted(values, lo, side="left"))
+    last = np.where(np.isnan(hi), -1, np.searchsorted(values, hi, side="right") - 1)
+    return count + runs_matching(first, last, len(values), None, counts)
 
 
 __all__ = ["gold_facts", "greedy_values", "numeric_array", "pair_identical", "pred_tolerances"]
