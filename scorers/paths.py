@@ -40,6 +40,8 @@ class LakePaths:
         self.by_name = names
         #: text -> resolved path (answers repeat their strings: scoring a run resolves each one once)
         self._memo: dict[str, str | None] = {}
+        #: the memo's strings that are left as they are (no lake file, or already its lake-relative path)
+        self._kept: set[str] = set()
 
     def resolve(self, text: str) -> str | None:
         """The lake-relative path ``text`` names, or None."""
@@ -49,6 +51,8 @@ class LakePaths:
         r = self._resolve(text)
         if len(self._memo) < _MEMO_MAX:
             self._memo[text] = r
+            if r is None or r == text:
+                self._kept.add(text)
         return r
 
     def _resolve(self, text: str) -> str | None:
@@ -86,6 +90,8 @@ def canonical_lake_paths(value: Any, lake: LakePaths | Iterable[str] | None) -> 
 def _no_path(v: list, paths: LakePaths) -> bool:
     """No string of the flat list ``v`` names a lake file other than itself (nothing to rewrite)."""
     strs = [x for x in v if type(x) is str]
+    if paths._kept.issuperset(strs):
+        return True
     resolved = list(map(paths._memo.get, strs, repeat(_MISS)))
     if _MISS in resolved:
         resolved = [paths.resolve(x) if r is _MISS else r for r, x in zip(resolved, strs, strict=True)]
@@ -109,6 +115,8 @@ def _walk(v: Any, paths: LakePaths, counter: list[int], depth: int) -> Any:
         if kinds <= _NO_PATHS:  # numbers (most long answers): nothing to rewrite, no call per element
             return v
         if kinds == _STR_ONLY:
+            if paths._kept.issuperset(v):  # every string seen before and left as it is: one pass in C
+                return v
             resolved = list(map(paths._memo.get, v, repeat(_MISS)))  # known strings: no Python call each
             if _MISS in resolved:
                 resolved = [paths.resolve(x) if r is _MISS else r for r, x in zip(resolved, v, strict=True)]
