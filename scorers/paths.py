@@ -56,6 +56,10 @@ class LakePaths:
         return r
 
     def _resolve(self, text: str) -> str | None:
+        if len(text) > 2000 and not (
+            text[0].isspace() or text[-1].isspace() or text[0] in _QUOTES or text[-1] in _QUOTES
+        ):
+            return None  # nothing to strip: too long to be a path (a list written as text), not copied
         t = text.strip().strip(_QUOTES).strip().replace("\\", "/")
         if not t or len(t) > 2000 or "\n" in t:
             return None
@@ -138,7 +142,9 @@ def _walk(v: Any, paths: LakePaths, counter: list[int], depth: int) -> Any:
         return tuple(_walk(x, paths, counter, depth + 1) for x in v)
     if isinstance(v, dict):
         return {
-            _walk(k, paths, counter, depth + 1) if isinstance(k, str) else k: _walk(x, paths, counter, depth + 1)
+            _walk(k, paths, counter, depth + 1) if isinstance(k, str) else k: _walk(
+                x, paths, counter, depth + 1
+            )
             for k, x in v.items()
         }
     return v

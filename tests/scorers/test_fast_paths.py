@@ -208,3 +208,12 @@ def test_lake_path_shortcuts_equal_resolving_every_string():
         got, n = canonical_lake_paths(v, lake)
         want, n_want = _walk_reference(v, lake)
         assert n == n_want and (got == want if n else got is v), v
+
+
+def test_long_text_is_a_path_only_when_stripping_leaves_one():
+    lake = LakePaths(["a/b.csv", "top.csv"])
+    assert lake.resolve(" " * 2500 + "top.csv") == "top.csv"
+    assert lake.resolve("'" + " " * 2100 + "b.csv'") == "a/b.csv"
+    assert lake.resolve("\n" * 2100 + "b.csv") == "a/b.csv"  # leading newlines are stripped too
+    assert lake.resolve("x" * 2500 + "/top.csv") is None  # too long to be a path
+    assert lake.resolve(str(["top.csv"] * 400)) is None
