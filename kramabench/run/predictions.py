@@ -316,9 +316,6 @@ def score_workloads(
     # one job per answer, in workload order: (domain, task, subtask id, answer type, gold, prediction?, query)
     jobs: list[tuple[str, Task, str | None, Any, Any, tuple[Any] | None, str]] = []
     lakes: dict[str, Any] = {wl.domain: _lake_paths(wl) for wl in workloads}
-    # a gold answer's lake paths are canonicalised once, not once per prediction scored against it; the
-    # same object then reaches the scorer every time (it reads a gold once per gold object)
-    canonical_golds: dict[tuple[str, int], tuple[Any, Any, int]] = {}
     for wl in workloads:
         for task in wl.tasks:
             p = predictions.get(task.id)
@@ -338,10 +335,7 @@ def score_workloads(
             lake = lakes.get(domain)
             n_paths = 0
             if lake is not None:  # a lake file is the same file whatever prefix names it
-                hit = canonical_golds.get((domain, id(gold)))
-                if hit is None or hit[0] is not gold:
-                    hit = canonical_golds[(domain, id(gold))] = (gold, *canonical_lake_paths(gold, lake))
-                gold, n_gold = hit[1], hit[2]
+                gold, n_gold = canonical_lake_paths(gold, lake)
                 answer, n_pred = canonical_lake_paths(pred[0], lake)
                 n_paths = n_gold + n_pred
             else:
