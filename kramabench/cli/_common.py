@@ -18,4 +18,19 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-__all__ = ["error_console", "fail"]
+_fast_exit = False
+
+
+def allow_fast_exit() -> None:
+    """Say that the command has finished with nothing left to finalise but what ``atexit`` runs: its files are
+    written and closed, no thread runs. The console script then ends the process without the interpreter's
+    teardown (freeing every object one by one: 0.3 s after ``kramabench score`` on 20,000 answers)."""
+    global _fast_exit
+    _fast_exit = True
+
+
+def fast_exit_allowed() -> bool:
+    return _fast_exit
+
+
+__all__ = ["allow_fast_exit", "error_console", "fail", "fast_exit_allowed"]

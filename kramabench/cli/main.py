@@ -14,7 +14,7 @@ import typer
 from rich.text import Text
 from typer.core import TyperGroup
 
-from kramabench.cli._common import error_console
+from kramabench.cli._common import error_console, fast_exit_allowed
 
 #: command-group modules of ``kramabench.cli``, in help order
 COMMAND_MODULES = ["workloads", "run", "score", "report", "fetch", "sandbox", "lake", "judge", "audit", "plugins"]
@@ -95,7 +95,35 @@ def _sweep_leftovers() -> None:
 
 
 def main() -> None:
-    build_app()()
+    try:
+        build_app()()
+    except SystemExit as e:
+        if fast_exit_allowed() and (e.code is None or isinstance(e.code, int)):
+            _exit_without_teardown(e.code or 0)
+        raise
+
+
+def _exit_without_teardown(code: int) -> None:
+    """End the process at once, once the ``atexit`` handlers (the container sweep, logging's flush, weakref
+    finalizers) have run and stdout/stderr are flushed: what a command that allowed it
+    (:func:`~kramabench.cli._common.allow_fast_exit`) holds in memory is given back by the operating system, not
+    freed object by object. Returns (the interpreter then exits as usual) if a thread still runs or a flush
+    fails."""
+    import atexit
+    import os
+    import threading
+
+    if threading.active_count() > 1:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        atexit._run_exitfuncs()  # runs each handler once and unregisters it
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - a closed pipe, a failing handler: the ordinary exit reports it
+        return
+    os._exit(code)
 
 
 __all__ = ["build_app", "main"]

@@ -4,13 +4,57 @@
     result = prepare(RunConfig(workload="mini", system="reference")).run()
 """
 
-from kramabench.contracts.records import Manifest, Record
-from kramabench.run.paths import default_results_dir, kramabench_home, official_root
-from kramabench.run.runner import Runner, RunOptions, RunResult
-from kramabench.run.session import RunConfig, RunSetupError, prepare, resolve_workload_root
-from kramabench.run.settings import BaseSetting, Setting, SettingContext, get_setting, setting_names
-from kramabench.run.store import RunStore, latest_records, read_records
-from kramabench.run.table import domain_table
+# Names are imported on first use (PEP 562): ``kramabench score`` imports ``kramabench.run.predictions``,
+# which runs this file first, and needs none of the runner, the sessions or the lake index (~0.15 s).
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kramabench.contracts.records import Manifest, Record
+    from kramabench.run.paths import default_results_dir, kramabench_home, official_root
+    from kramabench.run.runner import Runner, RunOptions, RunResult
+    from kramabench.run.session import RunConfig, RunSetupError, prepare, resolve_workload_root
+    from kramabench.run.settings import BaseSetting, Setting, SettingContext, get_setting, setting_names
+    from kramabench.run.store import RunStore, latest_records, read_records
+    from kramabench.run.table import domain_table
+
+_LAZY = {
+    "Manifest": "kramabench.contracts.records",
+    "Record": "kramabench.contracts.records",
+    "default_results_dir": "kramabench.run.paths",
+    "kramabench_home": "kramabench.run.paths",
+    "official_root": "kramabench.run.paths",
+    "Runner": "kramabench.run.runner",
+    "RunOptions": "kramabench.run.runner",
+    "RunResult": "kramabench.run.runner",
+    "RunConfig": "kramabench.run.session",
+    "RunSetupError": "kramabench.run.session",
+    "prepare": "kramabench.run.session",
+    "resolve_workload_root": "kramabench.run.session",
+    "BaseSetting": "kramabench.run.settings",
+    "Setting": "kramabench.run.settings",
+    "SettingContext": "kramabench.run.settings",
+    "get_setting": "kramabench.run.settings",
+    "setting_names": "kramabench.run.settings",
+    "RunStore": "kramabench.run.store",
+    "latest_records": "kramabench.run.store",
+    "read_records": "kramabench.run.store",
+    "domain_table": "kramabench.run.table",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kramabench.run' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BaseSetting",

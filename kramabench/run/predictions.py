@@ -26,6 +26,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -90,9 +91,14 @@ EXPECTED_SHAPE = ('JSON lines like {"task_id": "<task id>", "answer": <value>, "
                   "(or a run's records.jsonl)")
 
 
-def nesting_depth(text: str, limit: int = MAX_DEPTH) -> int:
-    """How deep ``[`` and ``{`` nest in JSON ``text`` (strings skipped), counted without recursion and
-    stopping once past ``limit``."""
+#: a JSON string, escapes included (written so that ``re`` runs through its body without backtracking)
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_EMPTY_PAIR = re.compile(r"\[\]|\{\}")
+
+
+def _depth_scan(text: str, limit: int) -> int:
+    """:func:`nesting_depth` one character at a time (any text, however malformed)."""
     depth = deepest = 0
     in_str = esc = False
     for ch in text:
@@ -116,16 +122,47 @@ def nesting_depth(text: str, limit: int = MAX_DEPTH) -> int:
     return deepest
 
 
-def _parse(text: str) -> Any:
-    """json.loads, refusing (ValueError) nesting deeper than :data:`MAX_DEPTH` before parsing."""
-    if nesting_depth(text) > MAX_DEPTH:
+def _depth_passes(text: str, limit: int) -> int | None:
+    """:func:`nesting_depth` of text whose strings are terminated and whose brackets pair up, in a few passes
+    of ``re`` (C speed): strings removed, then everything but brackets, then every innermost ``[]``/``{}``
+    once per pass, so the number of passes is the depth. None when the text is not like that (an
+    unterminated string, mismatched brackets) or nests deeper than ``limit``: :func:`_depth_scan` decides."""
+    if '"' in text:
+        text = _JSON_STRING.sub("", text)
+        if '"' in text:  # an unterminated string
+            return None
+    brackets = _NOT_BRACKET.sub("", text)
+    depth = 0
+    while brackets:
+        shorter = _EMPTY_PAIR.sub("", brackets)
+        if len(shorter) == len(brackets) or depth >= limit:
+            return None
+        brackets = shorter
+        depth += 1
+    return depth
+
+
+def nesting_depth(text: str, limit: int = MAX_DEPTH) -> int:
+    """How deep ``[`` and ``{`` nest in JSON ``text`` (strings skipped), counted without recursion and
+    stopping once past ``limit``."""
+    depth = _depth_passes(text, limit)
+    return _depth_scan(text, limit) if depth is None else depth
+
+
+def _parse(text: str) -> tuple[Any, bool]:
+    """json.loads, refusing (ValueError) nesting deeper than :data:`MAX_DEPTH` before parsing; and whether
+    the text nests less deep than that (then no value in it is deeper than :func:`_too_deep` allows)."""
+    if text.count("[") + text.count("{") < MAX_DEPTH:  # no deeper than its number of brackets
+        return json.loads(text), True
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels of lists/objects; not a prediction")
-    return json.loads(text)
+    return json.loads(text), depth < MAX_DEPTH
 
 
-def _lines(path: Path) -> Iterable[tuple[int, Any]]:
-    """(line number, parsed JSON or the ValueError) of each non-blank line; a file that is one JSON array
-    of objects (a common export) gives its elements, numbered from 1."""
+def _lines(path: Path) -> Iterable[tuple[int, Any, bool]]:
+    """(line number, parsed JSON or the ValueError, known to nest less than MAX_DEPTH) of each non-blank
+    line; a file that is one JSON array of objects (a common export) gives its elements, numbered from 1."""
     text = Path(path).read_bytes().decode("utf-8-sig", errors="replace")  # a BOM (Windows tools) is not data
     stripped = text.lstrip()
     if stripped.startswith("["):
@@ -134,15 +171,16 @@ def _lines(path: Path) -> Iterable[tuple[int, Any]]:
         except (ValueError, RecursionError):
             whole = None
         if isinstance(whole, list):
-            yield from enumerate(whole, start=1)
+            yield from ((n, obj, False) for n, obj in enumerate(whole, start=1))
             return
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            yield n, _parse(line)
+            obj, shallow = _parse(line)
+            yield n, obj, shallow
         except (ValueError, RecursionError) as e:
-            yield n, e if isinstance(e, ValueError) else ValueError(f"too deeply nested ({e})")
+            yield n, e if isinstance(e, ValueError) else ValueError(f"too deeply nested ({e})"), True
 
 
 class PredictionsShapeError(ValueError):
@@ -182,12 +220,12 @@ def read_predictions(path: Path) -> tuple[dict[str, Prediction], list[Problem]]:
     seen: dict[str, tuple[int, int | None]] = {}
     f = str(path)
     n_lines = 0
-    for n, obj in _lines(path):
+    for n, obj, shallow in _lines(path):
         n_lines += 1
         if isinstance(obj, ValueError):
             problems.append(Problem(code="bad_line", message=f"not JSON: {obj}", file=f, line=n))
             continue
-        if isinstance(obj, (dict, list)) and _too_deep(obj):
+        if not shallow and isinstance(obj, (dict, list)) and _too_deep(obj):
             problems.append(Problem(code="bad_line", message=f"nested deeper than {MAX_DEPTH} levels; not a prediction",
                                     file=f, line=n))
             continue
@@ -273,8 +311,10 @@ def _young_gc_only() -> Iterator[None]:
     predictions: millions of list elements on the official answers) are frozen out of the collector, and its
     automatic passes are off; the loop collects the young generations itself every :data:`_YOUNG_GC_EVERY`
     answers, so cyclic garbage stays bounded. Full passes, triggered by what scoring keeps and walking the
-    whole heap each time, were a third of the time of scoring the official answers."""
+    whole heap each time, were a third of the time of scoring the official answers. A caller that froze
+    objects itself (``kramabench score``) finds them frozen after, with the scored items: it unfreezes."""
     enabled = gc.isenabled()
+    frozen_before = gc.get_freeze_count() > 0
     gc.freeze()
     gc.disable()
     try:
@@ -282,7 +322,8 @@ def _young_gc_only() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-        gc.unfreeze()
+        if not frozen_before:
+            gc.unfreeze()
 
 
 def score_workloads(

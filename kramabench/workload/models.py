@@ -42,13 +42,14 @@ class Difficulty(str, Enum):
     UNKNOWN = "unknown"
 
 
+_DIFFICULTY_OF = {d.value: d for d in Difficulty}
 _DIFFICULTY_RE = re.compile(r"^[^-]+(?:-[^-]+)*?-(easy|medium|hard)-\d+", re.IGNORECASE)
 
 
 def difficulty_from_id(task_id: str) -> Difficulty:
     """``legal-hard-22`` -> HARD; ids without a difficulty part give UNKNOWN."""
     m = _DIFFICULTY_RE.match(task_id or "")
-    return Difficulty(m.group(1).lower()) if m else Difficulty.UNKNOWN
+    return _DIFFICULTY_OF[m.group(1).lower()] if m else Difficulty.UNKNOWN
 
 
 Severity = Literal["error", "warning", "info"]

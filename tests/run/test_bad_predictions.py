@@ -47,6 +47,51 @@ def test_depth_is_measured_without_recursion():
     assert nesting_depth('{"a": "[[[[", "b": [[1]]}') == 3  # brackets inside strings do not count
 
 
+def test_depth_by_passes_equals_the_character_scan_on_random_text():
+    """The fast depth (regex passes) gives what the one-character-at-a-time scan gives, on well-formed and
+    malformed text alike: unterminated strings, escaped quotes, mismatched and unbalanced brackets."""
+    import random
+
+    from kramabench.run.predictions import _depth_scan
+
+    rng = random.Random(7)
+    alphabet = ["[", "]", "{", "}", '"', "\\", "a", ",", " ", "1"]
+    weights = [6, 6, 3, 3, 2, 1, 3, 2, 1, 1]
+    checked = 0
+    for _ in range(20_000):
+        text = "".join(rng.choices(alphabet, weights, k=rng.randint(0, 40)))
+        for limit in (2, 5, MAX_DEPTH):
+            assert nesting_depth(text, limit) == _depth_scan(text, limit), (text, limit)
+            checked += 1
+    # and on real JSON of random shape, with brackets and escapes inside strings
+    for _ in range(3_000):
+        value = _random_json(rng, 0)
+        text = json.dumps(value)
+        assert nesting_depth(text) == _depth_scan(text, MAX_DEPTH), text
+    assert checked == 60_000
+
+
+def _random_json(rng, depth):
+    r = rng.random()
+    if depth > 12 or r < 0.35:
+        return rng.choice([1, 2.5, None, True, "x", 'a"[b', "]}\\", "[[[{{", ""])
+    if r < 0.7:
+        return [_random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    return {rng.choice(["k", "[", '"']): _random_json(rng, depth + 1) for _ in range(rng.randint(0, 3))}
+
+
+@pytest.mark.parametrize("levels, ok", [(MAX_DEPTH - 2, True), (MAX_DEPTH - 1, False), (MAX_DEPTH, False)])
+def test_depth_limit_at_the_boundary(tmp_path, levels, ok):
+    """The line object plus ``levels`` lists around a number: with the object, MAX_DEPTH - 1 levels of
+    containers are accepted; one more puts the number beyond the limit, two more the innermost list."""
+    answer = "[" * levels + "1" + "]" * levels
+    p = tmp_path / "edge.jsonl"
+    p.write_text('{"task_id": "toy-easy-1", "answer": ' + answer + "}\n")
+    preds, problems = read_predictions(p)
+    assert (list(preds) == ["toy-easy-1"]) is ok
+    assert [x.code for x in problems] == ([] if ok else ["bad_line"])
+
+
 @pytest.mark.parametrize("line", [
     "[" * 100_000 + "]" * 100_000,
     '{"task_id": "toy-easy-2", "answer": ' + "[" * 100_000 + "]" * 100_000 + "}",

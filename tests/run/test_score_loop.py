@@ -67,3 +67,10 @@ def test_loop_leaves_the_garbage_collector_as_it_found_it(tmp_path):
         assert not gc.isenabled() and gc.get_freeze_count() == 0
     finally:
         gc.enable()
+    gc.freeze()  # a caller that froze its own objects (kramabench score) keeps them frozen
+    try:
+        score_workloads([wl], preds)
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0

@@ -148,3 +148,108 @@ def test_bootstrap_by_counts_has_the_distribution_of_index_resampling():
     assert abs(by_counts.std() / by_index.std() - 1) < 0.05
     for q in (0.025, 0.975):
         assert abs(np.quantile(by_counts, q) - np.quantile(by_index, q)) < 0.005
+
+
+def _index_resampled_means(values: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """The textbook bootstrap: n indices drawn uniformly per resample (the reference distribution)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for start in range(0, n_boot, 2_000):
+        k = min(2_000, n_boot - start)
+        out.append(values[rng.integers(0, len(values), size=(k, len(values)))].mean(axis=1))
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        # real-looking subtask scores: two frequent values, a few medium ones, many values seen once or twice
+        np.concatenate([[0.0] * 400, [1.0] * 300, [0.5] * 60, [0.25] * 30, np.random.default_rng(5).random(210)]),
+        # one rare item: most resamples draw it 0 or 1 times (runs of length 0 in the drawn rare items)
+        np.array([0.0] * 500 + [1.0] * 499 + [0.3]),
+        # every value rare: plain index resampling
+        np.random.default_rng(6).random(300),
+        # every value frequent: multinomial counts alone
+        np.array([0.0] * 100 + [1.0] * 60 + [0.5] * 40),
+    ],
+    ids=["mixed", "one-rare", "all-rare", "all-frequent"],
+)
+def test_bootstrap_draws_have_the_distribution_of_index_resampling(values):
+    """Frequent values as multinomial counts plus rare items drawn as indices: the resampled means have the
+    distribution of drawing n indices (two-sample KS test against the textbook bootstrap, the exact mean and
+    variance of a resample mean), and a seed gives the same draws again."""
+    from scipy.stats import ks_2samp
+
+    from scorers.stats import _resampled_means
+
+    n_boot = 20_000
+    fast = _resampled_means(values, n_boot, np.random.default_rng(1))
+    ref = _index_resampled_means(values, n_boot, seed=2)
+    assert ks_2samp(fast, ref).pvalue > 0.01
+    # E[mean*] = mean, Var[mean*] = population variance / n, for the bootstrap of the mean
+    se = math.sqrt(values.var() / len(values))
+    assert abs(fast.mean() - values.mean()) < 4 * se / math.sqrt(n_boot)
+    assert fast.std() / se == pytest.approx(1.0, abs=0.03)
+    for q in (0.025, 0.975):
+        assert abs(np.quantile(fast, q) - np.quantile(ref, q)) < 0.1 * se
+    assert np.array_equal(fast, _resampled_means(values, n_boot, np.random.default_rng(1)))
+    # the means are means of draws of these values: within their range
+    assert values.min() - 1e-12 <= fast.min() and fast.max() <= values.max() + 1e-12
+
+
+def test_bootstrap_counts_a_rare_item_as_often_as_index_resampling_does():
+    """How many times a single rare item is drawn into a resample of n follows Binomial(n, 1/n): with a
+    value large enough to read that count off each resampled mean, the shares of 0, 1 and 2 draws match."""
+    from scipy.stats import binom
+
+    from scorers.stats import _resampled_means
+
+    n, big = 1_000, 1e6
+    values = np.array([0.0] * 600 + [1.0] * 399 + [big])
+    means = _resampled_means(values, 20_000, np.random.default_rng(3))
+    drawn = np.rint(means * n / big)  # the frequent values add at most 1,000 / big
+    for k in (0, 1, 2):
+        assert (drawn == k).mean() == pytest.approx(binom.pmf(k, n, 1 / n), abs=0.015)
+
+
+def test_summarize_groups_items_like_filtering_each_group():
+    """The one-pass grouping of summarize gives what filtering the items for each domain, level and answer
+    type gives (random items: missing, unscored, None values, subtasks, unknown answer types)."""
+    from scorers.stats import estimate
+
+    rng = np.random.default_rng(11)
+    items = []
+    for k in range(600):
+        domain = str(rng.choice(["b", "a", "c"]))
+        sub = None if rng.random() < 0.4 else f"t{k}-1"
+        r = rng.random()
+        items.append(
+            ScoredItem(
+                domain=domain,
+                task_id=f"t{k}",
+                subtask_id=sub,
+                answer_type=rng.choice(["numeric_exact", "list_exact", None]),
+                value=None if r < 0.1 else float(rng.choice([0.0, 1.0, 0.5, rng.random()])),
+                unscored=bool(0.1 <= r < 0.15),
+                reason="missing" if 0.15 <= r < 0.25 else None,
+            )
+        )
+    kw = {"n_boot": 300, "confidence": 0.9, "seed": 4}
+    s = summarize(items, **kw)
+    main = [i for i in items if i.subtask_id is None]
+    subs = [i for i in items if i.subtask_id is not None]
+    assert s.overall == estimate(main, **kw) and s.overall_subtasks == estimate(subs, **kw)
+    assert list(s.domains) == ["a", "b", "c"]
+    for d, ds in s.domains.items():
+        dm = [i for i in main if i.domain == d]
+        assert ds.main == estimate(dm, **kw)
+        assert ds.subtasks == estimate([i for i in subs if i.domain == d], **kw)
+        types = sorted({i.answer_type or "unknown" for i in dm})
+        assert list(ds.by_answer_type) == types
+        for t in types:
+            assert ds.by_answer_type[t] == estimate([i for i in dm if (i.answer_type or "unknown") == t], **kw)
+    # estimate's counts, computed apart
+    e = s.overall
+    assert e.n == sum(1 for i in main if not i.unscored and i.value is not None)
+    assert e.n_unscored == sum(1 for i in main if i.unscored or i.value is None)
+    assert e.n_missing == sum(1 for i in main if i.reason == "missing") > 0
