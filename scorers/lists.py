@@ -277,7 +277,7 @@ def _match_pairwise(
     if not gold or not pred:
         return 0, 0
     if not approximate and gold[0].kind == STR:  # exact strings: equal keys are the only matches
-        n = (Counter(map(_KEY, gold)) & Counter(map(_KEY, pred))).total()
+        n = _common_total(Counter(map(_KEY, gold)), Counter(map(_KEY, pred)))
         return n, n
     base, gold, pred = _pair_identical(gold, pred)
     if not gold or not pred:
@@ -379,15 +379,32 @@ def _exact_strings(gold: _Gold, pred: list) -> int | None:
         return None
     cg = gold.counter()
     cp = Counter(pred)
-    common = cg & cp
-    pairs = common.total()
+    pairs = _common_total(cg, cp)
     if pairs == min(len(gold.lst), len(pred)):
         return pairs
-    rest_g = items_of(list((cg - common).elements()))
-    rest_p = items_of(list((cp - common).elements()))
+    rest_g = items_of(_left_over(cg, cp))
+    rest_p = items_of(_left_over(cp, cg))
     if any(i.kind != STR for i in rest_g) or any(i.kind != STR for i in rest_p):
         return None
-    return pairs + (Counter(map(_KEY, rest_g)) & Counter(map(_KEY, rest_p))).total()
+    return pairs + _common_total(Counter(map(_KEY, rest_g)), Counter(map(_KEY, rest_p)))
+
+
+def _common_total(a: Counter, b: Counter) -> int:
+    """``(a & b).total()`` without building the intersection (no Python loop over the keys)."""
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(map(min, a.values(), map(b.get, a, repeat(0))))
+
+
+def _left_over(a: Counter, b: Counter) -> list:
+    """The elements of ``a - b`` (each as many times as it is left), found from the (key, count) pairs of
+    ``a`` that ``b`` does not have."""
+    out: list = []
+    for k, c in a.items() - b.items():
+        n = c - b.get(k, 0)
+        if n > 0:
+            out.extend(repeat(k, n))
+    return out
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})

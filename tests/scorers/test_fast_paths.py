@@ -217,3 +217,14 @@ def test_long_text_is_a_path_only_when_stripping_leaves_one():
     assert lake.resolve("\n" * 2100 + "b.csv") == "a/b.csv"  # leading newlines are stripped too
     assert lake.resolve("x" * 2500 + "/top.csv") is None  # too long to be a path
     assert lake.resolve(str(["top.csv"] * 400)) is None
+
+
+def test_counter_shortcuts_equal_counter_arithmetic():
+    from collections import Counter
+
+    rng = random.Random(5)
+    for _ in range(2000):
+        a = Counter(rng.choices(["a", "b", "c", "d", 1.0, "nan"], k=rng.randint(0, 12)))
+        b = Counter(rng.choices(["a", "b", "c", "e", 1.0, "nan"], k=rng.randint(0, 12)))
+        assert lists._common_total(a, b) == (a & b).total()
+        assert Counter(lists._left_over(a, b)) == a - b
