@@ -145,6 +145,8 @@ def _pair_identical(gold: list[Item], pred: list[Item]) -> tuple[int, list[Item]
     gk = list(map(_KEY, gold))
     pk = list(map(_KEY, pred))
     cg, cp = Counter(gk), Counter(pk)
+    if cg == cp:  # the same multiset (a reordering): everything pairs
+        return len(gold), [], []
     common = cg & cp
     pairs = common.total()
     if not pairs:
