@@ -60,7 +60,6 @@ from scorers.numeric_lists import (
     pred_tolerances,
 )
 from scorers.parse import (
-    _BIG_INT,
     LST,
     NUM,
     STR,
@@ -70,6 +69,7 @@ from scorers.parse import (
     bool_word,
     is_abstention,
     parse_list,
+    plain_number_items,
     to_item,
 )
 
@@ -324,30 +324,6 @@ def count_matches(
     return n + lo_s + lo_l, n + hi_s + hi_l
 
 
-#: items of the ints and floats read (a number's item is never changed once made, so equal numbers share one;
-#: zeros and NaN are not kept: -0.0 == 0.0, and NaN equals nothing)
-_INT_ITEMS: dict[int, Item] = {}
-_FLOAT_ITEMS: dict[float, Item] = {}
-_NUM_ITEMS_MAX = 200_000
-
-
-def _number_items(values: list, memo: dict, make: Any) -> list[Item]:
-    """The items of a list of ints (or of floats), known values without a Python call per element."""
-    items = list(map(memo.get, values))
-    if None not in items:
-        return items
-    if len(memo) >= _NUM_ITEMS_MAX:
-        memo.clear()
-    out = []
-    for it, v in zip(items, values, strict=True):
-        if it is None:
-            it = make(v)
-            if v:  # not a zero; a NaN is kept, never found again, and cleared with the rest
-                memo[v] = it
-        out.append(it)
-    return out
-
-
 def items_of(values: list) -> list[Item]:
     """The items of a list (:func:`scorers.parse.to_item`); a list of short strings goes through the cached
     string reader, a list of ints or of floats through the shared number items, without a Python call per
@@ -357,14 +333,13 @@ def items_of(values: list) -> list[Item]:
     types = set(map(type, values))
     if types == _STR and max(map(len, values)) <= 200:
         return list(map(_str_item, values, repeat(0, len(values))))
-    if types == _INT and -_BIG_INT < min(values) and max(values) < _BIG_INT:
-        return _number_items(values, _INT_ITEMS, to_item)
-    if types == _FLOAT:
-        return _number_items(values, _FLOAT_ITEMS, _float_item)
+    numbers = plain_number_items(values, types)
+    if numbers is not None:
+        return numbers
     return [_float_item(v) if type(v) is float else to_item(v) for v in values]
 
 
-_STR, _INT, _FLOAT = frozenset({str}), frozenset({int}), frozenset({float})
+_STR = frozenset({str})
 
 
 def _exact_strings(gold: _Gold, pred: list) -> int | None:

@@ -494,6 +494,41 @@ def _negative_zero(values: list | tuple) -> bool:
     return any(type(x) is float and x == 0.0 and math.copysign(1.0, x) < 0 for x in values)
 
 
+#: items of the ints and floats read (a number's item is never changed once made, so equal numbers share one;
+#: zeros and NaN are not kept: -0.0 == 0.0, and NaN equals nothing)
+_INT_ITEMS: dict[int, Item] = {}
+_FLOAT_ITEMS: dict[float, Item] = {}
+_NUM_ITEMS_MAX = 200_000
+_INT_ONLY, _FLOAT_ONLY = frozenset({int}), frozenset({float})
+
+
+def _number_items(values: list | tuple, memo: dict, make: Any) -> list[Item]:
+    """The items of a list of ints (or of floats), known values without a Python call per element."""
+    items = list(map(memo.get, values))
+    if None not in items:
+        return items
+    if len(memo) >= _NUM_ITEMS_MAX:
+        memo.clear()
+    out = []
+    for it, v in zip(items, values, strict=True):
+        if it is None:
+            it = make(v)
+            if v:  # not a zero; a NaN is kept, never found again, and cleared with the rest
+                memo[v] = it
+        out.append(it)
+    return out
+
+
+def plain_number_items(values: list | tuple, types: set | frozenset) -> list[Item] | None:
+    """``[to_item(v) for v in values]`` for a list of ints only (below ``2**1023``) or floats only (``types``:
+    the element types), equal numbers sharing one item; None for any other list."""
+    if types == _INT_ONLY and -_BIG_INT < min(values) and max(values) < _BIG_INT:
+        return _number_items(values, _INT_ITEMS, to_item)
+    if types == _FLOAT_ONLY:
+        return _number_items(values, _FLOAT_ITEMS, _float_item)
+    return None
+
+
 def _row_item(value: list | tuple, _depth: int) -> Item:
     """``to_item`` of a list or tuple (a nested list: the tuple of its children's keys)."""
     key = None
@@ -504,7 +539,8 @@ def _row_item(value: list | tuple, _depth: int) -> Item:
             hit = _ROW_ITEMS.get(key)
             if hit is not None:
                 return hit
-    children = tuple(to_item(v, _depth + 1) for v in value)
+    numbers = plain_number_items(value, set(map(type, value))) if len(value) > 16 else None
+    children = tuple(to_item(v, _depth + 1) for v in value) if numbers is None else tuple(numbers)
     it = Item(LST, ("l", tuple(c.key for c in children)), raw=value, children=children)
     if key is not None:
         if len(_ROW_ITEMS) >= _ROW_ITEMS_MAX:

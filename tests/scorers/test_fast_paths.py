@@ -121,6 +121,8 @@ def _variants(gold: list, rng: random.Random) -> list:
         "I don't know",
         [True if v == 1 else v for v in gold],
         [float(v) if type(v) is int else v for v in gold],
+        {"answer": gold},
+        [gold, gold[:1]],
     ]
 
 
