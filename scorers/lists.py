@@ -550,6 +550,8 @@ def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approxi
         if k is None:
             k = interval_matching(_value_matrix(ug, up, None, True), cg, cp)
         return k if k is not None else _max_matching(_value_matrix(g, p, None, True))
+    if len(g) == len(p) and np.array_equal(np.sort(g), np.sort(p)):
+        return len(g)  # the same values in another order (no NaN: NaN != NaN): every value pairs
     base, gi, pi = pair_identical(g, p)
     if not len(gi) or not len(pi):
         return base
