@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import typer
+from rich.text import Text
 
 from kramabench.cli._common import fail
 
@@ -112,7 +113,7 @@ def register(app: typer.Typer) -> None:
             table.add_column(col, justify="left" if col == "Domain" else "right")
         for d in result.domains:
             c = result.counts(d)
-            table.add_row(d, str(c["reproduces"]), str(c["differs"]), str(c["cannot-run"]), str(c["unscored"]))
+            table.add_row(Text(d), str(c["reproduces"]), str(c["differs"]), str(c["cannot-run"]), str(c["unscored"]))
         out_console = Console()
         out_console.print(table)
         if result.runs and all(r.cause == "no-solution" for r in result.runs):
@@ -269,7 +270,7 @@ def register(app: typer.Typer) -> None:
         for c in result.cases:
             label = f"{c.label.attribution}/{c.label.category}"
             verdicts = ", ".join(f"{a}/{cat or '—'}" for a, cat in c.verdicts)
-            t.add_row(c.task_id, label, verdicts, "yes" if c.flipped else "—")
+            t.add_row(Text(c.task_id), Text(label), Text(verdicts), "yes" if c.flipped else "—")
         console = Console()
         console.print(t)
         console.print(f"Cohen's kappa: attribution {num(result.kappa_attribution)}, category {num(result.kappa_category)}")

@@ -14,6 +14,7 @@ import json
 import logging
 
 import typer
+from rich.text import Text
 
 from scorers.design import DEFAULT_DESIGN_JUDGE
 
@@ -48,7 +49,7 @@ def _print_result(result, console) -> None:  # noqa: ANN001 - rich objects
         missing = ", ".join(k for k, v in c.labels.items() if not v) or "none"
         acc = c.accuracy
         style = None if acc is None or acc == 1 else ("yellow" if acc >= 0.5 else "red")
-        t.add_row(c.name, c.task_id, str(len(c.labels)), missing, _judged_missing(c.verdicts, result.k),
+        t.add_row(Text(c.name), Text(c.task_id), str(len(c.labels)), Text(missing), _judged_missing(c.verdicts, result.k),
                   ", ".join(c.flipped) or "—", str(c.unscored) if c.unscored else "—", _pct(acc), style=style)
     console.print(t)
     s = Table(show_header=False, box=None, pad_edge=False)

@@ -8,6 +8,7 @@ model. Listing reads package metadata; only ``systems`` (for its descriptions) a
 from __future__ import annotations
 
 import typer
+from rich.text import Text
 
 from kramabench.cli._common import fail
 
@@ -53,10 +54,10 @@ def register(app: typer.Typer) -> None:
             try:
                 spec = get_system_spec(name)
             except SystemNotFound as e:
-                t.add_row(name, "-", _origin(p), f"[red]{e}[/red]")
+                t.add_row(Text(name), "-", Text(_origin(p)), Text(str(e), style="red"))
                 continue
             needs = ", ".join(n for n, f in (("model", spec.needs_model), ("sandbox", spec.needs_sandbox)) if f) or "-"
-            t.add_row(name, needs, _origin(p), spec.description)
+            t.add_row(Text(name), needs, Text(_origin(p)), Text(spec.description))
         _print(t)
 
     @systems.command("show")

@@ -223,7 +223,7 @@ def register(app: typer.Typer) -> None:
             out.print(render_table(rows, total, title=title, width=out.width))
         if result.skipped_finished:
             err.print(f"resumed: {result.skipped_finished} task(s) already recorded were skipped", highlight=False)
-        out.print(f"run folder: {result.run_dir}", highlight=False)
+        out.print(Text(f"run folder: {result.run_dir}"))
         if not no_report and result.records:
             _write_report(result.run_dir, out, err)
         code = EXIT_OK
@@ -234,12 +234,11 @@ def register(app: typer.Typer) -> None:
             if result.fatal:
                 err.print(Text(f"error: the run stopped on a fatal model error: {_one_line(Exception(result.fatal))}",
                                style="red"))
-                err.print(f"{result.completed} new record(s) saved; fix the cause, then resume with:\n  {cmd}",
-                          highlight=False)
+                err.print(Text(f"{result.completed} new record(s) saved; fix the cause, then resume with:\n  {cmd}"))
                 code = EXIT_MODEL
             else:
-                err.print(f"[yellow]interrupted[/yellow]: {result.completed} new record(s) saved. Resume with:\n  {cmd}",
-                          highlight=False)
+                err.print(Text.assemble(("interrupted", "yellow"),
+                                        f": {result.completed} new record(s) saved. Resume with:\n  {cmd}"))
                 code = RESUME_EXIT
         elif result.records and all(r.status == "error" for r in result.records):
             kinds = sorted({r.error.kind for r in result.records if r.error is not None})
@@ -297,10 +296,10 @@ def _write_report(run_dir: Path, out: Any, err: Any) -> None:
 
         paths = write_report([run_dir])
     except Exception as e:  # noqa: BLE001
-        err.print(f"[yellow]warning:[/yellow] no report written ({type(e).__name__}: {e}); "
-                  f"try `kramabench report {run_dir}`", highlight=False)
+        err.print(Text.assemble(("warning:", "yellow"), f" no report written ({type(e).__name__}: {e}); "
+                                f"try `kramabench report {run_dir}`"))
         return
-    out.print(f"report: {paths.html}", highlight=False)
+    out.print(Text(f"report: {paths.html}"))
 
 
 def _one_line(e: Exception) -> str:

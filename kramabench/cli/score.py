@@ -72,6 +72,7 @@ def _fmt(v: float | None) -> str:
 
 def _print(report, console, *, show_tasks: bool) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     from scorers.stats import TOTAL, format_ci, format_pct
 
@@ -90,14 +91,15 @@ def _print(report, console, *, show_tasks: bool) -> None:
             if i.subtask_id is not None:
                 continue
             if i.unscored:
-                sc = "[yellow]unscored[/]"
+                sc = Text("unscored", style="yellow")
             else:
                 colour = "green" if i.value == 1 else ("red" if i.value == 0 else "yellow")
-                sc = f"[{colour}]{_fmt(i.value)}[/]"
+                sc = Text(_fmt(i.value), style=colour)
             note = i.reason or ""
             if i.details.get("scale_mismatch"):
                 note = (note + " scale_mismatch").strip()
-            row = [i.task_id, i.answer_type or "?", sc, note]
+            # ids and notes are data, not markup: "[/]" in a task id crashed the table, "[red]" recoloured it
+            row = [Text(i.task_id), Text(i.answer_type or "?"), sc, Text(note)]
             if report.subtasks_scored:
                 vals = [s.value for s in subs.get(i.task_id, []) if s.value is not None]
                 row.append(f"{sum(vals) / len(vals):.3f} ({len(vals)})" if vals else "-")
@@ -119,7 +121,7 @@ def _print(report, console, *, show_tasks: bool) -> None:
     rows = [(d.domain, d.main, d.subtasks) for d in s.domains.values()]
     rows.append((TOTAL, s.overall, s.overall_subtasks))  # the same rows as `kramabench run` prints
     for name, main, sub in rows:
-        row = [name, str(main.n + main.n_unscored), format_pct(main.mean), format_ci(main.ci_low, main.ci_high),
+        row = [Text(name), str(main.n + main.n_unscored), format_pct(main.mean), format_ci(main.ci_low, main.ci_high),
                str(main.n_unscored), str(main.n_missing)]
         if report.subtasks_scored:
             row.append(f"{format_pct(sub.mean)} {format_ci(sub.ci_low, sub.ci_high)}" if sub.mean is not None else "–")

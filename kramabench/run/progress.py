@@ -124,6 +124,7 @@ class RichProgress(Progress):
             TimeRemainingColumn,
         )
         from rich.progress import Progress as RP
+        from rich.text import Text
 
         super().start(total, label)
         label = label or "run"
@@ -133,9 +134,9 @@ class RichProgress(Progress):
         narrow = self.console.width < 130
         room = max(8, self.console.width - 78) if narrow else 60
         if len(label) > room:
-            self.console.print(f"[bold]{label}[/bold]", soft_wrap=True, highlight=False)
+            self.console.print(Text(label, style="bold"), soft_wrap=True, highlight=False)
             label = "tasks"
-        columns = [TextColumn("[bold]{task.description}"), BarColumn(bar_width=8 if narrow else 40), MofNCompleteColumn(),
+        columns = [TextColumn("{task.description}", style="bold", markup=False), BarColumn(bar_width=8 if narrow else 40), MofNCompleteColumn(),
                    TextColumn("{task.fields[info]}")]
         if not narrow:
             columns.append(TimeElapsedColumn())
@@ -154,7 +155,9 @@ class RichProgress(Progress):
             self._progress.update(self._task, completed=s.done, info=f"{fail} · score {mean} · {cost}")
 
     def note(self, text: str) -> None:
-        self.console.print(f"[yellow]{text}[/yellow]")
+        from rich.text import Text
+
+        self.console.print(Text(text, style="yellow"))  # notes name tasks and files: data, not markup
 
     def stop(self) -> None:
         if self._progress is not None:

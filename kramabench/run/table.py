@@ -104,6 +104,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     """
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     compact = width is not None and width < 110
     t = Table(title=title or None, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, padding=(0, 1 if not compact else 0),
@@ -118,7 +119,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     for r in [*rows, total]:
         extra = [_cost(r, compact, judge=True)] if judged else []
         t.add_row(
-            r.domain,
+            Text(r.domain),  # a file name, not markup
             str(r.n),
             format_pct(r.mean),
             format_ci(r.ci_low, r.ci_high),

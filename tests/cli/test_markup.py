@@ -1,0 +1,62 @@
+"""Data printed by the CLI (task ids, notes, domain names, folders) is text, never rich markup: a ``[/]`` in a
+task id or a results folder crashed ``kramabench score`` / ``kramabench run`` after the work was done, and a
+``[red]`` recoloured the line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kramabench.cli.main import build_app
+
+TASKS = [
+    {"id": "toy-easy-[/]", "query": "q?", "answer": 1, "answer_type": "numeric_exact", "data_sources": ["a.csv"]},
+    {"id": "toy-easy-[bold]2", "query": "q?", "answer": "x", "answer_type": "string_exact", "data_sources": ["a.csv"]},
+]
+SYSTEM = """
+from kramabench.contracts.system import SystemOutput
+
+class Scripted:
+    name = "scripted"
+
+    def solve(self, task):
+        return SystemOutput(answer=1)
+"""
+
+
+def _workload(tmp_path: Path) -> Path:
+    root = tmp_path / "wl[/]"
+    (root / "workload").mkdir(parents=True)
+    (root / "data" / "toy" / "input").mkdir(parents=True)
+    (root / "data" / "toy" / "input" / "a.csv").write_text("x\n1\n")
+    (root / "workload" / "toy.json").write_text(json.dumps(TASKS))
+    return root
+
+
+def test_score_prints_ids_and_notes_as_text(tmp_path: Path) -> None:
+    root = _workload(tmp_path)
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"task_id": "toy-easy-[/]", "answer": 1}) + "\n"
+                     + json.dumps({"task_id": "toy-easy-[bold]2", "answer": "[red]no[/red]"}) + "\n")  # fmt: skip
+    res = CliRunner().invoke(build_app(), ["score", "--workload", str(root), "--domain", "toy",
+                                           "--predictions", str(preds)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "toy-easy-[/]" in res.output and "toy-easy-[bold]2" in res.output
+
+
+def test_run_prints_folders_as_text(tmp_path: Path, monkeypatch) -> None:
+    root = _workload(tmp_path)
+    (tmp_path / "sys").mkdir()
+    (tmp_path / "sys" / "kb_markup_scripted.py").write_text(SYSTEM)
+    monkeypatch.syspath_prepend(str(tmp_path / "sys"))
+    results = tmp_path / "res[/]"
+    res = CliRunner().invoke(build_app(), ["run", "--workload", str(root), "--system", "kb_markup_scripted:Scripted",
+                                           "--results", str(results), "--run-id", "r1"])  # fmt: skip
+    sys.modules.pop("kb_markup_scripted", None)
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert f"run folder: {results}/r1" in out and "report:" in out
+    assert (results / "r1" / "report.html").is_file()
