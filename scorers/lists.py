@@ -15,7 +15,8 @@
 * **Nested lists** (rows such as ``["Boston", 9.29]``) are compared as ordered tuples: same length and
   every position matching by the same rules, recursively.
 * Matching: identical items (same canonical key) are paired first; the rest is matched optimally
-  (maximum number of one-to-one matches, ``scipy.optimize.linear_sum_assignment``). For
+  (maximum number of one-to-one matches, :mod:`scorers.matching`: an interval greedy when each gold
+  number's matches are one run of values, else ``scipy.optimize.linear_sum_assignment``). For
   list_approximate numbers the whole numeric part is matched optimally (no identical-first pairing).
   Numeric parts beyond 4,000,000 pairs are matched by intervals (each gold accepts an interval of
   values; golds by right end take the smallest free value inside — also optimal), without the
@@ -41,6 +42,7 @@ import numpy as np
 
 from scorers.base import Score
 from scorers.context import JudgeContext
+from scorers.matching import first_true, interval_matching, max_matching, runs_matching
 from scorers.numeric import (
     APPROX_ITEM_THRESHOLD,
     candidates,
@@ -50,7 +52,13 @@ from scorers.numeric import (
     prediction_tolerance,
     rae_score,
 )
-from scorers.numeric_lists import gold_facts, greedy_values, numeric_array, pair_identical, pred_tolerances
+from scorers.numeric_lists import (
+    gold_facts,
+    greedy_values,
+    numeric_array,
+    pair_identical,
+    pred_tolerances,
+)
 from scorers.parse import (
     LST,
     NUM,
@@ -61,6 +69,7 @@ from scorers.parse import (
     bool_word,
     is_abstention,
     parse_list,
+    plain_number_items,
     to_item,
 )
 
@@ -72,22 +81,7 @@ _KIND = attrgetter("kind")
 MAX_MATRIX = 4_000_000
 
 
-def _max_matching(m: np.ndarray) -> int:
-    if m.size == 0:
-        return 0
-    rows = m.any(axis=1)
-    cols = m.any(axis=0)
-    if not rows.any():
-        return 0
-    sub = m[rows][:, cols]
-    if sub.shape[0] == 1 or sub.shape[1] == 1:
-        return 1
-    if (sub.sum(axis=1) <= 1).all() and (sub.sum(axis=0) <= 1).all():
-        return int(sub.sum())
-    from scipy.optimize import linear_sum_assignment  # heavy import: only when a real assignment is needed
-
-    r, c = linear_sum_assignment(sub, maximize=True)
-    return int(sub[r, c].sum())
+_max_matching = max_matching
 
 
 # ---- numbers --------------------------------------------------------------------------------------
@@ -96,6 +90,11 @@ def _max_matching(m: np.ndarray) -> int:
 def _num_matrix(gold: list[Item], pred: list[Item], approximate: bool, factor: float = 1.0) -> np.ndarray:
     g = np.array([i.num.value for i in gold], dtype=float)  # type: ignore[union-attr]
     p = np.array([i.num.value for i in pred], dtype=float)  # type: ignore[union-attr]
+    order = np.argsort(p, kind="stable")
+    if len(p) > 1 and (order[1:] < order[:-1]).any():
+        # columns in value order: a gold's matches are then one run of columns (see scorers.matching)
+        p = p[order]
+        pred = [pred[j] for j in order.tolist()]
     pts = None
     if any(i.num.points is not None for i in pred):  # type: ignore[union-attr]
         pts = np.array([i.num.points if i.num.points is not None else np.nan for i in pred], dtype=float)  # type: ignore[union-attr]
@@ -146,6 +145,8 @@ def _pair_identical(gold: list[Item], pred: list[Item]) -> tuple[int, list[Item]
     gk = list(map(_KEY, gold))
     pk = list(map(_KEY, pred))
     cg, cp = Counter(gk), Counter(pk)
+    if cg == cp:  # the same multiset (a reordering): everything pairs
+        return len(gold), [], []
     common = cg & cp
     pairs = common.total()
     if not pairs:
@@ -278,7 +279,7 @@ def _match_pairwise(
     if not gold or not pred:
         return 0, 0
     if not approximate and gold[0].kind == STR:  # exact strings: equal keys are the only matches
-        n = (Counter(map(_KEY, gold)) & Counter(map(_KEY, pred))).total()
+        n = _common_total(Counter(map(_KEY, gold)), Counter(map(_KEY, pred)))
         return n, n
     base, gold, pred = _pair_identical(gold, pred)
     if not gold or not pred:
@@ -325,10 +326,82 @@ def count_matches(
 
 def items_of(values: list) -> list[Item]:
     """The items of a list (:func:`scorers.parse.to_item`); a list of short strings goes through the cached
-    string reader without a Python call per element."""
-    if values and set(map(type, values)) == {str} and max(map(len, values)) <= 200:
+    string reader, a list of ints or of floats through the shared number items, without a Python call per
+    element."""
+    if not values:
+        return []
+    types = set(map(type, values))
+    if types == _STR and max(map(len, values)) <= 200:
         return list(map(_str_item, values, repeat(0, len(values))))
+    numbers = plain_number_items(values, types)
+    if numbers is not None:
+        return numbers
     return [_float_item(v) if type(v) is float else to_item(v) for v in values]
+
+
+_STR = frozenset({str})
+
+
+def _exact_strings(gold: _Gold, pred: list) -> int | None:
+    """list_exact matches between two lists of strings, or None when the general path is needed.
+
+    Equal strings are paired first (a multiset intersection): each such pair is a pair of identical items,
+    and pairing identical items first is what the matching does, so the count is that of the general path
+    when one side is then used up, or when every string left on both sides is a string item (a number, a
+    nested list literal... left over needs the general path); the strings left are then paired by their
+    normalised keys. No diagnostic is lost: with a side used up the score is not below the shorter length, and
+    with only string items left every number of either side was paired as it is written (no scale
+    mismatch to find)."""
+    if not pred or not gold.lst or set(map(type, pred)) != _STR or not gold.all_str():
+        return None
+    cg = gold.counter()
+    cp = Counter(pred)
+    pairs = _common_total(cg, cp)
+    if pairs == min(len(gold.lst), len(pred)):
+        return pairs
+    rest_g = items_of(_left_over(cg, cp))
+    rest_p = items_of(_left_over(cp, cg))
+    if any(i.kind != STR for i in rest_g) or any(i.kind != STR for i in rest_p):
+        return None
+    return pairs + _common_total(Counter(map(_KEY, rest_g)), Counter(map(_KEY, rest_p)))
+
+
+def _common_total(a: Counter, b: Counter) -> int:
+    """``(a & b).total()`` without building the intersection (no Python loop over the keys)."""
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(map(min, a.values(), map(b.get, a, repeat(0))))
+
+
+def _left_over(a: Counter, b: Counter) -> list:
+    """The elements of ``a - b`` (each as many times as it is left), found from the (key, count) pairs of
+    ``a`` that ``b`` does not have."""
+    out: list = []
+    for k, c in a.items() - b.items():
+        n = c - b.get(k, 0)
+        if n > 0:
+            out.extend(repeat(k, n))
+    return out
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+def same_values(a: list, b: list) -> bool:
+    """``a`` and ``b`` hold equal values of the same types, position by position (``1`` and ``1.0`` and
+    ``True`` are equal for ``==`` but not here); nested lists are compared the same way. Anything else
+    inside (a dict, a tuple, an object) makes it False."""
+    if len(a) != len(b) or a != b:
+        return False
+    ta = list(map(type, a))
+    if ta != list(map(type, b)):
+        return False
+    kinds = set(ta)
+    if kinds <= _PLAIN:
+        return True
+    if not kinds <= _PLAIN | {list}:
+        return False
+    return all(same_values(x, y) for x, y, t in zip(a, b, ta, strict=True) if t is list)
 
 
 def _f1(matches: int, n_gold: int, n_pred: int) -> float:
@@ -352,13 +425,38 @@ def _scale_check(gold: list[Item], pred: list[Item], approximate: bool, matched_
 class _Gold:
     """A gold answer read once: its list, the parse notes, its items and (for plain numbers) its array."""
 
-    __slots__ = ("raw", "lst", "notes", "_items", "_array")
+    __slots__ = ("raw", "lst", "notes", "_items", "_array", "_distinct", "_all_str", "_counter")
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
         self.lst, self.notes = parse_list(raw, lenient=True)
         self._items: list[Item] | None = None
         self._array: Any = _UNSET
+        self._distinct: tuple[np.ndarray, np.ndarray] | None = None
+        self._all_str: bool | None = None
+        self._counter: Counter | None = None
+
+    def facts(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(exact tolerance, unrounded flag) of the gold numbers at ``index``."""
+        return gold_facts(self.lst, index)  # type: ignore[arg-type]
+
+    def all_str(self) -> bool:
+        """Every element of the gold list is a ``str``."""
+        if self._all_str is None:
+            self._all_str = bool(self.lst) and set(map(type, self.lst)) == _STR
+        return self._all_str
+
+    def counter(self) -> Counter:
+        """The gold list's strings with their counts."""
+        if self._counter is None:
+            self._counter = Counter(self.lst)
+        return self._counter
+
+    def distinct(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct values of :meth:`array` (sorted, NaN last) and their counts."""
+        if self._distinct is None:
+            self._distinct = np.unique(self.array(), return_counts=True)
+        return self._distinct
 
     def items(self) -> list[Item]:
         if self._items is None:
@@ -392,6 +490,52 @@ def _gold(expected: Any) -> _Gold:
     return g
 
 
+#: matrices of fewer cells are built whole (cheaper than the bisection of :func:`_sorted_values_matching`)
+RUNS_MIN_CELLS = 20_000
+
+
+def _sorted_values_matching(
+    g: np.ndarray,
+    p: np.ndarray,
+    approximate: bool,
+    factor: float = 1.0,
+    tol: np.ndarray | None = None,
+    row_counts: np.ndarray | None = None,
+    col_counts: np.ndarray | None = None,
+) -> int | None:
+    """The maximum matching of :func:`_value_matrix` (no percentage points, no unrounded gold) without the
+    matrix: ``p`` sorted ascending, every value finite; then the predictions a gold accepts are one run of
+    ``p`` (the rule is monotone in ``p - g``, computed with the same floating-point operations), found by
+    bisection. None when it does not apply (small, or not finite)."""
+    if len(g) * len(p) < RUNS_MIN_CELLS:
+        return None
+    with np.errstate(all="ignore"):
+        ps = p * factor
+        if not (np.isfinite(g).all() and np.isfinite(ps).all()):
+            return None
+        if approximate:
+            denom = np.where(g == 0, 1.0, np.abs(g))
+
+            def accepts(i: np.ndarray, x: np.ndarray) -> np.ndarray:
+                return (1.0 / (1.0 + np.abs(x) / denom[i])) > APPROX_ITEM_THRESHOLD
+        else:
+
+            def accepts(i: np.ndarray, x: np.ndarray) -> np.ndarray:
+                return np.abs(x) <= tol[i]  # type: ignore[index]
+
+        def from_left(i: np.ndarray, j: np.ndarray) -> np.ndarray:  # at or past the run's start
+            x = ps[j] - g[i]
+            return (x >= 0) | accepts(i, x)
+
+        def past(i: np.ndarray, j: np.ndarray) -> np.ndarray:  # past the run's end
+            x = ps[j] - g[i]
+            return (x > 0) & ~accepts(i, x)
+
+        first = first_true(len(g), len(ps), from_left)
+        last = first_true(len(g), len(ps), past) - 1
+    return runs_matching(first, last, len(ps), row_counts, col_counts)
+
+
 def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool,
                   notes: list[str]) -> int:
     """Matches between two lists of plain numbers (the rules of :func:`_match_numbers`, on arrays)."""
@@ -399,14 +543,27 @@ def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approxi
         if len(g) * len(p) > MAX_MATRIX:
             notes.append("interval_matching")
             return greedy_values(g, None, p, True)
-        return _max_matching(_value_matrix(g, p, None, True))
+        # on the distinct values, with their counts (the matrix depends on the values only)
+        ug, cg = gold.distinct()
+        up, cp = np.unique(p, return_counts=True)
+        k = _sorted_values_matching(ug, up, True, 1.0, None, cg, cp)
+        if k is None:
+            k = interval_matching(_value_matrix(ug, up, None, True), cg, cp)
+        return k if k is not None else _max_matching(_value_matrix(g, p, None, True))
+    if len(g) == len(p) and np.array_equal(np.sort(g), np.sort(p)):
+        return len(g)  # the same values in another order (no NaN: NaN != NaN): every value pairs
     base, gi, pi = pair_identical(g, p)
     if not len(gi) or not len(pi):
         return base
-    tol, unr = gold_facts(gold.lst, gi)  # type: ignore[arg-type]
+    pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see scorers.matching)
+    tol, unr = gold.facts(gi)
     if len(gi) * len(pi) > MAX_MATRIX:
         notes.append("interval_matching")
         return base + greedy_values(g[gi], tol, p[pi], False)
+    if not unr.any():
+        k = _sorted_values_matching(g[gi], p[pi], False, 1.0, tol)
+        if k is not None:
+            return base + k
     ptol = pred_tolerances(pred, pi) if unr.any() else None
     return base + _max_matching(_value_matrix(g[gi], p[pi], None, False, 1.0, tol, unr, ptol))
 
@@ -419,12 +576,15 @@ def _numeric_scale_check(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, 
         pi = np.nonzero(np.isfinite(p) & (p != 0))[0]
     if not len(gi) or not len(pi) or len(gi) * len(pi) > MAX_MATRIX:
         return None
+    pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see scorers.matching)
     tol = unr = ptol = None
     if not approximate:
-        tol, unr = gold_facts(gold.lst, gi)  # type: ignore[arg-type]
+        tol, unr = gold.facts(gi)
         ptol = pred_tolerances(pred, pi) if unr.any() else None
     for factor, label in ((0.01, "x100"), (100.0, "/100")):
-        k = _max_matching(_value_matrix(g[gi], p[pi], None, approximate, factor, tol, unr, ptol))
+        k = None if ptol is not None else _sorted_values_matching(g[gi], p[pi], approximate, factor, tol)
+        if k is None:
+            k = _max_matching(_value_matrix(g[gi], p[pi], None, approximate, factor, tol, unr, ptol))
         if k > matched:
             return {"factor": label, "matches_if_rescaled": k}
     return None
@@ -458,8 +618,20 @@ def score_list(
     g_arr = gold.array()
     p_arr = numeric_array(pred_list) if g_arr is not None else None
     pred_items: list[Item] | None = None
-    if g_arr is not None and p_arr is not None:  # plain numbers on both sides: arrays, no item objects
+    strings_only = False
+    if (not approximate or len(gold_list) ** 2 <= MAX_MATRIX) and same_values(pred_list, gold_list):
+        # the gold itself (same values, same types): every item pairs with its identical twin, which is what
+        # the matching below finds (a maximum matching cannot exceed the length); a long approximate numeric
+        # part would be matched by intervals, which is left to the general path
+        lo = hi = ng = np_ = len(gold_list)
+    elif g_arr is not None and p_arr is not None:  # plain numbers on both sides: arrays, no item objects
         lo = hi = _numeric_fast(gold, g_arr, pred_list, p_arr, approximate, match_notes)
+        ng, np_ = len(gold_list), len(pred_list)
+    elif not approximate and (n := _exact_strings(gold, pred_list)) is not None:
+        lo = hi = n
+        strings_only = True
+        if len(pred_list) == 1:  # an abstention is told by its item
+            pred_items = items_of(pred_list)
         ng, np_ = len(gold_list), len(pred_list)
     else:
         gold_items = gold.items()
@@ -475,7 +647,7 @@ def score_list(
     if diagnostics:
         details["precision"] = lo / np_ if np_ else float(ng == 0)
         details["recall"] = lo / ng if ng else float(np_ == 0)
-    if lo < min(ng, np_) and diagnostics:
+    if lo < min(ng, np_) and diagnostics and not strings_only:  # (strings_only: no scale mismatch to find)
         if pred_items is None:
             sc = _numeric_scale_check(gold, g_arr, pred_list, p_arr, approximate, lo)  # type: ignore[arg-type]
             if sc:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from scorers.numeric import exact_tolerance, is_unrounded, prediction_tolerance
+from scorers.numeric import REL_TOL, exact_tolerance, is_unrounded, prediction_tolerance
 from scorers.parse import _BIG_INT, ParsedNumber, _decimals_of_float
 
 _NUMERIC_TYPES = frozenset({int, float})
@@ -49,14 +49,32 @@ def _parsed(v: Any) -> ParsedNumber:
     return ParsedNumber(float(v), _decimals_of_float(v) if math.isfinite(v) else 0)
 
 
+#: (type, value) -> (exact tolerance, unrounded) of gold numbers seen (official lists repeat their values)
+_FACTS: dict[tuple[type, Any], tuple[float, bool]] = {}
+_FACTS_MAX = 200_000
+
+
 def gold_facts(raw: list, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(exact tolerance, unrounded flag) of the gold elements at ``index``."""
-    tol = np.empty(len(index), dtype=float)
-    unr = np.zeros(len(index), dtype=bool)
-    for k, i in enumerate(index.tolist()):
-        pn = _parsed(raw[i])
-        tol[k] = exact_tolerance(pn)
-        unr[k] = is_unrounded(pn)
+    """(exact tolerance, unrounded flag) of the gold elements at ``index``; an all-``int`` list at once
+    (integral: a relative tolerance of the value, never unrounded), others per distinct value."""
+    idx = index.tolist()
+    vals = [raw[i] for i in idx]
+    if set(map(type, vals)) <= {int}:
+        y = np.abs(np.array(vals, dtype=float))
+        return REL_TOL * np.maximum(1.0, y), np.zeros(len(idx), dtype=bool)
+    tol = np.empty(len(idx), dtype=float)
+    unr = np.zeros(len(idx), dtype=bool)
+    memo = _FACTS
+    for k, v in enumerate(vals):
+        key = (type(v), v)
+        f = memo.get(key)
+        if f is None:
+            pn = _parsed(v)
+            f = (exact_tolerance(pn), is_unrounded(pn))
+            if len(memo) >= _FACTS_MAX:
+                memo.clear()
+            memo[key] = f
+        tol[k], unr[k] = f
     return tol, unr
 
 
@@ -96,24 +114,27 @@ def pair_identical(g: np.ndarray, p: np.ndarray) -> tuple[int, np.ndarray, np.nd
 
 def greedy_values(g: np.ndarray, tol: np.ndarray | None, p: np.ndarray, approximate: bool) -> int:
     """The interval matching of :func:`scorers.lists._greedy_numbers` on arrays (``tol``: the exact
-    tolerances of ``g``; unused when ``approximate``)."""
-    import bisect
+    tolerances of ``g``; unused when ``approximate``): each gold accepts the predicted values in
+    ``[y - half, y + half]`` (from the smallest value when the lower end is NaN, none when the upper end
+    is), NaN matches NaN. Counted as the maximum matching of those runs of the sorted distinct values
+    (:func:`scorers.matching.runs_matching`), which is the count of the greedy by upper ends."""
+    from scorers.matching import runs_matching
 
-    vals = np.sort(p[~np.isnan(p)]).tolist()
-    count = min(int(np.isnan(p).sum()), int(np.isnan(g).sum()))
-    keep = ~np.isnan(g)
+    p_nan = np.isnan(p)
+    g_nan = np.isnan(g)
+    count = min(int(p_nan.sum()), int(g_nan.sum()))
+    values, counts = np.unique(p[~p_nan], return_counts=True)
+    keep = ~g_nan
     y = g[keep]
     if approximate:
         half = np.where(y != 0, np.abs(y), 1.0) / 9.0 * (1 - 1e-12)
     else:
         half = tol[keep]  # type: ignore[index]
-    lo, hi = y - half, y + half
-    for k in np.lexsort((lo, hi)).tolist():
-        j = bisect.bisect_left(vals, lo[k])
-        if j < len(vals) and vals[j] <= hi[k]:
-            del vals[j]
-            count += 1
-    return count
+    with np.errstate(invalid="ignore"):
+        lo, hi = y - half, y + half
+    first = np.where(np.isnan(lo), 0, np.searchsorted(values, lo, side="left"))
+    last = np.where(np.isnan(hi), -1, np.searchsorted(values, hi, side="right") - 1)
+    return count + runs_matching(first, last, len(values), None, counts)
 
 
 __all__ = ["gold_facts", "greedy_values", "numeric_array", "pair_identical", "pred_tolerances"]

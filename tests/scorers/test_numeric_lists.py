@@ -127,7 +127,9 @@ def _pair_identical_reference(gold, pred):
     return pairs, rest_gold, [it for bucket in by_key.values() for it in bucket]
 
 
-ITEMS = st.one_of(st.integers(-3, 3), st.sampled_from(["a", "b", "A ", "1", "nan", float("nan"), -0.0, 0.0, 2.0]))
+ITEMS = st.one_of(
+    st.integers(-3, 3), st.sampled_from(["a", "b", "A ", "1", "nan", float("nan"), -0.0, 0.0, 2.0])
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -154,3 +156,48 @@ def test_max_matching_equals_the_assignment_count():
         m = rng.random((a, b)) < rng.random()
         r, c = linear_sum_assignment(m, maximize=True)
         assert lists._max_matching(m) == int(m[r, c].sum()), m
+
+
+def _greedy_values_by_deletion(g, tol, p, approximate):
+    """The interval greedy as first written: golds by upper end, each taking the smallest free value."""
+    import bisect
+
+    import numpy as np
+
+    vals = np.sort(p[~np.isnan(p)]).tolist()
+    count = min(int(np.isnan(p).sum()), int(np.isnan(g).sum()))
+    keep = ~np.isnan(g)
+    y = g[keep]
+    half = np.where(y != 0, np.abs(y), 1.0) / 9.0 * (1 - 1e-12) if approximate else tol[keep]
+    with np.errstate(invalid="ignore"):
+        lo, hi = y - half, y + half
+    for k in np.lexsort((lo, hi)).tolist():
+        j = bisect.bisect_left(vals, lo[k])
+        if j < len(vals) and vals[j] <= hi[k]:
+            del vals[j]
+            count += 1
+    return count
+
+
+def test_greedy_values_counts_what_the_greedy_by_deletion_counts():
+    import numpy as np
+
+    from scorers.numeric_lists import greedy_values
+
+    rng = np.random.default_rng(12)
+    pool = np.array([0.0, 1.0, -1.0, 2.0, 1.05, 0.9, 10.0, 11.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5.5])
+    for _ in range(2000):
+        g = rng.choice(pool, int(rng.integers(0, 20)))
+        p = rng.choice(pool, int(rng.integers(0, 20))) * rng.choice([1.0, 1.01, 0.95])
+        if rng.random() < 0.5:
+            g = np.concatenate([g, rng.normal(0, 5, int(rng.integers(0, 20))).round(1)])
+            p = np.concatenate([p, rng.normal(0, 5, int(rng.integers(0, 20))).round(1)])
+        tol = np.where(np.isfinite(g), np.abs(g) * rng.choice([1e-9, 0.05, 0.5]), np.inf)
+        for approximate in (True, False):
+            assert greedy_values(g, tol, p, approximate) == _greedy_values_by_deletion(
+                g, tol, p, approximate
+            ), (
+                g,
+                p,
+                approximate,
+            )

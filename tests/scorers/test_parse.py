@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from scorers import parse
 from scorers.parse import (
     LST,
     NUM,
@@ -218,8 +223,6 @@ def test_abstentions():
 
 
 # the fast float path of list items builds the same item as the general constructor
-from hypothesis import given  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @given(st.floats(allow_nan=True, allow_infinity=True))
@@ -230,3 +233,67 @@ def test_float_item_fast_path_equals_general_item(v):
     b = Item(NUM, _num_key(v), num=ParsedNumber.of_float(v), raw=v)
     assert a.kind == b.kind and repr(a.key) == repr(b.key) and a.text is b.text and a.children == b.children
     assert repr(a.num.value) == repr(b.num.value) and a.num.decimals == b.num.decimals and a.num.points == b.num.points
+
+
+# ---- Python literals read through JSON: exactly what ast.literal_eval reads --------------------------
+
+_PY_VALUES = st.recursive(
+    st.one_of(
+        st.integers(-(10**20), 10**20),
+        st.floats(allow_nan=False),
+        st.text(alphabet=st.sampled_from(list("ab é'\"\\\t\n-0.5e,[]{}:#") + ["\ud800", "\x00"]), max_size=6),
+        st.sampled_from([True, False, None, -0.0, 1e300 * 10]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.dictionaries(st.text(alphabet="ab'\" ", max_size=3), inner, max_size=3),
+        st.tuples(inner, inner),
+    ),
+    max_leaves=12,
+)
+
+
+def _same(a, b) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _literal_eval(s: str) -> tuple[bool, object]:
+    try:
+        return True, ast.literal_eval(s)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False, None
+
+
+@settings(max_examples=600, deadline=None)
+@given(value=_PY_VALUES, cut=st.integers(0, 400), junk=st.sampled_from(["", "'", '"', "\\", "x", " ", "#", "e", "1"]))
+def test_python_literals_read_through_json_are_what_literal_eval_reads(value, cut, junk):
+    for text in (repr(value), repr(value)[:cut] + junk + repr(value)[cut:]):
+        ok, got = parse._python_literal_as_json(text)
+        if ok:
+            ok_ref, ref = _literal_eval(text)
+            assert ok_ref and _same(got, ref), (text, got, ref)
+        ok_all, got_all = parse._literal(text)
+        ok_json = True
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            ok_json = False
+        if not ok_json:  # what _literal reads when the text is not JSON: exactly literal_eval's reading
+            ok_ref, ref = _literal_eval(text)
+            assert ok_all == ok_ref and (not ok_ref or _same(got_all, ref)), (text, got_all, ref)
+
+
+def test_python_list_repr_takes_the_json_reading():
+    text = str(["São Paulo", "Cox's Bazar", 'say "hi"', 1, -2.5e-3, [3, {"k": 4}]])
+    assert parse._python_literal_as_json(text) == (True, ast.literal_eval(text))
+    for other in ("[True]", "[nan]", "[1, 'a\\'b']", "(1, 2)", "['a' 'b']", "[1_000]", "[r'x']", "[.5]"):
+        ok, got = parse._python_literal_as_json(other)
+        assert not ok or got == ast.literal_eval(other), other
