@@ -197,7 +197,7 @@ def _interval(g: Item, approximate: bool) -> tuple[float, float]:
     y = g.num.value  # type: ignore[union-attr]
     if approximate:
         # 1/(1+RAE) > 0.9  <=>  RAE < 1/9; RAE = |p - y| / |y|, or |p| for y = 0
-        half = (abs(y) if y != 0 else 1.0) / 9.0 * (1 - 1e-12)
+        half = (abs(y) if y != 0 else 1.0) / 9.0 * (1 - 1e-12) if math.isfinite(y) else 0.0
     else:
         half = exact_tolerance(g.num)  # type: ignore[arg-type]
     return y - half, y + half

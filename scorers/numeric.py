@@ -56,8 +56,12 @@ def significant_digits(x: float) -> int:
 
 
 def exact_tolerance(gold: ParsedNumber) -> float:
-    """Largest |ŷ - y| accepted by numeric_exact for this gold (whatever the prediction's precision)."""
+    """Largest |ŷ - y| accepted by numeric_exact for this gold (whatever the prediction's precision); 0 for an
+    infinite or NaN gold, which only the same value matches (a relative tolerance of infinity accepted every
+    number in the list scorers)."""
     y = abs(gold.value)
+    if not math.isfinite(y):
+        return 0.0
     rel = REL_TOL * max(1.0, y) if gold.integral else REL_TOL * y
     if gold.integral:
         return rel

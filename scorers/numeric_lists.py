@@ -127,7 +127,8 @@ def greedy_values(g: np.ndarray, tol: np.ndarray | None, p: np.ndarray, approxim
     keep = ~g_nan
     y = g[keep]
     if approximate:
-        half = np.where(y != 0, np.abs(y), 1.0) / 9.0 * (1 - 1e-12)
+        # an infinite gold accepts only the same infinity (as numeric_approximate), not [nan, inf]
+        half = np.where(np.isinf(y), 0.0, np.where(y != 0, np.abs(y), 1.0) / 9.0 * (1 - 1e-12))
     else:
         half = tol[keep]  # type: ignore[index]
     with np.errstate(invalid="ignore"):
