@@ -29,6 +29,7 @@ import logging
 import os
 import secrets
 import select
+import shutil
 import socket
 import struct
 import threading
@@ -53,7 +54,8 @@ from kramabench.sandbox._common import (
 )
 from kramabench.sandbox.image import ENV_PREFIX, default_image, versions_snippet
 from kramabench.sandbox.pool import StartFailed, WarmPool
-from kramabench.sweep import OWNER_LABEL, container_is_orphan, owner_tag, tempdir
+from kramabench.sandbox.zygote_client import run_on_zygote
+from kramabench.sweep import OWNER_LABEL, container_is_orphan, make_tempdir, owner_tag, tempdir
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,10 @@ WORKDIR = "/work"
 LAKE = "/lake"
 USER = "65534:65534"
 LABEL = "kramabench.sandbox.container"
+#: where the container sees its host folder of the direct channel, and the fork server's socket in it
+SOCKET_DIR = "/run/kramabench"
+SOCKET_NAME = "zygote.sock"
+NOBODY = 65534
 
 
 class DockerOptions(BaseModel):
@@ -81,6 +87,12 @@ class DockerOptions(BaseModel):
         "unless $KRAMABENCH_SANDBOX_FORK_SERVER=0)",
     )
     preload: list[str] = Field(default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports")
+    direct: bool = Field(
+        True,
+        description="warm runs reach the fork server through a unix socket in a host folder mounted into the "
+        "container, their output through host pipes (needs root and a local engine; otherwise, or if the socket "
+        "does not appear, through one long-lived docker exec per container)",
+    )
 
 
 #: output from the exec socket: head and tail kept within the cap, as for the other backends
@@ -231,6 +243,9 @@ class _Container:
         self.key = key
         self.runs = 0
         self.relay: _Relay | None = None
+        #: the direct channel: the host folder mounted at SOCKET_DIR and the connection to the fork server
+        self.sockdir: Path | None = None
+        self.direct: socket.socket | None = None
 
 
 def _not_world_readable(lake: Path) -> Path | None:
@@ -292,6 +307,7 @@ class DockerSandbox:
         self._closed = False
         self._reapers: list[threading.Thread] = []
         self._info: dict[str, str] | None = None
+        self._direct = self._direct_possible(client)
         self._remove_stale()
 
     # -- engine helpers ------------------------------------------------------------------------------
@@ -314,14 +330,45 @@ class DockerSandbox:
         except Exception as e:  # best effort
             log.debug("stale container cleanup: %s", e)
 
+    def _direct_possible(self, client) -> bool:
+        """Whether warm containers get the direct channel: the harness must be root (the fork server serves
+        uid 0 only) on the engine's host (a unix socket), without user-namespace remapping (host root and
+        the container's nobody would not be who they are inside)."""
+        o = self.options
+        if not (o.direct and o.warm and o.fork_server) or os.geteuid() != 0:
+            return False
+        host = o.base_url or os.environ.get("DOCKER_HOST", "")
+        if host and not host.startswith("unix://"):
+            return False
+        try:
+            security = " ".join(client.info().get("SecurityOptions") or [])
+        except Exception:  # noqa: BLE001
+            return False
+        return "userns" not in security and "rootless" not in security
+
     def _create(self, lake: Path, limits: Limits, key: tuple) -> _Container:
+        sockdir = None
+        mounts = [self._docker.types.Mount(target=LAKE, source=str(lake), type="bind", read_only=True)]
+        if self._direct and self.options.warm:
+            # writable by the fork server (nobody) until it has bound its socket, then root's (0700)
+            sockdir = make_tempdir("zygote")
+            os.chown(sockdir, NOBODY, NOBODY)
+            mounts.append(self._docker.types.Mount(target=SOCKET_DIR, source=str(sockdir), type="bind"))
+        try:
+            return self._create_with(lake, limits, key, mounts, sockdir)
+        except Exception:
+            if sockdir is not None:
+                shutil.rmtree(sockdir, ignore_errors=True)
+            raise
+
+    def _create_with(self, lake: Path, limits: Limits, key: tuple, mounts: list, sockdir: Path | None) -> _Container:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{ENV_PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"}
         mem = limits.memory_mb + 2 * limits.scratch_mb + 256  # code + tmpfs /work, /tmp + bootstrap
         container = self._client().containers.run(
             self.options.image,
             # pid 1 keeps the container alive (and is the fork server); the bootstrap reaps the code's
             # orphans (subreaper) and kill(-1) never reaches pid 1
-            command=self._keeper_command(),
+            command=self._keeper_command(sockdir is not None),
             detach=True,
             network_mode="none",
             read_only=True,
@@ -334,7 +381,7 @@ class DockerSandbox:
                 "/tmp": f"size={limits.scratch_mb}m,mode=1777",
             },
             # a Mount, not a "src:dst:ro" bind string: lake paths may contain colons
-            mounts=[self._docker.types.Mount(target=LAKE, source=str(lake), type="bind", read_only=True)],
+            mounts=mounts,
             mem_limit=f"{mem}m",
             memswap_limit=f"{mem}m",
             nano_cpus=int(limits.cpus * 1e9),
@@ -347,13 +394,17 @@ class DockerSandbox:
                     OWNER_LABEL: owner_tag()},
         )
         c = _Container(container, key)
+        c.sockdir = sockdir
         self._pool.add(c.id, c)
         return c
 
-    def _keeper_command(self) -> list[str]:
+    def _keeper_command(self, direct: bool = False) -> list[str]:
         if not self.options.fork_server:
             return ["sleep", "infinity"]
-        cfg = json.dumps({"preload": self.options.preload})
+        zcfg: dict = {"preload": self.options.preload}
+        if direct:
+            zcfg["socket_path"] = f"{SOCKET_DIR}/{SOCKET_NAME}"
+        cfg = json.dumps(zcfg)
         return [self.options.python, "-E", "-s", "-B", "-c", bootstrap_source(), "--zygote", cfg]
 
     def _exec_command(self, cfg: dict) -> tuple[list[str], str]:
@@ -399,6 +450,12 @@ class DockerSandbox:
             c = self._create(lake, limits, key)
         except Exception as e:
             raise StartFailed(f"docker could not start a container: {e}") from e
+        if c.sockdir is not None:
+            try:
+                self._connect_direct(c)
+            except Exception as e:  # noqa: BLE001
+                self._discard(c)
+                raise StartFailed(f"docker could not start a container: {e}") from e
         try:
             _, healthy = self._exec(c, "pass", self._cfg(wl, limits), lake, limits, time.monotonic(), None)
         except Exception as e:  # noqa: BLE001
@@ -409,6 +466,48 @@ class DockerSandbox:
             raise StartFailed("docker could not start a container: its fork server did not answer")
         return c
 
+    def _connect_direct(self, c: _Container) -> None:
+        """Connect to the fork server's socket in the container's host folder (it appears once the preload
+        modules are imported), then make the folder root's: the code (nobody) cannot reach the socket. When
+        the fork server reports that it could not bind the socket, the container keeps the relay."""
+        assert c.sockdir is not None
+        path = c.sockdir / SOCKET_NAME
+        api = self._client().api
+        deadline = time.monotonic() + 120  # importing pandas on a busy machine
+        check = time.monotonic() + 0.5
+        while not path.exists():
+            now = time.monotonic()
+            if now > deadline:
+                raise StartFailed("the fork server's socket did not appear within 120 s")
+            if now >= check:
+                check = now + 0.5
+                if b"no direct channel" in api.logs(c.id, stdout=False, stderr=True, tail=20):
+                    log.info("container %s: no direct channel; runs go through docker exec", c.id[:12])
+                    return
+                if not api.inspect_container(c.id)["State"].get("Running"):
+                    raise StartFailed("the container's fork server exited")
+            time.sleep(0.01)
+        os.chown(c.sockdir, 0, 0)
+        os.chmod(c.sockdir, 0o700)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            for _ in range(500):
+                try:
+                    s.connect(str(path))
+                    break
+                except ConnectionRefusedError:  # bound, not yet listening
+                    time.sleep(0.01)
+            s.settimeout(30)
+            hello = s.recv(64)
+            s.settimeout(None)
+        except OSError:
+            s.close()
+            raise
+        if hello != b"ready":
+            s.close()
+            raise StartFailed("the fork server did not answer on its socket")
+        c.direct = s
+
     def _release(self, c: _Container, healthy: bool) -> None:
         self._pool.release(c, healthy and self.options.warm)
 
@@ -417,12 +516,17 @@ class DockerSandbox:
         if c.relay is not None:
             c.relay.close()
             c.relay = None
+        if c.direct is not None:
+            c.direct.close()
+            c.direct = None
 
         def remove() -> None:
             try:
                 self._client().api.remove_container(c.id, force=True)
             except Exception as e:
                 log.debug("removing container %s: %s", c.id[:12], e)
+            if c.sockdir is not None:
+                shutil.rmtree(c.sockdir, ignore_errors=True)
 
         if wait:
             remove()
@@ -470,25 +574,29 @@ class DockerSandbox:
                 ),
             )
         t0 = time.monotonic()
-        try:
-            c = self._acquire(lake, limits, wl)
-        except Exception as e:
-            return ExecResult(backend=self.name, explanation=f"sandbox not started: docker could not create a container: {e}")
-        cfg = self._cfg(wl, limits)
-        oom_before = self._oom_kills(c.id)
-        healthy = False
-        try:
-            result, healthy = self._exec(c, code, cfg, lake, limits, t0, oom_before)
-            return result
-        except Exception as e:
-            log.warning("docker exec failed: %s", e)
-            return ExecResult(
-                backend=self.name,
-                wall_s=round(time.monotonic() - t0, 4),
-                explanation=f"sandbox failed: docker exec error: {type(e).__name__}: {e}",
-            )
-        finally:
-            self._release(c, healthy)
+        for _attempt in range(3):
+            try:
+                c = self._acquire(lake, limits, wl)
+            except Exception as e:
+                return ExecResult(backend=self.name, explanation=f"sandbox not started: docker could not create a container: {e}")
+            cfg = self._cfg(wl, limits)
+            oom_before = self._oom_kills(c.id)
+            healthy = False
+            try:
+                result, healthy = self._exec(c, code, cfg, lake, limits, t0, oom_before)
+            except Exception as e:
+                log.warning("docker exec failed: %s", e)
+                return ExecResult(
+                    backend=self.name,
+                    wall_s=round(time.monotonic() - t0, 4),
+                    explanation=f"sandbox failed: docker exec error: {type(e).__name__}: {e}",
+                )
+            finally:
+                self._release(c, healthy)
+            if result is not None:
+                return result
+            # the container's fork server was gone before the run (nothing of the code ran): another one
+        return ExecResult(backend=self.name, explanation="sandbox failed: the containers' fork servers are gone")
 
     @staticmethod
     def _cfg(wl: str | None, limits: Limits | None = None) -> dict:
@@ -536,7 +644,59 @@ class DockerSandbox:
         err.close()
         return out, err, timed_out, status
 
+    def _exec_direct(self, c: _Container, code: str, cfg: dict, lake: Path, limits: Limits, oom_before):
+        """One run on the direct channel, as for the local backend (kramabench.sandbox.zygote_client): the
+        output in host pipes, the exit code from the supervisor's status pipe. A timeout, a memory kill, a
+        missing report or output still held after it: the container is killed and replaced. None when the
+        fork server is gone before the run (nothing of the code ran)."""
+        assert c.direct is not None
+        cfg = {k: v for k, v in cfg.items() if k != "audit_tag"}  # the audit records come on their own pipe
+        run = run_on_zygote(c.direct, cfg, code, limits)
+        if run is None:
+            c.direct.close()
+            c.direct = None
+            return None
+        done = run.done
+        killed_by_memory = False
+        if not run.timed_out and (done is None or done == -9):
+            after = self._oom_kills(c.id)
+            killed_by_memory = after > oom_before if (after is not None and oom_before is not None) else done == -9
+        healthy = run.settled and not killed_by_memory
+
+        def kill() -> None:
+            try:
+                self._client().api.kill(c.id)
+            except Exception:  # noqa: BLE001 - already gone; the discard removes it anyway
+                pass
+
+        files, _ = parse_audit(run.close(healthy, kill), lake)
+        exit_code = None if run.timed_out else (-9 if killed_by_memory else done)
+        extra = None
+        if not run.timed_out and done is None and not killed_by_memory:
+            extra = "the sandbox supervisor did not report (killed by the code?); the container is replaced"
+        return (
+            finish(
+                backend=self.name,
+                limits=limits,
+                stdout=run.out,
+                stderr=run.err,
+                exit_code=exit_code,
+                wall_s=run.wall,
+                timed_out=run.timed_out,
+                files_read=files,
+                killed_by_memory=killed_by_memory,
+                extra=extra,
+                cpu_s=run.cpu,
+            ),
+            healthy,
+        )
+
     def _exec(self, c: _Container, code: str, cfg: dict, lake: Path, limits: Limits, t0: float, oom_before):
+        if c.direct is not None:
+            got = self._exec_direct(c, code, cfg, lake, limits, oom_before)
+            if got is not None:
+                return got
+            return None, False  # the caller takes another container
         if self.options.fork_server and self.options.warm:
             got = self._exec_relay(c, code, cfg, limits, t0)
             # a relay that ended before the run began (nothing of the code ran): one docker exec instead

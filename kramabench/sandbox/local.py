@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import select
 import shlex
 import shutil
 import socket
@@ -42,8 +41,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.sandbox._common import (
     BASE_ENV,
-    DONE_GRACE_S,
-    CappedReader,
     bootstrap_source,
     check_request,
     finish,
@@ -51,13 +48,13 @@ from kramabench.sandbox._common import (
     parse_audit,
     reported_cpu,
     rlimits,
-    status_report,
     thread_env,
     wait_and_drain,
     workdir_lake_path,
 )
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
 from kramabench.sandbox.pool import StartFailed, WarmPool
+from kramabench.sandbox.zygote_client import run_on_zygote
 from kramabench.sweep import cgroup_name, sweep_cgroups, tempdir
 
 log = logging.getLogger(__name__)
@@ -627,70 +624,15 @@ class LocalSandbox:
             "symlinks": [[wl, LAKE]] if wl else [],
             "rlimits": rlimits(limits),
         }
-        code_fd = os.memfd_create("kramabench-code", 0)
-        os.write(code_fd, code.encode("utf-8", "surrogateescape"))
-        os.lseek(code_fd, 0, os.SEEK_SET)
-        pipes = [os.pipe() for _ in range(4)]  # stdout, stderr, audit, status
         oom_before = _oom_kills(w.memcg) if w.memcg is not None else 0
-        t0 = time.monotonic()
-        try:
-            socket.send_fds(w.ctl, [json.dumps(cfg).encode()], [code_fd] + [wr for _, wr in pipes])
-            sent = None
-        except OSError as e:
-            sent = e
-        finally:
-            os.close(code_fd)
-            for _, wr in pipes:
-                os.close(wr)
-        if sent is not None:
-            log.debug("warm sandbox gone before the run (%s); starting another", sent)
-            for rd, _ in pipes:
-                os.close(rd)
+        run = run_on_zygote(w.ctl, cfg, code, limits)
+        if run is None:
+            log.debug("warm sandbox gone before the run; starting another")
             return None, False
-        (r_out, _), (r_err, _), (r_audit, _), (r_status, _) = pipes
-        out = CappedReader(os.fdopen(r_out, "rb", buffering=0), limits.output_bytes)
-        err = CappedReader(os.fdopen(r_err, "rb", buffering=0), limits.output_bytes)
-        audit = CappedReader(os.fdopen(r_audit, "rb", buffering=0), 1 << 20)
-        for t in (out, err, audit):
-            t.start()
-        # the status channel: only the supervisor writes it (the code's process closes it first); EOF when
-        # the supervisor is gone
-        status = b""
-        timed_out = False
-        deadline = t0 + limits.wall_timeout_s
-        try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    timed_out = True
-                    break
-                ready, _, _ = select.select([r_status], [], [], left)
-                if not ready:
-                    continue
-                chunk = os.read(r_status, 4096)
-                if not chunk:
-                    break
-                status = (status + chunk)[-4096:]
-        finally:
-            os.close(r_status)
-        done, cpu = status_report(status)
-        healthy = not timed_out and done is not None
-        if healthy:
-            # the supervisor killed every other process of the run: the pipes end with it
-            grace = time.monotonic() + DONE_GRACE_S
-            for t in (out, err, audit):
-                t.join(timeout=max(0.0, grace - time.monotonic()))
-            healthy = not any(t.is_alive() for t in (out, err, audit))
-        wall = time.monotonic() - t0
         oom_killed = w.memcg is not None and _oom_kills(w.memcg) > oom_before
-        healthy = healthy and not oom_killed and w.proc.poll() is None
-        if not healthy:
-            self._discard(w)  # the pipes' last writers die with it
-            for t in (out, err, audit):
-                t.join(timeout=10)
-        for t in (out, err, audit):
-            t.stream.close()
-        files, _ = parse_audit(audit.buf.splitlines(), lake)
+        healthy = run.settled and not oom_killed and w.proc.poll() is None
+        files, _ = parse_audit(run.close(healthy, lambda: self._discard(w)), lake)
+        out, err, done, cpu, timed_out, wall = run.out, run.err, run.done, run.cpu, run.timed_out, run.wall
         extra = None
         exit_code = None if timed_out else done
         if not timed_out and done is None:

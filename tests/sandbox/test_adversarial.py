@@ -645,13 +645,21 @@ def test_stopping_the_sandbox_init_does_not_turn_a_finished_run_into_a_timeout(s
 
 
 def test_code_cannot_ask_the_fork_server_for_processes(sandbox, planted):
-    """Docker's fork server listens on an abstract socket inside the container's network namespace,
-    which the code shares. A request from the code (uid nobody) must be refused: otherwise it gets a
-    process without its rlimits and outside its supervisor, that can outlive the run."""
+    """Docker's fork server listens on a socket in a folder mounted into the container (the direct
+    channel, root's: the code cannot even reach it) and, until the harness has connected there or without
+    it, on an abstract socket inside the container's network namespace, which the code shares. A request
+    from the code (uid nobody) must be refused: otherwise it gets a process without its rlimits and outside
+    its supervisor, that can outlive the run. (The relay-only case: tests/sandbox/test_docker_direct.py.)"""
     res = sandbox.run(
         textwrap.dedent(
             r"""
             import json, os, socket, time
+            try:
+                d = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                d.connect("/run/kramabench/zygote.sock")
+                print("direct connected", flush=True)
+            except OSError as e:
+                print("direct", type(e).__name__, flush=True)
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 s.connect("\0kramabench-zygote")
@@ -673,8 +681,10 @@ def test_code_cannot_ask_the_fork_server_for_processes(sandbox, planted):
     )
     assert not res.timed_out, res
     assert "SPAWNED-BY-FORK-SERVER" not in res.stdout + res.stderr, res
+    assert "direct connected" not in res.stdout, res
     if sandbox.name == "docker":
-        assert "connected" in res.stdout, res  # the attack really reached the fork server
+        # the attack really reached the fork server's abstract socket, or the direct socket was out of reach
+        assert "\nconnected" in "\n" + res.stdout or "direct PermissionError" in res.stdout, res
     assert_next_run_unaffected(sandbox, planted)
 
 
