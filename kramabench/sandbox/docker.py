@@ -352,14 +352,23 @@ class DockerSandbox:
         if self._direct and self.options.warm:
             # writable by the fork server (nobody) until it has bound its socket, then root's (0700)
             sockdir = make_tempdir("zygote")
-            os.chown(sockdir, NOBODY, NOBODY)
-            mounts.append(self._docker.types.Mount(target=SOCKET_DIR, source=str(sockdir), type="bind"))
-        try:
-            return self._create_with(lake, limits, key, mounts, sockdir)
-        except Exception:
-            if sockdir is not None:
+            if len(os.fsencode(sockdir / SOCKET_NAME)) >= 104:  # a unix socket's path (sun_path) is short
+                log.info("docker sandbox: temporary folder path too long for a unix socket; using the relay")
                 shutil.rmtree(sockdir, ignore_errors=True)
-            raise
+                sockdir = None
+                self._direct = False
+            else:
+                os.chown(sockdir, NOBODY, NOBODY)
+        if sockdir is not None:
+            try:
+                return self._create_with(
+                    lake, limits, key, [*mounts, self._docker.types.Mount(target=SOCKET_DIR, source=str(sockdir), type="bind")], sockdir
+                )
+            except Exception as e:  # an engine that cannot mount the folder (not on this host): the relay
+                shutil.rmtree(sockdir, ignore_errors=True)
+                log.info("docker sandbox: no direct channel (%s); using the relay", e)
+                self._direct = False
+        return self._create_with(lake, limits, key, mounts, None)
 
     def _create_with(self, lake: Path, limits: Limits, key: tuple, mounts: list, sockdir: Path | None) -> _Container:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{ENV_PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"}

@@ -163,10 +163,16 @@ def test_fork_server_serves_its_socket_to_root_only(direct_sandbox, planted):
         time.sleep(0.2)  # bound, then listening
         # the connection reaches the fork server, which closes it unanswered (the request may not even be sent)
         got = _connect_as_nobody(str(path))
-        assert got in ("connected, closed", "connected, BrokenPipeError", "connected, ConnectionResetError"), got
+        assert got in (
+            "connected, closed",
+            "connected, BrokenPipeError",
+            "connected, ConnectionResetError",
+        ), got
         sb._connect_direct(c)
         assert c.direct is not None
-        res, healthy = sb._exec(c, "print('after')", sb._cfg(None, limits), lake, limits, time.monotonic(), None)
+        res, healthy = sb._exec(
+            c, "print('after')", sb._cfg(None, limits), lake, limits, time.monotonic(), None
+        )
         assert healthy and res.ok and res.stdout.strip() == "after", res
     finally:
         sb._discard(c, wait=True)
@@ -176,7 +182,9 @@ def test_a_timeout_replaces_the_container(direct_sandbox, planted):
     sb = direct_sandbox
     assert sb.run("pass", planted.lake).ok
     first = _only(sb)
-    res = sb.run("import time\nprint('started', flush=True)\ntime.sleep(60)", planted.lake, Limits(wall_timeout_s=2))
+    res = sb.run(
+        "import time\nprint('started', flush=True)\ntime.sleep(60)", planted.lake, Limits(wall_timeout_s=2)
+    )
     assert res.timed_out and res.exit_code is None and "started" in res.stdout, res
     assert first.id not in sb._all and first.direct is None
     res = sb.run("print('again')", planted.lake)
@@ -240,5 +248,24 @@ def test_the_relay_refuses_requests_from_the_code(planted):
         assert "answer b''" in res.stdout or "refused" in res.stdout, res
         res = sb.run("print('next')", planted.lake)
         assert res.ok and res.stdout.strip() == "next", res
+    finally:
+        sb.close()
+
+
+def test_a_folder_path_too_long_for_a_socket_falls_back_to_the_relay(planted, monkeypatch, tmp_path):
+    """A unix socket's path is at most 107 bytes: with a deep temporary folder the runs go through the relay."""
+    if os.geteuid() != 0:
+        pytest.skip("the direct channel needs root")
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    made = docker_backend.make_tempdir
+    monkeypatch.setattr(docker_backend, "make_tempdir", lambda kind: made(kind, deep))
+    sb = _docker()
+    try:
+        res = sb.run("print('relayed')", planted.lake)
+        assert res.ok and res.stdout.strip() == "relayed", res
+        c = _only(sb)
+        assert c.sockdir is None and c.direct is None and c.relay is not None
+        assert not list(deep.iterdir())  # the folder made for the socket is gone
     finally:
         sb.close()
