@@ -96,6 +96,12 @@ class DSGuru:
             out.error = OutcomeError(kind="lake_error", message=f"cannot index the data lake {task.lake_root}: {e}")
             return
         lake_dir = self.sandbox.lake_dir(task.lake_root)
+        warm_up = getattr(self.sandbox, "warm_up", None)
+        if callable(warm_up):  # the sandbox's warm pool starts while the model writes the first program
+            try:
+                warm_up(task.lake_root, opts.limits)
+            except Exception as e:  # noqa: BLE001 - an optimisation: run() reports a sandbox that cannot start
+                log.debug("sandbox warm-up failed: %s", e)
         first, facts = build_messages(task, index, opts, lake_dir)
         out.transcript.append({"type": "prompt_facts", "variant": opts.name, **facts})
         messages = list(first)

@@ -565,6 +565,20 @@ class DockerSandbox:
     def lake_dir(self, lake: Path) -> str:
         return LAKE
 
+    def warm_up(self, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> int:
+        """Start the warm containers that runs on ``lake`` with ``limits`` will use, in the background (the
+        pool's size: the run's sandbox concurrency); returns at once with how many were started (0 when the
+        pool already has them, warm containers are off or the request is not valid: run() then says why)."""
+        if self._closed or not self.options.warm:
+            return 0
+        limits = limits or self.options.limits
+        checked = check_request(self.name, lake, WORKDIR, workdir_lake)
+        if isinstance(checked, ExecResult) or _not_world_readable(checked[0]) is not None:
+            return 0
+        lake, wl = checked
+        key = _lake_key(lake, limits)
+        return self._pool.warm(key, (lake, limits, key, wl))
+
     def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
         if self._closed:
             raise SandboxUnavailable("this docker sandbox is closed")

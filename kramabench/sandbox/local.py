@@ -314,6 +314,20 @@ class LocalSandbox:
     def lake_dir(self, lake: Path) -> str:
         return LAKE
 
+    def warm_up(self, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> int:
+        """Start the warm sandboxes that runs on ``lake`` with ``limits`` will use, in the background (the
+        pool's size: the run's sandbox concurrency); returns at once with how many were started (0 when the
+        pool already has them, the fork server is off or the request is not valid: run() then says why)."""
+        if self._closed or not self.options.fork_server or self._warm_broken:
+            return 0
+        limits = limits or self.options.limits
+        checked = check_request(self.name, lake, WORKDIR, workdir_lake)
+        if isinstance(checked, ExecResult):
+            return 0
+        lake, _wl = checked
+        key = _lake_key(lake, limits)
+        return self._pool.warm(key, (lake, limits, key))
+
     def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
         if self._closed:
             raise SandboxUnavailable("this local sandbox is closed")

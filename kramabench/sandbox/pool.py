@@ -103,6 +103,22 @@ class WarmPool(Generic[W]):
             raise StartFailed("the sandbox did not start")
         return w
 
+    def warm(self, key: tuple, args: tuple, size: int | None = None) -> int:
+        """Start, in the background, what is missing for ``key`` to have ``size`` warm sandboxes (live or
+        starting), without waiting for them; the number started. A run calls it before its first execution
+        on a lake (e.g. while the model answers), so that the pool's start-up overlaps that wait."""
+        size = self.size if size is None else size
+        with self.lock:
+            if self.closed:
+                return 0
+            live = sum(1 for w in self.all.values() if w.key == key) + self.starting.get(key, 0)
+            n = max(0, size - live)
+            if n:
+                self.starting[key] = self.starting.get(key, 0) + n
+        for _ in range(n):
+            threading.Thread(target=self._prestart, args=(key, args), daemon=True, name=self._name).start()
+        return n
+
     def _prestart(self, key: tuple, args: tuple) -> None:
         w = None
         try:

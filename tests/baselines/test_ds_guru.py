@@ -269,3 +269,31 @@ def test_concurrent_tasks_share_one_index(openai_server, model, sandbox, sales_l
         outs = list(pool.map(lambda _: sys_.solve(task(sales_lake)), range(4)))
     assert [o.answer for o in outs] == [pytest.approx(47.5)] * 4
     assert len(sys_._indexes) == 1
+
+
+def test_the_sandbox_pool_starts_while_the_model_writes_the_first_program(
+    openai_server, model, sandbox, sales_lake, tmp_path
+) -> None:
+    """DS-Guru asks its sandbox to warm up before the first model call, so the pool's start-up (a fork
+    server importing pandas, per concurrent worker) overlaps the model's latency instead of the first run."""
+    sandbox.set_concurrency(2)
+    lake = str(sales_lake.resolve())
+    seen: list[int] = []
+
+    def of_this_lake() -> int:  # live or starting (the fixture's sandbox also serves other tests' lakes)
+        live = sum(1 for w in list(sandbox._all.values()) if w.key[0] == lake)
+        return live + sum(n for k, n in list(sandbox._starting.items()) if k[0] == lake)
+
+    def handler(req):
+        seen.append(of_this_lake())
+        return reply(FIXED)
+
+    openai_server.handler = handler
+    try:
+        out = system("ds-guru-simple", model, sandbox, tmp_path).solve(task(sales_lake))
+    finally:
+        sandbox.set_concurrency(1)  # the session's sandbox: as the other tests expect it
+    assert out.answer == pytest.approx(47.5)
+    # without the warm-up nothing exists before the first execution (a start counts in both while it ends)
+    assert seen and seen[0] >= 2
+    assert sum(1 for w in sandbox._all.values() if w.key[0] == lake) == 2  # the pool of the concurrency

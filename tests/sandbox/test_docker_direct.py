@@ -269,3 +269,19 @@ def test_a_folder_path_too_long_for_a_socket_falls_back_to_the_relay(planted, mo
         assert not list(deep.iterdir())  # the folder made for the socket is gone
     finally:
         sb.close()
+
+
+def test_warm_up_starts_the_containers_before_the_first_run(direct_sandbox, planted):
+    """A run's warm-up (DS-Guru calls it before its first model call) starts the pool of the concurrency in
+    the background; the first run then finds a warm container instead of waiting for one to start."""
+    sb = direct_sandbox
+    sb.set_concurrency(2)
+    assert sb.warm_up(planted.lake) == 2 and sb.warm_up(planted.lake) == 0
+    deadline = time.time() + 120
+    while (len(sb._idle) < 2 or any(sb._starting.values())) and time.time() < deadline:
+        time.sleep(0.05)
+    before = set(sb._all)
+    assert len(before) == 2
+    res = sb.run("print('x')", planted.lake)
+    assert res.ok and res.stdout.strip() == "x", res
+    assert set(sb._all) == before

@@ -452,3 +452,27 @@ def test_killed_owner_leaves_no_warm_sandbox_and_its_cgroups_are_swept(planted, 
     if facts["cgroups"]:
         sweep_cgroups()
         assert not any(Path(g).exists() for g in facts["cgroups"])
+
+
+def test_warm_up_starts_the_pool_before_the_first_run(planted, local_sandbox):
+    """What a run calls before its first execution on a lake (DS-Guru: before the first model call): the
+    pool of the run's concurrency starts in the background, and the first runs find warm sandboxes."""
+    import time
+
+    sb = get_sandbox("local")
+    try:
+        sb.set_concurrency(2)
+        limits = Limits(wall_timeout_s=60)
+        assert sb.warm_up(planted.lake, limits) == 2
+        assert sb.warm_up(planted.lake, limits) == 0
+        deadline = time.time() + 60
+        while (len(sb._idle) < 2 or any(sb._starting.values())) and time.time() < deadline:
+            time.sleep(0.05)
+        before = set(sb._all)
+        assert len(before) == 2
+        assert _run(sb, "print('x')", planted, limits).stdout.strip() == "x"
+        assert set(sb._all) == before  # served by a sandbox the warm-up started
+        assert sb.warm_up(planted.root / "missing", limits) == 0  # an invalid lake: run() explains it
+    finally:
+        sb.close()
+    assert sb.warm_up(planted.lake) == 0

@@ -92,3 +92,21 @@ def test_close_hands_back_every_live_one_and_stops_reuse():
     assert a in live and len(live) == 2
     pool.release(a, True)
     assert a in discarded and pool.idle == []
+
+
+def test_warm_starts_what_is_missing_in_the_background_and_acquire_takes_it():
+    pool, started, discarded = make(size=3, delay=0.3)
+    t0 = time.monotonic()
+    assert pool.warm(("a",), (("a",),)) == 3
+    assert time.monotonic() - t0 < 0.2  # returns at once; the starts go on
+    assert pool.warm(("a",), (("a",),)) == 0  # three live or starting already: none more
+    got = pool.acquire(("a",), (("a",),))
+    assert got in started and len(started) <= 3
+    deadline = time.monotonic() + 5
+    while pool.starting.get(("a",)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(started) == 3 and len(pool.idle) == 2  # the warm-up's three, one of them in use
+    pool.release(got, True)
+    assert pool.warm(("b",), (("b",),), size=1) == 1 and pool.warm(("a",), (("a",),)) == 0
+    pool.close()
+    assert pool.warm(("c",), (("c",),)) == 0  # a closed pool starts nothing
