@@ -53,7 +53,7 @@ from kramabench.sandbox._common import (
     thread_env,
 )
 from kramabench.sandbox.image import ENV_PREFIX, default_image, versions_snippet
-from kramabench.sandbox.pool import StartFailed, WarmPool
+from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
 from kramabench.sandbox.zygote_client import run_on_zygote
 from kramabench.sweep import OWNER_LABEL, container_is_orphan, make_tempdir, owner_tag, tempdir
 
@@ -263,10 +263,6 @@ def _not_world_readable(lake: Path) -> Path | None:
     return None
 
 
-def _lake_key(lake: Path, limits: Limits) -> tuple:
-    return (str(lake), limits.memory_mb, limits.cpus, limits.max_processes, limits.scratch_mb)
-
-
 class DockerSandbox:
     """Docker sandbox with a pool of warm containers (one per concurrent worker). Thread-safe."""
 
@@ -446,7 +442,7 @@ class DockerSandbox:
     def _acquire(self, lake: Path, limits: Limits, wl: str | None = None) -> _Container:
         """An idle warm container for this (lake, limits), from the pool (kramabench.sandbox.pool: the first
         request on a key starts ``pool_size`` containers in parallel, each with its fork server ready)."""
-        key = _lake_key(lake, limits)
+        key = pool_key(lake, limits)
         if not self.options.warm:
             return self._create(lake, limits, key)
         size = 1 if getattr(self._local, "no_pool", False) else None
@@ -576,7 +572,7 @@ class DockerSandbox:
         if isinstance(checked, ExecResult) or _not_world_readable(checked[0]) is not None:
             return 0
         lake, wl = checked
-        key = _lake_key(lake, limits)
+        key = pool_key(lake, limits)
         return self._pool.warm(key, (lake, limits, key, wl))
 
     def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:

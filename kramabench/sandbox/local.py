@@ -53,7 +53,7 @@ from kramabench.sandbox._common import (
     workdir_lake_path,
 )
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
-from kramabench.sandbox.pool import StartFailed, WarmPool
+from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
 from kramabench.sandbox.zygote_client import run_on_zygote
 from kramabench.sweep import cgroup_name, sweep_cgroups, tempdir
 
@@ -160,12 +160,6 @@ class _Warm:
         self.memcg = memcg
         self.runs = 0
         self.discarded = False
-
-
-def _lake_key(lake: Path, limits: Limits) -> tuple:
-    """What a warm sandbox is made for: the lake and the limits fixed at its start (cgroups, tmpfs sizes,
-    thread variables); the others (rlimits, wall, output) are applied per run."""
-    return (str(lake), limits.memory_mb, limits.cpus, limits.max_processes, limits.scratch_mb)
 
 
 class LocalSandbox:
@@ -325,7 +319,7 @@ class LocalSandbox:
         if isinstance(checked, ExecResult):
             return 0
         lake, _wl = checked
-        key = _lake_key(lake, limits)
+        key = pool_key(lake, limits)
         return self._pool.warm(key, (lake, limits, key))
 
     def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
@@ -340,7 +334,8 @@ class LocalSandbox:
             if not self.options.fork_server or self._warm_broken:
                 break
             try:
-                w = self._pool.acquire(_lake_key(lake, limits), (lake, limits, _lake_key(lake, limits)))
+                key = pool_key(lake, limits)
+                w = self._pool.acquire(key, (lake, limits, key))
             except StartFailed as e:
                 # a warm sandbox cannot start (bwrap without --as-pid-1, a preload crashing...): the cold
                 # path isolates the same way, one bwrap per run, for the rest of this backend's life

@@ -23,6 +23,12 @@ class _Warm(Protocol):
 W = TypeVar("W", bound=_Warm)
 
 
+def pool_key(lake: Any, limits: Any) -> tuple:
+    """What a warm sandbox is made for, in both backends: the lake and the limits fixed at its start
+    (cgroups, tmpfs sizes, thread variables); the others (rlimits, wall, output) are applied per run."""
+    return (str(lake), limits.memory_mb, limits.cpus, limits.max_processes, limits.scratch_mb)
+
+
 class StartFailed(RuntimeError):
     """No warm sandbox of this key could be started (the message says why)."""
 
@@ -162,4 +168,4 @@ class WarmPool(Generic[W]):
             return list(self.all.values())
 
 
-__all__ = ["StartFailed", "WarmPool"]
+__all__ = ["StartFailed", "WarmPool", "pool_key"]

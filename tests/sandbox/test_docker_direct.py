@@ -15,6 +15,7 @@ import pytest
 
 from kramabench.sandbox import Limits, SandboxUnavailable, get_sandbox
 from kramabench.sandbox import docker as docker_backend
+from kramabench.sandbox.pool import pool_key
 
 from .conftest import IN_CI
 
@@ -153,7 +154,7 @@ def test_fork_server_serves_its_socket_to_root_only(direct_sandbox, planted):
     sb = direct_sandbox
     limits = Limits(wall_timeout_s=60)
     lake = planted.lake.resolve()
-    c = sb._create(lake, limits, docker_backend._lake_key(lake, limits))
+    c = sb._create(lake, limits, pool_key(lake, limits))
     try:
         path = c.sockdir / docker_backend.SOCKET_NAME
         deadline = time.monotonic() + 120
