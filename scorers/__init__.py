@@ -7,8 +7,7 @@ Entry point: :func:`score` (``score(expected, predicted, answer_type, judge=None
 # Names are imported on first use (PEP 562): ``import scorers`` (and ``from scorers.design import X``, which
 # runs this file first) must not pull numpy, scipy and every metric into commands that need none of them
 # (``kramabench --help``).
-import importlib
-from typing import Any
+from kramabench._lazy import lazy_exports
 
 _LAZY = {
     "DEFAULT_DESIGN_JUDGE": "scorers.design",
@@ -53,17 +52,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'scorers' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

@@ -6,8 +6,9 @@
 
 # Names are imported on first use (PEP 562): ``kramabench score`` imports ``kramabench.run.predictions``,
 # which runs this file first, and needs none of the runner, the sessions or the lake index (~0.15 s).
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kramabench._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from kramabench.contracts.records import Manifest, Record
@@ -43,17 +44,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kramabench.run' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [
