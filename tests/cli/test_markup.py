@@ -5,39 +5,25 @@ task id or a results folder crashed ``kramabench score`` / ``kramabench run`` af
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from kramabench.cli.main import build_app
 
+from ..run.synth import install_scripted, write_root
+
+# queries carry their answers for the scripted system of tests/run/synth.py
 TASKS = [
-    {"id": "toy-easy-[/]", "query": "q?", "answer": 1, "answer_type": "numeric_exact", "data_sources": ["a.csv"]},
-    {"id": "toy-easy-[bold]2", "query": "q?", "answer": "x", "answer_type": "string_exact", "data_sources": ["a.csv"]},
-]
-SYSTEM = """
-from kramabench.contracts.system import SystemOutput
-
-class Scripted:
-    name = "scripted"
-
-    def solve(self, task):
-        return SystemOutput(answer=1)
-"""
-
-
-def _workload(tmp_path: Path) -> Path:
-    root = tmp_path / "wl[/]"
-    (root / "workload").mkdir(parents=True)
-    (root / "data" / "toy" / "input").mkdir(parents=True)
-    (root / "data" / "toy" / "input" / "a.csv").write_text("x\n1\n")
-    (root / "workload" / "toy.json").write_text(json.dumps(TASKS))
-    return root
+    {"id": "toy-easy-[/]", "query": "q? [answer=1]", "answer": 1, "answer_type": "numeric_exact",
+     "data_sources": ["a.csv"]},
+    {"id": "toy-easy-[bold]2", "query": "q? [answer=1]", "answer": "x", "answer_type": "string_exact",
+     "data_sources": ["a.csv"]},
+]  # fmt: skip
 
 
 def test_score_prints_ids_and_notes_as_text(tmp_path: Path) -> None:
-    root = _workload(tmp_path)
+    root = write_root(tmp_path / "wl[/]", TASKS)
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"task_id": "toy-easy-[/]", "answer": 1}) + "\n"
                      + json.dumps({"task_id": "toy-easy-[bold]2", "answer": "[red]no[/red]"}) + "\n")  # fmt: skip
@@ -48,14 +34,11 @@ def test_score_prints_ids_and_notes_as_text(tmp_path: Path) -> None:
 
 
 def test_run_prints_folders_as_text(tmp_path: Path, monkeypatch) -> None:
-    root = _workload(tmp_path)
-    (tmp_path / "sys").mkdir()
-    (tmp_path / "sys" / "kb_markup_scripted.py").write_text(SYSTEM)
-    monkeypatch.syspath_prepend(str(tmp_path / "sys"))
+    root = write_root(tmp_path / "wl[/]", TASKS)
+    system, _ = install_scripted(tmp_path, monkeypatch)
     results = tmp_path / "res[/]"
-    res = CliRunner().invoke(build_app(), ["run", "--workload", str(root), "--system", "kb_markup_scripted:Scripted",
+    res = CliRunner().invoke(build_app(), ["run", "--workload", str(root), "--system", system,
                                            "--results", str(results), "--run-id", "r1"])  # fmt: skip
-    sys.modules.pop("kb_markup_scripted", None)
     assert res.exit_code == 0, res.output
     out = " ".join(res.output.split())
     assert f"run folder: {results}/r1" in out and "report:" in out

@@ -16,6 +16,8 @@ from rich.console import Console
 
 from kramabench.cli.score import run_score
 
+from ..run.synth import write_root
+
 TASKS = [
     {"id": f"toy-easy-{k}", "query": f"q{k}?", "answer": k if k % 3 else [k, k + 1, k + 2],
      "answer_type": "numeric_exact" if k % 3 else "list_exact", "data_sources": ["a.csv"],
@@ -44,11 +46,7 @@ main()
 
 @pytest.fixture
 def toy(tmp_path: Path) -> tuple[Path, Path]:
-    root = tmp_path / "wl"
-    (root / "workload").mkdir(parents=True)
-    (root / "data" / "toy" / "input").mkdir(parents=True)
-    (root / "data" / "toy" / "input" / "a.csv").write_text("x\n1\n")
-    (root / "workload" / "toy.json").write_text(json.dumps(TASKS))
+    root = write_root(tmp_path / "wl", TASKS, files={"a.csv": "x\n1\n"})
     preds = tmp_path / "p.jsonl"
     preds.write_text("\n".join(
         json.dumps({"task_id": t["id"], "answer": t["answer"] if k % 4 else "no idea",

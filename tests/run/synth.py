@@ -147,6 +147,18 @@ def make_workload(
     return root
 
 
+def write_root(root: Path, tasks: list[dict], *, domain: str = "toy", files: dict[str, str] | None = None) -> Path:
+    """A workload root in the official layout holding ``tasks`` as ``workload/<domain>.json`` and a lake of
+    ``files`` (name -> text; default one small CSV ``a.csv``); returns ``root``."""
+    lake = root / "data" / domain / "input"
+    lake.mkdir(parents=True)
+    (root / "workload").mkdir(parents=True, exist_ok=True)
+    for name, text in (files if files is not None else {"a.csv": "x,y\n1,2\n"}).items():
+        (lake / name).write_text(text)
+    (root / "workload" / f"{domain}.json").write_text(json.dumps(tasks))
+    return root
+
+
 def install_scripted(tmp_path: Path, monkeypatch) -> tuple[str, Path]:
     """Write the scripted system module, make it importable here and in subprocesses; (module:Class, folder)."""
     import sys
@@ -162,4 +174,4 @@ def answer_in(query: str):
     return json.loads(re.search(r"\[answer=(.*?)\]", query).group(1))
 
 
-__all__ = ["answer_in", "install_scripted", "make_workload", "write_system_module"]
+__all__ = ["answer_in", "install_scripted", "make_workload", "write_root", "write_system_module"]

@@ -14,6 +14,8 @@ import pytest
 
 from kramabench.run.predictions import MAX_DEPTH, nesting_depth, read_predictions
 
+from .synth import write_root
+
 TASKS = [
     {"id": "toy-easy-1", "query": "How many rows?", "answer": 12, "answer_type": "numeric_exact",
      "data_sources": ["a.csv"], "subtasks": []},
@@ -24,12 +26,7 @@ TASKS = [
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    r = tmp_path / "wl"
-    (r / "workload").mkdir(parents=True)
-    (r / "data" / "toy" / "input").mkdir(parents=True)
-    (r / "data" / "toy" / "input" / "a.csv").write_text("x,y\n1,2\n")
-    (r / "workload" / "toy.json").write_text(json.dumps(TASKS))
-    return r
+    return write_root(tmp_path / "wl", TASKS)
 
 
 def _score(root: Path, preds: Path, repo_root: Path, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 from kramabench.cli.main import build_app
 from kramabench.run.predictions import read_predictions
 
+from .synth import write_root
+
 TASKS = [
     {"id": "toy-easy-1", "query": "How many rows?", "answer": 12, "answer_type": "numeric_exact",
      "data_sources": ["a.csv"],
@@ -31,12 +33,7 @@ TASKS = [
 
 @pytest.fixture
 def workload_root(tmp_path: Path) -> Path:
-    root = tmp_path / "wl"
-    (root / "workload").mkdir(parents=True)
-    (root / "data" / "toy" / "input").mkdir(parents=True)
-    (root / "data" / "toy" / "input" / "a.csv").write_text("x,y\n1,2\n")
-    (root / "workload" / "toy.json").write_text(json.dumps(TASKS))
-    return root
+    return write_root(tmp_path / "wl", TASKS)
 
 
 def write_preds(path: Path, rows: list, extra: str = "") -> Path:
