@@ -12,6 +12,14 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_KRAMABENCH = Path(os.environ.get("KRAMABENCH_SHARED") or REPO.parent / "shared") / "kramabench"
 
 
+@pytest.fixture(autouse=True)
+def _own_model_cache(tmp_path, monkeypatch):
+    """Model responses of a test go to its own cache, never the user's: a test server's port can repeat
+    between runs, and with it the model id, so a shared cache answered a later run's judge calls and the
+    test saw no request at the server."""
+    monkeypatch.setenv("KRAMABENCH_CACHE", str(tmp_path / "cache"))
+
+
 @pytest.fixture(scope="session")
 def shared_kramabench() -> Path:
     """Root of the official KramaBench workloads beside the repo; skips clearly when absent."""

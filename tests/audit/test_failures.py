@@ -27,7 +27,6 @@ def _cli(*args: str):  # noqa: ANN202
 
 @pytest.fixture
 def planted_run(tmp_path: Path, openai_server, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: ANN001
-    monkeypatch.setenv("KRAMABENCH_CACHE", str(tmp_path / "cache"))
     openai_server.handler = scripted.handler()
     res = _cli("run", "-w", "planted", "-s", "ds-guru-naive", "-m", f"openai-compatible/sut@{openai_server.base_url}",
                "--sandbox", "local", "--results", str(tmp_path / "results"), "--run-id", "sut")  # fmt: skip
@@ -105,7 +104,6 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
 
 
 def test_reliability_kappa_on_the_labelled_set(openai_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
-    monkeypatch.setenv("KRAMABENCH_CACHE", str(tmp_path / "cache"))
     model = f"openai-compatible/auditor@{openai_server.base_url}"
     openai_server.handler = scripted.handler()
     res = _cli("audit", "reliability", "--auditor", model, "--k", "2", "--json")

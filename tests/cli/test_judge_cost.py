@@ -23,7 +23,6 @@ def _verdicts(req):
 def test_judge_cost_in_end_of_run_table_and_report(tmp_path, openai_server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
-    monkeypatch.setenv("KRAMABENCH_CACHE", str(tmp_path / "cache"))  # no cache hits: every call is paid
     openai_server.handler = _verdicts
     res = CliRunner().invoke(build_app(), [
         "run", "--workload", "mini", "--system", "reference", "--setting", "pipeline-design",

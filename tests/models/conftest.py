@@ -14,7 +14,6 @@ def _isolated_env(monkeypatch, tmp_path):
     for var in ("OPENAI_API_KEY", "TOGETHER_API_KEY", "OPENAI_BASE_URL", "TOGETHER_BASE_URL",
                 "OPENAI_COMPATIBLE_API_KEY", "KRAMABENCH_PRICING", "KRAMABENCH_MAX_CONCURRENCY"):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("KRAMABENCH_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture(params=["openai", "together"])

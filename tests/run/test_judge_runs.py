@@ -49,7 +49,6 @@ def test_without_a_judge_paraphrases_are_unscored_not_zero(tmp_path):
 def test_judge_decides_paraphrases(tmp_path, monkeypatch):
     from kramabench.testing import OpenAIServer
 
-    monkeypatch.setenv("KRAMABENCH_CACHE", str(tmp_path / "cache"))
 
     def handler(req):
         text = req.last_user_message

@@ -138,7 +138,6 @@ def test_pipeline_design_default_judge(tmp_path, systems, openai_server, monkeyp
     """Without --judge the documented default (openai/gpt-4o-mini) judges; here routed to the local server."""
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
-    monkeypatch.setenv("KRAMABENCH_CACHE", str(tmp_path / "cache"))
     openai_server.handler = _verdicts_by_description
     root = _workload(tmp_path, n=1)
     prepared = prepare(_cfg(root, f"{systems}:Designer", tmp_path / "res", run_id="pd",

@@ -54,7 +54,6 @@ def test_ds_guru_variants_are_registered():
 def test_ds_guru_self_correcting_run(tmp_path, monkeypatch):
     from kramabench.testing import OpenAIServer
 
-    monkeypatch.setenv("KRAMABENCH_CACHE", str(tmp_path / "cache"))
     root = make_workload(tmp_path / "wl", n=3)
     seen: dict[str, int] = {}
 
