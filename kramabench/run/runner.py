@@ -309,8 +309,10 @@ class Runner:
         self.manifest.finished_at = None
         self.store.write_manifest(self.manifest)
 
-        n = self.options.concurrency
         total = len(items)
+        # never more workers or warm sandboxes than tasks to run (-j 64 --limit 1 starts one of each)
+        n = max(1, min(self.options.concurrency, total))
+        self._size_sandbox_pool(total)
         self.progress.start(total, label=f"{self.manifest.run_id} · {self.manifest.system}")
         new_records: list[Record] = []
         dropped = 0
@@ -431,6 +433,12 @@ class Runner:
             manifest=self.manifest,
             fatal=self.guard.cause,
         )
+
+    def _size_sandbox_pool(self, tasks: int) -> None:
+        sandbox = self.ctx.sandbox
+        size_pool = getattr(sandbox, "size_pool", None)  # the run's LimitedSandbox (None: no sandbox)
+        if callable(size_pool):
+            size_pool(min(self.options.sandbox_concurrency or self.options.concurrency, max(1, tasks)))
 
     def _check_fatal(self) -> None:
         if self.guard.tripped and not self._stop.is_set():

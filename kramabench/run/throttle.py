@@ -104,6 +104,13 @@ class LimitedSandbox:
         self._sem = threading.BoundedSemaphore(max(1, limit))
         self.name = getattr(sandbox, "name", "sandbox")
 
+    def size_pool(self, n: int) -> None:
+        """Keep ``n`` warm sandboxes per lake, for a backend that has a warm pool (docker, local): the sandbox
+        runs a run may make at once, which is never more than its tasks to run."""
+        resize = getattr(self._sandbox, "set_concurrency", None)
+        if callable(resize):
+            resize(max(1, n))
+
     def run(self, code: str, lake: Path, limits=None, *, workdir_lake: str | None = None):
         with self._sem:
             return self._sandbox.run(code, lake, limits, workdir_lake=workdir_lake)
