@@ -228,6 +228,15 @@ def load_workload(
     builder = _Builder(root=root, domain=domain, file=str(path))
     tasks = [t for i, item in enumerate(raw) if (t := builder.task(i, item)) is not None]
     findings.extend(builder.findings)
+    if ef is not None:
+        ids = {t.id for t in tasks}
+        for r in ef.for_domain(domain).reviews:
+            if r.task not in ids:
+                findings.append(
+                    Finding(severity="warning", code="review_target_missing", domain=domain, task_id=r.task,
+                            message=f"the errata review ({r.klass}) names no task of this workload",
+                            suggestion=f"review the [[review]] entry in {ef.path}", file=str(ef.path))  # fmt: skip
+                )
 
     wl = Workload(
         domain=domain,
@@ -237,6 +246,7 @@ def load_workload(
         tasks=tasks,
         findings=findings,
         errata=applied,
+        reviews=list(ef.for_domain(domain).reviews) if ef is not None else [],
         content_hash=digest,
     )
     if validate:
