@@ -150,17 +150,37 @@ def register(app: typer.Typer) -> None:
                 "'kramabench fetch kramabench' (../shared/kramabench does not hold them)",
                 soft_wrap=True,
             )
+        proposed = {(p.domain, p.task_id): p for p in result.proposals}
         for i in result.tasks():
             if i.verdict == "reproduces":
                 continue
             why = i.diff if i.verdict == "differs" else f"{i.cause}: {i.cause_detail}" if i.cause else i.cause_detail
             out_console.print(f"  {i.task_id}: {i.verdict} — {why}", highlight=False, markup=False, soft_wrap=True)
+            p = proposed.get((i.domain, i.task_id))
+            if p is not None and p.klass is not None:
+                recorded = f" [reviewed: {p.reviewed}]" if p.reviewed else ""
+                out_console.print(f"      proposed class: {p.klass} ({p.confidence}) — {p.why}{recorded}",
+                                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+        if result.proposals:
+            from kramabench.audit.classes import write_proposed_reviews
+            from kramabench.workload import TASK_CLASSES
+
+            for d in result.domains:
+                counts = {c: 0 for c in (*TASK_CLASSES, None)}
+                for p in result.proposals:
+                    if p.domain == d:
+                        counts[p.klass] += 1
+                text = ", ".join(f"{c} {n}" for c, n in counts.items() if c is not None and n)
+                out_console.print(f"proposed classes, {d}: {text or '-'}" + (f", none {counts[None]}" if counts[None] else ""),
+                                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+            write_proposed_reviews(out_dir / "reviews-proposed.toml", result.proposals)
         kinds: dict[str, int] = {}
         for f in result.static:
             kinds[f.kind] = kinds.get(f.kind, 0) + 1
         if kinds:
             out_console.print("static gold findings: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
-        out_console.print(f"written: {out_dir / 'reference.json'}, {md}, {page}", soft_wrap=True, highlight=False)
+        out_console.print(f"written: {out_dir / 'reference.json'}, {out_dir / 'reviews-proposed.toml'}, {md}, {page}",
+                          soft_wrap=True, highlight=False)  # fmt: skip
 
     @audit.command("failures")
     def failures(

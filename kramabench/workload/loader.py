@@ -260,6 +260,17 @@ def load_workload(
 FETCH_MANIFEST = "fetch-manifest.json"
 
 
+def documented_absent(root: Path, domain: str, errata: ErrataFile | None = None) -> list[AbsentFile]:
+    """Lake files of a domain known to be absent: the ``[[absent]]`` entries of the errata (default: the root's
+    default errata) and the files the fetch manifest records as not stored upstream."""
+    root = Path(root)
+    if errata is None:
+        p = default_errata(root)
+        errata = load_errata(p) if p else None
+    out = list(errata.for_domain(domain).absent) if errata is not None else []
+    return out + _fetch_manifest_absent(root, lake_dir(root, domain))
+
+
 def _fetch_manifest_absent(root: Path, lake: Path) -> list[AbsentFile]:
     """Files of this lake that the fetch manifest of the root records as not stored upstream (git-LFS
     pointers, files named by tasks but absent from the archive): documented absences."""
@@ -619,6 +630,6 @@ class _Builder:
 
 
 __all__ = [
-    "default_errata", "json_kind", "lake_dir", "list_domains", "load_workload", "official_errata_path", "read_raw",
+    "default_errata", "documented_absent", "json_kind", "lake_dir", "list_domains", "load_workload", "official_errata_path", "read_raw",
     "workload_file",
 ]  # fmt: skip
