@@ -349,7 +349,8 @@ def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | 
     if verify and ef is not None:
         sb = _sandbox(sandbox)
         try:
-            checks = verify_derivations([r for r in ef.reviews if r.domain in names], {w.domain: w.lake for w in wls}, sb)
+            evidence = [*ef.reviews, *(e for e in ef.errata if e.derivation)]
+            checks = verify_derivations([r for r in evidence if r.domain in names], {w.domain: w.lake for w in wls}, sb)
         finally:
             sb.close()
     if as_json:
