@@ -15,7 +15,7 @@ import pytest
 
 from kramabench.run.store import RunStore
 
-from .synth import make_workload, write_system_module
+from .synth import make_workload
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "HOST-SECRET-91c2"
