@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.workload.errata import ErrataFile, same_json
+from kramabench.workload.errata import ErrataFile, Erratum, same_json
 from kramabench.workload.models import TASK_CLASSES, TaskReview, Workload
 
 
@@ -94,11 +94,11 @@ def _close(a: Any, b: Any) -> bool:
 
 
 def verify_derivations(
-    reviews: Iterable[TaskReview], lakes: dict[str, Any], sandbox: Any, *, timeout_s: float = 300.0,
+    reviews: Iterable[TaskReview | Erratum], lakes: dict[str, Any], sandbox: Any, *, timeout_s: float = 300.0,
     memory_mb: int = 4096,
 ) -> list[DerivationCheck]:  # fmt: skip
-    """Run each review's ``derivation`` (lake at ``data/<domain>/input/``) and compare its last printed value
-    with ``derived``. ``lakes``: domain -> lake folder; reviews of other domains are skipped."""
+    """Run each review's (or erratum's) ``derivation`` (lake at ``data/<domain>/input/``) and compare its last
+    printed value with ``derived`` (an erratum's: ``new``). ``lakes``: domain -> lake folder; reviews of other domains are skipped."""
     from kramabench.audit.extract import extract_value
     from kramabench.contracts.sandbox import Limits
 
@@ -106,7 +106,11 @@ def verify_derivations(
     for r in reviews:
         if r.derivation is None or r.domain not in lakes:
             continue
-        base = dict(domain=r.domain, task=r.task, klass=r.klass, derived=r.derived)
+        if isinstance(r, Erratum):  # an erratum's derivation prints its corrected value
+            where = f"{r.task} ({r.subtask})" if r.subtask else r.task
+            base = dict(domain=r.domain, task=where, klass=f"erratum of {r.field}", derived=r.new)
+        else:
+            base = dict(domain=r.domain, task=r.task, klass=r.klass, derived=r.derived)
         res = sandbox.run(r.derivation, lakes[r.domain], Limits(wall_timeout_s=timeout_s, memory_mb=memory_mb),
                           workdir_lake=f"data/{r.domain}/input")  # fmt: skip
         if not res.ok:
@@ -123,7 +127,7 @@ def verify_derivations(
         if not found:
             out.append(DerivationCheck(**base, ok=False, detail="printed no value"))
             continue
-        ok = _close(value, r.derived)
+        ok = _close(value, base["derived"])
         out.append(DerivationCheck(**base, printed=value, ok=ok, detail="" if ok else "prints another value"))
     return out
 

@@ -349,7 +349,8 @@ def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | 
     if verify and ef is not None:
         sb = _sandbox(sandbox)
         try:
-            checks = verify_derivations([r for r in ef.reviews if r.domain in names], {w.domain: w.lake for w in wls}, sb)
+            evidence = [*ef.reviews, *(e for e in ef.errata if e.derivation)]
+            checks = verify_derivations([r for r in evidence if r.domain in names], {w.domain: w.lake for w in wls}, sb)
         finally:
             sb.close()
     if as_json:
@@ -398,12 +399,12 @@ def _model(flag: str, model_id: str, *, cache: bool | None = None):  # noqa: ANN
 
 def _sandbox(backend: str):  # noqa: ANN202
     from kramabench.contracts.sandbox import SandboxUnavailable
-    from kramabench.sandbox.registry import get_sandbox
+    from kramabench.sandbox.registry import open_sandbox
 
     try:
-        return get_sandbox(backend)
-    except (SandboxUnavailable, ValueError) as exc:
-        raise fail(f"sandbox {backend}: {exc}") from None
+        return open_sandbox(backend)
+    except SandboxUnavailable as exc:
+        raise fail(str(exc)) from None
 
 
 def _model_and_sandbox(model_id: str, backend: str, *, cache: bool | None):  # noqa: ANN202

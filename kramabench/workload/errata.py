@@ -84,6 +84,9 @@ class Erratum(BaseModel):
         default=None, description="instead of `new`: derive the corrected value from the old one"
     )
     reason: str = Field(min_length=3)
+    derivation: str | None = Field(
+        None, description="Python run from the workload root (lake at data/<domain>/input/) that prints `new` as JSON"
+    )
     has_old: bool = Field(default=True, exclude=True, description="False when `old` was omitted")
 
     @model_validator(mode="after")

@@ -11,7 +11,7 @@ from kramabench.audit.coverage import coverage, verify_derivations
 from kramabench.workload import TASK_CLASSES, list_domains, load_errata, load_workload, official_errata_path
 
 #: the shared official domains whose tasks the repository's errata account for, one class each
-COVERED = ["legal", "legal-tiny"]
+COVERED = ["biomedical", "environment", "legal", "legal-tiny"]
 
 
 def _official(shared_kramabench: Path, domains: list[str]):  # noqa: ANN202
@@ -46,7 +46,7 @@ def test_every_derivation_prints_its_derived_value(shared_kramabench: Path) -> N
     ef, wls = _official(shared_kramabench, COVERED)
     sb = get_sandbox("local")
     try:
-        checks = verify_derivations(ef.reviews, {w.domain: w.lake for w in wls}, sb, timeout_s=300)
+        checks = verify_derivations([*ef.reviews, *ef.errata], {w.domain: w.lake for w in wls}, sb, timeout_s=300)
     finally:
         sb.close()
     assert checks, "no derivation in the covered domains"
