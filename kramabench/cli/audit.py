@@ -399,12 +399,12 @@ def _model(flag: str, model_id: str, *, cache: bool | None = None):  # noqa: ANN
 
 def _sandbox(backend: str):  # noqa: ANN202
     from kramabench.contracts.sandbox import SandboxUnavailable
-    from kramabench.sandbox.registry import get_sandbox
+    from kramabench.sandbox.registry import open_sandbox
 
     try:
-        return get_sandbox(backend)
-    except (SandboxUnavailable, ValueError) as exc:
-        raise fail(f"sandbox {backend}: {exc}") from None
+        return open_sandbox(backend)
+    except SandboxUnavailable as exc:
+        raise fail(str(exc)) from None
 
 
 def _model_and_sandbox(model_id: str, backend: str, *, cache: bool | None):  # noqa: ANN202
