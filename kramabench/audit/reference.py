@@ -272,9 +272,11 @@ def audit_reference(
         audit.items.extend(items)
     for wl in workloads:
         audit.static.extend(static_checks(wl, task_ids=wanted))
+    from kramabench.audit.classes import upstream_not_stored
     from kramabench.workload.loader import documented_absent
 
-    absent = {wl.domain: [a.path for a in documented_absent(wl.root, wl.domain)] for wl in workloads}
+    absent = {wl.domain: sorted({a.path for a in documented_absent(wl.root, wl.domain)}
+                                | set(upstream_not_stored(wl.domain))) for wl in workloads}  # fmt: skip
     audit.proposals = propose_classes(audit, workloads, absent=absent)
     return audit
 
