@@ -8,6 +8,7 @@ a :class:`RunSetupError` whose message is one clear line.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import secrets
 import sys
@@ -17,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.model import ModelError
-from kramabench.contracts.records import Manifest
+from kramabench.contracts.records import Manifest, Record, iter_records
 from kramabench.contracts.run import RunConfig, RunOptions
 from kramabench.contracts.sandbox import SandboxUnavailable
-from kramabench.models import get_model
+from kramabench.contracts.system import Configured
+from kramabench.files import FileRefused, check_regular, check_writable_dir
+from kramabench.models import ModelId, get_model
 from kramabench.run.lakeview import list_lake_files
-from kramabench.run.paths import OFFICIAL_NAME, default_results_dir, official_root
+from kramabench.run.paths import default_results_dir
 from kramabench.run.plan import ResumeState, RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.provenance import (
@@ -34,14 +37,13 @@ from kramabench.run.provenance import (
 )
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
-from kramabench.run.store import RunLocked, RunStore
-from kramabench.run.throttle import FatalGuard, LimitedModel, LimitedSandbox
-from kramabench.sandbox import get_sandbox
+from kramabench.run.store import RunLocked, RunStore, RunUnwritable
+from kramabench.run.throttle import FatalGuard, LimitedModel
+from kramabench.sandbox import open_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
-from kramabench.workload import WorkloadError, list_domains, load_workload
-from kramabench.workload import resolve_workload_root as resolve
+from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +57,10 @@ class ModelUnusable(RunSetupError):
     """The preflight of a model or judge failed: key refused, model unknown, endpoint unreachable."""
 
 
-def resolve_workload_root(name: str) -> Path:
-    """``kramabench`` -> the fetched official root; a bundled name -> ``workloads/<name>``; else a path."""
-    if name == OFFICIAL_NAME:
-        root = official_root()
-        if not (root / "workload").is_dir():
-            raise RunSetupError(
-                f"the official KramaBench workloads are not fetched yet (looked in {root}); "
-                "run `kramabench fetch kramabench` first (or set KRAMABENCH_HOME)"
-            )
-        return root
+def _workload_root(name: str) -> Path:
+    """:func:`kramabench.workload.resolve_workload_root`, its error as a :class:`RunSetupError`."""
     try:
-        return Path(resolve(name))
+        return Path(resolve_workload_root(name))
     except WorkloadError as e:
         raise RunSetupError(str(e).strip("'\"")) from e
 
@@ -158,7 +152,11 @@ def new_run_id(system: str, model: str | None) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     parts = [stamp, _slug(system.split(":")[-1])]
     if model:
-        parts.append(_slug(model.split("@")[0].rstrip("/").split("/")[-1]))  # the model name, not its URL
+        try:
+            name = ModelId.parse(model).short_name  # the model name, not its provider or URL
+        except ModelError:
+            name = model
+        parts.append(_slug(name))
     return "-".join(parts + [secrets.token_hex(2)])
 
 
@@ -211,16 +209,9 @@ def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, r
 
 def _make_sandbox(backend: str, limit: int) -> Any:
     try:
-        sb = get_sandbox(backend)
+        return open_sandbox(backend, concurrency=limit)
     except SandboxUnavailable as e:
-        other = "--sandbox docker" if backend != "docker" else "--sandbox local"
-        raise RunSetupError(
-            f"sandbox {backend!r} cannot run here: {e} (try {other}, or --sandbox unsafe-subprocess if you accept "
-            "running pipelines without isolation)"
-        ) from e
-    except (ValueError, KeyError) as e:
-        raise RunSetupError(f"sandbox {backend!r}: {e}") from e
-    return LimitedSandbox(sb, limit)  # its warm pool is sized when the run knows how many tasks it has
+        raise RunSetupError(str(e)) from e
 
 
 def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None,
@@ -235,6 +226,9 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
     if not run_id:
         raise RunSetupError("--resume needs --run-id (the folder name under the results folder)")
     store = RunStore(results / run_id)
+    if not store.dir.is_dir():
+        what = "is not a folder" if store.dir.exists() else "does not exist"
+        raise RunSetupError(f"cannot resume: {store.dir} {what} (no run {run_id!r} under {results})")
     if not store.exists():
         raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
     try:
@@ -243,11 +237,44 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
         raise RunSetupError(str(e)) from e
     try:  # a run still in progress elsewhere cannot be resumed (it would write the same keys twice)
         store.lock()
+        check_writable_dir(store.dir, what="run folder")
+        if os.path.lexists(store.records_path):
+            check_regular(store.records_path, what="records file")
     except RunLocked as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
+    except (RunUnwritable, FileRefused) as e:
         raise RunSetupError(f"cannot resume: {e}") from e
     finally:
         store.unlock()
+    _check_records_belong(store, manifest)
     return ResumeState(store, manifest)
+
+
+def _check_records_belong(store: RunStore, manifest: Manifest) -> None:
+    """Refuse to resume a run whose ``records.jsonl`` holds records of another run (a manifest copied over
+    another run's records): each record carries its run id, system, model, setting and domain."""
+    domains = set(manifest.workload.get("domains") or [])
+    try:
+        for n, rec, _torn in iter_records(store.records_path):
+            if not isinstance(rec, Record):
+                continue
+            theirs = {"run id": rec.run_id, "system": rec.system, "setting": rec.setting}
+            ours = {"run id": manifest.run_id, "system": manifest.system, "setting": manifest.setting}
+            if manifest.model is not None or rec.model is not None:
+                theirs["model"], ours["model"] = rec.model, manifest.model
+            diff = [k for k in theirs if theirs[k] != ours[k]]
+            if domains and rec.domain not in domains:
+                diff.append("domain")
+                theirs["domain"], ours["domain"] = rec.domain, ", ".join(sorted(domains))
+            if diff:
+                k = diff[0]
+                raise RunSetupError(
+                    f"cannot resume {manifest.run_id}: {store.records_path} line {n} is a record of another run "
+                    f"({k} {theirs[k]!r}, the manifest says {ours[k]!r}); a run folder holds one run's manifest "
+                    "and records: start a new run, or restore the folder"
+                )
+    except FileRefused as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
 
 
 def prepare(
@@ -289,7 +316,7 @@ def prepare(
         raise RunSetupError(str(e)) from e
     _check_system_options(spec, config.system_options)
 
-    root = resolve_workload_root(config.workload)
+    root = _workload_root(config.workload)
     workloads = load_workloads(root, config.domains, config.errata)
 
     if spec.needs_model and not config.model:
@@ -301,7 +328,11 @@ def prepare(
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", run_id):
             raise RunSetupError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' only")
         store = RunStore(results / run_id)
-        if store.exists() or (store.dir.exists() and any(store.dir.iterdir())):
+        try:
+            check_writable_dir(results, what="results folder")
+        except FileRefused as e:
+            raise RunSetupError(f"{e} (--results or KRAMABENCH_RESULTS)") from e
+        if os.path.lexists(store.dir) and (not store.dir.is_dir() or store.exists() or any(store.dir.iterdir())):
             raise RunSetupError(f"{store.dir} already exists: add --resume to continue it, or choose another --run-id")
 
     closers: list[Any] = []
@@ -447,10 +478,9 @@ def _prepare_rest(
     except Exception as e:  # noqa: BLE001 - any failure to build the system stops the run before it starts
         raise RunSetupError(f"system {config.system!r} could not be built: {e}") from e
     # the options the system runs with, defaults included (system_options holds only what was given)
-    effective = getattr(runner.system, "options", None)
-    if hasattr(effective, "model_dump"):
+    if isinstance(runner.system, Configured):
         try:
-            manifest.options["system_options_effective"] = effective.model_dump(mode="json")
+            manifest.options["system_options_effective"] = runner.system.options.model_dump(mode="json")
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("system options not recorded: %s", e)
     return Prepared(plan=plan, runner=runner)
@@ -459,8 +489,9 @@ def _prepare_rest(
 def _call_key_salt(model_id: str | None) -> str:
     """A fresh salt for the keys of recorded model calls; a run replaying ``replay/<dir>`` reuses the salt
     of that run so that its tasks find their recorded calls."""
-    if model_id and model_id.startswith("replay/"):
-        src = RunStore(Path(model_id.split("/", 1)[1].split("@")[0]))
+    replay_dir = ModelId.parse(model_id).replay_dir if model_id else None
+    if replay_dir is not None:
+        src = RunStore(replay_dir)
         try:
             salt = src.read_manifest().options.get("call_key_salt")
         except (FileNotFoundError, ValueError):
@@ -484,8 +515,10 @@ def _check_executor(opts: RunOptions) -> None:
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:
     was = RunConfig.model_validate({**old.options.get("config", {}), "run_id": old.run_id, "resume": True})
-    for name in ("workload", "system", "model", "sandbox", "errata", "domains", "system_options", "judge"):
-        a, b = getattr(config, name), getattr(was, name)
+    fields = {"workload", "system", "model", "sandbox", "errata", "domains", "system_options", "judge"}
+    now, then = config.model_dump(include=fields), was.model_dump(include=fields)
+    for name in sorted(fields):
+        a, b = now[name], then[name]
         if a != b:
             raise RunSetupError(
                 f"cannot resume {old.run_id}: it was started with {name}={b!r}, now {name}={a!r}; "
@@ -506,5 +539,4 @@ def config_for_resume(resume: ResumeState, results: Path) -> RunConfig:
 
 __all__ = [
     "ModelUnusable", "Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "open_resume", "prepare",
-    "resolve_workload_root",
 ]
