@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.causes import CauseKind, classify_failure
+from kramabench.audit.classes import ClassProposal, propose_classes
 from kramabench.audit.extract import Extraction, extract_answers
 from kramabench.audit.static import StaticFinding, static_checks
 from kramabench.workload.models import Task, Workload
@@ -88,6 +89,7 @@ class ReferenceAudit(BaseModel):
     runs: list[SolutionRun] = Field(default_factory=list)
     items: list[ItemVerdict] = Field(default_factory=list)
     static: list[StaticFinding] = Field(default_factory=list)
+    proposals: list[ClassProposal] = Field(default_factory=list, description="the class proposed for each task")
 
     def tasks(self) -> list[ItemVerdict]:
         return [i for i in self.items if i.subtask_id is None]
@@ -267,6 +269,10 @@ def audit_reference(
         audit.items.extend(items)
     for wl in workloads:
         audit.static.extend(static_checks(wl, task_ids=wanted))
+    from kramabench.workload.loader import documented_absent
+
+    absent = {wl.domain: [a.path for a in documented_absent(wl.root, wl.domain)] for wl in workloads}
+    audit.proposals = propose_classes(audit, workloads, absent=absent)
     return audit
 
 

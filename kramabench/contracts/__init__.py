@@ -25,6 +25,8 @@ from kramabench.contracts.records import (
 )
 from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable
 from kramabench.contracts.system import (
+    Closeable,
+    Configured,
     OutcomeError,
     SettingName,
     SubtaskInput,
@@ -37,6 +39,8 @@ from kramabench.contracts.system import (
 __all__ = [
     "AnswerType",
     "ChatMessage",
+    "Closeable",
+    "Configured",
     "Completion",
     "ExecResult",
     "KeyFunctionality",

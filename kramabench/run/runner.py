@@ -35,7 +35,7 @@ from typing import Any
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
-from kramabench.contracts.system import OutcomeError, SystemOutput
+from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
 from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
@@ -43,6 +43,7 @@ from kramabench.run.progress import Progress
 from kramabench.run.settings import SettingContext, WorkItem
 from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
+from scorers.judge import CountsCalls
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,7 @@ class Runner:
         """The reference solution: Task.solution, else solutions/<domain>/<task>.py (official layout) or
         solutions/<task>.py (bundled)."""
         root = Path(wl.root)
-        if getattr(task, "solution", None):
+        if task.solution:
             return (root / task.solution).resolve()
         for cand in (root / "solutions" / wl.domain / f"{task.id}.py", root / "solutions" / f"{task.id}.py"):
             if cand.is_file():
@@ -216,7 +217,6 @@ class Runner:
 
     def _base_record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         task = it.task
-        at = getattr(task, "answer_type", None)
         usage = out.usage.model_copy()
         if not usage.wall_s:
             usage.wall_s = wall
@@ -230,7 +230,7 @@ class Runner:
             status="ok",
             system=self.manifest.system,
             model=self.manifest.model,
-            answer_type=at.value if hasattr(at, "value") else at,
+            answer_type=task.answer_type,
             expected=task.answer,
             answer=jsonable(out.answer),
             pipeline_code=out.pipeline_code,
@@ -241,7 +241,7 @@ class Runner:
             transcript=[jsonable(t) for t in out.transcript],
             started_at=it.started_at,
             finished_at=_now(),
-            difficulty=getattr(getattr(task, "difficulty", None), "value", None),
+            difficulty=task.difficulty.value,
         )
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
@@ -408,14 +408,12 @@ class Runner:
             self.manifest.stop_reason = self.guard.cause if interrupted else None
             self.manifest.finished_at = _now()
             self.manifest.counts = _counts(all_records)
-            stats = getattr(self.judge, "stats", None)
-            if isinstance(stats, dict):
-                self.manifest.counts["judge"] = jsonable(stats)
+            if isinstance(self.judge, CountsCalls):
+                self.manifest.counts["judge"] = jsonable(self.judge.stats)
             self.store.write_manifest(self.manifest)
-            close = getattr(system, "close", None)
-            if callable(close) and not hard:
+            if isinstance(system, Closeable) and not hard:
                 try:
-                    close()
+                    system.close()
                 except Exception as e:  # noqa: BLE001
                     log.warning("closing the system failed: %s", e)
 

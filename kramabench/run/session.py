@@ -20,9 +20,10 @@ from kramabench.contracts.model import ModelError
 from kramabench.contracts.records import Manifest
 from kramabench.contracts.run import RunConfig, RunOptions
 from kramabench.contracts.sandbox import SandboxUnavailable
-from kramabench.models import get_model
+from kramabench.contracts.system import Configured
+from kramabench.models import ModelId, get_model
 from kramabench.run.lakeview import list_lake_files
-from kramabench.run.paths import OFFICIAL_NAME, default_results_dir, official_root
+from kramabench.run.paths import default_results_dir
 from kramabench.run.plan import ResumeState, RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.provenance import (
@@ -35,13 +36,12 @@ from kramabench.run.provenance import (
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
 from kramabench.run.store import RunLocked, RunStore
-from kramabench.run.throttle import FatalGuard, LimitedModel, LimitedSandbox
-from kramabench.sandbox import get_sandbox
+from kramabench.run.throttle import FatalGuard, LimitedModel
+from kramabench.sandbox import open_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
-from kramabench.workload import WorkloadError, list_domains, load_workload
-from kramabench.workload import resolve_workload_root as resolve
+from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +55,10 @@ class ModelUnusable(RunSetupError):
     """The preflight of a model or judge failed: key refused, model unknown, endpoint unreachable."""
 
 
-def resolve_workload_root(name: str) -> Path:
-    """``kramabench`` -> the fetched official root; a bundled name -> ``workloads/<name>``; else a path."""
-    if name == OFFICIAL_NAME:
-        root = official_root()
-        if not (root / "workload").is_dir():
-            raise RunSetupError(
-                f"the official KramaBench workloads are not fetched yet (looked in {root}); "
-                "run `kramabench fetch kramabench` first (or set KRAMABENCH_HOME)"
-            )
-        return root
+def _workload_root(name: str) -> Path:
+    """:func:`kramabench.workload.resolve_workload_root`, its error as a :class:`RunSetupError`."""
     try:
-        return Path(resolve(name))
+        return Path(resolve_workload_root(name))
     except WorkloadError as e:
         raise RunSetupError(str(e).strip("'\"")) from e
 
@@ -158,7 +150,11 @@ def new_run_id(system: str, model: str | None) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     parts = [stamp, _slug(system.split(":")[-1])]
     if model:
-        parts.append(_slug(model.split("@")[0].rstrip("/").split("/")[-1]))  # the model name, not its URL
+        try:
+            name = ModelId.parse(model).short_name  # the model name, not its provider or URL
+        except ModelError:
+            name = model
+        parts.append(_slug(name))
     return "-".join(parts + [secrets.token_hex(2)])
 
 
@@ -209,19 +205,9 @@ def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, r
 
 def _make_sandbox(backend: str, limit: int) -> Any:
     try:
-        sb = get_sandbox(backend)
+        return open_sandbox(backend, concurrency=limit)
     except SandboxUnavailable as e:
-        other = "--sandbox docker" if backend != "docker" else "--sandbox local"
-        raise RunSetupError(
-            f"sandbox {backend!r} cannot run here: {e} (try {other}, or --sandbox unsafe-subprocess if you accept "
-            "running pipelines without isolation)"
-        ) from e
-    except (ValueError, KeyError) as e:
-        raise RunSetupError(f"sandbox {backend!r}: {e}") from e
-    set_concurrency = getattr(sb, "set_concurrency", None)
-    if callable(set_concurrency):  # e.g. docker: as many warm containers as executions at once
-        set_concurrency(limit)
-    return LimitedSandbox(sb, limit)
+        raise RunSetupError(str(e)) from e
 
 
 def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None) -> Any:
@@ -287,7 +273,7 @@ def prepare(
         raise RunSetupError(str(e)) from e
     _check_system_options(spec, config.system_options)
 
-    root = resolve_workload_root(config.workload)
+    root = _workload_root(config.workload)
     workloads = load_workloads(root, config.domains, config.errata)
 
     if spec.needs_model and not config.model:
@@ -445,10 +431,9 @@ def _prepare_rest(
     except Exception as e:  # noqa: BLE001 - any failure to build the system stops the run before it starts
         raise RunSetupError(f"system {config.system!r} could not be built: {e}") from e
     # the options the system runs with, defaults included (system_options holds only what was given)
-    effective = getattr(runner.system, "options", None)
-    if hasattr(effective, "model_dump"):
+    if isinstance(runner.system, Configured):
         try:
-            manifest.options["system_options_effective"] = effective.model_dump(mode="json")
+            manifest.options["system_options_effective"] = runner.system.options.model_dump(mode="json")
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("system options not recorded: %s", e)
     return Prepared(plan=plan, runner=runner)
@@ -457,8 +442,9 @@ def _prepare_rest(
 def _call_key_salt(model_id: str | None) -> str:
     """A fresh salt for the keys of recorded model calls; a run replaying ``replay/<dir>`` reuses the salt
     of that run so that its tasks find their recorded calls."""
-    if model_id and model_id.startswith("replay/"):
-        src = RunStore(Path(model_id.split("/", 1)[1].split("@")[0]))
+    replay_dir = ModelId.parse(model_id).replay_dir if model_id else None
+    if replay_dir is not None:
+        src = RunStore(replay_dir)
         try:
             salt = src.read_manifest().options.get("call_key_salt")
         except (FileNotFoundError, ValueError):
@@ -482,8 +468,10 @@ def _check_executor(opts: RunOptions) -> None:
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:
     was = RunConfig.model_validate({**old.options.get("config", {}), "run_id": old.run_id, "resume": True})
-    for name in ("workload", "system", "model", "sandbox", "errata", "domains", "system_options", "judge"):
-        a, b = getattr(config, name), getattr(was, name)
+    fields = {"workload", "system", "model", "sandbox", "errata", "domains", "system_options", "judge"}
+    now, then = config.model_dump(include=fields), was.model_dump(include=fields)
+    for name in sorted(fields):
+        a, b = now[name], then[name]
         if a != b:
             raise RunSetupError(
                 f"cannot resume {old.run_id}: it was started with {name}={b!r}, now {name}={a!r}; "
@@ -504,5 +492,4 @@ def config_for_resume(resume: ResumeState, results: Path) -> RunConfig:
 
 __all__ = [
     "ModelUnusable", "Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "open_resume", "prepare",
-    "resolve_workload_root",
 ]

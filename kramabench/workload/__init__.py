@@ -9,6 +9,7 @@ from kramabench.workload.keyfunc import (
 )
 from kramabench.workload.loader import list_domains, load_workload, official_errata_path
 from kramabench.workload.models import (
+    TASK_CLASSES,
     AnswerType,
     Difficulty,
     ErratumApplied,
@@ -17,6 +18,8 @@ from kramabench.workload.models import (
     Severity,
     Subtask,
     Task,
+    TaskClass,
+    TaskReview,
     Workload,
     difficulty_from_id,
 )
@@ -39,7 +42,10 @@ __all__ = [
     "KeyFunctionality",
     "Severity",
     "Subtask",
+    "TASK_CLASSES",
     "Task",
+    "TaskClass",
+    "TaskReview",
     "Workload",
     "WorkloadError",
     "bundled_suites",

@@ -228,6 +228,15 @@ def load_workload(
     builder = _Builder(root=root, domain=domain, file=str(path))
     tasks = [t for i, item in enumerate(raw) if (t := builder.task(i, item)) is not None]
     findings.extend(builder.findings)
+    if ef is not None:
+        ids = {t.id for t in tasks}
+        for r in ef.for_domain(domain).reviews:
+            if r.task not in ids:
+                findings.append(
+                    Finding(severity="warning", code="review_target_missing", domain=domain, task_id=r.task,
+                            message=f"the errata review ({r.klass}) names no task of this workload",
+                            suggestion=f"review the [[review]] entry in {ef.path}", file=str(ef.path))  # fmt: skip
+                )
 
     wl = Workload(
         domain=domain,
@@ -237,6 +246,7 @@ def load_workload(
         tasks=tasks,
         findings=findings,
         errata=applied,
+        reviews=list(ef.for_domain(domain).reviews) if ef is not None else [],
         content_hash=digest,
     )
     if validate:
@@ -248,6 +258,17 @@ def load_workload(
 
 #: written by ``kramabench fetch`` into the root it unpacks; lists the files upstream does not store
 FETCH_MANIFEST = "fetch-manifest.json"
+
+
+def documented_absent(root: Path, domain: str, errata: ErrataFile | None = None) -> list[AbsentFile]:
+    """Lake files of a domain known to be absent: the ``[[absent]]`` entries of the errata (default: the root's
+    default errata) and the files the fetch manifest records as not stored upstream."""
+    root = Path(root)
+    if errata is None:
+        p = default_errata(root)
+        errata = load_errata(p) if p else None
+    out = list(errata.for_domain(domain).absent) if errata is not None else []
+    return out + _fetch_manifest_absent(root, lake_dir(root, domain))
 
 
 def _fetch_manifest_absent(root: Path, lake: Path) -> list[AbsentFile]:
@@ -609,6 +630,6 @@ class _Builder:
 
 
 __all__ = [
-    "default_errata", "json_kind", "lake_dir", "list_domains", "load_workload", "official_errata_path", "read_raw",
+    "default_errata", "documented_absent", "json_kind", "lake_dir", "list_domains", "load_workload", "official_errata_path", "read_raw",
     "workload_file",
 ]  # fmt: skip
