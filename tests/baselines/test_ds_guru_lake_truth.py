@@ -16,6 +16,7 @@ from baselines.ds_guru.prompts import build_messages
 from kramabench.contracts.system import TaskInput
 from kramabench.lake import LakeIndex, LakeOptions
 from kramabench.run.lakeview import list_lake_files
+from kramabench.sandbox.environment import import_names
 from kramabench.workload import load_workload
 from tests.lake.prompt_truth import check_lake_text
 
@@ -37,7 +38,9 @@ def _prompts(shared: Path, domain: str, name: str, cache: Path, limit: int | Non
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_every_official_prompt_tells_the_truth_about_the_lake(shared_kramabench, tmp_path, domain):
     seen = 0
+    installed = [m for mods in import_names().values() for m in mods if not m.startswith("_")]
     for task, lake, messages, facts in _prompts(shared_kramabench, domain, "ds-guru-self-correcting", tmp_path / "c"):
+        assert [m for m in installed if m not in messages[0].content] == []  # the full package list
         user = messages[1].content
         lake_text = user.split("# Data lake\n", 1)[1].split("\n# How to answer", 1)[0]
         problems = check_lake_text(lake_text, lake, n=facts["snippet_rows"])
