@@ -179,6 +179,9 @@ def _last_json(data: bytes) -> dict | None:
     return None
 
 
+_ALIVE = object()
+
+
 def _signal_name(code: int) -> str:
     sig = -code
     return signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
@@ -333,6 +336,9 @@ class ForkServerSession:
                 if fd == status_fd:
                     if chunk:
                         status = (status + chunk)[-65536:]
+                        # one report per call: its line is the end (a child the code forked may still hold
+                        # the interpreter's status pipe open)
+                        status_open = not status.endswith(b"\n")
                     else:
                         status_open = False
                 elif chunk:
@@ -446,8 +452,15 @@ class ForkServerSession:
                 out, err, status, timed_out = self._pump(r_out, r_err, r_st, deadline, kill)
             finally:
                 _close(r_out, r_err, r_st)
-            wall_s = time.monotonic() - t0
             report = _last_json(status) if status else None
+            if not timed_out and (report is None or "done" not in report) and not self._closed:
+                # no report: the interpreter died, or it became another program (os.exec*) that still runs;
+                # the call lasts until that process ends, at most the wall limit
+                exit_code = self._wait_kernel(deadline)
+                if exit_code is _ALIVE:
+                    kill()
+                    timed_out = True
+            wall_s = time.monotonic() - t0
             crashed = False
             oom = False
             error = None
@@ -517,6 +530,19 @@ class ForkServerSession:
                 state_lost=lost,
                 files_read=files,
             )
+
+    def _wait_kernel(self, deadline: float) -> object:
+        """The interpreter's exit code once pid 1 has reaped it, or _ALIVE at ``deadline``."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return _ALIVE
+            try:
+                reply = self._request({"op": "wait", "target": "kernel", "timeout": min(1.0, left)}, [], timeout=15)
+            except SessionError:
+                return None
+            if isinstance(reply.get("code"), int) or not reply.get("pid"):
+                return reply.get("code")
 
     def _kernel_death(self, oom_before: int | None = None) -> str:
         """Why the interpreter ended (pid 1 reaped it), in plain words."""

@@ -726,16 +726,18 @@ def _kernel_main(sock_fd, cfg):
         signal.signal(s, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.set_wakeup_fd(-1)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for i in (0, 1, 2):
-        os.dup2(devnull, i)
-    keep = {0, 1, 2, sock_fd, devnull}
-    for fd in range(3, 1 << 12):
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+    def quiet():
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for i in (0, 1, 2):
+            os.dup2(devnull, i)
+        os.close(devnull)
+
+    quiet()
+    # nothing of pid 1 stays open in the code's process: only its own socket (and, during a call, the call's
+    # stdout, stderr and status)
+    if sock_fd > 3:
+        os.closerange(3, sock_fd)
+    os.closerange(sock_fd + 1, 1 << 16)
     _dumpable(1)
     _limit_self(cfg)
     workdir = cfg["workdir"]
@@ -876,8 +878,7 @@ def _kernel_main(sock_fd, cfg):
                 stream.flush()
             except BaseException:
                 pass
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
+        quiet()
         r1 = resource.getrusage(resource.RUSAGE_SELF)
         c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         report["cpu"] = round((r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
