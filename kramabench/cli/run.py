@@ -200,23 +200,28 @@ def register(app: typer.Typer) -> None:
         except (ValueError, TypeError) as e:
             raise fail(f"{str(e).splitlines()[0]}: {_first_detail(e)}") from None
 
-        from kramabench.run.store import RunLocked
+        from kramabench.run.store import RunLocked, RunUnwritable
 
         if not no_report:
             _preload_report_libraries()
         try:
             result = prepared.run()
-        except RunLocked as e:
+        except (RunLocked, RunUnwritable) as e:  # the run folder cannot be used: a setup error, nothing run
             raise fail(str(e)) from None
         except Exception as e:  # noqa: BLE001 - e.g. the disk is full: say so, records so far are kept
+            import errno
             import logging
 
             logging.getLogger(__name__).debug("run failed", exc_info=True)
+            if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+                why = f"the disk is full ({e})"
+            else:
+                why = f"{type(e).__name__}: {e}" if not isinstance(e, OSError) else str(e)
             err.print(
-                f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}\nrecords so far are in "
-                f"{prepared.store.dir}; resume with: kramabench run --resume --run-id {prepared.manifest.run_id}"
-                + (f" --results {shlex.quote(str(config.results))}" if config.results else ""),
-                highlight=False,
+                Text(f"error: the run stopped: {why}", style="red"),
+                Text(f"records so far are in {prepared.store.dir}; resume with: kramabench run --resume --run-id "
+                     f"{prepared.manifest.run_id}" + (f" --results {shlex.quote(str(config.results))}" if config.results else "")),
+                sep="\n",
             )
             raise typer.Exit(EXIT_FAILED) from None
         rows, total = domain_table(result.records, setting=config.options.setting)

@@ -43,6 +43,7 @@ from kramabench.run.progress import Progress
 from kramabench.run.settings import SettingContext, WorkItem
 from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
+from kramabench.workload.solutions import solution_of
 from scorers.judge import CountsCalls
 
 log = logging.getLogger(__name__)
@@ -164,15 +165,9 @@ class Runner:
 
     @staticmethod
     def solution_of(wl: Any, task: Any) -> Path | None:
-        """The reference solution: Task.solution, else solutions/<domain>/<task>.py (official layout) or
-        solutions/<task>.py (bundled)."""
-        root = Path(wl.root)
-        if task.solution:
-            return (root / task.solution).resolve()
-        for cand in (root / "solutions" / wl.domain / f"{task.id}.py", root / "solutions" / f"{task.id}.py"):
-            if cand.is_file():
-                return cand
-        return None
+        """The reference solution (:func:`kramabench.workload.solutions.solution_of`: inside the workload root
+        or None)."""
+        return solution_of(wl, task)
 
     def _item(self, setting: Any, wl: Any, task: Any, unit: Any | None, view: Any, attempt: int) -> WorkItem:
         token = secrets.token_urlsafe(18)

@@ -8,6 +8,7 @@ a :class:`RunSetupError` whose message is one clear line.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import secrets
 import sys
@@ -17,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.model import ModelError
-from kramabench.contracts.records import Manifest
+from kramabench.contracts.records import Manifest, Record, iter_records
 from kramabench.contracts.run import RunConfig, RunOptions
 from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.contracts.system import Configured
+from kramabench.files import FileRefused, check_regular, check_writable_dir
 from kramabench.models import ModelId, get_model
 from kramabench.run.lakeview import list_lake_files
 from kramabench.run.paths import default_results_dir
@@ -35,7 +37,7 @@ from kramabench.run.provenance import (
 )
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
-from kramabench.run.store import RunLocked, RunStore
+from kramabench.run.store import RunLocked, RunStore, RunUnwritable
 from kramabench.run.throttle import FatalGuard, LimitedModel
 from kramabench.sandbox import open_sandbox
 from kramabench.systems.context import SystemContext
@@ -222,6 +224,9 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
     if not run_id:
         raise RunSetupError("--resume needs --run-id (the folder name under the results folder)")
     store = RunStore(results / run_id)
+    if not store.dir.is_dir():
+        what = "is not a folder" if store.dir.exists() else "does not exist"
+        raise RunSetupError(f"cannot resume: {store.dir} {what} (no run {run_id!r} under {results})")
     if not store.exists():
         raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
     try:
@@ -230,11 +235,44 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
         raise RunSetupError(str(e)) from e
     try:  # a run still in progress elsewhere cannot be resumed (it would write the same keys twice)
         store.lock()
+        check_writable_dir(store.dir, what="run folder")
+        if os.path.lexists(store.records_path):
+            check_regular(store.records_path, what="records file")
     except RunLocked as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
+    except (RunUnwritable, FileRefused) as e:
         raise RunSetupError(f"cannot resume: {e}") from e
     finally:
         store.unlock()
+    _check_records_belong(store, manifest)
     return ResumeState(store, manifest)
+
+
+def _check_records_belong(store: RunStore, manifest: Manifest) -> None:
+    """Refuse to resume a run whose ``records.jsonl`` holds records of another run (a manifest copied over
+    another run's records): each record carries its run id, system, model, setting and domain."""
+    domains = set(manifest.workload.get("domains") or [])
+    try:
+        for n, rec, _torn in iter_records(store.records_path):
+            if not isinstance(rec, Record):
+                continue
+            theirs = {"run id": rec.run_id, "system": rec.system, "setting": rec.setting}
+            ours = {"run id": manifest.run_id, "system": manifest.system, "setting": manifest.setting}
+            if manifest.model is not None or rec.model is not None:
+                theirs["model"], ours["model"] = rec.model, manifest.model
+            diff = [k for k in theirs if theirs[k] != ours[k]]
+            if domains and rec.domain not in domains:
+                diff.append("domain")
+                theirs["domain"], ours["domain"] = rec.domain, ", ".join(sorted(domains))
+            if diff:
+                k = diff[0]
+                raise RunSetupError(
+                    f"cannot resume {manifest.run_id}: {store.records_path} line {n} is a record of another run "
+                    f"({k} {theirs[k]!r}, the manifest says {ours[k]!r}); a run folder holds one run's manifest "
+                    "and records: start a new run, or restore the folder"
+                )
+    except FileRefused as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
 
 
 def prepare(
@@ -287,7 +325,11 @@ def prepare(
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", run_id):
             raise RunSetupError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' only")
         store = RunStore(results / run_id)
-        if store.exists() or (store.dir.exists() and any(store.dir.iterdir())):
+        try:
+            check_writable_dir(results, what="results folder")
+        except FileRefused as e:
+            raise RunSetupError(f"{e} (--results or KRAMABENCH_RESULTS)") from e
+        if os.path.lexists(store.dir) and (not store.dir.is_dir() or store.exists() or any(store.dir.iterdir())):
             raise RunSetupError(f"{store.dir} already exists: add --resume to continue it, or choose another --run-id")
 
     closers: list[Any] = []

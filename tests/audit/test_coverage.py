@@ -11,7 +11,7 @@ from kramabench.audit.coverage import coverage, verify_derivations
 from kramabench.workload import TASK_CLASSES, list_domains, load_errata, load_workload, official_errata_path
 
 #: the shared official domains whose tasks the repository's errata account for, one class each
-COVERED = ["biomedical", "environment", "legal", "legal-tiny"]
+COVERED = ["archeology", "biomedical", "environment", "legal", "legal-tiny"]
 
 
 def _official(shared_kramabench: Path, domains: list[str]):  # noqa: ANN202

@@ -197,7 +197,7 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
                 return None, out + [_err(suite, pid, path, f"{f_i}.format", "bad_format",
                                          f"pipeline {pid}: {f_i}: format {fmt!r} is not one of {', '.join(DATA_FORMATS)}; "
                                          "left out")]
-            exts = (fmt,) if fmt else DATA_FORMATS
+            exts = ((fmt,) if fmt else ()) + tuple(e for e in DATA_FORMATS if e != fmt)  # served as `format`
             data = _find_file(folder / "data", table, exts)
             sources.append(SourceTable(kind=kind, table=table, format=fmt, data=data))
 
