@@ -42,6 +42,8 @@ from kramabench.contracts.session import (
     WorkspaceError,
 )
 from kramabench.contracts.system import (
+    Closeable,
+    Configured,
     OutcomeError,
     SettingName,
     SubtaskInput,
@@ -69,6 +71,8 @@ __all__ = [
     "StepResult",
     "WorkspaceError",
     "ChatMessage",
+    "Closeable",
+    "Configured",
     "Completion",
     "ExecResult",
     "KeyFunctionality",

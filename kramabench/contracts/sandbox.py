@@ -97,4 +97,12 @@ class Sandbox(Protocol):
     def close(self) -> None: ...
 
 
-__all__ = ["ExecResult", "Limits", "Sandbox", "SandboxUnavailable"]
+@runtime_checkable
+class Pooled(Protocol):
+    """Optional for a backend that keeps warm sandboxes (local, docker): ``set_concurrency(n)`` keeps ``n``
+    warm per (lake, limits), for ``n`` runs at once (``kramabench.sandbox.open_sandbox`` calls it)."""
+
+    def set_concurrency(self, n: int) -> None: ...
+
+
+__all__ = ["ExecResult", "Limits", "Pooled", "Sandbox", "SandboxUnavailable"]

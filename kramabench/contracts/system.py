@@ -82,4 +82,19 @@ class System(Protocol):
     def solve(self, task: TaskInput) -> SystemOutput: ...
 
 
-__all__ = ["OutcomeError", "SettingName", "SubtaskInput", "System", "SystemOutput", "SystemUsage", "TaskInput"]
+@runtime_checkable
+class Closeable(Protocol):
+    """Optional for a system: ``close()`` is called once when the run (or a Ray worker) is done with it."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Configured(Protocol):
+    """Optional for a system: ``options`` is its validated options model, defaults included; the run's
+    manifest records it (``options.system_options_effective``)."""
+
+    options: BaseModel
+
+
+__all__ = ["Closeable", "Configured", "OutcomeError", "SettingName", "SubtaskInput", "System", "SystemOutput", "SystemUsage", "TaskInput"]
