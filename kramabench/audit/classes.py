@@ -11,6 +11,8 @@ checks, the errata applied and the documented absences, never a task's name:
   missing module, a crash, a time-out), ``solution-defect``;
 - it runs but prints nothing readable, or prose around the gold, or another scale (a fraction for a
   percentage), or the answer of one of its own steps: ``solution-defect``;
+- the question offers two alternatives but wants True/False or Yes/No ("different or the same? Answer with
+  True or False"): ``ambiguous``;
 - it prints a clean value that differs, or the static checks say the gold contradicts its own question
   or its last step: ``gold-defect`` (a candidate: compute the answer by hand before writing an erratum).
 
@@ -134,6 +136,70 @@ def _near_in_lake(rel: str, files: list[str]) -> str | None:
     return next((f for f in files if PurePosixPath(f).name.lower() == close[0]), None) if close else None
 
 
+_YES_NO = {"true", "false", "yes", "no"}
+_INSTRUCTION_RE = re.compile(
+    r"\(?\b(?:please\s+)?(?:answer|respond|reply)(?:\s+(?:with|in|using))?(?:\s+(?:a|either))?\s+(?:true|yes)\s+or\s+(?:false|no)\b\.?\)?",
+    re.IGNORECASE,
+)
+_ALTERNATIVES_RE = re.compile(r"\b(\w+(?:\s+\w+)?)\s+or\s+(?:the\s+)?(\w+)\b[^?]*\?", re.IGNORECASE)
+
+
+def yes_no_alternatives(query: str, gold: Any) -> str | None:
+    """The alternatives of a question that offers two ("different or the same?") but wants True/False or Yes/No:
+    which alternative does True affirm? None when the question is a plain yes/no question."""
+    if str(gold).strip().lower() not in _YES_NO:
+        return None
+    text = _INSTRUCTION_RE.sub(" ", query or "")
+    for sentence in re.findall(r"[^?]*\?", text):
+        m = _ALTERNATIVES_RE.search(sentence)
+        if m and m.group(2).lower() != "not" and not re.search(r"\b(?:e\.g|i\.e)\b", sentence[: m.start()]):
+            return m.group(0).strip()
+    return None
+
+
+def _lfs_pointer(path: Path) -> bool:
+    try:
+        if not path.is_file() or path.stat().st_size > 1024:
+            return False
+        return path.read_bytes().startswith(b"version https://git-lfs")
+    except OSError:
+        return False
+
+
+def _source_covers(source: str, path: str) -> bool:
+    """A data source names ``path``: the same file (or file name), or a folder / glob that holds it."""
+    import fnmatch
+
+    src = source.strip().replace("\\", "/").lstrip("./").lower()
+    p = path.lower()
+    if not src:
+        return False
+    if src == p or src == PurePosixPath(p).name:
+        return True
+    if any(c in src for c in "*?["):
+        return fnmatch.fnmatch(p, src) or fnmatch.fnmatch(p, src.rstrip("/*") + "/*")
+    return p.startswith(src.rstrip("/") + "/")
+
+
+def _really_absent(lake: Path, rel: str) -> bool:
+    """The file is not in the lake, or only as a git-LFS pointer."""
+    path = Path(lake) / rel
+    return not path.exists() or _lfs_pointer(path)
+
+
+def upstream_not_stored(domain: str, ref: str | None = None) -> list[str]:
+    """Lake files (relative to ``data/<domain>/input/``) that the shipped upstream listing of ``ref`` (default:
+    the default official commit) names without storing their content."""
+    from kramabench.workload.blobs import load_blob_table
+    from kramabench.workload.fetch import DEFAULT_REF
+
+    table = load_blob_table(ref or DEFAULT_REF)
+    if table is None:
+        return []
+    prefix = f"data/{domain}/input/"
+    return sorted(p[len(prefix) :] for p, e in table.under([prefix]).items() if not e.stored)
+
+
 def propose_class(
     wl: Workload, task_id: str, run: Any, items: list[Any], *, static: Iterable[Any] = (),
     absent: Iterable[str] = (),
@@ -155,15 +221,31 @@ def propose_class(
 
     if main is None:
         return out(None, "candidate", "no verdict for the main answer")
+    alternatives = yes_no_alternatives(task.query, main.gold)
+    if alternatives is not None:
+        return out("ambiguous", "candidate", f"the question offers alternatives ({alternatives!r}) but asks for "
+                   f"{'True/False' if str(main.gold).lower() in ('true', 'false') else 'Yes/No'}: either answer "
+                   "affirms one reading; the gold is " + repr(main.gold))  # fmt: skip
     how = f"{ext.method}: {ext.text}" if ext is not None and ext.found and ext.text else "no printed answer"
-    documented = {a.lower() for a in absent}
-    if main.verdict != "reproduces" and documented and run is not None:
-        seen = " ".join([getattr(run, "stderr_tail", "") or "", main.cause_detail or "",
-                         *[str(f) for f in getattr(run, "files_read", []) or []]]).lower()  # fmt: skip
-        named = sorted(a for a in absent if a.lower() in seen or PurePosixPath(a).name.lower() in seen)
+    missing = [a for a in absent if _really_absent(wl.lake, a)]
+    if main.verdict != "reproduces" and run is not None:
+        read = [str(f) for f in getattr(run, "files_read", []) or []]
+        seen = " ".join([getattr(run, "stderr_tail", "") or "", main.cause_detail or "", *read]).lower()
+        named = sorted(a for a in missing if a.lower() in seen or PurePosixPath(a).name.lower() in seen)
         if named:
             return out("unreproducible", "likely",
                        f"the solution reads {', '.join(named)}, absent upstream ({main.verdict})", absent=named)  # fmt: skip
+        sources = {src for item in (task, *task.subtasks) for src in (item.data_sources or [])}
+        needed = sorted(a for a in missing if any(_source_covers(src, a) for src in sources))
+        if needed:
+            return out("unreproducible", "candidate", f"the task's data sources include {', '.join(needed)}, absent "
+                       f"upstream; the solution's answer ({main.verdict}) cannot be checked without them",
+                       absent=needed)  # fmt: skip
+        pointers = sorted(f for f in read if _lfs_pointer(Path(wl.lake) / f))
+        if pointers:
+            return out("unreproducible", "likely", f"the solution reads {', '.join(pointers)}: a git-LFS pointer in "
+                       f"place of the file, whose content upstream does not store ({main.verdict})",
+                       absent=pointers)  # fmt: skip
     if main.verdict == "reproduces":
         if fixed_main:
             return out("gold-defect", "likely", f"the solution reproduces the corrected gold {fixed_main[0].new!r} "
@@ -176,6 +258,7 @@ def propose_class(
         if cause == "missing-lake-file":
             path = _missing_path(detail) or ""
             rel = _relative_to_lake(path, wl.domain)
+            documented = {a.lower() for a in missing} | {PurePosixPath(a).name.lower() for a in missing}
             if rel.lower() in documented or PurePosixPath(rel).name.lower() in documented:
                 return out("unreproducible", "likely", f"the solution reads {rel}, which is absent upstream", absent=[rel])
             near = _near_in_lake(rel, _lake_files(wl.lake))
@@ -287,4 +370,5 @@ def write_proposed_reviews(path: Path, proposals: Iterable[ClassProposal]) -> Pa
     return Path(path)
 
 
-__all__ = ["ClassProposal", "Confidence", "propose_class", "propose_classes", "write_proposed_reviews"]
+__all__ = ["ClassProposal", "Confidence", "propose_class", "propose_classes", "upstream_not_stored",
+           "write_proposed_reviews", "yes_no_alternatives"]

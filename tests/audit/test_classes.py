@@ -46,6 +46,17 @@ TASKS = {
                    "solution-defect", "likely"),
     "lab-hard-3": ("import pandas as pd\nprint(len(pd.read_excel('./data/lab/input/big.xlsx')))\n",
                    T("lab-hard-3", "How many rows in big?", 5, "numeric_exact"), "unreproducible", "likely"),
+    "lab-hard-5": ("print(True)\n",
+                   T("lab-hard-5", "Is the sum of x larger or smaller than 100? Answer with True or False.", "True",
+                     "string_exact"), "ambiguous", "candidate"),
+    "lab-hard-6": ("print('Yes')\n",
+                   T("lab-hard-6", "Is the sum of x above 100, or not? Answer Yes or No.", "Yes", "string_exact"),
+                   "reproduces", "likely"),
+    "lab-hard-7": ("import pandas as pd\nprint(len(pd.read_csv('./data/lab/input/pointer.csv')))\n",
+                   T("lab-hard-7", "How many rows in pointer?", 500, "numeric_exact"), "unreproducible", "likely"),
+    "lab-hard-8": ("import glob\nprint(len(glob.glob('./data/lab/input/gone/*.csv')))\n",
+                   dict(T("lab-hard-8", "How many files in gone?", 2, "numeric_exact"), data_sources=["gone/*"]),
+                   "unreproducible", "candidate"),
 }  # fmt: skip
 
 ERRATA = """
@@ -64,6 +75,11 @@ reason = "not stored upstream"
 
 [[absent]]
 domain = "lab"
+path = "gone/b.csv"
+reason = "not stored upstream"
+
+[[absent]]
+domain = "lab"
 path = "big.xlsx"
 reason = "a git-LFS pointer upstream"
 """
@@ -78,6 +94,11 @@ def audit(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     (root / "data" / "lab" / "input" / "big.xlsx").write_text(
         "version https://git-lfs.github.com/spec/v1\noid sha256:" + "0" * 64 + "\nsize 12345\n"
     )
+    (root / "data" / "lab" / "input" / "pointer.csv").write_text(  # a pointer no errata document
+        "version https://git-lfs.github.com/spec/v1\noid sha256:" + "1" * 64 + "\nsize 999\n"
+    )
+    (root / "data" / "lab" / "input" / "gone").mkdir()
+    (root / "data" / "lab" / "input" / "gone" / "a.csv").write_text("x\n1\n")
     sb = get_sandbox("local")
     try:
         return audit_reference([load_workload(root, "lab")], sb, workload_name="lab", root=root, sandbox_name="local",
@@ -96,6 +117,9 @@ def test_each_finding_gets_its_class(audit) -> None:  # noqa: ANN001
     assert "a fraction where the gold is a percentage" in by["lab-hard-4"].why
     assert "lab-easy-7-1" in by["lab-easy-7"].why
     assert "corrected gold 41" in by["lab-easy-9"].why
+    assert "larger or smaller" in by["lab-hard-5"].why
+    assert by["lab-hard-7"].absent == ["pointer.csv"] and "git-LFS pointer" in by["lab-hard-7"].why
+    assert by["lab-hard-8"].absent == ["gone/b.csv"]
 
 
 @pytest.mark.slow

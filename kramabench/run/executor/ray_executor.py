@@ -41,6 +41,7 @@ from kramabench.run.executor.base import ExecutorContext, ExecutorUnavailable, S
 from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_lake, sha256_text
 from kramabench.run.settings import WorkItem
 from kramabench.systems.context import TaskRef
+from kramabench.workload.solutions import read_solution
 
 log = logging.getLogger(__name__)
 
@@ -466,8 +467,8 @@ class RayExecutor:
             ref = item.ref
             if ref.solution is not None and Path(ref.solution).is_file():
                 try:
-                    code = Path(ref.solution).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
+                    code = read_solution(Path(ref.solution))
+                except OSError:
                     code = None  # the worker's system reports the missing solution
             ref = replace(ref, solution=None)
         return Shipped(
