@@ -107,10 +107,11 @@ def _tail(text: str) -> str:
 
 
 def solution_of(wl: Workload, task: Task) -> Path | None:
-    """Task.solution, else solutions/<domain>/<task>.py (official) or solutions/<task>.py (bundled)."""
-    from kramabench.run.runner import Runner
+    """Task.solution, else solutions/<domain>/<task>.py (official) or solutions/<task>.py (bundled); only
+    inside the workload root."""
+    from kramabench.workload.solutions import solution_of as of
 
-    return Runner.solution_of(wl, task)
+    return of(wl, task)
 
 
 def _short(v: Any, n: int = 120) -> str:
@@ -187,8 +188,10 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
         run.cause, run.cause_detail = "no-solution", f"no reference solution for {task.id}"
         return run, all_cannot("no-solution", run.cause_detail)
     try:
-        code = sol.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        from kramabench.workload.solutions import read_solution
+
+        code = read_solution(sol)
+    except OSError as exc:
         run.cause, run.cause_detail = "no-solution", f"{sol}: cannot read ({exc})"
         return run, all_cannot("no-solution", run.cause_detail)
     res = sandbox.run(code, wl.lake, Limits(wall_timeout_s=timeout_s, memory_mb=memory_mb),

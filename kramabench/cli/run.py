@@ -24,6 +24,9 @@ EXIT_MODEL = 3  # a model or judge is unusable (key refused, unknown model, endp
 EXIT_ALL_ERRORS = 4  # the run finished but every outcome is an error
 RESUME_EXIT = 130  # interrupted (Ctrl-C, SIGTERM, tasks that did not return): resume it
 
+#: the values of --progress (kramabench.run.progress.make_progress)
+PROGRESS_KINDS = ("auto", "rich", "plain", "none")
+
 
 
 def _parse_option(text: str) -> tuple[str, Any]:
@@ -39,6 +42,7 @@ def _parse_option(text: str) -> tuple[str, Any]:
 #: each field of RunConfig / RunOptions and the option of `kramabench run` that sets it (checked by a test)
 OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--workload": ("RunConfig", "workload"), "--domain": ("RunConfig", "domains"), "--system": ("RunConfig", "system"),
+    "--task": ("RunConfig", "tasks"), "--exclude-task": ("RunConfig", "exclude_tasks"),
     "--option": ("RunConfig", "system_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
     "--sandbox": ("RunConfig", "sandbox"), "--no-errata": ("RunConfig", "errata"), "--run-id": ("RunConfig", "run_id"),
     "--resume": ("RunConfig", "resume"), "--results": ("RunConfig", "results"),
@@ -48,6 +52,7 @@ OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--seed": ("RunOptions", "seed"), "--retry-errors": ("RunOptions", "retry_errors"),
     "--pose-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
     "--task-timeout": ("RunOptions", "task_timeout_s"), "--model-budget": ("RunOptions", "model_budget_s"),
+    "--model-timeout": ("RunOptions", "model_timeout_s"),
     "--executor": ("RunOptions", "executor"), "--ray-address": ("RunOptions", "ray_address"),
 }  # fmt: skip
 
@@ -81,6 +86,8 @@ def register(app: typer.Typer) -> None:
     def run_cmd(
         workload: str = typer.Option(None, "--workload", "-w", help=_help(RunConfig, "workload")),
         domain: list[str] = typer.Option(None, "--domain", "-d", help=_help(RunConfig, "domains")),
+        task: list[str] = typer.Option(None, "--task", "-t", help=_help(RunConfig, "tasks")),
+        exclude_task: list[str] = typer.Option(None, "--exclude-task", help=_help(RunConfig, "exclude_tasks")),
         system: str = typer.Option(None, "--system", "-s", help=_help(RunConfig, "system")),
         option: list[str] = typer.Option(None, "--option", "-o", help=_help(RunConfig, "system_options")),
         model: str = typer.Option(None, "--model", "-m", help=_help(RunConfig, "model")),
@@ -100,10 +107,12 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
         task_timeout: float = typer.Option(None, "--task-timeout", help=_help(RunOptions, "task_timeout_s")),
         lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
+        model_timeout: float = typer.Option(None, "--model-timeout", help=_help(RunOptions, "model_timeout_s")),
         model_budget: float = typer.Option(None, "--model-budget", help=_help(RunOptions, "model_budget_s")),
         executor: str = typer.Option(None, "--executor", help=_help(RunOptions, "executor")),
         ray_address: str = typer.Option(None, "--ray-address", help=_help(RunOptions, "ray_address")),
-        progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none"),
+        progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none (auto: rich on a terminal, "
+                                     "plain lines otherwise)"),
         no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
     ) -> None:
@@ -126,6 +135,8 @@ def register(app: typer.Typer) -> None:
         from kramabench.run.table import domain_table, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
+        if progress not in PROGRESS_KINDS:
+            raise fail(f"--progress {progress!r}: choose one of {', '.join(PROGRESS_KINDS)}")
         out = Console() if sys.stdout.isatty() else Console(width=140)
         results_dir = results or default_results_dir()
         sys_opts = dict(_parse_option(o) for o in (option or []))
@@ -144,6 +155,8 @@ def register(app: typer.Typer) -> None:
             given: dict[str, Any] = {
                 "workload": workload,
                 "domains": list(domain) if domain else None,
+                "tasks": list(task) if task else None,
+                "exclude_tasks": list(exclude_task) if exclude_task else None,
                 "system": system,
                 "system_options": sys_opts or None,
                 "model": model,
@@ -162,6 +175,7 @@ def register(app: typer.Typer) -> None:
                 "pose_subtasks": pose_subtasks,
                 "lake_view": lake_view,
                 "task_timeout_s": task_timeout,
+                "model_timeout_s": model_timeout,
                 "model_budget_s": model_budget,
                 "executor": executor,
                 "ray_address": ray_address,
@@ -195,23 +209,28 @@ def register(app: typer.Typer) -> None:
         except (ValueError, TypeError) as e:
             raise fail(f"{str(e).splitlines()[0]}: {_first_detail(e)}") from None
 
-        from kramabench.run.store import RunLocked
+        from kramabench.run.store import RunLocked, RunUnwritable
 
         if not no_report:
             _preload_report_libraries()
         try:
             result = prepared.run()
-        except RunLocked as e:
+        except (RunLocked, RunUnwritable) as e:  # the run folder cannot be used: a setup error, nothing run
             raise fail(str(e)) from None
         except Exception as e:  # noqa: BLE001 - e.g. the disk is full: say so, records so far are kept
+            import errno
             import logging
 
             logging.getLogger(__name__).debug("run failed", exc_info=True)
+            if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+                why = f"the disk is full ({e})"
+            else:
+                why = f"{type(e).__name__}: {e}" if not isinstance(e, OSError) else str(e)
             err.print(
-                f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}\nrecords so far are in "
-                f"{prepared.store.dir}; resume with: kramabench run --resume --run-id {prepared.manifest.run_id}"
-                + (f" --results {shlex.quote(str(config.results))}" if config.results else ""),
-                highlight=False,
+                Text(f"error: the run stopped: {why}", style="red"),
+                Text(f"records so far are in {prepared.store.dir}; resume with: kramabench run --resume --run-id "
+                     f"{prepared.manifest.run_id}" + (f" --results {shlex.quote(str(config.results))}" if config.results else "")),
+                sep="\n",
             )
             raise typer.Exit(EXIT_FAILED) from None
         rows, total = domain_table(result.records, setting=config.options.setting)

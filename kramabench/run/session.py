@@ -8,6 +8,7 @@ a :class:`RunSetupError` whose message is one clear line.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import secrets
 import sys
@@ -17,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.model import ModelError
-from kramabench.contracts.records import Manifest
+from kramabench.contracts.records import Manifest, Record, iter_records
 from kramabench.contracts.run import RunConfig, RunOptions
 from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.contracts.system import Configured
+from kramabench.files import FileRefused, check_regular, check_writable_dir
 from kramabench.models import ModelId, get_model
 from kramabench.run.lakeview import list_lake_files
 from kramabench.run.paths import default_results_dir
@@ -35,13 +37,14 @@ from kramabench.run.provenance import (
 )
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
-from kramabench.run.store import RunLocked, RunStore
+from kramabench.run.store import RunLocked, RunStore, RunUnwritable
 from kramabench.run.throttle import FatalGuard, LimitedModel
 from kramabench.sandbox import open_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
 from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
+from kramabench.workload.selection import keep_tasks, select_task_ids
 
 log = logging.getLogger(__name__)
 
@@ -188,10 +191,12 @@ class Prepared:
                     log.warning("cleanup failed: %s", e)
 
 
-def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, role: str = "model") -> Any:
-    """The model of a run, checked by one cheap preflight request (key, endpoint, model name)."""
+def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, role: str = "model",
+                timeout_s: float | None = None) -> Any:
+    """The model of a run, checked by one cheap preflight request (key, endpoint, model name); ``timeout_s``:
+    the deadline of each attempt of its calls (``--model-timeout``; None: 120 s)."""
     try:
-        model = get_model(model_id)
+        model = get_model(model_id, timeout_s=timeout_s)
     except ModelError as e:
         raise RunSetupError(f"{role} {model_id}: {e.message}" if e.kind != "missing_key" else e.message) from e
     except (ValueError, KeyError) as e:
@@ -210,10 +215,11 @@ def _make_sandbox(backend: str, limit: int) -> Any:
         raise RunSetupError(str(e)) from e
 
 
-def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None) -> Any:
+def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None,
+                timeout_s: float | None = None) -> Any:
     """The judge of a run: the setting says which (the design judge for pipeline-design, else the paraphrase
     judge), on a model made and checked (preflight) like the system's."""
-    return setting.make_judge(_make_model(judge_id, limit, guard, role="judge"))
+    return setting.make_judge(_make_model(judge_id, limit, guard, role="judge", timeout_s=timeout_s))
 
 
 def open_resume(results: Path, run_id: str | None) -> ResumeState:
@@ -221,6 +227,9 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
     if not run_id:
         raise RunSetupError("--resume needs --run-id (the folder name under the results folder)")
     store = RunStore(results / run_id)
+    if not store.dir.is_dir():
+        what = "is not a folder" if store.dir.exists() else "does not exist"
+        raise RunSetupError(f"cannot resume: {store.dir} {what} (no run {run_id!r} under {results})")
     if not store.exists():
         raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
     try:
@@ -229,11 +238,44 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
         raise RunSetupError(str(e)) from e
     try:  # a run still in progress elsewhere cannot be resumed (it would write the same keys twice)
         store.lock()
+        check_writable_dir(store.dir, what="run folder")
+        if os.path.lexists(store.records_path):
+            check_regular(store.records_path, what="records file")
     except RunLocked as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
+    except (RunUnwritable, FileRefused) as e:
         raise RunSetupError(f"cannot resume: {e}") from e
     finally:
         store.unlock()
+    _check_records_belong(store, manifest)
     return ResumeState(store, manifest)
+
+
+def _check_records_belong(store: RunStore, manifest: Manifest) -> None:
+    """Refuse to resume a run whose ``records.jsonl`` holds records of another run (a manifest copied over
+    another run's records): each record carries its run id, system, model, setting and domain."""
+    domains = set(manifest.workload.get("domains") or [])
+    try:
+        for n, rec, _torn in iter_records(store.records_path):
+            if not isinstance(rec, Record):
+                continue
+            theirs = {"run id": rec.run_id, "system": rec.system, "setting": rec.setting}
+            ours = {"run id": manifest.run_id, "system": manifest.system, "setting": manifest.setting}
+            if manifest.model is not None or rec.model is not None:
+                theirs["model"], ours["model"] = rec.model, manifest.model
+            diff = [k for k in theirs if theirs[k] != ours[k]]
+            if domains and rec.domain not in domains:
+                diff.append("domain")
+                theirs["domain"], ours["domain"] = rec.domain, ", ".join(sorted(domains))
+            if diff:
+                k = diff[0]
+                raise RunSetupError(
+                    f"cannot resume {manifest.run_id}: {store.records_path} line {n} is a record of another run "
+                    f"({k} {theirs[k]!r}, the manifest says {ours[k]!r}); a run folder holds one run's manifest "
+                    "and records: start a new run, or restore the folder"
+                )
+    except FileRefused as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
 
 
 def prepare(
@@ -260,6 +302,8 @@ def prepare(
         resume = None
 
     _check_executor(opts)
+    if opts.retry_errors and not config.resume:
+        raise RunSetupError("--retry-errors needs --resume --run-id RUN: it runs the error outcomes of that run again")
 
     try:
         setting = get_setting(opts.setting)
@@ -275,6 +319,7 @@ def prepare(
 
     root = _workload_root(config.workload)
     workloads = load_workloads(root, config.domains, config.errata)
+    selection = _selection(config, workloads, old)
 
     if spec.needs_model and not config.model:
         raise RunSetupError(f"system {spec_name!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
@@ -285,12 +330,17 @@ def prepare(
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", run_id):
             raise RunSetupError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' only")
         store = RunStore(results / run_id)
-        if store.exists() or (store.dir.exists() and any(store.dir.iterdir())):
+        try:
+            check_writable_dir(results, what="results folder")
+        except FileRefused as e:
+            raise RunSetupError(f"{e} (--results or KRAMABENCH_RESULTS)") from e
+        if os.path.lexists(store.dir) and (not store.dir.is_dir() or store.exists() or any(store.dir.iterdir())):
             raise RunSetupError(f"{store.dir} already exists: add --resume to continue it, or choose another --run-id")
 
     closers: list[Any] = []
     try:
-        return _prepare_rest(config, spec, setting, root, workloads, store, resume, run_id, closers, progress, command)
+        return _prepare_rest(config, spec, setting, root, workloads, selection, store, resume, run_id, closers, progress,
+                             command)
     except BaseException:
         for c in closers:  # e.g. the sandbox made before a later check failed
             try:
@@ -306,6 +356,7 @@ def _prepare_rest(
     setting: Setting,
     root: Path,
     workloads: list[Any],
+    selection: Selection,
     store: RunStore | None,
     resume: ResumeState | None,
     run_id: str | None,
@@ -317,9 +368,9 @@ def _prepare_rest(
     old = resume.manifest if resume is not None else None
     guard = FatalGuard()
     limit = opts.model_concurrency or opts.concurrency
-    model = _make_model(config.model, limit, guard) if config.model else None
+    model = _make_model(config.model, limit, guard, timeout_s=opts.model_timeout_s) if config.model else None
     judge_id = config.judge or setting.default_judge
-    judge = _make_judge(judge_id, limit, setting, guard) if judge_id else None
+    judge = _make_judge(judge_id, limit, setting, guard, opts.model_timeout_s) if judge_id else None
     sandbox = None
     if spec.needs_sandbox:
         sandbox = _make_sandbox(config.sandbox, opts.sandbox_concurrency or opts.concurrency)
@@ -405,10 +456,12 @@ def _prepare_rest(
             options={
                 "config": config.model_dump(mode="json", exclude={"resume", "run_id"}),
                 "call_key_salt": _call_key_salt(config.model),
+                "selections": selection.selections,
             },
         )
     else:
         manifest = old
+        manifest.options["selections"] = selection.selections
         manifest.resumed_at.append(datetime.now(timezone.utc))
         rev = git_revision()
         if rev != manifest.git_revision:
@@ -421,6 +474,8 @@ def _prepare_rest(
     ctx = SystemContext(
         options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed
     )
+    if selection.task_ids is not None:
+        workloads = keep_tasks(workloads, selection.task_ids)
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
         store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
@@ -437,6 +492,43 @@ def _prepare_rest(
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("system options not recorded: %s", e)
     return Prepared(plan=plan, runner=runner)
+
+
+@dataclass
+class Selection:
+    """The tasks a run runs: ``task_ids`` per domain (None: every task), from the ``selections`` recorded in
+    the manifest (``options.selections``: each ``--task``/``--exclude-task`` choice the run was started or
+    resumed with, with the ids it chose)."""
+
+    task_ids: dict[str, list[str]] | None
+    selections: list[dict[str, Any]]
+
+
+def _selection(config: RunConfig, workloads: list[Any], old: Manifest | None) -> Selection:
+    """The tasks of ``--task``/``--exclude-task``; on resume, a new choice adds its tasks to those of the
+    choices before it (a plain ``--resume`` runs what every recorded choice chose)."""
+    try:
+        ids = select_task_ids(workloads, config.tasks, config.exclude_tasks)
+    except WorkloadError as e:
+        raise RunSetupError(str(e)) from e
+    choice = {"tasks": list(config.tasks), "exclude_tasks": list(config.exclude_tasks)}
+    entry: dict[str, Any] = {**choice, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    if config.tasks or config.exclude_tasks:
+        entry["task_ids"] = ids
+    if old is None:
+        selections = [entry]
+    else:  # a run from before selections were recorded ran every task
+        selections = list(old.options.get("selections") or [{"tasks": [], "exclude_tasks": []}])
+        if choice not in [{k: s.get(k, []) for k in choice} for s in selections]:
+            selections.append(entry)
+    if any("task_ids" not in s for s in selections):
+        return Selection(None, selections)
+    union: dict[str, set[str]] = {}
+    for s in selections:
+        for d, tids in s["task_ids"].items():
+            union.setdefault(d, set()).update(tids)
+    chosen = {w.domain: [t.id for t in w.tasks if t.id in union.get(w.domain, ())] for w in workloads}
+    return Selection(chosen, selections)
 
 
 def _call_key_salt(model_id: str | None) -> str:

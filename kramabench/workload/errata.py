@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import errno
 import hashlib
 import json
 import math
@@ -57,6 +58,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from kramabench.files import ERRATA_BYTES, FileRefused, OutsideRoot, check_relative, read_text
 from kramabench.workload.errors import WorkloadError
 from kramabench.workload.models import TASK_CLASSES, ErratumApplied, Finding, TaskClass, TaskReview
 
@@ -200,15 +202,16 @@ def load_errata(path: Path) -> ErrataFile:
     """Parse an errata file; a malformed file is a :class:`WorkloadError` naming the entry and field."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise WorkloadError(f"{path}: errata file not found", file=str(path)) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise WorkloadError(f"{path}: invalid TOML: {e}", file=str(path)) from None
-    except IsADirectoryError:
-        raise WorkloadError(f"{path}: is a folder, not an errata file", file=str(path)) from None
-    except OSError as e:
-        raise WorkloadError(f"{path}: cannot read: {e.strerror or e}", file=str(path)) from None
+        data = tomllib.loads(read_text(path, limit=ERRATA_BYTES, what="errata file"))
+    except FileRefused as e:
+        if e.errno == errno.ENOENT:
+            raise WorkloadError(f"{path}: errata file not found", file=str(path)) from None
+        if e.errno == errno.EISDIR:
+            raise WorkloadError(f"{path}: is a folder, not an errata file", file=str(path)) from None
+        raise WorkloadError(str(e), file=str(path)) from None
+    except (tomllib.TOMLDecodeError, RecursionError) as e:
+        raise WorkloadError(f"{path}: invalid TOML: {str(e).splitlines()[0] if str(e) else 'nested too deeply'}",
+                            file=str(path)) from None
     unknown = set(data) - {"erratum", "absent", "review"}
     if unknown:
         raise WorkloadError(
@@ -250,6 +253,11 @@ def load_errata(path: Path) -> ErrataFile:
             err = e.errors()[0]
             loc = ".".join(str(x) for x in err["loc"])
             raise WorkloadError(f"{path}: absent entry {i + 1}, field {loc!r}: {err['msg']}", file=str(path)) from None
+        try:
+            check_relative(absent[-1].path)
+        except OutsideRoot as e:  # a path of the lake, never of the host
+            raise WorkloadError(f"{path}: absent entry {i + 1}, field 'path': {absent[-1].path!r} {e}; write a "
+                                "path relative to the lake", file=str(path)) from None
     reviews: list[TaskReview] = []
     for i, raw in enumerate(data.get("review", [])):
         try:

@@ -41,6 +41,7 @@ from kramabench.run.executor.base import ExecutorContext, ExecutorUnavailable, S
 from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_lake, sha256_text
 from kramabench.run.settings import WorkItem
 from kramabench.systems.context import TaskRef
+from kramabench.workload.solutions import read_solution
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +107,8 @@ class WorkerSetup:
     cache_dir: str | None
     #: --model-budget: seconds of model time per task (None: no budget)
     model_budget_s: float | None = None
+    #: --model-timeout: the deadline of each attempt of a model call (None: 120 s)
+    model_timeout_s: float | None = None
     model_limiter: Any = None
     sandbox_limiter: Any = None
 
@@ -200,7 +203,7 @@ class _Worker:
             if setup.model_id:
                 from kramabench.models import get_model
 
-                model = get_model(setup.model_id)
+                model = get_model(setup.model_id, timeout_s=setup.model_timeout_s)
                 if setup.model_limiter is not None:
                     model = _Slots(model, setup.model_limiter, self.holder, "complete")
             if spec.needs_sandbox and setup.sandbox:
@@ -392,6 +395,7 @@ class RayExecutor:
             seed=opts.seed,
             cache_dir=self.cache_dir,
             model_budget_s=opts.model_budget_s,
+            model_timeout_s=opts.model_timeout_s,
             model_limiter=model_lim,
             sandbox_limiter=sandbox_lim,
         )
@@ -466,8 +470,8 @@ class RayExecutor:
             ref = item.ref
             if ref.solution is not None and Path(ref.solution).is_file():
                 try:
-                    code = Path(ref.solution).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
+                    code = read_solution(Path(ref.solution))
+                except OSError:
                     code = None  # the worker's system reports the missing solution
             ref = replace(ref, solution=None)
         return Shipped(
