@@ -101,3 +101,18 @@ def test_session_artifacts_in_the_run_folder_records_and_resume(tmp_path, sessio
     assert redo == ["answer.csv", "plot.png"]
     final = {r.task_id: r for r in store.read().records}
     assert len(final) == 3 and all(len(r.artifacts) == 2 for r in final.values())
+
+
+def test_report_previews_a_collected_table_and_shows_an_image(tmp_path, sessioned):
+    from kramabench.report import write_report
+
+    root = make_workload(tmp_path / "wl", n=2)
+    res_dir = tmp_path / "res"
+    prepare(RunConfig(workload=str(root), system=sessioned, results=res_dir, run_id="rep", sandbox="local")).run()
+    paths = write_report([res_dir / "rep"])
+    html = paths.html.read_text()
+    assert "Artifacts · 2 files" in html
+    # the table's first rows, as a table
+    assert '<table class="tasks preview"><thead><tr><th>k</th><th>v</th></tr></thead><tbody><tr><td>1</td><td>3</td></tr>' in html
+    # the image, inline
+    assert 'alt="plots/plot.png" src="data:image/png;base64,iVBORw0KGgo' in html
