@@ -8,7 +8,7 @@ a bad value is a 400 that names it).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -24,7 +24,7 @@ class QueryError(ValueError):
 
 
 def _task_key(r: Row) -> tuple[Any, ...]:
-    return (natural_key(r.domain), natural_key(r.task_id), natural_key(r.subtask_id or ""), r.attempt)
+    return r.order
 
 
 #: sort name -> the row's key for it (None: the row has no value there; such rows go last either way)
@@ -45,10 +45,14 @@ SORTS: dict[str, Callable[[Row], Any]] = {
 }
 
 
-def sort_rows(rows: list[Row], sort: str) -> list[Row]:
-    """Rows by a sort key ('-' first: descending); ties and rows without a value in task order."""
+def sort_rows(rows: list[Row], sort: str, *, presorted: bool = False) -> list[Row]:
+    """Rows by a sort key ('-' first: descending); ties and rows without a value in task order
+    (``presorted``: the rows come in task order already)."""
     get = SORTS[sort.lstrip("-")]
-    rows = sorted(rows, key=_task_key)
+    if not presorted:
+        rows = sorted(rows, key=_task_key)
+    if sort == "task":
+        return list(rows)
     present = [r for r in rows if get(r) is not None]
     present.sort(key=get, reverse=sort.startswith("-"))  # stable: ties keep task order
     return present + [r for r in rows if get(r) is None]
@@ -136,55 +140,61 @@ class RowQuery(BaseModel):
         """The search terms: words, and "quoted phrases" kept whole."""
         return search_terms(self.q)
 
-    def matches(self, r: Row, *, skip: str | None = None) -> bool:
-        """Whether a row passes every filter (``skip``: all but that facet, for the facet counts)."""
-        if self.domain and skip != "domain" and r.domain not in self.domain:
-            return False
-        if self.difficulty and skip != "difficulty" and (r.difficulty or "") not in self.difficulty:
-            return False
-        if self.outcome and skip != "outcome" and r.outcome not in self.outcome:
-            return False
-        if self.error and skip != "error" and (r.error_kind or "none") not in self.error:
-            return False
-        if self.type and skip != "type" and (r.answer_type or "") not in self.type:
-            return False
-        if self.setting and skip != "setting" and r.setting not in self.setting:
-            return False
-        if self.min is not None or self.max is not None:
-            if r.value is None:
-                return False
-            pct = r.value * 100.0
-            if self.min is not None and pct < self.min - 1e-9:
-                return False
-            if self.max is not None and pct > self.max + 1e-9:
-                return False
-        return all(w in r.text for w in self.words())
+
+def _tests(query: RowQuery) -> list[tuple[str, Callable[[Row], bool]]]:
+    """The filters of a query, each a name and a test of a row (the facets among them)."""
+    tests: list[tuple[str, Callable[[Row], bool]]] = []
+    if query.domain:
+        tests.append(("domain", lambda r: r.domain in query.domain))
+    if query.difficulty:
+        tests.append(("difficulty", lambda r: (r.difficulty or "") in query.difficulty))
+    if query.outcome:
+        tests.append(("outcome", lambda r: r.outcome in query.outcome))
+    if query.error:
+        tests.append(("error", lambda r: (r.error_kind or "none") in query.error))
+    if query.type:
+        tests.append(("type", lambda r: (r.answer_type or "") in query.type))
+    if query.setting:
+        tests.append(("setting", lambda r: r.setting in query.setting))
+    if query.min is not None or query.max is not None:
+        lo = -1e-9 if query.min is None else query.min - 1e-9
+        hi = 100 + 1e-9 if query.max is None else query.max + 1e-9
+        tests.append(("score", lambda r: r.value is not None and lo <= r.value * 100.0 <= hi))
+    words = query.words()
+    if words:
+        tests.append(("q", lambda r: all(w in r.text for w in words)))
+    return tests
 
 
-def facets(rows: Iterable[Row], query: RowQuery) -> dict[str, dict[str, int]]:
-    """Per facet, every value the run has with how many rows it would give (every other filter applied; 0
-    when none would)."""
-    rows = list(rows)
-    out: dict[str, dict[str, int]] = {}
-    for name, get in FACETS.items():
-        def val(r: Row, get: Callable[[Row], str | None] = get, name: str = name) -> str:
-            return get(r) or ("none" if name == "error" else "")
-
-        universe = {val(r) for r in rows}
-        c = Counter(val(r) for r in rows if query.matches(r, skip=name))
-        if name == "outcome":
-            keys = [k for k in OUTCOMES if k in universe]
-        else:
-            keys = sorted(universe, key=natural_key)
-        out[name] = {k: c.get(k, 0) for k in keys}
-    return out
+def _facet_value(name: str, r: Row) -> str:
+    return FACETS[name](r) or ("none" if name == "error" else "")
 
 
 def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[str, dict[str, int]]]:
-    """Total matching, the page asked for, and the facet counts."""
-    hits = [r for r in rows if query.matches(r)]
-    hits = sort_rows(hits, query.sort)
-    return len(hits), hits[query.offset: query.offset + query.limit], facets(rows, query)
+    """Total matching, the page asked for, and per facet every value the rows have with how many rows it
+    would give with every other filter kept (0 when none would). ``rows`` come in task order
+    (:meth:`RunFollower.snapshot`)."""
+    tests = _tests(query)
+    near: dict[str, list[Row]] = {name: [] for name in FACETS}  # rows that fail this facet's filter only
+    if not tests:
+        hits = list(rows)
+    else:
+        hits = []
+        for r in rows:
+            failed = [name for name, test in tests if not test(r)]
+            if not failed:
+                hits.append(r)
+            elif len(failed) == 1 and failed[0] in near:
+                near[failed[0]].append(r)
+    facets: dict[str, dict[str, int]] = {}
+    for name in FACETS:
+        universe = {_facet_value(name, r) for r in rows}
+        c = Counter(_facet_value(name, r) for r in hits)
+        c.update(_facet_value(name, r) for r in near[name])
+        keys = [k for k in OUTCOMES if k in universe] if name == "outcome" else sorted(universe, key=natural_key)
+        facets[name] = {k: c.get(k, 0) for k in keys}
+    hits = sort_rows(hits, query.sort, presorted=True)
+    return len(hits), hits[query.offset: query.offset + query.limit], facets
 
 
-__all__ = ["FACETS", "MAX_LIMIT", "QueryError", "RowQuery", "SORTS", "facets", "run_query", "search_terms", "sort_rows"]
+__all__ = ["FACETS", "MAX_LIMIT", "QueryError", "RowQuery", "SORTS", "run_query", "search_terms", "sort_rows"]

@@ -105,6 +105,8 @@ class Row:
     text: str = ""
     #: False for an attempt that a later attempt of the same unit replaced
     latest: bool = True
+    #: the task order (domain, task id, subtask id naturally: ``-10`` after ``-9``; attempt), computed once
+    order: tuple[Any, ...] = ()
 
     @property
     def unit(self) -> tuple[str, str, str, str | None]:
@@ -139,6 +141,10 @@ def outcome_of(status: str, value: float | None) -> str:
     if value >= 1.0:
         return "correct"
     return "partial" if value > 0.0 else "wrong"
+
+
+def task_order(domain: str, task_id: str, subtask_id: str | None, attempt: int) -> tuple[Any, ...]:
+    return (natural_key(domain), natural_key(task_id), natural_key(subtask_id or ""), attempt)
 
 
 def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int, question: str = "") -> Row:
@@ -176,15 +182,17 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
         rec["iterations"] if isinstance(rec.get("iterations"), int) and rec["iterations"] else None)
     arts = rec.get("artifacts")
     art_paths = [a["path"] for a in arts if isinstance(a, dict) and isinstance(a.get("path"), str)] if isinstance(arts, list) else []
-    attempt = rec.get("attempt")
+    attempt_v = rec.get("attempt")
+    attempt = attempt_v if isinstance(attempt_v, int) and not isinstance(attempt_v, bool) else 0
     finished = rec.get("finished_at")
+    domain, task_id, subtask_id = text_field("domain") or "", text_field("task_id") or "", text_field("subtask_id")
     return Row(
         i=i, line=line, offset=offset, length=length,
-        domain=text_field("domain") or "",
-        task_id=text_field("task_id") or "",
-        subtask_id=text_field("subtask_id"),
+        domain=domain,
+        task_id=task_id,
+        subtask_id=subtask_id,
         setting=text_field("setting") or "end-to-end",
-        attempt=attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 0,
+        attempt=attempt,
         status=status,
         difficulty=text_field("difficulty"),
         answer_type=text_field("answer_type"),
@@ -204,7 +212,8 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
         artifacts=art_paths,
         notes=notes,
         text=search_text(rec, question),
+        order=task_order(domain, task_id, subtask_id, attempt),
     )
 
 
-__all__ = ["OUTCOMES", "Row", "make_row", "natural_key", "outcome_of", "preview", "record_value", "search_text"]
+__all__ = ["OUTCOMES", "Row", "make_row", "natural_key", "outcome_of", "preview", "record_value", "search_text", "task_order"]

@@ -105,6 +105,7 @@ class RunFollower:
         self._reset_records()
         self.last_change = time.time()
         self._summary_cache: tuple[int, dict[str, Any]] | None = None
+        self._ordered: tuple[int, list[Row]] | None = None
 
     def _reset_records(self) -> None:
         self.rows: list[Row] = []
@@ -293,8 +294,12 @@ class RunFollower:
             return out
 
     def snapshot(self, all_attempts: bool = False) -> list[Row]:
+        """The rows in task order (the attempt that counts of each unit, or every attempt)."""
         with self._lock:
-            return list(self.rows) if all_attempts else [r for r in self.rows if r.latest]
+            if self._ordered is None or self._ordered[0] != self.version:
+                self._ordered = (self.version, sorted(self.rows, key=lambda r: r.order))
+            ordered = self._ordered[1]
+        return list(ordered) if all_attempts else [r for r in ordered if r.latest]
 
     def row(self, i: int) -> Row | None:
         with self._lock:
@@ -454,6 +459,11 @@ class ResultsIndex:
                 changed = f.refresh() or changed
             except Exception:  # noqa: BLE001 - one broken folder never stops the others
                 log.exception("%s: refresh failed", f.dir)
+        for f in followers:  # the summaries (mean, bootstrap interval) ready before a page asks
+            try:
+                f.summary()
+            except Exception:  # noqa: BLE001
+                log.exception("%s: summary failed", f.dir)
         if changed:
             with self.changed:
                 self.version += 1

@@ -216,8 +216,9 @@
     const name = p.get("run");
     document.title = name + " · kramabench view";
     setCrumbs(h("span", null, name));
-    let run;
-    try { run = await api(apiRun(name)); } catch (e) {
+    let run, first;
+    const firstQuery = rowQuery(p);
+    try { [run, first] = await Promise.all([api(apiRun(name)), api(apiRun(name, "rows"), firstQuery)]); } catch (e) {
       if (!current(seq)) return;
       clear(main); main.appendChild(failure(e));
       view = { refresh: (ev) => { if (ev.runs[name]) render(); } };  // a run folder that appears later
@@ -336,16 +337,18 @@
       }
     }
 
-    async function load() {
-      const rq = rowQuery(params());
-      const [doc, r] = await Promise.all([api(apiRun(name, "rows"), rq), api(apiRun(name))]);
-      if (!current(seq)) return;
+    function show(doc, r, rq) {
       drawTable(doc);
       count.setAttribute("data-query", rq.toString());  // what the table shows (tests wait for it)
       clear(probs);
       probs.appendChild(problemsBox(r.problems));
     }
-    try { await load(); } catch (e) { if (current(seq)) { clear(tableBox); tableBox.appendChild(failure(e)); } return; }
+    async function load() {
+      const rq = rowQuery(params());
+      const [doc, r] = await Promise.all([api(apiRun(name, "rows"), rq), api(apiRun(name))]);
+      if (current(seq)) show(doc, r, rq);
+    }
+    show(first, run, firstQuery);
     if (!current(seq)) return;
     let version = run.summary.version;
     view = { refresh: async (ev) => {
