@@ -340,6 +340,9 @@ class Runner:
         system = self.system if self.system is not None else self.build_system()
         self.manifest.lake_view = self.views.modes
         self.manifest.status = "running"
+        # units this run set out to do, those already recorded included (a viewer's "done / planned")
+        planned = len(items) + skipped
+        self.manifest.counts["planned"] = planned
         self.manifest.finished_at = None
         self.store.write_manifest(self.manifest)
 
@@ -463,7 +466,7 @@ class Runner:
                                          if interrupted else None)
             self.manifest.interrupted_tasks = cut_keys
             self.manifest.finished_at = _now()
-            self.manifest.counts = _counts(all_records)
+            self.manifest.counts = {**_counts(all_records), "planned": planned}
             if isinstance(self.judge, CountsCalls):
                 self.manifest.counts["judge"] = jsonable(self.judge.stats)
             self.store.write_manifest(self.manifest)
