@@ -156,8 +156,8 @@ def _exit_without_teardown(code: int) -> None:
     import os
     import threading
 
-    if threading.active_count() > 1:
-        return
+    if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
+        return  # (daemon threads, e.g. the signal watcher, end with the process in any case)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
