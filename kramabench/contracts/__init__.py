@@ -15,6 +15,8 @@ from kramabench.contracts.model import (
     Usage,
 )
 from kramabench.contracts.records import (
+    GoldName,
+    GoldScore,
     Manifest,
     ReadResult,
     Record,
@@ -39,6 +41,8 @@ __all__ = [
     "ChatMessage",
     "Completion",
     "ExecResult",
+    "GoldName",
+    "GoldScore",
     "KeyFunctionality",
     "Limits",
     "Manifest",

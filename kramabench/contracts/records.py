@@ -21,6 +21,27 @@ from kramabench.contracts.system import OutcomeError, SettingName, SystemUsage
 log = logging.getLogger(__name__)
 
 
+#: the gold an answer is scored against: ``official`` (the workload files as they are; what the paper scored
+#: against) or ``verified`` (official + the reviewed errata)
+GoldName = Literal["official", "verified"]
+
+
+class GoldScore(BaseModel):
+    """One answer scored against one gold (a record's other gold: :attr:`Record.other_gold`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gold: GoldName
+    expected: Any = None
+    answer_type: str | None = None
+    score: float | None = None
+    unscored: bool = False
+    metric: str | None = None
+    score_details: dict[str, Any] = Field(default_factory=dict)
+    subtask_scores: dict[str, float | None] = Field(default_factory=dict)
+    subtask_details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -56,6 +77,20 @@ class Record(BaseModel):
     difficulty: str | None = None
     subtask_details: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per subtask id: metric, details, expected, unscored"
+    )
+    gold: GoldName | None = Field(
+        None,
+        description="the gold `expected` and `score` are against: verified (official + errata; the default) or "
+        "official (--no-errata); None in records written before both golds were kept (the manifest's "
+        "workload.errata tells)",
+    )
+    other_gold: GoldScore | None = Field(
+        None,
+        description="the same answer scored against the other gold, when an erratum changed this item's gold "
+        "(answer or answer type); absent: `score` holds for both golds",
+    )
+    gold_class: str | None = Field(
+        None, description="the task's class in the errata data (reproduces, gold-defect, ...); None: not classified"
     )
 
     @property
@@ -153,7 +188,8 @@ def parse_manifest(data: bytes, path: Path | str) -> Manifest:
     except UnicodeDecodeError:
         raise ValueError(f"{path}: the manifest is not text (binary bytes); start a new run") from None
     except json.JSONDecodeError as e:
-        cut = e.pos >= len(data.rstrip()) - 1
+        # the data ends inside the JSON (its end reached, or a string never closed: json names its start)
+        cut = e.pos >= len(data.rstrip()) - 1 or e.msg.startswith("Unterminated string")
         what = "is cut short (it ends in the middle of its JSON)" if cut else f"is not valid JSON ({e.msg})"
         raise ValueError(f"{path}: the manifest {what} at line {e.lineno}, column {e.colno}; the run folder is "
                          "damaged (a copy cut short, a full disk): restore the file or start a new run") from None
@@ -246,4 +282,4 @@ def jsonable(v: Any, depth: int = 0) -> Any:
     return repr(v)
 
 
-__all__ = ["Manifest", "ReadResult", "Record", "jsonable", "parse_manifest", "repair_torn_tail", "latest_records", "read_records", "unit_key"]
+__all__ = ["GoldName", "GoldScore", "Manifest", "ReadResult", "Record", "jsonable", "parse_manifest", "repair_torn_tail", "latest_records", "read_records", "unit_key"]

@@ -42,6 +42,8 @@ from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
 from kramabench.workload import WorkloadError, list_domains, load_workload
 from kramabench.workload import resolve_workload_root as resolve
+from kramabench.workload.gold import changes_for, gold_of_run
+from kramabench.workload.loader import default_errata
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +79,44 @@ def default_domains(available: list[str]) -> list[str]:
     return [d for d in available if not (d.endswith("-tiny") and d[: -len("-tiny")] in available)]
 
 
-def load_workloads(root: Path, domains: list[str], errata: bool) -> list[Any]:
+def errata_arg(config: RunConfig) -> bool | Path:
+    """What the loader applies for a run: the named errata file, the default errata, or none."""
+    if config.errata_file is not None:
+        if not config.errata:
+            raise RunSetupError("--no-errata and --errata FILE exclude each other")
+        return Path(config.errata_file)
+    return config.errata
+
+
+def load_gold_changes(workloads: list[Any], errata: bool | Path) -> dict[str, dict[Any, Any]]:
+    """Per domain, the items whose gold differs between the official and the verified view, with their gold
+    in the view the run did not load (kramabench.workload.gold): those answers are scored against both."""
+    out: dict[str, dict[Any, Any]] = {}
+    for w in workloads:
+        try:
+            out[w.domain] = changes_for(w, errata)
+        except WorkloadError as e:
+            raise RunSetupError(str(e)) from e
+    return out
+
+
+def _errata_file_info(root: Path, errata: bool | Path) -> dict[str, Any] | None:
+    """The errata file a run applies (path and sha256), None when it applies none."""
+    import hashlib
+
+    if errata is False:
+        return None
+    path = Path(errata) if not isinstance(errata, bool) else default_errata(root)
+    if path is None:
+        return None
+    try:
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        digest = None
+    return {"path": str(path), "sha256": digest, "default": isinstance(errata, bool)}
+
+
+def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[Any]:
     try:
         available = list_domains(root)
     except WorkloadError as e:
@@ -288,7 +327,7 @@ def prepare(
     _check_system_options(spec, config.system_options)
 
     root = resolve_workload_root(config.workload)
-    workloads = load_workloads(root, config.domains, config.errata)
+    workloads = load_workloads(root, config.domains, errata_arg(config))
 
     if spec.needs_model and not config.model:
         raise RunSetupError(f"system {spec_name!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
@@ -349,6 +388,10 @@ def _prepare_rest(
         "content": {},
     }
     errata: list[dict[str, Any]] = []
+    gold_changes = load_gold_changes(workloads, errata_arg(config))
+    wl_info["gold"] = gold_of_run(errata_arg(config))
+    wl_info["errata_file"] = _errata_file_info(root, errata_arg(config))
+    wl_info["gold_changes"] = {d: len(c) for d, c in gold_changes.items()}
     for w in workloads:
         files = list_lake_files(Path(w.lake))
         wl_info["content"][w.domain] = {
@@ -438,6 +481,7 @@ def _prepare_rest(
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
         store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
+        gold=gold_of_run(errata_arg(config)), gold_changes=gold_changes,
     )
     runner = Runner(plan, progress=progress)
     try:
@@ -482,7 +526,7 @@ def _check_executor(opts: RunOptions) -> None:
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:
     was = RunConfig.model_validate({**old.options.get("config", {}), "run_id": old.run_id, "resume": True})
-    for name in ("workload", "system", "model", "sandbox", "errata", "domains", "system_options", "judge"):
+    for name in ("workload", "system", "model", "sandbox", "errata", "errata_file", "domains", "system_options", "judge"):
         a, b = getattr(config, name), getattr(was, name)
         if a != b:
             raise RunSetupError(
@@ -491,6 +535,9 @@ def _check_resume(config: RunConfig, old: Manifest) -> None:
             )
     if config.options.setting != was.options.setting:
         raise RunSetupError(f"cannot resume {old.run_id}: it is a {was.options.setting} run")
+    if config.options.normalise_percent != was.options.normalise_percent:
+        flag = "--normalise-percent" if was.options.normalise_percent else "--paper-percent"
+        raise RunSetupError(f"cannot resume {old.run_id}: it was scored with {flag}; resume with the same scoring")
 
 
 def config_for_resume(resume: ResumeState, results: Path) -> RunConfig:
