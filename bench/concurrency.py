@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         server.handler = handler
         # the CPU time of every sandbox execution of the runs, as the sandbox reports it (ExecResult.cpu_s):
         # the runner's own sandbox is wrapped only to record its results, the path is unchanged
-        import kramabench.run.session as session
+        import kramabench.sandbox.registry as sandbox_registry
 
         run_cpu: list[float] = []
         run_missing = [0]
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             real.run = run
             return real
 
-        session.get_sandbox = recording
+        sandbox_registry.get_sandbox = recording  # open_sandbox, which the run calls, makes it through this
         try:
             sb = get_sandbox(args.sandbox)
         except SandboxUnavailable as e:

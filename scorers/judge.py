@@ -67,6 +67,14 @@ class Judge(Protocol):
     def paraphrase(self, question: str | None, expected: str, predicted: str) -> Verdict: ...
 
 
+@runtime_checkable
+class CountsCalls(Protocol):
+    """A judge that counts its calls (``calls``, ``cache_hits``, ``errors``, ``cost_usd``...): a run's manifest
+    records ``stats`` under ``counts.judge``. :class:`ModelJudge` and the design judge are."""
+
+    stats: dict[str, Any]
+
+
 # ---- reading a verdict ----------------------------------------------------------------------------
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -252,6 +260,7 @@ class ModelJudge:
 __all__ = [
     "DEFAULT_PROMPT_VERSION",
     "PROMPTS",
+    "CountsCalls",
     "Judge",
     "JudgeCache",
     "ModelJudge",

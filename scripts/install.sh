@@ -27,7 +27,7 @@ apt_install() {
 }
 
 if command -v apt-get >/dev/null 2>&1; then
-  pkgs=(bubblewrap)
+  pkgs=(bubblewrap postgresql)
   [ $all = 1 ] && pkgs+=(docker.io debootstrap chromium)
   apt_install "${pkgs[@]}"
 else

@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase, audit_case
 from kramabench.audit.reference import REPRODUCE_AT
+from kramabench.files import FileRefused
+from kramabench.workload.solutions import read_solution, solution_of
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +78,6 @@ def _session(record: Any) -> tuple[str, str]:
 
 def failure_cases(run_dir: Path, *, task_ids: Iterable[str] | None = None) -> tuple[list[FailureCase], Any]:
     """The failures of a run as auditor cases, and the run's manifest."""
-    from kramabench.run.runner import Runner
     from kramabench.run.store import RunStore, latest_records, read_records
     from kramabench.workload import load_workload
 
@@ -95,18 +96,29 @@ def failure_cases(run_dir: Path, *, task_ids: Iterable[str] | None = None) -> tu
         if wl is None:
             wl = workloads[r.domain] = load_workload(root, r.domain, errata=errata)
         task = wl.task(r.task_id)
-        sol = Runner.solution_of(wl, task)
+        sol = solution_of(wl, task)
         output, session = _session(r)
         cases.append(FailureCase(
             domain=r.domain, task_id=r.task_id, question=task.query,
             answer_type=task.answer_type.value if task.answer_type else None, gold=task.answer, system=r.system,
             system_answer=r.answer, system_code=r.pipeline_code, system_output=output[-3000:], transcript=session,
             score=r.score, score_details=r.score_details,
-            reference_solution=sol.read_text(encoding="utf-8", errors="replace") if sol and sol.is_file() else None,
+            reference_solution=solution_text(sol),
             data_sources=task.data_sources or [], lake=wl.lake,
             subtasks=[{"id": s.id, "query": s.query, "gold": s.answer} for s in task.subtasks],
         ))  # fmt: skip
     return cases, manifest
+
+
+def solution_text(sol: Path | None) -> str | None:
+    """A reference solution's code for the auditor's prompt (a regular file inside the workload root, read
+    with a bound), else None."""
+    if sol is None:
+        return None
+    try:
+        return read_solution(sol, errors="replace")
+    except FileRefused:
+        return None
 
 
 def read_reports(path: Path) -> list[AuditReport]:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.causes import CauseKind, classify_failure
+from kramabench.audit.classes import ClassProposal, propose_classes
 from kramabench.audit.extract import Extraction, extract_answers
 from kramabench.audit.static import StaticFinding, static_checks
 from kramabench.workload.models import Task, Workload
@@ -88,6 +89,7 @@ class ReferenceAudit(BaseModel):
     runs: list[SolutionRun] = Field(default_factory=list)
     items: list[ItemVerdict] = Field(default_factory=list)
     static: list[StaticFinding] = Field(default_factory=list)
+    proposals: list[ClassProposal] = Field(default_factory=list, description="the class proposed for each task")
 
     def tasks(self) -> list[ItemVerdict]:
         return [i for i in self.items if i.subtask_id is None]
@@ -105,10 +107,11 @@ def _tail(text: str) -> str:
 
 
 def solution_of(wl: Workload, task: Task) -> Path | None:
-    """Task.solution, else solutions/<domain>/<task>.py (official) or solutions/<task>.py (bundled)."""
-    from kramabench.run.runner import Runner
+    """Task.solution, else solutions/<domain>/<task>.py (official) or solutions/<task>.py (bundled); only
+    inside the workload root."""
+    from kramabench.workload.solutions import solution_of as of
 
-    return Runner.solution_of(wl, task)
+    return of(wl, task)
 
 
 def _short(v: Any, n: int = 120) -> str:
@@ -185,8 +188,10 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
         run.cause, run.cause_detail = "no-solution", f"no reference solution for {task.id}"
         return run, all_cannot("no-solution", run.cause_detail)
     try:
-        code = sol.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        from kramabench.workload.solutions import read_solution
+
+        code = read_solution(sol)
+    except OSError as exc:
         run.cause, run.cause_detail = "no-solution", f"{sol}: cannot read ({exc})"
         return run, all_cannot("no-solution", run.cause_detail)
     res = sandbox.run(code, wl.lake, Limits(wall_timeout_s=timeout_s, memory_mb=memory_mb),
@@ -267,6 +272,12 @@ def audit_reference(
         audit.items.extend(items)
     for wl in workloads:
         audit.static.extend(static_checks(wl, task_ids=wanted))
+    from kramabench.audit.classes import upstream_not_stored
+    from kramabench.workload.loader import documented_absent
+
+    absent = {wl.domain: sorted({a.path for a in documented_absent(wl.root, wl.domain)}
+                                | set(upstream_not_stored(wl.domain))) for wl in workloads}  # fmt: skip
+    audit.proposals = propose_classes(audit, workloads, absent=absent)
     return audit
 
 

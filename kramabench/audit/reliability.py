@@ -19,7 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase
-from kramabench.audit.failures import run_sessions
+from kramabench.audit.failures import run_sessions, solution_text
+from kramabench.workload.solutions import solution_of
 
 LABELS_PATH = "audit_check/labels.json"
 
@@ -92,7 +93,6 @@ def load_labels(root: Path) -> list[LabelledCase]:
 
 def labelled_failure_cases(root: Path, labelled: list[LabelledCase], *, errata: bool = True) -> list[FailureCase]:
     """The auditor's view of each labelled case (gold, question, reference solution from the workload)."""
-    from kramabench.run.runner import Runner
     from kramabench.workload import load_workload
     from scorers.registry import score
 
@@ -101,14 +101,14 @@ def labelled_failure_cases(root: Path, labelled: list[LabelledCase], *, errata: 
     for c in labelled:
         wl = workloads.get(c.domain) or workloads.setdefault(c.domain, load_workload(root, c.domain, errata=errata))
         task = wl.task(c.task_id)
-        sol = Runner.solution_of(wl, task)
+        sol = solution_of(wl, task)
         s = score(task.answer, c.system_answer, task.answer_type, question=task.query)
         out.append(FailureCase(
             domain=c.domain, task_id=c.task_id, question=task.query,
             answer_type=task.answer_type.value if task.answer_type else None, gold=task.answer,
             system="labelled", system_answer=c.system_answer, system_code=c.system_code, score=s.value,
             score_details=s.details,
-            reference_solution=sol.read_text(encoding="utf-8") if sol and sol.is_file() else None,
+            reference_solution=solution_text(sol),
             data_sources=task.data_sources or [], lake=wl.lake,
             subtasks=[{"id": st.id, "query": st.query, "gold": st.answer} for st in task.subtasks],
         ))  # fmt: skip

@@ -65,13 +65,29 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
         causes = Counter(i.cause for i in ref.tasks() if i.verdict == "cannot-run")
         if causes:
             out.append(("Why solutions cannot run", ["Cause", "Tasks"], [[k, v] for k, v in causes.most_common()], None))
+        if ref.proposals:
+            classes = sorted({p.klass or "none" for p in ref.proposals})
+            rows = []
+            for d in ref.domains:
+                mine = [p for p in ref.proposals if p.domain == d]
+                rows.append([d] + [sum((p.klass or "none") == k for p in mine) for k in classes])
+            out.append(("Proposed classes", ["Domain", *classes], rows,
+                        "A first pass from the findings, to review by hand (docs/audit.md, Task classes); "
+                        "drafts in reviews-proposed.toml."))  # fmt: skip
+        proposed = {(p.domain, p.task_id): p for p in ref.proposals}
         rows = []
         for i in ref.tasks():
             ext = i.extraction
             got = None if ext is None or not ext.found else f"{str(ext.value)[:60]} ({ext.method})"
             detail = i.diff if i.verdict == "differs" else i.cause_detail if i.verdict != "reproduces" else ""
-            rows.append([i.domain, i.task_id, i.verdict + (f": {i.cause}" if i.cause else ""), str(i.gold)[:60], got, (detail or "")[:140]])
-        out.append(("Per task", ["Domain", "Task", "Verdict", "Gold", "Printed (how read)", "Detail"], rows, None))
+            p = proposed.get((i.domain, i.task_id))
+            cls = "—" if p is None or p.klass is None else f"{p.klass} ({p.confidence})"
+            if p is not None and p.reviewed:
+                cls += f"; reviewed: {p.reviewed}"
+            rows.append([i.domain, i.task_id, i.verdict + (f": {i.cause}" if i.cause else ""), str(i.gold)[:60], got,
+                         (detail or "")[:140], cls])  # fmt: skip
+        out.append(("Per task", ["Domain", "Task", "Verdict", "Gold", "Printed (how read)", "Detail", "Proposed class"],
+                    rows, None))  # fmt: skip
         if ref.static:
             shown = [f for f in ref.static if f.kind != "validator" or f.severity != "info"]
             groups = group_findings(shown)

@@ -93,17 +93,18 @@ _OPEN_CLOSE = {"[": ("]", "list"), "{": ("}", "dict"), "(": (")", "tuple")}
 
 
 def _unparsable_literal(text: str) -> str | None:
-    """``"list"``/``"dict"``/``"tuple"`` when ``text`` is shaped like that literal (its brackets open and close
-    it) but neither JSON nor a Python literal; None otherwise (prose in parentheses is no tuple)."""
+    """``"list"``/``"dict"``/``"tuple"`` when ``text`` is shaped like that literal (it opens with ``[`` or ``{``,
+    or is a parenthesised, comma-separated text) but is neither JSON nor a Python literal; None otherwise
+    (prose in parentheses is no tuple)."""
     import ast
     import json
 
     s = text.strip()
-    if len(s) < 2 or s[0] not in _OPEN_CLOSE or s[-1] != _OPEN_CLOSE[s[0]][0]:
+    if len(s) < 2 or s[0] not in _OPEN_CLOSE:
         return None
     kind = _OPEN_CLOSE[s[0]][1]
-    if kind == "tuple" and "," not in s:
-        return None
+    if kind == "tuple" and ("," not in s or s[-1] != ")"):
+        return None  # "(in metres)": prose in parentheses; a list or dict is open from its first bracket
     if len(s) > 2_000_000:
         return None
     try:

@@ -22,10 +22,37 @@ def _out_dir(out: Path | None, kind: str, name: str) -> Path:
 def register(app: typer.Typer) -> None:
     audit = typer.Typer(
         name="audit",
-        help="Audit the benchmark: reference solutions, failures of a run, proposed errata.",
-        no_args_is_help=True,
+        help="Audit the benchmark: coverage of the errata (no subcommand), reference solutions, failures of a "
+        "run, proposed errata.",
+        no_args_is_help=False,
+        invoke_without_command=True,
     )
     app.add_typer(audit, name="audit")
+
+    @audit.callback()
+    def audit_main(
+        ctx: typer.Context,
+        workload: str = typer.Option("kramabench", "--workload", "-w", help="workload root or 'kramabench'"),
+        errata: Path | None = typer.Option(None, "--errata", help="errata file (default: the workload's own)"),
+    ) -> None:
+        """Without a subcommand: the coverage of the errata (tasks per class per domain, tasks not accounted for)."""
+        if ctx.invoked_subcommand is None:
+            _print_coverage(workload, errata, domains=None, verify=False, sandbox="local", as_json=False,
+                            check=False, from_bare=True)  # fmt: skip
+
+    @audit.command("coverage")
+    def coverage_cmd(
+        workload: str = typer.Option("kramabench", "--workload", "-w", help="workload root or 'kramabench'"),
+        errata: Path | None = typer.Option(None, "--errata", help="errata file (default: the workload's own)"),
+        domain: list[str] = typer.Option(None, "--domain", "-d", help="only these domains (repeatable)"),
+        verify: bool = typer.Option(False, "--verify", help="run every review's derivation again and compare"),
+        sandbox: str = typer.Option("local", "--sandbox", help="sandbox the derivations run in (with --verify)"),
+        check: bool = typer.Option(False, "--check", help="exit 1 if a task is not accounted for or a derivation fails"),
+        as_json: bool = typer.Option(False, "--json", help="print the coverage as JSON"),
+    ) -> None:
+        """Tasks per reviewed class per domain, the tasks not yet accounted for; --verify re-runs the evidence."""
+        _print_coverage(workload, errata, domains=domain or None, verify=verify, sandbox=sandbox, as_json=as_json,
+                        check=check, from_bare=False)  # fmt: skip
 
     @audit.command("reference")
     def reference(
@@ -123,17 +150,42 @@ def register(app: typer.Typer) -> None:
                 "'kramabench fetch kramabench' (../shared/kramabench does not hold them)",
                 soft_wrap=True,
             )
+        proposed = {(p.domain, p.task_id): p for p in result.proposals}
         for i in result.tasks():
             if i.verdict == "reproduces":
                 continue
             why = i.diff if i.verdict == "differs" else f"{i.cause}: {i.cause_detail}" if i.cause else i.cause_detail
             out_console.print(f"  {i.task_id}: {i.verdict} — {why}", highlight=False, markup=False, soft_wrap=True)
+            p = proposed.get((i.domain, i.task_id))
+            if p is not None and p.klass is not None:
+                recorded = f" [reviewed: {p.reviewed}]" if p.reviewed else ""
+                out_console.print(f"      proposed class: {p.klass} ({p.confidence}) — {p.why}{recorded}",
+                                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+        if result.proposals:
+            from kramabench.audit.classes import write_proposed_reviews
+            from kramabench.workload import TASK_CLASSES
+
+            for d in result.domains:
+                counts = {c: 0 for c in (*TASK_CLASSES, None)}
+                for p in result.proposals:
+                    if p.domain == d:
+                        counts[p.klass] += 1
+                text = ", ".join(f"{c} {n}" for c, n in counts.items() if c is not None and n)
+                out_console.print(f"proposed classes, {d}: {text or '-'}" + (f", none {counts[None]}" if counts[None] else ""),
+                                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+            write_proposed_reviews(out_dir / "reviews-proposed.toml", result.proposals)
         kinds: dict[str, int] = {}
         for f in result.static:
             kinds[f.kind] = kinds.get(f.kind, 0) + 1
         if kinds:
             out_console.print("static gold findings: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
-        out_console.print(f"written: {out_dir / 'reference.json'}, {md}, {page}", soft_wrap=True, highlight=False)
+        scale = [f for f in result.static if f.code == "gold_percent_scale"]
+        if scale:
+            out_console.print(f"percent scale: the question and the gold disagree on {len(scale)} item(s): "
+                              + ", ".join(f.subtask_id or f.task_id or "?" for f in scale), highlight=False,
+                              markup=False, soft_wrap=True)
+        out_console.print(f"written: {out_dir / 'reference.json'}, {out_dir / 'reviews-proposed.toml'}, {md}, {page}",
+                          soft_wrap=True, highlight=False)  # fmt: skip
 
     @audit.command("failures")
     def failures(
@@ -278,6 +330,68 @@ def register(app: typer.Typer) -> None:
                       f" flip rate {num(result.flip_rate)}")  # fmt: skip
 
 
+def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | None, verify: bool, sandbox: str,
+                    as_json: bool, check: bool, from_bare: bool) -> None:  # fmt: skip
+    from rich.console import Console
+
+    from kramabench.audit.coverage import coverage, verify_derivations
+    from kramabench.workload import TASK_CLASSES, WorkloadError, list_domains, load_errata, load_workload
+    from kramabench.workload.fetch import FetchError
+    from kramabench.workload.loader import default_errata
+    from kramabench.workload.suites import resolve_workload_root
+
+    try:
+        root = resolve_workload_root(workload)
+        path = errata or default_errata(root)
+        ef = load_errata(path) if path else None
+        names = domains or list_domains(root)
+        wls = [load_workload(root, d, errata=ef if ef is not None else False, validate=False) for d in names]
+    except (WorkloadError, FetchError) as exc:
+        hint = " (or name a workload root: kramabench audit -w ROOT)" if from_bare else ""
+        raise fail(f"{exc}{hint}") from None
+    cov = coverage(wls, ef, root=str(root))
+    checks = []
+    if verify and ef is not None:
+        sb = _sandbox(sandbox)
+        try:
+            evidence = [*ef.reviews, *(e for e in ef.errata if e.derivation)]
+            checks = verify_derivations([r for r in evidence if r.domain in names], {w.domain: w.lake for w in wls}, sb)
+        finally:
+            sb.close()
+    if as_json:
+        data = cov.model_dump(mode="json")
+        if verify:
+            data["derivations"] = [c.model_dump(mode="json") for c in checks]
+        import json
+
+        typer.echo(json.dumps(data, indent=1))
+    else:
+        console = Console()
+        console.print(Text(f"Errata coverage of {root}  (errata: {path or 'none'})"), soft_wrap=True)
+        width = max([len("domain")] + [len(d.domain) for d in cov.domains])
+        heads = ["tasks", *TASK_CLASSES, "not accounted for"]
+        console.print(Text("  ".join([f"{'domain':<{width}}", *heads])), soft_wrap=True)
+        for d in cov.domains:
+            cells = [d.tasks, *[d.by_class[c] for c in TASK_CLASSES], len(d.not_accounted)]
+            row = "  ".join([f"{d.domain:<{width}}", *[f"{v:>{len(h)}}" for v, h in zip(cells, heads, strict=True)]])
+            console.print(Text(row), soft_wrap=True)
+        for d in cov.domains:
+            if d.not_accounted:
+                console.print(Text(f"  {d.domain}: not accounted for: {', '.join(d.not_accounted)}"), soft_wrap=True)
+            if d.unknown:
+                console.print(Text(f"  {d.domain}: reviews of no task here: {', '.join(d.unknown)}"), soft_wrap=True)
+        if cov.complete:
+            console.print("every task is accounted for")
+        for c in checks:
+            mark = "ok" if c.ok else "FAILS"
+            text = f"  derivation {c.task} ({c.klass}): {mark} — derived {c.derived!r}, printed {c.printed!r}"
+            console.print(Text(text + (f" ({c.detail})" if c.detail else "")), soft_wrap=True)
+        if verify and ef is not None:
+            console.print(f"derivations: {sum(c.ok for c in checks)} of {len(checks)} print their derived value")
+    if check and (not cov.complete or not all(c.ok for c in checks)):
+        raise typer.Exit(1)
+
+
 def _model(flag: str, model_id: str, *, cache: bool | None = None):  # noqa: ANN202
     """The model of ``flag`` (``--auditor``, ``--extract-model``); a bad id or a missing key is one line."""
     from kramabench.models import get_model
@@ -290,12 +404,12 @@ def _model(flag: str, model_id: str, *, cache: bool | None = None):  # noqa: ANN
 
 def _sandbox(backend: str):  # noqa: ANN202
     from kramabench.contracts.sandbox import SandboxUnavailable
-    from kramabench.sandbox.registry import get_sandbox
+    from kramabench.sandbox.registry import open_sandbox
 
     try:
-        return get_sandbox(backend)
-    except (SandboxUnavailable, ValueError) as exc:
-        raise fail(f"sandbox {backend}: {exc}") from None
+        return open_sandbox(backend)
+    except SandboxUnavailable as exc:
+        raise fail(str(exc)) from None
 
 
 def _model_and_sandbox(model_id: str, backend: str, *, cache: bool | None):  # noqa: ANN202

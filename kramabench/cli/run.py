@@ -39,6 +39,7 @@ def _parse_option(text: str) -> tuple[str, Any]:
 #: each field of RunConfig / RunOptions and the option of `kramabench run` that sets it (checked by a test)
 OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--workload": ("RunConfig", "workload"), "--domain": ("RunConfig", "domains"), "--system": ("RunConfig", "system"),
+    "--task": ("RunConfig", "tasks"), "--exclude-task": ("RunConfig", "exclude_tasks"),
     "--option": ("RunConfig", "system_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
     "--sandbox": ("RunConfig", "sandbox"), "--no-errata": ("RunConfig", "errata"), "--run-id": ("RunConfig", "run_id"),
     "--errata": ("RunConfig", "errata_file"),
@@ -83,6 +84,8 @@ def register(app: typer.Typer) -> None:
     def run_cmd(
         workload: str = typer.Option(None, "--workload", "-w", help=_help(RunConfig, "workload")),
         domain: list[str] = typer.Option(None, "--domain", "-d", help=_help(RunConfig, "domains")),
+        task: list[str] = typer.Option(None, "--task", "-t", help=_help(RunConfig, "tasks")),
+        exclude_task: list[str] = typer.Option(None, "--exclude-task", help=_help(RunConfig, "exclude_tasks")),
         system: str = typer.Option(None, "--system", "-s", help=_help(RunConfig, "system")),
         option: list[str] = typer.Option(None, "--option", "-o", help=_help(RunConfig, "system_options")),
         model: str = typer.Option(None, "--model", "-m", help=_help(RunConfig, "model")),
@@ -149,6 +152,8 @@ def register(app: typer.Typer) -> None:
             given: dict[str, Any] = {
                 "workload": workload,
                 "domains": list(domain) if domain else None,
+                "tasks": list(task) if task else None,
+                "exclude_tasks": list(exclude_task) if exclude_task else None,
                 "system": system,
                 "system_options": sys_opts or None,
                 "model": model,
@@ -202,23 +207,28 @@ def register(app: typer.Typer) -> None:
         except (ValueError, TypeError) as e:
             raise fail(f"{str(e).splitlines()[0]}: {_first_detail(e)}") from None
 
-        from kramabench.run.store import RunLocked
+        from kramabench.run.store import RunLocked, RunUnwritable
 
         if not no_report:
             _preload_report_libraries()
         try:
             result = prepared.run()
-        except RunLocked as e:
+        except (RunLocked, RunUnwritable) as e:  # the run folder cannot be used: a setup error, nothing run
             raise fail(str(e)) from None
         except Exception as e:  # noqa: BLE001 - e.g. the disk is full: say so, records so far are kept
+            import errno
             import logging
 
             logging.getLogger(__name__).debug("run failed", exc_info=True)
+            if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+                why = f"the disk is full ({e})"
+            else:
+                why = f"{type(e).__name__}: {e}" if not isinstance(e, OSError) else str(e)
             err.print(
-                f"[red]error:[/red] the run stopped: {type(e).__name__}: {e}\nrecords so far are in "
-                f"{prepared.store.dir}; resume with: kramabench run --resume --run-id {prepared.manifest.run_id}"
-                + (f" --results {shlex.quote(str(config.results))}" if config.results else ""),
-                highlight=False,
+                Text(f"error: the run stopped: {why}", style="red"),
+                Text(f"records so far are in {prepared.store.dir}; resume with: kramabench run --resume --run-id "
+                     f"{prepared.manifest.run_id}" + (f" --results {shlex.quote(str(config.results))}" if config.results else "")),
+                sep="\n",
             )
             raise typer.Exit(EXIT_FAILED) from None
         rows, total = domain_table(result.records, setting=config.options.setting, manifest=prepared.manifest)

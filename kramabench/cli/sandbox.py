@@ -10,7 +10,7 @@ import typer
 from pydantic import ValidationError
 
 from kramabench.cli._common import fail
-from kramabench.sandbox import Limits, SandboxUnavailable, backends, get_sandbox
+from kramabench.sandbox import Limits, SandboxUnavailable, backends, open_sandbox
 
 
 def _fail(msg: str, code: int = 2) -> None:
@@ -47,8 +47,8 @@ def register(app: typer.Typer) -> None:
                 f"{flags.get(str(err['loc'][0]), err['loc'][0])} {err['msg'].lower()} (got {err.get('input')!r})"
                 for err in e.errors()))
         try:
-            sb = get_sandbox(backend, **opts)
-        except (SandboxUnavailable, ValueError) as e:
+            sb = open_sandbox(backend, **opts)
+        except SandboxUnavailable as e:
             _fail(str(e))
         try:
             res = sb.run(script.read_text(encoding="utf-8", errors="surrogateescape"), lake, limits, workdir_lake=workdir_lake)
@@ -112,8 +112,8 @@ def register(app: typer.Typer) -> None:
         out: dict[str, object] = {}
         for name in backend or ["local", "docker"]:
             try:
-                sb = get_sandbox(name)
-            except (SandboxUnavailable, ValueError) as e:
+                sb = open_sandbox(name)
+            except SandboxUnavailable as e:
                 out[name] = {"available": False, "reason": str(e)}
                 continue
             try:

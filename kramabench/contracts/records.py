@@ -8,7 +8,8 @@ line each; resume skips keys that already have a finished record. Every field op
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -16,7 +17,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.system import OutcomeError, SettingName, SystemUsage
+from kramabench.files import (
+    LINE_BYTES,
+    LongLine,
+    check_regular,
+    human_size,
+    iter_lines,
+    open_append,
+    open_regular,
+)
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +103,9 @@ class Record(BaseModel):
     gold_class: str | None = Field(
         None, description="the task's class in the errata data (reproduces, gold-defect, ...); None: not classified"
     )
+    artifacts: list[Artifact] = Field(
+        default_factory=list, description="files collected from the system's sessions (paths relative to the run folder)"
+    )
 
     @property
     def key(self) -> tuple[str, str, str | None, int]:
@@ -136,28 +150,49 @@ class ReadResult:
     torn_tail: bool = False
 
 
+#: a records line longer than this is not read (a record with a model reply of hundreds of MB)
+MAX_RECORD_LINE = LINE_BYTES
+
+
+def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE) -> Iterator[tuple[int, Record | str, bool]]:
+    """(line number, the Record or why the line is not one, whether it is the torn last line) of each
+    non-blank line of a ``records.jsonl``, streamed (one line in memory at a time, at most ``max_line``
+    bytes). A missing file yields nothing; one that is not a regular file is a
+    :class:`~kramabench.files.FileRefused` (an OSError, one line)."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        return
+    with open_regular(path, what="records file") as fh:
+        for n, raw, ended in iter_lines(fh, max_line=max_line):
+            if isinstance(raw, LongLine):
+                yield n, f"a line of {human_size(raw.size)}, longer than the {human_size(max_line)} a record may take; not read", not ended
+                continue
+            if not raw.strip():
+                continue
+            try:
+                yield n, Record.model_validate_json(raw), False
+            except (ValidationError, ValueError) as e:
+                if not ended:
+                    yield n, "torn last line (the run was killed while writing it)", True
+                else:
+                    yield n, f"invalid record: {str(e).splitlines()[0]}", False
+
+
 def read_records(path: Path) -> ReadResult:
-    """Read a ``records.jsonl`` tolerantly: a torn last line or an invalid line is reported, not raised."""
+    """Read a ``records.jsonl`` tolerantly: a torn last line or an invalid line is reported, not raised
+    (a records file that is not a regular file is a :class:`~kramabench.files.FileRefused`)."""
     out = ReadResult()
-    if not path.exists():
-        return out
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        out.torn_tail = True
-    lines = data.split(b"\n")
-    for i, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            out.records.append(Record.model_validate_json(raw))
-        except (ValidationError, ValueError) as e:
-            reason = "torn last line (the run was killed while writing it)" if (
-                i == len(lines) and out.torn_tail
-            ) else f"invalid record: {str(e).splitlines()[0]}"
-            out.bad_lines.append((i, reason))
+    for n, rec, torn in iter_records(path):
+        if isinstance(rec, Record):
+            out.records.append(rec)
+        else:
+            out.bad_lines.append((n, rec))
+            out.torn_tail = out.torn_tail or torn
     if out.bad_lines:
-        for ln, why in out.bad_lines:
+        for ln, why in out.bad_lines[:20]:
             log.warning("%s line %d: %s", path, ln, why)
+        if len(out.bad_lines) > 20:
+            log.warning("%s: %d more line(s) that are not records", path, len(out.bad_lines) - 20)
     return out
 
 
@@ -211,11 +246,11 @@ def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
     newline is either a complete line (``is_complete`` accepts it; the newline is added) or a torn one,
     moved aside to ``<name>.torn`` and cut off, so that the next line never glues onto it. Returns the
     number of bytes cut (0 when nothing was torn)."""
-    import os
-
-    if not path.exists() or path.stat().st_size == 0:
+    if not os.path.lexists(path):
         return 0
-    size = path.stat().st_size
+    size = check_regular(path, what="records file").st_size  # a FIFO or a device there: refused, one line
+    if size == 0:
+        return 0
     with open(path, "rb+") as f:
         f.seek(size - 1)
         if f.read(1) == b"\n":
@@ -229,25 +264,33 @@ def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
                 cut = start + i + 1
                 break
             pos = start
-        f.seek(cut)
-        torn = f.read()
-        try:
-            complete = is_complete(torn)
-        except (ValidationError, ValueError):
-            complete = False
+        n_torn = size - cut
+        complete = False
+        if n_torn <= MAX_RECORD_LINE:  # a longer tail is no record: never held in memory whole
+            f.seek(cut)
+            try:
+                complete = is_complete(f.read())
+            except (ValidationError, ValueError):
+                complete = False
         if complete:  # a whole line that only lacks its newline: keep it
             f.seek(0, os.SEEK_END)
             f.write(b"\n")
             f.flush()
             os.fsync(f.fileno())
             return 0
-        with open(path.with_name(path.name + ".torn"), "ab") as t:
-            t.write(torn + b"\n")
+        t = open_append(path.with_name(path.name + ".torn"))
+        try:
+            f.seek(cut)
+            while chunk := f.read(1 << 20):
+                os.write(t, chunk)
+            os.write(t, b"\n")
+        finally:
+            os.close(t)
         f.truncate(cut)
         f.flush()
         os.fsync(f.fileno())
-    log.warning("%s: cut off a torn last line (%d bytes, kept in %s.torn)", path, len(torn), path.name)
-    return len(torn)
+    log.warning("%s: cut off a torn last line (%d bytes, kept in %s.torn)", path, n_torn, path.name)
+    return n_torn
 
 
 #: deepest nesting of a system's answer kept in a record (deeper parts are replaced by a note)
@@ -282,4 +325,7 @@ def jsonable(v: Any, depth: int = 0) -> Any:
     return repr(v)
 
 
-__all__ = ["GoldName", "GoldScore", "Manifest", "ReadResult", "Record", "jsonable", "parse_manifest", "repair_torn_tail", "latest_records", "read_records", "unit_key"]
+__all__ = [
+    "MAX_RECORD_LINE", "GoldName", "GoldScore", "Manifest", "ReadResult", "Record", "iter_records", "jsonable",
+    "latest_records", "parse_manifest", "read_records", "repair_torn_tail", "unit_key",
+]  # fmt: skip

@@ -30,6 +30,7 @@ from kramabench.models.costs import (
     summarize_run,
     system_usage,
 )
+from kramabench.models.ids import ModelId
 from kramabench.models.limits import ConcurrencyLimiter, limiter_for
 from kramabench.models.managed import ManagedModel
 from kramabench.models.pricing import Price, PricingTable, cost_usd, price_for, pricing_table
@@ -41,6 +42,7 @@ from kramabench.models.retry import RetryPolicy
 __all__ = [
     "model_time_budget",
     "CallRecord", "CallRecorder", "ChatMessage", "Completion", "ConcurrencyLimiter", "CostSummary", "ManagedModel",
+    "ModelId",
     "Model", "ModelError", "ModelErrorKind", "ModelOptions", "Price", "PricingTable", "ResponseCache",
     "RetryPolicy", "RunCosts", "Usage", "cost_usd", "default_cache_dir", "get_model", "limiter_for",
     "load_calls", "open_cache", "parse_model_id", "price_for", "pricing_table", "providers", "recording",

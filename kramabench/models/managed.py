@@ -10,6 +10,7 @@ from typing import Any
 
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError, ModelOptions
 from kramabench.models.cache import ResponseCache, cache_key
+from kramabench.models.ids import ModelId
 from kramabench.models.recording import (
     CallErrorInfo,
     CallInfo,
@@ -38,9 +39,10 @@ class ManagedModel:
                  cache_policy: bool | None = None) -> None:
         self.backend = backend
         self.id = model_id
-        self.provider: str = getattr(backend, "provider", model_id.split("/", 1)[0])
-        self.model: str = getattr(backend, "model", model_id.split("/", 1)[-1])
-        self.base_url: str | None = getattr(backend, "base_url", None)
+        mid = ModelId.parse(model_id)
+        self.provider: str = getattr(backend, "provider", None) or mid.provider
+        self.model: str = getattr(backend, "model", None) or mid.model
+        self.base_url: str | None = getattr(backend, "base_url", None) or mid.base_url
         self.cache = cache if getattr(backend, "cacheable", True) else None
         self.cache_policy = cache_policy
 

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from kramabench import plugins
 from kramabench.contracts.model import Model, ModelError
 from kramabench.models.cache import open_cache
+from kramabench.models.ids import ModelId, parse_model_id, split_compatible
 from kramabench.models.managed import ManagedModel
 from kramabench.models.providers import ChatBackend, ProviderOptions
 from kramabench.models.replay import ReplayBackend, ReplayOptions
@@ -52,28 +53,6 @@ def register_provider(name: str, factory: ProviderFactory, *, replace: bool = Fa
 
 def providers() -> list[str]:
     return plugins.names("providers")
-
-
-def parse_model_id(model_id: str) -> tuple[str, str]:
-    """``"together/meta-llama/Llama-3.3-70B-Instruct-Turbo"`` -> ``("together", "meta-llama/...")``."""
-    if model_id is not None and not isinstance(model_id, str):
-        raise ModelError("bad_request", f"bad model id {model_id!r}: a string <provider>/<model> is expected, not "
-                                        f"{type(model_id).__name__}")
-    provider, sep, rest = (model_id or "").strip().partition("/")
-    if not sep or not provider or not rest:
-        raise ModelError("bad_request", f"bad model id {model_id!r}: expected <provider>/<model>, e.g. "
-                                        "openai/gpt-4o (providers: " + ", ".join(providers()) + ")")
-    return provider, rest
-
-
-def split_compatible(rest: str) -> tuple[str, str]:
-    """``"<model>@<base_url>"`` -> (model, base_url); the model may contain '/' and '@'."""
-    for marker in ("@http://", "@https://"):
-        i = rest.rfind(marker)
-        if i > 0:
-            return rest[:i], rest[i + 1:]
-    raise ModelError("bad_request", f"openai-compatible/{rest}: expected openai-compatible/<model>@<base_url>, "
-                                    "e.g. openai-compatible/Qwen2.5-Coder-32B@http://localhost:8000/v1")
 
 
 def _http_factory(provider: str) -> ProviderFactory:
@@ -109,7 +88,7 @@ def get_model(model_id: str, *, cache: bool | None = None, cache_dir: str | Path
     ``retry`` (RetryPolicy or dict), ``price`` (Price or {"input_per_m", "output_per_m"}); for replay
     ``ignore_mismatch``.
     """
-    provider, rest = parse_model_id(model_id)
+    provider, rest = mid = ModelId.parse(model_id)
     try:
         factory = plugins.load("providers", provider)
     except plugins.PluginNotFound:
@@ -134,7 +113,10 @@ def get_model(model_id: str, *, cache: bool | None = None, cache_dir: str | Path
             store = open_cache(cache_dir)
         except Exception as exc:  # an unusable cache folder: run without a cache, say so
             logger.warning("response cache unavailable (%s); continuing without it", exc)
-    return ManagedModel(backend, getattr(backend, "id", model_id), cache=store, cache_policy=cache)
+    return ManagedModel(backend, getattr(backend, "id", None) or str(mid), cache=store, cache_policy=cache)
 
 
-__all__ = ["ENTRY_POINT_GROUP", "ProviderFactory", "get_model", "parse_model_id", "providers", "register_provider"]
+__all__ = [
+    "ENTRY_POINT_GROUP", "ProviderFactory", "get_model", "parse_model_id", "providers", "register_provider",
+    "split_compatible",
+]

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
+import errno
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from kramabench.contracts.records import Manifest, Record
+from kramabench.contracts.records import Manifest, Record, iter_records
+from kramabench.files import MANIFEST_BYTES, FileRefused, read_bytes
 
 log = logging.getLogger(__name__)
 
@@ -68,34 +68,35 @@ class RunData:
         return list(best.values())
 
 
+#: warnings of one kind listed one by one; more are counted in one line
+MAX_LISTED = 10
+
+
 def _read_records(path: Path, warnings: list[str]) -> list[Record]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         warnings.append(f"{path}: no records file (the run has not recorded any outcome)")
         return []
-    except OSError as exc:
-        raise ReportError(f"{path}: cannot read ({exc.strerror})") from None
-    lines = raw.split(b"\n")
-    torn_tail = not raw.endswith(b"\n")
-    by_key: dict[tuple[str, str, str | None, int], Record] = {}
+    by_key: dict[tuple[str, str, str, str | None, int], Record] = {}
     dupes = 0
-    for i, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        last = i == len(lines)
-        try:
-            rec = Record.model_validate(json.loads(line))
-        except (ValueError, ValidationError) as exc:
-            if last and torn_tail:
-                warnings.append(f"{path}: line {i} is incomplete (a torn last write); skipped")
-            else:
-                reason = str(exc).splitlines()[0][:160]
-                warnings.append(f"{path}: line {i} is not a valid record ({reason}); skipped")
-            continue
-        if rec.key in by_key:
-            dupes += 1
-        by_key[rec.key] = rec
+    bad: list[str] = []
+    n_bad = 0
+    try:
+        for i, rec, torn in iter_records(path):
+            if isinstance(rec, str):
+                n_bad += 1
+                if len(bad) < MAX_LISTED:
+                    bad.append(f"{path}: line {i} is incomplete (a torn last write); skipped" if torn
+                               else f"{path}: line {i} is not a valid record ({rec[:160]}); skipped")
+                continue
+            key = (rec.domain, *rec.key)  # two domains of a root may share task ids: both are kept
+            if key in by_key:
+                dupes += 1
+            by_key[key] = rec
+    except OSError as exc:  # not a regular file (a FIFO, /dev/zero, a folder), unreadable
+        raise ReportError(str(exc) if isinstance(exc, FileRefused) else f"{path}: cannot read ({exc.strerror})") from None
+    warnings.extend(bad)
+    if n_bad > len(bad):
+        warnings.append(f"{path}: {n_bad - len(bad)} more line(s) that are not valid records; skipped")
     if dupes:
         warnings.append(f"{path}: {dupes} duplicate record key(s); the later line of each is used")
     return list(by_key.values())
@@ -109,13 +110,13 @@ def load_run(run_dir: Path | str) -> RunData:
     from kramabench.contracts.records import parse_manifest
 
     try:
-        manifest = parse_manifest(mpath.read_bytes(), mpath)
-    except FileNotFoundError:
-        raise ReportError(f"{mpath}: missing; {run_dir} is not a run folder") from None
+        manifest = parse_manifest(read_bytes(mpath, limit=MANIFEST_BYTES, what="manifest"), mpath)
+    except FileRefused as exc:
+        if exc.errno == errno.ENOENT:
+            raise ReportError(f"{mpath}: missing; {run_dir} is not a run folder") from None
+        raise ReportError(str(exc)) from None  # a FIFO, /dev/zero, a folder, too large: one line
     except ValueError as exc:  # names the file and the problem in plain words
         raise ReportError(str(exc)) from None
-    except OSError as exc:
-        raise ReportError(f"{mpath}: cannot read: {exc.strerror or exc}") from None
     warnings: list[str] = []
     records = _read_records(run_dir / RECORDS, warnings)
     other = [r for r in records if r.run_id != manifest.run_id]

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from kramabench.contracts.records import Manifest, Record
     from kramabench.run.paths import default_results_dir, kramabench_home, official_root
     from kramabench.run.runner import Runner, RunOptions, RunResult
-    from kramabench.run.session import RunConfig, RunSetupError, prepare, resolve_workload_root
+    from kramabench.run.session import RunConfig, RunSetupError, prepare
     from kramabench.run.settings import BaseSetting, Setting, SettingContext, get_setting, setting_names
     from kramabench.run.store import RunStore, latest_records, read_records
     from kramabench.run.table import domain_table
@@ -31,7 +31,6 @@ _LAZY = {
     "RunConfig": "kramabench.run.session",
     "RunSetupError": "kramabench.run.session",
     "prepare": "kramabench.run.session",
-    "resolve_workload_root": "kramabench.run.session",
     "BaseSetting": "kramabench.run.settings",
     "Setting": "kramabench.run.settings",
     "SettingContext": "kramabench.run.settings",
@@ -68,5 +67,4 @@ __all__ = [
     "setting_names",
     "Setting",
     "SettingContext",
-    "resolve_workload_root",
 ]

@@ -34,7 +34,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.files import SMALL_JSON_BYTES, FileRefused, OutsideRoot, inside, read_text
 from kramabench.workload import KeyFunctionality, key_functionalities, list_domains, load_workload
+from kramabench.workload.solutions import read_solution, solution_of
 from scorers.design import DesignJudge, DesignVerdict
 
 logger = logging.getLogger(__name__)
@@ -167,12 +169,14 @@ def load_labelled_set(root: Path, *, domains: Sequence[str] | None = None) -> li
     """The cases of ``root``'s labelled set (see the module docstring); raises :class:`JudgeCheckError`."""
     root = Path(root)
     path = labels_path(root)
-    if not path.is_file():
+    if not path.exists():
         raise JudgeCheckError(f"{path}: no labelled set (judge-check needs {LABELS_FILE} under the workload root)")
     try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise JudgeCheckError(f"{path}: cannot read: {e}") from e
+        spec = json.loads(read_text(path, limit=SMALL_JSON_BYTES, what="labelled set"))
+    except FileRefused as e:
+        raise JudgeCheckError(str(e)) from None
+    except (ValueError, RecursionError) as e:
+        raise JudgeCheckError(f"{path}: not valid JSON: {str(e).splitlines()[0]}") from None
     if not isinstance(spec, dict) or not isinstance(spec.get("pipelines", []), list):
         raise JudgeCheckError(f"{path}: expected an object with a 'pipelines' list")
     all_domains = list_domains(root)
@@ -188,12 +192,16 @@ def load_labelled_set(root: Path, *, domains: Sequence[str] | None = None) -> li
                 kfs = key_functionalities(t)
                 if not t.solution or not kfs.judgeable:
                     continue
-                sol = root / t.solution
-                if not sol.is_file():
+                sol = solution_of(workloads[d], t)
+                if sol is None or not sol.is_file():
                     raise JudgeCheckError(f"{root}: task {t.id}: solution {t.solution} not found")
+                try:
+                    code = read_solution(sol)
+                except FileRefused as e:
+                    raise JudgeCheckError(f"task {t.id}: solution {e}") from None
                 cases.append(LabelledCase(
                     name=f"reference:{t.id}", kind="reference", domain=d, task_id=t.id, question=t.query,
-                    code=sol.read_text(encoding="utf-8"), functionalities=kfs.items,
+                    code=code, functionalities=kfs.items,
                     labels={k.id: True for k in kfs.items},
                 ))
     base = path.parent
@@ -221,12 +229,21 @@ def load_labelled_set(root: Path, *, domains: Sequence[str] | None = None) -> li
         if unknown:
             raise JudgeCheckError(f"{where}.missing: {', '.join(unknown)} not among {task.id}'s functionalities "
                                   f"({', '.join(kfs.ids) or 'none'})")
-        file = base / entry["file"]
+        try:
+            file = inside(base, entry["file"]) if isinstance(entry["file"], str) else None
+        except OutsideRoot as e:
+            raise JudgeCheckError(f"{where}.file: {entry['file']!r} {e}; it must lie inside {base}") from None
+        if file is None:
+            raise JudgeCheckError(f"{where}.file: expected a path relative to the folder of {LABELS_FILE}")
         if not file.is_file():
             raise JudgeCheckError(f"{where}.file: {file} not found")
+        try:
+            code = read_solution(file)
+        except FileRefused as e:
+            raise JudgeCheckError(f"{where}.file: {e}") from None
         cases.append(LabelledCase(
             name=str(entry["file"]), kind="broken", domain=d, task_id=task.id, question=task.query,
-            code=file.read_text(encoding="utf-8"), functionalities=kfs.items,
+            code=code, functionalities=kfs.items,
             labels={k.id: k.id not in missing for k in kfs.items},
         ))
     if not cases:

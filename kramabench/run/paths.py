@@ -24,20 +24,15 @@ def kramabench_home() -> Path:
 
 
 def official_root(home: Path | None = None) -> Path:
-    """Root of the fetched official workloads (``workload/``, ``data/``, ``solutions/`` below it).
+    """Root of the fetched official workloads (``workload/``, ``data/``, ``solutions/`` below it):
+    :func:`kramabench.workload.fetch.fetched_root` (the default ref, else the one ref fetched); when nothing
+    was fetched, the default ref's folder (which does not exist yet)."""
+    from kramabench.workload import fetch
 
-    ``kramabench fetch`` unpacks a pinned commit into ``<home>/official/<ref>``
-    (:func:`kramabench.workload.fetch.official_root`). The default ref's folder wins; else, when exactly
-    one ref was fetched, that one. The returned folder may not exist (nothing fetched yet).
-    """
-    home = home or kramabench_home()
-    from kramabench.workload.fetch import official_root as fetched_root
-
-    default = Path(fetched_root(home=home))
-    if (default / "workload").is_dir():
-        return default
-    refs = sorted(p for p in (home / "official").glob("*") if (p / "workload").is_dir()) if (home / "official").is_dir() else []
-    return refs[0] if len(refs) == 1 else default
+    try:
+        return Path(fetch.fetched_root(home=home))
+    except fetch.FetchError:
+        return Path(fetch.official_root(home=home))
 
 
 def default_results_dir() -> Path:

@@ -50,6 +50,8 @@ class RunPlan:
     #: per domain, the items whose gold differs in the other view, with their gold there
     #: (kramabench.workload.gold.changes_for): their answers are scored against both golds
     gold_changes: dict[str, dict[Any, Any]] = field(default_factory=dict)
+    #: per domain, task id -> the task's reviewed class in the errata (reproduces, gold-defect, ...)
+    gold_classes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def options(self) -> Any:  # kramabench.run.runner.RunOptions

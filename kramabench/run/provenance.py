@@ -8,10 +8,19 @@ import logging
 import os
 import subprocess
 import sys
-import tempfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+from kramabench.files import (
+    SMALL_JSON_BYTES,
+    OutsideRoot,
+    inside,
+    open_regular,
+    read_bytes,
+    read_text,
+    write_file,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +58,10 @@ def git_revision(path: Path | None = None) -> str | None:
 
 
 def sha256_file(path: Path) -> str:
+    """The sha256 of a regular file, streamed (a FIFO or a device is a
+    :class:`~kramabench.files.FileRefused`, never read)."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -68,9 +79,15 @@ def lake_fingerprint(lake: Path, files: list[str], *, memo: Path | None | bool =
     fresh: dict[str, list[Any]] = {}
     listing, content = hashlib.sha256(), hashlib.sha256()
     total = 0
+    unreadable: list[str] = []
     for f in files:
         path = lake / f
-        st = path.stat()
+        try:
+            st = path.stat()
+        except OSError as e:  # gone since it was listed, or a folder above it cannot be searched
+            unreadable.append(f"{f}: {e.strerror or e}")
+            listing.update(f"{f}\0?\n".encode())
+            continue
         total += st.st_size
         listing.update(f"{f}\0{st.st_size}\n".encode())
         real = os.path.realpath(path)
@@ -78,12 +95,23 @@ def lake_fingerprint(lake: Path, files: list[str], *, memo: Path | None | bool =
         if hit and hit[0] == st.st_size and hit[1] == st.st_mtime_ns:
             digest = hit[2]
         else:
-            digest = sha256_file(path)
+            try:
+                digest = sha256_file(path)
+            except OSError as e:  # a file at mode 000: the run goes on; the lake index reports it as a finding
+                unreadable.append(f"{f}: {e.strerror or e}")
+                content.update(f"{f}\0unreadable\n".encode())
+                continue
         fresh[real] = [st.st_size, st.st_mtime_ns, digest]
         content.update(f"{f}\0{digest}\n".encode())
     if memo_path is not None and any(known.get(k) != v for k, v in fresh.items()):
         _save_memo(memo_path, {**known, **fresh})
-    return {"files": len(files), "bytes": total, "listing_sha256": listing.hexdigest(), "content_sha256": content.hexdigest()}
+    out: dict[str, Any] = {"files": len(files), "bytes": total, "listing_sha256": listing.hexdigest(),
+                           "content_sha256": content.hexdigest()}
+    if unreadable:
+        out["unreadable"] = unreadable[:20]
+        out["n_unreadable"] = len(unreadable)
+        log.warning("lake %s: %d file(s) cannot be read: %s", lake, len(unreadable), "; ".join(unreadable[:3]))
+    return out
 
 
 def _memo_path() -> Path:
@@ -96,19 +124,15 @@ def _load_memo(path: Path | None) -> dict[str, list[Any]]:
     if path is None:
         return {}
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_bytes(path, limit=SMALL_JSON_BYTES, what="lake hash memo"))
         return {k: v for k, v in data.items() if isinstance(v, list) and len(v) == 3}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return {}
 
 
 def _save_memo(path: Path, data: dict[str, list[Any]]) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".lake-hashes-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f)
-        os.replace(tmp, path)
+        write_file(path, json.dumps(data), regular_only=True)
     except OSError as e:  # a cache that cannot be written only costs time
         log.debug("lake hash memo not written: %s", e)
 
@@ -129,19 +153,25 @@ def workload_version(root: Path) -> dict[str, Any]:
     (ref, archive sha256, verification, ...), a ``manifest.json``, a ``VERSION`` file."""
     info: dict[str, Any] = {}
     for name in ("fetch-manifest.json", "manifest.json"):
-        p = root / name
+        try:  # the root's own file (a link out of the root is not the workload's word)
+            p = inside(root, name)
+        except OutsideRoot:
+            continue
         if p.is_file():
             try:
-                data = json.loads(p.read_text())
-            except (OSError, ValueError):
+                data = json.loads(read_bytes(p, limit=SMALL_JSON_BYTES))
+            except (OSError, ValueError, RecursionError):
                 continue
             if isinstance(data, dict):
                 info.update({k: v for k, v in data.items() if isinstance(v, str | int | float | bool)})
                 if isinstance(data.get("not_stored"), list):
                     info["not_stored_files"] = len(data["not_stored"])
-    v = root / "VERSION"
-    if v.is_file():
-        info["version"] = v.read_text().strip()
+    try:
+        v = inside(root, "VERSION")
+        if v.is_file():
+            info["version"] = read_text(v, limit=4096, errors="replace").strip()[:200]
+    except (OutsideRoot, OSError):
+        pass
     return info
 
 

@@ -35,7 +35,8 @@ from typing import Any
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
-from kramabench.contracts.system import OutcomeError, SystemOutput
+from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
+from kramabench.run.artifacts import fresh_unit_dir, record_artifacts, unit_folder
 from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
@@ -44,6 +45,8 @@ from kramabench.run.settings import SettingContext, WorkItem
 from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
+from kramabench.workload.solutions import solution_of
+from scorers.judge import CountsCalls
 
 log = logging.getLogger(__name__)
 
@@ -165,15 +168,9 @@ class Runner:
 
     @staticmethod
     def solution_of(wl: Any, task: Any) -> Path | None:
-        """The reference solution: Task.solution, else solutions/<domain>/<task>.py (official layout) or
-        solutions/<task>.py (bundled)."""
-        root = Path(wl.root)
-        if getattr(task, "solution", None):
-            return (root / task.solution).resolve()
-        for cand in (root / "solutions" / wl.domain / f"{task.id}.py", root / "solutions" / f"{task.id}.py"):
-            if cand.is_file():
-                return cand
-        return None
+        """The reference solution (:func:`kramabench.workload.solutions.solution_of`: inside the workload root
+        or None)."""
+        return solution_of(wl, task)
 
     def _item(self, setting: Any, wl: Any, task: Any, unit: Any | None, view: Any, attempt: int) -> WorkItem:
         token = secrets.token_urlsafe(18)
@@ -190,6 +187,8 @@ class Runner:
         )
         self.resolver.add(token, ref)
         inp = setting.task_input(self.setting_ctx, task, unit, view, token, keys)
+        # where the system's sessions collect files (emptied: nothing finished is run again)
+        inp = inp.model_copy(update={"artifacts_dir": fresh_unit_dir(self.store.dir, unit_folder(setting.name, task.id, sub_id))})
         key = call_key(self.salt, setting.name, wl.domain, task.id, sub_id)
         return WorkItem((setting.name, task.id, sub_id, attempt), wl.domain, task, unit, attempt, inp, ref, key,
                         presolved=setting.presolved(task, unit))
@@ -218,7 +217,6 @@ class Runner:
 
     def _base_record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         task = it.task
-        at = getattr(task, "answer_type", None)
         usage = out.usage.model_copy()
         if not usage.wall_s:
             usage.wall_s = wall
@@ -232,23 +230,26 @@ class Runner:
             status="ok",
             system=self.manifest.system,
             model=self.manifest.model,
-            answer_type=at.value if hasattr(at, "value") else at,
+            answer_type=task.answer_type,
             expected=task.answer,
             answer=jsonable(out.answer),
             pipeline_code=out.pipeline_code,
             usage=usage,
             wall_s=wall,
             files_read=list(out.files_read),
+            artifacts=record_artifacts(self.store.dir, it.input.artifacts_dir or self.store.dir / "artifacts", out.artifacts)
+            if out.artifacts else [],
             iterations=out.iterations,
             transcript=[jsonable(t) for t in out.transcript],
             started_at=it.started_at,
             finished_at=_now(),
-            difficulty=getattr(getattr(task, "difficulty", None), "value", None),
+            difficulty=task.difficulty.value,
         )
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         rec = self._base_record(it, out, wall)
-        rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold})
+        rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold,
+                                     "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id)})
         other = self._other_gold(it, out, rec)
         return rec.model_copy(update={"other_gold": other}) if other is not None else rec
 
@@ -454,14 +455,12 @@ class Runner:
             self.manifest.stop_reason = self.guard.cause if interrupted else None
             self.manifest.finished_at = _now()
             self.manifest.counts = _counts(all_records)
-            stats = getattr(self.judge, "stats", None)
-            if isinstance(stats, dict):
-                self.manifest.counts["judge"] = jsonable(stats)
+            if isinstance(self.judge, CountsCalls):
+                self.manifest.counts["judge"] = jsonable(self.judge.stats)
             self.store.write_manifest(self.manifest)
-            close = getattr(system, "close", None)
-            if callable(close) and not hard:
+            if isinstance(system, Closeable) and not hard:
                 try:
-                    close()
+                    system.close()
                 except Exception as e:  # noqa: BLE001
                     log.warning("closing the system failed: %s", e)
 

@@ -8,21 +8,25 @@ a :class:`RunSetupError` whose message is one clear line.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import secrets
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.model import ModelError
-from kramabench.contracts.records import Manifest
+from kramabench.contracts.records import Manifest, Record, iter_records
 from kramabench.contracts.run import RunConfig, RunOptions
 from kramabench.contracts.sandbox import SandboxUnavailable
-from kramabench.models import get_model
+from kramabench.contracts.system import Configured
+from kramabench.files import FileRefused, check_regular, check_writable_dir
+from kramabench.models import ModelId, get_model
 from kramabench.run.lakeview import list_lake_files
-from kramabench.run.paths import OFFICIAL_NAME, default_results_dir, official_root
+from kramabench.run.paths import default_results_dir
 from kramabench.run.plan import ResumeState, RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.provenance import (
@@ -34,16 +38,16 @@ from kramabench.run.provenance import (
 )
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import Setting, get_setting
-from kramabench.run.store import RunLocked, RunStore
-from kramabench.run.throttle import FatalGuard, LimitedModel, LimitedSandbox
-from kramabench.sandbox import get_sandbox
+from kramabench.run.store import RunLocked, RunStore, RunUnwritable
+from kramabench.run.throttle import FatalGuard, LimitedModel
+from kramabench.sandbox import open_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
-from kramabench.workload import WorkloadError, list_domains, load_workload
-from kramabench.workload import resolve_workload_root as resolve
-from kramabench.workload.gold import changes_for, gold_of_run
+from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
+from kramabench.workload.gold import changes_for, gold_of_run, task_classes
 from kramabench.workload.loader import default_errata
+from kramabench.workload.selection import keep_tasks, select_task_ids
 
 log = logging.getLogger(__name__)
 
@@ -57,18 +61,10 @@ class ModelUnusable(RunSetupError):
     """The preflight of a model or judge failed: key refused, model unknown, endpoint unreachable."""
 
 
-def resolve_workload_root(name: str) -> Path:
-    """``kramabench`` -> the fetched official root; a bundled name -> ``workloads/<name>``; else a path."""
-    if name == OFFICIAL_NAME:
-        root = official_root()
-        if not (root / "workload").is_dir():
-            raise RunSetupError(
-                f"the official KramaBench workloads are not fetched yet (looked in {root}); "
-                "run `kramabench fetch kramabench` first (or set KRAMABENCH_HOME)"
-            )
-        return root
+def _workload_root(name: str) -> Path:
+    """:func:`kramabench.workload.resolve_workload_root`, its error as a :class:`RunSetupError`."""
     try:
-        return Path(resolve(name))
+        return Path(resolve_workload_root(name))
     except WorkloadError as e:
         raise RunSetupError(str(e).strip("'\"")) from e
 
@@ -197,7 +193,11 @@ def new_run_id(system: str, model: str | None) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     parts = [stamp, _slug(system.split(":")[-1])]
     if model:
-        parts.append(_slug(model.split("@")[0].rstrip("/").split("/")[-1]))  # the model name, not its URL
+        try:
+            name = ModelId.parse(model).short_name  # the model name, not its provider or URL
+        except ModelError:
+            name = model
+        parts.append(_slug(name))
     return "-".join(parts + [secrets.token_hex(2)])
 
 
@@ -248,19 +248,9 @@ def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, r
 
 def _make_sandbox(backend: str, limit: int) -> Any:
     try:
-        sb = get_sandbox(backend)
+        return open_sandbox(backend, concurrency=limit)
     except SandboxUnavailable as e:
-        other = "--sandbox docker" if backend != "docker" else "--sandbox local"
-        raise RunSetupError(
-            f"sandbox {backend!r} cannot run here: {e} (try {other}, or --sandbox unsafe-subprocess if you accept "
-            "running pipelines without isolation)"
-        ) from e
-    except (ValueError, KeyError) as e:
-        raise RunSetupError(f"sandbox {backend!r}: {e}") from e
-    set_concurrency = getattr(sb, "set_concurrency", None)
-    if callable(set_concurrency):  # e.g. docker: as many warm containers as executions at once
-        set_concurrency(limit)
-    return LimitedSandbox(sb, limit)
+        raise RunSetupError(str(e)) from e
 
 
 def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None) -> Any:
@@ -274,6 +264,9 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
     if not run_id:
         raise RunSetupError("--resume needs --run-id (the folder name under the results folder)")
     store = RunStore(results / run_id)
+    if not store.dir.is_dir():
+        what = "is not a folder" if store.dir.exists() else "does not exist"
+        raise RunSetupError(f"cannot resume: {store.dir} {what} (no run {run_id!r} under {results})")
     if not store.exists():
         raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
     try:
@@ -282,11 +275,44 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
         raise RunSetupError(str(e)) from e
     try:  # a run still in progress elsewhere cannot be resumed (it would write the same keys twice)
         store.lock()
+        check_writable_dir(store.dir, what="run folder")
+        if os.path.lexists(store.records_path):
+            check_regular(store.records_path, what="records file")
     except RunLocked as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
+    except (RunUnwritable, FileRefused) as e:
         raise RunSetupError(f"cannot resume: {e}") from e
     finally:
         store.unlock()
+    _check_records_belong(store, manifest)
     return ResumeState(store, manifest)
+
+
+def _check_records_belong(store: RunStore, manifest: Manifest) -> None:
+    """Refuse to resume a run whose ``records.jsonl`` holds records of another run (a manifest copied over
+    another run's records): each record carries its run id, system, model, setting and domain."""
+    domains = set(manifest.workload.get("domains") or [])
+    try:
+        for n, rec, _torn in iter_records(store.records_path):
+            if not isinstance(rec, Record):
+                continue
+            theirs = {"run id": rec.run_id, "system": rec.system, "setting": rec.setting}
+            ours = {"run id": manifest.run_id, "system": manifest.system, "setting": manifest.setting}
+            if manifest.model is not None or rec.model is not None:
+                theirs["model"], ours["model"] = rec.model, manifest.model
+            diff = [k for k in theirs if theirs[k] != ours[k]]
+            if domains and rec.domain not in domains:
+                diff.append("domain")
+                theirs["domain"], ours["domain"] = rec.domain, ", ".join(sorted(domains))
+            if diff:
+                k = diff[0]
+                raise RunSetupError(
+                    f"cannot resume {manifest.run_id}: {store.records_path} line {n} is a record of another run "
+                    f"({k} {theirs[k]!r}, the manifest says {ours[k]!r}); a run folder holds one run's manifest "
+                    "and records: start a new run, or restore the folder"
+                )
+    except FileRefused as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
 
 
 def prepare(
@@ -326,8 +352,9 @@ def prepare(
         raise RunSetupError(str(e)) from e
     _check_system_options(spec, config.system_options)
 
-    root = resolve_workload_root(config.workload)
+    root = _workload_root(config.workload)
     workloads = load_workloads(root, config.domains, errata_arg(config))
+    selection = _selection(config, workloads, old)
 
     if spec.needs_model and not config.model:
         raise RunSetupError(f"system {spec_name!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
@@ -338,12 +365,17 @@ def prepare(
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", run_id):
             raise RunSetupError(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' only")
         store = RunStore(results / run_id)
-        if store.exists() or (store.dir.exists() and any(store.dir.iterdir())):
+        try:
+            check_writable_dir(results, what="results folder")
+        except FileRefused as e:
+            raise RunSetupError(f"{e} (--results or KRAMABENCH_RESULTS)") from e
+        if os.path.lexists(store.dir) and (not store.dir.is_dir() or store.exists() or any(store.dir.iterdir())):
             raise RunSetupError(f"{store.dir} already exists: add --resume to continue it, or choose another --run-id")
 
     closers: list[Any] = []
     try:
-        return _prepare_rest(config, spec, setting, root, workloads, store, resume, run_id, closers, progress, command)
+        return _prepare_rest(config, spec, setting, root, workloads, selection, store, resume, run_id, closers, progress,
+                             command)
     except BaseException:
         for c in closers:  # e.g. the sandbox made before a later check failed
             try:
@@ -359,6 +391,7 @@ def _prepare_rest(
     setting: Setting,
     root: Path,
     workloads: list[Any],
+    selection: Selection,
     store: RunStore | None,
     resume: ResumeState | None,
     run_id: str | None,
@@ -392,6 +425,11 @@ def _prepare_rest(
     wl_info["gold"] = gold_of_run(errata_arg(config))
     wl_info["errata_file"] = _errata_file_info(root, errata_arg(config))
     wl_info["gold_changes"] = {d: len(c) for d, c in gold_changes.items()}
+    try:
+        gold_classes = {w.domain: task_classes(w, errata_arg(config)) for w in workloads}
+    except WorkloadError as e:
+        raise RunSetupError(str(e)) from e
+    wl_info["gold_classes"] = {d: dict(Counter(c.values())) for d, c in gold_classes.items() if c}
     for w in workloads:
         files = list_lake_files(Path(w.lake))
         wl_info["content"][w.domain] = {
@@ -462,10 +500,12 @@ def _prepare_rest(
             options={
                 "config": config.model_dump(mode="json", exclude={"resume", "run_id"}),
                 "call_key_salt": _call_key_salt(config.model),
+                "selections": selection.selections,
             },
         )
     else:
         manifest = old
+        manifest.options["selections"] = selection.selections
         manifest.resumed_at.append(datetime.now(timezone.utc))
         rev = git_revision()
         if rev != manifest.git_revision:
@@ -478,10 +518,12 @@ def _prepare_rest(
     ctx = SystemContext(
         options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed
     )
+    if selection.task_ids is not None:
+        workloads = keep_tasks(workloads, selection.task_ids)
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
         store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
-        gold=gold_of_run(errata_arg(config)), gold_changes=gold_changes,
+        gold=gold_of_run(errata_arg(config)), gold_changes=gold_changes, gold_classes=gold_classes,
     )
     runner = Runner(plan, progress=progress)
     try:
@@ -489,20 +531,57 @@ def _prepare_rest(
     except Exception as e:  # noqa: BLE001 - any failure to build the system stops the run before it starts
         raise RunSetupError(f"system {config.system!r} could not be built: {e}") from e
     # the options the system runs with, defaults included (system_options holds only what was given)
-    effective = getattr(runner.system, "options", None)
-    if hasattr(effective, "model_dump"):
+    if isinstance(runner.system, Configured):
         try:
-            manifest.options["system_options_effective"] = effective.model_dump(mode="json")
+            manifest.options["system_options_effective"] = runner.system.options.model_dump(mode="json")
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("system options not recorded: %s", e)
     return Prepared(plan=plan, runner=runner)
 
 
+@dataclass
+class Selection:
+    """The tasks a run runs: ``task_ids`` per domain (None: every task), from the ``selections`` recorded in
+    the manifest (``options.selections``: each ``--task``/``--exclude-task`` choice the run was started or
+    resumed with, with the ids it chose)."""
+
+    task_ids: dict[str, list[str]] | None
+    selections: list[dict[str, Any]]
+
+
+def _selection(config: RunConfig, workloads: list[Any], old: Manifest | None) -> Selection:
+    """The tasks of ``--task``/``--exclude-task``; on resume, a new choice adds its tasks to those of the
+    choices before it (a plain ``--resume`` runs what every recorded choice chose)."""
+    try:
+        ids = select_task_ids(workloads, config.tasks, config.exclude_tasks)
+    except WorkloadError as e:
+        raise RunSetupError(str(e)) from e
+    choice = {"tasks": list(config.tasks), "exclude_tasks": list(config.exclude_tasks)}
+    entry: dict[str, Any] = {**choice, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    if config.tasks or config.exclude_tasks:
+        entry["task_ids"] = ids
+    if old is None:
+        selections = [entry]
+    else:  # a run from before selections were recorded ran every task
+        selections = list(old.options.get("selections") or [{"tasks": [], "exclude_tasks": []}])
+        if choice not in [{k: s.get(k, []) for k in choice} for s in selections]:
+            selections.append(entry)
+    if any("task_ids" not in s for s in selections):
+        return Selection(None, selections)
+    union: dict[str, set[str]] = {}
+    for s in selections:
+        for d, tids in s["task_ids"].items():
+            union.setdefault(d, set()).update(tids)
+    chosen = {w.domain: [t.id for t in w.tasks if t.id in union.get(w.domain, ())] for w in workloads}
+    return Selection(chosen, selections)
+
+
 def _call_key_salt(model_id: str | None) -> str:
     """A fresh salt for the keys of recorded model calls; a run replaying ``replay/<dir>`` reuses the salt
     of that run so that its tasks find their recorded calls."""
-    if model_id and model_id.startswith("replay/"):
-        src = RunStore(Path(model_id.split("/", 1)[1].split("@")[0]))
+    replay_dir = ModelId.parse(model_id).replay_dir if model_id else None
+    if replay_dir is not None:
+        src = RunStore(replay_dir)
         try:
             salt = src.read_manifest().options.get("call_key_salt")
         except (FileNotFoundError, ValueError):
@@ -526,8 +605,10 @@ def _check_executor(opts: RunOptions) -> None:
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:
     was = RunConfig.model_validate({**old.options.get("config", {}), "run_id": old.run_id, "resume": True})
-    for name in ("workload", "system", "model", "sandbox", "errata", "errata_file", "domains", "system_options", "judge"):
-        a, b = getattr(config, name), getattr(was, name)
+    fields = {"workload", "system", "model", "sandbox", "errata", "errata_file", "domains", "system_options", "judge"}
+    now, then = config.model_dump(include=fields), was.model_dump(include=fields)
+    for name in sorted(fields):
+        a, b = now[name], then[name]
         if a != b:
             raise RunSetupError(
                 f"cannot resume {old.run_id}: it was started with {name}={b!r}, now {name}={a!r}; "
@@ -551,5 +632,4 @@ def config_for_resume(resume: ResumeState, results: Path) -> RunConfig:
 
 __all__ = [
     "ModelUnusable", "Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "open_resume", "prepare",
-    "resolve_workload_root",
 ]

@@ -14,6 +14,7 @@ Resume skips the keys (setting, task id, subtask id, attempt) that already have 
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import threading
@@ -31,6 +32,7 @@ from kramabench.contracts.records import (
     repair_torn_tail,
     unit_key,
 )
+from kramabench.files import MANIFEST_BYTES, FileRefused, ensure_dir, open_append, read_bytes, write_file
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,10 @@ RecordKey = tuple[str, str, "str | None", int]
 
 class RunLocked(RuntimeError):
     """Another process is writing this run (a second ``--resume`` of a run in progress)."""
+
+
+class RunUnwritable(RuntimeError):
+    """The run folder cannot be written (read-only, a file where a folder must be, a device as records file)."""
 
 
 LOCK = ".lock"
@@ -66,8 +72,14 @@ class RunStore:
 
         if self._lock_fd is not None:
             return
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            ensure_dir(self.dir, what="run folder")
+        except FileRefused as e:
+            raise RunUnwritable(str(e)) from None
+        try:
+            fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        except OSError as e:  # a read-only run folder, a .lock that is a folder: a setup error, one line
+            raise RunUnwritable(f"{self.dir}: cannot write its lock file {LOCK}: {e.strerror or e}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -104,25 +116,18 @@ class RunStore:
         """The run's manifest; a missing, torn or invalid one is a ValueError/FileNotFoundError that names
         the file and the problem in plain words."""
         try:
-            data = self.manifest_path.read_bytes()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"{self.manifest_path}: no manifest (not a run folder)") from None
-        except IsADirectoryError:
-            raise ValueError(f"{self.manifest_path}: is a folder, not a manifest file") from None
+            data = read_bytes(self.manifest_path, limit=MANIFEST_BYTES, what="manifest")
+        except FileRefused as e:
+            if e.errno == errno.ENOENT:
+                raise FileNotFoundError(f"{self.manifest_path}: no manifest (not a run folder)") from None
+            raise ValueError(str(e)) from None  # a folder, a FIFO, /dev/zero, too large: one line
         return parse_manifest(data, self.manifest_path)
 
     def write_manifest(self, manifest: Manifest) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.manifest_path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
-        data = manifest.model_dump_json(indent=2).encode()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.manifest_path)
-        _fsync_dir(self.dir)
+        """Replace the manifest atomically (:func:`kramabench.files.write_file`; only a regular file or nothing
+        may be there). A failure (a full disk) is a :class:`~kramabench.files.FileRefused`, the old manifest
+        unchanged and no temporary file left."""
+        write_file(self.manifest_path, manifest.model_dump_json(indent=2), regular_only=True)
 
     # -- records -----------------------------------------------------------------------------------
     def read(self) -> ReadResult:
@@ -136,9 +141,12 @@ class RunStore:
         """Open ``records.jsonl`` for appending, cutting off a torn last line first."""
         if self._fd is not None:
             return
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._repair_tail()
-        self._fd = os.open(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            ensure_dir(self.dir, what="run folder")
+            self._repair_tail()
+            self._fd = open_append(self.records_path)
+        except OSError as e:
+            raise RunUnwritable(str(e)) from None
 
     def _repair_tail(self) -> None:
         repair_torn_tail(self.records_path, lambda raw: Record.model_validate_json(raw) is not None)
@@ -150,9 +158,17 @@ class RunStore:
             if self._fd is None:
                 raise RuntimeError("RunStore.append before open_for_append")
             view = memoryview(line)
-            while view:  # a regular file takes the whole line in one write; loop only for safety
-                n = os.write(self._fd, view)
-                view = view[n:]
+            start = os.fstat(self._fd).st_size
+            try:
+                while view:  # a regular file takes the whole line in one write; loop only for safety
+                    n = os.write(self._fd, view)
+                    view = view[n:]
+            except OSError as e:  # a full disk: no half line is left behind, the error names the file
+                try:
+                    os.ftruncate(self._fd, start)
+                except OSError:
+                    pass
+                raise OSError(e.errno, f"{e.strerror or e}; the record was not written", str(self.records_path)) from None
             self._unsynced += 1
             now = time.monotonic()
             if self._unsynced >= self.fsync_every or now - self._last_sync >= self.fsync_interval_s:
@@ -187,17 +203,4 @@ class RunStore:
         return iter(self.read().records)
 
 
-def _fsync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-__all__ = ["LOCK", "MANIFEST", "RECORDS", "RunLocked", "ReadResult", "parse_manifest", "RecordKey", "RunStore", "latest_records", "read_records", "unit_key"]
+__all__ = ["LOCK", "MANIFEST", "RECORDS", "RunLocked", "RunUnwritable", "ReadResult", "parse_manifest", "RecordKey", "RunStore", "latest_records", "read_records", "unit_key"]

@@ -1,10 +1,10 @@
-"""Throttles of a run: a model and a sandbox whose calls are limited to N at a time (across tasks); and
-the run's guard against fatal model errors (a bad key, an unknown model)."""
+"""Throttles of a run: a model whose calls are limited to N at a time (across tasks), and the run's guard
+against fatal model errors (a bad key, an unknown model). The sandbox's limit is
+:func:`kramabench.sandbox.open_sandbox`'s ``concurrency``."""
 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 
@@ -96,29 +96,4 @@ class LimitedModel:
         return getattr(self._model, name)
 
 
-class LimitedSandbox:
-    """A Sandbox whose ``run`` calls are limited to ``limit`` at a time."""
-
-    def __init__(self, sandbox: Any, limit: int) -> None:
-        self._sandbox = sandbox
-        self._sem = threading.BoundedSemaphore(max(1, limit))
-        self.name = getattr(sandbox, "name", "sandbox")
-
-    def run(self, code: str, lake: Path, limits=None, *, workdir_lake: str | None = None):
-        with self._sem:
-            return self._sandbox.run(code, lake, limits, workdir_lake=workdir_lake)
-
-    def lake_dir(self, lake: Path) -> str:
-        return self._sandbox.lake_dir(lake)
-
-    def info(self) -> dict[str, str]:
-        return self._sandbox.info()
-
-    def close(self) -> None:
-        self._sandbox.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sandbox, name)
-
-
-__all__ = ["FatalGuard", "LimitedModel", "LimitedSandbox"]
+__all__ = ["FatalGuard", "LimitedModel"]

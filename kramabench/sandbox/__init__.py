@@ -1,19 +1,24 @@
 """Sandboxes that run untrusted pipelines: protocol, limits, results and backends.
 
 ``get_sandbox("local")`` (bubblewrap, the default), ``get_sandbox("docker")`` (warm containers of the
-``kramabench-sandbox`` image) and ``get_sandbox("unsafe-subprocess")`` (no isolation, explicit opt-in).
+``kramabench-sandbox`` image) and ``get_sandbox("unsafe-subprocess")`` (no isolation, explicit opt-in). kramabench makes its sandboxes with
+``open_sandbox(backend, concurrency=n)`` (one error type, the warm pool sized for ``n`` runs at once).
 """
 
-from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable
-from kramabench.sandbox.registry import DEFAULT_BACKEND, backends, get_sandbox, register_backend
+from kramabench.contracts.sandbox import ExecResult, Limits, Pooled, Sandbox, SandboxUnavailable
+from kramabench.sandbox.limited import LimitedSandbox
+from kramabench.sandbox.registry import DEFAULT_BACKEND, backends, get_sandbox, open_sandbox, register_backend
 
 __all__ = [
     "DEFAULT_BACKEND",
     "ExecResult",
+    "LimitedSandbox",
     "Limits",
+    "Pooled",
     "Sandbox",
     "SandboxUnavailable",
     "backends",
     "get_sandbox",
+    "open_sandbox",
     "register_backend",
 ]

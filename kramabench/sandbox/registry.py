@@ -1,5 +1,7 @@
 """Sandbox backends: entry points of ``kramabench.sandboxes`` (the built-ins ``local``, ``docker`` and
-``unsafe-subprocess`` included, from this project's ``pyproject.toml``), and the ``get_sandbox`` factory.
+``unsafe-subprocess`` included, from this project's ``pyproject.toml``), the ``get_sandbox`` factory and
+``open_sandbox``, the one way kramabench itself makes a sandbox (a run, a Ray worker, ``kramabench sandbox``,
+``kramabench audit``).
 
 A backend's entry point names a Sandbox class or a factory ``f(**options) -> Sandbox``; it is imported only
 when the backend is used (the docker package is loaded by ``--sandbox docker`` only).
@@ -9,8 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from pydantic import ValidationError
+
 from kramabench import plugins
-from kramabench.contracts.sandbox import Sandbox
+from kramabench.contracts.sandbox import Pooled, Sandbox, SandboxUnavailable
+from kramabench.sandbox.limited import LimitedSandbox
 
 DEFAULT_BACKEND = "local"
 
@@ -37,4 +42,33 @@ def get_sandbox(backend: str = DEFAULT_BACKEND, **opts) -> Sandbox:
     return factory(**opts)
 
 
-__all__ = ["DEFAULT_BACKEND", "backends", "get_sandbox", "register_backend"]
+def open_sandbox(backend: str = DEFAULT_BACKEND, *, concurrency: int | None = None, **opts) -> Sandbox:
+    """A sandbox of ``backend`` made with ``opts``; every failure is one :class:`SandboxUnavailable` whose
+    message names the backend (an unknown name, bad options, a backend that cannot run here: then with the
+    other backends to try).
+
+    ``concurrency``: the number of runs at once: a backend with warm sandboxes (:class:`Pooled`) keeps that
+    many warm, and the returned sandbox lets no more than that many run at a time.
+    """
+    try:
+        sb = get_sandbox(backend, **opts)
+    except SandboxUnavailable as e:
+        others = [b for b in backends() if b != backend and b != "unsafe-subprocess"]
+        hint = f"try {' or '.join(others)}, or " if others else "try "
+        raise SandboxUnavailable(
+            f"sandbox {backend!r} cannot run here: {e} ({hint}unsafe-subprocess if you accept running pipelines "
+            "without isolation)"
+        ) from e
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'options'}: {x['msg']}" for x in e.errors())
+        raise SandboxUnavailable(f"sandbox {backend!r}: bad option(s): {problems}") from e
+    except (ValueError, TypeError) as e:  # an unknown backend, an option the factory does not take
+        raise SandboxUnavailable(f"sandbox {backend!r}: {e}") from e
+    if concurrency is None:
+        return sb
+    if isinstance(sb, Pooled):  # e.g. docker: as many warm containers as executions at once
+        sb.set_concurrency(concurrency)
+    return LimitedSandbox(sb, concurrency)
+
+
+__all__ = ["DEFAULT_BACKEND", "backends", "get_sandbox", "open_sandbox", "register_backend"]

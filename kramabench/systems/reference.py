@@ -24,6 +24,7 @@ from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage,
 from kramabench.systems.context import SystemContext, TaskResolver
 from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
 from kramabench.systems.spec import SystemSpec
+from kramabench.workload.solutions import read_solution
 
 
 class ReferenceOptions(BaseModel):
@@ -66,9 +67,9 @@ class ReferenceSystem:
                 error=OutcomeError(kind="no_solution", message=f"{ref.task_id}: no reference solution{where}")
             )
         try:
-            code = ref.solution.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            return SystemOutput(error=OutcomeError(kind="no_solution", message=f"{ref.solution}: cannot read: {e}"))
+            code = read_solution(ref.solution)
+        except OSError as e:  # not a regular file, too large, not UTF-8: one line naming the file
+            return SystemOutput(error=OutcomeError(kind="no_solution", message=f"{ref.task_id}: {e}"))
         if task.setting == "pipeline-design":  # design only: the code, not run
             return SystemOutput(pipeline_code=code, usage=SystemUsage(wall_s=time.monotonic() - t0))
         if task.setting == "subtasks" and ref.subtask_id is not None:

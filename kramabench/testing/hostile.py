@@ -6,9 +6,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
+import shutil
+import subprocess
+import tempfile
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 _CT = (
@@ -130,4 +135,51 @@ def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30, html_parse_bound
     return root
 
 
-__all__ = ["make_hostile_lake", "write_gzip_bomb", "write_xlsx_bomb"]
+def unprivileged() -> list[str]:
+    """An argv prefix that runs a command without the power to ignore file permissions: as root, ``setpriv``
+    drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (so a file at mode 000 cannot be read, a folder at 0555
+    not written), as anyone else nothing is needed. Raises RuntimeError when root lacks ``setpriv``."""
+    if os.geteuid() != 0:
+        return []
+    tool = shutil.which("setpriv")
+    if tool is None:
+        raise RuntimeError("setpriv (util-linux) is needed to drop root's file-permission override")
+    return [tool, "--bounding-set", "-dac_override,-dac_read_search", "--"]
+
+
+@contextlib.contextmanager
+def small_disk(size: int = 256 * 1024, base: Path | None = None) -> Iterator[Path]:
+    """A folder on a file system of ``size`` bytes (a tmpfs mounted for the test; root only), removed after:
+    what a full disk does to a write. Raises RuntimeError when it cannot be mounted."""
+    where = Path(tempfile.mkdtemp(prefix="kb-small-disk-", dir=base))
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        where.rmdir()
+        raise RuntimeError(f"cannot mount a small tmpfs: {res.stderr.strip() or res.returncode}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+        with contextlib.suppress(OSError):
+            where.rmdir()
+
+
+def fill_disk(folder: Path, leave: int = 0) -> Path:
+    """Fill the file system of ``folder`` (one ballast file) until at most ``leave`` bytes are free."""
+    ballast = folder / ".ballast"
+    with open(ballast, "ab") as f:
+        block = b"\0" * (1 << 16)
+        while True:
+            free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
+            if free <= leave:
+                break
+            try:
+                f.write(block[: max(1, min(len(block), free - leave))])
+                f.flush()
+            except OSError:
+                break
+    return ballast
+
+
+__all__ = ["fill_disk", "make_hostile_lake", "small_disk", "unprivileged", "write_gzip_bomb", "write_xlsx_bomb"]

@@ -9,6 +9,7 @@ from kramabench.workload.keyfunc import (
 )
 from kramabench.workload.loader import list_domains, load_workload, official_errata_path
 from kramabench.workload.models import (
+    TASK_CLASSES,
     AnswerType,
     Difficulty,
     ErratumApplied,
@@ -17,10 +18,13 @@ from kramabench.workload.models import (
     Severity,
     Subtask,
     Task,
+    TaskClass,
+    TaskReview,
     Workload,
     difficulty_from_id,
 )
-from kramabench.workload.suites import bundled_suites, resolve_workload_root
+from kramabench.workload.selection import keep_tasks, select_task_ids
+from kramabench.workload.suites import Suite, available_suites, bundled_suites, resolve_workload_root
 from kramabench.workload.validate import (
     DOCUMENTED_CODES,
     is_failing,
@@ -39,7 +43,10 @@ __all__ = [
     "KeyFunctionality",
     "Severity",
     "Subtask",
+    "TASK_CLASSES",
     "Task",
+    "TaskClass",
+    "TaskReview",
     "Workload",
     "WorkloadError",
     "bundled_suites",
@@ -53,5 +60,9 @@ __all__ = [
     "not_reproducible_tasks",
     "official_errata_path",
     "resolve_workload_root",
+    "Suite",
+    "available_suites",
+    "keep_tasks",
+    "select_task_ids",
     "validate_workload",
 ]

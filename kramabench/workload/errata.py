@@ -26,12 +26,29 @@ afterwards).
 ``[[absent]]`` entries document lake files that are known to be missing from every copy of a workload
 (``domain``, ``path`` relative to the lake, ``reason``). Data sources naming them are reported as
 ``not_reproducible`` (a warning) instead of an error.
+
+``[[review]]`` entries give each task its reviewed class with the evidence
+(:class:`~kramabench.workload.models.TaskReview`)::
+
+    [[review]]
+    domain = "legal"
+    task = "legal-easy-20"
+    class = "solution-defect"         # reproduces | gold-defect | solution-defect | ambiguous | unreproducible
+    why = "the solution prints the fraction 0.40; the question asks for a percentage (40)"
+    evidence = "last line of the solution: print(share)"
+    derivation = '''...python that prints the value from data/legal/input/...'''
+    derived = 40.04
+
+Load checks that tie the classes to the rest of the file: at most one review per task; a ``gold-defect``
+has an erratum of an ``answer`` field of that task; a ``solution-defect`` has none of the main answer;
+an ``unreproducible`` task's files are ``[[absent]]`` entries of its domain.
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import errno
 import hashlib
 import json
 import math
@@ -41,8 +58,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from kramabench.files import ERRATA_BYTES, FileRefused, OutsideRoot, check_relative, read_text
 from kramabench.workload.errors import WorkloadError
-from kramabench.workload.models import ErratumApplied, Finding
+from kramabench.workload.models import TASK_CLASSES, ErratumApplied, Finding, TaskClass, TaskReview
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -68,6 +86,9 @@ class Erratum(BaseModel):
         default=None, description="instead of `new`: derive the corrected value from the old one"
     )
     reason: str = Field(min_length=3)
+    derivation: str | None = Field(
+        None, description="Python run from the workload root (lake at data/<domain>/input/) that prints `new` as JSON"
+    )
     has_old: bool = Field(default=True, exclude=True, description="False when `old` was omitted")
 
     @model_validator(mode="after")
@@ -133,34 +154,71 @@ class ErrataFile(BaseModel):
     path: Path | None = None
     errata: list[Erratum] = Field(default_factory=list)
     absent: list[AbsentFile] = Field(default_factory=list)
+    reviews: list[TaskReview] = Field(default_factory=list)
 
     def for_domain(self, domain: str) -> ErrataFile:
         return ErrataFile(
             path=self.path,
             errata=[e for e in self.errata if e.domain == domain],
             absent=[a for a in self.absent if a.domain == domain],
+            reviews=[r for r in self.reviews if r.domain == domain],
         )
+
+    def review_of(self, domain: str, task: str) -> TaskReview | None:
+        """The reviewed class of a task, or None when it is not yet accounted for."""
+        return next((r for r in self.reviews if r.domain == domain and r.task == task), None)
+
+    def classes(self, domain: str) -> dict[str, TaskClass]:
+        """task id -> reviewed class, for one domain."""
+        return {r.task: r.klass for r in self.reviews if r.domain == domain}
+
+    def answer_errata(self, domain: str, task: str) -> list[Erratum]:
+        """The errata that correct an ``answer`` of a task (its main answer or a subtask's)."""
+        return [e for e in self.errata if e.domain == domain and e.task == task and e.field == "answer"]
+
+    def consistency_problems(self) -> list[str]:
+        """What ties the reviews to the errata and absences wrongly (empty when all is well)."""
+        out: list[str] = []
+        seen: set[tuple[str, str]] = set()
+        absent = {(a.domain, a.path) for a in self.absent}
+        for r in self.reviews:
+            key = (r.domain, r.task)
+            where = f"review of {r.domain}/{r.task}"
+            if key in seen:
+                out.append(f"{where}: the task is reviewed twice (one class per task)")
+            seen.add(key)
+            fixes = self.answer_errata(r.domain, r.task)
+            if r.klass == "gold-defect" and not fixes:
+                out.append(f"{where}: class 'gold-defect' but no [[erratum]] corrects an answer of the task")
+            if r.klass == "solution-defect" and any(e.subtask is None for e in fixes):
+                out.append(f"{where}: class 'solution-defect' (the gold is right) but an [[erratum]] changes the main answer")
+            for f in r.absent:
+                if (r.domain, f) not in absent:
+                    out.append(f"{where}: {f!r} is named absent but is no [[absent]] entry of {r.domain}")
+        return out
 
 
 def load_errata(path: Path) -> ErrataFile:
     """Parse an errata file; a malformed file is a :class:`WorkloadError` naming the entry and field."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise WorkloadError(f"{path}: errata file not found", file=str(path)) from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise WorkloadError(f"{path}: invalid TOML: {e}", file=str(path)) from None
-    except IsADirectoryError:
-        raise WorkloadError(f"{path}: is a folder, not an errata file", file=str(path)) from None
-    except OSError as e:
-        raise WorkloadError(f"{path}: cannot read: {e.strerror or e}", file=str(path)) from None
-    unknown = set(data) - {"erratum", "absent"}
+        data = tomllib.loads(read_text(path, limit=ERRATA_BYTES, what="errata file"))
+    except FileRefused as e:
+        if e.errno == errno.ENOENT:
+            raise WorkloadError(f"{path}: errata file not found", file=str(path)) from None
+        if e.errno == errno.EISDIR:
+            raise WorkloadError(f"{path}: is a folder, not an errata file", file=str(path)) from None
+        raise WorkloadError(str(e), file=str(path)) from None
+    except (tomllib.TOMLDecodeError, RecursionError) as e:
+        raise WorkloadError(f"{path}: invalid TOML: {str(e).splitlines()[0] if str(e) else 'nested too deeply'}",
+                            file=str(path)) from None
+    unknown = set(data) - {"erratum", "absent", "review"}
     if unknown:
         raise WorkloadError(
-            f"{path}: unknown table(s) {sorted(unknown)}; expected [[erratum]] and [[absent]]", file=str(path)
+            f"{path}: unknown table(s) {sorted(unknown)}; expected [[erratum]], [[absent]] and [[review]]",
+            file=str(path),
         )
-    for table in ("erratum", "absent"):
+    for table in ("erratum", "absent", "review"):
         entries = data.get(table, [])
         if not isinstance(entries, list) or not all(isinstance(x, dict) for x in entries):
             kind = (
@@ -195,7 +253,29 @@ def load_errata(path: Path) -> ErrataFile:
             err = e.errors()[0]
             loc = ".".join(str(x) for x in err["loc"])
             raise WorkloadError(f"{path}: absent entry {i + 1}, field {loc!r}: {err['msg']}", file=str(path)) from None
-    return ErrataFile(path=path, errata=errata, absent=absent)
+        try:
+            check_relative(absent[-1].path)
+        except OutsideRoot as e:  # a path of the lake, never of the host
+            raise WorkloadError(f"{path}: absent entry {i + 1}, field 'path': {absent[-1].path!r} {e}; write a "
+                                "path relative to the lake", file=str(path)) from None
+    reviews: list[TaskReview] = []
+    for i, raw in enumerate(data.get("review", [])):
+        try:
+            reviews.append(TaskReview(**raw))
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"]) or "class"
+            msg = err["msg"]
+            if err["type"] == "literal_error":
+                msg = f"{msg} (one of {', '.join(TASK_CLASSES)})"
+            where = raw.get("task") or f"#{i + 1}"
+            raise WorkloadError(f"{path}: review {i + 1} ({where}), field {loc!r}: {msg}", file=str(path)) from None
+    ef = ErrataFile(path=path, errata=errata, absent=absent, reviews=reviews)
+    problems = ef.consistency_problems()
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise WorkloadError(f"{path}: {problems[0]}{more}", file=str(path))
+    return ef
 
 
 def same_json(a: Any, b: Any) -> bool:
@@ -319,4 +399,4 @@ def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-__all__ = ["AbsentFile", "Erratum", "ErrataFile", "apply_errata", "load_errata", "same_json", "value_sha256"]
+__all__ = ["TASK_CLASSES", "AbsentFile", "Erratum", "ErrataFile", "TaskClass", "TaskReview", "apply_errata", "load_errata", "same_json", "value_sha256"]

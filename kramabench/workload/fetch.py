@@ -200,14 +200,26 @@ def official_root(ref: str | None = None, *, home: Path | None = None) -> Path:
 
 
 def fetched_root(ref: str | None = None, *, home: Path | None = None) -> Path:
-    """``official_root(ref)`` if it holds a complete fetch, else a :class:`FetchError` that says what to run."""
+    """The root of the fetched official workloads of ``ref``, else a :class:`FetchError` that says what to run.
+
+    Without ``ref``: the default ref's folder when it was fetched, else the one ref fetched (when exactly one
+    was). A folder counts as fetched when it holds the fetch manifest or a ``workload/`` folder."""
     root = official_root(ref, home=home)
-    if read_fetch_manifest(root) is None:
+    if ref is None and not _is_fetched(root):
+        base = (home if home is not None else kramabench_home()) / "official"
+        others = sorted(p for p in base.iterdir() if _is_fetched(p)) if base.is_dir() else []
+        if len(others) == 1:
+            return others[0]
+    if not _is_fetched(root):
         hint = "kramabench fetch kramabench" + (f" --ref {ref}" if ref else "")
         if home is not None:
             hint += f" --home {home}"
         raise FetchError(f"the official KramaBench workloads are not fetched yet (no {root / MANIFEST_NAME}); run: {hint}")
     return root
+
+
+def _is_fetched(root: Path) -> bool:
+    return read_fetch_manifest(root) is not None or (Path(root) / "workload").is_dir()
 
 
 def read_fetch_manifest(root: Path) -> FetchManifest | None:

@@ -93,6 +93,22 @@ def changes_for(
     return gold_changes(primary, other)
 
 
+def task_classes(primary: Workload, errata: bool | Path | str | ErrataFile | None = True) -> dict[str, str]:
+    """task id -> the reviewed class of the task (errata ``[[review]]``: reproduces, gold-defect, ...) for a
+    workload loaded with ``errata``; a raw load (``--no-errata``) takes them from the default errata."""
+    if primary.reviews:
+        return {r.task: r.klass for r in primary.reviews}
+    if gold_of_run(errata) == VERIFIED:
+        return {}
+    from kramabench.workload.errata import load_errata
+    from kramabench.workload.loader import default_errata
+
+    path = default_errata(primary.root)
+    if path is None:
+        return {}
+    return dict(load_errata(path).classes(primary.domain))
+
+
 def with_gold(task: Task, changes: dict[ItemKey, Gold]) -> Task:
     """A copy of ``task`` whose main answer and subtask answers are those of ``changes`` (items of this task
     not in ``changes`` keep their gold). An item absent from the other view keeps its gold here; the caller
@@ -117,5 +133,5 @@ def with_gold(task: Task, changes: dict[ItemKey, Gold]) -> Task:
 
 __all__ = [
     "OFFICIAL", "VERIFIED", "Gold", "GoldName", "ItemKey", "changes_for", "gold_changes", "gold_of_run", "other_gold", "same_gold",
-    "with_gold",
+    "task_classes", "with_gold",
 ]

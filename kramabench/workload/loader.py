@@ -12,10 +12,12 @@ list of tasks.
 from __future__ import annotations
 
 import difflib
+import errno
 import hashlib
 import json
 import logging
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kramabench import plugins
+from kramabench.files import SMALL_JSON_BYTES, WORKLOAD_BYTES, FileRefused, OutsideRoot, read_bytes
 from kramabench.workload.errata import AbsentFile, ErrataFile, apply_errata, load_errata
 from kramabench.workload.errors import WorkloadError
 from kramabench.workload.jsonkind import json_kind
@@ -37,6 +40,8 @@ from kramabench.workload.models import (
     Workload,
     difficulty_from_id,
 )
+from kramabench.workload.solutions import candidates as solution_candidates
+from kramabench.workload.solutions import solution_path
 from kramabench.workload.validate import validate_workload
 
 log = logging.getLogger(__name__)
@@ -54,10 +59,10 @@ _ANSWER_TYPE_OF = {a.value: a for a in AnswerType}
 
 
 def official_errata_path() -> Path:
-    """The errata of the official KramaBench workloads shipped with this repository."""
-    from kramabench import REPO_ROOT
+    """The errata of the official KramaBench workloads shipped with kramabench (``workloads/kramabench/``)."""
+    from kramabench import data_dir
 
-    return REPO_ROOT / "workloads" / "kramabench" / "errata.toml"
+    return data_dir("workloads") / "kramabench" / "errata.toml"
 
 
 def workload_file(root: Path, domain: str) -> Path:
@@ -95,10 +100,10 @@ def default_errata(root: Path) -> Path | None:
     own = Path(root) / "errata.toml"
     if own.is_file():
         return own
-    from kramabench import REPO_ROOT
+    from kramabench import data_dir
 
     try:
-        Path(root).resolve().relative_to((REPO_ROOT / "workloads").resolve())
+        Path(root).resolve().relative_to(data_dir("workloads").resolve())
         return None  # a bundled suite without errata
     except ValueError:
         pass
@@ -109,13 +114,13 @@ def default_errata(root: Path) -> Path | None:
 def read_raw(path: Path) -> tuple[list[Any], str]:
     """Parse a workload JSON file into its raw task list and the sha256 of its bytes."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise WorkloadError(f"{path}: workload file not found", file=str(path)) from None
-    except IsADirectoryError:
-        raise WorkloadError(f"{path}: is a folder, not a workload file", file=str(path)) from None
-    except OSError as e:
-        raise WorkloadError(f"{path}: cannot read: {e.strerror or e}", file=str(path)) from None
+        data = read_bytes(path, limit=WORKLOAD_BYTES, what="workload file")
+    except FileRefused as e:
+        if e.errno == errno.ENOENT:
+            raise WorkloadError(f"{path}: workload file not found", file=str(path)) from None
+        if e.errno == errno.EISDIR:
+            raise WorkloadError(f"{path}: is a folder, not a workload file", file=str(path)) from None
+        raise WorkloadError(str(e), file=str(path)) from None
     digest = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8-sig")
@@ -161,7 +166,7 @@ def load_workload(
     path = workload_file(root, domain)
     if path.is_dir():
         raise WorkloadError(f"{path}: is a folder, not a workload file", file=str(path))
-    if not path.is_file():
+    if not path.exists():  # a FIFO or a device is refused in one line by read_raw
         avail = list_domains(root)
         raise WorkloadError(
             f"{path}: no workload file for domain {domain!r} (domains here: {', '.join(avail) or 'none'})",
@@ -228,6 +233,15 @@ def load_workload(
     builder = _Builder(root=root, domain=domain, file=str(path))
     tasks = [t for i, item in enumerate(raw) if (t := builder.task(i, item)) is not None]
     findings.extend(builder.findings)
+    if ef is not None:
+        ids = {t.id for t in tasks}
+        for r in ef.for_domain(domain).reviews:
+            if r.task not in ids:
+                findings.append(
+                    Finding(severity="warning", code="review_target_missing", domain=domain, task_id=r.task,
+                            message=f"the errata review ({r.klass}) names no task of this workload",
+                            suggestion=f"review the [[review]] entry in {ef.path}", file=str(ef.path))  # fmt: skip
+                )
 
     wl = Workload(
         domain=domain,
@@ -237,6 +251,7 @@ def load_workload(
         tasks=tasks,
         findings=findings,
         errata=applied,
+        reviews=list(ef.for_domain(domain).reviews) if ef is not None else [],
         content_hash=digest,
     )
     if validate:
@@ -250,6 +265,17 @@ def load_workload(
 FETCH_MANIFEST = "fetch-manifest.json"
 
 
+def documented_absent(root: Path, domain: str, errata: ErrataFile | None = None) -> list[AbsentFile]:
+    """Lake files of a domain known to be absent: the ``[[absent]]`` entries of the errata (default: the root's
+    default errata) and the files the fetch manifest records as not stored upstream."""
+    root = Path(root)
+    if errata is None:
+        p = default_errata(root)
+        errata = load_errata(p) if p else None
+    out = list(errata.for_domain(domain).absent) if errata is not None else []
+    return out + _fetch_manifest_absent(root, lake_dir(root, domain))
+
+
 def _fetch_manifest_absent(root: Path, lake: Path) -> list[AbsentFile]:
     """Files of this lake that the fetch manifest of the root records as not stored upstream (git-LFS
     pointers, files named by tasks but absent from the archive): documented absences."""
@@ -257,9 +283,9 @@ def _fetch_manifest_absent(root: Path, lake: Path) -> list[AbsentFile]:
     if not path.is_file():
         return []
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_bytes(path, limit=SMALL_JSON_BYTES, what="fetch manifest"))
         entries = doc.get("not_stored", []) if isinstance(doc, dict) else []
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         log.warning("%s: unreadable (%s); its list of files not stored upstream is ignored", path, e)
         return []
     try:
@@ -494,17 +520,36 @@ class _Builder:
         # solution
         sol = item.get("solution")
         if isinstance(sol, str) and sol.strip():
-            fields["solution"] = sol
+            try:
+                solution_path(self.root, sol)
+                fields["solution"] = sol
+            except OutsideRoot as e:  # never read, never sent to a judge: only the workload's own files are
+                self.note(
+                    "error", "solution_outside_root",
+                    f"solution {_clip(sol, 80)!r} {e}: a solution must lie inside the workload root; ignored",
+                    task_id=tid, field="solution",
+                    suggestion="put the solution under the workload root and write its path relative to the root",
+                )  # fmt: skip
         elif sol is not None:
             self.note(
                 "warning", "invalid_field", f"solution {sol!r} is not a path; ignored", task_id=tid, field="solution"
             )
         else:
             # bundled suites: solutions/<task-id>.py; the official repository: solutions/<domain>/<task-id>.py
-            for rel in (f"solutions/{tid}.py", f"solutions/{self.domain}/{tid}.py") if self._has_solutions else ():
-                if (self.root / rel).is_file():
-                    fields["solution"] = rel
-                    break
+            for rel in reversed(solution_candidates(self.domain, tid)) if self._has_solutions else ():
+                try:
+                    if solution_path(self.root, rel).is_file():
+                        fields["solution"] = rel
+                        break
+                except OutsideRoot as e:  # a link to /etc/passwd; a task id such as "../../x" names no file
+                    if os.path.lexists(self.root / rel) and "'..'" not in str(e):
+                        self.note(
+                            "error", "solution_outside_root",
+                            f"{rel} {e}: a solution must lie inside the workload root; ignored",
+                            task_id=tid, field="solution",
+                            suggestion="replace the link by the file itself",
+                        )  # fmt: skip
+                        break
         fields["key_functionalities"] = self._key_functionalities(item.get("key_functionalities"), tid)
         # subtasks
         subs_raw = item.get("subtasks")
@@ -609,6 +654,6 @@ class _Builder:
 
 
 __all__ = [
-    "default_errata", "json_kind", "lake_dir", "list_domains", "load_workload", "official_errata_path", "read_raw",
+    "default_errata", "documented_absent", "json_kind", "lake_dir", "list_domains", "load_workload", "official_errata_path", "read_raw",
     "workload_file",
 ]  # fmt: skip

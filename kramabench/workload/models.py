@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kramabench import plugins
 from kramabench.contracts.answers import AnswerType, KeyFunctionality
@@ -103,6 +103,57 @@ class Task(BaseModel):
     )
 
 
+#: the reviewed class of a task's gold (an errata file's ``[[review]]``; docs/audit.md "Task classes")
+TaskClass = Literal["reproduces", "gold-defect", "solution-defect", "ambiguous", "unreproducible"]
+TASK_CLASSES: tuple[str, ...] = ("reproduces", "gold-defect", "solution-defect", "ambiguous", "unreproducible")
+
+
+class TaskReview(BaseModel):
+    """The reviewed class of one task, with the evidence a reviewer can re-run (``[[review]]``).
+
+    - ``reproduces``: the reference solution reproduces the gold (``derived``: what it printed);
+    - ``gold-defect``: the gold is wrong; the erratum of the ``answer`` field carries the corrected value,
+      ``derivation`` is the code that computes it from the lake, ``derived`` what it printed, ``evidence``
+      the step of the reference solution or the words of the question that show the defect;
+    - ``solution-defect``: the gold is right, the reference solution is wrong or prints prose (``why``);
+      no erratum of the main answer;
+    - ``ambiguous``: the question admits several answers (``accept``); ``scorer_accepts`` says whether the
+      scorer should accept each of them;
+    - ``unreproducible``: the task reads a lake file absent upstream (``absent``, each an ``[[absent]]``).
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    domain: str
+    task: str
+    klass: TaskClass = Field(alias="class")
+    why: str = Field(min_length=3, description="the finding, in words")
+    evidence: str | None = Field(None, description="which step of the solution or the question shows it")
+    derivation: str | None = Field(
+        None, description="Python run from the workload root (the lake at data/<domain>/input/); prints the value"
+    )
+    derived: Any = Field(None, description="what the derivation (or, for reproduces, the solution) printed")
+    accept: list[Any] = Field(default_factory=list, description="ambiguous: the answers the question admits")
+    scorer_accepts: bool | None = Field(None, description="ambiguous: whether the scorer should accept them all")
+    absent: list[str] = Field(default_factory=list, description="unreproducible: lake files absent upstream")
+
+    @model_validator(mode="after")
+    def _evidence_of_class(self) -> TaskReview:
+        need: list[str] = []
+        if self.klass == "gold-defect":
+            need = [n for n in ("evidence", "derivation", "derived") if getattr(self, n) is None]
+        elif self.klass == "ambiguous":
+            if len(self.accept) < 2:
+                need.append("accept (at least two answers)")
+            if self.scorer_accepts is None:
+                need.append("scorer_accepts")
+        elif self.klass == "unreproducible" and not self.absent:
+            need.append("absent (the lake files that are missing)")
+        if need:
+            raise ValueError(f"class {self.klass!r} needs {', '.join(need)}")
+        return self
+
+
 class ErratumApplied(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -126,6 +177,9 @@ class Workload(BaseModel):
     tasks: list[Task] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     errata: list[ErratumApplied] = Field(default_factory=list)
+    reviews: list[TaskReview] = Field(
+        default_factory=list, description="the reviewed class of each task, from the errata applied (``[[review]]``)"
+    )
     content_hash: str | None = Field(None, description="sha256 of the workload JSON file as read")
 
     def task(self, task_id: str) -> Task:
@@ -133,6 +187,10 @@ class Workload(BaseModel):
             if t.id == task_id:
                 return t
         raise KeyError(f"{self.domain}: no task with id {task_id!r}")
+
+    def review_of(self, task_id: str) -> TaskReview | None:
+        """The reviewed class of a task (None: not yet accounted for, or no errata applied)."""
+        return next((r for r in self.reviews if r.task == task_id), None)
 
     @property
     def n_subtasks(self) -> int:
@@ -143,6 +201,9 @@ __all__ = [
     "AnswerType",
     "Difficulty",
     "ErratumApplied",
+    "TASK_CLASSES",
+    "TaskClass",
+    "TaskReview",
     "Finding",
     "KeyFunctionality",
     "Severity",

@@ -22,7 +22,8 @@ Codes (severity):
   exists, or only a Git LFS pointer is there), ``empty_data_source`` (warning: a blank entry),
   ``not_reproducible`` (warning: absent, and documented as absent in the errata file, so tasks that read
   it cannot be reproduced), ``data_source_outside_lake`` (error), ``empty_data_sources`` (warning).
-- ``solution_missing`` (error), ``duplicate_key_functionality`` (warning), ``lake_empty`` (warning).
+- ``solution_missing`` (error), ``solution_outside_root`` (error: a ``solution`` that is absolute, climbs out
+  with ``..`` or leads out through a link; it is never read), ``duplicate_key_functionality`` (warning), ``lake_empty`` (warning).
 
 The loader adds its own findings (``data_sources_string``, ``unknown_answer_type``, ``missing_id``,
 ``task_not_object``, ``invalid_field``, ``erratum_*``, ...).
@@ -37,8 +38,10 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kramabench.files import OutsideRoot
 from kramabench.workload.jsonkind import json_kind
 from kramabench.workload.models import AnswerType, Difficulty, Finding, Subtask, Task, Workload
+from kramabench.workload.solutions import solution_path
 from kramabench.workload.sources import LakeInventory, Match
 
 #: findings that do not make a workload fail: documented limits, not defects to fix
@@ -349,7 +352,14 @@ class _Checker:
 
     def check_task_extras(self, t: Task) -> None:
         if t.solution:
-            path = self.wl.root / t.solution
+            try:
+                path = solution_path(self.wl.root, t.solution)
+            except OutsideRoot as e:
+                self.add("error", "solution_outside_root",
+                         f"reference solution {t.solution!r} {e}: a solution must lie inside the workload root",
+                         task=t, field="solution",
+                         suggestion="put the solution under the workload root and write its path relative to the root")
+                return
             if not path.is_file():
                 self.add("error", "solution_missing", f"reference solution {t.solution!r} does not exist",
                          task=t, field="solution")  # fmt: skip

@@ -90,8 +90,8 @@ def test_depth_limit_at_the_boundary(tmp_path, levels, ok):
 
 
 @pytest.mark.parametrize("line", [
-    "[" * 100_000 + "]" * 100_000,
-    '{"task_id": "toy-easy-2", "answer": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    pytest.param("[" * 100_000 + "]" * 100_000, id="bare-list"),
+    pytest.param('{"task_id": "toy-easy-2", "answer": ' + "[" * 100_000 + "]" * 100_000 + "}", id="in-object"),
 ])  # fmt: skip
 def test_a_100000_deep_list_is_an_error_not_a_traceback(tmp_path, root, repo_root, line):
     p = tmp_path / "deep.jsonl"

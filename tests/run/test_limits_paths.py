@@ -7,8 +7,10 @@ import time
 
 from kramabench.run.paths import kramabench_home, official_root
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, RunSetupError, prepare, resolve_workload_root
-from kramabench.run.throttle import LimitedModel, LimitedSandbox
+from kramabench.run.session import RunConfig, prepare
+from kramabench.run.throttle import LimitedModel
+from kramabench.sandbox import LimitedSandbox
+from kramabench.workload import WorkloadError, resolve_workload_root
 
 from .synth import make_workload
 
@@ -71,8 +73,8 @@ def test_kramabench_home_and_the_fetched_workloads(tmp_path, monkeypatch):
     assert kramabench_home() == tmp_path / "home"
     try:
         resolve_workload_root("kramabench")
-        raise AssertionError("expected RunSetupError")
-    except RunSetupError as e:
+        raise AssertionError("expected WorkloadError")
+    except WorkloadError as e:
         assert "kramabench fetch kramabench" in str(e)
     # as `kramabench fetch` lays it out: <home>/official/<ref>/
     make_workload(tmp_path / "home" / "official" / "abc123", n=2)

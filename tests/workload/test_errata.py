@@ -277,3 +277,78 @@ def test_excluded_that_is_not_a_boolean_is_ignored_with_a_warning(make_root, tas
     wl = load_workload(make_root([t]), "demo", errata=False)
     assert [x.id for x in wl.tasks] == ["demo-easy-1"]
     assert any(f.code == "invalid_field" and f.field == "excluded" for f in wl.findings)
+
+
+# --- [[review]]: the class of each task, with its evidence --------------------------------------------------
+
+_GOLD_FIX = '[[erratum]]\ndomain = "demo"\ntask = "demo-easy-1"\nfield = "answer"\nold = 3\nnew = 4\nreason = "recomputed"\n'
+
+
+def test_reviews_load_and_reach_the_workload(make_root, task_factory, tmp_path):
+    root = make_root([task_factory("demo-easy-1", answer=3), task_factory("demo-easy-2", answer=5)])
+    p = write(
+        tmp_path,
+        _GOLD_FIX
+        + """
+[[absent]]
+domain = "demo"
+path = "gone.csv"
+reason = "not stored upstream"
+
+[[review]]
+domain = "demo"
+task = "demo-easy-1"
+class = "gold-defect"
+why = "the gold counts the header row"
+evidence = "step 2 of the solution: len(lines)"
+derivation = "print(4)"
+derived = 4
+
+[[review]]
+domain = "demo"
+task = "demo-easy-2"
+class = "unreproducible"
+why = "reads gone.csv"
+absent = ["gone.csv"]
+""",
+    )
+    ef = load_errata(p)
+    assert ef.classes("demo") == {"demo-easy-1": "gold-defect", "demo-easy-2": "unreproducible"}
+    assert ef.review_of("demo", "demo-easy-2").absent == ["gone.csv"] and ef.review_of("demo", "x") is None
+    wl = load_workload(root, "demo", errata=p)
+    assert wl.tasks[0].answer == 4 and wl.review_of("demo-easy-1").klass == "gold-defect"
+    assert load_workload(root, "demo", errata=False).reviews == []
+    # a review of a task that the workload does not have is a finding, not a crash
+    other = make_root([task_factory("demo-easy-9", answer=3)])
+    codes = [f.code for f in load_workload(other, "demo", errata=p).findings if f.task_id == "demo-easy-2"]
+    assert "review_target_missing" in codes
+
+
+@pytest.mark.parametrize(
+    ("review", "extra", "expected"),
+    [
+        ('class = "fine"\nwhy = "xyz"', "", "review 1 (demo-easy-1), field 'class'"),
+        ('class = "fine"\nwhy = "xyz"', "", "one of reproduces, gold-defect"),
+        ('class = "reproduces"', "", "field 'why'"),
+        ('class = "gold-defect"\nwhy = "wrong sum"\nderivation = "print(4)"\nderived = 4', _GOLD_FIX, "needs evidence"),
+        ('class = "gold-defect"\nwhy = "wrong sum"\nevidence = "e e"\nderivation = "print(4)"\nderived = 4', "",
+         "no [[erratum]] corrects an answer"),
+        ('class = "solution-defect"\nwhy = "prints prose"', _GOLD_FIX, "an [[erratum]] changes the main answer"),
+        ('class = "ambiguous"\nwhy = "two readings"\naccept = [1]\nscorer_accepts = true', "", "at least two"),
+        ('class = "ambiguous"\nwhy = "two readings"\naccept = [1, 2]', "", "scorer_accepts"),
+        ('class = "unreproducible"\nwhy = "file gone"', "", "absent (the lake files"),
+        ('class = "unreproducible"\nwhy = "file gone"\nabsent = ["x.csv"]', "", "'x.csv' is named absent but is no [[absent]]"),
+        ('class = "reproduces"\nwhy = "ok ok"\nsurprise = 1', "", "surprise"),
+    ],
+)
+def test_malformed_review(tmp_path, review, extra, expected):
+    text = extra + f'\n[[review]]\ndomain = "demo"\ntask = "demo-easy-1"\n{review}\n'
+    with pytest.raises(WorkloadError) as e:
+        load_errata(write(tmp_path, text))
+    assert expected in str(e.value) and "errata.toml" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_task_has_one_class(tmp_path):
+    one = '[[review]]\ndomain = "demo"\ntask = "demo-easy-1"\nclass = "reproduces"\nwhy = "it does"\n'
+    with pytest.raises(WorkloadError, match="reviewed twice"):
+        load_errata(write(tmp_path, one + one))

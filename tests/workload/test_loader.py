@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from kramabench.testing.hostile import unprivileged
 from kramabench.workload import (
     AnswerType,
     Difficulty,
@@ -269,20 +272,23 @@ def test_workload_file_that_is_a_folder(make_root, tmp_path):
     assert list_domains(root) == ["demo"]  # a folder is not a domain
 
 
-def test_unreadable_workload_file(make_root, monkeypatch):
+def test_unreadable_workload_file(make_root):
+    """A workload file at mode 000, read by a process that cannot ignore permissions: one line, no traceback."""
     root = make_root()
     target = root / "workload" / "demo.json"
-    real = Path.read_bytes
-
-    def denied(self):
-        if self == target:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
-
-    monkeypatch.setattr(Path, "read_bytes", denied)  # root ignores chmod 000, so the OS error is simulated
-    with pytest.raises(WorkloadError) as e:
-        load_workload(root, "demo")
-    assert _one_line(e) == f"{target}: cannot read: Permission denied"
+    target.chmod(0)
+    code = (
+        "import sys\n"
+        "from kramabench.workload import WorkloadError, load_workload\n"
+        "try:\n"
+        f"    load_workload({str(root)!r}, 'demo')\n"
+        "except WorkloadError as e:\n"
+        "    print(e)\n"
+        "    sys.exit(3)\n"
+    )
+    out = subprocess.run([*unprivileged(), sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 3, out.stderr
+    assert out.stdout.strip() == f"{target}: permission denied"
 
 
 def test_lake_that_is_a_file_or_differs_in_case(make_root, tmp_path):

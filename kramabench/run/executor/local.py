@@ -30,7 +30,7 @@ class LocalExecutor:
             item.input,
             item.call_key,
             c.recorder,
-            getattr(c.options, "model_budget_s", None),
+            c.options.model_budget_s,
         )
 
     def shutdown(self, *, hard: bool) -> None:

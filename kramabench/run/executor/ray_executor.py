@@ -36,11 +36,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput, TaskInput
 from kramabench.run.executor.base import ExecutorContext, ExecutorUnavailable, Solved, solve_item
 from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_lake, sha256_text
 from kramabench.run.settings import WorkItem
 from kramabench.systems.context import TaskRef
+from kramabench.workload.solutions import read_solution
 
 log = logging.getLogger(__name__)
 
@@ -204,9 +205,9 @@ class _Worker:
                 if setup.model_limiter is not None:
                     model = _Slots(model, setup.model_limiter, self.holder, "complete")
             if spec.needs_sandbox and setup.sandbox:
-                from kramabench.sandbox import get_sandbox
+                from kramabench.sandbox import open_sandbox
 
-                self.sandbox = get_sandbox(setup.sandbox)
+                self.sandbox = open_sandbox(setup.sandbox)
                 sandbox = self.sandbox
                 if setup.sandbox_limiter is not None:
                     sandbox = _Slots(sandbox, setup.sandbox_limiter, self.holder, "run")
@@ -261,13 +262,14 @@ class _Worker:
         return WorkerResult(out, wall, self.node, calls=rec.calls, shipped_lake=shipped)
 
     def close(self) -> None:
-        close = getattr(self.system, "close", None)
-        for c in (close, getattr(self.sandbox, "close", None)):
-            if callable(c):
-                try:
-                    c()
-                except Exception as e:  # noqa: BLE001
-                    log.warning("closing failed: %s", e)
+        closers = [self.system.close] if isinstance(self.system, Closeable) else []
+        if self.sandbox is not None:
+            closers.append(self.sandbox.close)
+        for c in closers:
+            try:
+                c()
+            except Exception as e:  # noqa: BLE001
+                log.warning("closing failed: %s", e)
 
 
 class _Limiter:
@@ -390,7 +392,7 @@ class RayExecutor:
             sandbox=(m.sandbox or {}).get("backend"),
             seed=opts.seed,
             cache_dir=self.cache_dir,
-            model_budget_s=getattr(opts, "model_budget_s", None),
+            model_budget_s=opts.model_budget_s,
             model_limiter=model_lim,
             sandbox_limiter=sandbox_lim,
         )
@@ -465,8 +467,8 @@ class RayExecutor:
             ref = item.ref
             if ref.solution is not None and Path(ref.solution).is_file():
                 try:
-                    code = Path(ref.solution).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
+                    code = read_solution(Path(ref.solution))
+                except OSError:
                     code = None  # the worker's system reports the missing solution
             ref = replace(ref, solution=None)
         return Shipped(

@@ -1,0 +1,79 @@
+"""The comparator contract: a ground-truth table against a produced one, with per-column diagnostics."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.elt.compare.values import Table
+
+#: samples of differing values kept per column / per kind of row difference
+SAMPLES = 5
+
+ColumnStatus = Literal["matched", "mismatched", "missing", "dropped"]
+
+
+class ColumnResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="the ground-truth column")
+    status: ColumnStatus
+    compared: int = Field(0, description="value pairs compared")
+    mismatches: int = 0
+    samples: list[dict[str, Any]] = Field(default_factory=list, description="row, expected, actual")
+    normalised: list[str] = Field(default_factory=list, description="normalisations applied to this column")
+    reason: str | None = Field(None, description="why dropped (an erratum) or why it could not be compared")
+
+
+class TableResult(BaseModel):
+    """One data model compared under one comparator."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    comparator: str
+    correct: bool
+    rows_expected: int = 0
+    rows_actual: int = 0
+    missing_rows: int = Field(0, description="ground-truth rows the produced table lacks")
+    extra_rows: int = Field(0, description="produced rows the ground truth lacks")
+    missing_samples: list[dict[str, Any]] = Field(default_factory=list)
+    extra_samples: list[dict[str, Any]] = Field(default_factory=list)
+    columns: list[ColumnResult] = Field(default_factory=list)
+    key: list[str] = Field(default_factory=list, description="columns the rows were aligned on (verified)")
+    error: str | None = Field(None, description="the table could not be read or compared")
+
+    @property
+    def matched_columns(self) -> list[str]:
+        return [c.name for c in self.columns if c.status == "matched"]
+
+    @property
+    def unmatched_columns(self) -> list[str]:
+        return [c.name for c in self.columns if c.status == "mismatched"]
+
+    @property
+    def missing_columns(self) -> list[str]:
+        return [c.name for c in self.columns if c.status == "missing"]
+
+
+@runtime_checkable
+class Comparator(Protocol):
+    name: str
+    description: str
+
+    def compare(self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None) -> TableResult: ...
+
+
+def failed(comparator: str, expected: Table, error: str) -> TableResult:
+    """The result for a table that could not be produced or read: every column missing."""
+    return TableResult(comparator=comparator, correct=False, rows_expected=len(expected), error=error,
+                       columns=[ColumnResult(name=c, status="missing") for c in expected.columns])
+
+
+def sample_value(v: Any) -> Any:
+    if isinstance(v, str) and len(v) > 200:
+        return v[:200] + "…"
+    return v
+
+
+__all__ = ["SAMPLES", "ColumnResult", "ColumnStatus", "Comparator", "TableResult", "failed", "sample_value"]

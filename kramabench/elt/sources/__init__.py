@@ -1,0 +1,13 @@
+"""The sources of one ELT task, started by the run itself and reachable only from the task's session.
+
+:class:`SourceSet` starts what a pipeline needs: a real PostgreSQL server (unix socket only), the REST API
+(unix socket), flat files (in the task folder), S3 and MongoDB (see :class:`SourceOptions`), and writes the
+task folder the system sees: ``config.yaml`` (the sources and their credentials, in ELT-Bench's shape, with
+the endpoints as seen inside the session), ``data_model.yaml``, ``schemas/`` and the flat files; never the
+ground truth or the evaluation queries. :attr:`SourceSet.services` lists the host unix sockets a session
+forwards to ``127.0.0.1:<port>``.
+"""
+
+from kramabench.elt.sources.sourceset import Service, SourceOptions, SourceSet
+
+__all__ = ["Service", "SourceOptions", "SourceSet"]

@@ -1,0 +1,178 @@
+"""Start a pipeline's sources and write its task folder (see the package docstring)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.elt.suite.models import Pipeline, Suite
+
+log = logging.getLogger(__name__)
+
+#: ports inside the session (loopback of the session's own network namespace)
+PORTS = {"postgres": 5432, "rest": 8000, "s3": 9000, "mongodb": 27017}
+
+
+class SourceOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mongod: str | None = Field(None, description="path of a mongod binary to serve MongoDB sources (default: "
+                               "the collections as JSON-lines files, a deliberate difference recorded in the manifest)")
+    warehouse: str = Field("warehouse.duckdb", description="the warehouse file, relative to the session workspace")
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    port: int
+    socket: Path
+
+
+@dataclass
+class SourceSet:
+    """The running sources of one pipeline; a context manager (:meth:`start`, :meth:`stop`)."""
+
+    suite: Suite
+    pipeline: Pipeline
+    options: SourceOptions = field(default_factory=SourceOptions)
+    services: list[Service] = field(default_factory=list)
+    #: the folder the system sees (read-only in its session)
+    task_dir: Path | None = None
+    #: differences from the original set-up this run has (recorded in the manifest, shown in the report)
+    differences: list[str] = field(default_factory=list)
+    started_s: float = 0.0
+    _base: Path | None = None
+    _stops: list[Any] = field(default_factory=list)
+
+    def start(self) -> SourceSet:
+        t0 = time.monotonic()
+        self._base = Path(tempfile.mkdtemp(prefix="kb-elt-"))
+        os.chmod(self._base, 0o755)
+        self.task_dir = self._base / "task"
+        self.task_dir.mkdir()
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        self.started_s = time.monotonic() - t0
+        return self
+
+    def _data(self, table: str) -> Path:
+        s = self.pipeline.source(table)
+        if s is None or s.data is None:
+            raise FileNotFoundError(f"pipeline {self.pipeline.id}: no data file for source table {table!r}")
+        return self.pipeline.folder / s.data
+
+    def _start(self) -> None:
+        p = self.pipeline
+        assert self._base is not None and self.task_dir is not None
+        by_kind: dict[str, list[Any]] = {}
+        for s in p.sources:
+            by_kind.setdefault(s.kind, []).append(s)
+        cfg: dict[str, Any] = {}
+        if "postgres" in by_kind:
+            from kramabench.elt.sources.postgres import PASSWORD, USER, PostgresServer
+
+            pg = PostgresServer(self._base / "pg", database=p.id)
+            self._stops.append(pg.stop)
+            pg.start()
+            for s in by_kind["postgres"]:
+                pg.load(s.table, self._data(s.table))
+            self.services.append(Service("postgres", PORTS["postgres"], pg.socket))
+            cfg["postgres"] = {"config": {"host": "127.0.0.1", "port": PORTS["postgres"], "user": USER,
+                                          "password": PASSWORD, "database": p.id, "schema": "public",
+                                          "tables": [s.table for s in by_kind["postgres"]]}}
+        if "rest" in by_kind:
+            from kramabench.elt.sources.rest import RestServer
+
+            rest = RestServer(self._base / "api.sock", {s.table: self._data(s.table) for s in by_kind["rest"]})
+            self._stops.append(rest.stop)
+            rest.start()
+            self.services.append(Service("rest", PORTS["rest"], rest.socket))
+            cfg["custom_api"] = {"config": {"base_url": f"http://127.0.0.1:{PORTS['rest']}",
+                                            "endpoints": "GET /<table> returns the whole table as a JSON list of "
+                                                         "objects (?offset=&limit= for pages; GET / lists the tables)",
+                                            "tables": [s.table for s in by_kind["rest"]]}}
+        if "files" in by_kind:
+            items = []
+            for s in by_kind["files"]:
+                rel = f"files/{s.table}.{s.format}"
+                self._place(self._data(s.table), self.task_dir / rel)
+                items.append({"table": s.table, "format": s.format, "path": rel})
+            cfg["flat_files"] = items
+        if "s3" in by_kind:
+            bucket = f"{p.id.replace('_', '-').lower()}-bucket"
+            items = []
+            for s in by_kind["s3"]:
+                rel = f"s3/{bucket}/{s.table}.{s.format}"
+                self._place(self._data(s.table), self.task_dir / rel)
+                items.append({"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}", "local_path": rel})
+            self.differences.append("s3: the objects are files of the task folder (s3/<bucket>/<key>), not served "
+                                    "by an S3-compatible server")
+            cfg["aws_s3"] = {"data": items, "note": "the bucket's objects are at local_path in this folder"}
+        if "mongodb" in by_kind:
+            items = []
+            for s in by_kind["mongodb"]:
+                rel = f"mongodb/{p.id}/{s.table}.jsonl"
+                self._place(self._data(s.table), self.task_dir / rel)
+                items.append(s.table)
+            self.differences.append("mongodb: the collections are JSON-lines files of the task folder "
+                                    "(mongodb/<database>/<collection>.jsonl), not served by mongod")
+            cfg["mongodb"] = {"config": {"database": p.id, "tables": items,
+                                         "files": f"mongodb/{p.id}/<collection>.jsonl (one document per line)"}}
+        cfg["warehouse"] = {"type": "duckdb", "path": self.options.warehouse, "schema": self.suite.schema_name,
+                            "database": p.id}
+        self._write_public(cfg)
+
+    def _place(self, src: Path, dest: Path) -> None:
+        from kramabench.elt.sources.tables import convert
+
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if src.suffix.lower() == dest.suffix.lower():
+            shutil.copyfile(src, dest)
+        else:
+            convert(src, dest)
+
+    def _write_public(self, cfg: dict[str, Any]) -> None:
+        import yaml
+
+        p = self.pipeline
+        assert self.task_dir is not None
+        (self.task_dir / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+        models = {"models": [{"name": m.name, "description": m.description,
+                              "columns": [{"name": c.name, "description": c.description} for c in m.columns]}
+                             for m in p.models]}
+        (self.task_dir / "data_model.yaml").write_text(yaml.safe_dump(models, sort_keys=False, allow_unicode=True),
+                                                       encoding="utf-8")
+        for table, rel in p.schemas.items():
+            (self.task_dir / "schemas").mkdir(exist_ok=True)
+            shutil.copyfile(p.folder / rel, self.task_dir / "schemas" / f"{table}.csv")
+
+    def stop(self) -> None:
+        for stop in reversed(self._stops):
+            try:
+                stop()
+            except Exception as e:  # noqa: BLE001 - every source is stopped, whatever one does
+                log.warning("stopping a source of %s: %s", self.pipeline.id, e)
+        self._stops.clear()
+        if self._base is not None:
+            shutil.rmtree(self._base, ignore_errors=True)
+            self._base = None
+
+    def __enter__(self) -> SourceSet:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+__all__ = ["PORTS", "Service", "SourceOptions", "SourceSet"]

@@ -1,0 +1,72 @@
+"""Reading a source table's data file (csv, jsonl, parquet) with DuckDB: its columns, types and rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def reader_sql(path: Path) -> str:
+    """A DuckDB table function call reading ``path`` by its extension (types sniffed)."""
+    lit = "'" + str(path).replace("'", "''") + "'"
+    ext = path.suffix.lower()
+    if ext == ".csv":
+        return f"read_csv({lit}, header=true)"
+    if ext == ".jsonl":
+        return f"read_json({lit}, format='newline_delimited')"
+    if ext == ".parquet":
+        return f"read_parquet({lit})"
+    raise ValueError(f"{path}: unknown data format {ext!r} (csv, jsonl or parquet)")
+
+
+def describe(path: Path) -> list[tuple[str, str]]:
+    """(column, DuckDB type) of a data file."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        return [(r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM {reader_sql(path)}").fetchall()]
+    finally:
+        con.close()
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    """The rows of a data file as JSON-ready dicts (dates and timestamps as ISO text)."""
+    import duckdb
+
+    from kramabench.elt.compare.values import from_db
+
+    con = duckdb.connect()
+    try:
+        cur = con.execute(f"SELECT * FROM {reader_sql(path)}")
+        cols = [d[0] for d in cur.description]
+        out = []
+        for row in cur.fetchall():
+            rec = {}
+            for c, v in zip(cols, row, strict=True):
+                x = v if isinstance(v, list | dict) else from_db(v)
+                rec[c] = x
+            out.append(rec)
+        return out
+    finally:
+        con.close()
+
+
+def convert(src: Path, dest: Path) -> Path:
+    """Write ``src``'s rows to ``dest`` in ``dest``'s format (csv with a header, jsonl or parquet)."""
+    import duckdb
+
+    ext = dest.suffix.lower()
+    fmt = {".csv": "FORMAT csv, HEADER true", ".jsonl": "FORMAT json", ".parquet": "FORMAT parquet"}.get(ext)
+    if fmt is None:
+        raise ValueError(f"{dest}: unknown data format {ext!r}")
+    con = duckdb.connect()
+    try:
+        lit = "'" + str(dest).replace("'", "''") + "'"
+        con.execute(f"COPY (SELECT * FROM {reader_sql(src)}) TO {lit} ({fmt})")
+    finally:
+        con.close()
+    return dest
+
+
+__all__ = ["convert", "describe", "reader_sql", "records"]

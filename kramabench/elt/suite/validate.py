@@ -1,0 +1,173 @@
+"""The validator of an ELT suite: every defect as a :class:`~kramabench.workload.models.Finding` naming the
+pipeline (``task_id``), the data model (``subtask_id``), the file and the field.
+
+Codes (severity): ``no_sources``, ``no_models``, ``duplicate_table``, ``duplicate_model``, ``format_missing``
+(files and s3 need a format), ``source_data_missing``, ``row_count_unknown``, ``evaluation_missing``,
+``evaluation_unparsable``, ``ground_truth_missing`` (errors in a complete suite; info in a specs-only one
+where it says the data is not there), ``table_not_a_source``, ``source_not_loaded``,
+``schema_missing`` (warnings), and with ``deep``: ``row_count_mismatch`` (error), ``ground_truth_unreadable``
+(error), ``ground_truth_extra_column``, ``ground_truth_missing_column`` (warnings).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kramabench.elt.suite.models import Pipeline, Suite
+from kramabench.workload.models import Finding
+
+
+def parse_error(sql: str) -> str | None:
+    """DuckDB's parser's complaint about ``sql`` (None: it parses). Nothing is bound or run."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        doc = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+    finally:
+        con.close()
+    if doc.get("error"):
+        return str(doc.get("error_message") or "syntax error")
+    n = len(doc.get("statements") or [])
+    if n != 1:
+        return f"{n} statements; an evaluation query is one SELECT"
+    return None
+
+
+def count_rows(path: Path) -> int:
+    """Rows of a data file (csv with a header, jsonl, parquet), counted by DuckDB."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        if path.suffix.lower() == ".csv":
+            q = "SELECT count(*) FROM read_csv(?, header=true, all_varchar=true)"
+        elif path.suffix.lower() == ".jsonl":
+            q = "SELECT count(*) FROM read_json(?, format='newline_delimited', records=false)"
+        else:
+            q = "SELECT count(*) FROM read_parquet(?)"
+        return int(con.execute(q, [str(path)]).fetchone()[0])
+    finally:
+        con.close()
+
+
+def csv_header(path: Path) -> list[str]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return next(csv.reader(f), [])
+
+
+def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[Finding]:
+    out: list[Finding] = []
+    complete = suite.content == "complete"
+    pfile = str(p.folder / "pipeline.yaml")
+
+    def add(sev: str, code: str, msg: str, *, field: str | None = None, model: str | None = None,
+            file: str | None = None) -> None:
+        out.append(Finding(severity=sev, code=code, domain=suite.name, task_id=p.id, subtask_id=model, field=field,
+                           file=file or pfile, message=f"pipeline {p.id}: {msg}"))
+
+    absent = "error" if complete else "info"
+    if not p.sources:
+        add("error", "no_sources", "no sources", field="sources")
+    if not p.models:
+        add("error", "no_models", "no data models", field="models")
+    seen: dict[str, str] = {}
+    for s in p.sources:
+        low = s.table.lower()
+        if low in seen:
+            add("error", "duplicate_table", f"source table {s.table!r} appears twice ({seen[low]} and {s.kind})",
+                field=f"sources.{s.kind}")
+        seen[low] = s.kind
+        if s.kind in ("files", "s3") and s.format is None:
+            add("error", "format_missing", f"{s.kind} source {s.table!r} needs a format (csv, jsonl or parquet)",
+                field=f"sources.{s.kind}")
+        if s.data is None:
+            add(absent, "source_data_missing", f"no data file for source table {s.table!r} "
+                f"(expected data/{s.table}.{s.format or 'csv|jsonl|parquet'})", field=f"sources.{s.kind}")
+        if not any(k.lower() == low for k in p.schemas):
+            add("warning", "schema_missing", f"no schemas/{s.table}.csv (the columns of {s.table!r} are not described)",
+                field=f"sources.{s.kind}")
+    expected = {t.lower(): t for t in p.tables}
+    for low, t in expected.items():
+        if low not in seen:
+            add("warning", "table_not_a_source", f"expected table {t!r} is not among the sources", field=f"tables.{t}")
+        if p.tables[t] is None:
+            add(absent, "row_count_unknown", f"expected table {t!r} has no row count (stage 1 cannot check it)",
+                field=f"tables.{t}")
+    for low, kind in seen.items():
+        if low not in expected:
+            name = next(s.table for s in p.sources if s.table.lower() == low)
+            add("warning", "source_not_loaded", f"source table {name!r} ({kind}) is not among the expected tables; "
+                "stage 1 does not check it", field="tables")
+    mseen: set[str] = set()
+    for i, m in enumerate(p.models):
+        if m.name.lower() in mseen:
+            add("error", "duplicate_model", f"data model {m.name!r} appears twice", field=f"models[{i}].name", model=m.name)
+        mseen.add(m.name.lower())
+        if m.evaluation is None:
+            add("error", "evaluation_missing", f"data model {m.name!r} has no evaluation query "
+                f"(expected evaluation/{m.name}.sql)", field=f"models[{i}].evaluation", model=m.name)
+        else:
+            qpath = p.folder / m.evaluation
+            if not qpath.is_file():
+                add("error", "evaluation_missing", f"data model {m.name!r}: evaluation query {m.evaluation} is missing",
+                    field=f"models[{i}].evaluation", model=m.name, file=str(qpath))
+            else:
+                err = parse_error(qpath.read_text(encoding="utf-8"))
+                if err:
+                    add("error", "evaluation_unparsable", f"data model {m.name!r}: DuckDB cannot parse "
+                        f"{m.evaluation}: {err}", field=f"models[{i}].evaluation", model=m.name, file=str(qpath))
+        if m.ground_truth is None or not (p.folder / m.ground_truth).is_file():
+            add(absent, "ground_truth_missing", f"data model {m.name!r} has no ground-truth table "
+                f"(expected ground_truth/{m.name}.csv)", field=f"models[{i}].ground_truth", model=m.name)
+        elif deep:
+            gpath = p.folder / m.ground_truth
+            try:
+                header = csv_header(gpath)
+            except (OSError, UnicodeDecodeError) as e:
+                add("error", "ground_truth_unreadable", f"data model {m.name!r}: {e}", model=m.name, file=str(gpath))
+                continue
+            hl = {h.lower() for h in header}
+            cl = {c.name.lower() for c in m.columns}
+            for h in header:
+                if cl and h.lower() not in cl:
+                    add("warning", "ground_truth_extra_column", f"data model {m.name!r}: ground-truth column {h!r} is "
+                        "not among the model's columns", model=m.name, file=str(gpath), field=f"models[{i}].columns")
+            for c in m.columns:
+                if c.name.lower() not in hl:
+                    add("warning", "ground_truth_missing_column", f"data model {m.name!r}: column {c.name!r} is not "
+                        "in the ground truth (it is not checked)", model=m.name, file=str(gpath),
+                        field=f"models[{i}].columns")
+    if deep:
+        for s in p.sources:
+            n = p.tables.get(next((t for t in p.tables if t.lower() == s.table.lower()), ""), None)
+            if s.data is None or n is None:
+                continue
+            dpath = p.folder / s.data
+            try:
+                have = count_rows(dpath)
+            except Exception as e:  # noqa: BLE001 - any reader failure is the file's defect
+                add("error", "source_data_unreadable", f"{s.data}: {type(e).__name__}: {str(e).splitlines()[0]}",
+                    field=f"sources.{s.kind}", file=str(dpath))
+                continue
+            if have != n:
+                add("error", "row_count_mismatch", f"{s.data} holds {have} rows but tables.{s.table} says {n}",
+                    field=f"tables.{s.table}", file=str(dpath))
+    return out
+
+
+def validate_suite(suite: Suite, *, deep: bool = False) -> list[Finding]:
+    out: list[Finding] = []
+    for p in suite.pipelines:
+        out.extend(validate_pipeline(suite, p, deep=deep))
+    return out
+
+
+def is_failing(findings: list[Finding]) -> bool:
+    return any(f.severity == "error" for f in findings)
+
+
+__all__ = ["count_rows", "csv_header", "is_failing", "parse_error", "validate_pipeline", "validate_suite"]

@@ -1,0 +1,80 @@
+"""Scoring a DuckDB warehouse: stage 1, stage 2 under both comparators, SRDEL and SRDT with the paper's
+denominators, and a locked-down read of an untrusted warehouse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from kramabench.elt.scoring import metrics, score_pipeline
+from kramabench.elt.suite.loader import load_suite
+from tests.elt.suites import shop_pipeline, write_suite
+
+
+def build(path: Path, folder: Path, *, model_sql: str | None = None, drop_order: bool = False) -> Path:
+    con = duckdb.connect(str(path))
+    con.execute(f"CREATE TABLE customers AS SELECT * FROM read_csv('{folder}/data/customers.csv')")
+    q = f"SELECT * FROM read_csv('{folder}/data/orders.csv')" + (" WHERE order_id <> 4" if drop_order else "")
+    con.execute(f"CREATE TABLE orders AS {q}")
+    con.execute("CREATE TABLE customer_totals AS " + (model_sql or
+                "SELECT c.customer_id, sum(o.amount) AS total FROM customers c JOIN orders o USING (customer_id) GROUP BY 1"))
+    con.close()
+    return path
+
+
+def test_stage1_stage2_and_metrics(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "s", {"a": shop_pipeline(), "b": shop_pipeline(), "c": shop_pipeline()})
+    suite = load_suite(root)
+    good = build(tmp_path / "a.duckdb", suite.pipeline("a").folder)
+    wrong = build(tmp_path / "b.duckdb", suite.pipeline("b").folder,
+                  model_sql="SELECT customer_id, 0 AS total FROM customers")
+    short = build(tmp_path / "c.duckdb", suite.pipeline("c").folder, drop_order=True)
+    sa = score_pipeline(suite, suite.pipeline("a"), good)
+    sb = score_pipeline(suite, suite.pipeline("b"), wrong)
+    sc = score_pipeline(suite, suite.pipeline("c"), short)
+    assert sa.stage1.passed and sa.models[0].correct("elt-bench") and sa.models[0].correct("verified")
+    assert sb.stage1.passed and not sb.models[0].correct("verified")
+    assert sb.models[0].results["elt-bench"].unmatched_columns == ["total"]
+    assert not sc.stage1.passed and sc.stage1.tables["orders"].reason == "3 rows, 4 expected"
+    assert sc.models[0].results == {} and "stage 1 failed" in (sc.models[0].error or "")
+    m = metrics(suite, [sa, sb, sc])
+    assert (m.pipelines, m.models, m.stage1_passed) == (3, 3, 2)
+    assert abs(m.srdel - 2 / 3) < 1e-9 and m.srdt == {"elt-bench": 1 / 3, "verified": 1 / 3}
+    # a pipeline without a score counts as failed: the denominators stay the suite's
+    m2 = metrics(suite, [sa])
+    assert m2.srdel == 1 / 3 and m2.srdt["verified"] == 1 / 3
+
+
+def test_a_missing_model_or_warehouse_is_an_explained_failure(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "s", {"a": shop_pipeline()})
+    suite = load_suite(root)
+    p = suite.pipeline("a")
+    wh = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(wh))
+    con.execute(f"CREATE TABLE customers AS SELECT * FROM read_csv('{p.folder}/data/customers.csv')")
+    con.execute(f"CREATE TABLE orders AS SELECT * FROM read_csv('{p.folder}/data/orders.csv')")
+    con.close()
+    s = score_pipeline(suite, p, wh)
+    assert s.stage1.passed and "evaluation query failed" in (s.models[0].error or "")
+    assert s.models[0].results["verified"].missing_columns == ["customer_id", "total"]
+    none = score_pipeline(suite, p, tmp_path / "absent.duckdb")
+    assert not none.stage1.passed and "no warehouse file" in (none.stage1.error or "")
+    junk = tmp_path / "junk.duckdb"
+    junk.write_text("not a database")
+    assert "not a usable DuckDB warehouse" in (score_pipeline(suite, p, junk).stage1.error or "")
+
+
+def test_a_view_in_the_warehouse_cannot_read_host_files_while_scored(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "s", {"a": shop_pipeline()})
+    suite = load_suite(root)
+    p = suite.pipeline("a")
+    wh = build(tmp_path / "w.duckdb", p.folder, model_sql="SELECT 1 AS customer_id, 1.0 AS total")
+    con = duckdb.connect(str(wh))
+    con.execute("DROP TABLE customer_totals")
+    gt = p.folder / "ground_truth" / "customer_totals.csv"
+    con.execute(f"CREATE VIEW customer_totals AS SELECT * FROM read_csv('{gt}')")  # copies the answer at scoring
+    con.close()
+    s = score_pipeline(suite, p, wh)
+    assert not s.models[0].correct("verified") and not s.models[0].correct("elt-bench")
+    assert "evaluation query failed" in (s.models[0].error or "")
