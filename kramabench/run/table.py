@@ -146,7 +146,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     has_subs = any(r.subtask_mean is not None for r in [*rows, total])
     subs = has_subs and not compact  # compact: the subtask answers' total goes into the caption
     heads = (["domain", "n", "verified", "95% CI", "official", "err", "uns.", "cost $"] if compact else
-             ["domain", "tasks", "verified %", "95% CI", "official %", "95% CI", "errors", "unscored",
+             ["domain", "tasks", "verified %", "95% CI", "official %", "errors", "unscored",
               *(["subtasks %"] if subs else []), "cost $"])  # fmt: skip
     for i, col in enumerate(heads):
         t.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
@@ -156,7 +156,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     for r in [*rows, total]:
         extra = [_cost(r, compact, judge=True)] if judged else []
         sub = [f"{format_pct(r.subtask_mean)} (n={r.subtask_n})" if r.subtask_mean is not None else "–"] if subs else []
-        official = [format_pct(r.official_mean)] + ([] if compact else [format_ci(r.official_ci_low, r.official_ci_high)])
+        official = [format_pct(r.official_mean)]
         t.add_row(
             Text(r.domain),  # a file name, not markup
             str(r.n),

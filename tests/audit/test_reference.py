@@ -197,8 +197,8 @@ def test_static_checks_percent_scale_restatements_and_unparsable_literals(tmp_pa
 
 
 def test_findings_repeated_per_file_are_grouped_per_task() -> None:
-    from kramabench.audit.report import sections
     from kramabench.audit.reference import ReferenceAudit
+    from kramabench.audit.report import sections
     from kramabench.audit.static import StaticFinding, group_findings
 
     many = [StaticFinding(kind="data-source", code="data_source_nested", severity="warning", domain="legal",
