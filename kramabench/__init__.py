@@ -3,8 +3,18 @@
 from pathlib import Path
 from typing import Any
 
-#: Root of the source checkout (holds ``workloads/``); the package is meant to be installed from a clone.
+#: Root of the source checkout (holds ``workloads/`` and ``docker/``) when kramabench runs from one.
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+#: where an installed wheel keeps the checkout's ``workloads/`` and ``docker/`` (written by setup.py's build)
+BUNDLED = Path(__file__).resolve().parent / "_bundled"
+
+
+def data_dir(name: str) -> Path:
+    """The folder ``name`` (``workloads``: the bundled suites; ``docker``: the sandbox image's build context)
+    of an installed wheel (``kramabench/_bundled/<name>``) or of the source checkout (``<repo>/<name>``)."""
+    packaged = BUNDLED / name
+    return packaged if packaged.is_dir() else REPO_ROOT / name
 
 
 def __getattr__(name: str) -> Any:
@@ -21,4 +31,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["REPO_ROOT", "__version__"]
+__all__ = ["BUNDLED", "REPO_ROOT", "__version__", "data_dir"]

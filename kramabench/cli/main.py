@@ -66,6 +66,9 @@ def build_app() -> typer.Typer:
     @app.callback()
     def _root(
         verbose: bool = typer.Option(False, "--verbose", "-v", help="log debug messages to stderr"),
+        version: bool = typer.Option(
+            False, "--version", help="print the version and exit", is_eager=True, callback=_print_version
+        ),
     ) -> None:
         import logging
 
@@ -75,6 +78,14 @@ def build_app() -> typer.Typer:
     for name in COMMAND_MODULES:
         importlib.import_module(f"kramabench.cli.{name}").register(app)
     return app
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        import kramabench
+
+        typer.echo(f"kramabench {kramabench.__version__}")
+        raise typer.Exit(0)
 
 
 _exit_sweep_registered = False

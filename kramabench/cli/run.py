@@ -39,6 +39,7 @@ def _parse_option(text: str) -> tuple[str, Any]:
 #: each field of RunConfig / RunOptions and the option of `kramabench run` that sets it (checked by a test)
 OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--workload": ("RunConfig", "workload"), "--domain": ("RunConfig", "domains"), "--system": ("RunConfig", "system"),
+    "--task": ("RunConfig", "tasks"), "--exclude-task": ("RunConfig", "exclude_tasks"),
     "--option": ("RunConfig", "system_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
     "--sandbox": ("RunConfig", "sandbox"), "--no-errata": ("RunConfig", "errata"), "--run-id": ("RunConfig", "run_id"),
     "--resume": ("RunConfig", "resume"), "--results": ("RunConfig", "results"),
@@ -81,6 +82,8 @@ def register(app: typer.Typer) -> None:
     def run_cmd(
         workload: str = typer.Option(None, "--workload", "-w", help=_help(RunConfig, "workload")),
         domain: list[str] = typer.Option(None, "--domain", "-d", help=_help(RunConfig, "domains")),
+        task: list[str] = typer.Option(None, "--task", "-t", help=_help(RunConfig, "tasks")),
+        exclude_task: list[str] = typer.Option(None, "--exclude-task", help=_help(RunConfig, "exclude_tasks")),
         system: str = typer.Option(None, "--system", "-s", help=_help(RunConfig, "system")),
         option: list[str] = typer.Option(None, "--option", "-o", help=_help(RunConfig, "system_options")),
         model: str = typer.Option(None, "--model", "-m", help=_help(RunConfig, "model")),
@@ -144,6 +147,8 @@ def register(app: typer.Typer) -> None:
             given: dict[str, Any] = {
                 "workload": workload,
                 "domains": list(domain) if domain else None,
+                "tasks": list(task) if task else None,
+                "exclude_tasks": list(exclude_task) if exclude_task else None,
                 "system": system,
                 "system_options": sys_opts or None,
                 "model": model,

@@ -308,11 +308,17 @@ def _short(v: Any, n: int = 60) -> str:
 
 
 def list_cmd(
-    root: str = typer.Argument(..., help="workload root or a bundled suite name"),
+    root: str | None = typer.Argument(
+        None, help="workload root or suite name (default: list the bundled and fetched suites)"
+    ),
     no_errata: bool = typer.Option(False, "--no-errata", help="load the raw files, without errata"),
     as_json: bool = typer.Option(False, "--json", help="print as JSON"),
 ) -> None:
-    """List the domains of a workload root: tasks, subtasks, answer types and difficulties."""
+    """List the suites on this machine (bundled and fetched), or the domains of ROOT: tasks, subtasks, answer
+    types and difficulties."""
+    if root is None:
+        _guard(lambda: _list_suites(as_json))
+        return
 
     def run() -> None:
         r = resolve_workload_root(root)
@@ -361,6 +367,27 @@ def list_cmd(
             raise typer.Exit(EXIT_BAD_INPUT)
 
     _guard(run)
+
+
+def _list_suites(as_json: bool) -> None:
+    from kramabench.workload import available_suites
+    from kramabench.workload.fetch import kramabench_home
+
+    suites = available_suites()
+    if as_json:
+        doc = {"suites": [{"name": s.name, "kind": s.kind, "root": str(s.root), "domains": s.domains} for s in suites]}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    t = Table(title="workload suites (kramabench run --workload NAME)", title_justify="left")
+    for col in ("name", "kind", "domains", "tasks", "root"):
+        t.add_column(col, overflow="fold")
+    for s in suites:
+        tasks = sum(n for n in s.domains.values() if n is not None)
+        t.add_row(s.name, s.kind, ", ".join(s.domains), str(tasks), str(s.root))
+    con = Console(highlight=False)
+    con.print(t)
+    if not any(s.kind == "fetched" for s in suites):
+        con.print(f"official KramaBench workloads: not fetched (kramabench fetch kramabench; into {kramabench_home()})")
 
 
 _SCHEMA_MODELS = ("workload", "task", "subtask", "finding")

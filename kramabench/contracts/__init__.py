@@ -5,6 +5,7 @@ This package imports nothing else of kramabench: it is the bottom floor (see doc
 """
 
 from kramabench.contracts.answers import AnswerType, KeyFunctionality
+from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.model import (
     ChatMessage,
     Completion,
@@ -24,6 +25,22 @@ from kramabench.contracts.records import (
     unit_key,
 )
 from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable
+from kramabench.contracts.session import (
+    CollectRefusal,
+    CollectResult,
+    CommandResult,
+    FileInfo,
+    Mount,
+    PythonError,
+    PythonResult,
+    ServiceForward,
+    Session,
+    SessionClosed,
+    SessionError,
+    SessionLimits,
+    StepResult,
+    WorkspaceError,
+)
 from kramabench.contracts.system import (
     Closeable,
     Configured,
@@ -38,6 +55,21 @@ from kramabench.contracts.system import (
 
 __all__ = [
     "AnswerType",
+    "Artifact",
+    "CollectRefusal",
+    "CollectResult",
+    "CommandResult",
+    "FileInfo",
+    "Mount",
+    "PythonError",
+    "PythonResult",
+    "ServiceForward",
+    "Session",
+    "SessionClosed",
+    "SessionError",
+    "SessionLimits",
+    "StepResult",
+    "WorkspaceError",
     "ChatMessage",
     "Closeable",
     "Configured",

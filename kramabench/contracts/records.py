@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.system import OutcomeError, SettingName, SystemUsage
 from kramabench.files import (
     LINE_BYTES,
@@ -66,6 +67,9 @@ class Record(BaseModel):
     difficulty: str | None = None
     subtask_details: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per subtask id: metric, details, expected, unscored"
+    )
+    artifacts: list[Artifact] = Field(
+        default_factory=list, description="files collected from the system's sessions (paths relative to the run folder)"
     )
 
     @property

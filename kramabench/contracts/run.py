@@ -61,6 +61,12 @@ class RunConfig(BaseModel):
     domains: list[str] = Field(
         default_factory=list, description="domain(s) to run; default all (except <d>-tiny subsets of <d>)"
     )
+    tasks: list[str] = Field(
+        default_factory=list,
+        description="task id or glob pattern to run (legal-hard-*, legal/legal-hard-3); repeatable; default all; "
+        "with --resume the tasks it names are added to the run",
+    )
+    exclude_tasks: list[str] = Field(default_factory=list, description="task id or glob pattern not to run; repeatable")
     system: str = Field(description="reference, replay, ds-guru-*, an installed plug-in (kramabench systems), or module:Class")
     system_options: dict[str, Any] = Field(
         default_factory=dict, description="system option key=value (JSON value or string); repeatable"

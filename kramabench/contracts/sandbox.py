@@ -5,27 +5,21 @@ The code runs in a fresh scratch folder (its working directory) with no network,
 variables, no access to files outside the lake and the scratch folder, and under :class:`Limits`.
 A failure of the code (crash, timeout, OOM) is an :class:`ExecResult`, never an exception; an exception
 (:class:`SandboxUnavailable`) only means the backend itself cannot run here.
+
+``Sandbox.session(...)`` opens a persistent workspace for multi-step systems, with the same isolation: see
+:mod:`kramabench.contracts.session`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-class Limits(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    wall_timeout_s: float = Field(120.0, gt=0, description="wall-clock limit; the whole process tree is killed")
-    cpu_s: int | None = Field(None, gt=0, description="CPU-seconds limit (RLIMIT_CPU); None = wall limit only")
-    memory_mb: int = Field(4096, gt=0, description="address-space / cgroup memory limit")
-    cpus: float = Field(1.0, gt=0, description="CPU share (docker) ")
-    max_processes: int = Field(64, gt=0, description="process / pids limit")
-    max_open_files: int = Field(1024, gt=0, description="open file descriptors per process (RLIMIT_NOFILE)")
-    output_bytes: int = Field(1_000_000, gt=0, description="stdout and stderr are each cut at this size")
-    scratch_mb: int = Field(512, gt=0, description="size of the scratch folder (tmpfs where possible)")
+from kramabench.contracts.limits import Limits
+from kramabench.contracts.session import Mount, ServiceForward, Session
 
 
 class ExecResult(BaseModel):
@@ -76,6 +70,24 @@ class Sandbox(Protocol):
         ``workdir_lake``: if given, a path relative to the working directory at which the lake is also
         visible (official reference solutions read ``./data/<domain>/input/``).
         """
+        ...
+
+    def session(
+        self,
+        lake: Path,
+        limits: Limits | None = None,
+        *,
+        services: Sequence[ServiceForward] = (),
+        mounts: Sequence[Mount] = (),
+        artifacts_dir: Path | None = None,
+        workdir_lake: str | None = None,
+    ) -> Session:
+        """Open a persistent isolated workspace over ``lake`` (a context manager; see
+        :mod:`kramabench.contracts.session`). ``limits`` (a ``SessionLimits`` or plain ``Limits``) hold for the
+        whole session; ``services`` are host unix sockets reachable inside at ``127.0.0.1:<port>`` only;
+        ``mounts`` more read-only host paths; ``artifacts_dir`` the host folder ``collect()`` copies into (a
+        run gives each task its own: ``TaskInput.artifacts_dir``). Raises SandboxUnavailable if the backend
+        cannot open sessions here."""
         ...
 
     def info(self) -> dict[str, str]:

@@ -12,6 +12,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.artifacts import Artifact
+
 #: the name of an evaluation setting: a built-in ("end-to-end", "pipeline-design", "subtasks") or one a plug-in
 #: registers under the entry-point group ``kramabench.settings``; not a closed list.
 SettingName = str
@@ -35,6 +37,10 @@ class TaskInput(BaseModel):
     parent_query: str | None = Field(None, description="in the subtask setting: the end-to-end question")
     hint_files: list[str] | None = None
     token: str = Field("", description="opaque per-run handle; only privileged built-ins can resolve it")
+    artifacts_dir: Path | None = Field(
+        None, description="the host folder where this task's collected files go (Sandbox.session(artifacts_dir=...)); "
+        "set by the runner"
+    )
 
 
 class OutcomeError(BaseModel):
@@ -66,6 +72,7 @@ class SystemOutput(BaseModel):
     files_read: list[str] = Field(default_factory=list)
     iterations: int = 0
     error: OutcomeError | None = None
+    artifacts: list[Artifact] = Field(default_factory=list, description="what the system's sessions collected")
 
 
 @runtime_checkable

@@ -36,6 +36,7 @@ from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
+from kramabench.run.artifacts import fresh_unit_dir, record_artifacts, unit_folder
 from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
@@ -184,6 +185,8 @@ class Runner:
         )
         self.resolver.add(token, ref)
         inp = setting.task_input(self.setting_ctx, task, unit, view, token, keys)
+        # where the system's sessions collect files (emptied: nothing finished is run again)
+        inp = inp.model_copy(update={"artifacts_dir": fresh_unit_dir(self.store.dir, unit_folder(setting.name, task.id, sub_id))})
         key = call_key(self.salt, setting.name, wl.domain, task.id, sub_id)
         return WorkItem((setting.name, task.id, sub_id, attempt), wl.domain, task, unit, attempt, inp, ref, key,
                         presolved=setting.presolved(task, unit))
@@ -232,6 +235,8 @@ class Runner:
             usage=usage,
             wall_s=wall,
             files_read=list(out.files_read),
+            artifacts=record_artifacts(self.store.dir, it.input.artifacts_dir or self.store.dir / "artifacts", out.artifacts)
+            if out.artifacts else [],
             iterations=out.iterations,
             transcript=[jsonable(t) for t in out.transcript],
             started_at=it.started_at,

@@ -44,6 +44,7 @@ from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
 from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
+from kramabench.workload.selection import keep_tasks, select_task_ids
 
 log = logging.getLogger(__name__)
 
@@ -313,6 +314,7 @@ def prepare(
 
     root = _workload_root(config.workload)
     workloads = load_workloads(root, config.domains, config.errata)
+    selection = _selection(config, workloads, old)
 
     if spec.needs_model and not config.model:
         raise RunSetupError(f"system {spec_name!r} needs a model: pass --model (e.g. openai/gpt-4o-mini)")
@@ -332,7 +334,8 @@ def prepare(
 
     closers: list[Any] = []
     try:
-        return _prepare_rest(config, spec, setting, root, workloads, store, resume, run_id, closers, progress, command)
+        return _prepare_rest(config, spec, setting, root, workloads, selection, store, resume, run_id, closers, progress,
+                             command)
     except BaseException:
         for c in closers:  # e.g. the sandbox made before a later check failed
             try:
@@ -348,6 +351,7 @@ def _prepare_rest(
     setting: Setting,
     root: Path,
     workloads: list[Any],
+    selection: Selection,
     store: RunStore | None,
     resume: ResumeState | None,
     run_id: str | None,
@@ -447,10 +451,12 @@ def _prepare_rest(
             options={
                 "config": config.model_dump(mode="json", exclude={"resume", "run_id"}),
                 "call_key_salt": _call_key_salt(config.model),
+                "selections": selection.selections,
             },
         )
     else:
         manifest = old
+        manifest.options["selections"] = selection.selections
         manifest.resumed_at.append(datetime.now(timezone.utc))
         rev = git_revision()
         if rev != manifest.git_revision:
@@ -463,6 +469,8 @@ def _prepare_rest(
     ctx = SystemContext(
         options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed
     )
+    if selection.task_ids is not None:
+        workloads = keep_tasks(workloads, selection.task_ids)
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
         store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
@@ -479,6 +487,43 @@ def _prepare_rest(
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("system options not recorded: %s", e)
     return Prepared(plan=plan, runner=runner)
+
+
+@dataclass
+class Selection:
+    """The tasks a run runs: ``task_ids`` per domain (None: every task), from the ``selections`` recorded in
+    the manifest (``options.selections``: each ``--task``/``--exclude-task`` choice the run was started or
+    resumed with, with the ids it chose)."""
+
+    task_ids: dict[str, list[str]] | None
+    selections: list[dict[str, Any]]
+
+
+def _selection(config: RunConfig, workloads: list[Any], old: Manifest | None) -> Selection:
+    """The tasks of ``--task``/``--exclude-task``; on resume, a new choice adds its tasks to those of the
+    choices before it (a plain ``--resume`` runs what every recorded choice chose)."""
+    try:
+        ids = select_task_ids(workloads, config.tasks, config.exclude_tasks)
+    except WorkloadError as e:
+        raise RunSetupError(str(e)) from e
+    choice = {"tasks": list(config.tasks), "exclude_tasks": list(config.exclude_tasks)}
+    entry: dict[str, Any] = {**choice, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    if config.tasks or config.exclude_tasks:
+        entry["task_ids"] = ids
+    if old is None:
+        selections = [entry]
+    else:  # a run from before selections were recorded ran every task
+        selections = list(old.options.get("selections") or [{"tasks": [], "exclude_tasks": []}])
+        if choice not in [{k: s.get(k, []) for k in choice} for s in selections]:
+            selections.append(entry)
+    if any("task_ids" not in s for s in selections):
+        return Selection(None, selections)
+    union: dict[str, set[str]] = {}
+    for s in selections:
+        for d, tids in s["task_ids"].items():
+            union.setdefault(d, set()).update(tids)
+    chosen = {w.domain: [t.id for t in w.tasks if t.id in union.get(w.domain, ())] for w in workloads}
+    return Selection(chosen, selections)
 
 
 def _call_key_salt(model_id: str | None) -> str:

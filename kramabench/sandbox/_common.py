@@ -42,7 +42,9 @@ def fork_server_default() -> bool:
 def bootstrap_source() -> str:
     global _BOOTSTRAP
     if _BOOTSTRAP is None:
-        _BOOTSTRAP = resources.files("kramabench.sandbox").joinpath("bootstrap.py").read_text()
+        # the session part first: bootstrap.py's last lines run the program
+        files = resources.files("kramabench.sandbox")
+        _BOOTSTRAP = files.joinpath("session_server.py").read_text() + "\n" + files.joinpath("bootstrap.py").read_text()
     return _BOOTSTRAP
 
 

@@ -34,11 +34,13 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
+from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
     HeadTailBuffer,
@@ -54,6 +56,13 @@ from kramabench.sandbox._common import (
 )
 from kramabench.sandbox.image import ENV_PREFIX, default_image, versions_snippet
 from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
+from kramabench.sandbox.session import (
+    MOUNT_ROOT,
+    SERVICE_ROOT,
+    ForkServerSession,
+    check_extras,
+    session_limits,
+)
 from kramabench.sandbox.zygote_client import run_on_zygote
 from kramabench.sweep import OWNER_LABEL, container_is_orphan, make_tempdir, owner_tag, tempdir
 
@@ -301,6 +310,8 @@ class DockerSandbox:
             name="kb-docker-pool",
         )
         self._closed = False
+        #: containers serving a session (out of the pool; removed when the session ends)
+        self._sessions: dict[str, _Container] = {}
         self._reapers: list[threading.Thread] = []
         self._info: dict[str, str] | None = None
         self._direct = self._direct_possible(client)
@@ -342,9 +353,9 @@ class DockerSandbox:
             return False
         return "userns" not in security and "rootless" not in security
 
-    def _create(self, lake: Path, limits: Limits, key: tuple) -> _Container:
+    def _create(self, lake: Path, limits: Limits, key: tuple, extra: Sequence = ()) -> _Container:
         sockdir = None
-        mounts = [self._docker.types.Mount(target=LAKE, source=str(lake), type="bind", read_only=True)]
+        mounts = [self._docker.types.Mount(target=LAKE, source=str(lake), type="bind", read_only=True), *extra]
         if self._direct and self.options.warm:
             # writable by the fork server (nobody) until it has bound its socket, then root's (0700)
             sockdir = make_tempdir("zygote")
@@ -362,6 +373,8 @@ class DockerSandbox:
                 )
             except Exception as e:  # an engine that cannot mount the folder (not on this host): the relay
                 shutil.rmtree(sockdir, ignore_errors=True)
+                if str(sockdir) not in str(e) and SOCKET_DIR not in str(e):
+                    raise  # another cause (a lake gone, the engine's limits): not the direct channel's
                 log.info("docker sandbox: no direct channel (%s); using the relay", e)
                 self._direct = False
         return self._create_with(lake, limits, key, mounts, None)
@@ -448,11 +461,11 @@ class DockerSandbox:
         size = 1 if getattr(self._local, "no_pool", False) else None
         return self._pool.acquire(key, (lake, limits, key, wl), size)
 
-    def _start_warm(self, lake: Path, limits: Limits, key: tuple, wl: str | None) -> _Container:
+    def _start_warm(self, lake: Path, limits: Limits, key: tuple, wl: str | None, extra: Sequence = ()) -> _Container:
         """Start one pool container and run an empty program in it (its fork server has then imported pandas
         and numpy)."""
         try:
-            c = self._create(lake, limits, key)
+            c = self._create(lake, limits, key, extra)
         except Exception as e:
             raise StartFailed(f"docker could not start a container: {e}") from e
         if c.sockdir is not None:
@@ -882,6 +895,88 @@ class DockerSandbox:
                     continue
                 break
 
+    # -- sessions ------------------------------------------------------------------------------------
+    def session(
+        self,
+        lake: Path,
+        limits: Limits | None = None,
+        *,
+        services: Sequence[ServiceForward] = (),
+        mounts: Sequence[Mount] = (),
+        artifacts_dir: Path | None = None,
+        workdir_lake: str | None = None,
+    ) -> ForkServerSession:
+        """A session in a warm container of this (lake, limits), taken from the pool (a replacement starts in the
+        background) and removed at the session's end; with mounts or forwarded services, a container started
+        for the session with those binds. Needs the direct channel (root on the engine's host)."""
+        if self._closed:
+            raise SandboxUnavailable("this docker sandbox is closed")
+        if not (self._direct and self.options.warm and self.options.fork_server):
+            raise SandboxUnavailable(
+                "docker sessions need the direct channel to the containers' fork servers: kramabench running as "
+                "root on the engine's host (a local unix socket, no user-namespace remapping), with warm containers "
+                "and the fork server on; otherwise use --sandbox local"
+            )
+        limits = session_limits(limits, self.options.limits)
+        check_extras(services, mounts)
+        checked = check_request(self.name, lake, WORKDIR, workdir_lake)
+        if isinstance(checked, ExecResult):
+            raise ValueError(checked.explanation)
+        lake, wl = checked
+        blocked = _not_world_readable(lake)
+        if blocked is not None:
+            raise ValueError(f"the docker sandbox runs as user nobody, which cannot enter {blocked}; make the lake "
+                             "world-readable (chmod o+rX on it and its parent folders) or use --sandbox local")
+        M = self._docker.types.Mount
+        extra = [M(target=f"{MOUNT_ROOT}/{m.name}", source=str(Path(m.source).resolve()), type="bind", read_only=True)
+                 for m in mounts]
+        extra += [M(target=f"{SERVICE_ROOT}/{s.name}.sock", source=str(Path(s.socket).resolve()), type="bind",
+                    read_only=True) for s in services]
+        key = pool_key(lake, limits)
+        try:
+            if extra:
+                c = self._start_warm(lake, limits, (*key, "session"), wl, extra)
+                self._pool.forget(c.id)
+            else:
+                c = self._pool.acquire(key, (lake, limits, key, wl))
+                self._pool.forget(c.id)  # the session's now: never back to the pool
+                self._pool.warm(key, (lake, limits, key, wl))  # its replacement, in the background
+        except StartFailed as e:
+            raise SandboxUnavailable(f"the docker sandbox cannot start a session: {e}") from None
+        if c.direct is None:  # its fork server could not bind the direct socket: relay only
+            self._discard(c)
+            raise SandboxUnavailable("the docker sandbox cannot start a session: the container has no direct channel")
+        with self._pool.lock:
+            self._sessions[c.id] = c
+
+        def teardown() -> None:
+            with self._pool.lock:
+                self._sessions.pop(c.id, None)
+            self._discard(c)
+
+        init = {
+            "workdir": WORKDIR,
+            "wipe": [WORKDIR, "/tmp", "/dev/shm"],
+            "symlinks": [[wl, LAKE]] if wl else [],
+            "lake_prefixes": [LAKE] + ([wl] if wl else []),
+            # processes are capped by the container's pids limit (RLIMIT_NPROC would count host-wide)
+            "rlimits": rlimits(limits, nproc=False),
+            "services": [{"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services],
+        }
+        return ForkServerSession(
+            backend=self.name,
+            ctl=c.direct,
+            limits=limits,
+            lake=lake,
+            lake_dir=LAKE,
+            workdir=WORKDIR,
+            init=init,
+            teardown=teardown,
+            mounts={m.name: f"{MOUNT_ROOT}/{m.name}" for m in mounts},
+            artifacts_dir=artifacts_dir,
+            oom_kills=lambda: self._oom_kills(c.id),
+        )
+
     def info(self) -> dict[str, str]:
         if self._info is None:
             labels = self._image.labels or {}
@@ -917,7 +1012,10 @@ class DockerSandbox:
 
     def close(self) -> None:
         self._closed = True
-        conts = self._pool.close()
+        with self._pool.lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        conts = self._pool.close() + sessions
         with self._pool.lock:
             reapers = list(self._reapers)
         for c in conts:

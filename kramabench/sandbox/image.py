@@ -47,7 +47,14 @@ _VERSIONS_SNIPPET = (
     "print(json.dumps(out))\n"
 )
 
-DOCKERFILE = Path(__file__).resolve().parents[2] / "docker" / "Dockerfile"
+def _dockerfile() -> Path:
+    from kramabench import data_dir
+
+    return data_dir("docker") / "Dockerfile"
+
+
+#: the Dockerfile of the sandbox image (in the checkout's or the installed wheel's ``docker/``)
+DOCKERFILE = _dockerfile()
 
 
 def image_tag(lock=None) -> str:

@@ -33,12 +33,14 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
+from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
     bootstrap_source,
@@ -54,6 +56,13 @@ from kramabench.sandbox._common import (
 )
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
 from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
+from kramabench.sandbox.session import (
+    MOUNT_ROOT,
+    SERVICE_ROOT,
+    ForkServerSession,
+    check_extras,
+    session_limits,
+)
 from kramabench.sandbox.zygote_client import run_on_zygote
 from kramabench.sweep import cgroup_name, sweep_cgroups, tempdir
 
@@ -197,6 +206,8 @@ class LocalSandbox:
             size=self.options.pool_size,
             name="kramabench-bwrap-pool",
         )
+        #: warm sandboxes serving a session (out of the pool; killed when the session ends)
+        self._sessions: dict[int, _Warm] = {}
         self._spawns: list[tuple] | None = None
         self._spawn_cv = threading.Condition()
         self._check()
@@ -240,7 +251,8 @@ class LocalSandbox:
             args += ["--ro-bind", p, p]
         return args
 
-    def _argv(self, lake: Path, limits: Limits, workdir_lake: str | None, cfg: dict, *, zygote: bool = False) -> list[str]:
+    def _argv(self, lake: Path, limits: Limits, workdir_lake: str | None, cfg: dict, *, zygote: bool = False,
+              extra: Sequence[str] = ()) -> list[str]:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{os.path.dirname(self._python)}:/usr/local/bin:/usr/bin:/bin"}
         argv = [
             self._bwrap,
@@ -266,6 +278,7 @@ class LocalSandbox:
             "--size", str(limits.scratch_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
             *self._prefix_binds(),
             "--ro-bind", str(lake), LAKE,
+            *extra,
         ]
         wl = workdir_lake_path(WORKDIR, workdir_lake)
         if wl:
@@ -563,13 +576,14 @@ class LocalSandbox:
             except BaseException as e:  # noqa: BLE001 - handed to the caller
                 fut.set_exception(e)
 
-    def _start_warm(self, lake: Path, limits: Limits, key: tuple) -> _Warm:
+    def _start_warm(self, lake: Path, limits: Limits, key: tuple, extra: Sequence[str] = ()) -> _Warm:
         """Start a bwrap sandbox whose pid 1 is the bootstrap's fork server, and wait until it has imported
-        its preload modules. Its only channel is a socketpair end inherited through bwrap."""
+        its preload modules. Its only channel is a socketpair end inherited through bwrap. ``extra``: more
+        bwrap arguments (a session's mounts and forwarded sockets)."""
         ctl, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cfg = {"preload": self.options.preload, "control_fd": inner.fileno()}
         cgroup, memcg = self._make_cgroups(limits, pids_extra=3)  # + bwrap, the fork server, the supervisor
-        argv = self._joined(self._argv(lake, limits, None, cfg, zygote=True), cgroup, memcg)
+        argv = self._joined(self._argv(lake, limits, None, cfg, zygote=True, extra=extra), cgroup, memcg)
         err_fd = os.memfd_create("kramabench-zygote-stderr", 0)  # bwrap's and the fork server's own errors
         try:
             proc = self._spawn(
@@ -666,6 +680,75 @@ class LocalSandbox:
             healthy,
         )
 
+    # -- sessions ------------------------------------------------------------------------------------
+    def session(
+        self,
+        lake: Path,
+        limits: Limits | None = None,
+        *,
+        services: Sequence[ServiceForward] = (),
+        mounts: Sequence[Mount] = (),
+        artifacts_dir: Path | None = None,
+        workdir_lake: str | None = None,
+    ) -> ForkServerSession:
+        """A session in a warm bwrap sandbox of this (lake, limits), taken from the pool (a replacement starts in
+        the background) and killed at the session's end; with mounts or forwarded services, a sandbox started
+        for the session with those binds. The isolation, cgroups and limits are those of a warm run."""
+        if self._closed:
+            raise SandboxUnavailable("this local sandbox is closed")
+        limits = session_limits(limits, self.options.limits)
+        check_extras(services, mounts)
+        checked = check_request(self.name, lake, WORKDIR, workdir_lake)
+        if isinstance(checked, ExecResult):
+            raise ValueError(checked.explanation)
+        lake, wl = checked
+        extra: list[str] = []
+        for m in mounts:
+            extra += ["--ro-bind", str(Path(m.source).resolve()), f"{MOUNT_ROOT}/{m.name}"]
+        for s in services:
+            extra += ["--ro-bind", str(Path(s.socket).resolve()), f"{SERVICE_ROOT}/{s.name}.sock"]
+        key = pool_key(lake, limits)
+        try:
+            if extra or not self.options.fork_server or self._warm_broken:
+                w = self._start_warm(lake, limits, (*key, "session"), extra)
+                self._pool.forget(id(w))
+            else:
+                w = self._pool.acquire(key, (lake, limits, key))
+                self._pool.forget(id(w))  # the session's now: never back to the pool
+                self._pool.warm(key, (lake, limits, key))  # its replacement, in the background
+        except StartFailed as e:
+            raise SandboxUnavailable(f"the local sandbox cannot start a session: {e}") from None
+        with self._pool.lock:
+            self._sessions[id(w)] = w
+
+        def teardown() -> None:
+            with self._pool.lock:
+                self._sessions.pop(id(w), None)
+            self._discard(w)
+
+        init = {
+            "workdir": WORKDIR,
+            "wipe": [WORKDIR, "/tmp", "/dev/shm"],
+            "symlinks": [[wl, LAKE]] if wl else [],
+            "lake_prefixes": [LAKE] + ([wl] if wl else []),
+            "rlimits": rlimits(limits),
+            "services": [{"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services],
+        }
+        memcg = w.memcg
+        return ForkServerSession(
+            backend=self.name,
+            ctl=w.ctl,
+            limits=limits,
+            lake=lake,
+            lake_dir=LAKE,
+            workdir=WORKDIR,
+            init=init,
+            teardown=teardown,
+            mounts={m.name: f"{MOUNT_ROOT}/{m.name}" for m in mounts},
+            artifacts_dir=artifacts_dir,
+            oom_kills=(lambda: _oom_kills(memcg)) if memcg is not None else None,
+        )
+
     def info(self) -> dict[str, str]:
         """Backend, Python, lock hash and package versions, from the environment's cached facts (no
         sandbox is started)."""
@@ -687,7 +770,10 @@ class LocalSandbox:
     def close(self) -> None:
         """Kill every warm sandbox (idle or not) and remove their cgroups."""
         self._closed = True
-        for w in self._pool.close():
+        with self._pool.lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for w in self._pool.close() + sessions:
             self._discard(w)
 
     def __enter__(self):

@@ -11,14 +11,17 @@ import json
 import logging
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.contracts.sandbox import ExecResult, Limits
+from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
+from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
     bootstrap_source,
@@ -29,6 +32,7 @@ from kramabench.sandbox._common import (
     thread_env,
     wait_and_drain,
 )
+from kramabench.sandbox.session import ForkServerSession, check_extras, session_limits
 from kramabench.sweep import make_tempdir
 
 log = logging.getLogger(__name__)
@@ -116,6 +120,100 @@ class UnsafeSubprocessSandbox:
             )
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def session(
+        self,
+        lake: Path,
+        limits: Limits | None = None,
+        *,
+        services: Sequence[ServiceForward] = (),
+        mounts: Sequence[Mount] = (),
+        artifacts_dir: Path | None = None,
+        workdir_lake: str | None = None,
+    ) -> ForkServerSession:
+        """A session of host processes (NO isolation): a fork server on the host (a subreaper that kills every
+        process of the session at its end), a workspace in a temporary folder; forwarded services listen on
+        the host's own 127.0.0.1; mounts are their host paths."""
+        limits = session_limits(limits, self.options.limits)
+        check_extras(services, mounts)
+        root = make_tempdir("session")
+        work, tmp = root / "work", root / "tmp"
+        work.mkdir()
+        tmp.mkdir()
+        checked = check_request(self.name, lake, str(work), workdir_lake)
+        if isinstance(checked, ExecResult):
+            shutil.rmtree(root, ignore_errors=True)
+            raise ValueError(checked.explanation)
+        lake, wl = checked
+        ctl, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {
+            **BASE_ENV,
+            **thread_env(limits),
+            "HOME": str(work),
+            "TMPDIR": str(tmp),
+            "MPLCONFIGDIR": str(tmp / "matplotlib"),
+            "PATH": f"{os.path.dirname(self.options.python)}:/usr/local/bin:/usr/bin:/bin",
+        }
+        zcfg = {"control_fd": inner.fileno(), "preload": []}
+        try:
+            proc = subprocess.Popen(
+                [self.options.python, "-E", "-s", "-B", "-c", bootstrap_source(), "--zygote", json.dumps(zcfg)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(inner.fileno(),),
+                start_new_session=True,
+                cwd=str(work),
+                env=env,
+            )
+        except OSError as e:
+            ctl.close()
+            shutil.rmtree(root, ignore_errors=True)
+            raise SandboxUnavailable(f"the session's interpreter did not start: {e}") from None
+        finally:
+            inner.close()
+
+        def teardown() -> None:
+            ctl.close()  # the fork server kills every process of the session on EOF, then exits
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, 9)
+                except OSError:
+                    pass
+                proc.wait()
+            shutil.rmtree(root, ignore_errors=True)
+
+        ctl.settimeout(60)
+        try:
+            hello = ctl.recv(64)
+        except OSError:
+            hello = b""
+        ctl.settimeout(None)
+        if hello != b"ready":
+            teardown()
+            raise SandboxUnavailable("the session's fork server did not start")
+        init = {
+            "workdir": str(work),
+            "symlinks": [[wl, str(lake)]] if wl else [],
+            "lake_prefixes": [str(lake)] + ([wl] if wl else []),
+            "rlimits": rlimits(limits, nproc=False),
+            "services": [{"name": s.name, "port": s.port, "path": str(s.socket)} for s in services],
+            "subreaper": True,
+        }
+        return ForkServerSession(
+            backend=self.name,
+            ctl=ctl,
+            limits=limits,
+            lake=lake,
+            lake_dir=str(lake),
+            workdir=str(work),
+            init=init,
+            teardown=teardown,
+            mounts={m.name: str(Path(m.source).resolve()) for m in mounts},
+            artifacts_dir=artifacts_dir,
+        )
 
     def info(self) -> dict[str, str]:
         return {"backend": self.name, "python_executable": self.options.python, "isolation": "none"}

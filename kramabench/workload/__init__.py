@@ -23,7 +23,8 @@ from kramabench.workload.models import (
     Workload,
     difficulty_from_id,
 )
-from kramabench.workload.suites import bundled_suites, resolve_workload_root
+from kramabench.workload.selection import keep_tasks, select_task_ids
+from kramabench.workload.suites import Suite, available_suites, bundled_suites, resolve_workload_root
 from kramabench.workload.validate import (
     DOCUMENTED_CODES,
     is_failing,
@@ -59,5 +60,9 @@ __all__ = [
     "not_reproducible_tasks",
     "official_errata_path",
     "resolve_workload_root",
+    "Suite",
+    "available_suites",
+    "keep_tasks",
+    "select_task_ids",
     "validate_workload",
 ]

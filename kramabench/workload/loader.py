@@ -59,10 +59,10 @@ _ANSWER_TYPE_OF = {a.value: a for a in AnswerType}
 
 
 def official_errata_path() -> Path:
-    """The errata of the official KramaBench workloads shipped with this repository."""
-    from kramabench import REPO_ROOT
+    """The errata of the official KramaBench workloads shipped with kramabench (``workloads/kramabench/``)."""
+    from kramabench import data_dir
 
-    return REPO_ROOT / "workloads" / "kramabench" / "errata.toml"
+    return data_dir("workloads") / "kramabench" / "errata.toml"
 
 
 def workload_file(root: Path, domain: str) -> Path:
@@ -100,10 +100,10 @@ def default_errata(root: Path) -> Path | None:
     own = Path(root) / "errata.toml"
     if own.is_file():
         return own
-    from kramabench import REPO_ROOT
+    from kramabench import data_dir
 
     try:
-        Path(root).resolve().relative_to((REPO_ROOT / "workloads").resolve())
+        Path(root).resolve().relative_to(data_dir("workloads").resolve())
         return None  # a bundled suite without errata
     except ValueError:
         pass

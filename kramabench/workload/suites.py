@@ -1,17 +1,22 @@
-"""Bundled workload suites (``<repo>/workloads/<name>/`` holding a ``workload/`` folder) and resolution of a
-command-line ROOT that is either a folder or the name of a bundled suite."""
+"""Bundled workload suites (``workloads/<name>/`` holding a ``workload/`` folder, in the checkout or in the
+installed wheel), the suites on this machine (bundled and fetched), and resolution of a command-line ROOT
+that is either a folder or the name of a suite."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from kramabench.workload.errors import WorkloadError
 
 
 def bundled_dir() -> Path:
-    from kramabench import REPO_ROOT
+    """``workloads/`` of the installed wheel or of the source checkout: every folder in it that holds a
+    ``workload/`` folder is a bundled suite."""
+    from kramabench import data_dir
 
-    return REPO_ROOT / "workloads"
+    return data_dir("workloads")
 
 
 def bundled_suites() -> list[str]:
@@ -51,6 +56,44 @@ def resolve_workload_root(name_or_path: str | Path) -> Path:
     raise WorkloadError(f"{text}: no such folder and not a bundled workload ({hint})", file=text)
 
 
+@dataclass(frozen=True)
+class Suite:
+    """A workload suite on this machine: its name for ``--workload``, where it lives, its domains and tasks."""
+
+    name: str
+    kind: str  # "bundled" or "fetched"
+    root: Path
+    domains: dict[str, int | None]  # domain -> number of tasks (None: the file is not a JSON list)
+
+
+def available_suites() -> list[Suite]:
+    """The bundled suites, then the fetched official workloads (``kramabench``, ``kramabench@<ref>`` for a ref
+    other than the default)."""
+    from kramabench.workload import fetch
+
+    out = [_suite(name, "bundled", bundled_dir() / name) for name in bundled_suites()]
+    base = fetch.kramabench_home() / "official"
+    refs = [p for p in base.iterdir() if (p / "workload").is_dir()] if base.is_dir() else []
+    refs.sort(key=lambda p: (p.name != fetch.DEFAULT_REF, p.name))  # the default ref first
+    for p in refs:
+        name = OFFICIAL_NAME if p.name == fetch.DEFAULT_REF else f"{OFFICIAL_NAME}@{p.name}"
+        out.append(_suite(name, "fetched", p))
+    return out
+
+
+def _suite(name: str, kind: str, root: Path) -> Suite:
+    from kramabench.workload.loader import list_domains, workload_file
+
+    domains: dict[str, int | None] = {}
+    for d in list_domains(root):
+        try:
+            data = json.loads(workload_file(root, d).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        domains[d] = len(data) if isinstance(data, list) else None
+    return Suite(name, kind, root, domains)
+
+
 def _fetched_root(ref: str | None) -> Path:
     from kramabench.workload import fetch
 
@@ -60,4 +103,4 @@ def _fetched_root(ref: str | None) -> Path:
         raise WorkloadError(str(e)) from None
 
 
-__all__ = ["OFFICIAL_NAME", "bundled_dir", "bundled_suites", "resolve_workload_root"]
+__all__ = ["OFFICIAL_NAME", "Suite", "available_suites", "bundled_dir", "bundled_suites", "resolve_workload_root"]

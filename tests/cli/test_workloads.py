@@ -249,6 +249,44 @@ def test_bundled_name_resolves(cli, tmp_path, monkeypatch):
     one_line_error(cli("workloads", "validate", "tinyy"), "bundled workloads: tiny")
 
 
+def test_list_without_a_root_shows_the_bundled_and_fetched_suites(cli, tmp_path, monkeypatch):
+    import kramabench.workload.suites as suites
+    from kramabench.workload.fetch import DEFAULT_REF
+
+    bundled = tmp_path / "bundled"
+    make_root(bundled, [task(), task("demo-easy-2")])
+    (bundled / "root").rename(bundled / "tiny")
+    monkeypatch.setattr(suites, "bundled_dir", lambda: bundled)
+    monkeypatch.setenv("KRAMABENCH_HOME", str(tmp_path / "home"))
+    r = cli("workloads", "list")
+    assert r.exit_code == 0, r.stdout
+    assert "tiny" in r.stdout and "bundled" in r.stdout and "not fetched (kramabench fetch kramabench" in r.stdout
+    # fetched: the default ref is `kramabench`, another ref `kramabench@<ref>`
+    for ref in (DEFAULT_REF, "abc123"):
+        make_root(tmp_path / "home" / "official", [task()])
+        (tmp_path / "home" / "official" / "root").rename(tmp_path / "home" / "official" / ref)
+    doc = json.loads(cli("workloads", "list", "--json").stdout)
+    got = [(s["name"], s["kind"], s["domains"]) for s in doc["suites"]]
+    assert got == [("tiny", "bundled", {"demo": 2}), ("kramabench", "fetched", {"demo": 1}),
+                   ("kramabench@abc123", "fetched", {"demo": 1})]
+    assert "not fetched" not in cli("workloads", "list").stdout
+
+
+def test_the_real_bundled_suites_are_listed(cli):
+    from kramabench import data_dir
+
+    names = {s["name"] for s in json.loads(cli("workloads", "list", "--json").stdout)["suites"]}
+    on_disk = {p.name for p in data_dir("workloads").iterdir() if (p / "workload").is_dir()}
+    assert {"mini", "planted"} <= names and on_disk <= names
+
+
+def test_version(cli):
+    from importlib.metadata import version
+
+    r = cli("--version")
+    assert r.exit_code == 0 and r.stdout.strip() == f"kramabench {version('kramabench')}"
+
+
 @pytest.mark.shared
 def test_official_workloads_through_cli(cli, shared_kramabench):
     r = cli("workloads", "validate", str(shared_kramabench), "-d", "archeology", "-d", "biomedical",

@@ -1,0 +1,840 @@
+"""The host side of a session (:mod:`kramabench.contracts.session`), one implementation for every backend.
+
+A session is a warm sandbox whose fork server (the bootstrap's pid 1, see ``session_server.py``) was told
+to serve a session: the backend hands over the harness's control socket to it and a ``teardown`` that kills
+the whole sandbox (the bwrap pid namespace, the container, the unsafe backend's process tree). Every call
+sends its descriptors, all host objects, over that socket (or the interpreter's own socket): the code's
+stdin in a memfd, stdout/stderr pipes drained here with head and tail kept, a status pipe. A command's
+status is written by pid 1 when it reaps it (the command cannot write it); the interpreter writes its own
+(it runs the code: its report only describes the code's own call). Timeouts are the harness's: the call's
+process group is killed by pid 1, an interpreter that timed out or died is restarted (``state_lost``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import mimetypes
+import os
+import select
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from kramabench.contracts.artifacts import Artifact
+from kramabench.contracts.limits import Limits
+from kramabench.contracts.session import (
+    CollectRefusal,
+    CollectResult,
+    CommandResult,
+    FileInfo,
+    Mount,
+    PythonError,
+    PythonResult,
+    ServiceForward,
+    SessionClosed,
+    SessionError,
+    SessionLimits,
+    WorkspaceError,
+)
+from kramabench.sandbox._common import HeadTailBuffer
+
+log = logging.getLogger(__name__)
+
+#: after a call's end, how long output still held by a background process is waited for
+DRAIN_GRACE_S = 0.3
+#: where mounts and forwarded sockets appear inside an isolated sandbox
+MOUNT_ROOT = "/mnt"
+SERVICE_ROOT = "/run/kramabench-services"
+
+
+def session_limits(limits: Limits | None, default: Limits | None = None) -> SessionLimits:
+    """``limits`` as :class:`SessionLimits` (a plain ``Limits`` gets the session defaults)."""
+    limits = limits or default or SessionLimits()
+    if isinstance(limits, SessionLimits):
+        return limits
+    return SessionLimits(**limits.model_dump())
+
+
+def check_extras(services: Sequence[ServiceForward], mounts: Sequence[Mount]) -> None:
+    """Refuse forwarded services and mounts that cannot work, naming the problem (ValueError)."""
+    import stat
+
+    names: set[str] = set()
+    ports: set[int] = set()
+    for s in services:
+        if s.name in names or s.port in ports:
+            raise ValueError(f"forwarded service {s.name!r}: its name or port {s.port} is used twice")
+        names.add(s.name)
+        ports.add(s.port)
+        try:
+            mode = os.stat(s.socket).st_mode
+        except OSError as e:
+            raise ValueError(f"forwarded service {s.name!r}: the host socket {s.socket} does not exist ({e.strerror})") from None
+        if not stat.S_ISSOCK(mode):
+            raise ValueError(f"forwarded service {s.name!r}: {s.socket} is not a unix socket")
+    mnames: set[str] = set()
+    for m in mounts:
+        if m.name in mnames:
+            raise ValueError(f"mount {m.name!r} is given twice")
+        mnames.add(m.name)
+        if not os.path.exists(m.source):
+            raise ValueError(f"mount {m.name!r}: {m.source} does not exist")
+
+
+def workspace_path(path: str, workdir: str) -> str:
+    """``path`` relative to the workspace (an absolute path must be inside ``workdir``); WorkspaceError else."""
+    if not isinstance(path, str) or not path or "\0" in path or len(path) > 4096:
+        raise WorkspaceError(f"{path!r} is not a valid path")
+    norm = os.path.normpath(path)
+    if norm.startswith("/"):
+        root = workdir.rstrip("/")
+        if norm == root:
+            return "."
+        if not norm.startswith(root + "/"):
+            raise WorkspaceError(f"{path!r} is outside the workspace {workdir}")
+        norm = norm[len(root) + 1 :]
+    if norm == ".." or norm.startswith("../"):
+        raise WorkspaceError(f"{path!r} leads outside the workspace")
+    return norm
+
+
+_MAGIC = [
+    (b"\x89PNG\r\n\x1a\n", 0, "image/png"),
+    (b"\xff\xd8\xff", 0, "image/jpeg"),
+    (b"GIF8", 0, "image/gif"),
+    (b"%PDF-", 0, "application/pdf"),
+    (b"DUCK", 8, "application/vnd.duckdb"),
+    (b"SQLite format 3\x00", 0, "application/vnd.sqlite3"),
+    (b"PAR1", 0, "application/vnd.apache.parquet"),
+    (b"\x1f\x8b", 0, "application/gzip"),
+    (b"PK\x03\x04", 0, "application/zip"),
+]
+_EXT = {
+    ".duckdb": "application/vnd.duckdb",
+    ".parquet": "application/vnd.apache.parquet",
+    ".jsonl": "application/x-ndjson",
+    ".md": "text/markdown",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+    ".sql": "text/x-sql",
+    ".yml": "application/yaml",
+    ".yaml": "application/yaml",
+}
+
+
+def media_type(name: str, head: bytes) -> str:
+    """The media type of a collected file: its magic bytes first (a PNG named .csv is a PNG), then its
+    extension, then text or octet-stream."""
+    for magic, at, kind in _MAGIC:
+        if head[at : at + len(magic)] == magic:
+            if kind == "application/zip" and name.endswith(".xlsx"):
+                return "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+            return kind
+    ext = os.path.splitext(name)[1].lower()
+    if ext in _EXT:
+        return _EXT[ext]
+    guess = mimetypes.guess_type(name, strict=False)[0]
+    if guess:
+        return guess
+    try:
+        head[:4096].decode("utf-8")
+        return "text/plain"
+    except UnicodeDecodeError:
+        return "application/octet-stream"
+
+
+def _memfd(data: bytes, name: str = "kramabench-session") -> int:
+    fd = os.memfd_create(name, 0)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _close(*fds: int | None) -> None:
+    for fd in fds:
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _last_json(data: bytes) -> dict | None:
+    for line in reversed(data.splitlines()):
+        try:
+            rec = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(rec, dict):
+            return rec
+    return None
+
+
+_ALIVE = object()
+
+
+def _signal_name(code: int) -> str:
+    sig = -code
+    return signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+
+
+class ForkServerSession:
+    """A :class:`~kramabench.contracts.session.Session` served by a warm sandbox's fork server. Thread-safe:
+    one call at a time."""
+
+    def __init__(
+        self,
+        *,
+        backend: str,
+        ctl: socket.socket,
+        limits: SessionLimits,
+        lake: Path,
+        lake_dir: str,
+        workdir: str,
+        init: dict,
+        teardown: Callable[[], None],
+        mounts: dict[str, str] | None = None,
+        artifacts_dir: Path | None = None,
+        oom_kills: Callable[[], int | None] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.limits = limits
+        self.workdir = workdir
+        self.lake_dir = lake_dir
+        self.artifacts_dir = Path(artifacts_dir) if artifacts_dir is not None else None
+        self._lake = Path(lake).resolve()
+        self._mounts = dict(mounts or {})
+        self._ctl = ctl
+        self._teardown = teardown
+        self._oom_kills = oom_kills
+        self._lock = threading.RLock()
+        self._closed = False
+        self._why_closed = "the session is closed"
+        self._kernel: socket.socket | None = None
+        self._calls = 0
+        self._t0 = time.monotonic()
+        self._deadline = self._t0 + limits.session_wall_s
+        self._timer = threading.Timer(limits.session_wall_s, self._expire)
+        self._timer.daemon = True
+        try:
+            reply = self._request({"op": "session", **init}, [], timeout=60)
+            if not reply.get("ready"):
+                raise SessionError(f"the session could not start: {reply.get('error') or 'no answer'}")
+            self._start_kernel()
+        except BaseException:
+            self._closed = True
+            self._teardown()
+            raise
+        self._timer.start()
+
+    # -- plumbing ------------------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SessionClosed(self._why_closed)
+
+    def _request(self, obj: dict, fds: list[int], *, timeout: float = 30.0) -> dict:
+        """One request to pid 1 with ``fds`` (and a reply pipe); its JSON reply."""
+        r, w = os.pipe()
+        try:
+            try:
+                socket.send_fds(self._ctl, [json.dumps(obj).encode()], [*fds, w])
+            except OSError as e:
+                raise SessionClosed(f"the session's sandbox is gone ({e.strerror or e})") from None
+        finally:
+            os.close(w)
+        data = b""
+        deadline = time.monotonic() + timeout
+        try:
+            while len(data) < (1 << 20):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise SessionClosed("the session's sandbox does not answer")
+                ready, _, _ = select.select([r], [], [], left)
+                if not ready:
+                    continue
+                chunk = os.read(r, 65536)
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            os.close(r)
+        reply = _last_json(data)
+        if reply is None:
+            raise SessionClosed("the session's sandbox is gone (no answer)")
+        return reply
+
+    def _start_kernel(self) -> None:
+        if self._kernel is not None:
+            self._kernel.close()
+            self._kernel = None
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            reply = self._request({"op": "kernel"}, [theirs.fileno()])
+        finally:
+            theirs.close()
+        if reply.get("error"):
+            ours.close()
+            raise SessionClosed(f"the session's interpreter could not start: {reply['error']}")
+        ours.settimeout(60)
+        try:
+            hello = ours.recv(16)
+        except OSError:
+            hello = b""
+        ours.settimeout(None)
+        if hello != b"ready":
+            ours.close()
+            raise SessionClosed("the session's interpreter did not start")
+        self._kernel = ours
+
+    def _call_deadline(self, timeout: float | None) -> tuple[float, float, bool]:
+        """(deadline, the wall limit applied, whether the session's own limit is the nearer one)."""
+        wall = float(timeout) if timeout is not None else self.limits.wall_timeout_s
+        if wall <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        now = time.monotonic()
+        left = self._deadline - now
+        if left <= 0:
+            self._expire()
+            raise SessionClosed(self._why_closed)
+        if left < wall:
+            return self._deadline, left, True
+        return now + wall, wall, False
+
+    def _pump(self, out_fd: int, err_fd: int, status_fd: int, deadline: float,
+              on_timeout: Callable[[], None]) -> tuple[HeadTailBuffer, HeadTailBuffer, bytes | None, bool]:
+        """Drain stdout/stderr until the status pipe ends (its bytes) or the deadline (``on_timeout()`` is
+        called, then a short drain); (stdout, stderr, status bytes or None, timed out)."""
+        out = HeadTailBuffer(self.limits.output_bytes)
+        err = HeadTailBuffer(self.limits.output_bytes)
+        bufs = {out_fd: out, err_fd: err}
+        status = b""
+        status_open = True
+        timed_out = False
+        while status_open:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            try:
+                ready, _, _ = select.select([*bufs, status_fd], [], [], left)
+            except InterruptedError:
+                continue
+            for fd in ready:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    chunk = b""
+                if fd == status_fd:
+                    if chunk:
+                        status = (status + chunk)[-65536:]
+                        # one report per call: its line is the end (a child the code forked may still hold
+                        # the interpreter's status pipe open)
+                        status_open = not status.endswith(b"\n")
+                    else:
+                        status_open = False
+                elif chunk:
+                    bufs[fd].feed(chunk)
+                else:
+                    del bufs[fd]
+        if timed_out:
+            on_timeout()
+        end = time.monotonic() + (1.0 if timed_out else DRAIN_GRACE_S)
+        while bufs:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select(list(bufs), [], [], left)
+            for fd in ready:
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    chunk = b""
+                if chunk:
+                    bufs[fd].feed(chunk)
+                else:
+                    del bufs[fd]
+        return out, err, (None if timed_out else status), timed_out
+
+    def _expire(self) -> None:
+        """The session's wall-clock limit is spent: kill everything in it."""
+        if self._closed:
+            return
+        self._why_closed = f"the session's wall-clock limit of {self.limits.session_wall_s:g} s is spent; it was closed"
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        self._closed = True
+        self._timer.cancel()
+        try:
+            self._teardown()
+        except Exception as e:  # noqa: BLE001 - a teardown failure must not hide the call's result
+            log.warning("session teardown: %s", e)
+        for s in (self._kernel, self._ctl):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def _oom_count(self) -> int | None:
+        if self._oom_kills is None:
+            return None
+        try:
+            return self._oom_kills()
+        except Exception:  # noqa: BLE001
+            return None
+
+    def _lake_files(self, names: object) -> list[str]:
+        """Lake files the interpreter reported (untrusted: only real files of the lake are kept)."""
+        out: list[str] = []
+        if not isinstance(names, list):
+            return out
+        for rel in names[:10000]:
+            if not isinstance(rel, str) or not rel or rel in out or os.path.normpath(rel) != rel or rel.startswith(("/", "..")):
+                continue
+            try:
+                target = (self._lake / rel).resolve()
+            except (OSError, ValueError):
+                continue
+            if target.is_relative_to(self._lake) and target.is_file():
+                out.append(rel)
+        return out
+
+    # -- calls ---------------------------------------------------------------------------------------
+    def python(self, code: str, timeout: float | None = None) -> PythonResult:
+        if not isinstance(code, str):
+            raise TypeError("code must be a str")
+        with self._lock:
+            self._check_open()
+            deadline, wall, session_limit = self._call_deadline(timeout)
+            notes: list[str] = []
+            lost = False
+            oom_before = self._oom_count()
+            t0 = time.monotonic()
+            code_fd = _memfd(code.encode("utf-8", "surrogateescape"), "kramabench-code")
+            pipes = [os.pipe() for _ in range(3)]
+            try:
+                for attempt in range(2):
+                    try:
+                        if self._kernel is None:
+                            raise OSError("no interpreter")
+                        socket.send_fds(self._kernel, [json.dumps({"step": self._calls + 1}).encode()],
+                                        [code_fd] + [w for _, w in pipes])
+                        break
+                    except OSError:
+                        if attempt:
+                            raise SessionClosed("the session's interpreter cannot be reached") from None
+                        why = self._kernel_death()
+                        notes.append(f"the interpreter had ended since the last call ({why}); it was restarted and "
+                                     "variables, imports and open files of earlier calls are lost")
+                        lost = True
+                        self._start_kernel()
+            finally:
+                _close(code_fd, *(w for _, w in pipes))
+            (r_out, _), (r_err, _), (r_st, _) = pipes
+
+            def kill() -> None:
+                try:
+                    self._request({"op": "kill", "target": "kernel"}, [], timeout=10)
+                except SessionError:
+                    pass
+
+            try:
+                out, err, status, timed_out = self._pump(r_out, r_err, r_st, deadline, kill)
+            finally:
+                _close(r_out, r_err, r_st)
+            report = _last_json(status) if status else None
+            if not timed_out and (report is None or "done" not in report) and not self._closed:
+                # no report: the interpreter died, or it became another program (os.exec*) that still runs;
+                # the call lasts until that process ends, at most the wall limit
+                exit_code = self._wait_kernel(deadline)
+                if exit_code is _ALIVE:
+                    kill()
+                    timed_out = True
+            wall_s = time.monotonic() - t0
+            crashed = False
+            oom = False
+            error = None
+            value = None
+            files: list[str] = []
+            cpu = None
+            reasons: list[str] = []
+            if timed_out:
+                if session_limit:
+                    reasons.append(f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s")
+                else:
+                    reasons.append(f"killed after the wall-clock limit of {wall:g} s")
+            elif report is None or "done" not in report:
+                crashed = True
+                if self._closed:
+                    reasons.append(self._why_closed)
+                else:
+                    why = self._kernel_death(oom_before)
+                    oom = why.startswith("killed by the memory limit")
+                    reasons.append(f"the interpreter died during the call: {why}")
+            else:
+                e = report.get("error")
+                if isinstance(e, dict):
+                    error = PythonError(
+                        type=str(e.get("type", "Exception"))[:200],
+                        message=str(e.get("message", ""))[:4000],
+                        traceback=str(e.get("traceback", ""))[-20000:],
+                    )
+                    if error.type == "MemoryError":
+                        oom = True
+                        reasons.append(f"ran out of memory: the limit is {self.limits.memory_mb} MB (MemoryError); "
+                                       "the interpreter lives on")
+                v = report.get("value")
+                value = v[: 10000] if isinstance(v, str) else None
+                files = self._lake_files(report.get("files"))
+                c = report.get("cpu")
+                cpu = float(c) if isinstance(c, int | float) and not isinstance(c, bool) and 0 <= c < 1e7 else None
+            if (timed_out or crashed) and not self._closed:
+                try:
+                    if timed_out:
+                        self._request({"op": "wait", "target": "kernel", "timeout": 2}, [], timeout=15)
+                    self._start_kernel()
+                    lost = True
+                    reasons.append("the interpreter was restarted: variables, imports and open files of earlier calls "
+                                   "are lost (files in the workspace stay)")
+                except SessionError as e:
+                    reasons.append(f"the interpreter could not be restarted ({e})")
+            reasons = notes + reasons
+            truncated = out.truncated or err.truncated
+            if truncated:
+                which = ", ".join(f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated)
+                reasons.append(f"output cut at {self.limits.output_bytes:,} bytes ({which})")
+            self._calls += 1
+            return PythonResult(
+                stdout=out.text(),
+                stderr=err.text(),
+                truncated=truncated,
+                wall_s=round(wall_s, 4),
+                cpu_s=cpu,
+                timed_out=timed_out,
+                oom=oom,
+                explanation="; ".join(reasons) or None,
+                backend=self.backend,
+                error=error,
+                value=value,
+                crashed=crashed,
+                state_lost=lost,
+                files_read=files,
+            )
+
+    def _wait_kernel(self, deadline: float) -> object:
+        """The interpreter's exit code once pid 1 has reaped it, or _ALIVE at ``deadline``."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return _ALIVE
+            try:
+                reply = self._request({"op": "wait", "target": "kernel", "timeout": min(1.0, left)}, [], timeout=15)
+            except SessionError:
+                return None
+            if isinstance(reply.get("code"), int) or not reply.get("pid"):
+                return reply.get("code")
+
+    def _kernel_death(self, oom_before: int | None = None) -> str:
+        """Why the interpreter ended (pid 1 reaped it), in plain words."""
+        try:
+            reply = self._request({"op": "wait", "target": "kernel", "timeout": 2}, [], timeout=15)
+        except SessionError as e:
+            return str(e)
+        code = reply.get("code")
+        after = self._oom_count()
+        if oom_before is not None and after is not None and after > oom_before:
+            return f"killed by the memory limit of {self.limits.memory_mb} MB"
+        if not isinstance(code, int):
+            return "it stopped answering"
+        if code < 0:
+            name = _signal_name(code)
+            if -code == signal.SIGXCPU:
+                return f"killed by the CPU-time limit of {self.limits.cpu_s} s ({name})"
+            return f"killed by {name}"
+        return f"it exited with code {code}"
+
+    def exec(self, argv: Sequence[str], timeout: float | None = None, input: bytes | str | None = None) -> CommandResult:
+        if isinstance(argv, str | bytes) or not argv or not all(isinstance(a, str) for a in argv):
+            raise TypeError("argv must be a non-empty list of str (a shell command: ['sh', '-c', '...'])")
+        argv = list(argv)
+        data = input.encode() if isinstance(input, str) else (input or b"")
+        with self._lock:
+            self._check_open()
+            deadline, wall, session_limit = self._call_deadline(timeout)
+            self._calls += 1
+            call_id = f"c{self._calls}"
+            t0 = time.monotonic()
+            stdin = _memfd(data, "kramabench-stdin")
+            pipes = [os.pipe() for _ in range(3)]
+            try:
+                self._request({"op": "exec", "id": call_id, "argv": argv}, [stdin] + [w for _, w in pipes])
+            except SessionClosed:
+                _close(*(r for r, _ in pipes))
+                raise
+            finally:
+                _close(stdin, *(w for _, w in pipes))
+            (r_out, _), (r_err, _), (r_st, _) = pipes
+
+            def kill() -> None:
+                try:
+                    self._request({"op": "kill", "target": call_id}, [], timeout=10)
+                except SessionError:
+                    pass
+
+            try:
+                out, err, status, timed_out = self._pump(r_out, r_err, r_st, deadline, kill)
+            finally:
+                _close(r_out, r_err, r_st)
+            report = _last_json(status) if status else None
+            reasons: list[str] = []
+            exit_code = None
+            not_found = False
+            cpu = None
+            oom = False
+            if timed_out:
+                if session_limit:
+                    reasons.append(f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s")
+                else:
+                    reasons.append(f"killed after the wall-clock limit of {wall:g} s")
+            elif report is None or not isinstance(report.get("done"), int):
+                reasons.append(self._why_closed if self._closed else
+                               f"the command did not start: {report.get('error') if report else 'no report'}")
+            else:
+                exit_code = report["done"]
+                not_found = bool(report.get("not_found"))
+                c = report.get("cpu")
+                cpu = float(c) if isinstance(c, int | float) and not isinstance(c, bool) else None
+                if not_found:
+                    reasons.append(f"command not found: {argv[0]!r} is not installed in this sandbox (exit code 127)")
+                elif exit_code < 0:
+                    name = _signal_name(exit_code)
+                    if exit_code == -signal.SIGKILL and self._oom_count():
+                        oom = True
+                        reasons.append(f"killed by {name} (the memory limit of {self.limits.memory_mb} MB?)")
+                    else:
+                        reasons.append(f"killed by {name}")
+                elif exit_code != 0:
+                    last = next((ln.strip() for ln in reversed(err.text().strip().splitlines()) if ln.strip()), "")
+                    reasons.append(f"exited with code {exit_code}" + (f": {last[:300]}" if last else ""))
+            truncated = out.truncated or err.truncated
+            if truncated:
+                which = ", ".join(f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated)
+                reasons.append(f"output cut at {self.limits.output_bytes:,} bytes ({which})")
+            return CommandResult(
+                stdout=out.text(),
+                stderr=err.text(),
+                truncated=truncated,
+                wall_s=round(time.monotonic() - t0, 4),
+                cpu_s=cpu,
+                timed_out=timed_out,
+                oom=oom,
+                explanation="; ".join(reasons) or None,
+                backend=self.backend,
+                argv=argv,
+                exit_code=exit_code,
+                not_found=not_found,
+            )
+
+    # -- files ---------------------------------------------------------------------------------------
+    def _file_op(self, op: str, path: str, fd: int, limit: int) -> dict:
+        reply = self._request({"op": op, "path": path, "max": limit}, [fd], timeout=120)
+        if reply.get("refused") is not None:
+            raise WorkspaceError(f"{op} {path!r}: {reply['refused']}")
+        if reply.get("error"):
+            raise WorkspaceError(f"{op} {path!r}: {reply['error']}")
+        return reply
+
+    def write_file(self, path: str, data: bytes | str) -> FileInfo:
+        raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        rel = workspace_path(path, self.workdir)
+        limit = self.limits.scratch_mb * 1024 * 1024
+        if len(raw) > limit:
+            raise WorkspaceError(f"write_file {path!r}: {len(raw):,} bytes do not fit the workspace of {self.limits.scratch_mb} MB")
+        with self._lock:
+            self._check_open()
+            fd = _memfd(raw)
+            try:
+                reply = self._file_op("write", rel, fd, limit)
+            finally:
+                os.close(fd)
+        if reply.get("bytes") != len(raw):
+            raise WorkspaceError(f"write_file {path!r}: only {reply.get('bytes')} of {len(raw)} bytes written (workspace full?)")
+        return FileInfo(path=rel, kind="file", bytes=len(raw))
+
+    def read_file(self, path: str, max_bytes: int | None = None) -> bytes:
+        rel = workspace_path(path, self.workdir)
+        limit = self.limits.read_bytes if max_bytes is None else int(max_bytes)
+        with self._lock:
+            self._check_open()
+            fd = os.memfd_create("kramabench-read", 0)
+            try:
+                reply = self._file_op("read", rel, fd, limit)
+                n = int(reply.get("bytes", 0))
+                return os.pread(fd, min(n, limit), 0) if n else b""
+            finally:
+                os.close(fd)
+
+    def list_files(self, path: str = ".") -> list[FileInfo]:
+        rel = workspace_path(path, self.workdir)
+        with self._lock:
+            self._check_open()
+            fd = os.memfd_create("kramabench-list", 0)
+            try:
+                self._file_op("list", rel, fd, self.limits.list_entries)
+                size = os.fstat(fd).st_size
+                raw = os.pread(fd, min(size, 64 << 20), 0)
+            finally:
+                os.close(fd)
+        try:
+            entries = json.loads(raw)
+        except ValueError:
+            raise WorkspaceError(f"list {path!r}: an unreadable answer") from None
+        out = []
+        for e in entries if isinstance(entries, list) else []:
+            if isinstance(e, list) and len(e) == 3 and isinstance(e[0], str) and isinstance(e[1], str) and isinstance(e[2], int):
+                out.append(FileInfo(path=e[0], kind=e[1], bytes=e[2]))
+        return out
+
+    def collect(self, paths: Sequence[str]) -> CollectResult:
+        if isinstance(paths, str):
+            paths = [paths]
+        if self.artifacts_dir is None:
+            raise SessionError("this session has no artifacts folder: open it with artifacts_dir= (a run gives each "
+                               "task one: TaskInput.artifacts_dir)")
+        result = CollectResult()
+        with self._lock:
+            self._check_open()
+            todo: list[str] = []
+            for p in paths:
+                try:
+                    rel = workspace_path(p, self.workdir)
+                    entries = self.list_files(rel)
+                except WorkspaceError as e:
+                    result.refused.append(CollectRefusal(path=str(p), reason=str(e).split(": ", 1)[-1]))
+                    continue
+                if not entries:
+                    result.refused.append(CollectRefusal(path=rel, reason="an empty folder"))
+                    continue
+                for e in entries:
+                    if e.kind == "dir":
+                        continue
+                    if e.kind != "file":
+                        result.refused.append(CollectRefusal(path=e.path, reason=f"is a {e.kind}, not a regular file"))
+                    elif e.path not in todo:
+                        todo.append(e.path)
+            self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+            used, count = _folder_usage(self.artifacts_dir)
+            for rel in todo:
+                art, reason = self._collect_one(rel, used, count)
+                if art is None:
+                    result.refused.append(CollectRefusal(path=rel, reason=reason))
+                else:
+                    used += art.bytes
+                    count += 1
+                    result.artifacts.append(art)
+        return result
+
+    def _collect_one(self, rel: str, used: int, count: int) -> tuple[Artifact | None, str]:
+        lim = self.limits
+        if count >= lim.max_artifacts:
+            return None, f"the task already has {count} artifacts (the limit is {lim.max_artifacts})"
+        room = lim.artifacts_total_bytes - used
+        cap = min(lim.artifact_bytes, max(0, room))
+        dest = self.artifacts_dir / rel
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            return None, f"cannot make its folder in the artifacts folder ({e.strerror})"
+        tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}-{threading.get_ident()}")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        except OSError as e:
+            return None, f"cannot write in the artifacts folder ({e.strerror})"
+        try:
+            try:
+                self._file_op("collect", rel, fd, cap)
+            except WorkspaceError as e:
+                reason = str(e).split(": ", 1)[-1]
+                if "too large" in reason and cap < lim.artifact_bytes:
+                    reason += f" (the task's artifacts may hold {lim.artifacts_total_bytes:,} bytes in all)"
+                return None, reason
+            finally:
+                os.close(fd)
+            h = hashlib.sha256()
+            size = 0
+            with open(tmp, "rb") as f:
+                head = f.read(4096)
+                f.seek(0)
+                while chunk := f.read(1 << 20):
+                    h.update(chunk)
+                    size += len(chunk)
+            if size > cap:
+                return None, f"is too large ({size:,} bytes; the limit is {cap:,})"
+            if dest.is_dir() and not dest.is_symlink():
+                return None, "a folder of that name is already in the artifacts folder"
+            os.replace(tmp, dest)
+            return Artifact(name=rel, path=str(dest), bytes=size, sha256=h.hexdigest(), media_type=media_type(rel, head)), ""
+        finally:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+    # -- the rest of the contract --------------------------------------------------------------------
+    def mount_dir(self, name: str) -> str:
+        try:
+            return self._mounts[name]
+        except KeyError:
+            raise KeyError(f"no mount named {name!r} in this session") from None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        with self._lock:
+            if not self._closed:
+                self._shutdown()
+
+    def __enter__(self) -> ForkServerSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - safety net
+        try:
+            if not self._closed:
+                self._shutdown()
+        except Exception:
+            pass
+
+
+def _folder_usage(root: Path) -> tuple[int, int]:
+    """Bytes and files already in a task's artifacts folder (every session of the task shares its bounds)."""
+    total = count = 0
+    for dirpath, _dirs, files in os.walk(root):
+        for f in files:
+            if f.startswith(".") and ".partial-" in f:
+                continue
+            try:
+                total += os.lstat(os.path.join(dirpath, f)).st_size
+                count += 1
+            except OSError:
+                continue
+    return total, count
+
+
+__all__ = ["ForkServerSession", "MOUNT_ROOT", "SERVICE_ROOT", "check_extras", "media_type", "session_limits", "workspace_path"]

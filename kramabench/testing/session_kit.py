@@ -1,0 +1,677 @@
+"""The conformance kit of sandbox sessions: the contract (:class:`SessionContract`) and the isolation checks
+(:class:`SessionIsolation`) that every backend must pass, ours and a plug-in's.
+
+A sandbox plug-in runs it against itself with pytest, by subclassing in one of its test modules and giving
+the ``sandbox`` fixture (its backend, closed at the end)::
+
+    import pytest
+    from kramabench.testing.session_kit import SessionContract, SessionIsolation
+
+    class TestMySessions(SessionContract, SessionIsolation):  # SessionContract only for a non-isolating backend
+        @pytest.fixture
+        def sandbox(self):
+            sb = MySandbox()
+            yield sb
+            sb.close()
+
+The checks use real processes, a real unix-socket server on the host and a loopback TCP server (127.0.0.1
+only). They import only the contract (``kramabench.contracts``): what they check is the protocol, never a
+backend's internals.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import tempfile
+import textwrap
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from kramabench.contracts.session import (
+    Mount,
+    ServiceForward,
+    Session,
+    SessionClosed,
+    SessionError,
+    SessionLimits,
+    WorkspaceError,
+)
+
+SALES = "region,amount\nnorth,10\nsouth,32\n"
+
+
+class KitLake:
+    """A world-readable lake (a CSV, a sub-folder) and beside it, outside the lake, files the code must never
+    reach: a workload JSON with a secret answer and a host file."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="kb-session-kit-"))
+        self.lake = self.root / "lake"
+        (self.lake / "sub").mkdir(parents=True)
+        (self.lake / "sales.csv").write_text(SALES)
+        (self.lake / "sub" / "notes.txt").write_text("lake notes\n")
+        self.secret = f"GOLD-ANSWER-{uuid.uuid4().hex}"
+        self.answers = self.root / "workload" / "tasks.json"
+        self.answers.parent.mkdir()
+        self.answers.write_text(json.dumps({"answer": self.secret}))
+        self.artifacts = self.root / "artifacts"
+        for dirpath, _dirs, files in os.walk(self.root):
+            os.chmod(dirpath, 0o755)
+            for f in files:
+                os.chmod(os.path.join(dirpath, f), 0o644)
+
+    def close(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def host_processes_with(token: str) -> list[int]:
+    """Host processes whose command line holds ``token`` (zombies and kernel threads have none)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if token.encode() in (d / "cmdline").read_bytes():
+                    found.append(int(d.name))
+            except OSError:
+                continue
+    return found
+
+
+def wait_gone(token: str, seconds: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while host_processes_with(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return host_processes_with(token)
+
+
+class UnixEchoServer:
+    """A host service on a unix socket (mode 0666): answers each line with ``echo:<line>``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / f"svc-{uuid.uuid4().hex[:8]}.sock"
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(self.path))
+        os.chmod(self.path, 0o666)
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.accepted = 0
+        self._stop = False
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            self.accepted += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def _serve(conn: socket.socket) -> None:
+        conn.settimeout(10)
+        buf = b""
+        try:
+            while True:
+                data = conn.recv(4096)
+                if not data:
+                    break
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    conn.sendall(b"echo:" + line + b"\n")
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join(2)
+        self.sock.close()
+
+
+class LoopbackServer:
+    """A TCP server on the host's 127.0.0.1 that counts connections (the code must never reach it)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self._stop = False
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join(2)
+        self.sock.close()
+
+
+def _limits(**kw) -> SessionLimits:
+    return SessionLimits(**{"wall_timeout_s": 60, **kw})
+
+
+class _Base:
+    @pytest.fixture
+    def kit(self):
+        lake = KitLake()
+        try:
+            yield lake
+        finally:
+            lake.close()
+
+    def open(self, sandbox, kit: KitLake, **kw) -> Session:
+        kw.setdefault("artifacts_dir", kit.artifacts)
+        limits = kw.pop("limits", None) or _limits()
+        return sandbox.session(kit.lake, limits, **kw)
+
+
+class SessionContract(_Base):
+    """What every backend's sessions do (isolated or not)."""
+
+    def test_state_persists_across_calls(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            assert isinstance(s, Session)
+            r = s.python("import json\nx = 41\nf = open('notes.txt', 'w')\nprint('first')")
+            assert r.ok and r.stdout == "first\n" and r.backend == sandbox.name, r
+            r = s.python("x += 1\nf.write(json.dumps(x))\nf.close()\nx")
+            assert r.ok and r.value == "42" and r.stdout == "" and not r.state_lost, r
+            assert s.read_file("notes.txt") == b"42"
+            r = s.python("def double(v):\n    return 2 * v\n")
+            assert r.ok and r.value is None
+            assert s.python("double(x)").value == "84"
+
+    def test_exception_keeps_the_interpreter(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            s.python("kept = 'yes'")
+            r = s.python("print('before')\nraise ValueError('bad value 7')")
+            assert not r.ok and r.error is not None and r.stdout == "before\n", r
+            assert r.error.type == "ValueError" and r.error.message == "bad value 7"
+            assert "ValueError: bad value 7" in r.error.traceback and "line 2" in r.error.traceback
+            assert not r.crashed and not r.state_lost
+            r = s.python("def broken(:\n  pass")
+            assert r.error is not None and r.error.type == "SyntaxError", r
+            r = s.python("import sys\nsys.exit(3)")
+            assert r.error is not None and r.error.type == "SystemExit", r
+            assert s.python("kept").value == "'yes'"
+
+    def test_lake_read_only_and_files_read(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            lake = s.lake_dir
+            r = s.python(f"import pandas as pd\ndf = pd.read_csv({lake + '/sales.csv'!r})\nint(df['amount'].sum())")
+            assert r.ok and r.value == "42", r
+            assert r.files_read == ["sales.csv"]
+            r = s.python(f"open({lake + '/sales.csv'!r}, 'a').write('x')")
+            if sandbox.name != "unsafe-subprocess":
+                assert r.error is not None and r.error.type in ("PermissionError", "OSError"), r
+            r = s.exec(["cat", f"{lake}/sub/notes.txt"])
+            assert r.ok and r.stdout == "lake notes\n", r
+        if sandbox.name == "unsafe-subprocess":  # the host lake itself: put it back as it was
+            (kit.lake / "sales.csv").write_text(SALES)
+
+    def test_timeout_restarts_only_the_interpreter(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            s.python("x = 1")
+            s.write_file("kept.txt", "still here")
+            t0 = time.monotonic()
+            r = s.python("import time\nprint('started', flush=True)\nwhile True:\n    time.sleep(0.01)", timeout=1.5)
+            assert r.timed_out and r.state_lost and not r.ok, r
+            assert "wall-clock limit of 1.5 s" in r.explanation and "restarted" in r.explanation
+            assert r.stdout == "started\n"
+            assert time.monotonic() - t0 < 20
+            r = s.python("x")
+            assert r.error is not None and r.error.type == "NameError", r
+            assert s.read_file("kept.txt") == b"still here"
+            assert s.python("2 + 2").value == "4"
+
+    @pytest.mark.parametrize("crash", ["import os\nos._exit(7)", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+                                       "import ctypes\nctypes.string_at(0)"])
+    def test_crash_restarts_the_interpreter(self, sandbox, kit, crash):
+        with self.open(sandbox, kit) as s:
+            s.python("x = 1")
+            r = s.python(crash)
+            assert r.crashed and r.state_lost and not r.ok and not r.timed_out, r
+            assert "the interpreter died" in r.explanation and "restarted" in r.explanation
+            assert r.wall_s < 10
+            assert s.python("x").error.type == "NameError"
+            assert s.python("x = 5\nx").value == "5"
+
+    def test_output_is_bounded_head_and_tail_kept(self, sandbox, kit):
+        with self.open(sandbox, kit, limits=_limits(output_bytes=10_000)) as s:
+            r = s.python("print('HEAD')\nfor i in range(200000):\n    print('line', i)\nprint('TAIL')")
+            assert r.ok and r.truncated, r
+            assert r.stdout.startswith("HEAD\n") and r.stdout.rstrip().endswith("TAIL")
+            assert len(r.stdout) < 10_300 and "bytes of output cut" in r.stdout
+            assert "output cut at 10,000 bytes" in r.explanation
+            r = s.exec(["sh", "-c", "echo START >&2; yes 0123456789 | head -c 5000000 >&2; echo END >&2"])
+            assert r.ok and r.truncated and r.stderr.startswith("START") and r.stderr.rstrip().endswith("END"), r.explanation
+            assert s.python("print('small')").stdout == "small\n"
+
+    def test_exec_commands(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            r = s.exec(["sh", "-c", "pwd; echo out; echo err >&2; exit 3"])
+            assert r.exit_code == 3 and not r.ok and r.stdout == f"{s.workdir}\nout\n" and r.stderr == "err\n", r
+            assert "exited with code 3" in r.explanation
+            r = s.exec(["cat"], input="from stdin\n")
+            assert r.ok and r.stdout == "from stdin\n", r
+            r = s.exec(["wc", "-c"], input=b"\x00" * 100_000)
+            assert r.ok and r.stdout.strip() == "100000", r
+            r = s.exec(["kb-no-such-command-xyz", "--version"])
+            assert r.not_found and r.exit_code == 127 and not r.ok, r
+            assert "kb-no-such-command-xyz" in r.explanation and "not installed" in r.explanation
+            s.write_file("script.py", "import sys\nprint('args', sys.argv[1:])\n")
+            r = s.exec(["python3", "script.py", "a b", "c"])
+            if r.not_found:
+                r = s.exec(["python", "script.py", "a b", "c"])
+            assert r.ok and r.stdout == "args ['a b', 'c']\n", r
+            r = s.exec(["sh", "-c", "kill -9 $$"])
+            assert r.exit_code == -9 and "SIGKILL" in r.explanation, r
+            with pytest.raises(TypeError):
+                s.exec("echo hi")  # type: ignore[arg-type]
+
+    def test_exec_timeout_kills_the_command_tree(self, sandbox, kit):
+        token = f"kb-exec-tree-{uuid.uuid4().hex}"
+        with self.open(sandbox, kit) as s:
+            t0 = time.monotonic()
+            r = s.exec(["sh", "-c", f"sleep 600 & sleep 600 & echo started; sleep 600; : {token}"], timeout=1.5)
+            assert r.timed_out and r.exit_code is None and not r.ok, r
+            assert "wall-clock limit of 1.5 s" in r.explanation and r.stdout == "started\n"
+            assert time.monotonic() - t0 < 15
+            assert wait_gone(token) == []
+            assert s.exec(["echo", "next"]).stdout == "next\n"
+
+    def test_files_in_and_out(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            info = s.write_file("data/in.csv", "a,b\n1,2\n")
+            assert info.path == "data/in.csv" and info.bytes == 8 and info.kind == "file"
+            s.write_file(f"{s.workdir}/abs.bin", bytes(range(256)))
+            assert s.read_file("abs.bin") == bytes(range(256))
+            r = s.python("import pandas as pd\npd.read_csv('data/in.csv')['b'].sum()")
+            assert r.value in ("2", "np.int64(2)"), r
+            s.exec(["sh", "-c", "mkdir -p out/deep && echo x > out/deep/y.txt"])
+            listing = {f.path: f.kind for f in s.list_files()}
+            assert listing == {"data": "dir", "data/in.csv": "file", "abs.bin": "file", "out": "dir",
+                               "out/deep": "dir", "out/deep/y.txt": "file"}, listing
+            assert [f.path for f in s.list_files("out")] == ["out/deep", "out/deep/y.txt"]
+            s.write_file("big.txt", "x" * 5000)
+            with pytest.raises(WorkspaceError, match="too large"):
+                s.read_file("big.txt", max_bytes=100)
+            for bad in ("../escape.txt", "/etc/passwd", "a/../../b", ""):
+                with pytest.raises(WorkspaceError):
+                    s.write_file(bad, "x")
+            with pytest.raises(WorkspaceError):
+                s.read_file("missing.txt")
+            with pytest.raises(WorkspaceError):
+                s.read_file("out")
+            s.exec(["ln", "-s", str(kit.answers), "answers-link"])
+            s.exec(["ln", "-s", "/etc", "etc-link"])
+            with pytest.raises(WorkspaceError, match="symlink"):
+                s.read_file("answers-link")
+            with pytest.raises(WorkspaceError, match="symlink"):
+                s.read_file("etc-link/hostname")
+            with pytest.raises(WorkspaceError):
+                s.write_file("etc-link/kb-planted", "x")
+            with pytest.raises(WorkspaceError):
+                s.write_file("answers-link", "overwrite")
+            assert kit.answers.read_text() == json.dumps({"answer": kit.secret})
+            assert not Path("/etc/kb-planted").exists()
+            s.exec(["mkfifo", "pipe"])
+            with pytest.raises(WorkspaceError, match="FIFO"):
+                s.read_file("pipe")
+
+    def test_collect_artifacts(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            s.python(textwrap.dedent("""
+                import os, pandas as pd
+                os.makedirs("out/plots", exist_ok=True)
+                pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).to_csv("out/table.csv", index=False)
+                open("out/plots/p.png", "wb").write(b"\\x89PNG\\r\\n\\x1a\\n" + bytes(100))
+                """))
+            res = s.collect(["out/table.csv"])
+            assert res.ok and len(res.artifacts) == 1, res
+            a = res.artifacts[0]
+            data = b"a,b\n1,x\n2,y\n"
+            assert (a.name, a.bytes, a.sha256, a.media_type) == ("out/table.csv", len(data), hashlib.sha256(data).hexdigest(), "text/csv")
+            assert Path(a.path) == kit.artifacts / "out" / "table.csv" and Path(a.path).read_bytes() == data
+            res = s.collect(["out"])  # a folder: its regular files
+            assert sorted(x.name for x in res.artifacts) == ["out/plots/p.png", "out/table.csv"], res
+            assert {x.name: x.media_type for x in res.artifacts}["out/plots/p.png"] == "image/png"
+        assert (kit.artifacts / "out" / "plots" / "p.png").exists()  # the copies outlive the session
+
+    def test_collect_refuses_links_and_special_files(self, sandbox, kit):
+        outside = kit.root / "host-secret.txt"
+        outside.write_text(kit.secret)
+        os.chmod(outside, 0o644)
+        with self.open(sandbox, kit) as s:
+            s.write_file("real.txt", "real")
+            s.write_file("dir/inner.txt", "inner")
+            setup = [
+                ["ln", "-s", str(outside), "link-host"],
+                ["ln", "-s", f"{s.lake_dir}/sales.csv", "link-lake"],
+                ["ln", "-s", "real.txt", "link-inside"],
+                ["ln", "-s", "/", "link-root"],
+                ["ln", "-s", "dir", "link-dir"],
+                ["ln", "real.txt", "hard"],
+                ["mkfifo", "fifo"],
+            ]
+            for argv in setup:
+                assert s.exec(argv).ok, argv
+            res = s.collect(["link-host", "link-lake", "link-inside", "link-root", "link-dir/inner.txt", "hard",
+                             "real.txt", "fifo", "../../etc/passwd", "/etc/passwd", f"{s.lake_dir}/sales.csv",
+                             "no-such-file"])
+            assert res.artifacts == [], res
+            reasons = {r.path: r.reason for r in res.refused}
+            for name in ("link-host", "link-lake", "link-inside", "link-root"):
+                assert "symlink" in reasons[name], (name, reasons)
+            assert "symlink" in reasons["link-dir/inner.txt"], reasons
+            assert "hard link" in reasons["hard"] and "hard link" in reasons["real.txt"], reasons
+            assert "FIFO" in reasons["fifo"], reasons
+            assert "outside" in reasons["../../etc/passwd"] and "outside" in reasons["/etc/passwd"], reasons
+            assert "outside" in reasons[f"{s.lake_dir}/sales.csv"], reasons
+            assert "no such" in reasons["no-such-file"], reasons
+            res = s.collect(["."])  # the whole workspace: only regular single-link files
+            assert sorted(a.name for a in res.artifacts) == ["dir/inner.txt"], res
+        copied = [p for p in kit.artifacts.rglob("*") if p.is_file()] if kit.artifacts.exists() else []
+        assert [p.relative_to(kit.artifacts).as_posix() for p in copied] == ["dir/inner.txt"]
+        for p in kit.artifacts.rglob("*"):
+            assert not p.is_symlink() and kit.secret not in (p.read_text() if p.is_file() else "")
+
+    def test_collect_bounds(self, sandbox, kit):
+        limits = _limits(artifact_bytes=10_000, artifacts_total_bytes=25_000, max_artifacts=4)
+        with self.open(sandbox, kit, limits=limits) as s:
+            s.python("for i in range(6):\n    open(f'f{i}.bin', 'wb').write(bytes(8000))\nopen('huge.bin', 'wb').write(bytes(20000))")
+            res = s.collect(["huge.bin"])
+            assert res.artifacts == [] and "too large" in res.refused[0].reason, res
+            res = s.collect([f"f{i}.bin" for i in range(6)])
+            assert len(res.artifacts) == 3 and len(res.refused) == 3, res  # 3 x 8,000 fit in 25,000
+            assert all("too large" in r.reason or "artifacts" in r.reason for r in res.refused), res
+        with pytest.raises(SessionError):
+            with sandbox.session(kit.lake, _limits()) as s:  # no artifacts folder
+                s.write_file("x.txt", "x")
+                s.collect(["x.txt"])
+
+    def test_background_processes_die_with_the_session(self, sandbox, kit):
+        token = f"kb-session-bg-{uuid.uuid4().hex}"
+        with self.open(sandbox, kit) as s:
+            r = s.python(textwrap.dedent(f"""
+                import os, subprocess, sys, time
+                subprocess.Popen(["sh", "-c", "while :; do date >> marker; sleep 0.05; done", "{token}-daemon"],
+                                 start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+                if os.fork() == 0:
+                    os.setsid()
+                    if os.fork() == 0:
+                        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(3600)", "{token}-double"])
+                    os._exit(0)
+                time.sleep(0.3)
+                """))
+            assert r.ok, r
+            r = s.exec(["sh", "-c", f"nohup sh -c 'sleep 3600; : {token}-nohup' >/dev/null 2>&1 & echo bg"])
+            assert r.ok and r.stdout == "bg\n", r
+            time.sleep(0.3)
+            # background processes may serve later calls: alive between calls
+            assert len(host_processes_with(token)) >= 3, host_processes_with(token)
+            assert s.exec(["sh", "-c", "test -s marker && echo growing"]).stdout == "growing\n"
+        assert wait_gone(token) == [], "a background process outlived its session"
+
+    def test_closed_session(self, sandbox, kit):
+        s = self.open(sandbox, kit)
+        s.python("x = 1")
+        s.close()
+        s.close()  # idempotent
+        for call in (lambda: s.python("x"), lambda: s.exec(["true"]), lambda: s.list_files(),
+                     lambda: s.write_file("a", "b"), lambda: s.read_file("a"), lambda: s.collect(["a"])):
+            with pytest.raises(SessionClosed):
+                call()
+
+    def test_session_wall_limit_ends_everything(self, sandbox, kit):
+        token = f"kb-session-wall-{uuid.uuid4().hex}"
+        s = self.open(sandbox, kit, limits=_limits(session_wall_s=4))
+        try:
+            s.exec(["sh", "-c", f"nohup sh -c 'sleep 3600; : {token}' >/dev/null 2>&1 &"])
+            r = s.python("import time\ntime.sleep(30)", timeout=30)
+            assert r.timed_out and "session's wall-clock limit of 4 s" in r.explanation, r
+            with pytest.raises(SessionClosed, match="wall-clock limit"):
+                s.python("1")
+            assert wait_gone(token) == []
+        finally:
+            s.close()
+
+    def test_workspace_is_fresh_and_removed(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            s.write_file("left.txt", "x")
+            s.exec(["sh", "-c", 'echo t > "$TMPDIR/left-in-tmp"'])
+            s.python("import os\nos.makedirs('locked/inner')\nos.chmod('locked/inner', 0)\nos.chmod('locked', 0o500)")
+            where = s.workdir
+            assert s.python("import os\nos.getcwd()").value == repr(where)
+        with self.open(sandbox, kit) as s:
+            assert s.list_files() == []
+            assert s.python("import os\nos.getcwd()").value == repr(s.workdir)
+            assert s.exec(["sh", "-c", 'test -e "$TMPDIR/left-in-tmp" && echo left || echo clean']).stdout == "clean\n"
+        if sandbox.name == "unsafe-subprocess":
+            assert not os.path.exists(where), "the workspace folder is left on the host"
+
+    def test_forwarded_service_and_mounts(self, sandbox, kit):
+        svc = UnixEchoServer(kit.root)
+        extra = kit.root / "extra"
+        extra.mkdir()
+        (extra / "model.sql").write_text("select 1")
+        os.chmod(extra, 0o755)
+        os.chmod(extra / "model.sql", 0o644)
+        port = 20000 + (os.getpid() % 20000)
+        try:
+            fwd = ServiceForward(name="echo", port=port, socket=svc.path)
+            with self.open(sandbox, kit, services=[fwd], mounts=[Mount(name="project", source=extra)]) as s:
+                code = textwrap.dedent(f"""
+                    import socket
+                    c = socket.create_connection(("127.0.0.1", {port}), timeout=10)
+                    c.sendall(b"hello\\n")
+                    buf = b""
+                    while not buf.endswith(b"\\n"):
+                        buf += c.recv(100)
+                    c.close()
+                    buf.decode().strip()
+                    """)
+                r = s.python(code)
+                assert r.ok and r.value == "'echo:hello'", r
+                # a second call (the relay serves many connections), and from a command
+                assert s.python(code).value == "'echo:hello'"
+                d = s.mount_dir("project")
+                assert s.exec(["cat", f"{d}/model.sql"]).stdout == "select 1"
+                r = s.exec(["sh", "-c", f"echo x > {d}/new.sql"])
+                if sandbox.name != "unsafe-subprocess":
+                    assert not r.ok and not (extra / "new.sql").exists(), r
+                with pytest.raises(KeyError):
+                    s.mount_dir("nope")
+            assert svc.accepted >= 2
+        finally:
+            svc.close()
+        with pytest.raises(ValueError, match="does not exist"):
+            sandbox.session(kit.lake, _limits(), services=[ServiceForward(name="gone", port=port, socket=kit.root / "nope.sock")])
+
+    def test_two_sessions_at_once_are_independent(self, sandbox, kit):
+        with self.open(sandbox, kit) as a, self.open(sandbox, kit) as b:
+            a.python("who = 'a'")
+            b.python("who = 'b'")
+            a.write_file("mine.txt", "a")
+            assert a.python("who").value == "'a'" and b.python("who").value == "'b'"
+            assert [f.path for f in b.list_files()] == []
+            results = {}
+
+            def step(name, s):
+                results[name] = s.python("import time\ntime.sleep(0.5)\nwho")
+
+            threads = [threading.Thread(target=step, args=(n, x)) for n, x in (("a", a), ("b", b))]
+            t0 = time.monotonic()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert results["a"].value == "'a'" and results["b"].value == "'b'"
+            assert time.monotonic() - t0 < 5
+
+
+class SessionIsolation(_Base):
+    """What an isolating backend guarantees in a session, in each call and across calls."""
+
+    def test_no_network_but_the_forwarded_service(self, sandbox, kit):
+        host = LoopbackServer()
+        svc = UnixEchoServer(kit.root)
+        port = 21000 + (os.getpid() % 20000)
+        try:
+            with socket.create_connection(("127.0.0.1", host.port), timeout=2):
+                pass  # reachable from the host itself: a failure below is the sandbox's doing
+            time.sleep(0.2)
+            seen = host.accepted
+            fwd = ServiceForward(name="echo", port=port, socket=svc.path)
+            with self.open(sandbox, kit, services=[fwd]) as s:
+                r = s.python(textwrap.dedent(f"""
+                    import json, os, socket
+                    out = {{}}
+                    for name, addr in (("host", ("127.0.0.1", {host.port})), ("service", ("127.0.0.1", {port})),
+                                       ("public", ("1.1.1.1", 53)), ("private", ("10.0.0.1", 80))):
+                        try:
+                            socket.create_connection(addr, timeout=2).close()
+                            out[name] = "connected"
+                        except OSError as e:
+                            out[name] = type(e).__name__
+                    out["interfaces"] = [n for _, n in socket.if_nameindex()]
+                    routes = open("/proc/net/route").read().splitlines()[1:]
+                    out["default_routes"] = [l for l in routes if l.split()[1] == "00000000"]
+                    out["unix_sockets"] = [l.split()[-1] for l in open("/proc/net/unix").read().splitlines()[1:]
+                                           if l.split()[-1].startswith("/")]
+                    print(json.dumps(out))
+                    """))
+                assert r.ok, r
+                out = json.loads(r.stdout)
+                assert out["service"] == "connected", out
+                for name in ("host", "public", "private"):
+                    assert out[name] != "connected", out
+                assert out["interfaces"] == ["lo"] and out["default_routes"] == [], out
+                # a command in the next call cannot reach the host either
+                r = s.exec(["python3", "-c", f"import socket; socket.create_connection(('127.0.0.1', {host.port}), timeout=2)"])
+                assert not r.ok, r
+            time.sleep(0.3)
+            assert host.accepted == seen, "a connection from the session reached the host's loopback"
+        finally:
+            host.close()
+            svc.close()
+
+    def test_no_secrets_no_host_files_in_any_call(self, sandbox, kit, monkeypatch):
+        secret = f"sk-kit-{uuid.uuid4().hex}"
+        monkeypatch.setenv("OPENAI_API_KEY", secret)
+        home_secret = Path.home() / f".kb-session-kit-{uuid.uuid4().hex}"
+        home_secret.write_text(secret)
+        try:
+            with self.open(sandbox, kit) as s:
+                probe = textwrap.dedent(f"""
+                    import os
+                    seen = [repr(dict(os.environ))]
+                    for p in ({str(kit.answers)!r}, {str(home_secret)!r}, {s.lake_dir + '/../workload/tasks.json'!r},
+                              "/proc/1/environ", "/proc/self/environ", "/etc/shadow",
+                              "/proc/1/root" + {str(kit.answers)!r}):
+                        try:
+                            seen.append(open(p, "rb").read().decode("latin-1"))
+                        except OSError as e:
+                            seen.append(type(e).__name__)
+                    print("\\n".join(seen))
+                    """)
+                for _ in range(2):  # in a call, and again in a later call of the same session
+                    r = s.python(probe)
+                    blob = r.stdout + r.stderr
+                    assert secret not in blob and kit.secret not in blob, blob
+                    assert "OPENAI_API_KEY" not in blob
+                r = s.exec(["sh", "-c", f"env; cat {kit.answers} {home_secret} /proc/1/environ; ls -la {Path.home()}"])
+                assert secret not in r.stdout + r.stderr and kit.secret not in r.stdout + r.stderr
+                # a symlink made in one call, followed in a later one, still leads nowhere
+                s.exec(["ln", "-s", str(kit.answers), "answers"])
+                r = s.python("open('answers').read()")
+                assert r.error is not None and kit.secret not in r.stdout + r.stderr + (r.value or ""), r
+        finally:
+            home_secret.unlink(missing_ok=True)
+
+    def test_cannot_write_outside_the_workspace(self, sandbox, kit):
+        before = {str(p): p.read_bytes() for p in kit.root.rglob("*") if p.is_file()}
+        targets = [f"{kit.lake}/new.csv", str(kit.answers), "/usr/kb-planted", "/etc/kb-planted", "/kb-planted",
+                   str(Path.home() / "kb-planted")]
+        with self.open(sandbox, kit) as s:
+            for t in [f"{s.lake_dir}/sales.csv", f"{s.lake_dir}/new.csv", *targets]:
+                r = s.python(f"open({t!r}, 'a').write('pwned')")
+                assert r.error is not None, (t, r)
+                r = s.exec(["sh", "-c", f"echo pwned >> {t}"])
+                assert not r.ok, (t, r)
+        after = {str(p): p.read_bytes() for p in kit.root.rglob("*") if p.is_file()}
+        assert after == before
+        for t in targets:
+            assert not Path(t).exists() or t == str(kit.answers)
+
+    def test_pid_one_is_out_of_reach_across_calls(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            r = s.python(textwrap.dedent("""
+                import ctypes, os, signal
+                libc = ctypes.CDLL(None, use_errno=True)
+                out = {"ptrace": libc.ptrace(16, 1, 0, 0)}
+                try:
+                    open("/proc/1/mem", "rb")
+                    out["mem"] = "opened"
+                except OSError as e:
+                    out["mem"] = type(e).__name__
+                for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGSTOP):
+                    try:
+                        os.kill(1, sig)
+                    except OSError:
+                        pass
+                out
+                """))
+            assert r.ok and "'mem': 'opened'" not in r.value and "'ptrace': 0" not in r.value, r
+            # everything of the user but pid 1, from a command: the session survives, the interpreter restarts
+            s.exec(["sh", "-c", "kill -9 -1"])
+            r = s.python("1 + 1")
+            assert r.value == "2" and r.state_lost, r
+            assert s.exec(["echo", "alive"]).stdout == "alive\n"
+
+    def test_process_and_memory_limits_hold_for_the_session(self, sandbox, kit):
+        limits = _limits(max_processes=16, memory_mb=512)
+        with self.open(sandbox, kit, limits=limits) as s:
+            r = s.python(textwrap.dedent("""
+                import os, time
+                kids, err = [], None
+                for i in range(100):
+                    try:
+                        pid = os.fork()
+                    except OSError as e:
+                        err = type(e).__name__
+                        break
+                    if pid == 0:
+                        time.sleep(60)
+                        os._exit(0)
+                    kids.append(pid)
+                (len(kids), err)
+                """))
+            assert r.ok and r.value.endswith("'BlockingIOError')"), r
+            assert int(r.value.strip("()").split(",")[0]) < 16
+            r = s.python("x = bytearray(10 * 1024**3)")
+            assert r.oom and not r.ok and "512 MB" in r.explanation, r
+            assert s.python("'alive'").value == "'alive'"
