@@ -14,7 +14,7 @@ from typing import Any
 
 from .extract import ANSWER_KEY, extract_code, extract_plan, parse_answer
 from .options import VARIANTS, DSGuruOptions, variant
-from .prompts import HEADING_ERROR, HEADING_OUTPUT, SYSTEM_PROMPT, build_messages
+from .prompts import HEADING_ERROR, HEADING_OUTPUT, SYSTEM_PROMPT_TEMPLATE, build_messages, system_prompt
 from .system import DSGuru
 
 
@@ -46,7 +46,7 @@ __all__ = [
     "ANSWER_KEY",
     "HEADING_ERROR",
     "HEADING_OUTPUT",
-    "SYSTEM_PROMPT",
+    "SYSTEM_PROMPT_TEMPLATE",
     "VARIANTS",
     "DSGuru",
     "DSGuruOptions",
@@ -55,5 +55,6 @@ __all__ = [
     "extract_code",
     "extract_plan",
     "parse_answer",
+    "system_prompt",
     "variant",
 ]

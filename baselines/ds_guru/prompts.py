@@ -10,6 +10,7 @@ heading.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from kramabench.contracts.model import ChatMessage
@@ -17,21 +18,48 @@ from kramabench.contracts.sandbox import ExecResult
 from kramabench.contracts.system import TaskInput
 from kramabench.lake import estimate_tokens
 from kramabench.lake.index import is_junk
+from kramabench.lake.raw import fence_for
 from kramabench.lake.secrets import mask_secrets
+from kramabench.sandbox.environment import SandboxLock, import_names, load_lock
 
 if TYPE_CHECKING:
     from kramabench.lake import LakeIndex
 
     from .options import DSGuruOptions
 
-SYSTEM_PROMPT = """\
+SYSTEM_PROMPT_TEMPLATE = """\
 You are an experienced data scientist. You answer questions about a data lake (a folder of files of \
 many formats) by planning the analysis and writing one self-contained Python 3 program that computes \
 the answer from the files. The program runs unattended: there is no network, no user input and no way \
-to install packages (pandas, numpy, scipy, openpyxl, xlrd, lxml, beautifulsoup4 are available). The data \
-folder is read-only; the current working directory is an empty scratch folder you may write to. \
-Be careful with real-world data: header rows below titles, footnotes, thousands separators, \
-missing-value markers, inconsistent spellings, mixed types and encodings."""
+to install packages. Besides the standard library, these packages are installed (by import name): \
+{packages}. The data folder is read-only; the current working directory is an empty scratch folder you \
+may write to. Be careful with real-world data: header rows below titles, footnotes, thousands \
+separators, missing-value markers, inconsistent spellings, mixed types and encodings."""
+
+
+def packages_text(names: dict[str, list[str]]) -> str:
+    """The installed packages by import name, the package's own name beside it when it differs
+    (``sklearn (scikit-learn)``); private modules (``_yaml``) left out."""
+    shown: dict[str, str] = {}
+    for dist, mods in names.items():
+        for m in mods:
+            if m.startswith("_"):
+                continue
+            same = m.lower().replace("_", "-") == dist.lower()
+            shown[m] = m if same else f"{m} ({dist})"
+    return ", ".join(shown[m] for m in sorted(shown, key=str.lower))
+
+
+@functools.lru_cache(maxsize=8)
+def _system_prompt(lock_hash: str, packages: str) -> str:
+    return SYSTEM_PROMPT_TEMPLATE.format(packages=packages)
+
+
+def system_prompt(lock: SandboxLock | None = None) -> str:
+    """The system prompt, naming every package of the sandbox lock in force (base lock + extra locks)."""
+    lock = lock or load_lock()
+    return _system_prompt(lock.hash, packages_text(import_names(lock)))
+
 
 HEADING_ERROR = "## Error output (stderr)"
 HEADING_OUTPUT = "## Normal output (stdout)"
@@ -133,7 +161,9 @@ def build_messages(
             "For each file: its format, encoding and size; for tables the row count, the columns with "
             "their inferred types and example values, and the first rows (the whole table when it is small).\n"
         )
-    fixed = SYSTEM_PROMPT + head + lake_intro + "\n" + _ANSWER_RULES
+    lock = load_lock()
+    system = system_prompt(lock)
+    fixed = system + head + lake_intro + "\n" + _ANSWER_RULES
     overhead = estimate_tokens(fixed) + 16  # message framing
     lake_budget = max(200, options.prompt_budget_tokens - overhead)
     rendered = index.render(
@@ -145,13 +175,14 @@ def build_messages(
         style=options.lake_rendering,
     )
     user = head + lake_intro + rendered.text + "\n" + _ANSWER_RULES
-    messages = [ChatMessage(role="system", content=SYSTEM_PROMPT), ChatMessage(role="user", content=user)]
+    messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
     facts: dict = {
         "files_shown": len(files),
         "lake_rendering": options.lake_rendering if options.show_snippets else "names",
         "lake_render_mode": rendered.mode,
         "lake_tokens_estimated": rendered.tokens,
-        "prompt_tokens_estimated": estimate_tokens(SYSTEM_PROMPT) + estimate_tokens(user) + 16,
+        "prompt_tokens_estimated": estimate_tokens(system) + estimate_tokens(user) + 16,
+        "sandbox_lock": lock.short,
         "prompt_budget_tokens": options.prompt_budget_tokens,
         "subtasks_posed": len(task.subtasks or []),
     }
@@ -167,19 +198,64 @@ def build_messages(
     return messages, facts
 
 
-def _tail(text: str, limit: int) -> str:
+def _cut_note(n_lines: int, n_chars: int, where: str) -> str:
+    return f"[… {n_lines:,} {where} line{'s' if n_lines != 1 else ''} ({n_chars:,} characters) cut …]"
+
+
+def _line_start(line: str, limit: int) -> str:
+    """A line longer than the room left: its start, with the cut said (as in lake snippets)."""
+    return line[:limit] + f" [… line cut: {len(line) - limit:,} more characters]"
+
+
+def tail_lines(text: str, limit: int) -> str:
+    """The last whole lines of ``text`` within about ``limit`` characters, after a line saying how many
+    earlier lines were cut; a last line longer than ``limit`` alone keeps its end, its cut said."""
     text = text.rstrip()
     if len(text) <= limit:
         return text
-    return "[… " + str(len(text) - limit) + " characters cut …]\n" + text[-limit:]
+    lines = text.split("\n")
+    kept: list[str] = []
+    size = 0
+    for ln in reversed(lines):
+        if size + len(ln) + 1 > limit:
+            break
+        kept.append(ln)
+        size += len(ln) + 1
+    kept.reverse()
+    if not kept:
+        last = lines[-1]
+        before = len(text) - len(last)
+        head = _cut_note(len(lines) - 1, before, "earlier") + "\n" if len(lines) > 1 else ""
+        return head + f"[… line cut: its first {len(last) - limit:,} characters …] " + last[-limit:]
+    n_cut = len(lines) - len(kept)
+    return _cut_note(n_cut, len(text) - size + 1, "earlier") + "\n" + "\n".join(kept)
 
 
-def _head_tail(text: str, limit: int) -> str:
+def head_tail_lines(text: str, limit: int) -> str:
+    """The first and the last whole lines of ``text`` within about ``limit`` characters (half each), a
+    line between them saying how many lines were cut (an answer is printed last, a traceback's cause
+    first)."""
     text = text.rstrip()
     if len(text) <= limit:
         return text
+    lines = text.split("\n")
     half = limit // 2
-    return text[:half] + f"\n[… {len(text) - limit} characters cut …]\n" + text[-half:]
+    head: list[str] = []
+    size = 0
+    for ln in lines:
+        if size + len(ln) + 1 > half:
+            break
+        head.append(ln)
+        size += len(ln) + 1
+    if not head:  # the first line alone is longer than half: its start
+        head = [_line_start(lines[0], half)]
+        rest = lines[1:]
+    else:
+        rest = lines[len(head):]
+    tail = tail_lines("\n".join(rest), half)
+    if tail.startswith("[… "):  # the tail's own note counts the lines cut between head and tail
+        return "\n".join(head) + "\n" + tail.replace(" earlier line", " line", 1)
+    return "\n".join([*head, tail])
 
 
 def describe_failure(result: ExecResult | None, *, code_found: bool, answer_found: bool) -> str:
@@ -225,8 +301,11 @@ def feedback_message(
         lines.append(TRUNCATED_NOTE.format(max_tokens=max_tokens if max_tokens is not None else "the"))
     lines += [describe_failure(result, code_found=code_found, answer_found=False), ""]
     if result is not None:
-        lines += [HEADING_ERROR, "```", _tail(result.stderr, limit_chars) or "(empty)", "```", ""]
-        lines += [HEADING_OUTPUT, "```", _head_tail(result.stdout, limit_chars) or "(empty)", "```", ""]
+        err = tail_lines(result.stderr, limit_chars) or "(empty)"
+        out = head_tail_lines(result.stdout, limit_chars) or "(empty)"
+        for heading, body in ((HEADING_ERROR, err), (HEADING_OUTPUT, out)):
+            fence = fence_for(body.split("\n"))  # output that prints ``` does not close the block
+            lines += [heading, fence, body, fence, ""]
     lines.append(
         "Find the cause, revise your reasoning and the plan if needed, then reply again with the reasoning, "
         'the plan and the complete corrected program (not a diff), which must end by printing the JSON object with "main-task".'
@@ -250,11 +329,15 @@ __all__ = [
     "HEADING_ERROR",
     "HEADING_OUTPUT",
     "SAMPLING_RULE",
-    "SYSTEM_PROMPT",
+    "SYSTEM_PROMPT_TEMPLATE",
     "TRUNCATED_NOTE",
     "build_messages",
     "build_prompt_for_bench",
     "describe_failure",
     "feedback_message",
+    "head_tail_lines",
+    "packages_text",
+    "system_prompt",
+    "tail_lines",
     "task_files",
 ]

@@ -16,7 +16,7 @@ from kramabench.lake import LakeIndex, LakeOptions
 
 from .extract import ANSWER_KEY, extract_code, extract_plan, parse_answer
 from .options import DSGuruOptions
-from .prompts import build_messages, describe_failure, feedback_message
+from .prompts import build_messages, describe_failure, feedback_message, tail_lines
 
 log = logging.getLogger(__name__)
 
@@ -24,8 +24,7 @@ _TAIL = 2000
 
 
 def _tail(s: str, n: int = _TAIL) -> str:
-    s = (s or "").rstrip()
-    return s if len(s) <= n else "…" + s[-n:]
+    return tail_lines(s or "", n)
 
 
 def _clean(value: Any) -> Any:

@@ -78,6 +78,7 @@ def register(app: typer.Typer) -> None:
             budget_tokens=budget if budget is not None else 10**9,
             max_rows=rows,
             cache=None,
+            root=index.root,
         )
         sys.stdout.write(rendered.text)
         if budget is not None:

@@ -59,6 +59,7 @@ def _table_from_rows(
     complete: bool,
     name: str | None = None,
     first_line_no: Callable[[int], int] | None = None,
+    last_line_no: Callable[[int], int] | None = None,
 ) -> TableInfo:
     """Build a table from its first rows (all of them when ``complete``)."""
     hdr, data_start = find_header(rows[:_HEADER_SCAN_ROWS])
@@ -101,6 +102,7 @@ def _table_from_rows(
     if len(sample) < len(data) or not complete:
         notes.append(f"types from the first {len(sample)} rows")
     header_row = (first_line_no(hdr) if first_line_no else hdr + 1) if hdr is not None else None
+    ends = [last_line_no(data_start + k) for k in range(len(preview))] if last_line_no else []
     if hdr is None:
         notes.append("no header row: columns are numbered")
     return TableInfo(
@@ -111,6 +113,7 @@ def _table_from_rows(
         header_row=header_row,
         above_header=above,
         preview=preview,
+        preview_line_ends=ends,
         notes=notes,
     )
 
@@ -153,6 +156,7 @@ def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) 
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
     rows: list[list[str]] = []
     line_of_row: list[int] = []  # physical line on which each record starts
+    end_of_row: list[int] = []  # and the one on which it ends
     prev_line = 0
     bad = 0
     limit = _HEADER_SCAN_ROWS + opts.sample_rows + opts.max_rows
@@ -168,6 +172,7 @@ def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) 
             continue
         line_of_row.append(prev_line + 1)
         prev_line = reader.line_num
+        end_of_row.append(prev_line)
         rows.append(row)
         if len(rows) >= limit:
             cut_short = True
@@ -180,6 +185,9 @@ def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) 
     def first_line_no(i: int) -> int:
         return line_of_row[i] if i < len(line_of_row) else i + 1
 
+    def last_line_no(i: int) -> int:
+        return end_of_row[i] if i < len(end_of_row) else i + 1
+
     total_lines = _text_lines(scan)
     trailing = _trailing_blank_lines(scan, enc)
 
@@ -189,14 +197,16 @@ def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) 
 
     if multiline and not complete:
         # quoted fields span lines: count records properly (streaming, whole file)
-        table = _table_from_rows(rows, typed=False, opts=opts, complete=False, first_line_no=first_line_no)
+        table = _table_from_rows(rows, typed=False, opts=opts, complete=False, first_line_no=first_line_no,
+                                 last_line_no=last_line_no)
         _, data_start = find_header(rows[:_HEADER_SCAN_ROWS])
         table.rows = max(0, _count_records(path, enc, delim) - data_start)
         table.rows_exact = True
         table.notes.append("quoted fields span several lines")
     else:
         table = _table_from_rows(
-            rows, typed=False, opts=opts, total_rows_after_header=rows_after, complete=complete, first_line_no=first_line_no
+            rows, typed=False, opts=opts, total_rows_after_header=rows_after, complete=complete, first_line_no=first_line_no,
+            last_line_no=last_line_no,
         )
         if not complete:
             table.rows_exact = True  # line count of the whole file, no multi-line records seen
@@ -256,6 +266,7 @@ def read_fixed_width(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry
         total_rows_after_header=rows_after,
         complete=complete,
         first_line_no=lambda i: body_idx[i] + 1 if i < len(body_idx) else i + 1,
+        last_line_no=lambda i: body_idx[i] + 1 if i < len(body_idx) else i + 1,
     )
     if comments:
         table.above_header = [c.strip()[:200] for c in comments[:5]] + table.above_header
@@ -771,6 +782,8 @@ def read_entry(path: Path, rel: str, scan: Scan, opts: LakeOptions) -> FileEntry
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # library warnings about odd files are not failures
                 reader(path, scan, opts, entry)
+        if entry.lines is None and entry.format in {"csv", "fixed-width", "text", "json", "jsonl", "html"}:
+            entry.lines = _text_lines(scan)  # a text file's line count, whatever its reader looked at
     except DecompressionBound as e:  # why the reader stopped, recorded on the entry
         entry.tables = []
         entry.text_preview = []

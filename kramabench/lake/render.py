@@ -1,247 +1,45 @@
 """Render lake entries as prompt text under a token budget shared fairly across files.
 
-Each file is rendered as blocks tied to detail levels (0: one summary line; 1: compact columns and
-notes; 2: columns with types and examples; 3..: first data rows, one more per level). The budget is
-shared max-min fairly: every file gets the richest level whose cost stays under a common cap, the cap
-being the highest one that fits; the leftover goes to files in order. If even the summary lines do not
-fit, the files are listed by name, grouped by folder, and cut with a count of what was left out.
+Each file is rendered as blocks tied to detail levels (:mod:`.snippets`: 0 is one summary line, then
+columns, then one more row or line per level, each content block labelled with what it shows at the
+level chosen). The budget is shared max-min fairly: every file gets the richest level whose cost stays
+under a common cap, the cap being the highest one that fits; the leftover goes to files in order. Small
+documentation files are shown whole first (up to half the budget together). A file byte-identical to
+one shown before it is one line naming that file. If even the summary lines do not fit, the files are
+listed by name, grouped by folder, and cut with a count of what was left out.
 """
 
 from __future__ import annotations
 
 import bisect
-import csv
-import io
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .models import FileEntry, TableInfo
-from .readers import delimiter_name
+from .models import FileEntry
 from .secrets import MASK, mask_secrets, may_hold_secrets
+from .snippets import (
+    PAPER_TABLE_FORMATS,
+    TEXT_FORMATS,
+    Block,
+    FileRender,
+    estimate_tokens,
+    file_blocks,
+    fmt_desc,
+    human_size,
+    paper_file_blocks,
+    whole_from_level_1,
+)
+from .snippets import _ext as _ext_case
 
-# one match = one estimated token: letters in chunks of 4, digits in chunks of 3, any other symbol alone
-_TOKEN_RE = re.compile(r"[A-Za-z]{1,4}|\d{1,3}|[^\sA-Za-z\d]|\n")
-_BIG = 10**9
 #: same-column files of one folder shown once (with the others' names and row counts) from this many on
 FOLD_MIN = 3
-
-
-def estimate_tokens(text: str) -> int:
-    """A conservative token estimate (real BPE tokenizers merge more): about chars/3.5 for prose."""
-    return len(_TOKEN_RE.findall(text))
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
-@dataclass
-class Block:
-    text: str
-    lo: int
-    hi: int = _BIG
-    cost: int = 0
-
-
-@dataclass
-class FileRender:
-    path: str
-    blocks: list[Block]
-    costs: list[int]  # cost at each level
-    prefmax: list[int]  # running max of costs (for monotone search)
-    masked: list[str] = field(default_factory=list)  # kinds of secrets masked in this render
-    masked_files: dict[str, list[str]] = field(default_factory=dict)  # lake path -> kinds masked
-    folded: dict | None = None  # what a folded group stands for (recorded in the prompt facts)
-
-    @property
-    def max_level(self) -> int:
-        return len(self.costs) - 1
-
-    def text(self, level: int) -> str:
-        return "".join(b.text for b in self.blocks if b.lo <= level <= b.hi)
-
-
-def _fmt_desc(e: FileEntry) -> str:
-    parts = [e.format]
-    if e.format == "csv":
-        parts = [f"csv ({delimiter_name(e.delimiter)}-separated)"]
-    if e.encoding:
-        parts.append({"utf-8-sig": "utf-8 with BOM"}.get(e.encoding, e.encoding))
-    parts.append(human_size(e.size))
-    return ", ".join(parts)
-
-
-def _table_shape(t: TableInfo) -> str:
-    rows = "? rows" if t.rows is None else f"{t.rows} rows" + ("" if t.rows_exact else " (estimated)")
-    s = f"{rows} × {len(t.columns)} columns"
-    if t.header_row and t.header_row > 1:
-        unit = "row" if t.name is not None else "line"
-        s += f"; header on {unit} {t.header_row} ({t.header_row - 1} {unit}s above it)"
-    elif t.header_row is None and t.columns and t.name is None:
-        s += "; no header row"
-    if t.above_header:
-        s += "; above the header: " + " / ".join(_q(a, 80) for a in t.above_header[:3])
-    return s
-
-
-def _q(s: str, limit: int = 60) -> str:
-    s = s if len(s) <= limit else s[: limit - 1] + "…"
-    return '"' + s.replace('"', "'") + '"'
-
-
-def _csv_line(cells: Sequence[str], delimiter: str | None = ",") -> str:
-    """One row as the file writes it: with its own delimiter (tab, semicolon, ...), quoted as needed."""
-    buf = io.StringIO()
-    d = delimiter if delimiter and len(delimiter) == 1 else ","
-    csv.writer(buf, delimiter=d, lineterminator="\n").writerow(cells)
-    return buf.getvalue()
-
-
-def _table_blocks(t: TableInfo, max_rows: int, base: int = 0, delimiter: str | None = ",") -> list[Block]:
-    blocks: list[Block] = []
-    label = f"  [{t.name}] " if t.name else "  "
-    if t.columns:
-        compact = ", ".join(f"{c.name} ({c.dtype})" for c in t.columns[:40])
-        if len(t.columns) > 40:
-            compact += f", … {len(t.columns) - 40} more"
-        blocks.append(Block(f"{label}columns: {compact}\n", 1, 1))
-        detail = []
-        for c in t.columns:
-            line = f"   - {c.name}: {c.dtype}"
-            if c.examples:
-                quote = not c.dtype.startswith(("integer", "float", "date", "datetime", "boolean", "time", "percent"))
-                line += "; e.g. " + ", ".join(_q(x, 40) if quote else x for x in c.examples)
-            if c.missing:
-                line += f"; {c.missing} empty in sample"
-            if c.other_values:
-                line += "; also " + ", ".join(_q(x, 20) for x in c.other_values[:3])
-            detail.append(line + "\n")
-        blocks.append(Block(f"{label}columns:\n" + "".join(detail), 2))
-    for n in t.notes:
-        blocks.append(Block(f"   note: {n}\n", 1))
-    preview = t.preview[:max_rows]
-    if preview:
-        whole = t.rows is not None and t.rows <= len(preview)
-        head = "all rows" if whole else f"first rows (of {t.rows if t.rows is not None else '?'})"
-        header = _csv_line([c.name for c in t.columns], delimiter) if t.columns else ""
-        if delimiter and delimiter != ",":
-            head += f" ({delimiter_name(delimiter)}-separated, as in the file)"
-        blocks.append(Block(f"{label}{head}:\n" + header + _csv_line(preview[0], delimiter), 3))
-        for k, row in enumerate(preview[1:], start=2):
-            blocks.append(Block(_csv_line(row, delimiter), 2 + k))
-    return blocks
-
-
-def file_blocks(e: FileEntry, display_path: str, max_rows: int) -> list[Block]:
-    if e.error:
-        return [Block(f"- {display_path}: {e.error}\n", 0)]
-    summary = f"- {display_path} ({_fmt_desc(e)})"
-    if e.tables and len(e.tables) == 1 and e.tables[0].name is None:
-        summary += ": " + _table_shape(e.tables[0])
-    elif e.lines is not None and not e.tables:
-        summary += f": {e.lines} lines"
-    summary += "\n"
-    blocks = [Block(summary, 0)]
-    if e.sheets is not None or (e.tables and e.tables[0].name is not None):
-        shapes = {t.name: t for t in e.tables}
-        names = e.sheets if e.sheets is not None else [t.name or "" for t in e.tables]
-        kind = "sheets" if e.sheets is not None else "tables"
-        listed = []
-        for s in names:
-            t = shapes.get(s)
-            listed.append(_q(s, 50) + (f" ({t.rows if t.rows is not None else '?'}×{len(t.columns)})" if t else ""))
-        blocks.append(Block(f"  {kind} (rows×columns): {', '.join(listed)}\n", 0))
-        for t in e.tables:
-            blocks.append(Block(f"  [{t.name}] {_table_shape(t)}\n", 1))
-    for n in e.notes:
-        blocks.append(Block(f"   note: {n[:400]}\n", 1))
-    for t in e.tables:
-        blocks.extend(_table_blocks(t, max_rows, delimiter=e.delimiter if e.format == "csv" else ","))
-    if e.text_preview:
-        lines = e.text_preview[:max_rows]
-        blocks.append(Block("  first lines:\n   " + lines[0] + "\n", 1))
-        for k, ln in enumerate(lines[1:], start=2):
-            blocks.append(Block("   " + ln + "\n", k))
-    return blocks
-
-
-#: how lake files are shown: the paper's snippets, or the richer rendering (a named option)
+#: STYLES: how lake files are shown: the paper's snippets, or the richer rendering (a named option)
 STYLES = ("paper", "rich")
-#: formats the paper's official code reads as tables (everything else is read as text)
-PAPER_TABLE_FORMATS = {"csv"}
-_TEXT_FORMATS = {"csv", "fixed-width", "text", "json", "jsonl", "html"}
-
-
-def _paper_table(e: FileEntry) -> bool:
-    """A CSV file, as the official code sees it: a delimited table named .csv (or .tsv)."""
-    return e.format in PAPER_TABLE_FORMATS and len(e.tables) == 1 and _ext(e.path) in {"csv", "tsv"}
-
-
-def paper_file_blocks(e: FileEntry, display_path: str, max_rows: int, lines: list[str] | None) -> list[Block]:
-    """The paper's snippet of one file: a CSV file as a type-annotated table, the whole table when it has
-    fewer than ``max_rows`` (N) rows, else its first N rows; any other text file as its first N lines;
-    a binary file (spreadsheet, parquet, archive...) by name and format only."""
-    if e.error:
-        return [Block(f"- {display_path}: {e.error}\n", 0)]
-    t = e.tables[0] if _paper_table(e) else None
-    desc = _fmt_desc(e) if t is not None or e.format not in _TEXT_FORMATS else f"text, {human_size(e.size)}"
-    summary = f"- {display_path} ({desc})"
-    if t is not None:
-        summary += ": " + _table_shape(t)
-    elif e.lines is not None:
-        summary += f": {e.lines} line{'s' if e.lines != 1 else ''}"
-    blocks = [Block(summary + "\n", 0)]
-    if t is not None:
-        if t.columns:
-            typed = ", ".join(f"{c.name} ({c.dtype})" for c in t.columns)
-            blocks.append(Block(f"  column types: {typed}\n", 1))
-        preview = t.preview[:max_rows]
-        if preview:
-            whole = t.rows is not None and t.rows <= len(preview)
-            head = f"all {len(preview)} rows" if whole else f"first {len(preview)} rows (of {t.rows if t.rows is not None else '?'})"
-            if e.delimiter and e.delimiter != ",":
-                head += f", {delimiter_name(e.delimiter)}-separated as in the file"
-            header = _csv_line([c.name for c in t.columns], e.delimiter) if t.columns else ""
-            blocks.append(Block(f"  {head}:\n" + header + _csv_line(preview[0], e.delimiter), 2))
-            for k, row in enumerate(preview[1:], start=3):
-                blocks.append(Block(_csv_line(row, e.delimiter), k))
-        return blocks
-    if e.format not in _TEXT_FORMATS:
-        blocks.append(Block("  (binary file: its content is not shown)\n", 0))
-        return blocks
-    shown = (lines if lines is not None else e.text_preview)[:max_rows]
-    if shown:
-        total = e.lines
-        head = "all lines" if total is not None and total <= len(shown) else f"first {len(shown)} lines"
-        blocks.append(Block(f"  {head}:\n   " + shown[0] + "\n", 1))
-        for k, ln in enumerate(shown[1:], start=2):
-            blocks.append(Block("   " + ln + "\n", k))
-    return blocks
-
-
-def head_lines(path: Path, n: int, encoding: str | None, max_bytes: int = 256 * 1024, width: int = 200) -> list[str]:
-    """The first ``n`` lines of a text file (each cut at ``width`` characters); [] when unreadable."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(max_bytes)
-    except OSError:
-        return []
-    try:
-        text = raw.decode(encoding or "utf-8", "replace")
-    except LookupError:
-        text = raw.decode("utf-8", "replace")
-    out = text.lstrip("\ufeff").splitlines()[:n]
-    if len(raw) == max_bytes and len(out) == len(text.splitlines()):
-        out = out[:-1] if len(out) > 1 else out  # the last line may be cut
-    return [ln if len(ln) <= width else ln[: width - 1] + "…" for ln in out]
+#: documentation files shown whole take at most this share of the budget together (the rest as any file)
+DOC_SHARE = 0.5
 
 
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
@@ -269,9 +67,12 @@ def _masked_blocks(blocks: list[Block]) -> list[str]:
 
 
 def _finish(display_path: str, blocks: list[Block], masked: list[str] | None = None) -> FileRender:
-    for b in blocks:
-        b.cost = estimate_tokens(b.text)
     top = max(b.lo for b in blocks)
+    for b in blocks:
+        if b.label is not None:  # a label's counts change with the level: the costlier of its two ends
+            b.cost = max(estimate_tokens(b.label(b.lo)), estimate_tokens(b.label(top)))
+        else:
+            b.cost = estimate_tokens(b.text)
     delta = [0] * (top + 2)  # cost at each level in one pass: a block counts from its lo to its hi
     for b in blocks:
         delta[b.lo] += b.cost
@@ -293,42 +94,60 @@ def _finish(display_path: str, blocks: list[Block], masked: list[str] | None = N
 def prepare(
     e: FileEntry, display_path: str, max_rows: int, *, style: str = "rich", root: Path | None = None
 ) -> FileRender:
+    """The blocks of one file; ``root`` (the lake folder) is where the lines of text files are read."""
     if style == "paper":
-        lines = None
-        if root is not None and not e.error and e.format in _TEXT_FORMATS and not _paper_table(e):
-            lines = head_lines(Path(root) / e.path, max_rows, e.encoding)
-        blocks = paper_file_blocks(e, display_path, max_rows, lines)
+        blocks, whole = paper_file_blocks(e, display_path, max_rows, root)
     else:
-        blocks = file_blocks(e, display_path, max_rows)
+        blocks, whole = file_blocks(e, display_path, max_rows, root)
     masked = _masked_blocks(blocks)
     fr = _finish(display_path, blocks, masked)
     fr.masked_files = {e.path: masked} if masked else {}
+    if whole:
+        fr.floor = fr.max_level
     return fr
 
 
-def _level_for(fr: FileRender, cap: int) -> int:
-    return max(0, bisect.bisect_right(fr.prefmax, cap) - 1)
+def _level_for(fr: FileRender, cap: int, floor: int = 0) -> int:
+    return max(floor, bisect.bisect_right(fr.prefmax, cap) - 1)
+
+
+def _floors(renders: Sequence[FileRender], budget: int) -> list[int]:
+    """The level each file gets whatever the cap: documentation files whole, in order, while they take
+    at most ``DOC_SHARE`` of the budget together (and the summaries still fit)."""
+    total = sum(fr.costs[0] for fr in renders)
+    extra = 0
+    floors = []
+    for fr in renders:
+        more = fr.costs[fr.floor] - fr.costs[0] if fr.floor else 0
+        if fr.floor and extra + more <= DOC_SHARE * budget and total + extra + more <= budget:
+            extra += more
+            floors.append(fr.floor)
+        else:
+            floors.append(0)
+    return floors
 
 
 def allocate(renders: Sequence[FileRender], budget: int) -> list[int] | None:
-    """Detail level per file under ``budget`` tokens (max-min fair); None if summaries do not fit."""
+    """Detail level per file under ``budget`` tokens (max-min fair above the floors of documentation
+    files); None if summaries do not fit."""
     base = sum(fr.costs[0] for fr in renders)
     if base > budget:
         return None
+    floors = _floors(renders, budget)
     candidates = sorted({c for fr in renders for c in fr.prefmax})
     lo, hi = 0, len(candidates) - 1
-    best = 0
+    best = -1
     while lo <= hi:
         mid = (lo + hi) // 2
         cap = candidates[mid]
-        total = sum(fr.costs[_level_for(fr, cap)] for fr in renders)
+        total = sum(fr.costs[_level_for(fr, cap, f)] for fr, f in zip(renders, floors, strict=True))
         if total <= budget:
             best = mid
             lo = mid + 1
         else:
             hi = mid - 1
-    cap = candidates[best] if candidates else 0
-    levels = [_level_for(fr, cap) for fr in renders]
+    cap = candidates[best] if best >= 0 else -1
+    levels = [_level_for(fr, cap, f) for fr, f in zip(renders, floors, strict=True)]
     total = sum(fr.costs[lv] for fr, lv in zip(renders, levels, strict=True))
     # hand out the leftover one level at a time, in file order, while it fits
     progress = True
@@ -438,7 +257,8 @@ def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | 
     what = "columns" if rep.tables else "format"
     if with_rows and len(names) <= 40:
         listed = ", ".join(
-            n + (f" ({m.rows} rows)" if m.rows is not None else "") for n, m in zip(names, members[1:], strict=True)
+            n + (f" ({m.rows:,} row{'s' if m.rows != 1 else ''})" if m.rows is not None else "")
+            for n, m in zip(names, members[1:], strict=True)
         )
         tail = f"with the same {what}: {listed}"
     else:
@@ -448,7 +268,8 @@ def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | 
     extra = Block(f"  + {len(names)} more file{'s' if len(names) != 1 else ''}{where} {tail}\n", 0)
     extra.cost = estimate_tokens(extra.text)
     fr = FileRender(fr.path, [fr.blocks[0], extra, *fr.blocks[1:]], [c + extra.cost for c in fr.costs],
-                    [c + extra.cost for c in fr.prefmax], masked=fr.masked, masked_files=fr.masked_files)
+                    [c + extra.cost for c in fr.prefmax], masked=fr.masked, masked_files=fr.masked_files,
+                    floor=fr.floor)
     if cache is not None:
         cache[key] = fr
     return fr
@@ -456,21 +277,30 @@ def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | 
 
 # ---- folders that repeat: N sibling folders holding the same kind of files, shown once ---------------
 
+
+def _indented(b: Block) -> Block:
+    """A block of a file shown inside a folder group, indented under it (lines of the file are not)."""
+    if b.raw:
+        return b
+    if b.label is not None:
+        f = b.label
+        return replace(b, label=lambda lv: _indent_text(f(lv)))
+    return replace(b, text=_indent_text(b.text))
+
+
+def _indent_text(text: str) -> str:
+    return "".join("  " + ln for ln in text.splitlines(keepends=True))
+
 _DIGITS_RE = re.compile(r"\d+")
-
-
-def _ext(name: str) -> str:
-    base = name.rpartition("/")[2]
-    return base.rpartition(".")[2].lower() if "." in base.strip(".") else ""
 
 
 def _kind(e: FileEntry) -> tuple:
     """What a file is, for deciding whether two folders hold the same kind of files: its extension and
     format, and for a delimited table its columns (two folders of different tables are not repeats)."""
-    ext = _ext(e.path)
-    table = e.format == "csv" and ext in {"csv", "tsv"}
+    ext = _ext_case(e.path)  # as on disk: a folder of .HDR files is not one of .hdr files
+    table = e.format == "csv" and ext.lower() in {"csv", "tsv"}
     # a text file sniffed as one format here and another there (a header file that looks delimited) is text
-    fam = "text" if e.format in _TEXT_FORMATS and not table else e.format
+    fam = "text" if e.format in TEXT_FORMATS and not table else e.format
     cols = tuple(c.name for t in e.tables for c in t.columns) if table else ()
     return (ext, fam, cols, bool(e.error))
 
@@ -494,7 +324,7 @@ def repeated_folders(entries: Sequence[FileEntry], min_folders: int = FOLD_MIN) 
 def _kinds_text(files: Sequence[FileEntry]) -> str:
     counts: dict[str, int] = {}
     for e in files:
-        ext = _ext(e.path)
+        ext = _ext_case(e.path)
         label = f".{ext}" if ext else e.format
         counts[label] = counts.get(label, 0) + 1
     return " + ".join(f"{n} {k} file{'s' if n != 1 else ''}" for k, n in counts.items())
@@ -525,13 +355,17 @@ def _folder_group(
     )
     blocks = [head]
     masked: dict[str, list[str]] = {}
+    whole = False
     for e in files_of[rep]:
         one = _single(e, prefix, max_rows, cache, style, root)
-        blocks += [Block("  " + b.text.replace("\n", "\n  ").rstrip(" ") if b.text.startswith("- ") else b.text, b.lo, b.hi)
-                   for b in one.blocks]
+        # the example's files share one level: a documentation file among them is whole from level 1 on
+        own = whole_from_level_1(one.blocks) if one.floor else one.blocks
+        whole = whole or bool(one.floor)
+        blocks += [_indented(b) for b in own]
         masked.update(one.masked_files)
     fr = _finish(prefix + rep + "/", blocks, [k for v in masked.values() for k in v])
     fr.masked_files = masked
+    fr.floor = 1 if whole and fr.max_level >= 1 else 0
     fr.folded = {"folders": len(folders), "files": n_files, "example": rep, "parent": parent}
     if cache is not None:
         cache[key] = fr
@@ -566,6 +400,12 @@ def _fit(renders: list[FileRender], budget: int, mode: str) -> Rendered | None:
         folded_folders=[fr.folded for fr in renders if fr.folded],
         shortened=[fr.path for fr, lv in zip(renders, levels, strict=True) if lv < fr.max_level],
     )
+
+
+def _copy_of(e: FileEntry, same: FileEntry, prefix: str) -> FileRender:
+    """One line for a file byte-identical to one shown before it."""
+    return _finish(prefix + e.path, [Block(
+        f"- {prefix}{e.path} ({fmt_desc(e)}): same content as {prefix}{same.path} (byte-identical)\n", 0)])
 
 
 def render_entries(
@@ -609,12 +449,24 @@ def render_entries(
         folder_units[folders[0]] = _folder_group(folders, files_of, prefix, max_rows, cache, style, root)
         in_group.update(folders)
     rest = [e for e in entries if e.path.rpartition("/")[0] not in in_group]
-    groups = _groups(rest, cache)
     order = {e.path: i for i, e in enumerate(entries)}
+    # byte-identical files: the first is shown, every later copy is one line naming it
+    copies: list[tuple[int, FileRender]] = []
+    first_copy: dict[str, FileEntry] = {}
+    distinct = []
+    for e in rest:
+        same = first_copy.get(e.content_hash or "") if e.content_hash and e.size and not e.error else None
+        if same is None:
+            if e.content_hash and e.size and not e.error:
+                first_copy[e.content_hash] = e
+            distinct.append(e)
+        else:
+            copies.append((order[e.path], _copy_of(e, same, prefix)))
+    groups = _groups(distinct, cache)
     first_of = {d: order[files_of[d][0].path] for d in folder_units}
 
     def ordered(units: list[tuple[int, FileRender]]) -> list[FileRender]:
-        units += [(first_of[d], fr) for d, fr in folder_units.items()]
+        units += [(first_of[d], fr) for d, fr in folder_units.items()] + copies
         return [fr for _, fr in sorted(units, key=lambda x: x[0])]
 
     # 1. every file on its own, except runs of >= FOLD_MIN same-column files of a folder, folded into one
@@ -645,7 +497,6 @@ __all__ = [
     "Rendered",
     "allocate",
     "estimate_tokens",
-    "head_lines",
     "human_size",
     "list_paths",
     "render_entries",

@@ -256,13 +256,31 @@ def find_header(rows: Sequence[Sequence[Any]]) -> tuple[int | None, int]:
     need = max(1, math.ceil(0.6 * width)) if width > 1 else 1
     start = next(i for i, c in enumerate(counts) if c >= need)
     cells = [c for c in rows[start] if c is not None and str(c).strip() != ""]
+    following = [r for r in rows[start + 1 : start + 21] if _nonempty(r)]
     if cells and all(_looks_numeric(c) for c in cells) and not all(_year_like(c) for c in cells):
-        following = [r for r in rows[start + 1 : start + 6] if _nonempty(r)]
         if following and all(
             sum(1 for c in r if _looks_numeric(c)) >= 0.5 * _nonempty(r) for r in following
         ):
             return None, start  # a numeric first row followed by numeric rows: data, not a header
+    if _fits_the_data(rows[start], following):
+        return None, start  # the first row is typed like the rows below it (1,alpha,0.5): data
     return start, start + 1
+
+
+def _fits_the_data(first: Sequence[Any], following: Sequence[Sequence[Any]]) -> bool:
+    """A first row that is data, not a header: in every column whose cells below are numbers, its cell
+    is a number too (and they are not all years, which name columns: ``Name,2019,2020``)."""
+    if len(following) < 2:
+        return False
+    numeric_cells = []
+    for j, c in enumerate(first):
+        below = [r[j] for r in following if j < len(r) and r[j] is not None and str(r[j]).strip()]
+        if len(below) < 2 or sum(1 for v in below if _looks_numeric(v)) < 0.9 * len(below):
+            continue  # not a numeric column
+        if c is None or not str(c).strip() or not _looks_numeric(c):
+            return False  # a name (or nothing) above numbers: a header
+        numeric_cells.append(c)
+    return bool(numeric_cells) and not all(_year_like(c) for c in numeric_cells)
 
 
 def header_names(row: Sequence[Any] | None, width: int) -> list[str]:

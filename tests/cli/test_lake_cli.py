@@ -23,7 +23,8 @@ def test_show_prints_inventory_and_snippets(tmp_path: Path) -> None:
     assert "latin-1" in out and "book.xlsx" in out and "could not read" in out
     assert "Messwert: float (decimal comma)" in out
     # --rows 2; rows shown with the file's own delimiter
-    assert "first rows (of 3) (semicolon-separated, as in the file)" in out
+    assert "semi.csv (csv (semicolon-separated)" in out
+    assert "the first 2 of 3 rows: lines 1-3 of 4 as in the file (the header on line 1):" in out
     assert "Hamburg;12,25;2021-01-03" in out and "Köln;7,0" not in out and "Hamburg,\"12,25\"" not in out
 
 

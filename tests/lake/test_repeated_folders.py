@@ -42,7 +42,7 @@ def test_the_budget_reaches_the_distinct_files(tmp_path, style):
     r = idx.render(budget_tokens=3000, path_prefix="/lake", style=style)
     assert estimate_tokens(r.text) <= 3000 and r.mode == "detail"
     assert "23 folders under /lake/orbits/ hold the same kinds of files" in r.text
-    assert "1 .hdr file + 1 .sp3 file" in r.text
+    assert "1 .HDR file + 1 .SP3 file" in r.text
     assert r.folded_folders == [{"folders": 23, "files": 46, "example": "orbits/2001/01", "parent": "orbits"}]
     # the distinct files get example values, in their own delimiter
     assert "city3,1003" in r.text and "k2\t0.5" in r.text

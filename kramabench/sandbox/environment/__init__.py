@@ -20,17 +20,22 @@ from kramabench.sandbox.environment.local_env import (
 from kramabench.sandbox.environment.lock import (
     BASE_LOCK,
     EXTRA_LOCK_ENV,
+    MODULES_FILE,
     LockError,
     SandboxLock,
     extra_lock_paths,
+    import_names,
     load_lock,
     parse_lock,
+    parse_modules,
+    wheel_import_names,
 )
 
 __all__ = [
     "BASE_LOCK",
     "EXTRA_LOCK_ENV",
     "KEY_PACKAGES",
+    "MODULES_FILE",
     "EnvironmentFacts",
     "LockError",
     "SandboxEnvironmentError",
@@ -40,10 +45,13 @@ __all__ = [
     "env_dir",
     "env_root",
     "extra_lock_paths",
+    "import_names",
     "kramabench_home",
     "load_lock",
     "local_env_facts",
     "parse_lock",
+    "parse_modules",
     "probe",
     "read_facts",
+    "wheel_import_names",
 ]

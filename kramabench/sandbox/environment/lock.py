@@ -11,14 +11,20 @@ environment, its folder, its docker image tag and the run manifests all name exa
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
+import zipfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+log = logging.getLogger(__name__)
+
 HERE = Path(__file__).resolve().parent
 BASE_LOCK = HERE / "sandbox.lock"
+#: the import names of every locked package, read from its wheel (generated beside the lock)
+MODULES_FILE = HERE / "sandbox.modules"
 EXTRA_LOCK_ENV = "KRAMABENCH_SANDBOX_EXTRA_LOCK"
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
 
@@ -99,12 +105,73 @@ def load_lock(extra: list[str | Path] | None = None, *, base: Path = BASE_LOCK) 
     return SandboxLock(pins=pins, extra_locks=[str(p) for p in paths], hash=digest)
 
 
+def wheel_import_names(wheel: Path) -> list[str]:
+    """The top-level names a wheel makes importable: its packages (a folder with ``__init__.py``, or a
+    namespace folder holding one a level down) and modules (``name.py``, ``name.<tag>.so``), read from
+    its file list (``top_level.txt`` is optional and sometimes wrong)."""
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+    found: set[str] = set()
+    for n in names:
+        parts = n.split("/")
+        top = parts[0]
+        if top.endswith((".dist-info", ".data")):
+            continue
+        if len(parts) == 1:
+            stem = top.split(".", 1)[0]
+            if top.endswith((".py", ".so", ".pyd")) and stem.isidentifier():
+                found.add(stem)
+        elif top.isidentifier() and (
+            (len(parts) == 2 and parts[1] == "__init__.py") or (len(parts) == 3 and parts[2] == "__init__.py")
+        ):
+            found.add(top)
+    return sorted(found)
+
+
+def parse_modules(text: str) -> dict[str, tuple[str, list[str]]]:
+    """``{normalised name: (version, import names)}`` of a modules file (``name==version: mod mod``)."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        pin, _, mods = line.partition(":")
+        name, _, version = pin.partition("==")
+        out[_norm_name(name.strip())] = (version.strip(), mods.split())
+    return out
+
+
+def import_names(lock: SandboxLock | None = None) -> dict[str, list[str]]:
+    """``{package: its top-level import names}`` for every package of the sandbox lock in force.
+
+    The names come from ``sandbox.modules`` (generated from the wheels with the lock by
+    ``scripts/lock-sandbox.py``); a package that file does not know (an extra lock of the user's) gets
+    its name as Python spells it (``my-pkg`` -> ``my_pkg``).
+    """
+    lock = lock or load_lock()
+    try:
+        known = parse_modules(MODULES_FILE.read_text(encoding="utf-8"))
+    except OSError:
+        known = {}
+    out: dict[str, list[str]] = {}
+    for name in sorted(lock.pins):
+        entry = known.get(name)
+        if entry is None:
+            log.debug("sandbox.modules does not know %s: its import name is guessed", name)
+        out[name] = entry[1] if entry is not None else [name.replace("-", "_")]
+    return out
+
+
 __all__ = [
     "BASE_LOCK",
     "EXTRA_LOCK_ENV",
+    "MODULES_FILE",
     "LockError",
     "SandboxLock",
     "extra_lock_paths",
+    "import_names",
     "load_lock",
     "parse_lock",
+    "parse_modules",
+    "wheel_import_names",
 ]
