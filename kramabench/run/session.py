@@ -436,7 +436,7 @@ def _prepare_rest(
         raise RunSetupError(str(e)) from e
     wl_info["gold_classes"] = {d: dict(Counter(c.values())) for d, c in gold_classes.items() if c}
     for w in workloads:
-        files = list_lake_files(Path(w.lake))
+        files = list_lake_files(Path(w.lake), readable_only=False)  # the fingerprint names unreadable ones
         wl_info["content"][w.domain] = {
             "json_sha256": w.content_hash,
             "tasks": len(w.tasks),
