@@ -165,16 +165,19 @@ def test_header_names_are_the_files_own(lake: Path) -> None:
 
 
 def test_long_lines_crlf_bom_latin1_and_backticks(lake: Path) -> None:
-    (lake / "wide.txt").write_text("x" * 2500 + "\nshort\n")
+    (lake / "wide.dat").write_text("x" * 2500 + "\nshort\n")
     (lake / "crlf.csv").write_bytes(b"\xef\xbb\xbfa;b\r\n1;2\r\n")
     (lake / "latin.txt").write_bytes("Zürich\nMünchen\n".encode("latin-1"))
+    (lake / "memo.txt").write_text("y" * 2500 + "\n")  # prose: a small text file, shown whole, no line cut
     (lake / "notes.md").write_text("see:\n```\ncode\n```\n")
     text = render(lake)
-    wide = block(text, "wide.txt")
+    wide = block(text, "wide.dat")
     assert wide[1] == "  all 2 lines as in the file; lines over 2,000 characters cut where marked:"
     assert wide[3] == "x" * 2000 + " [… line cut: 500 more characters]" and wide[4] == "short"
     assert block(text, "crlf.csv")[3:6] == ["```", "a;b", "1;2"]
     assert block(text, "crlf.csv")[0].startswith("- /lake/crlf.csv (csv (semicolon-separated), utf-8 with BOM")
     assert block(text, "latin.txt")[3:5] == ["Zürich", "München"]
+    assert block(text, "memo.txt")[1:] == ["  all 1 line as in the file (a small text file: shown whole):",
+                                            "```", "y" * 2500, "```"]
     md = block(text, "notes.md")
     assert md[2:] == ["````", "see:", "```", "code", "```", "````"]  # a fence the file cannot close
