@@ -120,9 +120,18 @@ def whole_kind(e: FileEntry) -> str | None:
     if ext.lower() in _DOC_EXTS or any(w in _DOC_WORDS for w in words) or any(
             w in low for w in ("readme", "dictionar", "codebook", "data_dict", "datadict")):
         return "documentation file"
-    if e.format == "text" and ext.lower() in {"txt", "text"}:
-        return "text file"  # prose (a text file that is no table): notes, a format description
+    if ext.lower() in {"txt", "text"} and (e.format == "text" or _prose(e)):
+        return "text file"  # prose (a text file that is no table of values): notes, a format description
     return None
+
+
+def _prose(e: FileEntry) -> bool:
+    """Mostly words, not values: a format description whose aligned columns looked like a table."""
+    cells = list(e.text_preview)
+    for t in e.tables:
+        cells += [c.name for c in t.columns] + [x for row in t.preview for x in row]
+    text = "".join(cells).replace(" ", "")
+    return len(text) >= 20 and sum(ch.isalpha() for ch in text) >= 0.6 * len(text)
 
 
 def fmt_desc(e: FileEntry) -> str:
@@ -148,7 +157,8 @@ def table_shape(t: TableInfo) -> str:
     elif t.header_row is None and t.columns and t.name is None:
         s += "; no header row"
     if t.above_header:
-        s += "; above the header: " + " / ".join(q(a, 80) for a in t.above_header[:3])
+        where = "above the header" if t.header_row else "above the rows"
+        s += f"; {where}: " + " / ".join(q(a, 80) for a in t.above_header[:3])
     return s
 
 
@@ -223,7 +233,8 @@ def table_bounds(t: TableInfo, max_rows: int, available: int) -> tuple[list[int]
 def table_label(e: FileEntry, t: TableInfo, bounds: list[int], has_rows: bool, cut: list[bool], max_rows: int,
                 indent: str = "  ", doc: str | None = None) -> Callable[[int], str]:
     """The label of a line-based table shown as raw lines: rows and lines shown, and what they hold."""
-    multiline = has_rows and any(b - a > 1 for a, b in zip(bounds, bounds[1:], strict=False))
+    # gaps between the rows' last lines: a csv record over several lines; a fixed-width file's skipped lines
+    multiline = has_rows and e.format != "fixed-width" and any(b - a > 1 for a, b in zip(bounds, bounds[1:], strict=False))
     n = len(bounds)
 
     def label(k: int) -> str:
@@ -250,6 +261,12 @@ def table_label(e: FileEntry, t: TableInfo, bounds: list[int], has_rows: bool, c
             parts.append("the header on line 1")
         else:
             parts.append(f"{_n(h - 1, 'line')} above the header, the header on line {h}")
+        gap = (t.data_line - 1 - (h or 0)) if has_rows and t.data_line else 0
+        if gap > 0:  # comment or blank lines before the first row (a fixed-width file's '#' lines)
+            parts.append(f"{_n(gap, 'line')} {'above' if h is None else 'between the header and'} the rows")
+        skipped = (last - t.data_line + 1 - k) if has_rows and t.data_line and not multiline else 0
+        if skipped > 0 and not doc:
+            parts.append(f"{_n(skipped, 'comment or blank line')} among the rows, not counted as rows")
         if multiline:
             parts.append("some rows run over several lines")
         if any(cut[:last]):
