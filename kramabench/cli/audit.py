@@ -342,6 +342,10 @@ def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | 
         names = domains or list_domains(root)
         wls = [load_workload(root, d, errata=ef if ef is not None else False, validate=False) for d in names]
     except (WorkloadError, FetchError) as exc:
+        official = workload.partition("@")[0] == "kramabench" and not Path(workload).exists()
+        if official and errata is None and not verify and not as_json:
+            _print_errata_only(str(exc), domains, check)
+            return
         hint = " (or name a workload root: kramabench audit -w ROOT)" if from_bare else ""
         raise fail(f"{exc}{hint}") from None
     cov = coverage(wls, ef, root=str(root))
@@ -384,6 +388,35 @@ def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | 
         if verify and ef is not None:
             console.print(f"derivations: {sum(c.ok for c in checks)} of {len(checks)} print their derived value")
     if check and (not cov.complete or not all(c.ok for c in checks)):
+        raise typer.Exit(1)
+
+
+def _print_errata_only(why: str, domains: list[str] | None, check: bool) -> None:
+    """The classes the official errata record, per domain, when the official workloads are not here to count
+    their tasks (so the tasks not accounted for cannot be named)."""
+    from rich.console import Console
+
+    from kramabench.workload import TASK_CLASSES, WorkloadError, load_errata, official_errata_path
+
+    try:
+        ef = load_errata(official_errata_path())
+    except WorkloadError as exc:
+        raise fail(str(exc)) from None
+    console = Console()
+    console.print(Text(f"Errata coverage (errata: {ef.path}); the official workloads are not here: {why}"),
+                  soft_wrap=True)  # fmt: skip
+    names = domains or sorted({r.domain for r in ef.reviews})
+    width = max([len("domain")] + [len(d) for d in names])
+    heads = ["reviewed", *TASK_CLASSES]
+    console.print(Text("  ".join([f"{'domain':<{width}}", *heads])), soft_wrap=True)
+    for d in names:
+        classes = list(ef.classes(d).values())
+        cells = [len(classes), *[classes.count(c) for c in TASK_CLASSES]]
+        console.print(Text("  ".join([f"{d:<{width}}", *[f"{v:>{len(h)}}" for v, h in zip(cells, heads, strict=True)]])),
+                      soft_wrap=True)  # fmt: skip
+    console.print(Text("tasks not accounted for: unknown without the workloads (kramabench fetch kramabench, or "
+                       "kramabench audit -w ROOT)"), soft_wrap=True)  # fmt: skip
+    if check:
         raise typer.Exit(1)
 
 

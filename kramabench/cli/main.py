@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 from kramabench.cli._common import error_console, fast_exit_allowed
 
 #: command-group modules of ``kramabench.cli``, in help order
-COMMAND_MODULES = ["workloads", "run", "score", "report", "fetch", "sandbox", "lake", "judge", "audit", "plugins"]
+COMMAND_MODULES = ["workloads", "run", "score", "report", "view", "fetch", "sandbox", "lake", "judge", "audit", "plugins"]
 
 
 #: typer's click exceptions (typer >= 0.20 vendors click as typer._click; before, it used click itself)
@@ -35,6 +35,10 @@ class OneLineErrors(TyperGroup):
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except _CLICK_EXCEPTION as e:
+            if type(e).__name__ == "NoArgsIsHelpError":  # a bare `kramabench` (or group): its help is printed
+                if not standalone_mode:
+                    raise
+                sys.exit(0)
             message = " ".join(e.format_message().split())  # type: ignore[attr-defined]
             ctx = getattr(e, "ctx", None)
             if isinstance(e, _USAGE_ERROR) and ctx is not None:

@@ -24,6 +24,9 @@ EXIT_MODEL = 3  # a model or judge is unusable (key refused, unknown model, endp
 EXIT_ALL_ERRORS = 4  # the run finished but every outcome is an error
 RESUME_EXIT = 130  # interrupted (Ctrl-C, SIGTERM, tasks that did not return): resume it
 
+#: the values of --progress (kramabench.run.progress.make_progress)
+PROGRESS_KINDS = ("auto", "rich", "plain", "none")
+
 
 
 def _parse_option(text: str) -> tuple[str, Any]:
@@ -49,6 +52,7 @@ OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--seed": ("RunOptions", "seed"), "--retry-errors": ("RunOptions", "retry_errors"),
     "--pose-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
     "--task-timeout": ("RunOptions", "task_timeout_s"), "--model-budget": ("RunOptions", "model_budget_s"),
+    "--model-timeout": ("RunOptions", "model_timeout_s"),
     "--executor": ("RunOptions", "executor"), "--ray-address": ("RunOptions", "ray_address"),
 }  # fmt: skip
 
@@ -103,10 +107,12 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
         task_timeout: float = typer.Option(None, "--task-timeout", help=_help(RunOptions, "task_timeout_s")),
         lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
+        model_timeout: float = typer.Option(None, "--model-timeout", help=_help(RunOptions, "model_timeout_s")),
         model_budget: float = typer.Option(None, "--model-budget", help=_help(RunOptions, "model_budget_s")),
         executor: str = typer.Option(None, "--executor", help=_help(RunOptions, "executor")),
         ray_address: str = typer.Option(None, "--ray-address", help=_help(RunOptions, "ray_address")),
-        progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none"),
+        progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none (auto: rich on a terminal, "
+                                     "plain lines otherwise)"),
         no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
     ) -> None:
@@ -129,6 +135,8 @@ def register(app: typer.Typer) -> None:
         from kramabench.run.table import domain_table, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
+        if progress not in PROGRESS_KINDS:
+            raise fail(f"--progress {progress!r}: choose one of {', '.join(PROGRESS_KINDS)}")
         out = Console() if sys.stdout.isatty() else Console(width=140)
         results_dir = results or default_results_dir()
         sys_opts = dict(_parse_option(o) for o in (option or []))
@@ -167,6 +175,7 @@ def register(app: typer.Typer) -> None:
                 "pose_subtasks": pose_subtasks,
                 "lake_view": lake_view,
                 "task_timeout_s": task_timeout,
+                "model_timeout_s": model_timeout,
                 "model_budget_s": model_budget,
                 "executor": executor,
                 "ray_address": ray_address,

@@ -19,15 +19,37 @@ class ChatMessage(BaseModel):
     content: str
 
 
+#: seconds one attempt of a model call may take in all, when neither the call nor the run says otherwise
+DEFAULT_TIMEOUT_S = 120.0
+#: characters of a reply kept (in the completion, and so in calls.jsonl, records and the cache); the rest is
+#: cut, and ``Completion.cut_from_chars`` says how long the reply was
+MAX_REPLY_CHARS = 1_000_000
+
+
 class ModelOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     temperature: float = 0.0
     max_tokens: int | None = None
     seed: int | None = None
-    timeout_s: float = Field(120.0, gt=0, description="per-call timeout")
+    timeout_s: float | None = Field(
+        None, gt=0, allow_inf_nan=False,
+        description="seconds one attempt may take in all, from the request to the last byte of the reply (a "
+        "deadline, not an idle limit); None: the model's default (the run's --model-timeout, else 120 s)",
+    )
     max_attempts: int = Field(5, ge=1, description="attempts including the first")
     response_format_json: bool = False
+
+
+class AttemptFailure(BaseModel):
+    """One failed attempt of a call that was then tried again (a timeout, a 429, a 500...)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempt: int
+    kind: str
+    message: str
+    elapsed_s: float = Field(0.0, description="seconds the attempt took")
 
 
 class Usage(BaseModel):
@@ -52,11 +74,17 @@ class Completion(BaseModel):
     finish_reason: str | None = None
     cached: bool = False
     attempts: int = 1
+    failed_attempts: list[AttemptFailure] = Field(
+        default_factory=list, description="the attempts that failed before this answer (each one retried)"
+    )
+    cut_from_chars: int | None = Field(
+        None, description=f"the reply had this many characters; only the first {MAX_REPLY_CHARS:,} are kept"
+    )
 
 
 ModelErrorKind = Literal[
     "missing_key", "auth", "not_found", "rate_limit", "timeout", "connection", "server_error", "bad_request",
-    "bad_response", "replay_mismatch", "other",
+    "bad_response", "replay_mismatch", "interrupted", "other",
 ]
 
 
@@ -65,11 +93,14 @@ FATAL_KINDS: frozenset[str] = frozenset({"auth", "not_found"})
 
 
 class ModelError(RuntimeError):
-    def __init__(self, kind: ModelErrorKind, message: str, *, attempts: int = 1) -> None:
+    def __init__(self, kind: ModelErrorKind, message: str, *, attempts: int = 1,
+                 failed_attempts: list[AttemptFailure] | None = None) -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
         self.attempts = attempts
+        #: the earlier attempts, each failed and retried (the last one is this error itself)
+        self.failed_attempts = list(failed_attempts or [])
 
     @property
     def fatal(self) -> bool:
@@ -84,4 +115,4 @@ class Model(Protocol):
     def complete(self, messages: list[ChatMessage], options: ModelOptions | None = None) -> Completion: ...
 
 
-__all__ = ["FATAL_KINDS", "ChatMessage", "Completion", "Model", "ModelError", "ModelErrorKind", "ModelOptions", "Usage"]
+__all__ = ["DEFAULT_TIMEOUT_S", "FATAL_KINDS", "MAX_REPLY_CHARS", "AttemptFailure", "ChatMessage", "Completion", "Model", "ModelError", "ModelErrorKind", "ModelOptions", "Usage"]

@@ -180,6 +180,7 @@ def latest_records(records: list[Record]) -> list[Record]:
 def parse_manifest(data: bytes, path: Path | str) -> Manifest:
     """A manifest from its bytes; problems in plain words: empty, cut short, not JSON, missing or bad fields."""
     import json
+    import re
 
     if not data.strip():
         raise ValueError(f"{path}: the manifest is empty (the run folder is damaged); start a new run")
@@ -188,7 +189,8 @@ def parse_manifest(data: bytes, path: Path | str) -> Manifest:
     except UnicodeDecodeError:
         raise ValueError(f"{path}: the manifest is not text (binary bytes); start a new run") from None
     except json.JSONDecodeError as e:
-        cut = e.pos >= len(data.rstrip()) - 1
+        rest = data.rstrip()[e.pos:]  # the file ends inside a string, a number or a literal (null, true): cut
+        cut = len(rest) <= 1 or e.msg.startswith("Unterminated string") or bool(re.fullmatch(rb"[-+.\w]+", rest))
         what = "is cut short (it ends in the middle of its JSON)" if cut else f"is not valid JSON ({e.msg})"
         raise ValueError(f"{path}: the manifest {what} at line {e.lineno}, column {e.colno}; the run folder is "
                          "damaged (a copy cut short, a full disk): restore the file or start a new run") from None

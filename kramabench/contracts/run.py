@@ -10,7 +10,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.model import DEFAULT_TIMEOUT_S, ModelOptions
 from kramabench.contracts.system import SettingName
+
+_ATTEMPTS = ModelOptions.model_fields["max_attempts"].default
 
 #: how host-side systems see a data lake (kramabench.run.lakeview)
 ViewMode = Literal["auto", "hardlink", "copy", "direct"]
@@ -19,17 +22,30 @@ ViewMode = Literal["auto", "hardlink", "copy", "direct"]
 ExecutorName = Literal["local", "ray"]
 
 
+#: the largest number of tasks, model calls or sandbox runs at once a run accepts (a larger value is a typo, not a
+#: plan: each concurrent task holds a thread, and each concurrent sandbox run a warm sandbox)
+MAX_CONCURRENCY = 1024
+#: the longest time limit a run accepts, in seconds (7 days)
+MAX_SECONDS = 7 * 24 * 3600.0
+
+
 class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     setting: SettingName = Field(
         "end-to-end", description="end-to-end, pipeline-design, subtasks, or an installed plug-in's (kramabench settings)"
     )
-    concurrency: int = Field(4, ge=1, description="tasks at once")
-    model_concurrency: int | None = Field(None, ge=1, description="model calls at once (default: --concurrency)")
-    sandbox_concurrency: int | None = Field(None, ge=1, description="sandbox runs at once (default: --concurrency)")
+    concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY, description=f"tasks at once (at most {MAX_CONCURRENCY})")
+    model_concurrency: int | None = Field(
+        None, ge=1, le=MAX_CONCURRENCY, description="model calls at once (default: --concurrency)"
+    )
+    sandbox_concurrency: int | None = Field(
+        None, ge=1, le=MAX_CONCURRENCY,
+        description="sandbox runs at once, and warm sandboxes kept per lake (default: --concurrency; never more than "
+        "the tasks to run)",
+    )
     limit: int | None = Field(None, ge=1, description="only the first N tasks (in workload order)")
-    seed: int = Field(0, description="seed recorded in the manifest and passed to systems")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="seed recorded in the manifest and passed to systems")
     retry_errors: bool = Field(False, description="with --resume: run error outcomes again (as the next attempt)")
     pose_subtasks: bool = Field(
         False,
@@ -38,13 +54,19 @@ class RunOptions(BaseModel):
     )
     lake_view: ViewMode = Field("auto", description="how host-side systems see the lake: auto|hardlink|copy|direct")
     task_timeout_s: float | None = Field(
-        None, gt=0, description="seconds a system may take per task, then its outcome is 'timeout' (default: no limit)"
+        None, gt=0, le=MAX_SECONDS, allow_inf_nan=False,
+        description="seconds a system may take per task, then its outcome is 'timeout' (default: no limit)",
+    )
+    model_timeout_s: float | None = Field(
+        None, gt=0, le=MAX_SECONDS, allow_inf_nan=False,
+        description="seconds one attempt of a model call may take in all, to the last byte of the reply; then it "
+        f"fails as a 'timeout' and is tried again (default {DEFAULT_TIMEOUT_S:g})",
     )
     model_budget_s: float | None = Field(
-        None,
-        gt=0,
+        None, gt=0, le=MAX_SECONDS, allow_inf_nan=False,
         description="seconds of model calls one task may spend, retries and waits included; past it a call fails "
-        "as a 'timeout' model error (default: no budget; each call times out after 120 s and is tried up to 5 times)",
+        "as a 'timeout' model error (default: no budget; each attempt of a call may take --model-timeout, and a "
+        f"call is tried up to {_ATTEMPTS} times)",
     )
     executor: ExecutorName = Field(
         "local", description="where tasks are solved: local (threads) or ray (a Ray cluster; docs/ray.md)"
@@ -87,4 +109,4 @@ class RunConfig(BaseModel):
     options: RunOptions = Field(default_factory=RunOptions)
 
 
-__all__ = ["ExecutorName", "RunConfig", "RunOptions", "ViewMode"]
+__all__ = ["MAX_CONCURRENCY", "MAX_SECONDS", "ExecutorName", "RunConfig", "RunOptions", "ViewMode"]

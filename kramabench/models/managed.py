@@ -8,7 +8,15 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError, ModelOptions
+from kramabench.contracts import interrupt
+from kramabench.contracts.model import (
+    MAX_REPLY_CHARS,
+    ChatMessage,
+    Completion,
+    Model,
+    ModelError,
+    ModelOptions,
+)
 from kramabench.models.cache import ResponseCache, cache_key
 from kramabench.models.ids import ModelId
 from kramabench.models.recording import (
@@ -32,11 +40,15 @@ class ManagedModel:
     - recording: inside ``recording.scope(task_key, recorder)`` every call (hit, success or final error)
       gets the scope's next call index and is written to the recorder.
     - errors: a backend error that is not a :class:`ModelError` becomes ``ModelError(kind="other")``.
+    - timeout: a call whose options leave ``timeout_s`` unset gets ``timeout_s`` (the run's
+      ``--model-timeout``; None: the provider's default, 120 s).
+    - size: a reply longer than :data:`~kramabench.contracts.model.MAX_REPLY_CHARS` is cut there before it is
+      cached, recorded or returned; ``Completion.cut_from_chars`` keeps its length.
     Thread-safe when the backend is.
     """
 
     def __init__(self, backend: Model, model_id: str, *, cache: ResponseCache | None = None,
-                 cache_policy: bool | None = None) -> None:
+                 cache_policy: bool | None = None, timeout_s: float | None = None) -> None:
         self.backend = backend
         self.id = model_id
         mid = ModelId.parse(model_id)
@@ -45,6 +57,7 @@ class ManagedModel:
         self.base_url: str | None = getattr(backend, "base_url", None) or mid.base_url
         self.cache = cache if getattr(backend, "cacheable", True) else None
         self.cache_policy = cache_policy
+        self.timeout_s = timeout_s
 
     def __repr__(self) -> str:
         return f"ManagedModel({self.id!r}, cache={'off' if self.cache is None else self.cache_policy})"
@@ -63,6 +76,11 @@ class ManagedModel:
     def complete(self, messages: Sequence[ChatMessage | dict[str, Any]],
                  options: ModelOptions | None = None) -> Completion:
         options = options or ModelOptions()
+        if interrupt.requested():  # the process is stopping: no new request, whatever the provider
+            interrupt.mark_here()
+            raise ModelError("interrupted", f"{self.id}: not called: {interrupt.reason()}")
+        if options.timeout_s is None and self.timeout_s is not None:
+            options = options.model_copy(update={"timeout_s": self.timeout_s})
         try:
             msgs = [m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in messages]
         except ValueError as exc:
@@ -84,7 +102,7 @@ class ManagedModel:
                         "cached": True, "cost_usd": 0.0, "attempts": 0, "latency_s": time.monotonic() - t0})
             if completion is None:
                 with _calling(CallInfo(sc.task_key if sc else None, index, digest)):
-                    completion = self.backend.complete(msgs, options)
+                    completion = _capped(self.backend.complete(msgs, options))
                 if key is not None and self.cache is not None:
                     self.cache.put(key, self.provider, self.model, completion)
         except ModelError as exc:
@@ -111,14 +129,25 @@ class ManagedModel:
             rec = rec.model_copy(update={
                 "text": completion.text, "usage": completion.usage, "cost_usd": completion.cost_usd,
                 "finish_reason": completion.finish_reason, "response_model": completion.model,
-                "cached": completion.cached, "attempts": completion.attempts})
+                "cached": completion.cached, "attempts": completion.attempts,
+                "failed_attempts": completion.failed_attempts, "cut_from_chars": completion.cut_from_chars})
         if error is not None:
-            rec = rec.model_copy(update={"attempts": error.attempts, "error": CallErrorInfo(
-                kind=error.kind, message=error.message, attempts=error.attempts)})
+            rec = rec.model_copy(update={"attempts": error.attempts, "failed_attempts": error.failed_attempts,
+                                         "error": CallErrorInfo(kind=error.kind, message=error.message,
+                                                                attempts=error.attempts)})
         try:
             sc.recorder.write(rec)
         except Exception:  # recording must never turn a good answer into a failure
             logger.exception("could not record call %s #%s of %s", sc.task_key, index, self.id)
+
+
+def _capped(completion: Completion) -> Completion:
+    """The completion with its text cut at MAX_REPLY_CHARS (the cut is noted in ``cut_from_chars``)."""
+    if not isinstance(completion, Completion) or len(completion.text) <= MAX_REPLY_CHARS:
+        return completion
+    logger.warning("a reply of %d characters was cut to the first %d", len(completion.text), MAX_REPLY_CHARS)
+    return completion.model_copy(update={"text": completion.text[:MAX_REPLY_CHARS],
+                                         "cut_from_chars": len(completion.text)})
 
 
 __all__ = ["ManagedModel"]

@@ -1,7 +1,10 @@
 """HTTP providers: ``openai``, ``together`` and ``openai-compatible``, done by the real client packages.
 
 One :class:`ChatBackend` per model id. It makes one attempt at a time through the ``openai`` (or
-``together``) client with the library's own retries switched off, classifies failures into
+``together``) client with the library's own retries switched off, each attempt bounded by a total
+deadline (``ModelOptions.timeout_s``, the run's ``--model-timeout``; :mod:`kramabench.models.deadline`:
+a server that drips its reply a byte at a time is cut there too) and by the size of its reply
+(:data:`~kramabench.models.deadline.MAX_REPLY_BYTES`), classifies failures into
 :class:`~kramabench.contracts.model.ModelError` kinds and retries the retryable ones (see
 :class:`~kramabench.models.retry.RetryPolicy`), holding a slot of the endpoint's shared concurrency
 limiter during each attempt.
@@ -19,7 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.model import (
+    DEFAULT_TIMEOUT_S,
+    AttemptFailure,
     ChatMessage,
     Completion,
     ModelError,
@@ -27,6 +33,7 @@ from kramabench.contracts.model import (
     ModelOptions,
     Usage,
 )
+from kramabench.models import deadline
 from kramabench.models.budget import remaining as budget_remaining
 from kramabench.models.limits import ConcurrencyLimiter, limiter_for
 from kramabench.models.pricing import Price, cost_usd, price_for
@@ -121,14 +128,15 @@ class ChatBackend:
         if self.provider == "together":
             import together
 
-            kwargs: dict[str, Any] = {"api_key": key, "max_retries": 0}
+            kwargs: dict[str, Any] = {"api_key": key, "max_retries": 0,
+                                      "http_client": deadline.http_client(together.DefaultHttpxClient)}
             if url:
                 # the together client appends /v1/chat/completions to its base URL
                 kwargs["base_url"] = re.sub(r"/v1/?$", "", url.rstrip("/"))
             return together.Together(**kwargs)
         import openai
 
-        kwargs = {"api_key": key, "max_retries": 0}
+        kwargs = {"api_key": key, "max_retries": 0, "http_client": deadline.http_client(openai.DefaultHttpxClient)}
         if url:
             kwargs["base_url"] = url
         return openai.OpenAI(**kwargs)
@@ -143,9 +151,9 @@ class ChatBackend:
         Never retried: an unreachable URL is one line, not N retries per task."""
         try:
             if self.provider == "openai":
-                self._client.models.retrieve(self.model, timeout=timeout_s)
+                deadline.bounded(lambda: self._client.models.retrieve(self.model, timeout=timeout_s), timeout_s)
             else:
-                self._client.models.list(timeout=timeout_s)
+                deadline.bounded(lambda: self._client.models.list(timeout=timeout_s), timeout_s)
         except Exception as exc:  # classified below
             kind, message, _ = classify(exc)
             if kind == "not_found" and self.provider != "openai":
@@ -182,9 +190,17 @@ class ChatBackend:
         return params
 
     def _attempt(self, params: dict[str, Any], options: ModelOptions) -> Completion:
+        """One request, answered in full within the attempt's deadline: the call's timeout, or what is left of
+        the task's model-time budget if that is less."""
+        limit = options.timeout_s or DEFAULT_TIMEOUT_S
         left = _left_or_none(self.id)
-        timeout = options.timeout_s if left is None else min(options.timeout_s, left)
-        resp = self._client.chat.completions.create(**params, timeout=timeout)
+        seconds = limit if left is None else min(limit, left)
+        try:
+            resp = deadline.bounded(lambda: self._client.chat.completions.create(**params, timeout=seconds),
+                                    seconds, what=self.id)
+        except deadline.DeadlineExceeded as e:
+            why = "(--model-timeout)" if seconds == limit else "(what was left of the task's --model-budget)"
+            raise deadline.DeadlineExceeded(f"{e} {why}") from None
         return self._parse(resp)
 
     def _parse(self, resp: Any) -> Completion:
@@ -233,32 +249,45 @@ class ChatBackend:
         params = self._params(messages, options)
         t0 = time.monotonic()
         attempt = 0
+        failed: list[AttemptFailure] = []
         while True:
             attempt += 1
             retry_after: float | None = None
             budget_remaining(self.id)  # a spent model-time budget: a timeout error, no request
             with self.limiter.slot():
+                t_attempt = time.monotonic()
                 try:
                     completion = self._attempt(params, options)
+                except interrupt.Interrupted as exc:
+                    interrupt.mark_here()
+                    raise ModelError("interrupted", f"{self.id}: the call was abandoned: {interrupt.reason()}",
+                                     attempts=attempt, failed_attempts=failed) from exc
                 except Exception as exc:  # classified below; never escapes unclassified
                     kind, message, retry_after = classify(exc)
                     cause: BaseException = exc
                 else:
                     if completion.finish_reason == "length":
                         logger.info("%s: answer truncated (finish_reason=length)", self.id)
-                    return completion.model_copy(update={"latency_s": time.monotonic() - t0, "attempts": attempt})
+                    return completion.model_copy(update={"latency_s": time.monotonic() - t0, "attempts": attempt,
+                                                         "failed_attempts": failed})
+            tried = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
             if kind not in self.retry.retry_on or attempt >= options.max_attempts:
-                tried = f" (after {attempt} attempt{'s' if attempt > 1 else ''})"
-                raise ModelError(kind, f"{self.id}: {message}{tried}", attempts=attempt) from cause
+                raise ModelError(kind, f"{self.id}: {message} ({tried})", attempts=attempt,
+                                 failed_attempts=failed) from cause
+            failed.append(AttemptFailure(attempt=attempt, kind=kind, message=message,
+                                         elapsed_s=round(time.monotonic() - t_attempt, 3)))
             delay = self.retry.delay(attempt, retry_after)
             left = _left_or_none(self.id)
             if left is not None and left <= delay:
-                raise ModelError(kind, f"{self.id}: {message} (after {attempt} attempt{'s' if attempt > 1 else ''}; "
-                                       "the task's model-time budget leaves no time for another)",
-                                 attempts=attempt) from cause
+                raise ModelError(kind, f"{self.id}: {message} ({tried}; the task's model-time budget leaves no time "
+                                       "for another)", attempts=attempt, failed_attempts=failed[:-1]) from cause
             logger.warning("%s: %s: %s; attempt %d/%d, retrying in %.2fs", self.id, kind, message, attempt,
                            options.max_attempts, delay)
-            time.sleep(delay)
+            if interrupt.wait(delay):
+                interrupt.mark_here()
+                raise ModelError("interrupted", f"{self.id}: {message} ({tried}); not tried again: "
+                                                f"{interrupt.reason()}", attempts=attempt,
+                                 failed_attempts=failed[:-1]) from cause
 
 
 class _BadResponse(Exception):
@@ -303,6 +332,13 @@ def classify(exc: BaseException) -> tuple[ModelErrorKind, str, float | None]:
     names = {c.__name__ for c in type(exc).__mro__}
     if isinstance(exc, _BadResponse):
         return "bad_response", str(exc), None
+    ours = deadline.cause_of(exc)  # the attempt's deadline or the reply's size, met inside the client
+    if isinstance(ours, deadline.ReplyTooLarge):
+        return "bad_response", str(ours), None
+    if isinstance(ours, deadline.DeadlineExceeded):
+        return "timeout", f"request timed out: {ours}", None
+    if ours is not None:
+        return "timeout", f"request timed out: {ours}", None
     if "APITimeoutError" in names or isinstance(exc, TimeoutError):
         return "timeout", f"request timed out ({type(exc).__name__})", None
     if "APIConnectionError" in names:

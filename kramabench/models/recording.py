@@ -43,7 +43,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.contracts.model import ChatMessage, ModelOptions, Usage
+from kramabench.contracts.model import AttemptFailure, ChatMessage, ModelOptions, Usage
 from kramabench.contracts.records import repair_torn_tail
 from kramabench.models.cache import answer_options
 
@@ -90,6 +90,10 @@ class CallRecord(BaseModel):
     response_model: str | None = None
     cached: bool = False
     attempts: int = 0
+    failed_attempts: list[AttemptFailure] = Field(
+        default_factory=list, description="attempts that failed and were tried again (a timeout, a 429, ...)"
+    )
+    cut_from_chars: int | None = Field(None, description="the reply was this long; `text` holds its first part")
     error: CallErrorInfo | None = None
     started_at: datetime
 

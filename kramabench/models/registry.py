@@ -79,11 +79,13 @@ replay_provider = _replay_factory
 
 
 def get_model(model_id: str, *, cache: bool | None = None, cache_dir: str | Path | None = None,
-              **options: Any) -> ManagedModel:
+              timeout_s: float | None = None, **options: Any) -> ManagedModel:
     """Make the model of an id; fails at once (``ModelError``) on a missing key or a bad id/option.
 
     ``cache``: None = cache calls at temperature 0 (default), True = all calls, False = none (the CLI's
-    ``--no-cache``). ``cache_dir``: else ``KRAMABENCH_CACHE`` or the user cache dir. Other options go
+    ``--no-cache``). ``cache_dir``: else ``KRAMABENCH_CACHE`` or the user cache dir. ``timeout_s``: the
+    deadline of each attempt of a call whose options leave it unset (the run's ``--model-timeout``; None:
+    120 s). Other options go
     to the provider: for openai/together/openai-compatible ``api_key``, ``base_url``, ``concurrency``,
     ``retry`` (RetryPolicy or dict), ``price`` (Price or {"input_per_m", "output_per_m"}); for replay
     ``ignore_mismatch``.
@@ -113,7 +115,8 @@ def get_model(model_id: str, *, cache: bool | None = None, cache_dir: str | Path
             store = open_cache(cache_dir)
         except Exception as exc:  # an unusable cache folder: run without a cache, say so
             logger.warning("response cache unavailable (%s); continuing without it", exc)
-    return ManagedModel(backend, getattr(backend, "id", None) or str(mid), cache=store, cache_policy=cache)
+    return ManagedModel(backend, getattr(backend, "id", None) or str(mid), cache=store, cache_policy=cache,
+                        timeout_s=timeout_s)
 
 
 __all__ = [

@@ -167,6 +167,8 @@ class RichProgress(Progress):
 
 def make_progress(kind: str = "auto") -> Progress:
     """``auto``: rich on a terminal, plain lines otherwise; ``plain``; ``rich``; ``none``."""
+    if kind not in ("auto", "rich", "plain", "none"):
+        raise ValueError(f"unknown progress display {kind!r}: choose auto, rich, plain or none")
     if kind == "none":
         return Progress()
     if kind == "rich" or (kind == "auto" and sys.stderr.isatty()):

@@ -35,6 +35,7 @@ from typing import Any
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
+from kramabench.contracts.sandbox import Pooled
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
 from kramabench.run.artifacts import fresh_unit_dir, record_artifacts, unit_folder
 from kramabench.run.executor import ExecutorContext, make_executor
@@ -306,11 +307,16 @@ class Runner:
         system = self.system if self.system is not None else self.build_system()
         self.manifest.lake_view = self.views.modes
         self.manifest.status = "running"
+        # units this run set out to do, those already recorded included (a viewer's "done / planned")
+        planned = len(items) + skipped
+        self.manifest.counts["planned"] = planned
         self.manifest.finished_at = None
         self.store.write_manifest(self.manifest)
 
-        n = self.options.concurrency
         total = len(items)
+        # never more workers or warm sandboxes than tasks to run (-j 64 --limit 1 starts one of each)
+        n = max(1, min(self.options.concurrency, total))
+        self._size_sandbox_pool(total)
         self.progress.start(total, label=f"{self.manifest.run_id} · {self.manifest.system}")
         new_records: list[Record] = []
         dropped = 0
@@ -407,7 +413,7 @@ class Runner:
             self.manifest.status = "interrupted" if interrupted else "finished"
             self.manifest.stop_reason = self.guard.cause if interrupted else None
             self.manifest.finished_at = _now()
-            self.manifest.counts = _counts(all_records)
+            self.manifest.counts = {**_counts(all_records), "planned": planned}
             if isinstance(self.judge, CountsCalls):
                 self.manifest.counts["judge"] = jsonable(self.judge.stats)
             self.store.write_manifest(self.manifest)
@@ -429,6 +435,12 @@ class Runner:
             manifest=self.manifest,
             fatal=self.guard.cause,
         )
+
+    def _size_sandbox_pool(self, tasks: int) -> None:
+        """Warm sandboxes for the runs this run can make at once: never more than its tasks to run."""
+        sandbox = self.ctx.sandbox
+        if isinstance(sandbox, Pooled):
+            sandbox.set_concurrency(min(self.options.sandbox_concurrency or self.options.concurrency, max(1, tasks)))
 
     def _check_fatal(self) -> None:
         if self.guard.tripped and not self._stop.is_set():

@@ -191,10 +191,12 @@ class Prepared:
                     log.warning("cleanup failed: %s", e)
 
 
-def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, role: str = "model") -> Any:
-    """The model of a run, checked by one cheap preflight request (key, endpoint, model name)."""
+def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, role: str = "model",
+                timeout_s: float | None = None) -> Any:
+    """The model of a run, checked by one cheap preflight request (key, endpoint, model name); ``timeout_s``:
+    the deadline of each attempt of its calls (``--model-timeout``; None: 120 s)."""
     try:
-        model = get_model(model_id)
+        model = get_model(model_id, timeout_s=timeout_s)
     except ModelError as e:
         raise RunSetupError(f"{role} {model_id}: {e.message}" if e.kind != "missing_key" else e.message) from e
     except (ValueError, KeyError) as e:
@@ -213,10 +215,11 @@ def _make_sandbox(backend: str, limit: int) -> Any:
         raise RunSetupError(str(e)) from e
 
 
-def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None) -> Any:
+def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None,
+                timeout_s: float | None = None) -> Any:
     """The judge of a run: the setting says which (the design judge for pipeline-design, else the paraphrase
     judge), on a model made and checked (preflight) like the system's."""
-    return setting.make_judge(_make_model(judge_id, limit, guard, role="judge"))
+    return setting.make_judge(_make_model(judge_id, limit, guard, role="judge", timeout_s=timeout_s))
 
 
 def open_resume(results: Path, run_id: str | None) -> ResumeState:
@@ -299,6 +302,8 @@ def prepare(
         resume = None
 
     _check_executor(opts)
+    if opts.retry_errors and not config.resume:
+        raise RunSetupError("--retry-errors needs --resume --run-id RUN: it runs the error outcomes of that run again")
 
     try:
         setting = get_setting(opts.setting)
@@ -363,9 +368,9 @@ def _prepare_rest(
     old = resume.manifest if resume is not None else None
     guard = FatalGuard()
     limit = opts.model_concurrency or opts.concurrency
-    model = _make_model(config.model, limit, guard) if config.model else None
+    model = _make_model(config.model, limit, guard, timeout_s=opts.model_timeout_s) if config.model else None
     judge_id = config.judge or setting.default_judge
-    judge = _make_judge(judge_id, limit, setting, guard) if judge_id else None
+    judge = _make_judge(judge_id, limit, setting, guard, opts.model_timeout_s) if judge_id else None
     sandbox = None
     if spec.needs_sandbox:
         sandbox = _make_sandbox(config.sandbox, opts.sandbox_concurrency or opts.concurrency)

@@ -39,7 +39,13 @@ Fault replies: :meth:`Reply.rate_limit` (429 + Retry-After), :meth:`Reply.server
 status), :meth:`Reply.slow` (answers after a delay, e.g. longer than the client's timeout),
 :meth:`Reply.malformed` (200 with a body that is not JSON), :meth:`Reply.empty_choices`,
 :meth:`Reply.truncated` (finish_reason ``length``), :meth:`Reply.disconnect` (closes the connection
-without answering), :meth:`Reply.error` (any status with an OpenAI-style error body).
+without answering), :meth:`Reply.error` (any status with an OpenAI-style error body), :meth:`Reply.drip`
+(200 at once, then the body a byte at a time: no read timeout ever fires), :meth:`Reply.huge` (a reply text
+of N MB, generated while it is sent).
+
+Streaming: a request with ``"stream": true`` is answered with server-sent events (one ``chat.completion.chunk``
+per word of the text, then a usage chunk when ``stream_options.include_usage`` asks for it, then ``[DONE]``);
+a dripping reply drips those events too.
 
 Usage numbers: ``prompt_tokens`` defaults to the number of whitespace-separated words in all messages,
 ``completion_tokens`` to the words of the reply text; a Reply can set both explicitly.
@@ -49,6 +55,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import signal
 import sys
 import threading
@@ -82,6 +89,12 @@ class Reply:
     drop_connection: bool = False
     """close the connection without sending a response"""
     error_message: str | None = None
+    drip_bytes: int = 0
+    """send the body ``drip_bytes`` at a time (0: all at once), waiting ``drip_interval_s`` between pieces"""
+    drip_interval_s: float = 1.0
+    repeat_text: int = 1
+    """the reply text is ``text`` repeated this many times, generated while it is sent (a huge reply
+    without holding it in the server's memory)"""
 
     # -- constructors for the common faults -------------------------------------------------------
     @classmethod
@@ -124,6 +137,17 @@ class Reply:
     @classmethod
     def disconnect(cls) -> Reply:
         return cls(drop_connection=True)
+
+    @classmethod
+    def drip(cls, text: str = "OK", *, every_s: float = 1.0, nbytes: int = 1, **kw: Any) -> Reply:
+        """HTTP 200 at once, then the body ``nbytes`` at a time, one piece every ``every_s`` seconds (a reply
+        that never stalls long enough for a read timeout, yet takes ``len(body) * every_s`` in all)."""
+        return cls(text=text, drip_bytes=nbytes, drip_interval_s=every_s, **kw)
+
+    @classmethod
+    def huge(cls, megabytes: float, piece: str = "x", **kw: Any) -> Reply:
+        """A reply text of about ``megabytes`` MB (``piece`` repeated), streamed out by the server."""
+        return cls(text=piece, repeat_text=max(1, int(megabytes * 1e6 / max(1, len(piece)))), **kw)
 
 
 class PortInUse(OSError):
@@ -327,6 +351,43 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+def _body_pieces(before: bytes, piece: bytes, times: int, after: bytes) -> Any:
+    yield before
+    block = piece * max(1, (1 << 16) // max(1, len(piece)))
+    per = max(1, len(block) // max(1, len(piece)))
+    left = times
+    while left > 0:
+        n = min(left, per)
+        yield block if n == per else piece * n
+        left -= n
+    yield after
+
+
+def _sse_events(reply: Reply, head: dict[str, Any], usage: dict[str, Any] | None) -> Any:
+    def event(obj: dict[str, Any]) -> bytes:
+        return b"data: " + json.dumps({**head, "object": "chat.completion.chunk", **obj}).encode() + b"\n\n"
+
+    yield event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+    for _ in range(reply.repeat_text):
+        for word in re.split(r"(?<= )", reply.text):  # the text whole again when joined
+            if word:
+                yield event({"choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]})
+    yield event({"choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
+    if usage is not None:
+        yield event({"choices": [], "usage": usage})
+    yield b"data: [DONE]\n\n"
+
+
+def _dripped(pieces: Any, nbytes: int) -> Any:
+    """The pieces as they are, or cut ``nbytes`` at a time."""
+    for data in pieces:
+        if not nbytes:
+            yield data
+            continue
+        for i in range(0, len(data), nbytes):
+            yield data[i:i + nbytes]
+
+
 def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
     class _Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -478,22 +539,59 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 prompt_tokens = sum(_words(_content_text(m.get("content"))) for m in req.messages)
             completion_tokens = reply.completion_tokens
             if completion_tokens is None:
-                completion_tokens = _words(reply.text)
-            choices = [] if reply.no_choices else [{
-                "index": 0,
-                "message": {"role": "assistant", "content": reply.text},
-                "finish_reason": reply.finish_reason,
-                "logprobs": None,
-            }]
-            self._json(200, {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": reply.model or req.model or "test-model",
-                "choices": choices,
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
-            }, reply.headers)
+                completion_tokens = _words(reply.text) * reply.repeat_text
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                     "total_tokens": prompt_tokens + completion_tokens}
+            head = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "created": int(time.time()),
+                    "model": reply.model or req.model or "test-model"}
+            if req.body.get("stream"):
+                include_usage = bool((req.body.get("stream_options") or {}).get("include_usage"))
+                self._send_pieces(_sse_events(reply, head, usage if include_usage else None), None, reply,
+                                  content_type="text/event-stream")
+                return
+            if reply.no_choices:
+                body = {**head, "object": "chat.completion", "choices": [], "usage": usage}
+                self._send_pieces([json.dumps(body).encode()], None, reply)
+                return
+            # the body around the text, the text escaped once and repeated: a reply of any size, never held whole
+            marker = "\x00TEXT\x00"
+            body = {**head, "object": "chat.completion", "choices": [{
+                "index": 0, "message": {"role": "assistant", "content": marker},
+                "finish_reason": reply.finish_reason, "logprobs": None}], "usage": usage}
+            before, after = json.dumps(body).encode().split(json.dumps(marker)[1:-1].encode())
+            piece = json.dumps(reply.text)[1:-1].encode()
+            total = len(before) + len(piece) * reply.repeat_text + len(after)
+            self._send_pieces(_body_pieces(before, piece, reply.repeat_text, after), total, reply)
+
+        def _send_pieces(self, pieces: Any, length: int | None, reply: Reply,
+                         content_type: str = "application/json") -> None:
+            """Status 200, then the pieces: with ``length`` as one body of that length, else chunked; a
+            dripping reply sends them ``drip_bytes`` at a time."""
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", content_type)
+                if length is None:
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(length))
+                for k, v in reply.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.flush()
+                for data in _dripped(pieces, reply.drip_bytes):
+                    if server._stop.is_set():
+                        self.close_connection = True
+                        return
+                    if reply.drip_bytes:
+                        server._sleep(reply.drip_interval_s)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if length is None else data)
+                    if reply.drip_bytes:
+                        self.wfile.flush()
+                if length is None:
+                    self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (its deadline)
+                self.close_connection = True
 
     return _Handler
 

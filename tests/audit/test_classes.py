@@ -136,3 +136,15 @@ def test_proposed_reviews_file_is_a_draft_that_loads_once_uncommented(audit, tmp
     (tmp_path / "reviews.toml").write_text(uncommented.replace("[[review]]", "\n[[review]]"))
     ef = load_errata(tmp_path / "reviews.toml")
     assert sorted(r.task for r in ef.reviews) == sorted(keep)
+
+
+def test_upstream_listing_names_the_files_it_does_not_store() -> None:
+    """The two domains not in ../shared are covered too: their unstored files come from the shipped listing."""
+    from kramabench.audit.classes import upstream_not_stored, yes_no_alternatives
+
+    assert "usa.gpkg" in upstream_not_stored("wildfire")
+    assert any(p.startswith("swarmb/") for p in upstream_not_stored("astronomy"))
+    assert upstream_not_stored("archeology") == ["worldcities.csv"] and upstream_not_stored("legal") == []
+    assert yes_no_alternatives("Is the year different or the same as 2007? Answer with True or False.", "False")
+    assert yes_no_alternatives("Is it the same year? Answer with True or False.", "False") is None
+    assert yes_no_alternatives("Is it different or the same?", 2007) is None  # not a yes/no gold

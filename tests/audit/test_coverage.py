@@ -19,6 +19,13 @@ def _official(shared_kramabench: Path, domains: list[str]):  # noqa: ANN202
     return ef, [load_workload(shared_kramabench, d, errata=ef, validate=False) for d in domains]
 
 
+def test_a_root_outside_the_repository_loads_the_official_reviews(shared_kramabench: Path) -> None:
+    """The fetched suite (like any official root without its own errata.toml) carries the same errata."""
+    wl = load_workload(shared_kramabench, "legal", validate=False)
+    assert len(wl.reviews) == len(wl.tasks) == 30
+    assert wl.review_of("legal-easy-20").klass == "solution-defect"
+
+
 def test_every_task_of_the_covered_domains_has_one_class(shared_kramabench: Path) -> None:
     ef, wls = _official(shared_kramabench, COVERED)
     cov = coverage(wls, ef, root=str(shared_kramabench))
@@ -81,5 +88,12 @@ def test_cli_without_the_official_suite_names_the_fetch(tmp_path: Path, monkeypa
     monkeypatch.setenv("KRAMABENCH_HOME", str(tmp_path / "home"))
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(build_app(), ["audit"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "not fetched" in text and "kramabench fetch kramabench" in text and "unknown without the workloads" in text
+    legal = next(ln.split() for ln in res.output.splitlines() if ln.split()[:1] == ["legal"])
+    assert legal[1] == "30"  # the reviews the official errata record
+    res = CliRunner().invoke(build_app(), ["audit", "coverage", "--check"])
+    assert res.exit_code == 1
+    res = CliRunner().invoke(build_app(), ["audit", "coverage", "-w", str(tmp_path / "nowhere")])
     assert res.exit_code == 2
-    assert "kramabench fetch kramabench" in " ".join(res.output.split())

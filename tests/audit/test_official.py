@@ -1,13 +1,14 @@
 """``audit reference`` over the official domains (../shared/kramabench).
 
-The official solutions are not in ../shared (see its README), so two tests:
+Two kinds of tests:
 
 - with solutions written here in the official style (relative ``./data/<domain>/input/`` paths, a prose
   or bare ``print``) over the real official lakes and golds: the audit's per-task outcome equals the
   outcome of running each solution by hand (``python solutions/<domain>/<task>.py`` from the root), and
   the value is read out of prose;
-- with the fetched official solutions, when ``kramabench fetch kramabench`` has been run on this machine
-  (skipped otherwise, saying so): the same comparison for every official task.
+- with the official solutions (fetched by ``kramabench fetch kramabench``, else those of the four domains
+  in ../shared/kramabench/solutions; skipped, saying so, when neither is here): the same comparison for
+  every official task, and the classes ``audit reference`` proposes against the reviewed ones.
 """
 
 from __future__ import annotations
@@ -49,9 +50,16 @@ OWN = {
 }
 
 
-def _by_hand(root: Path, domain: str, task_id: str) -> tuple[bool, str]:
+#: official solutions whose printed value depends on the environment (its review in the errata says why)
+UNSTABLE = {
+    "archeology-hard-1": "interpolates between ages rounded to kiloyears: 13 samples tie, and which one a sort returns "
+    "differs between Python/pandas builds (8665.5244 in the sandbox, 8615.3619 with another interpreter)",
+}
+
+
+def _by_hand(root: Path, domain: str, task_id: str, python: str = sys.executable) -> tuple[bool, str]:
     """Run a solution as a person would: from the root, with the lake at ./data/<domain>/input."""
-    proc = subprocess.run([sys.executable, f"solutions/{domain}/{task_id}.py"], cwd=root, capture_output=True,
+    proc = subprocess.run([python, f"solutions/{domain}/{task_id}.py"], cwd=root, capture_output=True,
                           text=True, timeout=600, env={"PATH": os.environ.get("PATH", ""), "HOME": str(root)})  # fmt: skip
     lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
     return proc.returncode == 0 and bool(lines), lines[-1] if lines else ""
@@ -65,14 +73,17 @@ def _compare(root: Path, domains: list[str], task_ids: list[str] | None) -> tupl
         wls = [load_workload(root, d) for d in domains]
         audit = audit_reference(wls, sb, workload_name="official", root=root, sandbox_name="local", timeout_s=600,
                                 task_ids=task_ids)  # fmt: skip
+        # by hand with the sandbox's interpreter: the same pandas as the audit (official solutions differ by version)
+        python = sb.run("import sys; print(sys.executable)", wls[0].lake).stdout.strip() or sys.executable
     finally:
         sb.close()
     by_task = {i.task_id: i for i in audit.tasks()}
-    by_hand = {t: _by_hand(root, i.domain, t) for t, i in by_task.items() if i.cause != "no-solution"}
+    by_hand = {t: _by_hand(root, i.domain, t, python) for t, i in by_task.items() if i.cause != "no-solution"}
     for tid, (ok, last) in by_hand.items():
         item = by_task[tid]
-        assert (item.verdict != "cannot-run") == ok, (tid, item.verdict, item.cause, last)
-        if ok:
+        unreadable = item.cause == "prints-nothing" and ok  # ran and printed, but no answer of its type
+        assert (item.verdict != "cannot-run" or unreadable) == ok, (tid, item.verdict, item.cause, last)
+        if ok and not unreadable and tid not in UNSTABLE:
             assert item.extraction is not None and item.extraction.text == last, (tid, item.extraction)
     return by_task, by_hand
 
@@ -106,13 +117,46 @@ def test_official_domains_with_official_style_solutions(shared_kramabench: Path,
     assert by_task["legal-easy-11"].verdict == "reproduces"
 
 
-def test_fetched_official_solutions_match_running_them_by_hand() -> None:
+def _root_with_official_solutions() -> Path:
+    """The fetched official suite if it is here, else ../shared/kramabench (which holds the solutions of its
+    four domains); skips, saying so, when neither has them."""
     from kramabench.workload.fetch import official_root, read_fetch_manifest
 
+    shared = Path(os.environ.get("KRAMABENCH_SHARED") or Path(__file__).resolve().parents[3] / "shared") / "kramabench"
     root = official_root()
-    if read_fetch_manifest(root) is None or not (root / "solutions").is_dir():
-        pytest.skip(f"the official solutions are not fetched on this machine (no {root / 'solutions'}); "
-                    "run `kramabench fetch kramabench` where GitHub is reachable to run this comparison")  # fmt: skip
+    if read_fetch_manifest(root) is not None and (root / "solutions").is_dir():
+        return root
+    if (shared / "solutions").is_dir():
+        return shared
+    pytest.skip(f"the official solutions are neither fetched on this machine (no {root / 'solutions'}) nor in "
+                f"{shared}; run `kramabench fetch kramabench` where GitHub is reachable")  # fmt: skip
+
+
+def test_official_solutions_match_running_them_by_hand() -> None:
+    root = _root_with_official_solutions()
     domains = sorted(p.name for p in (root / "solutions").iterdir() if p.is_dir() and (root / "workload" / f"{p.name}.json").is_file())
     by_task, by_hand = _compare(root, domains, None)
     assert by_hand, "no official solution ran"
+
+
+def test_proposed_classes_agree_with_the_reviewed_ones() -> None:
+    """The first pass of ``audit reference`` and the hand review of the errata tell the same story: every
+    proposal equals the reviewed class, except where only computing the answer by hand could tell (a gold
+    defect) or where the audit has nothing to propose (no solution of its own)."""
+    from kramabench.sandbox.registry import get_sandbox
+
+    root = _root_with_official_solutions()
+    domains = ["archeology", "biomedical", "environment", "legal"]
+    sb = get_sandbox("local")
+    try:
+        wls = [load_workload(root, d) for d in domains]
+        audit = audit_reference(wls, sb, workload_name="official", root=root, sandbox_name="local", timeout_s=600)
+    finally:
+        sb.close()
+    assert len(audit.proposals) == sum(len(w.tasks) for w in wls)
+    assert all(p.reviewed is not None for p in audit.proposals), "a task without a reviewed class"
+    off = [(p.task_id, p.reviewed, p.klass) for p in audit.proposals
+           if p.klass != p.reviewed and p.reviewed != "gold-defect" and p.klass is not None]  # fmt: skip
+    assert off == []
+    agree = sum(p.klass == p.reviewed for p in audit.proposals)
+    assert agree >= 0.9 * len(audit.proposals)

@@ -160,3 +160,31 @@ def test_standalone_command_stops_when_sigint_arrives_ignored():
     finally:
         proc.kill()
     assert rc == 0
+
+
+def test_drip_sends_the_body_piece_by_piece(openai_server):
+    openai_server.default = Reply.drip("hi", every_s=0.01, nbytes=4)
+    client = openai.OpenAI(base_url=openai_server.base_url, api_key="k", max_retries=0)
+    t0 = time.monotonic()
+    r = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    assert r.choices[0].message.content == "hi"
+    assert time.monotonic() - t0 >= 0.3  # ~250 bytes, 4 at a time, 10 ms apart
+
+
+def test_huge_reply_has_the_size_asked_for(openai_server):
+    openai_server.default = Reply.huge(2, piece="ab\n")
+    client = openai.OpenAI(base_url=openai_server.base_url, api_key="k", max_retries=0)
+    r = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    text = r.choices[0].message.content
+    assert text == "ab\n" * (2_000_000 // 3) and r.usage.completion_tokens == 2_000_000 // 3
+
+
+def test_streamed_replies_are_server_sent_events(openai_server):
+    openai_server.default = Reply(text="the answer is 42", completion_tokens=4)
+    client = openai.OpenAI(base_url=openai_server.base_url, api_key="k", max_retries=0)
+    chunks = list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
+                                                 stream=True, stream_options={"include_usage": True}))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "the answer is 42"
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 4

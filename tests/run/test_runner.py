@@ -52,7 +52,7 @@ def test_run_records_every_outcome(tmp_path, scripted, synth_root):
     assert len(content["json_sha256"]) == 64 and content["tasks"] == 8 and content["lake"]["files"] == 2
     assert content["solutions_sha256"] is None  # this workload has no reference solutions
     assert "pydantic" in m.packages and "python" in m.packages
-    assert m.counts["records"] == 8 and m.counts["errors"] == 2
+    assert m.counts["records"] == 8 and m.counts["errors"] == 2 and m.counts["planned"] == 8
     assert m.lake_view == "hardlink"
     # records.jsonl holds exactly one line per outcome
     lines = (tmp_path / "res" / "r1" / "records.jsonl").read_text().splitlines()

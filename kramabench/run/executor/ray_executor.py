@@ -107,6 +107,8 @@ class WorkerSetup:
     cache_dir: str | None
     #: --model-budget: seconds of model time per task (None: no budget)
     model_budget_s: float | None = None
+    #: --model-timeout: the deadline of each attempt of a model call (None: 120 s)
+    model_timeout_s: float | None = None
     model_limiter: Any = None
     sandbox_limiter: Any = None
 
@@ -201,7 +203,7 @@ class _Worker:
             if setup.model_id:
                 from kramabench.models import get_model
 
-                model = get_model(setup.model_id)
+                model = get_model(setup.model_id, timeout_s=setup.model_timeout_s)
                 if setup.model_limiter is not None:
                     model = _Slots(model, setup.model_limiter, self.holder, "complete")
             if spec.needs_sandbox and setup.sandbox:
@@ -393,6 +395,7 @@ class RayExecutor:
             seed=opts.seed,
             cache_dir=self.cache_dir,
             model_budget_s=opts.model_budget_s,
+            model_timeout_s=opts.model_timeout_s,
             model_limiter=model_lim,
             sandbox_limiter=sandbox_lim,
         )

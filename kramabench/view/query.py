@@ -1,0 +1,200 @@
+"""Filter, search, sort and page the rows of a run: the task table's query, as the URL carries it.
+
+The page keeps its filter in its own URL (``?run=...&domain=legal&outcome=error&q=timeout``) and sends
+the same keys to ``/api/runs/<run>/rows``; :class:`RowQuery` is that query, validated (an unknown key or
+a bad value is a 400 that names it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from kramabench.view.rows import OUTCOMES, Row, natural_key
+
+#: rows a page may ask for at once
+MAX_LIMIT = 1000
+
+
+class QueryError(ValueError):
+    """A query the API refuses; the message names the key."""
+
+
+def _task_key(r: Row) -> tuple[Any, ...]:
+    return r.order
+
+
+#: sort name -> the row's key for it (None: the row has no value there; such rows go last either way)
+SORTS: dict[str, Callable[[Row], Any]] = {
+    "task": _task_key,
+    "domain": lambda r: (natural_key(r.domain), *_task_key(r)),
+    "score": lambda r: r.value,
+    "outcome": lambda r: OUTCOMES.index(r.outcome),
+    "error": lambda r: r.error_kind,
+    "type": lambda r: r.answer_type,
+    "difficulty": lambda r: r.difficulty,
+    "wall": lambda r: r.wall_s,
+    "cost": lambda r: r.cost_usd,
+    "tokens": lambda r: r.tokens,
+    "steps": lambda r: r.steps,
+    "time": lambda r: r.finished_at,
+    "line": lambda r: r.line,
+}
+
+
+def sort_rows(rows: list[Row], sort: str, *, presorted: bool = False) -> list[Row]:
+    """Rows by a sort key ('-' first: descending); ties and rows without a value in task order
+    (``presorted``: the rows come in task order already)."""
+    get = SORTS[sort.lstrip("-")]
+    if not presorted:
+        rows = sorted(rows, key=_task_key)
+    if sort == "task":
+        return list(rows)
+    present = [r for r in rows if get(r) is not None]
+    present.sort(key=get, reverse=sort.startswith("-"))  # stable: ties keep task order
+    return present + [r for r in rows if get(r) is None]
+
+
+#: facet name -> the row's value for it
+FACETS: dict[str, Callable[[Row], str | None]] = {
+    "domain": lambda r: r.domain,
+    "difficulty": lambda r: r.difficulty,
+    "outcome": lambda r: r.outcome,
+    "error": lambda r: r.error_kind,
+    "type": lambda r: r.answer_type,
+    "setting": lambda r: r.setting,
+}
+
+
+def search_terms(text: str) -> list[str]:
+    """Lower-cased words of a search, a "quoted phrase" as one term (an unclosed quote runs to the end)."""
+    terms: list[str] = []
+    for k, part in enumerate(text.lower().split('"')):
+        if k % 2:
+            if part.strip():
+                terms.append(part)
+        else:
+            terms.extend(part.split())
+    return terms
+
+
+def _csv(v: Any) -> list[str]:
+    if v is None or v == "":
+        return []
+    if isinstance(v, list):
+        return [x for item in v for x in _csv(item)]
+    return [x for x in str(v).split(",") if x != ""]
+
+
+class RowQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    q: str = Field("", description="words that must all appear (case-insensitive) in the task's text")
+    domain: list[str] = Field(default_factory=list)
+    difficulty: list[str] = Field(default_factory=list)
+    outcome: list[str] = Field(default_factory=list)
+    error: list[str] = Field(default_factory=list, description="error kinds; 'none' for rows without an error")
+    type: list[str] = Field(default_factory=list, description="answer types")
+    setting: list[str] = Field(default_factory=list)
+    min: float | None = Field(None, ge=0, le=100, description="lowest score, percent")
+    max: float | None = Field(None, ge=0, le=100, description="highest score, percent")
+    attempts: str = Field("latest", pattern="^(latest|all)$")
+    sort: str = "task"
+    offset: int = Field(0, ge=0)
+    limit: int = Field(100, ge=1, le=MAX_LIMIT)
+
+    _multi = field_validator("domain", "difficulty", "outcome", "error", "type", "setting", mode="before")(_csv)
+
+    @field_validator("outcome")
+    @classmethod
+    def _outcomes(cls, v: list[str]) -> list[str]:
+        bad = [x for x in v if x not in OUTCOMES]
+        if bad:
+            raise ValueError(f"unknown outcome {bad[0]!r} (one of {', '.join(OUTCOMES)})")
+        return v
+
+    @field_validator("sort")
+    @classmethod
+    def _sort(cls, v: str) -> str:
+        if v.lstrip("-") not in SORTS:
+            raise ValueError(f"unknown sort {v!r} (one of {', '.join(SORTS)}, '-' first for descending)")
+        return v
+
+    @classmethod
+    def parse(cls, params: dict[str, list[str]]) -> RowQuery:
+        data: dict[str, Any] = {}
+        for k, vs in params.items():
+            data[k] = vs if k in {"domain", "difficulty", "outcome", "error", "type", "setting"} else vs[-1]
+        try:
+            return cls.model_validate(data)
+        except ValidationError as e:
+            er = e.errors()[0]
+            loc = ".".join(str(x) for x in er.get("loc", ())) or "query"
+            msg = "not a filter of the task table" if er.get("type") == "extra_forbidden" else er.get("msg", "")
+            raise QueryError(f"{loc}: {msg}") from None
+
+    def words(self) -> list[str]:
+        """The search terms: words, and "quoted phrases" kept whole."""
+        return search_terms(self.q)
+
+
+def _tests(query: RowQuery) -> list[tuple[str, Callable[[Row], bool]]]:
+    """The filters of a query, each a name and a test of a row (the facets among them)."""
+    tests: list[tuple[str, Callable[[Row], bool]]] = []
+    if query.domain:
+        tests.append(("domain", lambda r: r.domain in query.domain))
+    if query.difficulty:
+        tests.append(("difficulty", lambda r: (r.difficulty or "") in query.difficulty))
+    if query.outcome:
+        tests.append(("outcome", lambda r: r.outcome in query.outcome))
+    if query.error:
+        tests.append(("error", lambda r: (r.error_kind or "none") in query.error))
+    if query.type:
+        tests.append(("type", lambda r: (r.answer_type or "") in query.type))
+    if query.setting:
+        tests.append(("setting", lambda r: r.setting in query.setting))
+    if query.min is not None or query.max is not None:
+        lo = -1e-9 if query.min is None else query.min - 1e-9
+        hi = 100 + 1e-9 if query.max is None else query.max + 1e-9
+        tests.append(("score", lambda r: r.value is not None and lo <= r.value * 100.0 <= hi))
+    words = query.words()
+    if words:
+        tests.append(("q", lambda r: all(w in r.text for w in words)))
+    return tests
+
+
+def _facet_value(name: str, r: Row) -> str:
+    return FACETS[name](r) or ("none" if name == "error" else "")
+
+
+def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[str, dict[str, int]]]:
+    """Total matching, the page asked for, and per facet every value the rows have with how many rows it
+    would give with every other filter kept (0 when none would). ``rows`` come in task order
+    (:meth:`RunFollower.snapshot`)."""
+    tests = _tests(query)
+    near: dict[str, list[Row]] = {name: [] for name in FACETS}  # rows that fail this facet's filter only
+    if not tests:
+        hits = list(rows)
+    else:
+        hits = []
+        for r in rows:
+            failed = [name for name, test in tests if not test(r)]
+            if not failed:
+                hits.append(r)
+            elif len(failed) == 1 and failed[0] in near:
+                near[failed[0]].append(r)
+    facets: dict[str, dict[str, int]] = {}
+    for name in FACETS:
+        universe = {_facet_value(name, r) for r in rows}
+        c = Counter(_facet_value(name, r) for r in hits)
+        c.update(_facet_value(name, r) for r in near[name])
+        keys = [k for k in OUTCOMES if k in universe] if name == "outcome" else sorted(universe, key=natural_key)
+        facets[name] = {k: c.get(k, 0) for k in keys}
+    hits = sort_rows(hits, query.sort, presorted=True)
+    return len(hits), hits[query.offset: query.offset + query.limit], facets
+
+
+__all__ = ["FACETS", "MAX_LIMIT", "QueryError", "RowQuery", "SORTS", "run_query", "search_terms", "sort_rows"]

@@ -1,0 +1,219 @@
+"""One table row per record, read from the record's JSON object without a schema.
+
+The viewer never validates a record against :class:`~kramabench.contracts.Record`: a line written by a
+newer or older kramabench, or by a plug-in setting that adds fields, is still shown. A row holds the few
+fields the task table sorts and filters on (each read tolerantly: a wrong type is ``None`` and a note),
+where its line is in ``records.jsonl`` (the task page reads the whole record again from there) and the
+lower-cased text that search looks in (every string of the record, keys excepted, and the question).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+#: outcomes of a row, in the order the filter offers them
+OUTCOMES = ("correct", "partial", "wrong", "error", "unscored")
+
+#: characters of an answer or expected value kept for the table (the task page shows it whole)
+PREVIEW_CHARS = 160
+
+
+def natural_key(text: str | None) -> list[Any]:
+    """``legal-easy-10`` after ``legal-easy-9``."""
+    return [(0, int(p)) if p.isdigit() else (1, p.lower()) for p in re.split(r"(\d+)", text or "")]
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None  # NaN, infinity: no number a table can sort or show
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def preview(v: Any, n: int = PREVIEW_CHARS) -> str:
+    """A short one-line text of any JSON value (strings as they are, others as JSON)."""
+    if v is None:
+        return ""
+    text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _strings(v: Any, out: list[str], depth: int = 0) -> None:
+    """Every string and number in a JSON value (not the keys of objects), depth first."""
+    if isinstance(v, str):
+        out.append(v)
+    elif isinstance(v, dict):
+        if depth < 64:
+            for x in v.values():
+                _strings(x, out, depth + 1)
+    elif isinstance(v, list):
+        if depth < 64:
+            for x in v:
+                _strings(x, out, depth + 1)
+    elif isinstance(v, bool) or v is None:
+        return
+    elif isinstance(v, int | float):
+        out.append(repr(v))
+
+
+def search_text(rec: dict[str, Any], extra: str = "") -> str:
+    parts: list[str] = [extra] if extra else []
+    _strings(rec, parts)
+    return "\n".join(parts).lower()
+
+
+@dataclass(slots=True)
+class Row:
+    """What the task table needs of one record; ``i`` is its index in the run (file order)."""
+
+    i: int
+    line: int
+    offset: int
+    length: int
+    domain: str
+    task_id: str
+    subtask_id: str | None
+    setting: str
+    attempt: int
+    status: str
+    difficulty: str | None
+    answer_type: str | None
+    metric: str | None
+    score: float | None
+    value: float | None
+    outcome: str
+    error_kind: str | None
+    wall_s: float | None
+    cost_usd: float | None
+    tokens: int | None
+    steps: int | None
+    n_artifacts: int
+    answer: str
+    expected: str
+    finished_at: str | None
+    artifacts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    text: str = ""
+    #: False for an attempt that a later attempt of the same unit replaced
+    latest: bool = True
+    #: the task order (domain, task id, subtask id naturally: ``-10`` after ``-9``; attempt), computed once
+    order: tuple[Any, ...] = ()
+
+    @property
+    def unit(self) -> tuple[str, str, str, str | None]:
+        return (self.domain, self.setting, self.task_id, self.subtask_id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "i": self.i, "line": self.line, "domain": self.domain, "task_id": self.task_id,
+            "subtask_id": self.subtask_id, "setting": self.setting, "attempt": self.attempt,
+            "status": self.status, "difficulty": self.difficulty, "answer_type": self.answer_type,
+            "metric": self.metric, "score": self.score, "value": self.value, "outcome": self.outcome,
+            "error_kind": self.error_kind, "wall_s": self.wall_s, "cost_usd": self.cost_usd,
+            "tokens": self.tokens, "steps": self.steps, "artifacts": self.n_artifacts, "answer": self.answer,
+            "expected": self.expected, "finished_at": self.finished_at, "latest": self.latest,
+            "notes": self.notes,
+        }
+
+
+def record_value(status: str, score: float | None, unscored: bool) -> float | None:
+    """The score a record counts with, as the report counts it: unscored (flagged, or an answer without a
+    score) is None and left out of means; an error without a score counts 0."""
+    if unscored or (score is None and status == "ok"):
+        return None
+    return score if score is not None else 0.0
+
+
+def outcome_of(status: str, value: float | None) -> str:
+    if status == "error":
+        return "error"
+    if value is None:
+        return "unscored"
+    if value >= 1.0:
+        return "correct"
+    return "partial" if value > 0.0 else "wrong"
+
+
+def task_order(domain: str, task_id: str, subtask_id: str | None, attempt: int) -> tuple[Any, ...]:
+    return (natural_key(domain), natural_key(task_id), natural_key(subtask_id or ""), attempt)
+
+
+def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int, question: str = "") -> Row:
+    """A row from a record object; a field of the wrong type becomes None and a note, never an exception."""
+    notes: list[str] = []
+
+    def text_field(name: str, default: str | None = None) -> str | None:
+        v = rec.get(name, default)
+        if v is not None and not isinstance(v, str):
+            notes.append(f"field '{name}' is a {type(v).__name__}, not text")
+            return str(v)
+        return v
+
+    status = text_field("status") or "ok"
+    score_raw = rec.get("score")
+    score = _num(score_raw)
+    if score_raw is not None and score is None:
+        notes.append(f"field 'score' is not a number ({preview(score_raw, 40)})")
+    unscored = rec.get("unscored") is True
+    value = record_value(status, score, unscored)
+    err = rec.get("error")
+    error_kind: str | None = None
+    if isinstance(err, dict):
+        error_kind = _str(err.get("kind")) or "error"
+    elif err is not None:
+        error_kind = "error"
+    elif status == "error":
+        error_kind = "error"
+    usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else {}
+    pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    tokens = (pt if isinstance(pt, int) else 0) + (ct if isinstance(ct, int) else 0) if (
+        isinstance(pt, int) or isinstance(ct, int)) else None
+    steps_v = rec.get("steps")
+    steps = len(steps_v) if isinstance(steps_v, list) else (
+        rec["iterations"] if isinstance(rec.get("iterations"), int) and rec["iterations"] else None)
+    arts = rec.get("artifacts")
+    art_paths = [a["path"] for a in arts if isinstance(a, dict) and isinstance(a.get("path"), str)] if isinstance(arts, list) else []
+    attempt_v = rec.get("attempt")
+    attempt = attempt_v if isinstance(attempt_v, int) and not isinstance(attempt_v, bool) else 0
+    finished = rec.get("finished_at")
+    domain, task_id, subtask_id = text_field("domain") or "", text_field("task_id") or "", text_field("subtask_id")
+    return Row(
+        i=i, line=line, offset=offset, length=length,
+        domain=domain,
+        task_id=task_id,
+        subtask_id=subtask_id,
+        setting=text_field("setting") or "end-to-end",
+        attempt=attempt,
+        status=status,
+        difficulty=text_field("difficulty"),
+        answer_type=text_field("answer_type"),
+        metric=text_field("metric"),
+        score=score,
+        value=value,
+        outcome=outcome_of(status, value),
+        error_kind=error_kind,
+        wall_s=_num(rec.get("wall_s")),
+        cost_usd=_num(usage.get("cost_usd")),
+        tokens=tokens,
+        steps=steps,
+        n_artifacts=len(arts) if isinstance(arts, list) else 0,
+        answer=preview(rec.get("answer")),
+        expected=preview(rec.get("expected")),
+        finished_at=_str(finished),
+        artifacts=art_paths,
+        notes=notes,
+        text=search_text(rec, question),
+        order=task_order(domain, task_id, subtask_id, attempt),
+    )
+
+
+__all__ = ["OUTCOMES", "Row", "make_row", "natural_key", "outcome_of", "preview", "record_value", "search_text", "task_order"]

@@ -1,0 +1,511 @@
+"""Run folders followed as they are written: the manifest re-read when it changes, ``records.jsonl`` read
+from where the last read stopped.
+
+Nothing here writes. A run folder may be in the middle of a write: a last line without its newline is
+left for the next read while the run is going (and reported as torn once it is not); a line that is not a
+JSON object with a ``task_id`` is reported with its line number and skipped; a damaged or missing
+manifest is reported and the records are still shown. Files are opened without following a symbolic
+link and only when they are regular files.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import stat
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kramabench.view.questions import Questions, workload_root
+from kramabench.view.rows import Row, make_row, natural_key
+
+log = logging.getLogger(__name__)
+
+MANIFEST = "manifest.json"
+RECORDS = "records.jsonl"
+#: a manifest larger than this is not read (a real one is a few kB)
+MAX_MANIFEST_BYTES = 16 << 20
+#: bytes of records.jsonl read by one refresh; the rest is read by the next (a huge file appears in steps)
+MAX_READ_BYTES = 256 << 20
+#: a single record line longer than this is skipped with a note
+MAX_LINE_BYTES = 64 << 20
+
+
+class NotRegular(OSError):
+    pass
+
+
+def open_regular(path: Path) -> int:
+    """A read-only descriptor of a regular file, never through a symbolic link (ELOOP otherwise)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotRegular(errno.EINVAL, "not a regular file")
+    return fd
+
+
+def _why(exc: OSError) -> str:
+    if isinstance(exc, NotRegular):
+        return "not a regular file; not read"
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link; not read"
+    return exc.strerror or str(exc)
+
+
+def parse_manifest_doc(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """The manifest as a plain object (unknown fields kept), or None and the problem in plain words."""
+    if not data.strip():
+        return None, "the manifest is empty"
+    try:
+        doc = json.loads(data)
+    except UnicodeDecodeError:
+        return None, "the manifest is not UTF-8 text"
+    except json.JSONDecodeError as e:
+        cut = e.pos >= len(data.rstrip()) - 1 or e.msg.startswith("Unterminated string")
+        what = "is cut short" if cut else f"is not valid JSON ({e.msg})"
+        return None, f"the manifest {what} at line {e.lineno}, column {e.colno}"
+    except RecursionError:
+        return None, "the manifest is nested too deeply"
+    if not isinstance(doc, dict):
+        return None, f"the manifest holds a JSON {type(doc).__name__}, not an object"
+    return doc, None
+
+
+@dataclass
+class Problem:
+    """Something wrong with a file of the run, said on the page."""
+
+    file: str
+    message: str
+    line: int | None = None
+    level: str = "warning"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "message": self.message, "level": self.level}
+
+
+class RunFollower:
+    """One run folder. :meth:`refresh` reads what changed; the other methods read a consistent state."""
+
+    def __init__(self, run_dir: Path, name: str, questions: Questions) -> None:
+        self.dir = run_dir
+        self.name = name
+        self.questions = questions
+        self._lock = threading.RLock()
+        self.version = 0
+        self.manifest: dict[str, Any] | None = None
+        self.manifest_problem: str | None = None
+        self._manifest_sig: tuple[int, int, int] | None = None
+        self._reset_records()
+        self.last_change = time.time()
+        self._summary_cache: tuple[int, dict[str, Any]] | None = None
+        self._ordered: tuple[int, list[Row]] | None = None
+
+    def _reset_records(self) -> None:
+        self.rows: list[Row] = []
+        self.latest: dict[tuple[str, str, str, str | None], int] = {}
+        self.bad_lines: list[Problem] = []
+        self.records_problem: str | None = None
+        self.offset = 0
+        self.lineno = 0
+        self.tail_bytes = 0
+        self._ino: int | None = None
+        self.torn_file_bytes = 0
+
+    # -- reading ---------------------------------------------------------------------------------
+    def refresh(self) -> bool:
+        """Read what changed since the last call; True when anything did."""
+        with self._lock:
+            before = (self.version, len(self.rows), self.tail_bytes, self.manifest_problem, self.records_problem,
+                      len(self.bad_lines), self.torn_file_bytes)
+            changed_manifest = self._refresh_manifest()
+            self._refresh_records()
+            self._refresh_torn()
+            after = (self.version, len(self.rows), self.tail_bytes, self.manifest_problem, self.records_problem,
+                     len(self.bad_lines), self.torn_file_bytes)
+            if changed_manifest or before != after:
+                self.version += 1
+                self.last_change = time.time()
+                return True
+            return False
+
+    def _refresh_manifest(self) -> bool:
+        path = self.dir / MANIFEST
+        try:
+            fd = open_regular(path)
+        except FileNotFoundError:
+            sig = None
+            if self._manifest_sig != sig or self.manifest_problem is None:
+                self._manifest_sig, self.manifest, self.manifest_problem = sig, None, "no manifest.json"
+                return True
+            return False
+        except OSError as e:
+            problem = f"cannot read: {_why(e)}"
+            if problem != self.manifest_problem:
+                self.manifest, self.manifest_problem, self._manifest_sig = None, problem, None
+                return True
+            return False
+        try:
+            st = os.fstat(fd)
+            sig = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if sig == self._manifest_sig:
+                return False
+            if st.st_size > MAX_MANIFEST_BYTES:
+                self.manifest, self.manifest_problem = None, f"{st.st_size} bytes: too large for a manifest; not read"
+            else:
+                with os.fdopen(os.dup(fd), "rb") as f:
+                    data = f.read(MAX_MANIFEST_BYTES + 1)
+                doc, problem = parse_manifest_doc(data)
+                self.manifest, self.manifest_problem = doc, problem
+            self._manifest_sig = sig
+            return True
+        finally:
+            os.close(fd)
+
+    def _refresh_torn(self) -> None:
+        try:
+            st = os.stat(self.dir / (RECORDS + ".torn"), follow_symlinks=False)
+            self.torn_file_bytes = st.st_size if stat.S_ISREG(st.st_mode) else 0
+        except OSError:
+            self.torn_file_bytes = 0
+
+    def _refresh_records(self) -> None:
+        path = self.dir / RECORDS
+        try:
+            fd = open_regular(path)
+        except FileNotFoundError:
+            if self.rows or self._ino is not None:
+                self._reset_records()
+            self.records_problem = None
+            return
+        except OSError as e:
+            self._reset_records()
+            self.records_problem = f"cannot read: {_why(e)}"
+            return
+        try:
+            st = os.fstat(fd)
+            if self._ino is not None and (st.st_ino != self._ino or st.st_size < self.offset):
+                self._reset_records()  # replaced or cut (a resume cut a torn line off): read again
+            self._ino = st.st_ino
+            self.records_problem = None
+            if st.st_size == self.offset + self.tail_bytes:
+                return
+            with os.fdopen(os.dup(fd), "rb") as f:
+                f.seek(self.offset)
+                data = f.read(min(st.st_size - self.offset, MAX_READ_BYTES))
+        finally:
+            os.close(fd)
+        self._ingest(data)
+
+    def _ingest(self, data: bytes) -> None:
+        end = data.rfind(b"\n")
+        if end < 0:
+            self.tail_bytes = len(data)
+            if len(data) > MAX_LINE_BYTES:  # no newline for too long: skip what there is
+                self.lineno += 1
+                self.bad_lines.append(Problem(RECORDS, f"a line longer than {MAX_LINE_BYTES} bytes; skipped", self.lineno))
+                self.offset += len(data)
+                self.tail_bytes = 0
+            return
+        complete, self.tail_bytes = data[: end + 1], len(data) - end - 1
+        root = workload_root(self.manifest)
+        pos = 0
+        n = len(complete)
+        while pos < n:
+            nl = complete.index(b"\n", pos)
+            raw = complete[pos:nl]
+            start = self.offset + pos
+            pos = nl + 1
+            self.lineno += 1
+            if not raw.strip():
+                continue
+            if len(raw) > MAX_LINE_BYTES:
+                self.bad_lines.append(Problem(RECORDS, f"a line of {len(raw)} bytes (over {MAX_LINE_BYTES}); skipped", self.lineno))
+                continue
+            try:
+                rec = json.loads(raw)
+            except UnicodeDecodeError:
+                self.bad_lines.append(Problem(RECORDS, "not UTF-8 text; skipped", self.lineno))
+                continue
+            except json.JSONDecodeError as e:
+                self.bad_lines.append(Problem(RECORDS, f"not JSON ({e.msg} at column {e.colno}); skipped", self.lineno))
+                continue
+            except RecursionError:
+                self.bad_lines.append(Problem(RECORDS, "nested too deeply; skipped", self.lineno))
+                continue
+            if not isinstance(rec, dict):
+                self.bad_lines.append(Problem(RECORDS, f"a JSON {type(rec).__name__}, not a record object; skipped", self.lineno))
+                continue
+            if not isinstance(rec.get("task_id"), str):
+                self.bad_lines.append(Problem(RECORDS, "a JSON object without a task_id; skipped", self.lineno))
+                continue
+            domain = rec.get("domain") if isinstance(rec.get("domain"), str) else ""
+            sub = rec.get("subtask_id") if isinstance(rec.get("subtask_id"), str) else None
+            question = self.questions.of(root, domain, rec["task_id"], sub) if domain else ""
+            row = make_row(rec, i=len(self.rows), line=self.lineno, offset=start, length=len(raw), question=question)
+            self.rows.append(row)
+            prev = self.latest.get(row.unit)
+            if prev is None or row.attempt >= self.rows[prev].attempt:
+                if prev is not None:
+                    self.rows[prev].latest = False
+                self.latest[row.unit] = row.i
+            else:
+                row.latest = False
+        self.offset += len(complete)
+
+    # -- state -----------------------------------------------------------------------------------
+    @property
+    def status(self) -> str:
+        s = (self.manifest or {}).get("status")
+        return s if isinstance(s, str) else "unknown"
+
+    def problems(self) -> list[Problem]:
+        """What is wrong with the run's files, for the page."""
+        with self._lock:
+            out: list[Problem] = []
+            if self.manifest_problem:
+                out.append(Problem(MANIFEST, self.manifest_problem + "; the records are shown without it"))
+            if self.records_problem:
+                out.append(Problem(RECORDS, self.records_problem))
+            out.extend(self.bad_lines[:200])
+            if len(self.bad_lines) > 200:
+                out.append(Problem(RECORDS, f"{len(self.bad_lines) - 200} more bad lines not listed"))
+            if self.tail_bytes:
+                if self.status == "running":
+                    out.append(Problem(RECORDS, f"a record is being written ({self.tail_bytes} bytes so far)",
+                                       self.lineno + 1, level="info"))
+                else:
+                    out.append(Problem(RECORDS, f"the last line is torn ({self.tail_bytes} bytes without a newline: "
+                                                "a write cut by a crash); skipped", self.lineno + 1))
+            if self.torn_file_bytes:
+                out.append(Problem(RECORDS + ".torn", f"{self.torn_file_bytes} bytes of torn lines were cut off "
+                                   "when the run resumed (kept there)", level="info"))
+            for r in self.rows:
+                if r.notes:
+                    out.append(Problem(RECORDS, "; ".join(r.notes), r.line))
+                    if len(out) > 400:
+                        break
+            return out
+
+    def snapshot(self, all_attempts: bool = False) -> list[Row]:
+        """The rows in task order (the attempt that counts of each unit, or every attempt)."""
+        with self._lock:
+            if self._ordered is None or self._ordered[0] != self.version:
+                self._ordered = (self.version, sorted(self.rows, key=lambda r: r.order))
+            ordered = self._ordered[1]
+        return list(ordered) if all_attempts else [r for r in ordered if r.latest]
+
+    def row(self, i: int) -> Row | None:
+        with self._lock:
+            return self.rows[i] if 0 <= i < len(self.rows) else None
+
+    def attempts_of(self, row: Row) -> list[Row]:
+        with self._lock:
+            return [r for r in self.rows if r.unit == row.unit]
+
+    def read_record(self, row: Row) -> tuple[dict[str, Any] | None, str | None]:
+        """The whole record of a row, read again from its line; None and why when it cannot be."""
+        try:
+            fd = open_regular(self.dir / RECORDS)
+        except OSError as e:
+            return None, f"{RECORDS}: cannot read: {_why(e)}"
+        try:
+            with os.fdopen(os.dup(fd), "rb") as f:
+                f.seek(row.offset)
+                raw = f.read(row.length)
+        finally:
+            os.close(fd)
+        try:
+            rec = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None, f"{RECORDS} line {row.line} changed since it was read; reload the page"
+        if not isinstance(rec, dict) or rec.get("task_id") != row.task_id:
+            return None, f"{RECORDS} line {row.line} changed since it was read; reload the page"
+        return rec, None
+
+    # -- the run list ------------------------------------------------------------------------------
+    def planned(self) -> int | None:
+        """Units the run set out to do: the manifest's ``counts.planned`` when the runner wrote it, else what
+        its workload's task counts (and ``--limit``) say; None when neither tells."""
+        m = self.manifest or {}
+        counts = m.get("counts") if isinstance(m.get("counts"), dict) else {}
+        if isinstance(counts.get("planned"), int):
+            return counts["planned"]
+        wl = m.get("workload") if isinstance(m.get("workload"), dict) else {}
+        content = wl.get("content") if isinstance(wl.get("content"), dict) else {}
+        if not content:
+            return None
+        key = "subtasks" if m.get("setting") == "subtasks" else "tasks"
+        total = 0
+        for d in content.values():
+            if not isinstance(d, dict) or not isinstance(d.get(key), int):
+                return None
+            total += d[key]
+        opts = (m.get("options") or {}).get("config", {}).get("options", {}) if isinstance(m.get("options"), dict) else {}
+        limit = opts.get("limit") if isinstance(opts, dict) else None
+        if isinstance(limit, int) and limit >= 0:
+            if key == "subtasks":
+                return None
+            total = min(total, limit)
+        return total
+
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            if self._summary_cache and self._summary_cache[0] == self.version:
+                return self._summary_cache[1]
+            rows = [r for r in self.rows if r.latest]
+            m = self.manifest or {}
+            out = summarize_rows(rows)
+            wl = m.get("workload") if isinstance(m.get("workload"), dict) else {}
+            created = m.get("created_at")
+            out.update(
+                run=self.name,
+                run_id=m.get("run_id") if isinstance(m.get("run_id"), str) else self.name,
+                system=_s(m.get("system")),
+                model=_s(m.get("model")),
+                judge=_s(m.get("judge")),
+                workload=_s(wl.get("name")),
+                domains=[d for d in wl.get("domains", []) if isinstance(d, str)] if isinstance(wl.get("domains"), list) else [],
+                setting=_s(m.get("setting")) or (rows[0].setting if rows else None),
+                status=self.status,
+                stop_reason=_s(m.get("stop_reason")),
+                created_at=_s(created),
+                finished_at=_s(m.get("finished_at")),
+                planned=self.planned(),
+                problems=sum(1 for p in self.problems() if p.level != "info"),
+                version=self.version,
+                last_change=self.last_change,
+                records=len(self.rows),
+            )
+            self._summary_cache = (self.version, out)
+            return out
+
+
+def _s(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def summarize_rows(rows: list[Row]) -> dict[str, Any]:
+    """Done, errors, unscored, mean score with its bootstrap interval (scorers.stats), cost, tokens."""
+    from scorers.stats import mean_ci
+
+    values = [r.value for r in rows if r.value is not None]
+    n_unscored = sum(1 for r in rows if r.value is None)
+    ci = mean_ci(values, n_unscored=n_unscored)
+    costs = [r.cost_usd for r in rows]
+    return {
+        "done": len(rows),
+        "errors": sum(1 for r in rows if r.status == "error"),
+        "unscored": n_unscored,
+        "score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n,
+        "cost_usd": sum(c for c in costs if c is not None),
+        "cost_unknown": sum(1 for c in costs if c is None),
+        "tokens": sum(r.tokens or 0 for r in rows),
+    }
+
+
+def _is_run_dir(p: Path) -> bool:
+    return (p / MANIFEST).exists() or (p / RECORDS).exists() or os.path.lexists(p / MANIFEST)
+
+
+class ResultsIndex:
+    """Every run under a results folder (its direct sub-folders that hold a manifest or records), or the
+    folder itself when it is one run. Sub-folders that are symbolic links are not followed."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        self.questions = Questions()
+        self._lock = threading.Lock()
+        self.runs: dict[str, RunFollower] = {}
+        self.version = 0
+        self.changed = threading.Condition()
+        self.single = _is_run_dir(self.root)
+
+    def scan(self) -> bool:
+        """Find new and removed run folders and read what changed; True when anything did."""
+        found: dict[str, Path] = {}
+        if self.single:
+            found[self.root.name] = self.root
+        else:
+            try:
+                with os.scandir(self.root) as it:
+                    for e in it:
+                        if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
+                            continue
+                        p = Path(e.path)
+                        if _is_run_dir(p):
+                            found[e.name] = p
+            except OSError as e:
+                log.warning("%s: cannot list: %s", self.root, e.strerror)
+        changed = False
+        with self._lock:
+            for name in list(self.runs):
+                if name not in found:
+                    del self.runs[name]
+                    changed = True
+            for name, p in found.items():
+                if name not in self.runs:
+                    self.runs[name] = RunFollower(p, name, self.questions)
+                    changed = True
+            followers = list(self.runs.values())
+        for f in followers:
+            try:
+                changed = f.refresh() or changed
+            except Exception:  # noqa: BLE001 - one broken folder never stops the others
+                log.exception("%s: refresh failed", f.dir)
+        for f in followers:  # the summaries (mean, bootstrap interval) ready before a page asks
+            try:
+                f.summary()
+            except Exception:  # noqa: BLE001
+                log.exception("%s: summary failed", f.dir)
+        if changed:
+            with self.changed:
+                self.version += 1
+                self.changed.notify_all()
+        return changed
+
+    def get(self, name: str) -> RunFollower | None:
+        with self._lock:
+            return self.runs.get(name)
+
+    def all(self) -> list[RunFollower]:
+        with self._lock:
+            runs = list(self.runs.values())
+        return sorted(runs, key=lambda f: (_s((f.manifest or {}).get("created_at")) or "", natural_key(f.name)), reverse=True)
+
+    def wait(self, since: int, timeout: float) -> int:
+        """Block until the version passes ``since`` (or the timeout); the current version."""
+        with self.changed:
+            if self.version == since:
+                self.changed.wait(timeout)
+            return self.version
+
+
+class Watcher(threading.Thread):
+    """Rescans the results folder every ``interval_s`` seconds until stopped."""
+
+    def __init__(self, index: ResultsIndex, interval_s: float = 0.5) -> None:
+        super().__init__(name="kb-view-watch", daemon=True)
+        self.index = index
+        self.interval_s = interval_s
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.interval_s):
+            try:
+                self.index.scan()
+            except Exception:  # noqa: BLE001
+                log.exception("scanning %s failed", self.index.root)
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+__all__ = ["MANIFEST", "RECORDS", "Problem", "ResultsIndex", "RunFollower", "Watcher", "open_regular",
+           "parse_manifest_doc", "summarize_rows"]
