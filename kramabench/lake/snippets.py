@@ -108,8 +108,8 @@ def is_documentation(e: FileEntry) -> bool:
 
 def whole_kind(e: FileEntry) -> str | None:
     """What a small file shown whole is: "documentation file" (named so: README, data dictionary,
-    codebook, legend, metadata...; a header file ``.HDR``; Markdown) or "text file" (plain text of prose,
-    not a table); None for any other file."""
+    codebook, legend, metadata...; a header file ``.HDR``; Markdown); None for any other file (a plain
+    text file is shown as the paper shows it, its first N lines, whatever it holds)."""
     if e.error or not 0 < e.size <= DOC_MAX_BYTES or e.format not in TEXT_FORMATS:
         return None
     name = e.path.rpartition("/")[2]
@@ -120,18 +120,7 @@ def whole_kind(e: FileEntry) -> str | None:
     if ext.lower() in _DOC_EXTS or any(w in _DOC_WORDS for w in words) or any(
             w in low for w in ("readme", "dictionar", "codebook", "data_dict", "datadict")):
         return "documentation file"
-    if ext.lower() in {"txt", "text"} and (e.format == "text" or _prose(e)):
-        return "text file"  # prose (a text file that is no table of values): notes, a format description
     return None
-
-
-def _prose(e: FileEntry) -> bool:
-    """Mostly words, not values: a format description whose aligned columns looked like a table."""
-    cells = list(e.text_preview)
-    for t in e.tables:
-        cells += [c.name for c in t.columns] + [x for row in t.preview for x in row]
-    text = "".join(cells).replace(" ", "")
-    return len(text) >= 20 and sum(ch.isalpha() for ch in text) >= 0.6 * len(text)
 
 
 def fmt_desc(e: FileEntry) -> str:
