@@ -139,8 +139,8 @@ def test_score_reads_a_runs_artifacts(tmp_path, sessioned):
     broken["artifacts"].append({"name": "x"})
     records.write_text("\n".join([lines[0], json.dumps(broken)]) + "\n")
     preds, problems = read_predictions(records)
-    arts = {a.name: a for a in preds["synth-easy-1"].artifacts}
+    arts = {a.name: a for a in preds.for_task("synth", "synth-easy-1").artifacts}
     assert sorted(arts) == ["answer.csv", "plots/plot.png"]
     assert arts["answer.csv"].path == str(moved / "artifacts" / "synth-easy-1" / "answer.csv")
-    assert [a.name for a in preds["synth-easy-2"].artifacts] == ["plots/plot.png"]
+    assert [a.name for a in preds.for_task("synth", "synth-easy-2").artifacts] == ["plots/plot.png"]
     assert sorted(p.code for p in problems) == ["bad_artifact", "bad_artifact"]
