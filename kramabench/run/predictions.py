@@ -34,8 +34,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kramabench.contracts.artifacts import Artifact
 from kramabench.files import MB, LongLine, human_size, iter_lines, open_regular
 from kramabench.workload.models import Task, Workload
 from scorers.judge import Judge
@@ -57,12 +58,16 @@ class Prediction(BaseModel):
     has_answer: bool = Field(True, description="False when only subtask answers were given")
     has_subtasks: bool = Field(False, description="the line carried subtask answers")
     line: int = 0
+    artifacts: list[Artifact] = Field(
+        default_factory=list, description="files the line names (a run record's artifacts), paths made absolute: "
+        "a relative path is read from the predictions file's folder (the run folder for records.jsonl)"
+    )
 
 
 class Problem(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(description="bad_line, no_task_id, no_answer, duplicate_task, unknown_task, "
+    code: str = Field(description="bad_line, no_task_id, no_answer, duplicate_task, unknown_task, bad_artifact, "
                       "unknown_subtask, empty_file")
     message: str
     file: str | None = None
@@ -403,12 +408,36 @@ def read_predictions(path: Path, workloads: Iterable[Workload] | None = None) ->
         p = Prediction(task_id=tid, domain=dom, answer=obj.get("answer"), line=n,
                        subtask_answers={**(old.subtask_answers if old else {}), **(subs or {})},
                        has_subtasks=subs is not None or bool(old and old.has_subtasks),
-                       has_answer="answer" in obj or subs is None)
+                       has_answer="answer" in obj or subs is None,
+                       artifacts=_artifacts(obj.get("artifacts"), path, n, tid, problems))
         store[key] = p
     if not n_lines:
         problems.append(Problem(code="empty_file", message="the predictions file holds no prediction; every task "
                                 "is missing", file=f))
     return preds, problems
+
+
+def _artifacts(raw: Any, path: Path, line: int, tid: str, problems: list[Problem]) -> list[Artifact]:
+    """A line's artifacts with absolute paths; a malformed entry or a missing file is a problem, left out."""
+    if raw is None:
+        return []
+    out: list[Artifact] = []
+    base = Path(path).resolve().parent
+    for entry in raw if isinstance(raw, list) else [raw]:
+        try:
+            a = Artifact.model_validate(entry)
+        except ValidationError as e:
+            problems.append(Problem(code="bad_artifact", message=f"{tid}: an artifact entry is not valid "
+                                    f"({str(e).splitlines()[0]}); left out", file=str(path), line=line, task_id=tid))
+            continue
+        p = Path(a.path)
+        p = p if p.is_absolute() else base / p
+        if not p.is_file():
+            problems.append(Problem(code="bad_artifact", message=f"{tid}: artifact {a.name} is not at {p}; left out",
+                                    file=str(path), line=line, task_id=tid))
+            continue
+        out.append(a.model_copy(update={"path": str(p)}))
+    return out
 
 
 def _item(domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any = None, missing: bool = False) -> ScoredItem:
