@@ -27,13 +27,13 @@ import time
 import traceback
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.model import FATAL_KINDS
-from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
+from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
 from kramabench.contracts.sandbox import Pooled
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
@@ -45,6 +45,7 @@ from kramabench.run.progress import Progress
 from kramabench.run.settings import SettingContext, WorkItem
 from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
+from kramabench.workload.gold import VERIFIED, other_gold, with_gold
 from kramabench.workload.solutions import solution_of
 from scorers.judge import CountsCalls
 
@@ -120,7 +121,8 @@ class Runner:
         self.recorder: Any = None
         self.system: Any = None
         self.setting_ctx = SettingContext(
-            pose_subtasks=self.options.pose_subtasks, judge=self.judge, privileged=self.spec.privileged
+            pose_subtasks=self.options.pose_subtasks, judge=self.judge, privileged=self.spec.privileged,
+            normalise_percent=self.options.normalise_percent,
         )
         #: where tasks are solved; None: made from ``options.executor`` when the run starts
         self.executor: Any = None
@@ -253,7 +255,52 @@ class Runner:
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         rec = self._base_record(it, out, wall)
-        return rec.model_copy(update=self.setting.score(self.setting_ctx, it, out))
+        rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold,
+                                     "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id)})
+        other = self._other_gold(it, out, rec)
+        return rec.model_copy(update={"other_gold": other}) if other is not None else rec
+
+    def _other_gold(self, it: WorkItem, out: SystemOutput, rec: Record) -> GoldScore | None:
+        """The answer scored against the other gold (official when the run holds the verified one, and the
+        reverse), when an erratum changed the gold of this item (or, end-to-end, of a subtask answered with
+        it); None when both golds are the same for it. The setting scores it, as it scored ``rec``."""
+        if not self.setting.scores_answers:
+            return None
+        changes = self.plan.gold_changes.get(it.domain) or {}
+        if not changes:
+            return None
+        task = it.task
+        if it.subtask is not None:
+            mine = {k: g for k, g in changes.items() if k == (task.id, it.subtask.id)}
+        else:  # the main answer, and the subtask answers scored with it
+            mine = {k: g for k, g in changes.items() if k[0] == task.id and (k[1] is None or k[1] in rec.subtask_scores)}
+        if not mine:
+            return None
+        name = other_gold(self.plan.gold)  # type: ignore[arg-type]
+        target = mine.get((task.id, it.subtask.id if it.subtask is not None else None))
+        if target is not None and not target.present:
+            where = "verified" if name == VERIFIED else "official"
+            return GoldScore(gold=name, unscored=True, score_details={
+                "reason": f"not in the {where} workload (an erratum excluded or renamed it)"})
+        alt_task = with_gold(task, mine)
+        alt_sub = None
+        if it.subtask is not None:
+            alt_sub = next(s for s in alt_task.subtasks if s.id == it.subtask.id)
+        alt_item = replace(it, task=alt_task, subtask=alt_sub)
+        scored = self.setting.score(self.setting_ctx, alt_item, out)
+        unit = alt_sub if alt_sub is not None else alt_task
+        at = scored.get("answer_type", getattr(unit, "answer_type", None))
+        return GoldScore(
+            gold=name,
+            expected=scored.get("expected", unit.answer),
+            answer_type=at.value if hasattr(at, "value") else at,
+            score=scored.get("score"),
+            unscored=bool(scored.get("unscored", False)),
+            metric=scored.get("metric"),
+            score_details=scored.get("score_details") or {},
+            subtask_scores=scored.get("subtask_scores") or {},
+            subtask_details=scored.get("subtask_details") or {},
+        )
 
     # -- signals -------------------------------------------------------------------------------------
     def request_stop(self) -> None:
