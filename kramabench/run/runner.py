@@ -37,7 +37,7 @@ from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, 
 from kramabench.contracts.run import RunOptions
 from kramabench.contracts.sandbox import Pooled
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
-from kramabench.run.artifacts import fresh_unit_dir, record_artifacts, unit_folder
+from kramabench.run.artifacts import ArtifactStaging, record_artifacts, unit_folder
 from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
@@ -112,6 +112,9 @@ class Runner:
         self.guard = plan.guard or FatalGuard()
         self.views = LakeViews(self.options.lake_view)
         self.resolver = TaskResolver()
+        #: where systems collect files while they solve (opaque folders outside the run folder), moved into
+        #: ``artifacts/<unit>/`` when the outcome is recorded
+        self.staging = ArtifactStaging(self.store.dir)
         self._stop = threading.Event()
         self._hard = threading.Event()
         self.salt = str(self.manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
@@ -188,8 +191,9 @@ class Runner:
         )
         self.resolver.add(token, ref)
         inp = setting.task_input(self.setting_ctx, task, unit, view, token, keys)
-        # where the system's sessions collect files (emptied: nothing finished is run again)
-        inp = inp.model_copy(update={"artifacts_dir": fresh_unit_dir(self.store.dir, unit_folder(setting.name, task.id, sub_id))})
+        # where the system's sessions collect files: an opaque folder (its path names no task), moved into
+        # artifacts/<unit>/ with the record
+        inp = inp.model_copy(update={"artifacts_dir": self.staging.new(unit_folder(setting.name, task.id, sub_id))})
         key = call_key(self.salt, setting.name, wl.domain, task.id, sub_id)
         return WorkItem((setting.name, task.id, sub_id, attempt), wl.domain, task, unit, attempt, inp, ref, key,
                         presolved=setting.presolved(task, unit))
@@ -203,6 +207,8 @@ class Runner:
 
     def _record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         try:
+            if it.input.artifacts_dir is not None:
+                out = out.model_copy(update={"artifacts": self.staging.settle(it.input.artifacts_dir, out.artifacts)})
             return self._record_unsafe(it, out, wall)
         except Exception as e:  # noqa: BLE001 - the harness must not lose the outcome
             tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
@@ -238,8 +244,8 @@ class Runner:
             usage=usage,
             wall_s=wall,
             files_read=list(out.files_read),
-            artifacts=record_artifacts(self.store.dir, it.input.artifacts_dir or self.store.dir / "artifacts", out.artifacts)
-            if out.artifacts else [],
+            artifacts=record_artifacts(self.store.dir, self.store.dir / unit_folder(it.key[0], task.id, it.key[2]),
+                                       out.artifacts) if out.artifacts else [],
             iterations=out.iterations,
             transcript=[jsonable(t) for t in out.transcript],
             started_at=it.started_at,
@@ -454,6 +460,7 @@ class Runner:
                 except Exception as e:  # noqa: BLE001
                     log.warning("closing the call recorder failed: %s", e)
             self.progress.stop()
+            self.staging.close()
             # an exception (e.g. a full disk) also leaves work undone: the run is resumable, not finished
             interrupted = not completed or (self._stop.is_set() and bool(pending or solving or scoring or dropped))
             all_records = latest_records(self.store.read().records)
