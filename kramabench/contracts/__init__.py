@@ -41,6 +41,7 @@ from kramabench.contracts.session import (
     StepResult,
     WorkspaceError,
 )
+from kramabench.contracts.steps import AgentStep, StepOutcome
 from kramabench.contracts.system import (
     Closeable,
     Configured,
@@ -54,6 +55,8 @@ from kramabench.contracts.system import (
 )
 
 __all__ = [
+    "AgentStep",
+    "StepOutcome",
     "AnswerType",
     "Artifact",
     "CollectRefusal",
