@@ -138,7 +138,14 @@ def _print(report, console, *, show_tasks: bool) -> None:
         )
     for p in report.problems:
         where = f"{Path(p.file).name}:{p.line}: " if p.file and p.line else (f"line {p.line}: " if p.line else "")
-        console.print(f"[yellow]warning[/] {where}{p.code}: {p.message}", highlight=False)
+        console.print(Text.assemble(("warning", "yellow"), f" {where}{p.code}: {p.message}"))
+    shown: dict[str, int] = {}
+    for p in report.problems:
+        shown[p.code] = shown.get(p.code, 0) + 1
+    for code, n in report.problem_counts.items():
+        if n > shown.get(code, 0):
+            console.print(Text.assemble(("warning", "yellow"), f" {n - shown.get(code, 0):,} more {code} problem(s) "
+                                        f"not shown ({n:,} in all; --output lists the first {shown.get(code, 0)})"))
     judge_needed = sum(1 for i in items if i.unscored and i.reason == "judge_required")
     if judge_needed:
         console.print(f"[yellow]{judge_needed} answer(s) need a paraphrase judge and are unscored; pass --judge MODEL[/]")
@@ -175,6 +182,7 @@ def run_score(
     """The command's work, callable from Python (returns the :class:`~kramabench.run.predictions.ScoreReport`)."""
     from rich.console import Console
 
+    from kramabench.files import FileRefused, check_regular, write_file
     from kramabench.run.predictions import (
         PredictionsShapeError,
         build_report,
@@ -182,20 +190,25 @@ def run_score(
         read_predictions,
         score_workloads,
     )
-    from scorers.stats import paired_comparison
+    from scorers.stats import MAX_BOOTSTRAP, paired_comparison
 
     console = console or Console()
     if predictions.is_dir():
         raise CliError(f"{predictions}: is a folder, not a predictions file")
     if not predictions.exists():
         raise CliError(f"{predictions}: no such predictions file")
-    if not predictions.is_file():  # a FIFO or a device: reading it could block forever
-        raise CliError(f"{predictions}: not a regular file (a FIFO, socket or device); give a predictions file")
-    workload = _resolve_root(workload)
-    if bootstrap < 1:
-        raise CliError("--bootstrap must be at least 1")
+    try:  # a FIFO or a device: reading it could block forever, or never end
+        check_regular(predictions)
+    except FileRefused as e:
+        raise CliError(f"{e}; give a predictions file") from None
+    if not 1 <= bootstrap <= MAX_BOOTSTRAP:
+        raise CliError(f"--bootstrap {bootstrap}: give between 1 and {MAX_BOOTSTRAP:,} resamples (10,000 is the "
+                       "default and what the paper's intervals use)")
     if workers < 1:
         raise CliError("--workers must be at least 1")
+    if output is not None:
+        _check_output(output)
+    workload = _resolve_root(workload)
     import gc
 
     # parsing the workloads and predictions builds millions of objects and no garbage: the collector, triggered
@@ -206,9 +219,11 @@ def run_score(
         wls = _load_workloads(workload, domains, errata)
         judge = _make_judge(judge_model, judge_cache, judge_prompt, model_cache=model_cache)
         try:
-            preds, problems = read_predictions(predictions)
+            preds, problems = read_predictions(predictions, wls)
             check_shape(predictions, preds, problems)
         except PredictionsShapeError as e:
+            raise CliError(str(e)) from e
+        except FileRefused as e:
             raise CliError(str(e)) from e
         except OSError as e:
             raise CliError(f"{predictions}: cannot read: {e.strerror or e}") from e
@@ -224,7 +239,7 @@ def run_score(
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         total = sum(len(w.tasks) + (sum(len(t.subtasks) for t in w.tasks) if any(
-            p.has_subtasks for p in preds.values()) else 0) for w in wls)
+            p.has_subtasks for p in preds.all()) else 0) for w in wls)
         with Progress(TextColumn("scoring (judge {task.fields[judge]})"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=console, transient=True) as bar:
             tid = bar.add_task("score", total=total, judge=judge.id)
@@ -240,15 +255,42 @@ def run_score(
         report.comparison["baseline"] = str(baseline)
     _print(report, console, show_tasks=show_tasks)
     if output:
-        tmp = output.with_name(output.name + ".tmp")
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_text(report.model_dump_json(indent=1), encoding="utf-8")
-            tmp.replace(output)
-        except OSError as e:
-            raise CliError(f"--output {output}: cannot write: {e.strerror or e}") from e
-        console.print(f"wrote {output}")
+        try:  # atomic over a regular file; through to /dev/stdout, a pipe or a device; never replacing them
+            how = write_file(output, report.model_dump_json(indent=1) + "\n")
+        except FileRefused as e:
+            raise CliError(f"--output {e}") from e
+        if how == "replaced":
+            console.print(f"wrote {output}")
     return report
+
+
+def _check_output(output: Path) -> None:
+    """Refuse an --output that cannot be written before the work is done: a folder, a socket, a link to
+    nothing, a path under a file (the write itself says why anything else fails)."""
+    import os
+    import stat
+
+    from kramabench.files import fd_of, kind_of
+
+    if fd_of(output) is not None:
+        return
+    try:
+        st = os.stat(output)
+    except FileNotFoundError:
+        if os.path.islink(output):
+            raise CliError(f"--output {output}: is a symbolic link to nothing; not written") from None
+        parent = output.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if parent.exists() and not parent.is_dir():
+            raise CliError(f"--output {output}: cannot write: {parent} is a file, not a folder") from None
+        return
+    except NotADirectoryError:
+        raise CliError(f"--output {output}: cannot write: a parent of it is a file, not a folder") from None
+    except OSError as e:
+        raise CliError(f"--output {output}: cannot write: {e.strerror or e}") from None
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode)):
+        raise CliError(f"--output {output}: is {kind_of(st.st_mode)}; not written (give a file path)")
 
 
 def register(app: typer.Typer) -> None:

@@ -263,6 +263,16 @@ def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
     return n_torn
 
 
+def _text(s: str) -> str:
+    """``s`` as text JSON can hold: lone surrogates (a file name that is not UTF-8, bytes decoded with
+    surrogateescape) become backslash escapes instead of failing the record's write."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 #: deepest nesting of a system's answer kept in a record (deeper parts are replaced by a note)
 MAX_ANSWER_DEPTH = 64
 
@@ -270,12 +280,14 @@ MAX_ANSWER_DEPTH = 64
 def jsonable(v: Any, depth: int = 0) -> Any:
     """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float); nesting deeper
     than :data:`MAX_ANSWER_DEPTH` becomes a note (a 100,000-deep list must not exhaust the stack)."""
-    if v is None or isinstance(v, bool | int | float | str):
+    if isinstance(v, str):
+        return _text(v)
+    if v is None or isinstance(v, bool | int | float):
         return v
     if depth >= MAX_ANSWER_DEPTH and isinstance(v, dict | list | tuple | set | frozenset):
         return f"<nested deeper than {MAX_ANSWER_DEPTH} levels: cut>"
     if isinstance(v, dict):
-        return {str(k): jsonable(x, depth + 1) for k, x in v.items()}
+        return {_text(str(k)): jsonable(x, depth + 1) for k, x in v.items()}
     if isinstance(v, list | tuple | set | frozenset):
         return [jsonable(x, depth + 1) for x in v]
     item = getattr(v, "item", None)  # numpy scalar

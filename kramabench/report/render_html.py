@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts.records import Record
 from kramabench.report import fmt
+from kramabench.report.artifacts import view as artifact_view
 from kramabench.report.compare import MatrixCell
 from kramabench.report.environment import KEY_PACKAGES
 from kramabench.report.plots import run_color
@@ -398,7 +399,33 @@ def transcript_html(entries: list[dict[str, Any]]) -> str:
     return "".join(parts)
 
 
-def _detail(r: Record) -> str:
+def _artifacts(r: Record, run_dir: Any) -> str:
+    """The task's collected files: a list, the first rows of each table, each image inline."""
+    items = []
+    for a in r.artifacts:
+        v = artifact_view(a, run_dir)
+        where = ("<span class=\"note\">not in the run folder</span>" if v.file is None else
+                 (f'<a href="{_e(v.file.as_uri())}">{_e(a.path)}</a>' if v.exists else
+                  f"{_e(a.path)} <span class=\"note\">(missing)</span>"))
+        head = (f"<div><b>{_e(a.name)}</b> · {_e(a.media_type)} · {_e(f'{a.bytes:,}')} bytes · "
+                f"<span class=\"note\">sha256 {_e(a.sha256[:12])}</span> · {where}</div>")
+        body = ""
+        if v.table:
+            header, rows = v.table[0], v.table[1 : 1 + 10]
+            th = "".join(f"<th>{_e(c)}</th>" for c in header)
+            trs = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+            body = (f'<table class="tasks preview"><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>'
+                    f'<p class="note">first rows{(" · " + _e(v.table_note)) if v.table_note else ""}</p>')
+        elif v.image_uri:
+            body = f'<img class="artifact" alt="{_e(a.name)}" src="{v.image_uri}" style="max-width:100%;max-height:480px">'
+        elif v.table_note:
+            body = f'<p class="note">{_e(v.table_note)}</p>'
+        items.append(f'<div class="artifact">{head}{body}</div>')
+    n = len(r.artifacts)
+    return f"<h4>Artifacts · {n} {'file' if n == 1 else 'files'}</h4>{''.join(items)}"
+
+
+def _detail(r: Record, run_dir: Any = None) -> str:
     blocks = []
     if r.error is not None:
         blocks.append(f"<h4>Error · {_e(r.error.kind)}</h4>{_pre(r.error.message, 'wrap')}")
@@ -434,12 +461,15 @@ def _detail(r: Record) -> str:
             "<h4>Subtasks (reported apart)</h4><table class=\"tasks\"><thead><tr><th>Subtask</th><th>Answer</th>"
             f"<th class=\"num\" style=\"width:90px\">Score %</th></tr></thead><tbody>{rows}</tbody></table>"
         )
+    if r.artifacts and run_dir is not None:
+        blocks.append(_artifacts(r, run_dir))
     if r.pipeline_code:
         blocks.append(f"<h4>Pipeline code</h4>{_pre(r.pipeline_code)}")
     if r.transcript:
         n = len(r.transcript)
         blocks.append(f"<h4>Transcript · {n} {'entry' if n == 1 else 'entries'}</h4>{transcript_html(r.transcript)}")
-    bits = [b for b, on in (("code", r.pipeline_code), ("transcript", r.transcript), ("error", r.error),
+    bits = [b for b, on in (("code", r.pipeline_code), ("transcript", r.transcript), ("artifacts", r.artifacts),
+                            ("error", r.error),
                             ("subtasks", r.subtask_scores)) if on]
     summary = " · ".join(bits + ["details"])
     return f'<details><summary>{_e(summary)}</summary><div class="detail-body">{"".join(blocks)}</div></details>'
@@ -484,7 +514,7 @@ def _tasks(model: ReportModel) -> str:
                 f'<td class="num">{_e(fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens))}</td>'
                 f'<td class="num">{_e(fmt.money(record_cost(r)))}</td>'
                 f'<td class="num">{_e(fmt.duration(record_wall(r)))}</td></tr>'
-                f'<tr class="detail"><td colspan="{len(cols)}">{_detail(r)}</td></tr>'
+                f'<tr class="detail"><td colspan="{len(cols)}">{_detail(r, run.path)}</td></tr>'
             )
         sections.append(
             f'<h3><span class="chip" style="--c:{run_color(i)}"></span>{_e(run.label)} '

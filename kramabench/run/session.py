@@ -387,7 +387,7 @@ def _prepare_rest(
     }
     errata: list[dict[str, Any]] = []
     for w in workloads:
-        files = list_lake_files(Path(w.lake))
+        files = list_lake_files(Path(w.lake), readable_only=False)  # the fingerprint names unreadable ones
         wl_info["content"][w.domain] = {
             "json_sha256": w.content_hash,
             "tasks": len(w.tasks),

@@ -436,7 +436,10 @@ def _serve_control(fd):
             except ValueError:
                 req = {}
             if req.get("op") == "session":
+                # returns when the harness ends the session with a reset (a pool's sandbox), else never
                 _session_loop(ctl, req, fds)  # noqa: F821 - defined in session_server.py, before this file
+                last = None
+                continue
             for f in fds:
                 os.close(f)
             continue

@@ -933,23 +933,27 @@ class DockerSandbox:
         extra += [M(target=f"{SERVICE_ROOT}/{s.name}.sock", source=str(Path(s.socket).resolve()), type="bind",
                     read_only=True) for s in services]
         key = pool_key(lake, limits)
+        pooled = not extra
         try:
-            if extra:
+            if pooled:
+                # the pool's, held as a run holds it; reset and handed back at the end
+                c = self._pool.acquire(key, (lake, limits, key, wl))
+            else:
                 c = self._start_warm(lake, limits, (*key, "session"), wl, extra)
                 self._pool.forget(c.id)
-            else:
-                c = self._pool.acquire(key, (lake, limits, key, wl))
-                self._pool.forget(c.id)  # the session's now: never back to the pool
-                self._pool.warm(key, (lake, limits, key, wl))  # its replacement, in the background
         except StartFailed as e:
             raise SandboxUnavailable(f"the docker sandbox cannot start a session: {e}") from None
         if c.direct is None:  # its fork server could not bind the direct socket: relay only
-            self._discard(c)
+            self._release(c, False) if pooled else self._discard(c)
             raise SandboxUnavailable("the docker sandbox cannot start a session: the container has no direct channel")
-        with self._pool.lock:
-            self._sessions[c.id] = c
+        if not pooled:
+            with self._pool.lock:
+                self._sessions[c.id] = c
 
         def teardown() -> None:
+            if pooled:
+                self._release(c, False)
+                return
             with self._pool.lock:
                 self._sessions.pop(c.id, None)
             self._discard(c)
@@ -962,6 +966,7 @@ class DockerSandbox:
             # processes are capped by the container's pids limit (RLIMIT_NPROC would count host-wide)
             "rlimits": rlimits(limits, nproc=False),
             "services": [{"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services],
+            "reusable": pooled,
         }
         return ForkServerSession(
             backend=self.name,
@@ -975,6 +980,7 @@ class DockerSandbox:
             mounts={m.name: f"{MOUNT_ROOT}/{m.name}" for m in mounts},
             artifacts_dir=artifacts_dir,
             oom_kills=lambda: self._oom_kills(c.id),
+            reuse=(lambda: self._release(c, True)) if pooled else None,
         )
 
     def info(self) -> dict[str, str]:

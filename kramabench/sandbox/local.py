@@ -708,23 +708,29 @@ class LocalSandbox:
         for s in services:
             extra += ["--ro-bind", str(Path(s.socket).resolve()), f"{SERVICE_ROOT}/{s.name}.sock"]
         key = pool_key(lake, limits)
+        pooled = not extra and self.options.fork_server and not self._warm_broken
         try:
-            if extra or not self.options.fork_server or self._warm_broken:
+            if pooled:
+                # the pool's, held as a run holds it; reset and handed back at the end
+                w = self._pool.acquire(key, (lake, limits, key))
+            else:
                 w = self._start_warm(lake, limits, (*key, "session"), extra)
                 self._pool.forget(id(w))
-            else:
-                w = self._pool.acquire(key, (lake, limits, key))
-                self._pool.forget(id(w))  # the session's now: never back to the pool
-                self._pool.warm(key, (lake, limits, key))  # its replacement, in the background
+                with self._pool.lock:
+                    self._sessions[id(w)] = w
         except StartFailed as e:
             raise SandboxUnavailable(f"the local sandbox cannot start a session: {e}") from None
-        with self._pool.lock:
-            self._sessions[id(w)] = w
 
         def teardown() -> None:
+            if pooled:
+                self._pool.release(w, False)
+                return
             with self._pool.lock:
                 self._sessions.pop(id(w), None)
             self._discard(w)
+
+        def reuse() -> None:
+            self._pool.release(w, w.proc.poll() is None)
 
         init = {
             "workdir": WORKDIR,
@@ -733,6 +739,7 @@ class LocalSandbox:
             "lake_prefixes": [LAKE] + ([wl] if wl else []),
             "rlimits": rlimits(limits),
             "services": [{"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services],
+            "reusable": pooled,
         }
         memcg = w.memcg
         return ForkServerSession(
@@ -747,6 +754,7 @@ class LocalSandbox:
             mounts={m.name: f"{MOUNT_ROOT}/{m.name}" for m in mounts},
             artifacts_dir=artifacts_dir,
             oom_kills=(lambda: _oom_kills(memcg)) if memcg is not None else None,
+            reuse=reuse if pooled else None,
         )
 
     def info(self) -> dict[str, str]:

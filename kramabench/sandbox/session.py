@@ -205,6 +205,7 @@ class ForkServerSession:
         mounts: dict[str, str] | None = None,
         artifacts_dir: Path | None = None,
         oom_kills: Callable[[], int | None] | None = None,
+        reuse: Callable[[], None] | None = None,
     ) -> None:
         self.backend = backend
         self.limits = limits
@@ -215,6 +216,8 @@ class ForkServerSession:
         self._mounts = dict(mounts or {})
         self._ctl = ctl
         self._teardown = teardown
+        #: a pool's sandbox: reset at the end (every process killed, scratch emptied) and handed back to it
+        self._reuse = reuse
         self._oom_kills = oom_kills
         self._lock = threading.RLock()
         self._closed = False
@@ -283,7 +286,7 @@ class ForkServerSession:
             theirs.close()
         if reply.get("error"):
             ours.close()
-            raise SessionClosed(f"the session's interpreter could not start: {reply['error']}")
+            raise SessionError(f"the session's interpreter could not start: {reply['error']}")
         ours.settimeout(60)
         try:
             hello = ours.recv(16)
@@ -292,7 +295,7 @@ class ForkServerSession:
         ours.settimeout(None)
         if hello != b"ready":
             ours.close()
-            raise SessionClosed("the session's interpreter did not start")
+            raise SessionError("the session's interpreter did not start")
         self._kernel = ours
 
     def _call_deadline(self, timeout: float | None) -> tuple[float, float, bool]:
@@ -420,27 +423,7 @@ class ForkServerSession:
             lost = False
             oom_before = self._oom_count()
             t0 = time.monotonic()
-            code_fd = _memfd(code.encode("utf-8", "surrogateescape"), "kramabench-code")
-            pipes = [os.pipe() for _ in range(3)]
-            try:
-                for attempt in range(2):
-                    try:
-                        if self._kernel is None:
-                            raise OSError("no interpreter")
-                        socket.send_fds(self._kernel, [json.dumps({"step": self._calls + 1}).encode()],
-                                        [code_fd] + [w for _, w in pipes])
-                        break
-                    except OSError:
-                        if attempt:
-                            raise SessionClosed("the session's interpreter cannot be reached") from None
-                        why = self._kernel_death()
-                        notes.append(f"the interpreter had ended since the last call ({why}); it was restarted and "
-                                     "variables, imports and open files of earlier calls are lost")
-                        lost = True
-                        self._start_kernel()
-            finally:
-                _close(code_fd, *(w for _, w in pipes))
-            (r_out, _), (r_err, _), (r_st, _) = pipes
+            data = code.encode("utf-8", "surrogateescape")
 
             def kill() -> None:
                 try:
@@ -448,10 +431,38 @@ class ForkServerSession:
                 except SessionError:
                     pass
 
-            try:
-                out, err, status, timed_out = self._pump(r_out, r_err, r_st, deadline, kill)
-            finally:
-                _close(r_out, r_err, r_st)
+            for attempt in range(2):
+                try:
+                    out, err, status, timed_out = self._in_kernel(data, deadline, kill)
+                except OSError:
+                    status, timed_out = None, False
+                    if attempt or self._closed:
+                        raise SessionClosed(self._why_closed if self._closed else
+                                            "the session's interpreter cannot be reached") from None
+                # the interpreter marks the start of each call ("S"): without it the code never ran (the
+                # interpreter had died since the last call, e.g. killed by a command's kill -9 -1)
+                started = timed_out or (status is not None and status.startswith(b"S"))
+                if started or attempt or self._closed:
+                    break
+                why = self._kernel_death()
+                lost = True
+                try:
+                    self._start_kernel()
+                except SessionError as e:
+                    if self._closed or isinstance(e, SessionClosed):
+                        raise
+                    # e.g. the session's background processes hold its whole process limit: a result, the
+                    # session goes on (the next call tries again)
+                    return PythonResult(
+                        backend=self.backend, crashed=True, state_lost=True, wall_s=round(time.monotonic() - t0, 4),
+                        explanation=f"the interpreter had ended since the last call ({why}) and could not be started "
+                        f"again ({e}); the code did not run (the session's processes may hold its process limit of "
+                        f"{self.limits.max_processes})",
+                    )
+                notes.append(f"the interpreter had ended since the last call ({why}); it was restarted and "
+                             "variables, imports and open files of earlier calls are lost")
+            if status is not None and status.startswith(b"S"):
+                status = status[1:]
             report = _last_json(status) if status else None
             if not timed_out and (report is None or "done" not in report) and not self._closed:
                 # no report: the interpreter died, or it became another program (os.exec*) that still runs;
@@ -485,16 +496,16 @@ class ForkServerSession:
                 e = report.get("error")
                 if isinstance(e, dict):
                     error = PythonError(
-                        type=str(e.get("type", "Exception"))[:200],
-                        message=str(e.get("message", ""))[:4000],
-                        traceback=str(e.get("traceback", ""))[-20000:],
+                        type=_text(str(e.get("type", "Exception"))[:200]),
+                        message=_text(str(e.get("message", ""))[:4000]),
+                        traceback=_text(str(e.get("traceback", ""))[-20000:]),
                     )
                     if error.type == "MemoryError":
                         oom = True
                         reasons.append(f"ran out of memory: the limit is {self.limits.memory_mb} MB (MemoryError); "
                                        "the interpreter lives on")
                 v = report.get("value")
-                value = v[: 10000] if isinstance(v, str) else None
+                value = _text(v[:10000]) if isinstance(v, str) else None
                 files = self._lake_files(report.get("files"))
                 c = report.get("cpu")
                 cpu = float(c) if isinstance(c, int | float) and not isinstance(c, bool) and 0 <= c < 1e7 else None
@@ -543,6 +554,25 @@ class ForkServerSession:
                 return None
             if isinstance(reply.get("code"), int) or not reply.get("pid"):
                 return reply.get("code")
+
+    def _in_kernel(self, data: bytes, deadline: float, kill: Callable[[], None]):
+        """Send one call to the interpreter and drain it (OSError: it cannot be reached)."""
+        if self._kernel is None:
+            raise OSError("no interpreter")
+        code_fd = _memfd(data, "kramabench-code")
+        pipes = [os.pipe() for _ in range(3)]
+        try:
+            socket.send_fds(self._kernel, [json.dumps({"step": self._calls + 1}).encode()], [code_fd] + [w for _, w in pipes])
+        except OSError:
+            _close(*(r for r, _ in pipes))
+            raise
+        finally:
+            _close(code_fd, *(w for _, w in pipes))
+        (r_out, _), (r_err, _), (r_st, _) = pipes
+        try:
+            return self._pump(r_out, r_err, r_st, deadline, kill)
+        finally:
+            _close(r_out, r_err, r_st)
 
     def _kernel_death(self, oom_before: int | None = None) -> str:
         """Why the interpreter ended (pid 1 reaped it), in plain words."""
@@ -728,7 +758,11 @@ class ForkServerSession:
                 for e in entries:
                     if e.kind == "dir":
                         continue
-                    if e.kind != "file":
+                    bad = _bad_name(e.path)
+                    if bad:
+                        result.refused.append(CollectRefusal(path=e.path.encode("utf-8", "backslashreplace").decode(),
+                                                             reason=bad))
+                    elif e.kind != "file":
                         result.refused.append(CollectRefusal(path=e.path, reason=f"is a {e.kind}, not a regular file"))
                     elif e.path not in todo:
                         todo.append(e.path)
@@ -805,8 +839,22 @@ class ForkServerSession:
         if self._closed:
             return
         with self._lock:
-            if not self._closed:
-                self._shutdown()
+            if self._closed:
+                return
+            if self._reuse is not None:
+                self._timer.cancel()
+                if self._kernel is not None:
+                    self._kernel.close()
+                    self._kernel = None
+                try:
+                    reset = self._request({"op": "end"}, [], timeout=30).get("reset") is True
+                except SessionError:
+                    reset = False
+                if reset and not self._closed:
+                    self._closed = True
+                    self._reuse()
+                    return
+            self._shutdown()
 
     def __enter__(self) -> ForkServerSession:
         return self
@@ -820,6 +868,25 @@ class ForkServerSession:
                 self._shutdown()
         except Exception:
             pass
+
+
+def _text(s: str) -> str:
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _bad_name(path: str) -> str | None:
+    """Why a workspace file's name cannot be an artifact's (records and reports must hold it as text)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its name is not valid UTF-8 text"
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        return "its name holds control characters (a newline, a tab...)"
+    return None
 
 
 def _folder_usage(root: Path) -> tuple[int, int]:

@@ -16,7 +16,7 @@
 # are there) that serves python calls on that socket: [code memfd, stdout, stderr, status] per call.
 # "kill" / "wait": a call's process group, or the interpreter. "write" / "read" / "list" / "collect": the
 # workspace, data through a host memfd or the destination file's descriptor.
-# ruff: noqa: F821 - _dumpable, _subreaper, _vm_size and _wipe are bootstrap.py's, which follows this file
+# ruff: noqa: F821 - _dumpable, _others, _subreaper, _vm_size and _wipe are bootstrap.py's, which follows this file
 import json
 import os
 import sys
@@ -84,6 +84,15 @@ def _session_loop(ctl, cfg, fds):
             op = req.get("op")
         except BaseException:
             req, op = {}, None
+        if op == "end":
+            if _session_reset(rfds):
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.close(wake_r)
+                os.close(wake_w)
+                _S.clear()
+                return  # back to serving runs (and sessions), as a fresh warm sandbox
+            continue
         try:
             _dispatch(op, req, rfds)
         except BaseException as e:  # never let a request end pid 1
@@ -116,6 +125,51 @@ def _reply(fd, obj):
             os.close(fd)
         except OSError:
             pass
+
+
+def _session_reset(fds):
+    """The session is over and its sandbox may serve again (a pool's warm sandbox, isolated backends only):
+    kill every other process of the sandbox user, as the supervisor of a run does (orphans, daemons, the
+    interpreter; repeated until /proc shows none), empty the scratch folders, reply. False (and a refusal)
+    when this session may not be reset or something is left."""
+    import signal
+    import time
+
+    reply = fds[-1] if fds else None
+    for f in fds[:-1]:
+        os.close(f)
+    if not _S["cfg"].get("reusable") or os.getpid() != 1:
+        _reply(reply, {"reset": False})
+        return False
+    for relay in _S["relays"].values():
+        try:
+            os.close(relay[1])
+        except OSError:
+            pass
+    left = True
+    for _ in range(5000):
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        if not _others():
+            left = False
+            break
+        time.sleep(0.001)
+    for fd in list(_S["pending"].values()):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _wipe(_S["cfg"].get("wipe", []))
+    ok = not left and all(not os.listdir(d) for d in _S["cfg"].get("wipe", []) if os.path.isdir(d))
+    _reply(reply, {"reset": ok})
+    return ok
 
 
 def _session_end():
@@ -386,7 +440,7 @@ def _parts(rel):
 
 def _walk_dirs(parts, create=False):
     """The descriptor of the folder holding ``parts[-1]`` (a folder of the workspace), and the last name."""
-    root = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY)
+    root = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     fd = root
     try:
         for name in parts[:-1]:
@@ -557,7 +611,7 @@ def _list(parts, limit):
             except OSError:
                 pass
     else:
-        top = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY)
+        top = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     prefix = "/".join(parts)
     out = []
     stack = [(top, prefix)]
@@ -823,6 +877,10 @@ def _kernel_main(sock_fd, cfg):
             code = b"".join(chunks).decode("utf-8", "surrogateescape")
         finally:
             os.close(code_fd)
+        try:
+            os.write(status_fd, b"S")  # the call started (the harness resends a call that never did)
+        except OSError:
+            pass
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
         os.close(out_fd)
