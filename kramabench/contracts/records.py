@@ -33,6 +33,27 @@ from kramabench.files import (
 log = logging.getLogger(__name__)
 
 
+#: the gold an answer is scored against: ``official`` (the workload files as they are; what the paper scored
+#: against) or ``verified`` (official + the reviewed errata)
+GoldName = Literal["official", "verified"]
+
+
+class GoldScore(BaseModel):
+    """One answer scored against one gold (a record's other gold: :attr:`Record.other_gold`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gold: GoldName
+    expected: Any = None
+    answer_type: str | None = None
+    score: float | None = None
+    unscored: bool = False
+    metric: str | None = None
+    score_details: dict[str, Any] = Field(default_factory=dict)
+    subtask_scores: dict[str, float | None] = Field(default_factory=dict)
+    subtask_details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -71,6 +92,20 @@ class Record(BaseModel):
     difficulty: str | None = None
     subtask_details: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per subtask id: metric, details, expected, unscored"
+    )
+    gold: GoldName | None = Field(
+        None,
+        description="the gold `expected` and `score` are against: verified (official + errata; the default) or "
+        "official (--no-errata); None in records written before both golds were kept (the manifest's "
+        "workload.errata tells)",
+    )
+    other_gold: GoldScore | None = Field(
+        None,
+        description="the same answer scored against the other gold, when an erratum changed this item's gold "
+        "(answer or answer type); absent: `score` holds for both golds",
+    )
+    gold_class: str | None = Field(
+        None, description="the task's class in the errata data (reproduces, gold-defect, ...); None: not classified"
     )
     artifacts: list[Artifact] = Field(
         default_factory=list, description="files collected from the system's sessions (paths relative to the run folder)"
@@ -308,6 +343,6 @@ def jsonable(v: Any, depth: int = 0) -> Any:
 
 
 __all__ = [
-    "MAX_RECORD_LINE", "Manifest", "ReadResult", "Record", "iter_records", "jsonable", "latest_records", "parse_manifest",
-    "read_records", "repair_torn_tail", "unit_key",
+    "MAX_RECORD_LINE", "GoldName", "GoldScore", "Manifest", "ReadResult", "Record", "iter_records", "jsonable",
+    "latest_records", "parse_manifest", "read_records", "repair_torn_tail", "unit_key",
 ]  # fmt: skip
