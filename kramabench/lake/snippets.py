@@ -39,6 +39,8 @@ _DOC_WORDS = {
 }
 _DOC_EXTS = {"md", "rst", "hdr", "readme"}
 SHORTENED = "shortened to fit the prompt budget"
+#: a table whose columns are shown but none of its rows (the budget stopped before them)
+NO_ROWS = f"  (no rows shown: {SHORTENED})\n"
 CUT_NOTE = f"lines over {LINE_WIDTH:,} characters cut where marked"
 
 
@@ -350,6 +352,8 @@ def paper_file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path
             bounds, has_rows = list(range(1, len(raw.lines) + 1)), True
         else:
             bounds, has_rows = table_bounds(t, max_rows, len(raw.lines))
+        if bounds and has_rows:
+            blocks.append(Block(NO_ROWS, 1, 1))
         blocks += raw_blocks(raw.lines, bounds, 2, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc))
         return blocks, doc and bool(bounds)
     if e.format not in TEXT_FORMATS:
@@ -476,12 +480,17 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
             bounds, has_rows = list(range(1, len(raw.lines) + 1)), True
         else:
             bounds, has_rows = table_bounds(t, max_rows, len(raw.lines))
+        if bounds and has_rows:
+            blocks.append(Block(NO_ROWS, 1, 2))
         blocks += raw_blocks(raw.lines, bounds, 3, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc))
         return blocks, doc and bool(bounds)
     for t in e.tables:
         blocks += _columns_blocks(t, [c.name for c in t.columns])
         blocks += [Block(f"   note: {n}\n", 1) for n in t.notes]
-        blocks += _cell_rows_blocks(t, max_rows, 3)
+        rows = _cell_rows_blocks(t, max_rows, 3)
+        if rows:
+            blocks.append(Block(NO_ROWS, 1, 2))
+        blocks += rows
     if e.text_preview and not e.tables:
         if _raw_text(e):
             raw = read_raw(e, root, None if doc else max_rows, doc=doc)

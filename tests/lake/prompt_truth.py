@@ -157,12 +157,14 @@ def check_lake_text(text: str, lake: Path, *, prefix: str = "/lake", n: int = PA
     lake = Path(lake)
     files = {p.relative_to(lake).as_posix() for p in lake.rglob("*") if p.is_file()}
     problems: list[str] = []
+    bare_note = re.search(r"^\(The content of [\d,]+ of the files above is not shown: shortened to fit the prompt "
+                          r"budget\.\)$", text, re.M) is not None
     for b in split_blocks(text, files, prefix):
-        problems += [f"{b.path}: {p}" for p in _check_block(b, lake, n)]
+        problems += [f"{b.path}: {p}" for p in _check_block(b, lake, n, bare_note)]
     return problems
 
 
-def _check_block(b: FileBlock, lake: Path, n: int) -> list[str]:
+def _check_block(b: FileBlock, lake: Path, n: int, bare_note: bool = False) -> list[str]:
     out: list[str] = []
     path = lake / b.path
     head = b.header.strip()
@@ -207,8 +209,13 @@ def _check_block(b: FileBlock, lake: Path, n: int) -> list[str]:
                         out.append(f"{name} said to have {rows} rows, it has {want:,}")
                 else:
                     out.append(f"{name} listed beside it but not in {folder}")
-    for label, shown in _fenced(b.body):
+    fences = _fenced(b.body)
+    for label, shown in fences:
         out += _check_fence(label, shown, real, header_line, delimiter, n, head)
+    has_content = (m_rows and _int(m_rows.group("rows")) > 0) or (m_lines and _int(m_lines.group("lines")) > 0)
+    told = any("(no rows shown: shortened to fit the prompt budget)" in ln for ln in b.body) or bare_note
+    if has_content and not fences and not told:
+        out.append("no content shown and no word why")
     return out
 
 

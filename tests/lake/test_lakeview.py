@@ -206,3 +206,22 @@ def test_the_checker_catches_what_misleads(lake: Path) -> None:
     }
     for what, t in bad.items():
         assert check_lake_text(t, lake), what
+
+
+def test_content_left_out_for_the_budget_is_said_to_be(lake: Path) -> None:
+    for k in range(60):
+        (lake / f"f{k:02d}.csv").write_text(f"a{k},b{k}\n" + "".join(f"{i},{i}\n" for i in range(200)))
+        (lake / f"t{k:02d}.dat").write_text("".join(f"line {k} {i}\n" for i in range(200)))
+    idx = LakeIndex.build(lake, LakeOptions(max_rows=N), cache_dir=False)
+    for budget in (2500, 4000, 6000):
+        text = idx.render(budget_tokens=budget, path_prefix="/lake", max_rows=N, style="paper").text
+        assert check_lake_text(text, lake, n=N) == []  # every file: content, or a word why not
+        lines = text.splitlines()
+        if any(ln.startswith("- /lake/") for ln in lines):
+            bare = [ln for ln in lines if ln.startswith("(The content of ")]
+            without_rows = [i for i, ln in enumerate(lines) if ln == "  (no rows shown: shortened to fit the prompt budget)"]
+            assert bare or without_rows
+            for i in without_rows:
+                assert lines[i - 1].startswith("  column types: ")
+        else:
+            assert lines[0] == "(Only the names of the files fit the prompt budget: no snippet is shown.)"
