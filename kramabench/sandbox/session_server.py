@@ -166,8 +166,11 @@ def _session_reset(fds):
             os.close(fd)
         except OSError:
             pass
-    _wipe(_S["cfg"].get("wipe", []))
-    ok = not left and all(not os.listdir(d) for d in _S["cfg"].get("wipe", []) if os.path.isdir(d))
+    try:
+        _wipe(_S["cfg"].get("wipe", []))
+        ok = not left and all(not os.listdir(d) for d in _S["cfg"].get("wipe", []) if os.path.isdir(d))
+    except BaseException:
+        ok = False
     _reply(reply, {"reset": ok})
     return ok
 
@@ -440,7 +443,7 @@ def _parts(rel):
 
 def _walk_dirs(parts, create=False):
     """The descriptor of the folder holding ``parts[-1]`` (a folder of the workspace), and the last name."""
-    root = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY)
+    root = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     fd = root
     try:
         for name in parts[:-1]:
@@ -611,7 +614,7 @@ def _list(parts, limit):
             except OSError:
                 pass
     else:
-        top = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY)
+        top = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     prefix = "/".join(parts)
     out = []
     stack = [(top, prefix)]
