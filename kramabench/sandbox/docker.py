@@ -927,6 +927,10 @@ class DockerSandbox:
         if blocked is not None:
             raise ValueError(f"the docker sandbox runs as user nobody, which cannot enter {blocked}; make the lake "
                              "world-readable (chmod o+rX on it and its parent folders) or use --sandbox local")
+        for svc in services:  # the relay runs as nobody: it must be allowed to connect
+            if os.stat(svc.socket).st_mode & 0o002 == 0:
+                raise ValueError(f"forwarded service {svc.name!r}: the docker sandbox's user nobody cannot connect to "
+                                 f"{svc.socket} (chmod o+w on the socket, as PostgreSQL's own 0777 socket is)")
         M = self._docker.types.Mount
         extra = [M(target=f"{MOUNT_ROOT}/{m.name}", source=str(Path(m.source).resolve()), type="bind", read_only=True)
                  for m in mounts]
