@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.api, pytest.mark.slow]
 #: each agent system and how its replies carry code
 SYSTEMS = {
     "code-agent": lambda code, thought: f"Thought: {thought}\n```python\n{code}\n```\n",
+    "smolagents-code-agent": lambda code, thought: f"Thought: {thought}\n<code>\n{code}\n</code>\n",
 }
 
 
