@@ -139,13 +139,15 @@ def _count(n: int | None, exact: bool = True) -> str:
     return "?" if n is None else (f"{n:,}" if exact else f"about {n:,}")
 
 
-def table_shape(t: TableInfo) -> str:
+def table_shape(t: TableInfo, lines: bool = True) -> str:
+    """Rows × columns, and where the header is (``lines``: a file of lines with a header line or none;
+    records of JSON have no header to speak of)."""
     rows = "? rows" if t.rows is None else f"{_n(t.rows, 'row')}" + ("" if t.rows_exact else " (estimated)")
     s = f"{rows} × {_n(len(t.columns), 'column')}"
     if t.header_row and t.header_row > 1:
         unit = "row" if t.name is not None else "line"
         s += f"; header on {unit} {t.header_row} ({_n(t.header_row - 1, unit)} above it)"
-    elif t.header_row is None and t.columns and t.name is None:
+    elif t.header_row is None and t.columns and t.name is None and lines:
         s += "; no header row"
     if t.above_header:
         where = "above the header" if t.header_row else "above the rows"
@@ -450,7 +452,7 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
         return [Block(f"- {display_path}: {e.error}\n", 0)], False
     summary = f"- {display_path} ({fmt_desc(e)})"
     if e.tables and len(e.tables) == 1 and e.tables[0].name is None:
-        summary += ": " + table_shape(e.tables[0])
+        summary += ": " + table_shape(e.tables[0], lines=e.format in ("csv", "fixed-width", "gzip"))
     elif e.lines is not None and not e.tables:
         summary += f": {_n(e.lines, 'line')}"
     blocks = [Block(summary + "\n", 0)]
