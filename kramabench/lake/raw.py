@@ -3,7 +3,8 @@
 A line is the text between two ``\\n`` of the decoded file, without its line end (``\\n`` or ``\\r\\n``;
 ``\\r`` in a file with no ``\\n`` at all) and, on the first line, without a byte-order mark. A line
 longer than ``width`` characters is cut and ends with :data:`CUT_MARK`
-(``" [… line cut: 1,234 more characters]"``), so a cut is never silent. The file is streamed: a single line of a gigabyte costs ``max_bytes`` of reading at most.
+(``" [… line cut: 1,234 more characters]"``), so a cut is never silent. The file is streamed: a
+single line of a gigabyte costs ``max_bytes`` of reading at most.
 """
 
 from __future__ import annotations
