@@ -68,6 +68,8 @@ class Block:
     label: Callable[[int], str] | None = None
     #: lines of the file: shown exactly (never re-indented)
     raw: bool = False
+    #: a code fence line: never masked, never part of the file's text
+    fence: bool = False
 
     def at(self, level: int) -> str:
         return self.label(level) if self.label is not None else self.text
@@ -186,13 +188,13 @@ def raw_blocks(lines: list[str], bounds: list[int], first: int, label: Callable[
         return []
     fence = fence_for(lines[: bounds[-1]])
     n = len(bounds)
-    blocks = [Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n))))]
+    blocks = [Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n)))),
+              Block(fence + "\n", first, raw=True, fence=True)]
     prev = 0
     for i, b in enumerate(bounds):
-        body = "".join(ln + "\n" for ln in lines[prev:b])
-        blocks.append(Block((fence + "\n" if i == 0 else "") + body, first + i, raw=True))
+        blocks.append(Block("".join(ln + "\n" for ln in lines[prev:b]), first + i, raw=True))
         prev = b
-    blocks.append(Block(fence + "\n", first, raw=True))
+    blocks.append(Block(fence + "\n", first, raw=True, fence=True))
     return blocks
 
 
@@ -401,10 +403,11 @@ def _cell_rows_blocks(t: TableInfo, max_rows: int, first: int) -> list[Block]:
     lines = (header + "".join(csv_line(r) for r in preview)).splitlines()
     fence = fence_for(lines)
     blocks = [Block("", first, label=lambda lv: _cells_label(t, len(preview), "  ")(max(1, min(lv - first + 1, len(preview)))))]
-    blocks.append(Block(fence + "\n" + header + csv_line(preview[0]), first))
+    blocks.append(Block(fence + "\n", first, fence=True))
+    blocks.append(Block(header + csv_line(preview[0]), first))
     for k, row in enumerate(preview[1:], start=1):
         blocks.append(Block(csv_line(row), first + k))
-    blocks.append(Block(fence + "\n", first))
+    blocks.append(Block(fence + "\n", first, fence=True))
     return blocks
 
 
