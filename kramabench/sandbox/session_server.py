@@ -166,8 +166,11 @@ def _session_reset(fds):
             os.close(fd)
         except OSError:
             pass
-    _wipe(_S["cfg"].get("wipe", []))
-    ok = not left and all(not os.listdir(d) for d in _S["cfg"].get("wipe", []) if os.path.isdir(d))
+    try:
+        _wipe(_S["cfg"].get("wipe", []))
+        ok = not left and all(not os.listdir(d) for d in _S["cfg"].get("wipe", []) if os.path.isdir(d))
+    except BaseException:
+        ok = False
     _reply(reply, {"reset": ok})
     return ok
 

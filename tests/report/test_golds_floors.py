@@ -128,3 +128,32 @@ def test_a_no_errata_run_reports_the_official_gold_as_its_main_view(errata_run, 
     rows = {r[1]: r[2:] for r in _md_rows(md, "Scores: official and verified gold, with floors")}
     assert rows["this run"][0].startswith("100.0 ") and rows["this run"][1].startswith("75.0 ")
     assert json.loads((res.run_dir / "manifest.json").read_text())["workload"]["gold"] == "official"
+
+
+def test_report_with_a_proposed_errata_file(errata_run, tmp_path):
+    from typer.testing import CliRunner
+
+    from kramabench.cli.main import build_app
+
+    # a proposal correcting task 3's gold 6 to 7 (the system answered 6); task 1's correction is not in it
+    proposed = tmp_path / "proposals.toml"
+    proposed.write_text('[[erratum]]\ndomain = "synth"\ntask = "synth-easy-3"\nfield = "answer"\nold = 6\nnew = 7\n'
+                        'reason = "a proposal"\n')
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(build_app(), ["report", str(errata_run.run_dir), "--out", str(out), "--errata",
+                                           str(proposed)], env={"COLUMNS": "160"})
+    assert res.exit_code == 0, res.output
+    printed = " ".join(res.output.split())
+    assert "score by domain · verified gold" in printed and "official gold (paper-comparable)" in printed
+    md = (out / "report.md").read_text()
+    rows = {r[1]: r[2:] for r in _md_rows(md, "Scores: official and verified gold, with floors")}
+    assert rows["this run"][0].startswith("100.0 ") and rows["this run"][1].startswith("75.0 ")
+    assert str(proposed) in rows["errata file"][1]
+    task = {r[0]: r for r in _md_rows(md, f"Tasks: {errata_run.records[0].system}")}
+    assert any(c.startswith("0.0") for c in task["synth-easy-3"]) and "100.0" in task["synth-easy-1"]
+    assert "scored again for this report" in md
+    # the run folder is not changed
+    assert not any("synth-easy-3" in line and '"other_gold": {' in line
+                   for line in (errata_run.run_dir / "records.jsonl").read_text().splitlines())
+    bad = CliRunner().invoke(build_app(), ["report", str(errata_run.run_dir), "--errata", str(tmp_path / "no.toml")])
+    assert bad.exit_code == 1 and "no such errata file" in bad.output
