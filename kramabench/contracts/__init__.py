@@ -16,6 +16,8 @@ from kramabench.contracts.model import (
     Usage,
 )
 from kramabench.contracts.records import (
+    GoldName,
+    GoldScore,
     Manifest,
     ReadResult,
     Record,
@@ -41,6 +43,7 @@ from kramabench.contracts.session import (
     StepResult,
     WorkspaceError,
 )
+from kramabench.contracts.steps import AgentStep, StepOutcome
 from kramabench.contracts.system import (
     Closeable,
     Configured,
@@ -54,6 +57,8 @@ from kramabench.contracts.system import (
 )
 
 __all__ = [
+    "AgentStep",
+    "StepOutcome",
     "AnswerType",
     "Artifact",
     "CollectRefusal",
@@ -75,6 +80,8 @@ __all__ = [
     "Configured",
     "Completion",
     "ExecResult",
+    "GoldName",
+    "GoldScore",
     "KeyFunctionality",
     "Limits",
     "Manifest",

@@ -103,6 +103,7 @@ def _table_from_rows(
         notes.append(f"types from the first {len(sample)} rows")
     header_row = (first_line_no(hdr) if first_line_no else hdr + 1) if hdr is not None else None
     ends = [last_line_no(data_start + k) for k in range(len(preview))] if last_line_no else []
+    data_line = first_line_no(data_start) if first_line_no and last_line_no and data else None
     if hdr is None:
         notes.append("no header row: columns are numbered")
     return TableInfo(
@@ -114,6 +115,7 @@ def _table_from_rows(
         above_header=above,
         preview=preview,
         preview_line_ends=ends,
+        data_line=data_line,
         notes=notes,
     )
 
@@ -124,12 +126,13 @@ def _table_from_rows(
 def _text_lines(scan: Scan) -> int:
     if scan.size == 0:
         return 0
-    return scan.newlines + (0 if scan.ends_with_newline else 1)
+    ends = scan.newlines or scan.carriage_returns  # a file of '\r' line ends (no '\n' at all) has lines too
+    return ends + (0 if scan.ends_with_newline else 1)
 
 
 def _trailing_blank_lines(scan: Scan, encoding: str) -> int:
     text = decode(scan.tail, encoding if encoding != "utf-16" else "latin-1", partial=True)
-    lines = text.split("\n")
+    lines = text.split("\n" if scan.newlines or not scan.carriage_returns else "\r")
     if lines and lines[-1] == "":
         lines.pop()
     n = 0
