@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import socket
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import Limits
-from kramabench.sandbox._common import DONE_GRACE_S, CappedReader, status_report
+from kramabench.sandbox._common import DONE_GRACE_S, CappedReader, status_report, wait_readable
 
 
 @dataclass
@@ -87,7 +86,7 @@ def run_on_zygote(ctl: socket.socket, cfg: dict, code: str, limits: Limits) -> Z
             if left <= 0 or interrupt.requested():  # an interruption stops the run like its wall limit
                 timed_out = True
                 break
-            ready, _, _ = select.select([r_status], [], [], min(left, interrupt.POLL_S))
+            ready = wait_readable([r_status], min(left, interrupt.POLL_S))
             if not ready:
                 continue
             chunk = os.read(r_status, 4096)

@@ -50,15 +50,16 @@ def test_the_report_shows_both_golds_and_the_floors(errata_run, tmp_path):
     assert rows['floor: empty answer ""'] == ["0.0", "0.0"] and rows['floor: "I don\'t know"'] == ["0.0", "0.0"]
     assert rows["tasks scored differently by the two golds"][1] == "1"
     assert "errata.toml" in rows["errata file"][1]
+    assert rows["tasks by reviewed class"][1] == "gold-defect 1 · reproduces 1"
     # both domain tables, named by their gold
     assert "## End-to-end: score by domain · verified gold" in md
     assert "## End-to-end: score by domain · official gold (paper-comparable)" in md
     # the task row: both scores, and the other gold when it differs
     task = next(r for r in _md_rows(md, f"Tasks: {errata_run.records[0].system}") if r[0] == "synth-easy-1")
-    assert "0.0" in task and any(c.startswith("100.0 (gold 0)") for c in task)
+    assert "0.0" in task and any(c.startswith("100.0 (gold 0)") for c in task) and "gold-defect" in task
     html = paths.html.read_text()
     assert 'id="golds"' in html and "Official gold (paper-comparable) %" in html and "floor: constant 0" in html
-    assert "official gold: 0" in html  # under the task id
+    assert "official gold: 0" in html and "cls-gold-defect" in html  # under the task id
 
 
 def test_the_end_of_run_table_has_both_golds_and_the_floors(errata_run):
@@ -67,6 +68,7 @@ def test_the_end_of_run_table_has_both_golds_and_the_floors(errata_run):
     lines = floors_text(errata_run.records, manifest=errata_run.manifest)
     assert lines[0].startswith("floors (verified gold, the same 4 tasks): constant 0 0.0%")
     assert lines[1].startswith("floors (official gold, the same 4 tasks): constant 0 25.0%")
+    assert lines[-1] == "tasks by reviewed class (errata): gold-defect 1 · reproduces 1"
 
 
 def rec(tid, expected, answer, score, metric="numeric_approximate", **kw):

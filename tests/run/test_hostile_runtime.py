@@ -123,6 +123,13 @@ def _wait_for(cond, proc: subprocess.Popen, timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
+def _threads(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
 def _stopped_within(proc: subprocess.Popen, seconds: float, sig: int = signal.SIGTERM) -> tuple[str, str, float]:
     t0 = time.monotonic()
     proc.send_signal(sig)
@@ -188,7 +195,8 @@ def test_sigterm_during_setup_is_one_line_and_nothing_is_left(tmp_path):
     """Before the run started (here: the warm pool and the system starting): exit 130, one line, no run."""
     proc = _start(["run", "--workload", "mini", "--system", "reference", "--executor", "ray", "--results",
                    str(tmp_path / "res"), "--progress", "none"], tmp_path)
-    time.sleep(2.5)  # importing Ray, starting a local Ray
+    _wait_for(lambda: _threads(proc.pid) >= 2, proc)  # the command's signal watcher runs: the command has begun
+    time.sleep(1.5)  # loading the workload, importing Ray, starting a local Ray
     out, err, _ = _stopped_within(proc, 15)
     assert proc.returncode == 130 and "Traceback" not in err, err
 
