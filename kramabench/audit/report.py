@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.audit.reference import ReferenceAudit
+from kramabench.files import write_file
 
 VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
 
@@ -148,8 +149,8 @@ def write_report(out_dir: Path, title: str, *, ref: ReferenceAudit | None = None
     out_dir.mkdir(parents=True, exist_ok=True)
     secs = sections(ref, failures, proposals)
     md, page = out_dir / "audit.md", out_dir / "audit.html"
-    md.write_text(render_markdown(title, secs), encoding="utf-8")
-    page.write_text(render_html(title, secs), encoding="utf-8")
+    write_file(md, render_markdown(title, secs), regular_only=True)
+    write_file(page, render_html(title, secs), regular_only=True)
     return md, page
 
 

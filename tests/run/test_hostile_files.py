@@ -386,3 +386,32 @@ def test_unreadable_lake_files_and_folders_are_findings_not_tracebacks(scripted,
     finally:
         (lake / "locked").chmod(0o755)
         (lake / "sub" / "notes.txt").chmod(0o644)
+
+
+# -- outputs cut, golds of the wrong type ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_output_cut_at_the_limit_is_reported_as_cut(tmp_path, backend):
+    """A solution printing a 3 MB answer: the output is cut at 1 MB, and the record says so (not "printed
+    nothing" / "did not print a JSON object")."""
+    root = make_workload(tmp_path / "wl", n=1, solutions=True)
+    (root / "solutions" / "synth-easy-1.py").write_text(
+        "import json\nprint(json.dumps({'main-task': list(range(500_000))}))\n")
+    res = tmp_path / "res"
+    out = _kb("run", "--workload", str(root), "--system", "reference", "--sandbox", backend, "--results", str(res),
+              "--run-id", "cut", "--progress", "none", "--no-report", timeout=600)
+    assert "Traceback" not in out.stderr, out.stderr
+    [rec] = RunStore(res / "cut").read().records
+    assert rec.status == "error" and rec.error.kind == "no_answer", rec.error
+    assert "output was cut" in rec.error.message and "printed nothing" not in rec.error.message
+
+
+def test_ds_guru_feedback_says_the_output_was_cut():
+    from baselines.ds_guru.prompts import describe_failure
+    from kramabench.contracts.sandbox import ExecResult
+
+    cut = ExecResult(stdout="x", stderr="", exit_code=0, timed_out=False, oom=False, wall_s=0.1, truncated=True,
+                     explanation="output cut at 1,048,576 bytes (stdout 3,000,000 bytes)")
+    text = describe_failure(cut, code_found=True, answer_found=False)
+    assert "output was cut" in text and "did not print a JSON object" not in text
