@@ -18,6 +18,7 @@ caused it: resume runs it again); the manifest says ``interrupted``. A second SI
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -247,7 +248,10 @@ class Runner:
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         rec = self._base_record(it, out, wall)
-        return rec.model_copy(update=self.setting.score(self.setting_ctx, it, out))
+        # the judge's calls (paraphrase or design) are paid for too: recorded in calls.jsonl under the task's
+        # key with ":judge" (apart from the system's own calls, which a replay answers in order)
+        with judge_scope(f"{it.call_key}:judge", self.recorder):
+            return rec.model_copy(update=self.setting.score(self.setting_ctx, it, out))
 
     # -- signals -------------------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -446,6 +450,15 @@ class Runner:
         if self.guard.tripped and not self._stop.is_set():
             self.request_stop()
             self.progress.note(f"stopping: {self.guard.cause}")
+
+
+def judge_scope(key: str, recorder: Any) -> Any:
+    """The recording scope of a task's scoring (its judge calls), when the run records calls."""
+    if recorder is None:
+        return contextlib.nullcontext()
+    from kramabench.models import recording
+
+    return recording.scope(key, recorder)
 
 
 def _open_recorder(run_dir: Path) -> Any:
