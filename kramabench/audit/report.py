@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.audit.reference import ReferenceAudit
+from kramabench.audit.static import group_findings
 from kramabench.files import write_file
 
 VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
@@ -89,9 +90,22 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
         out.append(("Per task", ["Domain", "Task", "Verdict", "Gold", "Printed (how read)", "Detail", "Proposed class"],
                     rows, None))  # fmt: skip
         if ref.static:
-            rows = [[f.domain, f.subtask_id or f.task_id or "—", f.kind, f.code, f.message[:160]] for f in ref.static
-                    if f.kind != "validator" or f.severity != "info"]  # fmt: skip
-            out.append(("Static gold checks", ["Domain", "Where", "Kind", "Code", "Message"], rows, None))
+            shown = [f for f in ref.static if f.kind != "validator" or f.severity != "info"]
+            groups = group_findings(shown)
+            rows = [[g.domain, (g.task_id or "—") + (f" ({len(g.subtasks)} subtask{'s' if len(g.subtasks) != 1 else ''})"
+                                                     if g.subtasks else ""),
+                     g.kind, g.code, g.count, " · ".join(g.examples) + (" …" if g.count > len(g.examples) else "")]
+                    for g in groups]  # fmt: skip
+            out.append(("Static gold checks", ["Domain", "Task", "Kind", "Code", "Findings", "Examples"], rows,
+                        f"{len(shown)} finding(s) grouped per task and kind into {len(groups)} row(s); every finding "
+                        "is in reference.json"))
+            scale = [g for g in groups if g.code == "gold_percent_scale"]
+            if scale:
+                out.append(("Percent scale: question and gold disagree", ["Domain", "Task", "Where", "Gold vs question"],
+                            [[g.domain, g.task_id, ", ".join(g.subtasks) or "main answer", " · ".join(g.examples)]
+                             for g in scale],
+                            "The paper scores these as they are (an answer in the question's scale is wrong); "
+                            "`--normalise-percent` rescores a 100x answer to a percentage question."))
     if proposals is not None and proposals.proposals:
         rows = [[p.id, p.erratum.task + (f"/{p.erratum.subtask}" if p.erratum.subtask else ""), p.kind,
                  str(p.erratum.new)[:60], p.erratum.reason[:120], p.report] for p in proposals.proposals]  # fmt: skip

@@ -181,6 +181,11 @@ def register(app: typer.Typer) -> None:
             kinds[f.kind] = kinds.get(f.kind, 0) + 1
         if kinds:
             out_console.print("static gold findings: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+        scale = [f for f in result.static if f.code == "gold_percent_scale"]
+        if scale:
+            out_console.print(f"percent scale: the question and the gold disagree on {len(scale)} item(s): "
+                              + ", ".join(f.subtask_id or f.task_id or "?" for f in scale), highlight=False,
+                              markup=False, soft_wrap=True)
         out_console.print(f"written: {out_dir / 'reference.json'}, {out_dir / 'reviews-proposed.toml'}, {md}, {page}",
                           soft_wrap=True, highlight=False)  # fmt: skip
 

@@ -16,6 +16,8 @@ from kramabench.contracts.model import (
     Usage,
 )
 from kramabench.contracts.records import (
+    GoldName,
+    GoldScore,
     Manifest,
     ReadResult,
     Record,
@@ -75,6 +77,8 @@ __all__ = [
     "Configured",
     "Completion",
     "ExecResult",
+    "GoldName",
+    "GoldScore",
     "KeyFunctionality",
     "Limits",
     "Manifest",

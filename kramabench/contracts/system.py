@@ -38,8 +38,8 @@ class TaskInput(BaseModel):
     hint_files: list[str] | None = None
     token: str = Field("", description="opaque per-run handle; only privileged built-ins can resolve it")
     artifacts_dir: Path | None = Field(
-        None, description="the host folder where this task's collected files go (Sandbox.session(artifacts_dir=...)); "
-        "set by the runner"
+        None, description="the host folder where this task's sessions collect files (Sandbox.session(artifacts_dir=...)); "
+        "set by the runner: an opaque staging folder, moved into results/<run_id>/artifacts/<unit>/ with the record"
     )
 
 

@@ -103,6 +103,7 @@ def _table_from_rows(
         notes.append(f"types from the first {len(sample)} rows")
     header_row = (first_line_no(hdr) if first_line_no else hdr + 1) if hdr is not None else None
     ends = [last_line_no(data_start + k) for k in range(len(preview))] if last_line_no else []
+    data_line = first_line_no(data_start) if first_line_no and last_line_no and data else None
     if hdr is None:
         notes.append("no header row: columns are numbered")
     return TableInfo(
@@ -114,6 +115,7 @@ def _table_from_rows(
         above_header=above,
         preview=preview,
         preview_line_ends=ends,
+        data_line=data_line,
         notes=notes,
     )
 

@@ -386,12 +386,28 @@ class Rendered:
     shortened: list[str] = field(default_factory=list)
 
 
+#: after the files when some of them are shown by their summary line only
+BARE_NOTE = "(The content of {n} of the files above is not shown: shortened to fit the prompt budget.)\n"
+
+
+def _bare(renders: list[FileRender], levels: list[int]) -> int:
+    """Files shown by their summary line alone although they have content to show."""
+    return sum(1 for fr, lv in zip(renders, levels, strict=True) if lv == 0 and fr.max_level > 0)
+
+
 def _fit(renders: list[FileRender], budget: int, mode: str) -> Rendered | None:
     levels = allocate(renders, budget)
     if levels is None:
         return None
-    text = "".join(fr.text(lv) for fr, lv in zip(renders, levels, strict=True))
-    tokens = sum(fr.costs[lv] for fr, lv in zip(renders, levels, strict=True))
+    note = ""
+    if _bare(renders, levels):  # say so, in room taken from the files
+        room = budget - estimate_tokens(BARE_NOTE.format(n=len(renders)))
+        levels = allocate(renders, room)
+        if levels is None:
+            return None
+        note = BARE_NOTE.format(n=f"{_bare(renders, levels):,}") if _bare(renders, levels) else ""
+    text = "".join(fr.text(lv) for fr, lv in zip(renders, levels, strict=True)) + note
+    tokens = sum(fr.costs[lv] for fr, lv in zip(renders, levels, strict=True)) + estimate_tokens(note)
     masked: dict[str, list[str]] = {}
     for fr in renders:
         masked.update(fr.masked_files)
@@ -486,8 +502,9 @@ def render_entries(
         out = _fit(ordered(units), budget_tokens, "grouped")
         if out is not None:
             return out
-    # 3. names only
-    text = list_paths([prefix + e.path for e in entries], budget_tokens)
+    # 3. names only, said so (the snippets the prompt's introduction promises do not fit)
+    note = "(Only the names of the files fit the prompt budget: no snippet is shown.)\n"
+    text = note + list_paths([prefix + e.path for e in entries], max(0, budget_tokens - estimate_tokens(note)))
     return Rendered(text, estimate_tokens(text), {}, "names")
 
 

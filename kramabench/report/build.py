@@ -10,6 +10,7 @@ from pathlib import Path
 from kramabench.files import FileRefused, write_file
 from kramabench.report.compare import task_matrix
 from kramabench.report.environment import environments
+from kramabench.report.golds import attach_golds, run_golds
 from kramabench.report.load import ReportError, RunData, label_runs, load_run
 from kramabench.report.model import Plot, ReportModel
 from kramabench.report.plots import domain_bars, score_vs_cost
@@ -32,10 +33,13 @@ class ReportPaths:
 
 def collect(runs: list[RunData]) -> ReportModel:
     label_runs(runs)
+    main_gold = attach_golds(runs)
     summaries = [summarize(run, i) for i, run in enumerate(runs)]
+    golds = [run_golds(run, i, s.main_setting) for i, (run, s) in enumerate(zip(runs, summaries, strict=True))]
     tables = build_tables(runs)
     model = ReportModel(
-        runs=runs, summaries=summaries, tables=tables, errors=error_counts(runs), unscored=unscored_items(runs)
+        runs=runs, summaries=summaries, tables=tables, errors=error_counts(runs), unscored=unscored_items(runs),
+        golds=golds, main_gold=main_gold,
     )
     model.environments, model.environment_warning = environments(runs)
     if len(runs) > 1:

@@ -34,12 +34,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kramabench.contracts.artifacts import Artifact
 from kramabench.files import MB, LongLine, human_size, iter_lines, open_regular
 from kramabench.workload.models import Task, Workload
 from scorers.judge import Judge
 from scorers.paths import LakePaths, canonical_lake_paths
+from scorers.percent import normalise_percent as rescale_percent
 from scorers.registry import score
 from scorers.stats import ScoredItem, Summary, summarize
 
@@ -56,12 +58,16 @@ class Prediction(BaseModel):
     has_answer: bool = Field(True, description="False when only subtask answers were given")
     has_subtasks: bool = Field(False, description="the line carried subtask answers")
     line: int = 0
+    artifacts: list[Artifact] = Field(
+        default_factory=list, description="files the line names (a run record's artifacts), paths made absolute: "
+        "a relative path is read from the predictions file's folder (the run folder for records.jsonl)"
+    )
 
 
 class Problem(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(description="bad_line, no_task_id, no_answer, duplicate_task, unknown_task, "
+    code: str = Field(description="bad_line, no_task_id, no_answer, duplicate_task, unknown_task, bad_artifact, "
                       "unknown_subtask, empty_file")
     message: str
     file: str | None = None
@@ -152,6 +158,22 @@ class ScoreReport(BaseModel):
     )
     subtasks_scored: bool = False
     comparison: dict[str, Any] | None = None
+    gold: str = Field("verified", description="the gold of `items` and `summary`: verified (official + errata) or "
+                      "official (--no-errata)")
+    other_gold_items: list[ScoredItem] = Field(
+        default_factory=list, description="the answers whose gold an erratum changed, scored against the other gold"
+    )
+    summaries: dict[str, Summary] = Field(
+        default_factory=dict, description="by gold (official: the paper-comparable number; verified)"
+    )
+    floors: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="by gold: the scores of the constant answers (zero, empty, idk) on the same tasks, the bounded "
+        "score (numeric-approximate within band) of the predictions and of the constant 0, over n tasks",
+    )
+    errata_file: str | None = None
+    normalise_percent: bool = Field(False, description="scored with the percent-scale normalisation (scorers.percent)")
+    classes: dict[str, str] = Field(default_factory=dict, description="task id -> reviewed class (errata review)")
 
 
 #: deepest nesting of lists and objects accepted in a prediction (a real answer needs a handful of levels;
@@ -386,12 +408,36 @@ def read_predictions(path: Path, workloads: Iterable[Workload] | None = None) ->
         p = Prediction(task_id=tid, domain=dom, answer=obj.get("answer"), line=n,
                        subtask_answers={**(old.subtask_answers if old else {}), **(subs or {})},
                        has_subtasks=subs is not None or bool(old and old.has_subtasks),
-                       has_answer="answer" in obj or subs is None)
+                       has_answer="answer" in obj or subs is None,
+                       artifacts=_artifacts(obj.get("artifacts"), path, n, tid, problems))
         store[key] = p
     if not n_lines:
         problems.append(Problem(code="empty_file", message="the predictions file holds no prediction; every task "
                                 "is missing", file=f))
     return preds, problems
+
+
+def _artifacts(raw: Any, path: Path, line: int, tid: str, problems: list[Problem]) -> list[Artifact]:
+    """A line's artifacts with absolute paths; a malformed entry or a missing file is a problem, left out."""
+    if raw is None:
+        return []
+    out: list[Artifact] = []
+    base = Path(path).resolve().parent
+    for entry in raw if isinstance(raw, list) else [raw]:
+        try:
+            a = Artifact.model_validate(entry)
+        except ValidationError as e:
+            problems.append(Problem(code="bad_artifact", message=f"{tid}: an artifact entry is not valid "
+                                    f"({str(e).splitlines()[0]}); left out", file=str(path), line=line, task_id=tid))
+            continue
+        p = Path(a.path)
+        p = p if p.is_absolute() else base / p
+        if not p.is_file():
+            problems.append(Problem(code="bad_artifact", message=f"{tid}: artifact {a.name} is not at {p}; left out",
+                                    file=str(path), line=line, task_id=tid))
+            continue
+        out.append(a.model_copy(update={"path": str(p)}))
+    return out
 
 
 def _item(domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any = None, missing: bool = False) -> ScoredItem:
@@ -448,6 +494,8 @@ def score_workloads(
     judge: Judge | None = None,
     workers: int = 1,
     progress: Callable[[str], None] | None = None,
+    with_subtasks: bool | None = None,
+    normalise_percent: bool = False,
 ) -> tuple[list[ScoredItem], list[Problem], bool]:
     """Score every task (and, if any prediction has subtask answers, every subtask) of the workloads.
 
@@ -505,7 +553,8 @@ def score_workloads(
             return None
         return p
 
-    with_subtasks = any(p.has_subtasks for p in predictions.values()) or any(p.has_subtasks for p in scoped.values())
+    if with_subtasks is None:
+        with_subtasks = any(p.has_subtasks for p in predictions.values()) or any(p.has_subtasks for p in scoped.values())
     # one job per answer, in workload order: (domain, task, subtask id, answer type, gold, prediction?, query)
     jobs: list[tuple[str, Task, str | None, Any, Any, tuple[Any] | None, str]] = []
     lakes: dict[str, Any] = {wl.domain: _lake_paths(wl) for wl in workloads}
@@ -534,6 +583,8 @@ def score_workloads(
             else:
                 answer = pred[0]
             s = score(gold, answer, answer_type, judge, question=query)
+            if normalise_percent:
+                s = rescale_percent(gold, answer, answer_type, s, judge=judge, question=query)
             if n_paths:
                 s.details["lake_paths_normalised"] = n_paths
             item = _item(domain, task, sub_id, answer_type, s)
@@ -552,6 +603,77 @@ def score_workloads(
                 if not k % _YOUNG_GC_EVERY:
                     gc.collect(1)
     return items, problems, with_subtasks
+
+
+def score_other_gold(
+    workloads: Iterable[Workload],
+    changes: dict[str, dict[Any, Any]],
+    predictions: dict[str, Prediction],
+    *,
+    with_subtasks: bool,
+    judge: Judge | None = None,
+    workers: int = 1,
+    other_name: str = "official",
+    normalise_percent: bool = False,
+) -> list[ScoredItem]:
+    """The answers whose gold differs in the other view of the workloads (``changes`` by domain, as
+    :func:`kramabench.workload.gold.changes_for` gives them), scored against that gold; only those."""
+    from kramabench.workload.gold import with_gold
+
+    other_wls = []
+    absent: list[ScoredItem] = []
+    for wl in workloads:
+        ch = changes.get(wl.domain) or {}
+        if not ch:
+            continue
+        ids = {k[0] for k in ch if k[1] is None or with_subtasks}
+        tasks = [with_gold(t, ch) for t in wl.tasks if t.id in ids]
+        other_wls.append(wl.model_copy(update={"tasks": tasks}))
+        for (tid, sid), g in ch.items():
+            if not g.present and (sid is None or with_subtasks):
+                absent.append(ScoredItem(domain=wl.domain, task_id=tid, subtask_id=sid, value=None, unscored=True,
+                                         reason=f"not in the {other_name} workload",
+                                         details={"reason": f"not in the {other_name} workload"}))
+    if not other_wls:
+        return absent
+    wanted = {t.id for w in other_wls for t in w.tasks}
+    preds = PredictionSet({k: p for k, p in predictions.items() if k in wanted})
+    preds.scoped = {k: p for k, p in getattr(predictions, "scoped", {}).items() if k[1] in wanted}
+    items, _problems, _subs = score_workloads(other_wls, preds, judge=judge, workers=workers,
+                                              with_subtasks=with_subtasks, normalise_percent=normalise_percent)
+    keep = {(w.domain, k) for w in other_wls for k in changes.get(w.domain, {})}
+    gone = {(i.domain, i.task_id, i.subtask_id) for i in absent}
+    return [i for i in items if (i.domain, (i.task_id, i.subtask_id)) in keep and i.key not in gone] + absent
+
+
+def items_under(items: list[ScoredItem], other: list[ScoredItem]) -> list[ScoredItem]:
+    """``items`` with the ones of ``other`` (scored against the other gold) in their place."""
+    by_key = {i.key: i for i in other}
+    return [by_key.get(i.key, i) for i in items]
+
+
+def floors_of(items: list[ScoredItem], workloads: Iterable[Workload], changes: dict[str, dict[Any, Any]] | None = None
+              ) -> dict[str, Any]:
+    """The floors of the main answers of ``items`` (kramabench.run.floors) against the workloads' gold, or the
+    other gold of ``changes``: a dict of the total row's figures."""
+    from kramabench.run.floors import FloorEntry, floor_rows_of
+
+    golds: dict[tuple[str, str], tuple[Any, Any]] = {}
+    for wl in workloads:
+        ch = (changes or {}).get(wl.domain) or {}
+        for t in wl.tasks:
+            g = ch.get((t.id, None))
+            golds[(wl.domain, t.id)] = (g.answer, g.answer_type) if g is not None and g.present else (t.answer, t.answer_type)
+    entries = []
+    for i in items:
+        if i.subtask_id is not None:
+            continue
+        expected, at = golds.get((i.domain, i.task_id), (None, None))
+        entries.append(FloorEntry(i.domain, i.task_id, None if i.unscored else i.value, i.metric, expected, at))
+    _rows, t = floor_rows_of(entries)
+    return {"n": t.n, **{k: v for k, v in t.floors.items()}, "bounded": t.system_bounded,
+            "zero_bounded": t.floors_bounded.get("zero"), "n_numeric": t.n_numeric, "numeric_paper": t.numeric_paper,
+            "numeric_band": t.numeric_band}
 
 
 def _count(problems: Iterable[Problem]) -> dict[str, int]:
@@ -592,4 +714,7 @@ def build_report(
     )
 
 
-__all__ = ["Prediction", "Problem", "ScoreReport", "build_report", "read_predictions", "score_workloads"]
+__all__ = [
+    "Prediction", "Problem", "ScoreReport", "build_report", "floors_of", "items_under", "read_predictions",
+    "score_other_gold", "score_workloads",
+]

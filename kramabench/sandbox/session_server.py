@@ -440,7 +440,7 @@ def _parts(rel):
 
 def _walk_dirs(parts, create=False):
     """The descriptor of the folder holding ``parts[-1]`` (a folder of the workspace), and the last name."""
-    root = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY)
+    root = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     fd = root
     try:
         for name in parts[:-1]:
@@ -611,7 +611,7 @@ def _list(parts, limit):
             except OSError:
                 pass
     else:
-        top = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY)
+        top = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     prefix = "/".join(parts)
     out = []
     stack = [(top, prefix)]

@@ -398,6 +398,18 @@ class SessionContract(_Base):
         for p in kit.artifacts.rglob("*"):
             assert not p.is_symlink() and kit.secret not in (p.read_text() if p.is_file() else "")
 
+    def test_collect_refuses_names_that_are_not_text(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            r = s.python("open(b'bad\\xff.csv'.decode('utf-8', 'surrogateescape'), 'w').write('x')\n"
+                         "open('new\\nline.csv', 'w').write('y')\nopen('fine.csv', 'w').write('z')")
+            assert r.ok, r
+            res = s.collect(["."])
+            assert [a.name for a in res.artifacts] == ["fine.csv"], res
+            reasons = sorted(x.reason for x in res.refused)
+            assert len(reasons) == 2 and "control characters" in reasons[0] and "UTF-8" in reasons[1], reasons
+            for x in res.refused:
+                x.path.encode("utf-8")  # refusals are text a record can hold
+
     def test_collect_bounds(self, sandbox, kit):
         limits = _limits(artifact_bytes=10_000, artifacts_total_bytes=25_000, max_artifacts=4)
         with self.open(sandbox, kit, limits=limits) as s:

@@ -327,7 +327,11 @@ def test_summary_readable_in_80_columns(workload_root, tmp_path):
     cis = re.findall(r"\d+\.\d\s+\[\d+\.\d, \d+\.\d\]", row)
     assert len(cis) == 2, row  # the main score and the subtask mean, each with its whole interval on one line
     # the one format of run, score and report: percent with one decimal, a pooled "total" row
-    assert any(ln.startswith("total ") for ln in lines) and "score %" in r.stdout
+    assert any(ln.startswith("total ") for ln in lines)
+    # both golds side by side (here the same: no erratum touches the toy domain), then the floors
+    header = next(ln for ln in lines if "verified" in ln and "official" in ln)
+    assert header.index("verified") < header.index("official")
+    assert "floors (both golds, the same 4 tasks): constant 0" in r.stdout
 
 
 def test_records_of_a_retried_task_keep_the_latest_attempt(tmp_path):
