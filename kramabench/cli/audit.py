@@ -245,7 +245,7 @@ def register(app: typer.Typer) -> None:
             sb.close()
         proposals = propose(result.reports, _workloads_of(run_dir, result.reports))
         prop_path = write_proposals(out_dir / "proposals.toml", proposals)
-        md, page = write_report(out_dir, f"Audit of the failures of {run_dir.name}", failures=result,
+        md, page = write_report(out_dir, _failures_title(run_dir), failures=result,
                                 proposals=proposals, ref=ref_audit)  # fmt: skip
         n = len(result.reports)
         bench = sum(r.attribution == "benchmark" for r in result.reports)
@@ -428,6 +428,25 @@ def _print_errata_only(why: str, domains: list[str] | None, check: bool) -> None
                        "kramabench audit -w ROOT)"), soft_wrap=True)  # fmt: skip
     if check:
         raise typer.Exit(1)
+
+
+def _failures_title(run_dir: Path) -> str:
+    """"Audit of the failures of SYSTEM with MODEL on WORKLOAD (domains) — run RUN_ID", from the run's manifest
+    (the folder name when the manifest cannot be read)."""
+    from kramabench.run.store import RunStore
+
+    try:
+        m = RunStore(run_dir).read_manifest()
+    except (OSError, ValueError):
+        return f"Audit of the failures of run {run_dir.name}"
+    wl = m.workload or {}
+    name = str(wl.get("name") or wl.get("root") or "?")
+    domains = ", ".join(wl.get("domains") or [])
+    text = f"Audit of the failures of {m.system}" + (f" with {m.model}" if m.model else "")
+    text += f" on {name}" + (f" ({domains})" if domains else "")
+    if m.setting != "end-to-end":
+        text += f", {m.setting} setting"
+    return f"{text} — run {m.run_id}"
 
 
 def _model(flag: str, model_id: str, *, cache: bool | None = None):  # noqa: ANN202

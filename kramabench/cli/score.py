@@ -185,12 +185,16 @@ def _errata_name(root: Path, errata: bool | Path) -> str | None:
     return str(path) if path else None
 
 
-def _classes(wls: list) -> dict[str, str]:
-    """task id -> reviewed class, from the errata the workloads were loaded with (when they review tasks)."""
+def _classes(wls: list, errata: bool | Path) -> dict[str, str]:
+    """task id -> reviewed class (the errata's ``[[review]]``; a --no-errata load takes the default errata's)."""
+    from kramabench.workload.gold import task_classes
+
     out: dict[str, str] = {}
     for w in wls:
-        for r in getattr(w, "reviews", None) or []:
-            out[r.task] = r.klass
+        try:
+            out.update(task_classes(w, errata))
+        except Exception as e:  # noqa: BLE001 - the classes are shown beside the scores, never needed for them
+            logger.warning("%s: reviewed classes not read: %s", w.domain, e)
     return out
 
 
@@ -346,7 +350,7 @@ def run_score(
     report.floors = {gold: floors_of(items, wls), other: floors_of(in_other, wls, changes)}
     report.errata_file = _errata_name(workload, errata)
     report.normalise_percent = normalise_percent
-    report.classes = _classes(wls)
+    report.classes = _classes(wls, errata)
     gc.unfreeze()
     if base is not None:
         report.comparison = paired_comparison(items, base, n_boot=bootstrap, seed=seed).model_dump()

@@ -43,6 +43,7 @@ from kramabench.contracts.session import (
     StepResult,
     WorkspaceError,
 )
+from kramabench.contracts.steps import AgentStep, StepOutcome
 from kramabench.contracts.system import (
     Closeable,
     Configured,
@@ -56,6 +57,8 @@ from kramabench.contracts.system import (
 )
 
 __all__ = [
+    "AgentStep",
+    "StepOutcome",
     "AnswerType",
     "Artifact",
     "CollectRefusal",

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kramabench.contracts.artifacts import Artifact
+from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SettingName, SystemUsage
 from kramabench.files import (
     LINE_BYTES,
@@ -83,6 +84,9 @@ class Record(BaseModel):
     files_read: list[str] = Field(default_factory=list)
     iterations: int = 0
     transcript: list[dict[str, Any]] = Field(default_factory=list)
+    steps: list[AgentStep] = Field(
+        default_factory=list, description="a multi-step system's steps: thought, code, observation, outcome, tokens, time"
+    )
     started_at: datetime | None = None
     finished_at: datetime | None = None
     difficulty: str | None = None

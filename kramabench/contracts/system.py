@@ -13,6 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.artifacts import Artifact
+from kramabench.contracts.session import Mount, ServiceForward
+from kramabench.contracts.steps import AgentStep
 
 #: the name of an evaluation setting: a built-in ("end-to-end", "pipeline-design", "subtasks") or one a plug-in
 #: registers under the entry-point group ``kramabench.settings``; not a closed list.
@@ -41,6 +43,16 @@ class TaskInput(BaseModel):
         None, description="the host folder where this task's sessions collect files (Sandbox.session(artifacts_dir=...)); "
         "set by the runner: an opaque staging folder, moved into results/<run_id>/artifacts/<unit>/ with the record"
     )
+    environment: str | None = Field(
+        None, description="notes on the task's environment a setting gives the system for its prompt (services "
+        "reachable in the session, tools to use, where the task's files are); None: nothing beyond the lake"
+    )
+    services: list[ServiceForward] = Field(
+        default_factory=list, description="host services the system's sessions forward (Sandbox.session(services=...))"
+    )
+    mounts: list[Mount] = Field(
+        default_factory=list, description="more read-only host paths for the system's sessions (Sandbox.session(mounts=...))"
+    )
 
 
 class OutcomeError(BaseModel):
@@ -51,7 +63,7 @@ class OutcomeError(BaseModel):
 
 
 class SystemUsage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -73,6 +85,7 @@ class SystemOutput(BaseModel):
     iterations: int = 0
     error: OutcomeError | None = None
     artifacts: list[Artifact] = Field(default_factory=list, description="what the system's sessions collected")
+    steps: list[AgentStep] = Field(default_factory=list, description="a multi-step system's steps, in order")
 
 
 @runtime_checkable

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 #: bump when a reader changes what it extracts: cached entries of older versions are ignored
-READER_VERSION = 16
+READER_VERSION = 17
 
 
 class LakeOptions(BaseModel):

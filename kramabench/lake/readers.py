@@ -126,12 +126,13 @@ def _table_from_rows(
 def _text_lines(scan: Scan) -> int:
     if scan.size == 0:
         return 0
-    return scan.newlines + (0 if scan.ends_with_newline else 1)
+    ends = scan.newlines or scan.carriage_returns  # a file of '\r' line ends (no '\n' at all) has lines too
+    return ends + (0 if scan.ends_with_newline else 1)
 
 
 def _trailing_blank_lines(scan: Scan, encoding: str) -> int:
     text = decode(scan.tail, encoding if encoding != "utf-16" else "latin-1", partial=True)
-    lines = text.split("\n")
+    lines = text.split("\n" if scan.newlines or not scan.carriage_returns else "\r")
     if lines and lines[-1] == "":
         lines.pop()
     n = 0

@@ -34,6 +34,7 @@ class Scan:
     cp1252_ok: bool
     ends_with_newline: bool
     has_c1: bool = False  # bytes 0x80-0x9f in a non-UTF-8 file: cp1252 punctuation, not latin-1
+    carriage_returns: int = 0  # '\r' bytes: the line ends of a file without any '\n' (classic Mac)
     notes: list[str] = field(default_factory=list)
 
 
@@ -43,6 +44,7 @@ def scan_file(path: Path, head_bytes: int, tail_bytes: int = 64 * 1024) -> Scan:
     head = bytearray()
     tail = b""
     newlines = 0
+    carriage_returns = 0
     size = 0
     dec = codecs.getincrementaldecoder("utf-8")()
     utf8_ok = True
@@ -57,6 +59,8 @@ def scan_file(path: Path, head_bytes: int, tail_bytes: int = 64 * 1024) -> Scan:
             size += len(chunk)
             h.update(chunk)
             newlines += chunk.count(b"\n")
+            if not newlines:
+                carriage_returns += chunk.count(b"\r")
             if len(head) < head_bytes:
                 head += chunk[: head_bytes - len(head)]
             tail = (tail + chunk)[-tail_bytes:]
@@ -85,6 +89,7 @@ def scan_file(path: Path, head_bytes: int, tail_bytes: int = 64 * 1024) -> Scan:
         cp1252_ok=cp1252_ok,
         ends_with_newline=last in (b"\n", b"\r"),
         has_c1=has_c1,
+        carriage_returns=0 if newlines else carriage_returns,
     )
 
 

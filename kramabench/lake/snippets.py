@@ -68,6 +68,8 @@ class Block:
     label: Callable[[int], str] | None = None
     #: lines of the file: shown exactly (never re-indented)
     raw: bool = False
+    #: a code fence line: never masked, never part of the file's text
+    fence: bool = False
 
     def at(self, level: int) -> str:
         return self.label(level) if self.label is not None else self.text
@@ -139,13 +141,15 @@ def _count(n: int | None, exact: bool = True) -> str:
     return "?" if n is None else (f"{n:,}" if exact else f"about {n:,}")
 
 
-def table_shape(t: TableInfo) -> str:
+def table_shape(t: TableInfo, lines: bool = True) -> str:
+    """Rows × columns, and where the header is (``lines``: a file of lines with a header line or none;
+    records of JSON have no header to speak of)."""
     rows = "? rows" if t.rows is None else f"{_n(t.rows, 'row')}" + ("" if t.rows_exact else " (estimated)")
     s = f"{rows} × {_n(len(t.columns), 'column')}"
     if t.header_row and t.header_row > 1:
         unit = "row" if t.name is not None else "line"
         s += f"; header on {unit} {t.header_row} ({_n(t.header_row - 1, unit)} above it)"
-    elif t.header_row is None and t.columns and t.name is None:
+    elif t.header_row is None and t.columns and t.name is None and lines:
         s += "; no header row"
     if t.above_header:
         where = "above the header" if t.header_row else "above the rows"
@@ -184,13 +188,13 @@ def raw_blocks(lines: list[str], bounds: list[int], first: int, label: Callable[
         return []
     fence = fence_for(lines[: bounds[-1]])
     n = len(bounds)
-    blocks = [Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n))))]
+    blocks = [Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n)))),
+              Block(fence + "\n", first, raw=True, fence=True)]
     prev = 0
     for i, b in enumerate(bounds):
-        body = "".join(ln + "\n" for ln in lines[prev:b])
-        blocks.append(Block((fence + "\n" if i == 0 else "") + body, first + i, raw=True))
+        blocks.append(Block("".join(ln + "\n" for ln in lines[prev:b]), first + i, raw=True))
         prev = b
-    blocks.append(Block(fence + "\n", first, raw=True))
+    blocks.append(Block(fence + "\n", first, raw=True, fence=True))
     return blocks
 
 
@@ -399,10 +403,11 @@ def _cell_rows_blocks(t: TableInfo, max_rows: int, first: int) -> list[Block]:
     lines = (header + "".join(csv_line(r) for r in preview)).splitlines()
     fence = fence_for(lines)
     blocks = [Block("", first, label=lambda lv: _cells_label(t, len(preview), "  ")(max(1, min(lv - first + 1, len(preview)))))]
-    blocks.append(Block(fence + "\n" + header + csv_line(preview[0]), first))
+    blocks.append(Block(fence + "\n", first, fence=True))
+    blocks.append(Block(header + csv_line(preview[0]), first))
     for k, row in enumerate(preview[1:], start=1):
         blocks.append(Block(csv_line(row), first + k))
-    blocks.append(Block(fence + "\n", first))
+    blocks.append(Block(fence + "\n", first, fence=True))
     return blocks
 
 
@@ -450,7 +455,7 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
         return [Block(f"- {display_path}: {e.error}\n", 0)], False
     summary = f"- {display_path} ({fmt_desc(e)})"
     if e.tables and len(e.tables) == 1 and e.tables[0].name is None:
-        summary += ": " + table_shape(e.tables[0])
+        summary += ": " + table_shape(e.tables[0], lines=e.format in ("csv", "fixed-width", "gzip"))
     elif e.lines is not None and not e.tables:
         summary += f": {_n(e.lines, 'line')}"
     blocks = [Block(summary + "\n", 0)]

@@ -65,12 +65,26 @@ def default_out(run_dirs: list[Path]) -> Path:
     return parent / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
-def write_report(run_dirs: list[Path | str], out: Path | str | None = None) -> ReportPaths:
-    """Read the runs, write the report into ``out`` (default: the run folder, or beside the runs)."""
+def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, errata: Path | str | None = None
+                 ) -> ReportPaths:
+    """Read the runs, write the report into ``out`` (default: the run folder, or beside the runs).
+
+    ``errata``: an errata file to use as the verified gold (official + this file) instead of the one each run
+    applied (kramabench.run.golds.with_errata_file): a run scored with proposed errata, nothing copied."""
     if not run_dirs:
         raise ReportError("no run folder given")
     dirs = [Path(d) for d in run_dirs]
     runs = [load_run(d) for d in dirs]
+    if errata is not None:
+        from kramabench.run.golds import with_errata_file
+
+        if not Path(errata).is_file():
+            raise ReportError(f"--errata {errata}: no such errata file")
+        for run in runs:
+            try:
+                run.records, run.manifest, run.gold_notes = with_errata_file(run.records, run.manifest, Path(errata))
+            except ValueError as exc:
+                raise ReportError(f"{run.path}: {exc}") from None
     seen: dict[str, Path] = {}
     for run in runs:
         if run.run_id in seen and seen[run.run_id].resolve() == run.path.resolve():

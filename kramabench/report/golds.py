@@ -78,7 +78,7 @@ def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
     for c in cols.values():
         c.changed = changed
     classes = Counter({(r.domain, r.task_id): r.gold_class for r in run.outcomes(setting)}.values())
-    notes = [n for g in GOLDS for n in run.golds[g].notes]
+    notes = list(run.gold_notes) + [n for g in GOLDS for n in run.golds[g].notes]
     main = run.outcomes(setting)
     opts = ((run.manifest.options.get("config") or {}).get("options") or {})
     return RunGolds(

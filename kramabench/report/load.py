@@ -35,6 +35,8 @@ class RunData:
     golds: dict[str, Any] = field(default_factory=dict)
     #: the gold ``records`` are scored against ("verified" or "official"); None: as recorded
     gold: str | None = None
+    #: how the golds of this run were made for the report (e.g. ``--errata FILE``), shown with them
+    gold_notes: list[str] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
@@ -45,7 +47,8 @@ class RunData:
         if gold is None or gold == self.gold or gold not in self.golds:
             return self
         return RunData(path=self.path, manifest=self.manifest, records=self.golds[gold].records,
-                       warnings=self.warnings, label=self.label, keys=self.keys, golds=self.golds, gold=gold)
+                       warnings=self.warnings, label=self.label, keys=self.keys, golds=self.golds, gold=gold,
+                       gold_notes=self.gold_notes)
 
     def settings(self) -> list[str]:
         seen: dict[str, None] = {}

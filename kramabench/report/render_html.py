@@ -123,6 +123,12 @@ pre.wrap{white-space:pre-wrap;overflow-wrap:anywhere;background:#f2f4f7;color:va
 .badge.cls-gold-defect{background:#fde8e8;color:#9b1c1c}.badge.cls-reproduces{background:#def7ec;color:#046c4e}
 .badge.cls-solution-defect{background:#e1effe;color:#1e429f}.badge.cls-ambiguous{background:#fdf3d7;color:#8a5a00}
 .badge.cls-unreproducible{background:#ece9fb;color:#5b3fb0}
+details.step{margin:0;border-bottom:1px solid var(--line);padding:3px 0}
+details.step>summary{color:var(--ink);font-size:12.5px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+details.step>summary .n{display:inline-block;min-width:2.2em;color:var(--muted);text-align:right;margin-right:6px}
+details.step>summary .meta{color:var(--muted);margin:0 6px}
+details.step[open]{padding:6px 0 10px}
+.step-body{margin:6px 0 0 2.6em}.step-body .lbl{font-size:11px;font-weight:700;text-transform:uppercase;color:var(--muted);margin:8px 0 3px}
 table.golds td{padding:6px 12px}
 table.golds tr.gl.system td{font-weight:700;font-size:15px}
 table.golds tr.gl.floor td,table.golds tr.gl.numeric td{color:#44506a}
@@ -267,6 +273,7 @@ def _golds(model: ReportModel) -> str:
 
 def _runs_table(model: ReportModel) -> str:
     rows = []
+    agents = any(s.n_with_steps for s in model.summaries)
     for s in model.summaries:
         badge = "ok" if s.status == "finished" else "warn"
         rows.append(
@@ -280,19 +287,22 @@ def _runs_table(model: ReportModel) -> str:
             f'<td class="num">{_e(fmt.money(s.cost_per_task) if s.cost_per_task is not None else "n/a")}</td>'
             f'<td class="num">{_e(fmt.duration(s.wall_s))}</td>'
             f'<td class="num">{_e(fmt.duration(s.elapsed_s))}</td>'
-            f'<td><span class="badge {badge}">{_e(s.status)}</span></td></tr>'
+            + (f'<td class="num">{s.steps}</td><td class="num">{s.format_errors}</td>'
+               f'<td class="num">{s.step_timeouts}</td>' if agents else "")
+            + f'<td><span class="badge {badge}">{_e(s.status)}</span></td></tr>'
         )
-    head = "".join(
-        f'<th class="{c}">{h}</th>'
-        for h, c in [("Run", ""), ("Workload", ""), ("Settings", ""), ("Tasks", "num"), ("Unscored", "num"),
-                     ("Errors", "num"), ("Tokens in", "num"), ("Tokens out", "num"), ("Calls", "num"),
-                     ("Cost", "num"), ("Cost / task", "num"), ("Task time", "num"), ("Elapsed", "num"),
-                     ("Status", "")]
-    )
+    cols = [("Run", ""), ("Workload", ""), ("Settings", ""), ("Tasks", "num"), ("Unscored", "num"),
+            ("Errors", "num"), ("Tokens in", "num"), ("Tokens out", "num"), ("Calls", "num"),
+            ("Cost", "num"), ("Cost / task", "num"), ("Task time", "num"), ("Elapsed", "num")]
+    if agents:
+        cols += [("Steps", "num"), ("No code", "num"), ("Timed out", "num")]
+    head = "".join(f'<th class="{c}">{h}</th>' for h, c in [*cols, ("Status", "")])
     return (
         '<section id="runs"><h2>Runs</h2><p class="caption">Tokens, cost and task time are summed over '
         "every record of a run (retries included); elapsed is the run's clock time (tasks run concurrently); "
-        "counts are of final outcomes.</p>"
+        "counts are of final outcomes"
+        + ("; an agent's steps, its replies without code and its steps stopped at their time limit" if agents else "")
+        + ".</p>"
         f'<div class="panel scroll" style="margin-top:10px"><table class="compact"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}</section>"
     )
@@ -416,6 +426,43 @@ def _messages_html(messages: list[Any]) -> str:
     )
 
 
+#: characters of one step's observation or code shown in the report (its first and last part; records.jsonl
+#: and ``kramabench view`` have the whole)
+MAX_STEP_TEXT = 4000
+_STEP_BADGE = {"ok": "ok", "final_answer": "ok", "format_error": "warn", "answer_error": "warn"}
+
+
+def _clip(text: str, n: int = MAX_STEP_TEXT) -> str:
+    if len(text) <= n:
+        return text
+    return f"{text[: n // 2]}\n[… {len(text) - n:,} characters cut here; the record has them all …]\n{text[-n // 2:]}"
+
+
+def steps_html(steps: list[Any]) -> str:
+    """An agent's steps, one line each (number, outcome, tokens, time, the thought's first line), each opened
+    on its own: readable at 50 steps and more."""
+    items = []
+    for s in steps:
+        first = next((ln.strip() for ln in (s.thought or s.error or "").splitlines() if ln.strip()), "")
+        meta = [f"{fmt.tokens(s.prompt_tokens + s.completion_tokens)} tokens", fmt.duration(s.wall_s)]
+        if s.code_s is not None:
+            meta.append(f"code {fmt.duration(s.code_s)}")
+        if s.state_lost:
+            meta.append("state lost")
+        body = []
+        for label, text, cls in (("thought", s.thought, "wrap"), ("code", s.code, ""),
+                                 ("observation", s.observation, "wrap"), ("error", s.error, "wrap")):
+            if text:
+                body.append(f'<div class="lbl">{label}</div>{_pre(_clip(text), cls)}')
+        items.append(
+            f'<details class="step"><summary><span class="n">{s.step}</span>'
+            f'<span class="badge {_STEP_BADGE.get(s.outcome, "err")}">{_e(s.outcome)}</span>'
+            f'<span class="meta">{_e(" · ".join(meta))}</span>{_e(first[:160])}</summary>'
+            f'<div class="step-body">{"".join(body)}</div></details>'
+        )
+    return f'<div class="steps">{"".join(items)}</div>'
+
+
 def transcript_html(entries: list[dict[str, Any]]) -> str:
     """Render a transcript of any reasonable shape.
 
@@ -523,12 +570,16 @@ def _detail(r: Record, run_dir: Any = None, other: Record | None = None) -> str:
         )
     if r.artifacts and run_dir is not None:
         blocks.append(_artifacts(r, run_dir))
+    if r.steps:
+        n = len(r.steps)
+        blocks.append(f"<h4>Steps · {n}</h4>{steps_html(r.steps)}")
     if r.pipeline_code:
         blocks.append(f"<h4>Pipeline code</h4>{_pre(r.pipeline_code)}")
     if r.transcript:
         n = len(r.transcript)
         blocks.append(f"<h4>Transcript · {n} {'entry' if n == 1 else 'entries'}</h4>{transcript_html(r.transcript)}")
-    bits = [b for b, on in (("code", r.pipeline_code), ("transcript", r.transcript), ("artifacts", r.artifacts),
+    bits = [b for b, on in (("steps", r.steps), ("code", r.pipeline_code), ("transcript", r.transcript),
+                            ("artifacts", r.artifacts),
                             ("error", r.error),
                             ("subtasks", r.subtask_scores)) if on]
     summary = " · ".join(bits + ["details"])
@@ -548,12 +599,15 @@ def _tasks(model: ReportModel) -> str:
     sections = []
     main = "Verified" if model.main_gold == "verified" else "Official"
     second = "Official" if main == "Verified" else "Verified"
-    cols = [("Task", "17%"), ("Type", "10%"), ("Expected", "14%"), ("Answer", "14%"), (main, "8%"), (second, "8%"),
-            ("Error", "9%"), ("Tokens", "6%"), ("Cost", "7%"), ("Wall", "7%")]
-    head = "".join(
-        f'<th class="{"num" if h in ("Tokens", "Cost", "Wall") else ""}" style="width:{w}">{h}</th>' for h, w in cols
-    )
     for i, run in enumerate(model.runs):
+        stepped = any(r.steps for r in run.outcomes())
+        cols = [("Task", "17%"), ("Type", "10%" if not stepped else "8%"), ("Expected", "14%"), ("Answer", "14%"),
+                (main, "8%"), (second, "8%"), ("Error", "9%"), *([("Steps", "5%")] if stepped else []),
+                ("Tokens", "6%" if not stepped else "5%"), ("Cost", "7%" if not stepped else "6%"), ("Wall", "7%")]
+        head = "".join(
+            f'<th class="{"num" if h in ("Steps", "Tokens", "Cost", "Wall") else ""}" style="width:{w}">{h}</th>'
+            for h, w in cols
+        )
         others = other_records(run)
         rows = []
         group = None
@@ -587,7 +641,8 @@ def _tasks(model: ReportModel) -> str:
                 f'<td class="val" title="{_e(fmt.value(r.expected, 2000))}">{_e(fmt.value(r.expected, 90))}</td>'
                 f'<td class="val" title="{_e(fmt.value(r.answer, 2000))}">{_e(fmt.value(r.answer, 90))}</td>'
                 f"{score}{other}<td>{err}</td>"
-                f'<td class="num">{_e(fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens))}</td>'
+                + (f'<td class="num">{len(r.steps) if r.steps else "–"}</td>' if stepped else "")
+                + f'<td class="num">{_e(fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens))}</td>'
                 f'<td class="num">{_e(fmt.money(record_cost(r)))}</td>'
                 f'<td class="num">{_e(fmt.duration(record_wall(r)))}</td></tr>'
                 f'<tr class="detail"><td colspan="{len(cols)}">{_detail(r, run.path, o)}</td></tr>'
@@ -600,7 +655,7 @@ def _tasks(model: ReportModel) -> str:
         )
     return (
         '<section id="tasks"><h2>Tasks</h2><p class="caption">Final outcome of every task; open a row for the '
-        f"pipeline code, the transcript and the score details.</p>{''.join(sections)}</section>"
+        f"steps, the pipeline code, the transcript and the score details.</p>{''.join(sections)}</section>"
     )
 
 

@@ -115,6 +115,16 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         ["l", "l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "r", "l"],
     )
     out.append("")
+    agents = [s for s in model.summaries if s.n_with_steps]
+    if agents:
+        out += ["Agent steps (final outcomes):", ""]
+        out += _table(
+            ["Run", "Steps", "Steps / task", "Replies without code", "Steps timed out"],
+            [[s.label, str(s.steps), f"{s.steps / s.n_with_steps:.1f}", str(s.format_errors), str(s.step_timeouts)]
+             for s in agents],
+            ["l", "r", "r", "r", "r"],
+        )
+        out.append("")
     if model.environments:
         out += ["Sandbox environment of each run:", ""]
         out += _table(
@@ -181,8 +191,10 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         classes = any(r.gold_class for r in records)
         cols = [("Task", "l"), ("Setting", "l"), ("Class", "l"), ("Answer type", "l"), ("Expected", "l"),
                 ("Answer", "l"), (f"{main} %", "r"), (f"{second} %", "r"), ("Subtasks %", "r"), ("Note", "l"),
-                ("Error", "l"), ("Tokens", "r"), ("Cost", "r"), ("Wall", "r")]
+                ("Error", "l"), ("Steps", "r"), ("Tokens", "r"), ("Cost", "r"), ("Wall", "r")]
+        stepped = any(r.steps for r in records)
         keep = [c for c, _ in cols if (c != "Setting" or multi) and (c != "Subtasks %" or subs)
+                and (c != "Steps" or stepped)
                 and (c != "Class" or classes) and (c != f"{second} %" or others)]
         rows = []
         for r in records:
@@ -210,6 +222,7 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
                 "Note": "; ".join(record_notes(r)) or "",
                 "Subtasks %": sub,
                 "Error": error_kind(r) or "–",
+                "Steps": str(len(r.steps)) if r.steps else "–",
                 "Tokens": fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens),
                 "Cost": fmt.money(record_cost(r)),
                 "Wall": fmt.duration(record_wall(r)),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.records import GoldName, Manifest, Record
@@ -122,9 +123,111 @@ def records_under(records: list[Record], gold: GoldName, manifest: Manifest | No
     return view
 
 
+def with_errata_file(records: list[Record], manifest: Manifest, errata: Path) -> tuple[list[Record], Manifest, list[str]]:
+    """The run's records with ``errata`` as their verified gold (for ``kramabench report --errata FILE``: score a
+    run with proposed errata without copying the workload): each record holds the official gold, and its
+    ``other_gold`` the score against official + ``errata`` where that differs. An answer whose new verified
+    gold is the one the run already scored against keeps that score (its judge verdict included); any other
+    changed answer is scored again here, without a judge (a paraphrase stays unscored, counted in the notes).
+    Returns (records, a manifest copy naming the errata file, notes). Raises ValueError when the run's
+    workload root is not on this machine or the file cannot be applied."""
+    import hashlib
+
+    from kramabench.contracts.records import GoldScore
+    from kramabench.workload import WorkloadError, load_workload
+    from kramabench.workload.errata import same_json
+    from kramabench.workload.gold import gold_changes
+
+    root = Path(str(manifest.workload.get("root") or ""))
+    if not (root / "workload").is_dir():
+        raise ValueError(f"--errata: the run's workload root {root} is not on this machine; the run cannot be "
+                         "scored again against other errata here")
+    domains = sorted({r.domain for r in records})
+    changes: dict[str, dict[Any, Any]] = {}
+    try:
+        for d in domains:
+            raw = load_workload(root, d, errata=False, validate=False)
+            new = load_workload(root, d, errata=Path(errata), validate=False)
+            changes[d] = gold_changes(raw, new)
+    except WorkloadError as e:
+        raise ValueError(f"--errata {errata}: {e}") from None
+    views = both_golds(records, manifest)
+    verified = {(r.domain, *r.key): r for r in views[VERIFIED].records}
+    out: list[Record] = []
+    rescored = unscored = 0
+
+    def rescore(expected: Any, at: Any, answer: Any, where: str) -> tuple[float | None, bool, str | None, dict]:
+        nonlocal rescored, unscored
+        from kramabench.run.scoring import score_answer
+
+        rescored += 1
+        s = score_answer(expected, answer, at, None, where=where)
+        if s.unscored:
+            unscored += 1
+        return s.value, s.unscored, s.metric, {**s.details, "rescored": f"against {Path(errata).name}, without a judge"}
+
+    for r in views[OFFICIAL].records:
+        base = r.model_copy(update={"gold": OFFICIAL, "other_gold": None})
+        ch = changes.get(r.domain) or {}
+        main_key = (r.task_id, r.subtask_id if r.setting == "subtasks" else None)
+        subs = [(r.task_id, sid) for sid in r.subtask_scores] if r.setting != "subtasks" else []
+        mine = {k: ch[k] for k in [main_key, *subs] if k in ch}
+        if r.setting == "pipeline-design" or not mine:
+            out.append(base)
+            continue
+        v = verified.get((r.domain, *r.key))
+        g = mine.get(main_key)
+        if g is None:  # only subtasks changed: the main answer keeps its official score
+            expected, at, score, uns, metric, details = (r.expected, r.answer_type, r.score, r.unscored, r.metric,
+                                                          r.score_details)
+        elif not g.present:
+            expected, at, score, uns, metric, details = (None, None, None, True, None,
+                                                          {"reason": "not in the verified workload"})
+        else:
+            at = g.answer_type.value if hasattr(g.answer_type, "value") else g.answer_type
+            expected = g.answer
+            if v is not None and same_json(v.expected, g.answer) and v.answer_type == at:
+                score, uns, metric, details = v.score, v.unscored, v.metric, v.score_details
+            elif r.answer is None or r.metric == "no_answer":
+                score, uns, metric, details = r.score, r.unscored, r.metric, r.score_details
+            else:
+                score, uns, metric, details = rescore(expected, at, r.answer, r.task_id)
+        sub_scores: dict[str, float | None] = {}
+        for (_t, sid), sg in mine.items():
+            if sid is None or r.setting == "subtasks":
+                continue
+            if not sg.present:
+                sub_scores[sid] = None
+            elif sid not in r.subtask_answers:
+                sub_scores[sid] = r.subtask_scores.get(sid)
+            else:
+                sat = sg.answer_type.value if hasattr(sg.answer_type, "value") else sg.answer_type
+                sub_scores[sid] = rescore(sg.answer, sat, r.subtask_answers[sid], sid)[0]
+        out.append(base.model_copy(update={"other_gold": GoldScore(
+            gold=VERIFIED, expected=expected, answer_type=at, score=score, unscored=uns, metric=metric,
+            score_details=details or {}, subtask_scores=sub_scores)}))
+    m = manifest.model_copy(deep=True)
+    try:
+        digest = hashlib.sha256(Path(errata).read_bytes()).hexdigest()
+    except OSError:
+        digest = None
+    m.workload["gold"] = VERIFIED
+    m.workload["errata_file"] = {"path": str(errata), "sha256": digest, "default": False,
+                                 "applied_by": "kramabench report --errata"}
+    notes = [f"verified gold: the official gold + {errata} (given to the report; the run itself was scored "
+             f"against {'its default errata' if manifest.workload.get('errata', True) else 'the raw files'})"]
+    if rescored:
+        notes.append(f"{rescored} answer(s) whose gold the errata file changes were scored again for this report, "
+                     f"without a judge" + (f" ({unscored} left unscored: only a judge could decide)" if unscored else ""))
+    return out, m, notes
+
+
 def both_golds(records: list[Record], manifest: Manifest | None = None) -> dict[GoldName, GoldView]:
     """The official and the verified view of the same records."""
     return {g: records_under(records, g, manifest) for g in GOLDS}
 
 
-__all__ = ["GOLDS", "GOLD_TITLES", "OFFICIAL", "VERIFIED", "GoldView", "both_golds", "records_under", "run_gold"]
+__all__ = [
+    "GOLDS", "GOLD_TITLES", "OFFICIAL", "VERIFIED", "GoldView", "both_golds", "records_under", "run_gold",
+    "with_errata_file",
+]

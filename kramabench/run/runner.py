@@ -249,6 +249,7 @@ class Runner:
                                        out.artifacts) if out.artifacts else [],
             iterations=out.iterations,
             transcript=[jsonable(t) for t in out.transcript],
+            steps=list(out.steps),
             started_at=it.started_at,
             finished_at=_now(),
             difficulty=task.difficulty.value,

@@ -11,7 +11,7 @@ comparable with the paper). :func:`floors_text` gives the floors line printed un
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from kramabench.contracts.records import Manifest, Record
@@ -200,6 +200,8 @@ def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest:
         return (t.n, t.floors, t.system_bounded, t.floors_bounded)
 
     same = key(totals[VERIFIED]) == key(totals[OFFICIAL])
+    classes = Counter({(r.domain, r.task_id): r.gold_class for r in views[VERIFIED].records
+                       if r.setting == setting and r.gold_class}.values())
     out = []
     for g in (VERIFIED,) if same else (VERIFIED, OFFICIAL):
         tot = totals[g]
@@ -212,6 +214,8 @@ def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest:
                 f"{BAND_THRESHOLD:g}, else 0): this run {format_pct(tot.system_bounded)}% · constant 0 "
                 f"{format_pct(tot.floors_bounded['zero'])}%"
             )
+    if classes:
+        out.append("tasks by reviewed class (errata): " + " · ".join(f"{k} {n}" for k, n in sorted(classes.items())))
     return out
 
 

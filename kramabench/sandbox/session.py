@@ -17,7 +17,6 @@ import json
 import logging
 import mimetypes
 import os
-import select
 import signal
 import socket
 import threading
@@ -41,7 +40,7 @@ from kramabench.contracts.session import (
     SessionLimits,
     WorkspaceError,
 )
-from kramabench.sandbox._common import HeadTailBuffer
+from kramabench.sandbox._common import HeadTailBuffer, wait_readable
 
 log = logging.getLogger(__name__)
 
@@ -261,7 +260,7 @@ class ForkServerSession:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise SessionClosed("the session's sandbox does not answer")
-                ready, _, _ = select.select([r], [], [], left)
+                ready = wait_readable([r], left)
                 if not ready:
                     continue
                 chunk = os.read(r, 65536)
@@ -328,7 +327,7 @@ class ForkServerSession:
                 timed_out = True
                 break
             try:
-                ready, _, _ = select.select([*bufs, status_fd], [], [], left)
+                ready = wait_readable([*bufs, status_fd], left)
             except InterruptedError:
                 continue
             for fd in ready:
@@ -355,7 +354,7 @@ class ForkServerSession:
             left = end - time.monotonic()
             if left <= 0:
                 break
-            ready, _, _ = select.select(list(bufs), [], [], left)
+            ready = wait_readable(list(bufs), left)
             for fd in ready:
                 try:
                     chunk = os.read(fd, 1 << 16)

@@ -38,11 +38,12 @@ def _int(s: str) -> int:
 def file_lines(path: Path, encoding: str) -> list[str]:
     """The lines of a file: split at b'\\n', line ends and a first-line BOM removed, decoded."""
     data = path.read_bytes()
+    sep = b"\r" if b"\n" not in data and b"\r" in data else b"\n"  # classic Mac line ends
     if encoding == "utf-16":
         text = data.decode("utf-16")
-        parts = text.split("\n")
+        parts = text.split(sep.decode())
     else:
-        parts = [p.decode(encoding, errors="replace") for p in data.split(b"\n")]
+        parts = [p.decode(encoding, errors="replace") for p in data.split(sep)]
     if parts and parts[-1] == "":
         parts.pop()
     out = [p[:-1] if p.endswith("\r") else p for p in parts]

@@ -167,6 +167,7 @@ def test_header_names_are_the_files_own(lake: Path) -> None:
 def test_long_lines_crlf_bom_latin1_and_backticks(lake: Path) -> None:
     (lake / "wide.dat").write_text("x" * 2500 + "\nshort\n")
     (lake / "crlf.csv").write_bytes(b"\xef\xbb\xbfa;b\r\n1;2\r\n")
+    (lake / "mac.csv").write_bytes(b"a,b\r1,2\r3,4\r")  # classic Mac line ends: '\r' alone
     (lake / "latin.txt").write_bytes("Zürich\nMünchen\n".encode("latin-1"))
     (lake / "memo.txt").write_text("".join(f"memo {i}\n" for i in range(150)))  # no documentation: N lines
     (lake / "notes.md").write_text("see:\n```\ncode\n```\n")
@@ -177,6 +178,8 @@ def test_long_lines_crlf_bom_latin1_and_backticks(lake: Path) -> None:
     assert block(text, "crlf.csv")[3:6] == ["```", "a;b", "1;2"]
     assert block(text, "crlf.csv")[0].startswith("- /lake/crlf.csv (csv (semicolon-separated), utf-8 with BOM")
     assert block(text, "latin.txt")[3:5] == ["Zürich", "München"]
+    assert block(text, "mac.csv")[2:] == ["  all 2 rows: lines 1-3 of 3 as in the file (the header on line 1):",
+                                          "```", "a,b", "1,2", "3,4", "```"]
     assert block(text, "memo.txt")[1] == "  the first 100 of 150 lines as in the file:"
     md = block(text, "notes.md")
     assert md[2:] == ["````", "see:", "```", "code", "```", "````"]  # a fence the file cannot close

@@ -50,15 +50,16 @@ def test_the_report_shows_both_golds_and_the_floors(errata_run, tmp_path):
     assert rows['floor: empty answer ""'] == ["0.0", "0.0"] and rows['floor: "I don\'t know"'] == ["0.0", "0.0"]
     assert rows["tasks scored differently by the two golds"][1] == "1"
     assert "errata.toml" in rows["errata file"][1]
+    assert rows["tasks by reviewed class"][1] == "gold-defect 1 · reproduces 1"
     # both domain tables, named by their gold
     assert "## End-to-end: score by domain · verified gold" in md
     assert "## End-to-end: score by domain · official gold (paper-comparable)" in md
     # the task row: both scores, and the other gold when it differs
     task = next(r for r in _md_rows(md, f"Tasks: {errata_run.records[0].system}") if r[0] == "synth-easy-1")
-    assert "0.0" in task and any(c.startswith("100.0 (gold 0)") for c in task)
+    assert "0.0" in task and any(c.startswith("100.0 (gold 0)") for c in task) and "gold-defect" in task
     html = paths.html.read_text()
     assert 'id="golds"' in html and "Official gold (paper-comparable) %" in html and "floor: constant 0" in html
-    assert "official gold: 0" in html  # under the task id
+    assert "official gold: 0" in html and "cls-gold-defect" in html  # under the task id
 
 
 def test_the_end_of_run_table_has_both_golds_and_the_floors(errata_run):
@@ -67,6 +68,7 @@ def test_the_end_of_run_table_has_both_golds_and_the_floors(errata_run):
     lines = floors_text(errata_run.records, manifest=errata_run.manifest)
     assert lines[0].startswith("floors (verified gold, the same 4 tasks): constant 0 0.0%")
     assert lines[1].startswith("floors (official gold, the same 4 tasks): constant 0 25.0%")
+    assert lines[-1] == "tasks by reviewed class (errata): gold-defect 1 · reproduces 1"
 
 
 def rec(tid, expected, answer, score, metric="numeric_approximate", **kw):
@@ -128,3 +130,32 @@ def test_a_no_errata_run_reports_the_official_gold_as_its_main_view(errata_run, 
     rows = {r[1]: r[2:] for r in _md_rows(md, "Scores: official and verified gold, with floors")}
     assert rows["this run"][0].startswith("100.0 ") and rows["this run"][1].startswith("75.0 ")
     assert json.loads((res.run_dir / "manifest.json").read_text())["workload"]["gold"] == "official"
+
+
+def test_report_with_a_proposed_errata_file(errata_run, tmp_path):
+    from typer.testing import CliRunner
+
+    from kramabench.cli.main import build_app
+
+    # a proposal correcting task 3's gold 6 to 7 (the system answered 6); task 1's correction is not in it
+    proposed = tmp_path / "proposals.toml"
+    proposed.write_text('[[erratum]]\ndomain = "synth"\ntask = "synth-easy-3"\nfield = "answer"\nold = 6\nnew = 7\n'
+                        'reason = "a proposal"\n')
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(build_app(), ["report", str(errata_run.run_dir), "--out", str(out), "--errata",
+                                           str(proposed)], env={"COLUMNS": "160"})
+    assert res.exit_code == 0, res.output
+    printed = " ".join(res.output.split())
+    assert "score by domain · verified gold" in printed and "official gold (paper-comparable)" in printed
+    md = (out / "report.md").read_text()
+    rows = {r[1]: r[2:] for r in _md_rows(md, "Scores: official and verified gold, with floors")}
+    assert rows["this run"][0].startswith("100.0 ") and rows["this run"][1].startswith("75.0 ")
+    assert str(proposed) in rows["errata file"][1]
+    task = {r[0]: r for r in _md_rows(md, f"Tasks: {errata_run.records[0].system}")}
+    assert any(c.startswith("0.0") for c in task["synth-easy-3"]) and "100.0" in task["synth-easy-1"]
+    assert "scored again for this report" in md
+    # the run folder is not changed
+    assert not any("synth-easy-3" in line and '"other_gold": {' in line
+                   for line in (errata_run.run_dir / "records.jsonl").read_text().splitlines())
+    bad = CliRunner().invoke(build_app(), ["report", str(errata_run.run_dir), "--errata", str(tmp_path / "no.toml")])
+    assert bad.exit_code == 1 and "no such errata file" in bad.output

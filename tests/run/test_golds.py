@@ -33,6 +33,21 @@ old = 4
 new = 7
 reason = "a planted correction of a subtask"
 
+[[review]]
+domain = "synth"
+task = "synth-easy-1"
+class = "gold-defect"
+why = "the gold counts the header row"
+evidence = "the solution's len(rows) includes the header"
+derivation = "print(5)"
+derived = 5
+
+[[review]]
+domain = "synth"
+task = "synth-easy-3"
+class = "reproduces"
+why = "the solution prints 6"
+
 [[erratum]]
 domain = "synth"
 task = "synth-easy-4"
@@ -77,7 +92,11 @@ def test_a_run_scores_against_both_golds(tmp_path, scripted, errata_root):
     assert two.score == 1.0 and two.subtask_scores["synth-easy-2-2"] == 0.0
     assert two.other_gold.score == 1.0 and two.other_gold.subtask_scores["synth-easy-2-2"] == 1.0
     assert recs["synth-easy-4"].other_gold is None and recs["synth-easy-4"].gold == "verified"
+    # the task's reviewed class travels with its record, also in a --no-errata run (below)
+    assert one.gold_class == "gold-defect" and recs["synth-easy-3"].gold_class == "reproduces"
+    assert recs["synth-easy-2"].gold_class is None
     m = RunStore(tmp_path / "res" / "v").read_manifest()
+    assert m.workload["gold_classes"] == {"synth": {"gold-defect": 1, "reproduces": 1}}
     assert m.workload["gold"] == "verified" and m.workload["gold_changes"] == {"synth": 2}
     assert m.workload["errata_file"]["path"].endswith("errata.toml") and len(m.workload["errata_file"]["sha256"]) == 64
 
@@ -86,7 +105,7 @@ def test_no_errata_run_holds_the_official_gold_and_scores_the_verified_beside(tm
     system, _ = scripted
     res = prepare(cfg(errata_root, system, tmp_path / "res", run_id="o", errata=False)).run()
     one = next(r for r in res.records if r.task_id == "synth-easy-1")
-    assert one.gold == "official" and one.expected == 0 and one.score == 1.0
+    assert one.gold == "official" and one.expected == 0 and one.score == 1.0 and one.gold_class == "gold-defect"
     assert one.other_gold.gold == "verified" and one.other_gold.expected == 5 and one.other_gold.score == 0.0
     # the subtasks were not posed: a subtask's changed gold gives no second score
     assert next(r for r in res.records if r.task_id == "synth-easy-2").other_gold is None
@@ -105,7 +124,8 @@ def test_subtask_setting_scores_the_changed_subtask_twice(tmp_path, scripted, er
 def test_an_errata_file_replaces_the_default(tmp_path, scripted, errata_root):
     system, _ = scripted
     proposed = tmp_path / "proposed.toml"
-    proposed.write_text(ERRATA.split("[[erratum]]")[0] + "[[erratum]]" + ERRATA.split("[[erratum]]")[2])
+    proposed.write_text('[[erratum]]\ndomain = "synth"\ntask = "synth-easy-2"\nsubtask = "synth-easy-2-2"\n'
+                        'field = "answer"\nold = 4\nnew = 7\nreason = "a proposal"\n')
     res = prepare(cfg(errata_root, system, tmp_path / "res", run_id="p", errata_file=proposed)).run()
     recs = {r.task_id: r for r in res.records}
     assert recs["synth-easy-1"].score == 1.0 and recs["synth-easy-1"].other_gold is None  # not in this file

@@ -20,6 +20,15 @@ TASKS = [
 ]
 
 ERRATA = """
+[[review]]
+domain = "toy"
+task = "toy-easy-1"
+class = "gold-defect"
+why = "the header row was counted"
+evidence = "the question counts rows of data"
+derivation = "print(11)"
+derived = 11
+
 [[erratum]]
 domain = "toy"
 task = "toy-easy-1"
@@ -77,11 +86,13 @@ def test_both_golds_side_by_side(root, tmp_path):
     assert fv["n"] == 3 and fv["zero"] == pytest.approx((0 + 0.5 + 1) / 3) and fv["idk"] == 0.0
     assert fv["zero_bounded"] == pytest.approx(1 / 3) and fv["bounded"] == pytest.approx(2 / 3)
     assert "verified %" in text and "official %" in text and "floors (verified gold, the same 3 tasks)" in text
+    assert rep["classes"] == {"toy-easy-1": "gold-defect"} and "gold-defect" in text
 
 
 def test_no_errata_puts_the_official_gold_first(root, tmp_path):
     _text, rep = score(root, tmp_path, "--no-errata")
     assert rep["gold"] == "official" and rep["errata_file"] is None
+    assert rep["classes"] == {"toy-easy-1": "gold-defect"}  # the default errata's review, also for the raw gold
     assert rep["summary"] == rep["summaries"]["official"]
     assert {i["task_id"] for i in rep["other_gold_items"]} == {"toy-easy-1"}
     assert rep["summaries"]["verified"]["overall"]["mean"] < rep["summary"]["overall"]["mean"]
@@ -89,7 +100,7 @@ def test_no_errata_puts_the_official_gold_first(root, tmp_path):
 
 def test_an_errata_file_is_scored_with(root, tmp_path):
     proposed = tmp_path / "proposals.toml"
-    proposed.write_text(ERRATA.split("[[erratum]]")[0] + "[[erratum]]" + ERRATA.split("[[erratum]]")[1])
+    proposed.write_text("[[erratum]]" + ERRATA.split("[[erratum]]")[1])
     _text, rep = score(root, tmp_path, "--errata", str(proposed))
     assert rep["errata_file"] == str(proposed)
     assert {(i["task_id"], i["subtask_id"]) for i in rep["other_gold_items"]} == {("toy-easy-1", None)}
