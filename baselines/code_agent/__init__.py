@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .agent import MAX_ANSWER_BYTES, CodeAgent
+from .agent import CodeAgent
 from .namespace import ANSWER_FILE, FINAL_ANSWER_EXCEPTION, PRELUDE, prelude
 from .options import CodeAgentOptions
 from .parse import Parsed, parse_reply
 from .prompts import SYSTEM_PROMPT_TEMPLATE, system_prompt
+from .session import MAX_ANSWER_BYTES, SessionOpener, read_final_answer, redefine_helpers
 
 
 def _nest(options: dict[str, Any]) -> dict[str, Any]:
@@ -50,8 +51,11 @@ __all__ = [
     "CodeAgent",
     "CodeAgentOptions",
     "Parsed",
+    "SessionOpener",
     "build_system",
     "parse_reply",
     "prelude",
+    "read_final_answer",
+    "redefine_helpers",
     "system_prompt",
 ]

@@ -10,21 +10,19 @@ opened or was lost), ``lake_error``. Every step is an :class:`~kramabench.contra
 
 from __future__ import annotations
 
-import json
 import logging
-import threading
 import time
 from typing import Any
 
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
-from kramabench.contracts.session import PythonResult, Session, SessionError
+from kramabench.contracts.session import SessionError
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 
 from .lake import LakeIndexes, task_files
-from .namespace import ANSWER_FILE, FINAL_ANSWER_EXCEPTION, prelude
+from .namespace import FINAL_ANSWER_EXCEPTION
 from .options import CodeAgentOptions
 from .parse import parse_reply
 from .prompts import (
@@ -35,52 +33,9 @@ from .prompts import (
     observation_text,
     system_prompt,
 )
+from .session import SessionOpener, read_final_answer, redefine_helpers
 
 log = logging.getLogger(__name__)
-
-#: largest final answer read back from the session
-MAX_ANSWER_BYTES = 5_000_000
-
-
-class _SessionOpener:
-    """Opens the task's session (and defines the helpers in it) in a thread, while the model writes its
-    first reply."""
-
-    def __init__(self, sandbox: Sandbox, task: TaskInput, options: CodeAgentOptions) -> None:
-        self.session: Session | None = None
-        self.error: str | None = None
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._open, args=(sandbox, task, options), daemon=True,
-                                        name="code-agent-session")
-        self._thread.start()
-
-    def _open(self, sandbox: Sandbox, task: TaskInput, options: CodeAgentOptions) -> None:
-        try:
-            s = sandbox.session(task.lake_root, options.limits, services=task.services, mounts=task.mounts,
-                                artifacts_dir=task.artifacts_dir)
-            self.session = s
-            r = s.python(prelude(), timeout=60)
-            if not r.ok:
-                self.error = f"the agent's helpers could not be defined in the session: {r.explanation or r.error}"
-        except Exception as e:  # noqa: BLE001 - reported as the task's sandbox_error
-            self.error = f"the session could not be opened: {type(e).__name__}: {e}"
-        finally:
-            self._done.set()
-
-    def get(self) -> Session:
-        self._done.wait()
-        if self.error is not None or self.session is None:
-            raise SessionError(self.error or "no session")
-        return self.session
-
-    def close(self) -> None:
-        self._done.wait()
-        if self.session is not None:
-            try:
-                self.session.close()
-            except Exception as e:  # noqa: BLE001
-                log.warning("closing the agent's session: %s", e)
-
 
 class CodeAgent:
     """The built-in ReAct-style code agent (see :mod:`baselines.code_agent`)."""
@@ -140,7 +95,7 @@ class _Run:
                                          system=system, pose_subtasks=pose)
         out.transcript.append({"type": "prompt_facts", "system": opts.name, **facts})
         out.transcript.append({"type": "prompt", "system_prompt": system, "user": user})
-        opener = _SessionOpener(self.agent.sandbox, task, opts)
+        opener = SessionOpener(self.agent.sandbox, task, opts.limits)
         try:
             self._loop([ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
                        opener, pose)
@@ -150,7 +105,7 @@ class _Run:
             out.pipeline_code = "\n\n".join(f"# --- step {n} ---\n{code.rstrip()}" for n, code in self.code_ran) or None
 
     # -- the loop ----------------------------------------------------------------------------------
-    def _loop(self, messages: list[ChatMessage], opener: _SessionOpener, pose: bool) -> None:
+    def _loop(self, messages: list[ChatMessage], opener: SessionOpener, pose: bool) -> None:
         opts, out = self.opts, self.out
         in_a_row = 0
         for step in range(1, opts.max_steps + 1):
@@ -201,7 +156,7 @@ class _Run:
                 result = session.python(parsed.code, timeout=opts.step_timeout_s)
                 code_s = time.perf_counter() - t_code
                 if result.state_lost:  # a restarted interpreter: the helpers are gone too
-                    self._redefine_helpers(session)
+                    redefine_helpers(session)
             except SessionError as e:
                 out.steps.append(AgentStep(**base, outcome="crashed", code=parsed.code, error=str(e),
                                            wall_s=round(time.perf_counter() - t0, 4)))
@@ -212,7 +167,7 @@ class _Run:
             text, cut = observation_text(result, opts.observation_chars, final_exception=FINAL_ANSWER_EXCEPTION)
             common = dict(base, code=parsed.code, code_s=round(code_s, 4), state_lost=result.state_lost, truncated=cut)
             if final:
-                doc, why = self._read_answer(session)
+                doc, why = read_final_answer(session)
                 if doc is not None:
                     self.code_ran.append((step, parsed.code))
                     out.steps.append(AgentStep(**common, outcome="final_answer", observation=text,
@@ -244,12 +199,6 @@ class _Run:
                                      message=f"no final answer within max_steps={opts.max_steps} steps")
 
     # -- helpers -----------------------------------------------------------------------------------
-    def _redefine_helpers(self, session: Session) -> None:
-        r: PythonResult = session.python(prelude(), timeout=60)
-        if not r.ok:
-            raise SessionError(f"the agent's helpers could not be defined again after a restart: "
-                               f"{r.explanation or r.error}")
-
     def _over_budget(self) -> bool:
         """True (and the outcome set) when the task's token or cost budget is spent."""
         opts = self.opts
@@ -265,19 +214,6 @@ class _Run:
             return True
         return False
 
-    def _read_answer(self, session: Session) -> tuple[dict | None, str]:
-        try:
-            raw = session.read_file(ANSWER_FILE, max_bytes=MAX_ANSWER_BYTES)
-        except SessionError as e:
-            return None, f"the answer file could not be read ({e})"
-        try:
-            doc = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            return None, f"the answer is not JSON ({e})"
-        if not isinstance(doc, dict) or "answer" not in doc:
-            return None, "the answer file was overwritten by the code"
-        return doc, ""
-
     def _accept(self, doc: dict, pose: bool) -> None:
         out = self.out
         out.answer = jsonable(doc.get("answer"))
@@ -291,4 +227,4 @@ class _Run:
         out.error = None
 
 
-__all__ = ["MAX_ANSWER_BYTES", "CodeAgent"]
+__all__ = ["CodeAgent"]

@@ -30,7 +30,7 @@ MAX_SECONDS = 7 * 24 * 3600.0
 
 
 class RunOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     setting: SettingName = Field(
         "end-to-end", description="end-to-end, pipeline-design, subtasks, or an installed plug-in's (kramabench settings)"

@@ -63,7 +63,7 @@ class OutcomeError(BaseModel):
 
 
 class SystemUsage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -71,7 +71,7 @@ class CallErrorInfo(BaseModel):
 class CallRecord(BaseModel):
     """One model call as stored in ``calls.jsonl``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     task_key: str
     call_index: int
