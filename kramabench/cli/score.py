@@ -347,7 +347,8 @@ def run_score(
     in_other = items_under(items, other_items)
     report.summaries = {gold: report.summary,
                         other: summarize(in_other, n_boot=bootstrap, seed=seed) if other_items else report.summary}
-    report.floors = {gold: floors_of(items, wls), other: floors_of(in_other, wls, changes)}
+    cache: dict = {}  # the golds both share are scored once
+    report.floors = {gold: floors_of(items, wls, cache=cache), other: floors_of(in_other, wls, changes, cache=cache)}
     report.errata_file = _errata_name(workload, errata)
     report.normalise_percent = normalise_percent
     report.classes = _classes(wls, errata)

@@ -21,6 +21,7 @@ from typing import Any
 from .models import FileEntry, LakeOptions, TableInfo
 from .sniff import (
     Scan,
+    csv_reader,
     decode,
     detect_encoding,
     ext_format,
@@ -156,7 +157,7 @@ def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) 
         # drop the last (possibly cut) line of the head
         cut = max(text.rfind("\n"), 0)
         text = text[:cut]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+    reader = csv_reader(io.StringIO(text, newline=""), delimiter=delim)
     rows: list[list[str]] = []
     line_of_row: list[int] = []  # physical line on which each record starts
     end_of_row: list[int] = []  # and the one on which it ends
@@ -225,7 +226,7 @@ def _count_records(path: Path, encoding: str, delim: str) -> int:
     with open(path, encoding=encoding, errors="replace", newline="") as f:
         n = 0
         blank_tail = 0
-        for row in csv.reader(f, delimiter=delim):
+        for row in csv_reader(f, delimiter=delim):
             if any(c.strip() for c in row):
                 n += 1 + blank_tail
                 blank_tail = 0

@@ -11,7 +11,9 @@ import csv
 import hashlib
 import io
 import re
+import sys
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -216,7 +218,7 @@ def sniff_delimiter(text: str, max_lines: int = 60) -> Delimited | None:
         if not any(d in ln for ln in lines):
             continue
         try:
-            rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=d))
+            rows = list(csv_reader(io.StringIO("\n".join(lines)), delimiter=d))
         except csv.Error:
             continue
         counts = [len(r) for r in rows if any(c.strip() for c in r)]
@@ -316,8 +318,17 @@ def sniff_text_format(text: str, path: str) -> str:
     return "text"
 
 
+def csv_reader(source: Iterable[str], **options) -> Iterator[list[str]]:
+    """``csv.reader`` that reads a NUL character the same on every Python: 3.10's csv refuses it ("line
+    contains NUL") and would skip the line, 3.11 reads it as text; on 3.10 it is read as U+FFFD."""
+    if sys.version_info < (3, 11):
+        source = (line.replace("\x00", "\ufffd") for line in source)
+    return csv.reader(source, **options)
+
+
 __all__ = [
     "Delimited",
+    "csv_reader",
     "Scan",
     "decode",
     "detect_encoding",

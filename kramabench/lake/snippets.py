@@ -22,6 +22,7 @@ from pathlib import Path
 from .models import FileEntry, TableInfo
 from .raw import LINE_WIDTH, RawLines, fence_for, read_raw_lines
 from .readers import delimiter_name
+from .sniff import csv_reader
 
 # one match = one estimated token: letters in chunks of 4, digits in chunks of 3, any other symbol alone
 _TOKEN_RE = re.compile(r"[A-Za-z]{1,4}|\d{1,3}|[^\sA-Za-z\d]|\n")
@@ -304,7 +305,7 @@ def column_names(t: TableInfo, e: FileEntry, raw: RawLines | None) -> list[str]:
     if e.format not in ("csv", "gzip") or not e.delimiter:
         return names
     try:
-        cells = next(csv.reader([raw.lines[h - 1]], delimiter=e.delimiter), [])
+        cells = next(csv_reader([raw.lines[h - 1]], delimiter=e.delimiter), [])
     except csv.Error:
         return names
     if len(cells) < len([c for c in t.columns if not c.name.startswith("(unnamed ")]):

@@ -66,11 +66,12 @@ def attach_golds(runs: list[RunData]) -> str:
 def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
     cols: dict[str, GoldColumn] = {}
     per_gold: dict[str, dict] = {}
+    cache: dict = {}  # the golds both views share are scored once
     for g in GOLDS:
         recs = [r for r in run.under(g).outcomes(setting)]
         scores = task_scores(recs)
         per_gold[g] = scores
-        _rows, total = floor_rows(recs, setting=setting)
+        _rows, total = floor_rows(recs, setting=setting, cache=cache)
         cols[g] = GoldColumn(gold=g, score=cell_stat(list(scores.values()), run.run_id, setting, TOTAL, g),
                              floors=total)
     a, b = per_gold[OFFICIAL], per_gold[VERIFIED]

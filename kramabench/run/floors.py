@@ -67,18 +67,26 @@ class FloorEntry:
     answer_type: Any
 
 
-def floor_rows(records: list[Record], *, setting: str = "end-to-end") -> tuple[list[FloorRow], FloorRow]:
+#: (id of the gold value, its answer type) -> the constants' scores: both golds share the unchanged golds'
+#: scores when the caller passes one cache to both (the gold objects stay alive meanwhile, so ids are unique)
+FloorCache = dict[tuple[int, str], dict[str, tuple[float, float]]]
+
+
+def floor_rows(records: list[Record], *, setting: str = "end-to-end", cache: FloorCache | None = None
+               ) -> tuple[list[FloorRow], FloorRow]:
     """Rows per domain and the total, over the final main-task records of ``setting`` (for the subtask
     setting, its subtask records grouped per task)."""
     finals = [r for r in latest_records(records) if r.setting == setting]
     if setting != "subtasks":
         finals = [r for r in finals if r.subtask_id is None]
-    return floor_rows_of(FloorEntry(r.domain, r.task_id, _value(r), r.metric, r.expected, r.answer_type) for r in finals)
+    entries = (FloorEntry(r.domain, r.task_id, _value(r), r.metric, r.expected, r.answer_type) for r in finals)
+    return floor_rows_of(entries, cache=cache)
 
 
-def floor_rows_of(entries: Iterable[FloorEntry]) -> tuple[list[FloorRow], FloorRow]:
+def floor_rows_of(entries: Iterable[FloorEntry], *, cache: FloorCache | None = None) -> tuple[list[FloorRow], FloorRow]:
     """:func:`floor_rows` over any scored answers (``kramabench score`` passes its scored items); the
-    entries of one task (its subtasks) are averaged into the task's value."""
+    entries of one task (its subtasks) are averaged into the task's value. ``cache``: see :data:`FloorCache`."""
+    cache = {} if cache is None else cache
     per_task: dict[tuple[str, str], _Acc] = defaultdict(_Acc)
     numeric: dict[str, list[tuple[float, float]]] = defaultdict(list)  # domain -> (paper score, zero's score)
     for e in entries:
@@ -89,7 +97,10 @@ def floor_rows_of(entries: Iterable[FloorEntry]) -> tuple[list[FloorRow], FloorR
         acc.sys.append(v)
         b = bounded(v, e.metric)
         acc.sysb.append(v if b is None else b)
-        fs = floor_scores(e.expected, e.answer_type)
+        ck = (id(e.expected), str(getattr(e.answer_type, "value", e.answer_type)))
+        fs = cache.get(ck)
+        if fs is None:
+            fs = cache[ck] = floor_scores(e.expected, e.answer_type)
         for name, (fv, fb) in fs.items():
             acc.fl[name].append(fv)
             acc.flb[name].append(fb)
@@ -126,4 +137,4 @@ def _row(name: str, accs: list[_Acc], numeric: list[tuple[float, float]]) -> Flo
     return row
 
 
-__all__ = ["FloorEntry", "FloorRow", "floor_rows", "floor_rows_of"]
+__all__ = ["FloorCache", "FloorEntry", "FloorRow", "floor_rows", "floor_rows_of"]

@@ -652,10 +652,11 @@ def items_under(items: list[ScoredItem], other: list[ScoredItem]) -> list[Scored
     return [by_key.get(i.key, i) for i in items]
 
 
-def floors_of(items: list[ScoredItem], workloads: Iterable[Workload], changes: dict[str, dict[Any, Any]] | None = None
-              ) -> dict[str, Any]:
+def floors_of(items: list[ScoredItem], workloads: Iterable[Workload], changes: dict[str, dict[Any, Any]] | None = None,
+              *, cache: dict | None = None) -> dict[str, Any]:
     """The floors of the main answers of ``items`` (kramabench.run.floors) against the workloads' gold, or the
-    other gold of ``changes``: a dict of the total row's figures."""
+    other gold of ``changes``: a dict of the total row's figures. ``cache``: one dict passed to both golds'
+    calls scores each unchanged gold once (kramabench.run.floors.FloorCache)."""
     from kramabench.run.floors import FloorEntry, floor_rows_of
 
     golds: dict[tuple[str, str], tuple[Any, Any]] = {}
@@ -670,7 +671,7 @@ def floors_of(items: list[ScoredItem], workloads: Iterable[Workload], changes: d
             continue
         expected, at = golds.get((i.domain, i.task_id), (None, None))
         entries.append(FloorEntry(i.domain, i.task_id, None if i.unscored else i.value, i.metric, expected, at))
-    _rows, t = floor_rows_of(entries)
+    _rows, t = floor_rows_of(entries, cache=cache)
     return {"n": t.n, **{k: v for k, v in t.floors.items()}, "bounded": t.system_bounded,
             "zero_bounded": t.floors_bounded.get("zero"), "n_numeric": t.n_numeric, "numeric_paper": t.numeric_paper,
             "numeric_band": t.numeric_band}

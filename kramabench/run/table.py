@@ -192,7 +192,8 @@ def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest:
     if setting == "pipeline-design":
         return []
     views = both_golds(records, manifest)
-    totals = {g: floor_rows(views[g].records, setting=setting)[1] for g in (VERIFIED, OFFICIAL)}
+    cache: dict = {}  # the golds both views share are scored once
+    totals = {g: floor_rows(views[g].records, setting=setting, cache=cache)[1] for g in (VERIFIED, OFFICIAL)}
     if not totals[VERIFIED].n:
         return []
 

@@ -754,6 +754,10 @@ class ForkServerSession:
                 if not entries:
                     result.refused.append(CollectRefusal(path=rel, reason="an empty folder"))
                     continue
+                if len(entries) >= self.limits.list_entries:
+                    result.refused.append(CollectRefusal(
+                        path=rel, reason=f"holds more than {self.limits.list_entries:,} entries: only the first "
+                        f"{self.limits.list_entries:,} were looked at (SessionLimits.list_entries)"))
                 for e in entries:
                     if e.kind == "dir":
                         continue

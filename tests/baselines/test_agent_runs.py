@@ -147,3 +147,23 @@ def test_a_run_killed_mid_agent_resumes(tmp_path, repo_root, system):
     assert len({r.task_id for r in recs}) == len(recs) == n
     assert all(r.status == "ok" and r.score == 1.0 and [s.outcome for s in r.steps] == ["ok", "ok", "final_answer"]
                for r in recs)
+
+
+def test_the_subtasks_setting_poses_each_subtask_to_the_agent(tmp_path, repo_root):
+    root = make_workload(tmp_path / "wl", n=2)
+    res = tmp_path / "res"
+
+    def replies(n, req):
+        q = next(m["content"] for m in req.messages if m["role"] == "user")
+        return SYSTEMS["code-agent"](f"final_answer({re.search(r'answer=(.*?)]', q).group(1)})", "answer it")
+
+    with OpenAIServer() as server:
+        server.handler = by_step(replies)
+        p = _run(["--workload", str(root), "--system", "code-agent", "--setting", "subtasks", "--model",
+                  f"openai-compatible/test-model@{server.base_url}", "--results", str(res), "--run-id", "s"],
+                 cwd=repo_root, env=_env(repo_root, tmp_path), timeout=600)
+        assert p.returncode == 0, p.stderr
+        first = server.chat_requests[0].messages[1]["content"]
+    assert "This is one step of a larger question" in first
+    recs = RunStore(res / "s").read().records
+    assert len(recs) == 4 and all(r.setting == "subtasks" and r.subtask_id and r.score == 1.0 for r in recs)

@@ -165,3 +165,48 @@ def test_percent_normalisation_is_a_named_option_recorded_in_the_manifest(tmp_pa
     assert m.options["config"]["options"]["normalise_percent"] is True
     with pytest.raises(RunSetupError, match="scored with --normalise-percent"):
         prepare(cfg(root, system, tmp_path / "res", run_id="norm", resume=True))
+
+
+def test_official_gold_from_the_applied_errata_matches_a_second_load(tmp_path):
+    """The fast path (the errata's old values) gives what loading the raw file again gives; a renamed
+    subtask stays the same item."""
+    from kramabench.workload.gold import gold_changes, official_from_applied, same_gold
+
+    root = make_workload(tmp_path / "wl", n=4)
+    (root / "errata.toml").write_text(ERRATA + '''
+[[erratum]]
+domain = "synth"
+task = "synth-easy-3"
+subtask = "synth-easy-3-2"
+field = "id"
+old = "synth-easy-3-2"
+new = "synth-easy-3-9"
+reason = "renamed"
+
+[[erratum]]
+domain = "synth"
+task = "synth-easy-3"
+subtask = "synth-easy-3-9"
+field = "answer"
+old = 4
+new = 5
+reason = "a correction addressed by the new id"
+
+[[erratum]]
+domain = "synth"
+task = "synth-easy-4"
+field = "answer_type"
+old = "numeric_exact"
+new = "numeric_approximate"
+reason = "a type change"
+''')
+    verified = load_workload(root, "synth")
+    fast = official_from_applied(verified)
+    slow = gold_changes(verified, load_workload(root, "synth", errata=False, validate=False))
+    assert fast is not None
+    assert fast[("synth-easy-3", "synth-easy-3-9")].answer == 4  # the renamed subtask's file value
+    assert slow[("synth-easy-3", "synth-easy-3-9")].present is False  # a second load cannot pair it
+    assert fast[("synth-easy-4", None)].answer_type.value == "numeric_exact"
+    renamed = ("synth-easy-3", "synth-easy-3-9")
+    assert set(fast) == set(slow)
+    assert all(same_gold(fast[k], slow[k]) for k in set(fast) - {renamed})
