@@ -21,6 +21,7 @@ stay valid). ``--resume`` skips every key with a record.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -272,9 +273,12 @@ class Runner:
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         rec = self._base_record(it, out, wall)
-        rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold,
-                                     "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id)})
-        other = self._other_gold(it, out, rec)
+        # the judge's calls (paraphrase or design) are paid for too: recorded in calls.jsonl under the task's
+        # key with ":judge" (apart from the system's own calls, which a replay answers in order)
+        with judge_scope(f"{it.call_key}:judge", self.recorder):
+            rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold,
+                                         "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id)})
+            other = self._other_gold(it, out, rec)
         return rec.model_copy(update={"other_gold": other}) if other is not None else rec
 
     def _other_gold(self, it: WorkItem, out: SystemOutput, rec: Record) -> GoldScore | None:
@@ -563,6 +567,15 @@ def _signal_reason(signal_name: str | None, cut: list[dict[str, Any]], not_start
         return None
     return (f"{signal_name}: {len(cut)} running task(s) interrupted (not recorded), {not_started} not started; "
             "--resume runs them")
+
+
+def judge_scope(key: str, recorder: Any) -> Any:
+    """The recording scope of a task's scoring (its judge calls), when the run records calls."""
+    if recorder is None:
+        return contextlib.nullcontext()
+    from kramabench.models import recording
+
+    return recording.scope(key, recorder)
 
 
 def _open_recorder(run_dir: Path) -> Any:
