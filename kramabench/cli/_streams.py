@@ -51,6 +51,8 @@ class PipeSafe(io.TextIOBase):
             pass
 
     def write(self, s: str) -> int:
+        if not isinstance(s, str):  # as a text stream does (click probes a stream with write(b""))
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
         if self.closed_pipe:
             return len(s)
         # the last line of defence for what data may hold (escape sequences, bidi overrides): on a terminal

@@ -151,3 +151,8 @@ def test_a_closed_stdout_is_not_an_error(tmp_path):
                        preexec_fn=lambda: os.close(1), timeout=300)  # `>&-`
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert RunStore(tmp_path / "c").read_manifest().status == "finished"
+
+
+def test_help_output_is_clean_through_the_safe_streams():
+    p = _kb("lake", "--help", env={"COLUMNS": "100"})
+    assert p.returncode == 0 and "Usage:" in p.stdout and "b''" not in p.stdout and not p.stdout.rstrip().endswith("'")
