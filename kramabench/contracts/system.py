@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.artifacts import Artifact
+from kramabench.contracts.session import ServiceForward
 
 #: the name of an evaluation setting: a built-in ("end-to-end", "pipeline-design", "subtasks") or one a plug-in
 #: registers under the entry-point group ``kramabench.settings``; not a closed list.
@@ -40,6 +41,16 @@ class TaskInput(BaseModel):
     artifacts_dir: Path | None = Field(
         None, description="the host folder where this task's collected files go (Sandbox.session(artifacts_dir=...)); "
         "set by the runner"
+    )
+    services: list[ServiceForward] = Field(
+        default_factory=list,
+        description="services the run started for this task (a database, an API), each reachable only from the "
+        "task's sessions at 127.0.0.1:<port>: open sessions with Sandbox.session(..., services=task.services)",
+    )
+    outputs: list[str] = Field(
+        default_factory=list,
+        description="files of the session workspace (relative paths) that the task's answer is: collect them "
+        "(Session.collect) before the session ends, e.g. an ELT task's warehouse file",
     )
 
 

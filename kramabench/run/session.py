@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kramabench import plugins
 from kramabench.contracts.model import ModelError
 from kramabench.contracts.records import Manifest, Record, iter_records
 from kramabench.contracts.run import RunConfig, RunOptions
@@ -36,7 +37,7 @@ from kramabench.run.provenance import (
     workload_version,
 )
 from kramabench.run.runner import Runner, RunResult
-from kramabench.run.settings import Setting, get_setting
+from kramabench.run.settings import Described, Setting, Staged, get_setting, setting_family, setting_names
 from kramabench.run.store import RunLocked, RunStore, RunUnwritable
 from kramabench.run.throttle import FatalGuard, LimitedModel
 from kramabench.sandbox import open_sandbox
@@ -44,6 +45,7 @@ from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
 from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
+from kramabench.workload.families import WorkloadFamily, family_of
 from kramabench.workload.selection import keep_tasks, select_task_ids
 
 log = logging.getLogger(__name__)
@@ -96,6 +98,25 @@ def load_workloads(root: Path, domains: list[str], errata: bool) -> list[Any]:
     if not any(w.tasks for w in out):  # every task was dropped by an error finding: say which, do not run 0
         raise RunSetupError(_no_task_message(root, out))
     return out
+
+
+def _check_family(setting: Setting, family: WorkloadFamily, workload: str) -> None:
+    """A setting runs the workloads of one family: ``--setting elt`` on ``mini`` (or ``end-to-end`` on an ELT
+    suite) is refused, naming the settings that fit."""
+    have = setting_family(setting)
+    if have == family.name:
+        return
+    fitting = []
+    for name in setting_names():
+        try:
+            if setting_family(get_setting(name)) == family.name:
+                fitting.append(name)
+        except Exception:  # noqa: BLE001 - a broken plug-in is not a hint
+            continue
+    raise RunSetupError(
+        f"setting {setting.name!r} runs workloads of the {have!r} family, and {workload} is of the {family.name!r} "
+        f"family (its settings: {', '.join(fitting) or 'none installed'}; default {family.default_setting})"
+    )
 
 
 def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
@@ -305,10 +326,20 @@ def prepare(
     if opts.retry_errors and not config.resume:
         raise RunSetupError("--retry-errors needs --resume --run-id RUN: it runs the error outcomes of that run again")
 
+    root = _workload_root(config.workload)
+    family = family_of(root)
+    if opts.setting is None:  # the workload's own setting (recorded resolved: a resume runs the same one)
+        opts.setting = family.default_setting
     try:
         setting = get_setting(opts.setting)
     except KeyError as e:
         raise RunSetupError(str(e).strip("'\"")) from e
+    except (TypeError, plugins.PluginError) as e:
+        raise RunSetupError(f"setting {opts.setting!r} cannot be used: {e}") from e
+    _check_family(setting, family, config.workload)
+    if isinstance(setting, Staged) and opts.executor != "local":
+        raise RunSetupError(f"setting {setting.name!r} starts each task's services on this machine just before the task "
+                            "is solved: it runs with --executor local")
 
     spec_name = config.system
     try:
@@ -317,7 +348,6 @@ def prepare(
         raise RunSetupError(str(e)) from e
     _check_system_options(spec, config.system_options)
 
-    root = _workload_root(config.workload)
     workloads = load_workloads(root, config.domains, config.errata)
     selection = _selection(config, workloads, old)
 
@@ -380,6 +410,7 @@ def _prepare_rest(
     wl_info: dict[str, Any] = {
         "name": config.workload,
         "root": str(root),
+        "family": family_of(root).name,
         "domains": [w.domain for w in workloads],
         "errata": config.errata,
         "version": workload_version(root),
@@ -470,6 +501,11 @@ def _prepare_rest(
         manifest.sandbox = sandbox_info if sandbox is not None else manifest.sandbox
         manifest.packages = package_versions()
 
+    if isinstance(setting, Described):
+        try:
+            manifest.options["setting_info"] = setting.describe(workloads)
+        except Exception as e:  # noqa: BLE001 - provenance must not stop a run
+            log.warning("the setting's description is not recorded: %s", e)
     assert store is not None
     ctx = SystemContext(
         options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed

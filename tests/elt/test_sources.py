@@ -56,7 +56,7 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path) ->
         pytest.skip(str(e))
     suite = load_suite(write_suite(tmp_path / "s", {"shop": every_kind()}))
     p = suite.pipeline("shop")
-    with SourceSet(suite, p) as src:
+    with SourceSet(p, suite.schema_name) as src:
         assert src.started_s < 10
         names = {s.name: s for s in src.services}
         assert set(names) == {"postgres", "rest"} and names["postgres"].port == 5432

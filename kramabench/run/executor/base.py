@@ -52,6 +52,29 @@ def solve_item(
     return out, time.monotonic() - t0
 
 
+def solve_staged(
+    system: Any, item: WorkItem, stage: Callable[[WorkItem], Any] | None, recorder: Any,
+    model_budget_s: float | None = None,
+) -> Solved:
+    """:func:`solve_item` inside the setting's ``stage(item)`` (:class:`kramabench.run.settings.Staged`: the
+    task's services started just before, stopped right after), which yields the TaskInput the system gets. A
+    stage that cannot be entered is a ``setup_error`` outcome; its wall time counts towards the task's."""
+    if stage is None:
+        return solve_item(system, item.input, item.call_key, recorder, model_budget_s)
+    t0 = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        try:
+            inp = stack.enter_context(stage(item))
+        except Exception as e:  # noqa: BLE001 - a task whose services do not start is an outcome
+            tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+            tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
+            return SystemOutput(error=OutcomeError(
+                kind="setup_error", message=f"the task's services could not be started: {type(e).__name__}: {e}\n{tail}",
+            )), time.monotonic() - t0
+        out, _ = solve_item(system, inp, item.call_key, recorder, model_budget_s)
+    return out, time.monotonic() - t0
+
+
 def _call_scope(call_key: str, recorder: Any) -> Any:
     """The model-call recording scope of one task (kramabench.models.recording), if available."""
     if recorder is None:
@@ -78,6 +101,8 @@ class ExecutorContext:
     needs_sandbox: bool
     #: one line for the user (the progress display)
     note: Callable[[str], None]
+    #: the setting's ``stage(item)`` (kramabench.run.settings.Staged), entered around each item's solving
+    stage: Callable[[WorkItem], Any] | None = None
 
 
 class Executor(Protocol):
@@ -101,4 +126,4 @@ class ExecutorUnavailable(RuntimeError):
     """The chosen executor cannot start here (Ray not installed, the cluster not reachable)."""
 
 
-__all__ = ["Executor", "ExecutorContext", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item"]
+__all__ = ["Executor", "ExecutorContext", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item", "solve_staged"]

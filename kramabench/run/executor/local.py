@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from kramabench.run.executor.base import ExecutorContext, Solved, solve_item
+from kramabench.run.executor.base import ExecutorContext, Solved, solve_staged
 from kramabench.run.settings import WorkItem
 
 
@@ -25,10 +25,10 @@ class LocalExecutor:
         assert self._pool is not None and self._ctx is not None, "LocalExecutor.submit before start"
         c = self._ctx
         return self._pool.submit(
-            solve_item,
+            solve_staged,
             c.system,
-            item.input,
-            item.call_key,
+            item,
+            c.stage,
             c.recorder,
             c.options.model_budget_s,
         )
