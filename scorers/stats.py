@@ -26,6 +26,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_BOOTSTRAP = 10_000
+#: the most resamples a command accepts: 8 MB of means per interval (10**9 would ask for 7.5 GB)
+MAX_BOOTSTRAP = 1_000_000
 DEFAULT_CONFIDENCE = 0.95
 #: cells (resamples x draws) drawn at once; larger problems are drawn in chunks (that stay in the CPU cache)
 _CHUNK_CELLS = 1 << 20
@@ -358,6 +360,7 @@ __all__ = [
     "ratio_ci",
     "DomainSummary",
     "Estimate",
+    "MAX_BOOTSTRAP",
     "MeanCI",
     "PairedComparison",
     "ScoredItem",

@@ -12,7 +12,7 @@ from kramabench.contracts.sandbox import Limits
 
 
 class DSGuruOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     name: str = Field("ds-guru", description="system name recorded in results")
     show_snippets: bool = Field(True, description="show type-annotated snippets of the files (False: names and paths only)")

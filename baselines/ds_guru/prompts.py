@@ -128,6 +128,13 @@ def task_files(task: TaskInput, index: LakeIndex) -> list[str]:
     return files
 
 
+_SNIPPET_RULES = (
+    "Rows and lines are shown exactly as in the file, in a code fence, under a label that counts them; when "
+    "the prompt is too short for all of them a file shows fewer, and its label says so. Small documentation "
+    "files (data dictionaries, READMEs) are shown whole. Folders that repeat the same kinds of files, files "
+    "with the same columns and identical files are shown once, the others named with their count."
+)
+
 #: the paper's sampling rule, as recorded in the prompt facts
 SAMPLING_RULE = "the whole table when it has fewer than N rows, else its first N rows (other text files: first N lines)"
 
@@ -154,12 +161,13 @@ def build_messages(
         lake_intro += (
             f"For each file a snippet: a CSV file as a table with the inferred type of each column and its rows "
             f"(the whole table when it has fewer than {n} rows, else its first {n} rows); any other text file "
-            f"as its first {n} lines. Folders that repeat the same kinds of files are shown once, with their count.\n"
+            f"as its first {n} lines; a binary file (spreadsheet, archive...) by name and format. {_SNIPPET_RULES}\n"
         )
     else:
         lake_intro += (
             "For each file: its format, encoding and size; for tables the row count, the columns with "
-            "their inferred types and example values, and the first rows (the whole table when it is small).\n"
+            "their inferred types and example values, and the first rows (the whole table when it is small). "
+            f"{_SNIPPET_RULES}\n"
         )
     lock = load_lock()
     system = system_prompt(lock)
@@ -272,6 +280,10 @@ def describe_failure(result: ExecResult | None, *, code_found: bool, answer_foun
         if result.explanation:
             why += f" ({result.explanation})"
         return why + "."
+    if not answer_found and result.truncated:
+        return ("The program finished, but its output was cut at the output limit "
+                f"({result.explanation or 'too much output'}): no complete JSON object with the key \"main-task\" is "
+                "in the part kept (the start and the end). Print less, and print the answer last.")
     if not answer_found:
         return 'The program finished but did not print a JSON object with the key "main-task".'
     return "The program finished."

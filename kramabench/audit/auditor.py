@@ -25,10 +25,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.extract import extract_value
 from kramabench.audit.taxonomy import Attribution, attribution_of, describe, normalise
+from kramabench.audit.text import head_tail
 
 log = logging.getLogger(__name__)
 
-PROMPT_VERSION = "auditor-v1"
+PROMPT_VERSION = "auditor-v2"
 _OUT_CHARS = 3000
 
 
@@ -123,7 +124,8 @@ must be the report.
 To finish, reply with one ```json block holding:
 {{"root_cause": "...", "attribution": "system" | "benchmark", "category": "<category>",
   "sub_kind": "<only for evaluation-false-positive>", "evidence": ["...", ...],
-  "derivation_code": "<python that prints the gold value, or empty if none reproduces it>",
+  "derivation_code": "<python that prints the gold value (for a gold calculation error: the mistaken
+     computation that makes the wrong gold, if you found it: the best evidence), or empty>",
   "correct_answer": <for a gold calculation error: the right answer, else null>,
   "correct_code": "<python that prints correct_answer, or empty>",
   "ambiguity": "<for an ambiguous question: the readings, else empty>"}}
@@ -274,10 +276,11 @@ def audit_case(case: FailureCase, model: Any, sandbox: Any, options: AuditorOpti
             break
         res = _run(sandbox, code, case.lake, options)
         report.runs += 1
-        out = (res.stdout or "")[-_OUT_CHARS:]
-        err = (res.stderr or "")[-_OUT_CHARS // 2 :]
+        # long output keeps its head and its tail, with a marker saying how much was cut between them
+        out = head_tail(res.stdout or "", _OUT_CHARS)
+        err = head_tail(res.stderr or "", _OUT_CHARS // 2, head_share=1 / 4)
         status = "ok" if res.ok else (res.explanation or ("timed out" if res.timed_out else f"exit code {res.exit_code}"))
-        report.transcript.append({"turn": turn, "ran": status, "stdout_tail": out[-1500:], "stderr_tail": err[-800:]})
+        report.transcript.append({"turn": turn, "ran": status, "code": code, "stdout": out, "stderr": err})
         left = options.max_turns - turn
         feedback = f"Run: {status}\nstdout:\n{_fence(out)}\nstderr:\n{_fence(err)}\n{left} repl{'y' if left == 1 else 'ies'} left."
         if left == 1:
@@ -309,7 +312,9 @@ def audit_case(case: FailureCase, model: Any, sandbox: Any, options: AuditorOpti
         report.correction = check_code(sandbox, str(final["correct_code"]), case, options,
                                        expected=report.correct_answer)  # fmt: skip
     if category == "gold-calculation-error" and report.gold_reproduced:
-        report.problems.append("a gold calculation error was claimed, yet the derivation reproduces the gold")
+        # the best evidence of a wrong gold: code that makes the wrong number, so the mistake can be seen
+        report.evidence.insert(0, "the derivation, run again by the audit, reproduces the (wrong) gold: it shows how "
+                                  "the gold was made")
     report.wall_s = time.monotonic() - t0
     return report
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -29,7 +30,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.auditor import AuditReport
+from kramabench.audit.text import clip_words
+from kramabench.files import ERRATA_BYTES, read_text, write_file
 from kramabench.workload.errata import Erratum, load_errata
+from kramabench.workload.errata import parse_errata as load_errata_text
 from kramabench.workload.models import Workload
 
 if sys.version_info >= (3, 11):
@@ -37,6 +41,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+#: a proposal's reason quotes the root cause up to this many characters (cut at a word, marked …)
+REASON_CHARS = 400
 ProposalKind = Literal["new-answer", "type-change", "exclude"]
 _HEADER_RE = re.compile(r"^# proposal (\S+) kind=(\S+) report=(\S+)\s*$", re.M)
 _APPROXIMATE = {"string_exact": "string_approximate", "numeric_exact": "numeric_approximate",
@@ -90,19 +96,25 @@ def propose(reports: list[AuditReport], workloads: dict[str, Workload]) -> Propo
                                            reason=rep.ambiguity or rep.root_cause or "ambiguous"))  # fmt: skip
             continue
         if rep.category == "gold-calculation-error" and rep.correction and rep.correction.ran and rep.correction.matches:
-            digest = hashlib.sha256(rep.correction.code.encode()).hexdigest()[:12]
-            reason = (f"audit {rep.id}: {rep.root_cause[:300]} (derivation run and verified by the audit, "
-                      f"code sha256 {digest}…)")  # fmt: skip
+            fix = hashlib.sha256(rep.correction.code.encode()).hexdigest()[:12]
+            reason = (f"audit {rep.id}: {clip_words(rep.root_cause, REASON_CHARS)} (the correction code, sha256 "
+                      f"{fix}…, run again by the audit, prints {json.dumps(rep.correction.printed, default=str)[:60]}")
+            if rep.derivation is not None:
+                how = hashlib.sha256(rep.derivation.code.encode()).hexdigest()[:12]
+                made = "reproduces the old gold" if rep.gold_reproduced else "does not reproduce the old gold"
+                reason += f"; the derivation, sha256 {how}…, {made}"
+            reason += ")"
             e = _erratum(rep.domain, task.id, "answer", task.answer, rep.correction.printed, reason)
             out.proposals.append(Proposal(id=pid, kind="new-answer", report=rep.id, erratum=e))
         elif rep.category in ("gold-calculation-error", "missing-data"):
             why = "the gold cannot be derived from the lake" if rep.category == "missing-data" else \
                 "no verified derivation reproduces the gold and no verified correction was found"
-            reason = f"audit {rep.id}: {why}: {rep.root_cause[:300]}"
+            reason = f"audit {rep.id}: {why}: {clip_words(rep.root_cause, REASON_CHARS)}"
             e = _erratum(rep.domain, task.id, "excluded", None, True, reason, has_old=False)
             out.proposals.append(Proposal(id=pid, kind="exclude", report=rep.id, erratum=e))
         elif rep.category == "evaluation-false-positive" and at in _APPROXIMATE and rep.sub_kind != "actual-match":
-            reason = (f"audit {rep.id}: a correct answer was rejected ({rep.sub_kind}): {rep.root_cause[:300]}; "
+            reason = (f"audit {rep.id}: a correct answer was rejected ({rep.sub_kind}): "
+                      f"{clip_words(rep.root_cause, REASON_CHARS)}; "
                       "the approximate type accepts it")  # fmt: skip
             e = _erratum(rep.domain, task.id, "answer_type", at, _APPROXIMATE[at], reason)
             out.proposals.append(Proposal(id=pid, kind="type-change", report=rep.id, erratum=e))
@@ -142,15 +154,15 @@ def write_proposals(path: Path, proposals: Proposals) -> Path:
         parts += [f"# proposal {p.id} kind={p.kind} report={p.report}", erratum_toml(p.erratum), ""]
     if proposals.ambiguous:
         parts.append("# Ambiguous questions (kept as they are; ambiguity is signal, not an error):")
-        parts += [f"#   {a.task_id} (report {a.report}): {' '.join(a.reason.split())[:300]}" for a in proposals.ambiguous]
-    Path(path).write_text("\n".join(parts) + "\n", encoding="utf-8")
+        parts += [f"#   {a.task_id} (report {a.report}): {clip_words(a.reason, REASON_CHARS)}" for a in proposals.ambiguous]
+    write_file(path, "\n".join(parts) + "\n", regular_only=True)
     load_errata(Path(path))  # what was written must load as errata
     return Path(path)
 
 
 def read_proposals(path: Path) -> list[tuple[str, str, str, dict[str, Any]]]:
     """(id, kind, report, raw erratum table) of each proposal of a proposals file, in file order."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text(path, limit=ERRATA_BYTES, what="proposals file")
     heads = _HEADER_RE.findall(text)
     tables = tomllib.loads(text).get("erratum", [])
     if len(heads) != len(tables):
@@ -171,15 +183,11 @@ def apply_proposals(path: Path, accept: list[str], errata_path: Path) -> list[st
         e = Erratum(**table, has_old="old" in table)
         blocks.append(f"# accepted proposal {pid} ({kind}) from audit report {rep}\n{erratum_toml(e)}")
     errata_path = Path(errata_path)
-    before = errata_path.read_text(encoding="utf-8") if errata_path.is_file() else ""
+    existed = os.path.lexists(errata_path)
+    before = read_text(errata_path, limit=ERRATA_BYTES, what="errata file") if existed else ""
     after = before.rstrip("\n") + ("\n\n" if before.strip() else "") + "\n\n".join(blocks) + "\n"
-    errata_path.parent.mkdir(parents=True, exist_ok=True)
-    errata_path.write_text(after, encoding="utf-8")
-    try:
-        load_errata(errata_path)
-    except Exception:
-        errata_path.write_text(before, encoding="utf-8")  # leave the errata as they were
-        raise
+    load_errata_text(after, errata_path)  # what would be written must load as errata: checked before writing
+    write_file(errata_path, after)  # atomic; a link to the errata file stays a link
     return list(accept)
 
 

@@ -2,17 +2,22 @@
 
 Headline first: the share of failures attributable to the benchmark (when failures were audited), then
 per domain how many reference solutions reproduce / differ / cannot run, the causes, the static gold
-findings, failures by attribution and category, and the proposed errata.
+findings, failures by attribution and category, and the proposed errata; then each failure report in full
+(root cause, evidence, the derivation and correction code with what they printed, problems, the session).
 """
 
 from __future__ import annotations
 
 import html
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from kramabench.audit.reference import ReferenceAudit
+from kramabench.audit.static import group_findings
+from kramabench.audit.text import clip_words
+from kramabench.files import write_file
 
 VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
 
@@ -42,15 +47,22 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
         rows = [[a, c, s or "—", k, _pct(k, n)] for (a, c, s), k in sorted(cats.items(), key=lambda x: (x[0][0], -x[1]))]
         out.append(("Failures by attribution and category", ["Attribution", "Category", "Sub-kind", "Failures", "Share"], rows, head))
         def checked(r: Any) -> str:
-            text = "gold reproduced" if r.gold_reproduced else "gold not reproduced"
+            if r.derivation is None:
+                text = "no derivation given"
+            elif r.gold_reproduced and r.category == "gold-calculation-error":
+                text = "gold reproduced: the derivation shows how the wrong gold was made"
+            else:
+                text = "gold reproduced" if r.gold_reproduced else "gold not reproduced"
             if r.correction is not None:
                 text += f"; correction {'verified' if r.correction.matches else 'not verified'}"
             return text
 
         rows = [[r.task_id, r.attribution, (r.category or "—") + (f" ({r.sub_kind})" if r.sub_kind else ""),
-                 checked(r), r.root_cause[:160]] for r in failures.reports]  # fmt: skip
-        out.append(("Audited failures", ["Task", "Attribution", "Category", "Verified by running", "Root cause"], rows,
-                    "Each derivation and correction was run again by the audit and scored against the gold."))
+                 checked(r), r.root_cause or "—", "; ".join(r.problems) or "—"] for r in failures.reports]  # fmt: skip
+        out.append(("Audited failures", ["Task", "Attribution", "Category", "Verified by running", "Root cause",
+                                          "Problems of the report"], rows,
+                    "Each derivation and correction was run again by the audit and scored against the gold; the "
+                    "evidence, the code and what it printed follow under Failure reports."))
     if ref is not None:
         rows = []
         for d in ref.domains:
@@ -88,21 +100,76 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
         out.append(("Per task", ["Domain", "Task", "Verdict", "Gold", "Printed (how read)", "Detail", "Proposed class"],
                     rows, None))  # fmt: skip
         if ref.static:
-            rows = [[f.domain, f.subtask_id or f.task_id or "—", f.kind, f.code, f.message[:160]] for f in ref.static
-                    if f.kind != "validator" or f.severity != "info"]  # fmt: skip
-            out.append(("Static gold checks", ["Domain", "Where", "Kind", "Code", "Message"], rows, None))
+            shown = [f for f in ref.static if f.kind != "validator" or f.severity != "info"]
+            groups = group_findings(shown)
+            rows = [[g.domain, (g.task_id or "—") + (f" ({len(g.subtasks)} subtask{'s' if len(g.subtasks) != 1 else ''})"
+                                                     if g.subtasks else ""),
+                     g.kind, g.code, g.count, " · ".join(g.examples) + (" …" if g.count > len(g.examples) else "")]
+                    for g in groups]  # fmt: skip
+            out.append(("Static gold checks", ["Domain", "Task", "Kind", "Code", "Findings", "Examples"], rows,
+                        f"{len(shown)} finding(s) grouped per task and kind into {len(groups)} row(s); every finding "
+                        "is in reference.json"))
+            scale = [g for g in groups if g.code == "gold_percent_scale"]
+            if scale:
+                out.append(("Percent scale: question and gold disagree", ["Domain", "Task", "Where", "Gold vs question"],
+                            [[g.domain, g.task_id, ", ".join(g.subtasks) or "main answer", " · ".join(g.examples)]
+                             for g in scale],
+                            "The paper scores these as they are (an answer in the question's scale is wrong); "
+                            "`--normalise-percent` rescores a 100x answer to a percentage question."))
     if proposals is not None and proposals.proposals:
         rows = [[p.id, p.erratum.task + (f"/{p.erratum.subtask}" if p.erratum.subtask else ""), p.kind,
-                 str(p.erratum.new)[:60], p.erratum.reason[:120], p.report] for p in proposals.proposals]  # fmt: skip
+                 clip_words(str(p.erratum.new), 120), p.erratum.reason, p.report] for p in proposals.proposals]  # fmt: skip
         out.append(("Proposed errata (not applied)", ["Id", "Target", "Kind", "New", "Reason", "From report"], rows,
                     "Accept with: kramabench audit apply PROPOSALS --accept ID ..."))
         if proposals.ambiguous:
             out.append(("Ambiguous questions (kept as they are)", ["Task", "Why"],
-                        [[a.task_id, a.reason[:200]] for a in proposals.ambiguous], None))
+                        [[a.task_id, a.reason] for a in proposals.ambiguous], None))
     return out
 
 
-def render_markdown(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]]) -> str:
+def _code_check(label: str, c: Any, expected_what: str) -> dict[str, Any] | None:
+    """A derivation or correction as the page shows it: the code, what it printed, whether that matches."""
+    if c is None:
+        return None
+    if not c.ran:
+        verdict = f"did not run: {c.error or 'no output'}"
+    else:
+        printed = json.dumps(c.printed, default=str, ensure_ascii=False)
+        verdict = f"printed {clip_words(printed, 300)}" + (f" (read as {c.how_read})" if c.how_read else "")
+        verdict += f"; {'matches' if c.matches else 'does not match'} {expected_what}"
+    return {"label": label, "code": c.code, "verdict": verdict}
+
+
+def failure_details(failures: Any) -> list[dict[str, Any]]:
+    """Each audited failure in full: root cause, evidence, the derivation and the correction (code and what it
+    printed when the audit ran it again), the readings of an ambiguous question, the report's problems, and the
+    auditor's session (each program it ran, with its output: long output keeps its head and tail)."""
+    out = []
+    for r in failures.reports if failures is not None else []:
+        cat = (r.category or "undecided") + (f" ({r.sub_kind})" if r.sub_kind else "")
+        checks = [c for c in (
+            _code_check("Derivation (code that reproduces the gold)", r.derivation, "the gold"),
+            _code_check("Correction (code that computes the right answer)", r.correction,
+                        f"the claimed answer {json.dumps(r.correct_answer, default=str)[:80]}"),
+        ) if c]  # fmt: skip
+        runs = []
+        for e in r.transcript:
+            if "ran" in e:
+                runs.append({"turn": e.get("turn"), "status": e.get("ran"), "code": e.get("code") or "",
+                             "stdout": e.get("stdout", e.get("stdout_tail", "")),
+                             "stderr": e.get("stderr", e.get("stderr_tail", ""))})  # fmt: skip
+        out.append({
+            "id": r.id, "heading": f"{r.id} — {r.attribution}: {cat}", "root_cause": r.root_cause or "—",
+            "evidence": list(r.evidence), "ambiguity": r.ambiguity, "checks": checks, "problems": list(r.problems),
+            "facts": f"auditor {r.auditor} · {r.turns} turn(s) · {r.runs} program(s) run"
+                     + (f" · ${r.cost_usd:.4f}" if r.cost_usd else ""),
+            "runs": runs,
+        })
+    return out
+
+
+def render_markdown(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]],
+                    details: list[dict[str, Any]] | None = None) -> str:
     lines = [f"# {title}", ""]
     for name, header, rows, note in secs:
         lines += [f"## {name}", ""]
@@ -110,6 +177,25 @@ def render_markdown(title: str, secs: list[tuple[str, list[str], list[list[Any]]
             lines += [note, ""]
         lines += _md_table(header, rows) if rows else ["(none)"]
         lines.append("")
+    if details:
+        lines += ["## Failure reports", ""]
+        for d in details:
+            lines += [f"### {d['heading']}", "", f"_{d['facts']}_", "", f"**Root cause.** {d['root_cause']}", ""]
+            if d["evidence"]:
+                lines += ["**Evidence.**", ""] + [f"- {' '.join(str(x).split())}" for x in d["evidence"]] + [""]
+            if d["ambiguity"]:
+                lines += [f"**Readings of the question.** {d['ambiguity']}", ""]
+            for c in d["checks"]:
+                lines += [f"**{c['label']}**, run again by the audit: {c['verdict']}.", "", "```python",
+                          c["code"].rstrip(), "```", ""]
+            if d["problems"]:
+                lines += ["**Problems of the report.**", ""] + [f"- {p}" for p in d["problems"]] + [""]
+            for run in d["runs"]:
+                lines += [f"Turn {run['turn']}: the auditor ran ({run['status']}):", "", "```python",
+                          run["code"].rstrip(), "```", "", "```text", (run["stdout"] or "(no output)").rstrip()]
+                if run["stderr"].strip():
+                    lines += ["--- stderr ---", run["stderr"].rstrip()]
+                lines += ["```", ""]
     return "\n".join(lines)
 
 
@@ -117,10 +203,43 @@ _CSS = """body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100p
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.9rem}td,th{border:1px solid #ddd;padding:.25rem .5rem;
 text-align:left;vertical-align:top}th{background:#f4f4f4}.note{font-size:1.05rem}.headline{font-size:1.4rem;
 font-weight:600;background:#fff6e0;padding:.6rem 1rem;border-left:4px solid #e0a000}
-.reproduces{color:#17702a}.differs{color:#b06000}.cannot-run{color:#b00020}"""
+.reproduces{color:#17702a}.differs{color:#b06000}.cannot-run{color:#b00020}
+pre{background:#f6f8fa;border:1px solid #e1e4e8;padding:.5rem .7rem;overflow:auto;max-height:420px;font-size:.82rem;
+white-space:pre-wrap}pre.err{background:#fff5f5}section.failure{border-top:1px solid #ddd;padding-top:.4rem;margin-top:1rem}
+.facts{color:#666;font-size:.85rem}ul.problems,p.problems{color:#9b1c1c}summary{cursor:pointer;color:#0b5cad}"""
 
 
-def render_html(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]]) -> str:
+def _details_html(details: list[dict[str, Any]]) -> str:
+    e = html.escape
+    parts = ["<h2 id='failure-reports'>Failure reports</h2>"]
+    for d in details:
+        parts.append(f"<section class='failure' id='{e(d['id'])}'><h3>{e(d['heading'])}</h3>"
+                     f"<p class='facts'>{e(d['facts'])}</p><p><b>Root cause.</b> {e(d['root_cause'])}</p>")  # fmt: skip
+        if d["evidence"]:
+            parts.append("<p><b>Evidence.</b></p><ul>" + "".join(f"<li>{e(str(x))}</li>" for x in d["evidence"]) + "</ul>")
+        if d["ambiguity"]:
+            parts.append(f"<p><b>Readings of the question.</b> {e(d['ambiguity'])}</p>")
+        for c in d["checks"]:
+            parts.append(f"<p><b>{e(c['label'])}</b>, run again by the audit: {e(c['verdict'])}.</p>"
+                         f"<pre>{e(c['code'])}</pre>")
+        if d["problems"]:
+            parts.append("<p class='problems'><b>Problems of the report.</b></p><ul class='problems'>"
+                         + "".join(f"<li>{e(p)}</li>" for p in d["problems"]) + "</ul>")
+        if d["runs"]:
+            body = "".join(
+                f"<p>Turn {e(str(r['turn']))}: ran ({e(str(r['status']))})</p><pre>{e(r['code'])}</pre>"
+                f"<pre class='out'>{e(r['stdout'] or '(no output)')}</pre>"
+                + (f"<pre class='err'>{e(r['stderr'])}</pre>" if r["stderr"].strip() else "")
+                for r in d["runs"]
+            )
+            parts.append(f"<details><summary>The auditor's session: {len(d['runs'])} program(s) and their output"
+                         f"</summary>{body}</details>")
+        parts.append("</section>")
+    return "".join(parts)
+
+
+def render_html(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]],
+                details: list[dict[str, Any]] | None = None) -> str:
     e = html.escape
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)}</title><style>{_CSS}</style></head>",
              f"<body><h1>{e(title)}</h1>"]  # fmt: skip
@@ -137,6 +256,8 @@ def render_html(title: str, secs: list[tuple[str, list[str], list[list[Any]], st
                 cells.append(f"<td class='{cls}'>{e(text)}</td>" if cls else f"<td>{e(text)}</td>")
             parts.append("<tr>" + "".join(cells) + "</tr>")
         parts.append("</table>")
+    if details:
+        parts.append(_details_html(details))
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -147,10 +268,11 @@ def write_report(out_dir: Path, title: str, *, ref: ReferenceAudit | None = None
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     secs = sections(ref, failures, proposals)
+    details = failure_details(failures)
     md, page = out_dir / "audit.md", out_dir / "audit.html"
-    md.write_text(render_markdown(title, secs), encoding="utf-8")
-    page.write_text(render_html(title, secs), encoding="utf-8")
+    write_file(md, render_markdown(title, secs, details), regular_only=True)
+    write_file(page, render_html(title, secs, details), regular_only=True)
     return md, page
 
 
-__all__ = ["render_html", "render_markdown", "sections", "write_report"]
+__all__ = ["failure_details", "render_html", "render_markdown", "sections", "write_report"]

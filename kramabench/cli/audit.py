@@ -125,10 +125,12 @@ def register(app: typer.Typer) -> None:
         finally:
             sb.close()
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "reference.json").write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
-        with open(out_dir / "verdicts.jsonl", "w", encoding="utf-8") as f:  # one row per item: pandas reads it
-            for item in result.items:
-                f.write(item.model_dump_json() + "\n")
+        from kramabench.files import write_file
+
+        write_file(out_dir / "reference.json", result.model_dump_json(indent=1) + "\n", regular_only=True)
+        # one row per item: pandas reads it
+        write_file(out_dir / "verdicts.jsonl", "".join(i.model_dump_json() + "\n" for i in result.items),
+                   regular_only=True)
         md, page = write_report(out_dir, f"Audit of the reference solutions — {workload}", ref=result)
         if as_json:
             typer.echo(result.model_dump_json(indent=1))
@@ -179,6 +181,11 @@ def register(app: typer.Typer) -> None:
             kinds[f.kind] = kinds.get(f.kind, 0) + 1
         if kinds:
             out_console.print("static gold findings: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+        scale = [f for f in result.static if f.code == "gold_percent_scale"]
+        if scale:
+            out_console.print(f"percent scale: the question and the gold disagree on {len(scale)} item(s): "
+                              + ", ".join(f.subtask_id or f.task_id or "?" for f in scale), highlight=False,
+                              markup=False, soft_wrap=True)
         out_console.print(f"written: {out_dir / 'reference.json'}, {out_dir / 'reviews-proposed.toml'}, {md}, {page}",
                           soft_wrap=True, highlight=False)  # fmt: skip
 
@@ -212,7 +219,10 @@ def register(app: typer.Typer) -> None:
             from kramabench.audit.reference import ReferenceAudit
 
             try:
-                ref_audit = ReferenceAudit.model_validate_json((reference / "reference.json").read_text(encoding="utf-8"))
+                from kramabench.files import SMALL_JSON_BYTES, read_bytes
+
+                ref_audit = ReferenceAudit.model_validate_json(
+                    read_bytes(reference / "reference.json", limit=SMALL_JSON_BYTES, what="reference audit"))
             except (OSError, ValueError) as exc:
                 raise fail(f"--reference {reference}: no readable reference.json ({str(exc)[:200]})") from None
         model, sb = _model_and_sandbox(auditor, sandbox, cache=False if no_cache else None)
@@ -235,7 +245,7 @@ def register(app: typer.Typer) -> None:
             sb.close()
         proposals = propose(result.reports, _workloads_of(run_dir, result.reports))
         prop_path = write_proposals(out_dir / "proposals.toml", proposals)
-        md, page = write_report(out_dir, f"Audit of the failures of {run_dir.name}", failures=result,
+        md, page = write_report(out_dir, _failures_title(run_dir), failures=result,
                                 proposals=proposals, ref=ref_audit)  # fmt: skip
         n = len(result.reports)
         bench = sum(r.attribution == "benchmark" for r in result.reports)
@@ -418,6 +428,25 @@ def _print_errata_only(why: str, domains: list[str] | None, check: bool) -> None
                        "kramabench audit -w ROOT)"), soft_wrap=True)  # fmt: skip
     if check:
         raise typer.Exit(1)
+
+
+def _failures_title(run_dir: Path) -> str:
+    """"Audit of the failures of SYSTEM with MODEL on WORKLOAD (domains) — run RUN_ID", from the run's manifest
+    (the folder name when the manifest cannot be read)."""
+    from kramabench.run.store import RunStore
+
+    try:
+        m = RunStore(run_dir).read_manifest()
+    except (OSError, ValueError):
+        return f"Audit of the failures of run {run_dir.name}"
+    wl = m.workload or {}
+    name = str(wl.get("name") or wl.get("root") or "?")
+    domains = ", ".join(wl.get("domains") or [])
+    text = f"Audit of the failures of {m.system}" + (f" with {m.model}" if m.model else "")
+    text += f" on {name}" + (f" ({domains})" if domains else "")
+    if m.setting != "end-to-end":
+        text += f", {m.setting} setting"
+    return f"{text} — run {m.run_id}"
 
 
 def _model(flag: str, model_id: str, *, cache: bool | None = None):  # noqa: ANN202

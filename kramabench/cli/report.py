@@ -42,6 +42,10 @@ def register(app: typer.Typer) -> None:
         out: Path | None = typer.Option(
             None, "--out", help="output folder (default: the run folder for one run, else report-<time> beside the runs)"
         ),
+        errata: Path | None = typer.Option(
+            None, "--errata", help="errata file for the verified gold (official + this file) instead of the one each "
+            "run applied, e.g. the proposals of `kramabench audit failures`; the official gold stays the files'"
+        ),
     ) -> None:
         """Write report.md and a self-contained report.html (tables with intervals, plots, per-task rows)."""
         from rich.console import Console
@@ -52,13 +56,15 @@ def register(app: typer.Typer) -> None:
 
         err = error_console()
         try:
-            paths = write_report(run_dirs, out)
+            paths = write_report(run_dirs, out, errata=errata)
         except ReportError as exc:
             err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(1) from None
         console = Console()
-        for t in paths.tables[:1]:
-            console.print(_rich_table(t))
+        first = paths.tables[0].key if paths.tables else None
+        for t in paths.tables:  # the main table and its twin against the other gold
+            if t.key == first or (first and t.key.startswith(first + "-")):
+                console.print(_rich_table(t))
         if paths.environment_warning:
             err.print(f"[yellow]warning:[/] {escape(paths.environment_warning)}", soft_wrap=True, highlight=False)
         console.print(f"[green]report[/] {escape(str(paths.html))}", soft_wrap=True)

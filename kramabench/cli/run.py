@@ -45,6 +45,7 @@ OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--task": ("RunConfig", "tasks"), "--exclude-task": ("RunConfig", "exclude_tasks"),
     "--option": ("RunConfig", "system_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
     "--sandbox": ("RunConfig", "sandbox"), "--no-errata": ("RunConfig", "errata"), "--run-id": ("RunConfig", "run_id"),
+    "--errata": ("RunConfig", "errata_file"),
     "--resume": ("RunConfig", "resume"), "--results": ("RunConfig", "results"),
     "--setting": ("RunOptions", "setting"), "--concurrency": ("RunOptions", "concurrency"),
     "--model-concurrency": ("RunOptions", "model_concurrency"),
@@ -54,6 +55,7 @@ OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--task-timeout": ("RunOptions", "task_timeout_s"), "--model-budget": ("RunOptions", "model_budget_s"),
     "--model-timeout": ("RunOptions", "model_timeout_s"),
     "--executor": ("RunOptions", "executor"), "--ray-address": ("RunOptions", "ray_address"),
+    "--normalise-percent": ("RunOptions", "normalise_percent"),
 }  # fmt: skip
 
 
@@ -102,6 +104,7 @@ def register(app: typer.Typer) -> None:
         results: Path = typer.Option(None, "--results", help=_help(RunConfig, "results")),
         setting: str = typer.Option(None, "--setting", help=_help(RunOptions, "setting")),
         no_errata: bool = typer.Option(False, "--no-errata", help=_help(RunConfig, "errata")),
+        errata_file: Path = typer.Option(None, "--errata", help=_help(RunConfig, "errata_file")),
         limit: int = typer.Option(None, "--limit", help=_help(RunOptions, "limit")),
         pose_subtasks: bool = typer.Option(None, "--pose-subtasks/--no-subtasks", help=_help(RunOptions, "pose_subtasks")),
         seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
@@ -111,6 +114,8 @@ def register(app: typer.Typer) -> None:
         model_budget: float = typer.Option(None, "--model-budget", help=_help(RunOptions, "model_budget_s")),
         executor: str = typer.Option(None, "--executor", help=_help(RunOptions, "executor")),
         ray_address: str = typer.Option(None, "--ray-address", help=_help(RunOptions, "ray_address")),
+        normalise_percent: bool = typer.Option(None, "--normalise-percent/--paper-percent",
+                                               help=_help(RunOptions, "normalise_percent")),
         progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none (auto: rich on a terminal, "
                                      "plain lines otherwise)"),
         no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
@@ -133,7 +138,7 @@ def register(app: typer.Typer) -> None:
             prepare,
         )
         from kramabench.run.settings import setting_metrics
-        from kramabench.run.table import domain_table, render_metrics, render_table
+        from kramabench.run.table import domain_table, floors_text, render_metrics, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
         if progress not in PROGRESS_KINDS:
@@ -164,6 +169,7 @@ def register(app: typer.Typer) -> None:
                 "judge": judge,
                 "sandbox": sandbox,
                 "errata": False if no_errata else None,
+                "errata_file": errata_file,
             }
             opt_given = {
                 "setting": setting,
@@ -180,6 +186,7 @@ def register(app: typer.Typer) -> None:
                 "model_budget_s": model_budget,
                 "executor": executor,
                 "ray_address": ray_address,
+                "normalise_percent": normalise_percent,
             }
             if base is not None:
                 cfg = base.model_dump()
@@ -234,13 +241,15 @@ def register(app: typer.Typer) -> None:
                 sep="\n",
             )
             raise typer.Exit(EXIT_FAILED) from None
-        rows, total = domain_table(result.records, setting=config.options.setting)
+        rows, total = domain_table(result.records, setting=config.options.setting, manifest=prepared.manifest)
         title = f"{prepared.manifest.system}" + (f" · {prepared.manifest.model}" if prepared.manifest.model else "")
         if config.options.setting != "end-to-end":
             title += f" · {config.options.setting}" + (
                 f" (judge {prepared.manifest.judge})" if config.options.setting == "pipeline-design" else "")
         if rows:
             out.print(render_table(rows, total, title=title, width=out.width))
+            for line in floors_text(result.records, setting=config.options.setting, manifest=prepared.manifest):
+                out.print(Text(line))
         declared = setting_metrics(config.options.setting,
                                    [r for r in result.records if r.setting == config.options.setting])
         if declared:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # imported when a command runs (_import_workload), not for ``
     )
     from kramabench.workload.loader import workload_file
     from kramabench.workload.models import Finding, Subtask, Task
+    from kramabench.workload.validate import shared_id_findings
 
 
 def _import_workload() -> None:
@@ -43,7 +44,9 @@ def _import_workload() -> None:
     import kramabench.workload as w
     from kramabench.workload.loader import workload_file
     from kramabench.workload.models import Finding, Subtask, Task
+    from kramabench.workload.validate import shared_id_findings
 
+    globals().update(shared_id_findings=shared_id_findings)
     globals().update(
         Workload=w.Workload, WorkloadError=w.WorkloadError, is_failing=w.is_failing, list_domains=w.list_domains,
         load_workload=w.load_workload, resolve_workload_root=w.resolve_workload_root, workload_file=workload_file,
@@ -150,6 +153,9 @@ def validate(
                 loaded.append(load_workload(r, d, errata=ef))
             except WorkloadError as e:
                 load_errors.append((d, str(e)))
+        by_domain = {wl.domain: wl for wl in loaded}
+        for f in shared_id_findings(loaded):
+            by_domain[f.domain].findings.append(f)
         failing = any(is_failing(f) for wl in loaded for f in wl.findings)
         if as_json:
             doc = {
@@ -403,7 +409,9 @@ def schema(
         if output is None:
             sys.stdout.write(text)
         else:
-            output.write_text(text, encoding="utf-8")
+            from kramabench.files import write_file
+
+            write_file(output, text)  # atomic over a file; through to /dev/stdout or a pipe
 
     _guard(run)
 

@@ -17,6 +17,8 @@ from kramabench.contracts.model import (
     Usage,
 )
 from kramabench.contracts.records import (
+    GoldName,
+    GoldScore,
     Manifest,
     ReadResult,
     Record,
@@ -42,6 +44,7 @@ from kramabench.contracts.session import (
     StepResult,
     WorkspaceError,
 )
+from kramabench.contracts.steps import AgentStep, StepOutcome
 from kramabench.contracts.system import (
     Closeable,
     Configured,
@@ -55,6 +58,8 @@ from kramabench.contracts.system import (
 )
 
 __all__ = [
+    "AgentStep",
+    "StepOutcome",
     "AnswerType",
     "Artifact",
     "CollectRefusal",
@@ -77,6 +82,8 @@ __all__ = [
     "Configured",
     "Completion",
     "ExecResult",
+    "GoldName",
+    "GoldScore",
     "KeyFunctionality",
     "Limits",
     "Manifest",

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kramabench.contracts.artifacts import Artifact
+from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SettingName, SystemUsage
 from kramabench.files import (
     LINE_BYTES,
@@ -30,6 +31,27 @@ from kramabench.files import (
 )
 
 log = logging.getLogger(__name__)
+
+
+#: the gold an answer is scored against: ``official`` (the workload files as they are; what the paper scored
+#: against) or ``verified`` (official + the reviewed errata)
+GoldName = Literal["official", "verified"]
+
+
+class GoldScore(BaseModel):
+    """One answer scored against one gold (a record's other gold: :attr:`Record.other_gold`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gold: GoldName
+    expected: Any = None
+    answer_type: str | None = None
+    score: float | None = None
+    unscored: bool = False
+    metric: str | None = None
+    score_details: dict[str, Any] = Field(default_factory=dict)
+    subtask_scores: dict[str, float | None] = Field(default_factory=dict)
+    subtask_details: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class Record(BaseModel):
@@ -62,11 +84,28 @@ class Record(BaseModel):
     files_read: list[str] = Field(default_factory=list)
     iterations: int = 0
     transcript: list[dict[str, Any]] = Field(default_factory=list)
+    steps: list[AgentStep] = Field(
+        default_factory=list, description="a multi-step system's steps: thought, code, observation, outcome, tokens, time"
+    )
     started_at: datetime | None = None
     finished_at: datetime | None = None
     difficulty: str | None = None
     subtask_details: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per subtask id: metric, details, expected, unscored"
+    )
+    gold: GoldName | None = Field(
+        None,
+        description="the gold `expected` and `score` are against: verified (official + errata; the default) or "
+        "official (--no-errata); None in records written before both golds were kept (the manifest's "
+        "workload.errata tells)",
+    )
+    other_gold: GoldScore | None = Field(
+        None,
+        description="the same answer scored against the other gold, when an erratum changed this item's gold "
+        "(answer or answer type); absent: `score` holds for both golds",
+    )
+    gold_class: str | None = Field(
+        None, description="the task's class in the errata data (reproduces, gold-defect, ...); None: not classified"
     )
     artifacts: list[Artifact] = Field(
         default_factory=list, description="files collected from the system's sessions (paths relative to the run folder)"
@@ -259,6 +298,16 @@ def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
     return n_torn
 
 
+def _text(s: str) -> str:
+    """``s`` as text JSON can hold: lone surrogates (a file name that is not UTF-8, bytes decoded with
+    surrogateescape) become backslash escapes instead of failing the record's write."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 #: deepest nesting of a system's answer kept in a record (deeper parts are replaced by a note)
 MAX_ANSWER_DEPTH = 64
 
@@ -266,12 +315,14 @@ MAX_ANSWER_DEPTH = 64
 def jsonable(v: Any, depth: int = 0) -> Any:
     """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float); nesting deeper
     than :data:`MAX_ANSWER_DEPTH` becomes a note (a 100,000-deep list must not exhaust the stack)."""
-    if v is None or isinstance(v, bool | int | float | str):
+    if isinstance(v, str):
+        return _text(v)
+    if v is None or isinstance(v, bool | int | float):
         return v
     if depth >= MAX_ANSWER_DEPTH and isinstance(v, dict | list | tuple | set | frozenset):
         return f"<nested deeper than {MAX_ANSWER_DEPTH} levels: cut>"
     if isinstance(v, dict):
-        return {str(k): jsonable(x, depth + 1) for k, x in v.items()}
+        return {_text(str(k)): jsonable(x, depth + 1) for k, x in v.items()}
     if isinstance(v, list | tuple | set | frozenset):
         return [jsonable(x, depth + 1) for x in v]
     item = getattr(v, "item", None)  # numpy scalar
@@ -292,6 +343,6 @@ def jsonable(v: Any, depth: int = 0) -> Any:
 
 
 __all__ = [
-    "MAX_RECORD_LINE", "Manifest", "ReadResult", "Record", "iter_records", "jsonable", "latest_records", "parse_manifest",
-    "read_records", "repair_torn_tail", "unit_key",
+    "MAX_RECORD_LINE", "GoldName", "GoldScore", "Manifest", "ReadResult", "Record", "iter_records", "jsonable",
+    "latest_records", "parse_manifest", "read_records", "repair_torn_tail", "unit_key",
 ]  # fmt: skip

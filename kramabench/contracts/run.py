@@ -30,7 +30,7 @@ MAX_SECONDS = 7 * 24 * 3600.0
 
 
 class RunOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     setting: SettingName | None = Field(
         None, description="end-to-end, pipeline-design, subtasks, elt, or an installed plug-in's (kramabench settings); "
@@ -69,6 +69,12 @@ class RunOptions(BaseModel):
         "as a 'timeout' model error (default: no budget; each attempt of a call may take --model-timeout, and a "
         f"call is tried up to {_ATTEMPTS} times)",
     )
+    normalise_percent: bool = Field(
+        False,
+        description="score an answer that is the gold times 100 (or divided by 100) as right when the question asks "
+        "for a percentage or a share (ELT-Bench-Verified-style; default off: the paper's scoring; recorded in the "
+        "manifest, the paper's score kept in the details)",
+    )
     executor: ExecutorName = Field(
         "local", description="where tasks are solved: local (threads) or ray (a Ray cluster; docs/ray.md)"
     )
@@ -104,6 +110,11 @@ class RunConfig(BaseModel):
         "local", description="local (bubblewrap), docker, unsafe-subprocess (no isolation), or an installed plug-in"
     )
     errata: bool = Field(True, description="apply the workload's errata (--no-errata: load the raw workload files)")
+    errata_file: Path | None = Field(
+        None,
+        description="errata file to apply instead of the workload's default (e.g. proposals of `kramabench audit "
+        "failures`, to score with them); excludes --no-errata",
+    )
     run_id: str | None = Field(None, description="name of the run folder (default: time-system-model)")
     resume: bool = Field(False, description="continue the run --run-id: skip tasks already recorded")
     results: Path | None = Field(None, description="results folder (default ./results or $KRAMABENCH_RESULTS)")

@@ -13,7 +13,8 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.artifacts import Artifact
-from kramabench.contracts.session import ServiceForward
+from kramabench.contracts.session import Mount, ServiceForward
+from kramabench.contracts.steps import AgentStep
 
 #: the name of an evaluation setting: a built-in ("end-to-end", "pipeline-design", "subtasks") or one a plug-in
 #: registers under the entry-point group ``kramabench.settings``; not a closed list.
@@ -39,13 +40,18 @@ class TaskInput(BaseModel):
     hint_files: list[str] | None = None
     token: str = Field("", description="opaque per-run handle; only privileged built-ins can resolve it")
     artifacts_dir: Path | None = Field(
-        None, description="the host folder where this task's collected files go (Sandbox.session(artifacts_dir=...)); "
-        "set by the runner"
+        None, description="the host folder where this task's sessions collect files (Sandbox.session(artifacts_dir=...)); "
+        "set by the runner: an opaque staging folder, moved into results/<run_id>/artifacts/<unit>/ with the record"
+    )
+    environment: str | None = Field(
+        None, description="notes on the task's environment a setting gives the system for its prompt (services "
+        "reachable in the session, tools to use, where the task's files are); None: nothing beyond the lake"
     )
     services: list[ServiceForward] = Field(
-        default_factory=list,
-        description="services the run started for this task (a database, an API), each reachable only from the "
-        "task's sessions at 127.0.0.1:<port>: open sessions with Sandbox.session(..., services=task.services)",
+        default_factory=list, description="host services the system's sessions forward (Sandbox.session(services=...))"
+    )
+    mounts: list[Mount] = Field(
+        default_factory=list, description="more read-only host paths for the system's sessions (Sandbox.session(mounts=...))"
     )
     outputs: list[str] = Field(
         default_factory=list,
@@ -62,7 +68,7 @@ class OutcomeError(BaseModel):
 
 
 class SystemUsage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -84,6 +90,7 @@ class SystemOutput(BaseModel):
     iterations: int = 0
     error: OutcomeError | None = None
     artifacts: list[Artifact] = Field(default_factory=list, description="what the system's sessions collected")
+    steps: list[AgentStep] = Field(default_factory=list, description="a multi-step system's steps, in order")
 
 
 @runtime_checkable

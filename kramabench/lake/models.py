@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 #: bump when a reader changes what it extracts: cached entries of older versions are ignored
-READER_VERSION = 15
+READER_VERSION = 17
 
 
 class LakeOptions(BaseModel):
@@ -50,6 +50,9 @@ class TableInfo(BaseModel):
     header_row: int | None = Field(None, description="1-based line/row of the header; None = no header row")
     above_header: list[str] = Field(default_factory=list, description="title lines above the header")
     preview: list[list[str]] = Field(default_factory=list, description="first rows (cells as text)")
+    data_line: int | None = Field(
+        None, description="line-based files: the 1-based line on which the first data row starts"
+    )
     preview_line_ends: list[int] = Field(
         default_factory=list,
         description="line-based files (csv, fixed-width): the 1-based line of the file on which each preview row ends",

@@ -1,9 +1,10 @@
 """The first lines of a lake file exactly as the file holds them, for snippets a model can count in.
 
-A line is the text between two ``\\n`` of the decoded file, without its line end (``\\n`` or ``\\r\\n``)
-and, on the first line, without a byte-order mark. A line longer than ``width`` characters is cut and
-ends with :data:`CUT_MARK` (``" [… line cut: 1,234 more characters]"``), so a cut is never silent.
-The file is streamed: a single line of a gigabyte costs ``max_bytes`` of reading at most.
+A line is the text between two ``\\n`` of the decoded file, without its line end (``\\n`` or ``\\r\\n``;
+``\\r`` in a file with no ``\\n`` at all) and, on the first line, without a byte-order mark. A line
+longer than ``width`` characters is cut and ends with :data:`CUT_MARK`
+(``" [… line cut: 1,234 more characters]"``), so a cut is never silent. The file is streamed: a
+single line of a gigabyte costs ``max_bytes`` of reading at most.
 """
 
 from __future__ import annotations
@@ -66,10 +67,11 @@ def read_raw_lines(
     length = 0  # characters of the current line so far
     last = ""  # its last character (a '\r' before the '\n' belongs to the line end)
     read = 0
+    sep: str | None = None
 
     def finish(complete: bool) -> None:
         nonlocal kept, kept_len, length, last
-        n = length - (1 if complete and last == "\r" else 0)
+        n = length - (1 if complete and last == "\r" and sep == "\n" else 0)
         text = "".join(kept)[:n]
         if n > width or not complete:
             shown = text[:width]
@@ -97,9 +99,11 @@ def read_raw_lines(
                 raw = b""
             read += len(raw)
             text = dec.decode(raw, final=not raw)
+            if sep is None and text:  # a file whose lines end in '\r' alone (no '\n' in its head): classic Mac
+                sep = "\r" if "\n" not in text and "\r" in text else "\n"
             pos = 0
             while pos < len(text) and wanted():
-                nl = text.find("\n", pos)
+                nl = text.find(sep or "\n", pos)
                 piece = text[pos:] if nl < 0 else text[pos:nl]
                 if piece:
                     room = width + 1 - kept_len

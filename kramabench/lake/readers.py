@@ -21,6 +21,7 @@ from typing import Any
 from .models import FileEntry, LakeOptions, TableInfo
 from .sniff import (
     Scan,
+    csv_reader,
     decode,
     detect_encoding,
     ext_format,
@@ -103,6 +104,7 @@ def _table_from_rows(
         notes.append(f"types from the first {len(sample)} rows")
     header_row = (first_line_no(hdr) if first_line_no else hdr + 1) if hdr is not None else None
     ends = [last_line_no(data_start + k) for k in range(len(preview))] if last_line_no else []
+    data_line = first_line_no(data_start) if first_line_no and last_line_no and data else None
     if hdr is None:
         notes.append("no header row: columns are numbered")
     return TableInfo(
@@ -114,6 +116,7 @@ def _table_from_rows(
         above_header=above,
         preview=preview,
         preview_line_ends=ends,
+        data_line=data_line,
         notes=notes,
     )
 
@@ -124,12 +127,13 @@ def _table_from_rows(
 def _text_lines(scan: Scan) -> int:
     if scan.size == 0:
         return 0
-    return scan.newlines + (0 if scan.ends_with_newline else 1)
+    ends = scan.newlines or scan.carriage_returns  # a file of '\r' line ends (no '\n' at all) has lines too
+    return ends + (0 if scan.ends_with_newline else 1)
 
 
 def _trailing_blank_lines(scan: Scan, encoding: str) -> int:
     text = decode(scan.tail, encoding if encoding != "utf-16" else "latin-1", partial=True)
-    lines = text.split("\n")
+    lines = text.split("\n" if scan.newlines or not scan.carriage_returns else "\r")
     if lines and lines[-1] == "":
         lines.pop()
     n = 0
@@ -153,7 +157,7 @@ def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) 
         # drop the last (possibly cut) line of the head
         cut = max(text.rfind("\n"), 0)
         text = text[:cut]
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+    reader = csv_reader(io.StringIO(text, newline=""), delimiter=delim)
     rows: list[list[str]] = []
     line_of_row: list[int] = []  # physical line on which each record starts
     end_of_row: list[int] = []  # and the one on which it ends
@@ -222,7 +226,7 @@ def _count_records(path: Path, encoding: str, delim: str) -> int:
     with open(path, encoding=encoding, errors="replace", newline="") as f:
         n = 0
         blank_tail = 0
-        for row in csv.reader(f, delimiter=delim):
+        for row in csv_reader(f, delimiter=delim):
             if any(c.strip() for c in row):
                 n += 1 + blank_tail
                 blank_tail = 0

@@ -54,6 +54,8 @@ def _masked_blocks(blocks: list[Block]) -> list[str]:
         return kinds
     in_key = False
     for b in blocks:
+        if b.fence or b.label is not None:  # our own text, not the file's
+            continue
         if in_key:
             end = _PEM_END.search(b.text)
             b.text = (MASK + "\n") if end is None else MASK + b.text[end.end():]
@@ -61,7 +63,10 @@ def _masked_blocks(blocks: list[Block]) -> list[str]:
             continue
         begins = _PEM_BEGIN.search(b.text) if "PRIVATE KEY" in b.text else None
         in_key = begins is not None and _PEM_END.search(b.text, begins.end()) is None
-        b.text, found = mask_secrets(b.text)
+        masked, found = mask_secrets(b.text)
+        if in_key and b.text.endswith("\n") and not masked.endswith("\n"):
+            masked += "\n"  # a key masked to the end of its block keeps the block's line end
+        b.text = masked
         kinds += found
     return kinds
 
@@ -100,6 +105,8 @@ def prepare(
     else:
         blocks, whole = file_blocks(e, display_path, max_rows, root)
     masked = _masked_blocks(blocks)
+    if masked:  # the lines shown are then not the file's, byte for byte: say where they differ
+        blocks.insert(1, Block(f"   note: {MASKED_NOTE}\n", 1))
     fr = _finish(display_path, blocks, masked)
     fr.masked_files = {e.path: masked} if masked else {}
     if whole:
@@ -386,12 +393,31 @@ class Rendered:
     shortened: list[str] = field(default_factory=list)
 
 
+#: said of a file whose shown lines had secrets masked
+MASKED_NOTE = f"secret values (passwords, keys, tokens) in its lines are shown as {MASK}"
+
+#: after the files when some of them are shown by their summary line only
+BARE_NOTE = "(The content of {n} of the files above is not shown: shortened to fit the prompt budget.)\n"
+
+
+def _bare(renders: list[FileRender], levels: list[int]) -> int:
+    """Files shown by their summary line alone although they have content to show."""
+    return sum(1 for fr, lv in zip(renders, levels, strict=True) if lv == 0 and fr.max_level > 0)
+
+
 def _fit(renders: list[FileRender], budget: int, mode: str) -> Rendered | None:
     levels = allocate(renders, budget)
     if levels is None:
         return None
-    text = "".join(fr.text(lv) for fr, lv in zip(renders, levels, strict=True))
-    tokens = sum(fr.costs[lv] for fr, lv in zip(renders, levels, strict=True))
+    note = ""
+    if _bare(renders, levels):  # say so, in room taken from the files
+        room = budget - estimate_tokens(BARE_NOTE.format(n=len(renders)))
+        levels = allocate(renders, room)
+        if levels is None:
+            return None
+        note = BARE_NOTE.format(n=f"{_bare(renders, levels):,}") if _bare(renders, levels) else ""
+    text = "".join(fr.text(lv) for fr, lv in zip(renders, levels, strict=True)) + note
+    tokens = sum(fr.costs[lv] for fr, lv in zip(renders, levels, strict=True)) + estimate_tokens(note)
     masked: dict[str, list[str]] = {}
     for fr in renders:
         masked.update(fr.masked_files)
@@ -486,8 +512,9 @@ def render_entries(
         out = _fit(ordered(units), budget_tokens, "grouped")
         if out is not None:
             return out
-    # 3. names only
-    text = list_paths([prefix + e.path for e in entries], budget_tokens)
+    # 3. names only, said so (the snippets the prompt's introduction promises do not fit)
+    note = "(Only the names of the files fit the prompt budget: no snippet is shown.)\n"
+    text = note + list_paths([prefix + e.path for e in entries], max(0, budget_tokens - estimate_tokens(note)))
     return Rendered(text, estimate_tokens(text), {}, "names")
 
 

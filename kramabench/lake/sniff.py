@@ -11,7 +11,9 @@ import csv
 import hashlib
 import io
 import re
+import sys
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +36,7 @@ class Scan:
     cp1252_ok: bool
     ends_with_newline: bool
     has_c1: bool = False  # bytes 0x80-0x9f in a non-UTF-8 file: cp1252 punctuation, not latin-1
+    carriage_returns: int = 0  # '\r' bytes: the line ends of a file without any '\n' (classic Mac)
     notes: list[str] = field(default_factory=list)
 
 
@@ -43,6 +46,7 @@ def scan_file(path: Path, head_bytes: int, tail_bytes: int = 64 * 1024) -> Scan:
     head = bytearray()
     tail = b""
     newlines = 0
+    carriage_returns = 0
     size = 0
     dec = codecs.getincrementaldecoder("utf-8")()
     utf8_ok = True
@@ -57,6 +61,8 @@ def scan_file(path: Path, head_bytes: int, tail_bytes: int = 64 * 1024) -> Scan:
             size += len(chunk)
             h.update(chunk)
             newlines += chunk.count(b"\n")
+            if not newlines:
+                carriage_returns += chunk.count(b"\r")
             if len(head) < head_bytes:
                 head += chunk[: head_bytes - len(head)]
             tail = (tail + chunk)[-tail_bytes:]
@@ -85,6 +91,7 @@ def scan_file(path: Path, head_bytes: int, tail_bytes: int = 64 * 1024) -> Scan:
         cp1252_ok=cp1252_ok,
         ends_with_newline=last in (b"\n", b"\r"),
         has_c1=has_c1,
+        carriage_returns=0 if newlines else carriage_returns,
     )
 
 
@@ -211,7 +218,7 @@ def sniff_delimiter(text: str, max_lines: int = 60) -> Delimited | None:
         if not any(d in ln for ln in lines):
             continue
         try:
-            rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=d))
+            rows = list(csv_reader(io.StringIO("\n".join(lines)), delimiter=d))
         except csv.Error:
             continue
         counts = [len(r) for r in rows if any(c.strip() for c in r)]
@@ -311,8 +318,17 @@ def sniff_text_format(text: str, path: str) -> str:
     return "text"
 
 
+def csv_reader(source: Iterable[str], **options) -> Iterator[list[str]]:
+    """``csv.reader`` that reads a NUL character the same on every Python: 3.10's csv refuses it ("line
+    contains NUL") and would skip the line, 3.11 reads it as text; on 3.10 it is read as U+FFFD."""
+    if sys.version_info < (3, 11):
+        source = (line.replace("\x00", "\ufffd") for line in source)
+    return csv.reader(source, **options)
+
+
 __all__ = [
     "Delimited",
+    "csv_reader",
     "Scan",
     "decode",
     "detect_encoding",

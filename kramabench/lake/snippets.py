@@ -22,6 +22,7 @@ from pathlib import Path
 from .models import FileEntry, TableInfo
 from .raw import LINE_WIDTH, RawLines, fence_for, read_raw_lines
 from .readers import delimiter_name
+from .sniff import csv_reader
 
 # one match = one estimated token: letters in chunks of 4, digits in chunks of 3, any other symbol alone
 _TOKEN_RE = re.compile(r"[A-Za-z]{1,4}|\d{1,3}|[^\sA-Za-z\d]|\n")
@@ -31,7 +32,7 @@ TEXT_FORMATS = {"csv", "fixed-width", "text", "json", "jsonl", "html"}
 #: formats the paper's official code reads as tables (everything else is read as text)
 PAPER_TABLE_FORMATS = {"csv"}
 #: a documentation file up to this size is shown whole (all its lines, none cut)
-DOC_MAX_BYTES = 16 * 1024
+DOC_MAX_BYTES = 24 * 1024
 _DOC_WORDS = {
     "readme", "dictionary", "dictionaries", "codebook", "glossary", "legend", "legends", "metadata", "meta",
     "description", "descriptions", "documentation", "doc", "docs", "schema", "variables", "definitions",
@@ -39,6 +40,8 @@ _DOC_WORDS = {
 }
 _DOC_EXTS = {"md", "rst", "hdr", "readme"}
 SHORTENED = "shortened to fit the prompt budget"
+#: a table whose columns are shown but none of its rows (the budget stopped before them)
+NO_ROWS = f"  (no rows shown: {SHORTENED})\n"
 CUT_NOTE = f"lines over {LINE_WIDTH:,} characters cut where marked"
 
 
@@ -66,6 +69,8 @@ class Block:
     label: Callable[[int], str] | None = None
     #: lines of the file: shown exactly (never re-indented)
     raw: bool = False
+    #: a code fence line: never masked, never part of the file's text
+    fence: bool = False
 
     def at(self, level: int) -> str:
         return self.label(level) if self.label is not None else self.text
@@ -102,19 +107,25 @@ def _ext(name: str) -> str:
 
 
 def is_documentation(e: FileEntry) -> bool:
-    """A small text file that documents the data (README, data dictionary, codebook, header file...)."""
+    """A small text file shown whole: see :func:`whole_kind`."""
+    return whole_kind(e) is not None
+
+
+def whole_kind(e: FileEntry) -> str | None:
+    """What a small file shown whole is: "documentation file" (named so: README, data dictionary,
+    codebook, legend, metadata...; a header file ``.HDR``; Markdown); None for any other file (a plain
+    text file is shown as the paper shows it, its first N lines, whatever it holds)."""
     if e.error or not 0 < e.size <= DOC_MAX_BYTES or e.format not in TEXT_FORMATS:
-        return False
+        return None
     name = e.path.rpartition("/")[2]
     ext = _ext(name)
     stem = name[: -len(ext) - 1] if ext else name
-    if ext.lower() in _DOC_EXTS:
-        return True
     low = stem.lower()
-    if any(w in low for w in ("readme", "dictionar", "codebook", "data_dict", "datadict")):
-        return True
     words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", stem).lower())
-    return any(w in _DOC_WORDS for w in words)
+    if ext.lower() in _DOC_EXTS or any(w in _DOC_WORDS for w in words) or any(
+            w in low for w in ("readme", "dictionar", "codebook", "data_dict", "datadict")):
+        return "documentation file"
+    return None
 
 
 def fmt_desc(e: FileEntry) -> str:
@@ -131,16 +142,19 @@ def _count(n: int | None, exact: bool = True) -> str:
     return "?" if n is None else (f"{n:,}" if exact else f"about {n:,}")
 
 
-def table_shape(t: TableInfo) -> str:
+def table_shape(t: TableInfo, lines: bool = True) -> str:
+    """Rows × columns, and where the header is (``lines``: a file of lines with a header line or none;
+    records of JSON have no header to speak of)."""
     rows = "? rows" if t.rows is None else f"{_n(t.rows, 'row')}" + ("" if t.rows_exact else " (estimated)")
     s = f"{rows} × {_n(len(t.columns), 'column')}"
     if t.header_row and t.header_row > 1:
         unit = "row" if t.name is not None else "line"
         s += f"; header on {unit} {t.header_row} ({_n(t.header_row - 1, unit)} above it)"
-    elif t.header_row is None and t.columns and t.name is None:
+    elif t.header_row is None and t.columns and t.name is None and lines:
         s += "; no header row"
     if t.above_header:
-        s += "; above the header: " + " / ".join(q(a, 80) for a in t.above_header[:3])
+        where = "above the header" if t.header_row else "above the rows"
+        s += f"; {where}: " + " / ".join(q(a, 80) for a in t.above_header[:3])
     return s
 
 
@@ -160,7 +174,7 @@ def csv_line(cells: Sequence[str], delimiter: str | None = ",") -> str:
 # ---- raw lines ------------------------------------------------------------------------------------
 
 
-def read_raw(e: FileEntry, root: Path | None, count: int | None, *, doc: bool = False) -> RawLines | None:
+def read_raw(e: FileEntry, root: Path | None, count: int | None, *, doc: str | None = None) -> RawLines | None:
     """The first ``count`` lines of the file (all when None), or None without a lake root."""
     if root is None or e.error:
         return None
@@ -175,13 +189,13 @@ def raw_blocks(lines: list[str], bounds: list[int], first: int, label: Callable[
         return []
     fence = fence_for(lines[: bounds[-1]])
     n = len(bounds)
-    blocks = [Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n))))]
+    blocks = [Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n)))),
+              Block(fence + "\n", first, raw=True, fence=True)]
     prev = 0
     for i, b in enumerate(bounds):
-        body = "".join(ln + "\n" for ln in lines[prev:b])
-        blocks.append(Block((fence + "\n" if i == 0 else "") + body, first + i, raw=True))
+        blocks.append(Block("".join(ln + "\n" for ln in lines[prev:b]), first + i, raw=True))
         prev = b
-    blocks.append(Block(fence + "\n", first, raw=True))
+    blocks.append(Block(fence + "\n", first, raw=True, fence=True))
     return blocks
 
 
@@ -213,9 +227,10 @@ def table_bounds(t: TableInfo, max_rows: int, available: int) -> tuple[list[int]
 
 
 def table_label(e: FileEntry, t: TableInfo, bounds: list[int], has_rows: bool, cut: list[bool], max_rows: int,
-                indent: str = "  ", doc: bool = False) -> Callable[[int], str]:
+                indent: str = "  ", doc: str | None = None) -> Callable[[int], str]:
     """The label of a line-based table shown as raw lines: rows and lines shown, and what they hold."""
-    multiline = has_rows and any(b - a > 1 for a, b in zip(bounds, bounds[1:], strict=False))
+    # gaps between the rows' last lines: a csv record over several lines; a fixed-width file's skipped lines
+    multiline = has_rows and e.format != "fixed-width" and any(b - a > 1 for a, b in zip(bounds, bounds[1:], strict=False))
     n = len(bounds)
 
     def label(k: int) -> str:
@@ -242,18 +257,24 @@ def table_label(e: FileEntry, t: TableInfo, bounds: list[int], has_rows: bool, c
             parts.append("the header on line 1")
         else:
             parts.append(f"{_n(h - 1, 'line')} above the header, the header on line {h}")
+        gap = (t.data_line - 1 - (h or 0)) if has_rows and t.data_line else 0
+        if gap > 0:  # comment or blank lines before the first row (a fixed-width file's '#' lines)
+            parts.append(f"{_n(gap, 'line')} {'above' if h is None else 'between the header and'} the rows")
+        skipped = (last - t.data_line + 1 - k) if has_rows and t.data_line and not multiline else 0
+        if skipped > 0 and not doc:
+            parts.append(f"{_n(skipped, 'comment or blank line')} among the rows, not counted as rows")
         if multiline:
             parts.append("some rows run over several lines")
         if any(cut[:last]):
             parts.append(CUT_NOTE)
         if whole:
-            parts.append("a small documentation file: shown whole")
+            parts.append(f"a small {doc}: shown whole")
         return f"{indent}{what}: {_where(e, last)} as in the file ({'; '.join(parts)}):\n"
 
     return label
 
 
-def text_label(e: FileEntry, n_lines: int, cut: list[bool], indent: str = "  ", doc: bool = False) -> Callable[[int], str]:
+def text_label(e: FileEntry, n_lines: int, cut: list[bool], indent: str = "  ", doc: str | None = None) -> Callable[[int], str]:
     """The label of a text file shown as raw lines (one line per chunk)."""
 
     def label(k: int) -> str:
@@ -264,7 +285,7 @@ def text_label(e: FileEntry, n_lines: int, cut: list[bool], indent: str = "  ", 
             what = f"the first {k:,} of {_count(total)} lines"
         extras = ""
         if doc and total is not None and k >= total:
-            extras += " (a small documentation file: shown whole)"
+            extras += f" (a small {doc}: shown whole)"
         if k < n_lines:
             extras += ", " + SHORTENED
         if any(cut[:k]):
@@ -284,7 +305,7 @@ def column_names(t: TableInfo, e: FileEntry, raw: RawLines | None) -> list[str]:
     if e.format not in ("csv", "gzip") or not e.delimiter:
         return names
     try:
-        cells = next(csv.reader([raw.lines[h - 1]], delimiter=e.delimiter), [])
+        cells = next(csv_reader([raw.lines[h - 1]], delimiter=e.delimiter), [])
     except csv.Error:
         return names
     if len(cells) < len([c for c in t.columns if not c.name.startswith("(unnamed ")]):
@@ -321,7 +342,7 @@ def paper_file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path
     elif e.lines is not None and e.format in TEXT_FORMATS:
         summary += f": {_n(e.lines, 'line')}"
     blocks = [Block(summary + "\n", 0)]
-    doc = is_documentation(e)
+    doc = whole_kind(e)
     if t is not None:
         if doc:
             raw = read_raw(e, root, None, doc=True)
@@ -336,6 +357,8 @@ def paper_file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path
             bounds, has_rows = list(range(1, len(raw.lines) + 1)), True
         else:
             bounds, has_rows = table_bounds(t, max_rows, len(raw.lines))
+        if bounds and has_rows:
+            blocks.append(Block(NO_ROWS, 1, 1))
         blocks += raw_blocks(raw.lines, bounds, 2, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc))
         return blocks, doc and bool(bounds)
     if e.format not in TEXT_FORMATS:
@@ -381,10 +404,11 @@ def _cell_rows_blocks(t: TableInfo, max_rows: int, first: int) -> list[Block]:
     lines = (header + "".join(csv_line(r) for r in preview)).splitlines()
     fence = fence_for(lines)
     blocks = [Block("", first, label=lambda lv: _cells_label(t, len(preview), "  ")(max(1, min(lv - first + 1, len(preview)))))]
-    blocks.append(Block(fence + "\n" + header + csv_line(preview[0]), first))
+    blocks.append(Block(fence + "\n", first, fence=True))
+    blocks.append(Block(header + csv_line(preview[0]), first))
     for k, row in enumerate(preview[1:], start=1):
         blocks.append(Block(csv_line(row), first + k))
-    blocks.append(Block(fence + "\n", first))
+    blocks.append(Block(fence + "\n", first, fence=True))
     return blocks
 
 
@@ -432,7 +456,7 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
         return [Block(f"- {display_path}: {e.error}\n", 0)], False
     summary = f"- {display_path} ({fmt_desc(e)})"
     if e.tables and len(e.tables) == 1 and e.tables[0].name is None:
-        summary += ": " + table_shape(e.tables[0])
+        summary += ": " + table_shape(e.tables[0], lines=e.format in ("csv", "fixed-width", "gzip"))
     elif e.lines is not None and not e.tables:
         summary += f": {_n(e.lines, 'line')}"
     blocks = [Block(summary + "\n", 0)]
@@ -449,7 +473,7 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
             blocks.append(Block(f"  [{t.name}] {table_shape(t)}\n", 1))
     for n in e.notes:
         blocks.append(Block(f"   note: {n[:400]}\n", 1))
-    doc = is_documentation(e)
+    doc = whole_kind(e)
     if _line_based(e):
         t = e.tables[0]
         want = None if doc else max(t.preview_line_ends[:max_rows])
@@ -462,12 +486,17 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
             bounds, has_rows = list(range(1, len(raw.lines) + 1)), True
         else:
             bounds, has_rows = table_bounds(t, max_rows, len(raw.lines))
+        if bounds and has_rows:
+            blocks.append(Block(NO_ROWS, 1, 2))
         blocks += raw_blocks(raw.lines, bounds, 3, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc))
         return blocks, doc and bool(bounds)
     for t in e.tables:
         blocks += _columns_blocks(t, [c.name for c in t.columns])
         blocks += [Block(f"   note: {n}\n", 1) for n in t.notes]
-        blocks += _cell_rows_blocks(t, max_rows, 3)
+        rows = _cell_rows_blocks(t, max_rows, 3)
+        if rows:
+            blocks.append(Block(NO_ROWS, 1, 2))
+        blocks += rows
     if e.text_preview and not e.tables:
         if _raw_text(e):
             raw = read_raw(e, root, None if doc else max_rows, doc=doc)
@@ -494,5 +523,6 @@ __all__ = [
     "file_blocks",
     "human_size",
     "is_documentation",
+    "whole_kind",
     "paper_file_blocks",
 ]

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from kramabench.files import FileRefused, write_file
 from kramabench.report.compare import task_matrix
 from kramabench.report.environment import environments
+from kramabench.report.golds import attach_golds, run_golds
 from kramabench.report.load import ReportError, RunData, label_runs, load_run
 from kramabench.report.model import Plot, ReportModel
 from kramabench.report.plots import domain_bars, score_vs_cost
@@ -31,10 +33,13 @@ class ReportPaths:
 
 def collect(runs: list[RunData]) -> ReportModel:
     label_runs(runs)
+    main_gold = attach_golds(runs)
     summaries = [summarize(run, i) for i, run in enumerate(runs)]
+    golds = [run_golds(run, i, s.main_setting) for i, (run, s) in enumerate(zip(runs, summaries, strict=True))]
     tables = build_tables(runs)
     model = ReportModel(
-        runs=runs, summaries=summaries, tables=tables, errors=error_counts(runs), unscored=unscored_items(runs)
+        runs=runs, summaries=summaries, tables=tables, errors=error_counts(runs), unscored=unscored_items(runs),
+        golds=golds, main_gold=main_gold,
     )
     model.environments, model.environment_warning = environments(runs)
     if len(runs) > 1:
@@ -60,12 +65,26 @@ def default_out(run_dirs: list[Path]) -> Path:
     return parent / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
-def write_report(run_dirs: list[Path | str], out: Path | str | None = None) -> ReportPaths:
-    """Read the runs, write the report into ``out`` (default: the run folder, or beside the runs)."""
+def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, errata: Path | str | None = None
+                 ) -> ReportPaths:
+    """Read the runs, write the report into ``out`` (default: the run folder, or beside the runs).
+
+    ``errata``: an errata file to use as the verified gold (official + this file) instead of the one each run
+    applied (kramabench.run.golds.with_errata_file): a run scored with proposed errata, nothing copied."""
     if not run_dirs:
         raise ReportError("no run folder given")
     dirs = [Path(d) for d in run_dirs]
     runs = [load_run(d) for d in dirs]
+    if errata is not None:
+        from kramabench.run.golds import with_errata_file
+
+        if not Path(errata).is_file():
+            raise ReportError(f"--errata {errata}: no such errata file")
+        for run in runs:
+            try:
+                run.records, run.manifest, run.gold_notes = with_errata_file(run.records, run.manifest, Path(errata))
+            except ValueError as exc:
+                raise ReportError(f"{run.path}: {exc}") from None
     seen: dict[str, Path] = {}
     for run in runs:
         if run.run_id in seen and seen[run.run_id].resolve() == run.path.resolve():
@@ -85,10 +104,12 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None) -> R
         plot_dir.mkdir(parents=True, exist_ok=True)
         for p in model.plots:
             path = plot_dir / f"{p.name}.svg"
-            path.write_text(p.svg, encoding="utf-8")
+            _atomic_write(path, p.svg)
             plot_paths.append(path)
         _atomic_write(md, render_markdown(model, plot_dir="plots"))
         _atomic_write(html, render_html(model))
+    except FileRefused as exc:
+        raise ReportError(f"cannot write the report: {exc}") from None
     except OSError as exc:
         raise ReportError(f"{out_dir}: cannot write the report ({exc.strerror or exc})") from None
     return ReportPaths(
@@ -98,9 +119,8 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None) -> R
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Replace a report file atomically; a link, a device or a pipe planted there is refused, never replaced."""
+    write_file(path, text, regular_only=True)
 
 
 __all__ = ["Plot", "ReportModel", "ReportPaths", "collect", "default_out", "write_report"]

@@ -7,6 +7,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kramabench.contracts.records import Manifest, Record, iter_records
 from kramabench.files import MANIFEST_BYTES, FileRefused, read_bytes
@@ -30,10 +31,24 @@ class RunData:
     label: str = ""
     #: [system, model] as table rows show them (the run id added to the model where rows would clash)
     keys: list[str] = field(default_factory=list)
+    #: the records against each gold (kramabench.run.golds.GoldView by gold name), set by the report
+    golds: dict[str, Any] = field(default_factory=dict)
+    #: the gold ``records`` are scored against ("verified" or "official"); None: as recorded
+    gold: str | None = None
+    #: how the golds of this run were made for the report (e.g. ``--errata FILE``), shown with them
+    gold_notes: list[str] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
         return self.manifest.run_id
+
+    def under(self, gold: str | None) -> RunData:
+        """This run with its records against ``gold`` (itself when that is its view, or no views are set)."""
+        if gold is None or gold == self.gold or gold not in self.golds:
+            return self
+        return RunData(path=self.path, manifest=self.manifest, records=self.golds[gold].records,
+                       warnings=self.warnings, label=self.label, keys=self.keys, golds=self.golds, gold=gold,
+                       gold_notes=self.gold_notes)
 
     def settings(self) -> list[str]:
         seen: dict[str, None] = {}

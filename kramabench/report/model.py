@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from kramabench.contracts.records import Record
 from kramabench.report.compare import MatrixRow
 from kramabench.report.environment import RunEnvironment
+from kramabench.report.golds import RunGolds
 from kramabench.report.load import RunData
 from kramabench.report.summary import RunSummary
 from kramabench.report.tables import Table
@@ -37,6 +38,11 @@ class ReportModel:
     #: each run's sandbox environment (backend, Python, lock hash, key packages), and a warning when they differ
     environments: list[RunEnvironment] = field(default_factory=list)
     environment_warning: str | None = None
+    #: each run's score against both golds, with the floors (kramabench.report.golds)
+    golds: list[RunGolds] = field(default_factory=list)
+    #: the gold of the report's tables other than the golds section: verified, or official when every run is
+    #: a --no-errata run
+    main_gold: str = "verified"
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     @property

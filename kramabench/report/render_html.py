@@ -14,6 +14,8 @@ from kramabench.report import fmt
 from kramabench.report.artifacts import view as artifact_view
 from kramabench.report.compare import MatrixCell
 from kramabench.report.environment import KEY_PACKAGES
+from kramabench.report.golds import CAPTION as GOLD_CAPTION
+from kramabench.report.golds import gold_lines, other_records, record_notes
 from kramabench.report.plots import run_color
 from kramabench.report.summary import error_kind, record_cost, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, natural_key, record_value
@@ -118,6 +120,20 @@ pre.wrap{white-space:pre-wrap;overflow-wrap:anywhere;background:#f2f4f7;color:va
 .callout ul{margin:6px 0 0;padding-left:20px}
 .kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:12.5px}
 .kv dt{color:var(--muted)}.kv dd{margin:0;font-family:ui-monospace,Menlo,Consolas,monospace;overflow-wrap:anywhere}
+.badge.cls-gold-defect{background:#fde8e8;color:#9b1c1c}.badge.cls-reproduces{background:#def7ec;color:#046c4e}
+.badge.cls-solution-defect{background:#e1effe;color:#1e429f}.badge.cls-ambiguous{background:#fdf3d7;color:#8a5a00}
+.badge.cls-unreproducible{background:#ece9fb;color:#5b3fb0}
+details.step{margin:0;border-bottom:1px solid var(--line);padding:3px 0}
+details.step>summary{color:var(--ink);font-size:12.5px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+details.step>summary .n{display:inline-block;min-width:2.2em;color:var(--muted);text-align:right;margin-right:6px}
+details.step>summary .meta{color:var(--muted);margin:0 6px}
+details.step[open]{padding:6px 0 10px}
+.step-body{margin:6px 0 0 2.6em}.step-body .lbl{font-size:11px;font-weight:700;text-transform:uppercase;color:var(--muted);margin:8px 0 3px}
+table.golds td{padding:6px 12px}
+table.golds tr.gl.system td{font-weight:700;font-size:15px}
+table.golds tr.gl.floor td,table.golds tr.gl.numeric td{color:#44506a}
+table.golds tr.gl.numeric td:first-child{padding-left:26px}
+table.golds tr.gl.info td{font-size:12px;color:var(--muted)}
 @media print{header.bar{position:static}thead th{position:static}details{display:none}}
 """
 
@@ -202,16 +218,62 @@ def _cards(model: ReportModel) -> str:
             f"<b>{_e(fmt.tokens(s.tokens))}</b> tokens",
             f"<b>{_e(fmt.duration(s.wall_s))}</b> wall",
         ]
+        gold_line = ""
+        rg = model.golds[s.index] if s.index < len(model.golds) else None
+        if rg is not None:
+            main, other = model.main_gold, ("official" if model.main_gold == "verified" else "verified")
+            oc = rg.columns[other]
+            parts = [f"{'official (paper-comparable)' if other == 'official' else 'verified'} "
+                     f"<b>{_e(fmt.pct(oc.score.mean))}%</b>"]
+            fl = rg.columns[main].floors
+            if rg.floors_apply and fl.n:
+                parts.append(f"floor (constant 0) <b>{_e(fmt.pct(fl.floors.get('zero')))}%</b>")
+            gold_line = (f'<div class="facts"><span>{_e(main)} gold</span>'
+                         + "".join(f"<span>{p}</span>" for p in parts) + "</div>")
         cards.append(
             f'<div class="card" style="--c:{run_color(s.index)}"><div class="label">{_e(s.label)}{status}</div>'
             f'<div class="id">{_e(s.run_id)} · {_e(s.workload)} · {_e(s.main_setting)}</div>'
-            f'<div class="big">{score}</div><div class="facts">{"".join(f"<span>{f}</span>" for f in facts)}</div></div>'
+            f'<div class="big">{score}</div>{gold_line}'
+            f'<div class="facts">{"".join(f"<span>{f}</span>" for f in facts)}</div></div>'
         )
     return f'<div class="cards">{"".join(cards)}</div>'
 
 
+def _golds(model: ReportModel) -> str:
+    """The headline section: each run against the official and the verified gold, beside the floors."""
+    if not model.golds:
+        return ""
+    body = []
+    for rg in model.golds:
+        lines = gold_lines(rg)
+        color = run_color(rg.index)
+        body.append(
+            f'<tr class="group"><td colspan="3"><span class="chip" style="--c:{color}"></span>{_e(rg.label)} '
+            f'<span class="muted">· {_e(rg.run_id)} · {_e(rg.setting)}</span></td></tr>'
+        )
+        for line in lines:
+            cls = f"gl {line.kind}"
+            if line.kind == "info":
+                body.append(f'<tr class="{cls}"><td>{_e(line.label)}</td><td colspan="2">{_e(line.verified)}</td></tr>')
+                continue
+            cells = []
+            for text, v in ((line.official, line.values[0]), (line.verified, line.values[1])):
+                bg = score_bg(v) if line.kind in ("system", "bounded") and v is not None else "transparent"
+                cells.append(f'<td class="num" style="background:{bg}">{_e(text)}</td>')
+            body.append(f'<tr class="{cls}"><td>{_e(line.label)}</td>{"".join(cells)}</tr>')
+    notes = "".join(f'<p class="note">{_e(n)}</p>' for rg in model.golds for n in rg.notes)
+    return (
+        '<section id="golds"><h2>Scores: official and verified gold, with floors</h2>'
+        f'<p class="caption">{_e(GOLD_CAPTION)}</p>{notes}'
+        '<div class="panel" style="margin-top:10px"><table class="golds"><thead><tr><th style="width:46%"></th>'
+        '<th class="num">Official gold (paper-comparable) %</th><th class="num">Verified gold %</th></tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table></div></section>'
+    )
+
+
 def _runs_table(model: ReportModel) -> str:
     rows = []
+    agents = any(s.n_with_steps for s in model.summaries)
     for s in model.summaries:
         badge = "ok" if s.status == "finished" else "warn"
         rows.append(
@@ -225,19 +287,22 @@ def _runs_table(model: ReportModel) -> str:
             f'<td class="num">{_e(fmt.money(s.cost_per_task) if s.cost_per_task is not None else "n/a")}</td>'
             f'<td class="num">{_e(fmt.duration(s.wall_s))}</td>'
             f'<td class="num">{_e(fmt.duration(s.elapsed_s))}</td>'
-            f'<td><span class="badge {badge}">{_e(s.status)}</span></td></tr>'
+            + (f'<td class="num">{s.steps}</td><td class="num">{s.format_errors}</td>'
+               f'<td class="num">{s.step_timeouts}</td>' if agents else "")
+            + f'<td><span class="badge {badge}">{_e(s.status)}</span></td></tr>'
         )
-    head = "".join(
-        f'<th class="{c}">{h}</th>'
-        for h, c in [("Run", ""), ("Workload", ""), ("Settings", ""), ("Tasks", "num"), ("Unscored", "num"),
-                     ("Errors", "num"), ("Tokens in", "num"), ("Tokens out", "num"), ("Calls", "num"),
-                     ("Cost", "num"), ("Cost / task", "num"), ("Task time", "num"), ("Elapsed", "num"),
-                     ("Status", "")]
-    )
+    cols = [("Run", ""), ("Workload", ""), ("Settings", ""), ("Tasks", "num"), ("Unscored", "num"),
+            ("Errors", "num"), ("Tokens in", "num"), ("Tokens out", "num"), ("Calls", "num"),
+            ("Cost", "num"), ("Cost / task", "num"), ("Task time", "num"), ("Elapsed", "num")]
+    if agents:
+        cols += [("Steps", "num"), ("No code", "num"), ("Timed out", "num")]
+    head = "".join(f'<th class="{c}">{h}</th>' for h, c in [*cols, ("Status", "")])
     return (
         '<section id="runs"><h2>Runs</h2><p class="caption">Tokens, cost and task time are summed over '
         "every record of a run (retries included); elapsed is the run's clock time (tasks run concurrently); "
-        "counts are of final outcomes.</p>"
+        "counts are of final outcomes"
+        + ("; an agent's steps, its replies without code and its steps stopped at their time limit" if agents else "")
+        + ".</p>"
         f'<div class="panel scroll" style="margin-top:10px"><table class="compact"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}{_differences(model)}</section>"
     )
@@ -372,6 +437,43 @@ def _messages_html(messages: list[Any]) -> str:
     )
 
 
+#: characters of one step's observation or code shown in the report (its first and last part; records.jsonl
+#: and ``kramabench view`` have the whole)
+MAX_STEP_TEXT = 4000
+_STEP_BADGE = {"ok": "ok", "final_answer": "ok", "format_error": "warn", "answer_error": "warn"}
+
+
+def _clip(text: str, n: int = MAX_STEP_TEXT) -> str:
+    if len(text) <= n:
+        return text
+    return f"{text[: n // 2]}\n[… {len(text) - n:,} characters cut here; the record has them all …]\n{text[-n // 2:]}"
+
+
+def steps_html(steps: list[Any]) -> str:
+    """An agent's steps, one line each (number, outcome, tokens, time, the thought's first line), each opened
+    on its own: readable at 50 steps and more."""
+    items = []
+    for s in steps:
+        first = next((ln.strip() for ln in (s.thought or s.error or "").splitlines() if ln.strip()), "")
+        meta = [f"{fmt.tokens(s.prompt_tokens + s.completion_tokens)} tokens", fmt.duration(s.wall_s)]
+        if s.code_s is not None:
+            meta.append(f"code {fmt.duration(s.code_s)}")
+        if s.state_lost:
+            meta.append("state lost")
+        body = []
+        for label, text, cls in (("thought", s.thought, "wrap"), ("code", s.code, ""),
+                                 ("observation", s.observation, "wrap"), ("error", s.error, "wrap")):
+            if text:
+                body.append(f'<div class="lbl">{label}</div>{_pre(_clip(text), cls)}')
+        items.append(
+            f'<details class="step"><summary><span class="n">{s.step}</span>'
+            f'<span class="badge {_STEP_BADGE.get(s.outcome, "err")}">{_e(s.outcome)}</span>'
+            f'<span class="meta">{_e(" · ".join(meta))}</span>{_e(first[:160])}</summary>'
+            f'<div class="step-body">{"".join(body)}</div></details>'
+        )
+    return f'<div class="steps">{"".join(items)}</div>'
+
+
 def transcript_html(entries: list[dict[str, Any]]) -> str:
     """Render a transcript of any reasonable shape.
 
@@ -436,7 +538,7 @@ def _artifacts(r: Record, run_dir: Any) -> str:
     return f"<h4>Artifacts · {n} {'file' if n == 1 else 'files'}</h4>{''.join(items)}"
 
 
-def _detail(r: Record, run_dir: Any = None) -> str:
+def _detail(r: Record, run_dir: Any = None, other: Record | None = None) -> str:
     blocks = []
     if r.error is not None:
         blocks.append(f"<h4>Error · {_e(r.error.kind)}</h4>{_pre(r.error.message, 'wrap')}")
@@ -445,6 +547,11 @@ def _detail(r: Record, run_dir: Any = None) -> str:
         ("expected", fmt.value(r.expected, None)),
         ("answer", fmt.value(r.answer, None)),
     ]
+    if r.gold:
+        kv.insert(1, ("gold", r.gold + (f" (reviewed class: {r.gold_class})" if r.gold_class else "")))
+    if other is not None and (other.expected != r.expected or other.score != r.score):
+        kv.append((f"expected ({other.gold} gold)", fmt.value(other.expected, None)))
+        kv.append((f"score ({other.gold} gold)", "unscored" if is_unscored(other) else fmt.pct(record_value(other))))
     if r.unscored or is_unscored(r):
         kv.append(("unscored", unscored_reason(r)))
     if r.files_read:
@@ -474,34 +581,45 @@ def _detail(r: Record, run_dir: Any = None) -> str:
         )
     if r.artifacts and run_dir is not None:
         blocks.append(_artifacts(r, run_dir))
+    if r.steps:
+        n = len(r.steps)
+        blocks.append(f"<h4>Steps · {n}</h4>{steps_html(r.steps)}")
     if r.pipeline_code:
         blocks.append(f"<h4>Pipeline code</h4>{_pre(r.pipeline_code)}")
     if r.transcript:
         n = len(r.transcript)
         blocks.append(f"<h4>Transcript · {n} {'entry' if n == 1 else 'entries'}</h4>{transcript_html(r.transcript)}")
-    bits = [b for b, on in (("code", r.pipeline_code), ("transcript", r.transcript), ("artifacts", r.artifacts),
+    bits = [b for b, on in (("steps", r.steps), ("code", r.pipeline_code), ("transcript", r.transcript),
+                            ("artifacts", r.artifacts),
                             ("error", r.error),
                             ("subtasks", r.subtask_scores)) if on]
     summary = " · ".join(bits + ["details"])
     return f'<details><summary>{_e(summary)}</summary><div class="detail-body">{"".join(blocks)}</div></details>'
 
 
-def _sc_cell(v: float | None, missing: bool = False) -> str:
+def _sc_cell(v: float | None, missing: bool = False, note: str = "") -> str:
     if missing:
         return '<td class="sc">–</td>'
+    extra = f'<span class="badge warn" style="display:block;margin-top:3px">{_e(note)}</span>' if note else ""
     if v is None:
-        return '<td class="sc"><span class="badge uns">unscored</span></td>'
-    return f'<td class="sc" style="background:{score_bg(v)}">{fmt.pct(v)}</td>'
+        return f'<td class="sc"><span class="badge uns">unscored</span>{extra}</td>'
+    return f'<td class="sc" style="background:{score_bg(v)}">{fmt.pct(v)}{extra}</td>'
 
 
 def _tasks(model: ReportModel) -> str:
     sections = []
-    cols = [("Task", "18%"), ("Type", "11%"), ("Expected", "15%"), ("Answer", "15%"), ("Score", "8%"),
-            ("Error", "11%"), ("Tokens", "7%"), ("Cost", "8%"), ("Wall", "7%")]
-    head = "".join(
-        f'<th class="{"num" if h in ("Tokens", "Cost", "Wall") else ""}" style="width:{w}">{h}</th>' for h, w in cols
-    )
+    main = "Verified" if model.main_gold == "verified" else "Official"
+    second = "Official" if main == "Verified" else "Verified"
     for i, run in enumerate(model.runs):
+        stepped = any(r.steps for r in run.outcomes())
+        cols = [("Task", "17%"), ("Type", "10%" if not stepped else "8%"), ("Expected", "14%"), ("Answer", "14%"),
+                (main, "8%"), (second, "8%"), ("Error", "9%"), *([("Steps", "5%")] if stepped else []),
+                ("Tokens", "6%" if not stepped else "5%"), ("Cost", "7%" if not stepped else "6%"), ("Wall", "7%")]
+        head = "".join(
+            f'<th class="{"num" if h in ("Steps", "Tokens", "Cost", "Wall") else ""}" style="width:{w}">{h}</th>'
+            for h, w in cols
+        )
+        others = other_records(run)
         rows = []
         group = None
         multi_setting = len(run.settings()) > 1
@@ -513,19 +631,32 @@ def _tasks(model: ReportModel) -> str:
                 rows.append(f'<tr class="group"><td colspan="{len(cols)}">{_e(label)}</td></tr>')
             kind = error_kind(r)
             err = f'<span class="badge err" title="{_e(r.error.message if r.error else "")}">{_e(kind)}</span>' if kind else "–"
-            score = _sc_cell(None) if is_unscored(r) else _sc_cell(record_value(r))
+            notes = record_notes(r)
+            score = _sc_cell(None) if is_unscored(r) else _sc_cell(record_value(r), note=" · ".join(notes))
+            o = others.get((r.domain, *r.key))
+            if o is None:
+                other = '<td class="sc">–</td>'
+            else:
+                other = _sc_cell(None) if is_unscored(o) else _sc_cell(record_value(o), note=" · ".join(record_notes(o)))
             task = _e(r.task_id) + (f'<br><span class="note">{_e(r.subtask_id)}</span>' if r.subtask_id else "")
+            if r.gold_class:
+                task += f'<br><span class="badge cls-{_e(r.gold_class)}">{_e(r.gold_class)}</span>'
+            if o is not None and o.expected != r.expected:
+                task += f'<br><span class="note" title="{_e(fmt.value(o.expected, 2000))}">{_e(second.lower())} gold: ' \
+                        f'{_e(fmt.value(o.expected, 40))}</span>'
+
             anchor = f"{run.run_id}:{r.setting}:{r.task_id}:{r.subtask_id or ''}"
             rows.append(
                 f'<tr class="task" id="{_e(anchor)}">'
                 f"<td><b>{task}</b></td><td>{_wbr(r.answer_type or '–')}</td>"
                 f'<td class="val" title="{_e(fmt.value(r.expected, 2000))}">{_e(fmt.value(r.expected, 90))}</td>'
                 f'<td class="val" title="{_e(fmt.value(r.answer, 2000))}">{_e(fmt.value(r.answer, 90))}</td>'
-                f"{score}<td>{err}</td>"
-                f'<td class="num">{_e(fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens))}</td>'
+                f"{score}{other}<td>{err}</td>"
+                + (f'<td class="num">{len(r.steps) if r.steps else "–"}</td>' if stepped else "")
+                + f'<td class="num">{_e(fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens))}</td>'
                 f'<td class="num">{_e(fmt.money(record_cost(r)))}</td>'
                 f'<td class="num">{_e(fmt.duration(record_wall(r)))}</td></tr>'
-                f'<tr class="detail"><td colspan="{len(cols)}">{_detail(r, run.path)}</td></tr>'
+                f'<tr class="detail"><td colspan="{len(cols)}">{_detail(r, run.path, o)}</td></tr>'
             )
         sections.append(
             f'<h3><span class="chip" style="--c:{run_color(i)}"></span>{_e(run.label)} '
@@ -535,7 +666,7 @@ def _tasks(model: ReportModel) -> str:
         )
     return (
         '<section id="tasks"><h2>Tasks</h2><p class="caption">Final outcome of every task; open a row for the '
-        f"pipeline code, the transcript and the score details.</p>{''.join(sections)}</section>"
+        f"steps, the pipeline code, the transcript and the score details.</p>{''.join(sections)}</section>"
     )
 
 
@@ -582,12 +713,14 @@ def _matrix(model: ReportModel) -> str:
 
 
 def render_html(model: ReportModel) -> str:
-    nav = [("scores", "Scores"), ("plots", "Plots"), ("runs", "Runs"), ("errors", "Errors"), ("compare", "Compare"),
+    nav = [("golds", "Golds"), ("scores", "Scores"), ("plots", "Plots"), ("runs", "Runs"), ("errors", "Errors"), ("compare", "Compare"),
            ("tasks", "Tasks")]
     if not model.matrix:
         nav = [n for n in nav if n[0] != "compare"]
+    if not model.golds:
+        nav = [n for n in nav if n[0] != "golds"]
     if model.tables:
-        nav[0] = (model.tables[0].key, "Scores")
+        nav = [(model.tables[0].key, "Scores") if k == "scores" else (k, v) for k, v in nav]
     if not model.plots and not model.skipped_plots:
         nav = [n for n in nav if n[0] != "plots"]
     links = "".join(f'<a href="#{_e(k)}">{_e(v)}</a>' for k, v in nav)
@@ -609,7 +742,7 @@ def render_html(model: ReportModel) -> str:
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
         f'<header class="bar"><div class="brand">KramaBench <span>report</span></div><nav>{links}</nav>'
         f'<div class="when">{model.generated_at:%Y-%m-%d %H:%M} UTC · {len(model.runs)} run(s)</div></header>'
-        f"<main>{warnings}{_cards(model)}{tables}{_plots(model)}{_runs_table(model)}{_errors(model)}"
+        f"<main>{warnings}{_cards(model)}{_golds(model)}{tables}{_plots(model)}{_runs_table(model)}{_errors(model)}"
         f"{_matrix(model)}{_tasks(model)}</main></body></html>\n"
     )
 

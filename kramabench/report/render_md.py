@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from kramabench.report import fmt
 from kramabench.report.compare import MatrixCell
 from kramabench.report.environment import KEY_PACKAGES
+from kramabench.report.golds import CAPTION as GOLD_CAPTION
+from kramabench.report.golds import gold_lines, other_records, record_notes
 from kramabench.report.summary import error_kind, record_cost, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, record_value
 
@@ -57,6 +59,22 @@ def score_table_md(t: Table) -> list[str]:
     return [*out, ""]
 
 
+def golds_md(model: ReportModel) -> list[str]:
+    """The headline: each run against the official and the verified gold, beside the floors."""
+    if not model.golds:
+        return []
+    out = ["## Scores: official and verified gold, with floors", "", f"_{GOLD_CAPTION}_", ""]
+    rows = []
+    for rg in model.golds:
+        for i, line in enumerate(gold_lines(rg)):
+            first = f"{rg.label} ({rg.setting})" if i == 0 else ""
+            rows.append([first, line.label, line.official, line.verified])
+    out += _table(["Run", "", "Official gold (paper-comparable) %", "Verified gold %"], rows, ["l", "l", "r", "r"])
+    notes = [n for rg in model.golds for n in rg.notes]
+    out += [""] + [f"- {n}" for n in notes] + ([""] if notes else [])
+    return out
+
+
 def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
     out = ["# KramaBench report", ""]
     out.append(
@@ -70,6 +88,7 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         out += [f"> - {_esc(w)}" for w in model.warnings]
         out.append("")
 
+    out += golds_md(model)
     out += ["## Runs", ""]
     rows = []
     for s in model.summaries:
@@ -96,6 +115,16 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         ["l", "l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "r", "l"],
     )
     out.append("")
+    agents = [s for s in model.summaries if s.n_with_steps]
+    if agents:
+        out += ["Agent steps (final outcomes):", ""]
+        out += _table(
+            ["Run", "Steps", "Steps / task", "Replies without code", "Steps timed out"],
+            [[s.label, str(s.steps), f"{s.steps / s.n_with_steps:.1f}", str(s.format_errors), str(s.step_timeouts)]
+             for s in agents],
+            ["l", "r", "r", "r", "r"],
+        )
+        out.append("")
     if model.environments:
         out += ["Sandbox environment of each run:", ""]
         out += _table(
@@ -161,12 +190,24 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         records = task_rows(run)
         multi = len({r.setting for r in records}) > 1
         subs = any(r.subtask_scores for r in records)
-        cols = [("Task", "l"), ("Setting", "l"), ("Answer type", "l"), ("Expected", "l"), ("Answer", "l"),
-                ("Score %", "r"), ("Subtasks %", "r"), ("Error", "l"), ("Tokens", "r"), ("Cost", "r"), ("Wall", "r")]
-        keep = [c for c, _ in cols if (c != "Setting" or multi) and (c != "Subtasks %" or subs)]
+        others = other_records(run)
+        main = "Verified" if model.main_gold == "verified" else "Official"
+        second = "Official" if main == "Verified" else "Verified"
+        classes = any(r.gold_class for r in records)
+        cols = [("Task", "l"), ("Setting", "l"), ("Class", "l"), ("Answer type", "l"), ("Expected", "l"),
+                ("Answer", "l"), (f"{main} %", "r"), (f"{second} %", "r"), ("Subtasks %", "r"), ("Note", "l"),
+                ("Error", "l"), ("Steps", "r"), ("Tokens", "r"), ("Cost", "r"), ("Wall", "r")]
+        stepped = any(r.steps for r in records)
+        keep = [c for c, _ in cols if (c != "Setting" or multi) and (c != "Subtasks %" or subs)
+                and (c != "Steps" or stepped)
+                and (c != "Class" or classes) and (c != f"{second} %" or others)]
         rows = []
         for r in records:
             score = "unscored" if is_unscored(r) else fmt.pct(record_value(r))
+            o = others.get((r.domain, *r.key))
+            other = "–" if o is None else "unscored" if is_unscored(o) else fmt.pct(record_value(o))
+            if o is not None and o.expected != r.expected:
+                other += f" (gold {fmt.value(o.expected, 30)})"
             vals = [x for x in r.subtask_scores.values() if x is not None]
             if not r.subtask_scores:
                 sub = "–"
@@ -180,9 +221,13 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
                 "Answer type": r.answer_type or "–",
                 "Expected": fmt.value(r.expected, 60),
                 "Answer": fmt.value(r.answer, 60),
-                "Score %": score,
+                f"{main} %": score,
+                f"{second} %": other,
+                "Class": r.gold_class or "–",
+                "Note": "; ".join(record_notes(r)) or "",
                 "Subtasks %": sub,
                 "Error": error_kind(r) or "–",
+                "Steps": str(len(r.steps)) if r.steps else "–",
                 "Tokens": fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens),
                 "Cost": fmt.money(record_cost(r)),
                 "Wall": fmt.duration(record_wall(r)),

@@ -43,6 +43,13 @@ class RunSummary:
     judge_tokens: int = 0
     #: deliberate differences of the run's set-up from the original the setting declared (manifest)
     differences: list[str] = field(default_factory=list)
+    #: an agent's steps over the final outcomes (0 for a system that records none), replies without code,
+    #: and steps stopped at their time limit
+    steps: int = 0
+    format_errors: int = 0
+    step_timeouts: int = 0
+    #: final outcomes that recorded steps
+    n_with_steps: int = 0
 
     @property
     def tokens(self) -> int:
@@ -65,6 +72,19 @@ def record_wall(r: Record) -> float:
     return r.wall_s or r.usage.wall_s or 0.0
 
 
+def step_counts(records: list[Record]) -> tuple[int, int, int, int]:
+    """(steps, replies without code, steps stopped at their time limit, records with steps) of ``records``."""
+    steps = fmt_errors = timeouts = with_steps = 0
+    for r in records:
+        if r.steps:
+            with_steps += 1
+        for s in r.steps:
+            steps += 1
+            fmt_errors += s.outcome == "format_error"
+            timeouts += s.outcome == "timeout"
+    return steps, fmt_errors, timeouts, with_steps
+
+
 def main_setting(run: RunData) -> str:
     settings = run.settings()
     for s in SETTING_ORDER:
@@ -81,6 +101,7 @@ def summarize(run: RunData, index: int) -> RunSummary:
     costs = [record_cost(r) for r in run.records]
     judged = [c for ok, c in (judge_cost(r.score_details) for r in run.records) if ok]
     m = run.manifest
+    n_steps, n_format, n_timeouts, n_with_steps = step_counts(finals)
     return RunSummary(
         index=index,
         label=run.label,
@@ -108,6 +129,10 @@ def summarize(run: RunData, index: int) -> RunSummary:
         n_judge_cost_unknown=sum(1 for c in judged if c is None),
         judge_tokens=sum(judge_tokens(r.score_details) for r in run.records),
         differences=declared_differences(m),
+        steps=n_steps,
+        format_errors=n_format,
+        step_timeouts=n_timeouts,
+        n_with_steps=n_with_steps,
     )
 
 
@@ -194,6 +219,7 @@ __all__ = [
     "main_setting",
     "record_cost",
     "record_wall",
+    "step_counts",
     "summarize",
     "task_rows",
     "unscored_items",

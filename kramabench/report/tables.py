@@ -116,8 +116,15 @@ def domains_of(runs: Iterable[RunData], setting: str | None = None) -> list[str]
     return sorted({r.domain for run in runs for r in run.outcomes(setting)}, key=natural_key)
 
 
-def domain_table(runs: list[RunData], setting: str = "end-to-end") -> Table | None:
-    """The paper's Table 4 shape: rows = runs (system and model), columns = domains + Total."""
+#: how a table title names the gold its scores are against
+GOLD_LABELS = {"verified": "verified gold", "official": "official gold (paper-comparable)"}
+
+
+def domain_table(runs: list[RunData], setting: str = "end-to-end", *, gold: str | None = None,
+                 main: bool = True) -> Table | None:
+    """The paper's Table 4 shape: rows = runs (system and model), columns = domains + Total. ``gold``: the
+    gold the runs' records are against (named in the title); ``main`` False: a second table of the same
+    setting (another gold), not plotted."""
     present = [(i, run) for i, run in enumerate(runs) if run.outcomes(setting)]
     if not present:
         return None
@@ -131,12 +138,19 @@ def domain_table(runs: list[RunData], setting: str = "end-to-end") -> Table | No
         cells.append(cell_stat(list(scores.values()), run.run_id, setting, TOTAL))
         rows.append(Row(label=run.label, cells=cells, run_index=i, sublabel=run.run_id, keys=list(run.keys)))
     title = f"{SETTING_TITLES.get(setting, setting)}: score by domain"
+    if gold in GOLD_LABELS:
+        title += f" · {GOLD_LABELS[gold]}"
     caption = (
         "Mean score per task in %, with a 95% bootstrap interval and the number of scored tasks. "
         "Total is the mean over all tasks of the run (as the paper's Overall), not the mean of the domain "
         "columns. Unscored tasks are counted apart, never as 0."
     )
-    return Table(key=f"domains-{setting}", title=title, columns=[*domains, TOTAL], rows=rows, caption=caption)
+    if gold == "official":
+        caption += " Scored against the official gold: the answers as the workload files hold them, as the paper scored."
+    elif gold == "verified":
+        caption += " Scored against the verified gold: the official gold with the reviewed errata applied."
+    key = f"domains-{setting}" if main else f"domains-{setting}-{gold}"
+    return Table(key=key, title=title, columns=[*domains, TOTAL], rows=rows, caption=caption, plot=main)
 
 
 DIFFICULTY_ORDER = ["easy", "medium", "hard", "unknown"]
@@ -211,9 +225,22 @@ TableBuilder = Callable[[list[RunData]], list[Table]]
 
 
 def _setting_tables(runs: list[RunData]) -> list[Table]:
+    """One domain table per setting, and for settings scored against gold answers a second one against the
+    other gold (both golds side by side: the report's main gold first)."""
     settings = {s for run in runs for s in run.settings()}
     order = [s for s in SETTING_ORDER if s in settings] + sorted(settings - set(SETTING_ORDER))
-    return [t for s in order if (t := domain_table(runs, s)) is not None]
+    main = runs[0].gold if runs and all(r.golds for r in runs) else None
+    out = []
+    for s in order:
+        t = domain_table(runs, s, gold=main if s != "pipeline-design" else None)
+        if t is not None:
+            out.append(t)
+        if main is not None and s != "pipeline-design":
+            other = "official" if main == "verified" else "verified"
+            t2 = domain_table([r.under(other) for r in runs], s, gold=other, main=False)
+            if t2 is not None:
+                out.append(t2)
+    return out
 
 
 def metric_table(runs: list[RunData], setting: str) -> Table | None:

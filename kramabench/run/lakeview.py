@@ -34,20 +34,28 @@ from kramabench.sweep import make_tempdir, sweep_temp
 log = logging.getLogger(__name__)
 
 
-def list_lake_files(lake: Path) -> list[str]:
+def list_lake_files(lake: Path, *, readable_only: bool = True) -> list[str]:
     """Regular files of the lake, relative, sorted, junk left out (as the lake index sees them).
 
     Symbolic links are followed only inside the lake: a link to a file or folder outside it (the
     workload's answers two folders up, ``/etc``...) or a folder loop is left out, so neither the view
-    nor the file list a system receives holds anything from outside the lake.
+    nor the file list a system receives holds anything from outside the lake. Files this process cannot read
+    (mode 000) are left out too (``readable_only=False`` keeps them: the run's fingerprint counts them).
     """
     out: list[str] = []
+    unreadable: list[str] = []
     for rel in walk_lake(lake)[1]:
         real = inside_lake(lake, rel)
         if real is None:
             log.warning("lake %s: %s is a link to a file outside the lake; left out of what systems see", lake, rel)
         elif real.is_file():
-            out.append(rel)
+            if not readable_only or os.access(real, os.R_OK):
+                out.append(rel)
+            else:  # mode 000: neither linked nor copied (a copy would fail; a link would be unreadable anyway)
+                unreadable.append(rel)
+    if unreadable:
+        log.warning("lake %s: %d file(s) cannot be read (permission denied), left out of what systems see: %s",
+                    lake, len(unreadable), ", ".join(unreadable[:5]) + (" ..." if len(unreadable) > 5 else ""))
     return out
 
 
@@ -143,15 +151,21 @@ def _mirror(src: Path, dest: Path, files: list[str], *, link: bool) -> None:
     # keep empty folders too: a system may list them
     for rel in walk_lake(src)[0]:
         (dest / rel).mkdir(parents=True, exist_ok=True)
+    # (a folder that cannot be listed appears empty: os.walk does not enter it)
     for f in files:
         s, d = inside_lake(src, f), dest / f
         if s is None:  # list_lake_files leaves such files out; never copy from outside the lake
             continue
         d.parent.mkdir(parents=True, exist_ok=True)
-        if link:
-            os.link(s, d)
-        else:
-            shutil.copy2(s, d)
+        try:
+            if link:
+                os.link(s, d)
+            else:
+                shutil.copy2(s, d)
+        except PermissionError as e:  # made unreadable since it was listed: left out, not a crash of the run
+            if link:
+                raise  # the caller copies instead
+            log.warning("lake %s: %s cannot be read (%s); left out of what systems see", src, f, e.strerror or e)
 
 
 __all__ = ["LakeViews", "View", "ViewMode", "list_lake_files"]

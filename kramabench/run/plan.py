@@ -45,6 +45,13 @@ class RunPlan:
     closers: list[Callable[[], None]] = field(default_factory=list)
     #: trips on the first fatal model error (kramabench.run.throttle.FatalGuard); None: the Runner makes one
     guard: Any = None
+    #: the gold the workloads hold: "verified" (official + errata) or "official" (--no-errata)
+    gold: str = "verified"
+    #: per domain, the items whose gold differs in the other view, with their gold there
+    #: (kramabench.workload.gold.changes_for): their answers are scored against both golds
+    gold_changes: dict[str, dict[Any, Any]] = field(default_factory=dict)
+    #: per domain, task id -> the task's reviewed class in the errata (reproduces, gold-defect, ...)
+    gold_classes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def options(self) -> Any:  # kramabench.run.runner.RunOptions

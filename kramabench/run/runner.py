@@ -18,6 +18,7 @@ caused it: resume runs it again); the manifest says ``interrupted``. A second SI
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -27,17 +28,17 @@ import time
 import traceback
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.model import FATAL_KINDS
-from kramabench.contracts.records import Manifest, Record, jsonable, latest_records, unit_key
+from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
 from kramabench.contracts.sandbox import Pooled
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
-from kramabench.run.artifacts import fresh_unit_dir, record_artifacts, unit_folder
+from kramabench.run.artifacts import ArtifactStaging, record_artifacts, unit_folder
 from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
@@ -45,6 +46,7 @@ from kramabench.run.progress import Progress
 from kramabench.run.settings import SettingContext, Staged, Summarized, WorkItem
 from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
+from kramabench.workload.gold import VERIFIED, other_gold, with_gold
 from kramabench.workload.solutions import solution_of
 from scorers.judge import CountsCalls
 
@@ -111,13 +113,17 @@ class Runner:
         self.guard = plan.guard or FatalGuard()
         self.views = LakeViews(self.options.lake_view)
         self.resolver = TaskResolver()
+        #: where systems collect files while they solve (opaque folders outside the run folder), moved into
+        #: ``artifacts/<unit>/`` when the outcome is recorded
+        self.staging = ArtifactStaging(self.store.dir)
         self._stop = threading.Event()
         self._hard = threading.Event()
         self.salt = str(self.manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
         self.recorder: Any = None
         self.system: Any = None
         self.setting_ctx = SettingContext(
-            pose_subtasks=self.options.pose_subtasks, judge=self.judge, privileged=self.spec.privileged
+            pose_subtasks=self.options.pose_subtasks, judge=self.judge, privileged=self.spec.privileged,
+            normalise_percent=self.options.normalise_percent,
         )
         #: where tasks are solved; None: made from ``options.executor`` when the run starts
         self.executor: Any = None
@@ -186,8 +192,9 @@ class Runner:
         )
         self.resolver.add(token, ref)
         inp = setting.task_input(self.setting_ctx, task, unit, view, token, keys)
-        # where the system's sessions collect files (emptied: nothing finished is run again)
-        inp = inp.model_copy(update={"artifacts_dir": fresh_unit_dir(self.store.dir, unit_folder(setting.name, task.id, sub_id))})
+        # where the system's sessions collect files: an opaque folder (its path names no task), moved into
+        # artifacts/<unit>/ with the record
+        inp = inp.model_copy(update={"artifacts_dir": self.staging.new(unit_folder(setting.name, task.id, sub_id))})
         key = call_key(self.salt, setting.name, wl.domain, task.id, sub_id)
         return WorkItem((setting.name, task.id, sub_id, attempt), wl.domain, task, unit, attempt, inp, ref, key,
                         presolved=setting.presolved(task, unit))
@@ -201,6 +208,8 @@ class Runner:
 
     def _record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         try:
+            if it.input.artifacts_dir is not None:
+                out = out.model_copy(update={"artifacts": self.staging.settle(it.input.artifacts_dir, out.artifacts)})
             return self._record_unsafe(it, out, wall)
         except Exception as e:  # noqa: BLE001 - the harness must not lose the outcome
             tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
@@ -236,10 +245,11 @@ class Runner:
             usage=usage,
             wall_s=wall,
             files_read=list(out.files_read),
-            artifacts=record_artifacts(self.store.dir, it.input.artifacts_dir or self.store.dir / "artifacts", out.artifacts)
-            if out.artifacts else [],
+            artifacts=record_artifacts(self.store.dir, self.store.dir / unit_folder(it.key[0], task.id, it.key[2]),
+                                       out.artifacts) if out.artifacts else [],
             iterations=out.iterations,
             transcript=[jsonable(t) for t in out.transcript],
+            steps=list(out.steps),
             started_at=it.started_at,
             finished_at=_now(),
             difficulty=task.difficulty.value,
@@ -247,7 +257,55 @@ class Runner:
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         rec = self._base_record(it, out, wall)
-        return rec.model_copy(update=self.setting.score(self.setting_ctx, it, out))
+        # the judge's calls (paraphrase or design) are paid for too: recorded in calls.jsonl under the task's
+        # key with ":judge" (apart from the system's own calls, which a replay answers in order)
+        with judge_scope(f"{it.call_key}:judge", self.recorder):
+            rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold,
+                                         "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id)})
+            other = self._other_gold(it, out, rec)
+        return rec.model_copy(update={"other_gold": other}) if other is not None else rec
+
+    def _other_gold(self, it: WorkItem, out: SystemOutput, rec: Record) -> GoldScore | None:
+        """The answer scored against the other gold (official when the run holds the verified one, and the
+        reverse), when an erratum changed the gold of this item (or, end-to-end, of a subtask answered with
+        it); None when both golds are the same for it. The setting scores it, as it scored ``rec``."""
+        if not self.setting.scores_answers:
+            return None
+        changes = self.plan.gold_changes.get(it.domain) or {}
+        if not changes:
+            return None
+        task = it.task
+        if it.subtask is not None:
+            mine = {k: g for k, g in changes.items() if k == (task.id, it.subtask.id)}
+        else:  # the main answer, and the subtask answers scored with it
+            mine = {k: g for k, g in changes.items() if k[0] == task.id and (k[1] is None or k[1] in rec.subtask_scores)}
+        if not mine:
+            return None
+        name = other_gold(self.plan.gold)  # type: ignore[arg-type]
+        target = mine.get((task.id, it.subtask.id if it.subtask is not None else None))
+        if target is not None and not target.present:
+            where = "verified" if name == VERIFIED else "official"
+            return GoldScore(gold=name, unscored=True, score_details={
+                "reason": f"not in the {where} workload (an erratum excluded or renamed it)"})
+        alt_task = with_gold(task, mine)
+        alt_sub = None
+        if it.subtask is not None:
+            alt_sub = next(s for s in alt_task.subtasks if s.id == it.subtask.id)
+        alt_item = replace(it, task=alt_task, subtask=alt_sub)
+        scored = self.setting.score(self.setting_ctx, alt_item, out)
+        unit = alt_sub if alt_sub is not None else alt_task
+        at = scored.get("answer_type", getattr(unit, "answer_type", None))
+        return GoldScore(
+            gold=name,
+            expected=scored.get("expected", unit.answer),
+            answer_type=at.value if hasattr(at, "value") else at,
+            score=scored.get("score"),
+            unscored=bool(scored.get("unscored", False)),
+            metric=scored.get("metric"),
+            score_details=scored.get("score_details") or {},
+            subtask_scores=scored.get("subtask_scores") or {},
+            subtask_details=scored.get("subtask_details") or {},
+        )
 
     # -- signals -------------------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -408,6 +466,7 @@ class Runner:
                 except Exception as e:  # noqa: BLE001
                     log.warning("closing the call recorder failed: %s", e)
             self.progress.stop()
+            self.staging.close()
             # an exception (e.g. a full disk) also leaves work undone: the run is resumable, not finished
             interrupted = not completed or (self._stop.is_set() and bool(pending or solving or scoring or dropped))
             all_records = latest_records(self.store.read().records)
@@ -454,6 +513,15 @@ class Runner:
         if self.guard.tripped and not self._stop.is_set():
             self.request_stop()
             self.progress.note(f"stopping: {self.guard.cause}")
+
+
+def judge_scope(key: str, recorder: Any) -> Any:
+    """The recording scope of a task's scoring (its judge calls), when the run records calls."""
+    if recorder is None:
+        return contextlib.nullcontext()
+    from kramabench.models import recording
+
+    return recording.scope(key, recorder)
 
 
 def _open_recorder(run_dir: Path) -> Any:

@@ -28,13 +28,15 @@ def score_answer(
     where: str = "",
     question: str | None = None,
     lake_files: Any = None,
+    normalise_percent: bool = False,
 ) -> Scored:
     """Score ``predicted`` against ``expected``.
 
     * ``lake_files`` (the lake's files, or a :class:`scorers.paths.LakePaths`): a lake file named in
       either answer counts as the same file whatever prefix names it (:mod:`scorers.paths`);
     * no answer type (a workload defect the loader reported): unscored, reason in details;
-    * the scorer raising: unscored with ``scorer_error`` (logged), so a bug never becomes a silent 0.
+    * the scorer raising: unscored with ``scorer_error`` (logged), so a bug never becomes a silent 0;
+    * ``normalise_percent``: the named option of :mod:`scorers.percent` (off: the paper's score).
     """
     if answer_type is None:
         return Scored(None, None, {"reason": "the task has no valid answer_type"}, unscored=True)
@@ -47,6 +49,10 @@ def score_answer(
         n_paths = n_gold + n_pred
     try:
         s = scorers.score(expected, predicted, answer_type, judge=judge, question=question)
+        if normalise_percent:
+            from scorers.percent import normalise_percent as rescale
+
+            s = rescale(expected, predicted, answer_type, s, judge=judge, question=question)
     except Exception as e:  # noqa: BLE001 - any scorer failure becomes an explained unscored item
         log.warning("%s: scorer failed: %s: %s", where, type(e).__name__, e)
         return Scored(None, None, {"reason": "scorer_error", "error": f"{type(e).__name__}: {e}"}, unscored=True)

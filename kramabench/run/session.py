@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,7 +46,9 @@ from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
 from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
-from kramabench.workload.families import WorkloadFamily, family_of
+from kramabench.workload.families import KRAMABENCH_FAMILY, WorkloadFamily, family_of
+from kramabench.workload.gold import changes_for, gold_of_run, task_classes
+from kramabench.workload.loader import default_errata
 from kramabench.workload.selection import keep_tasks, select_task_ids
 
 log = logging.getLogger(__name__)
@@ -74,7 +77,44 @@ def default_domains(available: list[str]) -> list[str]:
     return [d for d in available if not (d.endswith("-tiny") and d[: -len("-tiny")] in available)]
 
 
-def load_workloads(root: Path, domains: list[str], errata: bool) -> list[Any]:
+def errata_arg(config: RunConfig) -> bool | Path:
+    """What the loader applies for a run: the named errata file, the default errata, or none."""
+    if config.errata_file is not None:
+        if not config.errata:
+            raise RunSetupError("--no-errata and --errata FILE exclude each other")
+        return Path(config.errata_file)
+    return config.errata
+
+
+def load_gold_changes(workloads: list[Any], errata: bool | Path) -> dict[str, dict[Any, Any]]:
+    """Per domain, the items whose gold differs between the official and the verified view, with their gold
+    in the view the run did not load (kramabench.workload.gold): those answers are scored against both."""
+    out: dict[str, dict[Any, Any]] = {}
+    for w in workloads:
+        try:
+            out[w.domain] = changes_for(w, errata)
+        except WorkloadError as e:
+            raise RunSetupError(str(e)) from e
+    return out
+
+
+def _errata_file_info(root: Path, errata: bool | Path) -> dict[str, Any] | None:
+    """The errata file a run applies (path and sha256), None when it applies none."""
+    import hashlib
+
+    if errata is False:
+        return None
+    path = Path(errata) if not isinstance(errata, bool) else default_errata(root)
+    if path is None:
+        return None
+    try:
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        digest = None
+    return {"path": str(path), "sha256": digest, "default": isinstance(errata, bool)}
+
+
+def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[Any]:
     try:
         available = list_domains(root)
     except WorkloadError as e:
@@ -348,7 +388,7 @@ def prepare(
         raise RunSetupError(str(e)) from e
     _check_system_options(spec, config.system_options)
 
-    workloads = load_workloads(root, config.domains, config.errata)
+    workloads = load_workloads(root, config.domains, errata_arg(config))
     selection = _selection(config, workloads, old)
 
     if spec.needs_model and not config.model:
@@ -407,18 +447,31 @@ def _prepare_rest(
         closers.append(sandbox.close)
 
     # workload provenance (and a check that a resumed run sees the same workload)
+    family = family_of(root)
     wl_info: dict[str, Any] = {
         "name": config.workload,
         "root": str(root),
-        "family": family_of(root).name,
+        "family": family.name,
         "domains": [w.domain for w in workloads],
         "errata": config.errata,
         "version": workload_version(root),
         "content": {},
     }
     errata: list[dict[str, Any]] = []
+    # the official and the verified gold of KramaBench's layout (errata files); another family's workloads carry
+    # their corrections in their own terms (an ELT suite's errata sets, applied per comparator)
+    two_golds = family.name == KRAMABENCH_FAMILY
+    gold_changes = load_gold_changes(workloads, errata_arg(config)) if two_golds else {}
+    wl_info["gold"] = gold_of_run(errata_arg(config))
+    wl_info["errata_file"] = _errata_file_info(root, errata_arg(config)) if two_golds else None
+    wl_info["gold_changes"] = {d: len(c) for d, c in gold_changes.items()}
+    try:
+        gold_classes = {w.domain: task_classes(w, errata_arg(config)) for w in workloads} if two_golds else {}
+    except WorkloadError as e:
+        raise RunSetupError(str(e)) from e
+    wl_info["gold_classes"] = {d: dict(Counter(c.values())) for d, c in gold_classes.items() if c}
     for w in workloads:
-        files = list_lake_files(Path(w.lake))
+        files = list_lake_files(Path(w.lake), readable_only=False)  # the fingerprint names unreadable ones
         wl_info["content"][w.domain] = {
             "json_sha256": w.content_hash,
             "tasks": len(w.tasks),
@@ -515,6 +568,7 @@ def _prepare_rest(
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
         store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
+        gold=gold_of_run(errata_arg(config)), gold_changes=gold_changes, gold_classes=gold_classes,
     )
     runner = Runner(plan, progress=progress)
     try:
@@ -596,7 +650,7 @@ def _check_executor(opts: RunOptions) -> None:
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:
     was = RunConfig.model_validate({**old.options.get("config", {}), "run_id": old.run_id, "resume": True})
-    fields = {"workload", "system", "model", "sandbox", "errata", "domains", "system_options", "judge"}
+    fields = {"workload", "system", "model", "sandbox", "errata", "errata_file", "domains", "system_options", "judge"}
     now, then = config.model_dump(include=fields), was.model_dump(include=fields)
     for name in sorted(fields):
         a, b = now[name], then[name]
@@ -607,6 +661,9 @@ def _check_resume(config: RunConfig, old: Manifest) -> None:
             )
     if config.options.setting != was.options.setting:
         raise RunSetupError(f"cannot resume {old.run_id}: it is a {was.options.setting} run")
+    if config.options.normalise_percent != was.options.normalise_percent:
+        flag = "--normalise-percent" if was.options.normalise_percent else "--paper-percent"
+        raise RunSetupError(f"cannot resume {old.run_id}: it was scored with {flag}; resume with the same scoring")
 
 
 def config_for_resume(resume: ResumeState, results: Path) -> RunConfig:

@@ -11,7 +11,8 @@ under the entry-point group ``kramabench.settings`` (the built-ins through this 
 * ``make_judge(model)``: the judge the setting scores with (default: the paraphrase judge),
 * ``default_judge``: model id used when ``--judge`` is not given (None: no judge unless asked),
 * ``score(ctx, item, output)``: the scored fields of the record (status, error, score, metric, details,
-  subtask answers/scores).
+  subtask answers/scores), against the gold of ``item.task`` (the Runner calls it a second time, on a copy
+  of the task holding the other gold, for an item an erratum changed; ``scores_answers`` False: never).
 
 Optional members (protocols checked with ``isinstance``; :class:`BaseSetting` gives ``family``):
 
@@ -64,6 +65,9 @@ class SettingContext:
     judge: Any = None
     #: the system is a privileged built-in (it knows the official subtask numbering)
     privileged: bool = False
+    #: score an answer 100x off the gold as its rescaled value when the question asks for a percentage
+    #: (scorers.percent; off: the paper's scoring)
+    normalise_percent: bool = False
 
 
 @dataclass
@@ -85,6 +89,9 @@ class WorkItem:
 class Setting(Protocol):
     name: str
     default_judge: str | None
+    #: its score depends on the gold answers (end-to-end, subtasks): an item whose gold an erratum changed is
+    #: scored against the official and the verified gold; False (pipeline-design) scores it once
+    scores_answers: bool
 
     def units(self, task: Any) -> list[Any | None]: ...
 
@@ -155,6 +162,7 @@ class BaseSetting:
     name = ""
     default_judge: str | None = None
     family = DEFAULT_FAMILY
+    scores_answers = True
 
     def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
         return None
@@ -200,7 +208,7 @@ class EndToEnd(BaseSetting):
             sc = no_answer(error.kind if error else "no_answer")
         else:
             sc = score_answer(task.answer, answer, task.answer_type, ctx.judge, where=task.id, question=task.query,
-                              lake_files=_lake_paths(item))
+                              lake_files=_lake_paths(item), normalise_percent=ctx.normalise_percent)
         # subtask answers: scored apart, keyed by the official subtask id
         sub_answers: dict[str, Any] = {}
         sub_scores: dict[str, float | None] = {}
@@ -224,7 +232,7 @@ class EndToEnd(BaseSetting):
                     sub_details[sid] = {"answered": False, "reason": "no answer"}
                     continue
                 s: Scored = score_answer(st.answer, sub_answers[sid], st.answer_type, ctx.judge, where=sid,
-                                         question=st.query, lake_files=_lake_paths(item))
+                                         question=st.query, lake_files=_lake_paths(item), normalise_percent=ctx.normalise_percent)
                 sub_scores[sid] = s.value
                 sub_details[sid] = {"answered": True, "metric": s.metric, "unscored": s.unscored, **s.details}
         return {
@@ -251,6 +259,7 @@ class PipelineDesign(BaseSetting):
     """
 
     name = "pipeline-design"
+    scores_answers = False  # judged against the key functionalities, not the gold answers
 
     @property
     def default_judge(self) -> str:  # type: ignore[override]
@@ -330,7 +339,7 @@ class Subtasks(BaseSetting):
             sc = no_answer(error.kind if error else "no_answer")
         else:
             sc = score_answer(st.answer, answer, at, ctx.judge, where=st.id, question=st.query,
-                              lake_files=_lake_paths(item))
+                              lake_files=_lake_paths(item), normalise_percent=ctx.normalise_percent)
         return {
             "answer_type": at.value if isinstance(at, AnswerType) else at,
             "expected": st.answer,

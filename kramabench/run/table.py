@@ -3,15 +3,21 @@
 Only end-to-end main-task records count towards the domain score; subtask scores are summarised in a
 separate column and never mixed in. Unscored tasks (e.g. a judge verdict that could not be parsed) are
 left out of the mean and counted apart. Errors count as 0 (the task was not solved).
+
+Both golds side by side (:mod:`kramabench.run.golds`): ``mean`` is the score against the verified gold
+(official + errata), ``official_mean`` against the official gold (the workload files: the number
+comparable with the paper). :func:`floors_text` gives the floors line printed under the table.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from kramabench.contracts.metrics import RatioMetric
-from kramabench.contracts.records import Record
+from kramabench.contracts.records import Manifest, Record
+from kramabench.run.floors import FloorRow
+from kramabench.run.golds import OFFICIAL, VERIFIED, both_golds
 from kramabench.run.store import latest_records
 from scorers.design import judge_cost
 from scorers.stats import TOTAL, bootstrap_ci, format_ci, format_pct, ratio_ci
@@ -34,17 +40,45 @@ class DomainRow:
     #: the design judge's calls (pipeline-design), apart from the system's cost; None: no judge called
     judge_cost_usd: float | None = None
     judge_cost_unknown: int = 0
+    #: the same tasks scored against the official gold (the paper-comparable number)
+    official_mean: float | None = None
+    official_ci_low: float | None = None
+    official_ci_high: float | None = None
+    #: tasks whose score differs between the two golds (an erratum changed their gold)
+    gold_changed: int = 0
 
 
-def domain_table(records: list[Record], *, setting: str = "end-to-end") -> tuple[list[DomainRow], DomainRow]:
-    """Rows per domain and a total row (mean over all main tasks, the paper's formula)."""
+def _main_records(records: list[Record], setting: str) -> list[Record]:
     finals = [r for r in latest_records(records) if r.setting == setting]
-    recs = [r for r in finals if r.subtask_id is None] if setting != "subtasks" else per_task(finals)
+    return [r for r in finals if r.subtask_id is None] if setting != "subtasks" else per_task(finals)
+
+
+def domain_table(
+    records: list[Record], *, setting: str = "end-to-end", manifest: Manifest | None = None
+) -> tuple[list[DomainRow], DomainRow]:
+    """Rows per domain and a total row (mean over all main tasks, the paper's formula); ``mean`` against the
+    verified gold, ``official_mean`` against the official one (``manifest``: the run's, for records written
+    before both golds were kept)."""
+    views = both_golds(records, manifest)
+    recs = _main_records(views[VERIFIED].records, setting)
+    official = _main_records(views[OFFICIAL].records, setting)
     by_dom: dict[str, list[Record]] = defaultdict(list)
+    off_dom: dict[str, list[Record]] = defaultdict(list)
     for r in recs:
         by_dom[r.domain].append(r)
-    rows = [_row(d, by_dom[d]) for d in sorted(by_dom)]
-    return rows, _row(TOTAL, recs)
+    for r in official:
+        off_dom[r.domain].append(r)
+    rows = [_with_official(_row(d, by_dom[d]), off_dom[d], by_dom[d]) for d in sorted(by_dom)]
+    return rows, _with_official(_row(TOTAL, recs), official, recs)
+
+
+def _with_official(row: DomainRow, official: list[Record], verified: list[Record]) -> DomainRow:
+    vals = [r.score for r in official if not r.unscored and r.score is not None]
+    row.official_mean = sum(vals) / len(vals) if vals else None
+    row.official_ci_low, row.official_ci_high = bootstrap_ci(vals) if vals else (None, None)
+    ver = {(r.domain, r.task_id): (r.score, r.unscored) for r in verified}
+    row.gold_changed = sum(1 for r in official if ver.get((r.domain, r.task_id)) != (r.score, r.unscored))
+    return row
 
 
 def per_task(records: list[Record]) -> list[Record]:
@@ -107,11 +141,14 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     from rich.table import Table
     from rich.text import Text
 
-    compact = width is not None and width < 110
+    compact = width is not None and width < 130
     t = Table(title=title or None, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, padding=(0, 1 if not compact else 0),
               collapse_padding=compact, pad_edge=not compact)
-    heads = (("domain", "n", "score %", "95% CI", "err", "unsc.", "subt. %", "cost $") if compact else
-             ("domain", "tasks", "score %", "95% CI", "errors", "unscored", "subtasks %", "cost $"))
+    has_subs = any(r.subtask_mean is not None for r in [*rows, total])
+    subs = has_subs and not compact  # compact: the subtask answers' total goes into the caption
+    heads = (["domain", "n", "verified", "95% CI", "official", "err", "uns.", "cost $"] if compact else
+             ["domain", "tasks", "verified %", "95% CI", "official %", "errors", "unscored",
+              *(["subtasks %"] if subs else []), "cost $"])  # fmt: skip
     for i, col in enumerate(heads):
         t.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
     judged = any(r.judge_cost_usd is not None for r in [*rows, total])
@@ -119,20 +156,30 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
         t.add_column("judge $" if compact else "judge cost $", justify="right", no_wrap=True)
     for r in [*rows, total]:
         extra = [_cost(r, compact, judge=True)] if judged else []
+        sub = [f"{format_pct(r.subtask_mean)} (n={r.subtask_n})" if r.subtask_mean is not None else "–"] if subs else []
+        official = [format_pct(r.official_mean)]
         t.add_row(
             Text(r.domain),  # a file name, not markup
             str(r.n),
             format_pct(r.mean),
             format_ci(r.ci_low, r.ci_high),
+            *official,
             str(r.errors),
             str(r.unscored),
-            f"{format_pct(r.subtask_mean)} (n={r.subtask_n})" if r.subtask_mean is not None else "–",
+            *sub,
             _cost(r, compact=compact),
             *extra,
             end_section=r is rows[-1] if rows else False,
         )
+    notes = ["verified: official gold + errata; official: the workload files' gold, the number comparable with "
+             "the paper" + (f" ({total.gold_changed} task(s) score differently)" if total.gold_changed else
+                            " (the same for every task here)")]
+    if compact:
+        notes.append("scores in %" + (f"; subtask answers (scored apart): {format_pct(total.subtask_mean)}% "
+                                      f"(n={total.subtask_n})" if has_subs else ""))
     if compact and total.cost_unknown:
-        t.caption = "cost ≥x (+N?): N tasks made calls without a known price"
+        notes.append("cost ≥x (+N?): N tasks made calls without a known price")
+    t.caption = "\n".join(notes)
     return t
 
 
@@ -154,6 +201,44 @@ def render_metrics(metrics: list[RatioMetric], *, title: str = "", width: int | 
     return t
 
 
+def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest: Manifest | None = None) -> list[str]:
+    """Lines printed under the table: the floors (the scores of constant answers on the same tasks) against
+    each gold (one line when they agree), and the bounded numeric metric beside the paper's 1/(1+RAE)
+    (kramabench.run.floors)."""
+    from kramabench.run.floors import floor_rows
+    from scorers.floors import BAND_THRESHOLD, FLOOR_TITLES
+
+    if setting == "pipeline-design":
+        return []
+    views = both_golds(records, manifest)
+    cache: dict = {}  # the golds both views share are scored once
+    totals = {g: floor_rows(views[g].records, setting=setting, cache=cache)[1] for g in (VERIFIED, OFFICIAL)}
+    if not totals[VERIFIED].n:
+        return []
+
+    def key(t: FloorRow) -> tuple:
+        return (t.n, t.floors, t.system_bounded, t.floors_bounded)
+
+    same = key(totals[VERIFIED]) == key(totals[OFFICIAL])
+    classes = Counter({(r.domain, r.task_id): r.gold_class for r in views[VERIFIED].records
+                       if r.setting == setting and r.gold_class}.values())
+    out = []
+    for g in (VERIFIED,) if same else (VERIFIED, OFFICIAL):
+        tot = totals[g]
+        which = "both golds" if same else f"{g} gold"
+        floors = " · ".join(f"{FLOOR_TITLES[k]} {format_pct(v)}%" for k, v in tot.floors.items())
+        out.append(f"floors ({which}, the same {tot.n} tasks): {floors}")
+        if tot.n_numeric:
+            out.append(
+                f"  bounded score ({which}; numeric-approximate answers score 1 within band, 1/(1+RAE) > "
+                f"{BAND_THRESHOLD:g}, else 0): this run {format_pct(tot.system_bounded)}% · constant 0 "
+                f"{format_pct(tot.floors_bounded['zero'])}%"
+            )
+    if classes:
+        out.append("tasks by reviewed class (errata): " + " · ".join(f"{k} {n}" for k, n in sorted(classes.items())))
+    return out
+
+
 def _cost(r: DomainRow, compact: bool = False, *, judge: bool = False) -> str:
     cost, unknown = (r.judge_cost_usd, r.judge_cost_unknown) if judge else (r.cost_usd, r.cost_unknown)
     if cost is None:
@@ -164,4 +249,4 @@ def _cost(r: DomainRow, compact: bool = False, *, judge: bool = False) -> str:
     return s
 
 
-__all__ = ["DomainRow", "domain_table", "per_task", "render_metrics", "render_table"]
+__all__ = ["DomainRow", "domain_table", "floors_text", "per_task", "render_metrics", "render_table"]

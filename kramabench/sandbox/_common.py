@@ -89,6 +89,24 @@ def check_request(backend: str, lake: Path, workdir: str, workdir_lake: str | No
         return ExecResult(backend=backend, explanation=f"sandbox not started: {e}")
 
 
+def wait_readable(fds: list, timeout: float) -> list:
+    """Those of ``fds`` (descriptors or objects with ``fileno()``) that are readable or at their end within
+    ``timeout`` seconds. poll(2), not select(2), which fails on descriptors above 1023 (a runner holding many
+    open files)."""
+    import select
+
+    p = select.poll()
+    by_fd = {}
+    for f in fds:
+        n = f if isinstance(f, int) else f.fileno()
+        by_fd[n] = f
+        p.register(n, select.POLLIN | select.POLLHUP | select.POLLERR)
+    try:
+        return [by_fd[n] for n, _ in p.poll(max(0.0, timeout) * 1000)]
+    except InterruptedError:
+        return []
+
+
 class HeadTailBuffer:
     """Bytes of a stream kept within ``cap``: the first half and the LAST half, so that a program that
     prints megabytes of progress and then its answer keeps the answer (the cut is marked in the text)."""

@@ -108,6 +108,11 @@ def _wipe(paths):
             pass
 
     for top in paths:
+        # the code may have locked a scratch folder it owns (chmod 000 /work): open again for the next run
+        try:
+            os.chmod(top, 0o1777 if top in ("/tmp", "/dev/shm") else 0o777)
+        except OSError:
+            pass
         try:
             names = os.listdir(top)
         except OSError:

@@ -28,7 +28,6 @@ import json
 import logging
 import os
 import secrets
-import select
 import shutil
 import socket
 import struct
@@ -53,6 +52,7 @@ from kramabench.sandbox._common import (
     rlimits,
     status_report,
     thread_env,
+    wait_readable,
 )
 from kramabench.sandbox.image import ENV_PREFIX, default_image, versions_snippet
 from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
@@ -188,7 +188,7 @@ class _Relay:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None, True
-            r, _, _ = select.select([self.sock], [], [], min(left, 1.0))
+            r = wait_readable([self.sock], min(left, 1.0))
             if not r:
                 continue
             try:
@@ -864,7 +864,7 @@ class DockerSandbox:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            r, _, _ = select.select([sock], [], [], min(left, 1.0))
+            r = wait_readable([sock], min(left, 1.0))
             if not r:
                 continue
             try:
@@ -927,6 +927,10 @@ class DockerSandbox:
         if blocked is not None:
             raise ValueError(f"the docker sandbox runs as user nobody, which cannot enter {blocked}; make the lake "
                              "world-readable (chmod o+rX on it and its parent folders) or use --sandbox local")
+        for svc in services:  # the relay runs as nobody: it must be allowed to connect
+            if os.stat(svc.socket).st_mode & 0o002 == 0:
+                raise ValueError(f"forwarded service {svc.name!r}: the docker sandbox's user nobody cannot connect to "
+                                 f"{svc.socket} (chmod o+w on the socket, as PostgreSQL's own 0777 socket is)")
         M = self._docker.types.Mount
         extra = [M(target=f"{MOUNT_ROOT}/{m.name}", source=str(Path(m.source).resolve()), type="bind", read_only=True)
                  for m in mounts]

@@ -17,7 +17,6 @@ import json
 import logging
 import mimetypes
 import os
-import select
 import signal
 import socket
 import threading
@@ -41,7 +40,7 @@ from kramabench.contracts.session import (
     SessionLimits,
     WorkspaceError,
 )
-from kramabench.sandbox._common import HeadTailBuffer
+from kramabench.sandbox._common import HeadTailBuffer, wait_readable
 
 log = logging.getLogger(__name__)
 
@@ -261,7 +260,7 @@ class ForkServerSession:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise SessionClosed("the session's sandbox does not answer")
-                ready, _, _ = select.select([r], [], [], left)
+                ready = wait_readable([r], left)
                 if not ready:
                     continue
                 chunk = os.read(r, 65536)
@@ -286,7 +285,7 @@ class ForkServerSession:
             theirs.close()
         if reply.get("error"):
             ours.close()
-            raise SessionClosed(f"the session's interpreter could not start: {reply['error']}")
+            raise SessionError(f"the session's interpreter could not start: {reply['error']}")
         ours.settimeout(60)
         try:
             hello = ours.recv(16)
@@ -295,7 +294,7 @@ class ForkServerSession:
         ours.settimeout(None)
         if hello != b"ready":
             ours.close()
-            raise SessionClosed("the session's interpreter did not start")
+            raise SessionError("the session's interpreter did not start")
         self._kernel = ours
 
     def _call_deadline(self, timeout: float | None) -> tuple[float, float, bool]:
@@ -328,7 +327,7 @@ class ForkServerSession:
                 timed_out = True
                 break
             try:
-                ready, _, _ = select.select([*bufs, status_fd], [], [], left)
+                ready = wait_readable([*bufs, status_fd], left)
             except InterruptedError:
                 continue
             for fd in ready:
@@ -355,7 +354,7 @@ class ForkServerSession:
             left = end - time.monotonic()
             if left <= 0:
                 break
-            ready, _, _ = select.select(list(bufs), [], [], left)
+            ready = wait_readable(list(bufs), left)
             for fd in ready:
                 try:
                     chunk = os.read(fd, 1 << 16)
@@ -445,10 +444,22 @@ class ForkServerSession:
                 if started or attempt or self._closed:
                     break
                 why = self._kernel_death()
+                lost = True
+                try:
+                    self._start_kernel()
+                except SessionError as e:
+                    if self._closed or isinstance(e, SessionClosed):
+                        raise
+                    # e.g. the session's background processes hold its whole process limit: a result, the
+                    # session goes on (the next call tries again)
+                    return PythonResult(
+                        backend=self.backend, crashed=True, state_lost=True, wall_s=round(time.monotonic() - t0, 4),
+                        explanation=f"the interpreter had ended since the last call ({why}) and could not be started "
+                        f"again ({e}); the code did not run (the session's processes may hold its process limit of "
+                        f"{self.limits.max_processes})",
+                    )
                 notes.append(f"the interpreter had ended since the last call ({why}); it was restarted and "
                              "variables, imports and open files of earlier calls are lost")
-                lost = True
-                self._start_kernel()
             if status is not None and status.startswith(b"S"):
                 status = status[1:]
             report = _last_json(status) if status else None
@@ -484,16 +495,16 @@ class ForkServerSession:
                 e = report.get("error")
                 if isinstance(e, dict):
                     error = PythonError(
-                        type=str(e.get("type", "Exception"))[:200],
-                        message=str(e.get("message", ""))[:4000],
-                        traceback=str(e.get("traceback", ""))[-20000:],
+                        type=_text(str(e.get("type", "Exception"))[:200]),
+                        message=_text(str(e.get("message", ""))[:4000]),
+                        traceback=_text(str(e.get("traceback", ""))[-20000:]),
                     )
                     if error.type == "MemoryError":
                         oom = True
                         reasons.append(f"ran out of memory: the limit is {self.limits.memory_mb} MB (MemoryError); "
                                        "the interpreter lives on")
                 v = report.get("value")
-                value = v[: 10000] if isinstance(v, str) else None
+                value = _text(v[:10000]) if isinstance(v, str) else None
                 files = self._lake_files(report.get("files"))
                 c = report.get("cpu")
                 cpu = float(c) if isinstance(c, int | float) and not isinstance(c, bool) and 0 <= c < 1e7 else None
@@ -743,10 +754,18 @@ class ForkServerSession:
                 if not entries:
                     result.refused.append(CollectRefusal(path=rel, reason="an empty folder"))
                     continue
+                if len(entries) >= self.limits.list_entries:
+                    result.refused.append(CollectRefusal(
+                        path=rel, reason=f"holds more than {self.limits.list_entries:,} entries: only the first "
+                        f"{self.limits.list_entries:,} were looked at (SessionLimits.list_entries)"))
                 for e in entries:
                     if e.kind == "dir":
                         continue
-                    if e.kind != "file":
+                    bad = _bad_name(e.path)
+                    if bad:
+                        result.refused.append(CollectRefusal(path=e.path.encode("utf-8", "backslashreplace").decode(),
+                                                             reason=bad))
+                    elif e.kind != "file":
                         result.refused.append(CollectRefusal(path=e.path, reason=f"is a {e.kind}, not a regular file"))
                     elif e.path not in todo:
                         todo.append(e.path)
@@ -852,6 +871,25 @@ class ForkServerSession:
                 self._shutdown()
         except Exception:
             pass
+
+
+def _text(s: str) -> str:
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _bad_name(path: str) -> str | None:
+    """Why a workspace file's name cannot be an artifact's (records and reports must hold it as text)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its name is not valid UTF-8 text"
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        return "its name holds control characters (a newline, a tab...)"
+    return None
 
 
 def _folder_usage(root: Path) -> tuple[int, int]:

@@ -57,9 +57,12 @@ def _session_loop(ctl, cfg, fds):
     except BaseException as e:
         err = f"{type(e).__name__}: {e}"
     _reply(reply, {"ready": err is None, "error": err, "pid": os.getpid()})
+    poller = select.poll()  # not select(2): the control socket's number may be above 1023 (unsafe backend)
+    for fd in (ctl.fileno(), wake_r):
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
     while True:
         try:
-            ready, _, _ = select.select([ctl, wake_r], [], [], 1.0)
+            ready = [fd for fd, _ in poller.poll(1000)]
         except InterruptedError:
             continue
         if wake_r in ready:
@@ -69,7 +72,7 @@ def _session_loop(ctl, cfg, fds):
             except OSError:
                 pass
         _reap()
-        if ctl not in ready:
+        if ctl.fileno() not in ready:
             continue
         try:
             msg, rfds, _, _ = socket_recv_fds(ctl)
@@ -166,8 +169,11 @@ def _session_reset(fds):
             os.close(fd)
         except OSError:
             pass
-    _wipe(_S["cfg"].get("wipe", []))
-    ok = not left and all(not os.listdir(d) for d in _S["cfg"].get("wipe", []) if os.path.isdir(d))
+    try:
+        _wipe(_S["cfg"].get("wipe", []))
+        ok = not left and all(not os.listdir(d) for d in _S["cfg"].get("wipe", []) if os.path.isdir(d))
+    except BaseException:
+        ok = False
     _reply(reply, {"reset": ok})
     return ok
 
@@ -440,7 +446,7 @@ def _parts(rel):
 
 def _walk_dirs(parts, create=False):
     """The descriptor of the folder holding ``parts[-1]`` (a folder of the workspace), and the last name."""
-    root = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY)
+    root = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     fd = root
     try:
         for name in parts[:-1]:
@@ -611,7 +617,7 @@ def _list(parts, limit):
             except OSError:
                 pass
     else:
-        top = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY)
+        top = os.open(_S["cfg"]["workdir"], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     prefix = "/".join(parts)
     out = []
     stack = [(top, prefix)]
@@ -620,8 +626,14 @@ def _list(parts, limit):
         while stack:
             fd, rel = stack.pop()
             try:
-                with os.scandir(fd) as it:
-                    names = sorted(e.name for e in it)
+                with os.scandir(fd) as it:  # a folder of a million files: at most the limit read
+                    names = []
+                    for e in it:
+                        names.append(e.name)
+                        if len(names) > limit:
+                            truncated = True
+                            break
+                    names.sort()
             except OSError:
                 names = []
             for name in names:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from kramabench.contracts.sandbox import Limits
-from kramabench.sandbox._common import DONE_GRACE_S, CappedReader, status_report
+from kramabench.sandbox._common import DONE_GRACE_S, CappedReader, status_report, wait_readable
 
 
 @dataclass
@@ -86,7 +85,7 @@ def run_on_zygote(ctl: socket.socket, cfg: dict, code: str, limits: Limits) -> Z
             if left <= 0:
                 timed_out = True
                 break
-            ready, _, _ = select.select([r_status], [], [], left)
+            ready = wait_readable([r_status], left)
             if not ready:
                 continue
             chunk = os.read(r_status, 4096)

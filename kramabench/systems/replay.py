@@ -60,6 +60,7 @@ class ReplaySystem:
             usage=SystemUsage(),
             files_read=list(rec.files_read),
             iterations=rec.iterations,
+            steps=list(rec.steps),
             error=rec.error,
         )
 

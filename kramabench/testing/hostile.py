@@ -135,6 +135,29 @@ def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30, html_parse_bound
     return root
 
 
+_PEAK = (
+    "import os, resource, subprocess, sys\n"
+    "rc = subprocess.run(sys.argv[2:]).returncode\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "sys.exit(rc)\n"
+)
+
+
+def run_measured(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float]:
+    """``subprocess.run(cmd, **kw)`` and the peak resident memory of ``cmd`` (and its children) in MB,
+    measured by a wrapper process of its own (so earlier children of the caller do not count)."""
+    import sys
+
+    with tempfile.NamedTemporaryFile(prefix="kb-peak-", suffix=".txt", delete=False) as f:
+        figure = Path(f.name)
+    try:
+        out = subprocess.run([sys.executable, "-c", _PEAK, str(figure), *cmd], **kw)
+        text = figure.read_text().strip()
+        return out, (int(text) / 1024 if text else float("nan"))
+    finally:
+        figure.unlink(missing_ok=True)
+
+
 def unprivileged() -> list[str]:
     """An argv prefix that runs a command without the power to ignore file permissions: as root, ``setpriv``
     drops CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH (so a file at mode 000 cannot be read, a folder at 0555
@@ -182,4 +205,6 @@ def fill_disk(folder: Path, leave: int = 0) -> Path:
     return ballast
 
 
-__all__ = ["fill_disk", "make_hostile_lake", "small_disk", "unprivileged", "write_gzip_bomb", "write_xlsx_bomb"]
+__all__ = [
+    "fill_disk", "make_hostile_lake", "run_measured", "small_disk", "unprivileged", "write_gzip_bomb", "write_xlsx_bomb",
+]  # fmt: skip

@@ -398,6 +398,18 @@ class SessionContract(_Base):
         for p in kit.artifacts.rglob("*"):
             assert not p.is_symlink() and kit.secret not in (p.read_text() if p.is_file() else "")
 
+    def test_collect_refuses_names_that_are_not_text(self, sandbox, kit):
+        with self.open(sandbox, kit) as s:
+            r = s.python("open(b'bad\\xff.csv'.decode('utf-8', 'surrogateescape'), 'w').write('x')\n"
+                         "open('new\\nline.csv', 'w').write('y')\nopen('fine.csv', 'w').write('z')")
+            assert r.ok, r
+            res = s.collect(["."])
+            assert [a.name for a in res.artifacts] == ["fine.csv"], res
+            reasons = sorted(x.reason for x in res.refused)
+            assert len(reasons) == 2 and "control characters" in reasons[0] and "UTF-8" in reasons[1], reasons
+            for x in res.refused:
+                x.path.encode("utf-8")  # refusals are text a record can hold
+
     def test_collect_bounds(self, sandbox, kit):
         limits = _limits(artifact_bytes=10_000, artifacts_total_bytes=25_000, max_artifacts=4)
         with self.open(sandbox, kit, limits=limits) as s:
@@ -407,6 +419,14 @@ class SessionContract(_Base):
             res = s.collect([f"f{i}.bin" for i in range(6)])
             assert len(res.artifacts) == 3 and len(res.refused) == 3, res  # 3 x 8,000 fit in 25,000
             assert all("too large" in r.reason or "artifacts" in r.reason for r in res.refused), res
+        limits = _limits(list_entries=50, max_artifacts=20)
+        with self.open(sandbox, kit, limits=limits, artifacts_dir=kit.root / "artifacts-many") as s:  # thousands of files
+            assert s.python("import os\nos.makedirs('many')\nfor i in range(3000):\n    open(f'many/{i:05d}', 'w').close()").ok
+            assert len(s.list_files("many")) == 50
+            res = s.collect(["many"])
+            assert len(res.artifacts) == 20, res.artifacts[:3]
+            reasons = " | ".join(r.reason for r in res.refused)
+            assert "more than 50 entries" in reasons and "20 artifacts" in reasons, reasons
         with pytest.raises(SessionError):
             with sandbox.session(kit.lake, _limits()) as s:  # no artifacts folder
                 s.write_file("x.txt", "x")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 import re
 import stat
 from dataclasses import dataclass, field
@@ -90,7 +91,10 @@ class LakeInventory:
         files: list[str] = []
         dirs: list[str] = []
         special: list[tuple[str, str]] = []
+        unreadable: list[tuple[str, str]] = []
         if self.lake.is_dir():
+            if not os.access(self.lake, os.R_OK | os.X_OK):
+                unreadable.append((".", "the lake folder cannot be listed (permission denied)"))
             for p in sorted(self.lake.rglob("*")):
                 rel = p.relative_to(self.lake)
                 if any(part.startswith(".") for part in rel.parts):
@@ -99,11 +103,18 @@ class LakeInventory:
                 if kind is not None:  # a FIFO, socket or device: reading it would block or never end
                     special.append((rel.as_posix(), kind))
                     continue
-                (dirs if p.is_dir() else files).append(rel.as_posix())
+                is_dir = p.is_dir()
+                (dirs if is_dir else files).append(rel.as_posix())
+                if is_dir and not os.access(p, os.R_OK | os.X_OK):  # rglob skips what it cannot list
+                    unreadable.append((rel.as_posix() + "/", "a folder that cannot be listed (permission denied)"))
+                elif not is_dir and p.exists() and not os.access(p, os.R_OK):
+                    unreadable.append((rel.as_posix(), "a file that cannot be read (permission denied)"))
         self.files = files
         self.dirs = dirs
         #: (path, kind) of special files (FIFOs, sockets, devices): skipped, reported as findings
         self.special = special
+        #: (path, why) of files and folders this process cannot read: reported as findings
+        self.unreadable = unreadable
         #: files that are Git LFS pointers (the data was never downloaded)
         self.pointers = {f for f in files if _is_lfs_pointer(self.lake / f)}
         self._file_set = set(files)

@@ -22,10 +22,14 @@ Codes (severity):
   exists, or only a Git LFS pointer is there), ``empty_data_source`` (warning: a blank entry),
   ``not_reproducible`` (warning: absent, and documented as absent in the errata file, so tasks that read
   it cannot be reproduced), ``data_source_outside_lake`` (error), ``empty_data_sources`` (warning).
+- ``task_id_shared`` (warning, from ``kramabench workloads validate`` over several domains: one id names
+  different tasks in two domains; records are kept apart by domain, predictions lines must name theirs).
 - ``solution_missing`` (error), ``solution_outside_root`` (error: a ``solution`` that is absolute, climbs out
-  with ``..`` or leads out through a link; it is never read), ``duplicate_key_functionality`` (warning), ``lake_empty`` (warning).
+  with ``..`` or leads out through a link; it is never read), ``duplicate_key_functionality`` (warning), ``lake_empty`` (warning), ``lake_unreadable`` (warning: a lake file or folder this process cannot read or
+  list; left out of what systems see).
 
 The loader adds its own findings (``data_sources_string``, ``unknown_answer_type``, ``missing_id``,
+``nested_subtasks`` (warning: a subtask holding subtasks of its own, which are not run),
 ``task_not_object``, ``invalid_field``, ``erratum_*``, ...).
 """
 
@@ -196,7 +200,7 @@ class _Checker:
         )
 
     def run(self) -> list[Finding]:
-        if not self.inv.files:
+        if not self.inv.files and not self.inv.unreadable:
             self.out.append(
                 Finding(
                     severity="warning", code="lake_empty", domain=self.wl.domain, field="lake",
@@ -212,6 +216,20 @@ class _Checker:
                     suggestion="remove it from the lake", file=str(self.wl.source),
                 )  # fmt: skip
             )
+        for rel, why in self.inv.unreadable[:20]:
+            self.out.append(
+                Finding(
+                    severity="warning", code="lake_unreadable", domain=self.wl.domain, field="lake",
+                    message=f"{rel} in the data lake {self.wl.lake}: {why}; systems do not see it",
+                    suggestion="give it read permission (chmod a+r, and a+x for a folder)", file=str(self.wl.source),
+                )  # fmt: skip
+            )
+        if len(self.inv.unreadable) > 20:
+            self.out.append(Finding(
+                severity="warning", code="lake_unreadable", domain=self.wl.domain, field="lake",
+                message=f"and {len(self.inv.unreadable) - 20} more unreadable file(s) or folder(s) in the data lake",
+                file=str(self.wl.source),
+            ))  # fmt: skip
         self.check_ids()
         for t in self.wl.tasks:
             self.check_item(t, t, None)
@@ -390,6 +408,35 @@ def validate_workload(wl: Workload, *, absent: Iterable[Any] = ()) -> list[Findi
     return _Checker(wl, list(absent)).run()
 
 
+def shared_id_findings(workloads: Sequence[Workload]) -> list[Finding]:
+    """Warnings for task ids that name different tasks in two or more domains of one root (``task_id_shared``),
+    added to each domain's findings. Runs and reports key records by domain too, so nothing is lost there; a
+    predictions file must then name the domain of each line (``"domain"``) for ``kramabench score`` to tell
+    them apart. The same task in two domains (``legal`` and its subset ``legal-tiny``) is no finding."""
+    owners: dict[str, list[tuple[Workload, Task]]] = {}
+    for wl in workloads:
+        for t in wl.tasks:
+            owners.setdefault(t.id, []).append((wl, t))
+    out: list[Finding] = []
+    for tid, pairs in owners.items():
+        doms = {wl.domain for wl, _t in pairs}
+        if len(doms) < 2:
+            continue
+        shapes = {(t.query, json.dumps(t.answer, sort_keys=True, default=str)) for _wl, t in pairs}
+        if len(shapes) < 2:
+            continue
+        for wl, _t in pairs:
+            others = ", ".join(sorted(doms - {wl.domain}))
+            out.append(Finding(
+                severity="warning", code="task_id_shared", domain=wl.domain, task_id=tid, field="id",
+                message=f"task id {tid!r} is also the id of a different task in {others}; records are kept apart "
+                "by domain, but a predictions line without a \"domain\" cannot say which it answers",
+                suggestion="give the tasks different ids, or write \"domain\" in each predictions line",
+                file=str(wl.source),
+            ))  # fmt: skip
+    return out
+
+
 def not_reproducible_tasks(wl: Workload) -> dict[str, list[str]]:
     """Task id -> ids (the task and/or its subtasks) that read lake files documented as absent."""
     out: dict[str, list[str]] = {}
@@ -407,4 +454,6 @@ def is_failing(f: Finding) -> bool:
     return f.severity == "error" and f.code not in DOCUMENTED_CODES
 
 
-__all__ = ["DOCUMENTED_CODES", "check_answer", "is_failing", "not_reproducible_tasks", "validate_workload"]
+__all__ = [
+    "DOCUMENTED_CODES", "check_answer", "is_failing", "not_reproducible_tasks", "shared_id_findings", "validate_workload",
+]  # fmt: skip

@@ -35,7 +35,9 @@ AUDIT = {
         "root_cause": "the gold 93.2 has its digits swapped: the largest y in the lake is 39.2",
         "attribution": "benchmark", "category": "gold-calculation-error",
         "evidence": ["max(y) = 39.2", "no value of 93.2 exists in any column"],
-        "derivation_code": "", "correct_answer": 39.2, "correct_code": READ + "print(m['y'].max())\n"}),
+        # the mistaken computation: the right maximum with its first two digits swapped makes the gold
+        "derivation_code": READ + "t = '%.1f' % m['y'].max()\nprint(t[1] + t[0] + t[2:])\n",
+        "correct_answer": 39.2, "correct_code": READ + "print(m['y'].max())\n"}),
     "lab-easy-3": (None, {
         "root_cause": "the system's answer 'Site S4' names the right site; string_exact compares the text",
         "attribution": "benchmark", "category": "evaluation-false-positive", "sub_kind": "format",

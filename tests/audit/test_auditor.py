@@ -87,3 +87,33 @@ def test_model_error_ends_the_session_as_undecided(openai_server, sandbox) -> No
     openai_server.enqueue(Reply.error(400, "bad request"))
     rep = audit_case(_case(), model, sandbox, AuditorOptions(max_turns=2), auditor="a")
     assert rep.attribution == "undecided" and rep.problems and "model error" in rep.problems[0]
+
+
+def test_long_text_is_cut_with_a_marker_and_never_mid_word() -> None:
+    from kramabench.audit.text import clip_words, head_tail
+
+    out = "\n".join(f"line {i}" for i in range(5000))
+    cut = head_tail(out, 3000)
+    assert len(cut) < 3100 and cut.startswith("line 0\n") and cut.endswith("line 4999")
+    assert "characters cut here" in cut and "\nline 4998\n" in cut
+    head, rest = cut.split("\n… [", 1)
+    n, tail = rest.split(" characters cut here] …\n", 1)
+    assert len(head) + int(n.replace(",", "")) + len(tail) == len(out)  # the marker counts what it leaves out
+    assert head_tail("short", 3000) == "short"
+    text = "the gold counts the header row as a data row in every one of the seven files"
+    assert clip_words(text, 30) == "the gold counts the header…" and clip_words(text, 300) == text
+    assert not clip_words("x" * 50, 20).endswith(" …") and len(clip_words("x" * 50, 20)) == 20
+
+
+@pytest.mark.api
+def test_the_auditor_sees_the_head_and_tail_of_long_output(openai_server, sandbox) -> None:  # noqa: ANN001
+    from kramabench.models import get_model
+
+    model = get_model(f"openai-compatible/a@{openai_server.base_url}", cache=False)
+    openai_server.enqueue("```python\nfor i in range(5000):\n    print(f'row {i}')\n```",
+                          '```json\n{"attribution": "system", "category": "flawed-logic", "root_cause": "r"}\n```')
+    rep = audit_case(_case(), model, sandbox, AuditorOptions(max_turns=3), auditor="a")
+    fed = openai_server.requests[-1].body["messages"][-1]["content"]
+    assert "row 0\n" in fed and "row 4999" in fed and "characters cut here" in fed
+    run = next(e for e in rep.transcript if "ran" in e)
+    assert "row 4999" in run["stdout"] and "characters cut here" in run["stdout"] and "range(5000)" in run["code"]

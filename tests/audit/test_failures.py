@@ -59,12 +59,14 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
     for tid in ("lab-easy-1", "lab-hard-1", "lab-easy-3"):
         assert reports[tid]["gold_reproduced"] is True and reports[tid]["derivation"]["ran"], tid
     gold_error = reports["lab-easy-2"]
-    assert gold_error["gold_reproduced"] is False
+    # a derivation that makes the wrong gold is the best evidence of a gold error, not a problem of the report
+    assert gold_error["gold_reproduced"] is True and gold_error["derivation"]["printed"] == 93.2
+    assert gold_error["problems"] == [] and "shows how the gold was made" in gold_error["evidence"][0]
     assert gold_error["correction"]["ran"] and gold_error["correction"]["printed"] == 39.2
     assert gold_error["correction"]["matches"] is True
     # the exploration code ran in the sandbox against the lake and its output went back to the auditor
     runs = [e for e in reports["lab-easy-2"]["transcript"] if "ran" in e]
-    assert runs and runs[0]["ran"] == "ok" and "39.2" in runs[0]["stdout_tail"]
+    assert runs and runs[0]["ran"] == "ok" and "39.2" in runs[0]["stdout"]
     auditor_requests = [r for r in openai_server.requests[len(system_requests):]]
     assert any("Gold answer: 93.2" in json.dumps(r.body) for r in auditor_requests)
 
@@ -75,7 +77,15 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
     # one page: the headline first, then the reference solutions (lab-easy-2's differs from its gold), proposals
     order = [md.index(h) for h in ("## Failures by attribution", "## Reference solutions", "## Proposed errata")]
     assert order == sorted(order) and "| lab | 4 | 1 | 0 | 0 |" in md and "gold 93.2, printed 39.2" in md
-    assert "<html>" in (out_dir / "audit.html").read_text()
+    page = (out_dir / "audit.html").read_text()
+    assert "<html>" in page
+    # titled by what ran, not by the folder; every report in full: root cause, evidence, code and what it printed
+    assert md.startswith("# Audit of the failures of ds-guru-naive with openai-compatible/sut@") and "— run sut" in md
+    assert "the pipeline joins the sites on the day instead of the site code" in md
+    assert "## Failure reports" in md and "### lab/lab-easy-2 — benchmark: gold-calculation-error" in md
+    assert "print(t[1] + t[0] + t[2:])" in md and "printed 93.2" in md and "printed 39.2" in md
+    assert "the derivation shows how the wrong gold was made" in md
+    assert "Failure reports" in page and "print(t[1] + t[0] + t[2:])" in page
 
     # Corrector: a new answer from the verified correction, a type change for the rejected format
     from kramabench.audit.corrector import read_proposals
@@ -83,6 +93,13 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
     props = {p[2]: p for p in read_proposals(out_dir / "proposals.toml")}
     new_answer = props["lab/lab-easy-2"]
     assert new_answer[1] == "new-answer" and new_answer[3]["new"] == 39.2 and new_answer[3]["old"] == 93.2
+    # the reason names each code by its own hash: the correction's, and the derivation that made the old gold
+    import hashlib
+
+    reason = new_answer[3]["reason"]
+    fix = hashlib.sha256(gold_error["correction"]["code"].encode()).hexdigest()[:12]
+    how = hashlib.sha256(gold_error["derivation"]["code"].encode()).hexdigest()[:12]
+    assert f"the correction code, sha256 {fix}" in reason and f"the derivation, sha256 {how}…, reproduces" in reason
     assert props["lab/lab-easy-3"][1] == "type-change" and props["lab/lab-easy-3"][3]["new"] == "string_approximate"
     assert not any(k in props for k in ("lab/lab-easy-1", "lab/lab-hard-1"))  # system errors: nothing to correct
 

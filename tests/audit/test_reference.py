@@ -163,3 +163,57 @@ def test_same_verdicts_in_the_docker_sandbox() -> None:
     got = {i.task_id: (i.verdict, i.cause) for i in audit.tasks()}
     assert got == {t: EXPECTED[t] for t in wanted}, [(r.task_id, r.cause_detail, r.stderr_tail[-300:]) for r in audit.runs]
     assert audit.tasks()[1].extraction.method == "prose"
+
+
+def test_static_checks_percent_scale_restatements_and_unparsable_literals(tmp_path: Path) -> None:
+    from kramabench.audit.static import static_checks
+
+    tasks = {
+        # "percentage" (not only "percent") with a fraction gold; a reworded restatement in the middle
+        "lab-easy-8": ("print(1)\n", planted._task(
+            "lab-easy-8", "What percentage of the sites lie north of 40 degrees, to 2 decimals?", 0.4286,
+            "numeric_exact",
+            [("Restate.", "What percentage of the sites lie north of the 40 degrees line (2 decimals)?", 42.86,
+              "numeric_exact"),
+             ("Count.", "How many sites are there?", 7, "numeric_exact")])),
+        # a fraction asked for, a percentage given; a gold string shaped like a list that does not parse
+        "lab-easy-9": ("print(1)\n", planted._task(
+            "lab-easy-9", "What fraction of the rows have y above 20?", 35.0, "numeric_exact",
+            [("List.", "Which x values have y above 20?", "[20, 18, 19", "list_exact"),
+             ("Dict.", "Give the count per site as a mapping.", "{'a': 1, 'b': }", "string_exact"),
+             ("Fine.", "Which values?", "[18, 19]", "list_exact"),
+             ("Prose.", "What is measured?", "(in metres)", "string_exact")])),
+    }  # fmt: skip
+    root = planted.build(tmp_path, tasks=tasks)
+    found = static_checks(load_workload(root, "lab", errata=False))
+    codes = {(f.subtask_id or f.task_id, f.code) for f in found}
+    assert ("lab-easy-8", "gold_percent_scale") in codes
+    assert ("lab-easy-8-1", "subtask_restates_main") in codes  # 42.86 vs the main 0.4286
+    assert ("lab-easy-9", "gold_percent_scale") in codes
+    assert ("lab-easy-9-1", "gold_unparsable_literal") in codes and ("lab-easy-9-2", "gold_unparsable_literal") in codes
+    assert ("lab-easy-9-3", "gold_unparsable_literal") not in codes  # parses
+    assert ("lab-easy-9-4", "gold_unparsable_literal") not in codes  # prose in parentheses is no tuple
+    assert not any(c == "subtask_restates_main" and w.startswith("lab-easy-9") for w, c in codes)
+
+
+def test_findings_repeated_per_file_are_grouped_per_task() -> None:
+    from kramabench.audit.reference import ReferenceAudit
+    from kramabench.audit.report import sections
+    from kramabench.audit.static import StaticFinding, group_findings
+
+    many = [StaticFinding(kind="data-source", code="data_source_nested", severity="warning", domain="legal",
+                          task_id="legal-hard-23", subtask_id=f"legal-hard-23-{i % 3 + 1}" if i % 2 else None,
+                          message=f"data source 'f{i}.csv' is found in a deeper folder") for i in range(1500)]
+    other = StaticFinding(kind="gold-format", code="gold_percent_scale", severity="warning", domain="legal",
+                          task_id="legal-hard-18", subtask_id="legal-hard-18-3",
+                          message="the question asks for a percentage; the gold 0.1754 looks like a fraction")
+    groups = group_findings([*many, other])
+    assert len(groups) == 2
+    g = groups[0]
+    assert g.count == 1500 and g.task_id == "legal-hard-23" and len(g.examples) == 3
+    assert sorted(g.subtasks) == ["legal-hard-23-1", "legal-hard-23-2", "legal-hard-23-3"]
+    ref = ReferenceAudit(workload="w", root="/r", domains=["legal"], sandbox="local",
+                         created_at="2026-01-01T00:00:00Z", static=[*many, other])
+    secs = {name: rows for name, _h, rows, _n in sections(ref)}
+    assert len(secs["Static gold checks"]) == 2 and secs["Static gold checks"][0][4] == 1500
+    assert secs["Percent scale: question and gold disagree"][0][1:3] == ["legal-hard-18", "legal-hard-18-3"]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.baselines.agent_scripts import make_lake, open_backend
 from tests.baselines.markers import MARKER_CELLS
 
 
@@ -37,9 +40,29 @@ def model(openai_server):
 
 
 @pytest.fixture(scope="session")
-def sandbox():
-    from kramabench.sandbox import get_sandbox
-
-    sb = get_sandbox("local")
+def local_sandbox():
+    sb = open_backend("local")
     yield sb
     sb.close()
+
+
+@pytest.fixture(scope="session")
+def docker_sandbox():
+    sb = open_backend("docker")
+    yield sb
+    sb.close()
+
+
+@pytest.fixture(scope="session")
+def sandbox(local_sandbox):
+    return local_sandbox
+
+
+@pytest.fixture
+def lake() -> Iterator[Path]:
+    """A small world-readable lake (the docker backend runs as nobody), removed afterwards."""
+    root = make_lake()
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -34,8 +34,8 @@ class FaultySystem:
             transcript = [{"exit_code": r.exit_code, "stderr": r.stderr[-2000:], "stdout": r.stdout[-2000:]}]
             stmts = self.faults.get(pid, [])
             if stmts:
-                code = ("import duckdb\ncon = duckdb.connect(%r)\nfor q in %r:\n    con.execute(q)\ncon.close()\n"
-                        % (cfg["warehouse"]["path"], stmts))
+                path = cfg["warehouse"]["path"]
+                code = f"import duckdb\ncon = duckdb.connect({path!r})\nfor q in {stmts!r}:\n    con.execute(q)\ncon.close()\n"
                 p = s.python(code)
                 transcript.append({"faults": stmts, "ok": p.ok, "error": p.error.message if p.error else None})
             col = s.collect(task.outputs)

@@ -38,11 +38,12 @@ def _int(s: str) -> int:
 def file_lines(path: Path, encoding: str) -> list[str]:
     """The lines of a file: split at b'\\n', line ends and a first-line BOM removed, decoded."""
     data = path.read_bytes()
+    sep = b"\r" if b"\n" not in data and b"\r" in data else b"\n"  # classic Mac line ends
     if encoding == "utf-16":
         text = data.decode("utf-16")
-        parts = text.split("\n")
+        parts = text.split(sep.decode())
     else:
-        parts = [p.decode(encoding, errors="replace") for p in data.split(b"\n")]
+        parts = [p.decode(encoding, errors="replace") for p in data.split(sep)]
     if parts and parts[-1] == "":
         parts.pop()
     out = [p[:-1] if p.endswith("\r") else p for p in parts]
@@ -107,8 +108,8 @@ def split_blocks(text: str, files: set[str], prefix: str = "/lake") -> list[File
             if path is not None:
                 blocks.append(FileBlock(path, line))
                 continue
-        if s.startswith("- ") or line.startswith("#"):
-            blocks.append(FileBlock("", line))  # not a file: a folder group's line, a section
+        if line.startswith(("- ", "#")) or s.startswith(f"- {prefix}/"):
+            blocks.append(FileBlock("", line))  # not a file of the lake: a folder group's line, a section
             continue
         if blocks:
             blocks[-1].body.append(line)
@@ -157,12 +158,14 @@ def check_lake_text(text: str, lake: Path, *, prefix: str = "/lake", n: int = PA
     lake = Path(lake)
     files = {p.relative_to(lake).as_posix() for p in lake.rglob("*") if p.is_file()}
     problems: list[str] = []
+    bare_note = re.search(r"^\(The content of [\d,]+ of the files above is not shown: shortened to fit the prompt "
+                          r"budget\.\)$", text, re.M) is not None
     for b in split_blocks(text, files, prefix):
-        problems += [f"{b.path}: {p}" for p in _check_block(b, lake, n)]
+        problems += [f"{b.path}: {p}" for p in _check_block(b, lake, n, bare_note)]
     return problems
 
 
-def _check_block(b: FileBlock, lake: Path, n: int) -> list[str]:
+def _check_block(b: FileBlock, lake: Path, n: int, bare_note: bool = False) -> list[str]:
     out: list[str] = []
     path = lake / b.path
     head = b.header.strip()
@@ -207,8 +210,13 @@ def _check_block(b: FileBlock, lake: Path, n: int) -> list[str]:
                         out.append(f"{name} said to have {rows} rows, it has {want:,}")
                 else:
                     out.append(f"{name} listed beside it but not in {folder}")
-    for label, shown in _fenced(b.body):
+    fences = _fenced(b.body)
+    for label, shown in fences:
         out += _check_fence(label, shown, real, header_line, delimiter, n, head)
+    has_content = (m_rows and _int(m_rows.group("rows")) > 0) or (m_lines and _int(m_lines.group("lines")) > 0)
+    told = any("(no rows shown: shortened to fit the prompt budget)" in ln for ln in b.body) or bare_note
+    if has_content and not fences and not told:
+        out.append("no content shown and no word why")
     return out
 
 
@@ -264,8 +272,12 @@ def _check_fence(label: str, shown: list[str], real, header_line: int | None, de
     if label_header and above and _int(above.group(1)) != label_header - 1:
         out.append("lines above the header do not add up to the header's line")
     what = m_rows.group("what")
-    total_rows = table_rows(file_, label_header, delimiter)
-    shown_rows = table_rows(shown, label_header, delimiter) if len(shown) >= (label_header or 0) else 0
+    gap = re.search(r"([\d,]+) lines? (?:above|between the header and) the rows", detail)
+    start = (label_header or 0) + (_int(gap.group(1)) if gap else 0)  # lines before the first row
+    if re.search(r"comment or blank lines? among the rows", detail):
+        return out  # a fixed-width file whose comment lines are not rows: the lines were checked above
+    total_rows = table_rows(file_, start, delimiter)
+    shown_rows = table_rows(shown, start, delimiter) if len(shown) >= start else 0
     m_lines = re.match(r"the first ([\d,]+) of ([\d,?]+) lines", what)
     if m_lines:  # a documentation file shown line by line
         if _int(m_lines.group(1)) != len(shown):
@@ -278,7 +290,7 @@ def _check_fence(label: str, shown: list[str], real, header_line: int | None, de
             out.append(f"label says all {m_all.group(1)} rows; the file has {total_rows}, {shown_rows} shown")
     elif m_first:
         k = _int(m_first.group(1))
-        csv_shown = _records_in(shown, label_header, delimiter)
+        csv_shown = _records_in(shown, start, delimiter)
         if csv_shown != k:
             out.append(f"label says the first {k} rows, {csv_shown} shown")
         if not m_first.group(2) and _int(m_first.group(3)) != total_rows:

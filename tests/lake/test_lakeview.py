@@ -165,16 +165,74 @@ def test_header_names_are_the_files_own(lake: Path) -> None:
 
 
 def test_long_lines_crlf_bom_latin1_and_backticks(lake: Path) -> None:
-    (lake / "wide.txt").write_text("x" * 2500 + "\nshort\n")
+    (lake / "wide.dat").write_text("x" * 2500 + "\nshort\n")
     (lake / "crlf.csv").write_bytes(b"\xef\xbb\xbfa;b\r\n1;2\r\n")
+    (lake / "mac.csv").write_bytes(b"a,b\r1,2\r3,4\r")  # classic Mac line ends: '\r' alone
     (lake / "latin.txt").write_bytes("Zürich\nMünchen\n".encode("latin-1"))
+    (lake / "memo.txt").write_text("".join(f"memo {i}\n" for i in range(150)))  # no documentation: N lines
     (lake / "notes.md").write_text("see:\n```\ncode\n```\n")
     text = render(lake)
-    wide = block(text, "wide.txt")
+    wide = block(text, "wide.dat")
     assert wide[1] == "  all 2 lines as in the file; lines over 2,000 characters cut where marked:"
     assert wide[3] == "x" * 2000 + " [… line cut: 500 more characters]" and wide[4] == "short"
     assert block(text, "crlf.csv")[3:6] == ["```", "a;b", "1;2"]
     assert block(text, "crlf.csv")[0].startswith("- /lake/crlf.csv (csv (semicolon-separated), utf-8 with BOM")
     assert block(text, "latin.txt")[3:5] == ["Zürich", "München"]
+    assert block(text, "mac.csv")[2:] == ["  all 2 rows: lines 1-3 of 3 as in the file (the header on line 1):",
+                                          "```", "a,b", "1,2", "3,4", "```"]
+    assert block(text, "memo.txt")[1] == "  the first 100 of 150 lines as in the file:"
     md = block(text, "notes.md")
     assert md[2:] == ["````", "see:", "```", "code", "```", "````"]  # a fence the file cannot close
+
+
+def test_comment_lines_above_fixed_width_rows_are_counted_apart(lake: Path) -> None:
+    (lake / "orbit.sp3").write_text("#cP2018 10  1 ORBIT\n" + "".join(f"PL47 {k:10.3f} {k * 2:10.3f}\n" for k in range(30)))
+    lines = block(render(lake, style="rich"), "orbit.sp3")
+    assert lines[0].endswith('30 rows × 3 columns; no header row; above the rows: "#cP2018 10  1 ORBIT"')
+    label = next(ln for ln in lines if "as in the file" in ln)
+    assert label == "  all 30 rows: lines 1-31 of 31 as in the file (no header row; 1 line above the rows):"
+
+
+def test_the_checker_catches_what_misleads(lake: Path) -> None:
+    (lake / "t.csv").write_text("a,b\n" + "".join(f"{i},{i}\n" for i in range(150)))
+    (lake / "u.dat").write_text("".join(f"line {i}\n" for i in range(150)))
+    text = render(lake)
+    assert "the first 100 of 150 rows" in text and "the first 100 of 150 lines" in text
+    bad = {
+        "a changed line": text.replace("\n7,7\n", "\n7,8\n"),
+        "a label with more rows than shown": text.replace("the first 100 of 150 rows", "the first 101 of 150 rows"),
+        "all rows promised": text.replace("the first 100 of 150 rows", "all 150 rows"),
+        "fewer lines than N, not said": text.replace("the first 100 of 150 lines", "the first 99 of 150 lines")
+        .replace("line 99\n```", "```"),
+        "a wrong total": text.replace("of 150 lines", "of 151 lines"),
+        "an indented line": text.replace("\nline 3\n", "\n   line 3\n"),
+    }
+    for what, t in bad.items():
+        assert check_lake_text(t, lake), what
+
+
+def test_content_left_out_for_the_budget_is_said_to_be(lake: Path) -> None:
+    for k in range(60):
+        (lake / f"f{k:02d}.csv").write_text(f"a{k},b{k}\n" + "".join(f"{i},{i}\n" for i in range(200)))
+        (lake / f"t{k:02d}.dat").write_text("".join(f"line {k} {i}\n" for i in range(200)))
+    idx = LakeIndex.build(lake, LakeOptions(max_rows=N), cache_dir=False)
+    for budget in (2500, 4000, 6000):
+        text = idx.render(budget_tokens=budget, path_prefix="/lake", max_rows=N, style="paper").text
+        assert check_lake_text(text, lake, n=N) == []  # every file: content, or a word why not
+        lines = text.splitlines()
+        if any(ln.startswith("- /lake/") for ln in lines):
+            bare = [ln for ln in lines if ln.startswith("(The content of ")]
+            without_rows = [i for i, ln in enumerate(lines) if ln == "  (no rows shown: shortened to fit the prompt budget)"]
+            assert bare or without_rows
+            for i in without_rows:
+                assert lines[i - 1].startswith("  column types: ")
+        else:
+            assert lines[0] == "(Only the names of the files fit the prompt budget: no snippet is shown.)"
+
+
+def test_rows_over_several_lines_are_counted_as_rows(lake: Path) -> None:
+    (lake / "remarks.csv").write_text('id,comment\n1,"first\nsecond line"\n2,plain\n3,"a\nb\nc"\n')
+    lines = block(render(lake), "remarks.csv")
+    assert lines[2] == ("  all 3 rows: lines 1-7 of 7 as in the file "
+                        "(the header on line 1; some rows run over several lines):")
+    assert lines[4:-1] == ["id,comment", '1,"first', 'second line"', "2,plain", '3,"a', "b", 'c"']

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kramabench.lake import LakeIndex
+from kramabench.lake import LakeIndex, LakeOptions
 from kramabench.lake.secrets import MASK, mask_secrets
+from tests.lake.prompt_truth import check_lake_text
 
 
 @pytest.mark.parametrize(
@@ -57,7 +58,10 @@ def test_a_private_key_over_many_lines_is_masked_in_snippets(tmp_path):
     (lake / "deploy.pem").write_text(
         "-----BEGIN RSA PRIVATE KEY-----\n" + body + "-----END RSA PRIVATE KEY-----\nafter\n"
     )
-    idx = LakeIndex.build(lake, cache_dir=False)
+    idx = LakeIndex.build(lake, LakeOptions(max_rows=40), cache_dir=False)
     for style in ("paper", "rich"):
         r = idx.render(budget_tokens=5000, style=style)
         assert "QUJDREVG" not in r.text and r.masked == {"deploy.pem": ["private_key"]}, (style, r.text)
+        # the lines shown differ from the file's where masked, and the prompt says so
+        assert "   note: secret values (passwords, keys, tokens) in its lines are shown as [MASKED]\n" in r.text
+        assert "\nafter\n" in r.text and check_lake_text(r.text, lake, prefix="") == []

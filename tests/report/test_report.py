@@ -49,7 +49,7 @@ _CELL = re.compile(r"^(?P<b>\*\*)?(?P<m>[\d.]+)(?:\*\*)? \[(?P<lo>[\d.]+), (?P<h
 def test_markdown_domain_table_numbers(two_runs: tuple[Path, Path], tmp_path: Path, synth: SimpleNamespace) -> None:
     paths = write_report(list(two_runs), tmp_path / "out")
     md = paths.markdown.read_text()
-    table = _md_table(md, "End-to-end: score by domain")
+    table = _md_table(md, "End-to-end: score by domain · verified gold")
     assert set(table) == {"ds-guru · gpt-4o-mini", "ds-guru · llama-3-70b"}
     for (label, col), (mean, n, unscored) in synth.EXPECTED.items():
         label = label.replace(" (", " · ").rstrip(")")
@@ -62,7 +62,10 @@ def test_markdown_domain_table_numbers(two_runs: tuple[Path, Path], tmp_path: Pa
         best = max(v[0] for (_lab, c), v in synth.EXPECTED.items() if c == col)
         assert bool(m["b"]) == (mean == best), (label, col)  # the best mean of a column is bold
     # columns: the domains in order, then Total
-    assert md.count("| System | Model | archeology | legal | Total |") == 1
+    # one table per gold: the verified, then the official (paper-comparable), with the same numbers here (no
+    # erratum applies to these tasks)
+    assert md.count("| System | Model | archeology | legal | Total |") == 2
+    assert _md_table(md, "End-to-end: score by domain · official gold (paper-comparable)") == table
 
 
 def test_unscored_errors_retries_and_the_torn_line(two_runs: tuple[Path, Path]) -> None:
@@ -93,7 +96,7 @@ def test_subtask_scores_are_reported_apart(two_runs: tuple[Path, Path], tmp_path
     assert list(sub) == ["ds-guru · gpt-4o-mini"]  # run B has no subtask answers
     m = _CELL.match(sub["ds-guru · gpt-4o-mini"]["legal"])
     assert m and float(m["m"]) == pytest.approx(66.7, abs=0.05) and m["n"] == "3" and m["u"] == "1"
-    main = _md_table(md, "End-to-end: score by domain")
+    main = _md_table(md, "End-to-end: score by domain · verified gold")
     assert main["ds-guru · gpt-4o-mini"]["legal"].startswith("**75.0** ")  # not mixed with subtask scores
     tasks = md.split("## Tasks: ds-guru (gpt-4o-mini)", 1)[1].split("## Tasks:", 1)[0]
     assert "| legal-easy-2 |" in tasks and "100.0 (1/2 scored)" in tasks
@@ -236,7 +239,7 @@ def test_runs_of_the_same_system_and_model_stay_apart(tmp_path: Path, synth: Sim
                        system="ds-guru", model="gpt-4o-mini", status="finished")
         dirs.append(synth.write(tmp_path / rid, man, [synth.rec(rid, "gpt-4o-mini", "legal", "legal-easy-1", score)]))
     md = write_report(dirs, tmp_path / "out").markdown.read_text()
-    t = _md_table(md, "End-to-end: score by domain")
+    t = _md_table(md, "End-to-end: score by domain · verified gold")
     assert t["ds-guru · gpt-4o-mini [r1]"]["Total"].startswith("**100.0** ")
     assert t["ds-guru · gpt-4o-mini [r2]"]["Total"].startswith("0.0 ")
     runs = md.split("## Runs\n", 1)[1].split("\n## ", 1)[0]

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from kramabench.run.store import RunStore
+from kramabench.testing.hostile import run_measured
 
-from .synth import make_workload
+from .synth import make_workload, write_system_module
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "HOST-SECRET-91c2"
@@ -71,3 +72,405 @@ def test_a_solution_outside_the_root_never_reaches_a_record_or_the_judge(tmp_pat
     every_byte = "".join(p.read_text(errors="replace") for p in (res / "pd").rglob("*") if p.is_file())
     assert SECRET not in every_byte
     assert openai_server.requests and all(SECRET not in json.dumps(r.body) for r in openai_server.requests)
+    # the design judge's calls are paid for: each is in calls.jsonl, apart from the system's calls
+    from kramabench.models import load_calls
+
+    calls = load_calls(res / "pd")
+    assert len(calls) == len(openai_server.requests) >= 1
+    assert all(c.task_key.endswith(":judge") for c in calls)
+
+
+# -- score: predictions and outputs ------------------------------------------------------------------------
+
+TOY = [
+    {"id": "toy-easy-1", "query": "How many rows?", "answer": 12, "answer_type": "numeric_exact", "data_sources": ["a.csv"]},
+    {"id": "toy-easy-2", "query": "Share?", "answer": 0.5, "answer_type": "numeric_exact", "data_sources": ["a.csv"]},
+]
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> Path:
+    from .synth import write_root
+
+    return write_root(tmp_path / "wl", TOY)
+
+
+def test_score_streams_a_huge_predictions_file_and_summarises_repeated_warnings(toy, tmp_path):
+    """400,000 lines (unknown tasks, duplicates, bad lines): bounded memory, a bounded number of warnings,
+    every problem counted in --output."""
+    preds = tmp_path / "p.jsonl"
+    n = 400_000
+    with open(preds, "w") as f:
+        f.write(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n")
+        for i in range(n):
+            k = i % 4
+            if k == 0:
+                f.write(json.dumps({"task_id": f"ghost-{i}", "answer": i}) + "\n")
+            elif k == 1:
+                f.write(json.dumps({"task_id": "toy-easy-2", "answer": 0.5}) + "\n")
+            elif k == 2:
+                f.write("{not json at all\n")
+            else:
+                f.write(json.dumps({"id": f"x-{i}", "prediction": i}) + "\n")
+    out_json = tmp_path / "s.json"
+    cmd = [sys.executable, "-m", "kramabench", "score", "--workload", str(toy), "--domain", "toy", "--predictions",
+           str(preds), "--output", str(out_json), "--bootstrap", "200"]
+    out, peak = run_measured(cmd, capture_output=True, text=True, cwd=REPO, timeout=600,
+                             env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"})
+    assert out.returncode == 0, out.stderr
+    assert len(out.stdout.splitlines()) < 150, out.stdout[-2000:]
+    assert "99,980 more unknown_task problem(s) not shown (100,000 in all" in out.stdout
+    report = json.loads(out_json.read_text())
+    assert report["problem_counts"] == {"unknown_task": n // 4, "duplicate_task": n // 4 - 1, "bad_line": n // 4,
+                                        "no_task_id": n // 4}
+    assert len(report["problems"]) <= 4 * 20
+    assert {i["task_id"]: i["value"] for i in report["items"]} == {"toy-easy-1": 1.0, "toy-easy-2": 1.0}
+    assert peak < 400, f"peak {peak:.0f} MB"
+    print(f"score on {n:,} lines: peak {peak:.0f} MB")
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "1000000000"])
+def test_score_refuses_absurd_bootstrap(toy, tmp_path, value):
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n")
+    out = _kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", value)
+    assert out.returncode == 2
+    assert "--bootstrap" in _one_error_line(out) and "between 1 and 1,000,000" in out.stderr
+
+
+@pytest.mark.parametrize("make", ["fifo", "dev-zero", "folder"])
+def test_score_refuses_predictions_that_are_not_regular_files(toy, tmp_path, make):
+    p = tmp_path / "p.jsonl"
+    if make == "fifo":
+        os.mkfifo(p)
+    elif make == "dev-zero":
+        p.symlink_to("/dev/zero")
+    else:
+        p.mkdir()
+    out = _kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(p), timeout=60)
+    assert out.returncode == 2 and str(p) in _one_error_line(out)
+
+
+def test_score_output_to_dev_stdout_and_through_links_and_pipes(toy, tmp_path):
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n")
+    base = ["score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", "100",
+            "--no-tasks"]
+    # /dev/stdout: the JSON arrives on stdout after the tables; /dev/stdout itself is untouched
+    out = _kb(*base, "--output", "/dev/stdout")
+    assert out.returncode == 0, out.stderr
+    assert '"problem_counts"' in out.stdout and os.path.islink("/dev/stdout")
+    # a link to /dev/null stays a link; a link to a regular file keeps the link and changes the file
+    null_link = tmp_path / "null.json"
+    null_link.symlink_to("/dev/null")
+    assert _kb(*base, "--output", str(null_link)).returncode == 0
+    assert null_link.is_symlink() and os.readlink(null_link) == "/dev/null"
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert _kb(*base, "--output", str(link)).returncode == 0
+    assert link.is_symlink() and json.loads(real.read_text())["items"]
+    # a FIFO with a reader gets the JSON; the FIFO stays a FIFO
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    import time
+
+    time.sleep(0.3)
+    assert _kb(*base, "--output", str(fifo)).returncode == 0
+    assert json.loads(reader.communicate(timeout=60)[0])["items"]
+    import stat
+
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    # a folder, a link to nothing: refused before scoring, one line, exit 2
+    for bad, words in ((tmp_path, "is a folder"), (tmp_path / "dangling.json", "link to nothing")):
+        if bad.name == "dangling.json":
+            bad.symlink_to(tmp_path / "nowhere")
+        out = _kb(*base, "--output", str(bad))
+        assert out.returncode == 2 and words in _one_error_line(out)
+    assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*.tmp"))
+
+
+# -- one task id in two domains ------------------------------------------------------------------------------
+
+
+def _two_domains(root: Path) -> Path:
+    from .synth import write_root
+
+    for dom, ans in (("alpha", 3), ("beta", 7)):
+        write_root(root, [
+            {"id": "x-easy-1", "query": f"What is it? [answer={ans}]", "answer": ans, "answer_type": "numeric_exact",
+             "data_sources": ["a.csv"]},
+            {"id": f"{dom}-easy-2", "query": "Other? [answer=1]", "answer": 1, "answer_type": "numeric_exact",
+             "data_sources": ["a.csv"]},
+        ], domain=dom)  # fmt: skip
+    return root
+
+
+def test_one_task_id_in_two_domains_loses_nothing(tmp_path):
+    root = _two_domains(tmp_path / "wl")
+    mods = tmp_path / "mods"
+    spec = write_system_module(mods)
+    env = {"PYTHONPATH": os.pathsep.join([str(REPO), str(mods)])}
+    # validate: a warning on both domains
+    out = _kb("workloads", "validate", str(root), "--json")
+    shared = [(f["domain"], f["task_id"]) for d in json.loads(out.stdout)["domains"] for f in d["findings"]
+              if f["code"] == "task_id_shared"]
+    assert sorted(shared) == [("alpha", "x-easy-1"), ("beta", "x-easy-1")]
+    # run, resume, report: both records kept
+    res = tmp_path / "res"
+    args = ("run", "--workload", str(root), "--system", spec, "--results", str(res), "--run-id", "two",
+            "--progress", "none", "--no-report")
+    assert _kb(*args, env=env).returncode == 0
+    recs = RunStore(res / "two").read().records
+    assert sorted((r.domain, r.task_id, r.answer, r.score) for r in recs) == [
+        ("alpha", "alpha-easy-2", 1, 1.0), ("alpha", "x-easy-1", 3, 1.0),
+        ("beta", "beta-easy-2", 1, 1.0), ("beta", "x-easy-1", 7, 1.0)]
+    again = _kb("run", "--resume", "--run-id", "two", "--results", str(res), "--progress", "none", "--no-report", env=env)
+    assert again.returncode == 0 and "4 task(s) already recorded were skipped" in again.stderr
+    rep = _kb("report", str(res / "two"))
+    assert rep.returncode == 0 and "duplicate record key" not in rep.stdout + rep.stderr
+    from kramabench.report.load import load_run
+
+    assert len(load_run(res / "two").outcomes()) == 4
+    # score: the run's records name their domain, so each domain gets its own answer
+    out_json = tmp_path / "s.json"
+    sc = _kb("score", "--workload", str(root), "--domain", "alpha", "--domain", "beta", "--predictions",
+             str(res / "two" / "records.jsonl"), "--output", str(out_json), "--bootstrap", "100")
+    assert sc.returncode == 0, sc.stderr
+    items = {(i["domain"], i["task_id"]): i["value"] for i in json.loads(out_json.read_text())["items"]}
+    assert items == {("alpha", "x-easy-1"): 1.0, ("alpha", "alpha-easy-2"): 1.0, ("beta", "x-easy-1"): 1.0,
+                     ("beta", "beta-easy-2"): 1.0}
+    # a line without a domain cannot say which x-easy-1 it answers: applied to neither, and said so
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"task_id": "x-easy-1", "answer": 3}) + "\n")
+    sc = _kb("score", "--workload", str(root), "--domain", "alpha", "--domain", "beta", "--predictions", str(preds),
+             "--output", str(out_json), "--bootstrap", "100")
+    assert sc.returncode == 0, sc.stderr
+    report = json.loads(out_json.read_text())
+    assert [p["code"] for p in report["problems"]] == ["ambiguous_task"]
+    assert {(i["domain"], i["task_id"]): i["value"] for i in report["items"]}[("beta", "x-easy-1")] == 0.0
+
+
+# -- run folders: foreign manifests, permissions, setup errors -----------------------------------------------
+
+
+@pytest.fixture
+def scripted(tmp_path: Path) -> tuple[Path, dict]:
+    """A small synthetic workload and the scripted system (module kb_scripted, and the same as kb_other)."""
+    root = make_workload(tmp_path / "wl", n=3)
+    mods = tmp_path / "mods"
+    write_system_module(mods)
+    write_system_module(mods, name="kb_other")
+    return root, {"PYTHONPATH": os.pathsep.join([str(REPO), str(mods)])}
+
+
+def _run(root: Path, results: Path, run_id: str, env: dict, system: str = "kb_scripted:Scripted", *extra: str,
+         prefix: list[str] | None = None) -> subprocess.CompletedProcess:
+    args = ["run", "--progress", "none", "--no-report", "--run-id", run_id]
+    if results is not None:
+        args += ["--results", str(results)]
+    if root is not None:
+        args += ["--workload", str(root), "--system", system]
+    return _kb(*args, *extra, env=env, prefix=prefix)
+
+
+def test_resume_refuses_a_manifest_of_another_run_over_existing_records(scripted, tmp_path):
+    root, env = scripted
+    assert _run(root, tmp_path / "r1", "t", env).returncode == 0
+    assert _run(root, tmp_path / "r2", "t", env, "kb_other:Scripted").returncode == 0
+    assert _run(root, tmp_path / "r3", "u", env).returncode == 0
+    run = tmp_path / "r1" / "t"
+    before = (run / "records.jsonl").read_bytes()
+    for other, words in ((tmp_path / "r2" / "t", "system 'kb_scripted:Scripted', the manifest says 'kb_other:Scripted'"),
+                         (tmp_path / "r3" / "u", "run id 't', the manifest says 'u'")):
+        (run / "manifest.json").write_bytes((other / "manifest.json").read_bytes())
+        out = _kb("run", "--resume", "--run-id", "t", "--results", str(tmp_path / "r1"), "--progress", "none",
+                  "--no-report", env=env)
+        assert out.returncode == 2
+        line = _one_error_line(out)
+        assert "is a record of another run" in line and words in line
+    assert (run / "records.jsonl").read_bytes() == before
+
+
+def test_results_that_is_a_file_or_unwritable_is_a_setup_error(scripted, tmp_path):
+    root, env = scripted
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    out = _run(root, afile, "a", env)
+    assert out.returncode == 2 and "is a regular file, not a folder" in _one_error_line(out)
+    out = _run(root, afile / "sub", "a", env)
+    assert out.returncode == 2 and "not a folder" in _one_error_line(out)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    from kramabench.testing.hostile import unprivileged
+
+    out = _kb("run", "--workload", str(root), "--system", "kb_scripted:Scripted", "--progress", "none", "--no-report",
+              env={**env, "KRAMABENCH_RESULTS": str(ro / "results")}, prefix=unprivileged())
+    assert out.returncode == 2 and "not writable" in _one_error_line(out)
+    assert not (ro / "results").exists()
+
+
+def test_resume_of_a_read_only_run_folder_or_a_records_folder_is_a_setup_error(scripted, tmp_path):
+    from kramabench.testing.hostile import unprivileged
+
+    root, env = scripted
+    res = tmp_path / "res"
+    assert _run(root, res, "a", env).returncode == 0
+    run = res / "a"
+    run.chmod(0o555)
+    try:
+        out = _kb("run", "--resume", "--run-id", "a", "--results", str(res), "--progress", "none", "--no-report",
+                  env=env, prefix=unprivileged())
+    finally:
+        run.chmod(0o755)
+    assert out.returncode == 2 and "not writable" in _one_error_line(out)
+    (run / "records.jsonl").rename(run / "saved.jsonl")
+    (run / "records.jsonl").mkdir()
+    out = _kb("run", "--resume", "--run-id", "a", "--results", str(res), "--progress", "none", "--no-report", env=env)
+    assert out.returncode == 2 and "records.jsonl: is a folder, not a regular file" in _one_error_line(out)
+    rep = _kb("report", str(run))
+    assert rep.returncode != 0 and "records.jsonl: is a folder" in _one_error_line(rep)
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "big"])
+def test_a_manifest_or_records_that_is_a_device_a_fifo_or_huge_is_refused_in_one_line(scripted, tmp_path, target):
+    root, env = scripted
+    res = tmp_path / "res"
+    assert _run(root, res, "a", env).returncode == 0
+    run = res / "a"
+    for name in ("manifest.json", "records.jsonl"):
+        p = run / name
+        saved = p.read_bytes()
+        p.unlink()
+        if target == "fifo":
+            os.mkfifo(p)
+        elif target == "big":
+            with open(p, "wb") as f:
+                f.truncate(65 << 20 if name == "manifest.json" else 0)
+                if name == "records.jsonl":  # one line of 300 MB (sparse): longer than a record may be
+                    f.seek(300 << 20)
+                    f.write(b"\n")
+        else:
+            p.symlink_to(target)
+        for args in (("report", str(run)), ("run", "--resume", "--run-id", "a", "--results", str(res), "--progress",
+                                            "none", "--no-report")):
+            out, peak = run_measured([sys.executable, "-m", "kramabench", *args], capture_output=True, text=True,
+                                     cwd=REPO, timeout=120, env={**os.environ, **env, "COLUMNS": "300"})
+            assert "Traceback" not in out.stderr, out.stderr
+            assert peak < 400, (args, peak)
+            if target == "big" and name == "records.jsonl":  # a line too long is skipped and said, not read
+                assert "longer than" in out.stderr + out.stdout or out.returncode != 0, out.stderr
+            else:
+                assert out.returncode != 0 and str(p) in _one_error_line(out), (args, out.stderr)
+        p.unlink()
+        p.write_bytes(saved)
+
+
+def test_unreadable_lake_files_and_folders_are_findings_not_tracebacks(scripted, tmp_path):
+    from kramabench.testing.hostile import unprivileged
+
+    root, env = scripted
+    lake = root / "data" / "synth" / "input"
+    (lake / "locked").mkdir()
+    (lake / "locked" / "x.csv").write_text("a\n1\n")
+    (lake / "locked").chmod(0)
+    (lake / "sub" / "notes.txt").chmod(0)
+    try:
+        val = _kb("workloads", "validate", str(root), "--json", prefix=unprivileged())
+        findings = [f for d in json.loads(val.stdout)["domains"] for f in d["findings"] if f["code"] == "lake_unreadable"]
+        assert sorted(f["message"].split(" in the data lake")[0] for f in findings) == ["locked/", "sub/notes.txt"]
+        for view in ("hardlink", "copy"):
+            out = _run(root, tmp_path / "res", view, env, "kb_scripted:Scripted", "--lake-view", view,
+                       prefix=unprivileged())
+            assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+            assert "cannot be read" in out.stderr
+            m = json.loads((tmp_path / "res" / view / "manifest.json").read_text())
+            assert m["workload"]["content"]["synth"]["lake"]["n_unreadable"] == 1
+    finally:
+        (lake / "locked").chmod(0o755)
+        (lake / "sub" / "notes.txt").chmod(0o644)
+
+
+# -- outputs cut, golds of the wrong type ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_output_cut_at_the_limit_is_reported_as_cut(tmp_path, backend):
+    """A solution printing a 3 MB answer: the output is cut at 1 MB, and the record says so (not "printed
+    nothing" / "did not print a JSON object")."""
+    root = make_workload(tmp_path / "wl", n=1, solutions=True)
+    (root / "solutions" / "synth-easy-1.py").write_text(
+        "import json\nprint(json.dumps({'main-task': list(range(500_000))}))\n")
+    res = tmp_path / "res"
+    out = _kb("run", "--workload", str(root), "--system", "reference", "--sandbox", backend, "--results", str(res),
+              "--run-id", "cut", "--progress", "none", "--no-report", timeout=600)
+    assert "Traceback" not in out.stderr, out.stderr
+    [rec] = RunStore(res / "cut").read().records
+    assert rec.status == "error" and rec.error.kind == "no_answer", rec.error
+    assert "output was cut" in rec.error.message and "printed nothing" not in rec.error.message
+
+
+def test_ds_guru_feedback_says_the_output_was_cut():
+    from baselines.ds_guru.prompts import describe_failure
+    from kramabench.contracts.sandbox import ExecResult
+
+    cut = ExecResult(stdout="x", stderr="", exit_code=0, timed_out=False, oom=False, wall_s=0.1, truncated=True,
+                     explanation="output cut at 1,048,576 bytes (stdout 3,000,000 bytes)")
+    text = describe_failure(cut, code_found=True, answer_found=False)
+    assert "output was cut" in text and "did not print a JSON object" not in text
+
+
+@pytest.mark.parametrize("gold,answer_type", [(True, "numeric_exact"), (False, "list_exact"), (True, "numeric_approximate")])
+def test_a_gold_of_the_wrong_json_type_is_unscored_with_a_reason(tmp_path, gold, answer_type):
+    from .synth import write_root
+
+    root = write_root(tmp_path / "wl", [{"id": "toy-easy-1", "query": "q", "answer": gold, "answer_type": answer_type,
+                                         "data_sources": ["a.csv"]}])
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 1}) + "\n")
+    out_json = tmp_path / "s.json"
+    out = _kb("score", "--workload", str(root), "--domain", "toy", "--predictions", str(preds), "--output",
+              str(out_json), "--bootstrap", "100")
+    assert out.returncode == 0, out.stderr
+    [item] = json.loads(out_json.read_text())["items"]
+    assert item["unscored"] and item["value"] is None and item["reason"] == "gold_wrong_type"
+    assert "the gold is a boolean" in item["details"]["gold_problem"]
+
+
+def test_a_full_disk_stops_the_run_with_its_cause_and_leaves_no_temporary_file(tmp_path):
+    from kramabench.testing.hostile import fill_disk, small_disk
+
+    root = make_workload(tmp_path / "wl", n=60)
+    mods = tmp_path / "mods"
+    spec = write_system_module(mods)
+    env = {"PYTHONPATH": os.pathsep.join([str(REPO), str(mods)])}
+    try:
+        disk = small_disk(512 * 1024)
+        folder = disk.__enter__()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    try:
+        res = folder / "res"
+        res.mkdir()
+        fill_disk(folder, leave=24 * 1024)
+        out = _kb("run", "--workload", str(root), "--system", spec, "--results", str(res), "--run-id", "full",
+                  "--progress", "none", "--no-report", env=env)
+        assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+        assert "disk is full" in out.stderr or "no space left" in out.stderr.lower(), out.stderr
+        assert "killed" not in out.stderr
+        left = [p.name for p in (res / "full").iterdir()] if (res / "full").exists() else []
+        assert not [n for n in left if n.endswith(".tmp")], left
+        if (res / "full" / "records.jsonl").exists():
+            data = (res / "full" / "records.jsonl").read_bytes()
+            assert not data or data.endswith(b"\n")  # no half record left behind
+        (folder / ".ballast").unlink()  # space again: the run resumes and finishes
+        again = _kb("run", "--resume", "--run-id", "full", "--results", str(res), "--progress", "none", "--no-report",
+                    env=env)
+        if (res / "full" / "manifest.json").exists():
+            assert again.returncode == 0, again.stderr
+            assert len(RunStore(res / "full").read().records) == 60
+    finally:
+        disk.__exit__(None, None, None)

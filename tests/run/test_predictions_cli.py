@@ -270,7 +270,7 @@ def test_predictions_problems_name_keys_and_empty_file(tmp_path, workload_root):
     assert prob["code"] == "unknown_task" and "is a subtask of toy-easy-1" in prob["message"]
 
 
-def test_more_errors_are_one_line_without_traceback(workload_root, tmp_path, monkeypatch):
+def test_more_errors_are_one_line_without_traceback(workload_root, tmp_path):
     preds = write_preds(tmp_path / "p.jsonl", [{"task_id": "toy-easy-1", "answer": 12}])
     base = ["--workload", str(workload_root), "--domain", "toy"]
 
@@ -283,15 +283,21 @@ def test_more_errors_are_one_line_without_traceback(workload_root, tmp_path, mon
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a folder should be")
     one_line(invoke(*base, "--predictions", str(preds), "--output", str(blocker / "out.json")), "--output")
-    real = Path.read_bytes
+    # a predictions file at mode 000, read by a process that cannot ignore permissions
+    import os
+    import subprocess
+    import sys
 
-    def denied(self):
-        if self == preds:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    from kramabench.testing.hostile import unprivileged
 
-    monkeypatch.setattr(Path, "read_bytes", denied)
-    one_line(invoke(*base, "--predictions", str(preds)), "cannot read: Permission denied")
+    preds.chmod(0)
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run([*unprivileged(), sys.executable, "-m", "kramabench", "score", *base, "--predictions",
+                          str(preds)], capture_output=True, text=True, timeout=120, cwd=repo,
+                         env={**os.environ, "PYTHONPATH": str(repo)})
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    [line] = out.stderr.strip().splitlines()
+    assert line.startswith("error: ") and str(preds) in line and "not readable" in line
 
 
 def test_domain_named_twice_is_scored_once(workload_root, tmp_path):
@@ -321,7 +327,11 @@ def test_summary_readable_in_80_columns(workload_root, tmp_path):
     cis = re.findall(r"\d+\.\d\s+\[\d+\.\d, \d+\.\d\]", row)
     assert len(cis) == 2, row  # the main score and the subtask mean, each with its whole interval on one line
     # the one format of run, score and report: percent with one decimal, a pooled "total" row
-    assert any(ln.startswith("total ") for ln in lines) and "score %" in r.stdout
+    assert any(ln.startswith("total ") for ln in lines)
+    # both golds side by side (here the same: no erratum touches the toy domain), then the floors
+    header = next(ln for ln in lines if "verified" in ln and "official" in ln)
+    assert header.index("verified") < header.index("official")
+    assert "floors (both golds, the same 4 tasks): constant 0" in r.stdout
 
 
 def test_records_of_a_retried_task_keep_the_latest_attempt(tmp_path):

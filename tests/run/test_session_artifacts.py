@@ -116,3 +116,31 @@ def test_report_previews_a_collected_table_and_shows_an_image(tmp_path, sessione
     assert '<table class="tasks preview"><thead><tr><th>k</th><th>v</th></tr></thead><tbody><tr><td>1</td><td>3</td></tr>' in html
     # the image, inline
     assert 'alt="plots/plot.png" src="data:image/png;base64,iVBORw0KGgo' in html
+
+
+def test_score_reads_a_runs_artifacts(tmp_path, sessioned):
+    """``kramabench score`` reads a run's records.jsonl as predictions: each prediction carries its
+    artifacts, their paths made absolute from the run folder (which may have moved); a damaged entry or a
+    missing file is a problem, never a crash."""
+    import shutil
+
+    from kramabench.run.predictions import read_predictions
+
+    root = make_workload(tmp_path / "wl", n=2)
+    prepare(RunConfig(workload=str(root), system=sessioned, results=tmp_path / "res", run_id="sc", sandbox="local")).run()
+    moved = tmp_path / "elsewhere" / "sc"
+    moved.parent.mkdir()
+    shutil.move(str(tmp_path / "res" / "sc"), moved)
+    records = moved / "records.jsonl"
+    lines = sorted(records.read_text().splitlines(), key=lambda ln: json.loads(ln)["task_id"])
+    broken = json.loads(lines[1])
+    broken["artifacts"] = sorted(broken["artifacts"], key=lambda a: a["name"])
+    broken["artifacts"][0]["path"] = "artifacts/nowhere.csv"
+    broken["artifacts"].append({"name": "x"})
+    records.write_text("\n".join([lines[0], json.dumps(broken)]) + "\n")
+    preds, problems = read_predictions(records)
+    arts = {a.name: a for a in preds.for_task("synth", "synth-easy-1").artifacts}
+    assert sorted(arts) == ["answer.csv", "plots/plot.png"]
+    assert arts["answer.csv"].path == str(moved / "artifacts" / "synth-easy-1" / "answer.csv")
+    assert [a.name for a in preds.for_task("synth", "synth-easy-2").artifacts] == ["plots/plot.png"]
+    assert sorted(p.code for p in problems) == ["bad_artifact", "bad_artifact"]

@@ -130,3 +130,16 @@ def test_one_writer_per_run_folder(tmp_path):
     with pytest.raises(RunLocked):
         a.lock()
     os.close(fd)
+
+
+def test_text_that_is_not_utf8_never_fails_a_record():
+    """A system's answer or transcript holding lone surrogates (a file name that is not UTF-8, bytes decoded
+    with surrogateescape) is written with backslash escapes, not a failed append."""
+    from kramabench.contracts.records import Record, jsonable
+
+    bad = b"name\xff.csv".decode("utf-8", "surrogateescape")
+    rec = Record(run_id="r", domain="d", task_id="t", status="ok", system="s", answer=jsonable(bad),
+                 transcript=[jsonable({bad: [bad]})])
+    line = rec.model_dump_json()
+    assert "name\\\\udcff.csv" in line
+    assert Record.model_validate_json(line).answer == "name\\udcff.csv"

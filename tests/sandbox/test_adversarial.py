@@ -724,3 +724,17 @@ def test_no_unbounded_writable_memory_filesystem(sandbox, planted):
     assert out["shm_mb"] < 1024 and out.get("shm_error") == "OSError", out
     assert out["mp_lock"] == "ok"
     assert_next_run_unaffected(sandbox, planted)
+
+
+def test_scratch_folders_locked_by_the_code_are_open_again_next_time(sandbox, planted):
+    """Code that takes every permission off the scratch folders it owns (chmod 000 /work, /tmp, /dev/shm)
+    must not break the next execution in the same warm sandbox."""
+    res = sandbox.run(
+        "import os\nfor d in ('/work', '/tmp', '/dev/shm'):\n    try:\n        os.chmod(d, 0)\n    except OSError:\n        pass\nprint('done')\n",
+        planted.lake,
+        Limits(wall_timeout_s=60),
+    )
+    assert res.ok, res
+    assert_next_run_unaffected(sandbox, planted)
+    out, _ = run_json(sandbox, "import json, os\nopen('/tmp/t', 'w').write('x')\nprint(json.dumps(os.listdir('/tmp')))\n", planted)
+    assert out == ["t"]

@@ -380,7 +380,7 @@
   }
 
   // one entry of a list of steps or transcript entries: a one-line summary, the fields below
-  const SUMMARY_KEYS = ["kind", "type", "role", "step", "iteration", "exit_code", "timed_out", "oom", "error", "wall_s", "latency_s", "tokens", "prompt_tokens", "completion_tokens", "finish_reason"];
+  const SUMMARY_KEYS = ["kind", "type", "role", "step", "outcome", "iteration", "exit_code", "timed_out", "oom", "error", "wall_s", "latency_s", "tokens", "prompt_tokens", "completion_tokens", "finish_reason"];
   const TEXT_KEYS = ["thought", "text", "code", "observation", "content", "response", "reply", "stdout_tail", "stderr_tail", "prompt", "message", "explanation"];
   function stepList(items, label) {
     const box = h("div", { class: "steps" });

@@ -1,0 +1,61 @@
+"""The code agent: a ReAct-style loop of thought + Python code, run step by step in the task's sandbox
+session, ending with ``final_answer(value)``. Ours, not a paper baseline (docs/agents.md)::
+
+    from baselines.code_agent import build_system
+    agent = build_system(model=get_model(...), sandbox=get_sandbox("local"), max_steps=20)
+    output = agent.solve(task_input)      # output.steps: one AgentStep per step
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .agent import CodeAgent
+from .namespace import ANSWER_FILE, FINAL_ANSWER_EXCEPTION, PRELUDE, prelude
+from .options import CodeAgentOptions
+from .parse import Parsed, parse_reply
+from .prompts import SYSTEM_PROMPT_TEMPLATE, system_prompt
+from .session import MAX_ANSWER_BYTES, SessionOpener, read_final_answer, redefine_helpers
+
+
+def _nest(options: dict[str, Any]) -> dict[str, Any]:
+    """``{"model_options.temperature": 0.2}`` -> ``{"model_options": {"temperature": 0.2}}``."""
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        parts = key.replace("-", "_").split(".")
+        cur = out
+        for p in parts[:-1]:
+            cur = cur.setdefault(p, {})
+        cur[parts[-1]] = value
+    return out
+
+
+def build_system(*, model: Any, sandbox: Any, **options: Any) -> CodeAgent:
+    """The code agent with validated options (dotted keys for nested ones: ``limits.memory_mb=2048``)."""
+    nested = _nest(options)
+    base = CodeAgentOptions().model_dump()
+    for k, v in nested.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            base[k] = {**base[k], **v}
+        else:
+            base[k] = v
+    return CodeAgent(CodeAgentOptions.model_validate(base), model, sandbox)
+
+
+__all__ = [
+    "ANSWER_FILE",
+    "FINAL_ANSWER_EXCEPTION",
+    "MAX_ANSWER_BYTES",
+    "PRELUDE",
+    "SYSTEM_PROMPT_TEMPLATE",
+    "CodeAgent",
+    "CodeAgentOptions",
+    "Parsed",
+    "SessionOpener",
+    "build_system",
+    "parse_reply",
+    "prelude",
+    "read_final_answer",
+    "redefine_helpers",
+    "system_prompt",
+]

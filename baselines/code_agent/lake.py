@@ -1,0 +1,51 @@
+"""The lake index of each lake an agent sees, built once per lake (and cached on disk across runs)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from kramabench.contracts.system import TaskInput
+from kramabench.lake import LakeIndex, LakeOptions
+from kramabench.lake.index import is_junk
+
+
+class LakeIndexes:
+    """Thread-safe: concurrent tasks on one lake wait for one build."""
+
+    def __init__(self, *, max_rows: int, cache_dir: Path | None, use_cache: bool) -> None:
+        self.max_rows = max_rows
+        self.cache: Path | bool | None = cache_dir if use_cache else False
+        self._indexes: dict[str, LakeIndex] = {}
+        self._lock = threading.Lock()
+        self._lake_locks: dict[str, threading.Lock] = {}
+
+    def get(self, lake_root: Path) -> LakeIndex:
+        key = str(Path(lake_root).resolve())
+        with self._lock:
+            idx = self._indexes.get(key)
+            if idx is not None:
+                return idx
+            lake_lock = self._lake_locks.setdefault(key, threading.Lock())
+        with lake_lock:
+            with self._lock:
+                idx = self._indexes.get(key)
+            if idx is None:
+                idx = LakeIndex.build(lake_root, LakeOptions(max_rows=self.max_rows), cache_dir=self.cache)
+                with self._lock:
+                    self._indexes[key] = idx
+        return idx
+
+
+def task_files(task: TaskInput, index: LakeIndex) -> list[str]:
+    """The files to describe: the task's (default: the whole lake) without OS junk; hinted files first."""
+    files = [f for f in (task.files or [e.path for e in index.entries]) if not is_junk(f.rsplit("/", 1)[-1])]
+    if task.hint_files:
+        present = set(files)
+        hints = [f for f in dict.fromkeys(task.hint_files) if f in present]
+        hinted = set(hints)
+        files = hints + [f for f in files if f not in hinted]
+    return files
+
+
+__all__ = ["LakeIndexes", "task_files"]

@@ -1,0 +1,105 @@
+"""The task's sandbox session as smolagents' Python executor: generated code never runs on the host.
+
+smolagents' ``PythonExecutor`` interface (``send_tools``, ``send_variables``, ``__call__(code) ->
+CodeOutput``): each call runs the code in the session's persistent interpreter. ``final_answer`` is the
+code agent's (``baselines.code_agent.namespace``: the value converted to plain JSON as the scorers read
+it), defined in the session before the first step and again after a restart; a step that raises, times out
+or crashes raises here with the output and the traceback, which smolagents shows the model as the step's
+error. Each call's result is kept in ``calls`` for the task's steps.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from smolagents import PythonExecutor
+from smolagents.local_python_executor import CodeOutput
+
+from baselines.code_agent import FINAL_ANSWER_EXCEPTION, SessionOpener, read_final_answer, redefine_helpers
+from baselines.code_agent.prompts import bounded, stable
+from kramabench.contracts.session import PythonResult
+
+
+class SessionCodeError(Exception):
+    """The step's code failed in the session (an exception, a timeout, a crash); the message is what the
+    model is shown."""
+
+
+@dataclass
+class ExecutorCall:
+    result: PythonResult
+    code_s: float
+    outcome: str
+    answer: Any = None
+    final: bool = False
+    observation_cut: bool = False
+
+
+class SessionExecutor(PythonExecutor):
+    def __init__(self, opener: SessionOpener, *, timeout_s: float, output_chars: int) -> None:
+        self.opener = opener
+        self.timeout_s = timeout_s
+        self.output_chars = output_chars
+        self.calls: list[ExecutorCall] = []
+        self.answer_doc: dict | None = None
+
+    def send_tools(self, tools: dict[str, Any]) -> None:
+        others = sorted(n for n in tools if n != "final_answer")
+        if others:  # a tool's Python would have to run in the sandbox; this adapter runs none
+            raise ValueError(f"tools other than final_answer are not supported in the sandbox session: {', '.join(others)}")
+
+    def send_variables(self, variables: dict[str, Any]) -> None:
+        if variables:
+            raise ValueError("variables cannot be sent into the sandbox session (additional_args are not supported)")
+
+    def _logs(self, r: PythonResult, final: bool) -> tuple[str, bool]:
+        stderr = r.stderr
+        if final:
+            at = stderr.rfind("Traceback (most recent call last)")
+            if at >= 0 and FINAL_ANSWER_EXCEPTION in stderr[at:]:
+                stderr = stderr[:at]
+        elif r.error is not None:  # the traceback goes into the error message, not the logs
+            at = stderr.rfind("Traceback (most recent call last)")
+            if at >= 0:
+                stderr = stderr[:at]
+        text = stable(r.stdout) + (stable(stderr) if stderr.strip() else "")
+        return bounded(text, self.output_chars)
+
+    def __call__(self, code_action: str) -> CodeOutput:
+        session = self.opener.get()
+        t0 = time.perf_counter()
+        r = session.python(code_action, timeout=self.timeout_s)
+        code_s = time.perf_counter() - t0
+        if r.state_lost:
+            redefine_helpers(session)
+        final = r.error is not None and r.error.type == FINAL_ANSWER_EXCEPTION
+        logs, cut = self._logs(r, final)
+        cut = cut or r.truncated
+        if final:
+            doc, why = read_final_answer(session)
+            if doc is not None:
+                self.answer_doc = doc
+                self.calls.append(ExecutorCall(r, code_s, "final_answer", doc.get("answer"), True, cut))
+                return CodeOutput(output=doc.get("answer"), logs=logs, is_final_answer=True)
+            self.calls.append(ExecutorCall(r, code_s, "answer_error", observation_cut=cut))
+            raise SessionCodeError(f"{logs}\nfinal_answer(...) was called, but its answer could not be read: {why}")
+        outcome = ("timeout" if r.timed_out else "oom" if r.oom else "crashed" if r.crashed
+                   else "error" if r.error is not None else "ok")
+        self.calls.append(ExecutorCall(r, code_s, outcome, observation_cut=cut))
+        if outcome == "ok":
+            return CodeOutput(output=stable(r.value) if r.value is not None else None, logs=logs, is_final_answer=False)
+        parts = [logs.rstrip()] if logs.strip() else []
+        if r.error is not None:
+            tb = stable(r.error.traceback or f"{r.error.type}: {r.error.message}")
+            parts.append(bounded(tb, self.output_chars)[0])
+        if r.explanation:
+            parts.append(f"The step was stopped: {r.explanation}." if r.timed_out else r.explanation)
+        raise SessionCodeError("\n".join(parts) or outcome)
+
+    def cleanup(self) -> None:
+        self.opener.close()
+
+
+__all__ = ["ExecutorCall", "SessionCodeError", "SessionExecutor"]

@@ -1,0 +1,56 @@
+"""kramabench's model as smolagents' model: every call goes through kramabench's managed model (response
+cache, cost, rate limits, retries, budgets, recording and ``replay/``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import smolagents
+from smolagents.models import get_clean_message_list, tool_role_conversions
+
+from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOptions
+
+
+def cut_at_stop(text: str, stop: list[str] | None) -> str:
+    """The text up to the first stop sequence (kramabench's providers send no stop sequences: the cut is
+    made here, the same on a recorded and a replayed call)."""
+    if not stop:
+        return text
+    cut = min((i for s in stop if s and (i := text.find(s)) >= 0), default=-1)
+    return text if cut < 0 else text[:cut]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return "" if content is None else str(content)
+
+
+class KramabenchModel(smolagents.Model):
+    """A ``smolagents.Model`` whose ``generate`` calls a kramabench :class:`Model`; the completions are kept
+    in ``completions`` (their cost, latency and cache status go into the task's steps and usage)."""
+
+    def __init__(self, model: Model, options: ModelOptions) -> None:
+        super().__init__(model_id=model.id, flatten_messages_as_text=True)
+        self.kb_model = model
+        self.kb_options = options
+        self.completions: list[Completion] = []
+
+    def generate(self, messages: list[Any], stop_sequences: list[str] | None = None,
+                 response_format: dict[str, str] | None = None, tools_to_call_from: list[Any] | None = None,
+                 **kwargs: Any) -> smolagents.ChatMessage:
+        clean = get_clean_message_list(messages, role_conversions=tool_role_conversions, flatten_messages_as_text=True)
+        msgs = [ChatMessage(role=m["role"] if m["role"] in ("system", "user", "assistant") else "user",
+                            content=_text(m.get("content"))) for m in clean]
+        options = self.kb_options.model_copy(update={"response_format_json": True}) if response_format else self.kb_options
+        c = self.kb_model.complete(msgs, options)  # a ModelError ends the agent (smolagents: AgentGenerationError)
+        self.completions.append(c)
+        return smolagents.ChatMessage(
+            role=smolagents.MessageRole.ASSISTANT, content=cut_at_stop(c.text, stop_sequences),
+            token_usage=smolagents.TokenUsage(input_tokens=c.usage.prompt_tokens, output_tokens=c.usage.completion_tokens),
+        )
+
+
+__all__ = ["KramabenchModel", "cut_at_stop"]

@@ -1,0 +1,231 @@
+"""smolagents' CodeAgent on a kramabench task: smolagents' own loop and prompts; kramabench's model
+(:class:`~baselines.smolagents.model.KramabenchModel`) and the task's sandbox session
+(:class:`~baselines.smolagents.executor.SessionExecutor`) under it; its memory turned into the task's steps."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from importlib.metadata import version
+from typing import Any
+
+import smolagents
+from smolagents import (
+    ActionStep,
+    AgentGenerationError,
+    AgentMaxStepsError,
+    AgentParsingError,
+    CodeAgent,
+    LogLevel,
+)
+from smolagents.memory import PlanningStep
+
+from baselines.code_agent import SessionOpener
+from baselines.code_agent.lake import LakeIndexes, task_files
+from baselines.code_agent.prompts import environment_section, question_section
+from kramabench.contracts.model import Completion, Model, ModelError
+from kramabench.contracts.records import jsonable
+from kramabench.contracts.sandbox import Sandbox
+from kramabench.contracts.steps import AgentStep
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.lake import estimate_tokens
+from kramabench.sandbox.environment import import_names, load_lock
+
+from .executor import ExecutorCall, SessionExecutor
+from .model import KramabenchModel
+from .options import SUPPORTED, SmolagentsOptions
+
+log = logging.getLogger(__name__)
+
+TASK_NOTES = """\
+# How to work here
+- The data lake is the read-only folder {lake_dir}; the current working directory is an empty scratch \
+folder you may write to. There is no network and no way to install packages.
+- Each code step may run for at most {step_timeout} seconds; then it is stopped and the interpreter \
+restarted (variables are lost, files you wrote stay).
+- Besides final_answer, a function shell(command) runs a shell command in the working directory and \
+prints its output and exit code.
+- Give final_answer a plain value in the form the question asks for (a number, a string, a list); a \
+DataFrame, Series, numpy value or set is converted for you (one value: that value; one column or row: a list)."""
+
+
+def check_version() -> str:
+    """smolagents' version, refused in one line when outside :data:`SUPPORTED`."""
+    have = version("smolagents")
+    parts = tuple(int(x) for x in re.findall(r"\d+", have)[:2])
+    if not (1, 26) <= parts < (1, 27):
+        raise RuntimeError(f"smolagents {have} is installed; this adapter supports smolagents{SUPPORTED} "
+                           f"(pip install 'kramabench[smolagents]')")
+    return have
+
+
+class SmolagentsCodeAgent:
+    def __init__(self, options: SmolagentsOptions, model: Model, sandbox: Sandbox) -> None:
+        self.smolagents_version = check_version()
+        self.options = options
+        self.model = model
+        self.sandbox = sandbox
+        self.name = options.name
+        self.indexes = LakeIndexes(max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir,
+                                   use_cache=options.use_lake_cache)
+
+    def task_text(self, task: TaskInput, pose: bool) -> tuple[str, dict]:
+        opts = self.options
+        index = self.indexes.get(task.lake_root)
+        files = task_files(task, index)
+        lake_dir = self.sandbox.lake_dir(task.lake_root)
+        head = question_section(task, pose) + environment_section(task)
+        notes = TASK_NOTES.format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}")
+        intro = f"# Data lake\nThe lake is the folder {lake_dir} ({len(files)} files); read files by the full paths listed here.\n"
+        budget = max(200, opts.prompt_budget_tokens - estimate_tokens(head + notes + intro) - 16)
+        rendered = index.render(files, budget_tokens=budget, path_prefix=lake_dir, max_rows=opts.snippet_rows,
+                                content=True, style=opts.lake_rendering)
+        text = head + notes + "\n\n" + intro + rendered.text
+        return text, {"files_shown": len(files), "lake_rendering": opts.lake_rendering,
+                      "lake_render_mode": rendered.mode, "task_tokens_estimated": estimate_tokens(text)}
+
+    def solve(self, task: TaskInput) -> SystemOutput:
+        from kramabench.models.costs import system_usage
+
+        t0 = time.perf_counter()
+        out = SystemOutput()
+        kb_model = KramabenchModel(self.model, self.options.model_options)
+        try:
+            self._solve(task, out, kb_model)
+        except Exception as e:  # noqa: BLE001 - a system never ends the run
+            log.exception("smolagents' CodeAgent crashed on a task")
+            out.answer = None
+            out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
+        out.iterations = len(out.steps)
+        out.usage = system_usage(kb_model.completions, wall_s=time.perf_counter() - t0)
+        return out
+
+    def _solve(self, task: TaskInput, out: SystemOutput, kb_model: KramabenchModel) -> None:
+        opts = self.options
+        pose = (opts.pose_subtasks if opts.pose_subtasks is not None else bool(task.subtasks)) and bool(task.subtasks)
+        try:
+            text, facts = self.task_text(task, pose)
+        except OSError as e:
+            out.error = OutcomeError(kind="lake_error", message=f"cannot index the data lake {task.lake_root}: {e}")
+            return
+        out.transcript.append({"type": "prompt_facts", "system": opts.name, "smolagents": self.smolagents_version,
+                               **facts})
+        opener = SessionOpener(self.sandbox, task, opts.limits)
+        executor = SessionExecutor(opener, timeout_s=opts.step_timeout_s, output_chars=opts.observation_chars)
+        agent = CodeAgent(
+            tools=[], model=kb_model, executor=executor, max_steps=opts.max_steps,
+            additional_authorized_imports=sorted({m for mods in import_names(load_lock()).values() for m in mods
+                                                  if not m.startswith("_")}),
+            planning_interval=opts.planning_interval, verbosity_level=LogLevel.OFF,
+            code_block_tags="markdown" if opts.code_block_tags == "markdown" else None,
+        )
+        out.transcript.append({"type": "prompt", "system_prompt": agent.system_prompt, "task": text})
+        answer: Any = None
+        try:
+            answer = agent.run(text)
+        except AgentGenerationError as e:
+            cause = e.__cause__
+            if isinstance(cause, ModelError):
+                out.error = OutcomeError(kind="model_error", message=f"{cause.kind}: {cause.message}")
+            else:
+                out.error = OutcomeError(kind="model_error", message=f"other: {e}")
+        except smolagents.AgentError as e:
+            out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
+        finally:
+            executor.cleanup()
+            out.steps = steps_of(agent.memory.steps, kb_model.completions, executor.calls)
+            out.files_read = sorted({f for c in executor.calls for f in c.result.files_read})
+            ran = [(s.step, s.code) for s in out.steps if s.code and s.outcome in ("ok", "final_answer")]
+            out.pipeline_code = "\n\n".join(f"# --- step {n} ---\n{c.rstrip()}" for n, c in ran) or None
+        if out.error is not None and out.error.kind == "model_error":
+            if out.steps and out.steps[-1].outcome == "model_error":
+                out.steps[-1].error = out.error.message
+            else:
+                out.steps.append(AgentStep(step=len(out.steps) + 1, outcome="model_error", error=out.error.message))
+        if out.error is not None:
+            return
+        if executor.answer_doc is not None:
+            doc = executor.answer_doc
+            out.answer = jsonable(doc.get("answer"))
+            subs = doc.get("subtasks")
+            if isinstance(subs, dict) and pose:
+                keys = {s.key for s in task.subtasks or []}
+                out.subtask_answers = {k: jsonable(v) for k, v in subs.items() if k in keys}
+            return
+        # no final_answer call: smolagents ended at max_steps
+        if opts.answer_after_max_steps:
+            out.answer = jsonable(str(answer)) if answer is not None else None
+            out.transcript.append({"type": "max_steps_reached", "max_steps": opts.max_steps,
+                                   "answer_from": "smolagents' final call without code"})
+        else:
+            out.error = OutcomeError(kind="max_steps", message=f"no final answer within max_steps={opts.max_steps} steps")
+
+
+_THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\s*", re.IGNORECASE)
+
+
+def _thought(text: str | None, code_start: str) -> str | None:
+    if not text:
+        return None
+    at = text.find(code_start)
+    thought = _THOUGHT.sub("", (text[:at] if at >= 0 else text).strip()).strip()
+    return thought or None
+
+
+def steps_of(memory: list[Any], completions: list[Completion], calls: list[ExecutorCall]) -> list[AgentStep]:
+    """smolagents' memory as :class:`AgentStep` s: each action step (and planning step) took one model call,
+    in order; each action step that ran code one executor call, in order."""
+    steps: list[AgentStep] = []
+    ci = xi = 0
+    for m in memory:
+        if not isinstance(m, (ActionStep, PlanningStep)):
+            continue
+        c = completions[ci] if ci < len(completions) else None
+        ci += 1
+        usage = m.token_usage
+        base: dict[str, Any] = {
+            "step": len(steps) + 1,
+            "prompt_tokens": usage.input_tokens if usage else 0,
+            "completion_tokens": usage.output_tokens if usage else 0,
+            "cost_usd": c.cost_usd if c else 0.0, "cached": bool(c and c.cached),
+            "finish_reason": c.finish_reason if c else None, "model_s": round(c.latency_s, 4) if c else 0.0,
+            "wall_s": round(m.timing.duration or 0.0, 4) if m.timing else 0.0,
+        }
+        if isinstance(m, PlanningStep):
+            steps.append(AgentStep(**base, outcome="ok", thought=m.plan, details={"planning": True}))
+            continue
+        if c is None and m.model_output is None and not isinstance(m.error, AgentMaxStepsError):
+            steps.append(AgentStep(**base, outcome="model_error", error="the model call failed"))
+            continue  # the call whose failure ended the agent
+        err = m.error
+        call: ExecutorCall | None = None
+        if m.code_action is not None and not isinstance(err, (AgentParsingError, AgentMaxStepsError)):
+            call = calls[xi] if xi < len(calls) else None
+            xi += 1
+        if isinstance(err, AgentMaxStepsError):
+            steps.append(AgentStep(**base, outcome="final_answer", thought=str(m.action_output),
+                                   error="max_steps reached: smolagents asked for an answer without code",
+                                   details={"max_steps_reached": True}))
+            continue
+        if isinstance(err, AgentParsingError):
+            outcome = "format_error"
+        elif call is not None:
+            outcome = call.outcome
+        elif err is not None:
+            outcome = "error"
+        else:
+            outcome = "final_answer" if m.is_final_answer else "ok"
+        text = m.model_output if isinstance(m.model_output, str) else None
+        steps.append(AgentStep(
+            **base, outcome=outcome, thought=_thought(text, "<code>" if "<code>" in (text or "") else "```"),
+            code=m.code_action, observation=m.observations if m.observations is not None else (str(err) if err else None),
+            error=str(err) if err is not None else None,
+            code_s=round(call.code_s, 4) if call else None, state_lost=bool(call and call.result.state_lost),
+            truncated=bool(call and call.observation_cut),
+            details={"answer": call.answer} if call is not None and call.final else {},
+        ))
+    return steps
+
+
+__all__ = ["SmolagentsCodeAgent", "check_version", "steps_of"]

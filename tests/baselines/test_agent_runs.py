@@ -1,0 +1,169 @@
+"""Agents in real runs (``kramabench run`` in a subprocess, the local sandbox, the local OpenAI-compatible
+server scripting each task's conversation): steps recorded; a recorded run replays offline to the same
+records at $0; a 401 in the middle of a run stops it (exit 3) and a resume finishes it; a run killed with
+SIGKILL mid-agent resumes to complete records."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kramabench.run.store import RunStore
+from kramabench.testing import OpenAIServer, Reply
+from tests.baselines.agent_scripts import by_step, lake_dir_of
+from tests.run.synth import make_workload
+
+pytestmark = [pytest.mark.api, pytest.mark.slow]
+
+#: each agent system and how its replies carry code
+SYSTEMS = {
+    "code-agent": lambda code, thought: f"Thought: {thought}\n```python\n{code}\n```\n",
+    "smolagents-code-agent": lambda code, thought: f"Thought: {thought}\n<code>\n{code}\n</code>\n",
+}
+
+
+def _env(repo_root, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER"))}
+    env["PYTHONPATH"] = str(repo_root)
+    env["KRAMABENCH_CACHE"] = str(tmp_path / "cache")
+    env["COLUMNS"] = "200"
+    return env
+
+
+def _run(args, **kw):
+    return subprocess.run([sys.executable, "-m", "kramabench", "run", *args, "--progress", "none", "--no-report"],
+                          capture_output=True, text=True, **kw)
+
+
+def script(system: str, *, fail_at: tuple[int, Reply] | None = None):
+    """Three steps per task: read the table, pick v for the task's k (state carried), final_answer(v)."""
+    fmt = SYSTEMS[system]
+
+    def replies(n: int, req):
+        if fail_at is not None and n == fail_at[0]:
+            return fail_at[1]
+        first_user = next(m["content"] for m in req.messages if m["role"] == "user")
+        k = int(re.search(r"for k=(\d+)", first_user).group(1))
+        lake = lake_dir_of(req.messages)
+        if n == 1:
+            return fmt(f"import pandas as pd\ndf = pd.read_csv('{lake}/numbers.csv')\nprint(df.shape)", "read the table")
+        if n == 2:
+            return fmt(f"v = int(df.loc[df['k'] == {k}, 'v'].iloc[0])\nprint('v is', v)", "pick the row")
+        return fmt("final_answer(v)", "done")
+
+    return by_step(replies)
+
+
+def _comparable(rec):
+    """A record without what differs between a run and its replay (times, cost, the run id)."""
+    steps = [s.model_dump(exclude={"wall_s", "model_s", "code_s", "cost_usd", "cached"}) for s in rec.steps]
+    return (rec.task_id, rec.status, json.dumps(rec.answer), rec.score, rec.error, steps, rec.pipeline_code,
+            rec.usage.prompt_tokens, rec.usage.completion_tokens, rec.usage.model_calls)
+
+
+@pytest.mark.parametrize("system", list(SYSTEMS))
+def test_a_recorded_agent_run_replays_offline_to_the_same_records(tmp_path, repo_root, system):
+    root = make_workload(tmp_path / "wl", n=6)
+    res = tmp_path / "res"
+    env = _env(repo_root, tmp_path)
+    with OpenAIServer() as server:
+        server.handler = script(system)
+        model = f"openai-compatible/test-model@{server.base_url}"
+        p = _run(["--workload", str(root), "--system", system, "--model", model, "--results", str(res),
+                  "--run-id", "rec", "-j", "3"], cwd=repo_root, env=env, timeout=600)
+        assert p.returncode == 0, p.stderr
+        served = len(server.chat_requests)
+        assert served == 6 * 3
+        rep = _run(["--workload", str(root), "--system", system, "--model", f"replay/{res / 'rec'}",
+                    "--results", str(res), "--run-id", "rep", "-j", "2"], cwd=repo_root, env=env, timeout=600)
+        assert rep.returncode == 0, rep.stderr
+        assert len(server.chat_requests) == served  # offline
+    rec = sorted(RunStore(res / "rec").read().records, key=lambda r: r.task_id)
+    again = sorted(RunStore(res / "rep").read().records, key=lambda r: r.task_id)
+    assert all(r.status == "ok" and r.score == 1.0 for r in rec), [(r.task_id, r.error) for r in rec]
+    assert all([s.outcome for s in r.steps][-1] == "final_answer" and len(r.steps) == 3 for r in rec)
+    assert all("v is" in r.steps[1].observation for r in rec)
+    assert [_comparable(r) for r in again] == [_comparable(r) for r in rec]
+    assert all(r.usage.cost_usd == 0 for r in again)
+
+
+@pytest.mark.parametrize("system", list(SYSTEMS))
+def test_a_401_mid_run_stops_it_and_a_resume_finishes_it(tmp_path, repo_root, system):
+    root = make_workload(tmp_path / "wl", n=4)
+    res = tmp_path / "res"
+    env = _env(repo_root, tmp_path)
+    with OpenAIServer() as server:
+        server.handler = script(system, fail_at=(2, Reply.error(401, "Incorrect API key provided")))
+        model = f"openai-compatible/test-model@{server.base_url}"
+        p = _run(["--workload", str(root), "--system", system, "--model", model, "--results", str(res),
+                  "--run-id", "r", "-j", "1"], cwd=repo_root, env=env, timeout=600)
+        assert p.returncode == 3, p.stderr
+        assert "fatal model error" in p.stderr and "auth" in p.stderr and "Traceback" not in p.stderr
+        m = RunStore(res / "r").read_manifest()
+        assert m.status == "interrupted" and m.stop_reason.startswith("auth")
+        assert not RunStore(res / "r").read().records  # the fault's outcome is not recorded
+        server.handler = script(system)
+        p2 = _run(["--resume", "--run-id", "r", "--results", str(res)], cwd=repo_root, env=env, timeout=600)
+    assert p2.returncode == 0, p2.stderr
+    recs = RunStore(res / "r").read().records
+    assert len(recs) == 4 and all(r.status == "ok" and r.score == 1.0 and len(r.steps) == 3 for r in recs)
+
+
+@pytest.mark.parametrize("system", list(SYSTEMS))
+def test_a_run_killed_mid_agent_resumes(tmp_path, repo_root, system):
+    n = 8
+    root = make_workload(tmp_path / "wl", n=n)
+    res = tmp_path / "res"
+    env = _env(repo_root, tmp_path)
+    with OpenAIServer(latency_s=0.15) as server:
+        server.handler = script(system)
+        model = f"openai-compatible/test-model@{server.base_url}"
+        args = ["--workload", str(root), "--system", system, "--model", model, "--results", str(res),
+                "--run-id", "k", "-j", "2", "--progress", "none", "--no-report"]
+        proc = subprocess.Popen([sys.executable, "-m", "kramabench", "run", *args], cwd=repo_root, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        path = res / "k" / "records.jsonl"
+        t0 = time.monotonic()
+        # killed while agents are between steps: two records written, others mid-conversation
+        while not (path.exists() and path.read_bytes().count(b"\n") >= 2):
+            assert proc.poll() is None, proc.stderr.read()
+            assert time.monotonic() - t0 < 300
+            time.sleep(0.02)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        partial = RunStore(res / "k").read().records
+        assert 2 <= len(partial) < n
+        again = _run(["--resume", "--run-id", "k", "--results", str(res)], cwd=repo_root, env=env, timeout=600)
+        assert again.returncode == 0, again.stderr
+    recs = RunStore(res / "k").read().records
+    assert len({r.task_id for r in recs}) == len(recs) == n
+    assert all(r.status == "ok" and r.score == 1.0 and [s.outcome for s in r.steps] == ["ok", "ok", "final_answer"]
+               for r in recs)
+
+
+def test_the_subtasks_setting_poses_each_subtask_to_the_agent(tmp_path, repo_root):
+    root = make_workload(tmp_path / "wl", n=2)
+    res = tmp_path / "res"
+
+    def replies(n, req):
+        q = next(m["content"] for m in req.messages if m["role"] == "user")
+        return SYSTEMS["code-agent"](f"final_answer({re.search(r'answer=(.*?)]', q).group(1)})", "answer it")
+
+    with OpenAIServer() as server:
+        server.handler = by_step(replies)
+        p = _run(["--workload", str(root), "--system", "code-agent", "--setting", "subtasks", "--model",
+                  f"openai-compatible/test-model@{server.base_url}", "--results", str(res), "--run-id", "s"],
+                 cwd=repo_root, env=_env(repo_root, tmp_path), timeout=600)
+        assert p.returncode == 0, p.stderr
+        first = server.chat_requests[0].messages[1]["content"]
+    assert "This is one step of a larger question" in first
+    recs = RunStore(res / "s").read().records
+    assert len(recs) == 4 and all(r.setting == "subtasks" and r.subtask_id and r.score == 1.0 for r in recs)

@@ -1,0 +1,135 @@
+"""smolagents' CodeAgent as a kramabench system: its own loop and prompts, kramabench's model under it (the
+real openai client against the local test server) and the task's sandbox session as its executor (local;
+docker too). Generated code never runs on the host."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("smolagents") if not os.environ.get("CI") else None
+
+from kramabench.systems import SystemContext, TaskInput, get_system_spec  # noqa: E402
+from kramabench.testing import Reply  # noqa: E402
+from tests.baselines.agent_scripts import REVENUE  # noqa: E402
+
+pytestmark = pytest.mark.api
+
+BACKENDS = ["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.slow])]
+
+
+def step(code: str, thought: str = "next") -> str:
+    return f"Thought: {thought}\n<code>\n{code.strip()}\n</code>\n"
+
+
+@pytest.fixture(params=BACKENDS)
+def sandbox(request):
+    return request.getfixturevalue(f"{request.param}_sandbox")
+
+
+@pytest.fixture
+def model(openai_server):
+    from kramabench.models import RetryPolicy, get_model
+
+    return get_model(f"openai-compatible/test-model@{openai_server.base_url}", cache=False,
+                     retry=RetryPolicy(base_s=0.01, max_s=0.05, jitter=0.0),
+                     price={"input_per_m": 1.0, "output_per_m": 2.0})
+
+
+def task(lake: Path) -> TaskInput:
+    files = sorted(p.relative_to(lake).as_posix() for p in lake.rglob("*") if p.is_file())
+    return TaskInput(query="What is the total revenue of the shop?", lake_root=lake, files=files)
+
+
+def agent(model, sandbox, tmp_path, **opts):
+    return get_system_spec("smolagents-code-agent").build(
+        SystemContext(options={"lake_cache_dir": str(tmp_path / "lc"), **opts}, model=model, sandbox=sandbox))
+
+
+def test_solved_in_three_steps_in_the_session(openai_server, model, sandbox, lake, tmp_path):
+    openai_server.enqueue(
+        step("import os, pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nprint(df.shape, os.getpid() != 0)"),
+        step("revenue = float((df['units'] * df['price']).sum())\nprint('revenue', revenue)"),
+        step("final_answer(revenue)"),
+    )
+    out = agent(model, sandbox, tmp_path).solve(task(lake))
+    assert out.error is None, out.error
+    assert out.answer == pytest.approx(REVENUE)
+    assert [s.outcome for s in out.steps] == ["ok", "ok", "final_answer"]
+    reqs = openai_server.chat_requests
+    assert len(reqs) == 3
+    # smolagents' own prompts; our task text; the observation of step 2 built by smolagents from our executor
+    assert "Thought, Code, and Observation" in reqs[0].messages[0]["content"]
+    assert "/lake/shop/sales.csv" in reqs[0].messages[1]["content"]
+    assert f"revenue {REVENUE}" in reqs[2].messages[-1]["content"]
+    s1 = out.steps[0]
+    assert "(3, 3) True" in s1.observation and s1.code.startswith("import os") and s1.code_s is not None
+    assert s1.prompt_tokens > 0 and s1.cost_usd > 0 and s1.thought == "next"
+    assert out.usage.model_calls == 3 and out.files_read == ["shop/sales.csv"]
+
+
+def test_the_code_runs_in_the_sandbox_not_on_the_host(openai_server, model, local_sandbox, lake, tmp_path, monkeypatch):
+    monkeypatch.setenv("KRAMABENCH_HOST_SECRET", "s3cr3t")
+    marker = tmp_path / "written-by-the-agent"
+    openai_server.enqueue(step(f"import os\nopen({str(marker)!r}, 'w').write('x')"),
+                          step("import os\nfinal_answer(os.environ.get('KRAMABENCH_HOST_SECRET', 'absent'))"))
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert not marker.exists()  # the host's folder is not reachable from the session
+    assert out.steps[0].outcome == "error"
+    assert out.answer == "absent"
+
+
+def test_an_error_then_a_fix_and_a_timeout(openai_server, model, sandbox, lake, tmp_path):
+    openai_server.enqueue(
+        step("import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\ndf['unit_price'].sum()"),
+        step("while True:\n    pass"),
+        step("import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nfinal_answer((df.units * df.price).sum())"),
+    )
+    out = agent(model, sandbox, tmp_path, step_timeout_s=2).solve(task(lake))
+    assert out.error is None and out.answer == pytest.approx(REVENUE)
+    assert [s.outcome for s in out.steps] == ["error", "timeout", "final_answer"]
+    shown = [r.messages[-1]["content"] for r in openai_server.chat_requests[1:]]
+    assert "KeyError" in shown[0] and "unit_price" in shown[0]
+    assert "stopped" in shown[1] and "2 s" in shown[1] and out.steps[1].state_lost
+
+
+def test_replies_without_code_and_max_steps(openai_server, model, local_sandbox, lake, tmp_path):
+    openai_server.enqueue("I believe it is 47.5.", "Still thinking.", "No code again.", step("x = 1"),
+                          "47.5")  # the last: smolagents' own call for an answer after max_steps
+    out = agent(model, local_sandbox, tmp_path, max_steps=4).solve(task(lake))
+    assert [s.outcome for s in out.steps] == ["format_error", "format_error", "format_error", "ok", "final_answer"]
+    assert out.error is None and out.answer == "47.5"  # smolagents' behaviour: the answer of its final call
+    assert any(t.get("type") == "max_steps_reached" for t in out.transcript)
+    openai_server.enqueue(step("x = 1"), step("x = 2"))
+    out = agent(model, local_sandbox, tmp_path, max_steps=2, answer_after_max_steps=False).solve(task(lake))
+    assert out.answer is None and out.error.kind == "max_steps"
+
+
+def test_final_answer_of_a_dataframe_and_a_10_mb_print(openai_server, model, sandbox, lake, tmp_path):
+    openai_server.enqueue(
+        step("for i in range(200_000):\n    print('y' * 50, i)\nprint('end')"),
+        step("import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\n"
+             "final_answer(df.sort_values('units', ascending=False)[['region', 'units']].head(2))"),
+    )
+    out = agent(model, sandbox, tmp_path, observation_chars=4000).solve(task(lake))
+    assert out.error is None and out.answer == [["south", 5], ["north", 3]]
+    assert out.steps[0].truncated and out.steps[0].outcome == "ok"
+    shown = openai_server.chat_requests[1].messages[-1]["content"]
+    assert "end" in shown and len(shown) < 4000 + 1500
+
+
+def test_a_model_error_ends_the_agent(openai_server, model, local_sandbox, lake, tmp_path):
+    openai_server.enqueue(step("a = 1"), Reply.error(404, "The model does not exist"))
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.error.kind == "model_error" and out.error.message.startswith("not_found")
+    assert [s.outcome for s in out.steps] == ["ok", "model_error"]
+
+
+def test_an_unsupported_smolagents_version_is_refused_in_one_line(monkeypatch):
+    import baselines.smolagents.system as s
+
+    monkeypatch.setattr(s, "version", lambda name: "1.9.0")
+    with pytest.raises(RuntimeError, match=r"smolagents 1.9.0 is installed; this adapter supports smolagents>=1.26"):
+        s.check_version()
