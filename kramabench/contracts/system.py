@@ -55,8 +55,9 @@ class TaskInput(BaseModel):
     )
     outputs: list[str] = Field(
         default_factory=list,
-        description="files of the session workspace (relative paths) that the task's answer is: collect them "
-        "(Session.collect) before the session ends, e.g. an ELT task's warehouse file",
+        description="files of the session workspace (relative paths) that the task's answer is, e.g. an ELT task's "
+        "warehouse file and its write-ahead log: collect them all (Session.collect) before the session ends; one "
+        "that does not exist is refused ('no such file or folder'), which the setting judges, not the system",
     )
 
 

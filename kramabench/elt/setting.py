@@ -42,6 +42,16 @@ log = logging.getLogger(__name__)
 PRIMARY = "elt-bench"
 
 
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def _listing(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
 
@@ -66,12 +76,62 @@ def _via_scorer(model: DataModel, expected: Table, actual: Table, comparators: l
             for c in comparators}
 
 
+def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> str:
+    """What a system's prompt is told of an ELT task's environment (``TaskInput.environment``): the sources as
+    reachable from its session, the warehouse to write, the tools; written from the task's ``config.yaml``."""
+    lines = ["This is an ELT task: its result is the DuckDB warehouse file you build, not a value you answer.",
+             "The sources (config.yaml in the task folder names them, with their credentials) are reachable from "
+             "your code in this session only:"]
+    if "postgres" in cfg:
+        pg = cfg["postgres"]["config"]
+        lines.append(f"- PostgreSQL at {pg['host']}:{pg['port']} (user {pg['user']}, password {pg['password']}, "
+                     f"database {pg['database']}, schema {pg['schema']}; tables {', '.join(pg['tables'])}): psycopg "
+                     "in Python, or the psql command where it is installed")
+    if "custom_api" in cfg:
+        api = cfg["custom_api"]["config"]
+        lines.append(f"- a REST API at {api['base_url']}: GET {api['base_url']}/<table> returns the whole table as a "
+                     f"JSON list of objects (tables {', '.join(api['tables'])})")
+    if cfg.get("flat_files"):
+        lines.append("- flat files in the task folder: " + ", ".join(f["path"] for f in cfg["flat_files"]))
+    if "aws_s3" in cfg:
+        s3 = cfg["aws_s3"]
+        if "AWS_ENDPOINT_URL" in s3:
+            lines.append(f"- S3 at {s3['AWS_ENDPOINT_URL']} (access key {s3['AWS_ACCESS_KEY_ID']}, secret "
+                         f"{s3['AWS_SECRET_ACCESS_KEY']}): objects " + ", ".join(d["path"] for d in s3["data"])
+                         + " (boto3 in Python)")
+        else:
+            lines.append("- S3 objects, as files of the task folder: "
+                         + ", ".join(f"{d['path']} at {d['local_path']}" for d in s3["data"]))
+    if "mongodb" in cfg:
+        mc = cfg["mongodb"]["config"]
+        if "connection_string" in mc:
+            lines.append(f"- MongoDB at {mc['connection_string']} (database {mc['database']}; collections "
+                         f"{', '.join(mc['tables'])}): pymongo in Python")
+        else:
+            lines.append(f"- MongoDB collections as JSON-lines files of the task folder, one document per line: "
+                         f"{mc['files']} (collections {', '.join(mc['tables'])})")
+    schema = cfg.get("warehouse", {}).get("schema", "main")
+    lines += [
+        f"Write the warehouse to the file {warehouse} in your working directory (its database is then named "
+        f"{pipeline_id}), schema {schema}: load every source table under its own name with all of its rows, then "
+        "build each data model of data_model.yaml as a table or view of the same schema, named as the model, with "
+        "the columns it lists.",
+        "Tools: Python with duckdb, psycopg, pymongo, boto3 and requests; the dbt command with the DuckDB adapter "
+        "(dbt-duckdb: a profile of type duckdb whose path is the warehouse file). Only one process may write the "
+        "warehouse at a time: close your own DuckDB connection before running dbt.",
+        "The warehouse file is collected when you end the task: make sure it holds everything by then.",
+    ]
+    return "\n".join(lines)
+
+
 class EltSetting:
     """See the module docstring."""
 
     name = "elt"
     family = FAMILY
     default_judge: str | None = None
+    #: the official/verified gold views are KramaBench's; an ELT suite's corrections apply per comparator
+    scores_answers = False
 
     def __init__(self, options: SourceOptions | None = None, *, comparators: tuple[str, ...] = DEFAULT_COMPARATORS,
                  primary: str = PRIMARY) -> None:
@@ -89,7 +149,13 @@ class EltSetting:
         prefix = f"{task.id}/"
         return TaskInput(query=task.query, lake_root=Path(view.path) / task.id, setting=self.name, token=token,
                          files=[f[len(prefix):] for f in view.files if f.startswith(prefix)],
-                         outputs=[self.options.warehouse_file(task.id)])
+                         outputs=self._outputs(task.id))
+
+    def _outputs(self, pipeline_id: str) -> list[str]:
+        """The warehouse file and its write-ahead log (DuckDB replays it when the scorer opens the file, so a
+        warehouse whose connection was never closed is read whole)."""
+        name = self.options.warehouse_file(pipeline_id)
+        return [name, f"{name}.wal"]
 
     def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
         return None
@@ -112,26 +178,30 @@ class EltSetting:
                 self._staged[item.input.token] = info
             services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
             yield item.input.model_copy(update={"lake_root": sources.task_dir, "files": _listing(sources.task_dir),
-                                                "services": services})
+                                                "services": services,
+                                                "environment": environment_notes(sources.config, task.id,
+                                                                                 self.options.warehouse_file(task.id))})
         finally:
             sources.stop()
 
     # -- scoring ------------------------------------------------------------------------------------
     def _warehouse(self, item: Any, out: SystemOutput) -> tuple[Path | None, str | None]:
+        """The warehouse file the system collected: the artifact named as ``config.yaml`` says, a regular file
+        whose content is what the session's ``collect`` copied (its sha256)."""
         name = self.options.warehouse_file(item.task.id)
-        unit = item.input.artifacts_dir
-        if unit is None:
-            return None, "the run gave the task no artifacts folder"
-        unit = Path(unit).resolve()
         for a in out.artifacts:
             if a.name != name:
                 continue
             p = Path(a.path)
-            p = (p if p.is_absolute() else unit / p).resolve()
-            if p.is_relative_to(unit) and p.is_file():
+            if not p.is_absolute() and item.input.artifacts_dir is not None:
+                p = Path(item.input.artifacts_dir) / p
+            if p.is_symlink() or not p.is_file():
+                continue
+            if _sha256(p) == a.sha256:
                 return p, None
+            return None, f"{name}: the file at {p} is not the one the session collected (sha256 differs)"
         return None, (f"the system collected no {name} (it must leave the warehouse in its session's working "
-                      "directory and collect it)")
+                      "directory and collect it: TaskInput.outputs)")
 
     def score(self, ctx: Any, item: Any, out: SystemOutput) -> dict[str, Any]:
         task = item.task

@@ -659,8 +659,10 @@ def _check_resume(config: RunConfig, old: Manifest) -> None:
                 f"cannot resume {old.run_id}: it was started with {name}={b!r}, now {name}={a!r}; "
                 "resume with the same options or start a new run"
             )
-    if config.options.setting != was.options.setting:
-        raise RunSetupError(f"cannot resume {old.run_id}: it is a {was.options.setting} run")
+    if config.options.setting is None:  # not given: the run's own (recorded resolved when it started)
+        config.options.setting = was.options.setting or old.setting
+    if config.options.setting != (was.options.setting or old.setting):
+        raise RunSetupError(f"cannot resume {old.run_id}: it is a {was.options.setting or old.setting} run")
     if config.options.normalise_percent != was.options.normalise_percent:
         flag = "--normalise-percent" if was.options.normalise_percent else "--paper-percent"
         raise RunSetupError(f"cannot resume {old.run_id}: it was scored with {flag}; resume with the same scoring")

@@ -197,9 +197,12 @@ class ReferenceSystem:
                 artifacts = list(col.artifacts)
                 transcript.append({"kind": "collect", "artifacts": [a.name for a in col.artifacts],
                                    "refused": [r.model_dump() for r in col.refused]})
-                if col.refused and error is None:
-                    error = OutcomeError(kind="no_answer", message="the solution left no "
-                                         + "; ".join(f"{r.path} ({r.reason})" for r in col.refused))
+                # an output that does not exist is the setting's to judge (e.g. a write-ahead log); any other
+                # refusal (a link, a file too large), or no output at all, is the solution's failure
+                bad = [r for r in col.refused if r.reason != "no such file or folder" or not col.artifacts]
+                if bad and error is None:
+                    error = OutcomeError(kind="no_answer", message="the solution's outputs could not be collected: "
+                                         + "; ".join(f"{r.path} ({r.reason})" for r in bad))
         return SystemOutput(answer=printed, pipeline_code=code, transcript=transcript, artifacts=artifacts,
                             usage=SystemUsage(wall_s=time.monotonic() - t0), iterations=1, error=error)
 

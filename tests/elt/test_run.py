@@ -145,3 +145,17 @@ def test_a_setting_runs_the_workloads_of_its_family_only(tmp_path: Path) -> None
         prepare(RunConfig(workload="elt-mini", system="reference", results=tmp_path,
                           options=RunOptions(executor="ray")))
     assert not any(tmp_path.iterdir())  # nothing was made
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_the_reference_runs_in_the_docker_sandbox_too(tmp_path: Path) -> None:
+    """The services reach a container's session (its own loopback, the sockets bound in) and dbt runs there."""
+    cfg = RunConfig(workload="elt-mini", system="reference", results=tmp_path, run_id="docker", sandbox="docker",
+                    tasks=["bookshop", "fleet"], options=RunOptions(concurrency=2))
+    result = prepare(cfg).run()
+    recs = {r.task_id: r for r in result.records}
+    assert set(recs) == {"bookshop", "fleet"}
+    for pid, rec in recs.items():
+        assert rec.status == "ok" and rec.score == 1.0, (pid, rec.error, rec.score_details.get("stage1"))
+        assert rec.score_details["correct"] == {"elt-bench": 2, "verified": 2}

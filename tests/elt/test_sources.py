@@ -89,7 +89,7 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path) ->
         assert (task / "files" / "regions.jsonl").read_text().count("\n") == 2
         assert (task / cfg["aws_s3"]["data"][0]["local_path"]).is_file()
         assert (task / "mongodb" / "shop" / "notes.jsonl").is_file()
-        assert cfg["warehouse"]["path"] == "warehouse.duckdb"
+        assert cfg["warehouse"]["path"] == "shop.duckdb"  # named as the database the queries name
         dm = yaml.safe_load((task / "data_model.yaml").read_text())
         assert dm["models"][0]["name"] == "customer_totals"
         names_on_disk = {q.name for q in task.rglob("*")}

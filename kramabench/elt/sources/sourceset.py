@@ -75,6 +75,8 @@ class SourceSet:
     #: differences from the original set-up this run has (recorded in the manifest, shown in the report)
     differences: list[str] = field(default_factory=list)
     started_s: float = 0.0
+    #: the task's config.yaml as written (sources, in-session endpoints, credentials, the warehouse)
+    config: dict[str, Any] = field(default_factory=dict)
     _base: Path | None = None
     _stops: list[Any] = field(default_factory=list)
 
@@ -170,6 +172,7 @@ class SourceSet:
         import yaml
 
         assert self.task_dir is not None
+        self.config = cfg
         (self.task_dir / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
         write_spec(self.pipeline, self.task_dir)
 
