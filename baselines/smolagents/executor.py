@@ -11,6 +11,7 @@ error. Each call's result is kept in ``calls`` for the task's steps.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +39,11 @@ class ExecutorCall:
 
 
 class SessionExecutor(PythonExecutor):
-    def __init__(self, opener: SessionOpener, *, timeout_s: float, output_chars: int) -> None:
+    def __init__(self, opener: SessionOpener, *, timeout_s: float, output_chars: int,
+                 step_number: Callable[[], int] | None = None) -> None:
         self.opener = opener
+        #: the agent's current step (smolagents' ``step_number``): tracebacks name the code ``<step N>``
+        self.step_number = step_number
         self.timeout_s = timeout_s
         self.output_chars = output_chars
         self.calls: list[ExecutorCall] = []
@@ -65,12 +69,16 @@ class SessionExecutor(PythonExecutor):
             if at >= 0:
                 stderr = stderr[:at]
         text = stable(r.stdout) + (stable(stderr) if stderr.strip() else "")
-        return bounded(text, self.output_chars)
+        logs, cut = bounded(text, self.output_chars)
+        # ends with a line end, as smolagents' own executor's print output does: its observation goes on with
+        # "Last output from code snippet:" on a line of its own
+        return (logs + "\n" if logs else logs), cut
 
     def __call__(self, code_action: str) -> CodeOutput:
         session = self.opener.get()
         t0 = time.perf_counter()
-        r = session.python(code_action, timeout=self.timeout_s)
+        r = session.python(code_action, timeout=self.timeout_s,
+                           step=self.step_number() if self.step_number is not None else None)
         code_s = time.perf_counter() - t0
         if r.state_lost:
             redefine_helpers(session)

@@ -133,3 +133,28 @@ def test_an_unsupported_smolagents_version_is_refused_in_one_line(monkeypatch):
     monkeypatch.setattr(s, "version", lambda name: "1.9.0")
     with pytest.raises(RuntimeError, match=r"smolagents 1.9.0 is installed; this adapter supports smolagents>=1.26"):
         s.check_version()
+
+
+def test_the_prompt_says_what_the_session_runs_and_observations_read_as_smolagents_own(
+        openai_server, model, local_sandbox, lake, tmp_path):
+    """The session runs any import (the standard library, the sandbox's packages): the prompts say so, not
+    smolagents' default list that forbids os, glob, json. Print output ends its line before "Last output
+    from code snippet:", and a traceback names the code by smolagents' step number."""
+    openai_server.enqueue(
+        step("import os, glob, json, csv, pathlib\nprint(sorted(os.listdir('/lake')))"),
+        "No code in this reply.",  # smolagents' step 2: a parsing error, no code ran
+        step("def ratio(a, b):\n    return a / b\nratio(1, 0)"),
+        step("final_answer(1)"),
+    )
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.answer == 1, out.error
+    assert [s.outcome for s in out.steps] == ["ok", "format_error", "error", "final_answer"]
+    first = openai_server.chat_requests[0].messages
+    assert "only from the following list of modules: [" not in first[0]["content"]
+    assert "You can import from any package you want." in first[0]["content"]
+    assert "standard library (os, pathlib, glob, json, csv" in first[1]["content"]
+    assert "pandas" in first[1]["content"] and "sklearn (scikit-learn)" in first[1]["content"]
+    assert "['notes.txt', 'shop']\nLast output from code snippet:\nNone" in out.steps[0].observation
+    after_error = openai_server.chat_requests[3].messages[-1]["content"]
+    assert 'File "<step 3>", line 3, in <module>' in after_error
+    assert 'File "<step 3>", line 2, in ratio' in after_error and "ZeroDivisionError" in after_error
