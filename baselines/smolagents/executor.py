@@ -19,7 +19,7 @@ from smolagents import PythonExecutor
 from smolagents.local_python_executor import CodeOutput
 
 from baselines.code_agent import FINAL_ANSWER_EXCEPTION, SessionOpener, read_final_answer, redefine_helpers
-from baselines.code_agent.prompts import bounded, stable
+from baselines.code_agent.prompts import bounded, stable, without_traceback
 from kramabench.contracts.session import PythonResult
 
 
@@ -58,16 +58,10 @@ class SessionExecutor(PythonExecutor):
         if variables:
             raise ValueError("variables cannot be sent into the sandbox session (additional_args are not supported)")
 
-    def _logs(self, r: PythonResult, final: bool) -> tuple[str, bool]:
-        stderr = r.stderr
-        if final:
-            at = stderr.rfind("Traceback (most recent call last)")
-            if at >= 0 and FINAL_ANSWER_EXCEPTION in stderr[at:]:
-                stderr = stderr[:at]
-        elif r.error is not None:  # the traceback goes into the error message, not the logs
-            at = stderr.rfind("Traceback (most recent call last)")
-            if at >= 0:
-                stderr = stderr[:at]
+    def _logs(self, r: PythonResult) -> tuple[str, bool]:
+        # final_answer's own exception is no error; another's traceback goes into the error message (the whole
+        # chain of a chained exception), not into the logs too
+        stderr = without_traceback(r.stderr, r.error)
         text = stable(r.stdout) + (stable(stderr) if stderr.strip() else "")
         logs, cut = bounded(text, self.output_chars)
         # ends with a line end, as smolagents' own executor's print output does: its observation goes on with
@@ -83,7 +77,7 @@ class SessionExecutor(PythonExecutor):
         if r.state_lost:
             redefine_helpers(session)
         final = r.error is not None and r.error.type == FINAL_ANSWER_EXCEPTION
-        logs, cut = self._logs(r, final)
+        logs, cut = self._logs(r)
         cut = cut or r.truncated
         if final:
             doc, why = read_final_answer(session)

@@ -158,3 +158,20 @@ def test_the_prompt_says_what_the_session_runs_and_observations_read_as_smolagen
     after_error = openai_server.chat_requests[3].messages[-1]["content"]
     assert 'File "<step 3>", line 3, in <module>' in after_error
     assert 'File "<step 3>", line 2, in ratio' in after_error and "ZeroDivisionError" in after_error
+
+
+def test_a_chained_exception_is_shown_once(openai_server, model, local_sandbox, lake, tmp_path):
+    """An exception raised from another (pandas' KeyError from its own KeyError, ``raise ... from``): the
+    model sees the chain once, not its first part again above it."""
+    openai_server.enqueue(
+        step("print('before')\ntry:\n    {}['a']\nexcept KeyError as e:\n    raise ValueError('no a') from e"),
+        step("try:\n    {}['b']\nexcept KeyError:\n    final_answer(2)"),
+    )
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.answer == 2, out.error
+    shown = openai_server.chat_requests[1].messages[-1]["content"]
+    assert shown.count("KeyError: 'a'") == 1 and shown.count("ValueError: no a") == 1, shown
+    assert shown.count("direct cause") == 1 and shown.count("Traceback (most recent call last)") == 2
+    assert "before" in shown
+    # final_answer called while handling an exception: no traceback in its step's logs
+    assert "Traceback" not in out.steps[-1].observation and "KeyError" not in out.steps[-1].observation
