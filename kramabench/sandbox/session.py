@@ -650,6 +650,11 @@ class ForkServerSession:
                     if exit_code == -signal.SIGKILL and self._oom_count():
                         oom = True
                         reasons.append(f"killed by {name} (the memory limit of {self.limits.memory_mb} MB?)")
+                    elif exit_code == -signal.SIGXCPU:
+                        reasons.append(f"killed by the CPU-time limit of {self.limits.cpu_s} s ({name})")
+                    elif exit_code == -signal.SIGXFSZ:
+                        reasons.append(f"killed for writing a file larger than the workspace limit of "
+                                       f"{self.limits.scratch_mb} MB ({name})")
                     else:
                         reasons.append(f"killed by {name}")
                 elif exit_code != 0:
