@@ -39,6 +39,10 @@ class ExecResult(BaseModel):
         None, description="CPU time (user + system) of the code's process tree, as its supervisor measured it; "
         "None when not reported"
     )
+    interrupted: bool = Field(
+        False, description="the process was interrupted (SIGINT, SIGTERM) during the run: the code was stopped, or "
+        "never started; not an outcome of the code"
+    )
 
     @property
     def ok(self) -> bool:
