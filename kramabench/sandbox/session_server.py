@@ -626,8 +626,14 @@ def _list(parts, limit):
         while stack:
             fd, rel = stack.pop()
             try:
-                with os.scandir(fd) as it:
-                    names = sorted(e.name for e in it)
+                with os.scandir(fd) as it:  # a folder of a million files: at most the limit read
+                    names = []
+                    for e in it:
+                        names.append(e.name)
+                        if len(names) > limit:
+                            truncated = True
+                            break
+                    names.sort()
             except OSError:
                 names = []
             for name in names:

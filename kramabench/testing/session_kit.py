@@ -419,6 +419,14 @@ class SessionContract(_Base):
             res = s.collect([f"f{i}.bin" for i in range(6)])
             assert len(res.artifacts) == 3 and len(res.refused) == 3, res  # 3 x 8,000 fit in 25,000
             assert all("too large" in r.reason or "artifacts" in r.reason for r in res.refused), res
+        limits = _limits(list_entries=50, max_artifacts=20)
+        with self.open(sandbox, kit, limits=limits, artifacts_dir=kit.root / "artifacts-many") as s:  # thousands of files
+            assert s.python("import os\nos.makedirs('many')\nfor i in range(3000):\n    open(f'many/{i:05d}', 'w').close()").ok
+            assert len(s.list_files("many")) == 50
+            res = s.collect(["many"])
+            assert len(res.artifacts) == 20, res.artifacts[:3]
+            reasons = " | ".join(r.reason for r in res.refused)
+            assert "more than 50 entries" in reasons and "20 artifacts" in reasons, reasons
         with pytest.raises(SessionError):
             with sandbox.session(kit.lake, _limits()) as s:  # no artifacts folder
                 s.write_file("x.txt", "x")
