@@ -228,3 +228,11 @@ def test_content_left_out_for_the_budget_is_said_to_be(lake: Path) -> None:
                 assert lines[i - 1].startswith("  column types: ")
         else:
             assert lines[0] == "(Only the names of the files fit the prompt budget: no snippet is shown.)"
+
+
+def test_rows_over_several_lines_are_counted_as_rows(lake: Path) -> None:
+    (lake / "remarks.csv").write_text('id,comment\n1,"first\nsecond line"\n2,plain\n3,"a\nb\nc"\n')
+    lines = block(render(lake), "remarks.csv")
+    assert lines[2] == ("  all 3 rows: lines 1-7 of 7 as in the file "
+                        "(the header on line 1; some rows run over several lines):")
+    assert lines[4:-1] == ["id,comment", '1,"first', 'second line"', "2,plain", '3,"a', "b", 'c"']

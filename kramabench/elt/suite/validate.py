@@ -24,7 +24,8 @@ def parse_error(sql: str) -> str | None:
 
     con = duckdb.connect()
     try:
-        doc = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+        # the cast: duckdb 1.1 binds a parameter of json_serialize_sql as no type and refuses it
+        doc = json.loads(con.execute("SELECT json_serialize_sql(CAST(? AS VARCHAR))", [sql]).fetchone()[0])
     finally:
         con.close()
     if doc.get("error"):
