@@ -474,3 +474,41 @@ def test_a_full_disk_stops_the_run_with_its_cause_and_leaves_no_temporary_file(t
             assert len(RunStore(res / "full").read().records) == 60
     finally:
         disk.__exit__(None, None, None)
+
+
+# -- report: a run of 20,000 records -------------------------------------------------------------------------
+
+
+def test_report_on_a_huge_run_stays_bounded_in_memory_and_page_size(tmp_path):
+    from kramabench.testing.hostile import write_big_run
+
+    run = write_big_run(tmp_path / "big", 20_000, code_bytes=3000, transcript_bytes=3000)
+    with open(run / "records.jsonl", "a") as f:  # and lines that are not records: counted, not listed one by one
+        f.write("{not a record}\n" * 500)
+    out, peak = run_measured([sys.executable, "-m", "kramabench", "report", str(run)], capture_output=True, text=True,
+                             cwd=REPO, timeout=900, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"})
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    html = (run / "report.html").read_text()
+    assert len(html) < 40 * 1024 * 1024, len(html)
+    assert "15,000 more task rows of this run not shown" in html
+    assert "left out of the report (its size is bounded): see records.jsonl" in html
+    assert "490 more line(s) that are not valid records" in out.stderr
+    assert "are cut to their start in this report" in out.stderr
+    print(f"report on 20,000 records: peak {peak:.0f} MB, page {len(html) / 1e6:.1f} MB")
+    assert peak < 600, peak
+
+
+def test_report_page_holds_a_bounded_amount_of_details(tmp_path, monkeypatch):
+    import kramabench.report.render_html as rh
+    from kramabench.report.build import collect
+    from kramabench.report.load import DetailBudget, load_run
+    from kramabench.testing.hostile import write_big_run
+
+    run = write_big_run(tmp_path / "small", 60, code_bytes=4000, transcript_bytes=0)
+    monkeypatch.setattr(rh, "DETAIL_HTML_BYTES", 50_000)
+    monkeypatch.setattr(rh, "MAX_TASK_ROWS", 40)
+    html = rh.render_html(collect([load_run(run, DetailBudget())]))
+    shown = html.count("<h4>Pipeline code</h4>")
+    assert 5 <= shown < 20, shown  # about 50 KB of details, then a note in each row
+    assert html.count("Details left out") == 40 - shown
+    assert "20 more task rows of this run not shown" in html
