@@ -136,7 +136,14 @@ class Manifest(BaseModel):
     seed: int | None = None
     concurrency: int = 1
     status: Literal["running", "finished", "interrupted"] = "running"
-    stop_reason: str | None = Field(None, description="why an interrupted run stopped early (a fatal model error)")
+    stop_reason: str | None = Field(
+        None, description="why an interrupted run stopped early (SIGTERM or SIGINT received, a fatal model error)"
+    )
+    interrupted_tasks: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="the tasks that were running when the run was interrupted (domain, setting, task_id, "
+        "subtask_id): not recorded, --resume runs them again",
+    )
     options: dict[str, Any] = Field(
         default_factory=dict, description="run options as given (limits, limit, lake view, ...); used by --resume"
     )
