@@ -512,3 +512,20 @@ def test_report_page_holds_a_bounded_amount_of_details(tmp_path, monkeypatch):
     assert 5 <= shown < 20, shown  # about 50 KB of details, then a note in each row
     assert html.count("Details left out") == 40 - shown
     assert "20 more task rows of this run not shown" in html
+
+
+def test_a_lake_folder_that_cannot_be_listed_is_said_so(scripted, tmp_path):
+    from kramabench.testing.hostile import unprivileged
+
+    root, env = scripted
+    lake = root / "data" / "synth" / "input"
+    lake.chmod(0)
+    try:
+        val = _kb("workloads", "validate", str(root), "--json", prefix=unprivileged())
+        [f] = [f for d in json.loads(val.stdout)["domains"] for f in d["findings"]]
+        assert f["code"] == "lake_unreadable" and f["severity"] == "error" and "cannot be listed" in f["message"]
+        out = _run(root, tmp_path / "res", "x", env, prefix=unprivileged())
+        assert out.returncode == 2 and "cannot be listed (permission denied)" in _one_error_line(out)
+        assert "holds no files" not in out.stderr + val.stdout
+    finally:
+        lake.chmod(0o755)
