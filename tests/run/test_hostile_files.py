@@ -529,3 +529,54 @@ def test_a_lake_folder_that_cannot_be_listed_is_said_so(scripted, tmp_path):
         assert "holds no files" not in out.stderr + val.stdout
     finally:
         lake.chmod(0o755)
+
+
+# -- every path a workload names, at once ----------------------------------------------------------------------
+
+
+@pytest.mark.api
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_no_host_file_outside_the_root_reaches_a_record_a_prompt_or_a_report(tmp_path, secret, openai_server,
+                                                                               backend):
+    from kramabench.testing.hostile import make_escaping_workload
+
+    root = make_escaping_workload(tmp_path / "wl", secret)
+    res = tmp_path / "res"
+    model = f"openai-compatible/m@{openai_server.base_url}"
+
+    def handler(req):
+        text = req.last_user_message
+        if "kf-" in text:  # the design judge
+            return json.dumps({"verdicts": [{"id": i, "implemented": True, "reason": "x"}
+                                            for i in re.findall(r"^- (kf-\d+):", text, re.M)]})
+        return ("```python\nimport json, os\nprint(json.dumps({'main-task': sorted(os.listdir('.'))}))\n```")
+
+    openai_server.handler = handler
+    val = _kb("workloads", "validate", str(root), "--json")
+    assert val.returncode == 1
+    runs = {
+        "ref": ("--system", "reference", "--sandbox", backend),
+        "pd": ("--system", "reference", "--setting", "pipeline-design", "--judge", model),
+        "guru": ("--system", "ds-guru-simple", "--model", model, "--sandbox", backend),
+    }
+    outputs = [val.stdout + val.stderr]
+    for run_id, args in runs.items():
+        out = _kb("run", "--workload", str(root), *args, "--results", str(res), "--run-id", run_id, "--progress",
+                  "none", timeout=600)
+        assert "Traceback" not in out.stderr, out.stderr
+        outputs.append(out.stdout + out.stderr)
+    recs = {r.task_id: r for r in RunStore(res / "ref").read().records}
+    assert recs["esc-easy-5"].status == "ok" and recs["esc-easy-5"].answer == 3
+    assert all(recs[f"esc-easy-{i}"].error.kind == "no_solution" for i in (1, 2, 3, 4))
+    jc = _kb("judge-check", "--workload", str(root), "--judge", model)
+    assert jc.returncode != 0 and "climbs out with '..'" in jc.stdout + jc.stderr, jc.stdout + jc.stderr
+    outputs.append(jc.stdout + jc.stderr)
+    every_byte = "".join(p.read_text(errors="replace") for p in res.rglob("*") if p.is_file())
+    every_byte += "".join(outputs) + "".join(json.dumps(r.body) for r in openai_server.requests)
+    assert SECRET not in every_byte
+    m = json.loads((res / "ref" / "manifest.json").read_text())
+    assert "version" not in m["workload"]["version"]  # the root's VERSION link out of the root is not read
+    # the root's errata.toml as a link out: refused in one line
+    (root / "errata.toml").symlink_to(secret)
+    out = _kb("workloads", "validate", str(root))
+    assert out.returncode == 2 and "leads out through a symbolic link" in _one_error_line(out)
