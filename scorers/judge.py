@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import threading
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from kramabench.contracts.model import ChatMessage, Model, ModelError, ModelOptions
+from kramabench.files import FileRefused, LongLine, iter_lines, open_append, open_regular
 
 logger = logging.getLogger(__name__)
 
@@ -156,19 +158,27 @@ class JudgeCache:
         self.path = Path(path) if path else None
         self._mem: dict[str, Verdict] = {}
         self._lock = threading.Lock()
-        if self.path and self.path.exists():
+        if self.path and os.path.lexists(self.path):
             self._load()
 
     def _load(self) -> None:
+        """Read the verdicts, streamed (a line longer than 1 MB is no verdict); a cache that is not a regular
+        file (a FIFO, ``/dev/zero``) is a :class:`ValueError` naming it, in one line."""
         assert self.path is not None
         bad = 0
-        with self.path.open(encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    row = json.loads(line)
-                    self._mem[row["key"]] = Verdict.model_validate(row["verdict"])
-                except (ValueError, KeyError, TypeError):
-                    bad += 1
+        try:
+            with open_regular(self.path, what="judge cache") as fh:
+                for _n, line, _ended in iter_lines(fh, max_line=1 << 20):
+                    if isinstance(line, LongLine) or not line.strip():
+                        bad += not isinstance(line, bytes)
+                        continue
+                    try:
+                        row = json.loads(line)
+                        self._mem[row["key"]] = Verdict.model_validate(row["verdict"])
+                    except (ValueError, KeyError, TypeError, RecursionError):
+                        bad += 1
+        except FileRefused as e:
+            raise ValueError(f"--judge-cache {e}") from None
         if bad:
             logger.warning("judge cache %s: %d unreadable line(s) ignored", self.path, bad)
 
@@ -183,8 +193,12 @@ class JudgeCache:
             self._mem[key] = verdict
             if self.path:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                with self.path.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"key": key, "verdict": verdict.model_dump()}, ensure_ascii=False) + "\n")
+                fd = open_append(self.path)  # a regular file only: never a FIFO that would block
+                try:
+                    os.write(fd, (json.dumps({"key": key, "verdict": verdict.model_dump()}, ensure_ascii=False)
+                                  + "\n").encode("utf-8"))
+                finally:
+                    os.close(fd)
 
     def __len__(self) -> int:
         return len(self._mem)

@@ -68,6 +68,21 @@ def registered_answer_types() -> list[str]:
     return plugins.names("scorers")
 
 
+def gold_of_wrong_type(expected: Any, answer_type: str) -> str | None:
+    """Why a gold is of a JSON type its built-in ``answer_type`` cannot hold, or None: a boolean under a
+    numeric or list type (``kramabench workloads validate`` reports it as ``answer_type_mismatch``). Such a
+    gold still matches itself, but a mismatch says nothing about the answer: it is unscored
+    (``gold_wrong_type``), never a 0. (An object gold is read as its key-value pairs under every type, a
+    string or a list under a numeric type as text or a list: those are compared, see :mod:`scorers.scalar`.)
+    Plug-in answer types decide for themselves."""
+    if answer_type not in _BUILTIN or not isinstance(expected, bool) or answer_type.startswith("string"):
+        return None
+    return f"the gold is a boolean ({str(expected).lower()}), which no {answer_type} answer is"
+
+
+_BUILTIN = frozenset(a.value for a in AnswerType)
+
+
 def score(
     expected: Any,
     predicted: Any,
@@ -77,8 +92,9 @@ def score(
     question: str | None = None,
     diagnostics: bool = True,
 ) -> Score:
-    """Score one answer. Never raises for bad data: an unknown answer type or a failing scorer gives an
-    unscored :class:`Score` with the reason in ``details``."""
+    """Score one answer. Never raises for bad data: an unknown answer type, a gold of the wrong JSON type
+    (:func:`gold_of_wrong_type`: ``gold_wrong_type``) or a failing scorer gives an unscored :class:`Score`
+    with the reason in ``details``."""
     if answer_type is None:
         return Score(value=None, metric="unknown", unscored=True, details={"reason": "unknown_answer_type"})
     key = _key(answer_type)
@@ -99,7 +115,15 @@ def score(
     if result.value is not None and not (0.0 <= result.value <= 1.0):
         return Score(value=None, metric=result.metric, unscored=True,
                      details={**result.details, "reason": "scorer_error", "error": f"value {result.value} outside [0, 1]"})
+    if result.value is not None and result.value < 1.0:
+        wrong = gold_of_wrong_type(expected, key)
+        if wrong is not None:  # the task is defective, not the answer
+            return Score(value=None, metric=result.metric, unscored=True,
+                         details={**result.details, "reason": "gold_wrong_type", "gold_problem": wrong})
     return result
 
 
-__all__ = ["Scorer", "get_scorer", "register_scorer", "registered_answer_types", "score", "unregister_scorer"]
+__all__ = [
+    "Scorer", "get_scorer", "gold_of_wrong_type", "register_scorer", "registered_answer_types", "score",
+    "unregister_scorer",
+]  # fmt: skip

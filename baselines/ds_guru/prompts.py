@@ -280,6 +280,10 @@ def describe_failure(result: ExecResult | None, *, code_found: bool, answer_foun
         if result.explanation:
             why += f" ({result.explanation})"
         return why + "."
+    if not answer_found and result.truncated:
+        return ("The program finished, but its output was cut at the output limit "
+                f"({result.explanation or 'too much output'}): no complete JSON object with the key \"main-task\" is "
+                "in the part kept (the start and the end). Print less, and print the answer last.")
     if not answer_found:
         return 'The program finished but did not print a JSON object with the key "main-task".'
     return "The program finished."

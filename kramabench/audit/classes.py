@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.files import write_file
 from kramabench.workload.models import TaskClass, Workload
 
 Confidence = Literal["likely", "candidate"]
@@ -366,7 +367,7 @@ def write_proposed_reviews(path: Path, proposals: Iterable[ClassProposal]) -> Pa
             body.append(f"absent = {_toml_value(p.absent)}")
         lines.extend("# " + b for b in body)
         lines.append("")
-    Path(path).write_text("\n".join(lines), encoding="utf-8")
+    write_file(path, "\n".join(lines), regular_only=True)
     return Path(path)
 
 

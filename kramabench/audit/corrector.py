@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -30,7 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.auditor import AuditReport
 from kramabench.audit.text import clip_words
+from kramabench.files import ERRATA_BYTES, read_text, write_file
 from kramabench.workload.errata import Erratum, load_errata
+from kramabench.workload.errata import parse_errata as load_errata_text
 from kramabench.workload.models import Workload
 
 if sys.version_info >= (3, 11):
@@ -152,14 +155,14 @@ def write_proposals(path: Path, proposals: Proposals) -> Path:
     if proposals.ambiguous:
         parts.append("# Ambiguous questions (kept as they are; ambiguity is signal, not an error):")
         parts += [f"#   {a.task_id} (report {a.report}): {clip_words(a.reason, REASON_CHARS)}" for a in proposals.ambiguous]
-    Path(path).write_text("\n".join(parts) + "\n", encoding="utf-8")
+    write_file(path, "\n".join(parts) + "\n", regular_only=True)
     load_errata(Path(path))  # what was written must load as errata
     return Path(path)
 
 
 def read_proposals(path: Path) -> list[tuple[str, str, str, dict[str, Any]]]:
     """(id, kind, report, raw erratum table) of each proposal of a proposals file, in file order."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text(path, limit=ERRATA_BYTES, what="proposals file")
     heads = _HEADER_RE.findall(text)
     tables = tomllib.loads(text).get("erratum", [])
     if len(heads) != len(tables):
@@ -180,15 +183,11 @@ def apply_proposals(path: Path, accept: list[str], errata_path: Path) -> list[st
         e = Erratum(**table, has_old="old" in table)
         blocks.append(f"# accepted proposal {pid} ({kind}) from audit report {rep}\n{erratum_toml(e)}")
     errata_path = Path(errata_path)
-    before = errata_path.read_text(encoding="utf-8") if errata_path.is_file() else ""
+    existed = os.path.lexists(errata_path)
+    before = read_text(errata_path, limit=ERRATA_BYTES, what="errata file") if existed else ""
     after = before.rstrip("\n") + ("\n\n" if before.strip() else "") + "\n\n".join(blocks) + "\n"
-    errata_path.parent.mkdir(parents=True, exist_ok=True)
-    errata_path.write_text(after, encoding="utf-8")
-    try:
-        load_errata(errata_path)
-    except Exception:
-        errata_path.write_text(before, encoding="utf-8")  # leave the errata as they were
-        raise
+    load_errata_text(after, errata_path)  # what would be written must load as errata: checked before writing
+    write_file(errata_path, after)  # atomic; a link to the errata file stays a link
     return list(accept)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase, audit_case
 from kramabench.audit.reference import REPRODUCE_AT
-from kramabench.files import FileRefused
+from kramabench.files import FileRefused, LongLine, lines_of, open_append, write_file
 from kramabench.workload.solutions import read_solution, solution_of
 
 log = logging.getLogger(__name__)
@@ -123,10 +124,10 @@ def solution_text(sol: Path | None) -> str | None:
 
 def read_reports(path: Path) -> list[AuditReport]:
     out: list[AuditReport] = []
-    if not Path(path).is_file():
+    if not os.path.lexists(path):
         return out
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
+    for n, line, _ended in lines_of(path, what="audit reports file"):
+        if isinstance(line, LongLine) or not line.strip():
             continue
         try:
             out.append(AuditReport.model_validate_json(line))
@@ -173,8 +174,11 @@ def run_sessions(
         with lock:
             results[rid] = rep
             if not reused and out_path is not None:
-                with open(out_path, "a", encoding="utf-8") as f:
-                    f.write(rep.model_dump_json() + "\n")
+                fd = open_append(out_path)  # a regular file only
+                try:
+                    os.write(fd, (rep.model_dump_json() + "\n").encode("utf-8"))
+                finally:
+                    os.close(fd)
             if on_done is not None:
                 on_done(rep, reused)
 
@@ -203,11 +207,10 @@ def audit_failures(
     reports, reused = run_sessions(cases, model, sandbox, auditor=auditor, out_path=out_dir / REPORTS_NAME,
                                    options=options, concurrency=concurrency, force=force, on_done=on_done)  # fmt: skip
     audit = FailuresAudit(run_dir=str(run_dir), auditor=auditor, reports=reports, reused=reused)
-    (out_dir / "failures.json").write_text(
-        json.dumps({"run_dir": str(run_dir), "auditor": auditor, "failures": len(reports),
-                    "benchmark_share": audit.benchmark_share, "undecided": audit.undecided}, indent=1) + "\n",
-        encoding="utf-8",
-    )  # fmt: skip
+    write_file(out_dir / "failures.json",
+               json.dumps({"run_dir": str(run_dir), "auditor": auditor, "failures": len(reports),
+                           "benchmark_share": audit.benchmark_share, "undecided": audit.undecided}, indent=1) + "\n",
+               regular_only=True)  # fmt: skip
     return audit
 
 

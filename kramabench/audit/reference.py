@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,7 @@ from kramabench.audit.causes import CauseKind, classify_failure
 from kramabench.audit.classes import ClassProposal, propose_classes
 from kramabench.audit.extract import Extraction, extract_answers
 from kramabench.audit.static import StaticFinding, static_checks
+from kramabench.files import LongLine, lines_of, open_append
 from kramabench.workload.models import Task, Workload
 
 log = logging.getLogger(__name__)
@@ -291,16 +293,21 @@ class ProgressLine(BaseModel):
 
 
 def append_progress(path: Path, run: SolutionRun, items: list[ItemVerdict]) -> None:
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(ProgressLine(run=run, items=items).model_dump_json() + "\n")
+    fd = open_append(path)  # a regular file only
+    try:
+        os.write(fd, (ProgressLine(run=run, items=items).model_dump_json() + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
 
 
 def read_progress(path: Path) -> dict[tuple[str, str], tuple[SolutionRun, list[ItemVerdict]]]:
     """Tasks finished by an earlier, interrupted audit (a torn last line is ignored)."""
     out: dict[tuple[str, str], tuple[SolutionRun, list[ItemVerdict]]] = {}
-    if not Path(path).is_file():
+    if not os.path.lexists(path):
         return out
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for _n, line, _ended in lines_of(path, what="audit progress file"):
+        if isinstance(line, LongLine):
+            continue
         try:
             p = ProgressLine.model_validate_json(line)
         except ValueError:

@@ -11,6 +11,7 @@ between runs).
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase
 from kramabench.audit.failures import run_sessions, solution_text
+from kramabench.files import SMALL_JSON_BYTES, read_bytes
 from kramabench.workload.solutions import solution_of
 
 LABELS_PATH = "audit_check/labels.json"
@@ -85,9 +87,9 @@ def cohen_kappa(pairs: Sequence[tuple[Any, Any]]) -> float | None:
 
 def load_labels(root: Path) -> list[LabelledCase]:
     path = Path(root) / LABELS_PATH
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"{path}: no labelled set (expected {LABELS_PATH} in the workload root)")
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(read_bytes(path, limit=SMALL_JSON_BYTES, what="labelled set"))
     return [LabelledCase.model_validate(c) for c in data.get("cases", [])]
 
 

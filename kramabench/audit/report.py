@@ -17,6 +17,7 @@ from typing import Any
 from kramabench.audit.reference import ReferenceAudit
 from kramabench.audit.static import group_findings
 from kramabench.audit.text import clip_words
+from kramabench.files import write_file
 
 VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
 
@@ -269,8 +270,8 @@ def write_report(out_dir: Path, title: str, *, ref: ReferenceAudit | None = None
     secs = sections(ref, failures, proposals)
     details = failure_details(failures)
     md, page = out_dir / "audit.md", out_dir / "audit.html"
-    md.write_text(render_markdown(title, secs, details), encoding="utf-8")
-    page.write_text(render_html(title, secs, details), encoding="utf-8")
+    write_file(md, render_markdown(title, secs, details), regular_only=True)
+    write_file(page, render_html(title, secs, details), regular_only=True)
     return md, page
 
 

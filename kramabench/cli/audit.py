@@ -125,10 +125,12 @@ def register(app: typer.Typer) -> None:
         finally:
             sb.close()
         out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "reference.json").write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")
-        with open(out_dir / "verdicts.jsonl", "w", encoding="utf-8") as f:  # one row per item: pandas reads it
-            for item in result.items:
-                f.write(item.model_dump_json() + "\n")
+        from kramabench.files import write_file
+
+        write_file(out_dir / "reference.json", result.model_dump_json(indent=1) + "\n", regular_only=True)
+        # one row per item: pandas reads it
+        write_file(out_dir / "verdicts.jsonl", "".join(i.model_dump_json() + "\n" for i in result.items),
+                   regular_only=True)
         md, page = write_report(out_dir, f"Audit of the reference solutions — {workload}", ref=result)
         if as_json:
             typer.echo(result.model_dump_json(indent=1))
@@ -217,7 +219,10 @@ def register(app: typer.Typer) -> None:
             from kramabench.audit.reference import ReferenceAudit
 
             try:
-                ref_audit = ReferenceAudit.model_validate_json((reference / "reference.json").read_text(encoding="utf-8"))
+                from kramabench.files import SMALL_JSON_BYTES, read_bytes
+
+                ref_audit = ReferenceAudit.model_validate_json(
+                    read_bytes(reference / "reference.json", limit=SMALL_JSON_BYTES, what="reference audit"))
             except (OSError, ValueError) as exc:
                 raise fail(f"--reference {reference}: no readable reference.json ({str(exc)[:200]})") from None
         model, sb = _model_and_sandbox(auditor, sandbox, cache=False if no_cache else None)

@@ -51,7 +51,13 @@ def register(app: typer.Typer) -> None:
         except SandboxUnavailable as e:
             _fail(str(e))
         try:
-            res = sb.run(script.read_text(encoding="utf-8", errors="surrogateescape"), lake, limits, workdir_lake=workdir_lake)
+            from kramabench.files import FileRefused, read_text
+
+            try:
+                code = read_text(script, limit=8 << 20, what="script", errors="surrogateescape")
+            except FileRefused as e:
+                _fail(str(e))
+            res = sb.run(code, lake, limits, workdir_lake=workdir_lake)
         finally:
             sb.close()
         typer.echo(res.model_dump_json(indent=2))

@@ -225,12 +225,15 @@ def _floor_lines(report) -> list[str]:
 
 
 def _baseline_items(path: Path):
+    from kramabench.files import FileRefused, read_bytes
     from scorers.stats import ScoredItem
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(path, limit=1 << 30, what="baseline score file"))
         return [ScoredItem.model_validate(i) for i in data["items"]]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except FileRefused as e:
+        raise CliError(f"--baseline {e}") from e
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
         raise CliError(f"--baseline {path}: not a `kramabench score --output` file: {str(e).splitlines()[0]}") from e
 
 

@@ -409,7 +409,9 @@ def schema(
         if output is None:
             sys.stdout.write(text)
         else:
-            output.write_text(text, encoding="utf-8")
+            from kramabench.files import write_file
+
+            write_file(output, text)  # atomic over a file; through to /dev/stdout or a pipe
 
     _guard(run)
 

@@ -136,7 +136,14 @@ class Manifest(BaseModel):
     seed: int | None = None
     concurrency: int = 1
     status: Literal["running", "finished", "interrupted"] = "running"
-    stop_reason: str | None = Field(None, description="why an interrupted run stopped early (a fatal model error)")
+    stop_reason: str | None = Field(
+        None, description="why an interrupted run stopped early (SIGTERM or SIGINT received, a fatal model error)"
+    )
+    interrupted_tasks: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="the tasks that were running when the run was interrupted (domain, setting, task_id, "
+        "subtask_id): not recorded, --resume runs them again",
+    )
     options: dict[str, Any] = Field(
         default_factory=dict, description="run options as given (limits, limit, lake view, ...); used by --resume"
     )
@@ -158,11 +165,14 @@ class ReadResult:
 MAX_RECORD_LINE = LINE_BYTES
 
 
-def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE) -> Iterator[tuple[int, Record | str, bool]]:
+def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE,
+                 parse: Callable[[bytes], Record] | None = None) -> Iterator[tuple[int, Record | str, bool]]:
     """(line number, the Record or why the line is not one, whether it is the torn last line) of each
     non-blank line of a ``records.jsonl``, streamed (one line in memory at a time, at most ``max_line``
-    bytes). A missing file yields nothing; one that is not a regular file is a
+    bytes). ``parse`` turns a line into a Record (default ``Record.model_validate_json``; the report trims
+    what it keeps). A missing file yields nothing; one that is not a regular file is a
     :class:`~kramabench.files.FileRefused` (an OSError, one line)."""
+    parse = parse or Record.model_validate_json
     path = Path(path)
     if not os.path.lexists(path):
         return
@@ -174,8 +184,8 @@ def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE) -> Iterator[tup
             if not raw.strip():
                 continue
             try:
-                yield n, Record.model_validate_json(raw), False
-            except (ValidationError, ValueError) as e:
+                yield n, parse(raw), False
+            except (ValidationError, ValueError, RecursionError) as e:
                 if not ended:
                     yield n, "torn last line (the run was killed while writing it)", True
                 else:

@@ -197,8 +197,16 @@ def iter_lines(fh: BinaryIO, *, max_line: int = LINE_BYTES, chunk: int = 1 << 20
         yield n + 1, bytes(buf), False
 
 
+def lines_of(path: Path | str, *, what: str | None = None, max_line: int = LINE_BYTES
+             ) -> Iterator[tuple[int, bytes | LongLine, bool]]:
+    """:func:`iter_lines` of a regular file (a JSON-lines file: records, reports, progress), streamed; a file
+    that is not regular is a :class:`FileRefused` raised at the first ``next()``."""
+    with open_regular(path, what=what) as fh:
+        yield from iter_lines(fh, max_line=max_line)
+
+
 __all__ = [
     "ERRATA_BYTES", "LINE_BYTES", "MANIFEST_BYTES", "MB", "SMALL_JSON_BYTES", "SOLUTION_BYTES", "WORKLOAD_BYTES",
-    "FileRefused", "LongLine", "check_regular", "human_size", "iter_lines", "kind_of", "open_regular", "read_bytes",
+    "FileRefused", "LongLine", "check_regular", "human_size", "iter_lines", "kind_of", "lines_of", "open_regular", "read_bytes",
     "read_text",
 ]  # fmt: skip

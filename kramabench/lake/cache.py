@@ -11,12 +11,14 @@ Writes are atomic (temporary file + rename); a corrupt cache file is ignored and
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
+
+from kramabench.files import SMALL_JSON_BYTES, FileRefused, read_bytes, write_file
 
 from .models import READER_VERSION, FileEntry, LakeOptions
 
@@ -40,17 +42,17 @@ def options_key(options: LakeOptions) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    write_file(path, text, regular_only=True)  # never through a link or into a device planted in the cache
+
+
+def _read(path: Path) -> bytes:
+    """A cache file's bytes: a regular file of at most 64 MB (else an OSError naming it); missing:
+    FileNotFoundError."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        return read_bytes(path, limit=SMALL_JSON_BYTES, what="lake cache file")
+    except FileRefused as e:
+        if e.errno == errno.ENOENT:
+            raise FileNotFoundError(str(e)) from None
         raise
 
 
@@ -71,11 +73,11 @@ class LakeCache:
     def load_memo(self, root: Path) -> StatMemo:
         p = self._memo_path(root)
         try:
-            raw = json.loads(p.read_text(encoding="utf-8"))
+            raw = json.loads(_read(p))
             return {rel: (int(v[0]), int(v[1]), str(v[2])) for rel, v in raw.get("files", {}).items()}
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError, TypeError, IndexError, AttributeError) as e:
+        except (OSError, ValueError, TypeError, IndexError, AttributeError, RecursionError) as e:
             log.warning("ignoring unreadable lake cache memo %s: %s", p, e)
             return {}
 
@@ -94,7 +96,7 @@ class LakeCache:
     def load_inode_memo(self) -> dict[str, tuple[int, int, str]]:
         p = self._inode_path()
         try:
-            raw = json.loads(p.read_text(encoding="utf-8"))
+            raw = json.loads(_read(p))
             return {k: (int(v[0]), int(v[1]), str(v[2])) for k, v in raw.items()}
         except FileNotFoundError:
             return {}
@@ -115,7 +117,7 @@ class LakeCache:
     def get(self, digest: str) -> FileEntry | None:
         p = self._entry_path(digest)
         try:
-            return FileEntry.model_validate_json(p.read_bytes())
+            return FileEntry.model_validate_json(_read(p))
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as e:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.model import ChatMessage, Completion, ModelOptions
+from kramabench.files import check_regular
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +69,8 @@ class ResponseCache:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(self.path):  # a FIFO would block SQLite's open, a device is no database
+            check_regular(self.path, what="response cache")
         self._local = threading.local()
         self._lock = threading.Lock()
         self._conns: list[sqlite3.Connection] = []

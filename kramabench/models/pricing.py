@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.model import Usage
+from kramabench.files import SMALL_JSON_BYTES, read_bytes
 
 PRICING_FILE = Path(__file__).with_name("pricing.json")
 
@@ -45,8 +46,8 @@ class PricingTable:
     @classmethod
     def load(cls, path: Path = PRICING_FILE) -> PricingTable:
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+            data = json.loads(read_bytes(path, limit=SMALL_JSON_BYTES, what="pricing table"))
+        except (OSError, ValueError, RecursionError) as exc:
             raise ValueError(f"pricing table {path}: cannot read: {exc}") from exc
         default_date = data.get("as_of")
         prices: dict[tuple[str, str], Price] = {}

@@ -44,7 +44,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.model import AttemptFailure, ChatMessage, ModelOptions, Usage
-from kramabench.contracts.records import repair_torn_tail
+from kramabench.contracts.records import MAX_RECORD_LINE, repair_torn_tail
+from kramabench.files import LongLine, human_size, iter_lines, open_append, open_regular
 from kramabench.models.cache import answer_options
 
 logger = logging.getLogger(__name__)
@@ -108,7 +109,8 @@ class CallRecorder:
         self._lock = threading.Lock()
         # a line torn by a killed run is moved aside (calls.jsonl.torn), so the next call starts a new line
         repair_torn_tail(self.path, lambda raw: CallRecord.model_validate_json(raw) is not None)
-        self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        # a regular file only (a FIFO would block, a device swallow the calls); closed in close()
+        self._fh = os.fdopen(open_append(self.path), "a", encoding="utf-8")
 
     def write(self, record: CallRecord) -> None:
         line = record.model_dump_json() + "\n"
@@ -200,24 +202,33 @@ def _calling(info: CallInfo) -> Iterator[None]:
         _call.reset(token)
 
 
+#: a calls.jsonl line longer than this is skipped (a call record holds one reply, capped by the recorder)
+MAX_CALL_LINE = MAX_RECORD_LINE
+
+
 def load_calls(run_dir: Path | str, filename: str = CALLS_FILE) -> list[CallRecord]:
     """All call records of a run, in file order. A truncated last line (a killed run) is skipped with a
     warning; any other bad line is an error naming the file and line."""
     path = Path(run_dir) / filename
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     out: list[CallRecord] = []
     bad: list[int] = []
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(CallRecord.model_validate_json(line))
-        except ValueError as exc:
-            if n == len(lines):
-                logger.warning("%s:%d: incomplete last line skipped (interrupted run?)", path, n)
+    with open_regular(path, what="calls file") as fh:  # streamed; a FIFO or a device: FileRefused, one line
+        for n, line, ended in iter_lines(fh, max_line=MAX_CALL_LINE):
+            if isinstance(line, LongLine):
+                logger.warning("%s:%d: a line of %s, longer than a call record may be; skipped", path, n,
+                               human_size(line.size))
+                bad.append(n)
                 continue
-            logger.debug("%s:%d: not a call record: %s", path, n, exc)
-            bad.append(n)
+            if not line.strip():
+                continue
+            try:
+                out.append(CallRecord.model_validate_json(line))
+            except ValueError as exc:
+                if not ended:
+                    logger.warning("%s:%d: incomplete last line skipped (interrupted run?)", path, n)
+                    continue
+                logger.debug("%s:%d: not a call record: %s", path, n, exc)
+                bad.append(n)
     if bad:
         # e.g. a torn line an older version glued the next call onto: those calls are not replayed (the tasks
         # that made them get a replay_mismatch), every other call is

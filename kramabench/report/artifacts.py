@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kramabench.contracts.artifacts import Artifact
+from kramabench.files import open_regular, read_bytes
 
 PREVIEW_ROWS = 10
 PREVIEW_COLS = 12
@@ -40,7 +41,7 @@ def _cell(v: object) -> str:
 
 
 def _csv_rows(path: Path, delimiter: str) -> tuple[list[list[str]], str]:
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         raw = f.read(PREVIEW_BYTES)
     text = raw.decode("utf-8", "replace")
     if len(raw) == PREVIEW_BYTES and "\n" in text:
@@ -90,7 +91,7 @@ def view(artifact: Artifact, run_dir: Path) -> ArtifactView:
         elif kind in IMAGE_TYPES:
             size = p.stat().st_size
             if size <= IMAGE_BYTES:
-                v.image_uri = f"data:{kind};base64," + base64.b64encode(p.read_bytes()).decode()
+                v.image_uri = f"data:{kind};base64," + base64.b64encode(read_bytes(p, limit=IMAGE_BYTES)).decode()
             else:
                 v.table_note = f"image of {size:,} bytes: too large to show inline"
     except Exception as e:  # noqa: BLE001 - a damaged file gets a note, never a failed report

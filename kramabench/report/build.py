@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from kramabench.files import FileRefused, write_file
 from kramabench.report.compare import task_matrix
 from kramabench.report.environment import environments
 from kramabench.report.golds import attach_golds, run_golds
-from kramabench.report.load import ReportError, RunData, label_runs, load_run
+from kramabench.report.load import DetailBudget, ReportError, RunData, label_runs, load_run
 from kramabench.report.model import Plot, ReportModel
 from kramabench.report.plots import domain_bars, score_vs_cost
 from kramabench.report.summary import error_counts, summarize, unscored_items
@@ -73,7 +74,8 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, e
     if not run_dirs:
         raise ReportError("no run folder given")
     dirs = [Path(d) for d in run_dirs]
-    runs = [load_run(d) for d in dirs]
+    budget = DetailBudget()  # one for the whole report: its memory stays bounded however many runs it reads
+    runs = [load_run(d, budget) for d in dirs]
     if errata is not None:
         from kramabench.run.golds import with_errata_file
 
@@ -103,10 +105,12 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, e
         plot_dir.mkdir(parents=True, exist_ok=True)
         for p in model.plots:
             path = plot_dir / f"{p.name}.svg"
-            path.write_text(p.svg, encoding="utf-8")
+            _atomic_write(path, p.svg)
             plot_paths.append(path)
         _atomic_write(md, render_markdown(model, plot_dir="plots"))
         _atomic_write(html, render_html(model))
+    except FileRefused as exc:
+        raise ReportError(f"cannot write the report: {exc}") from None
     except OSError as exc:
         raise ReportError(f"{out_dir}: cannot write the report ({exc.strerror or exc})") from None
     return ReportPaths(
@@ -116,9 +120,8 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, e
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Replace a report file atomically; a link, a device or a pipe planted there is refused, never replaced."""
+    write_file(path, text, regular_only=True)
 
 
 __all__ = ["Plot", "ReportModel", "ReportPaths", "collect", "default_out", "write_report"]

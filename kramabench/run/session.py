@@ -541,7 +541,22 @@ def _prepare_rest(
             manifest.options["system_options_effective"] = runner.system.options.model_dump(mode="json")
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("system options not recorded: %s", e)
+    _join_cluster(opts)
     return Prepared(plan=plan, runner=runner)
+
+
+def _join_cluster(opts: RunOptions) -> None:
+    """``--executor ray``: the cluster is joined (or a local Ray started) now, so that an address where no Ray
+    answers is one line within seconds, before the manifest says ``running``."""
+    if opts.executor != "ray":
+        return
+    from kramabench.run.executor import ExecutorUnavailable
+    from kramabench.run.executor.ray_executor import connect
+
+    try:
+        connect(opts.ray_address)
+    except ExecutorUnavailable as e:
+        raise RunSetupError(str(e)) from None
 
 
 @dataclass
@@ -606,6 +621,14 @@ def _check_executor(opts: RunOptions) -> None:
 
         if importlib.util.find_spec("ray") is None:
             raise RunSetupError("--executor ray needs Ray on this machine and on every node: pip install 'kramabench[ray]'")
+        if opts.ray_address:  # nothing listens there: one line now, not minutes of Ray's retries later
+            from kramabench.run.executor import ExecutorUnavailable
+            from kramabench.run.executor.ray_executor import probe
+
+            try:
+                probe(opts.ray_address)
+            except ExecutorUnavailable as e:
+                raise RunSetupError(str(e)) from None
 
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:

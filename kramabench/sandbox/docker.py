@@ -38,6 +38,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
@@ -47,6 +48,7 @@ from kramabench.sandbox._common import (
     check_request,
     finish,
     fork_server_default,
+    interrupted_result,
     parse_audit,
     reported_cpu,
     rlimits,
@@ -186,9 +188,9 @@ class _Relay:
                 return status, False
             deadline = setup_deadline if err.started_at is None else err.started_at + wall
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or interrupt.requested():  # an interruption stops the run like its wall limit
                 return None, True
-            r = wait_readable([self.sock], min(left, 1.0))
+            r = wait_readable([self.sock], min(left, interrupt.POLL_S))
             if not r:
                 continue
             try:
@@ -497,6 +499,8 @@ class DockerSandbox:
             now = time.monotonic()
             if now > deadline:
                 raise StartFailed("the fork server's socket did not appear within 120 s")
+            if interrupt.requested():
+                raise StartFailed(f"not started: {interrupt.reason()}")
             if now >= check:
                 check = now + 0.5
                 if b"no direct channel" in api.logs(c.id, stdout=False, stderr=True, tail=20):
@@ -607,8 +611,12 @@ class DockerSandbox:
             )
         t0 = time.monotonic()
         for _attempt in range(3):
+            if interrupt.requested():  # the process is stopping: no new run
+                return interrupted_result(self.name)
             try:
                 c = self._acquire(lake, limits, wl)
+            except interrupt.Interrupted:
+                return interrupted_result(self.name)
             except Exception as e:
                 return ExecResult(backend=self.name, explanation=f"sandbox not started: docker could not create a container: {e}")
             cfg = self._cfg(wl, limits)
@@ -862,9 +870,9 @@ class DockerSandbox:
         while True:
             deadline = setup_deadline if err.started_at is None else err.started_at + wall
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or interrupt.requested():  # an interruption stops the run like its wall limit
                 return False
-            r = wait_readable([sock], min(left, 1.0))
+            r = wait_readable([sock], min(left, interrupt.POLL_S))
             if not r:
                 continue
             try:
@@ -1026,10 +1034,10 @@ class DockerSandbox:
             sessions = list(self._sessions.values())
             self._sessions.clear()
         conts = self._pool.close() + sessions
+        for c in conts:  # removed in parallel (one engine call each), then waited for
+            self._discard(c)
         with self._pool.lock:
             reapers = list(self._reapers)
-        for c in conts:
-            self._discard(c, wait=True)
         for t in reapers:
             t.join(timeout=30)
 

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
@@ -47,6 +48,7 @@ from kramabench.sandbox._common import (
     check_request,
     finish,
     fork_server_default,
+    interrupted_result,
     parse_audit,
     reported_cpu,
     rlimits,
@@ -343,12 +345,16 @@ class LocalSandbox:
         if isinstance(checked, ExecResult):
             return checked
         lake, wl = checked
+        if interrupt.requested():  # the process is stopping: no new run
+            return interrupted_result(self.name)
         for _attempt in range(2):
             if not self.options.fork_server or self._warm_broken:
                 break
             try:
                 key = pool_key(lake, limits)
                 w = self._pool.acquire(key, (lake, limits, key))
+            except interrupt.Interrupted:
+                return interrupted_result(self.name)
             except StartFailed as e:
                 # a warm sandbox cannot start (bwrap without --as-pid-1, a preload crashing...): the cold
                 # path isolates the same way, one bwrap per run, for the rest of this backend's life
@@ -606,11 +612,17 @@ class LocalSandbox:
         w = _Warm(key, proc, ctl, cgroup, memcg)
         self._pool.add(id(w), w)
         try:
-            ctl.settimeout(120)  # importing pandas on a busy machine
-            try:
-                hello = ctl.recv(64)
-            except OSError:
-                hello = b""
+            hello = b""
+            ctl.settimeout(interrupt.POLL_S)
+            deadline = time.monotonic() + 120  # importing pandas on a busy machine
+            while time.monotonic() < deadline and not interrupt.requested():
+                try:
+                    hello = ctl.recv(64)
+                    break
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break
             ctl.settimeout(None)
             if hello != b"ready":
                 self._discard(w)

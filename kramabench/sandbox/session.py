@@ -602,6 +602,7 @@ class ForkServerSession:
             deadline, wall, session_limit = self._call_deadline(timeout)
             self._calls += 1
             call_id = f"c{self._calls}"
+            oom_before = self._oom_count()
             t0 = time.monotonic()
             stdin = _memfd(data, "kramabench-stdin")
             pipes = [os.pipe() for _ in range(3)]
@@ -647,9 +648,15 @@ class ForkServerSession:
                     reasons.append(f"command not found: {argv[0]!r} is not installed in this sandbox (exit code 127)")
                 elif exit_code < 0:
                     name = _signal_name(exit_code)
-                    if exit_code == -signal.SIGKILL and self._oom_count():
+                    after = self._oom_count()
+                    if exit_code == -signal.SIGKILL and after is not None and oom_before is not None and after > oom_before:
                         oom = True
-                        reasons.append(f"killed by {name} (the memory limit of {self.limits.memory_mb} MB?)")
+                        reasons.append(f"killed by the memory limit of {self.limits.memory_mb} MB ({name})")
+                    elif exit_code == -signal.SIGXCPU:
+                        reasons.append(f"killed by the CPU-time limit of {self.limits.cpu_s} s ({name})")
+                    elif exit_code == -signal.SIGXFSZ:
+                        reasons.append(f"killed for writing a file larger than the workspace limit of "
+                                       f"{self.limits.scratch_mb} MB ({name})")
                     else:
                         reasons.append(f"killed by {name}")
                 elif exit_code != 0:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
@@ -27,6 +28,7 @@ from kramabench.sandbox._common import (
     bootstrap_source,
     check_request,
     finish,
+    interrupted_result,
     parse_audit,
     rlimits,
     thread_env,
@@ -57,6 +59,8 @@ class UnsafeSubprocessSandbox:
 
     def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
         limits = limits or self.options.limits
+        if interrupt.requested():  # the process is stopping: no new run
+            return interrupted_result(self.name)
         scratch = str(make_tempdir("run"))
         try:
             checked = check_request(self.name, lake, scratch, workdir_lake)

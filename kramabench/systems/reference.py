@@ -13,6 +13,7 @@ running each solution once per lake and reusing the printed output for its other
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -37,6 +38,16 @@ class ReferenceOptions(BaseModel):
 def _tail(text: str, n: int = 1500) -> str:
     text = text or ""
     return text if len(text) <= n else "…" + text[-n:]
+
+
+#: the note a sandbox puts where it cut the middle of a long output (kramabench.sandbox._common)
+_CUT_NOTE = re.compile(r"\n\[… [\d,]+ bytes of output cut[^\n]*…\]\n")
+
+
+def _last_line_cut(stdout: str) -> bool:
+    """Whether the last printed line of a cut output lost its start: no line break after the cut note."""
+    notes = list(_CUT_NOTE.finditer(stdout))
+    return bool(notes) and "\n" not in stdout[notes[-1].end():].rstrip("\n")
 
 
 class ReferenceSystem:
@@ -121,14 +132,14 @@ class ReferenceSystem:
         if printed is None:
             # official solutions print the bare answer (``print(ans)``): take the last printed line
             plain = parse_last_line(res.stdout)
+            if plain is not None and res.truncated and _last_line_cut(res.stdout):
+                plain = None  # the start of the last line was cut away with the middle of the output: not an answer
             if plain is None:
-                return SystemOutput(
-                    error=OutcomeError(
-                        kind="no_answer",
-                        message=f"the solution printed nothing (neither a JSON object with {ANSWER_KEY!r} nor a value)",
-                    ),
-                    **common,
-                )
+                msg = f"the solution printed nothing (neither a JSON object with {ANSWER_KEY!r} nor a value)"
+                if res.truncated:
+                    msg = (f"the solution's output was cut ({res.explanation or 'too much output'}); no JSON object "
+                           f"with {ANSWER_KEY!r} nor a value is in the part kept (its first and last part)")
+                return SystemOutput(error=OutcomeError(kind="no_answer", message=msg), **common)
             transcript[0]["answer_from"] = "last printed line"
             return SystemOutput(answer=plain, **common)
         subtask_answers = {k: v for k, v in printed.items() if k != ANSWER_KEY}

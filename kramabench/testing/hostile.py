@@ -135,6 +135,35 @@ def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30, html_parse_bound
     return root
 
 
+def write_big_run(run_dir: Path, n_records: int = 50_000, *, code_bytes: int = 2000, transcript_bytes: int = 2000,
+                  domains: int = 4, run_id: str = "big") -> Path:
+    """A run folder of ``n_records`` records (each with ``code_bytes`` of pipeline code and a transcript of about
+    ``transcript_bytes``), written line by line: what ``kramabench report`` meets after a long sweep."""
+    import json
+    from datetime import datetime, timezone
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    now = datetime.now(timezone.utc).isoformat()
+    manifest = {"run_id": run_id, "created_at": now, "finished_at": now, "system": "hostile-big", "model": "m",
+                "status": "finished", "workload": {"name": "big", "domains": [f"d{i}" for i in range(domains)]}}
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    code = ("x = 1  # padding\n" * (code_bytes // 17 + 1))[:code_bytes]
+    turn = {"role": "assistant", "content": "y" * 200}
+    transcript = [turn] * max(0, transcript_bytes // 230)
+    with open(run_dir / "records.jsonl", "w") as f:
+        for i in range(n_records):
+            ok = i % 3 != 0
+            rec = {"run_id": run_id, "domain": f"d{i % domains}", "task_id": f"d{i % domains}-easy-{i}",
+                   "status": "ok" if ok else "error", "system": "hostile-big", "model": "m",
+                   "answer_type": "numeric_exact", "expected": i, "answer": i if i % 2 else i + 1,
+                   "score": (1.0 if i % 2 else 0.0) if ok else 0.0, "metric": "numeric_exact",
+                   "pipeline_code": code, "transcript": transcript, "wall_s": 1.5,
+                   "error": None if ok else {"kind": "sandbox_error", "message": "Traceback ... " * 20},
+                   "usage": {"prompt_tokens": 100, "completion_tokens": 50, "cost_usd": 0.001, "model_calls": 1}}
+            f.write(json.dumps(rec) + "\n")
+    return run_dir
+
+
 _PEAK = (
     "import os, resource, subprocess, sys\n"
     "rc = subprocess.run(sys.argv[2:]).returncode\n"
@@ -206,5 +235,6 @@ def fill_disk(folder: Path, leave: int = 0) -> Path:
 
 
 __all__ = [
-    "fill_disk", "make_hostile_lake", "run_measured", "small_disk", "unprivileged", "write_gzip_bomb", "write_xlsx_bomb",
+    "fill_disk", "make_hostile_lake", "run_measured", "small_disk", "unprivileged", "write_big_run", "write_gzip_bomb",
+    "write_xlsx_bomb",
 ]  # fmt: skip

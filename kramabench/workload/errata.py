@@ -202,13 +202,21 @@ def load_errata(path: Path) -> ErrataFile:
     """Parse an errata file; a malformed file is a :class:`WorkloadError` naming the entry and field."""
     path = Path(path)
     try:
-        data = tomllib.loads(read_text(path, limit=ERRATA_BYTES, what="errata file"))
+        text = read_text(path, limit=ERRATA_BYTES, what="errata file")
     except FileRefused as e:
         if e.errno == errno.ENOENT:
             raise WorkloadError(f"{path}: errata file not found", file=str(path)) from None
         if e.errno == errno.EISDIR:
             raise WorkloadError(f"{path}: is a folder, not an errata file", file=str(path)) from None
         raise WorkloadError(str(e), file=str(path)) from None
+    return parse_errata(text, path)
+
+
+def parse_errata(text: str, path: Path | str) -> ErrataFile:
+    """Parse the text of an errata file (named ``path`` in messages); see :func:`load_errata`."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as e:
         raise WorkloadError(f"{path}: invalid TOML: {str(e).splitlines()[0] if str(e) else 'nested too deeply'}",
                             file=str(path)) from None
@@ -399,4 +407,4 @@ def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-__all__ = ["TASK_CLASSES", "AbsentFile", "Erratum", "ErrataFile", "TaskClass", "TaskReview", "apply_errata", "load_errata", "same_json", "value_sha256"]
+__all__ = ["TASK_CLASSES", "AbsentFile", "Erratum", "ErrataFile", "TaskClass", "TaskReview", "apply_errata", "load_errata", "parse_errata", "same_json", "value_sha256"]

@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.files import SMALL_JSON_BYTES, WORKLOAD_BYTES, read_bytes, read_text
 from kramabench.workload.blobs import BlobTable, load_blob_table, parse_blob_listing, verify_tree
 
 log = logging.getLogger(__name__)
@@ -227,8 +228,8 @@ def read_fetch_manifest(root: Path) -> FetchManifest | None:
     if not path.is_file():
         return None
     try:
-        return FetchManifest.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        return FetchManifest.model_validate_json(read_bytes(path, limit=SMALL_JSON_BYTES, what="fetch manifest"))
+    except (ValueError, OSError) as exc:
         log.warning("%s: unreadable fetch manifest (%s)", path, exc)
         return None
 
@@ -392,7 +393,7 @@ def _blob_table(blobs: BlobTable | Path | bool, ref: str) -> BlobTable | None:
         return None
     path = Path(blobs)
     try:
-        return parse_blob_listing(path.read_text(encoding="utf-8"), source=path.name)
+        return parse_blob_listing(read_text(path, limit=256 << 20, what="blob listing"), source=path.name)
     except OSError as exc:
         raise FetchError(f"blob listing {path}: cannot read ({_one_line(exc)})") from None
     except (ValueError, UnicodeDecodeError) as exc:
@@ -885,8 +886,8 @@ def find_not_stored(root: Path) -> list[NotStoredFile]:
     for wl in sorted((root / "workload").glob("*.json")):
         domain = wl.stem
         try:
-            entries = json.loads(wl.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            entries = json.loads(read_bytes(wl, limit=WORKLOAD_BYTES, what="workload file"))
+        except (OSError, ValueError, RecursionError) as exc:
             log.warning("%s: not readable as JSON (%s); its data sources are not checked", wl, exc)
             continue
         lake = _lake_of(root, domain)

@@ -589,7 +589,16 @@ class _Builder:
             return None
         fields = self._common(item, tid, sid)
         fields["id"] = sid
-        extras = {k: v for k, v in item.items() if k not in _SUBTASK_FIELDS and isinstance(k, str)}
+        nested = item.get("subtasks")
+        if nested not in (None, [], {}):
+            n = len(nested) if isinstance(nested, (list, dict)) else 1
+            self.note(
+                "warning", "nested_subtasks",
+                f"{where} ({sid}) holds subtasks of its own ({n}); subtasks have one level: they are not run, "
+                "not scored", task_id=tid, subtask_id=sid, field="subtasks",
+                suggestion="make them subtasks of the task, or remove them",
+            )  # fmt: skip
+        extras = {k: v for k, v in item.items() if k not in _SUBTASK_FIELDS and k != "subtasks" and isinstance(k, str)}
         try:
             return Subtask(**extras, **fields)
         except (ValidationError, TypeError) as e:

@@ -29,6 +29,7 @@ Codes (severity):
   list; left out of what systems see).
 
 The loader adds its own findings (``data_sources_string``, ``unknown_answer_type``, ``missing_id``,
+``nested_subtasks`` (warning: a subtask holding subtasks of its own, which are not run),
 ``task_not_object``, ``invalid_field``, ``erratum_*``, ...).
 """
 

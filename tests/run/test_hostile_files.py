@@ -72,6 +72,12 @@ def test_a_solution_outside_the_root_never_reaches_a_record_or_the_judge(tmp_pat
     every_byte = "".join(p.read_text(errors="replace") for p in (res / "pd").rglob("*") if p.is_file())
     assert SECRET not in every_byte
     assert openai_server.requests and all(SECRET not in json.dumps(r.body) for r in openai_server.requests)
+    # the design judge's calls are paid for: each is in calls.jsonl, apart from the system's calls
+    from kramabench.models import load_calls
+
+    calls = load_calls(res / "pd")
+    assert len(calls) == len(openai_server.requests) >= 1
+    assert all(c.task_key.endswith(":judge") for c in calls)
 
 
 # -- score: predictions and outputs ------------------------------------------------------------------------
@@ -386,3 +392,123 @@ def test_unreadable_lake_files_and_folders_are_findings_not_tracebacks(scripted,
     finally:
         (lake / "locked").chmod(0o755)
         (lake / "sub" / "notes.txt").chmod(0o644)
+
+
+# -- outputs cut, golds of the wrong type ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_output_cut_at_the_limit_is_reported_as_cut(tmp_path, backend):
+    """A solution printing a 3 MB answer: the output is cut at 1 MB, and the record says so (not "printed
+    nothing" / "did not print a JSON object")."""
+    root = make_workload(tmp_path / "wl", n=1, solutions=True)
+    (root / "solutions" / "synth-easy-1.py").write_text(
+        "import json\nprint(json.dumps({'main-task': list(range(500_000))}))\n")
+    res = tmp_path / "res"
+    out = _kb("run", "--workload", str(root), "--system", "reference", "--sandbox", backend, "--results", str(res),
+              "--run-id", "cut", "--progress", "none", "--no-report", timeout=600)
+    assert "Traceback" not in out.stderr, out.stderr
+    [rec] = RunStore(res / "cut").read().records
+    assert rec.status == "error" and rec.error.kind == "no_answer", rec.error
+    assert "output was cut" in rec.error.message and "printed nothing" not in rec.error.message
+
+
+def test_ds_guru_feedback_says_the_output_was_cut():
+    from baselines.ds_guru.prompts import describe_failure
+    from kramabench.contracts.sandbox import ExecResult
+
+    cut = ExecResult(stdout="x", stderr="", exit_code=0, timed_out=False, oom=False, wall_s=0.1, truncated=True,
+                     explanation="output cut at 1,048,576 bytes (stdout 3,000,000 bytes)")
+    text = describe_failure(cut, code_found=True, answer_found=False)
+    assert "output was cut" in text and "did not print a JSON object" not in text
+
+
+@pytest.mark.parametrize("gold,answer_type", [(True, "numeric_exact"), (False, "list_exact"), (True, "numeric_approximate")])
+def test_a_gold_of_the_wrong_json_type_is_unscored_with_a_reason(tmp_path, gold, answer_type):
+    from .synth import write_root
+
+    root = write_root(tmp_path / "wl", [{"id": "toy-easy-1", "query": "q", "answer": gold, "answer_type": answer_type,
+                                         "data_sources": ["a.csv"]}])
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 1}) + "\n")
+    out_json = tmp_path / "s.json"
+    out = _kb("score", "--workload", str(root), "--domain", "toy", "--predictions", str(preds), "--output",
+              str(out_json), "--bootstrap", "100")
+    assert out.returncode == 0, out.stderr
+    [item] = json.loads(out_json.read_text())["items"]
+    assert item["unscored"] and item["value"] is None and item["reason"] == "gold_wrong_type"
+    assert "the gold is a boolean" in item["details"]["gold_problem"]
+
+
+def test_a_full_disk_stops_the_run_with_its_cause_and_leaves_no_temporary_file(tmp_path):
+    from kramabench.testing.hostile import fill_disk, small_disk
+
+    root = make_workload(tmp_path / "wl", n=60)
+    mods = tmp_path / "mods"
+    spec = write_system_module(mods)
+    env = {"PYTHONPATH": os.pathsep.join([str(REPO), str(mods)])}
+    try:
+        disk = small_disk(512 * 1024)
+        folder = disk.__enter__()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    try:
+        res = folder / "res"
+        res.mkdir()
+        fill_disk(folder, leave=24 * 1024)
+        out = _kb("run", "--workload", str(root), "--system", spec, "--results", str(res), "--run-id", "full",
+                  "--progress", "none", "--no-report", env=env)
+        assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+        assert "disk is full" in out.stderr or "no space left" in out.stderr.lower(), out.stderr
+        assert "killed" not in out.stderr
+        left = [p.name for p in (res / "full").iterdir()] if (res / "full").exists() else []
+        assert not [n for n in left if n.endswith(".tmp")], left
+        if (res / "full" / "records.jsonl").exists():
+            data = (res / "full" / "records.jsonl").read_bytes()
+            assert not data or data.endswith(b"\n")  # no half record left behind
+        (folder / ".ballast").unlink()  # space again: the run resumes and finishes
+        again = _kb("run", "--resume", "--run-id", "full", "--results", str(res), "--progress", "none", "--no-report",
+                    env=env)
+        if (res / "full" / "manifest.json").exists():
+            assert again.returncode == 0, again.stderr
+            assert len(RunStore(res / "full").read().records) == 60
+    finally:
+        disk.__exit__(None, None, None)
+
+
+# -- report: a run of 20,000 records -------------------------------------------------------------------------
+
+
+def test_report_on_a_huge_run_stays_bounded_in_memory_and_page_size(tmp_path):
+    from kramabench.testing.hostile import write_big_run
+
+    run = write_big_run(tmp_path / "big", 20_000, code_bytes=3000, transcript_bytes=3000)
+    with open(run / "records.jsonl", "a") as f:  # and lines that are not records: counted, not listed one by one
+        f.write("{not a record}\n" * 500)
+    out, peak = run_measured([sys.executable, "-m", "kramabench", "report", str(run)], capture_output=True, text=True,
+                             cwd=REPO, timeout=900, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"})
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    html = (run / "report.html").read_text()
+    assert len(html) < 40 * 1024 * 1024, len(html)
+    assert "15,000 more task rows of this run not shown" in html
+    assert "left out of the report (its size is bounded): see records.jsonl" in html
+    assert "490 more line(s) that are not valid records" in out.stderr
+    assert "are cut to their start in this report" in out.stderr
+    print(f"report on 20,000 records: peak {peak:.0f} MB, page {len(html) / 1e6:.1f} MB")
+    assert peak < 600, peak
+
+
+def test_report_page_holds_a_bounded_amount_of_details(tmp_path, monkeypatch):
+    import kramabench.report.render_html as rh
+    from kramabench.report.build import collect
+    from kramabench.report.load import DetailBudget, load_run
+    from kramabench.testing.hostile import write_big_run
+
+    run = write_big_run(tmp_path / "small", 60, code_bytes=4000, transcript_bytes=0)
+    monkeypatch.setattr(rh, "DETAIL_HTML_BYTES", 50_000)
+    monkeypatch.setattr(rh, "MAX_TASK_ROWS", 40)
+    html = rh.render_html(collect([load_run(run, DetailBudget())]))
+    shown = html.count("<h4>Pipeline code</h4>")
+    assert 5 <= shown < 20, shown  # about 50 KB of details, then a note in each row
+    assert html.count("Details left out") == 40 - shown
+    assert "20 more task rows of this run not shown" in html

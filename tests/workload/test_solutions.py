@@ -82,3 +82,18 @@ def test_an_absent_entry_outside_the_lake_is_refused(tmp_path, path, why):
     with pytest.raises(WorkloadError) as e:
         load_errata(errata)
     assert str(e.value).startswith(f"{errata}: absent entry 1, field 'path': {path!r} {why}")
+
+
+def test_nested_subtasks_inside_a_subtask_are_a_finding(tmp_path):
+    root = tmp_path / "wl"
+    (root / "data" / "d" / "input").mkdir(parents=True)
+    (root / "data" / "d" / "input" / "a.csv").write_text("x\n1\n")
+    (root / "workload").mkdir()
+    sub = {"id": "d-easy-1-1", "query": "q", "step": "s", "answer": 1, "answer_type": "numeric_exact",
+           "data_sources": ["a.csv"], "subtasks": [{"id": "d-easy-1-1-1", "query": "deeper", "answer": 2}]}
+    (root / "workload" / "d.json").write_text(json.dumps([_task(1, subtasks=[sub])]))
+    wl = load_workload(root, "d")
+    [f] = [f for f in wl.findings if f.code == "nested_subtasks"]
+    assert f.severity == "warning" and f.task_id == "d-easy-1" and f.subtask_id == "d-easy-1-1" and f.field == "subtasks"
+    assert "(1)" in f.message and "not run" in f.message
+    assert [s.id for s in wl.task("d-easy-1").subtasks] == ["d-easy-1-1"]

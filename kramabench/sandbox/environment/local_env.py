@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.files import SMALL_JSON_BYTES, read_bytes, write_file
 from kramabench.sandbox.environment.lock import SandboxLock, load_lock
 
 log = logging.getLogger(__name__)
@@ -172,7 +173,7 @@ def read_facts(lock: SandboxLock) -> EnvironmentFacts | None:
     """The facts of the built local environment of ``lock``, or None when it is not (completely) built."""
     d = env_dir(lock)
     try:
-        facts = EnvironmentFacts.model_validate_json((d / FACTS_FILE).read_text())
+        facts = EnvironmentFacts.model_validate_json(read_bytes(d / FACTS_FILE, limit=SMALL_JSON_BYTES))
     except (OSError, ValueError):
         return None
     if facts.lock_hash != lock.hash or not os.path.isfile(facts.executable):
@@ -270,9 +271,7 @@ def build_local_env(
             raise SandboxEnvironmentError(
                 f"the sandbox environment {d} lacks {', '.join(missing)} after installing the lock"
             )
-        tmp = d / (FACTS_FILE + ".tmp")
-        tmp.write_text(facts.model_dump_json(indent=2))
-        os.replace(tmp, d / FACTS_FILE)
+        write_file(d / FACTS_FILE, facts.model_dump_json(indent=2), regular_only=True)
         log.warning("local sandbox environment ready in %.0f s: %s", time.monotonic() - t0, d)
         return facts
 
