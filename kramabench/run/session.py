@@ -276,6 +276,10 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
     if not store.exists():
         raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
     try:
+        store.check_files()  # a link or a device planted in the run folder: refused before anything is read
+    except RunUnwritable as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
+    try:
         manifest = store.read_manifest()
     except (ValueError, FileNotFoundError) as e:
         raise RunSetupError(str(e)) from e

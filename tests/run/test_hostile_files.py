@@ -580,3 +580,26 @@ def test_no_host_file_outside_the_root_reaches_a_record_a_prompt_or_a_report(tmp
     (root / "errata.toml").symlink_to(secret)
     out = _kb("workloads", "validate", str(root))
     assert out.returncode == 2 and "leads out through a symbolic link" in _one_error_line(out)
+
+
+@pytest.mark.parametrize("name", [".lock", "records.jsonl", "calls.jsonl", "manifest.json"])
+def test_links_planted_in_a_run_folder_are_never_written_through(scripted, tmp_path, name):
+    root, env = scripted
+    res = tmp_path / "res"
+    assert _run(root, res, "a", env).returncode == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious host file\n")
+    p = res / "a" / name
+    if name == "records.jsonl":  # a torn last line, so that a repair would cut the file it reaches
+        victim.write_text("precious host file without newline")
+    p.unlink(missing_ok=True)
+    p.symlink_to(victim)
+    before = victim.read_bytes()
+    out = _kb("run", "--resume", "--run-id", "a", "--results", str(res), "--progress", "none", "--no-report", env=env)
+    assert "Traceback" not in out.stderr, out.stderr
+    if name != "manifest.json":  # a manifest link is read (and refused as no manifest), never replaced
+        assert out.returncode == 2 and "symbolic link" in _one_error_line(out)
+    else:
+        assert out.returncode != 0
+    assert victim.read_bytes() == before and p.is_symlink()
+    assert not list(tmp_path.glob("victim.txt.torn"))
