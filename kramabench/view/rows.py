@@ -185,9 +185,9 @@ def agent_facts(steps: Any, error_kind: str | None) -> tuple[int, int, int, tupl
     ``model_error``, ...) or, without one, its last step's outcome (``final_answer``)."""
     if not isinstance(steps, list) or not steps:
         return 0, 0, 0, (), None
-    outcomes = [s.get("outcome") if isinstance(s, dict) and isinstance(s.get("outcome"), str) else "unknown" for s in steps]
-    unusual = tuple(sorted({o for o in outcomes if o not in QUIET_STEP_OUTCOMES}))
-    end = error_kind or outcomes[-1]
+    outcomes = [s.get("outcome") if isinstance(s, dict) and isinstance(s.get("outcome"), str) else None for s in steps]
+    unusual = tuple(sorted({o for o in outcomes if o is not None and o not in QUIET_STEP_OUTCOMES}))
+    end = error_kind or outcomes[-1]  # steps without an outcome (another system's format): not said
     return len(steps), outcomes.count("format_error"), outcomes.count("timeout"), unusual, end
 
 

@@ -54,6 +54,7 @@
     while (x >= 1024 && i < u.length - 1) { x /= 1024; i++; }
     return (i ? x.toFixed(1) : String(x)) + " " + u[i];
   }
+  function plural(n, one, many) { return `${n} ${n === 1 ? one : (many || one + "s")}`; }
   function when(s) { return s ? String(s).replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC") : ""; }
 
   // ---- the URL is the state ----
@@ -222,6 +223,20 @@
         h("span", { class: "stat" }, "ended: ", Object.entries(s.agent_ends || {}).map(([k, n]) => `${k} ${n}`).join(" · "))) : null);
   }
 
+  // the floors in one line (verified / official): what constant answers get on the same tasks
+  function floorsLine(doc) {
+    const fl = doc.golds;
+    if (!doc.floors_apply) return [h("span", { class: "muted" }, `none for ${doc.setting} (judged, not against gold answers)`)];
+    if (!fl.verified.n && !fl.official.n) return [h("span", { class: "muted" }, "no scored tasks yet")];
+    const both = (f) => `${pct(f(fl.verified))} / ${pct(f(fl.official))}`;
+    const parts = Object.entries(doc.floor_titles).map(([k, t]) => [t + " ", h("b", { "data-floor": k }, both((x) => x.n ? x.floors[k] : null))]);
+    if (fl.verified.n_numeric || fl.official.n_numeric) parts.push(["this run bounded ", h("b", { "data-floor": "bounded" }, both((x) => x.system_bounded))]);
+    const out = [h("span", { class: "muted small" }, "(verified / official %) ")];
+    parts.forEach((x, k) => { if (k) out.push(h("span", { class: "muted" }, " · ")); out.push(...x); });
+    out.push(h("span", { class: "muted small" }, " — both golds in full"));
+    return out;
+  }
+
   // the run's scores against both golds beside the floors, as the report's golds section (computed on request)
   function floorsTable(doc) {
     const G = ["official", "verified"];
@@ -292,8 +307,9 @@
     clear(main);
     const head = h("div", { id: "run-head" });
     const goldsBody = h("div", { class: "golds-body" }, h("p", { class: "muted" }, "computing the floors…"));
-    const golds = h("details", { class: "golds-panel", id: "golds", open: true },
-      h("summary", null, "Scores against both golds, with floors"), goldsBody);
+    const goldsLine = h("span", { class: "floors-line", id: "floors-line" }, h("span", { class: "muted" }, " computing…"));
+    const golds = h("details", { class: "golds-panel", id: "golds" },
+      h("summary", null, h("b", null, "Floors"), " ", goldsLine), goldsBody);
     const probs = h("div", { id: "run-problems" });
     const filters = h("div", { id: "filters", class: "filters" });
     const count = h("div", { id: "count", class: "muted" });
@@ -422,6 +438,8 @@
         goldsVersion = g.version;
         clear(goldsBody);
         add(goldsBody, floorsTable(g));
+        clear(goldsLine);
+        add(goldsLine, floorsLine(g));
         goldsBody.setAttribute("data-version", String(g.version));
       } catch (e) { if (current(seq)) { clear(goldsBody); goldsBody.appendChild(failure(e)); } }
     }
@@ -516,7 +534,7 @@
       const d = h("details", { class: "db-table", "data-table": title, open: p.tables.length <= 3 ? true : null },
         h("summary", null, h("b", null, title), " ", h("span", { class: "muted small" },
           (t.rows === null || t.rows === undefined ? "" : `${t.rows.toLocaleString("en-US")} row${t.rows === 1 ? "" : "s"} · `) +
-          `${t.columns.length}${t.columns_cut ? "+" : ""} columns` + (t.generated && t.generated.length ? ` · generated, not shown: ${t.generated.join(", ")}` : "") +
+          plural(t.columns.length, "column") + (t.columns_cut ? " (more not shown)" : "") + (t.generated && t.generated.length ? ` · generated, not shown: ${t.generated.join(", ")}` : "") +
           (t.note ? " · " + t.note : ""))));
       if (t.first_rows) {
         d.appendChild(h("table", { class: "grid preview" },
@@ -643,7 +661,8 @@
     main.appendChild(nav);
     taskNav(nav, p, name, i, seq);
     main.appendChild(h("div", { class: "bar-line" }, h("h1", { id: "task-title" }, r.task_id, r.subtask_id ? " / " + r.subtask_id : ""),
-      outcomeBadge(r.outcome), h("span", { class: "big" }, pct(r.value), "%"),
+      outcomeBadge(r.outcome), h("span", { class: "big" }, pct(r.value), "%"), h("span", { class: "muted small" }, `${r.gold} gold`),
+      r.gold_changed ? h("span", { class: "muted" }, `${r.gold === "verified" ? "official" : "verified"} ${r[r.gold === "verified" ? "official" : "verified"] === null ? "unscored" : pct(r[r.gold === "verified" ? "official" : "verified"]) + "%"}`) : null,
       h("span", { class: "muted" }, [r.domain, r.difficulty, r.answer_type, r.setting, r.attempt ? "attempt " + r.attempt : ""].filter((x) => x).join(" · "))));
     if (doc.problem) main.appendChild(h("div", { class: "problem warn" }, doc.problem));
     if (doc.attempts.length > 1) {
@@ -684,8 +703,8 @@
     }
     if (rec.pipeline_code) main.appendChild(section("Code", pre(rec.pipeline_code, "code")));
     if (Array.isArray(rec.steps) && rec.steps.length) {
-      const facts = [r.agent_end ? `ended: ${r.agent_end}` : "", r.format_errors ? `${r.format_errors} replies without code` : "",
-        r.step_timeouts ? `${r.step_timeouts} steps timed out` : ""].filter((x) => x).join(" · ");
+      const facts = [r.agent_end ? `ended: ${r.agent_end}` : "", r.format_errors ? plural(r.format_errors, "reply", "replies") + " without code" : "",
+        r.step_timeouts ? plural(r.step_timeouts, "step") + " timed out" : ""].filter((x) => x).join(" · ");
       main.appendChild(section(`Steps (${rec.steps.length})`, facts ? h("p", { class: "muted agent-facts" }, facts) : null, ...stepList(rec.steps, "step")));
     }
     if (Array.isArray(rec.transcript) && rec.transcript.length) main.appendChild(section(`Transcript (${rec.transcript.length} entries)`, ...stepList(rec.transcript, "#")));
@@ -720,7 +739,7 @@
     const sb = h("tbody");
     const delta = (pair, cls) => pair ? [
       h("td", { class: "num " + cls }, pair.mean_diff === null ? "–" : (pair.mean_diff >= 0 ? "+" : "") + pct(pair.mean_diff) + " pp"),
-      h("td", { class: "num small" }, pair.ci_low === null ? "" : `[${pct(pair.ci_low)}, ${pct(pair.ci_high)}]`)] : [h("td", { class: "muted" }, "baseline"), h("td")];
+      h("td", { class: "num muted" }, pair.ci_low === null ? "" : `[${pct(pair.ci_low)}, ${pct(pair.ci_high)}]`)] : [h("td", { class: "muted" }, "baseline"), h("td")];
     doc.runs.forEach((s, k) => {
       const pair = k ? doc.pairs[k - 1] : null;
       const pv = k ? doc.pairs_by_gold.verified[k - 1] : null, po = k ? doc.pairs_by_gold.official[k - 1] : null;
@@ -735,10 +754,10 @@
         pair ? h("td", { class: "small" }, [pair.only_in_a.length ? `${pair.only_in_a.length} only here` : "", pair.only_in_b.length ? `${pair.only_in_b.length} only in baseline` : "",
           pair.unscored_in_a.length + pair.unscored_in_b.length ? `${pair.unscored_in_a.length + pair.unscored_in_b.length} unscored` : ""].filter((x) => x).join(", ")) : h("td")));
     });
-    main.appendChild(h("table", { class: "grid cmp-summary" }, h("thead", null, h("tr", null,
-      ["Run", "System · model", "Verified % [95% CI]", "Official % (paper-comparable)", "Tasks", "Δ verified", "95% CI (paired)", "Δ official", "95% CI (paired)",
-        `p (${doc.gold})`, `better / tie / worse (${doc.gold})`, "paired tasks", ""].map((x) => h("th", null, x)))), sb));
-    main.appendChild(h("p", { class: "muted small" }, "Δ: mean over the tasks scored in both runs of (this run − the first run), in percentage points, against the verified gold (official + errata) and the official gold (the paper-comparable number); its interval is the paired bootstrap of scorers.stats (10,000 resamples)."));
+    main.appendChild(h("div", { class: "scroll-x" }, h("table", { class: "grid cmp-summary" }, h("thead", null, h("tr", null,
+      ["Run", "System · model", "Verified % [95% CI]", "Official % (paper-comparable)", "Tasks", "Δ verified", "[95% CI]", "Δ official", "[95% CI]",
+        "p", "better / tie / worse", "paired", ""].map((x) => h("th", null, x)))), sb)));
+    main.appendChild(h("p", { class: "muted small" }, `Δ: mean over the tasks scored in both runs of (this run − the first run), in percentage points, against the verified gold (official + errata) and the official gold (the paper-comparable number); its interval is the paired bootstrap of scorers.stats (10,000 resamples). p, better / tie / worse and paired tasks: against the ${doc.gold} gold.`));
 
     const search = h("input", { id: "search", type: "search", placeholder: "Search tasks…", value: p.get("q") || "" });
     let timer = null;
