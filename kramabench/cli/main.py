@@ -14,6 +14,7 @@ import typer
 from rich.text import Text
 from typer.core import TyperGroup
 
+from kramabench.cli import _signals, _streams
 from kramabench.cli._common import error_console, fast_exit_allowed
 
 #: command-group modules of ``kramabench.cli``, in help order
@@ -25,15 +26,29 @@ _USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.
 _CLICK_EXCEPTION: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
+class _Interrupted(Exception):
+    """A KeyboardInterrupt (Ctrl-C, SIGTERM) out of a command, carried past typer (which would exit 130 silently)."""
+
+
 class OneLineErrors(TyperGroup):
     """The root command group: a command-line mistake (unknown option, bad value, missing argument) is one
     line ``error: ...`` on stderr with exit code 2, like every other error of kramabench, not typer's
-    boxed panel."""
+    boxed panel. An interrupted command says so in one line (exit 130)."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as e:
+            raise _Interrupted(str(e)) from None
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _Interrupted:
+            if not standalone_mode:
+                raise KeyboardInterrupt from None
+            _interrupted()
         except _CLICK_EXCEPTION as e:
             if type(e).__name__ == "NoArgsIsHelpError":  # a bare `kramabench` (or group): its help is printed
                 if not standalone_mode:
@@ -47,9 +62,11 @@ class OneLineErrors(TyperGroup):
             if not standalone_mode:
                 raise
             sys.exit(e.exit_code)  # type: ignore[attr-defined]
-        except typer.Abort:
+        except typer.Abort as e:
             if not standalone_mode:
                 raise
+            if isinstance(e.__cause__ or e.__context__, KeyboardInterrupt):  # Ctrl-C, SIGTERM (kramabench.cli._signals)
+                _interrupted()
             error_console().print(Text("aborted", style="red"))
             sys.exit(1)
         if standalone_mode:
@@ -109,9 +126,20 @@ def _sweep_leftovers() -> None:
         atexit.register(sweep_containers)
 
 
+def _interrupted() -> None:
+    from kramabench.contracts import interrupt
+
+    error_console().print(Text(f"interrupted ({interrupt.reason() or 'SIGINT received'})", style="yellow"))
+    sys.exit(_signals.EXIT_INTERRUPTED)
+
+
 def main() -> None:
+    _streams.prepare()  # a closed pipe, a closed stdout, an ASCII terminal, COLUMNS=0: nothing breaks printing
+    _signals.install()
     try:
         build_app()()
+    except KeyboardInterrupt:  # before or after the command ran (imports, the exit's own handlers)
+        _interrupted()
     except SystemExit as e:
         if fast_exit_allowed() and (e.code is None or isinstance(e.code, int)):
             _exit_without_teardown(e.code or 0)
@@ -128,8 +156,8 @@ def _exit_without_teardown(code: int) -> None:
     import os
     import threading
 
-    if threading.active_count() > 1:
-        return
+    if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
+        return  # (daemon threads, e.g. the signal watcher, end with the process in any case)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from rich.text import Text
 
 from kramabench.cli._common import error_console, fail
+from kramabench.contracts import interrupt
 from kramabench.contracts.run import RunConfig, RunOptions
 
 #: exit codes of ``kramabench run`` (docs/running.md lists them)
@@ -219,12 +220,19 @@ def register(app: typer.Typer) -> None:
 
         from kramabench.run.store import RunLocked, RunUnwritable
 
+        resume_cmd = f"kramabench run --resume --run-id {prepared.manifest.run_id}"
+        if config.results and Path(config.results) != Path("results"):
+            resume_cmd += f" --results {shlex.quote(str(config.results))}"
         if not no_report:
             _preload_report_libraries()
         try:
             result = prepared.run()
         except (RunLocked, RunUnwritable) as e:  # the run folder cannot be used: a setup error, nothing run
             raise fail(str(e)) from None
+        except KeyboardInterrupt:  # a signal before the runner took over, or after it gave back: nothing lost
+            err.print(Text.assemble(("interrupted", "yellow"), f" ({interrupt.reason() or 'SIGINT received'}); "
+                                    f"records so far are in {prepared.store.dir}. Resume with:\n  {resume_cmd}"))
+            raise typer.Exit(RESUME_EXIT) from None
         except Exception as e:  # noqa: BLE001 - e.g. the disk is full: say so, records so far are kept
             import errno
             import logging
@@ -260,21 +268,25 @@ def register(app: typer.Typer) -> None:
         if result.skipped_finished:
             err.print(f"resumed: {result.skipped_finished} task(s) already recorded were skipped", highlight=False)
         out.print(Text(f"run folder: {result.run_dir}"))
-        if not no_report and result.records:
+        if result.signal is not None:  # asked to stop: no report now (it can take a while)
+            if not no_report and result.records:
+                err.print(Text(f"no report written (interrupted); write it with: kramabench report {result.run_dir}"))
+        elif not no_report and result.records:
             _write_report(result.run_dir, out, err)
         code = EXIT_OK
         if result.status == "interrupted":
-            cmd = f"kramabench run --resume --run-id {prepared.manifest.run_id}"
-            if config.results and Path(config.results) != Path("results"):
-                cmd += f" --results {shlex.quote(str(config.results))}"
+            cmd = resume_cmd
             if result.fatal:
                 err.print(Text(f"error: the run stopped on a fatal model error: {_one_line(Exception(result.fatal))}",
                                style="red"))
                 err.print(Text(f"{result.completed} new record(s) saved; fix the cause, then resume with:\n  {cmd}"))
                 code = EXIT_MODEL
             else:
-                err.print(Text.assemble(("interrupted", "yellow"),
-                                        f": {result.completed} new record(s) saved. Resume with:\n  {cmd}"))
+                why = f" ({result.signal})" if result.signal else ""
+                cut = (f", {len(result.interrupted_tasks)} running task(s) stopped and not recorded"
+                       if result.interrupted_tasks else "")
+                err.print(Text.assemble(("interrupted", "yellow"), f"{why}: {result.completed} new record(s) saved"
+                                        f"{cut}. Resume with:\n  {cmd}"))
                 code = RESUME_EXIT
         elif result.records and all(r.status == "error" for r in result.records):
             kinds = sorted({r.error.kind for r in result.records if r.error is not None})
@@ -331,6 +343,10 @@ def _write_report(run_dir: Path, out: Any, err: Any) -> None:
         from kramabench.report import write_report
 
         paths = write_report([run_dir])
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while the report is written: the run is saved
+        err.print(Text.assemble(("interrupted", "yellow"), f" ({interrupt.reason() or 'SIGINT received'}) while writing "
+                                f"the report; the run is saved; write it with: kramabench report {run_dir}"))
+        raise typer.Exit(RESUME_EXIT) from None
     except Exception as e:  # noqa: BLE001
         err.print(Text.assemble(("warning:", "yellow"), f" no report written ({type(e).__name__}: {e}); "
                                 f"try `kramabench report {run_dir}`"))

@@ -19,6 +19,7 @@ The state is one per process (signals are), cleared when a run starts (:func:`cl
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 #: how often a wait that cannot be woken looks at the interruption (seconds)
 POLL_S = 0.1
@@ -27,6 +28,7 @@ _event = threading.Event()
 _lock = threading.Lock()
 _reason: str | None = None
 _local = threading.local()
+_listeners: list[Callable[[str], None]] = []
 
 
 class Interrupted(RuntimeError):
@@ -37,9 +39,21 @@ def request(reason: str = "interrupted") -> None:
     """Interrupt every wait that honours it (the first reason given is kept)."""
     global _reason
     with _lock:
-        if _reason is None:
+        first = _reason is None
+        if first:
             _reason = reason
+        listeners = list(_listeners) if first else []
     _event.set()
+    for fn in listeners:
+        fn(reason)
+
+
+def on_request(fn: Callable[[str], None]) -> None:
+    """Call ``fn(reason)`` at each first :func:`request` after a :func:`clear` (e.g. the command line's watchdog,
+    which ends a process that does not stop in time)."""
+    with _lock:
+        if fn not in _listeners:
+            _listeners.append(fn)
 
 
 def clear() -> None:
@@ -85,5 +99,5 @@ def hit_here() -> bool:
     return bool(getattr(_local, "hit", False))
 
 
-__all__ = ["POLL_S", "Interrupted", "check", "clear", "hit_here", "mark_here", "request", "requested", "reason",
-           "reset_here", "wait"]
+__all__ = ["POLL_S", "Interrupted", "check", "clear", "hit_here", "mark_here", "on_request", "request", "requested",
+           "reason", "reset_here", "wait"]

@@ -39,6 +39,10 @@ class ExecResult(BaseModel):
         None, description="CPU time (user + system) of the code's process tree, as its supervisor measured it; "
         "None when not reported"
     )
+    interrupted: bool = Field(
+        False, description="the process was interrupted (SIGINT, SIGTERM) during the run: the code was stopped, or "
+        "never started; not an outcome of the code"
+    )
 
     @property
     def ok(self) -> bool:
@@ -87,7 +91,8 @@ class Sandbox(Protocol):
         whole session; ``services`` are host unix sockets reachable inside at ``127.0.0.1:<port>`` only;
         ``mounts`` more read-only host paths; ``artifacts_dir`` the host folder ``collect()`` copies into (a
         run gives each task its own: ``TaskInput.artifacts_dir``). Raises SandboxUnavailable if the backend
-        cannot open sessions here."""
+        cannot open sessions here, ValueError (naming the problem) for a lake, socket or mount that does not
+        exist or cannot be used."""
         ...
 
     def info(self) -> dict[str, str]:

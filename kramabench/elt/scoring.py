@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed, get_comparator
 from kramabench.elt.compare.values import Table
 from kramabench.elt.suite.models import DataModel, Pipeline, Suite
+from kramabench.files import MB, read_text
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +200,11 @@ def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
                 if m.evaluation is None or not (pipeline.folder / m.evaluation).is_file():
                     queries.append(QueryResult(model=m.name, error="no evaluation query"))
                     continue
-                sql = (pipeline.folder / m.evaluation).read_text(encoding="utf-8")
+                try:
+                    sql = read_text(pipeline.folder / m.evaluation, limit=16 * MB, what="evaluation query")
+                except OSError as e:
+                    queries.append(QueryResult(model=m.name, error=f"evaluation query unreadable: {e}"))
+                    continue
                 cap = (row_caps or {}).get(m.name)
                 try:
                     cur = con.execute(sql)

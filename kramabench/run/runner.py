@@ -10,10 +10,13 @@ Fatal model errors: a bad key or an unknown model (``auth``, ``not_found``, seen
 ``interrupted`` with the cause in ``stop_reason``, and the outcomes the fault produced are not recorded
 (resume runs them; so does a resume of an older run whose records hold such errors).
 
-Interruption: the first SIGINT/SIGTERM stops scheduling; running tasks finish and are recorded (an
-error outcome that ends after the interruption is *not* recorded, since the interruption may have
-caused it: resume runs it again); the manifest says ``interrupted``. A second SIGINT stops at once
-(records already written stay valid). ``--resume`` skips every key with a record.
+Interruption: the first SIGINT/SIGTERM stops scheduling and cuts the running tasks short
+(:mod:`kramabench.contracts.interrupt`: model calls are abandoned, sandbox runs killed, waits end); what the
+running tasks return is not recorded, since the interruption cut it: they are listed in the manifest's
+``interrupted_tasks`` and ``--resume`` runs them again. Tasks that do not return within :data:`GRACE_S` are
+abandoned (their threads cannot be killed: the command line then ends the process). The manifest says
+``interrupted`` with the signal in ``stop_reason``. A second signal stops at once (records already written
+stay valid). ``--resume`` skips every key with a record.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
@@ -52,6 +56,9 @@ from scorers.judge import CountsCalls
 
 log = logging.getLogger(__name__)
 
+#: seconds an interrupted run waits for its running tasks to return before it abandons them
+GRACE_S = 3.0
+
 
 @dataclass
 class RunResult:
@@ -67,6 +74,10 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     #: the fatal model error that stopped the run (a bad key, an unknown model), if any
     fatal: str | None = None
+    #: the signal that interrupted the run (``SIGTERM received``), if any
+    signal: str | None = None
+    #: the tasks cut short by that interruption (not recorded: --resume runs them)
+    interrupted_tasks: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _now() -> datetime:
@@ -118,6 +129,9 @@ class Runner:
         self.staging = ArtifactStaging(self.store.dir)
         self._stop = threading.Event()
         self._hard = threading.Event()
+        #: when the run was interrupted (SIGINT, SIGTERM), and why
+        self._interrupted_at: float | None = None
+        self._signal: str | None = None
         self.salt = str(self.manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
         self.recorder: Any = None
         self.system: Any = None
@@ -201,10 +215,12 @@ class Runner:
 
     # -- scoring -------------------------------------------------------------------------------------
     def _score(self, it: WorkItem, out: SystemOutput, wall: float) -> Record | None:
-        """The record, or None when a fatal model error (e.g. the judge's key) hit its scoring."""
+        """The record, or None when a fatal model error (e.g. the judge's key) or an interruption (a judge call
+        abandoned) hit its scoring."""
         self.guard.reset_here()
+        interrupt.reset_here()
         rec = self._record(it, out, wall)
-        return None if self.guard.tripped_here() else rec
+        return None if self.guard.tripped_here() or interrupt.hit_here() else rec
 
     def _record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
         try:
@@ -309,9 +325,21 @@ class Runner:
 
     # -- signals -------------------------------------------------------------------------------------
     def request_stop(self) -> None:
+        """Stop scheduling (a fatal model error, too many hung tasks); the running tasks finish. Twice: stop now."""
         if self._stop.is_set():
             self._hard.set()
         self._stop.set()
+
+    def interrupt(self, reason: str = "interrupted") -> None:
+        """Stop scheduling and cut the running tasks short (SIGINT, SIGTERM): what they return is not recorded
+        and --resume runs them again. Twice: stop now."""
+        if self._interrupted_at is not None:
+            self._hard.set()
+        else:
+            self._interrupted_at = time.monotonic()
+            self._signal = reason
+        self._stop.set()
+        interrupt.request(reason)
 
     def _install_signals(self) -> dict[int, Any]:
         if threading.current_thread() is not threading.main_thread():
@@ -319,10 +347,11 @@ class Runner:
         old: dict[int, Any] = {}
 
         def handler(signum: int, frame: Any) -> None:
-            first = not self._stop.is_set()
-            self.request_stop()
+            first = self._interrupted_at is None
+            self.interrupt(f"{signal.Signals(signum).name} received")
             if first:
-                self.progress.note("interrupted: finishing the running tasks (Ctrl-C again to stop now)")
+                self.progress.note(f"interrupted ({signal.Signals(signum).name}): stopping the running tasks; they are "
+                                   "not recorded and --resume runs them again (again to stop at once)")
             else:
                 self.progress.note("stopping now")
 
@@ -344,13 +373,17 @@ class Runner:
     # -- the run -------------------------------------------------------------------------------------
     def run(self) -> RunResult:
         self.store.lock()  # raises RunLocked if another process writes this run
+        interrupt.clear()  # an interruption of an earlier run in this process is not this run's
         old_signals = self._install_signals()
         try:
-            return self._run()
+            result = self._run()
         finally:
             self._restore_signals(old_signals)
             self.views.close()
             self.store.unlock()
+        if not result.hard_stop:  # no task thread left running: the process may go on (a test, a notebook)
+            interrupt.clear()
+        return result
 
     def _executor_context(self) -> ExecutorContext:
         return ExecutorContext(
@@ -379,6 +412,7 @@ class Runner:
         self.progress.start(total, label=f"{self.manifest.run_id} · {self.manifest.system}")
         new_records: list[Record] = []
         dropped = 0
+        cut: list[WorkItem] = []  # running when the run was interrupted: not recorded, resume runs them
         # spare workers replace the threads of tasks abandoned after --task-timeout (a thread cannot be killed)
         timeout = self.options.task_timeout_s
         executor = self.executor or make_executor(self.options.executor, address=self.options.ray_address)
@@ -398,6 +432,11 @@ class Runner:
             self.store.write_manifest(self.manifest)
             while (pending and not self._stop.is_set()) or solving or scoring:
                 if self._hard.is_set():
+                    break
+                if self._interrupted_at is not None and time.monotonic() > self._interrupted_at + GRACE_S:
+                    self.progress.note(f"{len(solving) + len(scoring)} task(s) did not stop within {GRACE_S:g} s "
+                                       "of the interruption; left behind")
+                    self._hard.set()
                     break
                 abandoned = {f for f in abandoned if not f.done()}
                 if timeout and len(abandoned) >= n and not self._stop.is_set():
@@ -432,6 +471,9 @@ class Runner:
                         it = solving.pop(f)
                         started.pop(f, None)
                         out, wall = f.result()
+                        if self._interrupted_at is not None:  # cut short (or not): its outcome is not recorded
+                            cut.append(it)
+                            continue
                         if is_fatal_error(out.error) and not self.guard.tripped:
                             # a worker elsewhere (e.g. a Ray actor's own model) met a bad key or unknown model
                             e = out.error
@@ -444,11 +486,14 @@ class Runner:
                             continue
                         scoring[score_pool.submit(self._score, it, out, wall)] = it
                     else:
-                        scoring.pop(f)
+                        scoring_item = scoring.pop(f)
                         rec = f.result()
-                        if rec is None:  # its scoring hit a fatal model error: resume scores it again
+                        if rec is None:  # its scoring hit a fatal model error or an interruption: resume scores it
                             self._check_fatal()
-                            dropped += 1
+                            if self._interrupted_at is not None:
+                                cut.append(scoring_item)
+                            else:
+                                dropped += 1
                             continue
                         self.store.append(rec)
                         new_records.append(rec)
@@ -458,7 +503,7 @@ class Runner:
             self.store.close()
             self.abandoned_running = sum(1 for f in abandoned if not f.done())
             hard = self._hard.is_set() or self.abandoned_running > 0
-            executor.shutdown(hard=hard)
+            executor.shutdown(hard=hard or self._interrupted_at is not None)  # interrupted: no wait for workers
             score_pool.shutdown(wait=not hard, cancel_futures=True)
             if self.recorder is not None:
                 try:
@@ -467,11 +512,19 @@ class Runner:
                     log.warning("closing the call recorder failed: %s", e)
             self.progress.stop()
             self.staging.close()
+            if self._interrupted_at is not None:  # what was still running when the grace ended is cut too
+                cut += [*solving.values(), *scoring.values()]
+            cut_keys = [{"domain": it.domain, "setting": it.key[0], "task_id": it.task.id, "subtask_id": it.key[2]}
+                        for it in cut]
             # an exception (e.g. a full disk) also leaves work undone: the run is resumable, not finished
-            interrupted = not completed or (self._stop.is_set() and bool(pending or solving or scoring or dropped))
+            interrupted = not completed or (
+                self._stop.is_set() and bool(pending or solving or scoring or dropped or cut)
+            ) or self._interrupted_at is not None
             all_records = latest_records(self.store.read().records)
             self.manifest.status = "interrupted" if interrupted else "finished"
-            self.manifest.stop_reason = self.guard.cause if interrupted else None
+            self.manifest.stop_reason = (self.guard.cause or _signal_reason(self._signal, cut_keys, len(pending))
+                                         if interrupted else None)
+            self.manifest.interrupted_tasks = cut_keys
             self.manifest.finished_at = _now()
             self.manifest.counts = {**_counts(all_records), "planned": planned}
             if isinstance(self.setting, Summarized):
@@ -501,6 +554,8 @@ class Runner:
             skipped_finished=skipped,
             manifest=self.manifest,
             fatal=self.guard.cause,
+            signal=self._signal,
+            interrupted_tasks=cut_keys,
         )
 
     def _size_sandbox_pool(self, tasks: int) -> None:
@@ -513,6 +568,13 @@ class Runner:
         if self.guard.tripped and not self._stop.is_set():
             self.request_stop()
             self.progress.note(f"stopping: {self.guard.cause}")
+
+
+def _signal_reason(signal_name: str | None, cut: list[dict[str, Any]], not_started: int) -> str | None:
+    if signal_name is None:
+        return None
+    return (f"{signal_name}: {len(cut)} running task(s) interrupted (not recorded), {not_started} not started; "
+            "--resume runs them")
 
 
 def judge_scope(key: str, recorder: Any) -> Any:

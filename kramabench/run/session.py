@@ -134,6 +134,9 @@ def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[
             raise RunSetupError(f"{root}/workload/{d}.json: {e}") from e
         if not Path(wl.lake).is_dir():
             raise RunSetupError(f"{d}: data lake {wl.lake} is missing")
+        if not os.access(wl.lake, os.R_OK | os.X_OK):  # not "a lake that holds no files"
+            raise RunSetupError(f"{d}: data lake {wl.lake} cannot be listed (permission denied); give it read "
+                                "permission (chmod a+rx)")
         out.append(wl)
     if not any(w.tasks for w in out):  # every task was dropped by an error finding: say which, do not run 0
         raise RunSetupError(_no_task_message(root, out))
@@ -293,6 +296,10 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
         raise RunSetupError(f"cannot resume: {store.dir} {what} (no run {run_id!r} under {results})")
     if not store.exists():
         raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
+    try:
+        store.check_files()  # a link or a device planted in the run folder: refused before anything is read
+    except RunUnwritable as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
     try:
         manifest = store.read_manifest()
     except (ValueError, FileNotFoundError) as e:
@@ -581,7 +588,22 @@ def _prepare_rest(
             manifest.options["system_options_effective"] = runner.system.options.model_dump(mode="json")
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("system options not recorded: %s", e)
+    _join_cluster(opts)
     return Prepared(plan=plan, runner=runner)
+
+
+def _join_cluster(opts: RunOptions) -> None:
+    """``--executor ray``: the cluster is joined (or a local Ray started) now, so that an address where no Ray
+    answers is one line within seconds, before the manifest says ``running``."""
+    if opts.executor != "ray":
+        return
+    from kramabench.run.executor import ExecutorUnavailable
+    from kramabench.run.executor.ray_executor import connect
+
+    try:
+        connect(opts.ray_address)
+    except ExecutorUnavailable as e:
+        raise RunSetupError(str(e)) from None
 
 
 @dataclass
@@ -646,6 +668,14 @@ def _check_executor(opts: RunOptions) -> None:
 
         if importlib.util.find_spec("ray") is None:
             raise RunSetupError("--executor ray needs Ray on this machine and on every node: pip install 'kramabench[ray]'")
+        if opts.ray_address:  # nothing listens there: one line now, not minutes of Ray's retries later
+            from kramabench.run.executor import ExecutorUnavailable
+            from kramabench.run.executor.ray_executor import probe
+
+            try:
+                probe(opts.ray_address)
+            except ExecutorUnavailable as e:
+                raise RunSetupError(str(e)) from None
 
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:

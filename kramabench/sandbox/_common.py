@@ -12,6 +12,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits
 
 _BOOTSTRAP: str | None = None
@@ -25,8 +26,28 @@ BASE_ENV = {
     "MPLCONFIGDIR": "/tmp/matplotlib",
     "MPLBACKEND": "Agg",
     "PYTHONDONTWRITEBYTECODE": "1",
+    # string hashes fixed: a printed set of strings, a dict built from one, the order of a set's loop are
+    # the same from run to run (what a replayed agent run must see again); the code may still call random
+    "PYTHONHASHSEED": "0",
     "USER": "nobody",
 }
+
+#: the flags of every interpreter the backends start: no user site-packages, no bytecode written. Not ``-E``
+#: (it would ignore ``PYTHONHASHSEED`` too): the environment is explicit and clean instead (bubblewrap's
+#: ``--clearenv``, ``Popen(env=...)``; docker: :func:`neutral_python_env` for what the image sets)
+PYTHON_FLAGS = ("-s", "-B")
+
+
+def neutral_python_env(image_env: list[str] | None, env: dict[str, str]) -> dict[str, str]:
+    """Empty values for the ``PYTHON*`` variables an image sets that ``env`` does not: the interpreter
+    ignores an empty one as if unset (``PYTHONPATH``, ``PYTHONHOME``, ``PYTHONSTARTUP``...), so a container's
+    interpreter starts as the other backends' whatever the image's ``ENV`` says."""
+    out = {}
+    for item in image_env or []:
+        key = item.split("=", 1)[0]
+        if key.startswith("PYTHON") and key not in env:
+            out[key] = ""
+    return out
 
 
 #: ``0``/``off``: the warm backends run without their fork server (a new interpreter per run)
@@ -215,9 +236,12 @@ def wait_and_drain(
     timed_out = False
     deadline = t0 + limits.wall_timeout_s
     try:
-        if not wake.wait(timeout=max(0.0, deadline - time.monotonic())):
-            timed_out = True
-        elif proc.poll() is None:  # done reported, the sandbox still up: a short grace, then kill()
+        # in slices: an interruption of the process stops the run like its wall limit (finish() says which)
+        while not wake.wait(timeout=max(0.0, min(interrupt.POLL_S, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline or interrupt.requested():
+                timed_out = True
+                break
+        if not timed_out and proc.poll() is None:  # done reported, the sandbox still up: a short grace, then kill()
             try:
                 proc.wait(timeout=max(0.0, min(DONE_GRACE_S, deadline - time.monotonic())))
             except subprocess.TimeoutExpired:
@@ -310,6 +334,16 @@ def _last_line(text: str) -> str:
     return ""
 
 
+def interrupted_result(backend: str, wall_s: float | None = None, *, stdout: str = "", stderr: str = "") -> ExecResult:
+    """The result of a run cut (``wall_s``: after that many seconds; None: before it started) because the process
+    is being interrupted."""
+    interrupt.mark_here()
+    why = interrupt.reason() or "interrupted"
+    return ExecResult(stdout=stdout, stderr=stderr, backend=backend, wall_s=round(wall_s or 0.0, 4), interrupted=True,
+                      explanation=f"the run was interrupted ({why}): the program was stopped"
+                      + (f" after {wall_s:.1f} s" if wall_s is not None else " before it started"))
+
+
 def finish(
     *,
     backend: str,
@@ -325,7 +359,12 @@ def finish(
     stderr_text: str | None = None,
     cpu_s: float | None = None,
 ) -> ExecResult:
-    """Assemble an ExecResult with a plain-words explanation of any abnormal end."""
+    """Assemble an ExecResult with a plain-words explanation of any abnormal end. A run stopped before its wall
+    limit while the process is being interrupted (the wait loops stop such a run like a timeout) is
+    ``interrupted``, not timed out."""
+    if timed_out and interrupt.requested() and wall_s < limits.wall_timeout_s:
+        return interrupted_result(backend, wall_s, stdout=stdout.text(), stderr=stderr.text() if stderr_text is None
+                                  else stderr_text)
     err = stderr.text() if stderr_text is None else stderr_text
     out = stdout.text()
     truncated = stdout.truncated or stderr.truncated

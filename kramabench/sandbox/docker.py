@@ -38,15 +38,19 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
+    PYTHON_FLAGS,
     HeadTailBuffer,
     bootstrap_source,
     check_request,
     finish,
     fork_server_default,
+    interrupted_result,
+    neutral_python_env,
     parse_audit,
     reported_cpu,
     rlimits,
@@ -186,9 +190,9 @@ class _Relay:
                 return status, False
             deadline = setup_deadline if err.started_at is None else err.started_at + wall
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or interrupt.requested():  # an interruption stops the run like its wall limit
                 return None, True
-            r = wait_readable([self.sock], min(left, 1.0))
+            r = wait_readable([self.sock], min(left, interrupt.POLL_S))
             if not r:
                 continue
             try:
@@ -381,6 +385,7 @@ class DockerSandbox:
 
     def _create_with(self, lake: Path, limits: Limits, key: tuple, mounts: list, sockdir: Path | None) -> _Container:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{ENV_PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"}
+        env.update(neutral_python_env((self._image.attrs.get("Config") or {}).get("Env"), env))
         mem = limits.memory_mb + 2 * limits.scratch_mb + 256  # code + tmpfs /work, /tmp + bootstrap
         container = self._client().containers.run(
             self.options.image,
@@ -423,12 +428,12 @@ class DockerSandbox:
         if direct:
             zcfg["socket_path"] = f"{SOCKET_DIR}/{SOCKET_NAME}"
         cfg = json.dumps(zcfg)
-        return [self.options.python, "-E", "-s", "-B", "-c", bootstrap_source(), "--zygote", cfg]
+        return [self.options.python, *PYTHON_FLAGS, "-c", bootstrap_source(), "--zygote", cfg]
 
     def _exec_command(self, cfg: dict) -> tuple[list[str], str]:
         """(command, user) of one run: the fork-server client (as root: out of reach of the cleanup's
         kill(-1), which runs as nobody), or the bootstrap itself."""
-        py = [self.options.python, "-E", "-s", "-B"]
+        py = [self.options.python, *PYTHON_FLAGS]
         if self.options.fork_server:
             return [*py, "-S", "-c", bootstrap_source(), "--client", json.dumps(cfg)], "0:0"
         return [*py, "-c", bootstrap_source(), json.dumps(cfg)], USER
@@ -497,6 +502,8 @@ class DockerSandbox:
             now = time.monotonic()
             if now > deadline:
                 raise StartFailed("the fork server's socket did not appear within 120 s")
+            if interrupt.requested():
+                raise StartFailed(f"not started: {interrupt.reason()}")
             if now >= check:
                 check = now + 0.5
                 if b"no direct channel" in api.logs(c.id, stdout=False, stderr=True, tail=20):
@@ -607,8 +614,12 @@ class DockerSandbox:
             )
         t0 = time.monotonic()
         for _attempt in range(3):
+            if interrupt.requested():  # the process is stopping: no new run
+                return interrupted_result(self.name)
             try:
                 c = self._acquire(lake, limits, wl)
+            except interrupt.Interrupted:
+                return interrupted_result(self.name)
             except Exception as e:
                 return ExecResult(backend=self.name, explanation=f"sandbox not started: docker could not create a container: {e}")
             cfg = self._cfg(wl, limits)
@@ -649,7 +660,7 @@ class DockerSandbox:
         """One run through the container's relay: (stdout, stderr, timed_out, the supervisor's status lines or
         None), or None when no relay can be started (the caller falls back to one ``docker exec``)."""
         if c.relay is None:
-            py = [self.options.python, "-E", "-s", "-B", "-S", "-c", bootstrap_source(), "--relay"]
+            py = [self.options.python, *PYTHON_FLAGS, "-S", "-c", bootstrap_source(), "--relay"]
             try:
                 api = self._client().api
                 ex = api.exec_create(c.id, py, stdin=True, stdout=True, stderr=True, user="0:0", workdir=WORKDIR)
@@ -862,9 +873,9 @@ class DockerSandbox:
         while True:
             deadline = setup_deadline if err.started_at is None else err.started_at + wall
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or interrupt.requested():  # an interruption stops the run like its wall limit
                 return False
-            r = wait_readable([sock], min(left, 1.0))
+            r = wait_readable([sock], min(left, interrupt.POLL_S))
             if not r:
                 continue
             try:
@@ -1026,10 +1037,10 @@ class DockerSandbox:
             sessions = list(self._sessions.values())
             self._sessions.clear()
         conts = self._pool.close() + sessions
+        for c in conts:  # removed in parallel (one engine call each), then waited for
+            self._discard(c)
         with self._pool.lock:
             reapers = list(self._reapers)
-        for c in conts:
-            self._discard(c, wait=True)
         for t in reapers:
             t.join(timeout=30)
 

@@ -39,14 +39,17 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
+    PYTHON_FLAGS,
     bootstrap_source,
     check_request,
     finish,
     fork_server_default,
+    interrupted_result,
     parse_audit,
     reported_cpu,
     rlimits,
@@ -287,7 +290,7 @@ class LocalSandbox:
         for k, v in env.items():
             argv += ["--setenv", k, v]
         tail = ["--zygote", json.dumps(cfg)] if zygote else [json.dumps(cfg)]
-        argv += ["--", self._python, "-E", "-s", "-B", "-c", bootstrap_source(), *tail]
+        argv += ["--", self._python, *PYTHON_FLAGS, "-c", bootstrap_source(), *tail]
         return argv
 
     def _check(self) -> None:
@@ -343,12 +346,16 @@ class LocalSandbox:
         if isinstance(checked, ExecResult):
             return checked
         lake, wl = checked
+        if interrupt.requested():  # the process is stopping: no new run
+            return interrupted_result(self.name)
         for _attempt in range(2):
             if not self.options.fork_server or self._warm_broken:
                 break
             try:
                 key = pool_key(lake, limits)
                 w = self._pool.acquire(key, (lake, limits, key))
+            except interrupt.Interrupted:
+                return interrupted_result(self.name)
             except StartFailed as e:
                 # a warm sandbox cannot start (bwrap without --as-pid-1, a preload crashing...): the cold
                 # path isolates the same way, one bwrap per run, for the rest of this backend's life
@@ -606,11 +613,17 @@ class LocalSandbox:
         w = _Warm(key, proc, ctl, cgroup, memcg)
         self._pool.add(id(w), w)
         try:
-            ctl.settimeout(120)  # importing pandas on a busy machine
-            try:
-                hello = ctl.recv(64)
-            except OSError:
-                hello = b""
+            hello = b""
+            ctl.settimeout(interrupt.POLL_S)
+            deadline = time.monotonic() + 120  # importing pandas on a busy machine
+            while time.monotonic() < deadline and not interrupt.requested():
+                try:
+                    hello = ctl.recv(64)
+                    break
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break
             ctl.settimeout(None)
             if hello != b"ready":
                 self._discard(w)

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
+from kramabench.contracts import interrupt
+
 
 class _Warm(Protocol):
     key: tuple
@@ -98,7 +100,8 @@ class WarmPool(Generic[W]):
                     continue
                 if not self.starting.get(key):
                     break  # every sandbox of this key is busy and none is coming: start one more
-                self.ready.wait(timeout=1.0)
+                interrupt.check("waiting for a warm sandbox")  # raises Interrupted: the process is stopping
+                self.ready.wait(timeout=interrupt.POLL_S)
         try:
             w = self._start(*args)
         except StartFailed:

@@ -20,13 +20,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
+    PYTHON_FLAGS,
     bootstrap_source,
     check_request,
     finish,
+    interrupted_result,
     parse_audit,
     rlimits,
     thread_env,
@@ -57,6 +60,8 @@ class UnsafeSubprocessSandbox:
 
     def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
         limits = limits or self.options.limits
+        if interrupt.requested():  # the process is stopping: no new run
+            return interrupted_result(self.name)
         scratch = str(make_tempdir("run"))
         try:
             checked = check_request(self.name, lake, scratch, workdir_lake)
@@ -87,7 +92,7 @@ class UnsafeSubprocessSandbox:
             os.lseek(code_fd, 0, os.SEEK_SET)
             t0 = time.monotonic()
             proc = subprocess.Popen(
-                [self.options.python, "-E", "-s", "-B", "-c", bootstrap_source(), json.dumps(cfg)],
+                [self.options.python, *PYTHON_FLAGS, "-c", bootstrap_source(), json.dumps(cfg)],
                 stdin=code_fd,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -157,7 +162,7 @@ class UnsafeSubprocessSandbox:
         zcfg = {"control_fd": inner.fileno(), "preload": []}
         try:
             proc = subprocess.Popen(
-                [self.options.python, "-E", "-s", "-B", "-c", bootstrap_source(), "--zygote", json.dumps(zcfg)],
+                [self.options.python, *PYTHON_FLAGS, "-c", bootstrap_source(), "--zygote", json.dumps(zcfg)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import Limits
 from kramabench.sandbox._common import DONE_GRACE_S, CappedReader, status_report, wait_readable
 
@@ -82,10 +83,10 @@ def run_on_zygote(ctl: socket.socket, cfg: dict, code: str, limits: Limits) -> Z
     try:
         while True:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or interrupt.requested():  # an interruption stops the run like its wall limit
                 timed_out = True
                 break
-            ready = wait_readable([r_status], left)
+            ready = wait_readable([r_status], min(left, interrupt.POLL_S))
             if not ready:
                 continue
             chunk = os.read(r_status, 4096)

@@ -36,7 +36,7 @@ def test_a_dripping_reply_meets_the_deadline_of_each_attempt(provider_model, ope
         model.complete(MSGS, ModelOptions(timeout_s=1.0, max_attempts=2))
     took = time.monotonic() - t0
     assert ei.value.kind == "timeout" and "within 1 s" in ei.value.message, ei.value.message
-    assert 2.0 <= took < 4.0, took  # two attempts of 1 s, not 2 x 30 s
+    assert 2.0 <= took < 10.0, took  # two attempts of 1 s (and a loaded machine), not 2 x 30 s
     assert len(openai_server.chat_requests) == 2
     assert [f.kind for f in ei.value.failed_attempts] == ["timeout"]
 
@@ -65,7 +65,7 @@ def test_the_task_budget_cuts_a_dripping_reply(provider_model, openai_server):
     t0 = time.monotonic()
     with model_time_budget(1.5), pytest.raises(ModelError) as ei:
         model.complete(MSGS, ModelOptions(timeout_s=100, max_attempts=5))
-    assert ei.value.kind == "timeout" and time.monotonic() - t0 < 3.0
+    assert ei.value.kind == "timeout" and time.monotonic() - t0 < 6.0  # the 20 s reply cut at 1.5 s
 
 
 def test_an_interruption_abandons_a_silent_call_at_once(provider_model, openai_server):

@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 MAX_LOSSES = 3
 #: how long the workers may take to start (build the system, start its sandbox)
 START_TIMEOUT_S = 300
+#: seconds to reach a cluster's address (a TCP connection), then for Ray to join it
+PROBE_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_S = 60.0
 
 
 def _import_ray() -> Any:
@@ -58,8 +61,30 @@ def _import_ray() -> Any:
     return ray
 
 
-def connect(address: str | None = None, *, num_cpus: int | None = None) -> Any:
-    """Join the cluster at ``address``, or start a local Ray on loopback only. Returns the ``ray`` module.
+def probe(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """Raise :class:`ExecutorUnavailable` within ``timeout_s`` when nothing answers at ``address`` (``host:port``,
+    ``ray://host:port``; ``auto`` is not probed): one line naming the address as given, before Ray is asked
+    (which retries an unreachable address for minutes, naming the node's own address in its logs)."""
+    if address == "auto":
+        return
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ExecutorUnavailable(f"--ray-address {address!r}: expected host:port (e.g. 10.0.0.1:6379), ray://host:port "
+                                  "or auto")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        why = "timed out" if isinstance(e, TimeoutError) else (e.strerror or str(e)).lower()
+        raise ExecutorUnavailable(
+            f"cannot reach the Ray cluster at {address}: {why} (is `ray start --head --port {port}` running there?)"
+        ) from None
+
+
+def connect(address: str | None = None, *, num_cpus: int | None = None, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
+    """Join the cluster at ``address`` (probed first, see :func:`probe`; then given ``timeout_s`` to answer), or
+    start a local Ray on loopback only. Returns the ``ray`` module.
 
     An already initialised Ray (e.g. a test's) is used as it is."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # never report to the internet
@@ -70,13 +95,17 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> Any:
     ray = _import_ray()
     if ray.is_initialized():
         return ray
+    if address:
+        probe(address)
     old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)} if _main_thread() else {}
     kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True, "logging_level": logging.WARNING}
     try:
-        if local:
+        if local:  # in this thread: the processes a local Ray starts die with the thread that started them
             ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kw)
-        else:
-            ray.init(address=address, **kw)
+        else:  # joining starts no process: in a helper thread, so that a silent cluster and a signal are heard
+            _bounded_init(ray, address, kw, timeout_s)
+    except ExecutorUnavailable:
+        raise
     except Exception as e:  # noqa: BLE001 - say which cluster could not be joined
         where = f"the Ray cluster at {address}" if address else "a local Ray"
         raise ExecutorUnavailable(f"cannot start {where}: {type(e).__name__}: {e}") from e
@@ -85,6 +114,31 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> Any:
             if h is not None:
                 signal.signal(s, h)
     return ray
+
+
+def _bounded_init(ray: Any, address: str, kw: dict[str, Any], timeout_s: float) -> None:
+    from kramabench.contracts import interrupt
+
+    done = threading.Event()
+    box: dict[str, BaseException] = {}
+
+    def target() -> None:
+        try:
+            ray.init(address=address, **kw)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=target, daemon=True, name="kramabench-ray-connect").start()
+    deadline = time.monotonic() + timeout_s
+    while not done.wait(interrupt.POLL_S):
+        interrupt.check(f"joining the Ray cluster at {address}")
+        if time.monotonic() > deadline:
+            raise ExecutorUnavailable(f"the Ray cluster at {address} did not answer within {timeout_s:g} s (is it the "
+                                      "port of a Ray head, `ray start --head --port PORT`?)")
+    if "error" in box:
+        raise box["error"]
 
 
 def _error(kind: str, message: str) -> SystemOutput:
@@ -630,4 +684,4 @@ class RayExecutor:
         self._blobs.clear()
 
 
-__all__ = ["RayExecutor", "Shipped", "WorkerResult", "WorkerSetup", "connect"]
+__all__ = ["RayExecutor", "Shipped", "WorkerResult", "WorkerSetup", "connect", "probe"]
