@@ -14,7 +14,9 @@ import json
 import logging
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +125,30 @@ def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str) -> Stage1:
+@contextmanager
+def _deadline(con: Any, seconds: float | None) -> Iterator[None]:
+    """Interrupt what ``con`` runs after ``seconds`` (a view of the system's that never ends): the statement
+    fails with DuckDB's interrupt error."""
+    if not seconds:
+        yield
+        return
+    timer = threading.Timer(seconds, con.interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _why(e: Exception, seconds: float | None) -> str:
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if "INTERRUPT" in text.upper():
+        return f"took longer than {seconds:g} s (a view that does not end?)" if seconds else "interrupted"
+    return text
+
+
+def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str, *, timeout_s: float | None = None) -> Stage1:
     have = {r[0].lower(): r[0] for r in con.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?)",
         [catalog, schema]).fetchall()}
@@ -134,9 +159,11 @@ def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str) -> Stage1:
             checks[t] = TableCheck(expected=n, ok=False, reason="not in the warehouse")
             continue
         try:
-            found = int(con.execute(f"SELECT count(*) FROM {_ident(catalog)}.{_ident(schema)}.{_ident(name)}").fetchone()[0])
+            with _deadline(con, timeout_s):
+                found = int(con.execute(
+                    f"SELECT count(*) FROM {_ident(catalog)}.{_ident(schema)}.{_ident(name)}").fetchone()[0])
         except Exception as e:  # noqa: BLE001 - a broken view is the table's failure
-            checks[t] = TableCheck(expected=n, ok=False, reason=f"cannot be read: {str(e).splitlines()[0]}")
+            checks[t] = TableCheck(expected=n, ok=False, reason=f"cannot be read: {_why(e, timeout_s)}")
             continue
         ok = n is not None and found == n
         reason = None if ok else ("no expected row count" if n is None else f"{found} rows, {n} expected")
@@ -185,15 +212,17 @@ def compare_direct(model: DataModel, expected: Table, actual: Table, comparators
 
 
 def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
-                   row_caps: dict[str, int] | None = None) -> WarehouseRead:
+                   row_caps: dict[str, int] | None = None, query_timeout_s: float | None = None) -> WarehouseRead:
     """Stage 1, then (only when it passed) each data model's evaluation query, on a locked-down read-only
-    connection. ``row_caps``: model -> the most rows read of its result (more is reported as truncated)."""
+    connection. ``row_caps``: model -> the most rows read of its result (more is reported as truncated);
+    ``query_timeout_s``: each statement is interrupted after that long (its table or model fails, the rest is
+    read)."""
     try:
         con = open_warehouse(warehouse, pipeline.id, schema)
     except WarehouseError as e:
         return WarehouseRead(stage1=Stage1(passed=False, error=str(e)))
     try:
-        s1 = stage1(con, pipeline, pipeline.id, schema)
+        s1 = stage1(con, pipeline, pipeline.id, schema, timeout_s=query_timeout_s)
         queries: list[QueryResult] = []
         if s1.passed:
             for m in pipeline.models:
@@ -207,11 +236,13 @@ def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
                     continue
                 cap = (row_caps or {}).get(m.name)
                 try:
-                    cur = con.execute(sql)
-                    cols = [d[0] for d in cur.description]
-                    raw = cur.fetchall() if cap is None else cur.fetchmany(cap + 1)
+                    with _deadline(con, query_timeout_s):
+                        cur = con.execute(sql)
+                        cols = [d[0] for d in cur.description]
+                        raw = cur.fetchall() if cap is None else cur.fetchmany(cap + 1)
                 except Exception as e:  # noqa: BLE001 - the model's failure, with DuckDB's reason
-                    queries.append(QueryResult(model=m.name, error=f"the evaluation query failed: {str(e).splitlines()[0]}"))
+                    queries.append(QueryResult(model=m.name,
+                                               error=f"the evaluation query failed: {_why(e, query_timeout_s)}"))
                     continue
                 truncated = cap is not None and len(raw) > cap
                 rows = [list(r) for r in Table.from_db(cols, raw[:cap] if truncated else raw).rows]
@@ -223,13 +254,13 @@ def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
 
 def read_warehouse_isolated(pipeline: Pipeline, warehouse: Path, schema: str, *,
                             row_caps: dict[str, int] | None = None, timeout_s: float = 600.0,
-                            memory_mb: int = 4096) -> WarehouseRead:
+                            query_timeout_s: float = 120.0, memory_mb: int = 4096) -> WarehouseRead:
     """:func:`read_warehouse` in a child process (``python -m kramabench.elt.read_worker``) with a wall-clock
     and a memory limit: the warehouse is made by the system's code, and its views run while it is read (a
     crafted file that crashes DuckDB, a view that never ends or fills the memory is the task's failure, never
     the run's)."""
     req = {"pipeline": pipeline.model_dump(mode="json"), "warehouse": str(warehouse), "schema": schema,
-           "row_caps": row_caps or {}, "memory_mb": memory_mb}
+           "row_caps": row_caps or {}, "memory_mb": memory_mb, "query_timeout_s": query_timeout_s}
     try:
         proc = subprocess.run([sys.executable, "-m", "kramabench.elt.read_worker"], input=json.dumps(req).encode(),
                               capture_output=True, timeout=timeout_s, env=_worker_env())
@@ -299,16 +330,18 @@ def row_caps(pipeline: Pipeline, *, slack: int = 10_000) -> dict[str, int]:
 
 def score_pipeline(suite: Suite | str, pipeline: Pipeline, warehouse: Path,
                    comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS, *, isolated: bool = False,
-                   compare: Compare | None = None, timeout_s: float = 600.0) -> PipelineScore:
+                   compare: Compare | None = None, timeout_s: float = 600.0,
+                   query_timeout_s: float = 120.0) -> PipelineScore:
     """Stage 1, then (only when it passed) stage 2 of one pipeline's warehouse file. ``suite``: the suite or its
     warehouse schema name. ``isolated``: read the warehouse in a child process with limits
     (:func:`read_warehouse_isolated`; what a run does)."""
     schema = suite if isinstance(suite, str) else suite.schema_name
     caps = row_caps(pipeline)
     if isolated:
-        read = read_warehouse_isolated(pipeline, warehouse, schema, row_caps=caps, timeout_s=timeout_s)
+        read = read_warehouse_isolated(pipeline, warehouse, schema, row_caps=caps, timeout_s=timeout_s,
+                                       query_timeout_s=query_timeout_s)
     else:
-        read = read_warehouse(pipeline, warehouse, schema, row_caps=caps)
+        read = read_warehouse(pipeline, warehouse, schema, row_caps=caps, query_timeout_s=query_timeout_s)
     return score_read(pipeline, read, comparators, compare=compare)
 
 
