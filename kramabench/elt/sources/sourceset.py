@@ -9,7 +9,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,9 @@ class SourceOptions(BaseModel):
 
     mongod: str | None = Field(None, description="path of a mongod binary to serve MongoDB sources (default: "
                                "the collections as JSON-lines files, a deliberate difference recorded in the manifest)")
+    s3: Literal["auto", "server", "files"] = Field(
+        "auto", description="S3 sources: served by an S3-compatible server (moto's server mode, the extra "
+        "kramabench[s3]), or as files of the task folder; auto: the server when moto is installed")
     warehouse: str | None = Field(
         None, description="the warehouse file, relative to the session workspace (default <pipeline id>.duckdb: "
         "its catalog is then named as ELT-Bench's database, so views that name it resolve when it is scored)")
@@ -33,11 +36,21 @@ class SourceOptions(BaseModel):
     def warehouse_file(self, pipeline_id: str) -> str:
         return self.warehouse or f"{pipeline_id}.duckdb"
 
+    def s3_served(self) -> bool:
+        """Whether S3 sources are served by a server (else they are files of the task folder)."""
+        if self.s3 == "files":
+            return False
+        if self.s3 == "server":
+            return True
+        from kramabench.elt.sources.s3 import s3_server_available
+
+        return s3_server_available()
+
     def differences(self, kinds: list[str]) -> list[str]:
         """The deliberate differences from ELT-Bench's set-up of a run with sources of ``kinds``."""
         out = list(ALWAYS_DIFFERENT)
         if "s3" in kinds:
-            out.append(S3_AS_FILES)
+            out.append(S3_SERVED if self.s3_served() else S3_AS_FILES)
         if "mongodb" in kinds and not self.mongod:
             out.append(MONGODB_AS_FILES)
         return out
@@ -49,7 +62,8 @@ ALWAYS_DIFFERENT = (
     "loading: the system loads the sources with its own code (SQL, Python, dbt); no Airbyte connector is configured",
 )
 S3_AS_FILES = ("s3: the bucket's objects are files of the task folder (s3/<bucket>/<key>), not served by an "
-               "S3-compatible server")
+               "S3-compatible server (moto is not installed: pip install 'kramabench[s3]')")
+S3_SERVED = "s3: served by moto's S3-compatible server (in place of LocalStack)"
 MONGODB_AS_FILES = ("mongodb: the collections are JSON-lines files of the task folder "
                     "(mongodb/<database>/<collection>.jsonl), not served by mongod (no mongod named)")
 
@@ -139,13 +153,30 @@ class SourceSet:
             cfg["flat_files"] = items
         if "s3" in by_kind:
             bucket = f"{p.id.replace('_', '-').lower()}-bucket"
-            items = []
-            for s in by_kind["s3"]:
-                rel = f"s3/{bucket}/{s.table}.{s.format}"
-                self._place(self._data(s.table), self.task_dir / rel)
-                items.append({"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}", "local_path": rel})
-            self.differences.append(S3_AS_FILES)
-            cfg["aws_s3"] = {"data": items, "note": "the bucket's objects are at local_path in this folder"}
+            if self.options.s3_served():
+                from kramabench.elt.sources.s3 import ACCESS_KEY, REGION, SECRET_KEY, S3Server
+
+                objects: dict[str, Path] = {}
+                for s in by_kind["s3"]:
+                    key = f"{s.table}.{s.format}"
+                    objects[key] = self._base / "s3-objects" / key
+                    self._place(self._data(s.table), objects[key])
+                srv = S3Server(self._base / "s3.sock", bucket, objects, port=PORTS["s3"])
+                self._stops.append(srv.stop)
+                srv.start()
+                self.services.append(Service("s3", PORTS["s3"], srv.socket))
+                cfg["aws_s3"] = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+                                 "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{PORTS['s3']}",
+                                 "data": [{"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}"}
+                                          for s in by_kind["s3"]]}
+            else:
+                items = []
+                for s in by_kind["s3"]:
+                    rel = f"s3/{bucket}/{s.table}.{s.format}"
+                    self._place(self._data(s.table), self.task_dir / rel)
+                    items.append({"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}", "local_path": rel})
+                self.differences.append(S3_AS_FILES)
+                cfg["aws_s3"] = {"data": items, "note": "the bucket's objects are at local_path in this folder"}
         if "mongodb" in by_kind:
             items = []
             for s in by_kind["mongodb"]:
