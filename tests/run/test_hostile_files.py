@@ -603,3 +603,35 @@ def test_links_planted_in_a_run_folder_are_never_written_through(scripted, tmp_p
         assert out.returncode != 0
     assert victim.read_bytes() == before and p.is_symlink()
     assert not list(tmp_path.glob("victim.txt.torn"))
+
+
+def test_json_of_millions_of_tiny_values_is_refused_before_parsing(toy, tmp_path):
+    """20 million empty lists in 30 MB: a workload file, a predictions line, a predictions array and a
+    manifest of that shape are refused (or skipped) without parsing: memory stays bounded."""
+    bomb = "[" + ",".join(["[]"] * 10_000_000) + "]"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"}
+
+    def kb(*args):
+        return run_measured([sys.executable, "-m", "kramabench", *args], capture_output=True, text=True, cwd=REPO,
+                            timeout=300, env=env)
+
+    wl = tmp_path / "bombwl"
+    (wl / "workload").mkdir(parents=True)
+    (wl / "data" / "d" / "input").mkdir(parents=True)
+    (wl / "workload" / "d.json").write_text(bomb)
+    out, peak = kb("workloads", "validate", str(wl))
+    assert out.returncode == 2 and "JSON values, more than the 8,000,000" in _one_error_line(out) and peak < 400
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n" + '{"task_id": "toy-easy-2", "answer": '
+                     + bomb + "}\n")
+    out, peak = kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", "100")
+    assert out.returncode == 0 and "bad_line" in out.stdout and "JSON values" in out.stdout and peak < 400, out.stderr
+    preds.write_text("[" + json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "," + bomb + "]")
+    out, peak = kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds))
+    assert out.returncode == 2 and "JSON values" in _one_error_line(out) and peak < 400
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text('{"run_id": "x", "created_at": "2025-01-01T00:00:00Z", "system": "s", "x": '
+                                       + bomb + "}")
+    out, peak = kb("report", str(run))
+    assert out.returncode != 0 and "JSON values" in _one_error_line(out) and peak < 400
