@@ -639,3 +639,25 @@ def test_json_of_millions_of_tiny_values_is_refused_before_parsing(toy, tmp_path
                                        + bomb + "}")
     out, peak = kb("report", str(run))
     assert out.returncode != 0 and "JSON values" in _one_error_line(out) and peak < 400
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_a_mode_000_lake_file_with_a_sandbox_is_no_traceback(tmp_path, backend):
+    """The reference system in a sandbox over a lake holding a file at mode 000: the run finishes, every task
+    recorded (local: as a process that cannot ignore permissions; docker: the container's user cannot read
+    it either)."""
+    from kramabench.testing.hostile import unprivileged
+
+    root = make_workload(tmp_path / "wl", n=2, solutions=True)
+    locked = root / "data" / "synth" / "input" / "sub" / "notes.txt"
+    locked.chmod(0)
+    res = tmp_path / "res"
+    try:
+        out = _kb("run", "--workload", str(root), "--system", "reference", "--sandbox", backend, "--results", str(res),
+                  "--run-id", "m0", "--progress", "none", "--no-report", timeout=600,
+                  prefix=unprivileged() if backend == "local" else None)
+    finally:
+        locked.chmod(0o644)
+    assert "Traceback" not in out.stderr, out.stderr
+    recs = RunStore(res / "m0").read().records
+    assert len(recs) == 2 and all(r.status == "ok" and r.score == 1.0 for r in recs), [r.error for r in recs]
