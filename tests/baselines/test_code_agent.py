@@ -283,3 +283,14 @@ def test_tracebacks_name_the_agents_own_steps(openai_server, model, local_sandbo
     assert "TypeError" in shown[5] and '"<step 0>"' in shown[5]  # the helper's own frame
     for n, text in enumerate(shown, start=1):  # no cell named after another step than its own or earlier
         assert not any(f'"<step {k}>"' in text for k in range(n + 1, 10)), (n, text)
+
+
+def test_final_answer_while_handling_an_exception_shows_no_traceback(openai_server, model, local_sandbox, lake,
+                                                                     tmp_path):
+    """final_answer called in an ``except`` block: its step's observation holds what was printed, not the
+    handled exception's traceback nor final_answer's own."""
+    openai_server.enqueue(step("print('trying')\ntry:\n    {}['x']\nexcept KeyError:\n    final_answer(3)"))
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.answer == 3, out.error
+    last = out.steps[-1]
+    assert last.outcome == "final_answer" and last.observation == "trying", last.observation
