@@ -22,7 +22,9 @@ from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SettingName, SystemUsage
 from kramabench.files import (
     LINE_BYTES,
+    FileRefused,
     LongLine,
+    check_json_values,
     check_regular,
     human_size,
     iter_lines,
@@ -165,11 +167,14 @@ class ReadResult:
 MAX_RECORD_LINE = LINE_BYTES
 
 
-def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE) -> Iterator[tuple[int, Record | str, bool]]:
+def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE,
+                 parse: Callable[[bytes], Record] | None = None) -> Iterator[tuple[int, Record | str, bool]]:
     """(line number, the Record or why the line is not one, whether it is the torn last line) of each
     non-blank line of a ``records.jsonl``, streamed (one line in memory at a time, at most ``max_line``
-    bytes). A missing file yields nothing; one that is not a regular file is a
+    bytes). ``parse`` turns a line into a Record (default ``Record.model_validate_json``; the report trims
+    what it keeps). A missing file yields nothing; one that is not a regular file is a
     :class:`~kramabench.files.FileRefused` (an OSError, one line)."""
+    parse = parse or Record.model_validate_json
     path = Path(path)
     if not os.path.lexists(path):
         return
@@ -181,10 +186,15 @@ def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE) -> Iterator[tup
             if not raw.strip():
                 continue
             try:
-                yield n, Record.model_validate_json(raw), False
-            except (ValidationError, ValueError) as e:
+                check_json_values(raw, path, what="record")
+            except FileRefused as e:  # a line of millions of tiny values: gigabytes once parsed
+                yield n, e.reason, False
+                continue
+            try:
+                yield n, parse(raw), False
+            except (ValidationError, ValueError, RecursionError) as e:
                 if not ended:
-                    yield n, "torn last line (the run was killed while writing it)", True
+                    yield n, "torn last line (a write cut short: the run was killed, or the disk was full)", True
                 else:
                     yield n, f"invalid record: {str(e).splitlines()[0]}", False
 
@@ -231,6 +241,10 @@ def parse_manifest(data: bytes, path: Path | str) -> Manifest:
     if not data.strip():
         raise ValueError(f"{path}: the manifest is empty (the run folder is damaged); start a new run")
     try:
+        check_json_values(data, path, what="manifest")
+    except FileRefused as e:
+        raise ValueError(str(e)) from None
+    try:
         doc = json.loads(data)
     except UnicodeDecodeError:
         raise ValueError(f"{path}: the manifest is not text (binary bytes); start a new run") from None
@@ -260,6 +274,8 @@ def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
     number of bytes cut (0 when nothing was torn)."""
     if not os.path.lexists(path):
         return 0
+    if os.path.islink(path):  # a run folder's files are its own: a link there is never followed, never cut
+        raise FileRefused(path, "is a symbolic link; a run folder's files are its own: not followed")
     size = check_regular(path, what="records file").st_size  # a FIFO or a device there: refused, one line
     if size == 0:
         return 0
@@ -290,7 +306,7 @@ def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
             f.flush()
             os.fsync(f.fileno())
             return 0
-        t = open_append(path.with_name(path.name + ".torn"))
+        t = open_append(path.with_name(path.name + ".torn"), follow=False)
         try:
             f.seek(cut)
             while chunk := f.read(1 << 20):

@@ -91,7 +91,8 @@ class Sandbox(Protocol):
         whole session; ``services`` are host unix sockets reachable inside at ``127.0.0.1:<port>`` only;
         ``mounts`` more read-only host paths; ``artifacts_dir`` the host folder ``collect()`` copies into (a
         run gives each task its own: ``TaskInput.artifacts_dir``). Raises SandboxUnavailable if the backend
-        cannot open sessions here."""
+        cannot open sessions here, ValueError (naming the problem) for a lake, socket or mount that does not
+        exist or cannot be used."""
         ...
 
     def info(self) -> dict[str, str]:

@@ -11,7 +11,7 @@ from kramabench.files import FileRefused, write_file
 from kramabench.report.compare import task_matrix
 from kramabench.report.environment import environments
 from kramabench.report.golds import attach_golds, run_golds
-from kramabench.report.load import ReportError, RunData, label_runs, load_run
+from kramabench.report.load import DetailBudget, ReportError, RunData, label_runs, load_run
 from kramabench.report.model import Plot, ReportModel
 from kramabench.report.plots import domain_bars, score_vs_cost
 from kramabench.report.summary import error_counts, summarize, unscored_items
@@ -74,7 +74,8 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, e
     if not run_dirs:
         raise ReportError("no run folder given")
     dirs = [Path(d) for d in run_dirs]
-    runs = [load_run(d) for d in dirs]
+    budget = DetailBudget()  # one for the whole report: its memory stays bounded however many runs it reads
+    runs = [load_run(d, budget) for d in dirs]
     if errata is not None:
         from kramabench.run.golds import with_errata_file
 

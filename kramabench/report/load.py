@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.records import Manifest, Record, iter_records
-from kramabench.files import MANIFEST_BYTES, FileRefused, read_bytes
+from kramabench.files import MANIFEST_BYTES, MB, FileRefused, read_bytes
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +74,88 @@ class RunData:
 
 #: warnings of one kind listed one by one; more are counted in one line
 MAX_LISTED = 10
+#: bytes of record lines kept whole (pipeline code, transcript) for the report's details, per report
+DETAIL_BUDGET = 16 * MB
+#: a record line longer than this keeps only the start of its code and transcript
+RECORD_DETAIL = 256 * 1024
+#: what is kept of the code and of the transcript of a record that is cut
+KEPT_DETAIL = 32 * 1024
 
 
-def _read_records(path: Path, warnings: list[str]) -> list[Record]:
+class DetailBudget:
+    """Keeps a report's memory bounded whatever the size of the runs: record lines are kept whole up to
+    :data:`DETAIL_BUDGET` bytes in all (and :data:`RECORD_DETAIL` each); beyond, a record keeps its scores,
+    answers and error, and only the start of its pipeline code and transcript (said in them)."""
+
+    def __init__(self, total: int = DETAIL_BUDGET, per_record: int = RECORD_DETAIL) -> None:
+        self.left = total
+        self.per_record = per_record
+        self.cut = 0
+
+    def parse(self, raw: bytes) -> Record:
+        n = len(raw)
+        if n <= self.per_record and n <= self.left:
+            self.left -= n
+            return Record.model_validate_json(raw)
+        doc = json.loads(raw)
+        if not isinstance(doc, dict):
+            return Record.model_validate(doc)  # the validation error says what it is
+        # beyond the budget only a glimpse of the details is kept; a long record keeps its start
+        keep = KEPT_DETAIL if n <= self.left else GLIMPSE
+        self.left -= min(n, 2 * keep)
+        if _cut_details(doc, keep):
+            self.cut += 1
+        return Record.model_validate(doc)
+
+
+#: what is kept of the code and of the transcript of a record once the budget is spent (its error message keeps
+#: :data:`ERROR_KEPT` characters)
+GLIMPSE = 0
+ERROR_KEPT = 512
+
+
+_CODE_LEFT_OUT = "# the pipeline code is left out of the report (its size is bounded): see records.jsonl"
+_TRANSCRIPT_LEFT_OUT = {"note": "the transcript is left out of the report (its size is bounded): see records.jsonl"}
+
+
+def _cut_details(doc: dict[str, Any], keep: int = KEPT_DETAIL) -> bool:
+    """Cut a record's pipeline code, transcript and error message to their first ``keep`` characters (in
+    place); whether anything was cut."""
+    cut = False
+    code = doc.get("pipeline_code")
+    if isinstance(code, str) and len(code) > keep:
+        doc["pipeline_code"] = (code[:keep] + f"\n# … {len(code) - keep:,} more characters: see records.jsonl" if keep
+                                else _CODE_LEFT_OUT)
+        cut = True
+    tr = doc.get("transcript")
+    if isinstance(tr, list) and tr:
+        kept, size = [], 0
+        for entry in tr:
+            size += len(json.dumps(entry, default=str))
+            if size > keep:
+                break
+            kept.append(entry)
+        if len(kept) < len(tr):
+            kept.append({"note": f"{len(tr) - len(kept)} more transcript entries are left out of the report "
+                         "(its size is bounded): see records.jsonl"} if kept else _TRANSCRIPT_LEFT_OUT)
+            doc["transcript"] = kept
+            cut = True
+    err = doc.get("error")
+    if isinstance(err, dict) and isinstance(err.get("message"), str) and len(err["message"]) > max(keep, ERROR_KEPT):
+        err["message"] = err["message"][: max(keep, ERROR_KEPT)] + " … (cut: see records.jsonl)"
+        cut = True
+    for name in ("answer", "expected", "subtask_answers", "score_details", "subtask_details"):
+        v = doc.get(name)
+        if isinstance(v, (list, dict, str)) and len(v) > 16:  # a long value: its JSON text measured
+            text = json.dumps(v, default=str)
+            if len(text) > 8 * keep:
+                shown = f"{text[:keep]} … ({len(text):,} characters of JSON: cut in the report, see records.jsonl)"
+                doc[name] = shown if name in ("answer", "expected") else {"cut": shown}
+                cut = True
+    return cut
+
+
+def _read_records(path: Path, warnings: list[str], budget: DetailBudget | None = None) -> list[Record]:
     if not os.path.lexists(path):
         warnings.append(f"{path}: no records file (the run has not recorded any outcome)")
         return []
@@ -84,7 +164,7 @@ def _read_records(path: Path, warnings: list[str]) -> list[Record]:
     bad: list[str] = []
     n_bad = 0
     try:
-        for i, rec, torn in iter_records(path):
+        for i, rec, torn in iter_records(path, parse=(budget or DetailBudget()).parse):
             if isinstance(rec, str):
                 n_bad += 1
                 if len(bad) < MAX_LISTED:
@@ -105,8 +185,11 @@ def _read_records(path: Path, warnings: list[str]) -> list[Record]:
     return list(by_key.values())
 
 
-def load_run(run_dir: Path | str) -> RunData:
+def load_run(run_dir: Path | str, budget: DetailBudget | None = None) -> RunData:
+    """A run folder read for reporting; ``budget`` (one per report, shared by its runs) bounds what is kept of
+    the records' code and transcripts."""
     run_dir = Path(run_dir)
+    budget = budget or DetailBudget()
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: not a run folder (no such directory)")
     mpath = run_dir / MANIFEST
@@ -121,7 +204,14 @@ def load_run(run_dir: Path | str) -> RunData:
     except ValueError as exc:  # names the file and the problem in plain words
         raise ReportError(str(exc)) from None
     warnings: list[str] = []
-    records = _read_records(run_dir / RECORDS, warnings)
+    cut_before = budget.cut
+    records = _read_records(run_dir / RECORDS, warnings, budget)
+    if budget.cut > cut_before:
+        warnings.append(
+            f"{run_dir / RECORDS}: the pipeline code and transcripts of {budget.cut - cut_before:,} record(s) are cut "
+            "to their start in this report (a report holds at most "
+            f"{DETAIL_BUDGET // MB} MB of them); records.jsonl holds them whole"
+        )
     other = [r for r in records if r.run_id != manifest.run_id]
     if other:
         warnings.append(
@@ -143,4 +233,4 @@ def label_runs(runs: list[RunData]) -> None:
         run.keys = [run.manifest.system, f"{model} [{run.run_id}]" if clash else model]
 
 
-__all__ = ["MANIFEST", "RECORDS", "ReportError", "RunData", "label_runs", "load_run"]
+__all__ = ["MANIFEST", "RECORDS", "DetailBudget", "ReportError", "RunData", "label_runs", "load_run"]

@@ -306,8 +306,19 @@ def _runs_table(model: ReportModel) -> str:
         + ("; an agent's steps, its replies without code and its steps stopped at their time limit" if agents else "")
         + ".</p>"
         f'<div class="panel scroll" style="margin-top:10px"><table class="compact"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}</section>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}{_differences(model)}</section>"
     )
+
+
+def _differences(model: ReportModel) -> str:
+    """The deliberate differences of each run's set-up from the original (declared by its setting)."""
+    parts = []
+    for s in model.summaries:
+        if s.differences:
+            items = "".join(f"<li>{_e(d)}</li>" for d in s.differences)
+            parts.append(f'<p class="caption" style="margin-top:14px">Deliberate differences of {_e(s.label)} from '
+                         f"the original set-up:</p><ul>{items}</ul>")
+    return "".join(parts)
 
 
 def _environments(model: ReportModel) -> str:
@@ -372,8 +383,9 @@ def _errors(model: ReportModel) -> str:
             f'<tr><td><span class="chip" style="--c:{run_color(_index(model, run))}"></span>{_e(run.label)}</td>'
             f"<td>{_e(r.setting)}</td><td>{_e(r.task_id)}</td><td>{_e(r.subtask_id or '–')}</td>"
             f'<td>{_e(fmt.value(unscored_reason(r), 200))}</td></tr>'
-            for run, r in model.unscored
-        )
+            for run, r in model.unscored[:MAX_TABLE_ROWS]
+        ) + (_more_rows(len(model.unscored) - MAX_TABLE_ROWS, 5, "unscored items")
+             if len(model.unscored) > MAX_TABLE_ROWS else "")
         utable = (
             '<h3 id="unscored">Unscored items <span class="badge uns">not counted</span></h3>'
             '<p class="caption">A judge could not decide, or no score was recorded: these are left out of every '
@@ -597,8 +609,23 @@ def _sc_cell(v: float | None, missing: bool = False, note: str = "") -> str:
     return f'<td class="sc" style="background:{score_bg(v)}">{fmt.pct(v)}{extra}</td>'
 
 
+#: the HTML stays a page a browser opens: at most this many task rows per run (report.md lists every one) ...
+MAX_TASK_ROWS = 5_000
+#: ... and at most this many bytes of opened-row details (code, transcript, score details) in all
+DETAIL_HTML_BYTES = 24 * 1024 * 1024
+#: rows of the other long tables (task by task, unscored items)
+MAX_TABLE_ROWS = 5_000
+
+
+def _more_rows(n: int, cols: int, what: str) -> str:
+    return (f'<tr class="group"><td colspan="{cols}">{n:,} more {what} not shown: the page is kept to a size a '
+            "browser opens; report.md lists every one, records.jsonl holds them whole</td></tr>")
+
+
 def _tasks(model: ReportModel) -> str:
     sections = []
+    detail_left = DETAIL_HTML_BYTES
+    details_left_out = 0
     main = "Verified" if model.main_gold == "verified" else "Official"
     second = "Official" if main == "Verified" else "Verified"
     for i, run in enumerate(model.runs):
@@ -614,7 +641,8 @@ def _tasks(model: ReportModel) -> str:
         rows = []
         group = None
         multi_setting = len(run.settings()) > 1
-        for r in task_rows(run):
+        all_rows = task_rows(run)
+        for r in all_rows[:MAX_TASK_ROWS]:
             g = (r.setting, r.domain)
             if g != group:
                 group = g
@@ -637,6 +665,12 @@ def _tasks(model: ReportModel) -> str:
                         f'{_e(fmt.value(o.expected, 40))}</span>'
 
             anchor = f"{run.run_id}:{r.setting}:{r.task_id}:{r.subtask_id or ''}"
+            detail = _detail(r, run.path, o) if detail_left > 0 else ""
+            detail_left -= len(detail)
+            if not detail:
+                details_left_out += 1
+                detail = ('<p class="note">Details left out: this page holds at most '
+                          f"{DETAIL_HTML_BYTES // (1024 * 1024)} MB of them (records.jsonl has them all).</p>")
             rows.append(
                 f'<tr class="task" id="{_e(anchor)}">'
                 f"<td><b>{task}</b></td><td>{_wbr(r.answer_type or '–')}</td>"
@@ -647,17 +681,21 @@ def _tasks(model: ReportModel) -> str:
                 + f'<td class="num">{_e(fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens))}</td>'
                 f'<td class="num">{_e(fmt.money(record_cost(r)))}</td>'
                 f'<td class="num">{_e(fmt.duration(record_wall(r)))}</td></tr>'
-                f'<tr class="detail"><td colspan="{len(cols)}">{_detail(r, run.path, o)}</td></tr>'
+                f'<tr class="detail"><td colspan="{len(cols)}">{detail}</td></tr>'
             )
+        if len(all_rows) > MAX_TASK_ROWS:
+            rows.append(_more_rows(len(all_rows) - MAX_TASK_ROWS, len(cols), "task rows of this run"))
         sections.append(
             f'<h3><span class="chip" style="--c:{run_color(i)}"></span>{_e(run.label)} '
             f'<span class="note">{_e(run.run_id)}</span></h3>'
             f'<div class="panel"><table class="tasks"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>"
         )
+    left_out = (f'<p class="note">The details of {details_left_out:,} row(s) are left out to keep the page small '
+                "(records.jsonl has them).</p>") if details_left_out else ""
     return (
         '<section id="tasks"><h2>Tasks</h2><p class="caption">Final outcome of every task; open a row for the '
-        f"steps, the pipeline code, the transcript and the score details.</p>{''.join(sections)}</section>"
+        f"steps, the pipeline code, the transcript and the score details.</p>{left_out}{''.join(sections)}</section>"
     )
 
 
@@ -683,7 +721,7 @@ def _matrix(model: ReportModel) -> str:
     rows = []
     group = None
     n = len(model.summaries) + 3
-    for r in model.matrix:
+    for r in model.matrix[:MAX_TABLE_ROWS]:
         if r.domain != group:
             group = r.domain
             rows.append(f'<tr class="group"><td colspan="{n}">{_e(r.domain)}</td></tr>')
@@ -693,6 +731,8 @@ def _matrix(model: ReportModel) -> str:
             + "".join(_matrix_cell(c) for c in r.cells)
             + f'<td class="num muted">{spread}</td></tr>'
         )
+    if len(model.matrix) > MAX_TABLE_ROWS:
+        rows.append(_more_rows(len(model.matrix) - MAX_TABLE_ROWS, n, "tasks"))
     return (
         '<section id="compare"><h2>Task by task</h2><p class="caption">Score % of every task in each run '
         f"({_e(model.matrix_setting)}); a red dot marks an error outcome (counted 0); spread = best minus "

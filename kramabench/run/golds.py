@@ -151,6 +151,10 @@ def with_errata_file(records: list[Record], manifest: Manifest, errata: Path) ->
             changes[d] = gold_changes(raw, new)
     except WorkloadError as e:
         raise ValueError(f"--errata {errata}: {e}") from None
+    from kramabench.workload.errata import load_errata
+
+    reviewed = load_errata(Path(errata))  # loads: load_workload read it above
+    classes = {d: reviewed.classes(d) for d in domains}
     views = both_golds(records, manifest)
     verified = {(r.domain, *r.key): r for r in views[VERIFIED].records}
     out: list[Record] = []
@@ -167,7 +171,8 @@ def with_errata_file(records: list[Record], manifest: Manifest, errata: Path) ->
         return s.value, s.unscored, s.metric, {**s.details, "rescored": f"against {Path(errata).name}, without a judge"}
 
     for r in views[OFFICIAL].records:
-        base = r.model_copy(update={"gold": OFFICIAL, "other_gold": None})
+        cls = classes.get(r.domain, {}).get(r.task_id, r.gold_class)  # the file's review, else the run's
+        base = r.model_copy(update={"gold": OFFICIAL, "other_gold": None, "gold_class": cls})
         ch = changes.get(r.domain) or {}
         main_key = (r.task_id, r.subtask_id if r.setting == "subtasks" else None)
         subs = [(r.task_id, sid) for sid in r.subtask_scores] if r.setting != "subtasks" else []

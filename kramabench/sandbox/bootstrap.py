@@ -128,6 +128,30 @@ def _wipe(paths):
                 pass
 
 
+def _ipc_clean():
+    """Remove every System V IPC object (shared memory, message queues, semaphores) of the sandbox's IPC
+    namespace: unlike files and processes they outlive their makers, and the next run or session in this
+    warm sandbox must not find what the code left there."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+    except BaseException:
+        return
+    for kind, rm in (("shm", lambda i: libc.shmctl(i, 0, None)), ("msg", lambda i: libc.msgctl(i, 0, None)),
+                     ("sem", lambda i: libc.semctl(i, 0, 0))):
+        try:
+            with open("/proc/sysvipc/" + kind) as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                rm(int(line.split()[1]))  # IPC_RMID
+            except (ValueError, IndexError, OSError):
+                continue
+
+
 def _others():
     """Whether a process of this user other than pid 1 and this one is left (in this pid namespace)."""
     me, uid = os.getpid(), os.getuid()
@@ -175,6 +199,8 @@ def _supervise(pid, cfg, emit, status_fd=None):
             break
         time.sleep(0.001)
     _wipe(cfg.get("wipe", []))
+    if cfg.get("wipe"):  # a warm sandbox (the unsafe backend wipes nothing and shares the host's IPC)
+        _ipc_clean()
     if os.WIFSIGNALED(status):
         code = -os.WTERMSIG(status)
     else:

@@ -16,7 +16,7 @@
 # are there) that serves python calls on that socket: [code memfd, stdout, stderr, status] per call.
 # "kill" / "wait": a call's process group, or the interpreter. "write" / "read" / "list" / "collect": the
 # workspace, data through a host memfd or the destination file's descriptor.
-# ruff: noqa: F821 - _dumpable, _others, _subreaper, _vm_size and _wipe are bootstrap.py's, which follows this file
+# ruff: noqa: F821 - _dumpable, _ipc_clean, _others, _subreaper, _vm_size and _wipe are bootstrap.py's, which follows this file
 import json
 import os
 import sys
@@ -171,6 +171,7 @@ def _session_reset(fds):
             pass
     try:
         _wipe(_S["cfg"].get("wipe", []))
+        _ipc_clean()
         ok = not left and all(not os.listdir(d) for d in _S["cfg"].get("wipe", []) if os.path.isdir(d))
     except BaseException:
         ok = False

@@ -32,7 +32,27 @@ def test_cli_reference_matches_the_cli():
         text=True,
         timeout=300,
     )
-    assert done.returncode == 0, f"docs/cli.md is out of date:\n{done.stdout}\n{done.stderr}"
+    if done.returncode == 0:
+        return
+    # Another typer release may lay the same help out in other column widths (typer 0.29.2, which rendered
+    # it, needs Python 3.11; Python 3.10 gets 0.29.1): the same words in the same order are up to date.
+    fresh = subprocess.run([sys.executable, str(REPO / "scripts" / "cli_reference.py")], cwd=REPO, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 0, fresh.stderr
+    block = CLI_MD.read_text(encoding="utf-8").split("]]] -->\n", 1)[1].split("<!-- [[[end]]] -->", 1)[0]
+    assert _words(fresh.stdout) == _words(block), f"docs/cli.md is out of date:\n{done.stdout}\n{done.stderr}"
+
+
+def _words(text: str) -> list[str]:
+    """The words of a help text, without the box drawing and the padding of its tables."""
+    return re.sub(r"[\u2500-\u257f]", " ", text).split()
+
+
+def test_the_word_comparison_sees_a_changed_option():
+    text = "│ --task  -t  <list[str]>  task id or glob │\n│                          pattern to run   │"
+    narrower = "│ --task -t <list[str]> task id or │\n│                  glob pattern to run │"
+    assert _words(text) == _words(narrower)
+    assert _words(text) != _words(text.replace("--task", "--tasks"))
 
 
 def test_cli_reference_covers_every_command():

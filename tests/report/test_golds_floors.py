@@ -140,7 +140,9 @@ def test_report_with_a_proposed_errata_file(errata_run, tmp_path):
     # a proposal correcting task 3's gold 6 to 7 (the system answered 6); task 1's correction is not in it
     proposed = tmp_path / "proposals.toml"
     proposed.write_text('[[erratum]]\ndomain = "synth"\ntask = "synth-easy-3"\nfield = "answer"\nold = 6\nnew = 7\n'
-                        'reason = "a proposal"\n')
+                        'reason = "a proposal"\n\n[[review]]\ndomain = "synth"\ntask = "synth-easy-3"\n'
+                        'class = "gold-defect"\nwhy = "off by one"\nevidence = "e"\nderivation = "print(7)"\n'
+                        'derived = 7\n')
     out = tmp_path / "rep"
     res = CliRunner().invoke(build_app(), ["report", str(errata_run.run_dir), "--out", str(out), "--errata",
                                            str(proposed)], env={"COLUMNS": "160"})
@@ -153,6 +155,7 @@ def test_report_with_a_proposed_errata_file(errata_run, tmp_path):
     assert str(proposed) in rows["errata file"][1]
     task = {r[0]: r for r in _md_rows(md, f"Tasks: {errata_run.records[0].system}")}
     assert any(c.startswith("0.0") for c in task["synth-easy-3"]) and "100.0" in task["synth-easy-1"]
+    assert "gold-defect" in task["synth-easy-3"]  # the file's review is the task's class in this report
     assert "scored again for this report" in md
     # the run folder is not changed
     assert not any("synth-easy-3" in line and '"other_gold": {' in line

@@ -210,3 +210,38 @@ reason = "a type change"
     renamed = ("synth-easy-3", "synth-easy-3-9")
     assert set(fast) == set(slow)
     assert all(same_gold(fast[k], slow[k]) for k in set(fast) - {renamed})
+
+
+def test_a_run_recorded_before_both_golds_resumes_and_reports_both(tmp_path, scripted, errata_root):
+    """Records and a manifest written before both golds were kept: resume adds records with both golds, and
+    the table and the report score the old records' corrected answers against the official value again."""
+    import json
+
+    from kramabench.report import write_report
+    from kramabench.run.table import domain_table
+
+    system, _ = scripted
+    prepare(cfg(errata_root, system, tmp_path / "res", run_id="old")).run()
+    run = tmp_path / "res" / "old"
+    lines = [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines()]
+    old = []
+    for r in lines:
+        if r["task_id"] == "synth-easy-4":
+            continue  # not run yet when the older version stopped
+        for k in ("gold", "other_gold", "gold_class"):
+            r.pop(k, None)
+        old.append(json.dumps(r))
+    (run / "records.jsonl").write_text("\n".join(old) + "\n")
+    m = json.loads((run / "manifest.json").read_text())
+    for k in ("gold", "errata_file", "gold_changes", "gold_classes"):
+        m["workload"].pop(k, None)
+    m["status"] = "interrupted"
+    (run / "manifest.json").write_text(json.dumps(m))
+
+    res = prepare(cfg(errata_root, system, tmp_path / "res", run_id="old", resume=True)).run()
+    recs = {r.task_id: r for r in res.records}
+    assert recs["synth-easy-4"].gold == "verified" and recs["synth-easy-1"].gold is None
+    _rows, total = domain_table(res.records, manifest=RunStore(run).read_manifest())
+    assert total.mean == 0.75 and total.official_mean == 1.0  # synth-easy-1 scored again against its old gold 0
+    md = write_report([run], tmp_path / "rep").markdown.read_text()
+    assert "scored against the official gold when this table was made, without a judge" in md

@@ -95,6 +95,7 @@ def toy(tmp_path: Path) -> Path:
     return write_root(tmp_path / "wl", TOY)
 
 
+@pytest.mark.slow
 def test_score_streams_a_huge_predictions_file_and_summarises_repeated_warnings(toy, tmp_path):
     """400,000 lines (unknown tasks, duplicates, bad lines): bounded memory, a bounded number of warnings,
     every problem counted in --output."""
@@ -335,6 +336,7 @@ def test_resume_of_a_read_only_run_folder_or_a_records_folder_is_a_setup_error(s
     assert rep.returncode != 0 and "records.jsonl: is a folder" in _one_error_line(rep)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["/dev/zero", "fifo", "big"])
 def test_a_manifest_or_records_that_is_a_device_a_fifo_or_huge_is_refused_in_one_line(scripted, tmp_path, target):
     root, env = scripted
@@ -474,3 +476,188 @@ def test_a_full_disk_stops_the_run_with_its_cause_and_leaves_no_temporary_file(t
             assert len(RunStore(res / "full").read().records) == 60
     finally:
         disk.__exit__(None, None, None)
+
+
+# -- report: a run of 20,000 records -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_report_on_a_huge_run_stays_bounded_in_memory_and_page_size(tmp_path):
+    from kramabench.testing.hostile import write_big_run
+
+    run = write_big_run(tmp_path / "big", 20_000, code_bytes=3000, transcript_bytes=3000)
+    with open(run / "records.jsonl", "a") as f:  # and lines that are not records: counted, not listed one by one
+        f.write("{not a record}\n" * 500)
+    out, peak = run_measured([sys.executable, "-m", "kramabench", "report", str(run)], capture_output=True, text=True,
+                             cwd=REPO, timeout=900, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"})
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    html = (run / "report.html").read_text()
+    assert len(html) < 40 * 1024 * 1024, len(html)
+    assert "15,000 more task rows of this run not shown" in html
+    assert "left out of the report (its size is bounded): see records.jsonl" in html
+    assert "490 more line(s) that are not valid records" in out.stderr
+    assert "are cut to their start in this report" in out.stderr
+    print(f"report on 20,000 records: peak {peak:.0f} MB, page {len(html) / 1e6:.1f} MB")
+    assert peak < 600, peak
+
+
+def test_report_page_holds_a_bounded_amount_of_details(tmp_path, monkeypatch):
+    import kramabench.report.render_html as rh
+    from kramabench.report.build import collect
+    from kramabench.report.load import DetailBudget, load_run
+    from kramabench.testing.hostile import write_big_run
+
+    run = write_big_run(tmp_path / "small", 60, code_bytes=4000, transcript_bytes=0)
+    monkeypatch.setattr(rh, "DETAIL_HTML_BYTES", 50_000)
+    monkeypatch.setattr(rh, "MAX_TASK_ROWS", 40)
+    html = rh.render_html(collect([load_run(run, DetailBudget())]))
+    shown = html.count("<h4>Pipeline code</h4>")
+    assert 5 <= shown < 20, shown  # about 50 KB of details, then a note in each row
+    assert html.count("Details left out") == 40 - shown
+    assert "20 more task rows of this run not shown" in html
+
+
+def test_a_lake_folder_that_cannot_be_listed_is_said_so(scripted, tmp_path):
+    from kramabench.testing.hostile import unprivileged
+
+    root, env = scripted
+    lake = root / "data" / "synth" / "input"
+    lake.chmod(0)
+    try:
+        val = _kb("workloads", "validate", str(root), "--json", prefix=unprivileged())
+        [f] = [f for d in json.loads(val.stdout)["domains"] for f in d["findings"]]
+        assert f["code"] == "lake_unreadable" and f["severity"] == "error" and "cannot be listed" in f["message"]
+        out = _run(root, tmp_path / "res", "x", env, prefix=unprivileged())
+        assert out.returncode == 2 and "cannot be listed (permission denied)" in _one_error_line(out)
+        assert "holds no files" not in out.stderr + val.stdout
+    finally:
+        lake.chmod(0o755)
+
+
+# -- every path a workload names, at once ----------------------------------------------------------------------
+
+
+@pytest.mark.api
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_no_host_file_outside_the_root_reaches_a_record_a_prompt_or_a_report(tmp_path, secret, openai_server,
+                                                                               backend):
+    from kramabench.testing.hostile import make_escaping_workload
+
+    root = make_escaping_workload(tmp_path / "wl", secret)
+    res = tmp_path / "res"
+    model = f"openai-compatible/m@{openai_server.base_url}"
+
+    def handler(req):
+        text = req.last_user_message
+        if "kf-" in text:  # the design judge
+            return json.dumps({"verdicts": [{"id": i, "implemented": True, "reason": "x"}
+                                            for i in re.findall(r"^- (kf-\d+):", text, re.M)]})
+        return ("```python\nimport json, os\nprint(json.dumps({'main-task': sorted(os.listdir('.'))}))\n```")
+
+    openai_server.handler = handler
+    val = _kb("workloads", "validate", str(root), "--json")
+    assert val.returncode == 1
+    runs = {
+        "ref": ("--system", "reference", "--sandbox", backend),
+        "pd": ("--system", "reference", "--setting", "pipeline-design", "--judge", model),
+        "guru": ("--system", "ds-guru-simple", "--model", model, "--sandbox", backend),
+    }
+    outputs = [val.stdout + val.stderr]
+    for run_id, args in runs.items():
+        out = _kb("run", "--workload", str(root), *args, "--results", str(res), "--run-id", run_id, "--progress",
+                  "none", timeout=600)
+        assert "Traceback" not in out.stderr, out.stderr
+        outputs.append(out.stdout + out.stderr)
+    recs = {r.task_id: r for r in RunStore(res / "ref").read().records}
+    assert recs["esc-easy-5"].status == "ok" and recs["esc-easy-5"].answer == 3
+    assert all(recs[f"esc-easy-{i}"].error.kind == "no_solution" for i in (1, 2, 3, 4))
+    jc = _kb("judge-check", "--workload", str(root), "--judge", model)
+    assert jc.returncode != 0 and "climbs out with '..'" in jc.stdout + jc.stderr, jc.stdout + jc.stderr
+    outputs.append(jc.stdout + jc.stderr)
+    every_byte = "".join(p.read_text(errors="replace") for p in res.rglob("*") if p.is_file())
+    every_byte += "".join(outputs) + "".join(json.dumps(r.body) for r in openai_server.requests)
+    assert SECRET not in every_byte
+    m = json.loads((res / "ref" / "manifest.json").read_text())
+    assert "version" not in m["workload"]["version"]  # the root's VERSION link out of the root is not read
+    # the root's errata.toml as a link out: refused in one line
+    (root / "errata.toml").symlink_to(secret)
+    out = _kb("workloads", "validate", str(root))
+    assert out.returncode == 2 and "leads out through a symbolic link" in _one_error_line(out)
+
+
+@pytest.mark.parametrize("name", [".lock", "records.jsonl", "calls.jsonl", "manifest.json"])
+def test_links_planted_in_a_run_folder_are_never_written_through(scripted, tmp_path, name):
+    root, env = scripted
+    res = tmp_path / "res"
+    assert _run(root, res, "a", env).returncode == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious host file\n")
+    p = res / "a" / name
+    if name == "records.jsonl":  # a torn last line, so that a repair would cut the file it reaches
+        victim.write_text("precious host file without newline")
+    p.unlink(missing_ok=True)
+    p.symlink_to(victim)
+    before = victim.read_bytes()
+    out = _kb("run", "--resume", "--run-id", "a", "--results", str(res), "--progress", "none", "--no-report", env=env)
+    assert "Traceback" not in out.stderr, out.stderr
+    if name != "manifest.json":  # a manifest link is read (and refused as no manifest), never replaced
+        assert out.returncode == 2 and "symbolic link" in _one_error_line(out)
+    else:
+        assert out.returncode != 0
+    assert victim.read_bytes() == before and p.is_symlink()
+    assert not list(tmp_path.glob("victim.txt.torn"))
+
+
+@pytest.mark.slow
+def test_json_of_millions_of_tiny_values_is_refused_before_parsing(toy, tmp_path):
+    """20 million empty lists in 30 MB: a workload file, a predictions line, a predictions array and a
+    manifest of that shape are refused (or skipped) without parsing: memory stays bounded."""
+    bomb = "[" + ",".join(["[]"] * 10_000_000) + "]"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"}
+
+    def kb(*args):
+        return run_measured([sys.executable, "-m", "kramabench", *args], capture_output=True, text=True, cwd=REPO,
+                            timeout=300, env=env)
+
+    wl = tmp_path / "bombwl"
+    (wl / "workload").mkdir(parents=True)
+    (wl / "data" / "d" / "input").mkdir(parents=True)
+    (wl / "workload" / "d.json").write_text(bomb)
+    out, peak = kb("workloads", "validate", str(wl))
+    assert out.returncode == 2 and "JSON values, more than the 8,000,000" in _one_error_line(out) and peak < 400
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n" + '{"task_id": "toy-easy-2", "answer": '
+                     + bomb + "}\n")
+    out, peak = kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", "100")
+    assert out.returncode == 0 and "bad_line" in out.stdout and "JSON values" in out.stdout and peak < 400, out.stderr
+    preds.write_text("[" + json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "," + bomb + "]")
+    out, peak = kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds))
+    assert out.returncode == 2 and "JSON values" in _one_error_line(out) and peak < 400
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text('{"run_id": "x", "created_at": "2025-01-01T00:00:00Z", "system": "s", "x": '
+                                       + bomb + "}")
+    out, peak = kb("report", str(run))
+    assert out.returncode != 0 and "JSON values" in _one_error_line(out) and peak < 400
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_a_mode_000_lake_file_with_a_sandbox_is_no_traceback(tmp_path, backend):
+    """The reference system in a sandbox over a lake holding a file at mode 000: the run finishes, every task
+    recorded (local: as a process that cannot ignore permissions; docker: the container's user cannot read
+    it either)."""
+    from kramabench.testing.hostile import unprivileged
+
+    root = make_workload(tmp_path / "wl", n=2, solutions=True)
+    locked = root / "data" / "synth" / "input" / "sub" / "notes.txt"
+    locked.chmod(0)
+    res = tmp_path / "res"
+    try:
+        out = _kb("run", "--workload", str(root), "--system", "reference", "--sandbox", backend, "--results", str(res),
+                  "--run-id", "m0", "--progress", "none", "--no-report", timeout=600,
+                  prefix=unprivileged() if backend == "local" else None)
+    finally:
+        locked.chmod(0o644)
+    assert "Traceback" not in out.stderr, out.stderr
+    recs = RunStore(res / "m0").read().records
+    assert len(recs) == 2 and all(r.status == "ok" and r.score == 1.0 for r in recs), [r.error for r in recs]

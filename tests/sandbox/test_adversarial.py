@@ -200,7 +200,7 @@ def test_environment_secret_not_visible(sandbox, planted, monkeypatch):
     # only what Python needs
     assert set(out["env"]) <= {
         "PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "MPLCONFIGDIR", "MPLBACKEND", "PYTHONDONTWRITEBYTECODE",
-        "USER", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX", "HOSTNAME", "PWD",
+        "PYTHONHASHSEED", "USER", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX", "HOSTNAME", "PWD",
     }, out["env"]
     assert_next_run_unaffected(sandbox, planted)
 
@@ -738,3 +738,34 @@ def test_scratch_folders_locked_by_the_code_are_open_again_next_time(sandbox, pl
     assert_next_run_unaffected(sandbox, planted)
     out, _ = run_json(sandbox, "import json, os\nopen('/tmp/t', 'w').write('x')\nprint(json.dumps(os.listdir('/tmp')))\n", planted)
     assert out == ["t"]
+
+
+def test_system_v_ipc_left_by_the_code_is_gone_next_time(sandbox, planted):
+    """Shared memory, message queues and semaphores outlive the processes that made them: what one execution
+    leaves in a warm sandbox's IPC namespace must be gone for the next one."""
+    secret = f"IPC-SECRET-{uuid.uuid4().hex}"
+    make = f"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+shm = libc.shmget(0x4B42, 4096, 0o1666)        # IPC_CREAT | 0666
+addr = libc.shmat(shm, None, 0)
+ctypes.memmove(addr, {secret.encode()!r}, {len(secret)})
+print("shm", shm, "msg", libc.msgget(0x4B43, 0o1666), "sem", libc.semget(0x4B44, 1, 0o1666))
+"""
+    res = sandbox.run(make, planted.lake, Limits(wall_timeout_s=60))
+    assert res.ok and "shm -1" not in res.stdout, res
+    out, res = run_json(
+        sandbox,
+        """
+        import ctypes, json
+        libc = ctypes.CDLL(None, use_errno=True)
+        left = {k: open(f"/proc/sysvipc/{k}").read().splitlines()[1:] for k in ("shm", "msg", "sem")}
+        print(json.dumps({"left": left, "shm": libc.shmget(0x4B42, 0, 0), "msg": libc.msgget(0x4B43, 0),
+                          "sem": libc.semget(0x4B44, 0, 0)}))
+        """,
+        planted,
+    )
+    assert out["left"] == {"shm": [], "msg": [], "sem": []}, out
+    assert out["shm"] == out["msg"] == out["sem"] == -1, out
+    assert secret not in res.stdout
