@@ -153,7 +153,7 @@ class _Run:
             try:
                 session = opener.get()
                 t_code = time.perf_counter()
-                result = session.python(parsed.code, timeout=opts.step_timeout_s)
+                result = session.python(parsed.code, timeout=opts.step_timeout_s, step=step)
                 code_s = time.perf_counter() - t_code
                 if result.state_lost:  # a restarted interpreter: the helpers are gone too
                     redefine_helpers(session)

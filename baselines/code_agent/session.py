@@ -18,6 +18,9 @@ log = logging.getLogger(__name__)
 #: largest final answer read back from the session
 MAX_ANSWER_BYTES = 5_000_000
 
+#: the cell number of the helpers' code in tracebacks (``<step 0>``); the agent's steps are 1, 2, ...
+HELPERS_STEP = 0
+
 
 class SessionOpener:
     """Opens the task's session (and defines the helpers in it) in a thread, while the model writes its
@@ -36,7 +39,7 @@ class SessionOpener:
             s = sandbox.session(task.lake_root, limits, services=task.services, mounts=task.mounts,
                                 artifacts_dir=task.artifacts_dir)
             self.session = s
-            r = s.python(prelude(), timeout=60)
+            r = s.python(prelude(), timeout=60, step=HELPERS_STEP)
             if not r.ok:
                 self.error = f"the agent's helpers could not be defined in the session: {r.explanation or r.error}"
         except Exception as e:  # noqa: BLE001 - reported as the task's sandbox_error
@@ -61,7 +64,7 @@ class SessionOpener:
 
 def redefine_helpers(session: Session) -> None:
     """Define the helpers again (after the interpreter was restarted: they were lost with the variables)."""
-    r = session.python(prelude(), timeout=60)
+    r = session.python(prelude(), timeout=60, step=HELPERS_STEP)
     if not r.ok:
         raise SessionError(f"the agent's helpers could not be defined again after a restart: {r.explanation or r.error}")
 
