@@ -151,11 +151,13 @@ def _gold_doc(d: dict[str, Any] | None, how: str) -> dict[str, Any]:
 # -- a run's numbers -------------------------------------------------------------------------------------
 
 def main_setting(rows: list[Row]) -> str:
+    """The setting a run's score is of, as the report chooses it: the first of :data:`SETTING_ORDER` the run
+    has, else the first its records name (an ELT run: ``elt``)."""
     settings = {r.setting for r in rows}
     for s in SETTING_ORDER:
         if s in settings:
             return s
-    return min(settings) if settings else "end-to-end"
+    return min(rows, key=lambda r: r.i).setting if rows else "end-to-end"
 
 
 def task_values(rows: list[Row], gold: str) -> dict[tuple[str, str], float | None]:

@@ -131,6 +131,8 @@ def every_system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         server.handler = agent_reply("smolagents")
         _run([*base, "--system", "smolagents-code-agent", "--model", model, "-o", "max_steps=4", "-o", "step_timeout_s=2", "--run-id", "smolagents"], env)
         server.handler = ds_guru_reply
+        # the ELT family: the bundled elt-mini suite's reference pipelines (PostgreSQL, REST, files) into DuckDB
+        _run(["--workload", "elt-mini", "--system", "reference", "--results", str(res), "-j", "3", "--run-id", "elt"], env)
         yield {"res": res, "root": root, "server": server, "env": env, "model": model}
 
 
@@ -143,7 +145,7 @@ def browser() -> Iterator[Browser]:
 
 
 RUNS = ["reference", "ds-guru-naive", "ds-guru-simple", "ds-guru-self-correcting", "ds-guru-rich", "subtasks", "design",
-        "code-agent", "replay", "smolagents"]
+        "code-agent", "replay", "smolagents", "elt"]
 
 
 def test_every_page_of_every_systems_run_opens(every_system: dict[str, Any], browser: Browser) -> None:
@@ -179,6 +181,18 @@ def test_every_page_of_every_systems_run_opens(every_system: dict[str, Any], bro
         for run in ("reference", "ds-guru-simple", "code-agent"):
             g = server.index.get(run).summary()["golds"]
             assert g["changed"] >= 1 and g["official"]["score"] != g["verified"]["score"], run
+        # an ELT task's warehouse: its tables, row counts and first rows
+        elt = server.index.get("elt")
+        assert elt.summary()["golds"]["setting"] == "elt" and elt.summary()["golds"]["verified"]["score"] == 1.0
+        for row in elt.snapshot():
+            b.goto(server.url + f"?run=elt&i={row.i}")
+            b.wait_for("document.querySelector('.database details.db-table') !== null", timeout=60)
+            tables = b.eval("Object.fromEntries([...document.querySelectorAll('.database details.db-table')].map(d => "
+                            "[d.dataset.table, d.querySelectorAll('tbody tr').length]))")
+            rec, _ = elt.read_record(row)
+            for name, n in rec["expected"]["tables"].items():
+                assert any(t.split(".")[-1] == name for t in tables), (row.task_id, name, tables)
+                assert tables[next(t for t in tables if t.split(".")[-1] == name)] == min(n, 20)
         design = server.index.get("design").summary()
         assert design["setting"] == "pipeline-design" and design["golds"]["setting"] == "pipeline-design"
         # every run side by side
