@@ -22,7 +22,7 @@ def _table(*headers: str):  # type: ignore[no-untyped-def]
 
 
 def _print(table) -> None:  # type: ignore[no-untyped-def]
-    from rich.console import Console
+    from kramabench.cli._common import SafeConsole as Console
 
     Console(soft_wrap=True).print(table)
 

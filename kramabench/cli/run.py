@@ -125,7 +125,7 @@ def register(app: typer.Typer) -> None:
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
     ) -> None:
         """Run SYSTEM on a workload: writes results/<run_id>/manifest.json and records.jsonl."""
-        from rich.console import Console
+        from kramabench.cli._common import SafeConsole as Console
 
         if list_systems:
             _print_systems(Console())
