@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .models import FileEntry
 from .secrets import MASK, mask_secrets, may_hold_secrets
+from .sheet_snippets import sheet_file_blocks
 from .snippets import (
     PAPER_TABLE_FORMATS,
     TEXT_FORMATS,
@@ -102,6 +103,8 @@ def prepare(
     """The blocks of one file; ``root`` (the lake folder) is where the lines of text files are read."""
     if style == "paper":
         blocks, whole = paper_file_blocks(e, display_path, max_rows, root)
+    elif e.sheets is not None and not e.error:
+        blocks, whole = sheet_file_blocks(e, display_path, max_rows), False
     else:
         blocks, whole = file_blocks(e, display_path, max_rows, root)
     masked = _masked_blocks(blocks)
