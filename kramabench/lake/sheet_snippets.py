@@ -152,9 +152,10 @@ def _rows_blocks(t: TableInfo, max_rows: int, first: int) -> list[Block]:
     label = _rows_label(t, max_rows, len(rows))
     n = len(rows)
     blocks = [Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n)) if n else 0)),
-              Block(fence + "\n", first, fence=True)]
-    blocks += [Block(c, first + i) for i, c in enumerate(chunks)]
-    blocks.append(Block(fence + "\n", first, fence=True))
+              Block(fence + "\n", first, raw=True, fence=True)]
+    # cells at the start of the line, as the fence is (never indented under a folder group's line)
+    blocks += [Block(c, first + i, raw=True) for i, c in enumerate(chunks)]
+    blocks.append(Block(fence + "\n", first, raw=True, fence=True))
     return blocks
 
 

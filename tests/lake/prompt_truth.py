@@ -180,7 +180,7 @@ def _check_block(b: FileBlock, lake: Path, n: int, bare_note: bool = False) -> l
             out.append(f"said to have the same content as {other}, but it does not")
         return out
     if re.search(r" \((xlsx|xls), ", head):
-        return check_sheets(b, path, n)
+        return check_sheets(b, path, n, lake)
     desc = head.split(" (", 1)[1].rsplit(")", 1)[0] if " (" in head else ""
     enc = _encoding(desc)
     m_delim = re.search(r"csv \((\w+)-separated\)", head)
@@ -411,7 +411,7 @@ def _filled(v: Any) -> bool:
     return not (v is None or v == "" or (isinstance(v, float) and math.isnan(v)))
 
 
-def check_sheets(b: FileBlock, path: Path, n: int = PAPER_N) -> list[str]:
+def check_sheets(b: FileBlock, path: Path, n: int = PAPER_N, lake: Path | None = None) -> list[str]:
     """A spreadsheet shown as cells: its sheet names and counts against pandas' reading of the file, every
     shown cell against the cell pandas reads, every label's counts against the rows shown."""
     out: list[str] = []
@@ -438,6 +438,19 @@ def check_sheets(b: FileBlock, path: Path, n: int = PAPER_N) -> list[str]:
     counted: set[int] = set()
     for i, line in enumerate(b.body):
         s = line.strip()
+        m_more = re.match(r"\+ \d+ more files? in (\S.*?/) with the same (?:columns|format): (.*)$", s)
+        if m_more and "row counts may differ" not in s:
+            where = m_more.group(1).split("/", 2)[2] if m_more.group(1).count("/") > 1 else ""
+            folder = lake / where if lake is not None else path.parent
+            listed = re.findall(r"(?:^|, )(.+?) \(rows per sheet as pandas reads them: ([\d, ]+)\)", m_more.group(2))
+            if not listed:
+                out.append(f"workbooks listed beside it without the rows of their sheets: {s[:80]!r}")
+            for other, counts in listed:
+                said = [_int(c) for c in counts.split(", ")]
+                real = [len(rows) for rows in read_sheets(folder / other).values()][: len(said)]
+                if said != real:
+                    out.append(f"{other} said to have {said} rows per sheet, pandas reads {real}")
+            continue
         if s.startswith("sheets (rows × columns as pd.read_excel("):
             listed = re.findall(r'"([^"]*)"(?: \((\d+)×(\d+)\))?', s.split("): ", 1)[1])
             if len(listed) != len(names):
