@@ -138,7 +138,8 @@ def register(app: typer.Typer) -> None:
             open_resume,
             prepare,
         )
-        from kramabench.run.table import domain_table, floors_text, render_table
+        from kramabench.run.settings import setting_metrics
+        from kramabench.run.table import domain_table, floors_text, render_metrics, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
         if progress not in PROGRESS_KINDS:
@@ -257,6 +258,13 @@ def register(app: typer.Typer) -> None:
             out.print(render_table(rows, total, title=title, width=out.width))
             for line in floors_text(result.records, setting=config.options.setting, manifest=prepared.manifest):
                 out.print(Text(line))
+        declared = setting_metrics(config.options.setting,
+                                   [r for r in result.records if r.setting == config.options.setting])
+        if declared:
+            out.print(render_metrics(declared, title=f"{config.options.setting}: the setting's metrics", width=out.width))
+        differences = (prepared.manifest.options.get("setting_info") or {}).get("differences") or []
+        if differences:
+            out.print(Text("deliberate differences from the original set-up:\n" + "\n".join(f"  - {d}" for d in differences)))
         if result.skipped_finished:
             err.print(f"resumed: {result.skipped_finished} task(s) already recorded were skipped", highlight=False)
         out.print(Text(f"run folder: {result.run_dir}"))

@@ -304,8 +304,19 @@ def _runs_table(model: ReportModel) -> str:
         + ("; an agent's steps, its replies without code and its steps stopped at their time limit" if agents else "")
         + ".</p>"
         f'<div class="panel scroll" style="margin-top:10px"><table class="compact"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}</section>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}{_differences(model)}</section>"
     )
+
+
+def _differences(model: ReportModel) -> str:
+    """The deliberate differences of each run's set-up from the original (declared by its setting)."""
+    parts = []
+    for s in model.summaries:
+        if s.differences:
+            items = "".join(f"<li>{_e(d)}</li>" for d in s.differences)
+            parts.append(f'<p class="caption" style="margin-top:14px">Deliberate differences of {_e(s.label)} from '
+                         f"the original set-up:</p><ul>{items}</ul>")
+    return "".join(parts)
 
 
 def _environments(model: ReportModel) -> str:

@@ -133,6 +133,11 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
              for e in model.environments],
         )
         out.append("")
+    for s in model.summaries:
+        if s.differences:
+            out += [f"Deliberate differences of {s.label} from the original set-up:", ""]
+            out += [f"- {_esc(d)}" for d in s.differences]
+            out.append("")
     judged = [s for s in model.summaries if s.judge_cost_usd is not None]
     if judged:
         out += ["Judge cost (the design judge's calls, not in the Cost column): " + "; ".join(

@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.records import Manifest, Record
 from kramabench.run.floors import FloorRow
 from kramabench.run.golds import OFFICIAL, VERIFIED, both_golds
 from kramabench.run.store import latest_records
 from scorers.design import judge_cost
-from scorers.stats import TOTAL, bootstrap_ci, format_ci, format_pct
+from scorers.stats import TOTAL, bootstrap_ci, format_ci, format_pct, ratio_ci
 
 
 @dataclass
@@ -182,6 +183,24 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     return t
 
 
+def render_metrics(metrics: list[RatioMetric], *, title: str = "", width: int | None = None):
+    """A rich Table of a setting's own metrics (:class:`~kramabench.contracts.RatioMetric`): value in %, 95%
+    bootstrap interval over the units, the counts, what each means."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    compact = width is not None and width < 110
+    t = Table(title=title or None, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD)
+    for i, col in enumerate(("metric", "%", "95% CI", "count", "what it counts")):
+        t.add_column(col, justify="left" if i in (0, 4) else "right", no_wrap=i < 4, overflow="fold")
+    for m in metrics:
+        lo, hi = ratio_ci(m.parts) if m.parts else (None, None)
+        t.add_row(Text(m.label), format_pct(m.value), format_ci(lo, hi), f"{m.numerator:g}/{m.denominator:g}",
+                  Text(m.description))
+    return t
+
+
 def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest: Manifest | None = None) -> list[str]:
     """Lines printed under the table: the floors (the scores of constant answers on the same tasks) against
     each gold (one line when they agree), and the bounded numeric metric beside the paper's 1/(1+RAE)
@@ -230,4 +249,4 @@ def _cost(r: DomainRow, compact: bool = False, *, judge: bool = False) -> str:
     return s
 
 
-__all__ = ["DomainRow", "domain_table", "floors_text", "per_task", "render_table"]
+__all__ = ["DomainRow", "domain_table", "floors_text", "per_task", "render_metrics", "render_table"]

@@ -415,6 +415,8 @@ class RayExecutor:
 
     # -- start ---------------------------------------------------------------------------------------
     def start(self, ctx: ExecutorContext, *, slots: int) -> dict[str, Any]:
+        if ctx.stage is not None:  # the run's setup refuses it first; a staged setting's services are local
+            raise ExecutorUnavailable("this run's setting starts each task's services on this machine: use --executor local")
         ray = self.ray = connect(self.address)
         t0 = time.monotonic()
         self._ctx = ctx
