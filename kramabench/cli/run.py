@@ -44,7 +44,7 @@ def _parse_option(text: str) -> tuple[str, Any]:
 OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--workload": ("RunConfig", "workload"), "--domain": ("RunConfig", "domains"), "--system": ("RunConfig", "system"),
     "--task": ("RunConfig", "tasks"), "--exclude-task": ("RunConfig", "exclude_tasks"),
-    "--option": ("RunConfig", "system_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
+    "--option": ("RunConfig", "system_options"), "--setting-option": ("RunConfig", "setting_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
     "--sandbox": ("RunConfig", "sandbox"), "--no-errata": ("RunConfig", "errata"), "--run-id": ("RunConfig", "run_id"),
     "--errata": ("RunConfig", "errata_file"),
     "--resume": ("RunConfig", "resume"), "--results": ("RunConfig", "results"),
@@ -93,6 +93,8 @@ def register(app: typer.Typer) -> None:
         exclude_task: list[str] = typer.Option(None, "--exclude-task", help=_help(RunConfig, "exclude_tasks")),
         system: str = typer.Option(None, "--system", "-s", help=_help(RunConfig, "system")),
         option: list[str] = typer.Option(None, "--option", "-o", help=_help(RunConfig, "system_options")),
+        setting_option: list[str] = typer.Option(None, "--setting-option", "-S",
+                                                 help=_help(RunConfig, "setting_options")),
         model: str = typer.Option(None, "--model", "-m", help=_help(RunConfig, "model")),
         judge: str = typer.Option(None, "--judge", help=_help(RunConfig, "judge")),
         concurrency: int = typer.Option(None, "--concurrency", "-j", help=_help(RunOptions, "concurrency")),
@@ -123,7 +125,7 @@ def register(app: typer.Typer) -> None:
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
     ) -> None:
         """Run SYSTEM on a workload: writes results/<run_id>/manifest.json and records.jsonl."""
-        from rich.console import Console
+        from kramabench.cli._common import SafeConsole as Console
 
         if list_systems:
             _print_systems(Console())
@@ -166,6 +168,7 @@ def register(app: typer.Typer) -> None:
                 "exclude_tasks": list(exclude_task) if exclude_task else None,
                 "system": system,
                 "system_options": sys_opts or None,
+                "setting_options": dict(_parse_option(o) for o in (setting_option or [])) or None,
                 "model": model,
                 "judge": judge,
                 "sandbox": sandbox,

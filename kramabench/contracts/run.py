@@ -100,6 +100,10 @@ class RunConfig(BaseModel):
     system_options: dict[str, Any] = Field(
         default_factory=dict, description="system option key=value (JSON value or string); repeatable"
     )
+    setting_options: dict[str, Any] = Field(
+        default_factory=dict, description="setting option key=value (JSON value or string); repeatable; the "
+        "setting's options: kramabench settings show NAME (e.g. elt: s3=files, mongod=/usr/bin/mongod)"
+    )
     model: str | None = Field(None, description="model id, e.g. openai/gpt-4o-mini, openai-compatible/<m>@<url>")
     judge: str | None = Field(
         None,

@@ -24,7 +24,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
 
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.session import ServiceForward
@@ -74,6 +76,17 @@ def _via_scorer(model: DataModel, expected: Table, actual: Table, comparators: l
     return {c: TableResult(comparator=c, correct=sc.value == 1.0, rows_expected=len(expected),
                            rows_actual=len(actual), error=None if sc.value == 1.0 else (why or "wrong"))
             for c in comparators}
+
+
+class EltOptions(SourceOptions):
+    """The ``elt`` setting's options (``--setting-option key=value``): how the sources are served (s3, mongod,
+    the warehouse file's name) and how the warehouse is scored."""
+
+    comparator: Literal["elt-bench", "verified"] = Field(
+        PRIMARY, description="the comparator whose verdicts make a record's score (both are always computed and "
+        "printed with SRDT)")
+    query_timeout_s: float = Field(120.0, gt=0, le=3600, description="seconds each statement of the scorer's read of "
+                                   "a warehouse may take (a view that does not end fails its table or model)")
 
 
 def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> str:
@@ -133,13 +146,17 @@ class EltSetting:
     #: the official/verified gold views are KramaBench's; an ELT suite's corrections apply per comparator
     scores_answers = False
 
-    def __init__(self, options: SourceOptions | None = None, *, comparators: tuple[str, ...] = DEFAULT_COMPARATORS,
-                 primary: str = PRIMARY) -> None:
-        self.options = options or SourceOptions()
-        self.comparators = list(comparators)
-        self.primary = primary
+    options_model = EltOptions
+
+    def __init__(self, options: EltOptions | None = None) -> None:
+        self.options = options or EltOptions()
+        self.comparators = list(DEFAULT_COMPARATORS)
+        self.primary = self.options.comparator
         self._staged: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+
+    def with_options(self, options: BaseModel) -> EltSetting:
+        return EltSetting(EltOptions.model_validate(options.model_dump()))
 
     # -- the work items -----------------------------------------------------------------------------
     def units(self, task: Any) -> list[Any | None]:
@@ -217,7 +234,8 @@ class EltSetting:
                                stage1=Stage1(passed=False, error=why),
                                models=[ModelScore(model=m.name, error="stage 1 failed") for m in p.models])
         else:
-            ps = score_pipeline(task.schema_name, p, warehouse, self.comparators, isolated=True, compare=_via_scorer)
+            ps = score_pipeline(task.schema_name, p, warehouse, self.comparators, isolated=True, compare=_via_scorer,
+                                query_timeout_s=self.options.query_timeout_s)
         n = len(p.models)
         correct = {c: ps.n_correct(c) for c in self.comparators}
         details: dict[str, Any] = {
@@ -275,7 +293,8 @@ class EltSetting:
             "source_kinds": kinds,
             "warehouse": self.options.warehouse or "<pipeline id>.duckdb",
             "differences": self.options.differences(kinds),
+            "options": self.options.model_dump(mode="json"),
         }
 
 
-__all__ = ["PRIMARY", "EltSetting"]
+__all__ = ["PRIMARY", "EltOptions", "EltSetting"]

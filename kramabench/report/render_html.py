@@ -6,10 +6,10 @@ Everything taken from a run (answers, code, transcripts, labels) is HTML-escaped
 from __future__ import annotations
 
 import base64
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts.records import Record
+from kramabench.contracts.text import html_text
 from kramabench.report import fmt
 from kramabench.report.artifacts import view as artifact_view
 from kramabench.report.compare import MatrixCell
@@ -139,7 +139,9 @@ table.golds tr.gl.info td{font-size:12px;color:var(--muted)}
 
 
 def _e(x: Any) -> str:
-    return escape(str(x), quote=True)
+    """Data as HTML text, one line: control and bidi characters (a newline too) shown as escapes, then
+    HTML-escaped (kramabench.contracts.text.html_text). Blocks of many lines: :func:`_pre`."""
+    return html_text(x, multiline=False)
 
 
 def score_bg(v: float | None) -> str:
@@ -411,7 +413,7 @@ def _wbr(text: str) -> str:
 def _pre(text: str, cls: str = "") -> str:
     if len(text) > MAX_TEXT:
         text = text[:MAX_TEXT] + f"\n… ({len(text) - MAX_TEXT} more characters)"
-    return f'<pre class="{cls}">{_e(text)}</pre>'
+    return f'<pre class="{cls}">{html_text(text, multiline=True)}</pre>'
 
 
 def _message_html(role: str, content: Any) -> str:

@@ -38,7 +38,15 @@ from kramabench.run.provenance import (
     workload_version,
 )
 from kramabench.run.runner import Runner, RunResult
-from kramabench.run.settings import Described, Setting, Staged, get_setting, setting_family, setting_names
+from kramabench.run.settings import (
+    Described,
+    Setting,
+    Staged,
+    configure_setting,
+    get_setting,
+    setting_family,
+    setting_names,
+)
 from kramabench.run.store import RunLocked, RunStore, RunUnwritable
 from kramabench.run.throttle import FatalGuard, LimitedModel
 from kramabench.sandbox import open_sandbox
@@ -383,6 +391,10 @@ def prepare(
         raise RunSetupError(str(e).strip("'\"")) from e
     except (TypeError, plugins.PluginError) as e:
         raise RunSetupError(f"setting {opts.setting!r} cannot be used: {e}") from e
+    try:
+        setting = configure_setting(setting, config.setting_options)
+    except ValueError as e:
+        raise RunSetupError(str(e)) from e
     _check_family(setting, family, config.workload)
     if isinstance(setting, Staged) and opts.executor != "local":
         raise RunSetupError(f"setting {setting.name!r} starts each task's services on this machine just before the task "
@@ -680,7 +692,8 @@ def _check_executor(opts: RunOptions) -> None:
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:
     was = RunConfig.model_validate({**old.options.get("config", {}), "run_id": old.run_id, "resume": True})
-    fields = {"workload", "system", "model", "sandbox", "errata", "errata_file", "domains", "system_options", "judge"}
+    fields = {"workload", "system", "model", "sandbox", "errata", "errata_file", "domains", "system_options", "judge",
+              "setting_options"}
     now, then = config.model_dump(include=fields), was.model_dump(include=fields)
     for name in sorted(fields):
         a, b = now[name], then[name]

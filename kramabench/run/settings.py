@@ -43,6 +43,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from pydantic import BaseModel
+
 from kramabench import plugins
 from kramabench.contracts.answers import AnswerType
 from kramabench.contracts.metrics import RatioMetric
@@ -111,6 +113,36 @@ class ForFamily(Protocol):
     """Optional: the workload family (kramabench.workload.families) whose workloads the setting runs."""
 
     family: str
+
+
+@runtime_checkable
+class Configurable(Protocol):
+    """Optional: options a run gives the setting (``--setting-option key=value``), validated by its model."""
+
+    #: the validated options model (``extra="forbid"``: an unknown option is refused, naming the valid ones)
+    options_model: type[BaseModel]
+
+    def with_options(self, options: BaseModel) -> Setting:
+        """A setting like this one, with these options."""
+        ...
+
+
+def configure_setting(setting: Setting, given: dict[str, Any]) -> Setting:
+    """The setting a run uses: ``setting`` with the run's options (``--setting-option``); ValueError naming the
+    problem (an option of a setting that takes none, an unknown option, a bad value)."""
+    if not isinstance(setting, Configurable):
+        if given:
+            raise ValueError(f"setting {setting.name!r} takes no options (given: {', '.join(sorted(given))})")
+        return setting
+    from pydantic import ValidationError
+
+    try:
+        opts = setting.options_model.model_validate(given or {})
+    except ValidationError as e:
+        valid = ", ".join(setting.options_model.model_fields)
+        problems = "; ".join(f"{'.'.join(str(x) for x in er['loc']) or 'options'}: {er['msg']}" for er in e.errors())
+        raise ValueError(f"setting {setting.name!r}: {problems} (its options: {valid})") from None
+    return setting.with_options(opts)
 
 
 @runtime_checkable
@@ -378,7 +410,7 @@ def get_setting(name: str) -> Setting:
 
 
 __all__ = [
-    "DEFAULT_FAMILY", "BaseSetting", "Described", "EndToEnd", "ForFamily", "PipelineDesign", "Setting",
+    "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "configure_setting", "EndToEnd", "ForFamily", "PipelineDesign", "Setting",
     "SettingContext", "Staged", "Subtasks", "Summarized", "WorkItem", "get_setting", "setting_family",
     "setting_metrics", "setting_names",
 ]

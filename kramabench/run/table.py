@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.records import Manifest, Record
+from kramabench.contracts.text import safe_text
 from kramabench.run.floors import FloorRow
 from kramabench.run.golds import OFFICIAL, VERIFIED, both_golds
 from kramabench.run.store import latest_records
@@ -142,7 +143,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     from rich.text import Text
 
     compact = width is not None and width < 130
-    t = Table(title=title or None, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, padding=(0, 1 if not compact else 0),
+    t = Table(title=safe_text(title) or None, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, padding=(0, 1 if not compact else 0),
               collapse_padding=compact, pad_edge=not compact)
     has_subs = any(r.subtask_mean is not None for r in [*rows, total])
     subs = has_subs and not compact  # compact: the subtask answers' total goes into the caption
@@ -159,7 +160,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
         sub = [f"{format_pct(r.subtask_mean)} (n={r.subtask_n})" if r.subtask_mean is not None else "–"] if subs else []
         official = [format_pct(r.official_mean)]
         t.add_row(
-            Text(r.domain),  # a file name, not markup
+            Text(safe_text(r.domain)),  # a file name: shown, not markup, not a terminal's command
             str(r.n),
             format_pct(r.mean),
             format_ci(r.ci_low, r.ci_high),

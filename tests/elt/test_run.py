@@ -159,3 +159,22 @@ def test_the_reference_runs_in_the_docker_sandbox_too(tmp_path: Path) -> None:
     for pid, rec in recs.items():
         assert rec.status == "ok" and rec.score == 1.0, (pid, rec.error, rec.score_details.get("stage1"))
         assert rec.score_details["correct"] == {"elt-bench": 2, "verified": 2}
+
+
+@pytest.mark.slow
+def test_setting_options_choose_how_sources_are_served_and_are_recorded(tmp_path: Path) -> None:
+    base = [sys.executable, "-m", "kramabench", "run", "--workload", "elt-mini", "--system", "reference",
+            "--results", str(tmp_path), "--progress", "none", "--no-report"]
+    bad = subprocess.run([*base, "--run-id", "bad", "-S", "s3=ftp"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "setting 'elt': s3:" in bad.stderr and "its options:" in bad.stderr
+    assert not (tmp_path / "bad").exists()
+    r = subprocess.run([*base, "--run-id", "files", "--task", "clinic", "-S", "s3=files", "-S", "comparator=verified"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    manifest = json.loads((tmp_path / "files" / "manifest.json").read_text())
+    info = manifest["options"]["setting_info"]
+    assert info["options"]["s3"] == "files" and info["primary_comparator"] == "verified"
+    assert any(d.startswith("s3: the bucket's objects are files") for d in info["differences"])
+    rec = _records(tmp_path / "files")["clinic"]
+    assert rec["score"] == 1.0 and rec["metric"] == "data models correct (verified)"
+    assert rec["score_details"]["sources"]["differences"] == [d for d in info["differences"] if d.startswith("s3")]

@@ -137,3 +137,51 @@ def gone(pid: int, wait_s: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_postgres_servers_start_from_a_cached_template_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kramabench.elt.sources.postgres import PostgresServer
+
+    try:
+        find_bindir()
+    except PostgresUnavailable as e:
+        if __import__("os").environ.get("CI"):
+            raise
+        pytest.skip(str(e))
+    monkeypatch.setenv("KRAMABENCH_HOME", str(tmp_path / "home"))
+    with PostgresServer(database="a") as one:
+        assert one.sql("SELECT current_database()").strip() == "a"
+    templates = list((tmp_path / "home" / "elt").glob("pg-template-*"))
+    assert len(templates) == 1 and (templates[0] / "PG_VERSION").is_file()
+    with PostgresServer(database="b") as two:  # a copy of the template, its own server
+        assert two.sql("SELECT count(*) FROM pg_database WHERE datname = 'a'").strip() == "0"
+    # a cache that cannot be written: initdb for the server, as before
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("KRAMABENCH_HOME", str(blocked))
+    with PostgresServer(database="c") as three:
+        assert three.sql("SELECT 1").strip() == "1"
+
+
+def test_a_named_mongod_that_does_not_serve_is_an_explained_failure_and_nothing_is_left(tmp_path: Path) -> None:
+    """A real mongod is used only when named; one that exits (here /bin/false) fails the task's set-up with its
+    exit code, and the sources started before it are stopped."""
+    try:
+        find_bindir()
+    except PostgresUnavailable as e:
+        if __import__("os").environ.get("CI"):
+            raise
+        pytest.skip(str(e))
+    from kramabench.elt.sources.mongo import MongoUnavailable
+
+    suite = load_suite(write_suite(tmp_path / "s", {"shop": every_kind()}))
+    src = SourceSet(suite.pipeline("shop"), "main", SourceOptions(mongod="/bin/false", s3="files"))
+    with pytest.raises(MongoUnavailable, match="mongod exited with code 1"):
+        src.start()
+    assert src._base is None and not src.services or all(not s.socket.exists() for s in src.services)
+    with pytest.raises(ValueError, match="not an executable file"):
+        SourceOptions(mongod=str(tmp_path / "no-such-mongod"))
+    # without a mongod the collections are files, and that difference is said
+    assert any(d.startswith("mongodb: the collections are JSON-lines files") for d in
+               SourceOptions().differences(["mongodb"]))
+    assert not any(d.startswith("mongodb") for d in SourceOptions(mongod="/bin/false").differences(["mongodb"]))

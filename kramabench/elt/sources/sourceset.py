@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kramabench.elt.suite.models import Pipeline
 
@@ -24,8 +24,21 @@ PORTS = {"postgres": 5432, "rest": 8000, "s3": 9000, "mongodb": 27017}
 class SourceOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    mongod: str | None = Field(None, description="path of a mongod binary to serve MongoDB sources (default: "
-                               "the collections as JSON-lines files, a deliberate difference recorded in the manifest)")
+    mongod: str | None = Field(None, description="path of a mongod binary to serve MongoDB sources (with pymongo, the "
+                               "extra kramabench[mongodb]; default: the collections as JSON-lines files, a deliberate "
+                               "difference recorded in the manifest)")
+
+    @field_validator("mongod")
+    @classmethod
+    def _executable(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        from kramabench.elt.sources.mongo import MongoUnavailable, check_mongod
+
+        try:
+            return str(check_mongod(v))
+        except MongoUnavailable as e:
+            raise ValueError(str(e)) from None
     s3: Literal["auto", "server", "files"] = Field(
         "auto", description="S3 sources: served by an S3-compatible server (moto's server mode, the extra "
         "kramabench[s3]), or as files of the task folder; auto: the server when moto is installed")
@@ -178,14 +191,27 @@ class SourceSet:
                 self.differences.append(S3_AS_FILES)
                 cfg["aws_s3"] = {"data": items, "note": "the bucket's objects are at local_path in this folder"}
         if "mongodb" in by_kind:
-            items = []
-            for s in by_kind["mongodb"]:
-                rel = f"mongodb/{p.id}/{s.table}.jsonl"
-                self._place(self._data(s.table), self.task_dir / rel)
-                items.append(s.table)
-            self.differences.append(MONGODB_AS_FILES)
-            cfg["mongodb"] = {"config": {"database": p.id, "tables": items,
-                                         "files": f"mongodb/{p.id}/<collection>.jsonl (one document per line)"}}
+            if self.options.mongod:
+                from kramabench.elt.sources.mongo import MongoServer
+
+                mongo = MongoServer(self.options.mongod, self._base / "mongo")
+                self._stops.append(mongo.stop)
+                mongo.start()
+                for s in by_kind["mongodb"]:
+                    mongo.load(p.id, s.table, self._data(s.table))
+                self.services.append(Service("mongodb", PORTS["mongodb"], mongo.socket))
+                cfg["mongodb"] = {"config": {
+                    "connection_string": f"mongodb://127.0.0.1:{PORTS['mongodb']}/?directConnection=true",
+                    "database": p.id, "tables": [s.table for s in by_kind["mongodb"]]}}
+            else:
+                items = []
+                for s in by_kind["mongodb"]:
+                    rel = f"mongodb/{p.id}/{s.table}.jsonl"
+                    self._place(self._data(s.table), self.task_dir / rel)
+                    items.append(s.table)
+                self.differences.append(MONGODB_AS_FILES)
+                cfg["mongodb"] = {"config": {"database": p.id, "tables": items,
+                                             "files": f"mongodb/{p.id}/<collection>.jsonl (one document per line)"}}
         cfg["warehouse"] = {"type": "duckdb", "path": self.options.warehouse_file(p.id), "schema": self.schema,
                             "database": p.id}
         self._write_public(cfg)

@@ -106,6 +106,13 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, timeout_
             _bounded_init(ray, address, kw, timeout_s)
     except ExecutorUnavailable:
         raise
+    except SystemExit as e:  # Ray's own SIGTERM handler (installed while it starts) exits with the signal number
+        if e.code != signal.SIGTERM:
+            raise
+        from kramabench.contracts import interrupt
+
+        interrupt.request("SIGTERM received")
+        raise KeyboardInterrupt("SIGTERM received") from None
     except Exception as e:  # noqa: BLE001 - say which cluster could not be joined
         where = f"the Ray cluster at {address}" if address else "a local Ray"
         raise ExecutorUnavailable(f"cannot start {where}: {type(e).__name__}: {e}") from e
