@@ -23,14 +23,14 @@ from smolagents.memory import PlanningStep
 
 from baselines.code_agent import SessionOpener
 from baselines.code_agent.lake import LakeIndexes, task_files
-from baselines.code_agent.prompts import environment_section, packages_text, question_section
+from baselines.code_agent.prompts import environment_section, question_section
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake import estimate_tokens
-from kramabench.sandbox.environment import import_names, load_lock
+from kramabench.sandbox.environment import packages_text
 
 from .executor import ExecutorCall, SessionExecutor
 from .model import KramabenchModel
@@ -79,7 +79,7 @@ class SmolagentsCodeAgent:
         lake_dir = self.sandbox.lake_dir(task.lake_root)
         head = question_section(task, pose) + environment_section(task)
         notes = TASK_NOTES.format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}",
-                                  packages=packages_text(import_names(load_lock())))
+                                  packages=packages_text())
         intro = f"# Data lake\nThe lake is the folder {lake_dir} ({len(files)} files); read files by the full paths listed here.\n"
         budget = max(200, opts.prompt_budget_tokens - estimate_tokens(head + notes + intro) - 16)
         rendered = index.render(files, budget_tokens=budget, path_prefix=lake_dir, max_rows=opts.snippet_rows,
