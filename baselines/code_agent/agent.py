@@ -163,6 +163,11 @@ class _Run:
                 messages.append(msg)
                 continue
             in_a_row = 0
+            try:
+                session = opener.get()
+            except SessionError as e:
+                self._session_lost(base, parsed.code, e, opener, t0)
+                return
             limit, which = clock.step_limit()
             if limit <= 0:  # the task's code or wall budget was spent while the model wrote this reply
                 out.error = clock.after_step(which, True, len(out.steps) + 1)
@@ -171,7 +176,6 @@ class _Run:
                                            wall_s=round(time.perf_counter() - t0, 4)))
                 return
             try:
-                session = opener.get()
                 t_code = time.perf_counter()
                 result = session.python(parsed.code, timeout=limit, step=step)
                 code_s = time.perf_counter() - t_code
@@ -179,10 +183,7 @@ class _Run:
                 if result.state_lost:  # a restarted interpreter: the helpers are gone too
                     redefine_helpers(session)
             except SessionError as e:
-                out.steps.append(AgentStep(**base, outcome="crashed", code=parsed.code, error=str(e),
-                                           wall_s=round(time.perf_counter() - t0, 4)))
-                out.error = (session_wall_spent(opener.opened_at, opts.limits.session_wall_s)
-                             or OutcomeError(kind="sandbox_error", message=str(e)))
+                self._session_lost(base, parsed.code, e, opener, t0)
                 return
             self.files_read.extend(f for f in result.files_read if f not in self.files_read)
             final = result.error is not None and result.error.type == FINAL_ANSWER_EXCEPTION
@@ -218,6 +219,14 @@ class _Run:
                                      message=f"no final answer within max_steps={opts.max_steps} steps")
 
     # -- helpers -----------------------------------------------------------------------------------
+    def _session_lost(self, base: dict[str, Any], code: str, e: SessionError, opener: SessionOpener, t0: float) -> None:
+        """The session could not be opened or was lost: the step is ``crashed`` and the agent ends
+        (``wall_limit`` when the session's own wall limit was spent, else ``sandbox_error``)."""
+        self.out.steps.append(AgentStep(**base, outcome="crashed", code=code, error=str(e),
+                                        wall_s=round(time.perf_counter() - t0, 4)))
+        self.out.error = (session_wall_spent(opener.opened_at, self.opts.limits.session_wall_s)
+                          or OutcomeError(kind="sandbox_error", message=str(e)))
+
     def _out_of_time(self, which: str, timed_out: bool) -> bool:
         """True (and the outcome set) when the step was stopped at the task's code or wall budget, or left
         none of it."""

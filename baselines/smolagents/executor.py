@@ -89,15 +89,16 @@ class SessionExecutor(PythonExecutor):
 
     def __call__(self, code_action: str) -> CodeOutput:
         steps = len(self.calls) + 1
-        limit, which = self.clock.step_limit()
-        if limit <= 0:  # the task's code or wall budget was spent while the model wrote this step
-            stop = self.clock.after_step(which, True, steps)
-            self.calls.append(ExecutorCall(PythonResult(), 0.0, "stopped", code=code_action))
-            self._end(stop or OutcomeError(kind="budget", message="no time left"))
-            raise SessionCodeError(f"not run: {self.stop.message if self.stop else ''}")
         t0 = time.perf_counter()
         try:
             session = self.opener.get()
+            limit, which = self.clock.step_limit()
+            if limit <= 0:  # the task's code or wall budget was spent while the model wrote this step
+                stop = self.clock.after_step(which, True, steps)
+                self.calls.append(ExecutorCall(PythonResult(), 0.0, "stopped", code=code_action))
+                self._end(stop or OutcomeError(kind="budget", message="no time left"))
+                raise SessionCodeError(f"not run: {self.stop.message if self.stop else ''}")
+            t0 = time.perf_counter()
             r = session.python(code_action, timeout=limit,
                                step=self.step_number() if self.step_number is not None else None)
             code_s = time.perf_counter() - t0
