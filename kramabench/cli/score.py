@@ -225,11 +225,13 @@ def _floor_lines(report) -> list[str]:
 
 
 def _baseline_items(path: Path):
-    from kramabench.files import FileRefused, read_bytes
+    from kramabench.files import FileRefused, check_json_values, read_bytes
     from scorers.stats import ScoredItem
 
     try:
-        data = json.loads(read_bytes(path, limit=1 << 30, what="baseline score file"))
+        raw = read_bytes(path, limit=256 << 20, what="baseline score file")
+        check_json_values(raw, path, what="baseline score file")
+        data = json.loads(raw)
         return [ScoredItem.model_validate(i) for i in data["items"]]
     except FileRefused as e:
         raise CliError(f"--baseline {e}") from e

@@ -25,7 +25,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from kramabench import plugins
-from kramabench.files import SMALL_JSON_BYTES, WORKLOAD_BYTES, FileRefused, OutsideRoot, inside, read_bytes
+from kramabench.files import (
+    SMALL_JSON_BYTES,
+    WORKLOAD_BYTES,
+    FileRefused,
+    OutsideRoot,
+    check_json_values,
+    inside,
+    read_bytes,
+)
 from kramabench.workload.errata import AbsentFile, ErrataFile, apply_errata, load_errata
 from kramabench.workload.errors import WorkloadError
 from kramabench.workload.jsonkind import json_kind
@@ -135,6 +143,10 @@ def read_raw(path: Path) -> tuple[list[Any], str]:
         ) from None
     if not text.strip():
         raise WorkloadError(f"{path}: empty file; expected a JSON list of tasks", file=str(path))
+    try:
+        check_json_values(text, path, what="workload file")
+    except FileRefused as e:
+        raise WorkloadError(str(e), file=str(path)) from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as e:
