@@ -105,6 +105,10 @@ class _Run:
             self._loop([ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
                        opener, pose)
         finally:
+            if task.outputs:  # the files the task's answer is (an ELT task's warehouse), collected before the end
+                out.artifacts, refused = opener.collect(list(task.outputs))
+                out.transcript.append({"type": "outputs", "collected": [a.name for a in out.artifacts],
+                                       "refused": refused})
             opener.close()
             out.files_read = self.files_read
             out.pipeline_code = pipeline_code(self.code_ran)

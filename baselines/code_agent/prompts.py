@@ -17,7 +17,6 @@ replays to the same requests.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -26,7 +25,7 @@ from kramabench.contracts.session import PythonError, PythonResult
 from kramabench.contracts.system import TaskInput
 from kramabench.lake import estimate_tokens
 from kramabench.lake.secrets import mask_secrets
-from kramabench.sandbox.environment import SandboxLock, import_names, load_lock
+from kramabench.sandbox.environment import SandboxLock, import_names, load_lock, packages_text
 
 if TYPE_CHECKING:
     from kramabench.lake import LakeIndex
@@ -96,27 +95,21 @@ This task also poses the subtasks listed below. Answer them too, in the same cal
 final_answer(answer, subtasks={{{example}}})."""
 
 
-def packages_text(names: dict[str, list[str]]) -> str:
-    """The installed packages by import name, the package's own name beside it when it differs."""
-    shown: dict[str, str] = {}
-    for dist, mods in names.items():
-        for m in mods:
-            if m.startswith("_"):
-                continue
-            same = m.lower().replace("_", "-") == dist.lower()
-            shown[m] = m if same else f"{m} ({dist})"
-    return ", ".join(shown[m] for m in sorted(shown, key=str.lower))
+_PACKAGES: dict[str, str] = {}
 
 
-@functools.lru_cache(maxsize=8)
-def _packages(lock_hash: str) -> str:
-    return packages_text(import_names(load_lock()))
+def _packages(lock: SandboxLock) -> str:
+    """The package list of ``lock`` (kept per lock hash: the modules file is read once)."""
+    text = _PACKAGES.get(lock.hash)
+    if text is None:
+        text = _PACKAGES[lock.hash] = packages_text(import_names(lock))
+    return text
 
 
 def system_prompt(options: CodeAgentOptions, *, lake_dir: str, lock: SandboxLock | None = None) -> str:
     lock = lock or load_lock()
     return SYSTEM_PROMPT_TEMPLATE.format(
-        packages=_packages(lock.hash),
+        packages=_packages(lock),
         lake_dir=lake_dir,
         step_timeout=f"{options.step_timeout_s:g}",
         observation_chars=f"{options.observation_chars:,}",
@@ -321,7 +314,6 @@ __all__ = [
     "format_error_message",
     "observation_message",
     "observation_text",
-    "packages_text",
     "question_section",
     "stable",
     "steps_left_line",

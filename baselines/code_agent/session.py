@@ -58,6 +58,18 @@ class SessionOpener:
             raise SessionError(self.error or "no session")
         return self.session
 
+    def collect(self, paths: list[str]) -> tuple[list, list[dict]]:
+        """The task's outputs (``TaskInput.outputs``, e.g. an ELT task's warehouse file) collected from the
+        workspace before the session closes: (artifacts, refusals with their reasons)."""
+        self._done.wait()
+        if self.session is None or not paths:
+            return [], []
+        try:
+            res = self.session.collect(paths)
+        except SessionError as e:
+            return [], [{"path": ", ".join(paths), "reason": str(e)}]
+        return list(res.artifacts), [r.model_dump() for r in res.refused]
+
     def close(self) -> None:
         self._done.wait()
         if self.session is not None:

@@ -25,19 +25,14 @@ from baselines.code_agent import SessionOpener
 from baselines.code_agent.clock import TaskClock
 from baselines.code_agent.lake import LakeIndexes, task_files
 from baselines.code_agent.pipeline import RanStep, pipeline_code
-from baselines.code_agent.prompts import (
-    environment_section,
-    packages_text,
-    question_section,
-    time_budget_text,
-)
+from baselines.code_agent.prompts import environment_section, question_section, time_budget_text
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake import estimate_tokens
-from kramabench.sandbox.environment import import_names, load_lock
+from kramabench.sandbox.environment import packages_text
 
 from .executor import ExecutorCall, SessionExecutor
 from .model import KramabenchModel, TaskTimeSpent
@@ -86,7 +81,7 @@ class SmolagentsCodeAgent:
         lake_dir = self.sandbox.lake_dir(task.lake_root)
         head = question_section(task, pose) + environment_section(task)
         notes = TASK_NOTES.format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}",
-                                  packages=packages_text(import_names(load_lock())),
+                                  packages=packages_text(),
                                   time_budget=time_budget_text(opts.max_code_s, opts.max_wall_s, "\n- "))
         intro = f"# Data lake\nThe lake is the folder {lake_dir} ({len(files)} files); read files by the full paths listed here.\n"
         budget = max(200, opts.prompt_budget_tokens - estimate_tokens(head + notes + intro) - 16)

@@ -1039,10 +1039,14 @@ class DockerSandbox:
         conts = self._pool.close() + sessions
         for c in conts:  # removed in parallel (one engine call each), then waited for
             self._discard(c)
+        deadline = time.monotonic() + 30
+        with self._pool.ready:  # containers still starting are discarded as their start ends (the pool is closed)
+            while any(self._pool.starting.values()) and time.monotonic() < deadline:
+                self._pool.ready.wait(timeout=0.2)
         with self._pool.lock:
             reapers = list(self._reapers)
         for t in reapers:
-            t.join(timeout=30)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
 
     def __enter__(self):
         return self

@@ -151,11 +151,13 @@ def _gold_doc(d: dict[str, Any] | None, how: str) -> dict[str, Any]:
 # -- a run's numbers -------------------------------------------------------------------------------------
 
 def main_setting(rows: list[Row]) -> str:
+    """The setting a run's score is of, as the report chooses it: the first of :data:`SETTING_ORDER` the run
+    has, else the first its records name (an ELT run: ``elt``)."""
     settings = {r.setting for r in rows}
     for s in SETTING_ORDER:
         if s in settings:
             return s
-    return min(settings) if settings else "end-to-end"
+    return min(rows, key=lambda r: r.i).setting if rows else "end-to-end"
 
 
 def task_values(rows: list[Row], gold: str) -> dict[tuple[str, str], float | None]:
@@ -202,7 +204,7 @@ def floors_panel(f: Any) -> dict[str, Any]:
     """The floors of a run (a :class:`~kramabench.view.runs.RunFollower`) under each gold, computed by
     :func:`kramabench.run.floors.floor_rows` from its records (the main setting's attempts that count, read
     again from ``records.jsonl``), as the report's golds section shows them."""
-    from kramabench.run.floors import floor_rows
+    from kramabench.run.floors import FloorEntry, floor_rows_of
     from kramabench.run.golds import both_golds
     from scorers.floors import BAND_THRESHOLD, FLOOR_TITLES, RAE_BANDS
 
@@ -219,10 +221,15 @@ def floors_panel(f: Any) -> dict[str, Any]:
             records.append(r)
     manifest = f.manifest
     views = both_golds(records, manifest_model(manifest))
-    cache: dict = {}
+    cache, canon = f.floor_cache()
     golds: dict[str, Any] = {}
     for g in GOLDS:
-        _rows, total = floor_rows(views[g].records, setting=setting, cache=cache)
+        # the floors of kramabench.run.floors.floor_rows (the report's), over the attempts that count; each gold
+        # value replaced by one object per distinct value, so that the run's cache of the constants' scores
+        # (keyed by the value's identity) holds across versions: a growing run scores only its new golds
+        entries = (FloorEntry(r.domain, r.task_id, _value(r), r.metric, _canonical(canon, r.expected), r.answer_type)
+                   for r in views[g].records)
+        _rows, total = floor_rows_of(entries, cache=cache)
         golds[g] = {
             "n": total.n, "system": total.system, "system_bounded": total.system_bounded,
             "floors": dict(total.floors), "floors_bounded": dict(total.floors_bounded),
@@ -255,6 +262,20 @@ def floors_panel(f: Any) -> dict[str, Any]:
         "notes": notes,
         "version": f.version,
     }
+
+
+def _canonical(canon: dict[Any, Any], v: Any) -> Any:
+    """One object per distinct JSON value (the key of the floors' cache is the value's identity)."""
+    import json
+
+    if v is None or isinstance(v, str | int | float | bool):
+        key: Any = (type(v).__name__, v)
+    else:
+        try:
+            key = json.dumps(v, sort_keys=True, default=str)
+        except (TypeError, ValueError, RecursionError):
+            return v
+    return canon.setdefault(key, v)
 
 
 def _run_id(f: Any) -> str:

@@ -225,7 +225,7 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
     tokens = (pt if isinstance(pt, int) else 0) + (ct if isinstance(ct, int) else 0) if (
         isinstance(pt, int) or isinstance(ct, int)) else None
     steps_v = rec.get("steps")
-    steps = len(steps_v) if isinstance(steps_v, list) else (
+    steps = len(steps_v) if isinstance(steps_v, list) and steps_v else (
         rec["iterations"] if isinstance(rec.get("iterations"), int) and rec["iterations"] else None)
     arts = rec.get("artifacts")
     art_paths = [a["path"] for a in arts if isinstance(a, dict) and isinstance(a.get("path"), str)] if isinstance(arts, list) else []

@@ -108,6 +108,12 @@ class RunFollower:
         self.last_change = time.time()
         self._summary_cache: tuple[int, dict[str, Any]] | None = None
         self._ordered: tuple[int, list[Row]] | None = None
+        #: the floors' cache of the constants' scores per gold value, kept while the viewer runs
+        self._floor_cache: dict[Any, Any] = {}
+        self._floor_canon: dict[Any, Any] = {}
+        #: the floors panel (kramabench.view.golds.floors_panel): one computation at a time, and its last result
+        self.floors_lock = threading.Lock()
+        self.floors: tuple[int, float, float, dict[str, Any]] | None = None
 
     def _reset_records(self) -> None:
         self.rows: list[Row] = []
@@ -325,6 +331,13 @@ class RunFollower:
     def attempts_of(self, row: Row) -> list[Row]:
         with self._lock:
             return [r for r in self.rows if r.unit == row.unit]
+
+    def floor_cache(self) -> tuple[dict[Any, Any], dict[Any, Any]]:
+        """The floors' caches of this run (see :func:`kramabench.view.golds.floors_panel`)."""
+        if len(self._floor_canon) > 200_000:  # a run of that many distinct golds: start over rather than grow
+            self._floor_cache.clear()
+            self._floor_canon.clear()
+        return self._floor_cache, self._floor_canon
 
     def read_records(self, rows: list[Row]) -> Iterator[dict[str, Any] | None]:
         """The whole records of ``rows``, read again from their lines in one pass (None for a line that

@@ -93,10 +93,6 @@ class ViewServer:
         self.httpd = ThreadingHTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
-        #: run name -> (its version, when computed, the floors panel): a running run's floors are computed
-        #: again at most every FLOORS_EVERY_S seconds
-        self._floors: dict[str, tuple[int, float, dict[str, Any]]] = {}
-        self._floors_lock = threading.Lock()
 
     @property
     def port(self) -> int:
@@ -164,14 +160,19 @@ class ViewServer:
                 "summary": f.summary()}
 
     def api_golds(self, f: RunFollower) -> dict[str, Any]:
-        """Both golds with the floors (computed from the records again; cached per version of the run)."""
-        with self._floors_lock:
-            hit = self._floors.get(f.name)
-            if hit and (hit[0] == f.version or time.monotonic() - hit[1] < FLOORS_EVERY_S):
-                return {**hit[2], "current": hit[0] == f.version}
+        """Both golds with the floors, computed from the run's records once per version of the run; while a
+        run grows, again at most every FLOORS_EVERY_S seconds or 5 times as long as the last computation took
+        (``current`` False: an earlier version's)."""
+        with f.floors_lock:
+            hit = f.floors
+            if hit is not None:
+                version, done_at, took, doc = hit
+                if version == f.version or time.monotonic() - done_at < max(FLOORS_EVERY_S, 5 * took):
+                    return {**doc, "current": version == f.version}
             version = f.version
+            t0 = time.monotonic()
             doc = floors_panel(f)
-            self._floors[f.name] = (version, time.monotonic(), doc)
+            f.floors = (version, time.monotonic(), time.monotonic() - t0, doc)
             return {**doc, "current": True}
 
     def api_nav(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:

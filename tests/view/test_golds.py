@@ -128,3 +128,24 @@ def test_a_tasks_two_golds_and_its_class(golds_results: Path) -> None:
         row3 = next(r for r in f.snapshot() if r.task_id == "synth-easy-3")
         g3 = record_golds(f.read_record(row3)[0], f.manifest)
         assert g3["golds"][other]["source"] == "same" and g3["golds"]["official"]["expected"] == g3["golds"]["verified"]["expected"]
+
+
+def test_the_floors_of_a_growing_run_are_those_of_a_fresh_read(golds_results: Path) -> None:
+    """The run's cache of the constants' scores (kept across versions) gives what a fresh read gives."""
+    lines = (golds_results / "g" / "records.jsonl").read_text().splitlines()
+    grow = golds_results / "grow"
+    grow.mkdir()
+    (grow / "manifest.json").write_text((golds_results / "g" / "manifest.json").read_text())
+    (grow / "records.jsonl").write_text("\n".join(lines[:2]) + "\n")
+    idx = ResultsIndex(golds_results)
+    idx.scan()
+    first = floors_panel(idx.get("grow"))
+    assert first["golds"]["verified"]["n"] == 2
+    with open(grow / "records.jsonl", "a") as f:
+        f.write("\n".join(lines[2:]) + "\n")
+    idx.scan()
+    again = floors_panel(idx.get("grow"))
+    fresh = ResultsIndex(golds_results)
+    fresh.scan()
+    assert again["golds"] == floors_panel(fresh.get("grow"))["golds"] == floors_panel(fresh.get("g"))["golds"]
+    assert again["golds"]["verified"]["n"] == 4 and again["version"] > first["version"]

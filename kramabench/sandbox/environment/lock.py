@@ -162,6 +162,21 @@ def import_names(lock: SandboxLock | None = None) -> dict[str, list[str]]:
     return out
 
 
+def packages_text(names: dict[str, list[str]] | None = None) -> str:
+    """The packages of the sandbox, as a prompt names them: by import name, the package's own name beside
+    it when it differs (``sklearn (scikit-learn)``), private modules (``_yaml``) left out, sorted.
+    ``names``: :func:`import_names` of a lock (default: the lock in force). Every system prompt that lists
+    the sandbox's packages (DS-Guru, the code agent, smolagents) takes it from here."""
+    shown: dict[str, str] = {}
+    for dist, mods in (import_names() if names is None else names).items():
+        for m in mods:
+            if m.startswith("_"):
+                continue
+            same = m.lower().replace("_", "-") == dist.lower()
+            shown[m] = m if same else f"{m} ({dist})"
+    return ", ".join(shown[m] for m in sorted(shown, key=str.lower))
+
+
 __all__ = [
     "BASE_LOCK",
     "EXTRA_LOCK_ENV",
@@ -171,6 +186,7 @@ __all__ = [
     "extra_lock_paths",
     "import_names",
     "load_lock",
+    "packages_text",
     "parse_lock",
     "parse_modules",
     "wheel_import_names",

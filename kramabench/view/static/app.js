@@ -210,7 +210,7 @@
         h("span", { class: "muted" }, ci(o.ci_low, o.ci_high))),
       h("span", { class: "stat" }, statusBadge(s)),
       h("span", { class: "stat" }, "done ", progress(s)),
-      h("span", { class: "stat" }, `${s.errors} errors`),
+      h("span", { class: "stat" }, plural(s.errors, "error")),
       h("span", { class: "stat" }, `${s.unscored} unscored`),
       h("span", { class: "stat" }, "$" + num(s.cost_usd, 4)),
       h("span", { class: "stat" }, `${s.tokens} tokens`),
@@ -503,11 +503,17 @@
       if (first.length > 140) first = first.slice(0, 139) + "…";
       const body = h("div", { class: "step-body" });
       if (it && typeof it === "object" && !Array.isArray(it)) {
+        // short values on one line (times, flags), texts and objects as blocks; empty ones left out
+        const small = [];
         for (const [k, v] of Object.entries(it)) {
-          if (v === null || v === "" || (SUMMARY_KEYS.includes(k) && typeof v !== "object")) continue;
-          body.appendChild(h("div", { class: "field" }, h("div", { class: "field-name" }, k),
+          if (v === null || v === "" || v === false || (SUMMARY_KEYS.includes(k) && typeof v !== "object")) continue;
+          if (v && typeof v === "object" && !Object.keys(v).length) continue;
+          const short = typeof v === "number" || typeof v === "boolean" || (typeof v === "string" && v.length <= 60 && !v.includes("\n") && !TEXT_KEYS.includes(k));
+          if (short) { small.push(`${k} ${typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v}`); continue; }
+          body.appendChild(h("div", { class: "field", "data-field": k }, h("div", { class: "field-name" }, k),
             typeof v === "string" ? pre(v, k === "code" ? "code" : "") : pre(json(v))));
         }
+        if (small.length) body.appendChild(h("div", { class: "field small muted step-facts" }, small.join(" · ")));
       } else body.appendChild(pre(json(it)));
       const oc = it && typeof it === "object" && typeof it.outcome === "string" ? it.outcome : "";
       const d = h("details", { class: "step" + (oc ? " step-" + oc : ""), "data-outcome": oc || null }, h("summary", null, h("span", { class: "step-n" }, `${label} ${n + 1}`),
