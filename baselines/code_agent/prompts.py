@@ -59,7 +59,7 @@ packages.
 folder you may write to.
 - Each step may run for at most {step_timeout} seconds; a step that takes longer is stopped, and then \
 the interpreter is restarted: your variables are lost (files you wrote stay). Keep steps short; for slow \
-work, save intermediate results to files.
+work, save intermediate results to files.{time_budget}
 - The output you see of one step is cut to about {observation_chars} characters (its first and last \
 lines): print summaries (shape, columns, head(), value_counts(), a few rows), not whole tables.
 - You have at most {max_steps} steps in all.
@@ -114,7 +114,18 @@ def system_prompt(options: CodeAgentOptions, *, lake_dir: str, lock: SandboxLock
         step_timeout=f"{options.step_timeout_s:g}",
         observation_chars=f"{options.observation_chars:,}",
         max_steps=options.max_steps,
+        time_budget=time_budget_text(options.max_code_s, options.max_wall_s, "\n- "),
     )
+
+
+def time_budget_text(max_code_s: float | None, max_wall_s: float | None, sep: str) -> str:
+    """The task's time budgets in words (constants of the options: a replay sends the same text)."""
+    parts = []
+    if max_code_s is not None:
+        parts.append(f"The code of all your steps may run for {max_code_s:g} seconds in all; then the task ends.")
+    if max_wall_s is not None:
+        parts.append(f"The task ends after {max_wall_s:g} seconds in all, the time you take to reply included.")
+    return "".join(sep + p for p in parts)
 
 
 def _item(label: str, text: str, indent: str = "  ") -> str:
@@ -307,4 +318,5 @@ __all__ = [
     "stable",
     "steps_left_line",
     "system_prompt",
+    "time_budget_text",
 ]

@@ -105,13 +105,19 @@ def load_lock(extra: list[str | Path] | None = None, *, base: Path = BASE_LOCK) 
     return SandboxLock(pins=pins, extra_locks=[str(p) for p in paths], hash=digest)
 
 
+#: top-level folders some wheels ship that are no import name of theirs (their own test suites)
+_NOT_IMPORT_NAMES = frozenset({"test", "tests"})
+
+
 def wheel_import_names(wheel: Path) -> list[str]:
     """The top-level names a wheel makes importable: its packages (a folder with ``__init__.py``, or a
     namespace folder holding one a level down) and modules (``name.py``, ``name.<tag>.so``), read from
-    its file list (``top_level.txt`` is optional and sometimes wrong)."""
+    its file list (``top_level.txt`` is optional and sometimes wrong); a wheel with no package of either
+    kind names the folders that hold its modules deeper down (implicit namespace packages)."""
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
     found: set[str] = set()
+    namespace: set[str] = set()
     for n in names:
         parts = n.split("/")
         top = parts[0]
@@ -125,7 +131,9 @@ def wheel_import_names(wheel: Path) -> list[str]:
             (len(parts) == 2 and parts[1] == "__init__.py") or (len(parts) == 3 and parts[2] == "__init__.py")
         ):
             found.add(top)
-    return sorted(found)
+        elif top.isidentifier() and top not in _NOT_IMPORT_NAMES and n.endswith(".py"):
+            namespace.add(top)  # a namespace package: modules only deeper down (dbt-protos' dbtlabs.proto...)
+    return sorted(found or namespace)
 
 
 def parse_modules(text: str) -> dict[str, tuple[str, list[str]]]:
