@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 #: bump when a reader changes what it extracts: cached entries of older versions are ignored
-READER_VERSION = 18
+READER_VERSION = 20
 
 
 class LakeOptions(BaseModel):
@@ -67,7 +67,14 @@ class TableInfo(BaseModel):
     )
     first_data_row: int | None = Field(None, description="sheets: the 1-based row of the first data row")
     line_breaks: list[int] = Field(
-        default_factory=list, description="sheets: rows of sheet_head + preview (0-based) with a line break in a cell"
+        default_factory=list,
+        description="tables shown as cells: rows of sheet_head + preview (0-based) with a line break in a cell",
+    )
+    header_levels: int = Field(
+        1, description="html tables: rows of a multi-level header (pandas' column names are tuples, shown joined by ' / ')"
+    )
+    numbered_columns: bool = Field(
+        False, description="html tables without a header: pandas numbers the columns 0, 1, ... (no header row shown)"
     )
     empty_columns: list[int] = Field(default_factory=list, description="sheets: 0-based columns empty in every row")
     merged_cells: list[str] = Field(default_factory=list, description="sheets: merged ranges (the first ones), e.g. A1:E1")

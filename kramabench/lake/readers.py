@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .models import FileEntry, LakeOptions, TableInfo
-from .sheets import sheet_table, xls_merged_cells, xlsx_merged_cells
+from .sheets import row_cells, sheet_table, xls_merged_cells, xlsx_merged_cells
 from .sniff import (
     Scan,
     csv_reader,
@@ -334,9 +334,10 @@ def _records_table(records: list[Any], opts: LakeOptions, name: str | None, tota
 
     rows = [[cell(r.get(k)) if isinstance(r, dict) else None for k in names] for r in sample]
     cols = describe_columns(names, rows, typed=True, max_cell_chars=opts.max_cell_chars)
-    preview = [[cell_text(v, opts.max_cell_chars) for v in row] for row in rows[: opts.max_rows]]
+    shown = [row_cells(row, len(names), opts.max_cell_chars) for row in rows[: opts.max_rows]]
     notes = [f"types from the first {len(sample)} records"] if len(sample) < total else []
-    return TableInfo(name=name, rows=total, columns=cols, header_row=None, preview=preview, notes=notes)
+    return TableInfo(name=name, rows=total, columns=cols, header_row=None, preview=[c for c, _ in shown], notes=notes,
+                     line_breaks=[i for i, (_, b) in enumerate(shown) if b])
 
 
 def _find_records(value: Any, path: str = "") -> tuple[str, list[Any]] | None:
@@ -469,13 +470,17 @@ def read_html(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
             names = [" / ".join(dict.fromkeys(str(x) for x in col if not str(x).startswith("Unnamed"))) for col in df.columns]
         else:
             names = [str(c) for c in df.columns]
+        # no <th> row: pandas numbers the columns and every row is data (no header row to show)
+        numbered = not hasattr(df.columns, "levels") and list(df.columns) == list(range(len(df.columns)))
         rows = [[None if _isna(v) else v for v in rec] for rec in df.head(opts.sample_rows).itertuples(index=False)]
-        t = _table_from_rows([names] + rows, typed=True, opts=opts, complete=True, name=f"table {i + 1}")
-        t.rows = len(df)
-        t.header_row = None
-        t.above_header = []
-        t.notes = [n for n in t.notes if not n.startswith("no header")]
-        tables.append(t)
+        cols = describe_columns(names, rows, typed=True, max_cell_chars=opts.max_cell_chars)
+        shown = [row_cells(r, len(names), opts.max_cell_chars) for r in rows[: opts.max_rows]]
+        tables.append(TableInfo(
+            name=f"table {i + 1}", rows=len(df), columns=cols, preview=[c for c, _ in shown],
+            line_breaks=[k for k, (_, b) in enumerate(shown) if b], numbered_columns=numbered,
+            header_levels=getattr(df.columns, "nlevels", 1),
+            notes=[f"types from the first {len(rows)} rows"] if len(rows) < len(df) else [],
+        ))
     entry.tables = tables
     if len(frames) > opts.max_tables:
         entry.notes.append(f"only the first {opts.max_tables} tables are described")
@@ -618,8 +623,9 @@ def read_parquet(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) ->
     cols = describe_columns(names, rows, typed=True, max_cell_chars=opts.max_cell_chars)
     for c, f in zip(cols, pf.schema_arrow, strict=False):
         c.dtype = f"{c.dtype} (parquet {f.type})"
-    preview = [[cell_text(v, opts.max_cell_chars) for v in r] for r in rows[: opts.max_rows]]
-    entry.tables = [TableInfo(name=None, rows=total, columns=cols, preview=preview)]
+    shown = [row_cells(r, len(names), opts.max_cell_chars) for r in rows[: opts.max_rows]]
+    entry.tables = [TableInfo(name=None, rows=total, columns=cols, preview=[c for c, _ in shown],
+                              line_breaks=[i for i, (_, b) in enumerate(shown) if b])]
 
 
 # ------------------------------------------------------------------------------------- dbf and gzip

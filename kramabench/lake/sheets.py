@@ -79,7 +79,8 @@ def sheet_cell(v: Any, limit: int) -> tuple[str, bool]:
     return cell_text(v, limit), False
 
 
-def _cells(row: Sequence[Any], width: int, limit: int) -> tuple[list[str], bool]:
+def row_cells(row: Sequence[Any], width: int, limit: int) -> tuple[list[str], bool]:
+    """A row's cells as shown (``width`` of them), and whether one held a line break."""
     out = []
     broke = False
     for j in range(width):
@@ -117,8 +118,8 @@ def sheet_table(name: str, rows: Iterable[Sequence[Any]], opts: LakeOptions,
     above = [" ".join(cell_text(c) for c in r if not _empty(c) and str(c).strip())
              for r in head[: hdr if hdr is not None else data_start]]
     above = [a[:200] for a in above if a][:5]
-    shown_head = [_cells(r, width, opts.max_cell_chars) for r in head[:data_start]]
-    shown = [_cells(r, width, opts.max_cell_chars) for r in data[: opts.max_rows]]
+    shown_head = [row_cells(r, width, opts.max_cell_chars) for r in head[:data_start]]
+    shown = [row_cells(r, width, opts.max_cell_chars) for r in data[: opts.max_rows]]
     notes: list[str] = []
     n_data = max(0, scan.rows - data_start)
     if len(sample) < n_data:
@@ -179,5 +180,5 @@ def xls_merged_cells(ranges: Iterable[tuple[int, int, int, int]]) -> tuple[list[
     return refs[:MAX_MERGED], len(refs)
 
 
-__all__ = ["HEADER_SCAN_ROWS", "SheetScan", "col_letter", "scan_rows", "sheet_cell", "sheet_table",
+__all__ = ["HEADER_SCAN_ROWS", "SheetScan", "col_letter", "row_cells", "scan_rows", "sheet_cell", "sheet_table",
            "xls_merged_cells", "xlsx_merged_cells"]

@@ -217,8 +217,15 @@ def _check_block(b: FileBlock, lake: Path, n: int, bare_note: bool = False) -> l
                 else:
                     out.append(f"{name} listed beside it but not in {folder}")
     fences = _fenced(b.body)
+    fmt = desc.split(",", 1)[0].split(" (", 1)[0].strip()
+    tables = None
     for label, shown in fences:
-        out += _check_fence(label, shown, real, header_line, delimiter, n, head)
+        if "as cells" in label and fmt in ("json", "jsonl", "parquet", "html"):
+            if tables is None:
+                tables = cell_tables(path, fmt, enc)
+            out += _check_cells(label, shown, tables, n)
+        else:
+            out += _check_fence(label, shown, real, header_line, delimiter, n, head)
     has_content = (m_rows and _int(m_rows.group("rows")) > 0) or (m_lines and _int(m_lines.group("lines")) > 0)
     told = any("(no rows shown: shortened to fit the prompt budget)" in ln for ln in b.body) or bare_note
     if has_content and not fences and not told:
@@ -233,7 +240,7 @@ def _check_fence(label: str, shown: list[str], real, header_line: int | None, de
     if "not the file's" in label:
         m = _CELLS_LABEL.match(label)
         if m:
-            rows = len(shown) - 1
+            rows = len(shown) - (0 if "no header row" in label else 1)
             want = _int(m.group("n") or m.group("k"))
             if rows != want:
                 out.append(f"label {label.strip()!r} over {rows} rows of cells")
@@ -639,3 +646,106 @@ def _check_sheet_rows(m: re.Match, shown: list[str], rows: list[list[Any]], clai
 
 
 SHORT = "shortened to fit the prompt budget"
+
+
+# ---- other tables shown as cells: JSON records, JSON lines, parquet, HTML tables -----------------------------
+
+
+def cell_tables(path: Path, fmt: str, encoding: str = "utf-8") -> dict[str | None, tuple[list[str], list[list[Any]]]]:
+    """The tables of a file as pandas (or the json module) reads them: {table name: (column names, rows)};
+    the name is None for a file of one table, a key for JSON records under a key, "table i" for HTML."""
+    import json
+
+    import pandas as pd
+
+    def of(df: pd.DataFrame) -> tuple[list[Any], list[list[Any]]]:
+        names = [c if isinstance(c, tuple) else str(c) for c in df.columns]
+        return names, df.astype(object).where(df.notna(), None).values.tolist()
+
+    if fmt == "parquet":
+        return {None: of(pd.read_parquet(path))}
+    text = path.read_bytes().decode("utf-8-sig" if encoding == "utf-8" else encoding, errors="replace")
+    if fmt == "html":
+        frames = pd.read_html(io.StringIO(text))
+        return {f"table {i + 1}": of(df) for i, df in enumerate(frames)}
+    if fmt == "jsonl":
+        records = [json.loads(ln) for ln in text.splitlines() if ln.strip()]
+        return {None: _records(records)}
+    value = json.loads(text)
+    if isinstance(value, list):
+        return {None: _records(value)}
+    if isinstance(value, dict):
+        return {str(k): _records(v) for k, v in value.items() if isinstance(v, list) and v and isinstance(v[0], dict)}
+    return {}
+
+
+def _joined(name: Any) -> str:
+    """A multi-level column name (a tuple) as the label says it is shown: levels joined by ' / ', 'Unnamed'
+    levels left out, repeats once."""
+    if not isinstance(name, tuple):
+        return str(name)
+    return " / ".join(dict.fromkeys(str(x) for x in name if not str(x).startswith("Unnamed")))
+
+
+def _same_text(shown: str, real: str) -> bool:
+    return shown == real or (shown.endswith("…") and real.startswith(shown[:-1]) and len(real) >= len(shown))
+
+
+def _records(records: list[Any]) -> tuple[list[str], list[list[Any]]]:
+    names: dict[str, None] = {}
+    for r in records:
+        if isinstance(r, dict):
+            names.update((str(k), None) for k in r)
+    return list(names), [[r.get(k) if isinstance(r, dict) else None for k in names] for r in records]
+
+
+def _json_cell(v: Any) -> Any:
+    import json
+
+    return json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v
+
+
+def _check_cells(label: str, shown: list[str], tables: dict, n: int) -> list[str]:
+    out: list[str] = []
+    label = label.strip()
+    m = _CELLS_LABEL.match(label)
+    if m is None:
+        return [f"a table of cells under a label no reader can count: {label!r}"]
+    name = re.match(r"\[(.*?)\] ", label)
+    key = name.group(1) if name else None
+    if key not in tables:
+        return [f"a table {key!r} shown that the file does not hold"] if tables else []
+    names, rows = tables[key]
+    numbered = "no header row" in label
+    body = shown if numbered else shown[1:]
+    if not numbered:
+        header = next(csv.reader([shown[0]]), []) if shown else []
+        joined = "levels joined by ' / '" in label
+        want = [_joined(x) if joined else x for x in names]
+        if len(header) != len(want) or not all(_same_text(h, w) for h, w in zip(header, want, strict=False)):
+            out.append(f"column names {header[:6]} shown, the file's are {want[:6]}")
+    elif [str(j) for j in range(len(names))] != names:
+        out.append("said to have no header row, yet its columns have names")
+    said = _int(m.group("n") or m.group("k"))
+    if len(body) != said:
+        out.append(f"label {label!r} over {len(body)} rows of cells")
+    total = m.group("n") or m.group("t")
+    if total and not total.startswith("about") and _int(total) != len(rows):
+        out.append(f"label says {total} rows, the file holds {len(rows)}")
+    short = m.group("short") is not None
+    if m.group("k") and said < min(n, len(rows)) and not short:
+        out.append(f"{said} of {len(rows)} rows shown (fewer than N = {n}) and the label does not say it was shortened")
+    breaks = False
+    for i, line in enumerate(body[: len(rows)]):
+        cells = next(csv.reader([line]), [])
+        if len(cells) != len(names):
+            out.append(f"row {i + 1} shows {len(cells)} cells, the table has {len(names)} columns")
+            continue
+        for j, (c, v) in enumerate(zip(cells, rows[i], strict=True)):
+            v = _json_cell(v)
+            breaks = breaks or (isinstance(v, str) and ("\n" in v or "\r" in v))
+            if not same_cell(c, v):
+                out.append(f"row {i + 1} column {names[j]!r}: {c[:60]!r} shown, the file holds {str(v)[:60]!r}")
+    if breaks != ("line breaks in cells written \\n" in label):
+        out.append("line breaks in the cells shown and the label disagree")
+    return out
