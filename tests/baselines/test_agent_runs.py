@@ -356,3 +356,33 @@ def test_a_run_whose_code_printed_times_replays_with_notes(tmp_path, repo_root, 
             assert "message 0" in r.error.message or "message 1" in r.error.message, r.error.message
     for p in (wrong, changed):  # every outcome an error: exit code 4, said in one line
         assert p.returncode == 4 and "every one of the 2 outcome(s) is an error" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("system", list(SYSTEMS))
+def test_nested_options_on_the_command_line_and_the_session_wall_in_the_manifest(tmp_path, repo_root, system):
+    """``-o limits.memory_mb=...`` and ``-o model_options.max_tokens=...`` (as docs/agents.md shows) reach the
+    agent, the other fields keep their defaults; the session's wall limit in force is recorded, set from
+    max_wall_s; giving it, or a field that does not exist, is refused in one line before anything runs."""
+    root = make_workload(tmp_path / "wl", n=1)
+    res = tmp_path / "res"
+    env = _env(repo_root, tmp_path)
+    with OpenAIServer() as server:
+        server.handler = script(system)
+        common = ["--workload", str(root), "--system", system, "--results", str(res),
+                  "--model", f"openai-compatible/test-model@{server.base_url}"]
+        p = _run([*common, "--run-id", "o", "-o", "limits.memory_mb=2048", "-o", "model_options.max_tokens=1000",
+                  "-o", "max_wall_s=600"], cwd=repo_root, env=env, timeout=600)
+        assert p.returncode == 0, p.stderr
+        for bad, said in (("limits.session_wall_s=60", "limits.session_wall_s is set from the agent's own time limits"),
+                          ("limits.colour=1", "has no option 'limits.colour'")):
+            q = _run([*common, "--run-id", "bad", "-o", bad], cwd=repo_root, env=env, timeout=600)
+            assert q.returncode == 2 and said in q.stderr and "Traceback" not in q.stderr, q.stderr
+    m = RunStore(res / "o").read_manifest()
+    eff = m.options["system_options_effective"]
+    assert eff["limits"]["memory_mb"] == 2048 and eff["limits"]["max_processes"] == 64
+    assert eff["limits"]["session_wall_s"] == 600 + 120
+    assert eff["model_options"]["max_tokens"] == 1000 and eff["model_options"]["temperature"] == 0.0
+    assert eff["max_wall_s"] == 600 and eff["max_code_s"] == 3600
+    rec = RunStore(res / "o").read().records[0]
+    assert rec.status == "ok" and rec.score == 1.0
+    assert server.chat_requests[0].body["max_tokens"] == 1000
