@@ -174,7 +174,7 @@ def run_sessions(
         with lock:
             results[rid] = rep
             if not reused and out_path is not None:
-                fd = open_append(out_path)  # a regular file only
+                fd = open_append(out_path, follow=False)  # a regular file only
                 try:
                     os.write(fd, (rep.model_dump_json() + "\n").encode("utf-8"))
                 finally:

@@ -293,7 +293,7 @@ class ProgressLine(BaseModel):
 
 
 def append_progress(path: Path, run: SolutionRun, items: list[ItemVerdict]) -> None:
-    fd = open_append(path)  # a regular file only
+    fd = open_append(path, follow=False)  # a regular file only
     try:
         os.write(fd, (ProgressLine(run=run, items=items).model_dump_json() + "\n").encode("utf-8"))
     finally:

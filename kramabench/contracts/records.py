@@ -22,6 +22,7 @@ from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SettingName, SystemUsage
 from kramabench.files import (
     LINE_BYTES,
+    FileRefused,
     LongLine,
     check_regular,
     human_size,
@@ -187,7 +188,7 @@ def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE,
                 yield n, parse(raw), False
             except (ValidationError, ValueError, RecursionError) as e:
                 if not ended:
-                    yield n, "torn last line (the run was killed while writing it)", True
+                    yield n, "torn last line (a write cut short: the run was killed, or the disk was full)", True
                 else:
                     yield n, f"invalid record: {str(e).splitlines()[0]}", False
 
@@ -263,6 +264,8 @@ def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
     number of bytes cut (0 when nothing was torn)."""
     if not os.path.lexists(path):
         return 0
+    if os.path.islink(path):  # a run folder's files are its own: a link there is never followed, never cut
+        raise FileRefused(path, "is a symbolic link; a run folder's files are its own: not followed")
     size = check_regular(path, what="records file").st_size  # a FIFO or a device there: refused, one line
     if size == 0:
         return 0
@@ -293,7 +296,7 @@ def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
             f.flush()
             os.fsync(f.fileno())
             return 0
-        t = open_append(path.with_name(path.name + ".torn"))
+        t = open_append(path.with_name(path.name + ".torn"), follow=False)
         try:
             f.seek(cut)
             while chunk := f.read(1 << 20):

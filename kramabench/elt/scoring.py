@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed, get_comparator
 from kramabench.elt.compare.values import Table
 from kramabench.elt.suite.models import Pipeline, Suite
+from kramabench.files import MB, read_text
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +164,11 @@ def stage2(con: Any, pipeline: Pipeline, comparators: tuple[str, ...] | list[str
         if m.evaluation is None or not (pipeline.folder / m.evaluation).is_file():
             out.append(ModelScore(model=m.name, error="no evaluation query"))
             continue
-        sql = (pipeline.folder / m.evaluation).read_text(encoding="utf-8")
+        try:
+            sql = read_text(pipeline.folder / m.evaluation, limit=16 * MB, what="evaluation query")
+        except OSError as e:
+            out.append(ModelScore(model=m.name, error=f"evaluation query unreadable: {e}"))
+            continue
         try:
             actual = run_query(con, sql)
         except Exception as e:  # noqa: BLE001 - the model's failure, with DuckDB's reason

@@ -195,17 +195,23 @@ def write_file(path: Path | str, data: bytes | str, *, mkdir: bool = True, regul
                       errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL)
 
 
-def open_append(path: Path | str, *, mode: int = 0o644) -> int:
+def open_append(path: Path | str, *, mode: int = 0o644, follow: bool = True) -> int:
     """A descriptor of ``path`` opened for appending (created when missing), which must be a regular file
-    (a FIFO, a device or a folder there is refused: appended lines would be lost, or block)."""
+    (a FIFO, a device or a folder there is refused: appended lines would be lost, or block). ``follow=False``
+    (the files of a run folder): a symbolic link there is refused too, never followed."""
     path = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC
+    if not follow:
+        flags |= os.O_NOFOLLOW
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+        fd = os.open(path, flags, mode)
     except IsADirectoryError:
         raise FileRefused(path, "is a folder, not a file; cannot append to it", errno.EISDIR) from None
     except OSError as e:
         if e.errno == errno.ENXIO:  # a FIFO nobody reads
             raise FileRefused(path, "is a FIFO (named pipe), not a regular file; cannot append to it") from None
+        if e.errno == errno.ELOOP and not follow:
+            raise FileRefused(path, "is a symbolic link; a run folder's files are its own: not followed") from None
         raise FileRefused(path, f"cannot write: {_reason(e)}", e.errno or errno.EIO) from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):

@@ -110,7 +110,7 @@ class CallRecorder:
         # a line torn by a killed run is moved aside (calls.jsonl.torn), so the next call starts a new line
         repair_torn_tail(self.path, lambda raw: CallRecord.model_validate_json(raw) is not None)
         # a regular file only (a FIFO would block, a device swallow the calls); closed in close()
-        self._fh = os.fdopen(open_append(self.path), "a", encoding="utf-8")
+        self._fh = os.fdopen(open_append(self.path, follow=False), "a", encoding="utf-8")
 
     def write(self, record: CallRecord) -> None:
         line = record.model_dump_json() + "\n"

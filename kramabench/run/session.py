@@ -132,6 +132,9 @@ def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[
             raise RunSetupError(f"{root}/workload/{d}.json: {e}") from e
         if not Path(wl.lake).is_dir():
             raise RunSetupError(f"{d}: data lake {wl.lake} is missing")
+        if not os.access(wl.lake, os.R_OK | os.X_OK):  # not "a lake that holds no files"
+            raise RunSetupError(f"{d}: data lake {wl.lake} cannot be listed (permission denied); give it read "
+                                "permission (chmod a+rx)")
         out.append(wl)
     if not any(w.tasks for w in out):  # every task was dropped by an error finding: say which, do not run 0
         raise RunSetupError(_no_task_message(root, out))
@@ -272,6 +275,10 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
         raise RunSetupError(f"cannot resume: {store.dir} {what} (no run {run_id!r} under {results})")
     if not store.exists():
         raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
+    try:
+        store.check_files()  # a link or a device planted in the run folder: refused before anything is read
+    except RunUnwritable as e:
+        raise RunSetupError(f"cannot resume: {e}") from e
     try:
         manifest = store.read_manifest()
     except (ValueError, FileNotFoundError) as e:

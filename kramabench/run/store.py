@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -32,7 +33,15 @@ from kramabench.contracts.records import (
     repair_torn_tail,
     unit_key,
 )
-from kramabench.files import MANIFEST_BYTES, FileRefused, ensure_dir, open_append, read_bytes, write_file
+from kramabench.files import (
+    MANIFEST_BYTES,
+    FileRefused,
+    ensure_dir,
+    kind_of,
+    open_append,
+    read_bytes,
+    write_file,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +60,8 @@ class RunUnwritable(RuntimeError):
 
 
 LOCK = ".lock"
+#: the model calls of a run (written by kramabench.models.recording.CallRecorder)
+CALLS = "calls.jsonl"
 
 
 class RunStore:
@@ -76,10 +87,15 @@ class RunStore:
             ensure_dir(self.dir, what="run folder")
         except FileRefused as e:
             raise RunUnwritable(str(e)) from None
+        self.check_files()
         try:
-            fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
-        except OSError as e:  # a read-only run folder, a .lock that is a folder: a setup error, one line
-            raise RunUnwritable(f"{self.dir}: cannot write its lock file {LOCK}: {e.strerror or e}") from None
+            fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
+        except OSError as e:  # a read-only run folder, a .lock that is a folder or a link: a setup error, one line
+            why = "it is a symbolic link (never followed)" if e.errno == errno.ELOOP else e.strerror or e
+            raise RunUnwritable(f"{self.dir}: cannot write its lock file {LOCK}: {why}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device planted there is never truncated
+            os.close(fd)
+            raise RunUnwritable(f"{self.dir}: its lock file {LOCK} is not a regular file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -98,6 +114,20 @@ class RunStore:
         if fd is not None:
             os.close(fd)  # closing releases the flock
             self._lock_fd = None
+
+    def check_files(self) -> None:
+        """The files of the run folder are its own: a symbolic link, a folder, a FIFO or a device where the
+        manifest, the records, the calls or the lock belong is a :class:`RunUnwritable` (one line), before
+        anything is read or written."""
+        for name in (MANIFEST, RECORDS, CALLS, LOCK, RECORDS + ".torn", CALLS + ".torn"):
+            p = self.dir / name
+            if not os.path.lexists(p):
+                continue
+            mode = os.lstat(p).st_mode
+            if stat.S_ISLNK(mode):
+                raise RunUnwritable(f"{p}: is a symbolic link; a run folder's files are its own: not followed")
+            if not stat.S_ISREG(mode):
+                raise RunUnwritable(f"{p}: is {kind_of(mode)}, not a regular file")
 
     # -- paths -----------------------------------------------------------------------------------
     @property
@@ -144,7 +174,7 @@ class RunStore:
         try:
             ensure_dir(self.dir, what="run folder")
             self._repair_tail()
-            self._fd = open_append(self.records_path)
+            self._fd = open_append(self.records_path, follow=False)
         except OSError as e:
             raise RunUnwritable(str(e)) from None
 

@@ -135,6 +135,43 @@ def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30, html_parse_bound
     return root
 
 
+def make_escaping_workload(root: Path, secret: Path, domain: str = "esc") -> Path:
+    """A workload root (one CSV lake, five tasks) whose every named path tries to leave it for ``secret`` (a
+    host file outside the root): a ``solution`` that is absolute, one that climbs out with ``..``, a
+    ``solutions/<id>.py`` link to it, the root's ``VERSION`` and ``manifest.json`` as links to it, a lake file linking to it, and a judge-check labelled set whose pipeline ``file`` climbs out. Task 5 has
+    a proper solution inside the root. No byte of ``secret`` may reach a record, a prompt or a report."""
+    import json
+    import os
+
+    lake = root / "data" / domain / "input"
+    lake.mkdir(parents=True, exist_ok=True)
+    (lake / "a.csv").write_text("k,v\n1,3\n2,6\n")
+    (lake / "answers.csv").symlink_to(secret)
+    sols = root / "solutions"
+    sols.mkdir(exist_ok=True)
+    (sols / f"{domain}-easy-3.py").symlink_to(secret)
+    (sols / f"{domain}-easy-5.py").write_text("import json\nprint(json.dumps({'main-task': 3}))\n")
+    for name in ("VERSION", "manifest.json"):
+        (root / name).symlink_to(secret)
+    rel = os.path.relpath(secret, root)
+
+    def task(i: int, **extra: object) -> dict:
+        return {"id": f"{domain}-easy-{i}", "query": f"What is v for k=1? ({i})", "answer": 3,
+                "answer_type": "numeric_exact", "data_sources": ["a.csv"],
+                "key_functionalities": ["reads a.csv", "picks the row of k=1"], **extra}
+
+    (root / "workload").mkdir(exist_ok=True)
+    (root / "workload" / f"{domain}.json").write_text(json.dumps([
+        task(1, solution=str(secret)), task(2, solution=rel), task(3), task(4, solution=f"solutions/../{rel}"),
+        task(5),
+    ]))  # fmt: skip
+    jc = root / "judge_check"
+    jc.mkdir(exist_ok=True)
+    (jc / "labels.json").write_text(json.dumps({"include_references": True, "pipelines": [
+        {"file": os.path.relpath(secret, jc), "domain": domain, "task": f"{domain}-easy-5", "missing": []}]}))
+    return root
+
+
 def write_big_run(run_dir: Path, n_records: int = 50_000, *, code_bytes: int = 2000, transcript_bytes: int = 2000,
                   domains: int = 4, run_id: str = "big") -> Path:
     """A run folder of ``n_records`` records (each with ``code_bytes`` of pipeline code and a transcript of about
@@ -235,6 +272,6 @@ def fill_disk(folder: Path, leave: int = 0) -> Path:
 
 
 __all__ = [
-    "fill_disk", "make_hostile_lake", "run_measured", "small_disk", "unprivileged", "write_big_run", "write_gzip_bomb",
+    "fill_disk", "make_escaping_workload", "make_hostile_lake", "run_measured", "small_disk", "unprivileged", "write_big_run", "write_gzip_bomb",
     "write_xlsx_bomb",
 ]  # fmt: skip

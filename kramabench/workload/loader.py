@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kramabench import plugins
-from kramabench.files import SMALL_JSON_BYTES, WORKLOAD_BYTES, FileRefused, OutsideRoot, read_bytes
+from kramabench.files import SMALL_JSON_BYTES, WORKLOAD_BYTES, FileRefused, OutsideRoot, inside, read_bytes
 from kramabench.workload.errata import AbsentFile, ErrataFile, apply_errata, load_errata
 from kramabench.workload.errors import WorkloadError
 from kramabench.workload.jsonkind import json_kind
@@ -98,6 +98,11 @@ def default_errata(root: Path) -> Path | None:
     """Errata used when none is named: ``<root>/errata.toml`` if present; else, for a root that is not a
     bundled suite of this repository, the errata of the official workloads."""
     own = Path(root) / "errata.toml"
+    if os.path.lexists(own):
+        try:
+            inside(root, "errata.toml")
+        except OutsideRoot as e:  # the root's own errata must be its own file
+            raise WorkloadError(f"{own}: {e}; the root's errata must be a file of the root", file=str(own)) from None
     if own.is_file():
         return own
     from kramabench import data_dir

@@ -217,10 +217,13 @@ class _Checker:
                 )  # fmt: skip
             )
         for rel, why in self.inv.unreadable[:20]:
+            whole = rel == "."
             self.out.append(
                 Finding(
-                    severity="warning", code="lake_unreadable", domain=self.wl.domain, field="lake",
-                    message=f"{rel} in the data lake {self.wl.lake}: {why}; systems do not see it",
+                    severity="error" if whole else "warning", code="lake_unreadable", domain=self.wl.domain,
+                    field="lake",
+                    message=(f"the data lake {self.wl.lake}: {why}; its data sources are not checked" if whole
+                             else f"{rel} in the data lake {self.wl.lake}: {why}; systems do not see it"),
                     suggestion="give it read permission (chmod a+r, and a+x for a folder)", file=str(self.wl.source),
                 )  # fmt: skip
             )
@@ -290,6 +293,8 @@ class _Checker:
     def check_sources(self, t: Task, item: Task | Subtask, sub: Subtask | None) -> None:
         what = "subtask" if sub else "task"
         ds = item.data_sources
+        if ds and any(rel == "." for rel, _why in self.inv.unreadable):
+            return  # the lake cannot be listed: one lake_unreadable finding says it, not one per source
         if ds is None:
             sug = None
             if sub is not None and t.data_sources:

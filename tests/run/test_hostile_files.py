@@ -512,3 +512,94 @@ def test_report_page_holds_a_bounded_amount_of_details(tmp_path, monkeypatch):
     assert 5 <= shown < 20, shown  # about 50 KB of details, then a note in each row
     assert html.count("Details left out") == 40 - shown
     assert "20 more task rows of this run not shown" in html
+
+
+def test_a_lake_folder_that_cannot_be_listed_is_said_so(scripted, tmp_path):
+    from kramabench.testing.hostile import unprivileged
+
+    root, env = scripted
+    lake = root / "data" / "synth" / "input"
+    lake.chmod(0)
+    try:
+        val = _kb("workloads", "validate", str(root), "--json", prefix=unprivileged())
+        [f] = [f for d in json.loads(val.stdout)["domains"] for f in d["findings"]]
+        assert f["code"] == "lake_unreadable" and f["severity"] == "error" and "cannot be listed" in f["message"]
+        out = _run(root, tmp_path / "res", "x", env, prefix=unprivileged())
+        assert out.returncode == 2 and "cannot be listed (permission denied)" in _one_error_line(out)
+        assert "holds no files" not in out.stderr + val.stdout
+    finally:
+        lake.chmod(0o755)
+
+
+# -- every path a workload names, at once ----------------------------------------------------------------------
+
+
+@pytest.mark.api
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_no_host_file_outside_the_root_reaches_a_record_a_prompt_or_a_report(tmp_path, secret, openai_server,
+                                                                               backend):
+    from kramabench.testing.hostile import make_escaping_workload
+
+    root = make_escaping_workload(tmp_path / "wl", secret)
+    res = tmp_path / "res"
+    model = f"openai-compatible/m@{openai_server.base_url}"
+
+    def handler(req):
+        text = req.last_user_message
+        if "kf-" in text:  # the design judge
+            return json.dumps({"verdicts": [{"id": i, "implemented": True, "reason": "x"}
+                                            for i in re.findall(r"^- (kf-\d+):", text, re.M)]})
+        return ("```python\nimport json, os\nprint(json.dumps({'main-task': sorted(os.listdir('.'))}))\n```")
+
+    openai_server.handler = handler
+    val = _kb("workloads", "validate", str(root), "--json")
+    assert val.returncode == 1
+    runs = {
+        "ref": ("--system", "reference", "--sandbox", backend),
+        "pd": ("--system", "reference", "--setting", "pipeline-design", "--judge", model),
+        "guru": ("--system", "ds-guru-simple", "--model", model, "--sandbox", backend),
+    }
+    outputs = [val.stdout + val.stderr]
+    for run_id, args in runs.items():
+        out = _kb("run", "--workload", str(root), *args, "--results", str(res), "--run-id", run_id, "--progress",
+                  "none", timeout=600)
+        assert "Traceback" not in out.stderr, out.stderr
+        outputs.append(out.stdout + out.stderr)
+    recs = {r.task_id: r for r in RunStore(res / "ref").read().records}
+    assert recs["esc-easy-5"].status == "ok" and recs["esc-easy-5"].answer == 3
+    assert all(recs[f"esc-easy-{i}"].error.kind == "no_solution" for i in (1, 2, 3, 4))
+    jc = _kb("judge-check", "--workload", str(root), "--judge", model)
+    assert jc.returncode != 0 and "climbs out with '..'" in jc.stdout + jc.stderr, jc.stdout + jc.stderr
+    outputs.append(jc.stdout + jc.stderr)
+    every_byte = "".join(p.read_text(errors="replace") for p in res.rglob("*") if p.is_file())
+    every_byte += "".join(outputs) + "".join(json.dumps(r.body) for r in openai_server.requests)
+    assert SECRET not in every_byte
+    m = json.loads((res / "ref" / "manifest.json").read_text())
+    assert "version" not in m["workload"]["version"]  # the root's VERSION link out of the root is not read
+    # the root's errata.toml as a link out: refused in one line
+    (root / "errata.toml").symlink_to(secret)
+    out = _kb("workloads", "validate", str(root))
+    assert out.returncode == 2 and "leads out through a symbolic link" in _one_error_line(out)
+
+
+@pytest.mark.parametrize("name", [".lock", "records.jsonl", "calls.jsonl", "manifest.json"])
+def test_links_planted_in_a_run_folder_are_never_written_through(scripted, tmp_path, name):
+    root, env = scripted
+    res = tmp_path / "res"
+    assert _run(root, res, "a", env).returncode == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious host file\n")
+    p = res / "a" / name
+    if name == "records.jsonl":  # a torn last line, so that a repair would cut the file it reaches
+        victim.write_text("precious host file without newline")
+    p.unlink(missing_ok=True)
+    p.symlink_to(victim)
+    before = victim.read_bytes()
+    out = _kb("run", "--resume", "--run-id", "a", "--results", str(res), "--progress", "none", "--no-report", env=env)
+    assert "Traceback" not in out.stderr, out.stderr
+    if name != "manifest.json":  # a manifest link is read (and refused as no manifest), never replaced
+        assert out.returncode == 2 and "symbolic link" in _one_error_line(out)
+    else:
+        assert out.returncode != 0
+    assert victim.read_bytes() == before and p.is_symlink()
+    assert not list(tmp_path.glob("victim.txt.torn"))

@@ -324,22 +324,24 @@ absent = ["gone.csv"]
     assert "review_target_missing" in codes
 
 
+_MALFORMED_REVIEWS = [
+    ('class = "fine"\nwhy = "xyz"', "", "review 1 (demo-easy-1), field 'class'"),
+    ('class = "fine"\nwhy = "xyz"', "", "one of reproduces, gold-defect"),
+    ('class = "reproduces"', "", "field 'why'"),
+    ('class = "gold-defect"\nwhy = "wrong sum"\nderivation = "print(4)"\nderived = 4', _GOLD_FIX, "needs evidence"),
+    ('class = "gold-defect"\nwhy = "wrong sum"\nevidence = "e e"\nderivation = "print(4)"\nderived = 4', "",
+     "no [[erratum]] corrects an answer"),
+    ('class = "solution-defect"\nwhy = "prints prose"', _GOLD_FIX, "an [[erratum]] changes the main answer"),
+    ('class = "ambiguous"\nwhy = "two readings"\naccept = [1]\nscorer_accepts = true', "", "at least two"),
+    ('class = "ambiguous"\nwhy = "two readings"\naccept = [1, 2]', "", "scorer_accepts"),
+    ('class = "unreproducible"\nwhy = "file gone"', "", "absent (the lake files"),
+    ('class = "unreproducible"\nwhy = "file gone"\nabsent = ["x.csv"]', "", "'x.csv' is named absent but is no [[absent]]"),
+    ('class = "reproduces"\nwhy = "ok ok"\nsurprise = 1', "", "surprise"),
+]
+
+
 @pytest.mark.parametrize(
-    ("review", "extra", "expected"),
-    [
-        ('class = "fine"\nwhy = "xyz"', "", "review 1 (demo-easy-1), field 'class'"),
-        ('class = "fine"\nwhy = "xyz"', "", "one of reproduces, gold-defect"),
-        ('class = "reproduces"', "", "field 'why'"),
-        ('class = "gold-defect"\nwhy = "wrong sum"\nderivation = "print(4)"\nderived = 4', _GOLD_FIX, "needs evidence"),
-        ('class = "gold-defect"\nwhy = "wrong sum"\nevidence = "e e"\nderivation = "print(4)"\nderived = 4', "",
-         "no [[erratum]] corrects an answer"),
-        ('class = "solution-defect"\nwhy = "prints prose"', _GOLD_FIX, "an [[erratum]] changes the main answer"),
-        ('class = "ambiguous"\nwhy = "two readings"\naccept = [1]\nscorer_accepts = true', "", "at least two"),
-        ('class = "ambiguous"\nwhy = "two readings"\naccept = [1, 2]', "", "scorer_accepts"),
-        ('class = "unreproducible"\nwhy = "file gone"', "", "absent (the lake files"),
-        ('class = "unreproducible"\nwhy = "file gone"\nabsent = ["x.csv"]', "", "'x.csv' is named absent but is no [[absent]]"),
-        ('class = "reproduces"\nwhy = "ok ok"\nsurprise = 1', "", "surprise"),
-    ],
+    ("review", "extra", "expected"), _MALFORMED_REVIEWS, ids=[c[2][:50] for c in _MALFORMED_REVIEWS]
 )
 def test_malformed_review(tmp_path, review, extra, expected):
     text = extra + f'\n[[review]]\ndomain = "demo"\ntask = "demo-easy-1"\n{review}\n'

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kramabench.elt.suite.errors import SuiteError
 from kramabench.elt.suite.models import ErratumApplied, Pipeline
+from kramabench.files import ERRATA_BYTES, read_text
 from kramabench.workload.models import Finding
 
 if sys.version_info >= (3, 11):
@@ -100,8 +101,8 @@ def load_errata_set(root: Path, name: str) -> ErrataSet:
         have = ", ".join(available_errata(root)) or "none"
         raise SuiteError(f"{path}: no errata set {name!r} in this suite (errata sets: {have})", file=str(path))
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        doc = tomllib.loads(read_text(path, limit=ERRATA_BYTES, what="errata set"))
+    except (OSError, tomllib.TOMLDecodeError, RecursionError) as e:
         raise SuiteError(f"{path}: cannot read the errata set: {e}", file=str(path)) from None
     doc.setdefault("name", name)
     try:

@@ -22,6 +22,7 @@ from kramabench.elt.suite.models import (
     SourceTable,
     Suite,
 )
+from kramabench.files import MB, read_text
 from kramabench.workload.models import Finding
 
 SUITE_FILE = "suite.yaml"
@@ -44,10 +45,10 @@ def is_suite(root: Path) -> bool:
 def _yaml(path: Path) -> Any:
     import yaml
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise SuiteError(f"{path}: cannot read: {e}", file=str(path)) from None
+    try:  # a regular file of at most 16 MB (a FIFO or /dev/zero is refused in one line)
+        text = read_text(path, limit=16 * MB, what="suite file")
+    except OSError as e:
+        raise SuiteError(f"{path}: cannot read: {e.strerror or e}", file=str(path)) from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
