@@ -128,10 +128,11 @@ def _under(point: str, root: str, path: str) -> Path:
     return Path(point) / rel.lstrip("/")
 
 
-def _stat(proc: Path, pid: str) -> tuple[int, float] | None:
+def _stat(proc: str, pid: str) -> tuple[int, float] | None:
     """(ppid, CPU seconds of the process and its reaped children) from ``/proc/<pid>/stat``."""
     try:
-        raw = (proc / pid / "stat").read_bytes()
+        with open(f"{proc}/{pid}/stat", "rb") as fh:
+            raw = fh.read()
         f = raw[raw.rindex(b")") + 2 :].split()
         # after the command: state ppid ... utime(12) stime(13) cutime(14) cstime(15), counted from state = 0
         return int(f[1]), (int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])) / _TICKS
@@ -148,8 +149,9 @@ def tree_cpu_s(root: int, *, proc: Path = Path("/proc")) -> float | None:
     except OSError:
         return None
     stats: dict[int, tuple[int, float]] = {}
+    where = str(proc)
     for n in names:
-        s = _stat(proc, n)
+        s = _stat(where, n)
         if s is not None:
             stats[int(n)] = s
     if root not in stats:
@@ -176,6 +178,8 @@ class CpuMeter:
         self._cgroup = cgroup
         self._pid = pid
         self.source = "cgroup" if cgroup is not None else ("process tree" if pid is not None else "none")
+        #: how often a watcher should read it: a cgroup file costs microseconds, a walk of /proc milliseconds
+        self.poll_s = 0.1 if cgroup is not None else 0.5
         self._last = 0.0
         first = self._read()
         self._base = first if first is not None else 0.0

@@ -1020,7 +1020,7 @@ class DockerSandbox:
             artifacts_dir=artifacts_dir,
             oom_kills=lambda: self._oom_kills(c.id),
             reuse=(lambda: self._release(c, True)) if pooled else None,
-            cpu_used=meter.used if meter.available else None,
+            cpu_meter=meter,
         )
 
     def info(self) -> dict[str, str]:

@@ -812,7 +812,7 @@ class LocalSandbox:
             artifacts_dir=artifacts_dir,
             oom_kills=(lambda: _oom_kills(memcg)) if memcg is not None else None,
             reuse=reuse if pooled else None,
-            cpu_used=meter.used if meter.available else None,
+            cpu_meter=meter,
         )
 
     def info(self) -> dict[str, str]:

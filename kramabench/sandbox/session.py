@@ -11,8 +11,8 @@ process group is killed by pid 1, an interpreter that timed out or died is resta
 
 Session limits: ``session_wall_s`` (a timer: the whole sandbox is torn down, the session closed) and
 ``session_cpu_s``, the CPU time of all the session's processes as the backend counts it (``cpu_used``: its
-cgroup's counter, or its process tree), checked before and after each call and every ``CPU_POLL_S`` by a
-watcher thread; once spent, pid 1 kills every process of the session and serves file operations only.
+cgroup's counter, or its process tree), checked before and after each call and every ``cpu_meter.poll_s`` by
+a watcher thread; once spent, pid 1 kills every process of the session and serves file operations only.
 """
 
 from __future__ import annotations
@@ -48,13 +48,12 @@ from kramabench.contracts.session import (
     WorkspaceError,
 )
 from kramabench.sandbox._common import HeadTailBuffer, wait_readable
+from kramabench.sandbox.cpu import CpuMeter
 
 log = logging.getLogger(__name__)
 
 #: after a call's end, how long output still held by a background process is waited for
 DRAIN_GRACE_S = 0.3
-#: how often a session with a CPU-time budget checks what it used (between and during calls)
-CPU_POLL_S = 0.1
 #: where mounts and forwarded sockets appear inside an isolated sandbox
 MOUNT_ROOT = "/mnt"
 SERVICE_ROOT = "/run/kramabench-services"
@@ -214,7 +213,7 @@ class ForkServerSession:
         artifacts_dir: Path | None = None,
         oom_kills: Callable[[], int | None] | None = None,
         reuse: Callable[[], None] | None = None,
-        cpu_used: Callable[[], float | None] | None = None,
+        cpu_meter: CpuMeter | None = None,
     ) -> None:
         self.backend = backend
         self.limits = limits
@@ -237,14 +236,14 @@ class ForkServerSession:
         self._deadline = self._t0 + limits.session_wall_s
         self._timer = threading.Timer(limits.session_wall_s, self._expire)
         self._timer.daemon = True
-        #: CPU seconds the session's processes used since it opened (None: the backend cannot tell)
-        self._cpu_used = cpu_used
+        #: the CPU seconds of the session's processes since it opened (None: the backend cannot tell)
+        self._meter = cpu_meter if cpu_meter is not None and cpu_meter.available else None
         #: why no more code runs (the CPU-time budget is spent); the workspace is still served
         self._stopped: str | None = None
         self._stop_lock = threading.Lock()
         self._watch_end = threading.Event()
         try:
-            if limits.session_cpu_s is not None and cpu_used is None:
+            if limits.session_cpu_s is not None and self._meter is None:
                 raise SandboxUnavailable(
                     f"the {backend} sandbox cannot measure a session's CPU time here, so session_cpu_s="
                     f"{limits.session_cpu_s:g} cannot be enforced (leave it unset: the wall-clock limits still hold)")
@@ -264,16 +263,17 @@ class ForkServerSession:
     def cpu_used(self) -> float | None:
         """CPU seconds (user + system) of every process of the session since it opened, as its backend counts
         them (the sandbox's cgroup, or the process tree); None when the backend cannot tell."""
-        if self._cpu_used is None:
+        if self._meter is None:
             return None
         try:
-            used = self._cpu_used()
+            used = self._meter.used()
         except Exception:  # noqa: BLE001 - a counter that cannot be read is no figure, not a failure
             return None
         return round(used, 4) if used is not None else None
 
     def _watch_cpu(self) -> None:
-        while not self._watch_end.wait(CPU_POLL_S):
+        assert self._meter is not None
+        while not self._watch_end.wait(self._meter.poll_s):
             if self._closed or self._stopped is not None:
                 return
             self._check_budget()

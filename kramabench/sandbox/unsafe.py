@@ -226,7 +226,7 @@ class UnsafeSubprocessSandbox:
             teardown=teardown,
             mounts={m.name: str(Path(m.source).resolve()) for m in mounts},
             artifacts_dir=artifacts_dir,
-            cpu_used=meter.used if meter.available else None,
+            cpu_meter=meter,
         )
 
     def info(self) -> dict[str, str]:

@@ -119,9 +119,11 @@ def _kill_at_random(repo_root: Path, tmp_path: Path, backend: str, rounds: int, 
         tag = tag_of(p.pid)
         if i < rounds - 1:
             time.sleep(rng.uniform(0.5, 10.0))  # start-up, sandbox check, tasks in flight...
-        else:  # the last one surely mid-run: once it has made something, at a random instant after
+        else:  # the last one surely mid-run: once its run has begun (its lake view lives as long as the run; the
+            # sandbox check's cgroups and folder before it are gone a moment later), at a random instant after
             deadline = time.monotonic() + 120
-            while not _leftovers(tag) and p.poll() is None and time.monotonic() < deadline:
+            while (not any("kramabench-lake-" in x for x in _leftovers(tag)) and p.poll() is None
+                   and time.monotonic() < deadline):
                 time.sleep(0.05)
             time.sleep(rng.uniform(0.0, 1.0))
         os.kill(p.pid, signal.SIGKILL)
