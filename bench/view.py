@@ -3,7 +3,8 @@
     python bench/view.py [--records 10000] [--rounds 5]
 
 A results folder gets a run of ``--records`` records written as kramabench writes them (the Record model;
-code, a three-entry transcript, subtask answers: about 3 kB a line) and a run of 10 records. The real CLI
+code, a three-entry transcript, subtask answers, both golds with reviewed classes, a code agent's five steps
+on a third of them: about 4 kB a line) and a run of 10 records. The real CLI
 (``kramabench view RESULTS --port 0``) serves them; headless Chromium (Debian's, over the DevTools pipe)
 opens each run's task table. Printed, medians of alternated rounds:
 
@@ -14,6 +15,8 @@ opens each run's task table. Printed, medians of alternated rounds:
    the pause the page waits for after a key) vs a filter click on the 10-record run.
 3. **start-up**: the CLI until it serves (reading and indexing every record) vs ``json.loads`` of the same
    lines in one process.
+4. **floors** of both golds on the run page (every record of the run read again and scored by the constant
+   answers, once per version of the run; the table is on screen before) vs the same ``json.loads``.
 """
 
 from __future__ import annotations
@@ -35,15 +38,28 @@ from bench._common import alternate, load_note, median, ratio_line  # noqa: E402
 CODE = "import pandas as pd\n\ndf = pd.read_csv(LAKE / 'reports.csv')\n" + "x = df.groupby('year').size()\n" * 20 + "print(x.sum())\n"
 
 
+def agent_steps(i: int) -> list:
+    """Five steps of a code agent, one of them timed out or without code now and then."""
+    from kramabench.contracts.steps import AgentStep
+
+    outcomes = ["ok", "timeout" if i % 11 == 0 else "ok", "format_error" if i % 13 == 0 else "error", "ok", "final_answer"]
+    return [AgentStep(step=k + 1, outcome=o, thought=f"Step {k + 1} of task {i}: look at the table", code=None if o == "format_error"
+                      else "df = pd.read_csv(LAKE / 'reports.csv')\nprint(df.groupby('year').size())",
+                      observation="year\n2021    310\n2022    288\n", prompt_tokens=900 + 100 * k, completion_tokens=80, wall_s=1.2)
+            for k, o in enumerate(outcomes)]
+
+
 def write_run(results: Path, run_id: str, n: int) -> Path:
-    from kramabench.contracts.records import Manifest, Record
+    """A run as kramabench writes it now: both golds (an erratum changes one task in 20: its official score
+    recorded beside), reviewed classes, and a third of the tasks solved by a code agent's five steps."""
+    from kramabench.contracts.records import GoldScore, Manifest, Record
     from kramabench.contracts.system import OutcomeError, SystemUsage
 
     t0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
     d = results / run_id
     d.mkdir(parents=True)
     m = Manifest(run_id=run_id, created_at=t0, system="ds-guru-simple", model="openai/gpt-4o-mini", status="finished",
-                 workload={"name": "bench", "domains": [f"d{k}" for k in range(6)]}, counts={"planned": n})
+                 workload={"name": "bench", "domains": [f"d{k}" for k in range(6)], "gold": "verified"}, counts={"planned": n})
     (d / "manifest.json").write_text(m.model_dump_json(indent=2))
     with open(d / "records.jsonl", "w") as f:
         for i in range(n):
@@ -60,7 +76,11 @@ def write_run(results: Path, run_id: str, n: int) -> Path:
                 transcript=[{"kind": "model", "reply": f"Plan for task {i}: read reports.csv, group by year."},
                             {"kind": "sandbox", "exit_code": 0, "stdout_tail": f"{i * 1.5}\n", "stderr_tail": "warning: dtype\n" * 3},
                             {"kind": "model", "reply": "The answer is printed above." + (" marker-needle" if i % 1000 == 17 else "")}],
-                started_at=t0, finished_at=t0,
+                started_at=t0, finished_at=t0, gold="verified",
+                gold_class=["reproduces", "gold-defect", "solution-defect", "ambiguous", None][i % 5],
+                other_gold=GoldScore(gold="official", expected=i * 15, answer_type="numeric_exact", score=0.0,
+                                     metric="numeric_exact") if i % 20 == 1 else None,
+                steps=agent_steps(i) if i % 3 == 0 else [],
             )
             f.write(rec.model_dump_json() + "\n")
     return d
@@ -143,6 +163,14 @@ def main() -> None:
                                timeout=60, interval=0.005)
                     return time.perf_counter() - t0
 
+                def floors_big() -> float:
+                    b.goto(url + "?run=big")
+                    b.wait_for("document.querySelectorAll('tr.task').length === 100", timeout=60)
+                    t0 = time.perf_counter()
+                    b.wait_for("document.getElementById('golds-table') !== null", timeout=120, interval=0.005)
+                    return time.perf_counter() - t0
+
+                fl_first = floors_big()  # computed once per version of the run, then cached
                 first_screen("big", 100)  # warm the browser's caches of the page's files
                 fs = alternate({"big": lambda: first_screen("big", 100), "small": lambda: first_screen("small", 10)}, args.rounds)
                 se = alternate({"search": search_big, "filter": filter_small}, args.rounds)
@@ -157,6 +185,8 @@ def main() -> None:
                          "a filter click, 10 records"), f"({found} found; 250 ms of it the page's typing pause)")
         print(ratio_line(f"start-up, {args.records:,} records indexed", median(st["start"]), median(st["parse"]),
                          "json.loads of the lines"))
+        print(ratio_line(f"floors of both golds, {args.records:,} records (first time; then cached)", fl_first,
+                         median(st["parse"]), "json.loads of the lines"))
 
 
 if __name__ == "__main__":

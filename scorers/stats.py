@@ -166,6 +166,29 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
+def ratio_ci(
+    parts: Iterable[tuple[float, float]], *, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = 0,
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap CI of a ratio of sums ``sum(num) / sum(den)`` over units ``(num, den)`` (e.g. correct
+    data models / data models over pipelines), units resampled; (None, None) for no units or no denominator."""
+    arr = np.asarray(list(parts), dtype=float).reshape(-1, 2)
+    if arr.shape[0] == 0 or arr[:, 1].sum() == 0:
+        return None, None
+    point = float(arr[:, 0].sum() / arr[:, 1].sum())
+    if arr.shape[0] == 1 or np.all(arr == arr[0]):
+        return point, point
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, arr.shape[0], size=(n_boot, arr.shape[0]))
+    num, den = arr[idx, 0].sum(axis=1), arr[idx, 1].sum(axis=1)
+    ratios = num[den > 0] / den[den > 0]
+    if ratios.size == 0:
+        return None, None
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(ratios, [alpha, 1.0 - alpha])
+    return float(lo), float(hi)
+
+
 #: the label of the row pooling every task (the paper's formula: all tasks weigh the same)
 TOTAL = "total"
 
@@ -334,6 +357,7 @@ def paired_comparison(
 
 
 __all__ = [
+    "ratio_ci",
     "DomainSummary",
     "Estimate",
     "MAX_BOOTSTRAP",

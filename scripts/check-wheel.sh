@@ -2,7 +2,7 @@
 # What a user who installs kramabench from a package (not from this checkout) gets: builds the sdist and,
 # from it, the wheel; installs the wheel into a fresh virtual environment (not editable); runs the main job
 # from a folder outside the checkout and fails unless every task scores 100%, and unless the wheel lists
-# every bundled suite of the checkout. Run by .ci/run after scripts/install.sh (which built the local
+# every bundled suite of the checkout; runs the bundled ELT suite elt-mini the same way. Run by .ci/run after scripts/install.sh (which built the local
 # sandbox environment that the installed package uses too).
 #
 #   bash scripts/check-wheel.sh          (with the python on PATH: it needs the 'build' package, a dev extra)
@@ -32,7 +32,7 @@ kb="$work/venv/bin/kramabench"
 import json, sys
 from pathlib import Path
 
-want = sorted(p.name for p in Path(sys.argv[1]).iterdir() if (p / "workload").is_dir())
+want = sorted(p.name for p in Path(sys.argv[1]).iterdir() if (p / "workload").is_dir() or (p / "suite.yaml").is_file())
 suites = json.loads(Path(sys.argv[2]).read_text())["suites"]
 have = sorted(s["name"] for s in suites if s["kind"] == "bundled")
 site = [s["root"] for s in suites if s["kind"] == "bundled" and "site-packages" not in s["root"]]
@@ -58,4 +58,24 @@ if len(records) != expected or bad or manifest["status"] != "finished":
 if "site-packages" not in manifest["workload"]["root"]:
     sys.exit(f"check-wheel: the run read {manifest['workload']['root']}, not the wheel's bundled workload")
 print(f"check-wheel: {len(records)} tasks at 100% from the installed wheel")
+EOF
+
+echo "check-wheel: kramabench run --workload elt-mini --system reference (the ELT suite, from the installed wheel)" >&2
+"$kb" run --workload elt-mini --system reference --results "$work/results" --run-id wheel-elt --progress plain
+"$work/venv/bin/python" - "$work/results/wheel-elt" <<'EOF'
+import json, sys
+from pathlib import Path
+
+run = Path(sys.argv[1])
+records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines() if line.strip()]
+manifest = json.loads((run / "manifest.json").read_text())
+metrics = {m["key"]: m["numerator"] / m["denominator"] for m in manifest["counts"].get("metrics", []) if m["denominator"]}
+bad = [r["task_id"] for r in records if r["status"] != "ok" or r["score"] != 1.0]
+if not records or bad or manifest["status"] != "finished" or set(metrics) != {"srdel", "srdt:elt-bench", "srdt:verified"} \
+        or any(v != 1.0 for v in metrics.values()):
+    sys.exit(f"check-wheel: elt-mini from the wheel: {len(records)} records, status {manifest['status']}, not at 100%: "
+             f"{bad}, metrics {metrics}")
+if "site-packages" not in manifest["workload"]["root"]:
+    sys.exit(f"check-wheel: the run read {manifest['workload']['root']}, not the wheel's bundled suite")
+print(f"check-wheel: elt-mini from the installed wheel: {len(records)} pipelines, SRDEL and SRDT (both comparators) 100%")
 EOF

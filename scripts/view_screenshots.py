@@ -6,6 +6,7 @@ from synthetic run folders (the builders of tests/view/conftest.py). Run from th
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -15,7 +16,13 @@ sys.path.insert(0, str(ROOT))
 
 from kramabench.testing.browser import Browser  # noqa: E402
 from kramabench.view.server import ViewServer  # noqa: E402
-from tests.view.conftest import PNG, agent_steps, build_two_runs, manifest, record, write_run, write_workload  # noqa: E402
+from tests.view.conftest import (  # noqa: E402
+    build_agent_run,
+    build_two_runs,
+    write_run,
+    write_warehouse,
+    write_workload,
+)
 
 
 def chart_png(path: Path) -> int:
@@ -40,24 +47,36 @@ def main() -> None:
         base = Path(tmp)
         results = base / "results"
         results.mkdir()
-        build_two_runs(results, write_workload(base / "wl"))
-        recs = [record("agent-run", "legal", f"legal-hard-{i}", 1.0 if i % 3 else 0.0, model="openai/gpt-4.1",
-                       system="code-agent", extra={"steps": agent_steps(3 + i)}) for i in range(1, 4)]
-        recs[0]["artifacts"] = [
-            {"name": "plot.png", "path": "artifacts/legal-hard-1/plot.png", "bytes": len(PNG), "sha256": "ab" * 32, "media_type": "image/png"},
-            {"name": "out/summary.csv", "path": "artifacts/legal-hard-1/out/summary.csv", "bytes": 64, "sha256": "cd" * 32, "media_type": "text/csv"},
-        ]
-        d = write_run(results, "agent-run", recs, manifest_doc={**manifest("agent-run", status="running", model="openai/gpt-4.1",
-                                                                           root=base / "wl", planned=10), "system": "code-agent"})
+        wl = write_workload(base / "wl")
+        build_two_runs(results, wl)
+        facts = build_agent_run(results, wl)
+        d = facts["dir"]
+        # the agent's legal-hard-1 left a plot and a table; legal-hard-5 a DuckDB warehouse
+        lines = (d / "records.jsonl").read_text().splitlines()
+        recs = [json.loads(x) for x in lines]
         (d / "artifacts" / "legal-hard-1" / "out").mkdir(parents=True)
-        recs[0]["artifacts"][0]["bytes"] = chart_png(d / "artifacts" / "legal-hard-1" / "plot.png")
-        write_run(results, "agent-run", recs, manifest_doc={**manifest("agent-run", status="running", model="openai/gpt-4.1",
-                                                                       root=base / "wl", planned=10), "system": "code-agent"})
-        (d / "artifacts" / "legal-hard-1" / "out" / "summary.csv").write_text("year,reports,fraud share\n2022,1204,0.31\n2023,1388,0.29\n")
+        (d / "artifacts" / "legal-hard-5" / "out").mkdir(parents=True)
+        png = d / "artifacts" / "legal-hard-1" / "plot.png"
+        (d / "artifacts" / "legal-hard-1" / "out" / "summary.csv").write_text(
+            "year,reports,fraud share\n2022,1204,0.31\n2023,1388,0.29\n")
+        wh = d / "artifacts" / "legal-hard-5" / "out" / "warehouse.duckdb"
+        write_warehouse(wh, hostile="stg_orders")
+        recs[0]["artifacts"] = [
+            {"name": "plot.png", "path": "artifacts/legal-hard-1/plot.png", "bytes": chart_png(png), "sha256": "ab" * 32,
+             "media_type": "image/png"},
+            {"name": "out/summary.csv", "path": "artifacts/legal-hard-1/out/summary.csv", "bytes": 64, "sha256": "cd" * 32,
+             "media_type": "text/csv"},
+        ]
+        recs[4]["artifacts"] = [{"name": "out/warehouse.duckdb", "path": "artifacts/legal-hard-5/out/warehouse.duckdb",
+                                 "bytes": wh.stat().st_size, "sha256": "ef" * 32, "media_type": "application/vnd.duckdb"}]
+        m = json.loads((d / "manifest.json").read_text())
+        m["status"] = "running"
+        m["counts"]["planned"] = 10
+        write_run(results, "agent", recs, manifest_doc=m)
         with ViewServer(results) as server, Browser(width=1280, height=760) as b:
             def shot(query: str, ready: str, name: str, full: bool = False, before: str | None = None) -> None:
                 b.goto(server.url + query)
-                b.wait_for(ready)
+                b.wait_for(ready, timeout=60)
                 if before:
                     b.eval(before)
                 b.wait_for("true")
@@ -66,12 +85,16 @@ def main() -> None:
 
             shot("", "document.querySelectorAll('tr.run').length === 3", "view-runs.png",
                  before="document.querySelectorAll('input.pick').forEach((c, k) => { if (k) c.click(); })")
-            shot("?run=run-a&domain=legal,archeology&outcome=error,wrong,partial", "document.querySelectorAll('tr.task').length === 5",
-                 "view-run.png")
-            shot("?run=agent-run&i=0", "document.querySelector('.artifact-preview table') && document.querySelector('.artifact img')",
-                 "view-task.png", full=True,
-                 before="document.querySelectorAll('#sec-steps details.step')[1].open = true; document.querySelector('#sec-code').remove()")
-            shot("?compare=run-a,run-b", "document.querySelectorAll('tr.cmp-row').length === 10", "view-compare.png")
+            shot("?run=agent&step=timeout,format_error", "document.querySelectorAll('tr.task').length === 4 && "
+                 "document.getElementById('golds-table')", "view-run.png", full=True,
+                 before="document.getElementById('golds').open = true")
+            shot("?run=agent&i=0", "document.querySelector('.artifact-preview table') && document.querySelector('.artifact img') && "
+                 "document.getElementById('task-nav').dataset.position", "view-task.png", full=True,
+                 before="document.querySelectorAll('#sec-steps details.step')[1].open = true; "
+                        "['#sec-code', '#sec-subtasks', '#sec-transcript'].forEach(s => document.querySelector(s)?.remove())")
+            shot("?run=agent&i=4", "document.querySelector('.database')", "view-warehouse.png",
+                 before="document.getElementById('sec-artifacts').scrollIntoView()")
+            shot("?compare=run-b,agent&domain=legal", "document.querySelectorAll('tr.cmp-row').length === 5", "view-compare.png")
 
 
 if __name__ == "__main__":

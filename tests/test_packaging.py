@@ -59,6 +59,7 @@ def test_an_installed_wheel_finds_its_own_data(wheel, tmp_path):
         "from kramabench.workload.loader import official_errata_path\n"
         "print(json.dumps({'file': kramabench.__file__, 'workloads': str(kramabench.data_dir('workloads')),\n"
         "  'suites': bundled_suites(), 'mini': str(resolve_workload_root('mini')), 'dockerfile': str(DOCKERFILE),\n"
+        "  'elt_mini': str(resolve_workload_root('elt-mini')),\n"
         "  'errata': official_errata_path().is_file()}))\n"
     )
     elsewhere = tmp_path / "elsewhere"
@@ -75,4 +76,7 @@ def test_an_installed_wheel_finds_its_own_data(wheel, tmp_path):
     assert got["workloads"] == str(bundled / "workloads")
     assert got["mini"] == str(bundled / "workloads" / "mini")
     assert got["dockerfile"] == str(bundled / "docker" / "Dockerfile") and got["errata"]
-    assert got["suites"] == sorted(p.name for p in (REPO / "workloads").iterdir() if (p / "workload").is_dir())
+    assert got["elt_mini"] == str(bundled / "workloads" / "elt-mini")  # an ELT suite (family elt) is found too
+    assert got["suites"] == sorted(p.name for p in (REPO / "workloads").iterdir()
+                                   if (p / "workload").is_dir() or (p / "suite.yaml").is_file())
+    assert "elt-mini" in got["suites"]

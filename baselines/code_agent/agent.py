@@ -100,6 +100,10 @@ class _Run:
             self._loop([ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
                        opener, pose)
         finally:
+            if task.outputs:  # the files the task's answer is (an ELT task's warehouse), collected before the end
+                out.artifacts, refused = opener.collect(list(task.outputs))
+                out.transcript.append({"type": "outputs", "collected": [a.name for a in out.artifacts],
+                                       "refused": refused})
             opener.close()
             out.files_read = self.files_read
             out.pipeline_code = "\n\n".join(f"# --- step {n} ---\n{code.rstrip()}" for n, code in self.code_ran) or None
@@ -153,7 +157,7 @@ class _Run:
             try:
                 session = opener.get()
                 t_code = time.perf_counter()
-                result = session.python(parsed.code, timeout=opts.step_timeout_s)
+                result = session.python(parsed.code, timeout=opts.step_timeout_s, step=step)
                 code_s = time.perf_counter() - t_code
                 if result.state_lost:  # a restarted interpreter: the helpers are gone too
                     redefine_helpers(session)

@@ -16,7 +16,7 @@ def _default_limits() -> SessionLimits:
 
 
 class CodeAgentOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     name: str = Field("code-agent", description="system name recorded in results")
     max_steps: int = Field(50, ge=1, le=1000, description="model replies (steps) before the agent is stopped (outcome max_steps)")

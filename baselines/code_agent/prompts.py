@@ -22,7 +22,7 @@ import re
 from typing import TYPE_CHECKING
 
 from kramabench.contracts.model import ChatMessage
-from kramabench.contracts.session import PythonResult
+from kramabench.contracts.session import PythonError, PythonResult
 from kramabench.contracts.system import TaskInput
 from kramabench.lake import estimate_tokens
 from kramabench.lake.secrets import mask_secrets
@@ -216,12 +216,25 @@ def bounded(text: str, limit: int) -> tuple[str, bool]:
     return f"{head}\n{note}\n{tail}", True
 
 
-def _strip_final_traceback(stderr: str, exc_type: str) -> str:
-    """stderr without the traceback of ``final_answer``'s own exception (not an error)."""
-    at = stderr.rfind("Traceback (most recent call last)")
-    if at >= 0 and exc_type in stderr[at:]:
-        return stderr[:at].rstrip()
+def without_traceback(stderr: str, error: PythonError | None) -> str:
+    """stderr without the traceback of the step's exception, which the session writes last: the whole
+    chain (an exception raised while handling another, ``raise ... from``), not only its last part."""
+    if error is None:
+        return stderr
+    tb = (error.traceback or "").strip()
+    if tb:
+        at = stderr.rfind(tb)
+        if at >= 0:
+            return stderr[:at]
+    at = stderr.rfind("Traceback (most recent call last)")  # stderr cut by the sandbox: its last part
+    if at >= 0 and error.type in stderr[at:]:
+        return stderr[:at]
     return stderr
+
+
+def _strip_final_traceback(stderr: str, error: PythonError | None) -> str:
+    """stderr without the traceback of ``final_answer``'s own exception (not an error)."""
+    return without_traceback(stderr, error).rstrip()
 
 
 def observation_text(result: PythonResult, limit: int, *, final_exception: str) -> tuple[str, bool]:
@@ -230,7 +243,7 @@ def observation_text(result: PythonResult, limit: int, *, final_exception: str) 
     stdout = stable(result.stdout)
     stderr = result.stderr
     if result.error is not None and result.error.type == final_exception:
-        stderr = _strip_final_traceback(stderr, final_exception)
+        stderr = _strip_final_traceback(stderr, result.error)
     stderr = stable(stderr)
     if stdout.strip():
         parts.append(stdout.rstrip("\n"))

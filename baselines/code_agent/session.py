@@ -18,6 +18,9 @@ log = logging.getLogger(__name__)
 #: largest final answer read back from the session
 MAX_ANSWER_BYTES = 5_000_000
 
+#: the cell number of the helpers' code in tracebacks (``<step 0>``); the agent's steps are 1, 2, ...
+HELPERS_STEP = 0
+
 
 class SessionOpener:
     """Opens the task's session (and defines the helpers in it) in a thread, while the model writes its
@@ -36,7 +39,7 @@ class SessionOpener:
             s = sandbox.session(task.lake_root, limits, services=task.services, mounts=task.mounts,
                                 artifacts_dir=task.artifacts_dir)
             self.session = s
-            r = s.python(prelude(), timeout=60)
+            r = s.python(prelude(), timeout=60, step=HELPERS_STEP)
             if not r.ok:
                 self.error = f"the agent's helpers could not be defined in the session: {r.explanation or r.error}"
         except Exception as e:  # noqa: BLE001 - reported as the task's sandbox_error
@@ -50,6 +53,18 @@ class SessionOpener:
             raise SessionError(self.error or "no session")
         return self.session
 
+    def collect(self, paths: list[str]) -> tuple[list, list[dict]]:
+        """The task's outputs (``TaskInput.outputs``, e.g. an ELT task's warehouse file) collected from the
+        workspace before the session closes: (artifacts, refusals with their reasons)."""
+        self._done.wait()
+        if self.session is None or not paths:
+            return [], []
+        try:
+            res = self.session.collect(paths)
+        except SessionError as e:
+            return [], [{"path": ", ".join(paths), "reason": str(e)}]
+        return list(res.artifacts), [r.model_dump() for r in res.refused]
+
     def close(self) -> None:
         self._done.wait()
         if self.session is not None:
@@ -61,7 +76,7 @@ class SessionOpener:
 
 def redefine_helpers(session: Session) -> None:
     """Define the helpers again (after the interpreter was restarted: they were lost with the variables)."""
-    r = session.python(prelude(), timeout=60)
+    r = session.python(prelude(), timeout=60, step=HELPERS_STEP)
     if not r.ok:
         raise SessionError(f"the agent's helpers could not be defined again after a restart: {r.explanation or r.error}")
 

@@ -11,6 +11,7 @@ error. Each call's result is kept in ``calls`` for the task's steps.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ from smolagents import PythonExecutor
 from smolagents.local_python_executor import CodeOutput
 
 from baselines.code_agent import FINAL_ANSWER_EXCEPTION, SessionOpener, read_final_answer, redefine_helpers
-from baselines.code_agent.prompts import bounded, stable
+from baselines.code_agent.prompts import bounded, stable, without_traceback
 from kramabench.contracts.session import PythonResult
 
 
@@ -38,8 +39,11 @@ class ExecutorCall:
 
 
 class SessionExecutor(PythonExecutor):
-    def __init__(self, opener: SessionOpener, *, timeout_s: float, output_chars: int) -> None:
+    def __init__(self, opener: SessionOpener, *, timeout_s: float, output_chars: int,
+                 step_number: Callable[[], int] | None = None) -> None:
         self.opener = opener
+        #: the agent's current step (smolagents' ``step_number``): tracebacks name the code ``<step N>``
+        self.step_number = step_number
         self.timeout_s = timeout_s
         self.output_chars = output_chars
         self.calls: list[ExecutorCall] = []
@@ -54,28 +58,26 @@ class SessionExecutor(PythonExecutor):
         if variables:
             raise ValueError("variables cannot be sent into the sandbox session (additional_args are not supported)")
 
-    def _logs(self, r: PythonResult, final: bool) -> tuple[str, bool]:
-        stderr = r.stderr
-        if final:
-            at = stderr.rfind("Traceback (most recent call last)")
-            if at >= 0 and FINAL_ANSWER_EXCEPTION in stderr[at:]:
-                stderr = stderr[:at]
-        elif r.error is not None:  # the traceback goes into the error message, not the logs
-            at = stderr.rfind("Traceback (most recent call last)")
-            if at >= 0:
-                stderr = stderr[:at]
+    def _logs(self, r: PythonResult) -> tuple[str, bool]:
+        # final_answer's own exception is no error; another's traceback goes into the error message (the whole
+        # chain of a chained exception), not into the logs too
+        stderr = without_traceback(r.stderr, r.error)
         text = stable(r.stdout) + (stable(stderr) if stderr.strip() else "")
-        return bounded(text, self.output_chars)
+        logs, cut = bounded(text, self.output_chars)
+        # ends with a line end, as smolagents' own executor's print output does: its observation goes on with
+        # "Last output from code snippet:" on a line of its own
+        return (logs + "\n" if logs else logs), cut
 
     def __call__(self, code_action: str) -> CodeOutput:
         session = self.opener.get()
         t0 = time.perf_counter()
-        r = session.python(code_action, timeout=self.timeout_s)
+        r = session.python(code_action, timeout=self.timeout_s,
+                           step=self.step_number() if self.step_number is not None else None)
         code_s = time.perf_counter() - t0
         if r.state_lost:
             redefine_helpers(session)
         final = r.error is not None and r.error.type == FINAL_ANSWER_EXCEPTION
-        logs, cut = self._logs(r, final)
+        logs, cut = self._logs(r)
         cut = cut or r.truncated
         if final:
             doc, why = read_final_answer(session)

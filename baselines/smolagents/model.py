@@ -3,6 +3,7 @@ cache, cost, rate limits, retries, budgets, recording and ``replay/``)."""
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 import smolagents
@@ -18,6 +19,13 @@ def cut_at_stop(text: str, stop: list[str] | None) -> str:
         return text
     cut = min((i for s in stop if s and (i := text.find(s)) >= 0), default=-1)
     return text if cut < 0 else text[:cut]
+
+
+def _role(role: Any) -> str:
+    """smolagents' roles are MessageRole members (a str enum); pydantic before 2.10 refuses an enum member
+    for a Literal, so the plain value goes into ChatMessage (a role other than these three is the user's)."""
+    value = role.value if isinstance(role, Enum) else str(role)
+    return value if value in ("system", "user", "assistant") else "user"
 
 
 def _text(content: Any) -> str:
@@ -42,8 +50,7 @@ class KramabenchModel(smolagents.Model):
                  response_format: dict[str, str] | None = None, tools_to_call_from: list[Any] | None = None,
                  **kwargs: Any) -> smolagents.ChatMessage:
         clean = get_clean_message_list(messages, role_conversions=tool_role_conversions, flatten_messages_as_text=True)
-        msgs = [ChatMessage(role=m["role"] if m["role"] in ("system", "user", "assistant") else "user",
-                            content=_text(m.get("content"))) for m in clean]
+        msgs = [ChatMessage(role=_role(m["role"]), content=_text(m.get("content"))) for m in clean]
         options = self.kb_options.model_copy(update={"response_format_json": True}) if response_format else self.kb_options
         c = self.kb_model.complete(msgs, options)  # a ModelError ends the agent (smolagents: AgentGenerationError)
         self.completions.append(c)

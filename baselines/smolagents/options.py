@@ -20,7 +20,7 @@ def _default_limits() -> SessionLimits:
 
 
 class SmolagentsOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     name: str = Field("smolagents-code-agent", description="system name recorded in results")
     max_steps: int = Field(50, ge=1, le=1000, description="smolagents' max_steps")

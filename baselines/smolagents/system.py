@@ -23,7 +23,7 @@ from smolagents.memory import PlanningStep
 
 from baselines.code_agent import SessionOpener
 from baselines.code_agent.lake import LakeIndexes, task_files
-from baselines.code_agent.prompts import environment_section, question_section
+from baselines.code_agent.prompts import environment_section, packages_text, question_section
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
@@ -42,6 +42,8 @@ TASK_NOTES = """\
 # How to work here
 - The data lake is the read-only folder {lake_dir}; the current working directory is an empty scratch \
 folder you may write to. There is no network and no way to install packages.
+- Python 3 with the standard library (os, pathlib, glob, json, csv, zipfile, ...) and these packages (by \
+import name): {packages}.
 - Each code step may run for at most {step_timeout} seconds; then it is stopped and the interpreter \
 restarted (variables are lost, files you wrote stay).
 - Besides final_answer, a function shell(command) runs a shell command in the working directory and \
@@ -76,7 +78,8 @@ class SmolagentsCodeAgent:
         files = task_files(task, index)
         lake_dir = self.sandbox.lake_dir(task.lake_root)
         head = question_section(task, pose) + environment_section(task)
-        notes = TASK_NOTES.format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}")
+        notes = TASK_NOTES.format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}",
+                                  packages=packages_text(import_names(load_lock())))
         intro = f"# Data lake\nThe lake is the folder {lake_dir} ({len(files)} files); read files by the full paths listed here.\n"
         budget = max(200, opts.prompt_budget_tokens - estimate_tokens(head + notes + intro) - 16)
         rendered = index.render(files, budget_tokens=budget, path_prefix=lake_dir, max_rows=opts.snippet_rows,
@@ -115,11 +118,13 @@ class SmolagentsCodeAgent:
         executor = SessionExecutor(opener, timeout_s=opts.step_timeout_s, output_chars=opts.observation_chars)
         agent = CodeAgent(
             tools=[], model=kb_model, executor=executor, max_steps=opts.max_steps,
-            additional_authorized_imports=sorted({m for mods in import_names(load_lock()).values() for m in mods
-                                                  if not m.startswith("_")}),
+            # every import works in the session (the standard library and the sandbox's packages, listed in
+            # the task text): smolagents' list would forbid os, glob, json... that the executor runs
+            additional_authorized_imports=["*"],
             planning_interval=opts.planning_interval, verbosity_level=LogLevel.OFF,
             code_block_tags="markdown" if opts.code_block_tags == "markdown" else None,
         )
+        executor.step_number = lambda: agent.step_number
         out.transcript.append({"type": "prompt", "system_prompt": agent.system_prompt, "task": text})
         answer: Any = None
         try:

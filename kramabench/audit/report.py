@@ -8,7 +8,6 @@ findings, failures by attribution and category, and the proposed errata; then ea
 
 from __future__ import annotations
 
-import html
 import json
 from collections import Counter
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 from kramabench.audit.reference import ReferenceAudit
 from kramabench.audit.static import group_findings
 from kramabench.audit.text import clip_words
+from kramabench.contracts.text import html_text, md_code_block, md_text
 from kramabench.files import write_file
 
 VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
@@ -24,7 +24,7 @@ VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
 
 def _md_table(header: list[str], rows: list[list[Any]]) -> list[str]:
     def cell(v: Any) -> str:
-        return str(v if v is not None else "—").replace("|", "\\|").replace("\n", " ")
+        return "—" if v is None else md_text(v)
 
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
@@ -170,32 +170,33 @@ def failure_details(failures: Any) -> list[dict[str, Any]]:
 
 def render_markdown(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]],
                     details: list[dict[str, Any]] | None = None) -> str:
-    lines = [f"# {title}", ""]
+    lines = [f"# {md_text(title)}", ""]
     for name, header, rows, note in secs:
-        lines += [f"## {name}", ""]
+        lines += [f"## {md_text(name)}", ""]
         if note:
-            lines += [note, ""]
+            lines += [md_text(note), ""]
         lines += _md_table(header, rows) if rows else ["(none)"]
         lines.append("")
     if details:
         lines += ["## Failure reports", ""]
         for d in details:
-            lines += [f"### {d['heading']}", "", f"_{d['facts']}_", "", f"**Root cause.** {d['root_cause']}", ""]
+            lines += [f"### {md_text(d['heading'])}", "", f"_{md_text(d['facts'])}_", "",
+                      f"**Root cause.** {md_text(d['root_cause'])}", ""]
             if d["evidence"]:
-                lines += ["**Evidence.**", ""] + [f"- {' '.join(str(x).split())}" for x in d["evidence"]] + [""]
+                lines += ["**Evidence.**", ""] + [f"- {md_text(x)}" for x in d["evidence"]] + [""]
             if d["ambiguity"]:
-                lines += [f"**Readings of the question.** {d['ambiguity']}", ""]
+                lines += [f"**Readings of the question.** {md_text(d['ambiguity'])}", ""]
             for c in d["checks"]:
-                lines += [f"**{c['label']}**, run again by the audit: {c['verdict']}.", "", "```python",
-                          c["code"].rstrip(), "```", ""]
+                lines += [f"**{md_text(c['label'])}**, run again by the audit: {md_text(c['verdict'])}.", "",
+                          *md_code_block(c["code"], "python"), ""]
             if d["problems"]:
-                lines += ["**Problems of the report.**", ""] + [f"- {p}" for p in d["problems"]] + [""]
+                lines += ["**Problems of the report.**", ""] + [f"- {md_text(p)}" for p in d["problems"]] + [""]
             for run in d["runs"]:
-                lines += [f"Turn {run['turn']}: the auditor ran ({run['status']}):", "", "```python",
-                          run["code"].rstrip(), "```", "", "```text", (run["stdout"] or "(no output)").rstrip()]
+                out = (run["stdout"] or "(no output)").rstrip()
                 if run["stderr"].strip():
-                    lines += ["--- stderr ---", run["stderr"].rstrip()]
-                lines += ["```", ""]
+                    out += "\n--- stderr ---\n" + run["stderr"].rstrip()
+                lines += [f"Turn {md_text(run['turn'])}: the auditor ran ({md_text(run['status'])}):", "",
+                          *md_code_block(run["code"], "python"), "", *md_code_block(out, "text"), ""]
     return "\n".join(lines)
 
 
@@ -210,7 +211,7 @@ white-space:pre-wrap}pre.err{background:#fff5f5}section.failure{border-top:1px s
 
 
 def _details_html(details: list[dict[str, Any]]) -> str:
-    e = html.escape
+    e = html_text
     parts = ["<h2 id='failure-reports'>Failure reports</h2>"]
     for d in details:
         parts.append(f"<section class='failure' id='{e(d['id'])}'><h3>{e(d['heading'])}</h3>"
@@ -240,7 +241,7 @@ def _details_html(details: list[dict[str, Any]]) -> str:
 
 def render_html(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]],
                 details: list[dict[str, Any]] | None = None) -> str:
-    e = html.escape
+    e = html_text
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)}</title><style>{_CSS}</style></head>",
              f"<body><h1>{e(title)}</h1>"]  # fmt: skip
     for n, (name, header, rows, note) in enumerate(secs):

@@ -20,7 +20,7 @@ import threading
 from kramabench.contracts import interrupt
 
 #: seconds from the first signal until the process is ended, if it has not ended by itself
-WATCHDOG_S = 12.0
+WATCHDOG_S = 20.0
 #: seconds from a second signal until the process is ended
 SECOND_SIGNAL_S = 2.0
 #: the exit code of an interrupted command

@@ -4,6 +4,9 @@
   (or stderr) finds its reader gone, the stream is pointed at ``/dev/null`` and the command goes on and
   exits as it would have (the run is still recorded, the report still written), quietly.
 - A closed stream (``kramabench run ... >&-``) is ``/dev/null``.
+- What is written is shown, not obeyed: in a pipe or a file no control character passes (escape sequences,
+  carriage returns and bidi overrides are written escaped, ``\x1b``, ``\u202e``); on a terminal only the
+  consoles' own control sequences do (colours, a live display's cursor moves).
 - Text the stream's encoding cannot hold (``PYTHONIOENCODING=ascii`` and a task id in Greek) is written
   escaped (``\\u03b1``), never a ``UnicodeEncodeError``.
 - ``COLUMNS`` that is not a positive number (``COLUMNS=0`` made every command print nothing) is ignored;
@@ -18,6 +21,8 @@ import os
 import sys
 from typing import Any
 
+from kramabench.contracts.text import safe_text, terminal_output
+
 MIN_COLUMNS = 20
 MAX_COLUMNS = 1000
 
@@ -28,6 +33,10 @@ class PipeSafe(io.TextIOBase):
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.closed_pipe = False
+        try:
+            self._tty = bool(inner.isatty())
+        except (ValueError, OSError):
+            self._tty = False
 
     def _gone(self) -> None:
         """The reader is gone: what follows is discarded (the descriptor itself now points at /dev/null, so
@@ -42,10 +51,16 @@ class PipeSafe(io.TextIOBase):
             pass
 
     def write(self, s: str) -> int:
+        if not isinstance(s, str):  # as a text stream does (click probes a stream with write(b""))
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
         if self.closed_pipe:
             return len(s)
+        # the last line of defence for what data may hold (escape sequences, bidi overrides): on a terminal
+        # only the consoles' own control sequences pass; in a pipe or a file, no control character at all
+        shown = terminal_output(s) if self._tty else safe_text(s, multiline=True)
         try:
-            return self._inner.write(s)
+            self._inner.write(shown)
+            return len(s)
         except BrokenPipeError:
             self._gone()
             return len(s)

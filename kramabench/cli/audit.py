@@ -71,11 +71,11 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print the audit as JSON"),
     ) -> None:
         """Run every task's reference solution and say whether it reproduces its gold (plus static checks)."""
-        from rich.console import Console
         from rich.markup import escape
 
         from kramabench.audit.reference import append_progress, audit_reference, read_progress
         from kramabench.audit.report import write_report
+        from kramabench.cli._common import SafeConsole as Console
         from kramabench.cli._common import error_console
         from kramabench.workload import WorkloadError, list_domains, load_workload
         from kramabench.workload.fetch import FetchError
@@ -205,12 +205,11 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Audit every failed task of a run: root cause, verified derivation, attribution and category."""
-        from rich.console import Console
-
         from kramabench.audit.auditor import AuditorOptions
         from kramabench.audit.corrector import propose, write_proposals
         from kramabench.audit.failures import audit_failures
         from kramabench.audit.report import write_report
+        from kramabench.cli._common import SafeConsole as Console
 
         if not (run_dir / "manifest.json").is_file():
             raise fail(f"{run_dir}: not a run folder (no manifest.json)")
@@ -294,10 +293,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     ) -> None:
         """Run the auditor k times on a labelled set: Cohen's kappa at attribution and category level."""
-        from rich.console import Console
-
         from kramabench.audit.auditor import AuditorOptions
         from kramabench.audit.reliability import check_reliability
+        from kramabench.cli._common import SafeConsole as Console
         from kramabench.workload import WorkloadError
         from kramabench.workload.suites import resolve_workload_root
 
@@ -337,9 +335,8 @@ def register(app: typer.Typer) -> None:
 
 def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | None, verify: bool, sandbox: str,
                     as_json: bool, check: bool, from_bare: bool) -> None:  # fmt: skip
-    from rich.console import Console
-
     from kramabench.audit.coverage import coverage, verify_derivations
+    from kramabench.cli._common import SafeConsole as Console
     from kramabench.workload import TASK_CLASSES, WorkloadError, list_domains, load_errata, load_workload
     from kramabench.workload.fetch import FetchError
     from kramabench.workload.loader import default_errata
@@ -404,8 +401,7 @@ def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | 
 def _print_errata_only(why: str, domains: list[str] | None, check: bool) -> None:
     """The classes the official errata record, per domain, when the official workloads are not here to count
     their tasks (so the tasks not accounted for cannot be named)."""
-    from rich.console import Console
-
+    from kramabench.cli._common import SafeConsole as Console
     from kramabench.workload import TASK_CLASSES, WorkloadError, load_errata, official_errata_path
 
     try:

@@ -29,9 +29,9 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Fetch the official workloads (workload/, data/, solutions/) at a pinned commit, verified."""
-        from rich.console import Console
         from rich.markup import escape
 
+        from kramabench.cli._common import SafeConsole as Console
         from kramabench.cli._common import error_console
         from kramabench.workload.fetch import ChecksumRequired, FetchError, fetch_official
 

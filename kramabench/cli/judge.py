@@ -80,8 +80,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     ) -> None:
         """Run the pipeline-design judge k times on a labelled set: flip rate, accuracy, Cohen's kappa."""
-        from rich.console import Console
-
+        from kramabench.cli._common import SafeConsole as Console
         from kramabench.cli._common import error_console, fail
         from kramabench.models import ModelError, get_model
         from kramabench.run.judge_check import JudgeCheckError, load_labelled_set, run_judge_check

@@ -25,6 +25,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the inventory (format, encoding, rows, columns) and the snippets of every file."""
         from kramabench.cli._common import fail
+        from kramabench.contracts.text import safe_text, unsafe
         from kramabench.lake import LakeIndex, LakeOptions
         from kramabench.lake.readers import delimiter_name
         from kramabench.lake.render import human_size, render_entries
@@ -58,7 +59,9 @@ def register(app: typer.Typer) -> None:
             rows_s = "" if e.rows is None else str(e.rows)
             cols_s = "" if e.n_columns is None else str(e.n_columns)
             note = e.error or "; ".join(e.notes[:1])
-            lines.append([e.path, fmt, e.encoding or "", human_size(e.size), rows_s, cols_s, note[:100]])
+            # file names and notes are the lake's: shown as one line each, never obeyed by the terminal
+            lines.append([safe_text(e.path), fmt, e.encoding or "", human_size(e.size), rows_s, cols_s,
+                          safe_text(note[:100])])
         widths = [max([len(header[i])] + [len(r[i]) for r in lines]) for i in range(len(header) - 1)]
         right = {3, 4, 5}
 
@@ -67,7 +70,7 @@ def register(app: typer.Typer) -> None:
             return "  ".join(cells + [r[-1]]).rstrip()
 
         out = sys.stdout
-        out.write(f"{directory}: {len(index)} files, {human_size(index.total_size)}\n\n")
+        out.write(f"{safe_text(directory)}: {len(index)} files, {human_size(index.total_size)}\n\n")
         out.write(fmt_row(header) + "\n")
         for r in lines:
             out.write(fmt_row(r) + "\n")
@@ -80,7 +83,11 @@ def register(app: typer.Typer) -> None:
             cache=None,
             root=index.root,
         )
-        sys.stdout.write(rendered.text)
+        text = rendered.text
+        for e in index.entries:  # a file name with a newline must not start a line of its own
+            if unsafe(e.path):
+                text = text.replace(e.path, safe_text(e.path))
+        sys.stdout.write(safe_text(text, multiline=True))  # the lake's own bytes, shown
         if budget is not None:
             sys.stdout.write(f"\n(~{rendered.tokens} tokens of a {budget}-token budget)\n")
 

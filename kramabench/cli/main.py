@@ -7,6 +7,7 @@ import their heavy dependencies inside the commands, so that ``kramabench --help
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from typing import Any
 
@@ -16,6 +17,7 @@ from typer.core import TyperGroup
 
 from kramabench.cli import _signals, _streams
 from kramabench.cli._common import error_console, fast_exit_allowed
+from kramabench.contracts.text import safe_text
 
 #: command-group modules of ``kramabench.cli``, in help order
 COMMAND_MODULES = ["workloads", "run", "score", "report", "view", "fetch", "sandbox", "lake", "judge", "audit", "plugins"]
@@ -24,6 +26,15 @@ COMMAND_MODULES = ["workloads", "run", "score", "report", "view", "fetch", "sand
 #: typer's click exceptions (typer >= 0.20 vendors click as typer._click; before, it used click itself)
 _USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 _CLICK_EXCEPTION: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class SafeFormatter(logging.Formatter):
+    """Log lines for a terminal: the message (which names files, tasks, answers: data) as one line of shown text
+    (:func:`kramabench.contracts.text.safe_text`); a traceback below it stays as it is."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        record.message = safe_text(record.message)
+        return super().formatMessage(record)
 
 
 class _Interrupted(Exception):
@@ -93,7 +104,9 @@ def build_app() -> typer.Typer:
     ) -> None:
         import logging
 
-        logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        handler = logging.StreamHandler()  # log messages name files and tasks: data, shown as one line each
+        handler.setFormatter(SafeFormatter("%(levelname)s %(name)s: %(message)s"))
+        logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, handlers=[handler])
         _sweep_leftovers()
 
     for name in COMMAND_MODULES:

@@ -1,5 +1,7 @@
 """``kramabench systems`` / ``settings`` / ``scorers`` / ``sandboxes`` / ``providers``: what is installed.
 
+``kramabench settings show NAME`` prints a setting's family and options.
+
 Each lists the plug-ins of its entry-point group (kramabench's built-ins and any installed package's);
 ``kramabench systems show NAME`` prints a system's options with their types and defaults, from its options
 model. Listing reads package metadata; only ``systems`` (for its descriptions) and ``show`` import plug-ins.
@@ -20,7 +22,7 @@ def _table(*headers: str):  # type: ignore[no-untyped-def]
 
 
 def _print(table) -> None:  # type: ignore[no-untyped-def]
-    from rich.console import Console
+    from kramabench.cli._common import SafeConsole as Console
 
     Console(soft_wrap=True).print(table)
 
@@ -83,10 +85,42 @@ def register(app: typer.Typer) -> None:
 
     app.add_typer(systems, name="systems")
 
-    @app.command("settings")
-    def settings_cmd() -> None:
-        """List the installed evaluation settings (--setting)."""
+    settings = typer.Typer(help="List the installed evaluation settings (--setting); `settings show NAME` prints a "
+                           "setting's options (--setting-option).", no_args_is_help=False, invoke_without_command=True)
+
+    @settings.callback()
+    def settings_list(ctx: typer.Context) -> None:
+        if ctx.invoked_subcommand is not None:
+            return
         _list("settings")
+
+    @settings.command("show")
+    def settings_show(name: str = typer.Argument(..., help="a setting name (see `kramabench settings`)")) -> None:
+        """Print a setting's workload family and its options (--setting-option key=value) with their defaults."""
+        from kramabench.run.settings import Configurable, get_setting, setting_family
+
+        try:
+            setting = get_setting(name)
+        except (KeyError, TypeError) as e:
+            raise fail(str(e).strip("'\"")) from None
+        print(f"{name}: runs workloads of the {setting_family(setting)!r} family")
+        if not isinstance(setting, Configurable):
+            print("options: none")
+            return
+        t = _table("option", "type", "default", "description")
+        import typing
+
+        for field, info in setting.options_model.model_fields.items():
+            ann = info.annotation
+            if typing.get_origin(ann) is typing.Literal:
+                kind = "|".join(str(a) for a in typing.get_args(ann))
+            else:
+                kind = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
+            t.add_row(Text(field), Text(kind), Text(repr(info.get_default(call_default_factory=True))),
+                      Text(info.description or ""))
+        _print(t)
+
+    app.add_typer(settings, name="settings")
 
     @app.command("scorers")
     def scorers_cmd() -> None:

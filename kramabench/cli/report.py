@@ -48,9 +48,9 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Write report.md and a self-contained report.html (tables with intervals, plots, per-task rows)."""
-        from rich.console import Console
         from rich.markup import escape
 
+        from kramabench.cli._common import SafeConsole as Console
         from kramabench.cli._common import error_console
         from kramabench.report import ReportError, write_report
 

@@ -44,7 +44,7 @@ def _parse_option(text: str) -> tuple[str, Any]:
 OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--workload": ("RunConfig", "workload"), "--domain": ("RunConfig", "domains"), "--system": ("RunConfig", "system"),
     "--task": ("RunConfig", "tasks"), "--exclude-task": ("RunConfig", "exclude_tasks"),
-    "--option": ("RunConfig", "system_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
+    "--option": ("RunConfig", "system_options"), "--setting-option": ("RunConfig", "setting_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
     "--sandbox": ("RunConfig", "sandbox"), "--no-errata": ("RunConfig", "errata"), "--run-id": ("RunConfig", "run_id"),
     "--errata": ("RunConfig", "errata_file"),
     "--resume": ("RunConfig", "resume"), "--results": ("RunConfig", "results"),
@@ -93,6 +93,8 @@ def register(app: typer.Typer) -> None:
         exclude_task: list[str] = typer.Option(None, "--exclude-task", help=_help(RunConfig, "exclude_tasks")),
         system: str = typer.Option(None, "--system", "-s", help=_help(RunConfig, "system")),
         option: list[str] = typer.Option(None, "--option", "-o", help=_help(RunConfig, "system_options")),
+        setting_option: list[str] = typer.Option(None, "--setting-option", "-S",
+                                                 help=_help(RunConfig, "setting_options")),
         model: str = typer.Option(None, "--model", "-m", help=_help(RunConfig, "model")),
         judge: str = typer.Option(None, "--judge", help=_help(RunConfig, "judge")),
         concurrency: int = typer.Option(None, "--concurrency", "-j", help=_help(RunOptions, "concurrency")),
@@ -123,7 +125,7 @@ def register(app: typer.Typer) -> None:
         list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
     ) -> None:
         """Run SYSTEM on a workload: writes results/<run_id>/manifest.json and records.jsonl."""
-        from rich.console import Console
+        from kramabench.cli._common import SafeConsole as Console
 
         if list_systems:
             _print_systems(Console())
@@ -138,7 +140,8 @@ def register(app: typer.Typer) -> None:
             open_resume,
             prepare,
         )
-        from kramabench.run.table import domain_table, floors_text, render_table
+        from kramabench.run.settings import setting_metrics
+        from kramabench.run.table import domain_table, floors_text, render_metrics, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
         if progress not in PROGRESS_KINDS:
@@ -165,6 +168,7 @@ def register(app: typer.Typer) -> None:
                 "exclude_tasks": list(exclude_task) if exclude_task else None,
                 "system": system,
                 "system_options": sys_opts or None,
+                "setting_options": dict(_parse_option(o) for o in (setting_option or [])) or None,
                 "model": model,
                 "judge": judge,
                 "sandbox": sandbox,
@@ -257,6 +261,13 @@ def register(app: typer.Typer) -> None:
             out.print(render_table(rows, total, title=title, width=out.width))
             for line in floors_text(result.records, setting=config.options.setting, manifest=prepared.manifest):
                 out.print(Text(line))
+        declared = setting_metrics(config.options.setting,
+                                   [r for r in result.records if r.setting == config.options.setting])
+        if declared:
+            out.print(render_metrics(declared, title=f"{config.options.setting}: the setting's metrics", width=out.width))
+        differences = (prepared.manifest.options.get("setting_info") or {}).get("differences") or []
+        if differences:
+            out.print(Text("deliberate differences from the original set-up:\n" + "\n".join(f"  - {d}" for d in differences)))
         if result.skipped_finished:
             err.print(f"resumed: {result.skipped_finished} task(s) already recorded were skipped", highlight=False)
         out.print(Text(f"run folder: {result.run_dir}"))

@@ -15,6 +15,7 @@ import typer
 from rich import box
 
 from kramabench.cli._common import allow_fast_exit
+from kramabench.contracts.text import safe_text
 
 logger = logging.getLogger(__name__)
 
@@ -107,10 +108,11 @@ def _print(report, console, *, show_tasks: bool) -> None:
             if scale_label(i.details):
                 note = (note + f" scale_mismatch: {scale_label(i.details)}").strip()
             # ids and notes are data, not markup: "[/]" in a task id crashed the table, "[red]" recoloured it
-            row = [Text(i.task_id), Text(i.answer_type or "?"),
-                   *([Text(report.classes.get(i.task_id, "–"))] if report.classes else []),
+            # and shown, never obeyed by the terminal: one line each (kramabench.contracts.text.safe_text)
+            row = [Text(safe_text(i.task_id)), Text(safe_text(i.answer_type or "?")),
+                   *([Text(safe_text(report.classes.get(i.task_id, "–")))] if report.classes else []),
                    cell(i), cell(o) if o is not None else Text(_fmt(i.value) if not i.unscored else "unscored", style="dim"),
-                   Text(note)]
+                   Text(safe_text(note))]
             if report.subtasks_scored:
                 vals = [s.value for s in subs.get(i.task_id, []) if s.value is not None]
                 row.append(f"{sum(vals) / len(vals):.3f} ({len(vals)})" if vals else "-")
@@ -139,7 +141,7 @@ def _print(report, console, *, show_tasks: bool) -> None:
     rows.append((TOTAL, s.overall, s.overall_subtasks, osum.overall))  # the same rows as `kramabench run` prints
     for name, main, sub, omain in rows:
         ocells = [format_pct(omain.mean)] + ([] if narrow else [format_ci(omain.ci_low, omain.ci_high)])
-        row = [Text(name), str(main.n + main.n_unscored), format_pct(main.mean), format_ci(main.ci_low, main.ci_high),
+        row = [Text(safe_text(name)), str(main.n + main.n_unscored), format_pct(main.mean), format_ci(main.ci_low, main.ci_high),
                *ocells, str(main.n_unscored), str(main.n_missing)]
         if report.subtasks_scored:
             row.append(f"{format_pct(sub.mean)} {format_ci(sub.ci_low, sub.ci_high)}" if sub.mean is not None else "–")
@@ -225,11 +227,13 @@ def _floor_lines(report) -> list[str]:
 
 
 def _baseline_items(path: Path):
-    from kramabench.files import FileRefused, read_bytes
+    from kramabench.files import FileRefused, check_json_values, read_bytes
     from scorers.stats import ScoredItem
 
     try:
-        data = json.loads(read_bytes(path, limit=1 << 30, what="baseline score file"))
+        raw = read_bytes(path, limit=256 << 20, what="baseline score file")
+        check_json_values(raw, path, what="baseline score file")
+        data = json.loads(raw)
         return [ScoredItem.model_validate(i) for i in data["items"]]
     except FileRefused as e:
         raise CliError(f"--baseline {e}") from e
@@ -257,8 +261,7 @@ def run_score(
     console=None,
 ):
     """The command's work, callable from Python (returns the :class:`~kramabench.run.predictions.ScoreReport`)."""
-    from rich.console import Console
-
+    from kramabench.cli._common import SafeConsole as Console
     from kramabench.files import FileRefused, check_regular, write_file
     from kramabench.run.predictions import (
         PredictionsShapeError,

@@ -20,9 +20,9 @@ def register(app: typer.Typer) -> None:
         """Serve a live viewer of the runs under RESULTS_DIR: filter, search, tasks, side-by-side comparison."""
         import errno
 
-        from rich.console import Console
         from rich.markup import escape
 
+        from kramabench.cli._common import SafeConsole as Console
         from kramabench.cli._common import error_console, fail
         from kramabench.run.paths import default_results_dir
         from kramabench.view import ViewServer

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kramabench.cli._common import SafeConsole as Console
 from kramabench.cli._common import error_console, fail
+from kramabench.contracts.text import safe_text
 
 if TYPE_CHECKING:  # imported when a command runs (_import_workload), not for ``kramabench --help``
     from kramabench.workload import (
@@ -234,12 +235,12 @@ def _findings_table(title: str, shown: list[Finding]) -> Table:
     table.add_column("message", overflow="fold")
     table.add_column("suggestion", overflow="fold")
     for f in shown:
-        table.add_row(
+        table.add_row(  # ids, fields and messages name what the workload holds: shown as one line each
             Text(_severity_label(f), style=_SEV_STYLE.get(f.severity, "")),
-            Text(f.where),
-            Text(f.field or ""),
-            Text(f"{f.message} [{f.code}]"),
-            Text(f.suggestion or ""),
+            Text(safe_text(f.where)),
+            Text(safe_text(f.field or "")),
+            Text(f"{safe_text(f.message)} [{f.code}]"),
+            Text(safe_text(f.suggestion or "")),
         )
     return table
 
@@ -249,11 +250,11 @@ def _print_finding_block(con: Console, f: Finding) -> None:
     lines keep the indent), so a finding reads well in 80 columns and when piped."""
     head = Text()
     head.append(_severity_label(f).ljust(7), style=_SEV_STYLE.get(f.severity, ""))
-    head.append(f"  {f.where}  {f.field or '-'}  [{f.code}]")
+    head.append(f"  {safe_text(f.where)}  {safe_text(f.field or '-')}  [{f.code}]")
     con.print(head, overflow="fold")
-    _print_indented(con, f.message)
+    _print_indented(con, safe_text(f.message))
     if f.suggestion:
-        _print_indented(con, f"suggestion: {f.suggestion}", style="green")
+        _print_indented(con, f"suggestion: {safe_text(f.suggestion)}", style="green")
 
 
 def _print_indented(con: Console, text: str, *, style: str = "", indent: int = 4) -> None:

@@ -6,6 +6,7 @@ This package imports nothing else of kramabench: it is the bottom floor (see doc
 
 from kramabench.contracts.answers import AnswerType, KeyFunctionality
 from kramabench.contracts.artifacts import Artifact
+from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.model import (
     ChatMessage,
     Completion,
@@ -69,6 +70,7 @@ __all__ = [
     "Mount",
     "PythonError",
     "PythonResult",
+    "RatioMetric",
     "ServiceForward",
     "Session",
     "SessionBudgetSpent",

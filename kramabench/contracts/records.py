@@ -24,6 +24,7 @@ from kramabench.files import (
     LINE_BYTES,
     FileRefused,
     LongLine,
+    check_json_values,
     check_regular,
     human_size,
     iter_lines,
@@ -185,6 +186,11 @@ def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE,
             if not raw.strip():
                 continue
             try:
+                check_json_values(raw, path, what="record")
+            except FileRefused as e:  # a line of millions of tiny values: gigabytes once parsed
+                yield n, e.reason, False
+                continue
+            try:
                 yield n, parse(raw), False
             except (ValidationError, ValueError, RecursionError) as e:
                 if not ended:
@@ -234,6 +240,10 @@ def parse_manifest(data: bytes, path: Path | str) -> Manifest:
 
     if not data.strip():
         raise ValueError(f"{path}: the manifest is empty (the run folder is damaged); start a new run")
+    try:
+        check_json_values(data, path, what="manifest")
+    except FileRefused as e:
+        raise ValueError(str(e)) from None
     try:
         doc = json.loads(data)
     except UnicodeDecodeError:

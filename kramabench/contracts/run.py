@@ -32,8 +32,9 @@ MAX_SECONDS = 7 * 24 * 3600.0
 class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
-    setting: SettingName = Field(
-        "end-to-end", description="end-to-end, pipeline-design, subtasks, or an installed plug-in's (kramabench settings)"
+    setting: SettingName | None = Field(
+        None, description="end-to-end, pipeline-design, subtasks, elt, or an installed plug-in's (kramabench settings); "
+        "default: the workload's (end-to-end; elt for an ELT suite)"
     )
     concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY, description=f"tasks at once (at most {MAX_CONCURRENCY})")
     model_concurrency: int | None = Field(
@@ -98,6 +99,10 @@ class RunConfig(BaseModel):
     system: str = Field(description="reference, replay, ds-guru-*, an installed plug-in (kramabench systems), or module:Class")
     system_options: dict[str, Any] = Field(
         default_factory=dict, description="system option key=value (JSON value or string); repeatable"
+    )
+    setting_options: dict[str, Any] = Field(
+        default_factory=dict, description="setting option key=value (JSON value or string); repeatable; the "
+        "setting's options: kramabench settings show NAME (e.g. elt: s3=files, mongod=/usr/bin/mongod)"
     )
     model: str | None = Field(None, description="model id, e.g. openai/gpt-4o-mini, openai-compatible/<m>@<url>")
     judge: str | None = Field(

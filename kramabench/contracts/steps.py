@@ -26,7 +26,7 @@ FORMAT_ERROR: StepOutcome = "format_error"
 class AgentStep(BaseModel):
     """One step: the model's reply (thought and code), what running the code showed, and what it cost."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     step: int = Field(ge=1, description="1-based")
     outcome: StepOutcome

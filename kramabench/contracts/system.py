@@ -53,6 +53,12 @@ class TaskInput(BaseModel):
     mounts: list[Mount] = Field(
         default_factory=list, description="more read-only host paths for the system's sessions (Sandbox.session(mounts=...))"
     )
+    outputs: list[str] = Field(
+        default_factory=list,
+        description="files of the session workspace (relative paths) that the task's answer is, e.g. an ELT task's "
+        "warehouse file and its write-ahead log: collect them all (Session.collect) before the session ends; one "
+        "that does not exist is refused ('no such file or folder'), which the setting judges, not the system",
+    )
 
 
 class OutcomeError(BaseModel):

@@ -10,7 +10,13 @@ file while it is scored.
 
 from __future__ import annotations
 
+import json
 import logging
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed, get_comparator
 from kramabench.elt.compare.values import Table
-from kramabench.elt.suite.models import Pipeline, Suite
+from kramabench.elt.suite.models import DataModel, Pipeline, Suite
 from kramabench.files import MB, read_text
 
 log = logging.getLogger(__name__)
@@ -119,7 +125,30 @@ def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str) -> Stage1:
+@contextmanager
+def _deadline(con: Any, seconds: float | None) -> Iterator[None]:
+    """Interrupt what ``con`` runs after ``seconds`` (a view of the system's that never ends): the statement
+    fails with DuckDB's interrupt error."""
+    if not seconds:
+        yield
+        return
+    timer = threading.Timer(seconds, con.interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _why(e: Exception, seconds: float | None) -> str:
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if "INTERRUPT" in text.upper():
+        return f"took longer than {seconds:g} s (a view that does not end?)" if seconds else "interrupted"
+    return text
+
+
+def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str, *, timeout_s: float | None = None) -> Stage1:
     have = {r[0].lower(): r[0] for r in con.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?)",
         [catalog, schema]).fetchall()}
@@ -130,9 +159,11 @@ def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str) -> Stage1:
             checks[t] = TableCheck(expected=n, ok=False, reason="not in the warehouse")
             continue
         try:
-            found = int(con.execute(f"SELECT count(*) FROM {_ident(catalog)}.{_ident(schema)}.{_ident(name)}").fetchone()[0])
+            with _deadline(con, timeout_s):
+                found = int(con.execute(
+                    f"SELECT count(*) FROM {_ident(catalog)}.{_ident(schema)}.{_ident(name)}").fetchone()[0])
         except Exception as e:  # noqa: BLE001 - a broken view is the table's failure
-            checks[t] = TableCheck(expected=n, ok=False, reason=f"cannot be read: {str(e).splitlines()[0]}")
+            checks[t] = TableCheck(expected=n, ok=False, reason=f"cannot be read: {_why(e, timeout_s)}")
             continue
         ok = n is not None and found == n
         reason = None if ok else ("no expected row count" if n is None else f"{found} rows, {n} expected")
@@ -147,13 +178,124 @@ def read_ground_truth(pipeline: Pipeline, model: str) -> Table:
     return Table.from_csv(pipeline.folder / m.ground_truth)
 
 
-def run_query(con: Any, sql: str) -> Table:
-    cur = con.execute(sql)
-    cols = [d[0] for d in cur.description]
-    return Table.from_db(cols, cur.fetchall())
+class QueryResult(BaseModel):
+    """What a data model's evaluation query returned (or why it failed)."""
+
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
+
+    model: str
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(default_factory=list)
+    truncated: bool = Field(False, description="the query returned more rows than were read (row_cap)")
+    error: str | None = None
+
+    def table(self) -> Table:
+        return Table(self.columns, [tuple(r) for r in self.rows])
 
 
-def stage2(con: Any, pipeline: Pipeline, comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS) -> list[ModelScore]:
+class WarehouseRead(BaseModel):
+    """Everything the scorer reads from a warehouse: stage 1 and (when it passed) each query's result."""
+
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="constants")
+
+    stage1: Stage1
+    queries: list[QueryResult] = Field(default_factory=list)
+
+
+#: compare(model, expected, actual, comparators) -> comparator name -> result
+Compare = Callable[[DataModel, Table, Table, list[str]], dict[str, TableResult]]
+
+
+def compare_direct(model: DataModel, expected: Table, actual: Table, comparators: list[str]) -> dict[str, TableResult]:
+    """Each comparator of :mod:`kramabench.elt.compare` on the pair, with the model's dropped columns."""
+    return {c: get_comparator(c).compare(expected, actual, dropped=model.dropped_for(c)) for c in comparators}
+
+
+def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
+                   row_caps: dict[str, int] | None = None, query_timeout_s: float | None = None) -> WarehouseRead:
+    """Stage 1, then (only when it passed) each data model's evaluation query, on a locked-down read-only
+    connection. ``row_caps``: model -> the most rows read of its result (more is reported as truncated);
+    ``query_timeout_s``: each statement is interrupted after that long (its table or model fails, the rest is
+    read)."""
+    try:
+        con = open_warehouse(warehouse, pipeline.id, schema)
+    except WarehouseError as e:
+        return WarehouseRead(stage1=Stage1(passed=False, error=str(e)))
+    try:
+        s1 = stage1(con, pipeline, pipeline.id, schema, timeout_s=query_timeout_s)
+        queries: list[QueryResult] = []
+        if s1.passed:
+            for m in pipeline.models:
+                if m.evaluation is None or not (pipeline.folder / m.evaluation).is_file():
+                    queries.append(QueryResult(model=m.name, error="no evaluation query"))
+                    continue
+                try:
+                    sql = read_text(pipeline.folder / m.evaluation, limit=16 * MB, what="evaluation query")
+                except OSError as e:
+                    queries.append(QueryResult(model=m.name, error=f"evaluation query unreadable: {e}"))
+                    continue
+                cap = (row_caps or {}).get(m.name)
+                try:
+                    with _deadline(con, query_timeout_s):
+                        cur = con.execute(sql)
+                        cols = [d[0] for d in cur.description]
+                        raw = cur.fetchall() if cap is None else cur.fetchmany(cap + 1)
+                except Exception as e:  # noqa: BLE001 - the model's failure, with DuckDB's reason
+                    queries.append(QueryResult(model=m.name,
+                                               error=f"the evaluation query failed: {_why(e, query_timeout_s)}"))
+                    continue
+                truncated = cap is not None and len(raw) > cap
+                rows = [list(r) for r in Table.from_db(cols, raw[:cap] if truncated else raw).rows]
+                queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated))
+    finally:
+        con.close()
+    return WarehouseRead(stage1=s1, queries=queries)
+
+
+def read_warehouse_isolated(pipeline: Pipeline, warehouse: Path, schema: str, *,
+                            row_caps: dict[str, int] | None = None, timeout_s: float = 600.0,
+                            query_timeout_s: float = 120.0, memory_mb: int = 4096) -> WarehouseRead:
+    """:func:`read_warehouse` in a child process (``python -m kramabench.elt.read_worker``) with a wall-clock
+    and a memory limit: the warehouse is made by the system's code, and its views run while it is read (a
+    crafted file that crashes DuckDB, a view that never ends or fills the memory is the task's failure, never
+    the run's)."""
+    req = {"pipeline": pipeline.model_dump(mode="json"), "warehouse": str(warehouse), "schema": schema,
+           "row_caps": row_caps or {}, "memory_mb": memory_mb, "query_timeout_s": query_timeout_s}
+    try:
+        proc = subprocess.run([sys.executable, "-m", "kramabench.elt.read_worker"], input=json.dumps(req).encode(),
+                              capture_output=True, timeout=timeout_s, env=_worker_env())
+    except subprocess.TimeoutExpired:
+        return WarehouseRead(stage1=Stage1(passed=False, error=f"reading the warehouse took longer than {timeout_s:g} s "
+                                                               "(a view that does not end?); not scored"))
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        why = err[-1] if err else f"exit code {proc.returncode}"
+        if proc.returncode < 0:
+            why = f"killed by signal {-proc.returncode}" + (f" ({why})" if err else "")
+        return WarehouseRead(stage1=Stage1(passed=False, error=f"the warehouse could not be read: {why}"))
+    try:
+        return WarehouseRead.model_validate_json(proc.stdout)
+    except ValueError as e:
+        return WarehouseRead(stage1=Stage1(passed=False, error=f"the warehouse reader answered nonsense: {e}"))
+
+
+def _worker_env() -> dict[str, str]:
+    import os
+
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV")
+    return {k: v for k, v in os.environ.items() if k in keep}
+
+
+def score_read(pipeline: Pipeline, read: WarehouseRead, comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS,
+               *, compare: Compare | None = None) -> PipelineScore:
+    """Stage 2 from what was read: each query's result against its ground truth under each comparator."""
+    comps = list(comparators)
+    cmp = compare or compare_direct
+    if not read.stage1.passed:
+        why = "stage 1 failed: not compared" if read.stage1.error is None else "stage 1 failed"
+        return PipelineScore(pipeline=pipeline.id, stage1=read.stage1, comparators=comps,
+                             models=[ModelScore(model=m.name, error=why) for m in pipeline.models])
+    by_model = {q.model.lower(): q for q in read.queries}
     out: list[ModelScore] = []
     for m in pipeline.models:
         try:
@@ -161,44 +303,46 @@ def stage2(con: Any, pipeline: Pipeline, comparators: tuple[str, ...] | list[str
         except (OSError, UnicodeDecodeError) as e:
             out.append(ModelScore(model=m.name, error=f"ground truth unreadable: {e}"))
             continue
-        if m.evaluation is None or not (pipeline.folder / m.evaluation).is_file():
-            out.append(ModelScore(model=m.name, error="no evaluation query"))
+        q = by_model.get(m.name.lower())
+        if q is None or q.error is not None:
+            msg = q.error if q is not None else "not read"
+            results = {c: failed(c, expected, msg) for c in comps} if q is not None and q.error != "no evaluation query" else {}
+            out.append(ModelScore(model=m.name, error=msg, results=results))
             continue
-        try:
-            sql = read_text(pipeline.folder / m.evaluation, limit=16 * MB, what="evaluation query")
-        except OSError as e:
-            out.append(ModelScore(model=m.name, error=f"evaluation query unreadable: {e}"))
-            continue
-        try:
-            actual = run_query(con, sql)
-        except Exception as e:  # noqa: BLE001 - the model's failure, with DuckDB's reason
-            msg = f"the evaluation query failed: {str(e).splitlines()[0]}"
-            out.append(ModelScore(model=m.name, error=msg,
-                                  results={c: failed(c, expected, msg) for c in comparators}))
-            continue
-        results = {c: get_comparator(c).compare(expected, actual, dropped=m.dropped_for(c)) for c in comparators}
-        out.append(ModelScore(model=m.name, results=results))
-    return out
+        out.append(ModelScore(model=m.name, results=cmp(m, expected, q.table(), comps),
+                              error=f"the query returned more than {len(q.rows)} rows; the rest was not read"
+                              if q.truncated else None))
+    return PipelineScore(pipeline=pipeline.id, stage1=read.stage1, models=out, comparators=comps)
 
 
-def score_pipeline(suite: Suite, pipeline: Pipeline, warehouse: Path,
-                   comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS) -> PipelineScore:
-    """Stage 1, then (only when it passed) stage 2 of one pipeline's warehouse file."""
-    comps = list(comparators)
-    try:
-        con = open_warehouse(warehouse, pipeline.id, suite.schema_name)
-    except WarehouseError as e:
-        return PipelineScore(pipeline=pipeline.id, comparators=comps, stage1=Stage1(passed=False, error=str(e)),
-                             models=[ModelScore(model=m.name, error="stage 1 failed") for m in pipeline.models])
-    try:
-        s1 = stage1(con, pipeline, pipeline.id, suite.schema_name)
-        if not s1.passed:
-            models = [ModelScore(model=m.name, error="stage 1 failed: not compared") for m in pipeline.models]
-        else:
-            models = stage2(con, pipeline, comps)
-    finally:
-        con.close()
-    return PipelineScore(pipeline=pipeline.id, stage1=s1, models=models, comparators=comps)
+def row_caps(pipeline: Pipeline, *, slack: int = 10_000) -> dict[str, int]:
+    """The most rows read of each model's result: the ground truth's rows and ``slack`` more (a table that much
+    longer is wrong under every comparator)."""
+    caps: dict[str, int] = {}
+    for m in pipeline.models:
+        n = 0
+        if m.ground_truth and (pipeline.folder / m.ground_truth).is_file():
+            with open(pipeline.folder / m.ground_truth, "rb") as f:
+                n = sum(1 for _ in f)
+        caps[m.name] = 2 * n + slack
+    return caps
+
+
+def score_pipeline(suite: Suite | str, pipeline: Pipeline, warehouse: Path,
+                   comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS, *, isolated: bool = False,
+                   compare: Compare | None = None, timeout_s: float = 600.0,
+                   query_timeout_s: float = 120.0) -> PipelineScore:
+    """Stage 1, then (only when it passed) stage 2 of one pipeline's warehouse file. ``suite``: the suite or its
+    warehouse schema name. ``isolated``: read the warehouse in a child process with limits
+    (:func:`read_warehouse_isolated`; what a run does)."""
+    schema = suite if isinstance(suite, str) else suite.schema_name
+    caps = row_caps(pipeline)
+    if isolated:
+        read = read_warehouse_isolated(pipeline, warehouse, schema, row_caps=caps, timeout_s=timeout_s,
+                                       query_timeout_s=query_timeout_s)
+    else:
+        read = read_warehouse(pipeline, warehouse, schema, row_caps=caps, query_timeout_s=query_timeout_s)
+    return score_read(pipeline, read, comparators, compare=compare)
 
 
 def metrics(suite: Suite, scores: list[PipelineScore],
@@ -217,6 +361,7 @@ def metrics(suite: Suite, scores: list[PipelineScore],
 
 
 __all__ = [
-    "ModelScore", "PipelineScore", "Stage1", "SuiteMetrics", "TableCheck", "WarehouseError", "metrics",
-    "open_warehouse", "read_ground_truth", "run_query", "score_pipeline", "stage1", "stage2",
+    "Compare", "ModelScore", "PipelineScore", "QueryResult", "Stage1", "SuiteMetrics", "TableCheck", "WarehouseError",
+    "WarehouseRead", "compare_direct", "metrics", "open_warehouse", "read_ground_truth", "read_warehouse",
+    "read_warehouse_isolated", "row_caps", "score_pipeline", "score_read", "stage1",
 ]

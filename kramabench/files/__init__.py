@@ -7,6 +7,7 @@ One place for each: :func:`read_bytes`/:func:`open_regular` (every read), :func:
 from kramabench.files.paths import OutsideRoot, check_relative, inside
 from kramabench.files.read import (
     ERRATA_BYTES,
+    JSON_VALUES,
     LINE_BYTES,
     MANIFEST_BYTES,
     MB,
@@ -15,6 +16,7 @@ from kramabench.files.read import (
     WORKLOAD_BYTES,
     FileRefused,
     LongLine,
+    check_json_values,
     check_regular,
     human_size,
     iter_lines,
@@ -28,6 +30,7 @@ from kramabench.files.write import check_writable_dir, ensure_dir, fd_of, open_a
 
 __all__ = [
     "ERRATA_BYTES",
+    "JSON_VALUES",
     "LINE_BYTES",
     "MANIFEST_BYTES",
     "MB",
@@ -37,6 +40,7 @@ __all__ = [
     "FileRefused",
     "LongLine",
     "OutsideRoot",
+    "check_json_values",
     "check_regular",
     "check_relative",
     "check_writable_dir",

@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 #: bounds of the files kramabench reads whole (a file above its bound is refused, never read)
 MB = 1 << 20
-WORKLOAD_BYTES = 256 * MB  # a domain's task file (the official ones are at most 2 MB)
+WORKLOAD_BYTES = 64 * MB  # a domain's task file (the official ones are at most 2 MB)
 MANIFEST_BYTES = 64 * MB
 ERRATA_BYTES = 16 * MB
 SOLUTION_BYTES = 8 * MB  # a reference solution (a Python file)
@@ -145,6 +145,26 @@ def read_text(path: Path | str, *, limit: int, what: str | None = None, encoding
         raise FileRefused(path, f"not {encoding.upper()} text (byte {e.start}: {data[e.start:e.start + 1]!r})") from None
 
 
+#: JSON values (objects, lists, items) a file parsed whole may hold: about 500 MB of Python objects at most
+JSON_VALUES = 8_000_000
+
+
+def check_json_values(data: bytes | str, path: Path | str, *, what: str | None = None,
+                      limit: int = JSON_VALUES) -> None:
+    """Refuse (:class:`FileRefused`) JSON text that would become more than ``limit`` Python objects when parsed:
+    a 64 MB file of ``[]`` is 20 million lists, gigabytes of memory. Counted at C speed (brackets and commas,
+    strings included: an over-estimate), before parsing."""
+    if len(data) <= limit:
+        return
+    if isinstance(data, str):
+        n = data.count("{") + data.count("[") + data.count(",")
+    else:
+        n = data.count(b"{") + data.count(b"[") + data.count(b",")
+    if n > limit:
+        raise FileRefused(path, f"holds about {n:,} JSON values, more than the {limit:,} {_of(what)}; not parsed",
+                          errno.EFBIG)
+
+
 class LongLine:
     """Stands for a line longer than the bound in :func:`iter_lines`: its length, never its bytes."""
 
@@ -206,7 +226,7 @@ def lines_of(path: Path | str, *, what: str | None = None, max_line: int = LINE_
 
 
 __all__ = [
-    "ERRATA_BYTES", "LINE_BYTES", "MANIFEST_BYTES", "MB", "SMALL_JSON_BYTES", "SOLUTION_BYTES", "WORKLOAD_BYTES",
-    "FileRefused", "LongLine", "check_regular", "human_size", "iter_lines", "kind_of", "lines_of", "open_regular", "read_bytes",
+    "ERRATA_BYTES", "JSON_VALUES", "LINE_BYTES", "MANIFEST_BYTES", "MB", "SMALL_JSON_BYTES", "SOLUTION_BYTES", "WORKLOAD_BYTES",
+    "FileRefused", "LongLine", "check_json_values", "check_regular", "human_size", "iter_lines", "kind_of", "lines_of", "open_regular", "read_bytes",
     "read_text",
 ]  # fmt: skip

@@ -74,6 +74,8 @@ class ProviderOptions(BaseModel):
     concurrency: int | None = Field(None, ge=1, description="limit of concurrent calls to this endpoint (shared)")
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     price: Price | None = Field(None, description="overrides the pricing table for this model")
+    stream: bool = Field(False, description="receive each reply as server-sent events (for a gateway that drops a "
+                         "connection silent for long); the deadline, the size bound and the result are the same")
 
 
 _REASONING = re.compile(r"^(o\d|gpt-5)")
@@ -195,13 +197,41 @@ class ChatBackend:
         limit = options.timeout_s or DEFAULT_TIMEOUT_S
         left = _left_or_none(self.id)
         seconds = limit if left is None else min(limit, left)
-        try:
-            resp = deadline.bounded(lambda: self._client.chat.completions.create(**params, timeout=seconds),
-                                    seconds, what=self.id)
+        def request() -> Completion:
+            if not self.options.stream:
+                return self._parse(self._client.chat.completions.create(**params, timeout=seconds))
+            extra = {} if self.provider == "together" else {"stream_options": {"include_usage": True}}
+            return self._collect(self._client.chat.completions.create(**params, stream=True, timeout=seconds, **extra))
+
+        try:  # the whole reply (every event of a stream) within the deadline
+            return deadline.bounded(request, seconds, what=self.id)
         except deadline.DeadlineExceeded as e:
             why = "(--model-timeout)" if seconds == limit else "(what was left of the task's --model-budget)"
             raise deadline.DeadlineExceeded(f"{e} {why}") from None
-        return self._parse(resp)
+
+    def _collect(self, stream: Any) -> Completion:
+        """A streamed reply read to its end: the text of its deltas, its last finish reason, its usage chunk."""
+        parts: list[str] = []
+        finish = model = None
+        raw_usage = None
+        for chunk in stream:
+            model = getattr(chunk, "model", None) or model
+            raw_usage = getattr(chunk, "usage", None) or raw_usage
+            for choice in getattr(chunk, "choices", None) or []:
+                delta = getattr(choice, "delta", None)
+                text = getattr(delta, "content", None)
+                if isinstance(text, str):
+                    parts.append(text)
+                finish = getattr(choice, "finish_reason", None) or finish
+        if not parts and finish is None:
+            raise _BadResponse("the stream ended without a reply (no choice in any event)")
+        usage = None
+        pt, ct = getattr(raw_usage, "prompt_tokens", None), getattr(raw_usage, "completion_tokens", None)
+        if pt is not None or ct is not None:
+            usage = Usage(prompt_tokens=int(pt or 0), completion_tokens=int(ct or 0))
+        return Completion(text="".join(parts), usage=usage or Usage(),
+                          cost_usd=cost_usd(self.provider, self.model, usage, self.price),
+                          model=model or self.model, finish_reason=finish)
 
     def _parse(self, resp: Any) -> Completion:
         choices = getattr(resp, "choices", None)

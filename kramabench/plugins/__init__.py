@@ -11,6 +11,8 @@ scorers        ``kramabench.scorers``         the scorer of the answer type name
 sandboxes      ``kramabench.sandboxes``       a Sandbox class or factory ``f(**options) -> Sandbox``
 providers      ``kramabench.model_providers`` a provider factory ``f(rest, **options) -> Model`` for ids
                                               ``<name>/<rest>``
+families       ``kramabench.workload_families`` a workload family (kramabench.workload.families): how a
+                                              workload root of that layout is found and loaded
 =============  =============================  ==============================================================
 
 The built-ins are registered by this project's own ``pyproject.toml`` under the same groups, exactly as
@@ -31,7 +33,7 @@ from typing import Any, Literal
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["systems", "settings", "scorers", "sandboxes", "providers"]
+Kind = Literal["systems", "settings", "scorers", "sandboxes", "providers", "families"]
 
 GROUPS: dict[str, str] = {
     "systems": "kramabench.systems",
@@ -39,11 +41,13 @@ GROUPS: dict[str, str] = {
     "scorers": "kramabench.scorers",
     "sandboxes": "kramabench.sandboxes",
     "providers": "kramabench.model_providers",
+    "families": "kramabench.workload_families",
 }
 
 #: one plug-in of each kind, in messages
 SINGULAR: dict[str, str] = {
     "systems": "system", "settings": "setting", "scorers": "scorer", "sandboxes": "sandbox", "providers": "provider",
+    "families": "workload family",
 }
 
 #: the distribution that ships the built-ins

@@ -6,10 +6,10 @@ Everything taken from a run (answers, code, transcripts, labels) is HTML-escaped
 from __future__ import annotations
 
 import base64
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts.records import Record
+from kramabench.contracts.text import html_text
 from kramabench.report import fmt
 from kramabench.report.artifacts import view as artifact_view
 from kramabench.report.compare import MatrixCell
@@ -139,7 +139,9 @@ table.golds tr.gl.info td{font-size:12px;color:var(--muted)}
 
 
 def _e(x: Any) -> str:
-    return escape(str(x), quote=True)
+    """Data as HTML text, one line: control and bidi characters (a newline too) shown as escapes, then
+    HTML-escaped (kramabench.contracts.text.html_text). Blocks of many lines: :func:`_pre`."""
+    return html_text(x, multiline=False)
 
 
 def score_bg(v: float | None) -> str:
@@ -304,8 +306,19 @@ def _runs_table(model: ReportModel) -> str:
         + ("; an agent's steps, its replies without code and its steps stopped at their time limit" if agents else "")
         + ".</p>"
         f'<div class="panel scroll" style="margin-top:10px"><table class="compact"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}</section>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}{_differences(model)}</section>"
     )
+
+
+def _differences(model: ReportModel) -> str:
+    """The deliberate differences of each run's set-up from the original (declared by its setting)."""
+    parts = []
+    for s in model.summaries:
+        if s.differences:
+            items = "".join(f"<li>{_e(d)}</li>" for d in s.differences)
+            parts.append(f'<p class="caption" style="margin-top:14px">Deliberate differences of {_e(s.label)} from '
+                         f"the original set-up:</p><ul>{items}</ul>")
+    return "".join(parts)
 
 
 def _environments(model: ReportModel) -> str:
@@ -400,7 +413,7 @@ def _wbr(text: str) -> str:
 def _pre(text: str, cls: str = "") -> str:
     if len(text) > MAX_TEXT:
         text = text[:MAX_TEXT] + f"\n… ({len(text) - MAX_TEXT} more characters)"
-    return f'<pre class="{cls}">{_e(text)}</pre>'
+    return f'<pre class="{cls}">{html_text(text, multiline=True)}</pre>'
 
 
 def _message_html(role: str, content: Any) -> str:

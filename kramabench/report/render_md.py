@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kramabench.contracts.text import md_text
 from kramabench.report import fmt
 from kramabench.report.compare import MatrixCell
 from kramabench.report.environment import KEY_PACKAGES
@@ -16,8 +17,9 @@ if TYPE_CHECKING:
     from kramabench.report.model import ReportModel
 
 
-def _esc(text: str) -> str:
-    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+def _esc(text: object) -> str:
+    """Data (a task id, an answer, a run's label) as Markdown text: kramabench.contracts.text.md_text."""
+    return md_text(text)
 
 
 def _table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> list[str]:
@@ -51,11 +53,11 @@ def score_table_md(t: Table) -> list[str]:
         [*row.key_cells(k), *(_bold(fmt.cell_text(c), i in best[j]) for j, c in enumerate(row.cells))]
         for i, row in enumerate(t.rows)
     ]
-    out = [f"## {t.title}", ""]
+    out = [f"## {_esc(t.title)}", ""]
     out += _table([*t.key_headers, *t.columns], rows, ["l"] * k + ["r"] * len(t.columns))
     if t.caption:
-        out += ["", f"_{t.caption}_" + (" Bold: the best mean of a column." if any(best) else "")]
-    out += [f"- {n}" for n in t.notes]
+        out += ["", f"_{_esc(t.caption)}_" + (" Bold: the best mean of a column." if any(best) else "")]
+    out += [f"- {_esc(n)}" for n in t.notes]
     return [*out, ""]
 
 
@@ -63,7 +65,7 @@ def golds_md(model: ReportModel) -> list[str]:
     """The headline: each run against the official and the verified gold, beside the floors."""
     if not model.golds:
         return []
-    out = ["## Scores: official and verified gold, with floors", "", f"_{GOLD_CAPTION}_", ""]
+    out = ["## Scores: official and verified gold, with floors", "", f"_{_esc(GOLD_CAPTION)}_", ""]
     rows = []
     for rg in model.golds:
         for i, line in enumerate(gold_lines(rg)):
@@ -71,7 +73,7 @@ def golds_md(model: ReportModel) -> list[str]:
             rows.append([first, line.label, line.official, line.verified])
     out += _table(["Run", "", "Official gold (paper-comparable) %", "Verified gold %"], rows, ["l", "l", "r", "r"])
     notes = [n for rg in model.golds for n in rg.notes]
-    out += [""] + [f"- {n}" for n in notes] + ([""] if notes else [])
+    out += [""] + [f"- {_esc(n)}" for n in notes] + ([""] if notes else [])
     return out
 
 
@@ -133,10 +135,15 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
              for e in model.environments],
         )
         out.append("")
+    for s in model.summaries:
+        if s.differences:
+            out += [f"Deliberate differences of {s.label} from the original set-up:", ""]
+            out += [f"- {_esc(d)}" for d in s.differences]
+            out.append("")
     judged = [s for s in model.summaries if s.judge_cost_usd is not None]
     if judged:
         out += ["Judge cost (the design judge's calls, not in the Cost column): " + "; ".join(
-            f"{s.label}: {fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown)} ({fmt.tokens(s.judge_tokens)} tokens)"
+            f"{_esc(s.label)}: {fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown)} ({fmt.tokens(s.judge_tokens)} tokens)"
             for s in judged), ""]
 
     for t in model.tables:
@@ -145,11 +152,11 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
     if model.plots or model.skipped_plots:
         out += ["## Plots", ""]
         for p in model.plots:
-            out.append(f"![{p.title}]({plot_dir}/{p.name}.svg)")
+            out.append(f"![{_esc(p.title)}]({plot_dir}/{p.name}.svg)")
             if p.note:
-                out.append(f"_{p.note}_")
+                out.append(f"_{_esc(p.note)}_")
             out.append("")
-        out += [f"_{n}_" for n in model.skipped_plots] + ([""] if model.skipped_plots else [])
+        out += [f"_{_esc(n)}_" for n in model.skipped_plots] + ([""] if model.skipped_plots else [])
 
     out += ["## Errors", ""]
     if model.errors:
@@ -172,7 +179,7 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
     out.append("")
 
     if model.matrix:
-        out += ["## Task by task", "", f"Score % of each task in each run ({model.matrix_setting}); "
+        out += ["## Task by task", "", f"Score % of each task in each run ({_esc(model.matrix_setting)}); "
                 "E = error (counted 0), U = unscored, – = not run.", ""]
         labels = [s.label for s in model.summaries]
         rows = [[r.task_id, *(_matrix_md(c) for c in r.cells), fmt.pct(r.spread) if r.spread else ""]
@@ -181,7 +188,7 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         out.append("")
 
     for run in model.runs:
-        out += [f"## Tasks: {run.label}", ""]
+        out += [f"## Tasks: {_esc(run.label)}", ""]
         records = task_rows(run)
         multi = len({r.setting for r in records}) > 1
         subs = any(r.subtask_scores for r in records)

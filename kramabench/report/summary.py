@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kramabench.contracts.records import Record
@@ -41,6 +41,8 @@ class RunSummary:
     judge_cost_usd: float | None = None
     n_judge_cost_unknown: int = 0
     judge_tokens: int = 0
+    #: deliberate differences of the run's set-up from the original the setting declared (manifest)
+    differences: list[str] = field(default_factory=list)
     #: an agent's steps over the final outcomes (0 for a system that records none), replies without code,
     #: and steps stopped at their time limit
     steps: int = 0
@@ -126,11 +128,20 @@ def summarize(run: RunData, index: int) -> RunSummary:
         judge_cost_usd=sum(c for c in judged if c is not None) if judged else None,
         n_judge_cost_unknown=sum(1 for c in judged if c is None),
         judge_tokens=sum(judge_tokens(r.score_details) for r in run.records),
+        differences=declared_differences(m),
         steps=n_steps,
         format_errors=n_format,
         step_timeouts=n_timeouts,
         n_with_steps=n_with_steps,
     )
+
+
+def declared_differences(manifest: Any) -> list[str]:
+    """The deliberate differences from the original set-up a run's setting recorded
+    (``options.setting_info.differences``)."""
+    info = ((getattr(manifest, "options", None) or {}).get("setting_info")) or {}
+    diffs = info.get("differences") if isinstance(info, dict) else None
+    return [str(d) for d in diffs] if isinstance(diffs, list) else []
 
 
 def subtasks_posed(manifest: Any) -> bool:
@@ -202,6 +213,7 @@ def task_rows(run: RunData) -> list[Record]:
 
 __all__ = [
     "RunSummary",
+    "declared_differences",
     "error_counts",
     "error_kind",
     "main_setting",

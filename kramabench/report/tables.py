@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
-from scorers.stats import MeanCI, mean_ci
+from scorers.stats import MeanCI, mean_ci, ratio_ci
 
 SETTING_ORDER = ["end-to-end", "pipeline-design", "subtasks"]
 SETTING_TITLES = {
@@ -243,6 +243,51 @@ def _setting_tables(runs: list[RunData]) -> list[Table]:
     return out
 
 
+def metric_table(runs: list[RunData], setting: str) -> Table | None:
+    """The metrics a setting declares (e.g. an ELT run's SRDEL and SRDT; :class:`kramabench.run.settings.Summarized`):
+    rows = runs, columns = metrics, each cell the ratio with a 95% bootstrap interval over the units (pipelines).
+    None when the setting declares none or is not installed here."""
+    from kramabench.run.settings import setting_metrics
+
+    per_run = []
+    for i, run in enumerate(runs):
+        outcomes = run.outcomes(setting)
+        metrics = setting_metrics(setting, outcomes) if outcomes else None
+        if metrics:
+            per_run.append((i, run, metrics))
+    if not per_run:
+        return None
+    labels: list[str] = []
+    described: dict[str, str] = {}
+    for _i, _run, metrics in per_run:
+        for m in metrics:
+            if m.label not in labels:
+                labels.append(m.label)
+                described[m.label] = m.description
+    rows = []
+    for i, run, metrics in per_run:
+        by = {m.label: m for m in metrics}
+        cells = []
+        for label in labels:
+            m = by.get(label)
+            if m is None or m.value is None:
+                cells.append(MeanCI(None, None, None, 0))
+                continue
+            lo, hi = ratio_ci(m.parts, seed=_seed(run.run_id, setting, label)) if m.parts else (None, None)
+            cells.append(MeanCI(m.value, lo, hi, len(m.parts) or int(m.denominator)))
+        rows.append(Row(label=run.label, cells=cells, run_index=i, sublabel=run.run_id, keys=list(run.keys)))
+    caption = ("Metrics the setting declares over each run, in %, with a 95% bootstrap interval over the units "
+               "and n the number of units. " + " ".join(f"{k}: {v}." for k, v in described.items() if v))
+    return Table(key=f"metrics-{setting}", title=f"{SETTING_TITLES.get(setting, setting)}: metrics", columns=labels,
+                 rows=rows, caption=caption)
+
+
+def _metric_tables(runs: list[RunData]) -> list[Table]:
+    settings = {s for run in runs for s in run.settings()}
+    order = [s for s in SETTING_ORDER if s in settings] + sorted(settings - set(SETTING_ORDER))
+    return [t for s in order if (t := metric_table(runs, s)) is not None]
+
+
 def _difficulty_tables(runs: list[RunData]) -> list[Table]:
     t = difficulty_table(runs, "end-to-end")
     return [t] if t is not None else []
@@ -254,7 +299,7 @@ def _subtask_tables(runs: list[RunData]) -> list[Table]:
 
 
 #: table builders in report order; add more with :func:`register_table`
-TABLE_BUILDERS: list[TableBuilder] = [_setting_tables, _difficulty_tables, _subtask_tables]
+TABLE_BUILDERS: list[TableBuilder] = [_setting_tables, _metric_tables, _difficulty_tables, _subtask_tables]
 
 
 def register_table(builder: TableBuilder, *, position: int | None = None) -> None:
@@ -280,6 +325,7 @@ __all__ = [
     "cell_stat",
     "domain_table",
     "difficulty_table",
+    "metric_table",
     "domains_of",
     "is_unscored",
     "natural_key",

@@ -37,7 +37,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kramabench.contracts.artifacts import Artifact
-from kramabench.files import MB, LongLine, human_size, iter_lines, open_regular
+from kramabench.files import (
+    MB,
+    FileRefused,
+    LongLine,
+    check_json_values,
+    human_size,
+    iter_lines,
+    open_regular,
+)
 from kramabench.workload.models import Task, Workload
 from scorers.judge import Judge
 from scorers.paths import LakePaths, canonical_lake_paths
@@ -270,6 +278,7 @@ def _lines(path: Path) -> Iterable[tuple[int, Any, bool]]:
         size = os.fstat(fh.fileno()).st_size
         if stripped.startswith(b"[") and size <= MAX_ARRAY_BYTES:
             text = (head + fh.read(MAX_ARRAY_BYTES)).decode("utf-8-sig", errors="replace")
+            check_json_values(text, path, what="predictions file")  # a FileRefused: one line, not parsed
             try:
                 whole = json.loads(text) if nesting_depth(text) <= MAX_DEPTH + 1 else None
             except (ValueError, RecursionError):
@@ -289,6 +298,11 @@ def _lines(path: Path) -> Iterable[tuple[int, Any, bool]]:
             if not raw.strip():
                 continue
             line = raw.decode("utf-8", errors="replace").rstrip("\r")
+            try:
+                check_json_values(line, path, what="prediction")
+            except FileRefused as e:  # millions of tiny values on one line: gigabytes once parsed
+                yield n, ValueError(e.reason), True
+                continue
             try:
                 obj, shallow = _parse(line)
                 yield n, obj, shallow

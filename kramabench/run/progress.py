@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from kramabench.contracts.records import Record
+from kramabench.contracts.text import safe_text
 
 
 @dataclass
@@ -91,7 +92,7 @@ class PlainProgress(Progress):
         super().start(total, label)
         self.label = label
         self._last = time.monotonic()
-        print(f"[kramabench] {label}: {total} task(s) to run", file=self.stream, flush=True)
+        print(f"[kramabench] {safe_text(label)}: {total} task(s) to run", file=self.stream, flush=True)
 
     def update(self, record: Record) -> None:
         super().update(record)
@@ -101,7 +102,7 @@ class PlainProgress(Progress):
             print(f"[kramabench] {self.stats.line()}", file=self.stream, flush=True)
 
     def note(self, text: str) -> None:
-        print(f"[kramabench] {text}", file=self.stream, flush=True)
+        print(f"[kramabench] {safe_text(text)}", file=self.stream, flush=True)  # notes name tasks and files: data
 
 
 class RichProgress(Progress):
@@ -127,7 +128,7 @@ class RichProgress(Progress):
         from rich.text import Text
 
         super().start(total, label)
-        label = label or "run"
+        label = safe_text(label or "run")
         # an 80-column terminal must still show done/total, failures, score, cost and ETA: there the bar is
         # short and the elapsed time is left out; a label too long for the line is printed whole above the
         # bar (never cut: it holds the run id to resume) and the bar says "tasks"
@@ -157,7 +158,7 @@ class RichProgress(Progress):
     def note(self, text: str) -> None:
         from rich.text import Text
 
-        self.console.print(Text(text, style="yellow"))  # notes name tasks and files: data, not markup
+        self.console.print(Text(safe_text(text), style="yellow"))  # notes name tasks and files: data, not markup
 
     def stop(self) -> None:
         if self._progress is not None:

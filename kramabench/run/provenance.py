@@ -138,13 +138,18 @@ def _save_memo(path: Path, data: dict[str, list[Any]]) -> None:
 
 
 def solutions_fingerprint(paths: list[Path]) -> str | None:
-    """sha256 over (name, content sha256) of the reference solutions a run may execute; None if there are none."""
-    existing = sorted(p for p in paths if p is not None and p.is_file())
+    """sha256 over (name, content sha256) of the reference solutions a run may execute (a solution folder: each
+    of its regular files, by its path in the folder); None if there are none."""
+    existing = sorted(p for p in paths if p is not None and (p.is_file() or p.is_dir()))
     if not existing:
         return None
     h = hashlib.sha256()
     for p in existing:
-        h.update(f"{p.name}\0{sha256_file(p)}\n".encode())
+        if p.is_dir():
+            for f in sorted(x for x in p.rglob("*") if x.is_file() and not x.is_symlink()):
+                h.update(f"{p.name}/{f.relative_to(p).as_posix()}\0{sha256_file(f)}\n".encode())
+        else:
+            h.update(f"{p.name}\0{sha256_file(p)}\n".encode())
     return h.hexdigest()
 
 

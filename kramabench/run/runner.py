@@ -47,7 +47,7 @@ from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
-from kramabench.run.settings import SettingContext, WorkItem
+from kramabench.run.settings import SettingContext, Staged, Summarized, WorkItem
 from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
@@ -389,6 +389,7 @@ class Runner:
         return ExecutorContext(
             manifest=self.manifest, options=self.options, system=self.system, recorder=self.recorder,
             privileged=self.spec.privileged, needs_sandbox=self.spec.needs_sandbox, note=self.progress.note,
+            stage=self.setting.stage if isinstance(self.setting, Staged) else None,
         )
 
     def _run(self) -> RunResult:
@@ -526,6 +527,13 @@ class Runner:
             self.manifest.interrupted_tasks = cut_keys
             self.manifest.finished_at = _now()
             self.manifest.counts = {**_counts(all_records), "planned": planned}
+            if isinstance(self.setting, Summarized):
+                try:
+                    mine = [r for r in all_records if r.setting == self.setting.name]
+                    self.manifest.counts["metrics"] = [m.model_dump(mode="json", exclude={"parts"})
+                                                      for m in self.setting.summary(mine)]
+                except Exception as e:  # noqa: BLE001 - the metrics are a summary: the records stand
+                    log.warning("the setting's metrics could not be computed: %s", e)
             if isinstance(self.judge, CountsCalls):
                 self.manifest.counts["judge"] = jsonable(self.judge.stats)
             self.store.write_manifest(self.manifest)

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kramabench import plugins
 from kramabench.contracts.model import ModelError
 from kramabench.contracts.records import Manifest, Record, iter_records
 from kramabench.contracts.run import RunConfig, RunOptions
@@ -37,7 +38,15 @@ from kramabench.run.provenance import (
     workload_version,
 )
 from kramabench.run.runner import Runner, RunResult
-from kramabench.run.settings import Setting, get_setting
+from kramabench.run.settings import (
+    Described,
+    Setting,
+    Staged,
+    configure_setting,
+    get_setting,
+    setting_family,
+    setting_names,
+)
 from kramabench.run.store import RunLocked, RunStore, RunUnwritable
 from kramabench.run.throttle import FatalGuard, LimitedModel
 from kramabench.sandbox import open_sandbox
@@ -45,6 +54,7 @@ from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
 from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
+from kramabench.workload.families import KRAMABENCH_FAMILY, WorkloadFamily, family_of
 from kramabench.workload.gold import changes_for, gold_of_run, task_classes
 from kramabench.workload.loader import default_errata
 from kramabench.workload.selection import keep_tasks, select_task_ids
@@ -139,6 +149,25 @@ def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[
     if not any(w.tasks for w in out):  # every task was dropped by an error finding: say which, do not run 0
         raise RunSetupError(_no_task_message(root, out))
     return out
+
+
+def _check_family(setting: Setting, family: WorkloadFamily, workload: str) -> None:
+    """A setting runs the workloads of one family: ``--setting elt`` on ``mini`` (or ``end-to-end`` on an ELT
+    suite) is refused, naming the settings that fit."""
+    have = setting_family(setting)
+    if have == family.name:
+        return
+    fitting = []
+    for name in setting_names():
+        try:
+            if setting_family(get_setting(name)) == family.name:
+                fitting.append(name)
+        except Exception:  # noqa: BLE001 - a broken plug-in is not a hint
+            continue
+    raise RunSetupError(
+        f"setting {setting.name!r} runs workloads of the {have!r} family, and {workload} is of the {family.name!r} "
+        f"family (its settings: {', '.join(fitting) or 'none installed'}; default {family.default_setting})"
+    )
 
 
 def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
@@ -352,10 +381,24 @@ def prepare(
     if opts.retry_errors and not config.resume:
         raise RunSetupError("--retry-errors needs --resume --run-id RUN: it runs the error outcomes of that run again")
 
+    root = _workload_root(config.workload)
+    family = family_of(root)
+    if opts.setting is None:  # the workload's own setting (recorded resolved: a resume runs the same one)
+        opts.setting = family.default_setting
     try:
         setting = get_setting(opts.setting)
     except KeyError as e:
         raise RunSetupError(str(e).strip("'\"")) from e
+    except (TypeError, plugins.PluginError) as e:
+        raise RunSetupError(f"setting {opts.setting!r} cannot be used: {e}") from e
+    try:
+        setting = configure_setting(setting, config.setting_options)
+    except ValueError as e:
+        raise RunSetupError(str(e)) from e
+    _check_family(setting, family, config.workload)
+    if isinstance(setting, Staged) and opts.executor != "local":
+        raise RunSetupError(f"setting {setting.name!r} starts each task's services on this machine just before the task "
+                            "is solved: it runs with --executor local")
 
     spec_name = config.system
     try:
@@ -364,7 +407,6 @@ def prepare(
         raise RunSetupError(str(e)) from e
     _check_system_options(spec, config.system_options)
 
-    root = _workload_root(config.workload)
     workloads = load_workloads(root, config.domains, errata_arg(config))
     selection = _selection(config, workloads, old)
 
@@ -424,21 +466,26 @@ def _prepare_rest(
         closers.append(sandbox.close)
 
     # workload provenance (and a check that a resumed run sees the same workload)
+    family = family_of(root)
     wl_info: dict[str, Any] = {
         "name": config.workload,
         "root": str(root),
+        "family": family.name,
         "domains": [w.domain for w in workloads],
         "errata": config.errata,
         "version": workload_version(root),
         "content": {},
     }
     errata: list[dict[str, Any]] = []
-    gold_changes = load_gold_changes(workloads, errata_arg(config))
+    # the official and the verified gold of KramaBench's layout (errata files); another family's workloads carry
+    # their corrections in their own terms (an ELT suite's errata sets, applied per comparator)
+    two_golds = family.name == KRAMABENCH_FAMILY
+    gold_changes = load_gold_changes(workloads, errata_arg(config)) if two_golds else {}
     wl_info["gold"] = gold_of_run(errata_arg(config))
-    wl_info["errata_file"] = _errata_file_info(root, errata_arg(config))
+    wl_info["errata_file"] = _errata_file_info(root, errata_arg(config)) if two_golds else None
     wl_info["gold_changes"] = {d: len(c) for d, c in gold_changes.items()}
     try:
-        gold_classes = {w.domain: task_classes(w, errata_arg(config)) for w in workloads}
+        gold_classes = {w.domain: task_classes(w, errata_arg(config)) for w in workloads} if two_golds else {}
     except WorkloadError as e:
         raise RunSetupError(str(e)) from e
     wl_info["gold_classes"] = {d: dict(Counter(c.values())) for d, c in gold_classes.items() if c}
@@ -526,6 +573,11 @@ def _prepare_rest(
         manifest.sandbox = sandbox_info if sandbox is not None else manifest.sandbox
         manifest.packages = package_versions()
 
+    if isinstance(setting, Described):
+        try:
+            manifest.options["setting_info"] = setting.describe(workloads)
+        except Exception as e:  # noqa: BLE001 - provenance must not stop a run
+            log.warning("the setting's description is not recorded: %s", e)
     assert store is not None
     ctx = SystemContext(
         options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed
@@ -640,7 +692,8 @@ def _check_executor(opts: RunOptions) -> None:
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:
     was = RunConfig.model_validate({**old.options.get("config", {}), "run_id": old.run_id, "resume": True})
-    fields = {"workload", "system", "model", "sandbox", "errata", "errata_file", "domains", "system_options", "judge"}
+    fields = {"workload", "system", "model", "sandbox", "errata", "errata_file", "domains", "system_options", "judge",
+              "setting_options"}
     now, then = config.model_dump(include=fields), was.model_dump(include=fields)
     for name in sorted(fields):
         a, b = now[name], then[name]
@@ -649,8 +702,10 @@ def _check_resume(config: RunConfig, old: Manifest) -> None:
                 f"cannot resume {old.run_id}: it was started with {name}={b!r}, now {name}={a!r}; "
                 "resume with the same options or start a new run"
             )
-    if config.options.setting != was.options.setting:
-        raise RunSetupError(f"cannot resume {old.run_id}: it is a {was.options.setting} run")
+    if config.options.setting is None:  # not given: the run's own (recorded resolved when it started)
+        config.options.setting = was.options.setting or old.setting
+    if config.options.setting != (was.options.setting or old.setting):
+        raise RunSetupError(f"cannot resume {old.run_id}: it is a {was.options.setting or old.setting} run")
     if config.options.normalise_percent != was.options.normalise_percent:
         flag = "--normalise-percent" if was.options.normalise_percent else "--paper-percent"
         raise RunSetupError(f"cannot resume {old.run_id}: it was scored with {flag}; resume with the same scoring")

@@ -14,6 +14,21 @@ under the entry-point group ``kramabench.settings`` (the built-ins through this 
   subtask answers/scores), against the gold of ``item.task`` (the Runner calls it a second time, on a copy
   of the task holding the other gold, for an item an erratum changed; ``scores_answers`` False: never).
 
+Optional members (protocols checked with ``isinstance``; :class:`BaseSetting` gives ``family``):
+
+* ``family`` (:class:`ForFamily`): the workload family whose workloads the setting runs
+  (:mod:`kramabench.workload.families`; ``kramabench`` unless it says otherwise); a run refuses a setting of
+  another family than its workload's;
+* ``stage(item)`` (:class:`Staged`): a context manager entered on the worker just before the item is solved
+  and left right after (services started for the task, e.g. a database); it yields the :class:`TaskInput` the
+  system gets. A setting that stages runs with the local executor;
+* ``summary(records)`` (:class:`Summarized`): the setting's own metrics over a run's records
+  (:class:`~kramabench.contracts.RatioMetric`), printed after the run's table, kept in the manifest's
+  counts and shown in the report;
+* ``describe(workloads)`` (:class:`Described`): what the manifest records about the setting for this run
+  (``options.setting_info``), ``differences`` being deliberate differences from the original set-up that
+  the report lists.
+
 A setting sees the run through a narrow :class:`SettingContext` (the judge, whether subtasks are posed,
 whether the system is privileged), never the Runner.
 
@@ -23,12 +38,16 @@ Built in: ``end-to-end`` (:class:`EndToEnd`), ``pipeline-design`` (:class:`Pipel
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from pydantic import BaseModel
+
 from kramabench import plugins
 from kramabench.contracts.answers import AnswerType
+from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput
 from kramabench.run.scoring import Scored, no_answer, score_answer
@@ -89,11 +108,92 @@ class Setting(Protocol):
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]: ...
 
 
+@runtime_checkable
+class ForFamily(Protocol):
+    """Optional: the workload family (kramabench.workload.families) whose workloads the setting runs."""
+
+    family: str
+
+
+@runtime_checkable
+class Configurable(Protocol):
+    """Optional: options a run gives the setting (``--setting-option key=value``), validated by its model."""
+
+    #: the validated options model (``extra="forbid"``: an unknown option is refused, naming the valid ones)
+    options_model: type[BaseModel]
+
+    def with_options(self, options: BaseModel) -> Setting:
+        """A setting like this one, with these options."""
+        ...
+
+
+def configure_setting(setting: Setting, given: dict[str, Any]) -> Setting:
+    """The setting a run uses: ``setting`` with the run's options (``--setting-option``); ValueError naming the
+    problem (an option of a setting that takes none, an unknown option, a bad value)."""
+    if not isinstance(setting, Configurable):
+        if given:
+            raise ValueError(f"setting {setting.name!r} takes no options (given: {', '.join(sorted(given))})")
+        return setting
+    from pydantic import ValidationError
+
+    try:
+        opts = setting.options_model.model_validate(given or {})
+    except ValidationError as e:
+        valid = ", ".join(setting.options_model.model_fields)
+        problems = "; ".join(f"{'.'.join(str(x) for x in er['loc']) or 'options'}: {er['msg']}" for er in e.errors())
+        raise ValueError(f"setting {setting.name!r}: {problems} (its options: {valid})") from None
+    return setting.with_options(opts)
+
+
+@runtime_checkable
+class Staged(Protocol):
+    """Optional: what must run around one item's solving (services started for the task)."""
+
+    def stage(self, item: WorkItem) -> AbstractContextManager[TaskInput]: ...
+
+
+@runtime_checkable
+class Summarized(Protocol):
+    """Optional: the setting's own metrics over a run's records."""
+
+    def summary(self, records: list[Any]) -> list[RatioMetric]: ...
+
+
+@runtime_checkable
+class Described(Protocol):
+    """Optional: what the manifest records about the setting for a run (``options.setting_info``)."""
+
+    def describe(self, workloads: list[Any]) -> dict[str, Any]: ...
+
+
+#: the family of a setting that does not say (the KramaBench layout)
+DEFAULT_FAMILY = "kramabench"
+
+
+def setting_family(setting: Any) -> str:
+    """The workload family a setting runs (``kramabench`` when it does not say)."""
+    return setting.family if isinstance(setting, ForFamily) else DEFAULT_FAMILY
+
+
+def setting_metrics(name: str, records: list[Any]) -> list[RatioMetric] | None:
+    """The metrics the setting ``name`` declares over ``records`` (None: it declares none, or it is not
+    installed here)."""
+    try:
+        setting = get_setting(name)
+    except (KeyError, TypeError, plugins.PluginError):
+        return None
+    if not isinstance(setting, Summarized):
+        return None
+    return setting.summary(records)
+
+
 class BaseSetting:
-    """Defaults of a setting: no default judge, the paraphrase judge when one is asked, nothing presolved."""
+    """Defaults of a setting: no default judge, the paraphrase judge when one is asked, nothing presolved,
+    the workloads of KramaBench's layout."""
 
     name = ""
     default_judge: str | None = None
+    family = DEFAULT_FAMILY
     scores_answers = True
 
     def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
@@ -310,6 +410,7 @@ def get_setting(name: str) -> Setting:
 
 
 __all__ = [
-    "BaseSetting", "EndToEnd", "PipelineDesign", "Setting", "SettingContext", "Subtasks", "WorkItem",
-    "get_setting", "setting_names",
+    "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "configure_setting", "EndToEnd", "ForFamily", "PipelineDesign", "Setting",
+    "SettingContext", "Staged", "Subtasks", "Summarized", "WorkItem", "get_setting", "setting_family",
+    "setting_metrics", "setting_names",
 ]

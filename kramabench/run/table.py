@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.records import Manifest, Record
+from kramabench.contracts.text import safe_text
 from kramabench.run.floors import FloorRow
 from kramabench.run.golds import OFFICIAL, VERIFIED, both_golds
 from kramabench.run.store import latest_records
 from scorers.design import judge_cost
-from scorers.stats import TOTAL, bootstrap_ci, format_ci, format_pct
+from scorers.stats import TOTAL, bootstrap_ci, format_ci, format_pct, ratio_ci
 
 
 @dataclass
@@ -141,7 +143,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     from rich.text import Text
 
     compact = width is not None and width < 130
-    t = Table(title=title or None, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, padding=(0, 1 if not compact else 0),
+    t = Table(title=safe_text(title) or None, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, padding=(0, 1 if not compact else 0),
               collapse_padding=compact, pad_edge=not compact)
     has_subs = any(r.subtask_mean is not None for r in [*rows, total])
     subs = has_subs and not compact  # compact: the subtask answers' total goes into the caption
@@ -158,7 +160,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
         sub = [f"{format_pct(r.subtask_mean)} (n={r.subtask_n})" if r.subtask_mean is not None else "–"] if subs else []
         official = [format_pct(r.official_mean)]
         t.add_row(
-            Text(r.domain),  # a file name, not markup
+            Text(safe_text(r.domain)),  # a file name: shown, not markup, not a terminal's command
             str(r.n),
             format_pct(r.mean),
             format_ci(r.ci_low, r.ci_high),
@@ -179,6 +181,24 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     if compact and total.cost_unknown:
         notes.append("cost ≥x (+N?): N tasks made calls without a known price")
     t.caption = "\n".join(notes)
+    return t
+
+
+def render_metrics(metrics: list[RatioMetric], *, title: str = "", width: int | None = None):
+    """A rich Table of a setting's own metrics (:class:`~kramabench.contracts.RatioMetric`): value in %, 95%
+    bootstrap interval over the units, the counts, what each means."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    compact = width is not None and width < 110
+    t = Table(title=title or None, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD)
+    for i, col in enumerate(("metric", "%", "95% CI", "count", "what it counts")):
+        t.add_column(col, justify="left" if i in (0, 4) else "right", no_wrap=i < 4, overflow="fold")
+    for m in metrics:
+        lo, hi = ratio_ci(m.parts) if m.parts else (None, None)
+        t.add_row(Text(m.label), format_pct(m.value), format_ci(lo, hi), f"{m.numerator:g}/{m.denominator:g}",
+                  Text(m.description))
     return t
 
 
@@ -230,4 +250,4 @@ def _cost(r: DomainRow, compact: bool = False, *, judge: bool = False) -> str:
     return s
 
 
-__all__ = ["DomainRow", "domain_table", "floors_text", "per_task", "render_table"]
+__all__ = ["DomainRow", "domain_table", "floors_text", "per_task", "render_metrics", "render_table"]

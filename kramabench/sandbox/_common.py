@@ -26,8 +26,28 @@ BASE_ENV = {
     "MPLCONFIGDIR": "/tmp/matplotlib",
     "MPLBACKEND": "Agg",
     "PYTHONDONTWRITEBYTECODE": "1",
+    # string hashes fixed: a printed set of strings, a dict built from one, the order of a set's loop are
+    # the same from run to run (what a replayed agent run must see again); the code may still call random
+    "PYTHONHASHSEED": "0",
     "USER": "nobody",
 }
+
+#: the flags of every interpreter the backends start: no user site-packages, no bytecode written. Not ``-E``
+#: (it would ignore ``PYTHONHASHSEED`` too): the environment is explicit and clean instead (bubblewrap's
+#: ``--clearenv``, ``Popen(env=...)``; docker: :func:`neutral_python_env` for what the image sets)
+PYTHON_FLAGS = ("-s", "-B")
+
+
+def neutral_python_env(image_env: list[str] | None, env: dict[str, str]) -> dict[str, str]:
+    """Empty values for the ``PYTHON*`` variables an image sets that ``env`` does not: the interpreter
+    ignores an empty one as if unset (``PYTHONPATH``, ``PYTHONHOME``, ``PYTHONSTARTUP``...), so a container's
+    interpreter starts as the other backends' whatever the image's ``ENV`` says."""
+    out = {}
+    for item in image_env or []:
+        key = item.split("=", 1)[0]
+        if key.startswith("PYTHON") and key not in env:
+            out[key] = ""
+    return out
 
 
 #: ``0``/``off``: the warm backends run without their fork server (a new interpreter per run)

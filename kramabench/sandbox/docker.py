@@ -43,12 +43,14 @@ from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
+    PYTHON_FLAGS,
     HeadTailBuffer,
     bootstrap_source,
     check_request,
     finish,
     fork_server_default,
     interrupted_result,
+    neutral_python_env,
     parse_audit,
     reported_cpu,
     rlimits,
@@ -386,6 +388,7 @@ class DockerSandbox:
 
     def _create_with(self, lake: Path, limits: Limits, key: tuple, mounts: list, sockdir: Path | None) -> _Container:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{ENV_PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"}
+        env.update(neutral_python_env((self._image.attrs.get("Config") or {}).get("Env"), env))
         mem = limits.memory_mb + 2 * limits.scratch_mb + 256  # code + tmpfs /work, /tmp + bootstrap
         # created, then started: a container that does not start (a runtime error, a mount the engine refuses at
         # start) is removed at once, not left for the next sweep
@@ -437,12 +440,12 @@ class DockerSandbox:
         if direct:
             zcfg["socket_path"] = f"{SOCKET_DIR}/{SOCKET_NAME}"
         cfg = json.dumps(zcfg)
-        return [self.options.python, "-E", "-s", "-B", "-c", bootstrap_source(), "--zygote", cfg]
+        return [self.options.python, *PYTHON_FLAGS, "-c", bootstrap_source(), "--zygote", cfg]
 
     def _exec_command(self, cfg: dict) -> tuple[list[str], str]:
         """(command, user) of one run: the fork-server client (as root: out of reach of the cleanup's
         kill(-1), which runs as nobody), or the bootstrap itself."""
-        py = [self.options.python, "-E", "-s", "-B"]
+        py = [self.options.python, *PYTHON_FLAGS]
         if self.options.fork_server:
             return [*py, "-S", "-c", bootstrap_source(), "--client", json.dumps(cfg)], "0:0"
         return [*py, "-c", bootstrap_source(), json.dumps(cfg)], USER
@@ -683,7 +686,7 @@ class DockerSandbox:
         """One run through the container's relay: (stdout, stderr, timed_out, the supervisor's status lines or
         None), or None when no relay can be started (the caller falls back to one ``docker exec``)."""
         if c.relay is None:
-            py = [self.options.python, "-E", "-s", "-B", "-S", "-c", bootstrap_source(), "--relay"]
+            py = [self.options.python, *PYTHON_FLAGS, "-S", "-c", bootstrap_source(), "--relay"]
             try:
                 api = self._client().api
                 ex = api.exec_create(c.id, py, stdin=True, stdout=True, stderr=True, user="0:0", workdir=WORKDIR)
@@ -1064,10 +1067,14 @@ class DockerSandbox:
         conts = self._pool.close() + sessions
         for c in conts:  # removed in parallel (one engine call each), then waited for
             self._discard(c)
+        deadline = time.monotonic() + 30
+        with self._pool.ready:  # containers still starting are discarded as their start ends (the pool is closed)
+            while any(self._pool.starting.values()) and time.monotonic() < deadline:
+                self._pool.ready.wait(timeout=0.2)
         with self._pool.lock:
             reapers = list(self._reapers)
         for t in reapers:
-            t.join(timeout=30)
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
 
     def __enter__(self):
         return self

@@ -211,6 +211,29 @@ def _install_wheels(lock, wheels: Path, site: Path, python_version: str) -> None
         raise SandboxUnavailable(f"cannot install the sandbox lock into the image: {tail}")
 
 
+def _move_scripts(site: Path, bindir: Path, python: str) -> None:
+    """The console scripts of the lock's packages (``dbt``, ...), which ``pip --target`` leaves in
+    ``<site>/bin`` with the host's interpreter in their first line, moved into the environment's ``bin`` (on
+    the image's PATH) and started by the image's interpreter."""
+    scripts = site / "bin"
+    if not scripts.is_dir():
+        return
+    bindir.mkdir(parents=True, exist_ok=True)
+    for f in sorted(scripts.iterdir()):
+        if not f.is_file():
+            continue
+        data = f.read_bytes()
+        if data.startswith(b"#!"):
+            first, _, rest = data.partition(b"\n")
+            if b"python" in first:
+                data = b"#!" + python.encode() + b"\n" + rest
+        dest = bindir / f.name
+        if not dest.exists():
+            dest.write_bytes(data)
+            dest.chmod(0o755)
+    shutil.rmtree(scripts, ignore_errors=True)
+
+
 def build_offline(
     tag: str | None = None,
     *,
@@ -262,6 +285,7 @@ def build_offline(
         t_download = time.monotonic() - t1
         site = root / ENV_PREFIX.lstrip("/") / "lib" / f"python{py_version}" / "site-packages"
         _install_wheels(lock, wheels, site, py_version)
+        _move_scripts(site, root / ENV_PREFIX.lstrip("/") / "bin", f"{ENV_PREFIX}/bin/python")
         facts_run = _chroot(root, f"{ENV_PREFIX}/bin/python", "-I", "-c", _PROBE)
         if facts_run.returncode != 0:
             raise SandboxUnavailable(f"the image's environment does not start: {facts_run.stderr.strip()[-300:]}")

@@ -45,6 +45,7 @@ from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
+    PYTHON_FLAGS,
     bootstrap_source,
     check_request,
     finish,
@@ -325,7 +326,7 @@ class LocalSandbox:
         for k, v in env.items():
             argv += ["--setenv", k, v]
         tail = ["--zygote", json.dumps(cfg)] if zygote else [json.dumps(cfg)]
-        argv += ["--", self._python, "-E", "-s", "-B", "-c", bootstrap_source(), *tail]
+        argv += ["--", self._python, *PYTHON_FLAGS, "-c", bootstrap_source(), *tail]
         return argv
 
     def _check(self) -> None:

@@ -489,7 +489,7 @@ class ForkServerSession:
         return out
 
     # -- calls ---------------------------------------------------------------------------------------
-    def python(self, code: str, timeout: float | None = None) -> PythonResult:
+    def python(self, code: str, timeout: float | None = None, *, step: int | None = None) -> PythonResult:
         if not isinstance(code, str):
             raise TypeError("code must be a str")
         with self._lock:
@@ -509,7 +509,7 @@ class ForkServerSession:
 
             for attempt in range(2):
                 try:
-                    out, err, status, timed_out = self._in_kernel(data, deadline, kill)
+                    out, err, status, timed_out = self._in_kernel(data, deadline, kill, step)
                 except OSError:
                     status, timed_out = None, False
                     if attempt or self._closed:
@@ -638,14 +638,16 @@ class ForkServerSession:
             if isinstance(reply.get("code"), int) or not reply.get("pid"):
                 return reply.get("code")
 
-    def _in_kernel(self, data: bytes, deadline: float, kill: Callable[[], None]):
-        """Send one call to the interpreter and drain it (OSError: it cannot be reached)."""
+    def _in_kernel(self, data: bytes, deadline: float, kill: Callable[[], None], step: int | None = None):
+        """Send one call to the interpreter and drain it (OSError: it cannot be reached); its code is named
+        ``<step N>`` in tracebacks, N = ``step`` or the call's number in the session."""
         if self._kernel is None:
             raise OSError("no interpreter")
         code_fd = _memfd(data, "kramabench-code")
         pipes = [os.pipe() for _ in range(3)]
         try:
-            socket.send_fds(self._kernel, [json.dumps({"step": self._calls + 1}).encode()], [code_fd] + [w for _, w in pipes])
+            msg = json.dumps({"step": self._calls + 1 if step is None else int(step)}).encode()
+            socket.send_fds(self._kernel, [msg], [code_fd] + [w for _, w in pipes])
         except OSError:
             _close(*(r for r, _ in pipes))
             raise

@@ -32,6 +32,7 @@ from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
+    PYTHON_FLAGS,
     bootstrap_source,
     check_request,
     finish,
@@ -99,7 +100,7 @@ class UnsafeSubprocessSandbox:
             os.lseek(code_fd, 0, os.SEEK_SET)
             t0 = time.monotonic()
             proc = subprocess.Popen(
-                [self.options.python, "-E", "-s", "-B", "-c", bootstrap_source(), json.dumps(cfg)],
+                [self.options.python, *PYTHON_FLAGS, "-c", bootstrap_source(), json.dumps(cfg)],
                 stdin=code_fd,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -169,7 +170,7 @@ class UnsafeSubprocessSandbox:
         zcfg = {"control_fd": inner.fileno(), "preload": []}
         try:
             proc = subprocess.Popen(
-                [self.options.python, "-E", "-s", "-B", "-c", bootstrap_source(), "--zygote", json.dumps(zcfg)],
+                [self.options.python, *PYTHON_FLAGS, "-c", bootstrap_source(), "--zygote", json.dumps(zcfg)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

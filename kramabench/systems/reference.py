@@ -6,6 +6,10 @@ mounted (read-only) at ``<workdir>/data/<domain>/input/`` (where official and bu
 for it) and its scratch folder as working directory. A solution is untrusted code too (a downloaded
 workload's solutions are someone else's code).
 
+A solution may be a folder (an ELT pipeline's load script and dbt project): its ``run.sh`` runs in a
+session with the task's services (``TaskInput.services``) and the folder mounted read-only, and the task's
+outputs (``TaskInput.outputs``, e.g. the warehouse file) are collected as artifacts.
+
 Settings: in ``pipeline-design`` it returns the solution's source as ``pipeline_code`` without running
 it; in ``subtasks`` it answers with what the solution prints under the subtask's key (``subtask-<n>``),
 running each solution once per lake and reusing the printed output for its other subtasks.
@@ -72,6 +76,8 @@ class ReferenceSystem:
     def solve(self, task: TaskInput) -> SystemOutput:
         ref = self._resolver.resolve(task.token)
         t0 = time.monotonic()
+        if ref.solution is not None and ref.solution.is_dir():
+            return self._run_folder(task, ref, t0)
         if ref.solution is None or not ref.solution.is_file():
             where = f" (expected {ref.solution})" if ref.solution else ""
             return SystemOutput(
@@ -146,6 +152,84 @@ class ReferenceSystem:
         return SystemOutput(answer=printed[ANSWER_KEY], subtask_answers=subtask_answers, **common)
 
 
+    def _run_folder(self, task: TaskInput, ref: Any, t0: float) -> SystemOutput:
+        """A solution folder: ``run.sh`` run in a session (``sh run.sh LAKE_DIR SOLUTION_DIR``, the folder shown
+        read-only at SOLUTION_DIR, the workspace as working directory) with the task's services; the task's
+        outputs are collected after it. What it prints is read as an answer if it is one."""
+        from kramabench.contracts.session import Mount, SessionLimits
+
+        entry = ref.solution / FOLDER_ENTRY
+        if not entry.is_file():
+            return SystemOutput(error=OutcomeError(
+                kind="no_solution", message=f"{ref.task_id}: the solution folder {ref.solution} has no {FOLDER_ENTRY}"))
+        try:
+            code = folder_code(ref.solution)
+        except OSError as e:
+            return SystemOutput(error=OutcomeError(kind="no_solution", message=f"{ref.task_id}: {e}"))
+        if task.setting == "pipeline-design":
+            return SystemOutput(pipeline_code=code, usage=SystemUsage(wall_s=time.monotonic() - t0))
+        limits = SessionLimits(wall_timeout_s=self.options.timeout_s, memory_mb=self.options.memory_mb,
+                               session_wall_s=self.options.timeout_s + 120, max_processes=256, scratch_mb=2048)
+        transcript: list[dict[str, Any]] = []
+        artifacts: list[Any] = []
+        error: OutcomeError | None = None
+        printed: Any = None
+        with self.sandbox.session(task.lake_root, limits, services=list(task.services),
+                                  mounts=[Mount(name="solution", source=ref.solution)],
+                                  artifacts_dir=task.artifacts_dir) as s:
+            sol = s.mount_dir("solution")
+            res = s.exec(["sh", f"{sol}/{FOLDER_ENTRY}", s.lake_dir, sol], timeout=self.options.timeout_s)
+            transcript.append({
+                "kind": "session", "argv": res.argv, "exit_code": res.exit_code, "timed_out": res.timed_out,
+                "oom": res.oom, "wall_s": res.wall_s, "stdout_tail": _tail(res.stdout), "stderr_tail": _tail(res.stderr),
+                "explanation": res.explanation,
+            })
+            if not res.ok:
+                why = res.explanation or ("timed out" if res.timed_out else "out of memory" if res.oom
+                                          else f"exit code {res.exit_code}")
+                error = OutcomeError(kind="sandbox_error",
+                                     message=f"reference solution failed: {why}\n{_tail(res.stderr, 800)}")
+            else:
+                got = parse_printed_answer(res.stdout)
+                printed = got.get(ANSWER_KEY) if got else None
+            if task.outputs:
+                col = s.collect(task.outputs)
+                artifacts = list(col.artifacts)
+                transcript.append({"kind": "collect", "artifacts": [a.name for a in col.artifacts],
+                                   "refused": [r.model_dump() for r in col.refused]})
+                # an output that does not exist is the setting's to judge (e.g. a write-ahead log); any other
+                # refusal (a link, a file too large), or no output at all, is the solution's failure
+                bad = [r for r in col.refused if r.reason != "no such file or folder" or not col.artifacts]
+                if bad and error is None:
+                    error = OutcomeError(kind="no_answer", message="the solution's outputs could not be collected: "
+                                         + "; ".join(f"{r.path} ({r.reason})" for r in bad))
+        return SystemOutput(answer=printed, pipeline_code=code, transcript=transcript, artifacts=artifacts,
+                            usage=SystemUsage(wall_s=time.monotonic() - t0), iterations=1, error=error)
+
+
+#: the script a solution folder is run by (``sh run.sh LAKE_DIR SOLUTION_DIR``)
+FOLDER_ENTRY = "run.sh"
+
+
+def folder_code(folder: Path, limit: int = 200_000) -> str:
+    """The text files of a solution folder, each under a ``# ---- <path> ----`` line (the pipeline's code as
+    recorded), at most ``limit`` characters."""
+    parts: list[str] = []
+    total = 0
+    for f in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+        try:
+            text = read_solution(f)
+        except (OSError, UnicodeDecodeError):
+            continue  # a binary file is not code
+        part = f"# ---- {f.relative_to(folder).as_posix()} ----\n{text.rstrip()}\n"
+        total += len(part)
+        if total > limit:
+            parts.append("# ---- (cut: the folder holds more) ----\n")
+            break
+        parts.append(part)
+    return "".join(parts)
+
+
 SPEC = SystemSpec(
     "reference",
     ReferenceSystem.from_context,
@@ -155,4 +239,4 @@ SPEC = SystemSpec(
     options=ReferenceOptions,
 )
 
-__all__ = ["SPEC", "ReferenceOptions", "ReferenceSystem"]
+__all__ = ["FOLDER_ENTRY", "SPEC", "ReferenceOptions", "ReferenceSystem", "folder_code"]

@@ -272,6 +272,57 @@ def fill_disk(folder: Path, leave: int = 0) -> Path:
 
 
 __all__ = [
+    "HOSTILE_NAMES",
+    "UNICODE_NAMES",
+    "make_hostile_names_workload",
     "fill_disk", "make_escaping_workload", "make_hostile_lake", "run_measured", "small_disk", "unprivileged", "write_big_run", "write_gzip_bomb",
     "write_xlsx_bomb",
 ]  # fmt: skip
+
+
+#: names a hostile workload gives its tasks and lake files: a terminal title (OSC), a colour (CSI), a forged
+#: line, a right-to-left override, a bell, a zero-width space
+HOSTILE_NAMES = (
+    "\x1b]0;pwned\x07",
+    "\x1b[31mred\x1b[0m",
+    "\nforged line",
+    "\u202eevil",
+    "\x07bell\u200b",
+)
+
+
+#: names beyond ASCII: what a terminal whose encoding is ASCII (PYTHONIOENCODING=ascii) must still print
+UNICODE_NAMES = ("-αβγ", "-数据", "-é", "-😀")
+
+
+def make_hostile_names_workload(root: Path, source: Path, domain: str = "grid", n: int = 4,
+                                names: tuple[str, ...] = HOSTILE_NAMES) -> Path:
+    """A copy of the first ``n`` tasks of ``domain`` of the workload at ``source`` (the official layout, e.g.
+    the bundled mini) whose task ids and subtask ids end in ``names`` (default :data:`HOSTILE_NAMES`) and whose
+    lake holds one more file for each of those names: what a terminal, a Markdown renderer and a browser must
+    show, not obey. Returns the root."""
+    import json
+    import shutil
+
+    shutil.copytree(source / "data" / domain, root / "data" / domain)
+    if (source / "solutions").is_dir():
+        shutil.copytree(source / "solutions", root / "solutions")
+    (root / "workload").mkdir(parents=True, exist_ok=True)
+    tasks = json.loads((source / "workload" / f"{domain}.json").read_text(encoding="utf-8"))[:n]
+    for i, task in enumerate(tasks):
+        bad = names[i % len(names)]
+        if not task.get("solution"):
+            task["solution"] = f"solutions/{task['id']}.py"
+        old = task["id"]
+        task["id"] = old + bad
+        for st in task.get("subtasks", []):  # a subtask's id starts with its task's
+            st["id"] = task["id"] + st["id"][len(old):]
+    (root / "workload" / f"{domain}.json").write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
+    lake = root / "data" / domain / "input"
+    for i, bad in enumerate(names):
+        (lake / f"file{i}{bad}.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    for dirpath, _dirs, files in os.walk(root):  # world-readable, like a real lake (the docker sandbox's nobody)
+        os.chmod(dirpath, 0o755)
+        for f in files:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+    return root

@@ -44,8 +44,8 @@ without answering), :meth:`Reply.error` (any status with an OpenAI-style error b
 of N MB, generated while it is sent).
 
 Streaming: a request with ``"stream": true`` is answered with server-sent events (one ``chat.completion.chunk``
-per word of the text, then a usage chunk when ``stream_options.include_usage`` asks for it, then ``[DONE]``);
-a dripping reply drips those events too.
+per word of the text, the finish chunk, then a usage chunk when ``stream_options.include_usage`` asks for it,
+else the usage rides on the finish chunk, then ``[DONE]``); a dripping reply drips those events too.
 
 Usage numbers: ``prompt_tokens`` defaults to the number of whitespace-separated words in all messages,
 ``completion_tokens`` to the words of the reply text; a Reply can set both explicitly.
@@ -363,17 +363,22 @@ def _body_pieces(before: bytes, piece: bytes, times: int, after: bytes) -> Any:
     yield after
 
 
-def _sse_events(reply: Reply, head: dict[str, Any], usage: dict[str, Any] | None) -> Any:
+def _sse_events(reply: Reply, head: dict[str, Any], usage: dict[str, Any], usage_chunk: bool) -> Any:
+    """The events of a streamed reply: a role chunk, a chunk per word, the finish chunk, then (OpenAI's
+    ``stream_options.include_usage``) a usage chunk; without it the finish chunk carries the usage, as Together's
+    API does."""
     def event(obj: dict[str, Any]) -> bytes:
         return b"data: " + json.dumps({**head, "object": "chat.completion.chunk", **obj}).encode() + b"\n\n"
 
     yield event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+    # a chunk per word of the text; a huge reply (Reply.huge) a chunk per repeated piece
+    words = [reply.text] if reply.repeat_text > 1 else [w for w in re.split(r"(?<= )", reply.text) if w]
     for _ in range(reply.repeat_text):
-        for word in re.split(r"(?<= )", reply.text):  # the text whole again when joined
-            if word:
-                yield event({"choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]})
-    yield event({"choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
-    if usage is not None:
+        for word in words:  # the text whole again when joined
+            yield event({"choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]})
+    finish = {"choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]}
+    yield event(finish if usage_chunk else {**finish, "usage": usage})
+    if usage_chunk:
         yield event({"choices": [], "usage": usage})
     yield b"data: [DONE]\n\n"
 
@@ -546,7 +551,7 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                     "model": reply.model or req.model or "test-model"}
             if req.body.get("stream"):
                 include_usage = bool((req.body.get("stream_options") or {}).get("include_usage"))
-                self._send_pieces(_sse_events(reply, head, usage if include_usage else None), None, reply,
+                self._send_pieces(_sse_events(reply, head, usage, include_usage), None, reply,
                                   content_type="text/event-stream")
                 return
             if reply.no_choices:

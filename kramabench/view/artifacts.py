@@ -1,5 +1,6 @@
 """Artifacts of a run (files collected from a system's sessions into ``results/<run>/artifacts/...``): found
-only through a record that names them, served as bytes with a fixed type, and previewed as tables.
+only through a record that names them, served as bytes with a fixed type, and previewed as tables (a
+database file, DuckDB or SQLite, as its tables: :mod:`kramabench.view.database`).
 
 A path is served only when a record of the run lists it, it lies under the run's ``artifacts/`` folder,
 no part of it is a symbolic link and it is a regular file. The type sent is chosen by the file's
@@ -17,6 +18,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from kramabench.view.database import DB_EXTS, DB_ROWS, engine_of, preview_database
 from kramabench.view.runs import RunFollower, open_regular
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
@@ -102,11 +104,19 @@ def _table(columns: list[str], rows: list[list[Any]], **extra: Any) -> dict[str,
             "rows": [[_cell(v) for v in r[:MAX_COLS]] for r in rows], "columns_cut": cut_cols, **extra}
 
 
-def preview(path: Path, n_rows: int = PREVIEW_ROWS) -> dict[str, Any]:
-    """A table (columns, first rows, whether more exist) or a text head, as JSON-safe text cells."""
-    n_rows = max(1, min(n_rows, MAX_ROWS))
+def preview(path: Path, n_rows: int | None = None) -> dict[str, Any]:
+    """A table (columns, first rows, whether more exist), a database's tables (DuckDB, SQLite: each with its
+    row count and first rows; :mod:`kramabench.view.database`) or a text head, as JSON-safe text cells."""
     ext = path.suffix.lower()
     size = os.lstat(path).st_size
+    if ext in DB_EXTS or not (ext in TEXT_EXTS or ext in TABLE_EXTS or ext in IMAGE_TYPES):
+        fd = open_regular(path)
+        try:
+            if engine_of(os.pread(fd, 64, 0)):
+                return preview_database(fd, size, DB_ROWS if n_rows is None else n_rows)
+        finally:
+            os.close(fd)
+    n_rows = max(1, min(PREVIEW_ROWS if n_rows is None else n_rows, MAX_ROWS))
     try:
         if ext in {".csv", ".tsv"}:
             data = read_bytes(path, PREVIEW_BYTES)

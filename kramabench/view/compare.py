@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kramabench.view.query import MAX_LIMIT, QueryError, search_terms
-from kramabench.view.rows import Row, natural_key
+from kramabench.view.rows import GOLDS, OFFICIAL, VERIFIED, Row, natural_key, outcome_of
 from kramabench.view.runs import RunFollower
 
 #: a task is "different" when its scores differ by more than this (or its outcomes differ)
@@ -25,6 +25,8 @@ class CompareQuery(BaseModel):
     domain: list[str] = Field(default_factory=list)
     q: str = ""
     only: str = Field("all", pattern="^(all|differ|same)$")
+    gold: str | None = Field(None, pattern="^(official|verified)$", description="the gold the task cells show "
+                             "(default: verified, or official when every run is a --no-errata run)")
     offset: int = Field(0, ge=0)
     limit: int = Field(100, ge=1, le=MAX_LIMIT)
 
@@ -47,18 +49,20 @@ class CompareQuery(BaseModel):
             raise QueryError(f"{loc}: {msg}") from None
 
 
-def _cell(r: Row | None) -> dict[str, Any]:
+def _cell(r: Row | None, gold: str) -> dict[str, Any]:
     if r is None:
         return {"present": False}
-    return {"present": True, "i": r.i, "value": r.value, "outcome": r.outcome, "error_kind": r.error_kind,
-            "answer": r.answer}
+    v = r.value_under(gold)
+    return {"present": True, "i": r.i, "value": v, "outcome": outcome_of(r.status, v), "error_kind": r.error_kind,
+            "answer": r.answer, "official": r.official, "verified": r.verified, "gold_changed": r.gold_changed}
 
 
-def _differs(cells: list[Row | None]) -> bool:
+def _differs(cells: list[Row | None], gold: str) -> bool:
     if any(c is None for c in cells):
         return True
-    outcomes = {c.outcome for c in cells if c is not None}
-    vals = [c.value for c in cells if c is not None and c.value is not None]
+    vals_all = [c.value_under(gold) for c in cells if c is not None]
+    outcomes = {outcome_of(c.status, c.value_under(gold)) for c in cells if c is not None}
+    vals = [v for v in vals_all if v is not None]
     return len(outcomes) > 1 or (bool(vals) and max(vals) - min(vals) > EPS)
 
 
@@ -76,23 +80,28 @@ def compare(runs: list[RunFollower], query: CompareQuery) -> dict[str, Any]:
     keys = sorted({k for d in per_run for k in d}, key=lambda k: (natural_key(k[0]), natural_key(k[1]), natural_key(k[2] or "")))
     subtasks = setting == "subtasks"
 
-    def items(d: dict[tuple[str, str, str | None], Row]) -> list[ScoredItem]:
+    def items(d: dict[tuple[str, str, str | None], Row], g: str) -> list[ScoredItem]:
         return [ScoredItem(domain=r.domain, task_id=r.task_id, subtask_id=r.subtask_id, answer_type=r.answer_type,
-                           value=r.value, unscored=r.value is None) for r in d.values()
+                           value=r.value_under(g), unscored=r.value_under(g) is None) for r in d.values()
                 if (r.subtask_id is not None) == subtasks]
 
-    base = items(per_run[0])
-    pairs = []
-    for k in range(1, len(runs)):
-        pc = paired_comparison(items(per_run[k]), base, subtasks=subtasks)
-        pairs.append({"run": runs[k].name, "baseline": runs[0].name, **pc.model_dump()})
+    summaries = [f.summary() for f in runs]
+    gold = query.gold or (OFFICIAL if summaries and all(s.get("run_gold") == OFFICIAL for s in summaries) else VERIFIED)
+    # each run after the first against the first, under each gold (``pairs``: under the gold the cells show)
+    pairs_by_gold: dict[str, list[dict[str, Any]]] = {}
+    for g in GOLDS:
+        base = items(per_run[0], g)
+        pairs_by_gold[g] = []
+        for k in range(1, len(runs)):
+            pc = paired_comparison(items(per_run[k], g), base, subtasks=subtasks)
+            pairs_by_gold[g].append({"run": runs[k].name, "baseline": runs[0].name, "gold": g, **pc.model_dump()})
 
     rows_out: list[dict[str, Any]] = []
     n_differ = 0
     words = search_terms(query.q)
     for key in keys:
         cells = [d.get(key) for d in per_run]
-        differ = _differs(cells)
+        differ = _differs(cells, gold)
         n_differ += differ
         if query.domain and key[0] not in query.domain:
             continue
@@ -100,20 +109,22 @@ def compare(runs: list[RunFollower], query: CompareQuery) -> dict[str, Any]:
             continue
         if words and not any(all(w in c.text for w in words) for c in cells if c is not None):
             continue
-        vals = [c.value for c in cells if c is not None and c.value is not None]
+        vals = [v for c in cells if c is not None and (v := c.value_under(gold)) is not None]
         first = next(c for c in cells if c is not None)
         rows_out.append({
             "domain": key[0], "task_id": key[1], "subtask_id": key[2], "answer_type": first.answer_type,
             "differ": differ, "spread": (max(vals) - min(vals)) if len(vals) > 1 else 0.0,
-            "cells": [_cell(c) for c in cells],
+            "cells": [_cell(c, gold) for c in cells],
         })
     # the tasks where the runs differ first, the widest spread first; then task order (kept by the stable sort)
     rows_out.sort(key=lambda r: (not r["differ"], -r["spread"]))
     return {
         "setting": setting,
         "settings": dict(settings),
-        "runs": [f.summary() for f in runs],
-        "pairs": pairs,
+        "runs": summaries,
+        "gold": gold,
+        "pairs": pairs_by_gold[gold],
+        "pairs_by_gold": pairs_by_gold,
         "n_tasks": len(keys),
         "n_differ": n_differ,
         "total": len(rows_out),

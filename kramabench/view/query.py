@@ -32,6 +32,10 @@ SORTS: dict[str, Callable[[Row], Any]] = {
     "task": _task_key,
     "domain": lambda r: (natural_key(r.domain), *_task_key(r)),
     "score": lambda r: r.value,
+    "official": lambda r: r.official,
+    "verified": lambda r: r.verified,
+    "class": lambda r: r.gold_class,
+    "agent": lambda r: r.agent_end,
     "outcome": lambda r: OUTCOMES.index(r.outcome),
     "error": lambda r: r.error_kind,
     "type": lambda r: r.answer_type,
@@ -66,7 +70,16 @@ FACETS: dict[str, Callable[[Row], str | None]] = {
     "error": lambda r: r.error_kind,
     "type": lambda r: r.answer_type,
     "setting": lambda r: r.setting,
+    "gold_class": lambda r: r.gold_class,
+    "agent": lambda r: r.agent_end,
 }
+
+#: facets where a row may have several values (or none: ``none``); a row matches when it has any chosen one
+MULTI_FACETS: dict[str, Callable[[Row], tuple[str, ...]]] = {
+    "step": lambda r: r.step_outcomes,
+}
+#: the facets whose values come in the URL comma-separated
+LIST_KEYS = ("domain", "difficulty", "outcome", "error", "type", "setting", "gold_class", "agent", "step")
 
 
 def search_terms(text: str) -> list[str]:
@@ -99,6 +112,12 @@ class RowQuery(BaseModel):
     error: list[str] = Field(default_factory=list, description="error kinds; 'none' for rows without an error")
     type: list[str] = Field(default_factory=list, description="answer types")
     setting: list[str] = Field(default_factory=list)
+    gold_class: list[str] = Field(default_factory=list, description="reviewed classes of the tasks (reproduces, "
+                                  "gold-defect, ...); 'none' for tasks without one")
+    agent: list[str] = Field(default_factory=list, description="how an agent ended (final_answer, max_steps, budget, "
+                             "format_errors, ...); 'none' for records without steps")
+    step: list[str] = Field(default_factory=list, description="outcomes that happened in a step (timeout, error, "
+                            "format_error, ...): a record with any of them; 'none' for records with none")
     min: float | None = Field(None, ge=0, le=100, description="lowest score, percent")
     max: float | None = Field(None, ge=0, le=100, description="highest score, percent")
     attempts: str = Field("latest", pattern="^(latest|all)$")
@@ -106,7 +125,7 @@ class RowQuery(BaseModel):
     offset: int = Field(0, ge=0)
     limit: int = Field(100, ge=1, le=MAX_LIMIT)
 
-    _multi = field_validator("domain", "difficulty", "outcome", "error", "type", "setting", mode="before")(_csv)
+    _multi = field_validator(*LIST_KEYS, mode="before")(_csv)
 
     @field_validator("outcome")
     @classmethod
@@ -127,7 +146,7 @@ class RowQuery(BaseModel):
     def parse(cls, params: dict[str, list[str]]) -> RowQuery:
         data: dict[str, Any] = {}
         for k, vs in params.items():
-            data[k] = vs if k in {"domain", "difficulty", "outcome", "error", "type", "setting"} else vs[-1]
+            data[k] = vs if k in LIST_KEYS else vs[-1]
         try:
             return cls.model_validate(data)
         except ValidationError as e:
@@ -156,6 +175,13 @@ def _tests(query: RowQuery) -> list[tuple[str, Callable[[Row], bool]]]:
         tests.append(("type", lambda r: (r.answer_type or "") in query.type))
     if query.setting:
         tests.append(("setting", lambda r: r.setting in query.setting))
+    if query.gold_class:
+        tests.append(("gold_class", lambda r: (r.gold_class or "none") in query.gold_class))
+    if query.agent:
+        tests.append(("agent", lambda r: (r.agent_end or "none") in query.agent))
+    if query.step:
+        chosen = set(query.step)
+        tests.append(("step", lambda r: bool(chosen.intersection(r.step_outcomes or ("none",)))))
     if query.min is not None or query.max is not None:
         lo = -1e-9 if query.min is None else query.min - 1e-9
         hi = 100 + 1e-9 if query.max is None else query.max + 1e-9
@@ -166,8 +192,16 @@ def _tests(query: RowQuery) -> list[tuple[str, Callable[[Row], bool]]]:
     return tests
 
 
+#: facets whose rows without a value are counted as ``none`` (the filter's word for them)
+NONE_FACETS = frozenset({"error", "gold_class", "agent"})
+
+
 def _facet_value(name: str, r: Row) -> str:
-    return FACETS[name](r) or ("none" if name == "error" else "")
+    return FACETS[name](r) or ("none" if name in NONE_FACETS else "")
+
+
+def _multi_values(name: str, r: Row) -> tuple[str, ...]:
+    return MULTI_FACETS[name](r) or ("none",)
 
 
 def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[str, dict[str, int]]]:
@@ -175,7 +209,7 @@ def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[st
     would give with every other filter kept (0 when none would). ``rows`` come in task order
     (:meth:`RunFollower.snapshot`)."""
     tests = _tests(query)
-    near: dict[str, list[Row]] = {name: [] for name in FACETS}  # rows that fail this facet's filter only
+    near: dict[str, list[Row]] = {name: [] for name in (*FACETS, *MULTI_FACETS)}  # rows failing this facet only
     if not tests:
         hits = list(rows)
     else:
@@ -193,8 +227,38 @@ def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[st
         c.update(_facet_value(name, r) for r in near[name])
         keys = [k for k in OUTCOMES if k in universe] if name == "outcome" else sorted(universe, key=natural_key)
         facets[name] = {k: c.get(k, 0) for k in keys}
+    for name in MULTI_FACETS:
+        universe = {v for r in rows for v in _multi_values(name, r)}
+        c = Counter(v for r in hits for v in _multi_values(name, r))
+        c.update(v for r in near[name] for v in _multi_values(name, r))
+        facets[name] = {k: c.get(k, 0) for k in sorted(universe, key=lambda k: (k == "none", natural_key(k)))}
     hits = sort_rows(hits, query.sort, presorted=True)
     return len(hits), hits[query.offset: query.offset + query.limit], facets
 
 
-__all__ = ["FACETS", "MAX_LIMIT", "QueryError", "RowQuery", "SORTS", "run_query", "search_terms", "sort_rows"]
+def filtered(rows: list[Row], query: RowQuery) -> list[Row]:
+    """Every row the query's filters and search keep, in its sort (no paging, no facet counts)."""
+    tests = _tests(query)
+    hits = [r for r in rows if all(test(r) for _, test in tests)]
+    return sort_rows(hits, query.sort, presorted=True)
+
+
+def neighbours(rows: list[Row], query: RowQuery, i: int) -> dict[str, Any]:
+    """Where row ``i`` is in the filtered, sorted table (1-based ``position`` of ``total``; None when the
+    filter does not keep it) and the rows before and after it there."""
+    hits = filtered(rows, query)
+    at = next((k for k, r in enumerate(hits) if r.i == i), None)
+
+    def brief(k: int) -> dict[str, Any] | None:
+        if k < 0 or k >= len(hits):
+            return None
+        r = hits[k]
+        return {"i": r.i, "task_id": r.task_id, "subtask_id": r.subtask_id, "position": k + 1}
+
+    return {"total": len(hits), "position": None if at is None else at + 1,
+            "prev": None if at is None else brief(at - 1), "next": None if at is None else brief(at + 1),
+            "first": brief(0) if at is None else None}
+
+
+__all__ = ["FACETS", "MAX_LIMIT", "MULTI_FACETS", "QueryError", "RowQuery", "SORTS", "filtered", "neighbours",
+           "run_query", "search_terms", "sort_rows"]

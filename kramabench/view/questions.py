@@ -62,6 +62,9 @@ def _read(root: str, domain: str) -> DomainQuestions:
         return DomainQuestions(note=f"domain {domain!r} is not a plain name; its questions are not read")
     path = workload_file(Path(root), domain)
     if not path.is_file():
+        if Path(root).is_dir():
+            return DomainQuestions(note=f"the workload at {root} has no {path.relative_to(root)} (a suite of another "
+                                        "format, or moved): questions not shown")
         return DomainQuestions(note=f"{path}: not on this machine; questions not shown")
     try:
         raw, _ = read_raw(path)

@@ -21,6 +21,14 @@ OUTCOMES = ("correct", "partial", "wrong", "error", "unscored")
 #: characters of an answer or expected value kept for the table (the task page shows it whole)
 PREVIEW_CHARS = 160
 
+#: the two golds a record is scored against (kramabench.run.golds): the official gold (the workload files, the
+#: paper-comparable number) and the verified gold (official + errata)
+OFFICIAL, VERIFIED = "official", "verified"
+GOLDS = (OFFICIAL, VERIFIED)
+
+#: step outcomes that are the normal course of an agent (not offered as "happened in a step")
+QUIET_STEP_OUTCOMES = frozenset({"ok", "final_answer"})
+
 
 def natural_key(text: str | None) -> list[Any]:
     """``legal-easy-10`` after ``legal-easy-9``."""
@@ -100,6 +108,20 @@ class Row:
     answer: str
     expected: str
     finished_at: str | None
+    #: the gold ``value`` is against (the record's ``gold``, else the run's), its score against each gold
+    #: (None: unscored there), whether an erratum changed this item's gold, its reviewed class
+    gold: str = VERIFIED
+    official: float | None = None
+    verified: float | None = None
+    gold_changed: bool = False
+    gold_class: str | None = None
+    #: an agent's recorded steps (0: none), its replies without code, its steps stopped at their time limit,
+    #: the unusual outcomes among its steps (timeout, error, format_error, ...), and how it ended
+    agent_steps: int = 0
+    format_errors: int = 0
+    step_timeouts: int = 0
+    step_outcomes: tuple[str, ...] = ()
+    agent_end: str | None = None
     artifacts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     text: str = ""
@@ -121,8 +143,14 @@ class Row:
             "error_kind": self.error_kind, "wall_s": self.wall_s, "cost_usd": self.cost_usd,
             "tokens": self.tokens, "steps": self.steps, "artifacts": self.n_artifacts, "answer": self.answer,
             "expected": self.expected, "finished_at": self.finished_at, "latest": self.latest,
-            "notes": self.notes,
+            "notes": self.notes, "gold": self.gold, "official": self.official, "verified": self.verified,
+            "gold_changed": self.gold_changed, "gold_class": self.gold_class, "agent_steps": self.agent_steps,
+            "format_errors": self.format_errors, "step_timeouts": self.step_timeouts,
+            "step_outcomes": list(self.step_outcomes), "agent_end": self.agent_end,
         }
+
+    def value_under(self, gold: str) -> float | None:
+        return self.official if gold == OFFICIAL else self.verified
 
 
 def record_value(status: str, score: float | None, unscored: bool) -> float | None:
@@ -147,8 +175,27 @@ def task_order(domain: str, task_id: str, subtask_id: str | None, attempt: int) 
     return (natural_key(domain), natural_key(task_id), natural_key(subtask_id or ""), attempt)
 
 
-def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int, question: str = "") -> Row:
-    """A row from a record object; a field of the wrong type becomes None and a note, never an exception."""
+def other_gold_of(gold: str) -> str:
+    return OFFICIAL if gold == VERIFIED else VERIFIED
+
+
+def agent_facts(steps: Any, error_kind: str | None) -> tuple[int, int, int, tuple[str, ...], str | None]:
+    """(steps, replies without code, steps timed out, the unusual step outcomes, how the agent ended) of a
+    record's ``steps`` list: the early end an error names (``max_steps``, ``budget``, ``format_errors``,
+    ``model_error``, ...) or, without one, its last step's outcome (``final_answer``)."""
+    if not isinstance(steps, list) or not steps:
+        return 0, 0, 0, (), None
+    outcomes = [s.get("outcome") if isinstance(s, dict) and isinstance(s.get("outcome"), str) else None for s in steps]
+    unusual = tuple(sorted({o for o in outcomes if o is not None and o not in QUIET_STEP_OUTCOMES}))
+    end = error_kind or outcomes[-1]  # steps without an outcome (another system's format): not said
+    return len(steps), outcomes.count("format_error"), outcomes.count("timeout"), unusual, end
+
+
+def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int, question: str = "",
+             run_gold: str = VERIFIED) -> Row:
+    """A row from a record object; a field of the wrong type becomes None and a note, never an exception.
+    ``run_gold``: the gold of the run's records that do not name theirs (written before both golds were
+    kept: the manifest tells)."""
     notes: list[str] = []
 
     def text_field(name: str, default: str | None = None) -> str | None:
@@ -178,7 +225,7 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
     tokens = (pt if isinstance(pt, int) else 0) + (ct if isinstance(ct, int) else 0) if (
         isinstance(pt, int) or isinstance(ct, int)) else None
     steps_v = rec.get("steps")
-    steps = len(steps_v) if isinstance(steps_v, list) else (
+    steps = len(steps_v) if isinstance(steps_v, list) and steps_v else (
         rec["iterations"] if isinstance(rec.get("iterations"), int) and rec["iterations"] else None)
     arts = rec.get("artifacts")
     art_paths = [a["path"] for a in arts if isinstance(a, dict) and isinstance(a.get("path"), str)] if isinstance(arts, list) else []
@@ -186,6 +233,20 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
     attempt = attempt_v if isinstance(attempt_v, int) and not isinstance(attempt_v, bool) else 0
     finished = rec.get("finished_at")
     domain, task_id, subtask_id = text_field("domain") or "", text_field("task_id") or "", text_field("subtask_id")
+    gold = rec.get("gold") if rec.get("gold") in GOLDS else run_gold
+    other = other_gold_of(gold)
+    golds = {gold: value, other: value}
+    og = rec.get("other_gold")
+    changed = False
+    if isinstance(og, dict) and og.get("gold") == other:
+        o_score = _num(og.get("score"))
+        if og.get("score") is not None and o_score is None:
+            notes.append(f"field 'other_gold.score' is not a number ({preview(og.get('score'), 40)})")
+        golds[other] = record_value(status, o_score, og.get("unscored") is True)
+        changed = True
+    elif og is not None and not isinstance(og, dict):
+        notes.append(f"field 'other_gold' is a {type(og).__name__}, not an object")
+    n_steps, n_format, n_timeouts, step_outcomes, agent_end = agent_facts(steps_v, error_kind)
     return Row(
         i=i, line=line, offset=offset, length=length,
         domain=domain,
@@ -209,6 +270,16 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
         answer=preview(rec.get("answer")),
         expected=preview(rec.get("expected")),
         finished_at=_str(finished),
+        gold=gold,
+        official=golds[OFFICIAL],
+        verified=golds[VERIFIED],
+        gold_changed=changed,
+        gold_class=text_field("gold_class"),
+        agent_steps=n_steps,
+        format_errors=n_format,
+        step_timeouts=n_timeouts,
+        step_outcomes=step_outcomes,
+        agent_end=agent_end,
         artifacts=art_paths,
         notes=notes,
         text=search_text(rec, question),
@@ -216,4 +287,4 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
     )
 
 
-__all__ = ["OUTCOMES", "Row", "make_row", "natural_key", "outcome_of", "preview", "record_value", "search_text", "task_order"]
+__all__ = ["GOLDS", "OFFICIAL", "OUTCOMES", "VERIFIED", "Row", "agent_facts", "make_row", "other_gold_of", "natural_key", "outcome_of", "preview", "record_value", "search_text", "task_order"]

@@ -17,12 +17,14 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kramabench.view.golds import gold_scores, manifest_gold, manifest_model, official_of_old, old_errata_keys
 from kramabench.view.questions import Questions, workload_root
-from kramabench.view.rows import Row, make_row, natural_key
+from kramabench.view.rows import OFFICIAL, VERIFIED, Row, make_row, natural_key
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +108,12 @@ class RunFollower:
         self.last_change = time.time()
         self._summary_cache: tuple[int, dict[str, Any]] | None = None
         self._ordered: tuple[int, list[Row]] | None = None
+        #: the floors' cache of the constants' scores per gold value, kept while the viewer runs
+        self._floor_cache: dict[Any, Any] = {}
+        self._floor_canon: dict[Any, Any] = {}
+        #: the floors panel (kramabench.view.golds.floors_panel): one computation at a time, and its last result
+        self.floors_lock = threading.Lock()
+        self.floors: tuple[int, float, float, dict[str, Any]] | None = None
 
     def _reset_records(self) -> None:
         self.rows: list[Row] = []
@@ -215,6 +223,11 @@ class RunFollower:
             return
         complete, self.tail_bytes = data[: end + 1], len(data) - end - 1
         root = workload_root(self.manifest)
+        run_gold = manifest_gold(self.manifest)
+        # a verified run recorded before both golds were kept: the items an erratum changed are scored again
+        # against the official gold, as the report does
+        old_fix = old_errata_keys(self.manifest) if run_gold == VERIFIED else set()
+        model_box: list[Any] = []
         pos = 0
         n = len(complete)
         while pos < n:
@@ -248,7 +261,17 @@ class RunFollower:
             domain = rec.get("domain") if isinstance(rec.get("domain"), str) else ""
             sub = rec.get("subtask_id") if isinstance(rec.get("subtask_id"), str) else None
             question = self.questions.of(root, domain, rec["task_id"], sub) if domain else ""
-            row = make_row(rec, i=len(self.rows), line=self.lineno, offset=start, length=len(raw), question=question)
+            row = make_row(rec, i=len(self.rows), line=self.lineno, offset=start, length=len(raw), question=question,
+                           run_gold=run_gold)
+            if old_fix and "gold" not in rec and (row.task_id, row.subtask_id) in old_fix:
+                if not model_box:
+                    model_box.append(manifest_model(self.manifest))
+                value, ok = official_of_old(rec, self.manifest, model_box[0])
+                if ok:
+                    row.official, row.gold_changed = value, True
+                else:
+                    row.notes.append("an erratum changed this item's gold, but the record does not read as a "
+                                     "kramabench record: its official score is not known (the verified one is shown)")
             self.rows.append(row)
             prev = self.latest.get(row.unit)
             if prev is None or row.attempt >= self.rows[prev].attempt:
@@ -309,6 +332,33 @@ class RunFollower:
         with self._lock:
             return [r for r in self.rows if r.unit == row.unit]
 
+    def floor_cache(self) -> tuple[dict[Any, Any], dict[Any, Any]]:
+        """The floors' caches of this run (see :func:`kramabench.view.golds.floors_panel`)."""
+        if len(self._floor_canon) > 200_000:  # a run of that many distinct golds: start over rather than grow
+            self._floor_cache.clear()
+            self._floor_canon.clear()
+        return self._floor_cache, self._floor_canon
+
+    def read_records(self, rows: list[Row]) -> Iterator[dict[str, Any] | None]:
+        """The whole records of ``rows``, read again from their lines in one pass (None for a line that
+        changed since it was read)."""
+        try:
+            fd = open_regular(self.dir / RECORDS)
+        except OSError:
+            for _ in rows:
+                yield None
+            return
+        with os.fdopen(fd, "rb") as f:
+            for row in sorted(rows, key=lambda r: r.offset):
+                f.seek(row.offset)
+                raw = f.read(row.length)
+                try:
+                    rec = json.loads(raw)
+                except (ValueError, RecursionError):
+                    yield None
+                    continue
+                yield rec if isinstance(rec, dict) and rec.get("task_id") == row.task_id else None
+
     def read_record(self, row: Row) -> tuple[dict[str, Any] | None, str | None]:
         """The whole record of a row, read again from its line; None and why when it cannot be."""
         try:
@@ -361,12 +411,14 @@ class RunFollower:
                 return self._summary_cache[1]
             rows = [r for r in self.rows if r.latest]
             m = self.manifest or {}
-            out = summarize_rows(rows)
+            run_id = m.get("run_id") if isinstance(m.get("run_id"), str) else self.name
+            out = summarize_rows(rows, run_id)
+            out["run_gold"] = manifest_gold(self.manifest)
             wl = m.get("workload") if isinstance(m.get("workload"), dict) else {}
             created = m.get("created_at")
             out.update(
                 run=self.name,
-                run_id=m.get("run_id") if isinstance(m.get("run_id"), str) else self.name,
+                run_id=run_id,
                 system=_s(m.get("system")),
                 model=_s(m.get("model")),
                 judge=_s(m.get("judge")),
@@ -391,22 +443,31 @@ def _s(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def summarize_rows(rows: list[Row]) -> dict[str, Any]:
-    """Done, errors, unscored, mean score with its bootstrap interval (scorers.stats), cost, tokens."""
-    from scorers.stats import mean_ci
+def summarize_rows(rows: list[Row], run_id: str = "") -> dict[str, Any]:
+    """Done, errors, unscored, cost, tokens; the score against each gold with its bootstrap interval over the
+    main setting's tasks (as the report's golds section: ``golds``), and ``score`` that of the run's gold;
+    an agent's totals (steps, replies without code, steps timed out, how its tasks ended)."""
+    from collections import Counter
 
-    values = [r.value for r in rows if r.value is not None]
-    n_unscored = sum(1 for r in rows if r.value is None)
-    ci = mean_ci(values, n_unscored=n_unscored)
+    golds = gold_scores(rows, run_id)
     costs = [r.cost_usd for r in rows]
+    stepped = [r for r in rows if r.agent_steps]
+    gold = Counter(r.gold for r in rows).most_common(1)[0][0] if rows else VERIFIED
+    g = golds[gold if gold in (OFFICIAL, VERIFIED) else VERIFIED]
     return {
         "done": len(rows),
         "errors": sum(1 for r in rows if r.status == "error"),
-        "unscored": n_unscored,
-        "score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n,
+        "unscored": sum(1 for r in rows if r.value is None),
+        "score": g["score"], "ci_low": g["ci_low"], "ci_high": g["ci_high"], "n_scored": g["n_scored"],
+        "golds": golds,
         "cost_usd": sum(c for c in costs if c is not None),
         "cost_unknown": sum(1 for c in costs if c is None),
         "tokens": sum(r.tokens or 0 for r in rows),
+        "steps": sum(r.agent_steps for r in rows),
+        "format_errors": sum(r.format_errors for r in rows),
+        "step_timeouts": sum(r.step_timeouts for r in rows),
+        "n_with_steps": len(stepped),
+        "agent_ends": dict(Counter(r.agent_end for r in stepped if r.agent_end).most_common()),
     }
 
 

@@ -28,7 +28,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from kramabench.view import artifacts as arts
 from kramabench.view.compare import CompareQuery, compare
-from kramabench.view.query import QueryError, RowQuery, run_query
+from kramabench.view.golds import floors_panel, record_golds
+from kramabench.view.query import QueryError, RowQuery, neighbours, run_query
 from kramabench.view.runs import ResultsIndex, RunFollower, Watcher
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,8 @@ PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 ARTIFACT_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+#: a running run's floors are computed again at most this often (they read every record)
+FLOORS_EVERY_S = 10.0
 
 #: URL path -> (file in kramabench/view/static, content type)
 STATIC = {
@@ -156,6 +159,35 @@ class ViewServer:
                 "rows": [r.to_json() for r in page], "facets": facets, "version": f.version,
                 "summary": f.summary()}
 
+    def api_golds(self, f: RunFollower) -> dict[str, Any]:
+        """Both golds with the floors, computed from the run's records once per version of the run; while a
+        run grows, again at most every FLOORS_EVERY_S seconds or 5 times as long as the last computation took
+        (``current`` False: an earlier version's)."""
+        with f.floors_lock:
+            hit = f.floors
+            if hit is not None:
+                version, done_at, took, doc = hit
+                if version == f.version or time.monotonic() - done_at < max(FLOORS_EVERY_S, 5 * took):
+                    return {**doc, "current": version == f.version}
+            version = f.version
+            t0 = time.monotonic()
+            doc = floors_panel(f)
+            f.floors = (version, time.monotonic(), time.monotonic() - t0, doc)
+            return {**doc, "current": True}
+
+    def api_nav(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:
+        """Where record ``i`` is in the task table the other keys describe, and the records before and after."""
+        params = dict(params)
+        try:
+            i = int(params.pop("i", [""])[-1])
+        except ValueError:
+            raise ApiError(400, "i: a record number is required") from None
+        for k in ("offset", "limit", "page"):
+            params.pop(k, None)
+        q = RowQuery.parse(params)
+        rows = f.snapshot(all_attempts=q.attempts == "all")
+        return neighbours(rows, q, i)
+
     def api_record(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:
         try:
             i = int(params.get("i", [""])[-1])
@@ -175,6 +207,7 @@ class ViewServer:
             "questions_note": dq.note if dq else None,
             "attempts": [{"i": r.i, "attempt": r.attempt, "outcome": r.outcome, "latest": r.latest}
                          for r in f.attempts_of(row)],
+            "golds": record_golds(rec, f.manifest) if rec is not None else None,
             "summary": f.summary(),
         }
 
@@ -185,7 +218,7 @@ class ViewServer:
         except arts.ArtifactError as e:
             raise ApiError(e.status, str(e)) from None
         try:
-            n = int(params.get("rows", [str(arts.PREVIEW_ROWS)])[-1])
+            n = int(params["rows"][-1]) if "rows" in params else None
         except ValueError:
             raise ApiError(400, "rows: a number") from None
         return {"path": rel, **arts.preview(path, n)}
@@ -302,6 +335,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, app.api_rows(f, params))
             elif what == "record":
                 self._json(200, app.api_record(f, params))
+            elif what == "golds":
+                self._json(200, app.api_golds(f))
+            elif what == "nav":
+                self._json(200, app.api_nav(f, params))
             elif what == "preview":
                 self._json(200, app.api_preview(f, params))
             elif what == "artifact":

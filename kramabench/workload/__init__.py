@@ -2,12 +2,13 @@
 
 from kramabench.workload.errata import ErrataFile, load_errata
 from kramabench.workload.errors import WorkloadError
+from kramabench.workload.families import WorkloadFamily, family_of, list_domains, load_workload
 from kramabench.workload.keyfunc import (
     KeyFunctionalities,
     derive_key_functionalities,
     key_functionalities,
 )
-from kramabench.workload.loader import list_domains, load_workload, official_errata_path
+from kramabench.workload.loader import official_errata_path
 from kramabench.workload.models import (
     TASK_CLASSES,
     AnswerType,
@@ -49,6 +50,8 @@ __all__ = [
     "TaskReview",
     "Workload",
     "WorkloadError",
+    "WorkloadFamily",
+    "family_of",
     "bundled_suites",
     "derive_key_functionalities",
     "difficulty_from_id",

@@ -135,7 +135,8 @@ def changes_for(
     """The items of ``primary`` (loaded with ``errata``, as :func:`~kramabench.workload.load_workload` takes
     it) whose gold differs in the other view of the same domain, with their gold there: the raw files when
     ``primary`` has errata, the default errata when it is raw. Empty when no errata file applies."""
-    from kramabench.workload.loader import default_errata, load_workload
+    from kramabench.workload.families import load_workload
+    from kramabench.workload.loader import default_errata
 
     if gold_of_run(errata) == VERIFIED:
         if errata is True and default_errata(primary.root) is None:

@@ -25,7 +25,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from kramabench import plugins
-from kramabench.files import SMALL_JSON_BYTES, WORKLOAD_BYTES, FileRefused, OutsideRoot, inside, read_bytes
+from kramabench.files import (
+    SMALL_JSON_BYTES,
+    WORKLOAD_BYTES,
+    FileRefused,
+    OutsideRoot,
+    check_json_values,
+    inside,
+    read_bytes,
+)
 from kramabench.workload.errata import AbsentFile, ErrataFile, apply_errata, load_errata
 from kramabench.workload.errors import WorkloadError
 from kramabench.workload.jsonkind import json_kind
@@ -86,9 +94,9 @@ def _check_root(root: Path) -> None:
         )
 
 
-def list_domains(root: Path) -> list[str]:
-    """Domains of a workload root: the names of ``<root>/workload/*.json``, sorted. Hidden files (``._legal.json``
-    left by macOS archives, ``.legal.json.swp``...) are not domains."""
+def list_kramabench_domains(root: Path) -> list[str]:
+    """Domains of a root in KramaBench's layout: the names of ``<root>/workload/*.json``, sorted. Hidden files
+    (``._legal.json`` left by macOS archives, ``.legal.json.swp``...) are not domains."""
     root = Path(root)
     _check_root(root)
     return sorted(p.stem for p in (root / "workload").glob("*.json") if p.is_file() and not p.name.startswith("."))
@@ -136,6 +144,10 @@ def read_raw(path: Path) -> tuple[list[Any], str]:
     if not text.strip():
         raise WorkloadError(f"{path}: empty file; expected a JSON list of tasks", file=str(path))
     try:
+        check_json_values(text, path, what="workload file")
+    except FileRefused as e:
+        raise WorkloadError(str(e), file=str(path)) from None
+    try:
         raw = json.loads(text)
     except json.JSONDecodeError as e:
         raise WorkloadError(
@@ -153,14 +165,14 @@ def read_raw(path: Path) -> tuple[list[Any], str]:
     return raw, digest
 
 
-def load_workload(
+def load_kramabench_workload(
     root: Path,
     domain: str,
     *,
     errata: bool | Path | ErrataFile = True,
     validate: bool = True,
 ) -> Workload:
-    """Load one domain of a workload root.
+    """Load one domain of a workload root in KramaBench's layout.
 
     ``errata``: True applies the default errata (see :func:`default_errata`), False loads the raw file,
     a path or an :class:`ErrataFile` applies those. ``validate``: run the validator and add its findings
@@ -172,7 +184,7 @@ def load_workload(
     if path.is_dir():
         raise WorkloadError(f"{path}: is a folder, not a workload file", file=str(path))
     if not path.exists():  # a FIFO or a device is refused in one line by read_raw
-        avail = list_domains(root)
+        avail = list_kramabench_domains(root)
         raise WorkloadError(
             f"{path}: no workload file for domain {domain!r} (domains here: {', '.join(avail) or 'none'})",
             file=str(path),
@@ -668,6 +680,6 @@ class _Builder:
 
 
 __all__ = [
-    "default_errata", "documented_absent", "json_kind", "lake_dir", "list_domains", "load_workload", "official_errata_path", "read_raw",
+    "default_errata", "documented_absent", "json_kind", "lake_dir", "list_kramabench_domains", "load_kramabench_workload", "official_errata_path", "read_raw",
     "workload_file",
 ]  # fmt: skip

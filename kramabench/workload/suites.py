@@ -4,7 +4,6 @@ that is either a folder or the name of a suite."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,11 +19,14 @@ def bundled_dir() -> Path:
 
 
 def bundled_suites() -> list[str]:
-    """Names of the bundled suites, sorted (``mini``, ...)."""
+    """Names of the bundled suites, sorted (``elt-mini``, ``mini``, ...): the folders of ``workloads/`` that a
+    workload family recognises (:mod:`kramabench.workload.families`)."""
+    from kramabench.workload.families import detected_family
+
     base = bundled_dir()
     if not base.is_dir():
         return []
-    return sorted(p.name for p in base.iterdir() if p.is_dir() and (p / "workload").is_dir())
+    return sorted(p.name for p in base.iterdir() if p.is_dir() and detected_family(p) is not None)
 
 
 #: the name that stands for the fetched official workloads (``kramabench@<ref>`` names a fetched ref)
@@ -35,7 +37,8 @@ def resolve_workload_root(name_or_path: str | Path) -> Path:
     """A workload root from a folder path, a bundled suite name (``mini`` -> ``<repo>/workloads/mini``) or
     ``kramabench`` / ``kramabench@<ref>`` (the official workloads fetched by ``kramabench fetch``).
 
-    A folder that is a workload root (has ``workload/``) wins over a name; an existing folder that is not
+    A folder that is a workload root (of any family: ``workload/``, an ELT suite's ``suite.yaml``) wins over a
+    name; an existing folder that is not
     a workload root is returned as is (the loader then says what is missing) unless it is a name.
     """
     text = str(name_or_path)
@@ -45,7 +48,9 @@ def resolve_workload_root(name_or_path: str | Path) -> Path:
         # the name wins over a same-named folder without a data lake: the repository's own ``kramabench/``
         # package (which has a ``workload/`` subpackage) when a command runs from the repository root
         return _fetched_root(ref or None)
-    if (path / "workload").is_dir():
+    from kramabench.workload.families import detected_family
+
+    if path.is_dir() and detected_family(path) is not None:
         return path
     suites = bundled_suites()
     if text in suites:
@@ -64,6 +69,7 @@ class Suite:
     kind: str  # "bundled" or "fetched"
     root: Path
     domains: dict[str, int | None]  # domain -> number of tasks (None: the file is not a JSON list)
+    family: str = "kramabench"  # the workload family (kramabench.workload.families)
 
 
 def available_suites() -> list[Suite]:
@@ -82,16 +88,11 @@ def available_suites() -> list[Suite]:
 
 
 def _suite(name: str, kind: str, root: Path) -> Suite:
-    from kramabench.workload.loader import list_domains, workload_file
+    from kramabench.workload.families import family_of
 
-    domains: dict[str, int | None] = {}
-    for d in list_domains(root):
-        try:
-            data = json.loads(workload_file(root, d).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = None
-        domains[d] = len(data) if isinstance(data, list) else None
-    return Suite(name, kind, root, domains)
+    fam = family_of(root)
+    domains: dict[str, int | None] = {d: fam.count_tasks(root, d) for d in fam.list_domains(root)}
+    return Suite(name, kind, root, domains, fam.name)
 
 
 def _fetched_root(ref: str | None) -> Path:

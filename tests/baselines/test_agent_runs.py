@@ -167,3 +167,40 @@ def test_the_subtasks_setting_poses_each_subtask_to_the_agent(tmp_path, repo_roo
     assert "This is one step of a larger question" in first
     recs = RunStore(res / "s").read().records
     assert len(recs) == 4 and all(r.setting == "subtasks" and r.subtask_id and r.score == 1.0 for r in recs)
+
+
+WORDS = ["north", "south", "east", "west", "alpha", "beta", "gamma", "delta", "lake", "river", "sea", "pond"]
+
+
+@pytest.mark.parametrize("system,backend", [
+    ("code-agent", "local"), ("smolagents-code-agent", "local"),
+    pytest.param("code-agent", "docker", marks=pytest.mark.docker),
+])
+def test_a_printed_set_of_strings_replays_to_the_same_records(tmp_path, repo_root, system, backend):
+    """Observations that print a set of strings (its order follows the string hashes) replay identically in
+    another process: the sandboxes' interpreters hash strings with a fixed seed."""
+    root = make_workload(tmp_path / "wl", n=2)
+    res = tmp_path / "res"
+    env = _env(repo_root, tmp_path)
+    fmt = SYSTEMS[system]
+
+    def replies(n, req):
+        if n == 1:
+            return fmt(f"words = set({WORDS!r})\nprint(words)\nprint({{w: len(w) for w in words}})", "look")
+        return fmt("final_answer(len(words))", "done")
+
+    common = ["--workload", str(root), "--system", system, "--sandbox", backend, "--results", str(res), "-j", "1"]
+    with OpenAIServer() as server:
+        server.handler = by_step(replies)
+        p = _run([*common, "--model", f"openai-compatible/test-model@{server.base_url}", "--run-id", "rec"],
+                 cwd=repo_root, env=env, timeout=600)
+        assert p.returncode == 0, p.stderr
+        rep = _run([*common, "--model", f"replay/{res / 'rec'}", "--run-id", "rep"], cwd=repo_root, env=env,
+                   timeout=600)
+        assert rep.returncode == 0, rep.stderr
+    rec = sorted(RunStore(res / "rec").read().records, key=lambda r: r.task_id)
+    again = sorted(RunStore(res / "rep").read().records, key=lambda r: r.task_id)
+    assert all(r.answer == len(WORDS) for r in rec), [(r.task_id, r.error) for r in rec]
+    assert all("{'" in r.steps[0].observation for r in rec)
+    assert [r.error for r in again] == [None, None]  # no replay_mismatch
+    assert [_comparable(r) for r in again] == [_comparable(r) for r in rec]

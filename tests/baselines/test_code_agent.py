@@ -255,3 +255,42 @@ def test_the_session_cannot_be_opened(openai_server, model, lake, tmp_path):
     out = agent(model, Broken(), tmp_path).solve(task(lake))
     assert out.error.kind == "sandbox_error" and "no sandbox here" in out.error.message
     assert out.steps[0].code == "print(1)\n"
+
+
+def test_tracebacks_name_the_agents_own_steps(openai_server, model, local_sandbox, lake, tmp_path):
+    """A traceback names the code of step N ``<step N>`` (the number the observation says), also after a
+    reply without code, a restart and an error inside an earlier step's function; the helpers are
+    ``<step 0>``, never one of the agent's steps."""
+    openai_server.enqueue(
+        step("def ratio(a, b):\n    return a / b\nprint('defined')"),
+        "I will now divide.",  # step 2: no code ran
+        step("ratio(1, 0)"),  # step 3: raised inside step 1's function
+        step("while True:\n    pass"),  # step 4: stopped, the interpreter restarted (helpers defined again)
+        step("x = 1\nundefined_name"),  # step 5
+        step("final_answer(object())"),  # step 6: the helper refuses the value
+        step("final_answer(1)"),
+    )
+    out = agent(model, local_sandbox, tmp_path, step_timeout_s=2).solve(task(lake))
+    assert out.answer == 1, out.error
+    assert [s.outcome for s in out.steps] == ["ok", "format_error", "error", "timeout", "error", "error",
+                                              "final_answer"]
+    shown = observations(openai_server)
+    assert shown[2].startswith("Observation of step 3:")
+    assert 'File "<step 3>", line 1, in <module>' in shown[2]
+    assert 'File "<step 1>", line 2, in ratio' in shown[2] and "ZeroDivisionError" in shown[2]
+    assert shown[4].startswith("Observation of step 5:") and 'File "<step 5>", line 2' in shown[4]
+    assert shown[5].startswith("Observation of step 6:") and 'File "<step 6>", line 1' in shown[5]
+    assert "TypeError" in shown[5] and '"<step 0>"' in shown[5]  # the helper's own frame
+    for n, text in enumerate(shown, start=1):  # no cell named after another step than its own or earlier
+        assert not any(f'"<step {k}>"' in text for k in range(n + 1, 10)), (n, text)
+
+
+def test_final_answer_while_handling_an_exception_shows_no_traceback(openai_server, model, local_sandbox, lake,
+                                                                     tmp_path):
+    """final_answer called in an ``except`` block: its step's observation holds what was printed, not the
+    handled exception's traceback nor final_answer's own."""
+    openai_server.enqueue(step("print('trying')\ntry:\n    {}['x']\nexcept KeyError:\n    final_answer(3)"))
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.answer == 3, out.error
+    last = out.steps[-1]
+    assert last.outcome == "final_answer" and last.observation == "trying", last.observation

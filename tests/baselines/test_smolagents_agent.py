@@ -133,3 +133,45 @@ def test_an_unsupported_smolagents_version_is_refused_in_one_line(monkeypatch):
     monkeypatch.setattr(s, "version", lambda name: "1.9.0")
     with pytest.raises(RuntimeError, match=r"smolagents 1.9.0 is installed; this adapter supports smolagents>=1.26"):
         s.check_version()
+
+
+def test_the_prompt_says_what_the_session_runs_and_observations_read_as_smolagents_own(
+        openai_server, model, local_sandbox, lake, tmp_path):
+    """The session runs any import (the standard library, the sandbox's packages): the prompts say so, not
+    smolagents' default list that forbids os, glob, json. Print output ends its line before "Last output
+    from code snippet:", and a traceback names the code by smolagents' step number."""
+    openai_server.enqueue(
+        step("import os, glob, json, csv, pathlib\nprint(sorted(os.listdir('/lake')))"),
+        "No code in this reply.",  # smolagents' step 2: a parsing error, no code ran
+        step("def ratio(a, b):\n    return a / b\nratio(1, 0)"),
+        step("final_answer(1)"),
+    )
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.answer == 1, out.error
+    assert [s.outcome for s in out.steps] == ["ok", "format_error", "error", "final_answer"]
+    first = openai_server.chat_requests[0].messages
+    assert "only from the following list of modules: [" not in first[0]["content"]
+    assert "You can import from any package you want." in first[0]["content"]
+    assert "standard library (os, pathlib, glob, json, csv" in first[1]["content"]
+    assert "pandas" in first[1]["content"] and "sklearn (scikit-learn)" in first[1]["content"]
+    assert "['notes.txt', 'shop']\nLast output from code snippet:\nNone" in out.steps[0].observation
+    after_error = openai_server.chat_requests[3].messages[-1]["content"]
+    assert 'File "<step 3>", line 3, in <module>' in after_error
+    assert 'File "<step 3>", line 2, in ratio' in after_error and "ZeroDivisionError" in after_error
+
+
+def test_a_chained_exception_is_shown_once(openai_server, model, local_sandbox, lake, tmp_path):
+    """An exception raised from another (pandas' KeyError from its own KeyError, ``raise ... from``): the
+    model sees the chain once, not its first part again above it."""
+    openai_server.enqueue(
+        step("print('before')\ntry:\n    {}['a']\nexcept KeyError as e:\n    raise ValueError('no a') from e"),
+        step("try:\n    {}['b']\nexcept KeyError:\n    final_answer(2)"),
+    )
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.answer == 2, out.error
+    shown = openai_server.chat_requests[1].messages[-1]["content"]
+    assert shown.count("KeyError: 'a'") == 1 and shown.count("ValueError: no a") == 1, shown
+    assert shown.count("direct cause") == 1 and shown.count("Traceback (most recent call last)") == 2
+    assert "before" in shown
+    # final_answer called while handling an exception: no traceback in its step's logs
+    assert "Traceback" not in out.steps[-1].observation and "KeyError" not in out.steps[-1].observation

@@ -78,3 +78,23 @@ def test_a_view_in_the_warehouse_cannot_read_host_files_while_scored(tmp_path: P
     s = score_pipeline(suite, p, wh)
     assert not s.models[0].correct("verified") and not s.models[0].correct("elt-bench")
     assert "evaluation query failed" in (s.models[0].error or "")
+
+
+def test_a_view_that_never_ends_fails_its_model_only_and_the_read_is_isolated(tmp_path: Path) -> None:
+    root = write_suite(tmp_path / "s", {"a": shop_pipeline()})
+    suite = load_suite(root)
+    p = suite.pipeline("a")
+    wh = build(tmp_path / "w.duckdb", p.folder)
+    con = duckdb.connect(str(wh))
+    con.execute("DROP TABLE customer_totals")
+    con.execute("CREATE VIEW customer_totals AS SELECT sum(hash(i)) AS customer_id, 1 AS total "
+                "FROM range(100000000000000) t(i)")
+    con.close()
+    s = score_pipeline(suite, p, wh, isolated=True, query_timeout_s=2)
+    assert s.stage1.passed  # the loaded tables still count
+    assert "took longer than 2 s" in (s.models[0].error or "") and not s.models[0].correct("verified")
+    # a file that is not a warehouse, read in the child process: an explained failure
+    junk = tmp_path / "junk.duckdb"
+    junk.write_bytes(b"\0" * 4096)
+    bad = score_pipeline(suite, p, junk, isolated=True)
+    assert not bad.stage1.passed and bad.stage1.error

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kramabench.elt.sources import SourceSet
+from kramabench.elt.sources import SourceOptions, SourceSet
 from kramabench.elt.sources.postgres import PostgresUnavailable, find_bindir
 from kramabench.elt.suite.loader import load_suite
 from tests.elt.suites import shop_pipeline, write_suite
@@ -47,7 +47,19 @@ def every_kind() -> dict:
     return spec
 
 
-def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path) -> None:
+def s3_get(sock: Path, url: str) -> tuple[int, bytes]:
+    """A GET signed the way boto3 signs for S3 (moto dispatches on the credential scope; it checks no signature)."""
+    c = UnixHTTP(sock)
+    c.request("GET", url, headers={"Host": "127.0.0.1:9000", "Authorization": "AWS4-HMAC-SHA256 Credential="
+              "test/20240101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0"})
+    r = c.getresponse()
+    out = r.status, r.read()
+    c.close()
+    return out
+
+
+@pytest.mark.parametrize("s3", ["server", "files"])
+def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path, s3: str) -> None:
     try:
         find_bindir()
     except PostgresUnavailable as e:
@@ -56,10 +68,11 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path) ->
         pytest.skip(str(e))
     suite = load_suite(write_suite(tmp_path / "s", {"shop": every_kind()}))
     p = suite.pipeline("shop")
-    with SourceSet(suite, p) as src:
+    with SourceSet(p, suite.schema_name, SourceOptions(s3=s3)) as src:
         assert src.started_s < 10
         names = {s.name: s for s in src.services}
-        assert set(names) == {"postgres", "rest"} and names["postgres"].port == 5432
+        assert set(names) == ({"postgres", "rest", "s3"} if s3 == "server" else {"postgres", "rest"})
+        assert names["postgres"].port == 5432
         # postgres: a real server on its unix socket, loaded, with a password
         import subprocess
 
@@ -87,9 +100,17 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path) ->
         assert cfg["custom_api"]["config"]["base_url"] == "http://127.0.0.1:8000"
         assert cfg["flat_files"] == [{"table": "regions", "format": "jsonl", "path": "files/regions.jsonl"}]
         assert (task / "files" / "regions.jsonl").read_text().count("\n") == 2
-        assert (task / cfg["aws_s3"]["data"][0]["local_path"]).is_file()
+        if s3 == "files":
+            assert (task / cfg["aws_s3"]["data"][0]["local_path"]).is_file() and "s3" not in names
+            assert any(d.startswith("s3: the bucket's objects are files") for d in src.differences)
+        else:  # an S3-compatible server on a unix socket, as ELT-Bench's config names LocalStack
+            assert cfg["aws_s3"]["AWS_ENDPOINT_URL"] == "http://127.0.0.1:9000"
+            assert cfg["aws_s3"]["data"] == [{"table": "rates", "path": "s3://shop-bucket/rates.csv"}]
+            assert s3_get(names["s3"].socket, "/shop-bucket/rates.csv") == (200, b"cur,rate\nEUR,1.1\n")
+            assert s3_get(names["s3"].socket, "/shop-bucket/nothing.csv")[0] == 404
+            assert not any(d.startswith("s3") for d in src.differences)
         assert (task / "mongodb" / "shop" / "notes.jsonl").is_file()
-        assert cfg["warehouse"]["path"] == "warehouse.duckdb"
+        assert cfg["warehouse"]["path"] == "shop.duckdb"  # named as the database the queries name
         dm = yaml.safe_load((task / "data_model.yaml").read_text())
         assert dm["models"][0]["name"] == "customer_totals"
         names_on_disk = {q.name for q in task.rglob("*")}
@@ -116,3 +137,51 @@ def gone(pid: int, wait_s: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_postgres_servers_start_from_a_cached_template_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kramabench.elt.sources.postgres import PostgresServer
+
+    try:
+        find_bindir()
+    except PostgresUnavailable as e:
+        if __import__("os").environ.get("CI"):
+            raise
+        pytest.skip(str(e))
+    monkeypatch.setenv("KRAMABENCH_HOME", str(tmp_path / "home"))
+    with PostgresServer(database="a") as one:
+        assert one.sql("SELECT current_database()").strip() == "a"
+    templates = list((tmp_path / "home" / "elt").glob("pg-template-*"))
+    assert len(templates) == 1 and (templates[0] / "PG_VERSION").is_file()
+    with PostgresServer(database="b") as two:  # a copy of the template, its own server
+        assert two.sql("SELECT count(*) FROM pg_database WHERE datname = 'a'").strip() == "0"
+    # a cache that cannot be written: initdb for the server, as before
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("KRAMABENCH_HOME", str(blocked))
+    with PostgresServer(database="c") as three:
+        assert three.sql("SELECT 1").strip() == "1"
+
+
+def test_a_named_mongod_that_does_not_serve_is_an_explained_failure_and_nothing_is_left(tmp_path: Path) -> None:
+    """A real mongod is used only when named; one that exits (here /bin/false) fails the task's set-up with its
+    exit code, and the sources started before it are stopped."""
+    try:
+        find_bindir()
+    except PostgresUnavailable as e:
+        if __import__("os").environ.get("CI"):
+            raise
+        pytest.skip(str(e))
+    from kramabench.elt.sources.mongo import MongoUnavailable
+
+    suite = load_suite(write_suite(tmp_path / "s", {"shop": every_kind()}))
+    src = SourceSet(suite.pipeline("shop"), "main", SourceOptions(mongod="/bin/false", s3="files"))
+    with pytest.raises(MongoUnavailable, match="mongod exited with code 1"):
+        src.start()
+    assert src._base is None and not src.services or all(not s.socket.exists() for s in src.services)
+    with pytest.raises(ValueError, match="not an executable file"):
+        SourceOptions(mongod=str(tmp_path / "no-such-mongod"))
+    # without a mongod the collections are files, and that difference is said
+    assert any(d.startswith("mongodb: the collections are JSON-lines files") for d in
+               SourceOptions().differences(["mongodb"]))
+    assert not any(d.startswith("mongodb") for d in SourceOptions(mongod="/bin/false").differences(["mongodb"]))

@@ -136,3 +136,27 @@ def test_a_retry_after_a_timeout_is_visible_in_calls_jsonl(provider_model, opena
     assert call.attempts == 2 and call.error is None
     assert [(f.attempt, f.kind) for f in call.failed_attempts] == [(1, "timeout")]
     assert 0.9 <= call.failed_attempts[0].elapsed_s < 3.0
+
+
+def test_a_streamed_reply_gives_the_same_completion(provider_model, openai_server):
+    openai_server.default = Reply(text="the answer is 42", completion_tokens=4, prompt_tokens=7)
+    c = provider_model(cache=False, stream=True).complete(MSGS)
+    assert openai_server.chat_requests[-1].body.get("stream") is True
+    assert c.text == "the answer is 42" and c.finish_reason == "stop"
+    assert (c.usage.prompt_tokens, c.usage.completion_tokens) == (7, 4)
+
+
+def test_a_dripping_stream_meets_the_deadline(provider_model, openai_server):
+    openai_server.default = Reply.drip("slow " * 100, every_s=0.05, nbytes=8)  # events keep coming, for ~20 s
+    model = provider_model(cache=False, stream=True)
+    t0 = time.monotonic()
+    with pytest.raises(ModelError) as ei:
+        model.complete(MSGS, ModelOptions(timeout_s=1.0, max_attempts=1))
+    assert ei.value.kind == "timeout" and time.monotonic() - t0 < 5.0
+
+
+def test_a_huge_stream_is_not_read_past_its_bound(provider_model, openai_server):
+    openai_server.default = Reply.huge(60, piece="word " * 2000)  # 60 MB of events of 10 kB
+    with pytest.raises(ModelError) as ei:
+        provider_model(cache=False, stream=True).complete(MSGS, ModelOptions(max_attempts=1, timeout_s=60))
+    assert ei.value.kind == "bad_response" and "larger than" in ei.value.message

@@ -95,6 +95,7 @@ def toy(tmp_path: Path) -> Path:
     return write_root(tmp_path / "wl", TOY)
 
 
+@pytest.mark.slow
 def test_score_streams_a_huge_predictions_file_and_summarises_repeated_warnings(toy, tmp_path):
     """400,000 lines (unknown tasks, duplicates, bad lines): bounded memory, a bounded number of warnings,
     every problem counted in --output."""
@@ -335,6 +336,7 @@ def test_resume_of_a_read_only_run_folder_or_a_records_folder_is_a_setup_error(s
     assert rep.returncode != 0 and "records.jsonl: is a folder" in _one_error_line(rep)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["/dev/zero", "fifo", "big"])
 def test_a_manifest_or_records_that_is_a_device_a_fifo_or_huge_is_refused_in_one_line(scripted, tmp_path, target):
     root, env = scripted
@@ -479,6 +481,7 @@ def test_a_full_disk_stops_the_run_with_its_cause_and_leaves_no_temporary_file(t
 # -- report: a run of 20,000 records -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_on_a_huge_run_stays_bounded_in_memory_and_page_size(tmp_path):
     from kramabench.testing.hostile import write_big_run
 
@@ -603,3 +606,58 @@ def test_links_planted_in_a_run_folder_are_never_written_through(scripted, tmp_p
         assert out.returncode != 0
     assert victim.read_bytes() == before and p.is_symlink()
     assert not list(tmp_path.glob("victim.txt.torn"))
+
+
+@pytest.mark.slow
+def test_json_of_millions_of_tiny_values_is_refused_before_parsing(toy, tmp_path):
+    """20 million empty lists in 30 MB: a workload file, a predictions line, a predictions array and a
+    manifest of that shape are refused (or skipped) without parsing: memory stays bounded."""
+    bomb = "[" + ",".join(["[]"] * 10_000_000) + "]"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"}
+
+    def kb(*args):
+        return run_measured([sys.executable, "-m", "kramabench", *args], capture_output=True, text=True, cwd=REPO,
+                            timeout=300, env=env)
+
+    wl = tmp_path / "bombwl"
+    (wl / "workload").mkdir(parents=True)
+    (wl / "data" / "d" / "input").mkdir(parents=True)
+    (wl / "workload" / "d.json").write_text(bomb)
+    out, peak = kb("workloads", "validate", str(wl))
+    assert out.returncode == 2 and "JSON values, more than the 8,000,000" in _one_error_line(out) and peak < 400
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n" + '{"task_id": "toy-easy-2", "answer": '
+                     + bomb + "}\n")
+    out, peak = kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", "100")
+    assert out.returncode == 0 and "bad_line" in out.stdout and "JSON values" in out.stdout and peak < 400, out.stderr
+    preds.write_text("[" + json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "," + bomb + "]")
+    out, peak = kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds))
+    assert out.returncode == 2 and "JSON values" in _one_error_line(out) and peak < 400
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text('{"run_id": "x", "created_at": "2025-01-01T00:00:00Z", "system": "s", "x": '
+                                       + bomb + "}")
+    out, peak = kb("report", str(run))
+    assert out.returncode != 0 and "JSON values" in _one_error_line(out) and peak < 400
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_a_mode_000_lake_file_with_a_sandbox_is_no_traceback(tmp_path, backend):
+    """The reference system in a sandbox over a lake holding a file at mode 000: the run finishes, every task
+    recorded (local: as a process that cannot ignore permissions; docker: the container's user cannot read
+    it either)."""
+    from kramabench.testing.hostile import unprivileged
+
+    root = make_workload(tmp_path / "wl", n=2, solutions=True)
+    locked = root / "data" / "synth" / "input" / "sub" / "notes.txt"
+    locked.chmod(0)
+    res = tmp_path / "res"
+    try:
+        out = _kb("run", "--workload", str(root), "--system", "reference", "--sandbox", backend, "--results", str(res),
+                  "--run-id", "m0", "--progress", "none", "--no-report", timeout=600,
+                  prefix=unprivileged() if backend == "local" else None)
+    finally:
+        locked.chmod(0o644)
+    assert "Traceback" not in out.stderr, out.stderr
+    recs = RunStore(res / "m0").read().records
+    assert len(recs) == 2 and all(r.status == "ok" and r.score == 1.0 for r in recs), [r.error for r in recs]

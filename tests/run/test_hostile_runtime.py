@@ -248,3 +248,54 @@ def test_sigterm_ends_a_run_whose_system_ignores_it(tmp_path):
     assert proc.returncode == 130 and "Traceback" not in err, err
     m = RunStore(tmp_path / "res" / "stuck").read_manifest()
     assert m.status == "interrupted" and len(m.interrupted_tasks) == 2 and "4 not started" in m.stop_reason
+
+
+@pytest.mark.api
+def test_sigterm_during_judge_calls_ends_the_run(tmp_path):
+    """The design judge's calls (made while scoring) are abandoned too: the judged tasks are not recorded."""
+    with OpenAIServer() as judge:
+        judge.default = Reply.slow(300)
+        proc = _start(["run", "--workload", "mini", "--domain", "grid", "--limit", "3", "-j", "3", "--system",
+                       "reference", "--sandbox", "unsafe-subprocess", "--setting", "pipeline-design", "--judge",
+                       f"openai-compatible/j@{judge.base_url}", "--results", str(tmp_path), "--run-id", "j",
+                       "--progress", "plain"], tmp_path)
+        _wait_for(lambda: len(judge.chat_requests) >= 1, proc)
+        out, err, _ = _stopped_within(proc, 8)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    m = RunStore(tmp_path / "j").read_manifest()
+    assert m.status == "interrupted" and m.interrupted_tasks and RunStore(tmp_path / "j").read().records == []
+
+
+def test_sigterm_while_the_report_is_written(tmp_path):
+    ok = _kb("run", "--workload", "mini", "--domain", "grid", "--system", "reference", "--results", str(tmp_path),
+             "--run-id", "r", "--progress", "none", "--no-report")
+    assert ok.returncode == 0, ok.stderr
+    proc = _start(["report", str(tmp_path / "r")], tmp_path)
+    _wait_for(lambda: _threads(proc.pid) >= 2, proc)  # begun: loading the records, importing matplotlib
+    time.sleep(0.3)
+    out, err, _ = _stopped_within(proc, 8)
+    assert proc.returncode in (0, 130) and "Traceback" not in err, err  # 0: it was done first
+    if proc.returncode == 130:
+        assert err.strip().splitlines() == ["interrupted (SIGTERM received)"], err
+
+
+@pytest.mark.docker
+def test_sigterm_while_the_docker_pool_starts_leaves_no_container(tmp_path):
+    """The containers being started are removed when the run ends (or, if the engine is too slow for the
+    watchdog, by the next command's sweep: they carry the dead owner's tag)."""
+    import docker
+    from kramabench.sweep.owner import tag_of
+
+    proc = _start(["run", "--workload", "mini", "--domain", "grid", "--limit", "4", "-j", "4", "--system",
+                   "reference", "--sandbox", "docker", "--results", str(tmp_path), "--run-id", "d", "--progress",
+                   "plain"], tmp_path)
+    _wait_for(lambda: (tmp_path / "d" / "manifest.json").exists(), proc)  # the pool's 4 containers start now
+    tag = tag_of(proc.pid)
+    time.sleep(0.5)
+    out, err, _ = _stopped_within(proc, 22)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    api = docker.from_env().api
+    if api.containers(all=True, filters={"label": f"kramabench.owner={tag}"}):
+        assert _kb("sandboxes", timeout=120).returncode == 0  # any command sweeps what a dead process left
+    left = api.containers(all=True, filters={"label": f"kramabench.owner={tag}"})
+    assert left == [], [c["Names"] for c in left]

@@ -200,7 +200,7 @@ def test_environment_secret_not_visible(sandbox, planted, monkeypatch):
     # only what Python needs
     assert set(out["env"]) <= {
         "PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "MPLCONFIGDIR", "MPLBACKEND", "PYTHONDONTWRITEBYTECODE",
-        "USER", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX", "HOSTNAME", "PWD",
+        "PYTHONHASHSEED", "USER", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX", "HOSTNAME", "PWD",
     }, out["env"]
     assert_next_run_unaffected(sandbox, planted)
 

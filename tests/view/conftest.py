@@ -132,3 +132,78 @@ def two_runs(results: Path, tmp_path: Path) -> dict[str, Any]:
     facts = build_two_runs(results, write_workload(tmp_path / "wl"))
     facts["results"] = results
     return facts
+
+
+def steps_of(*outcomes: str) -> list[dict[str, Any]]:
+    """Agent steps as kramabench's AgentStep writes them, one per outcome (``final_answer`` last, usually)."""
+    from kramabench.contracts.steps import AgentStep
+
+    out = []
+    for k, oc in enumerate(outcomes, start=1):
+        code = None if oc == "format_error" else ("final_answer(v)" if oc == "final_answer" else f"v = step_{k}()\nprint(v)")
+        out.append(AgentStep(
+            step=k, outcome=oc, thought=f"Thought {k}: check the table", code=code,
+            observation={"timeout": "the step ran past 30 s and was stopped", "error": "KeyError: 'year'"}.get(oc, f"{k * 7}\n"),
+            error={"timeout": "TimeoutError: step limit 30 s", "error": "KeyError: 'year'"}.get(oc),
+            prompt_tokens=500 + k, completion_tokens=60, wall_s=1.5, code_s=None if code is None else 1.0,
+        ).model_dump(mode="json"))
+    return out
+
+
+def build_agent_run(results: Path, workload: Path | None = None, run_id: str = "agent") -> dict[str, Any]:
+    """A code-agent run on the 5 legal tasks: how each ended, which had a step time out, both golds (one task
+    with an erratum: its other gold recorded) and reviewed classes."""
+    from kramabench.contracts.records import GoldScore
+
+    sysm = {"system": "code-agent", "model": "openai/gpt-4.1"}
+    recs = [
+        # answered after a step that timed out; an erratum changed its gold (verified 0.31, official 31)
+        record(run_id, "legal", "legal-hard-1", 1.0, answer=0.31, expected=0.31, answer_type="numeric_approximate",
+               metric="numeric_approximate", gold="verified", gold_class="gold-defect",
+               other_gold=GoldScore(gold="official", expected=31, answer_type="numeric_approximate", score=1 / (1 + 0.99),
+                                    metric="numeric_approximate"),
+               extra={"steps": steps_of("ok", "timeout", "final_answer")}, **sysm),
+        # no final answer within max_steps, two replies without code on the way
+        record(run_id, "legal", "legal-hard-2", 0.0, status="error", answer=None, gold="verified", gold_class="reproduces",
+               error=OutcomeError(kind="max_steps", message="no final answer within max_steps=5 steps"),
+               extra={"steps": steps_of("ok", "format_error", "error", "format_error", "ok")}, **sysm),
+        # the token budget spent
+        record(run_id, "legal", "legal-hard-3", 0.0, status="error", answer=None, gold="verified", gold_class="solution-defect",
+               error=OutcomeError(kind="budget", message="the task's token budget is spent"),
+               extra={"steps": steps_of("ok", "ok")}, **sysm),
+        # three replies in a row without code
+        record(run_id, "legal", "legal-hard-4", 0.0, status="error", answer=None, gold="verified",
+               error=OutcomeError(kind="format_errors", message="3 replies in a row without a code block"),
+               extra={"steps": steps_of("format_error", "format_error", "format_error")}, **sysm),
+        # answered; a step timed out too
+        record(run_id, "legal", "legal-hard-5", 1.0, gold="verified", gold_class="reproduces",
+               extra={"steps": steps_of("timeout", "ok", "final_answer")}, **sysm),
+    ]
+    m = {**manifest(run_id, model="openai/gpt-4.1", root=workload, domains=["legal"], planned=5), "system": "code-agent"}
+    m["workload"]["gold"] = "verified"
+    d = write_run(results, run_id, recs, manifest_doc=m)
+    return {"run": run_id, "dir": d, "timed_out_in_a_step": ["legal-hard-1", "legal-hard-5"],
+            "ends": {"legal-hard-1": "final_answer", "legal-hard-2": "max_steps", "legal-hard-3": "budget",
+                     "legal-hard-4": "format_errors", "legal-hard-5": "final_answer"},
+            "steps": 16, "format_errors": 5, "step_timeouts": 2}
+
+
+def write_warehouse(path: Path, hostile: str = XSS) -> None:
+    """A DuckDB warehouse as an ELT task leaves it: two schemas, tables of several types, a view that reads a
+    host file (it must never run), a macro, a generated column; a table and a value holding ``hostile``."""
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE customers AS SELECT range AS id, 'customer ' || range AS name, range % 3 = 0 AS active, "
+                "DATE '2024-01-01' + CAST(range AS INTEGER) AS since FROM range(1234)")
+    con.execute("CREATE SCHEMA marts")
+    con.execute("CREATE TABLE marts.revenue (region VARCHAR, total DECIMAL(12,2), share DOUBLE, tags VARCHAR[], "
+                "doubled DECIMAL(12,2) GENERATED ALWAYS AS (total * 2) VIRTUAL)")
+    con.execute("INSERT INTO marts.revenue (region, total, share, tags) VALUES ('north', 7.5, 0.25, ['a', 'b']), "
+                "('south', NULL, 0.75, [])")
+    name = '"' + hostile.replace('"', '""') + '"'
+    con.execute(f"CREATE TABLE {name} (v VARCHAR)")
+    con.execute(f"INSERT INTO {name} VALUES (?)", [hostile])
+    con.execute("CREATE VIEW secrets AS SELECT * FROM read_text('/etc/hostname')")
+    con.execute("CREATE MACRO twice(x) AS x * 2")
+    con.close()

@@ -103,10 +103,10 @@ def test_search_and_sort(site: Any, browser: Browser) -> None:
     b.type("#search", "")
     assert "q=" not in b.eval("location.search") or rows_now(b, 10)
     rows_now(b, 10)
-    b.click('th[data-sort="score"]')
-    rows_now(b, 10, shows="sort=score")
-    b.click('th[data-sort="score"]')
-    got = rows_now(b, 10, shows="sort=-score")
+    b.click('th[data-sort="verified"]')
+    rows_now(b, 10, shows="sort=verified")
+    b.click('th[data-sort="verified"]')
+    got = rows_now(b, 10, shows="sort=-verified")
     assert got[-1] == "archeology-easy-5"  # unscored last, whichever direction
     assert got[:4] == ["archeology-easy-1", "legal-hard-1", "legal-hard-3", "legal-hard-4"]
     assert not b.errors, b.errors

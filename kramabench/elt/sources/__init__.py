@@ -8,6 +8,6 @@ ground truth or the evaluation queries. :attr:`SourceSet.services` lists the hos
 forwards to ``127.0.0.1:<port>``.
 """
 
-from kramabench.elt.sources.sourceset import Service, SourceOptions, SourceSet
+from kramabench.elt.sources.sourceset import Service, SourceOptions, SourceSet, write_spec
 
-__all__ = ["Service", "SourceOptions", "SourceSet"]
+__all__ = ["Service", "SourceOptions", "SourceSet", "write_spec"]

@@ -9,11 +9,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kramabench.elt.suite.models import Pipeline, Suite
+from kramabench.elt.suite.models import Pipeline
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +24,61 @@ PORTS = {"postgres": 5432, "rest": 8000, "s3": 9000, "mongodb": 27017}
 class SourceOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    mongod: str | None = Field(None, description="path of a mongod binary to serve MongoDB sources (default: "
-                               "the collections as JSON-lines files, a deliberate difference recorded in the manifest)")
-    warehouse: str = Field("warehouse.duckdb", description="the warehouse file, relative to the session workspace")
+    mongod: str | None = Field(None, description="path of a mongod binary to serve MongoDB sources (with pymongo, the "
+                               "extra kramabench[mongodb]; default: the collections as JSON-lines files, a deliberate "
+                               "difference recorded in the manifest)")
+
+    @field_validator("mongod")
+    @classmethod
+    def _executable(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        from kramabench.elt.sources.mongo import MongoUnavailable, check_mongod
+
+        try:
+            return str(check_mongod(v))
+        except MongoUnavailable as e:
+            raise ValueError(str(e)) from None
+    s3: Literal["auto", "server", "files"] = Field(
+        "auto", description="S3 sources: served by an S3-compatible server (moto's server mode, the extra "
+        "kramabench[s3]), or as files of the task folder; auto: the server when moto is installed")
+    warehouse: str | None = Field(
+        None, description="the warehouse file, relative to the session workspace (default <pipeline id>.duckdb: "
+        "its catalog is then named as ELT-Bench's database, so views that name it resolve when it is scored)")
+
+    def warehouse_file(self, pipeline_id: str) -> str:
+        return self.warehouse or f"{pipeline_id}.duckdb"
+
+    def s3_served(self) -> bool:
+        """Whether S3 sources are served by a server (else they are files of the task folder)."""
+        if self.s3 == "files":
+            return False
+        if self.s3 == "server":
+            return True
+        from kramabench.elt.sources.s3 import s3_server_available
+
+        return s3_server_available()
+
+    def differences(self, kinds: list[str]) -> list[str]:
+        """The deliberate differences from ELT-Bench's set-up of a run with sources of ``kinds``."""
+        out = list(ALWAYS_DIFFERENT)
+        if "s3" in kinds:
+            out.append(S3_SERVED if self.s3_served() else S3_AS_FILES)
+        if "mongodb" in kinds and not self.mongod:
+            out.append(MONGODB_AS_FILES)
+        return out
+
+
+#: how every local run differs from the original (docs/elt.md, "What a local run keeps and loses")
+ALWAYS_DIFFERENT = (
+    "warehouse: an embedded DuckDB file, not Snowflake; the evaluation queries are transpiled to DuckDB (sqlglot)",
+    "loading: the system loads the sources with its own code (SQL, Python, dbt); no Airbyte connector is configured",
+)
+S3_AS_FILES = ("s3: the bucket's objects are files of the task folder (s3/<bucket>/<key>), not served by an "
+               "S3-compatible server (moto is not installed: pip install 'kramabench[s3]')")
+S3_SERVED = "s3: served by moto's S3-compatible server (in place of LocalStack)"
+MONGODB_AS_FILES = ("mongodb: the collections are JSON-lines files of the task folder "
+                    "(mongodb/<database>/<collection>.jsonl), not served by mongod (no mongod named)")
 
 
 @dataclass(frozen=True)
@@ -38,10 +90,11 @@ class Service:
 
 @dataclass
 class SourceSet:
-    """The running sources of one pipeline; a context manager (:meth:`start`, :meth:`stop`)."""
+    """The running sources of one pipeline; a context manager (:meth:`start`, :meth:`stop`). ``schema``: the
+    warehouse schema the suite's evaluation queries read."""
 
-    suite: Suite
     pipeline: Pipeline
+    schema: str = "main"
     options: SourceOptions = field(default_factory=SourceOptions)
     services: list[Service] = field(default_factory=list)
     #: the folder the system sees (read-only in its session)
@@ -49,6 +102,8 @@ class SourceSet:
     #: differences from the original set-up this run has (recorded in the manifest, shown in the report)
     differences: list[str] = field(default_factory=list)
     started_s: float = 0.0
+    #: the task's config.yaml as written (sources, in-session endpoints, credentials, the warehouse)
+    config: dict[str, Any] = field(default_factory=dict)
     _base: Path | None = None
     _stops: list[Any] = field(default_factory=list)
 
@@ -111,25 +166,53 @@ class SourceSet:
             cfg["flat_files"] = items
         if "s3" in by_kind:
             bucket = f"{p.id.replace('_', '-').lower()}-bucket"
-            items = []
-            for s in by_kind["s3"]:
-                rel = f"s3/{bucket}/{s.table}.{s.format}"
-                self._place(self._data(s.table), self.task_dir / rel)
-                items.append({"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}", "local_path": rel})
-            self.differences.append("s3: the objects are files of the task folder (s3/<bucket>/<key>), not served "
-                                    "by an S3-compatible server")
-            cfg["aws_s3"] = {"data": items, "note": "the bucket's objects are at local_path in this folder"}
+            if self.options.s3_served():
+                from kramabench.elt.sources.s3 import ACCESS_KEY, REGION, SECRET_KEY, S3Server
+
+                objects: dict[str, Path] = {}
+                for s in by_kind["s3"]:
+                    key = f"{s.table}.{s.format}"
+                    objects[key] = self._base / "s3-objects" / key
+                    self._place(self._data(s.table), objects[key])
+                srv = S3Server(self._base / "s3.sock", bucket, objects, port=PORTS["s3"])
+                self._stops.append(srv.stop)
+                srv.start()
+                self.services.append(Service("s3", PORTS["s3"], srv.socket))
+                cfg["aws_s3"] = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+                                 "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{PORTS['s3']}",
+                                 "data": [{"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}"}
+                                          for s in by_kind["s3"]]}
+            else:
+                items = []
+                for s in by_kind["s3"]:
+                    rel = f"s3/{bucket}/{s.table}.{s.format}"
+                    self._place(self._data(s.table), self.task_dir / rel)
+                    items.append({"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}", "local_path": rel})
+                self.differences.append(S3_AS_FILES)
+                cfg["aws_s3"] = {"data": items, "note": "the bucket's objects are at local_path in this folder"}
         if "mongodb" in by_kind:
-            items = []
-            for s in by_kind["mongodb"]:
-                rel = f"mongodb/{p.id}/{s.table}.jsonl"
-                self._place(self._data(s.table), self.task_dir / rel)
-                items.append(s.table)
-            self.differences.append("mongodb: the collections are JSON-lines files of the task folder "
-                                    "(mongodb/<database>/<collection>.jsonl), not served by mongod")
-            cfg["mongodb"] = {"config": {"database": p.id, "tables": items,
-                                         "files": f"mongodb/{p.id}/<collection>.jsonl (one document per line)"}}
-        cfg["warehouse"] = {"type": "duckdb", "path": self.options.warehouse, "schema": self.suite.schema_name,
+            if self.options.mongod:
+                from kramabench.elt.sources.mongo import MongoServer
+
+                mongo = MongoServer(self.options.mongod, self._base / "mongo")
+                self._stops.append(mongo.stop)
+                mongo.start()
+                for s in by_kind["mongodb"]:
+                    mongo.load(p.id, s.table, self._data(s.table))
+                self.services.append(Service("mongodb", PORTS["mongodb"], mongo.socket))
+                cfg["mongodb"] = {"config": {
+                    "connection_string": f"mongodb://127.0.0.1:{PORTS['mongodb']}/?directConnection=true",
+                    "database": p.id, "tables": [s.table for s in by_kind["mongodb"]]}}
+            else:
+                items = []
+                for s in by_kind["mongodb"]:
+                    rel = f"mongodb/{p.id}/{s.table}.jsonl"
+                    self._place(self._data(s.table), self.task_dir / rel)
+                    items.append(s.table)
+                self.differences.append(MONGODB_AS_FILES)
+                cfg["mongodb"] = {"config": {"database": p.id, "tables": items,
+                                             "files": f"mongodb/{p.id}/<collection>.jsonl (one document per line)"}}
+        cfg["warehouse"] = {"type": "duckdb", "path": self.options.warehouse_file(p.id), "schema": self.schema,
                             "database": p.id}
         self._write_public(cfg)
 
@@ -145,17 +228,10 @@ class SourceSet:
     def _write_public(self, cfg: dict[str, Any]) -> None:
         import yaml
 
-        p = self.pipeline
         assert self.task_dir is not None
+        self.config = cfg
         (self.task_dir / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-        models = {"models": [{"name": m.name, "description": m.description,
-                              "columns": [{"name": c.name, "description": c.description} for c in m.columns]}
-                             for m in p.models]}
-        (self.task_dir / "data_model.yaml").write_text(yaml.safe_dump(models, sort_keys=False, allow_unicode=True),
-                                                       encoding="utf-8")
-        for table, rel in p.schemas.items():
-            (self.task_dir / "schemas").mkdir(exist_ok=True)
-            shutil.copyfile(p.folder / rel, self.task_dir / "schemas" / f"{table}.csv")
+        write_spec(self.pipeline, self.task_dir)
 
     def stop(self) -> None:
         for stop in reversed(self._stops):
@@ -175,4 +251,21 @@ class SourceSet:
         self.stop()
 
 
-__all__ = ["PORTS", "Service", "SourceOptions", "SourceSet"]
+def write_spec(pipeline: Pipeline, folder: Path) -> None:
+    """What a system is told of a pipeline besides its sources: ``data_model.yaml`` (the models, their
+    descriptions and columns) and ``schemas/<table>.csv`` (the columns of each source table); never the
+    ground truth, the evaluation queries or the data folder."""
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    models = {"models": [{"name": m.name, "description": m.description,
+                          "columns": [{"name": c.name, "description": c.description} for c in m.columns]}
+                         for m in pipeline.models]}
+    (folder / "data_model.yaml").write_text(yaml.safe_dump(models, sort_keys=False, allow_unicode=True),
+                                            encoding="utf-8")
+    for table, rel in pipeline.schemas.items():
+        (folder / "schemas").mkdir(exist_ok=True)
+        shutil.copyfile(pipeline.folder / rel, folder / "schemas" / f"{table}.csv")
+
+
+__all__ = ["PORTS", "Service", "SourceOptions", "SourceSet", "write_spec"]

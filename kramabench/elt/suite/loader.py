@@ -22,7 +22,7 @@ from kramabench.elt.suite.models import (
     SourceTable,
     Suite,
 )
-from kramabench.files import MB, read_text
+from kramabench.files import MB, OutsideRoot, inside, read_bytes, read_text
 from kramabench.workload.models import Finding
 
 SUITE_FILE = "suite.yaml"
@@ -142,6 +142,17 @@ def _find_file(folder: Path, stem: str, exts: tuple[str, ...]) -> str | None:
     return None
 
 
+def _outside(folder: Path, rel: str | None) -> str | None:
+    """Why ``rel`` (a path a pipeline names, relative to its folder) leads out of the folder, or None."""
+    if rel is None:
+        return None
+    try:
+        inside(folder, rel)
+    except OutsideRoot as e:
+        return str(e)
+    return None
+
+
 def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | None, list[Finding]]:
     pid = folder.name
     path = folder / PIPELINE_FILE
@@ -200,6 +211,11 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
                                          "left out")]
             exts = ((fmt,) if fmt else ()) + tuple(e for e in DATA_FORMATS if e != fmt)  # served as `format`
             data = _find_file(folder / "data", table, exts)
+            why = _outside(folder, data)
+            if why is not None:  # a link in data/ that leads out of the pipeline folder: never served
+                out.append(_err(suite, pid, path, f_i, "path_outside_pipeline",
+                                f"pipeline {pid}: {f_i}: {data} {why}; the table is served without data"))
+                data = None
             sources.append(SourceTable(kind=kind, table=table, format=fmt, data=data))
 
     # stage 1 tables
@@ -254,15 +270,25 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
             if val is not None and not isinstance(val, str):
                 return None, out + [_err(suite, pid, path, f"{f_i}.{key}", "bad_field",
                                          f"pipeline {pid}: model {mname}: {key} must be a path; left out")]
+            why = _outside(folder, val)
+            if why is not None:  # every path a pipeline names stays in its folder: never read from the host
+                return None, out + [_err(suite, pid, path, f"{f_i}.{key}", "path_outside_pipeline",
+                                         f"pipeline {pid}: model {mname}: {key} {val!r} {why}: it must lie inside "
+                                         "the pipeline folder; left out")]
         models.append(DataModel(name=mname, description=str(m.get("description") or ""), columns=cols,
                                 evaluation=evaluation, ground_truth=gt))
     schemas: dict[str, str] = {}
     sdir = folder / "schemas"
     if sdir.is_dir():
         for f in sorted(sdir.glob("*.csv")):
-            schemas[f.stem] = f"schemas/{f.name}"
+            if _outside(folder, f"schemas/{f.name}") is None:
+                schemas[f.stem] = f"schemas/{f.name}"
     for f in sorted(folder.glob("evaluation/*.sql")):
-        digest.update(f.read_bytes())
+        if _outside(folder, f"evaluation/{f.name}") is None:
+            try:
+                digest.update(read_bytes(f, limit=16 * MB, what="evaluation query"))
+            except OSError:
+                pass  # the scorer says why it cannot read it
     return Pipeline(id=pid, folder=folder, instruction=instruction, sources=sources, tables=tables, models=models,
                     schemas=schemas), out
 

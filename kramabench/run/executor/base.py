@@ -14,6 +14,7 @@ executor only when it is chosen, so ``kramabench --help`` and local runs never i
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 import traceback
 from collections.abc import Callable
@@ -25,6 +26,8 @@ from kramabench.contracts.records import Manifest
 from kramabench.contracts.run import ExecutorName
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.run.settings import WorkItem
+
+log = logging.getLogger(__name__)
 
 Solved = tuple[SystemOutput, float]
 
@@ -49,6 +52,48 @@ def solve_item(
         out = SystemOutput(
             error=OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}\n{tail}")
         )
+    return out, time.monotonic() - t0
+
+
+def staged_input(stage: Callable[[WorkItem], Any], item: WorkItem) -> Callable[[], tuple[TaskInput, Callable[[], None]]]:
+    """``begin()``: enters the setting's ``stage(item)`` (:class:`kramabench.run.settings.Staged`: the task's
+    services started) and returns the TaskInput it yields and ``end()``, which leaves it. Closures: the
+    solving thread's frames hold these functions and the TaskInput, never the work item (its task and gold)."""
+
+    def begin() -> tuple[TaskInput, Callable[[], None]]:
+        cm = stage(item)
+        inp = cm.__enter__()
+
+        def end() -> None:
+            cm.__exit__(None, None, None)
+
+        return inp, end
+
+    return begin
+
+
+def solve_staged(
+    system: Any, begin: Callable[[], tuple[TaskInput, Callable[[], None]]], call_key: str, recorder: Any,
+    model_budget_s: float | None = None,
+) -> Solved:
+    """:func:`solve_item` between ``begin()`` and its ``end()`` (:func:`staged_input`). A stage that cannot be
+    entered is a ``setup_error`` outcome; its wall time counts towards the task's."""
+    t0 = time.monotonic()
+    try:
+        inp, end = begin()
+    except Exception as e:  # noqa: BLE001 - a task whose services do not start is an outcome
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
+        return SystemOutput(error=OutcomeError(
+            kind="setup_error", message=f"the task's services could not be started: {type(e).__name__}: {e}\n{tail}",
+        )), time.monotonic() - t0
+    try:
+        out, _ = solve_item(system, inp, call_key, recorder, model_budget_s)
+    finally:
+        try:
+            end()
+        except Exception as e:  # noqa: BLE001 - the outcome stands; the services are the stage's to stop
+            log.warning("leaving a task's stage failed: %s", e)
     return out, time.monotonic() - t0
 
 
@@ -78,6 +123,8 @@ class ExecutorContext:
     needs_sandbox: bool
     #: one line for the user (the progress display)
     note: Callable[[str], None]
+    #: the setting's ``stage(item)`` (kramabench.run.settings.Staged), entered around each item's solving
+    stage: Callable[[WorkItem], Any] | None = None
 
 
 class Executor(Protocol):
@@ -101,4 +148,4 @@ class ExecutorUnavailable(RuntimeError):
     """The chosen executor cannot start here (Ray not installed, the cluster not reachable)."""
 
 
-__all__ = ["Executor", "ExecutorContext", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item"]
+__all__ = ["Executor", "ExecutorContext", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item", "solve_staged", "staged_input"]

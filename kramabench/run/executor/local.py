@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from kramabench.run.executor.base import ExecutorContext, Solved, solve_item
+from kramabench.run.executor.base import ExecutorContext, Solved, solve_item, solve_staged, staged_input
 from kramabench.run.settings import WorkItem
 
 
@@ -24,14 +24,11 @@ class LocalExecutor:
     def submit(self, item: WorkItem) -> Future[Solved]:
         assert self._pool is not None and self._ctx is not None, "LocalExecutor.submit before start"
         c = self._ctx
-        return self._pool.submit(
-            solve_item,
-            c.system,
-            item.input,
-            item.call_key,
-            c.recorder,
-            c.options.model_budget_s,
-        )
+        if c.stage is None:
+            return self._pool.submit(solve_item, c.system, item.input, item.call_key, c.recorder,
+                                     c.options.model_budget_s)
+        return self._pool.submit(solve_staged, c.system, staged_input(c.stage, item), item.call_key, c.recorder,
+                                 c.options.model_budget_s)
 
     def shutdown(self, *, hard: bool) -> None:
         if self._pool is not None:

@@ -106,6 +106,13 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, timeout_
             _bounded_init(ray, address, kw, timeout_s)
     except ExecutorUnavailable:
         raise
+    except SystemExit as e:  # Ray's own SIGTERM handler (installed while it starts) exits with the signal number
+        if e.code != signal.SIGTERM:
+            raise
+        from kramabench.contracts import interrupt
+
+        interrupt.request("SIGTERM received")
+        raise KeyboardInterrupt("SIGTERM received") from None
     except Exception as e:  # noqa: BLE001 - say which cluster could not be joined
         where = f"the Ray cluster at {address}" if address else "a local Ray"
         raise ExecutorUnavailable(f"cannot start {where}: {type(e).__name__}: {e}") from e
@@ -415,6 +422,8 @@ class RayExecutor:
 
     # -- start ---------------------------------------------------------------------------------------
     def start(self, ctx: ExecutorContext, *, slots: int) -> dict[str, Any]:
+        if ctx.stage is not None:  # the run's setup refuses it first; a staged setting's services are local
+            raise ExecutorUnavailable("this run's setting starts each task's services on this machine: use --executor local")
         ray = self.ray = connect(self.address)
         t0 = time.monotonic()
         self._ctx = ctx

@@ -10,8 +10,14 @@
   const crumbs = document.getElementById("crumbs");
   const liveEl = document.getElementById("live");
   const PAGE = 100;
-  const FACET_LABELS = { domain: "Domain", difficulty: "Difficulty", outcome: "Outcome", error: "Error", type: "Answer type", setting: "Setting" };
-  const ROW_FILTERS = ["q", "domain", "difficulty", "outcome", "error", "type", "setting", "min", "max", "attempts", "sort", "page"];
+  const FACET_LABELS = { domain: "Domain", difficulty: "Difficulty", outcome: "Outcome", error: "Error", type: "Answer type", setting: "Setting",
+    gold_class: "Gold class", agent: "Agent ended", step: "In a step" };
+  // how a step outcome reads on a chip ("In a step": the records where it happened at least once)
+  const STEP_LABELS = { timeout: "timed out", error: "raised an error", format_error: "reply without code", oom: "out of memory",
+    crashed: "interpreter crashed", answer_error: "unreadable final answer", model_error: "model error", none: "none of these" };
+  const ROW_FILTERS = ["q", "domain", "difficulty", "outcome", "error", "type", "setting", "gold_class", "agent", "step", "min", "max", "attempts", "sort", "page"];
+  // how the golds are named (as the report and `kramabench score` name them)
+  const GOLD_NAMES = { verified: "verified", official: "official (paper-comparable)" };
 
   // ---- DOM helpers: children that are strings become text nodes ----
   function h(tag, attrs, ...kids) {
@@ -48,6 +54,7 @@
     while (x >= 1024 && i < u.length - 1) { x /= 1024; i++; }
     return (i ? x.toFixed(1) : String(x)) + " " + u[i];
   }
+  function plural(n, one, many) { return `${n} ${n === 1 ? one : (many || one + "s")}`; }
   function when(s) { return s ? String(s).replace("T", " ").replace(/\.\d+/, "").replace("Z", " UTC") : ""; }
 
   // ---- the URL is the state ----
@@ -124,6 +131,16 @@
     } else add(box, [`${done}`]);
     return box;
   }
+  // a run's score against one gold, with its interval (the report's numbers: main setting, per task)
+  function goldOf(s, g) { return (s.golds && s.golds[g]) || { score: null, ci_low: null, ci_high: null, n_unscored: 0 }; }
+  function goldCell(s, g) {
+    const x = goldOf(s, g);
+    const own = s.run_gold === g;
+    return h("td", { class: "num score " + g, title: `${GOLD_NAMES[g]} gold` + (own ? " (the gold this run loaded)" : "") + (s.golds ? ` · ${s.golds.setting}, ${x.tasks} tasks` : "") },
+      h("b", null, pct(x.score)), " ", h("span", { class: "muted" }, ci(x.ci_low, x.ci_high)),
+      x.n_unscored ? h("span", { class: "muted" }, ` +${x.n_unscored}u`) : null,
+      g === "official" && s.run_gold === "official" ? h("div", { class: "small muted" }, "--no-errata run") : null);
+  }
   function runTitle(s) {
     return [s.system || "(no system)", s.model ? " · " + s.model : ""].join("");
   }
@@ -156,15 +173,14 @@
           h("td", null, s.setting || "–"),
           h("td", null, statusBadge(s), s.stop_reason ? h("div", { class: "muted small" }, s.stop_reason) : null),
           h("td", { class: "num done" }, progress(s)),
-          h("td", { class: "num score" }, h("b", null, pct(s.score)), " ", h("span", { class: "muted" }, ci(s.ci_low, s.ci_high)),
-            s.unscored ? h("span", { class: "muted" }, ` +${s.unscored}u`) : null),
+          goldCell(s, "verified"), goldCell(s, "official"),
           h("td", { class: "num" }, String(s.errors)),
           h("td", { class: "num" }, "$" + num(s.cost_usd, 4) + (s.cost_unknown ? ` +${s.cost_unknown}?` : "")),
           h("td", { class: "small" }, when(s.created_at)),
           h("td", null, s.problems ? h("span", { class: "badge warn" }, `${s.problems} problem${s.problems > 1 ? "s" : ""}`) : "")));
       }
       main.appendChild(h("table", { class: "grid runs" },
-        h("thead", null, h("tr", null, ["", "Run", "System", "Model", "Workload", "Setting", "Status", "Done", "Score % [95% CI]", "Errors", "Cost", "Started", "Files"].map((x) => h("th", null, x)))),
+        h("thead", null, h("tr", null, ["", "Run", "System", "Model", "Workload", "Setting", "Status", "Done", "Verified % [95% CI]", "Official % (paper-comparable)", "Errors", "Cost", "Started", "Files"].map((x) => h("th", null, x)))),
         tb));
     };
     draw(doc);
@@ -186,16 +202,79 @@
   }
 
   function summaryLine(s) {
+    const v = goldOf(s, "verified"), o = goldOf(s, "official");
     return h("div", { class: "summary" },
-      h("span", { class: "big" }, pct(s.score), "%"), " ", h("span", { class: "muted" }, ci(s.ci_low, s.ci_high)),
+      h("span", { class: "gold-score verified" }, h("span", { class: "muted small" }, "verified "), h("span", { class: "big" }, pct(v.score), "%"), " ",
+        h("span", { class: "muted" }, ci(v.ci_low, v.ci_high))),
+      h("span", { class: "gold-score official" }, h("span", { class: "muted small" }, "official (paper-comparable) "), h("b", null, pct(o.score), "%"), " ",
+        h("span", { class: "muted" }, ci(o.ci_low, o.ci_high))),
       h("span", { class: "stat" }, statusBadge(s)),
       h("span", { class: "stat" }, "done ", progress(s)),
-      h("span", { class: "stat" }, `${s.errors} errors`),
+      h("span", { class: "stat" }, plural(s.errors, "error")),
       h("span", { class: "stat" }, `${s.unscored} unscored`),
       h("span", { class: "stat" }, "$" + num(s.cost_usd, 4)),
       h("span", { class: "stat" }, `${s.tokens} tokens`),
       s.workload ? h("span", { class: "stat" }, `workload ${s.workload}`) : null,
-      s.setting ? h("span", { class: "stat" }, s.setting) : null);
+      s.setting ? h("span", { class: "stat" }, s.setting) : null,
+      s.n_with_steps ? h("div", { class: "agent-totals", id: "agent-totals" },
+        h("span", { class: "stat" }, h("b", null, String(s.steps)), ` steps (${(s.steps / s.n_with_steps).toFixed(1)} per task)`),
+        h("span", { class: "stat" }, h("b", null, String(s.format_errors)), " replies without code"),
+        h("span", { class: "stat" }, h("b", null, String(s.step_timeouts)), " steps timed out"),
+        h("span", { class: "stat" }, "ended: ", Object.entries(s.agent_ends || {}).map(([k, n]) => `${k} ${n}`).join(" · "))) : null);
+  }
+
+  // the floors in one line (verified / official): what constant answers get on the same tasks
+  function floorsLine(doc) {
+    const fl = doc.golds;
+    if (!doc.floors_apply) return [h("span", { class: "muted" }, `none for ${doc.setting} (judged, not against gold answers)`)];
+    if (!fl.verified.n && !fl.official.n) return [h("span", { class: "muted" }, "no scored tasks yet")];
+    const both = (f) => `${pct(f(fl.verified))} / ${pct(f(fl.official))}`;
+    const parts = Object.entries(doc.floor_titles).map(([k, t]) => [t + " ", h("b", { "data-floor": k }, both((x) => x.n ? x.floors[k] : null))]);
+    if (fl.verified.n_numeric || fl.official.n_numeric) parts.push(["this run bounded ", h("b", { "data-floor": "bounded" }, both((x) => x.system_bounded))]);
+    const out = [h("span", { class: "muted small" }, "(verified / official %) ")];
+    parts.forEach((x, k) => { if (k) out.push(h("span", { class: "muted" }, " · ")); out.push(...x); });
+    out.push(h("span", { class: "muted small" }, " — both golds in full"));
+    return out;
+  }
+
+  // the run's scores against both golds beside the floors, as the report's golds section (computed on request)
+  function floorsTable(doc) {
+    const G = ["official", "verified"];
+    const tb = h("tbody");
+    const line = (kind, label, vals, key) => tb.appendChild(h("tr", { class: "gl " + kind, "data-line": key || "" }, h("td", null, label),
+      vals.map((v) => h("td", { class: "num" }, v === null || v === undefined ? "–" : pct(v)))));
+    const sc = doc.scores;
+    tb.appendChild(h("tr", { class: "gl system", "data-line": "system" }, h("td", null, "this run"),
+      G.map((g) => h("td", { class: "num" }, h("b", null, pct(sc[g].score)), " ", h("span", { class: "muted" }, ci(sc[g].ci_low, sc[g].ci_high))))));
+    const fl = doc.golds;
+    if (doc.floors_apply && (fl.official.n || fl.verified.n)) {
+      for (const [k, title] of Object.entries(doc.floor_titles)) line("floor", "floor: " + title, G.map((g) => fl[g].n ? fl[g].floors[k] : null), "floor-" + k);
+      if (fl.official.n_numeric || fl.verified.n_numeric) {
+        line("bounded", `this run, bounded (numeric within band, 1/(1+RAE) > ${doc.band_threshold})`, G.map((g) => fl[g].system_bounded), "bounded");
+        line("floor", "floor: constant 0, bounded", G.map((g) => fl[g].floors_bounded.zero), "floor-zero-bounded");
+        const n = fl.official.n_numeric === fl.verified.n_numeric ? String(fl.verified.n_numeric) : `${fl.official.n_numeric} / ${fl.verified.n_numeric}`;
+        line("numeric", `numeric-approximate answers (n=${n}): paper's mean 1/(1+RAE)`, G.map((g) => fl[g].numeric_paper));
+        line("numeric", "… constant 0 on them, paper's metric", G.map((g) => fl[g].numeric_zero_paper));
+        line("numeric", "… within band (RAE < 11.1%)", G.map((g) => fl[g].numeric_band));
+        for (const b of doc.rae_bands) line("numeric", `… RAE ≤ ${(Number(b) * 100).toFixed(0)}%`, G.map((g) => fl[g].numeric_rae[b]));
+      }
+    } else if (!doc.floors_apply) {
+      tb.appendChild(h("tr", { class: "gl info" }, h("td", { colspan: "3", class: "muted" }, `no floors for ${doc.setting}: its scores are a judge's, not against gold answers`)));
+    }
+    const info = (label, text) => tb.appendChild(h("tr", { class: "gl info" }, h("td", null, label), h("td", { colspan: "2" }, text)));
+    info("tasks scored differently by the two golds", String(sc.changed));
+    const ef = doc.errata_file;
+    info("errata file", ef ? `${ef.path} (sha256 ${String(ef.sha256 || "").slice(0, 12)})` : "none applied" + (doc.run_gold === "official" ? " (--no-errata run)" : ""));
+    const cls = Object.entries(doc.classes || {});
+    if (cls.length) info("tasks by reviewed class", cls.map(([k, n]) => `${k} ${n}`).join(" · "));
+    return [
+      h("table", { class: "grid golds", id: "golds-table" }, h("thead", null, h("tr", null, h("th", null, `${doc.setting}`),
+        h("th", { class: "num" }, "Official gold (paper-comparable) %"), h("th", { class: "num" }, "Verified gold %"))), tb),
+      doc.notes.map((n) => h("p", { class: "muted small" }, n)),
+      h("p", { class: "muted small" }, "Official: the answers as the workload files hold them, as the paper scored (the paper-comparable number). " +
+        "Verified: the official gold with the reviewed errata applied. Floors: what a constant answer gets on the same tasks, scored by the same " +
+        "scorers without any model. Bounded: numeric-approximate answers score 1 within the paper's band, 0 otherwise; shown beside the paper's 1/(1+RAE), never instead."),
+    ];
   }
 
   function problemsBox(problems) {
@@ -227,12 +306,16 @@
     if (!current(seq)) return;
     clear(main);
     const head = h("div", { id: "run-head" });
+    const goldsBody = h("div", { class: "golds-body" }, h("p", { class: "muted" }, "computing the floors…"));
+    const goldsLine = h("span", { class: "floors-line", id: "floors-line" }, h("span", { class: "muted" }, " computing…"));
+    const golds = h("details", { class: "golds-panel", id: "golds" },
+      h("summary", null, h("b", null, "Floors"), " ", goldsLine), goldsBody);
     const probs = h("div", { id: "run-problems" });
     const filters = h("div", { id: "filters", class: "filters" });
     const count = h("div", { id: "count", class: "muted" });
     const tableBox = h("div", { id: "table-box" });
     const pager = h("div", { id: "pager", class: "pager" });
-    main.append(head, probs,
+    main.append(head, golds, probs,
       h("details", { class: "manifest" }, h("summary", null, "Manifest"), pre(run.manifest ? json(run.manifest) : "(no readable manifest)")),
       filters, count, tableBox, pager);
 
@@ -273,10 +356,12 @@
         const all = new Set([...keys, ...chosen]);
         for (const k of all) {
           const on = chosen.includes(k);
-          const chip = h("button", { class: "chip" + (on ? " on" : "") + (facet === "outcome" ? " oc-" + k : ""), "data-value": k, onclick: () => {
+          const label = facet === "step" ? (STEP_LABELS[k] || k) : k;
+          const chip = h("button", { class: "chip" + (on ? " on" : "") + (facet === "outcome" ? " oc-" + k : "") + (facet === "gold_class" ? " cls-" + k : ""),
+            "data-value": k, title: facet === "step" ? `records with a step whose outcome is ${k}` : null, onclick: () => {
             const next = on ? chosen.filter((x) => x !== k) : [...chosen, k];
             setParam(facet, next.join(","), false);
-          } }, k || "(none)", h("span", { class: "n" }, String(counts[k] || 0)));
+          } }, label || "(none)", h("span", { class: "n" }, String(counts[k] || 0)));
           line.appendChild(chip);
         }
         facetBox.appendChild(line);
@@ -303,15 +388,22 @@
       count.setAttribute("data-total", String(doc.total));
       const tb = h("tbody");
       const base = params();
+      const agents = doc.summary.n_with_steps > 0;
       for (const r of doc.rows) {
         const q = new URLSearchParams(base); q.set("i", String(r.i));
+        const goldTd = (g) => h("td", { class: "num gold-" + g + (r.gold_changed ? " changed" : ""),
+          title: r.gold_changed ? "an erratum changed this item's gold: the two golds score it differently" : null },
+          r[g] === null && r.outcome !== "error" ? h("span", { class: "muted" }, "unscored") : pct(r[g]));
         tb.appendChild(h("tr", { class: "task oc-row-" + r.outcome + (r.latest ? "" : " superseded"), "data-task": r.task_id, "data-i": String(r.i) },
           h("td", { class: "task-id" }, link(q, r.task_id), r.subtask_id ? h("div", { class: "small muted" }, r.subtask_id) : null,
-            r.attempt ? h("span", { class: "small muted" }, ` #${r.attempt}`) : null),
+            r.attempt ? h("span", { class: "small muted" }, ` #${r.attempt}`) : null,
+            r.gold_class ? h("div", null, h("span", { class: "badge cls cls-" + r.gold_class }, r.gold_class)) : null),
           h("td", null, r.domain), h("td", null, r.difficulty || ""), h("td", { class: "small" }, r.answer_type || ""),
           h("td", null, outcomeBadge(r.outcome)),
-          h("td", { class: "num" }, pct(r.value)),
+          goldTd("verified"), goldTd("official"),
           h("td", { class: "small" }, r.error_kind || ""),
+          agents ? h("td", { class: "small agent-end" }, r.agent_end || "",
+            r.step_outcomes.length ? h("div", { class: "muted" }, r.step_outcomes.map((o) => STEP_LABELS[o] || o).join(", ")) : null) : null,
           h("td", { class: "val" }, r.answer), h("td", { class: "val" }, r.expected),
           h("td", { class: "num" }, r.steps === null ? "" : String(r.steps)),
           h("td", { class: "num" }, num(r.wall_s, 1)),
@@ -321,7 +413,8 @@
       clear(tableBox);
       tableBox.appendChild(h("table", { class: "grid tasks" },
         h("thead", null, h("tr", null, sortHeader("Task", "task"), sortHeader("Domain", "domain"), sortHeader("Diff.", "difficulty"),
-          sortHeader("Type", "type"), sortHeader("Outcome", "outcome"), sortHeader("Score %", "score", "num"), sortHeader("Error", "error"),
+          sortHeader("Type", "type"), sortHeader("Outcome", "outcome"), sortHeader("Verified %", "verified", "num"),
+          sortHeader("Official %", "official", "num"), sortHeader("Error", "error"), agents ? sortHeader("Agent ended", "agent") : null,
           h("th", null, "Answer"), h("th", null, "Expected"), sortHeader("Steps", "steps", "num"), sortHeader("Wall s", "wall", "num"),
           sortHeader("Cost $", "cost", "num"), sortHeader("Tokens", "tokens", "num"))),
         tb));
@@ -337,6 +430,19 @@
       }
     }
 
+    let goldsVersion = null;
+    async function loadGolds() {
+      try {
+        const g = await api(apiRun(name, "golds"));
+        if (!current(seq)) return;
+        goldsVersion = g.version;
+        clear(goldsBody);
+        add(goldsBody, floorsTable(g));
+        clear(goldsLine);
+        add(goldsLine, floorsLine(g));
+        goldsBody.setAttribute("data-version", String(g.version));
+      } catch (e) { if (current(seq)) { clear(goldsBody); goldsBody.appendChild(failure(e)); } }
+    }
     function show(doc, r, rq) {
       drawTable(doc);
       count.setAttribute("data-query", rq.toString());  // what the table shows (tests wait for it)
@@ -350,12 +456,14 @@
     }
     show(first, run, firstQuery);
     if (!current(seq)) return;
+    loadGolds();
     let version = run.summary.version;
     view = { refresh: async (ev) => {
       const v = ev.runs[name];
       if (!v || v.version === version) return;
       version = v.version;
       try { await load(); } catch (e) { /* keep the last table */ }
+      if (goldsVersion !== v.version) loadGolds();
     } };
   }
 
@@ -363,7 +471,7 @@
   const KNOWN = new Set(["run_id", "setting", "domain", "task_id", "subtask_id", "attempt", "status", "system", "model",
     "answer_type", "expected", "answer", "score", "unscored", "metric", "score_details", "subtask_answers", "subtask_scores",
     "subtask_details", "pipeline_code", "error", "usage", "wall_s", "files_read", "iterations", "transcript", "started_at",
-    "finished_at", "difficulty", "steps", "artifacts"]);
+    "finished_at", "difficulty", "steps", "artifacts", "gold", "other_gold", "gold_class"]);
 
   function section(title, ...kids) {
     const id = "sec-" + title.toLowerCase().replace(/ \(.*$/, "").replace(/[^a-z]+/g, "-");
@@ -395,13 +503,20 @@
       if (first.length > 140) first = first.slice(0, 139) + "…";
       const body = h("div", { class: "step-body" });
       if (it && typeof it === "object" && !Array.isArray(it)) {
+        // short values on one line (times, flags), texts and objects as blocks; empty ones left out
+        const small = [];
         for (const [k, v] of Object.entries(it)) {
-          if (v === null || v === "" || (SUMMARY_KEYS.includes(k) && typeof v !== "object")) continue;
-          body.appendChild(h("div", { class: "field" }, h("div", { class: "field-name" }, k),
+          if (v === null || v === "" || v === false || (SUMMARY_KEYS.includes(k) && typeof v !== "object")) continue;
+          if (v && typeof v === "object" && !Object.keys(v).length) continue;
+          const short = typeof v === "number" || typeof v === "boolean" || (typeof v === "string" && v.length <= 60 && !v.includes("\n") && !TEXT_KEYS.includes(k));
+          if (short) { small.push(`${k} ${typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v}`); continue; }
+          body.appendChild(h("div", { class: "field", "data-field": k }, h("div", { class: "field-name" }, k),
             typeof v === "string" ? pre(v, k === "code" ? "code" : "") : pre(json(v))));
         }
+        if (small.length) body.appendChild(h("div", { class: "field small muted step-facts" }, small.join(" · ")));
       } else body.appendChild(pre(json(it)));
-      const d = h("details", { class: "step" }, h("summary", null, h("span", { class: "step-n" }, `${label} ${n + 1}`),
+      const oc = it && typeof it === "object" && typeof it.outcome === "string" ? it.outcome : "";
+      const d = h("details", { class: "step" + (oc ? " step-" + oc : ""), "data-outcome": oc || null }, h("summary", null, h("span", { class: "step-n" }, `${label} ${n + 1}`),
         bits.length ? h("span", { class: "step-bits" }, bits.join(" · ")) : null, first ? h("span", { class: "step-first" }, first) : null), body);
       details.push(d);
       box.appendChild(d);
@@ -410,6 +525,34 @@
       h("button", { class: "expand-all", onclick: () => details.forEach((d) => { d.open = true; }) }, "expand all"),
       h("button", { class: "collapse-all", onclick: () => details.forEach((d) => { d.open = false; }) }, "collapse all"));
     return [tools, box];
+  }
+
+  // a DuckDB or SQLite file: its tables with row counts and first rows; its views by name and definition (never run)
+  function databasePreview(p) {
+    const box = h("div", { class: "database", "data-engine": p.engine });
+    const nViews = p.views.length;
+    box.appendChild(h("div", { class: "muted small" }, `${p.engine === "duckdb" ? "DuckDB" : "SQLite"} database, opened read-only` +
+      (p.engine === "duckdb" ? " with external access disabled" : "") + `: ${p.tables.length} table${p.tables.length === 1 ? "" : "s"}` +
+      (nViews ? `, ${nViews} view${nViews === 1 ? "" : "s"} (listed, not run)` : "")));
+    if (!p.tables.length && !nViews) box.appendChild(h("p", { class: "muted" }, "no tables"));
+    for (const t of p.tables) {
+      const title = (t.schema && t.schema !== "main" ? t.schema + "." : "") + t.name;
+      const d = h("details", { class: "db-table", "data-table": title, open: p.tables.length <= 3 ? true : null },
+        h("summary", null, h("b", null, title), " ", h("span", { class: "muted small" },
+          (t.rows === null || t.rows === undefined ? "" : `${t.rows.toLocaleString("en-US")} row${t.rows === 1 ? "" : "s"} · `) +
+          plural(t.columns.length, "column") + (t.columns_cut ? " (more not shown)" : "") + (t.generated && t.generated.length ? ` · generated, not shown: ${t.generated.join(", ")}` : "") +
+          (t.note ? " · " + t.note : ""))));
+      if (t.first_rows) {
+        d.appendChild(h("table", { class: "grid preview" },
+          h("thead", null, h("tr", null, t.columns.map((c, k) => h("th", { title: t.types[k] || "" }, c)))),
+          h("tbody", null, t.first_rows.map((r) => h("tr", null, r.map((c) => h("td", { class: c === null ? "null" : "" }, c === null ? "NULL" : c)))))));
+        if (t.rows > t.first_rows.length) d.appendChild(h("div", { class: "muted small" }, `first ${t.first_rows.length} of ${t.rows.toLocaleString("en-US")} rows`));
+      } else if (t.columns.length) d.appendChild(h("div", { class: "muted small" }, "columns: " + t.columns.join(", ")));
+      box.appendChild(d);
+    }
+    if (p.tables.length > p.tables_previewed) box.appendChild(h("p", { class: "muted small" }, `rows shown for the first ${p.tables_previewed} tables`));
+    for (const v of p.views) box.appendChild(h("details", { class: "db-view" }, h("summary", null, "view ", h("b", null, (v.schema && v.schema !== "main" ? v.schema + "." : "") + v.name)), pre(v.sql || "")));
+    return box;
   }
 
   function artifactBlock(runName, list) {
@@ -436,7 +579,8 @@
               h("thead", null, h("tr", null, p.columns.map((c) => h("th", null, c)))),
               h("tbody", null, p.rows.map((r) => h("tr", null, r.map((c) => h("td", null, c)))))));
             if (p.more) prev.appendChild(h("div", { class: "muted small" }, `first ${p.rows.length} rows` + (p.total_rows ? ` of ${p.total_rows}` : "")));
-          } else if (p.kind === "text") prev.appendChild(pre(p.text + (p.more ? "\n…" : "")));
+          } else if (p.kind === "database") prev.appendChild(databasePreview(p));
+          else if (p.kind === "text") prev.appendChild(pre(p.text + (p.more ? "\n…" : "")));
           else if (p.kind === "error") prev.appendChild(h("div", { class: "problem warn" }, p.message));
           else if (p.kind === "image") prev.appendChild(h("img", { src: url, alt: String(a.name || path) }));
         }).catch((e) => prev.appendChild(h("div", { class: "problem warn" }, String(e.message || e))));
@@ -444,6 +588,68 @@
     }
     return box;
   }
+
+  // both golds of a record: expected value, answer type and score under each, its reviewed class
+  function goldsBlock(g) {
+    const tb = h("tbody");
+    for (const name of ["verified", "official"]) {
+      const x = g.golds[name];
+      if (!x) continue;
+      const own = g.run_gold === name;
+      const source = { recorded: "", same: "no erratum changes this item: as the other gold", rescored: "scored again here against the official gold (the record predates both golds; no judge)" }[x.source] || "";
+      tb.appendChild(h("tr", { class: "gold-row", "data-gold": name },
+        h("th", null, GOLD_NAMES[name], own ? h("div", { class: "small muted" }, "the run's gold") : null),
+        h("td", { class: "val-wrap" }, pre(x.expected === undefined || x.expected === null ? "(none)" : json(x.expected), "expected")),
+        h("td", { class: "small" }, x.answer_type || ""),
+        h("td", { class: "num" }, x.unscored ? h("span", { class: "muted" }, "unscored") : pct(x.value !== null && x.value !== undefined ? x.value : x.score)),
+        h("td", { class: "small" }, x.metric || ""),
+        h("td", { class: "small muted" }, [source, ...(x.notes || [])].filter((t) => t).join("; "))));
+    }
+    const out = [];
+    out.push(h("p", { class: "gold-class" }, "Reviewed class: ",
+      g.gold_class ? h("span", { class: "badge cls cls-" + g.gold_class }, g.gold_class) : h("span", { class: "muted" }, "not classified")));
+    out.push(h("table", { class: "grid golds-of-task" }, h("thead", null, h("tr", null,
+      ["Gold", "Expected", "Answer type", "Score %", "Metric", ""].map((x) => h("th", null, x)))), tb));
+    if (g.note) out.push(h("p", { class: "problem warn" }, g.note));
+    return out;
+  }
+
+  // previous / next task of the table this task was opened from (its filter and sort, from the URL)
+  async function taskNav(box, p, name, i, seq) {
+    const q = new URLSearchParams();
+    for (const k of ROW_FILTERS) { const v = p.get(k); if (k !== "page" && v !== null && v !== "") q.set(k, v); }
+    q.set("i", String(i));
+    let nav;
+    try { nav = await api(apiRun(name, "nav"), q); } catch (e) { return; }
+    if (!current(seq)) return;
+    const to = (t) => {
+      const x = new URLSearchParams(p); x.set("i", String(t.i));
+      const page = Math.floor((t.position - 1) / PAGE) + 1;
+      if (page > 1) x.set("page", String(page)); else x.delete("page");
+      return x;
+    };
+    const label = (t) => t.task_id + (t.subtask_id ? " / " + t.subtask_id : "");
+    clear(box);
+    if (nav.position === null) {
+      add(box, [h("span", { class: "muted" }, `this task is not among the ${nav.total} the table's filter keeps`),
+        nav.first ? [" · ", link(to(nav.first), "first of them ›")] : null]);
+      return;
+    }
+    const prev = nav.prev ? link(to(nav.prev), "‹ ", label(nav.prev)) : h("span", { class: "muted" }, "‹ first");
+    const next = nav.next ? link(to(nav.next), label(nav.next), " ›") : h("span", { class: "muted" }, "last ›");
+    prev.id = "prev-task"; next.id = "next-task";
+    add(box, [prev, h("span", { class: "muted pos" }, ` task ${nav.position} of ${nav.total} `), next]);
+    box.setAttribute("data-position", String(nav.position));
+    keyNav = { prev: nav.prev ? href(to(nav.prev)) : null, next: nav.next ? href(to(nav.next)) : null, seq };
+  }
+  let keyNav = null;
+  document.addEventListener("keydown", (e) => {
+    if (!keyNav || keyNav.seq !== renderSeq || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+    const t = e.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
+    const url = e.key === "ArrowLeft" || e.key === "k" ? keyNav.prev : e.key === "ArrowRight" || e.key === "j" ? keyNav.next : null;
+    if (url) { e.preventDefault(); go(url); }
+  });
 
   async function taskView(p, seq) {
     const name = p.get("run");
@@ -457,8 +663,12 @@
     clear(main);
     const r = doc.row;
     const rec = doc.record || {};
+    const nav = h("div", { class: "task-nav", id: "task-nav" });
+    main.appendChild(nav);
+    taskNav(nav, p, name, i, seq);
     main.appendChild(h("div", { class: "bar-line" }, h("h1", { id: "task-title" }, r.task_id, r.subtask_id ? " / " + r.subtask_id : ""),
-      outcomeBadge(r.outcome), h("span", { class: "big" }, pct(r.value), "%"),
+      outcomeBadge(r.outcome), h("span", { class: "big" }, pct(r.value), "%"), h("span", { class: "muted small" }, `${r.gold} gold`),
+      r.gold_changed ? h("span", { class: "muted" }, `${r.gold === "verified" ? "official" : "verified"} ${r[r.gold === "verified" ? "official" : "verified"] === null ? "unscored" : pct(r[r.gold === "verified" ? "official" : "verified"]) + "%"}`) : null,
       h("span", { class: "muted" }, [r.domain, r.difficulty, r.answer_type, r.setting, r.attempt ? "attempt " + r.attempt : ""].filter((x) => x).join(" · "))));
     if (doc.problem) main.appendChild(h("div", { class: "problem warn" }, doc.problem));
     if (doc.attempts.length > 1) {
@@ -472,9 +682,10 @@
     main.appendChild(h("div", { class: "two" },
       section("Answer", pre(rec.answer === undefined ? "(none)" : json(rec.answer), "answer")),
       section("Expected", pre(rec.expected === undefined ? "(none)" : json(rec.expected), "expected"))));
+    if (doc.golds) main.appendChild(section("Golds", ...goldsBlock(doc.golds)));
 
     const scoring = { metric: rec.metric, score: rec.score, unscored: rec.unscored };
-    for (const [k, v] of Object.entries(rec)) if (!KNOWN.has(k) && /score|gold|floor|verified|official/i.test(k)) scoring[k] = v;
+    for (const [k, v] of Object.entries(rec)) if (!KNOWN.has(k) && /score|floor|verified|official/i.test(k)) scoring[k] = v;
     const scoreBox = [kvTable(scoring)];
     if (rec.score_details && typeof rec.score_details === "object" && Object.keys(rec.score_details).length) scoreBox.push(h("h3", null, "Details"), kvTable(rec.score_details));
     main.appendChild(section("Scoring", ...scoreBox));
@@ -497,7 +708,11 @@
         h("thead", null, h("tr", null, ["Subtask", "Question", "Answer", "Expected", "Score %", "Details"].map((x) => h("th", null, x)))), tb)));
     }
     if (rec.pipeline_code) main.appendChild(section("Code", pre(rec.pipeline_code, "code")));
-    if (Array.isArray(rec.steps) && rec.steps.length) main.appendChild(section(`Steps (${rec.steps.length})`, ...stepList(rec.steps, "step")));
+    if (Array.isArray(rec.steps) && rec.steps.length) {
+      const facts = [r.agent_end ? `ended: ${r.agent_end}` : "", r.format_errors ? plural(r.format_errors, "reply", "replies") + " without code" : "",
+        r.step_timeouts ? plural(r.step_timeouts, "step") + " timed out" : ""].filter((x) => x).join(" · ");
+      main.appendChild(section(`Steps (${rec.steps.length})`, facts ? h("p", { class: "muted agent-facts" }, facts) : null, ...stepList(rec.steps, "step")));
+    }
     if (Array.isArray(rec.transcript) && rec.transcript.length) main.appendChild(section(`Transcript (${rec.transcript.length} entries)`, ...stepList(rec.transcript, "#")));
     if (Array.isArray(rec.artifacts) && rec.artifacts.length) main.appendChild(section(`Artifacts (${rec.artifacts.length})`, artifactBlock(name, rec.artifacts)));
     const timing = {};
@@ -518,7 +733,7 @@
     setCrumbs(h("span", null, "compare " + runs.length + " runs"));
     const q = new URLSearchParams();
     q.set("runs", runs.join(","));
-    for (const k of ["domain", "q", "only", "setting"]) if (p.get(k)) q.set(k, p.get(k));
+    for (const k of ["domain", "q", "only", "setting", "gold"]) if (p.get(k)) q.set(k, p.get(k));
     const page = Math.max(0, parseInt(p.get("page") || "1", 10) - 1 || 0);
     q.set("offset", String(page * PAGE)); q.set("limit", String(PAGE));
     let doc;
@@ -526,36 +741,42 @@
     if (!current(seq)) return;
     const setParam = (k, v, replace) => { const n = params(); if (v) n.set(k, v); else n.delete(k); n.delete("page"); go(href(n), replace); };
     clear(main);
-    main.appendChild(h("h1", null, `Comparing ${doc.runs.length} runs on ${doc.n_tasks} tasks`, h("span", { class: "muted" }, ` · ${doc.setting} · ${doc.n_differ} differ`)));
+    main.appendChild(h("h1", null, `Comparing ${doc.runs.length} runs on ${doc.n_tasks} tasks`, h("span", { class: "muted" }, ` · ${doc.setting} · ${doc.n_differ} differ (${doc.gold} gold)`)));
     const sb = h("tbody");
+    const delta = (pair, cls) => pair ? [
+      h("td", { class: "num " + cls }, pair.mean_diff === null ? "–" : (pair.mean_diff >= 0 ? "+" : "") + pct(pair.mean_diff) + " pp"),
+      h("td", { class: "num muted" }, pair.ci_low === null ? "" : `[${pct(pair.ci_low)}, ${pct(pair.ci_high)}]`)] : [h("td", { class: "muted" }, "baseline"), h("td")];
     doc.runs.forEach((s, k) => {
       const pair = k ? doc.pairs[k - 1] : null;
+      const pv = k ? doc.pairs_by_gold.verified[k - 1] : null, po = k ? doc.pairs_by_gold.official[k - 1] : null;
       const rq = new URLSearchParams(); rq.set("run", s.run);
       sb.appendChild(h("tr", { class: "cmp-run" }, h("td", null, link(rq, s.run)), h("td", null, runTitle(s)),
-        h("td", { class: "num" }, h("b", null, pct(s.score)), " ", h("span", { class: "muted" }, ci(s.ci_low, s.ci_high))),
+        goldCell(s, "verified"), goldCell(s, "official"),
         h("td", { class: "num" }, String(s.done)),
-        pair ? h("td", { class: "num diff" }, pair.mean_diff === null ? "–" : (pair.mean_diff >= 0 ? "+" : "") + pct(pair.mean_diff) + " pp") : h("td", { class: "muted" }, "baseline"),
-        pair ? h("td", { class: "num" }, pair.ci_low === null ? "" : `[${pct(pair.ci_low)}, ${pct(pair.ci_high)}]`) : h("td"),
+        ...delta(pv, "diff diff-verified"), ...delta(po, "diff diff-official"),
         pair ? h("td", { class: "num" }, pair.p_value === null ? "" : pair.p_value.toFixed(3)) : h("td"),
         pair ? h("td", { class: "num" }, `${pair.wins_a} / ${pair.ties} / ${pair.wins_b}`) : h("td"),
         pair ? h("td", { class: "num" }, String(pair.n_common)) : h("td"),
         pair ? h("td", { class: "small" }, [pair.only_in_a.length ? `${pair.only_in_a.length} only here` : "", pair.only_in_b.length ? `${pair.only_in_b.length} only in baseline` : "",
           pair.unscored_in_a.length + pair.unscored_in_b.length ? `${pair.unscored_in_a.length + pair.unscored_in_b.length} unscored` : ""].filter((x) => x).join(", ")) : h("td")));
     });
-    main.appendChild(h("table", { class: "grid cmp-summary" }, h("thead", null, h("tr", null,
-      ["Run", "System · model", "Score % [95% CI]", "Tasks", "Δ vs baseline", "95% CI (paired)", "p", "better / tie / worse", "paired tasks", ""].map((x) => h("th", null, x)))), sb));
-    main.appendChild(h("p", { class: "muted small" }, "Δ: mean over the tasks scored in both runs of (this run − the first run), in percentage points; its interval is the paired bootstrap of scorers.stats (10,000 resamples)."));
+    main.appendChild(h("div", { class: "scroll-x" }, h("table", { class: "grid cmp-summary" }, h("thead", null, h("tr", null,
+      ["Run", "System · model", "Verified % [95% CI]", "Official % (paper-comparable)", "Tasks", "Δ verified", "[95% CI]", "Δ official", "[95% CI]",
+        "p", "better / tie / worse", "paired", ""].map((x) => h("th", null, x)))), sb)));
+    main.appendChild(h("p", { class: "muted small" }, `Δ: mean over the tasks scored in both runs of (this run − the first run), in percentage points, against the verified gold (official + errata) and the official gold (the paper-comparable number); its interval is the paired bootstrap of scorers.stats (10,000 resamples). p, better / tie / worse and paired tasks: against the ${doc.gold} gold.`));
 
     const search = h("input", { id: "search", type: "search", placeholder: "Search tasks…", value: p.get("q") || "" });
     let timer = null;
     search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => setParam("q", search.value.trim(), true), 250); });
     const only = h("select", { id: "only" }, ["all", "differ", "same"].map((o) => h("option", { value: o, selected: (p.get("only") || "all") === o ? true : null }, o === "all" ? "all tasks" : o === "differ" ? "where they differ" : "where they agree")));
     only.addEventListener("change", () => setParam("only", only.value === "all" ? "" : only.value, false));
+    const goldSel = h("select", { id: "gold" }, ["verified", "official"].map((g) => h("option", { value: g, selected: doc.gold === g ? true : null }, `cells: ${GOLD_NAMES[g]} gold`)));
+    goldSel.addEventListener("change", () => setParam("gold", goldSel.value, false));
     const doms = (p.get("domain") || "").split(",").filter((x) => x);
     const chips = doc.domains.map((d) => h("button", { class: "chip" + (doms.includes(d) ? " on" : ""), "data-value": d, onclick: () => {
       const next = doms.includes(d) ? doms.filter((x) => x !== d) : [...doms, d]; setParam("domain", next.join(","), false);
     } }, d));
-    main.appendChild(h("div", { class: "filters" }, h("div", { class: "filter-line" }, search, only), h("div", { class: "facet" }, h("span", { class: "facet-name" }, "Domain"), chips)));
+    main.appendChild(h("div", { class: "filters" }, h("div", { class: "filter-line" }, search, only, goldSel), h("div", { class: "facet" }, h("span", { class: "facet-name" }, "Domain"), chips)));
     main.appendChild(h("div", { id: "count", class: "muted", "data-total": String(doc.total) }, `${doc.total} tasks shown (the ones that differ first)`));
     const tb = h("tbody");
     for (const row of doc.rows) {
@@ -565,7 +786,9 @@
         row.cells.map((c, k) => {
           if (!c.present) return h("td", { class: "num muted" }, "—");
           const lq = new URLSearchParams(); lq.set("run", doc.runs[k].run); lq.set("i", String(c.i));
-          return h("td", { class: "num cell oc-" + c.outcome, title: c.answer || "" }, link(lq, c.outcome === "error" ? (c.error_kind || "error") : c.outcome === "unscored" ? "unscored" : pct(c.value)));
+          const other = doc.gold === "verified" ? "official" : "verified";
+          const tip = (c.answer || "") + (c.gold_changed ? `\n${other} gold: ${c[other] === null ? "unscored" : pct(c[other])}%` : "");
+          return h("td", { class: "num cell oc-" + c.outcome + (c.gold_changed ? " changed" : ""), title: tip }, link(lq, c.outcome === "error" ? (c.error_kind || "error") : c.outcome === "unscored" ? "unscored" : pct(c.value)));
         }),
         h("td", { class: "num" }, row.differ ? pct(row.spread) : "")));
     }

@@ -1,0 +1,300 @@
+"""The ``elt`` setting (entry point ``kramabench.settings: elt``): one work item per pipeline of an ELT suite.
+
+* ``task_input``: the pipeline's instruction and its specification (``data_model.yaml``, ``schemas/``); the
+  warehouse file is the task's output (``TaskInput.outputs``);
+* ``stage(item)``: just before the pipeline is solved its sources start (:class:`~kramabench.elt.sources.SourceSet`:
+  PostgreSQL, the REST API, files, S3, MongoDB) and the system gets the full task folder as its lake
+  (``config.yaml`` with the in-session endpoints and credentials) and the services to forward into its
+  sessions (``TaskInput.services``); they stop when the system returns;
+* ``score``: the warehouse the system collected (``artifacts/<unit>/<pipeline id>.duckdb``) is read in a child
+  process with limits (stage 1; stage 2 runs each evaluation query) and each data model is scored through the
+  ``table`` answer-type scorer under both comparators. The record's score is the share of the pipeline's
+  data models that are correct under the primary comparator (``elt-bench``, the paper's rules); its details
+  hold stage 1, every model's result under every comparator (per-column diagnostics) and the sources;
+* ``summary(records)``: SRDEL (pipelines passing stage 1 / pipelines) and SRDT per comparator (correct data
+  models / data models), over the run's pipelines, as the paper counts them;
+* ``describe``: the comparators and the deliberate differences of this run's sources from the original
+  (recorded in the manifest, listed in the report).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from kramabench.contracts.metrics import RatioMetric
+from kramabench.contracts.session import ServiceForward
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed
+from kramabench.elt.compare.values import Table
+from kramabench.elt.family import ANSWER_TYPE, FAMILY
+from kramabench.elt.scoring import ModelScore, PipelineScore, Stage1, score_pipeline
+from kramabench.elt.sources import SourceOptions, SourceSet
+from kramabench.elt.suite.models import DataModel
+
+log = logging.getLogger(__name__)
+
+#: the comparator whose verdicts make a record's score (both are always computed and printed)
+PRIMARY = "elt-bench"
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def _via_scorer(model: DataModel, expected: Table, actual: Table, comparators: list[str]) -> dict[str, TableResult]:
+    """Each comparator's result on one data model, through the ``table`` answer-type scorer of the registry."""
+    import scorers
+    from kramabench.elt.compare.scorer import TableExpectation
+
+    exp = TableExpectation(table=expected, comparators=list(comparators), primary=comparators[0],
+                           dropped={c: model.dropped_for(c) for c in comparators})
+    sc = scorers.score(exp, actual, ANSWER_TYPE)
+    results = sc.details.get("results") if isinstance(sc.details, dict) else None
+    if isinstance(results, dict) and all(c in results for c in comparators):
+        return {c: TableResult.model_validate(results[c]) for c in comparators}
+    why = sc.details.get("reason") or sc.details.get("error") if isinstance(sc.details, dict) else None
+    if sc.unscored or sc.value is None:
+        return {c: failed(c, expected, f"the table scorer gave no verdict: {why or 'unscored'}") for c in comparators}
+    # a replaced scorer that gives one verdict and no per-comparator results
+    return {c: TableResult(comparator=c, correct=sc.value == 1.0, rows_expected=len(expected),
+                           rows_actual=len(actual), error=None if sc.value == 1.0 else (why or "wrong"))
+            for c in comparators}
+
+
+class EltOptions(SourceOptions):
+    """The ``elt`` setting's options (``--setting-option key=value``): how the sources are served (s3, mongod,
+    the warehouse file's name) and how the warehouse is scored."""
+
+    comparator: Literal["elt-bench", "verified"] = Field(
+        PRIMARY, description="the comparator whose verdicts make a record's score (both are always computed and "
+        "printed with SRDT)")
+    query_timeout_s: float = Field(120.0, gt=0, le=3600, description="seconds each statement of the scorer's read of "
+                                   "a warehouse may take (a view that does not end fails its table or model)")
+
+
+def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> str:
+    """What a system's prompt is told of an ELT task's environment (``TaskInput.environment``): the sources as
+    reachable from its session, the warehouse to write, the tools; written from the task's ``config.yaml``."""
+    lines = ["This is an ELT task: its result is the DuckDB warehouse file you build, not a value you answer.",
+             "The sources (config.yaml in the task folder names them, with their credentials) are reachable from "
+             "your code in this session only:"]
+    if "postgres" in cfg:
+        pg = cfg["postgres"]["config"]
+        lines.append(f"- PostgreSQL at {pg['host']}:{pg['port']} (user {pg['user']}, password {pg['password']}, "
+                     f"database {pg['database']}, schema {pg['schema']}; tables {', '.join(pg['tables'])}): psycopg "
+                     "in Python, or the psql command where it is installed")
+    if "custom_api" in cfg:
+        api = cfg["custom_api"]["config"]
+        lines.append(f"- a REST API at {api['base_url']}: GET {api['base_url']}/<table> returns the whole table as a "
+                     f"JSON list of objects (tables {', '.join(api['tables'])})")
+    if cfg.get("flat_files"):
+        lines.append("- flat files in the task folder: " + ", ".join(f["path"] for f in cfg["flat_files"]))
+    if "aws_s3" in cfg:
+        s3 = cfg["aws_s3"]
+        if "AWS_ENDPOINT_URL" in s3:
+            lines.append(f"- S3 at {s3['AWS_ENDPOINT_URL']} (access key {s3['AWS_ACCESS_KEY_ID']}, secret "
+                         f"{s3['AWS_SECRET_ACCESS_KEY']}): objects " + ", ".join(d["path"] for d in s3["data"])
+                         + " (boto3 in Python)")
+        else:
+            lines.append("- S3 objects, as files of the task folder: "
+                         + ", ".join(f"{d['path']} at {d['local_path']}" for d in s3["data"]))
+    if "mongodb" in cfg:
+        mc = cfg["mongodb"]["config"]
+        if "connection_string" in mc:
+            lines.append(f"- MongoDB at {mc['connection_string']} (database {mc['database']}; collections "
+                         f"{', '.join(mc['tables'])}): pymongo in Python")
+        else:
+            lines.append(f"- MongoDB collections as JSON-lines files of the task folder, one document per line: "
+                         f"{mc['files']} (collections {', '.join(mc['tables'])})")
+    schema = cfg.get("warehouse", {}).get("schema", "main")
+    lines += [
+        f"Write the warehouse to the file {warehouse} in your working directory (its database is then named "
+        f"{pipeline_id}), schema {schema}: load every source table under its own name with all of its rows, then "
+        "build each data model of data_model.yaml as a table or view of the same schema, named as the model, with "
+        "the columns it lists.",
+        "Tools: Python with duckdb, psycopg, pymongo, boto3 and requests; the dbt command with the DuckDB adapter "
+        "(dbt-duckdb: a profile of type duckdb whose path is the warehouse file). Only one process may write the "
+        "warehouse at a time: close your own DuckDB connection before running dbt.",
+        "The warehouse file is collected when you end the task: make sure it holds everything by then.",
+    ]
+    return "\n".join(lines)
+
+
+class EltSetting:
+    """See the module docstring."""
+
+    name = "elt"
+    family = FAMILY
+    default_judge: str | None = None
+    #: the official/verified gold views are KramaBench's; an ELT suite's corrections apply per comparator
+    scores_answers = False
+
+    options_model = EltOptions
+
+    def __init__(self, options: EltOptions | None = None) -> None:
+        self.options = options or EltOptions()
+        self.comparators = list(DEFAULT_COMPARATORS)
+        self.primary = self.options.comparator
+        self._staged: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def with_options(self, options: BaseModel) -> EltSetting:
+        return EltSetting(EltOptions.model_validate(options.model_dump()))
+
+    # -- the work items -----------------------------------------------------------------------------
+    def units(self, task: Any) -> list[Any | None]:
+        return [None]
+
+    def task_input(self, ctx: Any, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
+        prefix = f"{task.id}/"
+        return TaskInput(query=task.query, lake_root=Path(view.path) / task.id, setting=self.name, token=token,
+                         files=[f[len(prefix):] for f in view.files if f.startswith(prefix)],
+                         outputs=self._outputs(task.id))
+
+    def _outputs(self, pipeline_id: str) -> list[str]:
+        """The warehouse file and its write-ahead log (DuckDB replays it when the scorer opens the file, so a
+        warehouse whose connection was never closed is read whole)."""
+        name = self.options.warehouse_file(pipeline_id)
+        return [name, f"{name}.wal"]
+
+    def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
+        return None
+
+    def make_judge(self, model: Any) -> Any:
+        from scorers.judge import ModelJudge
+
+        return ModelJudge(model)
+
+    # -- the sources around the solving -------------------------------------------------------------
+    @contextmanager
+    def stage(self, item: Any) -> Iterator[TaskInput]:
+        task = item.task
+        sources = SourceSet(task.pipeline, task.schema_name, self.options).start()
+        try:
+            assert sources.task_dir is not None
+            info = {"started_s": round(sources.started_s, 3), "kinds": task.pipeline.kinds(),
+                    "differences": list(sources.differences)}
+            with self._lock:
+                self._staged[item.input.token] = info
+            services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
+            yield item.input.model_copy(update={"lake_root": sources.task_dir, "files": _listing(sources.task_dir),
+                                                "services": services,
+                                                "environment": environment_notes(sources.config, task.id,
+                                                                                 self.options.warehouse_file(task.id))})
+        finally:
+            sources.stop()
+
+    # -- scoring ------------------------------------------------------------------------------------
+    def _warehouse(self, item: Any, out: SystemOutput) -> tuple[Path | None, str | None]:
+        """The warehouse file the system collected: the artifact named as ``config.yaml`` says, a regular file
+        whose content is what the session's ``collect`` copied (its sha256)."""
+        name = self.options.warehouse_file(item.task.id)
+        for a in out.artifacts:
+            if a.name != name:
+                continue
+            p = Path(a.path)
+            if not p.is_absolute() and item.input.artifacts_dir is not None:
+                p = Path(item.input.artifacts_dir) / p
+            if p.is_symlink() or not p.is_file():
+                continue
+            if _sha256(p) == a.sha256:
+                return p, None
+            return None, f"{name}: the file at {p} is not the one the session collected (sha256 differs)"
+        return None, (f"the system collected no {name} (it must leave the warehouse in its session's working "
+                      "directory and collect it: TaskInput.outputs)")
+
+    def score(self, ctx: Any, item: Any, out: SystemOutput) -> dict[str, Any]:
+        task = item.task
+        p = task.pipeline
+        with self._lock:
+            staged = self._staged.pop(item.input.token, None)
+        error = out.error
+        warehouse, why = self._warehouse(item, out)
+        if warehouse is None:
+            if error is None:
+                error = OutcomeError(kind="no_warehouse", message=why or "no warehouse")
+            ps = PipelineScore(pipeline=p.id, comparators=self.comparators,
+                               stage1=Stage1(passed=False, error=why),
+                               models=[ModelScore(model=m.name, error="stage 1 failed") for m in p.models])
+        else:
+            ps = score_pipeline(task.schema_name, p, warehouse, self.comparators, isolated=True, compare=_via_scorer,
+                                query_timeout_s=self.options.query_timeout_s)
+        n = len(p.models)
+        correct = {c: ps.n_correct(c) for c in self.comparators}
+        details: dict[str, Any] = {
+            "comparator": self.primary,
+            "stage1_passed": ps.stage1.passed,
+            "n_models": n,
+            "correct": correct,
+            "stage1": ps.stage1.model_dump(mode="json"),
+            "models": [m.model_dump(mode="json") for m in ps.models],
+        }
+        if staged is not None:
+            details["sources"] = staged
+        found = {t: c.found for t, c in ps.stage1.tables.items()}
+        answer = {"warehouse": self.options.warehouse_file(p.id) if warehouse is not None else None, "tables": found,
+                  "models_correct": {c: [m.model for m in ps.models if m.correct(c)] for c in self.comparators}}
+        return {
+            "answer_type": ANSWER_TYPE,
+            "expected": {"tables": dict(p.tables), "models": [m.name for m in p.models]},
+            "answer": answer,
+            "status": "error" if error is not None else "ok",
+            "error": error,
+            "score": correct[self.primary] / n if n else 0.0,
+            "unscored": False,
+            "metric": f"data models correct ({self.primary})",
+            "score_details": details,
+        }
+
+    # -- what a run declares ------------------------------------------------------------------------
+    def summary(self, records: list[Any]) -> list[RatioMetric]:
+        """SRDEL and SRDT per comparator over the records of a run (one per pipeline, its last attempt)."""
+        stage1: list[tuple[float, float]] = []
+        models: dict[str, list[tuple[float, float]]] = {c: [] for c in self.comparators}
+        for r in records:
+            d = r.score_details or {}
+            exp = r.expected if isinstance(r.expected, dict) else {}
+            n = int(d.get("n_models", len(exp.get("models") or [])))
+            stage1.append((1.0 if d.get("stage1_passed") else 0.0, 1.0))
+            for c in self.comparators:
+                models[c].append((float((d.get("correct") or {}).get(c, 0)), float(n)))
+        out = [RatioMetric(key="srdel", label="SRDEL", numerator=sum(a for a, _ in stage1), denominator=len(stage1),
+                           parts=stage1, description="pipelines whose warehouse holds every source table with its "
+                           "row count (stage 1) / pipelines")]
+        for c in self.comparators:
+            out.append(RatioMetric(key=f"srdt:{c}", label=f"SRDT ({c})", numerator=sum(a for a, _ in models[c]),
+                                   denominator=sum(b for _, b in models[c]), parts=models[c],
+                                   description=f"data models correct under the {c} comparator / data models (a model "
+                                   "of a pipeline that failed stage 1 counts as incorrect)"))
+        return out
+
+    def describe(self, workloads: list[Any]) -> dict[str, Any]:
+        kinds = sorted({k for w in workloads for t in w.tasks for k in t.pipeline.kinds()})
+        return {
+            "comparators": self.comparators,
+            "primary_comparator": self.primary,
+            "source_kinds": kinds,
+            "warehouse": self.options.warehouse or "<pipeline id>.duckdb",
+            "differences": self.options.differences(kinds),
+            "options": self.options.model_dump(mode="json"),
+        }
+
+
+__all__ = ["PRIMARY", "EltOptions", "EltSetting"]

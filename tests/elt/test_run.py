@@ -1,0 +1,180 @@
+"""ELT runs end to end: ``kramabench run --workload elt-mini --system reference`` (real PostgreSQL, the REST API,
+files; the local sandbox; dbt in the sandbox environment) at SRDEL and SRDT 100% under both comparators;
+planted faults scored by each comparator as its rules say; a task whose sources do not start; the settings
+that fit a workload's family."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kramabench.contracts.run import RunConfig, RunOptions
+from kramabench.run.session import RunSetupError, prepare
+from kramabench.run.settings import setting_metrics
+from tests.elt.suites import write_suite
+
+REPO = Path(__file__).resolve().parents[2]
+SOLUTIONS = REPO / "workloads" / "elt-mini" / "solutions"
+
+
+def _records(run_dir: Path) -> dict[str, dict[str, Any]]:
+    recs = [json.loads(x) for x in (run_dir / "records.jsonl").read_text().splitlines() if x.strip()]
+    return {r["task_id"]: r for r in recs}
+
+
+def _correct(rec: dict[str, Any]) -> dict[str, dict[str, bool]]:
+    return {m["model"]: {c: r["correct"] for c, r in m["results"].items()} for m in rec["score_details"]["models"]}
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    results = tmp_path_factory.mktemp("results")
+    r = subprocess.run([sys.executable, "-m", "kramabench", "run", "--workload", "elt-mini", "--system", "reference",
+                        "--results", str(results), "--run-id", "ref", "--progress", "plain"],
+                       capture_output=True, text=True, timeout=1200, cwd=results)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return results / "ref", r.stdout
+
+
+@pytest.mark.slow
+def test_the_reference_solutions_reach_100_percent_on_both_comparators(reference_run: tuple[Path, str]) -> None:
+    run_dir, stdout = reference_run
+    recs = _records(run_dir)
+    assert set(recs) == {"bookshop", "clinic", "fleet"}
+    for pid, rec in recs.items():
+        assert rec["setting"] == "elt" and rec["status"] == "ok" and rec["score"] == 1.0, (pid, rec["error"])
+        assert rec["score_details"]["stage1_passed"]
+        assert all(all(v.values()) for v in _correct(rec).values()), _correct(rec)
+        # the warehouse is an artifact of the task, in the run folder
+        wh = [a for a in rec["artifacts"] if a["name"] == f"{pid}.duckdb"]
+        assert wh and (run_dir / wh[0]["path"]).is_file()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["setting"] == "elt" and manifest["workload"]["family"] == "elt"
+    metrics = {m["key"]: (m["numerator"], m["denominator"]) for m in manifest["counts"]["metrics"]}
+    assert metrics == {"srdel": (3, 3), "srdt:elt-bench": (6, 6), "srdt:verified": (6, 6)}
+    # both comparators printed, and the deliberate differences of this set-up
+    assert "SRDEL" in stdout and "SRDT (elt-bench)" in stdout and "SRDT (verified)" in stdout
+    assert "mongodb: the collections are JSON-lines files" in stdout
+    # the sources were started just before each pipeline and named in its record
+    assert recs["bookshop"]["score_details"]["sources"]["kinds"] == ["postgres", "rest"]
+
+
+@pytest.mark.slow
+def test_the_report_shows_the_metrics_and_the_differences(reference_run: tuple[Path, str]) -> None:
+    run_dir, _ = reference_run
+    md = (run_dir / "report.md").read_text()
+    assert "## elt: metrics" in md and "SRDT (verified)" in md
+    assert "Deliberate differences of" in md and "not served by mongod" in md
+    html = (run_dir / "report.html").read_text()
+    assert "SRDEL" in html and "not served by mongod" in html
+
+
+@pytest.mark.slow
+def test_planted_faults_are_scored_by_each_comparator_as_its_rules_say(tmp_path: Path) -> None:
+    faults = {
+        # booleans written as text; percentages written as fractions
+        "bookshop": ["CREATE OR REPLACE TABLE customer_spend AS SELECT * REPLACE (CASE WHEN is_member THEN 'true' "
+                     "ELSE 'false' END AS is_member) FROM customer_spend",
+                     "UPDATE genre_sales SET revenue_share_pct = revenue_share_pct / 100"],
+        # NULL written as 0; an extra row
+        "clinic": ["UPDATE patient_visits SET diagnosed_visits_pct = 0 WHERE diagnosed_visits_pct IS NULL",
+                   "INSERT INTO doctor_workload SELECT 'D99', 'Dr. Nobody', 'none', 0, 0, 0, NULL, NULL"],
+        # negative numbers off by 0.5%; a missing row
+        "fleet": ["UPDATE driver_month SET avg_delay_min = avg_delay_min * 1.005 WHERE avg_delay_min < 0",
+                  "DELETE FROM vehicle_utilisation WHERE vehicle_id = 'V03'"],
+    }
+    cfg = RunConfig(workload="elt-mini", system="tests.elt.faulty:FaultySystem", results=tmp_path, run_id="faults",
+                    system_options={"solutions": str(SOLUTIONS), "faults": faults}, options=RunOptions(concurrency=3))
+    result = prepare(cfg).run()
+    recs = _records(result.run_dir)
+    got = {m: c for rec in recs.values() for m, c in _correct(rec).items()}
+    assert got == {
+        "customer_spend": {"elt-bench": False, "verified": True},
+        "genre_sales": {"elt-bench": False, "verified": True},
+        "patient_visits": {"elt-bench": False, "verified": True},
+        "doctor_workload": {"elt-bench": False, "verified": False},
+        "driver_month": {"elt-bench": True, "verified": True},
+        "vehicle_utilisation": {"elt-bench": False, "verified": False},
+    }
+    # the diagnostics say what is wrong, per column and per row
+    doctors = next(m for m in recs["clinic"]["score_details"]["models"] if m["model"] == "doctor_workload")
+    assert doctors["results"]["verified"]["extra_rows"] == 1
+    assert doctors["results"]["verified"]["extra_samples"][0]["doctor_id"] == "D99"
+    vehicles = next(m for m in recs["fleet"]["score_details"]["models"] if m["model"] == "vehicle_utilisation")
+    assert vehicles["results"]["verified"]["missing_rows"] == 1
+    shop = next(m for m in recs["bookshop"]["score_details"]["models"] if m["model"] == "genre_sales")
+    share = next(c for c in shop["results"]["verified"]["columns"] if c["name"] == "revenue_share_pct")
+    assert share["status"] == "matched" and share["normalised"]
+    assert {r["task_id"]: r["score"] for r in recs.values()} == {"bookshop": 0.0, "clinic": 0.0, "fleet": 0.5}
+    metrics = {m.key: (m.numerator, m.denominator) for m in setting_metrics("elt", list(result.records))}
+    assert metrics == {"srdel": (3, 3), "srdt:elt-bench": (1, 6), "srdt:verified": (4, 6)}
+
+
+@pytest.mark.slow
+def test_a_pipeline_whose_sources_do_not_start_is_a_recorded_setup_error(tmp_path: Path) -> None:
+    bad = {
+        "pipeline": {"sources": {"postgres": ["customers"]}, "tables": {"customers": 2},
+                     "models": [{"name": "m", "columns": [{"name": "x"}]}]},
+        "data": {"customers.jsonl": "{not json\n"},
+        "schemas": {"customers.csv": "column_name,column_description\nx,x\n"},
+        "evaluation": {"m": "SELECT 1 AS x"},
+        "ground_truth": {"m": "x\n1\n"},
+    }
+    root = write_suite(tmp_path / "suite", {"broken": bad})
+    cfg = RunConfig(workload=str(root), system="tests.elt.faulty:Idle", results=tmp_path / "results", run_id="r",
+                    sandbox="unsafe-subprocess")
+    result = prepare(cfg).run()
+    (rec,) = result.records
+    assert rec.status == "error" and rec.error is not None and rec.error.kind == "setup_error"
+    assert "could not be started" in rec.error.message
+    assert rec.score == 0.0 and not rec.unscored and rec.score_details["stage1_passed"] is False
+
+
+def test_a_setting_runs_the_workloads_of_its_family_only(tmp_path: Path) -> None:
+    with pytest.raises(RunSetupError, match="runs workloads of the 'kramabench' family.*its settings: elt"):
+        prepare(RunConfig(workload="elt-mini", system="reference", results=tmp_path,
+                          options=RunOptions(setting="end-to-end")))
+    with pytest.raises(RunSetupError, match="'elt' family, and mini is of the 'kramabench' family"):
+        prepare(RunConfig(workload="mini", system="reference", results=tmp_path, options=RunOptions(setting="elt")))
+    with pytest.raises(RunSetupError, match="--executor local"):
+        prepare(RunConfig(workload="elt-mini", system="reference", results=tmp_path,
+                          options=RunOptions(executor="ray")))
+    assert not any(tmp_path.iterdir())  # nothing was made
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+def test_the_reference_runs_in_the_docker_sandbox_too(tmp_path: Path) -> None:
+    """The services reach a container's session (its own loopback, the sockets bound in) and dbt runs there."""
+    cfg = RunConfig(workload="elt-mini", system="reference", results=tmp_path, run_id="docker", sandbox="docker",
+                    tasks=["bookshop", "fleet"], options=RunOptions(concurrency=2))
+    result = prepare(cfg).run()
+    recs = {r.task_id: r for r in result.records}
+    assert set(recs) == {"bookshop", "fleet"}
+    for pid, rec in recs.items():
+        assert rec.status == "ok" and rec.score == 1.0, (pid, rec.error, rec.score_details.get("stage1"))
+        assert rec.score_details["correct"] == {"elt-bench": 2, "verified": 2}
+
+
+@pytest.mark.slow
+def test_setting_options_choose_how_sources_are_served_and_are_recorded(tmp_path: Path) -> None:
+    base = [sys.executable, "-m", "kramabench", "run", "--workload", "elt-mini", "--system", "reference",
+            "--results", str(tmp_path), "--progress", "none", "--no-report"]
+    bad = subprocess.run([*base, "--run-id", "bad", "-S", "s3=ftp"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "setting 'elt': s3:" in bad.stderr and "its options:" in bad.stderr
+    assert not (tmp_path / "bad").exists()
+    r = subprocess.run([*base, "--run-id", "files", "--task", "clinic", "-S", "s3=files", "-S", "comparator=verified"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    manifest = json.loads((tmp_path / "files" / "manifest.json").read_text())
+    info = manifest["options"]["setting_info"]
+    assert info["options"]["s3"] == "files" and info["primary_comparator"] == "verified"
+    assert any(d.startswith("s3: the bucket's objects are files") for d in info["differences"])
+    rec = _records(tmp_path / "files")["clinic"]
+    assert rec["score"] == 1.0 and rec["metric"] == "data models correct (verified)"
+    assert rec["score_details"]["sources"]["differences"] == [d for d in info["differences"] if d.startswith("s3")]

@@ -1,0 +1,1 @@
+SELECT * FROM bookshop.main.customer_spend ORDER BY customer_id;

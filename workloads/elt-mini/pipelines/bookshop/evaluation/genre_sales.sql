@@ -1,0 +1,1 @@
+SELECT * FROM bookshop.main.genre_sales ORDER BY genre;

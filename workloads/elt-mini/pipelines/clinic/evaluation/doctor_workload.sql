@@ -1,0 +1,1 @@
+SELECT * FROM clinic.main.doctor_workload ORDER BY doctor_id;

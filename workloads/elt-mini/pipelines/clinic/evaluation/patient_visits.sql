@@ -1,0 +1,1 @@
+SELECT * FROM clinic.main.patient_visits ORDER BY patient_id;

@@ -1,0 +1,1 @@
+SELECT * FROM fleet.main.vehicle_utilisation ORDER BY vehicle_id;
