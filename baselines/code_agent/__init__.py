@@ -12,7 +12,7 @@ from typing import Any
 
 from .agent import CodeAgent
 from .namespace import ANSWER_FILE, FINAL_ANSWER_EXCEPTION, PRELUDE, prelude
-from .options import CodeAgentOptions
+from .options import CodeAgentOptions, merge_options
 from .parse import Parsed, parse_reply
 from .prompts import SYSTEM_PROMPT_TEMPLATE, system_prompt
 from .session import MAX_ANSWER_BYTES, SessionOpener, read_final_answer, redefine_helpers
@@ -32,14 +32,7 @@ def _nest(options: dict[str, Any]) -> dict[str, Any]:
 
 def build_system(*, model: Any, sandbox: Any, **options: Any) -> CodeAgent:
     """The code agent with validated options (dotted keys for nested ones: ``limits.memory_mb=2048``)."""
-    nested = _nest(options)
-    base = CodeAgentOptions().model_dump()
-    for k, v in nested.items():
-        if isinstance(v, dict) and isinstance(base.get(k), dict):
-            base[k] = {**base[k], **v}
-        else:
-            base[k] = v
-    return CodeAgent(CodeAgentOptions.model_validate(base), model, sandbox)
+    return CodeAgent(merge_options(CodeAgentOptions, _nest(options)), model, sandbox)  # type: ignore[arg-type]
 
 
 __all__ = [

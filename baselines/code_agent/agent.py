@@ -2,7 +2,8 @@
 observation -> ... until ``final_answer(...)`` or an explicit early end.
 
 Early ends are outcomes (``SystemOutput.error.kind``): ``max_steps`` (no final answer within
-``max_steps``), ``budget`` (the task's token or cost budget is spent), ``format_errors``
+``max_steps``), ``budget`` (the task's token, cost or code-time budget is spent), ``wall_limit`` (its
+wall-clock budget ``max_wall_s``, the model's time included, is spent), ``format_errors``
 (``max_format_errors`` replies in a row without code), ``model_error`` (a failed model call; a bad key or an
 unknown model then stops the whole run, as for every system), ``sandbox_error`` (the session could not be
 opened or was lost), ``lake_error``. Every step is an :class:`~kramabench.contracts.steps.AgentStep`.
@@ -21,10 +22,12 @@ from kramabench.contracts.session import SessionError
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 
+from .clock import TaskClock, session_wall_spent
 from .lake import LakeIndexes, task_files
 from .namespace import FINAL_ANSWER_EXCEPTION
 from .options import CodeAgentOptions
 from .parse import parse_reply
+from .pipeline import RanStep, pipeline_code
 from .prompts import (
     answer_error_message,
     first_user_message,
@@ -78,7 +81,9 @@ class _Run:
         self.cost = 0.0
         self.cost_known = True
         self.files_read: list[str] = []
-        self.code_ran: list[tuple[int, str]] = []
+        self.code_ran: list[RanStep] = []
+        self.clock = TaskClock(step_timeout_s=self.opts.step_timeout_s, max_code_s=self.opts.max_code_s,
+                               max_wall_s=self.opts.max_wall_s)
 
     def go(self) -> None:
         opts, task, out = self.opts, self.task, self.out
@@ -106,14 +111,22 @@ class _Run:
                                        "refused": refused})
             opener.close()
             out.files_read = self.files_read
-            out.pipeline_code = "\n\n".join(f"# --- step {n} ---\n{code.rstrip()}" for n, code in self.code_ran) or None
+            out.pipeline_code = pipeline_code(self.code_ran)
+            for s, c in zip(out.steps, self.completions, strict=False):  # step n made call n
+                if c.replay_note:  # a replay served this call although an observation had differed
+                    s.details["replay_note"] = c.replay_note
 
     # -- the loop ----------------------------------------------------------------------------------
     def _loop(self, messages: list[ChatMessage], opener: SessionOpener, pose: bool) -> None:
         opts, out = self.opts, self.out
         in_a_row = 0
+        clock = self.clock
         for step in range(1, opts.max_steps + 1):
             t0 = time.perf_counter()
+            stop = clock.wall_spent(len(out.steps))
+            if stop is not None:
+                out.error = stop
+                return
             try:
                 c = self.agent.model.complete(messages, opts.model_options)
             except ModelError as e:
@@ -156,24 +169,34 @@ class _Run:
             in_a_row = 0
             try:
                 session = opener.get()
+            except SessionError as e:
+                self._session_lost(base, parsed.code, e, opener, t0)
+                return
+            limit, which = clock.step_limit()
+            if limit <= 0:  # the task's code or wall budget was spent while the model wrote this reply
+                out.error = clock.after_step(which, True, len(out.steps) + 1)
+                out.steps.append(AgentStep(**base, outcome="stopped", code=parsed.code,
+                                           error=f"not run: {out.error.message if out.error else 'no time left'}",
+                                           wall_s=round(time.perf_counter() - t0, 4)))
+                return
+            try:
                 t_code = time.perf_counter()
-                result = session.python(parsed.code, timeout=opts.step_timeout_s, step=step)
+                result = session.python(parsed.code, timeout=limit, step=step)
                 code_s = time.perf_counter() - t_code
+                clock.add_code(code_s)
                 if result.state_lost:  # a restarted interpreter: the helpers are gone too
                     redefine_helpers(session)
             except SessionError as e:
-                out.steps.append(AgentStep(**base, outcome="crashed", code=parsed.code, error=str(e),
-                                           wall_s=round(time.perf_counter() - t0, 4)))
-                out.error = OutcomeError(kind="sandbox_error", message=str(e))
+                self._session_lost(base, parsed.code, e, opener, t0)
                 return
             self.files_read.extend(f for f in result.files_read if f not in self.files_read)
             final = result.error is not None and result.error.type == FINAL_ANSWER_EXCEPTION
             text, cut = observation_text(result, opts.observation_chars, final_exception=FINAL_ANSWER_EXCEPTION)
             common = dict(base, code=parsed.code, code_s=round(code_s, 4), state_lost=result.state_lost, truncated=cut)
+            self.code_ran.append(RanStep(step, parsed.code, _outcome(result, final), result.error, result.state_lost))
             if final:
                 doc, why = read_final_answer(session)
                 if doc is not None:
-                    self.code_ran.append((step, parsed.code))
                     out.steps.append(AgentStep(**common, outcome="final_answer", observation=text,
                                                details={"answer": doc.get("answer")},
                                                wall_s=round(time.perf_counter() - t0, 4)))
@@ -183,18 +206,15 @@ class _Run:
                 out.steps.append(AgentStep(**common, outcome="answer_error", observation=text + "\n\n" + body,
                                            error=why, wall_s=round(time.perf_counter() - t0, 4)))
                 messages.append(msg)
-                if self._over_budget():
+                if self._over_budget() or self._out_of_time(which, result.timed_out):
                     return
                 continue
-            outcome = ("timeout" if result.timed_out else "oom" if result.oom else "crashed" if result.crashed
-                       else "error" if result.error is not None else "ok")
-            if outcome == "ok":
-                self.code_ran.append((step, parsed.code))
+            outcome = _outcome(result, False)
             error = (f"{result.error.type}: {result.error.message}" if result.error is not None
                      else result.explanation if outcome != "ok" else None)
             out.steps.append(AgentStep(**common, outcome=outcome, observation=text, error=error,
                                        wall_s=round(time.perf_counter() - t0, 4)))
-            if self._over_budget():
+            if self._over_budget() or self._out_of_time(which, result.timed_out):
                 return
             if step < opts.max_steps:
                 messages.append(observation_message(step, opts.max_steps, text))
@@ -203,6 +223,23 @@ class _Run:
                                      message=f"no final answer within max_steps={opts.max_steps} steps")
 
     # -- helpers -----------------------------------------------------------------------------------
+    def _session_lost(self, base: dict[str, Any], code: str, e: SessionError, opener: SessionOpener, t0: float) -> None:
+        """The session could not be opened or was lost: the step is ``crashed`` and the agent ends
+        (``wall_limit`` when the session's own wall limit was spent, else ``sandbox_error``)."""
+        self.out.steps.append(AgentStep(**base, outcome="crashed", code=code, error=str(e),
+                                        wall_s=round(time.perf_counter() - t0, 4)))
+        self.out.error = (session_wall_spent(opener.opened_at, self.opts.limits.session_wall_s)
+                          or OutcomeError(kind="sandbox_error", message=str(e)))
+
+    def _out_of_time(self, which: str, timed_out: bool) -> bool:
+        """True (and the outcome set) when the step was stopped at the task's code or wall budget, or left
+        none of it."""
+        stop = self.clock.after_step(which, timed_out, len(self.out.steps))  # type: ignore[arg-type]
+        if stop is None:
+            return False
+        self.out.error = stop
+        return True
+
     def _over_budget(self) -> bool:
         """True (and the outcome set) when the task's token or cost budget is spent."""
         opts = self.opts
@@ -229,6 +266,13 @@ class _Run:
             if extra:
                 out.transcript.append({"type": "own_subtask_answers", "answers": jsonable(extra)})
         out.error = None
+
+
+def _outcome(result: Any, final: bool) -> str:
+    if final:
+        return "final_answer"
+    return ("timeout" if result.timed_out else "oom" if result.oom else "crashed" if result.crashed
+            else "error" if result.error is not None else "ok")
 
 
 __all__ = ["CodeAgent"]

@@ -17,7 +17,6 @@ replays to the same requests.
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -26,7 +25,7 @@ from kramabench.contracts.session import PythonError, PythonResult
 from kramabench.contracts.system import TaskInput
 from kramabench.lake import estimate_tokens
 from kramabench.lake.secrets import mask_secrets
-from kramabench.sandbox.environment import SandboxLock, import_names, load_lock
+from kramabench.sandbox.environment import SandboxLock, import_names, load_lock, packages_text
 
 if TYPE_CHECKING:
     from kramabench.lake import LakeIndex
@@ -60,7 +59,7 @@ packages.
 folder you may write to.
 - Each step may run for at most {step_timeout} seconds; a step that takes longer is stopped, and then \
 the interpreter is restarted: your variables are lost (files you wrote stay). Keep steps short; for slow \
-work, save intermediate results to files.
+work, save intermediate results to files.{time_budget}
 - The output you see of one step is cut to about {observation_chars} characters (its first and last \
 lines): print summaries (shape, columns, head(), value_counts(), a few rows), not whole tables.
 - You have at most {max_steps} steps in all.
@@ -96,32 +95,37 @@ This task also poses the subtasks listed below. Answer them too, in the same cal
 final_answer(answer, subtasks={{{example}}})."""
 
 
-def packages_text(names: dict[str, list[str]]) -> str:
-    """The installed packages by import name, the package's own name beside it when it differs."""
-    shown: dict[str, str] = {}
-    for dist, mods in names.items():
-        for m in mods:
-            if m.startswith("_"):
-                continue
-            same = m.lower().replace("_", "-") == dist.lower()
-            shown[m] = m if same else f"{m} ({dist})"
-    return ", ".join(shown[m] for m in sorted(shown, key=str.lower))
+_PACKAGES: dict[str, str] = {}
 
 
-@functools.lru_cache(maxsize=8)
-def _packages(lock_hash: str) -> str:
-    return packages_text(import_names(load_lock()))
+def _packages(lock: SandboxLock) -> str:
+    """The package list of ``lock`` (kept per lock hash: the modules file is read once)."""
+    text = _PACKAGES.get(lock.hash)
+    if text is None:
+        text = _PACKAGES[lock.hash] = packages_text(import_names(lock))
+    return text
 
 
 def system_prompt(options: CodeAgentOptions, *, lake_dir: str, lock: SandboxLock | None = None) -> str:
     lock = lock or load_lock()
     return SYSTEM_PROMPT_TEMPLATE.format(
-        packages=_packages(lock.hash),
+        packages=_packages(lock),
         lake_dir=lake_dir,
         step_timeout=f"{options.step_timeout_s:g}",
         observation_chars=f"{options.observation_chars:,}",
         max_steps=options.max_steps,
+        time_budget=time_budget_text(options.max_code_s, options.max_wall_s, "\n- "),
     )
+
+
+def time_budget_text(max_code_s: float | None, max_wall_s: float | None, sep: str) -> str:
+    """The task's time budgets in words (constants of the options: a replay sends the same text)."""
+    parts = []
+    if max_code_s is not None:
+        parts.append(f"The code of all your steps may run for {max_code_s:g} seconds in all; then the task ends.")
+    if max_wall_s is not None:
+        parts.append(f"The task ends after {max_wall_s:g} seconds in all, the time you take to reply included.")
+    return "".join(sep + p for p in parts)
 
 
 def _item(label: str, text: str, indent: str = "  ") -> str:
@@ -310,9 +314,9 @@ __all__ = [
     "format_error_message",
     "observation_message",
     "observation_text",
-    "packages_text",
     "question_section",
     "stable",
     "steps_left_line",
     "system_prompt",
+    "time_budget_text",
 ]

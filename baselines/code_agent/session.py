@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 
 from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.session import Session, SessionError, SessionLimits
@@ -29,6 +30,8 @@ class SessionOpener:
     def __init__(self, sandbox: Sandbox, task: TaskInput, limits: SessionLimits) -> None:
         self.session: Session | None = None
         self.error: str | None = None
+        #: when the session was opened (monotonic), for telling a session lost to its own wall limit
+        self.opened_at: float | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._open, args=(sandbox, task, limits), daemon=True,
                                         name="code-agent-session")
@@ -36,9 +39,11 @@ class SessionOpener:
 
     def _open(self, sandbox: Sandbox, task: TaskInput, limits: SessionLimits) -> None:
         try:
+            t0 = time.monotonic()
             s = sandbox.session(task.lake_root, limits, services=task.services, mounts=task.mounts,
                                 artifacts_dir=task.artifacts_dir)
             self.session = s
+            self.opened_at = t0
             r = s.python(prelude(), timeout=60, step=HELPERS_STEP)
             if not r.ok:
                 self.error = f"the agent's helpers could not be defined in the session: {r.explanation or r.error}"

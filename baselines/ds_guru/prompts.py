@@ -20,7 +20,7 @@ from kramabench.lake import estimate_tokens
 from kramabench.lake.index import is_junk
 from kramabench.lake.raw import fence_for
 from kramabench.lake.secrets import mask_secrets
-from kramabench.sandbox.environment import SandboxLock, import_names, load_lock
+from kramabench.sandbox.environment import SandboxLock, import_names, load_lock, packages_text
 
 if TYPE_CHECKING:
     from kramabench.lake import LakeIndex
@@ -35,19 +35,6 @@ to install packages. Besides the standard library, these packages are installed 
 {packages}. The data folder is read-only; the current working directory is an empty scratch folder you \
 may write to. Be careful with real-world data: header rows below titles, footnotes, thousands \
 separators, missing-value markers, inconsistent spellings, mixed types and encodings."""
-
-
-def packages_text(names: dict[str, list[str]]) -> str:
-    """The installed packages by import name, the package's own name beside it when it differs
-    (``sklearn (scikit-learn)``); private modules (``_yaml``) left out."""
-    shown: dict[str, str] = {}
-    for dist, mods in names.items():
-        for m in mods:
-            if m.startswith("_"):
-                continue
-            same = m.lower().replace("_", "-") == dist.lower()
-            shown[m] = m if same else f"{m} ({dist})"
-    return ", ".join(shown[m] for m in sorted(shown, key=str.lower))
 
 
 @functools.lru_cache(maxsize=8)
@@ -348,7 +335,6 @@ __all__ = [
     "describe_failure",
     "feedback_message",
     "head_tail_lines",
-    "packages_text",
     "system_prompt",
     "tail_lines",
     "task_files",

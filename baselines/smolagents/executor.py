@@ -6,6 +6,11 @@ code agent's (``baselines.code_agent.namespace``: the value converted to plain J
 it), defined in the session before the first step and again after a restart; a step that raises, times out
 or crashes raises here with the output and the traceback, which smolagents shows the model as the step's
 error. Each call's result is kept in ``calls`` for the task's steps.
+
+The task's time limits (:class:`~baselines.code_agent.clock.TaskClock`) hold here: a step's code runs for at
+most what is left of ``step_timeout_s``, ``max_code_s`` and ``max_wall_s``; when the task's code or wall budget
+is spent, or the session is lost, the executor sets ``stop`` (the task's outcome) and ``on_stop()`` ends
+smolagents' loop.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ from smolagents import PythonExecutor
 from smolagents.local_python_executor import CodeOutput
 
 from baselines.code_agent import FINAL_ANSWER_EXCEPTION, SessionOpener, read_final_answer, redefine_helpers
+from baselines.code_agent.clock import TaskClock, session_wall_spent
 from baselines.code_agent.prompts import bounded, stable, without_traceback
-from kramabench.contracts.session import PythonResult
+from kramabench.contracts.session import PythonResult, SessionError
+from kramabench.contracts.system import OutcomeError
 
 
 class SessionCodeError(Exception):
@@ -36,18 +43,26 @@ class ExecutorCall:
     answer: Any = None
     final: bool = False
     observation_cut: bool = False
+    code: str = ""
 
 
 class SessionExecutor(PythonExecutor):
     def __init__(self, opener: SessionOpener, *, timeout_s: float, output_chars: int,
-                 step_number: Callable[[], int] | None = None) -> None:
+                 step_number: Callable[[], int] | None = None, clock: TaskClock | None = None,
+                 session_wall_s: float | None = None) -> None:
         self.opener = opener
         #: the agent's current step (smolagents' ``step_number``): tracebacks name the code ``<step N>``
         self.step_number = step_number
         self.timeout_s = timeout_s
         self.output_chars = output_chars
+        self.clock = clock or TaskClock(step_timeout_s=timeout_s, max_code_s=None, max_wall_s=None)
+        self.session_wall_s = session_wall_s
         self.calls: list[ExecutorCall] = []
         self.answer_doc: dict | None = None
+        #: the task's outcome when the executor ended the agent (its time spent, its session lost)
+        self.stop: OutcomeError | None = None
+        #: called when ``stop`` is set (ends smolagents' loop: ``agent.interrupt``)
+        self.on_stop: Callable[[], None] = lambda: None
 
     def send_tools(self, tools: dict[str, Any]) -> None:
         others = sorted(n for n in tools if n != "final_answer")
@@ -68,14 +83,34 @@ class SessionExecutor(PythonExecutor):
         # "Last output from code snippet:" on a line of its own
         return (logs + "\n" if logs else logs), cut
 
+    def _end(self, stop: OutcomeError) -> None:
+        self.stop = stop
+        self.on_stop()
+
     def __call__(self, code_action: str) -> CodeOutput:
-        session = self.opener.get()
+        steps = len(self.calls) + 1
         t0 = time.perf_counter()
-        r = session.python(code_action, timeout=self.timeout_s,
-                           step=self.step_number() if self.step_number is not None else None)
-        code_s = time.perf_counter() - t0
-        if r.state_lost:
-            redefine_helpers(session)
+        try:
+            session = self.opener.get()
+            limit, which = self.clock.step_limit()
+            if limit <= 0:  # the task's code or wall budget was spent while the model wrote this step
+                stop = self.clock.after_step(which, True, steps)
+                self.calls.append(ExecutorCall(PythonResult(), 0.0, "stopped", code=code_action))
+                self._end(stop or OutcomeError(kind="budget", message="no time left"))
+                raise SessionCodeError(f"not run: {self.stop.message if self.stop else ''}")
+            t0 = time.perf_counter()
+            r = session.python(code_action, timeout=limit,
+                               step=self.step_number() if self.step_number is not None else None)
+            code_s = time.perf_counter() - t0
+            self.clock.add_code(code_s)
+            if r.state_lost:
+                redefine_helpers(session)
+        except SessionError as e:
+            self.calls.append(ExecutorCall(PythonResult(crashed=True, explanation=str(e)), time.perf_counter() - t0,
+                                           "crashed", code=code_action))
+            wall = session_wall_spent(self.opener.opened_at, self.session_wall_s) if self.session_wall_s else None
+            self._end(wall or OutcomeError(kind="sandbox_error", message=str(e)))
+            raise SessionCodeError(str(e)) from None
         final = r.error is not None and r.error.type == FINAL_ANSWER_EXCEPTION
         logs, cut = self._logs(r)
         cut = cut or r.truncated
@@ -83,13 +118,15 @@ class SessionExecutor(PythonExecutor):
             doc, why = read_final_answer(session)
             if doc is not None:
                 self.answer_doc = doc
-                self.calls.append(ExecutorCall(r, code_s, "final_answer", doc.get("answer"), True, cut))
+                self.calls.append(ExecutorCall(r, code_s, "final_answer", doc.get("answer"), True, cut, code_action))
                 return CodeOutput(output=doc.get("answer"), logs=logs, is_final_answer=True)
-            self.calls.append(ExecutorCall(r, code_s, "answer_error", observation_cut=cut))
+            self.calls.append(ExecutorCall(r, code_s, "answer_error", observation_cut=cut, code=code_action))
+            self._after(which, r, steps)
             raise SessionCodeError(f"{logs}\nfinal_answer(...) was called, but its answer could not be read: {why}")
         outcome = ("timeout" if r.timed_out else "oom" if r.oom else "crashed" if r.crashed
                    else "error" if r.error is not None else "ok")
-        self.calls.append(ExecutorCall(r, code_s, outcome, observation_cut=cut))
+        self.calls.append(ExecutorCall(r, code_s, outcome, observation_cut=cut, code=code_action))
+        self._after(which, r, steps)
         if outcome == "ok":
             return CodeOutput(output=stable(r.value) if r.value is not None else None, logs=logs, is_final_answer=False)
         parts = [logs.rstrip()] if logs.strip() else []
@@ -99,6 +136,11 @@ class SessionExecutor(PythonExecutor):
         if r.explanation:
             parts.append(f"The step was stopped: {r.explanation}." if r.timed_out else r.explanation)
         raise SessionCodeError("\n".join(parts) or outcome)
+
+    def _after(self, which: Any, r: PythonResult, steps: int) -> None:
+        stop = self.clock.after_step(which, r.timed_out, steps)
+        if stop is not None:
+            self._end(stop)
 
     def cleanup(self) -> None:
         self.opener.close()

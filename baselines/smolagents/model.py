@@ -9,7 +9,17 @@ from typing import Any
 import smolagents
 from smolagents.models import get_clean_message_list, tool_role_conversions
 
+from baselines.code_agent.clock import TaskClock
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOptions
+from kramabench.contracts.system import OutcomeError
+
+
+class TaskTimeSpent(Exception):
+    """The task's wall-clock budget was spent before a model call: the agent ends (outcome ``wall_limit``)."""
+
+    def __init__(self, outcome: OutcomeError) -> None:
+        super().__init__(outcome.message)
+        self.outcome = outcome
 
 
 def cut_at_stop(text: str, stop: list[str] | None) -> str:
@@ -40,15 +50,21 @@ class KramabenchModel(smolagents.Model):
     """A ``smolagents.Model`` whose ``generate`` calls a kramabench :class:`Model`; the completions are kept
     in ``completions`` (their cost, latency and cache status go into the task's steps and usage)."""
 
-    def __init__(self, model: Model, options: ModelOptions) -> None:
+    def __init__(self, model: Model, options: ModelOptions, clock: TaskClock | None = None) -> None:
         super().__init__(model_id=model.id, flatten_messages_as_text=True)
         self.kb_model = model
         self.kb_options = options
+        self.clock = clock
+        #: set when a call was refused because the task's wall-clock budget was spent
+        self.stop: OutcomeError | None = None
         self.completions: list[Completion] = []
 
     def generate(self, messages: list[Any], stop_sequences: list[str] | None = None,
                  response_format: dict[str, str] | None = None, tools_to_call_from: list[Any] | None = None,
                  **kwargs: Any) -> smolagents.ChatMessage:
+        if self.clock is not None and (spent := self.clock.wall_spent(len(self.completions))) is not None:
+            self.stop = spent
+            raise TaskTimeSpent(spent)
         clean = get_clean_message_list(messages, role_conversions=tool_role_conversions, flatten_messages_as_text=True)
         msgs = [ChatMessage(role=_role(m["role"]), content=_text(m.get("content"))) for m in clean]
         options = self.kb_options.model_copy(update={"response_format_json": True}) if response_format else self.kb_options
@@ -60,4 +76,4 @@ class KramabenchModel(smolagents.Model):
         )
 
 
-__all__ = ["KramabenchModel", "cut_at_stop"]
+__all__ = ["KramabenchModel", "TaskTimeSpent", "cut_at_stop"]

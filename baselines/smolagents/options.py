@@ -6,17 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from baselines.code_agent.options import limits_field, max_code_field, max_wall_field, with_session_wall
 from kramabench.contracts.model import ModelOptions
 from kramabench.contracts.session import SessionLimits
 
 #: the smolagents versions this adapter is built and tested for (its executor, model and memory interfaces)
 SUPPORTED = ">=1.26,<1.27"
-
-
-def _default_limits() -> SessionLimits:
-    return SessionLimits(wall_timeout_s=120.0, session_wall_s=3600.0)
 
 
 class SmolagentsOptions(BaseModel):
@@ -36,6 +33,8 @@ class SmolagentsOptions(BaseModel):
         8000, ge=200, le=1_000_000, description="characters of one step's printed output passed to smolagents (first and last lines)"
     )
     step_timeout_s: float = Field(120.0, gt=0, le=86400, allow_inf_nan=False, description="wall-clock limit of one step's code")
+    max_code_s: float | None = max_code_field()
+    max_wall_s: float | None = max_wall_field()
     pose_subtasks: bool | None = Field(
         None, description="pose the task's subtasks too; None: when the run poses them (--pose-subtasks)"
     )
@@ -43,9 +42,13 @@ class SmolagentsOptions(BaseModel):
     snippet_rows: int = Field(10, ge=1, le=1000, description="rows of each table shown in the task")
     prompt_budget_tokens: int = Field(16000, ge=1000, description="estimated tokens of the task text, the lake description included")
     model_options: ModelOptions = Field(default_factory=lambda: ModelOptions(temperature=0.0, max_tokens=4096))
-    limits: SessionLimits = Field(default_factory=_default_limits, description="the session's limits")
+    limits: SessionLimits = limits_field()
     lake_cache_dir: Path | None = Field(None, description="lake index cache (None: the default user cache)")
     use_lake_cache: bool = True
+
+    @model_validator(mode="after")
+    def _session_wall(self) -> SmolagentsOptions:
+        return with_session_wall(self)
 
 
 __all__ = ["SUPPORTED", "SmolagentsOptions"]

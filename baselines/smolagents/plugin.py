@@ -16,13 +16,11 @@ def _factory(ctx: SystemContext) -> Any:
     except ImportError:
         raise RuntimeError("the system smolagents-code-agent needs smolagents: pip install 'kramabench[smolagents]'") from None
     from baselines.code_agent import _nest
+    from baselines.code_agent.options import merge_options
 
     from .system import SmolagentsCodeAgent
 
-    base = SmolagentsOptions().model_dump()
-    for k, v in _nest(ctx.options).items():
-        base[k] = {**base[k], **v} if isinstance(v, dict) and isinstance(base.get(k), dict) else v
-    return SmolagentsCodeAgent(SmolagentsOptions.model_validate(base), ctx.model, ctx.sandbox)
+    return SmolagentsCodeAgent(merge_options(SmolagentsOptions, _nest(ctx.options)), ctx.model, ctx.sandbox)  # type: ignore[arg-type]
 
 
 SMOLAGENTS_CODE_AGENT = SystemSpec(

@@ -22,18 +22,20 @@ from smolagents import (
 from smolagents.memory import PlanningStep
 
 from baselines.code_agent import SessionOpener
+from baselines.code_agent.clock import TaskClock
 from baselines.code_agent.lake import LakeIndexes, task_files
-from baselines.code_agent.prompts import environment_section, packages_text, question_section
+from baselines.code_agent.pipeline import RanStep, pipeline_code
+from baselines.code_agent.prompts import environment_section, question_section, time_budget_text
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake import estimate_tokens
-from kramabench.sandbox.environment import import_names, load_lock
+from kramabench.sandbox.environment import packages_text
 
 from .executor import ExecutorCall, SessionExecutor
-from .model import KramabenchModel
+from .model import KramabenchModel, TaskTimeSpent
 from .options import SUPPORTED, SmolagentsOptions
 
 log = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ folder you may write to. There is no network and no way to install packages.
 - Python 3 with the standard library (os, pathlib, glob, json, csv, zipfile, ...) and these packages (by \
 import name): {packages}.
 - Each code step may run for at most {step_timeout} seconds; then it is stopped and the interpreter \
-restarted (variables are lost, files you wrote stay).
+restarted (variables are lost, files you wrote stay).{time_budget}
 - Besides final_answer, a function shell(command) runs a shell command in the working directory and \
 prints its output and exit code.
 - Give final_answer a plain value in the form the question asks for (a number, a string, a list); a \
@@ -79,7 +81,8 @@ class SmolagentsCodeAgent:
         lake_dir = self.sandbox.lake_dir(task.lake_root)
         head = question_section(task, pose) + environment_section(task)
         notes = TASK_NOTES.format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}",
-                                  packages=packages_text(import_names(load_lock())))
+                                  packages=packages_text(),
+                                  time_budget=time_budget_text(opts.max_code_s, opts.max_wall_s, "\n- "))
         intro = f"# Data lake\nThe lake is the folder {lake_dir} ({len(files)} files); read files by the full paths listed here.\n"
         budget = max(200, opts.prompt_budget_tokens - estimate_tokens(head + notes + intro) - 16)
         rendered = index.render(files, budget_tokens=budget, path_prefix=lake_dir, max_rows=opts.snippet_rows,
@@ -93,7 +96,9 @@ class SmolagentsCodeAgent:
 
         t0 = time.perf_counter()
         out = SystemOutput()
-        kb_model = KramabenchModel(self.model, self.options.model_options)
+        opts = self.options
+        clock = TaskClock(step_timeout_s=opts.step_timeout_s, max_code_s=opts.max_code_s, max_wall_s=opts.max_wall_s)
+        kb_model = KramabenchModel(self.model, opts.model_options, clock)
         try:
             self._solve(task, out, kb_model)
         except Exception as e:  # noqa: BLE001 - a system never ends the run
@@ -115,7 +120,8 @@ class SmolagentsCodeAgent:
         out.transcript.append({"type": "prompt_facts", "system": opts.name, "smolagents": self.smolagents_version,
                                **facts})
         opener = SessionOpener(self.sandbox, task, opts.limits)
-        executor = SessionExecutor(opener, timeout_s=opts.step_timeout_s, output_chars=opts.observation_chars)
+        executor = SessionExecutor(opener, timeout_s=opts.step_timeout_s, output_chars=opts.observation_chars,
+                                   clock=kb_model.clock, session_wall_s=opts.limits.session_wall_s)
         agent = CodeAgent(
             tools=[], model=kb_model, executor=executor, max_steps=opts.max_steps,
             # every import works in the session (the standard library and the sandbox's packages, listed in
@@ -125,13 +131,16 @@ class SmolagentsCodeAgent:
             code_block_tags="markdown" if opts.code_block_tags == "markdown" else None,
         )
         executor.step_number = lambda: agent.step_number
+        executor.on_stop = agent.interrupt
         out.transcript.append({"type": "prompt", "system_prompt": agent.system_prompt, "task": text})
         answer: Any = None
         try:
             answer = agent.run(text)
         except AgentGenerationError as e:
             cause = e.__cause__
-            if isinstance(cause, ModelError):
+            if isinstance(cause, TaskTimeSpent):
+                out.error = cause.outcome
+            elif isinstance(cause, ModelError):
                 out.error = OutcomeError(kind="model_error", message=f"{cause.kind}: {cause.message}")
             else:
                 out.error = OutcomeError(kind="model_error", message=f"other: {e}")
@@ -141,8 +150,16 @@ class SmolagentsCodeAgent:
             executor.cleanup()
             out.steps = steps_of(agent.memory.steps, kb_model.completions, executor.calls)
             out.files_read = sorted({f for c in executor.calls for f in c.result.files_read})
-            ran = [(s.step, s.code) for s in out.steps if s.code and s.outcome in ("ok", "final_answer")]
-            out.pipeline_code = "\n\n".join(f"# --- step {n} ---\n{c.rstrip()}" for n, c in ran) or None
+            out.pipeline_code = pipeline_code(ran_steps(out.steps, executor.calls))
+        if out.error is not None and out.error.kind == "wall_limit" and out.steps and out.steps[-1].outcome == "model_error":
+            out.steps.pop()  # the call not made: the task's time was spent before it
+        stop = executor.stop or kb_model.stop
+        if stop is not None and executor.answer_doc is None:
+            # the executor or the model ended the agent (its time spent, its session lost): smolagents' "Agent
+            # interrupted", or the text of its last call after max_steps, is not the outcome
+            out.error = stop
+            out.answer = None
+            return
         if out.error is not None and out.error.kind == "model_error":
             if out.steps and out.steps[-1].outcome == "model_error":
                 out.steps[-1].error = out.error.message
@@ -165,6 +182,14 @@ class SmolagentsCodeAgent:
                                    "answer_from": "smolagents' final call without code"})
         else:
             out.error = OutcomeError(kind="max_steps", message=f"no final answer within max_steps={opts.max_steps} steps")
+
+
+def ran_steps(steps: list[AgentStep], calls: list[ExecutorCall]) -> list[RanStep]:
+    """The steps whose code went to the session, with what it raised (for ``pipeline_code``): the steps
+    ``steps_of`` paired with an executor call are those with ``code_s``, in the calls' order."""
+    paired = [s for s in steps if s.code_s is not None]
+    return [RanStep(s.step, c.code or s.code or "", c.outcome, c.result.error, c.result.state_lost)
+            for s, c in zip(paired, calls, strict=False) if c.outcome != "stopped"]
 
 
 _THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\s*", re.IGNORECASE)
@@ -230,7 +255,10 @@ def steps_of(memory: list[Any], completions: list[Completion], calls: list[Execu
             truncated=bool(call and call.observation_cut),
             details={"answer": call.answer} if call is not None and call.final else {},
         ))
+    for s, c in zip(steps, completions, strict=False):  # each step made one call, in order
+        if c.replay_note:  # a replay served this call although an observation had differed
+            s.details["replay_note"] = c.replay_note
     return steps
 
 
-__all__ = ["SmolagentsCodeAgent", "check_version", "steps_of"]
+__all__ = ["SmolagentsCodeAgent", "check_version", "ran_steps", "steps_of"]

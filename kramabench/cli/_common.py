@@ -3,6 +3,7 @@ obeyed by the terminal), one-line errors on stderr, never wrapped."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import typer
@@ -10,6 +11,7 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
 
+from kramabench.contracts.run import MAX_CONCURRENCY, MAX_SECONDS
 from kramabench.contracts.text import safe_text
 
 
@@ -47,6 +49,14 @@ def _safe(obj: Any) -> Any:
     return obj
 
 
+def seconds(value: float | None) -> float | None:
+    """Option callback: a time limit is a finite number of seconds above 0, at most 7 days (``nan`` and ``inf``
+    pass click's own range checks)."""
+    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
+        raise typer.BadParameter(f"expected seconds above 0 and at most {MAX_SECONDS:g} (7 days), not {value:g}")
+    return value
+
+
 def console(**kwargs: Any) -> Console:
     """The console of a command's output (stdout; ``stderr=True`` for messages)."""
     return SafeConsole(**kwargs)
@@ -79,4 +89,5 @@ def fast_exit_allowed() -> bool:
     return _fast_exit
 
 
-__all__ = ["SafeConsole", "allow_fast_exit", "console", "error_console", "fail", "fast_exit_allowed"]
+__all__ = ["MAX_CONCURRENCY", "SafeConsole", "allow_fast_exit", "console", "error_console", "fail", "fast_exit_allowed",
+           "seconds"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from kramabench.cli._common import fail
+from kramabench.cli._common import MAX_CONCURRENCY, fail, seconds
 
 
 def _out_dir(out: Path | None, kind: str, name: str) -> Path:
@@ -63,8 +63,9 @@ def register(app: typer.Typer) -> None:
         extract_model: str | None = typer.Option(
             None, "--extract-model", help="model that reads answers the rules cannot (e.g. openai/gpt-4o-mini)"
         ),
-        timeout: float = typer.Option(600.0, "--timeout", min=1, help="seconds per solution"),
-        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="solutions run at the same time"),
+        timeout: float = typer.Option(600.0, "--timeout", min=1, callback=seconds, help="seconds per solution"),
+        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY,
+                                        help="solutions run at the same time"),
         no_errata: bool = typer.Option(False, "--no-errata", help="audit the raw gold (errata not applied)"),
         out: Path | None = typer.Option(None, "--out", "-o", help="output folder (default: results/audit-reference-...)"),
         force: bool = typer.Option(False, "--force", help="with --out: run again the tasks an earlier audit finished"),
@@ -195,7 +196,8 @@ def register(app: typer.Typer) -> None:
         auditor: str = typer.Option(..., "--auditor", help="auditor model id, e.g. openai/gpt-4o"),
         sandbox: str = typer.Option("local", "--sandbox", help="sandbox backend the auditor's code runs in"),
         task: list[str] = typer.Option(None, "--task", help="only these task ids (repeatable)"),
-        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="auditor sessions at the same time"),
+        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY,
+                                        help="auditor sessions at the same time"),
         max_turns: int = typer.Option(8, "--max-turns", min=1, max=40, help="auditor replies per failure"),
         out: Path | None = typer.Option(None, "--out", "-o", help="output folder (default: RUN_DIR/audit)"),
         force: bool = typer.Option(False, "--force", help="audit again the failures already reported"),
@@ -288,7 +290,7 @@ def register(app: typer.Typer) -> None:
         workload: str = typer.Option("planted", "--workload", "-w", help="workload with audit_check/labels.json"),
         k: int = typer.Option(3, "--k", min=1, max=20, help="runs of the auditor on each labelled case"),
         sandbox: str = typer.Option("local", "--sandbox"),
-        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1),
+        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY),
         max_turns: int = typer.Option(8, "--max-turns", min=1, max=40),
         as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     ) -> None:

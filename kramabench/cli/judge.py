@@ -16,6 +16,7 @@ import logging
 import typer
 from rich.text import Text
 
+from kramabench.cli._common import MAX_CONCURRENCY
 from scorers.design import DEFAULT_DESIGN_JUDGE
 
 logger = logging.getLogger(__name__)
@@ -76,7 +77,8 @@ def register(app: typer.Typer) -> None:
         k: int = typer.Option(3, "--k", min=1, max=20, help="runs of the judge on each pipeline"),
         workload: str = typer.Option("mini", "--workload", "-w", help="bundled suite name or workload root"),
         domain: list[str] = typer.Option(None, "--domain", "-d", help="only these domains (repeatable)"),
-        concurrency: int = typer.Option(4, "--concurrency", "-c", min=1, help="judge calls at the same time"),
+        concurrency: int = typer.Option(4, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY,
+                                        help="judge calls at the same time"),
         as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     ) -> None:
         """Run the pipeline-design judge k times on a labelled set: flip rate, accuracy, Cohen's kappa."""

@@ -20,7 +20,7 @@ from kramabench.cli._common import error_console, fast_exit_allowed
 from kramabench.contracts.text import safe_text
 
 #: command-group modules of ``kramabench.cli``, in help order
-COMMAND_MODULES = ["workloads", "run", "score", "report", "view", "fetch", "sandbox", "lake", "judge", "audit", "plugins"]
+COMMAND_MODULES = ["workloads", "run", "score", "report", "view", "fetch", "elt", "sandbox", "lake", "judge", "audit", "plugins"]
 
 
 #: typer's click exceptions (typer >= 0.20 vendors click as typer._click; before, it used click itself)

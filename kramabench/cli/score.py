@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 from rich import box
 
-from kramabench.cli._common import allow_fast_exit
+from kramabench.cli._common import MAX_CONCURRENCY, allow_fast_exit
 from kramabench.contracts.text import safe_text
 
 logger = logging.getLogger(__name__)
@@ -418,7 +418,7 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
         baseline: Path | None = typer.Option(None, "--baseline", help="an earlier --output file: paired comparison"),
         tasks: bool = typer.Option(True, "--tasks/--no-tasks", help="print the per-task table"),
-        workers: int = typer.Option(4, "--workers", help="concurrent judge calls"),
+        workers: int = typer.Option(4, "--workers", min=1, max=MAX_CONCURRENCY, help="concurrent judge calls"),
         no_cache: bool = typer.Option(False, "--no-cache", help="bypass the model response cache for judge calls "
                                       "(the --judge-cache file of verdicts still applies)"),
         normalise_percent: bool = typer.Option(False, "--normalise-percent", help="score an answer that is the gold "

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
             None, help="results folder (default: $KRAMABENCH_RESULTS or ./results), or one run folder"
         ),
         host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (default loopback only)"),
-        port: int = typer.Option(8765, "--port", "-p", help="port (0: any free port)"),
+        port: int = typer.Option(8765, "--port", "-p", min=0, max=65535, help="port (0: any free port)"),
         open_browser: bool = typer.Option(False, "--open", help="open the page in the default browser"),
     ) -> None:
         """Serve a live viewer of the runs under RESULTS_DIR: filter, search, tasks, side-by-side comparison."""

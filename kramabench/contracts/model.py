@@ -80,6 +80,10 @@ class Completion(BaseModel):
     cut_from_chars: int | None = Field(
         None, description=f"the reply had this many characters; only the first {MAX_REPLY_CHARS:,} are kept"
     )
+    replay_note: str | None = Field(
+        None, description="a replayed call served although its request differed from the recorded one in an "
+        "observation (a user message after the first): where and how"
+    )
 
 
 ModelErrorKind = Literal[

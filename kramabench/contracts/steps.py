@@ -14,9 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 #: ``ok`` the code ran; ``error`` it raised an exception; ``timeout`` it was stopped at the step's wall limit;
 #: ``oom`` it ran out of memory; ``crashed`` the interpreter died; ``format_error`` the reply held no code;
 #: ``final_answer`` the code gave the final answer; ``answer_error`` it called ``final_answer`` with a value
-#: that could not be read; ``model_error`` the model call failed (the agent ends)
+#: that could not be read; ``model_error`` the model call failed (the agent ends); ``stopped`` the step's code
+#: did not run: the task's time (its code-time or wall-clock budget) was spent when the reply came (the agent ends)
 StepOutcome = Literal[
     "ok", "error", "timeout", "oom", "crashed", "format_error", "final_answer", "answer_error", "model_error",
+    "stopped",
 ]
 
 #: outcomes that count as a reply without a code block (per-run totals of format errors)

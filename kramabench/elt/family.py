@@ -163,6 +163,24 @@ class EltFamily:
         pdir = Path(root) / "pipelines"
         return sum(1 for p in pdir.iterdir() if p.is_dir()) if pdir.is_dir() else 0
 
+    def fetched_suites(self) -> dict[str, Path]:
+        """``elt-bench`` (the pinned ref) and ``elt-bench@<ref>`` (others) fetched on this machine."""
+        from kramabench.elt.fetch import MANIFEST, NAME, load_pins
+
+        base = _spec_home().parent / NAME
+        if not base.is_dir():
+            return {}
+        pinned = load_pins().ref
+        out: dict[str, Path] = {}
+        for d in sorted(base.iterdir()):
+            if d.is_dir() and not d.name.startswith(".") and (d / MANIFEST).is_file() and (d / "suite.yaml").is_file():
+                out[NAME if d.name == pinned else f"{NAME}@{d.name}"] = d
+        return out
+
+    def fetch_hints(self) -> dict[str, str]:
+        return {"elt-bench": "fetch it with: kramabench fetch elt-bench (ELT-Bench's specifications, data and ground "
+                             "truth, verified and converted)"}
+
     def load(self, root: Path, domain: str, *, errata: Any = True, validate: bool = True) -> Workload:
         root = Path(root)
         suite = load_suite(root, errata=_errata_arg(root, errata), validate=validate)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 #: bump when a reader changes what it extracts: cached entries of older versions are ignored
-READER_VERSION = 17
+READER_VERSION = 20
 
 
 class LakeOptions(BaseModel):
@@ -58,6 +58,27 @@ class TableInfo(BaseModel):
         description="line-based files (csv, fixed-width): the 1-based line of the file on which each preview row ends",
     )
     notes: list[str] = Field(default_factory=list)
+    # spreadsheet sheets: the sheet as pd.read_excel(path, sheet_name=name, header=None) reads it
+    sheet_rows: int | None = Field(
+        None, description="sheets: rows up to the last holding a value, title and header rows included (pandas' count)"
+    )
+    sheet_head: list[list[str]] = Field(
+        default_factory=list, description="sheets: the rows above the first data row (title rows, the header) as cells"
+    )
+    first_data_row: int | None = Field(None, description="sheets: the 1-based row of the first data row")
+    line_breaks: list[int] = Field(
+        default_factory=list,
+        description="tables shown as cells: rows of sheet_head + preview (0-based) with a line break in a cell",
+    )
+    header_levels: int = Field(
+        1, description="html tables: rows of a multi-level header (pandas' column names are tuples, shown joined by ' / ')"
+    )
+    numbered_columns: bool = Field(
+        False, description="html tables without a header: pandas numbers the columns 0, 1, ... (no header row shown)"
+    )
+    empty_columns: list[int] = Field(default_factory=list, description="sheets: 0-based columns empty in every row")
+    merged_cells: list[str] = Field(default_factory=list, description="sheets: merged ranges (the first ones), e.g. A1:E1")
+    merged_count: int = Field(0, description="sheets: merged ranges in all")
 
 
 class FileEntry(BaseModel):

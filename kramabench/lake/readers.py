@@ -8,6 +8,7 @@ a one-line ``could not read: reason`` entry.
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import json
 import logging
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .models import FileEntry, LakeOptions, TableInfo
+from .sheets import row_cells, sheet_table, xls_merged_cells, xlsx_merged_cells
 from .sniff import (
     Scan,
     csv_reader,
@@ -332,9 +334,10 @@ def _records_table(records: list[Any], opts: LakeOptions, name: str | None, tota
 
     rows = [[cell(r.get(k)) if isinstance(r, dict) else None for k in names] for r in sample]
     cols = describe_columns(names, rows, typed=True, max_cell_chars=opts.max_cell_chars)
-    preview = [[cell_text(v, opts.max_cell_chars) for v in row] for row in rows[: opts.max_rows]]
+    shown = [row_cells(row, len(names), opts.max_cell_chars) for row in rows[: opts.max_rows]]
     notes = [f"types from the first {len(sample)} records"] if len(sample) < total else []
-    return TableInfo(name=name, rows=total, columns=cols, header_row=None, preview=preview, notes=notes)
+    return TableInfo(name=name, rows=total, columns=cols, header_row=None, preview=[c for c, _ in shown], notes=notes,
+                     line_breaks=[i for i, (_, b) in enumerate(shown) if b])
 
 
 def _find_records(value: Any, path: str = "") -> tuple[str, list[Any]] | None:
@@ -467,13 +470,17 @@ def read_html(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
             names = [" / ".join(dict.fromkeys(str(x) for x in col if not str(x).startswith("Unnamed"))) for col in df.columns]
         else:
             names = [str(c) for c in df.columns]
+        # no <th> row: pandas numbers the columns and every row is data (no header row to show)
+        numbered = not hasattr(df.columns, "levels") and list(df.columns) == list(range(len(df.columns)))
         rows = [[None if _isna(v) else v for v in rec] for rec in df.head(opts.sample_rows).itertuples(index=False)]
-        t = _table_from_rows([names] + rows, typed=True, opts=opts, complete=True, name=f"table {i + 1}")
-        t.rows = len(df)
-        t.header_row = None
-        t.above_header = []
-        t.notes = [n for n in t.notes if not n.startswith("no header")]
-        tables.append(t)
+        cols = describe_columns(names, rows, typed=True, max_cell_chars=opts.max_cell_chars)
+        shown = [row_cells(r, len(names), opts.max_cell_chars) for r in rows[: opts.max_rows]]
+        tables.append(TableInfo(
+            name=f"table {i + 1}", rows=len(df), columns=cols, preview=[c for c, _ in shown],
+            line_breaks=[k for k, (_, b) in enumerate(shown) if b], numbered_columns=numbered,
+            header_levels=getattr(df.columns, "nlevels", 1),
+            notes=[f"types from the first {len(rows)} rows"] if len(rows) < len(df) else [],
+        ))
     entry.tables = tables
     if len(frames) > opts.max_tables:
         entry.notes.append(f"only the first {opts.max_tables} tables are described")
@@ -489,32 +496,10 @@ def _isna(v: Any) -> bool:
 # --------------------------------------------------------------------------------------------- excel
 
 
-def _sheet_table(name: str, rows_iter: Iterable[Iterable[Any]], max_row: int | None, opts: LakeOptions) -> TableInfo:
-    want = _HEADER_SCAN_ROWS + opts.sample_rows + opts.max_rows
-    rows = [list(r) for r in islice(rows_iter, want)]
-    complete = len(rows) < want
-    if not complete and max_row is None:
-        n = len(rows) + sum(1 for _ in rows_iter)
-        max_row, complete = n, False
-    t = _table_from_rows(
-        rows,
-        typed=True,
-        opts=opts,
-        complete=complete,
-        total_rows_after_header=(lambda ds: max(0, (max_row or 0) - ds)),
-        name=name,
-    )
-    if not complete:
-        t.rows_exact = True
-    return t
-
-
-def _describe_sheets(
-    entry: FileEntry, names: list[str], sheets: Iterable[tuple[str, Iterable[Any], int | None]], opts: LakeOptions
-) -> None:
-    """A workbook's sheet names and a table per sheet (the first ``opts.max_tables``): (name, rows, max_row)."""
+def _describe_sheets(entry: FileEntry, names: list[str], tables: Iterable[TableInfo], opts: LakeOptions) -> None:
+    """A workbook's sheet names and a table per sheet (the first ``opts.max_tables``)."""
     entry.sheets = names
-    entry.tables = [_sheet_table(name, rows, max_row, opts) for name, rows, max_row in sheets]
+    entry.tables = list(tables)
     if len(names) > opts.max_tables:
         entry.notes.append(f"only the first {opts.max_tables} sheets are described")
 
@@ -560,15 +545,16 @@ def read_xlsx(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
     check_zip_inflation(path, opts.max_decompressed_bytes)
     wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
 
-    def sheets() -> Iterable[tuple[str, Iterable[Any], int | None]]:
+    def tables() -> Iterable[TableInfo]:
         for ws in wb.worksheets[: opts.max_tables]:
-            max_row = ws.max_row if getattr(ws, "max_row", None) else None
-            if max_row is not None and max_row > 1_000_000:
-                max_row = None  # a bogus dimension: count instead
-            yield ws.title, ws.iter_rows(values_only=True), max_row
+            if hasattr(ws, "reset_dimensions"):
+                ws.reset_dimensions()  # as pandas: rows and columns as the cells say, not the declared dimension
+            part = getattr(ws, "_worksheet_path", None)
+            merged = xlsx_merged_cells(path, part) if part else ([], 0)
+            yield sheet_table(ws.title, ws.iter_rows(values_only=True), opts, merged)
 
     try:
-        _describe_sheets(entry, list(wb.sheetnames), sheets(), opts)
+        _describe_sheets(entry, list(wb.sheetnames), tables(), opts)
     finally:
         wb.close()
 
@@ -578,27 +564,36 @@ def read_xls(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> Non
         import xlrd
     except ImportError as e:
         raise ValueError("xlrd is not installed (needed for .xls)") from e
-    book = xlrd.open_workbook(str(path), on_demand=True)
+    try:  # formatting information holds the merged ranges
+        book = xlrd.open_workbook(str(path), on_demand=True, formatting_info=True)
+    except Exception:  # noqa: BLE001 - not every writer's file carries it: the cells are enough
+        book = xlrd.open_workbook(str(path), on_demand=True)
 
     def cell(c: Any) -> Any:
         if c.ctype == xlrd.XL_CELL_DATE:
             try:
-                return xlrd.xldate.xldate_as_datetime(c.value, book.datemode)
+                v = xlrd.xldate.xldate_as_datetime(c.value, book.datemode)
             except Exception:  # noqa: BLE001
                 return c.value
+            if v.date() == (datetime.date(1904, 1, 1) if book.datemode else datetime.date(1899, 12, 31)):
+                return v.time()  # a time of day (pandas reads these as times too)
+            return v
         if c.ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK):
             return None
         if c.ctype == xlrd.XL_CELL_BOOLEAN:
             return bool(c.value)
+        if c.ctype == xlrd.XL_CELL_ERROR:
+            return xlrd.error_text_from_code.get(c.value, "#ERROR")
         return c.value
 
-    def sheets() -> Iterable[tuple[str, Iterable[Any], int | None]]:
+    def tables() -> Iterable[TableInfo]:
         for i in range(min(book.nsheets, opts.max_tables)):
             sh = book.sheet_by_index(i)
-            yield sh.name, ([cell(c) for c in sh.row(r)] for r in range(sh.nrows)), sh.nrows
+            merged = xls_merged_cells(getattr(sh, "merged_cells", []) or [])
+            yield sheet_table(sh.name, ([cell(c) for c in sh.row(r)] for r in range(sh.nrows)), opts, merged)
 
     try:
-        _describe_sheets(entry, book.sheet_names(), sheets(), opts)
+        _describe_sheets(entry, book.sheet_names(), tables(), opts)
     finally:
         book.release_resources()
 
@@ -628,8 +623,9 @@ def read_parquet(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) ->
     cols = describe_columns(names, rows, typed=True, max_cell_chars=opts.max_cell_chars)
     for c, f in zip(cols, pf.schema_arrow, strict=False):
         c.dtype = f"{c.dtype} (parquet {f.type})"
-    preview = [[cell_text(v, opts.max_cell_chars) for v in r] for r in rows[: opts.max_rows]]
-    entry.tables = [TableInfo(name=None, rows=total, columns=cols, preview=preview)]
+    shown = [row_cells(r, len(names), opts.max_cell_chars) for r in rows[: opts.max_rows]]
+    entry.tables = [TableInfo(name=None, rows=total, columns=cols, preview=[c for c, _ in shown],
+                              line_breaks=[i for i, (_, b) in enumerate(shown) if b])]
 
 
 # ------------------------------------------------------------------------------------- dbf and gzip

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .models import FileEntry
 from .secrets import MASK, mask_secrets, may_hold_secrets
+from .sheet_snippets import sheet_file_blocks
 from .snippets import (
     PAPER_TABLE_FORMATS,
     TEXT_FORMATS,
@@ -102,6 +103,8 @@ def prepare(
     """The blocks of one file; ``root`` (the lake folder) is where the lines of text files are read."""
     if style == "paper":
         blocks, whole = paper_file_blocks(e, display_path, max_rows, root)
+    elif e.sheets is not None and not e.error:
+        blocks, whole = sheet_file_blocks(e, display_path, max_rows), False
     else:
         blocks, whole = file_blocks(e, display_path, max_rows, root)
     masked = _masked_blocks(blocks)
@@ -250,6 +253,16 @@ def _single(e: FileEntry, prefix: str, max_rows: int, cache: dict | None, style:
     return fr
 
 
+def _rows_of(m: FileEntry) -> str:
+    """A folded file's row count: a workbook's per sheet, as pandas reads them (header=None)."""
+    if m.sheets is not None:
+        counts = [t.sheet_rows for t in m.tables]
+        if not counts or any(c is None for c in counts):
+            return ""
+        return f" (rows per sheet as pandas reads them: {', '.join(f'{c:,}' for c in counts)})"
+    return f" ({m.rows:,} row{'s' if m.rows != 1 else ''})" if m.rows is not None else ""
+
+
 def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | None, with_rows: bool,
             style: str = "rich", root: Path | None = None) -> FileRender:
     """One render for files of a folder with the same columns: the first in full, the others by name."""
@@ -263,10 +276,7 @@ def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | 
     names = [m.path.rpartition("/")[2] for m in members[1:]]
     what = "columns" if rep.tables else "format"
     if with_rows and len(names) <= 40:
-        listed = ", ".join(
-            n + (f" ({m.rows:,} row{'s' if m.rows != 1 else ''})" if m.rows is not None else "")
-            for n, m in zip(names, members[1:], strict=True)
-        )
+        listed = ", ".join(n + _rows_of(m) for n, m in zip(names, members[1:], strict=True))
         tail = f"with the same {what}: {listed}"
     else:
         tail = f"with the same {what} (row counts may differ): {_compact_names(names)}"

@@ -381,7 +381,7 @@ def _text_desc(e: FileEntry) -> str:
 
 
 def _cells_label(t: TableInfo, n_rows: int, indent: str) -> Callable[[int], str]:
-    """The label of rows shown as cells (a sheet, JSON records, an HTML table): not lines of a file."""
+    """The label of rows shown as cells (JSON records, a parquet file, an HTML table): not lines of a file."""
     name = f"[{t.name}] " if t.name else ""
 
     def label(k: int) -> str:
@@ -391,7 +391,15 @@ def _cells_label(t: TableInfo, n_rows: int, indent: str) -> Callable[[int], str]
             what = f"the first {k:,} of {_count(t.rows, t.rows_exact)} rows"
         if k < n_rows:
             what += ", " + SHORTENED
-        return f"{indent}{name}{what}, as cells under the column names (not the file's bytes; long cells cut, marked …):\n"
+        if t.numbered_columns:
+            under = "(no header row: pd.read_html numbers the columns 0, 1, …; "
+        elif t.header_levels > 1:
+            under = (f"under the column names (pandas reads a {t.header_levels}-level header: each name its levels "
+                     "joined by ' / ', 'Unnamed' levels left out; ")
+        else:
+            under = "under the column names ("
+        breaks = "; line breaks in cells written \\n" if any(i < k for i in t.line_breaks) else ""
+        return f"{indent}{name}{what}, as cells {under}not the file's bytes; long cells cut, marked …{breaks}):\n"
 
     return label
 
@@ -400,15 +408,15 @@ def _cell_rows_blocks(t: TableInfo, max_rows: int, first: int) -> list[Block]:
     preview = t.preview[:max_rows]
     if not preview:
         return []
-    header = csv_line([c.name for c in t.columns]) if t.columns else ""
+    header = csv_line([c.name for c in t.columns]) if t.columns and not t.numbered_columns else ""
     lines = (header + "".join(csv_line(r) for r in preview)).splitlines()
     fence = fence_for(lines)
     blocks = [Block("", first, label=lambda lv: _cells_label(t, len(preview), "  ")(max(1, min(lv - first + 1, len(preview)))))]
-    blocks.append(Block(fence + "\n", first, fence=True))
-    blocks.append(Block(header + csv_line(preview[0]), first))
+    blocks.append(Block(fence + "\n", first, raw=True, fence=True))
+    blocks.append(Block(header + csv_line(preview[0]), first, raw=True))
     for k, row in enumerate(preview[1:], start=1):
-        blocks.append(Block(csv_line(row), first + k))
-    blocks.append(Block(fence + "\n", first, fence=True))
+        blocks.append(Block(csv_line(row), first + k, raw=True))
+    blocks.append(Block(fence + "\n", first, raw=True, fence=True))
     return blocks
 
 
@@ -470,7 +478,8 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
             listed.append(q(s, 50) + (f" ({t.rows if t.rows is not None else '?'}×{len(t.columns)})" if t else ""))
         blocks.append(Block(f"  {kind} (rows×columns): {', '.join(listed)}\n", 0))
         for t in e.tables:
-            blocks.append(Block(f"  [{t.name}] {table_shape(t)}\n", 1))
+            numbered = "; no header row (pd.read_html numbers the columns 0, 1, …)" if t.numbered_columns else ""
+            blocks.append(Block(f"  [{t.name}] {table_shape(t)}{numbered}\n", 1))
     for n in e.notes:
         blocks.append(Block(f"   note: {n[:400]}\n", 1))
     doc = whole_kind(e)

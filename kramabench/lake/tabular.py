@@ -269,18 +269,69 @@ def find_header(rows: Sequence[Sequence[Any]]) -> tuple[int | None, int]:
 
 def _fits_the_data(first: Sequence[Any], following: Sequence[Sequence[Any]]) -> bool:
     """A first row that is data, not a header: in every column whose cells below are numbers, its cell
-    is a number too (and they are not all years, which name columns: ``Name,2019,2020``)."""
+    is a number too (and they are not all years, which name columns: ``Name,2019,2020``). In a table
+    of text columns only (a sheet listing gene names), its cells are written like the cells below them
+    (:func:`_text_fits`)."""
     if len(following) < 2:
         return False
     numeric_cells = []
+    text_columns: list[tuple[Any, list[Any]]] = []
     for j, c in enumerate(first):
         below = [r[j] for r in following if j < len(r) and r[j] is not None and str(r[j]).strip()]
-        if len(below) < 2 or sum(1 for v in below if _looks_numeric(v)) < 0.9 * len(below):
-            continue  # not a numeric column
+        if len(below) < 2:
+            continue
+        numbers = sum(1 for v in below if _looks_numeric(v))
+        if numbers < 0.5 * len(below):
+            text_columns.append((c, below))
+            continue  # a text column
         if c is None or not str(c).strip() or not _looks_numeric(c):
             return False  # a name (or nothing) above numbers: a header
-        numeric_cells.append(c)
-    return bool(numeric_cells) and not all(_year_like(c) for c in numeric_cells)
+        if numbers >= 0.9 * len(below):
+            numeric_cells.append(c)
+    if numeric_cells:
+        return not all(_year_like(c) for c in numeric_cells)
+    return bool(text_columns) and all(_text_fits(c, below) for c, below in text_columns)
+
+
+#: words a column is named with; a first-row cell made of them only is a header, whatever lies below
+HEADER_WORDS = frozenset("""
+name names id ids idx index key code codes label labels title type types kind category categories class group
+description desc note notes comment comments remark remarks source sources reference references ref status
+value values count counts number total amount score rank level unit units
+date year month day time period start end
+gene genes symbol symbols protein proteins peptide peptides sample samples patient patients subject case cases
+sequence feature features variable variables item items entry entries field fields sheet sheets
+country countries state states city cities region regions site sites location address county province
+species family genus organism
+""".split())
+
+
+def _words(s: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()) if w]
+
+
+def shape(s: str) -> str:
+    """How a text is written: letters by case, digits and other characters by class, runs collapsed
+    (``BRD8`` -> ``A9``, ``C3L-00006`` -> ``A9A-9``, ``Gene`` -> ``Aa``)."""
+    out: list[str] = []
+    for ch in s.strip():
+        k = "A" if ch.isupper() else "a" if ch.islower() else "9" if ch.isdigit() else " " if ch.isspace() else ch
+        if not out or out[-1] != k:
+            out.append(k)
+    return "".join(out)
+
+
+def _text_fits(first: Any, below: Sequence[Any]) -> bool:
+    """A first-row cell of a text column that is data: present, not a column name made of naming words
+    only (``Gene``, ``Sample ID``), written like some cell below it (``BRD8`` over ``DHX15``, ``SSB``)."""
+    if first is None or not str(first).strip() or _looks_numeric(first):
+        return False
+    text = str(first)
+    words = _words(text)
+    if words and all(w in HEADER_WORDS for w in words):
+        return False
+    # a cell equal to the first is no evidence (a header repeated above a second table in the sheet)
+    return shape(text) in {shape(str(v)) for v in below if str(v) != text}
 
 
 def header_names(row: Sequence[Any] | None, width: int) -> list[str]:

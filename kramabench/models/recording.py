@@ -145,6 +145,12 @@ class CallScope:
     recorder: CallRecorder | None = None
     _next: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: replay notes of the calls made in this scope (a replayed call served although an observation differed)
+    notes: list[str] = field(default_factory=list)
+
+    def add_note(self, note: str) -> None:
+        with self._lock:
+            self.notes.append(note)
 
     def next_index(self) -> int:
         with self._lock:

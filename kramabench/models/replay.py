@@ -1,11 +1,23 @@
 """``replay/<run_dir>``: serve the calls recorded in ``<run_dir>/calls.jsonl``, offline and free.
 
 Call ``i`` made inside ``recording.scope(k)`` gets the answer recorded for (task key ``k``, call index
-``i``). The request is checked against the recorded request hash (messages + answer-shaping options);
-a difference raises ``ModelError(kind="replay_mismatch")`` naming the task, the call and the first
-difference, unless the model was made with ``ignore_mismatch=True``. A call with no recording (another
-task key, more calls than recorded, no scope at all) is always a ``replay_mismatch``. A call that
-failed when recorded fails again with the recorded error kind and message.
+``i``). The request is checked against the recorded one (messages + answer-shaping options):
+
+* identical: served;
+* different only in user messages **after the first user message** (what a system saw of the world and
+  sends back: an agent's observations of its code, an error fed back to the model), the opening of the
+  conversation (the system prompt and the first user message: the system, the task, the lake), every
+  assistant message (the replies served before), the number and roles of the messages and the options
+  being the same: served, with a **replay note** naming the task, the call, the message and the first
+  difference (``Completion.replay_note``, and in the call scope's ``notes``, which the runner writes into
+  the task's record). Code whose output changes from run to run (the time, a listing with file times)
+  replays this way instead of stopping;
+* any other difference raises ``ModelError(kind="replay_mismatch")`` naming the task, the call and the
+  first difference: a replay of another system, task, prompt or option is refused. ``strict=True``
+  refuses the lenient case too; ``ignore_mismatch=True`` serves anything.
+
+A call with no recording (another task key, more calls than recorded, no scope at all) is always a
+``replay_mismatch``. A call that failed when recorded fails again with the recorded error kind and message.
 """
 
 from __future__ import annotations
@@ -15,13 +27,21 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from kramabench.contracts.model import ChatMessage, Completion, ModelError, ModelOptions
-from kramabench.models.recording import CALLS_FILE, CallRecord, current_call, load_calls, request_hash
+from kramabench.models.recording import (
+    CALLS_FILE,
+    CallRecord,
+    current_call,
+    current_scope,
+    load_calls,
+    request_hash,
+)
 
 
 class ReplayOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     ignore_mismatch: bool = False
+    strict: bool = False
 
 
 class ReplayBackend:
@@ -38,6 +58,7 @@ class ReplayBackend:
         self.model = str(run_dir)
         self.id = f"replay/{run_dir}"
         self.ignore_mismatch = options.ignore_mismatch
+        self.strict = options.strict
         path = self.run_dir / CALLS_FILE
         if not path.is_file():
             raise ModelError("bad_request", f"replay/{run_dir}: no recorded calls at {path}")
@@ -64,22 +85,60 @@ class ReplayBackend:
             raise ModelError("replay_mismatch", f"{self.id}: task {call.task_key!r} call #{call.call_index}: "
                                                 f"not recorded (the recording has {n} call(s) for this task)")
         digest = call.request_hash or request_hash(messages, options)
+        note = None
         if digest != rec.request_hash and not self.ignore_mismatch:
-            raise ModelError("replay_mismatch", f"{self.id}: task {call.task_key!r} call #{call.call_index}: "
-                                                f"the request differs from the recorded one: "
-                                                f"{_first_difference(rec, messages, options)} "
-                                                "(pass ignore_mismatch=True to serve it anyway)")
+            where = f"{self.id}: task {call.task_key!r} call #{call.call_index}"
+            seen = None if self.strict else observation_difference(rec, messages, options)
+            if seen is None:
+                raise ModelError("replay_mismatch", f"{where}: the request differs from the recorded one: "
+                                                    f"{_first_difference(rec, messages, options)} "
+                                                    "(pass ignore_mismatch=True to serve it anyway)")
+            note = f"call #{call.call_index}: served although {seen}"
+            scope = current_scope()
+            if scope is not None:
+                scope.add_note(note)
         if rec.error is not None:
             raise ModelError(rec.error.kind, f"(replayed) {rec.error.message}",  # type: ignore[arg-type]
                              attempts=rec.error.attempts)
         return Completion(text=rec.text or "", usage=rec.usage, cost_usd=0.0, latency_s=0.0,
                           model=rec.response_model or rec.model, finish_reason=rec.finish_reason,
-                          cached=False, attempts=0)
+                          cached=False, attempts=0, replay_note=note)
 
 
 def _short(s: str, n: int = 80) -> str:
     s = s.replace("\n", "\\n")
     return s if len(s) <= n else s[: n - 3] + "..."
+
+
+def _message_difference(i: int, old: ChatMessage, new: ChatMessage) -> str:
+    j = next((k for k, (a, b) in enumerate(zip(old.content, new.content, strict=False)) if a != b),
+             min(len(old.content), len(new.content)))
+    return (f"message {i} ({new.role}) differs at character {j}: "
+            f"{_short(new.content[j:j + 60])!r}, recorded {_short(old.content[j:j + 60])!r}")
+
+
+def observation_difference(rec: CallRecord, messages: list[ChatMessage], options: ModelOptions) -> str | None:
+    """Where the request differs from the recorded one when it differs only in user messages after the
+    first user message (observations), everything else equal; None for any other difference."""
+    from kramabench.models.cache import answer_options
+
+    now = answer_options(options)
+    if any(rec.options.get(k) != v for k, v in now.items()) or len(rec.messages) != len(messages):
+        return None
+    first_user = next((i for i, m in enumerate(messages) if m.role == "user"), None)
+    diffs: list[str] = []
+    for i, (old, new) in enumerate(zip(rec.messages, messages, strict=True)):
+        if old.role != new.role:
+            return None
+        if old.content == new.content:
+            continue
+        if new.role != "user" or first_user is None or i <= first_user:
+            return None
+        diffs.append(_message_difference(i, old, new))
+    if not diffs:
+        return None
+    more = f" (and {len(diffs) - 1} more message(s))" if len(diffs) > 1 else ""
+    return f"an observation differs from the recorded one: {diffs[0]}{more}"
 
 
 def _first_difference(rec: CallRecord, messages: list[ChatMessage], options: ModelOptions) -> str:
@@ -89,10 +148,7 @@ def _first_difference(rec: CallRecord, messages: list[ChatMessage], options: Mod
         if old.role != new.role:
             return f"message {i} role {new.role!r}, recorded {old.role!r}"
         if old.content != new.content:
-            j = next((k for k, (a, b) in enumerate(zip(old.content, new.content, strict=False)) if a != b),
-                     min(len(old.content), len(new.content)))
-            return (f"message {i} ({new.role}) differs at character {j}: "
-                    f"{_short(new.content[j:j + 60])!r}, recorded {_short(old.content[j:j + 60])!r}")
+            return _message_difference(i, old, new)
     from kramabench.models.cache import answer_options
 
     now = answer_options(options)
@@ -101,4 +157,4 @@ def _first_difference(rec: CallRecord, messages: list[ChatMessage], options: Mod
     return "options " + ", ".join(diffs) if diffs else "request hash differs"
 
 
-__all__ = ["ReplayBackend", "ReplayOptions"]
+__all__ = ["ReplayBackend", "ReplayOptions", "observation_difference"]

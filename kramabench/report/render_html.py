@@ -464,8 +464,12 @@ def steps_html(steps: list[Any]) -> str:
         if s.state_lost:
             meta.append("state lost")
         body = []
+        note = (s.details or {}).get("replay_note")
+        if note:
+            meta.append("replay note")
         for label, text, cls in (("thought", s.thought, "wrap"), ("code", s.code, ""),
-                                 ("observation", s.observation, "wrap"), ("error", s.error, "wrap")):
+                                 ("observation", s.observation, "wrap"), ("error", s.error, "wrap"),
+                                 ("replay note", note if isinstance(note, str) else None, "wrap")):
             if text:
                 body.append(f'<div class="lbl">{label}</div>{_pre(_clip(text), cls)}')
         items.append(

@@ -188,7 +188,7 @@ def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
             return  # takes any keyword: nothing to check here
     infos = spec.option_infos()
     valid = {o.name for o in infos}
-    unknown = [k for k in given if k not in valid]
+    unknown = [k for k in given if k not in valid and not _nested_option(spec.options, k)]
     if not unknown:
         return
     import difflib
@@ -199,6 +199,26 @@ def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
     raise RunSetupError(
         f"system {spec.name!r} has no option {', '.join(hints)}; its options: {listed}"
     )
+
+
+def _nested_option(model: Any, key: str) -> bool:
+    """``key`` names a field of an option that is itself an options model (``limits.memory_mb``,
+    ``model_options.temperature``), at any depth."""
+    import typing
+
+    from pydantic import BaseModel
+
+    parts = key.replace("-", "_").split(".")
+    if len(parts) < 2 or model is None:
+        return False
+    cls: Any = model
+    for part in parts:
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or part not in cls.model_fields:
+            return False
+        ann = cls.model_fields[part].annotation
+        kinds = [a for a in (typing.get_args(ann) or (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        cls = kinds[0] if kinds else ann
+    return True
 
 
 def _no_task_message(root: Path, workloads: list[Any]) -> str:

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from kramabench.contracts import interrupt
 from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.limits import Limits
 from kramabench.contracts.sandbox import SandboxUnavailable
@@ -399,11 +400,13 @@ class ForkServerSession:
         timed_out = False
         while status_open:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or interrupt.requested():  # an interruption of the process stops the call like its limit
+                if left > 0:
+                    interrupt.mark_here()
                 timed_out = True
                 break
             try:
-                ready = wait_readable([*bufs, status_fd], left)
+                ready = wait_readable([*bufs, status_fd], min(left, interrupt.POLL_S))
             except InterruptedError:
                 continue
             for fd in ready:

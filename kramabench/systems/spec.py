@@ -54,12 +54,17 @@ class SystemSpec:
     def option_infos(self) -> list[OptionInfo]:
         if self.options is not None:
             given = self.option_defaults or {}
+            try:  # the defaults as the model makes them (a validator may set one from others)
+                made: Any = self.options()
+            except Exception:  # noqa: BLE001 - a required option: the fields' own defaults
+                made = None
             return [
                 OptionInfo(
                     n,
                     _type_name(f.annotation),
                     repr(given[n]) if n in given
-                    else "required" if f.is_required() else repr(f.get_default(call_default_factory=True)),
+                    else "required" if f.is_required()
+                    else repr(getattr(made, n) if made is not None else f.get_default(call_default_factory=True)),
                     f.description or "",
                 )
                 for n, f in self.options.model_fields.items()

@@ -52,6 +52,31 @@ class WorkloadFamily(Protocol):
         ...
 
 
+@runtime_checkable
+class FetchedSuites(Protocol):
+    """Optional for a family: suites it fetches by name (``kramabench fetch NAME``), so that ``--workload NAME``
+    resolves to the fetched copy."""
+
+    def fetched_suites(self) -> dict[str, Path]:
+        """The suites fetched on this machine: name -> root."""
+        ...
+
+    def fetch_hints(self) -> dict[str, str]:
+        """The names this family fetches -> the command that fetches each (for a name not fetched yet)."""
+        ...
+
+
+def families() -> list[WorkloadFamily]:
+    """Every installed family that can be loaded (the built-in first)."""
+    out: list[WorkloadFamily] = []
+    for name in family_names():
+        try:
+            out.append(get_family(name))
+        except Exception as e:  # noqa: BLE001 - a broken plug-in must not hide the other families
+            log.warning("workload family %s cannot be used: %s: %s", name, type(e).__name__, e)
+    return out
+
+
 class KramaBenchFamily:
     """KramaBench's layout: ``workload/<domain>.json`` and ``data/<domain>/input/``."""
 
@@ -142,7 +167,9 @@ def load_workload(root: Path, domain: str, *, errata: Any = True, validate: bool
 __all__ = [
     "KRAMABENCH",
     "KRAMABENCH_FAMILY",
+    "FetchedSuites",
     "KramaBenchFamily",
+    "families",
     "WorkloadFamily",
     "detected_family",
     "family_names",

@@ -55,6 +55,17 @@ def resolve_workload_root(name_or_path: str | Path) -> Path:
     suites = bundled_suites()
     if text in suites:
         return bundled_dir() / text
+    if not path.exists():
+        from kramabench.workload.families import FetchedSuites, families
+
+        for fam in families():
+            if isinstance(fam, FetchedSuites):
+                fetched = fam.fetched_suites()
+                if text in fetched:
+                    return fetched[text]
+                hint = fam.fetch_hints().get(text)
+                if hint:
+                    raise WorkloadError(f"{text}: not fetched on this machine; {hint}", file=text)
     if path.exists():
         return path
     hint = f"bundled workloads: {', '.join(suites)}" if suites else "no bundled workloads found"
@@ -84,6 +95,11 @@ def available_suites() -> list[Suite]:
     for p in refs:
         name = OFFICIAL_NAME if p.name == fetch.DEFAULT_REF else f"{OFFICIAL_NAME}@{p.name}"
         out.append(_suite(name, "fetched", p))
+    from kramabench.workload.families import FetchedSuites, families
+
+    for fam in families():
+        if isinstance(fam, FetchedSuites):
+            out += [_suite(name, "fetched", root) for name, root in sorted(fam.fetched_suites().items())]
     return out
 
 

@@ -59,6 +59,16 @@ def test_import_names_are_read_from_the_wheel(tmp_path: Path) -> None:
     assert wheel_import_names(wheel) == ["_private", "demo_pkg", "nsroot", "single"]
 
 
+def test_a_wheel_of_namespace_modules_only_names_its_top_folder(tmp_path: Path) -> None:
+    """dbt-protos ships dbtlabs/proto/public/v1/*.py with no __init__.py anywhere (and a stray test/)."""
+    wheel = tmp_path / "ns_only-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for name in ("nsonly/proto/public/v1/records/a_pb2.py", "nsonly/proto/public/v1/py.typed",
+                     "test/import_test.py", "ns_only-1.0.dist-info/RECORD"):
+            z.writestr(name, "")
+    assert wheel_import_names(wheel) == ["nsonly"]
+
+
 OUT = "\n".join(f"debug line {i:04d} " + "x" * 30 for i in range(400))
 
 

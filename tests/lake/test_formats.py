@@ -277,7 +277,9 @@ def test_xls_sheets_title_rows_and_dates(tmp_path: Path, cache_dir: Path) -> Non
     assert t.header_row == 3 and t.above_header == ["Table 3: counts by site"] and t.rows == 3
     assert [(c.name, c.dtype) for c in t.columns] == [("site", "string"), ("count", "integer"), ("when", "date")]
     assert t.preview[2] == ["C", "1", "2020-01-04"]
-    assert "header on row 3 (2 rows above it)" in idx.render(budget_tokens=5000).text
+    text = idx.render(budget_tokens=5000).text
+    assert "[Data] 6 rows × 3 columns: 2 rows above the header, the header on row 3 (pd.read_excel(..., header=2)), " \
+           "3 data rows below it" in text
     # more sheets than max_tables: the rest are named, and a note says they are not described
     idx = LakeIndex.build(lake, LakeOptions(max_tables=1), cache_dir=cache_dir)
     e = idx.get("legacy.xls")

@@ -176,3 +176,63 @@ def test_scope_is_per_thread():
         t.join()
         assert recording.current_scope().task_key == "outer"
     assert seen["other"] is None and recording.current_scope() is None
+
+
+@pytest.fixture
+def recorded_conversation(openai_server, tmp_path):
+    """One task's conversation of 3 calls: system, question, then reply/observation pairs."""
+    openai_server.handler = lambda req: f"reply {len(req.messages)}"
+    model = get_model(f"openai-compatible/m@{openai_server.base_url}", cache=False)
+    with recording.CallRecorder(tmp_path / "run") as rec, recording.scope("conv", rec):
+        msgs = [ChatMessage(role="system", content="sys"), ChatMessage(role="user", content="the question")]
+        for i in range(3):
+            msgs.append(ChatMessage(role="assistant", content=model.complete(msgs).text))
+            msgs.append(ChatMessage(role="user", content=f"observation {i}: 12:00:0{i}"))
+    return tmp_path / "run"
+
+
+def _conversation(model, *, system="sys", question="the question", observation="observation {i}: 12:00:0{i}",
+                  reply=None):
+    msgs = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=question)]
+    texts = []
+    for i in range(3):
+        c = model.complete(msgs)
+        texts.append(c)
+        msgs.append(ChatMessage(role="assistant", content=reply(i) if reply else c.text))
+        msgs.append(ChatMessage(role="user", content=observation.format(i=i)))
+    return texts
+
+
+def test_replay_serves_a_call_whose_observation_differs_with_a_note(recorded_conversation):
+    model = get_model(f"replay/{recorded_conversation}")
+    with recording.scope("conv") as sc:
+        got = _conversation(model, observation="observation {i}: 13:14:1{i}")
+    assert [c.text for c in got] == ["reply 2", "reply 4", "reply 6"]
+    assert got[0].replay_note is None  # nothing observed yet: identical
+    assert "call #1: served although an observation differs from the recorded one: message 3 (user)" in got[1].replay_note
+    assert "'3:14:10', recorded '2:00:00'" in got[1].replay_note
+    assert "(and 1 more message(s))" in got[2].replay_note
+    assert sc.notes == [got[1].replay_note, got[2].replay_note]
+
+
+@pytest.mark.parametrize("change,where", [
+    ({"system": "another system"}, "message 0"),
+    ({"question": "another question"}, "message 1"),
+    ({"reply": lambda i: f"my own reply {i}"}, "message 2"),
+])
+def test_replay_refuses_another_system_task_or_reply(recorded_conversation, change, where):
+    model = get_model(f"replay/{recorded_conversation}")
+    with recording.scope("conv"), pytest.raises(ModelError) as ei:
+        _conversation(model, **change)
+    assert ei.value.kind == "replay_mismatch" and where in ei.value.message
+
+
+def test_a_strict_replay_refuses_a_differing_observation(recorded_conversation):
+    model = get_model(f"replay/{recorded_conversation}", strict=True)
+    with recording.scope("conv"), pytest.raises(ModelError) as ei:
+        _conversation(model, observation="observation {i}: 13:14:1{i}")
+    assert ei.value.kind == "replay_mismatch" and "message 3" in ei.value.message
+    with recording.scope("conv"), pytest.raises(ModelError, match="temperature"):  # options: always strict
+        get_model(f"replay/{recorded_conversation}").complete(
+            [ChatMessage(role="system", content="sys"), ChatMessage(role="user", content="the question")],
+            ModelOptions(temperature=0.7))

@@ -78,3 +78,17 @@ def test_a_run_without_steps_has_no_step_columns(tmp_path):
     assert "Agent steps" not in paths.markdown.read_text()
     html = paths.html.read_text()
     assert ">Steps<" not in html and "No code" not in html
+
+
+def test_a_replay_note_shows_on_its_step(tmp_path):
+    run = tmp_path / "agent"
+    run.mkdir()
+    steps = _steps(2)
+    steps[1].details["replay_note"] = "call #1: served although an observation differs from the recorded one: message 3"
+    (run / "records.jsonl").write_text(_rec("legal-easy-1", steps).model_dump_json() + "\n")
+    (run / "manifest.json").write_text(Manifest(run_id="agent", created_at=T0, finished_at=T0, system="code-agent",
+                                                model="m", status="finished").model_dump_json())
+    html = write_report([run]).html.read_text()
+    first, second = html.split('<details class="step">')[1:3]
+    assert "replay note" not in first
+    assert "replay note" in second and "an observation differs from the recorded one" in second

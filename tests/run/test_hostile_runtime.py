@@ -299,3 +299,16 @@ def test_sigterm_while_the_docker_pool_starts_leaves_no_container(tmp_path):
         assert _kb("sandboxes", timeout=120).returncode == 0  # any command sweeps what a dead process left
     left = api.containers(all=True, filters={"label": f"kramabench.owner={tag}"})
     assert left == [], [c["Names"] for c in left]
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["judge-check", "--judge", "x/y", "--concurrency", "1000000000"], "--concurrency"),
+    (["audit", "reference", "--timeout", "nan"], "--timeout"),
+    (["audit", "reference", "--concurrency", "99999"], "--concurrency"),
+    (["score", "--workload", "mini", "--predictions", "p.jsonl", "--workers", "0"], "--workers"),
+    (["view", "--port", "70000"], "--port"),
+])  # fmt: skip
+def test_absurd_values_of_other_commands_are_refused_in_one_line(args, flag):
+    p = _kb(*args, timeout=120)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and flag in lines[0] and "Traceback" not in p.stderr, p.stderr

@@ -206,6 +206,47 @@ class PostgresServer:
             shutil.rmtree(tmp.parent, ignore_errors=True)
         return int(self.sql(f"SELECT count(*) FROM {_ident(table)}").strip())
 
+    def load_many(self, tables: list[tuple[str, Path]]) -> dict[str, int]:
+        """Every table of ``tables`` (name, data file) created with the types DuckDB sniffs and filled, in one
+        psql session (the server reads each file, copied as CSV beside it); the row count of each."""
+        from kramabench.elt.sources.tables import convert, describe
+
+        if not tables:
+            return {}
+        load_dir = self.base / "load"
+        load_dir.mkdir(exist_ok=True)
+        script: list[str] = ["\\set ON_ERROR_STOP on", "BEGIN;"]
+        for i, (table, path) in enumerate(tables):
+            cols = describe(path)
+            csv_file = load_dir / f"{i}.csv"
+            if path.suffix.lower() == ".csv":
+                shutil.copyfile(path, csv_file)
+            else:
+                convert(path, csv_file)
+            if self._as_root:
+                shutil.chown(csv_file, "nobody", "nogroup")
+            ddl = ", ".join(f"{_ident(c)} {_pg_type(t)}" for c, t in cols)
+            names = ", ".join(_ident(c) for c, _ in cols)
+            script += [f"CREATE TABLE {_ident(table)} ({ddl});",
+                       f"COPY {_ident(table)} ({names}) FROM '{csv_file}' WITH (FORMAT csv, HEADER true);"]
+        script.append("COMMIT;")
+        script.append(" UNION ALL ".join(f"SELECT {i}, count(*) FROM {_ident(t)}" for i, (t, _) in enumerate(tables))
+                      + ";")
+        if self._as_root:
+            shutil.chown(load_dir, "nobody", "nogroup")
+        try:
+            argv = [str(self.bindir / "psql"), "-h", str(self.sockdir), "-p", str(PORT), "-U", USER, "-d",
+                    self.database, "-X", "-q", "-At", "-f", "-"]
+            out = self._run(argv, stdin=("\n".join(script) + "\n").encode()).stdout.decode()
+        finally:
+            shutil.rmtree(load_dir, ignore_errors=True)
+        counts: dict[str, int] = {}
+        for line in out.splitlines():
+            i, _, n = line.partition("|")
+            if i.strip().isdigit() and n.strip().isdigit():
+                counts[tables[int(i)][0]] = int(n)
+        return counts
+
     def stop(self) -> None:
         if self.started:
             try:

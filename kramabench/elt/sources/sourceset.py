@@ -140,8 +140,7 @@ class SourceSet:
             pg = PostgresServer(self._base / "pg", database=p.id)
             self._stops.append(pg.stop)
             pg.start()
-            for s in by_kind["postgres"]:
-                pg.load(s.table, self._data(s.table))
+            pg.load_many([(s.table, self._data(s.table)) for s in by_kind["postgres"]])
             self.services.append(Service("postgres", PORTS["postgres"], pg.socket))
             cfg["postgres"] = {"config": {"host": "127.0.0.1", "port": PORTS["postgres"], "user": USER,
                                           "password": PASSWORD, "database": p.id, "schema": "public",

@@ -42,10 +42,13 @@ def solve_item(
 
     t0 = time.monotonic()
     try:
-        with _call_scope(key, recorder), model_time_budget(model_budget_s):
+        with _call_scope(key, recorder) as scope, model_time_budget(model_budget_s):
             out = system.solve(inp)
         if not isinstance(out, SystemOutput):
             out = SystemOutput.model_validate(out)
+        notes = getattr(scope, "notes", None)
+        if notes:  # replayed calls served although an observation differed (kramabench.models.replay)
+            out.transcript.append({"type": "replay_notes", "notes": list(notes)})
     except Exception as e:  # noqa: BLE001 - a crashing system is an outcome, never the end of the run
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]

@@ -105,13 +105,19 @@ def load_lock(extra: list[str | Path] | None = None, *, base: Path = BASE_LOCK) 
     return SandboxLock(pins=pins, extra_locks=[str(p) for p in paths], hash=digest)
 
 
+#: top-level folders some wheels ship that are no import name of theirs (their own test suites)
+_NOT_IMPORT_NAMES = frozenset({"test", "tests"})
+
+
 def wheel_import_names(wheel: Path) -> list[str]:
     """The top-level names a wheel makes importable: its packages (a folder with ``__init__.py``, or a
     namespace folder holding one a level down) and modules (``name.py``, ``name.<tag>.so``), read from
-    its file list (``top_level.txt`` is optional and sometimes wrong)."""
+    its file list (``top_level.txt`` is optional and sometimes wrong); a wheel with no package of either
+    kind names the folders that hold its modules deeper down (implicit namespace packages)."""
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
     found: set[str] = set()
+    namespace: set[str] = set()
     for n in names:
         parts = n.split("/")
         top = parts[0]
@@ -125,7 +131,9 @@ def wheel_import_names(wheel: Path) -> list[str]:
             (len(parts) == 2 and parts[1] == "__init__.py") or (len(parts) == 3 and parts[2] == "__init__.py")
         ):
             found.add(top)
-    return sorted(found)
+        elif top.isidentifier() and top not in _NOT_IMPORT_NAMES and n.endswith(".py"):
+            namespace.add(top)  # a namespace package: modules only deeper down (dbt-protos' dbtlabs.proto...)
+    return sorted(found or namespace)
 
 
 def parse_modules(text: str) -> dict[str, tuple[str, list[str]]]:
@@ -162,6 +170,21 @@ def import_names(lock: SandboxLock | None = None) -> dict[str, list[str]]:
     return out
 
 
+def packages_text(names: dict[str, list[str]] | None = None) -> str:
+    """The packages of the sandbox, as a prompt names them: by import name, the package's own name beside
+    it when it differs (``sklearn (scikit-learn)``), private modules (``_yaml``) left out, sorted.
+    ``names``: :func:`import_names` of a lock (default: the lock in force). Every system prompt that lists
+    the sandbox's packages (DS-Guru, the code agent, smolagents) takes it from here."""
+    shown: dict[str, str] = {}
+    for dist, mods in (import_names() if names is None else names).items():
+        for m in mods:
+            if m.startswith("_"):
+                continue
+            same = m.lower().replace("_", "-") == dist.lower()
+            shown[m] = m if same else f"{m} ({dist})"
+    return ", ".join(shown[m] for m in sorted(shown, key=str.lower))
+
+
 __all__ = [
     "BASE_LOCK",
     "EXTRA_LOCK_ENV",
@@ -171,6 +194,7 @@ __all__ = [
     "extra_lock_paths",
     "import_names",
     "load_lock",
+    "packages_text",
     "parse_lock",
     "parse_modules",
     "wheel_import_names",
