@@ -13,6 +13,7 @@ import typer
 from rich.text import Text
 
 from kramabench.cli._common import fail
+from kramabench.contracts.text import safe_text
 
 
 def _table(*headers: str):  # type: ignore[no-untyped-def]
@@ -72,8 +73,8 @@ def register(app: typer.Typer) -> None:
         except SystemNotFound as e:
             raise fail(str(e)) from None
         needs = ", ".join(n for n, f in (("--model", spec.needs_model), ("--sandbox", spec.needs_sandbox)) if f) or "nothing"
-        print(f"{spec.name}: {spec.description}")
-        print(f"needs: {needs}; from: {spec.source}")
+        print(safe_text(f"{spec.name}: {spec.description}"))  # a plug-in's words: shown, never obeyed
+        print(safe_text(f"needs: {needs}; from: {spec.source}"))
         infos = spec.option_infos()
         if not infos:
             print("options: none")
@@ -103,7 +104,7 @@ def register(app: typer.Typer) -> None:
             setting = get_setting(name)
         except (KeyError, TypeError) as e:
             raise fail(str(e).strip("'\"")) from None
-        print(f"{name}: runs workloads of the {setting_family(setting)!r} family")
+        print(safe_text(f"{name}: runs workloads of the {setting_family(setting)!r} family"))
         if not isinstance(setting, Configurable):
             print("options: none")
             return

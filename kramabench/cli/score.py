@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 from rich import box
 
-from kramabench.cli._common import MAX_CONCURRENCY, allow_fast_exit
+from kramabench.cli._common import MAX_CONCURRENCY, allow_fast_exit, fail
 from kramabench.contracts.text import safe_text
 
 logger = logging.getLogger(__name__)
@@ -437,8 +437,7 @@ def register(app: typer.Typer) -> None:
             if judge is None:  # no model client, no judge cache: the output file is written and closed
                 allow_fast_exit()
         except CliError as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2) from None
+            raise fail(str(e)) from None
 
 
 __all__ = ["CliError", "register", "run_score"]

@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("smolagents") if not os.environ.get("CI") else None
 
+from kramabench.sandbox.environment import packages_text  # noqa: E402
 from kramabench.systems import SystemContext, TaskInput, get_system_spec  # noqa: E402
 from kramabench.testing import Reply  # noqa: E402
 from tests.baselines.agent_scripts import REVENUE  # noqa: E402
@@ -154,6 +155,7 @@ def test_the_prompt_says_what_the_session_runs_and_observations_read_as_smolagen
     assert "You can import from any package you want." in first[0]["content"]
     assert "standard library (os, pathlib, glob, json, csv" in first[1]["content"]
     assert "pandas" in first[1]["content"] and "sklearn (scikit-learn)" in first[1]["content"]
+    assert packages_text() in first[1]["content"]  # the one list every prompt names
     assert "['notes.txt', 'shop']\nLast output from code snippet:\nNone" in out.steps[0].observation
     after_error = openai_server.chat_requests[3].messages[-1]["content"]
     assert 'File "<step 3>", line 3, in <module>' in after_error
