@@ -79,6 +79,14 @@ def test_the_report_shows_the_metrics_and_the_differences(reference_run: tuple[P
     html = (run_dir / "report.html").read_text()
     assert "SRDEL" in html and "not served by mongod" in html
     assert "an empty warehouse scores 0.0%" in html and "floor: constant 0" not in html
+    # the viewer's floors panel says the same floor, and no constant-answer floors
+    from kramabench.view.golds import floors_panel
+    from kramabench.view.runs import ResultsIndex
+
+    idx = ResultsIndex(run_dir.parent)
+    idx.scan()
+    panel = floors_panel(idx.get(run_dir.name))
+    assert panel["floors_apply"] is False and panel["floor_note"].startswith("floor (the same 3 pipelines): an empty")
 
 
 @pytest.mark.slow
