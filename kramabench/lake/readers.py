@@ -428,6 +428,62 @@ def read_jsonl(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> N
 # ---------------------------------------------------------------------------------------------- html
 
 
+class _EnoughText(Exception):
+    pass
+
+
+class _TextLines:
+    """An lxml parser target: the page's text lines in document order (script and style left out)."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.lines, self.skip, self.part = n, [], 0, []
+
+    def start(self, tag: str, attrib: Any) -> None:
+        self._flush()
+        if tag in ("script", "style"):
+            self.skip += 1
+
+    def end(self, tag: str) -> None:
+        self._flush()
+        if tag in ("script", "style"):
+            self.skip = max(0, self.skip - 1)
+
+    def data(self, text: str) -> None:
+        if not self.skip:
+            self.part.append(text)
+
+    def _flush(self) -> None:
+        for ln in "".join(self.part).splitlines():
+            if ln.strip():
+                self.lines.append(ln.strip())
+                if len(self.lines) >= self.n:
+                    raise _EnoughText
+        self.part = []
+
+    def close(self) -> list[str]:
+        self._flush()
+        return self.lines
+
+
+def _html_text_lines(text: str, n: int) -> list[str]:
+    """The first ``n`` non-blank lines of a page's text (script and style left out), read by lxml's parser
+    with a target, in pieces until it has them: no tree is built, whatever the page's size."""
+    from lxml import etree
+
+    target = _TextLines(n)
+    parser = etree.HTMLParser(target=target, recover=True)
+    step = 64 * 1024
+    try:
+        for i in range(0, len(text), step):
+            parser.feed(text[i : i + step])
+        parser.close()
+    except _EnoughText:
+        pass
+    except etree.LxmlError:  # (recover=True: only an unusable document)
+        pass
+    return target.lines[:n]
+
+
 def read_html(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> None:
     import pandas as pd
 
@@ -440,10 +496,12 @@ def read_html(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
     with open(path, encoding=enc, errors="replace") as f:
         text = f.read()
     try:
-        frames = pd.read_html(io.StringIO(text))
-    except ValueError:
+        # lxml only: pandas' default falls back to BeautifulSoup + html5lib (a pure-Python tree, ~150x the
+        # file's size in memory and ~10x the time) whenever lxml finds no table, or fails
+        frames = pd.read_html(io.StringIO(text), flavor="lxml") if "<table" in text.lower() else []
+    except ValueError:  # no table
         frames = []
-    except ImportError as e:  # pragma: no cover - lxml/bs4 are dependencies
+    except ImportError as e:  # pragma: no cover - lxml is a dependency
         raise ValueError(f"no HTML parser available ({e})") from e
     title = None
     low = text.lower()
@@ -456,10 +514,7 @@ def read_html(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
     if title:
         entry.notes.append(f"title: {title}")
     if not frames:
-        from bs4 import BeautifulSoup
-
-        body = BeautifulSoup(text, "lxml").get_text("\n")
-        lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
+        lines = _html_text_lines(text, max(opts.max_rows, 20))
         entry.notes.append("no tables")
         entry.text_preview = [cell_text(ln, 200) for ln in lines[: max(opts.max_rows, 20)]]
         return

@@ -97,13 +97,13 @@ def write_gzip_bomb(path: Path, inflated_bytes: int = 1 << 30) -> Path:
     return path
 
 
-def _html(path: Path, size: int) -> None:
+def _html(path: Path, size: int, table: bool = True) -> None:
     with open(path, "w") as f:
-        f.write("<html><body><table><tr><th>a</th><th>b</th></tr>")
-        row = "<tr><td>1</td><td>2</td></tr>" * 1000
+        f.write("<html><body><table><tr><th>a</th><th>b</th></tr>" if table else "<html><body>")
+        row = ("<tr><td>1</td><td>2</td></tr>" if table else "<p>some <b>prose</b> here</p>\n") * 1000
         while f.tell() + len(row) + 30 < size:
             f.write(row)
-        f.write("</table></body></html>")
+        f.write("</table></body></html>" if table else "</body></html>")
 
 
 def _json(path: Path, size: int, item: str) -> None:
@@ -128,6 +128,7 @@ def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30, html_parse_bound
     # just under the parse bounds (the worst a reader still parses) and far above them (never parsed)
     # (the bounds are the lake readers' LakeOptions.max_html_bytes / max_json_bytes)
     _html(root / "page.html", html_parse_bound - 4096)
+    _html(root / "prose.html", html_parse_bound - 4096, table=False)  # no table: no slower parser tried
     _html(root / "big.html", 40 * 1024 * 1024)
     _json(root / "objects.json", json_parse_bound - 4096, "{}")  # small objects: the most memory per byte
     _json(root / "numbers.json", 60 * 1024 * 1024, "1234")

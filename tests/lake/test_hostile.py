@@ -96,3 +96,4 @@ def test_indexing_the_hostile_lake_stays_within_the_memory_bound(tmp_path):
     assert "decompression bound" in by["bomb.xlsx"] and "not a regular file" in by["pipe.csv"]
     assert "first 262144 decompressed bytes" in by["bomb.csv.gz"]
     assert "not parsed" in by["big.html"] and "not parsed whole" in by["numbers.json"]
+    assert "no tables" in by["prose.html"]  # read without a tree

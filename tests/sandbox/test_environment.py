@@ -94,7 +94,8 @@ def test_local_backend_runs_the_locked_environment(local_sandbox, facts, tmp_pat
     assert os.path.realpath(prefix) == os.path.realpath(Path(facts.executable).parent.parent)
     # every locked package, and nothing of kramabench's own environment, is installed there
     assert {n: facts.packages.get(n) for n in lock.pins} == lock.pins
-    assert "kramabench" not in facts.packages and "pydantic" not in facts.packages
+    # (pydantic is locked since dbt needs it: openai and typer are kramabench's alone)
+    assert not {"kramabench", "openai", "typer"} & set(facts.packages)
 
 
 def test_info_comes_from_cached_facts_without_starting_a_sandbox(local_sandbox, monkeypatch):

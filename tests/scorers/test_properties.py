@@ -144,11 +144,15 @@ gold_json = st.recursive(
 @given(gold=gold_json, answer_type=st.sampled_from(TYPES))
 def test_any_gold_scores_one_against_itself_and_i_dont_know_zero(gold, answer_type):
     """Golds of domains we do not see may be of any JSON shape (objects included): a gold always matches
-    itself and "I don't know" never scores, both without a judge call."""
+    itself and "I don't know" never scores, both without a judge call (a gold no answer of its type can
+    be, a boolean under a numeric type, leaves a mismatch unscored and says why, never a silent 0)."""
     s = score(gold, gold, answer_type, _Forbidden())
     assert s.value == 1.0, s
     s = score(gold, "I don't know", answer_type, _Forbidden())
-    assert s.value == 0.0, s
+    if s.unscored:
+        assert s.value is None and s.details.get("gold_problem"), s
+    else:
+        assert s.value == 0.0, s
 
 
 def test_object_gold_is_read_as_pairs_under_any_type():
