@@ -312,6 +312,8 @@ class LocalSandbox:
             "--dev", "/dev",
             # /dev itself read-only (an unbounded tmpfs otherwise); a small /dev/shm for multiprocessing
             "--size", str(SHM_BYTES), "--perms", "1777", "--tmpfs", "/dev/shm",
+            # the IPC namespace's POSIX message queues, seen (and removed between runs) by the bootstrap
+            "--mqueue", "/dev/mqueue",
             "--remount-ro", "/dev",
             "--size", str(limits.scratch_mb * 1024 * 1024), "--perms", "0777", "--tmpfs", WORKDIR,
             "--size", str(limits.scratch_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",

@@ -1001,12 +1001,12 @@ def _bad_name(path: str) -> str | None:
 
 
 def _folder_usage(root: Path) -> tuple[int, int]:
-    """Bytes and files already in a task's artifacts folder (every session of the task shares its bounds)."""
+    """Bytes and files already in a task's artifacts folder (every session of the task shares its bounds).
+    Every file counts: a copy under way (or left by a killed runner) too, and a collected file may have any
+    name, that of a temporary copy included."""
     total = count = 0
     for dirpath, _dirs, files in os.walk(root):
         for f in files:
-            if f.startswith(".") and ".partial-" in f:
-                continue
             try:
                 total += os.lstat(os.path.join(dirpath, f)).st_size
                 count += 1

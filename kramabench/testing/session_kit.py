@@ -454,6 +454,15 @@ class SessionContract(_Base):
             assert len(res.artifacts) == 20, res.artifacts[:3]
             reasons = " | ".join(r.reason for r in res.refused)
             assert "more than 50 entries" in reasons and "20 artifacts" in reasons, reasons
+        # names like the harness's own temporary copies count too (collected one call at a time)
+        limits = _limits(artifact_bytes=10_000, artifacts_total_bytes=25_000, max_artifacts=4)
+        folder = kit.root / "artifacts-hidden"
+        with self.open(sandbox, kit, limits=limits, artifacts_dir=folder) as s:
+            assert s.python("for i in range(6):\n    open(f'.f{i}.partial-{i}', 'wb').write(bytes(8000))").ok
+            got = [a for i in range(6) for a in s.collect([f".f{i}.partial-{i}"]).artifacts]
+            assert len(got) == 3, got
+        on_disk = [p for p in folder.rglob("*") if p.is_file()]
+        assert len(on_disk) == 3 and sum(p.stat().st_size for p in on_disk) <= 25_000, on_disk
         with pytest.raises(SessionError):
             with sandbox.session(kit.lake, _limits()) as s:  # no artifacts folder
                 s.write_file("x.txt", "x")
