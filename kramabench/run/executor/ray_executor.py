@@ -409,6 +409,7 @@ class RayExecutor:
         self.per_worker = 1
         self.limiters: dict[str, Any] = {}
         self._inflight: dict[Any, _Pending] = {}  # ObjectRef -> pending
+        self._collector_failed: str | None = None  # why the collecting thread stopped, if it crashed
         self._blobs: dict[str, Any] = {}  # lake hash -> ObjectRef of the packed lake
         self._lock = threading.RLock()
         self._wake = threading.Event()
@@ -568,6 +569,9 @@ class RayExecutor:
 
     def _dispatch(self, p: _Pending) -> None:
         with self._lock:
+            if self._collector_failed is not None:  # nothing would ever collect its result
+                p.future.set_result((_error("worker_lost", self._collector_failed), 0.0))
+                return
             w = min(self.workers, key=lambda x: self.load[x])
             self.load[w] += 1
             p.worker = w
@@ -576,8 +580,21 @@ class RayExecutor:
 
     # -- collect -------------------------------------------------------------------------------------
     def _collect(self) -> None:
+        """The collecting thread: a crash of its own fails every pending and later task with the reason,
+        never leaves the run waiting for results nobody collects."""
+        try:
+            self._collect_loop()
+        except Exception as e:  # noqa: BLE001 - reported on every task, the run goes on to its end
+            log.exception("the Ray result collector failed")
+            why = f"collecting results from Ray failed: {type(e).__name__}: {e}"
+            with self._lock:
+                self._collector_failed = why
+            self._fail_all(why)
+
+    def _collect_loop(self) -> None:
         ray = self.ray
-        from ray.exceptions import ActorDiedError, ActorUnavailableError, RayActorError
+        # ActorDiedError and ActorUnavailableError (Ray >= 2.20, 2.22) are subclasses of RayActorError
+        from ray.exceptions import RayActorError
 
         while not self._closed.is_set():
             with self._lock:
@@ -601,7 +618,7 @@ class RayExecutor:
                         self.load[p.worker] -= 1
                 try:
                     res: WorkerResult = ray.get(ref)
-                except (ActorDiedError, ActorUnavailableError, RayActorError) as e:
+                except RayActorError as e:
                     self._lost(p, e)
                     continue
                 except Exception as e:  # noqa: BLE001 - e.g. the result could not be deserialised

@@ -206,6 +206,51 @@ def test_worker_without_the_sandbox_backend_fails_its_tasks_clearly_reported_onc
     assert len(reported) == 1, notes.notes  # one node: said once, not once per task or per worker
 
 
+class _CrashingCollector:
+    """A RayExecutor whose result collector crashes after ``after`` results (a Ray API it cannot import, a
+    bug of its own): the tasks it did not collect must be outcomes, never a run waiting forever."""
+
+    def __new__(cls, after: int):
+        from kramabench.run.executor.ray_executor import RayExecutor
+
+        class Crashing(RayExecutor):
+            def _deliver(self, p, res):
+                super()._deliver(p, res)
+                self.delivered = getattr(self, "delivered", 0) + 1
+                if self.delivered >= after:
+                    raise ImportError("cannot import name 'SomeError' from 'ray.exceptions'")
+
+        return Crashing()
+
+
+@pytest.mark.parametrize("after", [1, 3])
+def test_a_crashed_result_collector_fails_the_rest_of_the_run_with_its_reason(tmp_path, ray_cluster, after):
+    n = 8
+    root = make_workload(tmp_path / "wl", n=n)
+    ex = _CrashingCollector(after)
+    cfg = RunConfig(
+        workload=str(root),
+        system="kb_scripted:Scripted",
+        results=tmp_path / "res",
+        run_id="crash",
+        options=RunOptions(executor="ray", concurrency=2),
+    )
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("res", _run(cfg, ex)))
+    t.start()
+    t.join(timeout=180)
+    assert not t.is_alive(), "the run waits for results nobody collects"
+    res = out["res"]
+    assert res.status == "finished" and len(res.records) == n
+    ok = [r for r in res.records if r.status == "ok"]
+    lost = [r for r in res.records if r.status != "ok"]
+    assert len(ok) == after and len(lost) == n - after
+    for r in lost:
+        assert r.error.kind == "worker_lost"
+        why = "collecting results from Ray failed: ImportError: cannot import name 'SomeError'"
+        assert why in r.error.message
+
+
 @pytest.mark.api
 def test_model_calls_limited_across_the_cluster_and_recorded(tmp_path, ray_cluster, openai_server):
     import json
