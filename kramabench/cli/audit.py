@@ -9,6 +9,7 @@ import typer
 from rich.text import Text
 
 from kramabench.cli._common import MAX_CONCURRENCY, fail, seconds
+from kramabench.contracts.text import safe_text
 
 
 def _out_dir(out: Path | None, kind: str, name: str) -> Path:
@@ -187,8 +188,8 @@ def register(app: typer.Typer) -> None:
             out_console.print(f"percent scale: the question and the gold disagree on {len(scale)} item(s): "
                               + ", ".join(f.subtask_id or f.task_id or "?" for f in scale), highlight=False,
                               markup=False, soft_wrap=True)
-        out_console.print(f"written: {out_dir / 'reference.json'}, {out_dir / 'reviews-proposed.toml'}, {md}, {page}",
-                          soft_wrap=True, highlight=False)  # fmt: skip
+        out_console.print(safe_text(f"written: {out_dir / 'reference.json'}, {out_dir / 'reviews-proposed.toml'}, {md}, "
+                                    f"{page}"), soft_wrap=True, highlight=False, markup=False)
 
     @audit.command("failures")
     def failures(
@@ -259,8 +260,10 @@ def register(app: typer.Typer) -> None:
                 f"{sum(r.attribution == 'system' for r in result.reports)} to the system, {result.undecided} undecided"
                 + (f" ({result.reused} reports reused)" if result.reused else "")
             )
-        out_console.print(f"{len(proposals.proposals)} errata proposed (not applied): {prop_path}", soft_wrap=True)
-        out_console.print(f"written: {out_dir / 'failures.jsonl'}, {md}, {page}", soft_wrap=True, highlight=False)
+        out_console.print(f"{len(proposals.proposals)} errata proposed (not applied): {safe_text(prop_path)}", soft_wrap=True,
+                          markup=False)
+        out_console.print(safe_text(f"written: {out_dir / 'failures.jsonl'}, {md}, {page}"), soft_wrap=True, highlight=False,
+                          markup=False)
 
     @audit.command("apply")
     def apply(

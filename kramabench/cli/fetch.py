@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from kramabench.contracts.text import safe_text
+
 SUITES = ("kramabench", "elt-bench")
 
 
@@ -60,11 +62,11 @@ def register(app: typer.Typer) -> None:
                 blobs=blobs if blobs else True
             )
         except ChecksumRequired as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+            err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
             typer.echo(f"sha256 {exc.computed}")
             raise typer.Exit(3) from None
         except FetchError as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+            err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(1) from None
 
         out = Console()
@@ -144,12 +146,12 @@ def _fetch_elt(err, *, ref: str | None, url: str | None, home: Path | None, sha2
         root, m, reused = fetch_elt_bench(home=home, ref=ref, repo_url=url, sha256=given, trust=trust, force=force,
                                           listing=listing, archive_urls=mirrors)
     except ChecksumsRequired as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+        err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
         for name, digest in exc.computed.items():
             typer.echo(f"sha256 {name}={digest}")
         raise typer.Exit(3) from None
     except FetchError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+        err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
         raise typer.Exit(1) from None
     out = Console()
     out.print(f"[green]{'already fetched' if reused else 'fetched'}[/] ELT-Bench {m.ref} -> {escape(str(root))}",

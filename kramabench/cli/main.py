@@ -6,6 +6,7 @@ import their heavy dependencies inside the commands, so that ``kramabench --help
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import sys
@@ -80,6 +81,11 @@ class OneLineErrors(TyperGroup):
                 _interrupted()
             error_console().print(Text("aborted", style="red"))
             sys.exit(1)
+        if rv == _signals.EXIT_INTERRUPTED and _signals.received() and not _signals.was_said():
+            # typer ends a KeyboardInterrupt outside the command (parsing, the context's close) as exit 130, silently
+            if not standalone_mode:
+                raise KeyboardInterrupt
+            _interrupted()
         if standalone_mode:
             sys.exit(rv if isinstance(rv, int) else 0)
         return rv
@@ -140,23 +146,76 @@ def _sweep_leftovers() -> None:
 
 
 def _interrupted() -> None:
+    _say_interrupted()
+    sys.exit(_signals.EXIT_INTERRUPTED)
+
+
+def _say_interrupted() -> None:
     from kramabench.contracts import interrupt
 
+    _signals.said()
     error_console().print(Text(f"interrupted ({interrupt.reason() or 'SIGINT received'})", style="yellow"))
-    sys.exit(_signals.EXIT_INTERRUPTED)
+
+
+#: the outcome of a command cut short by a signal whose line is not said yet
+_UNSAID = object()
 
 
 def main() -> None:
     _streams.prepare()  # a closed pipe, a closed stdout, an ASCII terminal, COLUMNS=0: nothing breaks printing
-    _signals.install()
+    _signals.install(quiet=(main.__code__,))  # a signal in main's own lines: the command (below) says it
+    code = _command()
+    _signals.finishing()  # the outcome is known: a signal from now on raises nothing, the exit goes on
+    _end(code)
+
+
+def _command() -> object:
+    """Run the command; its exit code (``SystemExit.code``), or :data:`_UNSAID` when a signal cut it short
+    and no line said so yet. A signal arriving anywhere in here (the imports, the command, typer's own
+    handling, an ``except`` clause below) ends here, never as a ``KeyboardInterrupt`` out of :func:`main`."""
+    from kramabench.contracts import interrupt
+
     try:
-        build_app()()
+        if _signals.received():  # it came before the command began
+            return _UNSAID
+        try:
+            build_app()()
+            return 0
+        except SystemExit as e:
+            return e.code
+        except Exception:
+            # a library that wraps the KeyboardInterrupt of a signal into its own error (a class body's
+            # __set_name__: RuntimeError; a native module's init: ImportError): the command was interrupted
+            if interrupt.requested():
+                return _UNSAID
+            raise
     except KeyboardInterrupt:  # before or after the command ran (imports, the exit's own handlers)
-        _interrupted()
-    except SystemExit as e:
-        if fast_exit_allowed() and (e.code is None or isinstance(e.code, int)):
-            _exit_without_teardown(e.code or 0)
-        raise
+        return _UNSAID
+
+
+def _end(code: object) -> None:
+    """Say an interruption not said yet, then end the process with ``code``: at once (no teardown) for an
+    interrupted command or one that allowed it, else through the interpreter's ordinary exit."""
+    if code == _signals.EXIT_INTERRUPTED and _signals.received() and not _signals.was_said():
+        code = _UNSAID  # typer's own ending of a KeyboardInterrupt (outside the command): exit 130, nothing said
+    interrupted = code is _UNSAID
+    if interrupted:
+        _say_interrupted()
+        code = _signals.EXIT_INTERRUPTED
+    elif code is None:
+        code = 0
+    elif not isinstance(code, int):  # sys.exit("message"): said on stderr, exit 1 (as Python does)
+        with contextlib.suppress(Exception):
+            error_console().print(Text(str(code)), highlight=False)
+        code = 1
+    # A KeyboardInterrupt that ended inside code run from a string (``exec(text)``: dataclasses, namedtuple)
+    # leaves CPython's "unhandled KeyboardInterrupt" flag set although it was handled here, and the
+    # interpreter then kills itself with SIGINT at exit (exit -2 after "interrupted (...)"). Running code
+    # from a string resets that flag (every CPython since 3.8).
+    exec("None")  # noqa: S102 - a constant expression: resets the flag, runs nothing
+    if interrupted or code == _signals.EXIT_INTERRUPTED or fast_exit_allowed():
+        _exit_without_teardown(code)
+    sys.exit(code)
 
 
 def _exit_without_teardown(code: int) -> None:

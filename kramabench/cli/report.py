@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from kramabench.contracts.text import safe_text
+
 
 def _rich_table(t):  # type: ignore[no-untyped-def]
     from rich.table import Table as RichTable
@@ -58,7 +60,7 @@ def register(app: typer.Typer) -> None:
         try:
             paths = write_report(run_dirs, out, errata=errata)
         except ReportError as exc:
-            err.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+            err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(1) from None
         console = Console()
         first = paths.tables[0].key if paths.tables else None
@@ -67,5 +69,5 @@ def register(app: typer.Typer) -> None:
                 console.print(_rich_table(t))
         if paths.environment_warning:
             err.print(f"[yellow]warning:[/] {escape(paths.environment_warning)}", soft_wrap=True, highlight=False)
-        console.print(f"[green]report[/] {escape(str(paths.html))}", soft_wrap=True)
-        console.print(f"       {escape(str(paths.markdown))}", soft_wrap=True)
+        console.print(f"[green]report[/] {escape(safe_text(paths.html))}", soft_wrap=True)
+        console.print(f"       {escape(safe_text(paths.markdown))}", soft_wrap=True)

@@ -13,6 +13,7 @@ import typer
 from pydantic import ValidationError
 from rich.text import Text
 
+from kramabench.cli import _signals
 from kramabench.cli._common import error_console, fail
 from kramabench.contracts import interrupt
 from kramabench.contracts.run import RunConfig, RunOptions
@@ -214,6 +215,7 @@ def register(app: typer.Typer) -> None:
         except RunSetupError as e:
             raise fail(_one_line(e)) from None
         except KeyboardInterrupt:
+            _signals.said()
             err.print("interrupted before the run started; nothing was run", highlight=False)
             raise typer.Exit(RESUME_EXIT) from None
         except ValidationError as e:  # an option's value: named by its flag, as the user typed it
@@ -233,6 +235,7 @@ def register(app: typer.Typer) -> None:
         except (RunLocked, RunUnwritable) as e:  # the run folder cannot be used: a setup error, nothing run
             raise fail(str(e)) from None
         except KeyboardInterrupt:  # a signal before the runner took over, or after it gave back: nothing lost
+            _signals.said()
             err.print(Text.assemble(("interrupted", "yellow"), f" ({interrupt.reason() or 'SIGINT received'}); "
                                     f"records so far are in {prepared.store.dir}. Resume with:\n  {resume_cmd}"))
             raise typer.Exit(RESUME_EXIT) from None
@@ -288,6 +291,7 @@ def register(app: typer.Typer) -> None:
                 why = f" ({result.signal})" if result.signal else ""
                 cut = (f", {len(result.interrupted_tasks)} running task(s) stopped and not recorded"
                        if result.interrupted_tasks else "")
+                _signals.said()
                 err.print(Text.assemble(("interrupted", "yellow"), f"{why}: {result.completed} new record(s) saved"
                                         f"{cut}. Resume with:\n  {cmd}"))
                 code = RESUME_EXIT
@@ -347,6 +351,7 @@ def _write_report(run_dir: Path, out: Any, err: Any) -> None:
 
         paths = write_report([run_dir])
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM while the report is written: the run is saved
+        _signals.said()
         err.print(Text.assemble(("interrupted", "yellow"), f" ({interrupt.reason() or 'SIGINT received'}) while writing "
                                 f"the report; the run is saved; write it with: kramabench report {run_dir}"))
         raise typer.Exit(RESUME_EXIT) from None

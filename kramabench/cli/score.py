@@ -366,7 +366,7 @@ def run_score(
         except FileRefused as e:
             raise CliError(f"--output {e}") from e
         if how == "replaced":
-            console.print(f"wrote {output}")
+            console.print(f"wrote {safe_text(output)}", markup=False, highlight=False, soft_wrap=True)
     return report
 
 

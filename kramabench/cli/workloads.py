@@ -388,7 +388,8 @@ def _list_suites(as_json: bool) -> None:
     con = Console(highlight=False)
     con.print(t)
     if not any(s.kind == "fetched" for s in suites):
-        con.print(f"official KramaBench workloads: not fetched (kramabench fetch kramabench; into {kramabench_home()})")
+        con.print(f"official KramaBench workloads: not fetched (kramabench fetch kramabench; into {kramabench_home()})",
+                  markup=False)
 
 
 _SCHEMA_MODELS = ("workload", "task", "subtask", "finding")

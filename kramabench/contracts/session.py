@@ -19,7 +19,11 @@ file), ``SandboxUnavailable`` (the backend cannot open sessions here).
 
 Limits (:class:`SessionLimits`, a :class:`~kramabench.contracts.sandbox.Limits` with session fields) hold
 for the whole session: memory, CPU share, processes and workspace size; ``wall_timeout_s`` is the default
-wall limit of one call, ``session_wall_s`` the limit of the session (then everything in it is killed).
+wall limit of one call, ``session_wall_s`` the limit of the session (then everything in it is killed and
+the session is closed), ``session_cpu_s`` its CPU-time budget, counted over all its processes (background
+ones and commands included): once spent every process is killed, the call under way says so
+(``session_over``) and later ``python``/``exec`` calls raise :class:`SessionBudgetSpent`; the workspace can
+still be read and collected until the session is closed.
 Whatever a call leaves running in the background (a daemon, ``nohup``, a double fork) may serve later calls
 and is killed at the session's end; nothing outlives it.
 
@@ -47,9 +51,14 @@ class SessionLimits(Limits):
     """:class:`Limits` of a session. ``memory_mb``, ``cpus``, ``max_processes`` and ``scratch_mb`` (the
     workspace) hold for the whole session (a cgroup or container where the backend has one, rlimits per
     process otherwise); ``wall_timeout_s`` is the default wall limit of one call; ``cpu_s`` limits each
-    process (the interpreter's life included) when set."""
+    process (the interpreter's life included) when set; ``session_cpu_s`` is the CPU time of the whole
+    session, all its processes together."""
 
     session_wall_s: float = Field(3600.0, gt=0, description="wall-clock limit of the whole session; then it is closed")
+    session_cpu_s: float | None = Field(
+        None, gt=0, description="CPU-seconds budget of the whole session: every process it ran or runs (the "
+        "interpreter, commands, background processes), user + system time; once spent, everything in it is killed "
+        "and no more code runs (files can still be read and collected). None: the wall-clock limits only")
     read_bytes: int = Field(10_000_000, gt=0, description="read_file returns at most this many bytes")
     artifact_bytes: int = Field(500_000_000, gt=0, description="largest file collect() copies out")
     artifacts_total_bytes: int = Field(2_000_000_000, gt=0, description="all artifacts of one task (its folder)")
@@ -88,6 +97,8 @@ class StepResult(BaseModel):
     cpu_s: float | None = None
     timed_out: bool = False
     oom: bool = False
+    session_over: bool = Field(False, description="the session's CPU-time budget or wall-clock limit ran out "
+                               "during this call: everything in it was killed and no more code runs in it")
     explanation: str | None = Field(None, description="why the call ended abnormally, in plain words")
     backend: str = ""
 
@@ -110,7 +121,7 @@ class PythonResult(StepResult):
 
     @property
     def ok(self) -> bool:
-        return self.error is None and not self.timed_out and not self.crashed and not self.oom
+        return self.error is None and not self.timed_out and not self.crashed and not self.oom and not self.session_over
 
 
 class CommandResult(StepResult):
@@ -120,7 +131,7 @@ class CommandResult(StepResult):
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.session_over
 
 
 class FileInfo(BaseModel):
@@ -155,6 +166,11 @@ class SessionError(RuntimeError):
 
 class SessionClosed(SessionError):
     """The session is over (closed, its wall-clock limit spent, or its sandbox gone)."""
+
+
+class SessionBudgetSpent(SessionClosed):
+    """The session's CPU-time budget (``SessionLimits.session_cpu_s``) is spent: no more code runs in it. Its
+    workspace can still be read, listed and collected until it is closed."""
 
 
 class WorkspaceError(SessionError, ValueError):
@@ -219,6 +235,7 @@ __all__ = [
     "PythonResult",
     "ServiceForward",
     "Session",
+    "SessionBudgetSpent",
     "SessionClosed",
     "SessionError",
     "SessionLimits",

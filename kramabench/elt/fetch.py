@@ -327,7 +327,11 @@ def fetch_elt_bench(*, home: Path | None = None, ref: str | None = None, repo_ur
     work = Path(tempfile.mkdtemp(prefix=".elt-bench-fetch-", dir=base))
     try:
         repo = work / "repo.tar.gz"
-        download((repo_url or pins.repo_url).replace("{ref}", ref), repo, limits=limits)
+        try:
+            download((repo_url or pins.repo_url).replace("{ref}", ref), repo, limits=limits)
+        except FetchError as e:
+            raise FetchError(f"{e} (the repository archive at {ref}: where this machine cannot reach it, download it "
+                             "elsewhere and name the copy with --url, a file:// URL included)") from None
         src = work / "src"
         unpack_repo(repo, src, limits=limits)
         verified = verify_specs(src, expected)
@@ -336,7 +340,12 @@ def fetch_elt_bench(*, home: Path | None = None, ref: str | None = None, repo_ur
         unpacked: list[Path] = []
         for a in archives:
             path = work / a.name
-            digest = download(a.url, path, limits=limits)
+            try:
+                digest = download(a.url, path, limits=limits)
+            except FetchError as e:
+                raise FetchError(f"{e} (the data archive {a.name}: where this machine cannot reach it, download it "
+                                 f"elsewhere and name the copy with --archive-url {a.name}=URL, a file:// URL "
+                                 "included)") from None
             want = given.get(a.name) or a.sha256
             if want is None:
                 computed[a.name] = digest

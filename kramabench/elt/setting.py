@@ -285,6 +285,21 @@ class EltSetting:
                                    "of a pipeline that failed stage 1 counts as incorrect)"))
         return out
 
+    def floor_note(self, records: list[Any]) -> str | None:
+        """The floor of ELT records: what an empty warehouse scores on the same pipelines. Constant answers
+        (``0``, ``""``, ``"I don't know"``) are not warehouses, so they are no floor here. An empty warehouse
+        holds no table: it passes stage 1 only for a pipeline that expects none, and it holds no data model, so
+        every model's evaluation query fails (SRDT 0)."""
+        recs = [r for r in records if r.subtask_id is None]
+        if not recs:
+            return None
+        exp = [r.expected if isinstance(r.expected, dict) else {} for r in recs]
+        stage1 = sum(1 for e in exp if not e.get("tables"))
+        models = sum(len(e.get("models") or []) for e in exp)
+        return (f"floor (the same {len(recs)} pipelines): an empty warehouse scores 0.0% (SRDEL "
+                f"{100 * stage1 / len(recs):.1f}%: no expected table is in it; SRDT 0/{models}: no data model is); "
+                "constant answers (0, \"\", \"I don't know\") are not warehouses and are no floor here")
+
     def describe(self, workloads: list[Any]) -> dict[str, Any]:
         kinds = sorted({k for w in workloads for t in w.tasks for k in t.pipeline.kinds()})
         return {

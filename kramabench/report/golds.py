@@ -16,6 +16,7 @@ from kramabench.report.load import RunData
 from kramabench.report.tables import TOTAL, cell_stat, task_scores
 from kramabench.run.floors import FloorRow, floor_rows
 from kramabench.run.golds import GOLD_TITLES, GOLDS, OFFICIAL, VERIFIED, both_golds, run_gold
+from kramabench.run.settings import setting_floor_note
 from scorers.stats import MeanCI
 
 
@@ -44,6 +45,8 @@ class RunGolds:
     notes: list[str] = field(default_factory=list)
     #: floors are shown for settings scored against gold answers (not pipeline-design)
     floors_apply: bool = True
+    #: the setting's own floor, said in place of the constant answers' (kramabench.run.settings.Floored)
+    floor_note: str | None = None
     #: the run was scored with --normalise-percent (scorers.percent)
     normalise_percent: bool = False
     #: answers off from the gold by a factor 100 (``scale_mismatch``), and how many of them were rescaled
@@ -67,11 +70,13 @@ def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
     cols: dict[str, GoldColumn] = {}
     per_gold: dict[str, dict] = {}
     cache: dict = {}  # the golds both views share are scored once
+    floor_note = setting_floor_note(setting, run.outcomes(setting))
     for g in GOLDS:
         recs = [r for r in run.under(g).outcomes(setting)]
         scores = task_scores(recs)
         per_gold[g] = scores
-        _rows, total = floor_rows(recs, setting=setting, cache=cache)
+        # a setting that states its own floor has no constant-answer floors to compute
+        total = FloorRow(TOTAL) if floor_note is not None else floor_rows(recs, setting=setting, cache=cache)[1]
         cols[g] = GoldColumn(gold=g, score=cell_stat(list(scores.values()), run.run_id, setting, TOTAL, g),
                              floors=total)
     a, b = per_gold[OFFICIAL], per_gold[VERIFIED]
@@ -85,7 +90,8 @@ def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
     return RunGolds(
         index=index, label=run.label, run_id=run.run_id, setting=setting, run_gold=run_gold(run.manifest),
         columns=cols, errata_file=run.manifest.workload.get("errata_file"),
-        classes={k: v for k, v in classes.items() if k}, notes=notes, floors_apply=setting != "pipeline-design",
+        classes={k: v for k, v in classes.items() if k}, notes=notes,
+        floors_apply=setting != "pipeline-design" and floor_note is None, floor_note=floor_note,
         normalise_percent=bool(opts.get("normalise_percent", False)),
         scale_mismatch=sum(1 for r in main if (r.score_details or {}).get("scale_mismatch")),
         percent_normalised=sum(1 for r in main if (r.score_details or {}).get("percent_normalised")),
@@ -178,6 +184,8 @@ def gold_lines(rg: RunGolds) -> list[GoldLine]:
             for bound in RAE_BANDS:
                 a, b, vals = pair(lambda c, bound=bound: c.floors.numeric_rae.get(bound))
                 lines.append(GoldLine("numeric", f"… RAE ≤ {bound:.0%}", a, b, vals))
+    if rg.floor_note:
+        lines.append(GoldLine("floor", "floor", "", rg.floor_note))
     changed = v.changed
     lines.append(GoldLine("info", "tasks scored differently by the two golds", "", str(changed)))
     ef = rg.errata_file

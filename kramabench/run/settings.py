@@ -25,6 +25,9 @@ Optional members (protocols checked with ``isinstance``; :class:`BaseSetting` gi
 * ``summary(records)`` (:class:`Summarized`): the setting's own metrics over a run's records
   (:class:`~kramabench.contracts.RatioMetric`), printed after the run's table, kept in the manifest's
   counts and shown in the report;
+* ``floor_note(records)`` (:class:`Floored`): the floor of the setting's records, said in one line, when the
+  constant answers (``0``, ``""``, ``"I don't know"``, :mod:`scorers.floors`) are no floor for it (an ELT
+  pipeline is answered with a warehouse, not a value); printed and reported instead of the constants' floors;
 * ``describe(workloads)`` (:class:`Described`): what the manifest records about the setting for this run
   (``options.setting_info``), ``differences`` being deliberate differences from the original set-up that
   the report lists.
@@ -160,6 +163,14 @@ class Summarized(Protocol):
 
 
 @runtime_checkable
+class Floored(Protocol):
+    """Optional: the setting's own floor (what no work at all scores on the same tasks, and why), in place of
+    the constant answers' floors."""
+
+    def floor_note(self, records: list[Any]) -> str | None: ...
+
+
+@runtime_checkable
 class Described(Protocol):
     """Optional: what the manifest records about the setting for a run (``options.setting_info``)."""
 
@@ -185,6 +196,18 @@ def setting_metrics(name: str, records: list[Any]) -> list[RatioMetric] | None:
     if not isinstance(setting, Summarized):
         return None
     return setting.summary(records)
+
+
+def setting_floor_note(name: str, records: list[Any]) -> str | None:
+    """The floor the setting ``name`` states for ``records`` in place of the constant answers' (None: it states
+    none, or it is not installed here: the constants' floors apply)."""
+    try:
+        setting = get_setting(name)
+    except (KeyError, TypeError, plugins.PluginError):
+        return None
+    if not isinstance(setting, Floored):
+        return None
+    return setting.floor_note(records)
 
 
 class BaseSetting:
@@ -410,7 +433,7 @@ def get_setting(name: str) -> Setting:
 
 
 __all__ = [
-    "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "configure_setting", "EndToEnd", "ForFamily", "PipelineDesign", "Setting",
+    "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "configure_setting", "EndToEnd", "Floored", "ForFamily", "PipelineDesign", "Setting",
     "SettingContext", "Staged", "Subtasks", "Summarized", "WorkItem", "get_setting", "setting_family",
-    "setting_metrics", "setting_names",
+    "setting_floor_note", "setting_metrics", "setting_names",
 ]

@@ -207,10 +207,14 @@ def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest:
     each gold (one line when they agree), and the bounded numeric metric beside the paper's 1/(1+RAE)
     (kramabench.run.floors)."""
     from kramabench.run.floors import floor_rows
+    from kramabench.run.settings import setting_floor_note
     from scorers.floors import BAND_THRESHOLD, FLOOR_TITLES
 
     if setting == "pipeline-design":
         return []
+    note = setting_floor_note(setting, [r for r in latest_records(records) if r.setting == setting])
+    if note is not None:  # the setting's own floor: constant answers are none for it
+        return [note]
     views = both_golds(records, manifest)
     cache: dict = {}  # the golds both views share are scored once
     totals = {g: floor_rows(views[g].records, setting=setting, cache=cache)[1] for g in (VERIFIED, OFFICIAL)}

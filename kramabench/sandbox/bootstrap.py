@@ -128,16 +128,48 @@ def _wipe(paths):
                 pass
 
 
+#: the keyctl(2) system call's number where it is known (x86-64, arm64)
+_KEYCTL = {"x86_64": 250, "aarch64": 219}
+
+
 def _ipc_clean():
     """Remove every System V IPC object (shared memory, message queues, semaphores) of the sandbox's IPC
-    namespace: unlike files and processes they outlive their makers, and the next run or session in this
-    warm sandbox must not find what the code left there."""
+    namespace, its POSIX message queues (its mqueue mount, /dev/mqueue) and the keys of the sandbox user's
+    kernel keyrings (per user namespace: the local backend's; docker's seccomp profile refuses keyctl): unlike
+    files and processes they outlive their makers, and the next run or session in this warm sandbox must not
+    find what the code left there."""
+    try:
+        names = os.listdir("/dev/mqueue")
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            os.unlink("/dev/mqueue/" + name)
+        except OSError:
+            pass
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
     except BaseException:
         return
+    nr = _KEYCTL.get(os.uname().machine)
+    if nr is not None:
+        libc.syscall.restype = ctypes.c_long
+
+        def keyctl(*args):
+            return libc.syscall(ctypes.c_long(nr), *(ctypes.c_long(a) for a in args))
+
+        # the persistent keyring (kept by the user namespace, not by a process) is linked into the user keyring
+        # to be found; then the session, user and user-session keyrings: write permission given back to their
+        # owner (the code may have taken it away: it is the same user), emptied
+        rings = [-3, -4, -5]
+        persistent = keyctl(22, -1, -4)  # KEYCTL_GET_PERSISTENT (uid -1: ours) into KEY_SPEC_USER_KEYRING
+        if persistent > 0:
+            rings.insert(0, persistent)
+        for ring in rings:
+            keyctl(5, ring, 0x3F3F0000)  # KEYCTL_SETPERM: possessor and user: everything
+            keyctl(7, ring)  # KEYCTL_CLEAR
     for kind, rm in (("shm", lambda i: libc.shmctl(i, 0, None)), ("msg", lambda i: libc.msgctl(i, 0, None)),
                      ("sem", lambda i: libc.semctl(i, 0, 0))):
         try:

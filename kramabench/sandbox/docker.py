@@ -58,6 +58,7 @@ from kramabench.sandbox._common import (
     thread_env,
     wait_readable,
 )
+from kramabench.sandbox.cpu import CpuMeter, pid_cpu_cgroup
 from kramabench.sandbox.image import ENV_PREFIX, default_image, versions_snippet
 from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
 from kramabench.sandbox.session import (
@@ -259,6 +260,8 @@ class _Container:
         #: the direct channel: the host folder mounted at SOCKET_DIR and the connection to the fork server
         self.sockdir: Path | None = None
         self.direct: socket.socket | None = None
+        #: how its CPU time is counted: (the cgroup file, the host pid of its pid 1), found once
+        self.cpu_source: tuple[Path | None, int | None] | None = None
 
 
 def _not_world_readable(lake: Path) -> Path | None:
@@ -387,12 +390,13 @@ class DockerSandbox:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{ENV_PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"}
         env.update(neutral_python_env((self._image.attrs.get("Config") or {}).get("Env"), env))
         mem = limits.memory_mb + 2 * limits.scratch_mb + 256  # code + tmpfs /work, /tmp + bootstrap
-        container = self._client().containers.run(
+        # created, then started: a container that does not start (a runtime error, a mount the engine refuses at
+        # start) is removed at once, not left for the next sweep
+        container = self._client().containers.create(
             self.options.image,
             # pid 1 keeps the container alive (and is the fork server); the bootstrap reaps the code's
             # orphans (subreaper) and kill(-1) never reaches pid 1
             command=self._keeper_command(sockdir is not None),
-            detach=True,
             network_mode="none",
             read_only=True,
             user=USER,
@@ -416,6 +420,14 @@ class DockerSandbox:
             labels={LABEL: "1", "kramabench.pid": str(os.getpid()), "kramabench.host": socket.gethostname(),
                     OWNER_LABEL: owner_tag()},
         )
+        try:
+            container.start()
+        except BaseException:
+            try:
+                container.remove(force=True)
+            except Exception as e:  # noqa: BLE001 - the sweep removes it if this fails
+                log.warning("removing container %s that did not start: %s", container.id[:12], e)
+            raise
         c = _Container(container, key)
         c.sockdir = sockdir
         self._pool.add(c.id, c)
@@ -560,6 +572,20 @@ class DockerSandbox:
         t.start()
         with self._pool.lock:
             self._reapers = [r for r in self._reapers if r.is_alive()] + [t]
+
+    def _cpu_meter(self, c: _Container) -> CpuMeter:
+        """A meter of the container's CPU time: its cgroup's counter (``cpuacct`` on v1, ``cpu.stat`` on v2,
+        found from its pid 1's ``/proc/<pid>/cgroup``: the engine is on this host, as sessions need), else its
+        pid 1's process tree."""
+        if c.cpu_source is None:
+            pid = None
+            try:
+                pid = int(self._client().api.inspect_container(c.id)["State"]["Pid"]) or None
+            except Exception as e:  # noqa: BLE001
+                log.debug("container %s: no pid (%s)", c.id[:12], e)
+            c.cpu_source = (pid_cpu_cgroup(pid) if pid else None, pid)
+        cgroup, pid = c.cpu_source
+        return CpuMeter(cgroup=cgroup) if cgroup is not None else CpuMeter(pid=pid)
 
     def _oom_kills(self, cid: str) -> int | None:
         """The container cgroup's OOM-kill counter, when the engine runs on this host (else None)."""
@@ -973,6 +999,7 @@ class DockerSandbox:
                 self._sessions.pop(c.id, None)
             self._discard(c)
 
+        meter = self._cpu_meter(c)
         init = {
             "workdir": WORKDIR,
             "wipe": [WORKDIR, "/tmp", "/dev/shm"],
@@ -996,6 +1023,7 @@ class DockerSandbox:
             artifacts_dir=artifacts_dir,
             oom_kills=lambda: self._oom_kills(c.id),
             reuse=(lambda: self._release(c, True)) if pooled else None,
+            cpu_meter=meter,
         )
 
     def info(self) -> dict[str, str]:

@@ -15,8 +15,9 @@ it listens on nothing: the harness holds the other end of a socketpair inherited
 each run as one message with its descriptors (stdin holding the code, stdout, stderr, the audit channel
 and a status pipe). Each run is a supervisor forked from it, which forks the code, then kills every other
 process of the sandbox user and empties the scratch folders before reporting on the status pipe (closed in
-the code's process before the code starts). The whole sandbox sits in one pids and one memory cgroup with
-the run's limits (as root); rlimits are set per run. A timeout, a memory kill, a missing report or output
+the code's process before the code starts). The whole sandbox sits in one pids, one memory and one cpu
+cgroup with the run's limits (as root; the CPU share ``cpus`` is a CFS quota, as docker's ``nano_cpus``),
+and one that counts its CPU time (``cpuacct`` on cgroup v1; the same folder on v2); rlimits are set per run. A timeout, a memory kill, a missing report or output
 pipes still held after it: the sandbox is killed and replaced, never reused.
 """
 
@@ -57,6 +58,7 @@ from kramabench.sandbox._common import (
     wait_and_drain,
     workdir_lake_path,
 )
+from kramabench.sandbox.cpu import CpuMeter, set_cpu_share
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
 from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
 from kramabench.sandbox.session import (
@@ -104,17 +106,25 @@ class LocalOptions(BaseModel):
                            "this many at once, in parallel (a run sets it to its sandbox concurrency)")
 
 
-def _cgroup_root(controller: str) -> Path | None:
-    """A writable cgroup folder for kramabench with ``controller`` (pids, memory) enabled (root only)."""
+def _cgroup_root(controller: str, fs: Path = Path("/sys/fs/cgroup")) -> Path | None:
+    """A writable cgroup folder for kramabench with ``controller`` (pids, memory, cpu, cpuacct) enabled (root
+    only). cgroup v1: ``<fs>/<controller>/kramabench``; v2: ``<fs>/kramabench``, where ``cpuacct`` is no
+    controller (every v2 cgroup counts its CPU time in ``cpu.stat``): its folder is returned as is."""
     if os.geteuid() != 0:
         return None
-    v1 = Path("/sys/fs/cgroup") / controller
+    v1 = fs / controller
     try:
         if (v1 / "cgroup.procs").exists():
             d = v1 / "kramabench"
             d.mkdir(exist_ok=True)
             return d
-        v2 = Path("/sys/fs/cgroup")
+        v2 = fs
+        if not (v2 / "cgroup.controllers").exists():
+            return None
+        if controller == "cpuacct":
+            d = v2 / "kramabench"
+            d.mkdir(exist_ok=True)
+            return d
         if controller in (v2 / "cgroup.controllers").read_text().split():
             d = v2 / "kramabench"
             d.mkdir(exist_ok=True)
@@ -161,17 +171,41 @@ def _bwrap_version(exe: str) -> str:
     return _BWRAP_VERSIONS[exe]
 
 
+class _Groups:
+    """The cgroups of one sandbox (each None when unavailable; on cgroup v2 all are the same folder): ``pids``
+    (the process limit), ``memory``, ``cpu`` (the CPU share) and ``acct`` (where its CPU time is counted)."""
+
+    def __init__(self, pids: Path | None = None, memory: Path | None = None, cpu: Path | None = None,
+                 acct: Path | None = None) -> None:
+        self.pids, self.memory, self.cpu, self.acct = pids, memory, cpu, acct
+
+    def all(self) -> list[Path]:
+        """Each distinct folder once (co-mounted v1 controllers, v2's single folder)."""
+        seen: dict[str, Path] = {}
+        for g in (self.pids, self.memory, self.cpu, self.acct):
+            if g is not None:
+                seen.setdefault(os.path.realpath(g), g)
+        return list(seen.values())
+
+
 class _Warm:
     """One warm bwrap sandbox: its process, the harness's end of the control socket, its cgroups."""
 
-    def __init__(self, key: tuple, proc: subprocess.Popen, ctl: socket.socket, cgroup: Path | None, memcg: Path | None) -> None:
+    def __init__(self, key: tuple, proc: subprocess.Popen, ctl: socket.socket, groups: _Groups) -> None:
         self.key = key
         self.proc = proc
         self.ctl = ctl
-        self.cgroup = cgroup
-        self.memcg = memcg
+        self.groups = groups
         self.runs = 0
         self.discarded = False
+
+    @property
+    def cgroup(self) -> Path | None:
+        return self.groups.pids
+
+    @property
+    def memcg(self) -> Path | None:
+        return self.groups.memory
 
 
 class LocalSandbox:
@@ -197,6 +231,8 @@ class LocalSandbox:
             sweep_cgroups()  # those of killed kramabench processes (never another live process's)
         self._cgroup = _cgroup_pids_root() if self._root else None
         self._memcg = _cgroup_root("memory") if self._root else None
+        self._cpucg = _cgroup_root("cpu") if self._root else None
+        self._acctcg = _cgroup_root("cpuacct") if self._root else None
         self._info: dict[str, str] | None = None
         self._closed = False
         self._warm_broken: str | None = None
@@ -276,6 +312,8 @@ class LocalSandbox:
             "--dev", "/dev",
             # /dev itself read-only (an unbounded tmpfs otherwise); a small /dev/shm for multiprocessing
             "--size", str(SHM_BYTES), "--perms", "1777", "--tmpfs", "/dev/shm",
+            # the IPC namespace's POSIX message queues, seen (and removed between runs) by the bootstrap
+            "--mqueue", "/dev/mqueue",
             "--remount-ro", "/dev",
             "--size", str(limits.scratch_mb * 1024 * 1024), "--perms", "0777", "--tmpfs", WORKDIR,
             "--size", str(limits.scratch_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
@@ -300,7 +338,7 @@ class LocalSandbox:
             r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
             if r.stdout.strip() != "ok" and self._cgroup is not None:
                 log.warning("the local sandbox fails inside a cgroup (%s); running without it", r.stderr.strip()[-300:])
-                self._cgroup = self._memcg = None
+                self._cgroup = self._memcg = self._cpucg = self._acctcg = None
                 r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
         if r.stdout.strip() == "ok":
             return
@@ -384,8 +422,9 @@ class LocalSandbox:
             "rlimits": rlimits(limits),
         }
         argv = self._argv(lake, limits, workdir_lake, cfg)
-        cgroup, memcg = self._make_cgroups(limits, pids_extra=3)  # + bwrap, its pid-1 init, the supervisor
-        argv = self._joined(argv, cgroup, memcg)
+        groups = self._make_cgroups(limits, pids_extra=3)  # + bwrap, its pid-1 init, the supervisor
+        argv = self._joined(argv, groups)
+        memcg = groups.memory
         code_fd = os.memfd_create("kramabench-code", 0)
         os.write(code_fd, code.encode("utf-8", "surrogateescape"))
         os.lseek(code_fd, 0, os.SEEK_SET)
@@ -407,15 +446,15 @@ class LocalSandbox:
             os.close(r_audit)
             os.close(w_audit)
             os.close(code_fd)
-            self._remove_cgroups(cgroup, memcg)
+            self._remove_cgroups(*groups.all())
             return ExecResult(backend=self.name, explanation=f"sandbox not started: {e}")
         os.close(w_audit)
         os.close(code_fd)
         out, err, audit, timed_out, wall = wait_and_drain(
-            proc, r_audit, limits, t0, lambda: self._kill(proc, cgroup or memcg)
+            proc, r_audit, limits, t0, lambda: self._kill(proc, groups)
         )
         oom_killed = memcg is not None and _oom_kills(memcg) > 0
-        self._remove_cgroups(cgroup, memcg)
+        self._remove_cgroups(*groups.all())
         files, done = parse_audit(audit.splitlines(), lake)
         cpu = reported_cpu(audit.splitlines()) if done is not None else None
         code_ = proc.returncode if done is None else done
@@ -439,45 +478,53 @@ class LocalSandbox:
             cpu_s=cpu,
         )
 
-    def _make_cgroups(self, limits: Limits, *, pids_extra: int) -> tuple[Path | None, Path | None]:
-        """The pids and memory cgroups of one sandbox (the same folder on cgroup v2), named after their
-        owner so that :func:`kramabench.sweep.sweep_cgroups` removes them if this process is killed."""
-        cgroup: Path | None = None
-        memcg: Path | None = None
+    def _make_cgroups(self, limits: Limits, *, pids_extra: int) -> _Groups:
+        """The pids, memory, cpu and cpuacct cgroups of one sandbox (the same folder on cgroup v2), named after
+        their owner so that :func:`kramabench.sweep.sweep_cgroups` removes them if this process is killed."""
+        g = _Groups()
         run_name = cgroup_name(uuid.uuid4().hex[:12])
-        if self._cgroup is not None:
-            cgroup = self._cgroup / run_name
+
+        def make(root: Path | None, what: str, setup) -> Path | None:
+            if root is None:
+                return None
+            cg = root / run_name
+            shared = any(cg == other for other in g.all())  # v2: one folder for every controller
             try:
-                cgroup.mkdir()
-                (cgroup / "pids.max").write_text(str(limits.max_processes + pids_extra))
+                cg.mkdir(exist_ok=True)
+                setup(cg)
+                return cg
             except OSError as e:
-                log.warning("pids cgroup unavailable (%s); the process limit is not enforced as root", e)
-                self._remove_cgroup(cgroup)
-                cgroup = None
-        if self._memcg is not None:
-            memcg = self._memcg / run_name
-            try:
-                memcg.mkdir(exist_ok=True)  # v2: the same folder as the pids cgroup
-                v2 = (memcg / "memory.max").exists()
-                (memcg / ("memory.max" if v2 else "memory.limit_in_bytes")).write_text(str(memory_cap_bytes(limits)))
-            except OSError as e:
-                log.warning("memory cgroup unavailable (%s); scratch files are bounded by the wall limit only", e)
-                if memcg != cgroup:
-                    self._remove_cgroup(memcg)
-                memcg = None
-        return cgroup, memcg
+                log.warning("%s cgroup unavailable (%s); %s", what.split(":")[0], e, what.split(":", 1)[1])
+                if not shared:
+                    self._remove_cgroup(cg)
+                return None
+
+        def memory(cg: Path) -> None:
+            v2 = (cg / "memory.max").exists()
+            (cg / ("memory.max" if v2 else "memory.limit_in_bytes")).write_text(str(memory_cap_bytes(limits)))
+
+        def counts(cg: Path) -> None:
+            if not ((cg / "cpuacct.usage").exists() or (cg / "cpu.stat").exists()):
+                raise OSError("no CPU-time counter in it")
+
+        g.pids = make(self._cgroup, "pids: the process limit is not enforced as root",
+                      lambda cg: (cg / "pids.max").write_text(str(limits.max_processes + pids_extra)))
+        g.memory = make(self._memcg, "memory: scratch files are bounded by the wall limit only", memory)
+        g.cpu = make(self._cpucg, "cpu: the CPU share is not enforced", lambda cg: set_cpu_share(cg, limits.cpus))
+        g.acct = make(self._acctcg, "cpuacct: a session's CPU time is measured from its process tree", counts)
+        return g
 
     @staticmethod
-    def _joined(argv: list[str], cgroup: Path | None, memcg: Path | None) -> list[str]:
+    def _joined(argv: list[str], groups: _Groups) -> list[str]:
         """``argv`` started inside the cgroups (a shell joins them, then execs bwrap)."""
-        joins = [str(g / "cgroup.procs") for g in dict.fromkeys(g for g in (cgroup, memcg) if g is not None)]
+        joins = [str(g / "cgroup.procs") for g in groups.all()]
         if not joins:
             return argv
         enter = " && ".join(f"echo $$ > {shlex.quote(j)}" for j in joins)
         return ["/bin/sh", "-c", f'{enter} && exec "$@"', "sh", *argv]
 
     @staticmethod
-    def _kill(proc: subprocess.Popen, cgroup: Path | None) -> None:
+    def _kill(proc: subprocess.Popen, groups: _Groups) -> None:
         # bwrap leads its own process group; once it has been reaped its id may be reused, so the
         # group is only signalled while bwrap is known to be alive (when it exits, its pid namespace
         # and every process in it die with it)
@@ -486,7 +533,7 @@ class LocalSandbox:
                 os.killpg(proc.pid, 9)
             except (ProcessLookupError, PermissionError):
                 pass
-        if cgroup is not None:
+        for cgroup in groups.all():  # each hierarchy (v1): whatever left one of them is still in the others
             LocalSandbox._kill_cgroup(cgroup)
         try:
             proc.wait(timeout=10)
@@ -589,8 +636,8 @@ class LocalSandbox:
         bwrap arguments (a session's mounts and forwarded sockets)."""
         ctl, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cfg = {"preload": self.options.preload, "control_fd": inner.fileno()}
-        cgroup, memcg = self._make_cgroups(limits, pids_extra=3)  # + bwrap, the fork server, the supervisor
-        argv = self._joined(self._argv(lake, limits, None, cfg, zygote=True, extra=extra), cgroup, memcg)
+        groups = self._make_cgroups(limits, pids_extra=3)  # + bwrap, the fork server, the supervisor
+        argv = self._joined(self._argv(lake, limits, None, cfg, zygote=True, extra=extra), groups)
         err_fd = os.memfd_create("kramabench-zygote-stderr", 0)  # bwrap's and the fork server's own errors
         try:
             proc = self._spawn(
@@ -606,11 +653,11 @@ class LocalSandbox:
         except OSError as e:
             ctl.close()
             os.close(err_fd)
-            self._remove_cgroups(cgroup, memcg)
+            self._remove_cgroups(*groups.all())
             raise StartFailed(f"bwrap not started: {e}") from None
         finally:
             inner.close()
-        w = _Warm(key, proc, ctl, cgroup, memcg)
+        w = _Warm(key, proc, ctl, groups)
         self._pool.add(id(w), w)
         try:
             hello = b""
@@ -644,10 +691,8 @@ class LocalSandbox:
             w.ctl.close()  # the fork server ends on EOF; the kill below does not wait for it
         except OSError:
             pass
-        self._kill(w.proc, w.cgroup or w.memcg)
-        if w.memcg is not None and w.memcg != w.cgroup:
-            self._kill_cgroup(w.memcg)
-        self._remove_cgroups(w.cgroup, w.memcg)
+        self._kill(w.proc, w.groups)
+        self._remove_cgroups(*w.groups.all())
 
     def _run_warm(self, w: _Warm, code: str, lake: Path, limits: Limits, wl: str | None) -> tuple[ExecResult | None, bool]:
         """One run forked from the warm sandbox's fork server: (result, whether the sandbox may be reused);
@@ -755,6 +800,8 @@ class LocalSandbox:
             "reusable": pooled,
         }
         memcg = w.memcg
+        # the session's CPU time: the sandbox's cpuacct counter (every process it ever had), else bwrap's tree
+        meter = CpuMeter(cgroup=w.groups.acct) if w.groups.acct is not None else CpuMeter(pid=w.proc.pid)
         return ForkServerSession(
             backend=self.name,
             ctl=w.ctl,
@@ -768,6 +815,7 @@ class LocalSandbox:
             artifacts_dir=artifacts_dir,
             oom_kills=(lambda: _oom_kills(memcg)) if memcg is not None else None,
             reuse=reuse if pooled else None,
+            cpu_meter=meter,
         )
 
     def info(self) -> dict[str, str]:
@@ -783,6 +831,7 @@ class LocalSandbox:
                 "python_executable": self._python,
                 "process_limit": "pids cgroup" if self._cgroup else ("RLIMIT_NPROC" if not self._root else "none (root without cgroup)"),
                 "memory_limit": "RLIMIT_AS + memory cgroup" if self._memcg else "RLIMIT_AS",
+                "cpu_limit": "cpu cgroup (CFS quota)" if self._cpucg else "none (BLAS threads only)",
                 "fork_server": ",".join(self.options.preload) if self.options.fork_server else "off",
                 **{f"package.{k}": v for k, v in self.facts.key_versions().items()},
             }

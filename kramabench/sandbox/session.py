@@ -8,6 +8,11 @@ stdin in a memfd, stdout/stderr pipes drained here with head and tail kept, a st
 status is written by pid 1 when it reaps it (the command cannot write it); the interpreter writes its own
 (it runs the code: its report only describes the code's own call). Timeouts are the harness's: the call's
 process group is killed by pid 1, an interpreter that timed out or died is restarted (``state_lost``).
+
+Session limits: ``session_wall_s`` (a timer: the whole sandbox is torn down, the session closed) and
+``session_cpu_s``, the CPU time of all the session's processes as the backend counts it (``cpu_used``: its
+cgroup's counter, or its process tree), checked before and after each call and every ``cpu_meter.poll_s`` by
+a watcher thread; once spent, pid 1 kills every process of the session and serves file operations only.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from pathlib import Path
 from kramabench.contracts import interrupt
 from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.limits import Limits
+from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.contracts.session import (
     CollectRefusal,
     CollectResult,
@@ -36,12 +42,14 @@ from kramabench.contracts.session import (
     PythonError,
     PythonResult,
     ServiceForward,
+    SessionBudgetSpent,
     SessionClosed,
     SessionError,
     SessionLimits,
     WorkspaceError,
 )
 from kramabench.sandbox._common import HeadTailBuffer, wait_readable
+from kramabench.sandbox.cpu import CpuMeter
 
 log = logging.getLogger(__name__)
 
@@ -206,6 +214,7 @@ class ForkServerSession:
         artifacts_dir: Path | None = None,
         oom_kills: Callable[[], int | None] | None = None,
         reuse: Callable[[], None] | None = None,
+        cpu_meter: CpuMeter | None = None,
     ) -> None:
         self.backend = backend
         self.limits = limits
@@ -228,7 +237,17 @@ class ForkServerSession:
         self._deadline = self._t0 + limits.session_wall_s
         self._timer = threading.Timer(limits.session_wall_s, self._expire)
         self._timer.daemon = True
+        #: the CPU seconds of the session's processes since it opened (None: the backend cannot tell)
+        self._meter = cpu_meter if cpu_meter is not None and cpu_meter.available else None
+        #: why no more code runs (the CPU-time budget is spent); the workspace is still served
+        self._stopped: str | None = None
+        self._stop_lock = threading.Lock()
+        self._watch_end = threading.Event()
         try:
+            if limits.session_cpu_s is not None and self._meter is None:
+                raise SandboxUnavailable(
+                    f"the {backend} sandbox cannot measure a session's CPU time here, so session_cpu_s="
+                    f"{limits.session_cpu_s:g} cannot be enforced (leave it unset: the wall-clock limits still hold)")
             reply = self._request({"op": "session", **init}, [], timeout=60)
             if not reply.get("ready"):
                 raise SessionError(f"the session could not start: {reply.get('error') or 'no answer'}")
@@ -238,11 +257,68 @@ class ForkServerSession:
             self._teardown()
             raise
         self._timer.start()
+        if limits.session_cpu_s is not None:
+            threading.Thread(target=self._watch_cpu, daemon=True, name="kramabench-session-cpu").start()
+
+    # -- the CPU-time budget -------------------------------------------------------------------------
+    def cpu_used(self) -> float | None:
+        """CPU seconds (user + system) of every process of the session since it opened, as its backend counts
+        them (the sandbox's cgroup, or the process tree); None when the backend cannot tell."""
+        if self._meter is None:
+            return None
+        try:
+            used = self._meter.used()
+        except Exception:  # noqa: BLE001 - a counter that cannot be read is no figure, not a failure
+            return None
+        return round(used, 4) if used is not None else None
+
+    def _watch_cpu(self) -> None:
+        assert self._meter is not None
+        while not self._watch_end.wait(self._meter.poll_s):
+            if self._closed or self._stopped is not None:
+                return
+            self._check_budget()
+
+    def _check_budget(self) -> None:
+        """Stop the session's work when its CPU-time budget is spent."""
+        budget = self.limits.session_cpu_s
+        if budget is None or self._closed or self._stopped is not None:
+            return
+        used = self.cpu_used()
+        if used is not None and used >= budget:
+            self._spend(used)
+
+    def _spend(self, used: float) -> None:
+        """Kill every process of the session (pid 1 then runs nothing more, and serves the workspace)."""
+        # under the stop lock, which close() takes too: no request reaches a sandbox handed back to its pool
+        with self._stop_lock:
+            if self._stopped is not None or self._closed:
+                return
+            self._stopped = (f"the session's CPU-time budget of {self.limits.session_cpu_s:g} s is spent ({used:.2f} s "
+                             "used by its processes): everything in it was killed and no more code runs in it (its "
+                             "files can still be read and collected)")
+            log.info("session: %s", self._stopped)
+            try:
+                stopped = self._request({"op": "stop"}, [], timeout=30).get("stopped") is True
+            except SessionError:
+                stopped = False
+        if not stopped and not self._closed:  # something is left: the whole sandbox goes
+            self._why_closed = self._stopped
+            self._shutdown()
+
+    def _check_code(self) -> None:
+        """Before a call that runs code: the session is open and its budget not spent."""
+        self._check_open()
+        self._check_budget()
+        if self._stopped is not None:
+            raise SessionBudgetSpent(self._stopped)
+        self._check_open()
 
     # -- plumbing ------------------------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._closed:
-            raise SessionClosed(self._why_closed)
+            spent = self._stopped is not None and self._why_closed == self._stopped
+            raise (SessionBudgetSpent if spent else SessionClosed)(self._why_closed)
 
     def _request(self, obj: dict, fds: list[int], *, timeout: float = 30.0) -> dict:
         """One request to pid 1 with ``fds`` (and a reply pipe); its JSON reply."""
@@ -379,6 +455,7 @@ class ForkServerSession:
     def _shutdown(self) -> None:
         self._closed = True
         self._timer.cancel()
+        self._watch_end.set()
         try:
             self._teardown()
         except Exception as e:  # noqa: BLE001 - a teardown failure must not hide the call's result
@@ -419,7 +496,7 @@ class ForkServerSession:
         if not isinstance(code, str):
             raise TypeError("code must be a str")
         with self._lock:
-            self._check_open()
+            self._check_code()
             deadline, wall, session_limit = self._call_deadline(timeout)
             notes: list[str] = []
             lost = False
@@ -444,7 +521,7 @@ class ForkServerSession:
                 # the interpreter marks the start of each call ("S"): without it the code never ran (the
                 # interpreter had died since the last call, e.g. killed by a command's kill -9 -1)
                 started = timed_out or (status is not None and status.startswith(b"S"))
-                if started or attempt or self._closed:
+                if started or attempt or self._closed or self._stopped is not None:
                     break
                 why = self._kernel_death()
                 lost = True
@@ -466,7 +543,7 @@ class ForkServerSession:
             if status is not None and status.startswith(b"S"):
                 status = status[1:]
             report = _last_json(status) if status else None
-            if not timed_out and (report is None or "done" not in report) and not self._closed:
+            if not timed_out and (report is None or "done" not in report) and not self._closed and self._stopped is None:
                 # no report: the interpreter died, or it became another program (os.exec*) that still runs;
                 # the call lasts until that process ends, at most the wall limit
                 exit_code = self._wait_kernel(deadline)
@@ -481,11 +558,15 @@ class ForkServerSession:
             files: list[str] = []
             cpu = None
             reasons: list[str] = []
+            self._check_budget()
+            over = self._stopped is not None or (timed_out and session_limit)
             if timed_out:
                 if session_limit:
                     reasons.append(f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s")
                 else:
                     reasons.append(f"killed after the wall-clock limit of {wall:g} s")
+            elif (report is None or "done" not in report) and self._stopped is not None:
+                reasons.append(f"stopped: {self._stopped}")
             elif report is None or "done" not in report:
                 crashed = True
                 if self._closed:
@@ -511,7 +592,9 @@ class ForkServerSession:
                 files = self._lake_files(report.get("files"))
                 c = report.get("cpu")
                 cpu = float(c) if isinstance(c, int | float) and not isinstance(c, bool) and 0 <= c < 1e7 else None
-            if (timed_out or crashed) and not self._closed:
+            if self._stopped is not None and report is not None and "done" in report:
+                reasons.append(f"the call ended, then: {self._stopped}")
+            if (timed_out or crashed) and not self._closed and self._stopped is None:
                 try:
                     if timed_out:
                         self._request({"op": "wait", "target": "kernel", "timeout": 2}, [], timeout=15)
@@ -542,6 +625,7 @@ class ForkServerSession:
                 crashed=crashed,
                 state_lost=lost,
                 files_read=files,
+                session_over=over,
             )
 
     def _wait_kernel(self, deadline: float) -> object:
@@ -603,7 +687,7 @@ class ForkServerSession:
         argv = list(argv)
         data = input.encode() if isinstance(input, str) else (input or b"")
         with self._lock:
-            self._check_open()
+            self._check_code()
             deadline, wall, session_limit = self._call_deadline(timeout)
             self._calls += 1
             call_id = f"c{self._calls}"
@@ -636,7 +720,17 @@ class ForkServerSession:
             not_found = False
             cpu = None
             oom = False
-            if timed_out:
+            self._check_budget()
+            over = self._stopped is not None or (timed_out and session_limit)
+            if self._stopped is not None and not timed_out:
+                c = report.get("cpu") if report else None
+                cpu = float(c) if isinstance(c, int | float) and not isinstance(c, bool) else None
+                exit_code = report.get("done") if report and isinstance(report.get("done"), int) else None
+                if exit_code == -signal.SIGKILL or exit_code is None:
+                    reasons.append(f"stopped: {self._stopped}")
+                else:
+                    reasons.append(f"the command ended (exit code {exit_code}), then: {self._stopped}")
+            elif timed_out:
                 if session_limit:
                     reasons.append(f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s")
                 else:
@@ -684,6 +778,7 @@ class ForkServerSession:
                 argv=argv,
                 exit_code=exit_code,
                 not_found=not_found,
+                session_over=over,
             )
 
     # -- files ---------------------------------------------------------------------------------------
@@ -853,9 +948,10 @@ class ForkServerSession:
     def close(self) -> None:
         if self._closed:
             return
-        with self._lock:
+        with self._lock, self._stop_lock:
             if self._closed:
                 return
+            self._watch_end.set()
             if self._reuse is not None:
                 self._timer.cancel()
                 if self._kernel is not None:
@@ -905,12 +1001,12 @@ def _bad_name(path: str) -> str | None:
 
 
 def _folder_usage(root: Path) -> tuple[int, int]:
-    """Bytes and files already in a task's artifacts folder (every session of the task shares its bounds)."""
+    """Bytes and files already in a task's artifacts folder (every session of the task shares its bounds).
+    Every file counts: a copy under way (or left by a killed runner) too, and a collected file may have any
+    name, that of a temporary copy included."""
     total = count = 0
     for dirpath, _dirs, files in os.walk(root):
         for f in files:
-            if f.startswith(".") and ".partial-" in f:
-                continue
             try:
                 total += os.lstat(os.path.join(dirpath, f)).st_size
                 count += 1

@@ -15,7 +15,9 @@
 # reaps it. "kernel": [socket]: a fresh persistent interpreter (forked from pid 1, so the preloaded modules
 # are there) that serves python calls on that socket: [code memfd, stdout, stderr, status] per call.
 # "kill" / "wait": a call's process group, or the interpreter. "write" / "read" / "list" / "collect": the
-# workspace, data through a host memfd or the destination file's descriptor.
+# workspace, data through a host memfd or the destination file's descriptor. "stop" (the session's CPU-time
+# budget is spent): every other process of the session is killed and no "exec" or "kernel" is served any
+# more; the workspace's file operations still are.
 # ruff: noqa: F821 - _dumpable, _ipc_clean, _others, _subreaper, _vm_size and _wipe are bootstrap.py's, which follows this file
 import json
 import os
@@ -87,6 +89,9 @@ def _session_loop(ctl, cfg, fds):
             op = req.get("op")
         except BaseException:
             req, op = {}, None
+        if op == "stop":
+            _session_stop(rfds)
+            continue
         if op == "end":
             if _session_reset(rfds):
                 signal.set_wakeup_fd(-1)
@@ -181,10 +186,23 @@ def _session_reset(fds):
 
 def _session_end():
     """The harness closed the session (or died): kill every process of the session, then exit."""
+    _kill_session()
+    os._exit(0)
+
+
+def _kill_session():
+    """Kill every process of the session but this one; True when none is left."""
     import signal
     import time
 
-    for pid in list(_S["procs"].values()) + [_S["kernel"]] + [r[0] for r in _S["relays"].values()]:
+    relays = list(_S["relays"].values())
+    _S["relays"].clear()  # not started again by _reap
+    for relay in relays:
+        try:
+            os.close(relay[1])
+        except OSError:
+            pass
+    for pid in list(_S["procs"].values()) + [_S["kernel"]] + [r[0] for r in relays]:
         if pid:
             for f in (os.killpg, os.kill):
                 try:
@@ -192,24 +210,40 @@ def _session_end():
                 except OSError:
                     pass
     # orphans (daemons, double forks) were re-parented to this process (pid 1, or a subreaper): kill the
-    # children until none is left
+    # children until none is left; as pid 1, every process of the sandbox user (kill(-1) spares pid 1)
     me = os.getpid()
     for _ in range(2000):
-        kids = _children(me)
-        if not kids:
-            break
-        for k in kids:
+        if me == 1:
             try:
-                os.kill(k, signal.SIGKILL)
+                os.kill(-1, signal.SIGKILL)
             except OSError:
                 pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
+        else:
+            for k in _children(me):
+                try:
+                    os.kill(k, signal.SIGKILL)
+                except OSError:
+                    pass
+        _reap()
+        if not (_others() if me == 1 else _children(me)):
+            return True
         time.sleep(0.001)
-    os._exit(0)
+    return False
+
+
+def _session_stop(fds):
+    """The session's CPU-time budget is spent: kill the interpreter, the commands, background processes and
+    the relays of forwarded services, and run nothing more (file operations are still served)."""
+    reply = fds[-1] if fds else None
+    for f in fds[:-1]:
+        try:
+            os.close(f)
+        except OSError:
+            pass
+    _S["stopped"] = True
+    done = _kill_session()
+    _S["kernel"] = None
+    _reply(reply, {"stopped": done})
 
 
 def _children(parent):
@@ -261,6 +295,8 @@ def _reap():
 
 
 def _dispatch(op, req, fds):
+    if _S.get("stopped") and op in ("exec", "kernel"):
+        raise ValueError("the session's CPU-time budget is spent: nothing more runs in it")
     if op == "exec":
         _op_exec(req, fds)
     elif op == "kernel":

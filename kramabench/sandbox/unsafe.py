@@ -3,6 +3,13 @@
 For users who accept the risk (no bubblewrap, no Docker). The code sees the host filesystem and the
 network; only the environment is emptied, resource limits are set, the working directory is a fresh
 temporary folder and the process group is killed at the end. Never chosen by default.
+
+What it cannot enforce: the CPU share (``Limits.cpus``: only the BLAS thread counts follow it), memory and
+processes for a whole session (``RLIMIT_AS`` per process; ``RLIMIT_NPROC`` would count every process of the
+host user, so it is not set), the workspace size (a host folder). A session's CPU-time budget
+(``session_cpu_s``) is counted over the fork server's process tree (``/proc``, no cgroup): a process that
+leaves the tree (re-parented elsewhere than to the subreaper, e.g. by ``systemd-run``) or whose parent
+ignores SIGCHLD escapes the count once it has exited.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from kramabench.sandbox._common import (
     thread_env,
     wait_and_drain,
 )
+from kramabench.sandbox.cpu import CpuMeter
 from kramabench.sandbox.session import ForkServerSession, check_extras, session_limits
 from kramabench.sweep import make_tempdir
 
@@ -199,6 +207,7 @@ class UnsafeSubprocessSandbox:
         if hello != b"ready":
             teardown()
             raise SandboxUnavailable("the session's fork server did not start")
+        meter = CpuMeter(pid=proc.pid)  # the fork server and its descendants (a subreaper: orphans stay in)
         init = {
             "workdir": str(work),
             "symlinks": [[wl, str(lake)]] if wl else [],
@@ -218,10 +227,12 @@ class UnsafeSubprocessSandbox:
             teardown=teardown,
             mounts={m.name: str(Path(m.source).resolve()) for m in mounts},
             artifacts_dir=artifacts_dir,
+            cpu_meter=meter,
         )
 
     def info(self) -> dict[str, str]:
-        return {"backend": self.name, "python_executable": self.options.python, "isolation": "none"}
+        return {"backend": self.name, "python_executable": self.options.python, "isolation": "none",
+                "cpu_limit": "none (BLAS threads only)"}
 
     def close(self) -> None:
         pass

@@ -39,6 +39,7 @@ from kramabench.contracts.session import (
     Mount,
     ServiceForward,
     Session,
+    SessionBudgetSpent,
     SessionClosed,
     SessionError,
     SessionLimits,
@@ -46,6 +47,32 @@ from kramabench.contracts.session import (
 )
 
 SALES = "region,amount\nnorth,10\nsouth,32\n"
+
+#: a python call that uses ``s`` CPU seconds (whatever the machine's load: CPU time, not wall time)
+BURN = "import time\n_end = time.process_time() + {s}\nwhile time.process_time() < _end:\n    pass\n'burnt'"
+
+#: a python call that spins 2 threads (hashlib releases the GIL: both run at once) and ``procs`` processes for
+#: ``secs`` seconds; its value is the CPU time of all of them per wall second: the cores they got
+SPINNER = """
+import hashlib, resource, subprocess, sys, threading, time
+loop = "import hashlib, time\\nd = b'x' * (1 << 20)\\nend = time.monotonic() + {secs}\\nwhile time.monotonic() < end:\\n    hashlib.sha256(d).digest()"
+t0, c0, k0 = time.monotonic(), time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+kids = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range({procs})]
+data = b"x" * (1 << 20)
+def spin():
+    while time.monotonic() < t0 + {secs}:
+        hashlib.sha256(data).digest()
+threads = [threading.Thread(target=spin) for _ in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+for k in kids:
+    k.wait()
+k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+used = time.process_time() - c0 + (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime)
+round(used / (time.monotonic() - t0), 3)
+"""
 
 
 class KitLake:
@@ -427,6 +454,15 @@ class SessionContract(_Base):
             assert len(res.artifacts) == 20, res.artifacts[:3]
             reasons = " | ".join(r.reason for r in res.refused)
             assert "more than 50 entries" in reasons and "20 artifacts" in reasons, reasons
+        # names like the harness's own temporary copies count too (collected one call at a time)
+        limits = _limits(artifact_bytes=10_000, artifacts_total_bytes=25_000, max_artifacts=4)
+        folder = kit.root / "artifacts-hidden"
+        with self.open(sandbox, kit, limits=limits, artifacts_dir=folder) as s:
+            assert s.python("for i in range(6):\n    open(f'.f{i}.partial-{i}', 'wb').write(bytes(8000))").ok
+            got = [a for i in range(6) for a in s.collect([f".f{i}.partial-{i}"]).artifacts]
+            assert len(got) == 3, got
+        on_disk = [p for p in folder.rglob("*") if p.is_file()]
+        assert len(on_disk) == 3 and sum(p.stat().st_size for p in on_disk) <= 25_000, on_disk
         with pytest.raises(SessionError):
             with sandbox.session(kit.lake, _limits()) as s:  # no artifacts folder
                 s.write_file("x.txt", "x")
@@ -456,6 +492,55 @@ class SessionContract(_Base):
             assert s.exec(["sh", "-c", "test -s marker && echo growing"]).stdout == "growing\n"
         assert wait_gone(token) == [], "a background process outlived its session"
 
+    def test_cpu_budget_spent_across_calls(self, sandbox, kit):
+        """``session_cpu_s`` counts every call's CPU time, python and commands: the call that spends it is
+        stopped and says so, later calls raise SessionBudgetSpent, the workspace stays readable."""
+        with self.open(sandbox, kit, limits=_limits(session_cpu_s=2.5)) as s:
+            s.write_file("made.csv", "a\n1\n")
+            r = s.python(BURN.format(s=0.8))
+            assert r.ok and r.value == "'burnt'" and not r.session_over, r
+            py = "python3"
+            r = s.exec([py, "-c", BURN.format(s=0.8).replace("'burnt'", "print('burnt')")])
+            if r.not_found:
+                py = "python"
+                r = s.exec([py, "-c", BURN.format(s=0.8).replace("'burnt'", "print('burnt')")])
+            assert r.ok and r.stdout == "burnt\n" and not r.session_over, r
+            t0 = time.monotonic()
+            r = s.python("x = 1\n" + BURN.format(s=30), timeout=120)
+            assert r.session_over and not r.ok and not r.timed_out and not r.crashed, r
+            assert "CPU-time budget of 2.5 s is spent" in r.explanation, r.explanation
+            assert time.monotonic() - t0 < 60
+            used = getattr(s, "cpu_used", lambda: None)()
+            if used is not None:  # an implementation's own figure (not in the protocol)
+                assert 2.5 <= used < 4.0, used
+            for call in (lambda: s.python("1"), lambda: s.exec(["true"]), lambda: s.python("x")):
+                with pytest.raises(SessionBudgetSpent, match="CPU-time budget of 2.5 s is spent"):
+                    call()
+            with pytest.raises(SessionClosed):  # what a caller that knows only SessionClosed catches
+                s.exec(["echo", "no"])
+            # the work done is not lost: the workspace can still be read and collected
+            assert s.read_file("made.csv") == b"a\n1\n"
+            assert [f.path for f in s.list_files()] == ["made.csv"]
+            res = s.collect(["made.csv"])
+            assert res.ok and res.artifacts[0].bytes == 4, res
+        with self.open(sandbox, kit) as s:  # the next session starts afresh
+            assert s.python(BURN.format(s=0.3)).ok
+
+    def test_cpu_budget_counts_background_processes(self, sandbox, kit):
+        """A process left running in the background spends the budget between and during calls: a call that
+        only sleeps is stopped when it runs out, and the process is killed."""
+        token = f"kb-session-cpu-{uuid.uuid4().hex}"
+        with self.open(sandbox, kit, limits=_limits(session_cpu_s=1.5)) as s:
+            r = s.exec(["sh", "-c", f"nohup sh -c 'while :; do :; done; : {token}' >/dev/null 2>&1 & echo bg"])
+            assert r.ok and r.stdout == "bg\n", r
+            t0 = time.monotonic()
+            r = s.python("import time\ntime.sleep(100)", timeout=110)
+            assert r.session_over and not r.ok and "CPU-time budget of 1.5 s is spent" in r.explanation, r
+            assert time.monotonic() - t0 < 90  # not the sleep's end: the budget's (the spinner may get a small share)
+            assert wait_gone(token) == [], "the background spinner outlived the budget"
+            with pytest.raises(SessionBudgetSpent):
+                s.python("1")
+
     def test_closed_session(self, sandbox, kit):
         s = self.open(sandbox, kit)
         s.python("x = 1")
@@ -472,7 +557,7 @@ class SessionContract(_Base):
         try:
             s.exec(["sh", "-c", f"nohup sh -c 'sleep 3600; : {token}' >/dev/null 2>&1 &"])
             r = s.python("import time\ntime.sleep(30)", timeout=30)
-            assert r.timed_out and "session's wall-clock limit of 4 s" in r.explanation, r
+            assert r.timed_out and r.session_over and "session's wall-clock limit of 4 s" in r.explanation, r
             with pytest.raises(SessionClosed, match="wall-clock limit"):
                 s.python("1")
             assert wait_gone(token) == []
@@ -695,3 +780,15 @@ class SessionIsolation(_Base):
             r = s.python("x = bytearray(10 * 1024**3)")
             assert r.oom and not r.ok and "512 MB" in r.explanation, r
             assert s.python("'alive'").value == "'alive'"
+
+    def test_cpu_share_holds_for_the_session(self, sandbox, kit):
+        """``cpus`` is the share of the whole session: two spinning threads get about half a core at cpus=0.5,
+        and so do two threads and two more processes together."""
+        with self.open(sandbox, kit, limits=_limits(cpus=0.5)) as s:
+            for procs in (0, 2):
+                r = s.python(SPINNER.format(secs=3, procs=procs))
+                assert r.ok, r
+                cores = float(r.value)
+                # at most half a core (the CFS quota; a little for the periods' edges); at least some of it,
+                # whatever else this machine runs
+                assert 0.02 < cores <= 0.6, (procs, cores)

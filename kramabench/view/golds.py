@@ -206,6 +206,7 @@ def floors_panel(f: Any) -> dict[str, Any]:
     again from ``records.jsonl``), as the report's golds section shows them."""
     from kramabench.run.floors import FloorEntry, floor_rows_of
     from kramabench.run.golds import both_golds
+    from kramabench.run.settings import setting_floor_note
     from scorers.floors import BAND_THRESHOLD, FLOOR_TITLES, RAE_BANDS
 
     rows = f.snapshot()
@@ -223,7 +224,12 @@ def floors_panel(f: Any) -> dict[str, Any]:
     views = both_golds(records, manifest_model(manifest))
     cache, canon = f.floor_cache()
     golds: dict[str, Any] = {}
+    # a setting that states its own floor (an ELT pipeline's: an empty warehouse) has no constant-answer floors
+    floor_note = setting_floor_note(setting, records) if setting else None
     for g in GOLDS:
+        if floor_note is not None:
+            golds[g] = {"n": 0, "floors": {}, "floors_bounded": {}, "numeric_rae": {}}
+            continue
         # the floors of kramabench.run.floors.floor_rows (the report's), over the attempts that count; each gold
         # value replaced by one object per distinct value, so that the run's cache of the constants' scores
         # (keyed by the value's identity) holds across versions: a growing run scores only its new golds
@@ -249,7 +255,8 @@ def floors_panel(f: Any) -> dict[str, Any]:
         notes.append(f"{bad} record(s) do not read as kramabench records: left out of the floors")
     return {
         "setting": setting,
-        "floors_apply": setting != "pipeline-design",
+        "floors_apply": setting != "pipeline-design" and floor_note is None,
+        "floor_note": floor_note,
         "run_gold": manifest_gold(manifest),
         "titles": GOLD_TITLES,
         "floor_titles": FLOOR_TITLES,

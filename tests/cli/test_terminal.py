@@ -156,3 +156,26 @@ def test_a_closed_stdout_is_not_an_error(tmp_path):
 def test_help_output_is_clean_through_the_safe_streams():
     p = _kb("lake", "--help", env={"COLUMNS": "100"})
     assert p.returncode == 0 and "Usage:" in p.stdout and "b''" not in p.stdout and not p.stdout.rstrip().endswith("'")
+
+
+def test_paths_the_user_names_are_shown_as_one_line_never_as_markup(tmp_path):
+    """A folder or file name the user gives (--output, --out, a run folder) may hold rich markup (``[/x]``), a
+    newline or an escape sequence: each command names it on one line, as text, and never fails on it."""
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps({"task_id": f"grid-easy-{i}", "answer": 1}) + "\n" for i in range(1, 4)))
+    odd = tmp_path / "out[/x]\nforged line \x1b[31m"
+    p = _kb("score", "--workload", "mini", "--domain", "grid", "--predictions", str(preds), "--bootstrap", "100",
+            "--output", str(odd / "s.json"))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert (odd / "s.json").is_file() and "out[/x]\\nforged line \\x1b[31m/s.json" in p.stdout, p.stdout
+    _shown_only(p.stdout + p.stderr, "score --output")
+    run = _kb("run", "--workload", "mini", "--domain", "grid", "--limit", "1", "--system", "reference", "--results",
+              str(tmp_path), "--run-id", "r", "--progress", "none", "--no-report")
+    assert run.returncode == 0, run.stderr
+    rep = _kb("report", str(tmp_path / "r"), "--out", str(odd / "rep"))
+    assert rep.returncode == 0 and (odd / "rep" / "report.html").is_file(), rep.stderr
+    _shown_only(rep.stdout + rep.stderr, "report --out")
+    missing = _kb("report", str(odd / "no-such-run"))
+    lines = [ln for ln in missing.stderr.splitlines() if ln.strip()]
+    assert missing.returncode == 1 and len(lines) == 1 and lines[0].startswith("error:"), missing.stderr
+    _shown_only(missing.stderr, "report of a missing run")

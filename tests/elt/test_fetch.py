@@ -9,6 +9,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -31,7 +32,8 @@ from kramabench.elt.fetch import (
 )
 from kramabench.workload.fetch import ChecksumMismatch, FetchError, UnsafeArchive
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "elt-bench"
+#: ../shared/elt-bench beside the repo; KRAMABENCH_SHARED overrides it (as for every test of shared data)
+SHARED = Path(os.environ.get("KRAMABENCH_SHARED") or Path(__file__).resolve().parents[3] / "shared") / "elt-bench"
 PIPELINES = ("amplitude", "human_resources")
 
 
@@ -158,10 +160,7 @@ def test_the_fetched_suite_is_named_elt_bench(server, tmp_path: Path) -> None:
     home = tmp_path / "home"
     root, _, _ = fetch_elt_bench(home=home, ref="166569c", pins=_pins(base, digests).model_copy(update={"ref": "166569c"}),
                                  listing=listing)
-    env = {"KRAMABENCH_HOME": str(home), "PATH": "/usr/bin:/bin"}
-    import os
-
-    env = {**os.environ, **env}
+    env = {**os.environ, "KRAMABENCH_HOME": str(home), "PATH": "/usr/bin:/bin"}
     r = subprocess.run([sys.executable, "-m", "kramabench", "workloads", "validate", "elt-bench"], capture_output=True,
                        text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -213,7 +212,6 @@ def test_the_cli_fetches_and_says_what_it_verified(server, tmp_path: Path) -> No
     sha256s), then with them given."""
     www, base = server
     digests, _, listing = _upstream(www)
-    import os
 
     env = {**os.environ, "KRAMABENCH_HOME": str(tmp_path / "home")}
     args = [sys.executable, "-m", "kramabench", "fetch", "elt-bench", "--ref", "abc1234", "--url",
@@ -226,3 +224,26 @@ def test_the_cli_fetches_and_says_what_it_verified(server, tmp_path: Path) -> No
     r = subprocess.run([*args, *given], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "fetched" in r.stdout and "2 pipelines" in r.stdout and "(given)" in r.stdout
+
+
+def test_an_unreachable_upstream_is_an_explained_error_and_copies_fetched_elsewhere_work(server, tmp_path: Path) -> None:
+    """Offline (here: a port nobody listens on) the fetch stops with one line naming what it could not download
+    and the option that names a copy; the same archives as file:// copies then fetch and convert."""
+    www, base = server
+    digests, _, listing = _upstream(www)
+
+    env = {**os.environ, "KRAMABENCH_HOME": str(tmp_path / "home")}
+    r = subprocess.run([sys.executable, "-m", "kramabench", "fetch", "elt-bench", "--ref", "abc1234", "--url",
+                        "http://127.0.0.1:1/repo.tar.gz", "--blobs", str(listing)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert "download of http://127.0.0.1:1/repo.tar.gz failed" in r.stderr and "--url" in r.stderr, r.stderr
+    pins = _pins(base, digests)
+    dead = pins.model_copy(update={"archives": [a.model_copy(update={"url": "http://127.0.0.1:1/x.zip"})
+                                                if a.name == "data_db.zip" else a for a in pins.archives]})
+    with pytest.raises(FetchError, match="data archive data_db.zip.*--archive-url data_db.zip=URL"):
+        fetch_elt_bench(home=tmp_path / "h", pins=dead, listing=listing)
+    copies = {n: (www / n).as_uri() for n in ("data_api.zip", "data_db.zip")} | {"gt.zip": (www / "gt.zip").as_uri()}
+    root, m, _ = fetch_elt_bench(home=tmp_path / "h", pins=dead, listing=listing,
+                                 repo_url=(www / "repo.tar.gz").as_uri(), archive_urls=copies)
+    assert m.pipelines == 2 and {a["verification"] for a in m.archives} == {"pinned"}

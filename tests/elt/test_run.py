@@ -38,6 +38,8 @@ def reference_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
                         "--results", str(results), "--run-id", "ref", "--progress", "plain"],
                        capture_output=True, text=True, timeout=1200, cwd=results)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    # nothing of the run is a traceback in its log (floors included: the constant answers are no warehouses)
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout, r.stderr[-3000:]
     return results / "ref", r.stdout
 
 
@@ -60,6 +62,10 @@ def test_the_reference_solutions_reach_100_percent_on_both_comparators(reference
     # both comparators printed, and the deliberate differences of this set-up
     assert "SRDEL" in stdout and "SRDT (elt-bench)" in stdout and "SRDT (verified)" in stdout
     assert "mongodb: the collections are JSON-lines files" in stdout
+    # the floor of a warehouse task is an empty warehouse, said with why; no constant-answer floors
+    assert ("floor (the same 3 pipelines): an empty warehouse scores 0.0% (SRDEL 0.0%: no expected table is in it; "
+            "SRDT 0/6: no data model is)") in " ".join(stdout.split())
+    assert "constant 0 0.0%" not in stdout
     # the sources were started just before each pipeline and named in its record
     assert recs["bookshop"]["score_details"]["sources"]["kinds"] == ["postgres", "rest"]
 
@@ -72,6 +78,15 @@ def test_the_report_shows_the_metrics_and_the_differences(reference_run: tuple[P
     assert "Deliberate differences of" in md and "not served by mongod" in md
     html = (run_dir / "report.html").read_text()
     assert "SRDEL" in html and "not served by mongod" in html
+    assert "an empty warehouse scores 0.0%" in html and "floor: constant 0" not in html
+    # the viewer's floors panel says the same floor, and no constant-answer floors
+    from kramabench.view.golds import floors_panel
+    from kramabench.view.runs import ResultsIndex
+
+    idx = ResultsIndex(run_dir.parent)
+    idx.scan()
+    panel = floors_panel(idx.get(run_dir.name))
+    assert panel["floors_apply"] is False and panel["floor_note"].startswith("floor (the same 3 pipelines): an empty")
 
 
 @pytest.mark.slow

@@ -98,3 +98,19 @@ def test_a_view_that_never_ends_fails_its_model_only_and_the_read_is_isolated(tm
     junk.write_bytes(b"\0" * 4096)
     bad = score_pipeline(suite, p, junk, isolated=True)
     assert not bad.stage1.passed and bad.stage1.error
+
+
+def test_rows_in_another_order_fail_the_paper_rules_and_pass_verified_in_a_real_warehouse(tmp_path: Path) -> None:
+    """An evaluation query without ORDER BY (as many of ELT-Bench's are) returns the warehouse's row order: the
+    elt-bench comparator compares by position, verified aligns the rows on their key."""
+    spec = shop_pipeline()
+    spec["evaluation"] = {"customer_totals": "SELECT * FROM customer_totals"}
+    suite = load_suite(write_suite(tmp_path / "s", {"a": spec}))
+    p = suite.pipeline("a")
+    model = ("SELECT c.customer_id, sum(o.amount) AS total FROM customers c JOIN orders o USING (customer_id) "
+             "GROUP BY 1 ORDER BY 1 {}")
+    in_order = score_pipeline(suite, p, build(tmp_path / "in.duckdb", p.folder, model_sql=model.format("ASC")))
+    reordered = score_pipeline(suite, p, build(tmp_path / "re.duckdb", p.folder, model_sql=model.format("DESC")))
+    assert in_order.models[0].correct("elt-bench") and in_order.models[0].correct("verified")
+    assert not reordered.models[0].correct("elt-bench") and reordered.models[0].correct("verified")
+    assert reordered.models[0].results["verified"].missing_rows == reordered.models[0].results["verified"].extra_rows == 0

@@ -3,6 +3,8 @@ primary one deciding the score, dropped columns, answers that are not tables."""
 
 from __future__ import annotations
 
+import pytest
+
 import scorers
 from kramabench.elt.compare.scorer import TableExpectation, as_table
 from kramabench.elt.compare.values import Table
@@ -55,3 +57,14 @@ def test_an_answer_that_is_not_a_table_scores_zero_with_the_reason() -> None:
     for bad in (42, {"columns": ["a"]}, [1, 2], {"columns": ["a", "b"], "rows": [[1]]}):
         s = scorers.score(GT, bad, "table")
         assert s.value == 0.0 and not s.unscored and "not a table" in s.details["reason"]
+
+
+def test_a_gold_that_is_not_a_table_leaves_the_answer_unscored_with_the_reason_and_logs_no_traceback(
+        caplog: pytest.LogCaptureFixture) -> None:
+    pipeline_summary = {"tables": {"orders": 4}, "models": ["totals"]}  # what an elt record holds as its gold
+    with caplog.at_level("WARNING"):
+        for gold in (pipeline_summary, 42, "", [1, 2]):
+            s = scorers.score(gold, GT, "table")
+            assert s.value is None and s.unscored and s.details["reason"] == "gold_not_a_table", gold
+            assert "the gold is not a table" in s.details["gold_problem"]
+    assert not caplog.records

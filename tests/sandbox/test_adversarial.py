@@ -769,3 +769,46 @@ print("shm", shm, "msg", libc.msgget(0x4B43, 0o1666), "sem", libc.semget(0x4B44,
     assert out["left"] == {"shm": [], "msg": [], "sem": []}, out
     assert out["shm"] == out["msg"] == out["sem"] == -1, out
     assert secret not in res.stdout
+
+
+#: keyctl(2), add_key(2) and request_key(2) by machine; the keys part is skipped elsewhere
+_KEY_CALLS = {"x86_64": (250, 248, 249), "aarch64": (219, 217, 218)}
+
+
+def test_posix_queues_and_keys_left_by_the_code_are_gone_next_time(sandbox, planted):
+    """POSIX message queues and the sandbox user's kernel keyrings (the user, user-session, session and
+    persistent ones) outlive the processes that filled them: what one execution leaves in a warm sandbox
+    must be gone for the next one (the local backend allows keyctl; docker's seccomp profile refuses it)."""
+    secret = f"KEY-SECRET-{uuid.uuid4().hex}"
+    calls = _KEY_CALLS.get(os.uname().machine, (None, None, None))
+    common = f"""
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+libc.syscall.restype = ctypes.c_long
+KEYCTL, ADD_KEY, REQUEST_KEY = {calls!r}
+def sys(nr, *a):
+    return -1 if nr is None else libc.syscall(ctypes.c_long(nr), *(ctypes.c_long(x) if isinstance(x, int) else x for x in a))
+"""
+    make = common + f"""
+q = rt.mq_open(b"/kbq-secret", os.O_CREAT | os.O_RDWR, 0o666, None)
+sent = rt.mq_send(q, {secret.encode()!r}, {len(secret)}, 0) if q >= 0 else -1
+keys = [sys(ADD_KEY, b"user", f"kbkey{{i}}".encode(), {secret.encode()!r}, {len(secret)}, ring) for i, ring in enumerate((-3, -4, -5))]
+persistent = sys(KEYCTL, 22, -1, -4)
+if persistent > 0:
+    keys.append(sys(ADD_KEY, b"user", b"kbkey-persistent", {secret.encode()!r}, {len(secret)}, persistent))
+print(json.dumps({{"queue": q, "sent": sent, "keys": keys}}))
+"""
+    made, _ = run_json(sandbox, make, planted)
+    assert made["queue"] >= 0 and made["sent"] == 0, made
+    found, res = run_json(sandbox, common + """
+q = rt.mq_open(b"/kbq-secret", os.O_RDONLY | os.O_NONBLOCK, 0, None)
+keys = [sys(REQUEST_KEY, b"user", f"kbkey{i}".encode(), None, 0) for i in range(3)]
+persistent = sys(KEYCTL, 22, -1, -4)
+if persistent > 0:
+    keys.append(sys(KEYCTL, 10, persistent, b"user", b"kbkey-persistent", 0))  # KEYCTL_SEARCH
+print(json.dumps({"queue": q, "keys": keys, "queues": sorted(os.listdir("/dev/mqueue")) if os.path.isdir("/dev/mqueue") else []}))
+""", planted)
+    assert found["queue"] == -1 and found["queues"] == [], (made, found)
+    assert all(k < 0 for k in found["keys"]), (made, found)
+    assert secret not in res.stdout

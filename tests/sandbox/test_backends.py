@@ -151,6 +151,21 @@ def test_concurrent_runs_from_worker_threads(sandbox, planted):
         assert json.loads(r.stdout.splitlines()[0]) == {"total": 42, "rows": 2}
 
 
+def test_cpu_share_holds_for_a_run(sandbox, planted):
+    """``Limits.cpus`` caps the whole run, the same on local (a cpu cgroup's CFS quota, warm and cold) and docker
+    (``nano_cpus``): two spinning threads and two child processes get about half a core at cpus=0.5."""
+    from kramabench.testing.session_kit import SPINNER
+
+    if sandbox.name == "local" and os.geteuid() != 0:
+        pytest.skip("the local backend's cpu cgroup needs root")
+    code = SPINNER.format(secs=3, procs=2).rstrip().rsplit("\n", 1)
+    code = code[0] + "\nprint(" + code[1] + ")\n"
+    res = sandbox.run(code, planted.lake, Limits(cpus=0.5, wall_timeout_s=60))
+    assert res.ok, res
+    cores = float(res.stdout)
+    assert 0.02 < cores <= 0.6, cores  # at most the share, whatever else the machine runs
+
+
 def test_info_reports_versions(sandbox):
     info = sandbox.info()
     assert info["backend"] == sandbox.name
@@ -491,5 +506,21 @@ def test_docker_runs_share_one_relay_and_a_dead_relay_is_replaced(docker_sandbox
         res = sb.run("print('after')", planted.lake)
         assert res.ok and res.stdout.strip() == "after", res
         assert next(iter(sb._all.values())) is c  # the same container
+    finally:
+        sb.close()
+
+
+@pytest.mark.docker
+def test_docker_container_that_does_not_start_is_removed_at_once(docker_sandbox, planted):
+    """A container the engine creates but cannot start (here: its interpreter does not exist) is removed by the
+    failed start itself, not left for the next sweep."""
+    from kramabench.sweep import OWNER_LABEL, owner_tag
+
+    sb = get_sandbox("docker", python="/kb-no-such-python")
+    try:
+        res = sb.run("print(1)", planted.lake)
+        assert not res.ok and "kb-no-such-python" in res.explanation, res
+        left = sb._client().containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner_tag()}"})
+        assert [c.id for c in left if "kb-no-such-python" in str(c.attrs["Config"]["Cmd"])] == []
     finally:
         sb.close()

@@ -383,6 +383,15 @@ def test_warm_sandbox_lives_in_one_cgroup_with_the_limits(warm, planted):
     assert w.proc.pid in procs  # bwrap and its whole namespace
     assert int((w.cgroup / "pids.max").read_text()) == 20 + 3
     assert Path(w.cgroup).name.startswith("run-")  # swept by its owner tag if this process is killed
+    # the CPU share (a CFS quota) and the CPU-time counter, each holding the whole sandbox too
+    from kramabench.sandbox.cpu import cgroup_cpu_s, cpu_share
+
+    assert w.groups.cpu is not None and w.groups.acct is not None
+    assert cpu_share(w.groups.cpu) == limits.cpus
+    for g in w.groups.all():
+        assert Path(g).name == Path(w.cgroup).name
+        assert w.proc.pid in {int(p) for p in (g / "cgroup.procs").read_text().split()}
+    assert cgroup_cpu_s(w.groups.acct) > 0
 
 
 def test_environment_variable_turns_the_fork_server_off(monkeypatch, planted, local_sandbox):

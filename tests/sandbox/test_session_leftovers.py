@@ -29,7 +29,7 @@ from kramabench.sweep import owner_tag
 
 backend, lake, token = sys.argv[1:4]
 sb = get_sandbox(backend)
-s = sb.session(Path(lake), SessionLimits(wall_timeout_s=60))
+s = sb.session(Path(lake), SessionLimits(wall_timeout_s=60, cpus=0.5, session_cpu_s=600))
 s.exec(["sh", "-c", f"nohup sh -c 'sleep 3600; : {token}-nohup' >/dev/null 2>&1 &"])
 s.python(f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(3600)', '{token}-py'], start_new_session=True)")
 s.write_file("work.txt", "x")
@@ -58,6 +58,10 @@ def test_sigkill_mid_session_leaves_nothing_after_the_sweep(backend, tmp_path, r
         while len(host_processes_with(token)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(host_processes_with(token)) >= 2  # the session's background processes run
+        if backend == "local" and os.geteuid() == 0:  # its cgroups: on v1, one per controller, cpu and cpuacct too
+            made = {p.parent.name for p in cgroup_parents() for c in p.iterdir() if tag in c.name}
+            v1 = Path("/sys/fs/cgroup/cpuacct/cgroup.procs").exists()
+            assert ({"pids", "memory", "cpu", "cpuacct"} <= made) if v1 else made, made
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
         sweep_stale()

@@ -108,22 +108,29 @@ def _kill_at_random(repo_root: Path, tmp_path: Path, backend: str, rounds: int, 
     rng = random.Random(seed)
     env = {**os.environ, "PYTHONPATH": str(repo_root)}
     tags: list[str] = []
-    for i in range(rounds):
+    i = 0
+    while len(tags) < rounds:
+        last = len(tags) == rounds - 1
         p = subprocess.Popen(
             [sys.executable, "-m", "kramabench", "run", "--workload", "mini", "--system", "reference",
              "--sandbox", backend, "--results", str(tmp_path / "res"), "--run-id", f"k{i}", "--progress", "none",
              "--no-report", "-j", "2"],
             cwd=repo_root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
+        i += 1
         time.sleep(0.05)
         tag = tag_of(p.pid)
-        if i < rounds - 1:
+        if not last:
             time.sleep(rng.uniform(0.5, 10.0))  # start-up, sandbox check, tasks in flight...
-        else:  # the last one surely mid-run: once it has made something, at a random instant after
+        else:  # the last one surely mid-run: once its run has begun (its lake view lives as long as the run; the
+            # sandbox check's cgroups and folder before it are gone a moment later), at a random instant after
             deadline = time.monotonic() + 120
-            while not _leftovers(tag) and p.poll() is None and time.monotonic() < deadline:
+            while (not any("kramabench-lake-" in x for x in _leftovers(tag)) and p.poll() is None
+                   and time.monotonic() < deadline):
                 time.sleep(0.05)
-            time.sleep(rng.uniform(0.0, 1.0))
+            time.sleep(rng.uniform(0.0, 0.3))
+            if p.poll() is not None and i < rounds + 5:  # the run ended first (a fast machine): once more
+                continue
         os.kill(p.pid, signal.SIGKILL)
         p.wait()
         tags.append(tag)

@@ -8,6 +8,7 @@ expected one, under the comparators of :mod:`kramabench.elt.compare`.
   ``{"columns": [...], "rows": [[...], ...]}`` (optionally with ``comparator``, ``comparators`` and
   ``dropped``: comparator -> {column: reason}), a list of row mappings, or CSV text with a header;
 * ``predicted``: a table in any of those forms;
+* a gold that cannot be read as a table leaves the answer unscored (``gold_not_a_table``);
 * the score is 1 when the primary comparator (``verified`` unless the expectation names another) finds the
   tables equal, else 0; the details hold every comparator's :class:`~kramabench.elt.compare.base.TableResult`
   (per-column status, mismatches with samples, missing and extra rows).
@@ -106,8 +107,14 @@ def expectation(value: Any) -> TableExpectation:
 
 def table(expected: Any, predicted: Any, *, judge: Any = None, question: str | None = None,
           diagnostics: bool = True) -> Score:
-    """Score a produced table against the expected one (see the module docstring)."""
-    exp = expectation(expected)
+    """Score a produced table against the expected one (see the module docstring). A gold that is not a
+    table (a defective task, or an ``elt`` record's summary of a pipeline) leaves the answer unscored with
+    the reason (``gold_not_a_table``), never a 0 and never an exception."""
+    try:
+        exp = expectation(expected)
+    except NotATable as e:
+        return Score(value=None, metric="table", unscored=True,
+                     details={"reason": "gold_not_a_table", "gold_problem": f"the gold is not a table: {e}"})
     metric = f"table:{exp.primary}"
     try:
         actual = as_table(predicted)

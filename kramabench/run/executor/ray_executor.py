@@ -115,12 +115,16 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, timeout_
         raise KeyboardInterrupt("SIGTERM received") from None
     except Exception as e:  # noqa: BLE001 - say which cluster could not be joined
         where = f"the Ray cluster at {address}" if address else "a local Ray"
-        raise ExecutorUnavailable(f"cannot start {where}: {type(e).__name__}: {e}") from e
+        raise ExecutorUnavailable(f"cannot start {where}: {type(e).__name__}: {' '.join(str(e).split())}") from e
     finally:
         for s, h in old.items():  # the runner's Ctrl-C handling stays in charge
             if h is not None:
                 signal.signal(s, h)
     return ray
+
+
+def _no_signal_warning(record: logging.LogRecord) -> bool:
+    return "SIGTERM handler is not set" not in record.getMessage()
 
 
 def _bounded_init(ray: Any, address: str, kw: dict[str, Any], timeout_s: float) -> None:
@@ -131,6 +135,8 @@ def _bounded_init(ray: Any, address: str, kw: dict[str, Any], timeout_s: float) 
 
     def target() -> None:
         try:
+            # Ray warns that it installs no SIGTERM handler off the main thread: the runner's handler is in charge
+            logging.getLogger("ray._private.worker").addFilter(_no_signal_warning)
             ray.init(address=address, **kw)
         except BaseException as e:  # noqa: BLE001 - handed to the caller
             box["error"] = e

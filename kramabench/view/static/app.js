@@ -226,6 +226,7 @@
   // the floors in one line (verified / official): what constant answers get on the same tasks
   function floorsLine(doc) {
     const fl = doc.golds;
+    if (doc.floor_note) return [h("span", { class: "muted", "data-floor": "note" }, doc.floor_note)];
     if (!doc.floors_apply) return [h("span", { class: "muted" }, `none for ${doc.setting} (judged, not against gold answers)`)];
     if (!fl.verified.n && !fl.official.n) return [h("span", { class: "muted" }, "no scored tasks yet")];
     const both = (f) => `${pct(f(fl.verified))} / ${pct(f(fl.official))}`;
@@ -258,6 +259,8 @@
         line("numeric", "… within band (RAE < 11.1%)", G.map((g) => fl[g].numeric_band));
         for (const b of doc.rae_bands) line("numeric", `… RAE ≤ ${(Number(b) * 100).toFixed(0)}%`, G.map((g) => fl[g].numeric_rae[b]));
       }
+    } else if (doc.floor_note) {
+      tb.appendChild(h("tr", { class: "gl floor", "data-line": "floor-note" }, h("td", null, "floor"), h("td", { colspan: "2" }, doc.floor_note)));
     } else if (!doc.floors_apply) {
       tb.appendChild(h("tr", { class: "gl info" }, h("td", { colspan: "3", class: "muted" }, `no floors for ${doc.setting}: its scores are a judge's, not against gold answers`)));
     }
