@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -103,6 +104,8 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, e
     plot_paths = []
     try:
         plot_dir.mkdir(parents=True, exist_ok=True)
+        if plot_dir.is_symlink():  # the report's own folder: plots are never written through a link planted there
+            raise FileRefused(plot_dir, "is a symbolic link, not a folder; not written", errno.ELOOP)
         for p in model.plots:
             path = plot_dir / f"{p.name}.svg"
             _atomic_write(path, p.svg)

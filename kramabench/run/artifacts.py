@@ -9,6 +9,7 @@ recorded the staging folder becomes the unit's folder."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
 import secrets
@@ -17,6 +18,7 @@ import threading
 from pathlib import Path
 
 from kramabench.contracts.artifacts import Artifact
+from kramabench.files import FileRefused
 from kramabench.sweep import make_tempdir
 
 log = logging.getLogger(__name__)
@@ -39,10 +41,22 @@ def unit_folder(setting: str, task_id: str, subtask_id: str | None) -> str:
     return f"{ARTIFACTS}/{name}"
 
 
+def _no_link_below(run_dir: Path, rel: str) -> Path:
+    """``run_dir / rel``, refused (:class:`~kramabench.files.FileRefused`) when a symbolic link stands anywhere
+    below the run folder on the way (``artifacts`` -> elsewhere): nothing is removed or moved through it."""
+    d = Path(run_dir)
+    for part in Path(rel).parts:
+        d = d / part
+        if d.is_symlink():
+            raise FileRefused(d, "is a symbolic link in the run folder; artifacts are never written through it",
+                              errno.ELOOP)
+    return d
+
+
 def fresh_unit_dir(run_dir: Path, rel: str) -> Path:
     """The unit's folder, emptied: what is there belongs to an attempt that left no record (killed) or to
     an errored attempt being retried, never to a finished unit (those are not run again)."""
-    d = Path(run_dir) / rel
+    d = _no_link_below(Path(run_dir), rel)
     if d.exists():
         shutil.rmtree(d, ignore_errors=True)
     return d
@@ -75,7 +89,7 @@ class ArtifactStaging:
             unit_rel = self._units.pop(Path(stage), None)
         if unit_rel is None:
             return list(artifacts)
-        unit = self.run_dir / unit_rel
+        unit = _no_link_below(self.run_dir, unit_rel)
         stage = Path(stage)
         if stage.is_dir():
             shutil.rmtree(unit, ignore_errors=True)

@@ -278,3 +278,16 @@ def test_no_cost_plot_without_costs(tmp_path: Path, synth: SimpleNamespace) -> N
     # ... and both reports say why, instead of leaving the reader to look for it
     assert "_Score against cost: no costs recorded" in md
     assert "Score against cost: no costs recorded" in paths.html.read_text()
+
+
+def test_plots_are_never_written_through_a_link_in_the_report_folder(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
+    from kramabench.report import ReportError, write_report
+
+    out = tmp_path / "out"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / "plots").symlink_to(elsewhere)
+    with pytest.raises(ReportError, match="plots: is a symbolic link"):
+        write_report(list(two_runs), out)
+    assert list(elsewhere.iterdir()) == [] and (out / "plots").is_symlink()

@@ -144,3 +144,30 @@ def test_score_reads_a_runs_artifacts(tmp_path, sessioned):
     assert arts["answer.csv"].path == str(moved / "artifacts" / "synth-easy-1" / "answer.csv")
     assert [a.name for a in preds.for_task("synth", "synth-easy-2").artifacts] == ["plots/plot.png"]
     assert sorted(p.code for p in problems) == ["bad_artifact", "bad_artifact"]
+
+
+def test_artifacts_are_never_removed_or_moved_through_a_link_in_the_run_folder(tmp_path):
+    """A run folder whose ``artifacts`` (or a unit's folder) is a link to elsewhere: a resume neither empties
+    the folder it leads to nor moves a staging folder into it; the refusal names the link."""
+    from kramabench.files import FileRefused
+    from kramabench.run.artifacts import ArtifactStaging, fresh_unit_dir, unit_folder
+
+    host = tmp_path / "host"
+    (host / "t1").mkdir(parents=True)
+    (host / "t1" / "keep.txt").write_text("host file")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "artifacts").symlink_to(host)
+    rel = unit_folder("end-to-end", "t1", None)
+    with pytest.raises(FileRefused, match="symbolic link"):
+        fresh_unit_dir(run_dir, rel)
+    staging = ArtifactStaging(run_dir)
+    with pytest.raises(FileRefused, match="symbolic link"):
+        staging.new(rel)
+    (run_dir / "artifacts").unlink()
+    (run_dir / "artifacts").mkdir()
+    (run_dir / "artifacts" / "t1").symlink_to(host / "t1")  # the unit's own folder is the link
+    with pytest.raises(FileRefused, match="symbolic link"):
+        fresh_unit_dir(run_dir, rel)
+    assert (host / "t1" / "keep.txt").read_text() == "host file"
+    staging.close()
