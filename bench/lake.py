@@ -157,7 +157,9 @@ def _cli_peak_mb(lake: Path) -> tuple[float, float, str]:
     code = (
         "import resource, sys; from kramabench.cli.main import main; sys.argv = ['kramabench'] + sys.argv[1:]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr)"
+        # VmHWM: this process's own peak (ru_maxrss of a spawned child starts at its parent's peak)
+        "print('PEAK', next(int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM:')) / 1024,"
+        " file=sys.stderr)"
     )
     env = {**os.environ, "KRAMABENCH_CACHE": str(lake.parent / "cache"), "COLUMNS": "200",
            "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}

@@ -23,7 +23,7 @@ class SmolagentsOptions(BaseModel):
     max_steps: int = Field(50, ge=1, le=1000, description="smolagents' max_steps")
     answer_after_max_steps: bool = Field(
         True, description="smolagents' own behaviour: after max_steps one more call asks the model for an answer "
-        "without code, and that is the answer; False: no answer, outcome max_steps",
+        "without code, and that is the answer; False: that call is not made: no answer, outcome max_steps",
     )
     planning_interval: int | None = Field(None, ge=1, description="smolagents' planning_interval (None: no planning steps)")
     code_block_tags: Literal["default", "markdown"] = Field(

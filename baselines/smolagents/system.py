@@ -122,7 +122,8 @@ class SmolagentsCodeAgent:
         opener = SessionOpener(self.sandbox, task, opts.limits)
         executor = SessionExecutor(opener, timeout_s=opts.step_timeout_s, output_chars=opts.observation_chars,
                                    clock=kb_model.clock, session_wall_s=opts.limits.session_wall_s)
-        agent = CodeAgent(
+        agent_class = CodeAgent if opts.answer_after_max_steps else _NoAnswerAfterMaxSteps
+        agent = agent_class(
             tools=[], model=kb_model, executor=executor, max_steps=opts.max_steps,
             # every import works in the session (the standard library and the sandbox's packages, listed in
             # the task text): smolagents' list would forbid os, glob, json... that the executor runs
@@ -182,6 +183,14 @@ class SmolagentsCodeAgent:
                                    "answer_from": "smolagents' final call without code"})
         else:
             out.error = OutcomeError(kind="max_steps", message=f"no final answer within max_steps={opts.max_steps} steps")
+
+
+class _NoAnswerAfterMaxSteps(CodeAgent):
+    """smolagents' CodeAgent that ends at ``max_steps`` without its extra call for an answer without code
+    (``answer_after_max_steps=false``): the call is neither made nor paid for, and no step shows it."""
+
+    def _handle_max_steps_reached(self, task: str) -> Any:
+        return None
 
 
 def ran_steps(steps: list[AgentStep], calls: list[ExecutorCall]) -> list[RanStep]:

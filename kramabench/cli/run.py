@@ -56,6 +56,7 @@ OPTION_FIELDS: dict[str, tuple[str, str]] = {
     "--pose-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
     "--task-timeout": ("RunOptions", "task_timeout_s"), "--model-budget": ("RunOptions", "model_budget_s"),
     "--model-timeout": ("RunOptions", "model_timeout_s"),
+    "--no-cache": ("RunOptions", "response_cache"),
     "--executor": ("RunOptions", "executor"), "--ray-address": ("RunOptions", "ray_address"),
     "--normalise-percent": ("RunOptions", "normalise_percent"),
 }  # fmt: skip
@@ -116,6 +117,7 @@ def register(app: typer.Typer) -> None:
         lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
         model_timeout: float = typer.Option(None, "--model-timeout", help=_help(RunOptions, "model_timeout_s")),
         model_budget: float = typer.Option(None, "--model-budget", help=_help(RunOptions, "model_budget_s")),
+        no_cache: bool = typer.Option(False, "--no-cache", help=_help(RunOptions, "response_cache")),
         executor: str = typer.Option(None, "--executor", help=_help(RunOptions, "executor")),
         ray_address: str = typer.Option(None, "--ray-address", help=_help(RunOptions, "ray_address")),
         normalise_percent: bool = typer.Option(None, "--normalise-percent/--paper-percent",
@@ -189,6 +191,7 @@ def register(app: typer.Typer) -> None:
                 "task_timeout_s": task_timeout,
                 "model_timeout_s": model_timeout,
                 "model_budget_s": model_budget,
+                "response_cache": False if no_cache else None,
                 "executor": executor,
                 "ray_address": ray_address,
                 "normalise_percent": normalise_percent,

@@ -63,6 +63,11 @@ class RunOptions(BaseModel):
         description="seconds one attempt of a model call may take in all, to the last byte of the reply; then it "
         f"fails as a 'timeout' and is tried again (default {DEFAULT_TIMEOUT_S:g})",
     )
+    response_cache: bool = Field(
+        True,
+        description="reuse and fill the model response cache for calls at temperature 0 (--no-cache: every call "
+        "is asked of the model again and its reply not stored; a resume keeps the choice)",
+    )
     model_budget_s: float | None = Field(
         None, gt=0, le=MAX_SECONDS, allow_inf_nan=False,
         description="seconds of model calls one task may spend, retries and waits included; past it a call fails "

@@ -284,11 +284,12 @@ class Prepared:
 
 
 def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, role: str = "model",
-                timeout_s: float | None = None) -> Any:
+                timeout_s: float | None = None, cache: bool = True) -> Any:
     """The model of a run, checked by one cheap preflight request (key, endpoint, model name); ``timeout_s``:
-    the deadline of each attempt of its calls (``--model-timeout``; None: 120 s)."""
+    the deadline of each attempt of its calls (``--model-timeout``; None: 120 s); ``cache=False``: the
+    response cache is neither read nor written (``--no-cache``)."""
     try:
-        model = get_model(model_id, timeout_s=timeout_s)
+        model = get_model(model_id, timeout_s=timeout_s, cache=None if cache else False)
     except ModelError as e:
         raise RunSetupError(f"{role} {model_id}: {e.message}" if e.kind != "missing_key" else e.message) from e
     except (ValueError, KeyError) as e:
@@ -308,10 +309,10 @@ def _make_sandbox(backend: str, limit: int) -> Any:
 
 
 def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None,
-                timeout_s: float | None = None) -> Any:
+                timeout_s: float | None = None, cache: bool = True) -> Any:
     """The judge of a run: the setting says which (the design judge for pipeline-design, else the paraphrase
     judge), on a model made and checked (preflight) like the system's."""
-    return setting.make_judge(_make_model(judge_id, limit, guard, role="judge", timeout_s=timeout_s))
+    return setting.make_judge(_make_model(judge_id, limit, guard, role="judge", timeout_s=timeout_s, cache=cache))
 
 
 def open_resume(results: Path, run_id: str | None) -> ResumeState:
@@ -477,9 +478,10 @@ def _prepare_rest(
     old = resume.manifest if resume is not None else None
     guard = FatalGuard()
     limit = opts.model_concurrency or opts.concurrency
-    model = _make_model(config.model, limit, guard, timeout_s=opts.model_timeout_s) if config.model else None
+    model = (_make_model(config.model, limit, guard, timeout_s=opts.model_timeout_s, cache=opts.response_cache)
+             if config.model else None)
     judge_id = config.judge or setting.default_judge
-    judge = _make_judge(judge_id, limit, setting, guard, opts.model_timeout_s) if judge_id else None
+    judge = _make_judge(judge_id, limit, setting, guard, opts.model_timeout_s, opts.response_cache) if judge_id else None
     sandbox = None
     if spec.needs_sandbox:
         sandbox = _make_sandbox(config.sandbox, opts.sandbox_concurrency or opts.concurrency)

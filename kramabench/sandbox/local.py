@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import platform
 import shlex
 import shutil
 import socket
@@ -61,6 +62,7 @@ from kramabench.sandbox._common import (
 from kramabench.sandbox.cpu import CpuMeter, set_cpu_share
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
 from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
+from kramabench.sandbox.seccomp import REFUSED, filter_fd, keyring_filter
 from kramabench.sandbox.session import (
     MOUNT_ROOT,
     SERVICE_ROOT,
@@ -159,6 +161,11 @@ def _oom_kills(cg: Path) -> int:
     return 0
 
 
+def _machine() -> str:
+    """The host's architecture (``x86_64``, ``aarch64``...): the seccomp filter's system call numbers."""
+    return platform.machine()
+
+
 _BWRAP_VERSIONS: dict[str, str] = {}
 
 
@@ -249,6 +256,15 @@ class LocalSandbox:
         self._sessions: dict[int, _Warm] = {}
         self._spawns: list[tuple] | None = None
         self._spawn_cv = threading.Condition()
+        #: the seccomp filter bwrap loads in every sandbox (the keyring calls refused, as docker refuses them)
+        machine = _machine()
+        self._seccomp = keyring_filter(machine)
+        self._seccomp_off: str | None = None
+        if self._seccomp is None:
+            self._seccomp_off = f"unknown architecture {machine}"
+            log.warning("local sandbox: no seccomp filter on %s (its system call numbers are not known here): "
+                        "the kernel keyring calls are allowed; what the code leaves in keyrings is emptied between "
+                        "runs only", machine)
         self._check()
 
     # -- setup ---------------------------------------------------------------------------------------
@@ -290,8 +306,12 @@ class LocalSandbox:
             args += ["--ro-bind", p, p]
         return args
 
+    def _filter_fd(self) -> int | None:
+        """A fresh descriptor holding the seccomp filter, for one bwrap (None: no filter)."""
+        return filter_fd(self._seccomp) if self._seccomp is not None else None
+
     def _argv(self, lake: Path, limits: Limits, workdir_lake: str | None, cfg: dict, *, zygote: bool = False,
-              extra: Sequence[str] = ()) -> list[str]:
+              extra: Sequence[str] = (), seccomp_fd: int | None = None) -> list[str]:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{os.path.dirname(self._python)}:/usr/local/bin:/usr/bin:/bin"}
         argv = [
             self._bwrap,
@@ -304,6 +324,8 @@ class LocalSandbox:
             "--hostname", "sandbox",
             "--cap-drop", "ALL",
             "--disable-userns",
+            # add_key, request_key and keyctl refused with EPERM (kramabench.sandbox.seccomp)
+            *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
             # warm: the fork server itself is the namespace's pid 1 (no bwrap init), so signals from the
             # code cannot reach it and its death ends every process of the sandbox
             *(["--as-pid-1"] if zygote else []),
@@ -339,6 +361,12 @@ class LocalSandbox:
             if r.stdout.strip() != "ok" and self._cgroup is not None:
                 log.warning("the local sandbox fails inside a cgroup (%s); running without it", r.stderr.strip()[-300:])
                 self._cgroup = self._memcg = self._cpucg = self._acctcg = None
+                r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
+            if r.stdout.strip() != "ok" and self._seccomp is not None and "seccomp" in r.stderr.lower():
+                self._seccomp, self._seccomp_off = None, "refused by the kernel"
+                log.warning("local sandbox: the kernel refuses its seccomp filter (%s); the kernel keyring calls are "
+                            "allowed, what the code leaves in keyrings is emptied between runs only",
+                            " ".join(r.stderr.strip().splitlines()[-1:])[-200:])
                 r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
         if r.stdout.strip() == "ok":
             return
@@ -421,7 +449,8 @@ class LocalSandbox:
             "lake_prefixes": [LAKE] + ([wl] if wl else []),
             "rlimits": rlimits(limits),
         }
-        argv = self._argv(lake, limits, workdir_lake, cfg)
+        seccomp_fd = self._filter_fd()
+        argv = self._argv(lake, limits, workdir_lake, cfg, seccomp_fd=seccomp_fd)
         groups = self._make_cgroups(limits, pids_extra=3)  # + bwrap, its pid-1 init, the supervisor
         argv = self._joined(argv, groups)
         memcg = groups.memory
@@ -435,7 +464,7 @@ class LocalSandbox:
                 stdin=code_fd,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(w_audit,),
+                pass_fds=(w_audit,) + ((seccomp_fd,) if seccomp_fd is not None else ()),
                 start_new_session=True,
                 # bwrap becomes the sandbox's pid 1, whose environ the code can read: nothing of the
                 # runner in it, not even its working directory (PWD)
@@ -448,6 +477,9 @@ class LocalSandbox:
             os.close(code_fd)
             self._remove_cgroups(*groups.all())
             return ExecResult(backend=self.name, explanation=f"sandbox not started: {e}")
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         os.close(w_audit)
         os.close(code_fd)
         out, err, audit, timed_out, wall = wait_and_drain(
@@ -637,7 +669,8 @@ class LocalSandbox:
         ctl, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cfg = {"preload": self.options.preload, "control_fd": inner.fileno()}
         groups = self._make_cgroups(limits, pids_extra=3)  # + bwrap, the fork server, the supervisor
-        argv = self._joined(self._argv(lake, limits, None, cfg, zygote=True, extra=extra), groups)
+        seccomp_fd = self._filter_fd()
+        argv = self._joined(self._argv(lake, limits, None, cfg, zygote=True, extra=extra, seccomp_fd=seccomp_fd), groups)
         err_fd = os.memfd_create("kramabench-zygote-stderr", 0)  # bwrap's and the fork server's own errors
         try:
             proc = self._spawn(
@@ -645,7 +678,7 @@ class LocalSandbox:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=err_fd,
-                pass_fds=(inner.fileno(),),
+                pass_fds=(inner.fileno(),) + ((seccomp_fd,) if seccomp_fd is not None else ()),
                 start_new_session=True,
                 env={"PATH": "/usr/bin:/bin"},  # nothing of the runner in pid 1's environ (bwrap clears it)
                 cwd="/",
@@ -657,6 +690,8 @@ class LocalSandbox:
             raise StartFailed(f"bwrap not started: {e}") from None
         finally:
             inner.close()
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         w = _Warm(key, proc, ctl, groups)
         self._pool.add(id(w), w)
         try:
@@ -832,6 +867,8 @@ class LocalSandbox:
                 "process_limit": "pids cgroup" if self._cgroup else ("RLIMIT_NPROC" if not self._root else "none (root without cgroup)"),
                 "memory_limit": "RLIMIT_AS + memory cgroup" if self._memcg else "RLIMIT_AS",
                 "cpu_limit": "cpu cgroup (CFS quota)" if self._cpucg else "none (BLAS threads only)",
+                "syscall_filter": (f"seccomp: {', '.join(REFUSED)} refused (EPERM)" if self._seccomp is not None
+                                   else f"none ({self._seccomp_off}): keyrings emptied between runs only"),
                 "fork_server": ",".join(self.options.preload) if self.options.fork_server else "off",
                 **{f"package.{k}": v for k, v in self.facts.key_versions().items()},
             }

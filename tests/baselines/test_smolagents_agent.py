@@ -104,8 +104,13 @@ def test_replies_without_code_and_max_steps(openai_server, model, local_sandbox,
     assert out.error is None and out.answer == "47.5"  # smolagents' behaviour: the answer of its final call
     assert any(t.get("type") == "max_steps_reached" for t in out.transcript)
     openai_server.enqueue(step("x = 1"), step("x = 2"))
+    before = len(openai_server.requests)
     out = agent(model, local_sandbox, tmp_path, max_steps=2, answer_after_max_steps=False).solve(task(lake))
     assert out.answer is None and out.error.kind == "max_steps"
+    # no answer wanted: smolagents' extra call for one is not made (nor paid, nor shown as a final_answer step)
+    assert len(openai_server.requests) - before == 2
+    assert [s.outcome for s in out.steps] == ["ok", "ok"] and out.iterations == 2
+    assert out.usage.model_calls == 2
 
 
 def test_final_answer_of_a_dataframe_and_a_10_mb_print(openai_server, model, sandbox, lake, tmp_path):

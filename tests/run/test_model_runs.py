@@ -152,3 +152,36 @@ def test_torn_calls_line_is_moved_aside_and_the_repaired_file_replays(tmp_path, 
                 "--results", str(res), "--run-id", "rep", "--no-report"], cwd=repo_root, env=env, timeout=300)
     assert rep.returncode == 0, rep.stderr
     assert all(r.status == "ok" and r.score == 1.0 for r in RunStore(res / "rep").read().records)
+
+
+@pytest.mark.api
+def test_no_cache_asks_the_model_again_and_is_recorded(tmp_path, repo_root):
+    """A second run of the same model is served from the response cache; ``--no-cache`` asks the model every
+    call again and stores nothing, and the manifest says so (a resume keeps it)."""
+    from kramabench.testing import OpenAIServer
+
+    sysmods = tmp_path / "mods"
+    module = write_system_module(sysmods).split(":")[0]
+    env = _env(repo_root, sysmods, tmp_path)
+    n = 3
+    root = make_workload(tmp_path / "wl", n=n)
+    res = tmp_path / "res"
+
+    def handler(req):
+        m = re.search(r"\[answer=(.*?)\]", req.last_user_message)
+        return m.group(1) if m else "null"
+
+    with OpenAIServer() as server:
+        server.handler = handler
+        common = ["--workload", str(root), "--system", f"{module}:Modelled", "--results", str(res),
+                  "--model", f"openai-compatible/test-model@{server.base_url}", "--no-report"]
+        for run_id, extra, asked in (("first", [], n), ("cached", [], 0), ("fresh", ["--no-cache"], n),
+                                     ("fresh2", ["--no-cache"], n)):
+            before = len(server.chat_requests)
+            p = _run([*common, "--run-id", run_id, *extra], cwd=repo_root, env=env, timeout=300)
+            assert p.returncode == 0, p.stderr
+            chats = [r for r in server.chat_requests[before:] if r.body.get("max_tokens") != 1]  # not the preflight
+            assert len(chats) == asked, (run_id, len(chats))
+            assert all(r.status == "ok" and r.score == 1.0 for r in RunStore(res / run_id).read().records)
+    assert RunStore(res / "fresh").read_manifest().options["config"]["options"]["response_cache"] is False
+    assert RunStore(res / "first").read_manifest().options["config"]["options"]["response_cache"] is True

@@ -812,3 +812,58 @@ print(json.dumps({"queue": q, "keys": keys, "queues": sorted(os.listdir("/dev/mq
     assert found["queue"] == -1 and found["queues"] == [], (made, found)
     assert all(k < 0 for k in found["keys"]), (made, found)
     assert secret not in res.stdout
+
+
+def test_kernel_keyring_calls_are_refused_as_docker_refuses_them(sandbox, planted):
+    """keyctl(2), add_key(2) and request_key(2) fail with EPERM on every isolating backend (docker's default
+    seccomp profile; the local backend's own filter): a key put in the user keyring, whose write and setattr
+    permissions the code then takes away (the clean-up between runs could neither give them back nor empty
+    the keyring), would otherwise reach the next run or session of the same warm sandbox."""
+    calls = _KEY_CALLS.get(os.uname().machine)
+    if calls is None:
+        pytest.skip(f"keyring system call numbers unknown on {os.uname().machine}")
+    secret = f"KEYRING-SECRET-{uuid.uuid4().hex}"
+    common = f"""
+import ctypes, json
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+KEYCTL, ADD_KEY, REQUEST_KEY = {calls!r}
+def call(nr, *a):
+    ctypes.set_errno(0)
+    r = libc.syscall(ctypes.c_long(nr), *(ctypes.c_long(x) if isinstance(x, int) else x for x in a))
+    return [r, ctypes.get_errno() if r < 0 else 0]
+SECRET = {secret.encode()!r}
+buf = ctypes.create_string_buffer(256)
+"""
+    attack = common + """
+r = {}
+r["get_keyring_id"] = call(KEYCTL, 0, -4, 1)                      # KEYCTL_GET_KEYRING_ID, create
+r["add_key"] = call(ADD_KEY, b"user", b"kbk-plain", SECRET, len(SECRET), -3)
+r["request_key"] = call(REQUEST_KEY, b"user", b"kbk-plain", None, 0)
+r["new_keyring"] = call(ADD_KEY, b"keyring", b"kbring", None, 0, -4)
+# the setperm variant: a key in the user keyring, then write and setattr taken off that keyring
+key = call(ADD_KEY, b"user", b"kbk", SECRET, len(SECRET), -3)
+r["add_key_session"] = key
+r["setperm_key"] = call(KEYCTL, 5, key[0], 0x3F3F3F3F)           # the key: anyone may read it
+r["link"] = call(KEYCTL, 8, key[0], -4)                          # KEYCTL_LINK into the user keyring
+r["setperm"] = call(KEYCTL, 5, -4, 0x0B0B0000)                   # KEYCTL_SETPERM: view, read, search
+r["join_session"] = call(KEYCTL, 1, b"kbsession")                # KEYCTL_JOIN_SESSION_KEYRING
+r["read"] = call(KEYCTL, 11, key[0], buf, 256)                   # KEYCTL_READ
+print(json.dumps(r))
+"""
+    made, _ = run_json(sandbox, attack, planted)
+    find = common + """
+r = {}
+for ring in (-3, -4, -5):
+    found = call(KEYCTL, 10, ring, b"user", b"kbk", 0)               # KEYCTL_SEARCH
+    r[f"search{ring}"] = found
+    if found[0] > 0:
+        call(KEYCTL, 11, found[0], buf, 256)
+        r[f"value{ring}"] = buf.value.decode(errors="replace")
+r["request_key"] = call(REQUEST_KEY, b"user", b"kbk", None, 0)
+print(json.dumps(r))
+"""
+    found, res = run_json(sandbox, find, planted)
+    assert secret not in res.stdout, (made, found)  # nothing of the key reached the next run
+    assert all(v == [-1, 1] for v in made.values()), made  # every call: -1 with errno EPERM
+    assert all(v == [-1, 1] for v in found.values()), (made, found)

@@ -176,6 +176,8 @@ class WorkerSetup:
     model_budget_s: float | None = None
     #: --model-timeout: the deadline of each attempt of a model call (None: 120 s)
     model_timeout_s: float | None = None
+    #: --no-cache: the response cache is neither read nor written
+    response_cache: bool = True
     model_limiter: Any = None
     sandbox_limiter: Any = None
 
@@ -270,7 +272,8 @@ class _Worker:
             if setup.model_id:
                 from kramabench.models import get_model
 
-                model = get_model(setup.model_id, timeout_s=setup.model_timeout_s)
+                model = get_model(setup.model_id, timeout_s=setup.model_timeout_s,
+                                  cache=None if setup.response_cache else False)
                 if setup.model_limiter is not None:
                     model = _Slots(model, setup.model_limiter, self.holder, "complete")
             if spec.needs_sandbox and setup.sandbox:
@@ -466,6 +469,7 @@ class RayExecutor:
             cache_dir=self.cache_dir,
             model_budget_s=opts.model_budget_s,
             model_timeout_s=opts.model_timeout_s,
+            response_cache=opts.response_cache,
             model_limiter=model_lim,
             sandbox_limiter=sandbox_lim,
         )
