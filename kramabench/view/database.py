@@ -106,8 +106,10 @@ def _duckdb(path: str, n_rows: int) -> dict[str, Any]:
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
     tables = con.execute(
-        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = 'db' ORDER BY schema_name, table_name"
+        "SELECT schema_name, table_name, sql FROM duckdb_tables() WHERE database_name = 'db' "
+        "ORDER BY schema_name, table_name"
     ).fetchall()
+    create_sql = {(schema, table): sql for schema, table, sql in tables}
     views = con.execute(
         "SELECT schema_name, view_name, sql FROM duckdb_views() WHERE database_name = 'db' AND NOT internal "
         "ORDER BY schema_name, view_name").fetchall()
@@ -117,8 +119,14 @@ def _duckdb(path: str, n_rows: int) -> dict[str, Any]:
     by_table: dict[tuple[str, str], list[tuple[str, str, bool]]] = {}
     for schema, table, col, typ, gen in cols:
         by_table.setdefault((schema, table), []).append((col, typ, gen not in (None, "NEVER")))
+    for key, columns in by_table.items():
+        if any(g for _, _, g in columns):
+            continue
+        # DuckDB before 2.0 leaves information_schema.columns.is_generated NULL: read the table's definition
+        flags = _generated_in_create(create_sql.get(key) or "", len(columns))
+        by_table[key] = [(c, t, g) for (c, t, _), g in zip(columns, flags, strict=True)]
     out_tables = []
-    for k, (schema, table) in enumerate(tables):
+    for k, (schema, table, _) in enumerate(tables):
         columns = by_table.get((schema, table), [])
         shown = [(c, t) for c, t, g in columns if not g][:MAX_COLS]
         entry: dict[str, Any] = {"schema": schema, "name": table, "columns": [c for c, _ in shown],
@@ -136,6 +144,59 @@ def _duckdb(path: str, n_rows: int) -> dict[str, Any]:
     con.close()
     return {"kind": "database", "engine": "duckdb", "tables": out_tables, "tables_previewed": min(len(tables), MAX_TABLES),
             "views": [{"schema": s, "name": n, "sql": _cell(q)} for s, n, q in views], "rows_asked": n_rows}
+
+
+def _generated_in_create(sql: str, n: int) -> list[bool]:
+    """Which of a table's ``n`` columns are generated, read from its ``CREATE TABLE`` statement as DuckDB
+    writes it (``name TYPE GENERATED ALWAYS AS(expr)``, in column order): the top-level comma-separated
+    definitions inside the outer parentheses, quotes and nested parentheses skipped. Unreadable: none."""
+    parts: list[str] = []
+    depth, quote, start = 0, "", -1
+    for i, ch in enumerate(sql):
+        if quote:
+            if ch == quote:
+                quote = ""  # a doubled quote ('' or "") closes and reopens: the same outcome
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+            if depth == 1:
+                start = i + 1
+        elif ch == ")":
+            if depth == 1:
+                parts.append(sql[start:i])
+                break
+            depth -= 1
+        elif ch == "," and depth == 1:
+            parts.append(sql[start:i])
+            start = i + 1
+    if len(parts) < n:
+        return [False] * n
+    return [_is_generated_definition(d) for d in parts[:n]]
+
+
+def _is_generated_definition(definition: str) -> bool:
+    """``GENERATED ALWAYS AS`` outside quotes and parentheses in one column definition."""
+    words: list[str] = []
+    depth, quote, word = 0, "", ""
+    for ch in definition + " ":
+        if quote:
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if depth == 0 and (ch.isalnum() or ch == "_"):
+            word += ch
+            continue
+        if word:
+            words.append(word.upper())
+            word = ""
+    return any(words[i : i + 3] == ["GENERATED", "ALWAYS", "AS"] for i in range(1, len(words)))
 
 
 def _sqlite(path: str, n_rows: int) -> dict[str, Any]:

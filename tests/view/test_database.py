@@ -149,3 +149,22 @@ def test_the_golds_endpoint_and_agent_filters(results: Path) -> None:
         assert code == 200 and doc["gold"] == "official"
         assert {p["gold"] for p in doc["pairs"]} == {"official"} and set(doc["pairs_by_gold"]) == {"official", "verified"}
         assert get(server, "/api/compare?runs=run-b,agent&gold=both")[0] == 400
+
+
+def test_generated_columns_read_from_the_table_definition_duckdb_writes():
+    """DuckDB before 2.0 leaves information_schema's is_generated NULL: the preview then reads the CREATE
+    TABLE statement the installed DuckDB writes; quotes, defaults that look alike, nested types, a column
+    named like the clause and a table constraint do not fool it."""
+    import duckdb
+
+    from kramabench.view.database import _generated_in_create
+
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE t(a INT, \"we, i)rd\" INT GENERATED ALWAYS AS (a * 2) VIRTUAL, d INT DEFAULT 3, "
+        "e VARCHAR DEFAULT ('x GENERATED ALWAYS AS y'), s STRUCT(x INT), \"GENERATED ALWAYS AS\" INT, "
+        "generated INT, g2 VARCHAR AS (CAST(a AS VARCHAR) || ','), PRIMARY KEY (a))"
+    )
+    [(sql,)] = con.execute("SELECT sql FROM duckdb_tables()").fetchall()
+    assert _generated_in_create(sql, 8) == [False, True, False, False, False, False, False, True]
+    assert _generated_in_create("not sql", 2) == [False, False]
