@@ -219,7 +219,11 @@ def _print_validation(root: Path, loaded: list[Workload], *, show_all: bool, sho
         if show_errata and wl.errata:
             _print_errata(con, wl, wide=wide)
     if loaded:
-        con.print(Text(f"summary ({root})", style="bold"), overflow="fold")
+        head = f"summary ({root})"
+        if len(head) >= con.width:  # a long root on a line of its own, folded (no blank left where it wrapped)
+            con.print(Text("summary", style="bold"))
+            head = f"  ({root})"
+        con.print(Text(head, style="bold"), overflow="fold", no_wrap=False)
         con.print(_summary_table(loaded))
 
 

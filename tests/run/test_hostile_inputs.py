@@ -33,7 +33,13 @@ def fifo_lake(tmp_path: Path) -> Path:
     lake = root / "data" / "grid" / "input"
     os.mkfifo(lake / "pipe.csv")
     s = socket.socket(socket.AF_UNIX)
-    s.bind(str(lake / "outages" / "live.csv"))
+    # bound relative to the lake folder: a socket's path is limited to 107 bytes, tmp_path may be longer
+    here = os.getcwd()
+    os.chdir(lake / "outages")
+    try:
+        s.bind("live.csv")
+    finally:
+        os.chdir(here)
     yield root
     s.close()
 
