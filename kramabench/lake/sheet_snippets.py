@@ -16,7 +16,7 @@ from collections.abc import Callable
 from .models import FileEntry, TableInfo
 from .raw import fence_for
 from .sheets import col_letter
-from .snippets import NO_ROWS, SHORTENED, Block, csv_line, fmt_desc, q
+from .snippets import NO_ROWS, SHORTENED, Block, column_detail_lines, csv_line, fmt_desc, q
 
 #: said of the cells of a sheet (they are values, not the file's bytes)
 CELLS = "as cells (not the file's bytes: comma-separated and quoted as in CSV; long cells cut, marked …)"
@@ -89,17 +89,7 @@ def _columns_blocks(t: TableInfo) -> list[Block]:
     if len(t.columns) > 40:
         compact += f", … {len(t.columns) - 40} more"
     blocks = [Block(f"{label}{head}: {compact}\n", 1, 1)]
-    detail = []
-    for n, c in zip(names, t.columns, strict=True):
-        line = f"   - {n}: {c.dtype}"
-        if c.examples:
-            quote = not c.dtype.startswith(("integer", "float", "date", "datetime", "boolean", "time", "percent"))
-            line += "; e.g. " + ", ".join(q(x, 40) if quote else x for x in c.examples)
-        if c.missing:
-            line += f"; {c.missing} empty in sample"
-        if c.other_values:
-            line += "; also " + ", ".join(q(x, 20) for x in c.other_values[:3])
-        detail.append(line + "\n")
+    detail = column_detail_lines(t, names)
     if any(len(x) > 40 for c in t.columns for x in c.examples):
         head += " (examples longer than 40 characters cut, marked …)"
     blocks.append(Block(f"{label}{head}:\n" + "".join(detail), 2))

@@ -420,15 +420,8 @@ def _cell_rows_blocks(t: TableInfo, max_rows: int, first: int) -> list[Block]:
     return blocks
 
 
-def _columns_blocks(t: TableInfo, names: list[str]) -> list[Block]:
-    blocks: list[Block] = []
-    label = f"  [{t.name}] " if t.name else "  "
-    if not t.columns:
-        return blocks
-    compact = ", ".join(f"{n} ({c.dtype})" for n, c in zip(names[:40], t.columns[:40], strict=True))
-    if len(t.columns) > 40:
-        compact += f", … {len(t.columns) - 40} more"
-    blocks.append(Block(f"{label}columns: {compact}\n", 1, 1))
+def column_detail_lines(t: TableInfo, names: list[str]) -> list[str]:
+    """One line per column: its name and type, examples (text quoted, cut at 40), empty cells, other values."""
     detail = []
     for n, c in zip(names, t.columns, strict=True):
         line = f"   - {n}: {c.dtype}"
@@ -440,6 +433,19 @@ def _columns_blocks(t: TableInfo, names: list[str]) -> list[Block]:
         if c.other_values:
             line += "; also " + ", ".join(q(x, 20) for x in c.other_values[:3])
         detail.append(line + "\n")
+    return detail
+
+
+def _columns_blocks(t: TableInfo, names: list[str]) -> list[Block]:
+    blocks: list[Block] = []
+    label = f"  [{t.name}] " if t.name else "  "
+    if not t.columns:
+        return blocks
+    compact = ", ".join(f"{n} ({c.dtype})" for n, c in zip(names[:40], t.columns[:40], strict=True))
+    if len(t.columns) > 40:
+        compact += f", … {len(t.columns) - 40} more"
+    blocks.append(Block(f"{label}columns: {compact}\n", 1, 1))
+    detail = column_detail_lines(t, names)
     head = "columns (examples longer than 40 characters cut, marked …)" if any(
         len(x) > 40 for c in t.columns for x in c.examples) else "columns"
     blocks.append(Block(f"{label}{head}:\n" + "".join(detail), 2))
