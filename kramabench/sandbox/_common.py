@@ -128,6 +128,41 @@ def wait_readable(fds: list, timeout: float) -> list:
         return []
 
 
+class CgroupCounter:
+    """A counter of a cgroup file (a ``key value`` line, e.g. ``oom_kill`` of ``memory.events`` in cgroup v2 or
+    ``memory.oom_control`` in v1), read from the first of ``paths`` that exists. The path that answered is
+    kept, and the file read with three system calls: a session reads its OOM counter on every call."""
+
+    def __init__(self, paths: list[str] | tuple[str, ...], key: str) -> None:
+        self._paths = [str(p) for p in paths]
+        self._key = key.encode()
+        self._found: str | None = None
+
+    def read(self) -> int | None:
+        """The counter's value; None when no path can be read or none holds the key."""
+        for path in [self._found] if self._found is not None else self._paths:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
+            for line in data.splitlines():
+                key, _, value = line.partition(b" ")
+                if key == self._key:
+                    try:
+                        n = int(value)
+                    except ValueError:
+                        break
+                    self._found = path
+                    return n
+        return None
+
+
 class HeadTailBuffer:
     """Bytes of a stream kept within ``cap``: the first half and the LAST half, so that a program that
     prints megabytes of progress and then its answer keeps the answer (the cut is marked in the text)."""

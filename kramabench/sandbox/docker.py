@@ -44,6 +44,7 @@ from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
     PYTHON_FLAGS,
+    CgroupCounter,
     HeadTailBuffer,
     bootstrap_source,
     check_request,
@@ -82,6 +83,14 @@ SOCKET_DIR = "/run/kramabench"
 SOCKET_NAME = "zygote.sock"
 NOBODY = 65534
 
+
+
+def _oom_counter(cid: str) -> CgroupCounter:
+    """The OOM-kill counter of a container's memory cgroup, in the layouts of cgroup v1 and v2 (systemd or
+    cgroupfs driver)."""
+    return CgroupCounter([f"/sys/fs/cgroup/memory/docker/{cid}/memory.oom_control",
+                          f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.events",
+                          f"/sys/fs/cgroup/docker/{cid}/memory.events"], "oom_kill")
 
 class DockerOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -589,19 +598,7 @@ class DockerSandbox:
 
     def _oom_kills(self, cid: str) -> int | None:
         """The container cgroup's OOM-kill counter, when the engine runs on this host (else None)."""
-        for path, key in (
-            (f"/sys/fs/cgroup/memory/docker/{cid}/memory.oom_control", "oom_kill"),
-            (f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.events", "oom_kill"),
-            (f"/sys/fs/cgroup/docker/{cid}/memory.events", "oom_kill"),
-        ):
-            try:
-                for line in Path(path).read_text().splitlines():
-                    k, _, v = line.partition(" ")
-                    if k == key:
-                        return int(v)
-            except (OSError, ValueError):
-                continue
-        return None
+        return _oom_counter(cid).read()
 
     # -- protocol ------------------------------------------------------------------------------------
     def lake_dir(self, lake: Path) -> str:
@@ -1021,7 +1018,7 @@ class DockerSandbox:
             teardown=teardown,
             mounts={m.name: f"{MOUNT_ROOT}/{m.name}" for m in mounts},
             artifacts_dir=artifacts_dir,
-            oom_kills=lambda: self._oom_kills(c.id),
+            oom_kills=_oom_counter(c.id).read,
             reuse=(lambda: self._release(c, True)) if pooled else None,
             cpu_meter=meter,
         )

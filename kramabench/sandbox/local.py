@@ -47,6 +47,7 @@ from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox._common import (
     BASE_ENV,
     PYTHON_FLAGS,
+    CgroupCounter,
     bootstrap_source,
     check_request,
     finish,
@@ -149,16 +150,12 @@ def memory_cap_bytes(limits: Limits) -> int:
     return (limits.memory_mb + 2 * limits.scratch_mb + 256) * 1024 * 1024 + SHM_BYTES
 
 
+def _oom_counter(cg: Path) -> CgroupCounter:
+    return CgroupCounter([str(cg / "memory.events"), str(cg / "memory.oom_control")], "oom_kill")  # v2, v1
+
+
 def _oom_kills(cg: Path) -> int:
-    for name in ("memory.events", "memory.oom_control"):  # v2, v1
-        try:
-            for line in (cg / name).read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-        except (OSError, ValueError):
-            continue
-    return 0
+    return _oom_counter(cg).read() or 0
 
 
 def _machine() -> str:
@@ -848,7 +845,7 @@ class LocalSandbox:
             teardown=teardown,
             mounts={m.name: f"{MOUNT_ROOT}/{m.name}" for m in mounts},
             artifacts_dir=artifacts_dir,
-            oom_kills=(lambda: _oom_kills(memcg)) if memcg is not None else None,
+            oom_kills=(lambda c=_oom_counter(memcg): c.read() or 0) if memcg is not None else None,
             reuse=reuse if pooled else None,
             cpu_meter=meter,
         )

@@ -232,6 +232,7 @@ class ForkServerSession:
         self._closed = False
         self._why_closed = "the session is closed"
         self._kernel: socket.socket | None = None
+        self._oom_at_kernel_start: int | None = None
         self._calls = 0
         self._t0 = time.monotonic()
         self._deadline = self._t0 + limits.session_wall_s
@@ -355,6 +356,9 @@ class ForkServerSession:
         if self._kernel is not None:
             self._kernel.close()
             self._kernel = None
+        #: the OOM-kill counter when this interpreter started: a death between calls after it rose is the memory
+        #: limit's doing (e.g. files of the workspace still hold the memory that killed the one before)
+        self._oom_at_kernel_start = self._oom_count()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             reply = self._request({"op": "kernel"}, [theirs.fileno()])
@@ -523,7 +527,7 @@ class ForkServerSession:
                 started = timed_out or (status is not None and status.startswith(b"S"))
                 if started or attempt or self._closed or self._stopped is not None:
                     break
-                why = self._kernel_death()
+                why = self._kernel_death(self._oom_at_kernel_start)
                 lost = True
                 try:
                     self._start_kernel()

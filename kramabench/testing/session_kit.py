@@ -781,6 +781,23 @@ class SessionIsolation(_Base):
             assert r.oom and not r.ok and "512 MB" in r.explanation, r
             assert s.python("'alive'").value == "'alive'"
 
+    def test_memory_cgroup_kill_is_said_and_the_session_goes_on(self, sandbox, kit):
+        """Memory the address-space limit does not see (the kernel's inodes of empty files in scratch) is
+        stopped by the sandbox's memory cgroup: the call is reported killed by the memory limit and the
+        interpreter restarted; the session goes on. The files stay in the workspace and keep their memory, so a
+        later call may be killed again: said so, never a silent failure."""
+        with self.open(sandbox, kit, limits=_limits(memory_mb=256, scratch_mb=64)) as s:
+            assert s.python("x = 1").ok
+            r = s.python("for i in range(10**7):\n    open(f'/tmp/f{i}', 'wb')\n")
+            assert r.oom and r.crashed and r.state_lost and "killed by the memory limit of 256 MB" in r.explanation, r
+            assert s.exec(["echo", "alive"]).stdout == "alive\n"
+            r = s.python("x")
+            if r.error is None:  # the files' memory starved the new interpreter too
+                assert r.oom and r.crashed and "memory limit of 256 MB" in r.explanation, r
+            else:  # killed again between the calls, said so, restarted: the call ran
+                assert r.error.type == "NameError", r
+                assert r.state_lost is False or "memory limit of 256 MB" in r.explanation, r
+
     def test_cpu_share_holds_for_the_session(self, sandbox, kit):
         """``cpus`` is the share of the whole session: two spinning threads get about half a core at cpus=0.5,
         and so do two threads and two more processes together."""
