@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import multiprocessing
 import os
 import stat as statmod
 import time
@@ -303,15 +304,29 @@ def _read_many(
                 progress(i + 1, len(jobs))
         return out
     try:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
             for i, entry in enumerate(pool.map(_describe, jobs, chunksize=max(1, len(jobs) // (workers * 8)))):
                 out.append(entry)
                 if progress:
                     progress(i + 1, len(jobs))
         return out
     except (OSError, RuntimeError) as e:  # no process pool here (sandboxed interpreter...): sequential
-        log.warning("lake index: process pool unavailable (%s); reading sequentially", e)
+        why = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+        log.warning("lake index: no reader processes here (%s); reading the files one by one", why)
         return [_describe(j) for j in jobs]
+
+
+def _pool_context():
+    """Where the readers' processes come from: a fork server (one single-threaded process, started once, with
+    this module imported), never a fork of this process. A run indexes lakes while its other threads work,
+    and a child forked while one of them is importing a module inherits that module's import lock held by a
+    thread it does not have: its first import of the module waits forever, and so does the index (seen: a
+    run that never made its first model call). Elsewhere (no fork server): the platform's default."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
 
 
 def build_index(root: Path | str, options: LakeOptions | None = None, **kw) -> LakeIndex:

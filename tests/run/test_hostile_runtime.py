@@ -118,8 +118,10 @@ def _wait_for(cond, proc: subprocess.Popen, timeout: float = 120) -> None:
     while not cond():
         if proc.poll() is not None:
             raise AssertionError(f"ended early ({proc.returncode}): {proc.stderr.read() if proc.stderr else ''}")
-        if time.monotonic() - t0 > timeout:
-            raise AssertionError("timed out waiting")
+        if time.monotonic() - t0 > timeout:  # the command is killed, not left running past the test
+            proc.kill()
+            _, err = proc.communicate(timeout=30)
+            raise AssertionError(f"timed out waiting; the command's stderr ended with: {err[-2000:]}")
         time.sleep(0.05)
 
 
