@@ -10,8 +10,11 @@ import stat as statmod
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from kramabench.contracts import interrupt
 
 from .cache import LakeCache, default_cache_dir
 from .models import FileEntry, LakeOptions
@@ -304,16 +307,46 @@ def _read_many(
                 progress(i + 1, len(jobs))
         return out
     try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
-            for i, entry in enumerate(pool.map(_describe, jobs, chunksize=max(1, len(jobs) // (workers * 8)))):
-                out.append(entry)
-                if progress:
-                    progress(i + 1, len(jobs))
-        return out
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context())
     except (OSError, RuntimeError) as e:  # no process pool here (sandboxed interpreter...): sequential
-        why = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
-        log.warning("lake index: no reader processes here (%s); reading the files one by one", why)
-        return [_describe(j) for j in jobs]
+        return _sequential(jobs, e)
+    size = max(1, len(jobs) // (workers * 8))
+    try:
+        try:
+            futures = [pool.submit(_describe_many, jobs[i : i + size]) for i in range(0, len(jobs), size)]
+            for fut in futures:
+                while True:  # a wait that SIGINT/SIGTERM cuts short (a big lake takes minutes)
+                    interrupt.check("indexing the lake")
+                    try:
+                        got = fut.result(timeout=interrupt.POLL_S)
+                        break
+                    except FuturesTimeout:
+                        pass
+                for entry in got:
+                    out.append(entry)
+                    if progress:
+                        progress(len(out), len(jobs))
+        except BaseException:
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.kill()  # a reader in the middle of a big file is not waited for
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return out
+    except (OSError, RuntimeError) as e:
+        if isinstance(e, interrupt.Interrupted):
+            raise
+        return _sequential(jobs, e)
+
+
+def _describe_many(jobs: list[tuple[str, str, LakeOptions]]) -> list[FileEntry]:
+    return [_describe(job) for job in jobs]
+
+
+def _sequential(jobs: list[tuple[str, str, LakeOptions]], e: BaseException) -> list[FileEntry]:
+    why = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), type(e).__name__)
+    log.warning("lake index: no reader processes here (%s); reading the files one by one", why)
+    return [_describe(j) for j in jobs]
 
 
 def _pool_context():

@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
+
+from kramabench.contracts import interrupt
+from kramabench.lake import LakeIndex
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -90,3 +94,27 @@ def test_an_import_held_by_another_thread_does_not_hang_the_readers(tmp_path):
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert out.returncode == 0 and out.stdout.split() == ["4", "0"], (out.returncode, out.stdout, out.stderr[-3000:])
+
+
+def test_an_interrupted_index_stops_and_leaves_no_reader(tmp_path):
+    """SIGINT/SIGTERM during an index (a big lake takes minutes): it stops within a poll, its readers killed."""
+    import multiprocessing
+    import time
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for i in range(20):
+        (lake / f"t{i}.csv").write_text("a,b\n" + "".join(f"{j},{j * 2}\n" for j in range(50)))
+    assert not LakeIndex.build(lake, cache_dir=False, workers=2).stats.errors  # the readers work
+    interrupt.request("test: SIGTERM received")
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(interrupt.Interrupted):
+            LakeIndex.build(lake, cache_dir=False, workers=2)
+        assert time.monotonic() - t0 < 30
+    finally:
+        interrupt.clear()
+    deadline = time.monotonic() + 10
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert multiprocessing.active_children() == []
