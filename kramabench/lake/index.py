@@ -312,31 +312,28 @@ def _read_many(
         return _sequential(jobs, e)
     size = max(1, len(jobs) // (workers * 8))
     try:
-        try:
-            futures = [pool.submit(_describe_many, jobs[i : i + size]) for i in range(0, len(jobs), size)]
-            for fut in futures:
-                while True:  # a wait that SIGINT/SIGTERM cuts short (a big lake takes minutes)
-                    interrupt.check("indexing the lake")
-                    try:
-                        got = fut.result(timeout=interrupt.POLL_S)
-                        break
-                    except FuturesTimeout:
-                        pass
-                for entry in got:
-                    out.append(entry)
-                    if progress:
-                        progress(len(out), len(jobs))
-        except BaseException:
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                proc.kill()  # a reader in the middle of a big file is not waited for
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+        futures = [pool.submit(_describe_many, jobs[i : i + size]) for i in range(0, len(jobs), size)]
+        for fut in futures:
+            while True:  # a wait that SIGINT/SIGTERM cuts short (a big lake takes minutes)
+                interrupt.check("indexing the lake")
+                try:
+                    got = fut.result(timeout=interrupt.POLL_S)
+                    break
+                except FuturesTimeout:
+                    pass
+            for entry in got:
+                out.append(entry)
+                if progress:
+                    progress(len(out), len(jobs))
         pool.shutdown(wait=True)
         return out
-    except (OSError, RuntimeError) as e:
-        if isinstance(e, interrupt.Interrupted):
-            raise
-        return _sequential(jobs, e)
+    except BaseException as e:
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.kill()  # a reader in the middle of a big file is not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
+        if isinstance(e, OSError | RuntimeError) and not isinstance(e, interrupt.Interrupted):
+            return _sequential(jobs, e)  # the pool broke (a reader killed...): the files one by one
+        raise
 
 
 def _describe_many(jobs: list[tuple[str, str, LakeOptions]]) -> list[FileEntry]:

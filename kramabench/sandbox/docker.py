@@ -84,13 +84,13 @@ SOCKET_NAME = "zygote.sock"
 NOBODY = 65534
 
 
-
 def _oom_counter(cid: str) -> CgroupCounter:
     """The OOM-kill counter of a container's memory cgroup, in the layouts of cgroup v1 and v2 (systemd or
     cgroupfs driver)."""
     return CgroupCounter([f"/sys/fs/cgroup/memory/docker/{cid}/memory.oom_control",
                           f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.events",
                           f"/sys/fs/cgroup/docker/{cid}/memory.events"], "oom_kill")
+
 
 class DockerOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
