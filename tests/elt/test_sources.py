@@ -77,9 +77,11 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path, s3
         import subprocess
 
         from kramabench.elt.sources.postgres import PostgresServer  # noqa: F401
+        pg = src.config["postgres"]["config"]
+        assert pg["user"] == "postgres" and len(pg["password"]) >= 24
         out = subprocess.run([str(find_bindir() / "psql"), "-h", str(names["postgres"].socket.parent), "-U",
                               "postgres", "-d", "shop", "-At", "-c", "select count(*), sum(customer_id) from customers"],
-                             capture_output=True, text=True, env={"PGPASSWORD": "kramabench", "PATH": "/usr/bin:/bin"})
+                             capture_output=True, text=True, env={"PGPASSWORD": pg["password"], "PATH": "/usr/bin:/bin"})
         assert out.stdout.strip() == "3|6", out.stderr
         bad = subprocess.run([str(find_bindir() / "psql"), "-h", str(names["postgres"].socket.parent), "-U",
                               "postgres", "-d", "shop", "-c", "select 1"], capture_output=True, text=True,
@@ -117,10 +119,11 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path, s3
         assert not names_on_disk & {"ground_truth", "evaluation", "customer_totals.csv", "customer_totals.sql"}
         assert any("mongodb" in d for d in src.differences)
         base = task.parent
-        pid_file = base / "pg" / "data" / "postmaster.pid"
-        pid = int(pid_file.read_text().splitlines()[0])
+        pids = [j.pid for j in src.jails()]
+        assert len(pids) == (3 if s3 == "server" else 2) and all(pids)
     assert not base.exists()
-    assert gone(pid), f"the PostgreSQL server {pid} outlived its task"
+    for pid in pids:
+        assert gone(pid), f"the jail {pid} of a source outlived its task"
 
 
 def gone(pid: int, wait_s: float = 10.0) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,12 @@ def describe(path: Path) -> list[tuple[str, str]]:
 
 def records(path: Path) -> list[dict[str, Any]]:
     """The rows of a data file as JSON-ready dicts (dates and timestamps as ISO text)."""
+    return list(iter_records(path))
+
+
+def iter_records(path: Path, batch: int = 2048) -> Iterator[dict[str, Any]]:
+    """The rows of a data file as JSON-ready dicts (dates and timestamps as ISO text), read in batches: a table of
+    any size takes the memory of one batch."""
     import duckdb
 
     from kramabench.elt.compare.values import from_db
@@ -40,16 +47,26 @@ def records(path: Path) -> list[dict[str, Any]]:
     try:
         cur = con.execute(f"SELECT * FROM {reader_sql(path)}")
         cols = [d[0] for d in cur.description]
-        out = []
-        for row in cur.fetchall():
-            rec = {}
-            for c, v in zip(cols, row, strict=True):
-                x = v if isinstance(v, list | dict) else from_db(v)
-                rec[c] = x
-            out.append(rec)
-        return out
+        while True:
+            rows = cur.fetchmany(batch)
+            if not rows:
+                break
+            for row in rows:
+                yield {c: v if isinstance(v, list | dict) else from_db(v) for c, v in zip(cols, row, strict=True)}
     finally:
         con.close()
+
+
+def write_jsonl(path: Path, dest: Path) -> Path:
+    """The rows of ``path`` as JSON lines in ``dest`` (one ``json.dumps`` object per line, values as
+    :func:`iter_records` makes them), written row by row."""
+    import json
+
+    with open(dest, "w", encoding="ascii") as f:
+        for rec in iter_records(path):
+            f.write(json.dumps(rec, default=str))
+            f.write("\n")
+    return dest
 
 
 def convert(src: Path, dest: Path) -> Path:
@@ -69,4 +86,4 @@ def convert(src: Path, dest: Path) -> Path:
     return dest
 
 
-__all__ = ["convert", "describe", "reader_sql", "records"]
+__all__ = ["convert", "describe", "iter_records", "reader_sql", "records", "write_jsonl"]
