@@ -29,8 +29,7 @@ _HEADERS = {"Host": "s3.amazonaws.com", "Authorization": "AWS4-HMAC-SHA256 Crede
 def _error(start_response, status: str, code: str, message: str) -> list[bytes]:
     body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
             "</Error>").encode()
-    start_response(status, [("Content-Type", "application/xml"), ("Content-Length", str(len(body))),
-                            ("Connection", "close")])
+    start_response(status, [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))])
     return [body]
 
 
@@ -47,6 +46,27 @@ def stored_bytes() -> int:
                 for upload in list(bucket.multiparts.values()):
                     total += sum(int(getattr(p, "size", 0) or 0) for p in upload.parts.values())
     return total
+
+
+#: the most bytes of a refused body read (and thrown away) so that a client that sends it whole reads the refusal
+DRAIN_BYTES = 1 << 30
+
+
+def _drain(environ, n: int) -> None:
+    """Read a refused body and keep nothing of it (a client waiting for ``100 Continue`` sends none: the read ends
+    at once), at most :data:`DRAIN_BYTES`."""
+    if environ.get("HTTP_EXPECT", "").lower() == "100-continue":
+        return
+    stream = environ["wsgi.input"]
+    left = min(n, DRAIN_BYTES)
+    try:
+        while left > 0:
+            chunk = stream.read(min(1 << 16, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+    except OSError:
+        pass
 
 
 class Guard:
@@ -75,10 +95,12 @@ class Guard:
             except ValueError:
                 return _error(start_response, "400 Bad Request", "InvalidArgument", "bad Content-Length")
             if n > self.max_object:
+                _drain(environ, n)
                 return _error(start_response, "400 Bad Request", "EntityTooLarge",
                               f"an object of this task's S3 server holds at most {self.max_object} bytes")
             with self._writes:
                 if n and stored_bytes() + n > self.max_total:
+                    _drain(environ, n)
                     return _error(start_response, "403 Forbidden", "QuotaExceeded",
                                   f"this task's S3 server holds at most {self.max_total} bytes in all")
                 return list(self.app(environ, start_response))
