@@ -77,6 +77,8 @@ class SourceOptions(BaseModel):
     def differences(self, kinds: list[str]) -> list[str]:
         """The deliberate differences from ELT-Bench's set-up of a run with sources of ``kinds``."""
         out = list(ALWAYS_DIFFERENT)
+        if "postgres" in kinds:
+            out.append(POSTGRES_ROLE)
         if "s3" in kinds:
             out.append(S3_SERVED if self.s3_served() else S3_AS_FILES)
         if "mongodb" in kinds and not self.mongod:
@@ -91,7 +93,10 @@ ALWAYS_DIFFERENT = (
 )
 S3_AS_FILES = ("s3: the bucket's objects are files of the task folder (s3/<bucket>/<key>), not served by an "
                "S3-compatible server (moto is not installed: pip install 'kramabench[s3]')")
-S3_SERVED = "s3: served by moto's S3-compatible server (in place of LocalStack)"
+S3_SERVED = ("s3: served by moto's S3-compatible server (in place of LocalStack), S3 only, one per task, object and "
+             "total sizes bounded")
+POSTGRES_ROLE = ("postgres: the task's user 'postgres' is a role of its own, not the server's superuser (ELT-Bench's "
+                 "is): no COPY ... PROGRAM, no server files, no other database")
 MONGODB_AS_FILES = ("mongodb: the collections are JSON-lines files of the task folder "
                     "(mongodb/<database>/<collection>.jsonl), not served by mongod (no mongod named)")
 
@@ -158,6 +163,7 @@ class SourceSet:
             pg.start()
             pg.load_many([(s.table, self._data(s.table)) for s in by_kind["postgres"]])
             self.services.append(Service("postgres", PORTS["postgres"], pg.socket))
+            self.differences.append(POSTGRES_ROLE)
             # the task's own role and its random password; the superuser's never leaves the runner
             cfg["postgres"] = {"config": {"host": "127.0.0.1", "port": PORTS["postgres"], "user": USER,
                                           "password": pg.password, "database": p.id, "schema": "public",
