@@ -85,18 +85,24 @@ class MongoServer:
     def load(self, database: str, collection: str, path: Path, batch: int = 1000) -> int:
         """The data file's rows as documents of ``database.collection`` (inserted in batches); the number of
         documents."""
-        from kramabench.elt.sources.tables import iter_records
+        import json
 
-        with self.client() as c:
+        from kramabench.elt.sources.tables import prepare
+
+        rows = self.base / f"{collection}.load.jsonl"
+        prepare([("jsonl", path, rows)])
+        with self.client() as c, open(rows, encoding="ascii") as f:
             docs: list[dict] = []
-            for rec in iter_records(path):
-                docs.append(rec)
+            for line in f:
+                docs.append(json.loads(line))
                 if len(docs) >= batch:
                     c[database][collection].insert_many(docs)
                     docs = []
             if docs:
                 c[database][collection].insert_many(docs)
-            return int(c[database][collection].count_documents({}))
+            n = int(c[database][collection].count_documents({}))
+        rows.unlink(missing_ok=True)
+        return n
 
     def stop(self) -> None:
         if self._jail is not None:

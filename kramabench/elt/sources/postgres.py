@@ -293,21 +293,16 @@ class PostgresServer:
         """Every table of ``tables`` (name, data file) created with the types DuckDB sniffs, filled and handed to the
         task's role, in one psql session of the superuser (the server reads each file, a CSV in its read-only
         ``/load`` folder); the row count of each."""
-        from kramabench.elt.sources.tables import convert, describe
+        from kramabench.elt.sources.tables import prepare
 
         if not tables:
             return {}
         load_dir = self.base / "load"
         script: list[str] = ["\\set ON_ERROR_STOP on", "BEGIN;"]
         try:
-            for i, (table, path) in enumerate(tables):
-                cols = describe(path)
-                csv_file = load_dir / f"{i}.csv"
-                if path.suffix.lower() == ".csv":
-                    shutil.copyfile(path, csv_file)
-                else:
-                    convert(path, csv_file)
-                os.chmod(csv_file, 0o644)
+            described = prepare([("csv", path, load_dir / f"{i}.csv") for i, (_t, path) in enumerate(tables)])
+            for i, ((table, _path), cols) in enumerate(zip(tables, described, strict=True)):
+                os.chmod(load_dir / f"{i}.csv", 0o644)
                 ddl = ", ".join(f"{_ident(c)} {_pg_type(t)}" for c, t in cols)
                 names = ", ".join(_ident(c) for c, _ in cols)
                 script += [f"CREATE TABLE {_ident(table)} ({ddl});",

@@ -3,7 +3,7 @@ task's jail (:mod:`kramabench.sandbox.jail`), on a unix socket. The server's pro
 :mod:`kramabench.elt.sources.rest_server`: ``GET /`` lists the tables; ``GET /<table>`` returns the whole table as
 a JSON list of objects; ``GET /<table>?offset=N&limit=M`` one page of it (``X-Total-Count`` says how many rows
 there are); anything else is a 404 with a JSON error. Responses are streamed from JSON-lines files the runner
-writes once (row by row: nothing of a table is held in the runner), so neither the runner nor the server holds a
+writes once (in a child process, row by row: nothing of a table is held in the runner), so neither the runner nor the server holds a
 table in memory, however large it is and however many clients fetch it at once.
 """
 
@@ -52,7 +52,7 @@ class RestServer:
         return self._jail
 
     def start(self, timeout_s: float = 60.0) -> RestServer:
-        from kramabench.elt.sources.tables import write_jsonl
+        from kramabench.elt.sources.tables import prepare
 
         socket_folder(self.sockdir)
         rows = self.base / "rows"
@@ -60,8 +60,9 @@ class RestServer:
         rows.chmod(0o755)
         ro = python_binds()
         inside: dict[str, str] = {}
-        for i, (name, path) in enumerate(self.files.items()):
-            out = write_jsonl(path, rows / f"{i}.jsonl")
+        prepare([("jsonl", path, rows / f"{i}.jsonl") for i, path in enumerate(self.files.values())])
+        for i, name in enumerate(self.files):
+            out = rows / f"{i}.jsonl"
             out.chmod(0o644)
             inside[name] = f"/tables/{i}.jsonl"
             ro.append((str(out), inside[name]))

@@ -86,4 +86,51 @@ def convert(src: Path, dest: Path) -> Path:
     return dest
 
 
-__all__ = ["convert", "describe", "iter_records", "reader_sql", "records", "write_jsonl"]
+
+
+def prepare(jobs: list[tuple[str, Path, Path]], timeout_s: float = 1800.0) -> list[list[tuple[str, str]]]:
+    """Each job ``(op, src, dest)`` done in one child process (``python -m kramabench.elt.sources.tables``), so that
+    DuckDB's buffers for a large table never stay in the runner: ``op`` ``csv`` writes ``src``'s rows as a CSV with a
+    header to ``dest`` (a copy when ``src`` is one), ``jsonl`` as :func:`write_jsonl` does; each job's columns and
+    DuckDB types (:func:`describe` of ``src``) in order."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    if not jobs:
+        return []
+    req = [{"op": op, "src": str(src), "dest": str(dest)} for op, src, dest in jobs]
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "KRAMABENCH_CACHE")
+    proc = subprocess.run([sys.executable, "-m", "kramabench.elt.sources.tables"], input=json.dumps(req).encode(),
+                          capture_output=True, timeout=timeout_s, env={k: v for k, v in os.environ.items() if k in keep})
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise RuntimeError(f"preparing the source tables failed: {err[-1] if err else f'exit code {proc.returncode}'}")
+    return [[(c, t) for c, t in cols] for cols in json.loads(proc.stdout)]
+
+
+def _main() -> int:
+    import json
+    import shutil
+    import sys
+
+    out = []
+    for job in json.loads(sys.stdin.buffer.read()):
+        src, dest = Path(job["src"]), Path(job["dest"])
+        out.append(describe(src))
+        if job["op"] == "jsonl":
+            write_jsonl(src, dest)
+        elif src.suffix.lower() == dest.suffix.lower():
+            shutil.copyfile(src, dest)
+        else:
+            convert(src, dest)
+    sys.stdout.write(json.dumps(out))
+    return 0
+
+
+__all__ = ["convert", "describe", "iter_records", "prepare", "reader_sql", "records", "write_jsonl"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
