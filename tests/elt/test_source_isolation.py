@@ -208,8 +208,7 @@ def test_s3_serves_s3_only_and_bounds_sizes(two_tasks) -> None:
     for k, v in _S3_AUTH.items():
         c.putheader(k, v)
     c.putheader("Transfer-Encoding", "chunked")
-    c.endheaders()
-    c.send(b"5\r\nhello\r\n0\r\n\r\n")
+    c.endheaders(b"5\r\nhello\r\n0\r\n\r\n")  # with the headers, in one write: the refusal comes before any read
     r = c.getresponse()
     assert r.status == 411, r.read()
     c.close()
