@@ -125,6 +125,17 @@ con.close()
 """
 
 
+def what_happened(run_dir: Path) -> str:
+    """The hostile step's output and the models' errors, from the run's record (so a case that did not do what it
+    says is seen)."""
+    import json
+
+    rec = json.loads((run_dir / "records.jsonl").read_text().splitlines()[0])
+    obs = [" ".join((s.get("observation") or "").split())[:120] for s in rec.get("steps") or []]
+    errors = {m["model"]: (m.get("error") or "")[:90] for m in (rec.get("score_details") or {}).get("models") or []}
+    return f"steps {obs}; models {errors}"
+
+
 def agent_run(tmp: Path, name: str, argv_tail: list[str], steps: list[str]) -> tuple[float, int, str]:
     from kramabench.testing import OpenAIServer
     from tests.baselines.agent_scripts import by_step, lake_dir_of, step
@@ -169,11 +180,12 @@ def main() -> int:
                 tmp, "view", ["--workload", "elt-mini", "--task", "bookshop", "--sandbox", args.sandbox],
                 [_load_step("{lake}").replace("{", "{{").replace("}", "}}").replace("{{lake}}", "{lake}"), VIEW_STEP]),
         }
-        for label, (mb, code, tail) in cases.items():
+        for (label, (mb, code, tail)), run_id in zip(cases.items(), ("rest", "s3", "view"), strict=True):
             if code not in (0, 4):
                 print(f"{label}: the run failed (exit {code}): {tail[-500:]}")
                 continue
             print(ratio_line(f"runner peak RSS, {label}", mb, anchor, "a plain elt-mini run", unit="MB", target=1.2))
+            print(f"  what the task did: {what_happened(tmp / 'res' / run_id)}")
     return 0
 
 

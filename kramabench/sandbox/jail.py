@@ -224,8 +224,10 @@ class ServiceJail:
                  "--size", str(SHM_MB << 20), "--perms", "1777", "--tmpfs", "/dev/shm",
                  "--size", disk, "--perms", "1777", "--tmpfs", DATA_DIR,
                  "--size", disk, "--perms", "1777", "--tmpfs", "/tmp"]
-        mounted = {"/usr", "/proc", "/dev", DATA_DIR, "/tmp", SOCKET_DIR}
-        created = {"/etc"}
+        # host folders bound here (what is under them exists); the tmpfs folders exist but are empty: the folders
+        # above a bind into them (a venv in /tmp) are made like any other
+        mounted = {"/usr", "/proc", "/dev", SOCKET_DIR}
+        created = {"/etc", DATA_DIR, "/tmp"}
         for host, inside in spec.ro:
             if not os.path.exists(host):
                 raise JailError(f"the {spec.name} source: {host} does not exist (it is bound into its jail)")

@@ -268,3 +268,17 @@ def _descendants(root: int | None) -> list[int]:
         out.append(p)
         todo.extend(kids.get(p, []))
     return out
+
+
+def test_a_bind_below_a_tmpfs_folder_is_reached_by_the_jails_user(folder: Path) -> None:
+    """A runner whose interpreter lives in /tmp (CI's fresh venv): the folders above its bind, inside the jail's own
+    /tmp, are made passable (bwrap makes them 0700)."""
+    src = folder / "deep" / "er"
+    src.mkdir(parents=True)
+    (src / "f.txt").write_text("reached\n")
+    for p in (folder, folder / "deep", src):
+        p.chmod(0o755)
+    (src / "f.txt").chmod(0o644)
+    inside = f"/tmp/kb-jail-{uuid.uuid4().hex[:6]}/a/b"
+    code, out = _py(folder, f"print(open({inside + '/f.txt'!r}).read().strip())", ro=[(str(src), inside)])
+    assert code == 0 and out.strip().splitlines()[-1] == "reached", out
