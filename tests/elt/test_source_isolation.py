@@ -241,6 +241,26 @@ def test_the_rest_api_streams_what_a_list_of_the_rows_would_give(tmp_path: Path)
         c.request("GET", "/T?offset=x")
         assert c.getresponse().status == 400
         c.close()
+        # many clients at once, more than the server serves at once: each gets the whole table
+        import threading
+
+        got: list[object] = []
+
+        def fetch() -> None:
+            try:
+                c = UnixHTTP(srv.socket, timeout=120)
+                c.request("GET", "/t")
+                got.append(len(c.getresponse().read()))
+                c.close()
+            except OSError as e:
+                got.append(repr(e))
+
+        threads = [threading.Thread(target=fetch) for _ in range(40)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert got == [len(body)] * 40, got
 
 
 def test_config_yaml_names_the_task_role_and_its_own_password(two_tasks) -> None:

@@ -115,6 +115,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+    #: connections waiting to be accepted (socketserver's 5 makes a unix socket refuse the 6th client at once)
+    request_queue_size = 128
 
     def __init__(self, path: str, tables: dict[str, Table], max_connections: int) -> None:
         super().__init__(path, _Handler)
@@ -137,6 +139,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 def main(cfg: dict) -> int:
+    threading.stack_size(1 << 20)  # a thread per connection: small stacks under the jail's address-space limit
     tables = {name: Table(path) for name, path in cfg["tables"].items()}
     server = _Server(cfg["socket"], tables, int(cfg.get("max_connections", 16)))
     os.chmod(cfg["socket"], 0o777)

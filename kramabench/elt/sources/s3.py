@@ -87,6 +87,7 @@ class S3Server:
                "max_object_bytes": self.max_object_bytes, "max_total_bytes": self.max_total_bytes,
                "max_connections": 32}
         spec = JailSpec(name="s3", sockets=self.sockdir, ro=ro, limits=self.limits,
+                        env={"MALLOC_ARENA_MAX": "2"},
                         argv=python_argv("-c", server_program(), json.dumps(cfg)))
         self._jail = ServiceJail(spec, self.base / "meta").start()
         try:

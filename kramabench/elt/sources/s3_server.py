@@ -118,6 +118,8 @@ class _Handler(WSGIRequestHandler):
 
 class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+    #: connections waiting to be accepted (socketserver's 5 makes a unix socket refuse the 6th client at once)
+    request_queue_size = 128
 
     def __init__(self, path: str, app, port: int, max_connections: int) -> None:
         super().__init__(path, _Handler)
@@ -145,6 +147,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 def main(cfg: dict) -> int:
+    threading.stack_size(1 << 20)  # a thread per connection: small stacks under the jail's address-space limit
     from moto.server import create_backend_app
     from werkzeug.test import Client
 
