@@ -269,3 +269,19 @@ def test_config_yaml_names_the_task_role_and_its_own_password(two_tasks) -> None
     assert cfg["postgres"]["config"]["user"] == "postgres"
     assert cfg["postgres"]["config"]["password"] == a.config["postgres"]["config"]["password"]
     assert "kb_admin" not in (a.task_dir / "config.yaml").read_text()
+
+
+def test_the_prompt_is_the_same_in_every_run_while_the_password_is_new(tmp_path: Path) -> None:
+    """The task's password is random per task, so it is not in what a system's prompt is told (the setting's
+    environment notes): the first message of a run stays the same from run to run, and a recorded run replays."""
+    from kramabench.elt.setting import environment_notes
+
+    suite = load_suite(write_suite(tmp_path / "s", {"shop": two_kinds("shop")}))
+    notes, passwords = [], []
+    for _ in range(2):
+        with SourceSet(suite.pipeline("shop"), "main", SourceOptions(s3="server")) as src:
+            notes.append(environment_notes(src.config, "shop", "shop.duckdb"))
+            passwords.append(src.config["postgres"]["config"]["password"])
+    assert passwords[0] != passwords[1]
+    assert notes[0] == notes[1] and passwords[0] not in notes[0]
+    assert "its password in config.yaml" in notes[0]
