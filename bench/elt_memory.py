@@ -7,7 +7,8 @@ own process, read from ``/proc`` until it exits: the source servers, sandboxes a
 processes and are not counted) is printed beside the anchor's:
 
 * anchor: ``kramabench run --workload elt-mini --system reference -j 1`` (every pipeline's sources, its scripts in
-  a session, the warehouse scored);
+  a session, the warehouse scored); beside it, for scale, a benign run of the scripted code agent (``bookshop``
+  loaded, nothing hostile: what the agent's own client and harness take);
 * *REST*: a pipeline whose REST table has 1,000,000 rows; a scripted code agent fetches it whole 12 times in
   parallel;
 * *S3*: ``fleet``, whose agent uploads a 300 MB object to the task's S3 server (limits raised with
@@ -168,6 +169,12 @@ def main() -> int:
                                          tmp, _env(tmp))
         assert code == 0, tail
         print(f"anchor: a plain elt-mini run (reference, -j 1): {anchor:.0f} MB")
+        load = _load_step("{lake}").replace("{", "{{").replace("}", "}}").replace("{{lake}}", "{lake}")
+        benign, code, tail = agent_run(tmp, "benign", ["--workload", "elt-mini", "--task", "bookshop", "--sandbox",
+                                                       args.sandbox], [load])
+        assert code in (0, 4), tail
+        print(ratio_line("runner peak RSS, a benign code-agent run (bookshop loaded, nothing hostile)", benign, anchor,
+                         "a plain elt-mini run", unit="MB"))
         suite = big_rest_suite(tmp / "big")
         cases = {
             f"REST table of {ROWS:,} rows fetched 12x in parallel": agent_run(
@@ -177,7 +184,7 @@ def main() -> int:
                             "-S", "s3_max_object_mb=400", "-S", "s3_max_total_mb=800"], [S3_STEP]),
             "a warehouse whose view yields a 400 MB string": agent_run(
                 tmp, "view", ["--workload", "elt-mini", "--task", "bookshop", "--sandbox", args.sandbox],
-                [_load_step("{lake}").replace("{", "{{").replace("}", "}}").replace("{{lake}}", "{lake}"), VIEW_STEP]),
+                [load, VIEW_STEP]),
         }
         for (label, (mb, code, tail)), run_id in zip(cases.items(), ("rest", "s3", "view"), strict=True):
             if code not in (0, 4):
