@@ -282,3 +282,29 @@ def test_a_bind_below_a_tmpfs_folder_is_reached_by_the_jails_user(folder: Path) 
     inside = f"/tmp/kb-jail-{uuid.uuid4().hex[:6]}/a/b"
     code, out = _py(folder, f"print(open({inside + '/f.txt'!r}).read().strip())", ro=[(str(src), inside)])
     assert code == 0 and out.strip().splitlines()[-1] == "reached", out
+
+
+def test_the_jail_of_a_runner_that_is_not_root(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not root: bwrap makes a user namespace (no capability, no further namespaces) and rlimits stand for the
+    cgroups. Run as root here, the same jail is started by the host's nobody (the other tests cover root)."""
+    import kramabench.sandbox.jail as jail_mod
+
+    if not as_root():
+        pytest.skip("the other tests of this module run the non-root jail already")
+    monkeypatch.setattr(jail_mod, "as_root", lambda: False)
+    for d in (folder, folder / "sock", folder / "meta"):
+        d.mkdir(exist_ok=True)
+        d.chmod(0o777)
+    spec = JailSpec(name="t", sockets=folder / "sock", limits=JailLimits(max_processes=20),
+                    argv=["/bin/sh", "-c", "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; ulimit -u; "
+                          "tail -n +3 /proc/net/dev | cut -d: -f1; touch /sock/x && echo written"])
+    argv = ServiceJail(spec, folder / "meta")._argv(None)
+    for f in ("passwd", "group"):
+        (folder / "meta" / f).chmod(0o644)
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", *argv],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = [x.strip() for x in r.stdout.splitlines()]
+    assert lines[0] == "65534" and "CapEff:\t0000000000000000".split()[1] in r.stdout, r.stdout
+    assert "20" in lines and "lo" in lines and "written" in lines, lines
+    assert not [x for x in lines if x.startswith(("eth", "en", "docker", "wl"))], lines
