@@ -211,12 +211,47 @@ def compare_direct(model: DataModel, expected: Table, actual: Table, comparators
     return {c: get_comparator(c).compare(expected, actual, dropped=model.dropped_for(c)) for c in comparators}
 
 
+def _value_bytes(v: Any) -> int:
+    """About the bytes ``v`` takes in the reader's JSON answer (a bound, not an exact count: no JSON is built)."""
+    if v is None:
+        return 4
+    if isinstance(v, str):
+        return len(v) + 2
+    if isinstance(v, bool):
+        return 5
+    if isinstance(v, int | float):
+        return len(repr(v))
+    return len(str(v)) + 2
+
+
+def _fetch(cur: Any, cols: list[str], row_cap: int | None, byte_cap: int | None) -> tuple[list[list[Any]], bool, int | None]:
+    """The rows of ``cur`` read in batches, made canonical: (rows, more rows than ``row_cap``, None or the bytes read
+    when they passed ``byte_cap``: the read stopped there)."""
+    rows: list[list[Any]] = []
+    size = 2
+    want = None if row_cap is None else row_cap + 1
+    while want is None or len(rows) < want:
+        batch = cur.fetchmany(1024 if want is None else min(1024, want - len(rows)))
+        if not batch:
+            break
+        for r in Table.from_db(cols, batch).rows:
+            if byte_cap is not None:
+                size += 2 + sum(_value_bytes(v) + 1 for v in r)
+                if size > byte_cap:
+                    return rows, False, size
+            rows.append(list(r))
+    truncated = row_cap is not None and len(rows) > row_cap
+    return (rows[:row_cap] if truncated else rows), truncated, None
+
+
 def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
-                   row_caps: dict[str, int] | None = None, query_timeout_s: float | None = None) -> WarehouseRead:
+                   row_caps: dict[str, int] | None = None, query_timeout_s: float | None = None,
+                   byte_caps: dict[str, int] | None = None) -> WarehouseRead:
     """Stage 1, then (only when it passed) each data model's evaluation query, on a locked-down read-only
     connection. ``row_caps``: model -> the most rows read of its result (more is reported as truncated);
-    ``query_timeout_s``: each statement is interrupted after that long (its table or model fails, the rest is
-    read)."""
+    ``byte_caps``: model -> the most bytes of values read of its result (more fails the model: a result that much
+    larger than its ground truth cannot equal it); ``query_timeout_s``: each statement is interrupted after that long
+    (its table or model fails, the rest is read)."""
     try:
         con = open_warehouse(warehouse, pipeline.id, schema)
     except WarehouseError as e:
@@ -235,46 +270,115 @@ def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
                     queries.append(QueryResult(model=m.name, error=f"evaluation query unreadable: {e}"))
                     continue
                 cap = (row_caps or {}).get(m.name)
+                byte_cap = (byte_caps or {}).get(m.name)
                 try:
                     with _deadline(con, query_timeout_s):
                         cur = con.execute(sql)
                         cols = [d[0] for d in cur.description]
-                        raw = cur.fetchall() if cap is None else cur.fetchmany(cap + 1)
+                        rows, truncated, over = _fetch(cur, cols, cap, byte_cap)
                 except Exception as e:  # noqa: BLE001 - the model's failure, with DuckDB's reason
                     queries.append(QueryResult(model=m.name,
                                                error=f"the evaluation query failed: {_why(e, query_timeout_s)}"))
                     continue
-                truncated = cap is not None and len(raw) > cap
-                rows = [list(r) for r in Table.from_db(cols, raw[:cap] if truncated else raw).rows]
+                if over is not None:
+                    queries.append(QueryResult(model=m.name, columns=cols, error=(
+                        f"the evaluation query's result is larger than {byte_cap:,} bytes (8 times its ground truth and "
+                        f"4 MiB; {over:,} bytes read when the read stopped): it cannot equal the ground truth, not "
+                        "compared")))
+                    continue
                 queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated))
     finally:
         con.close()
     return WarehouseRead(stage1=s1, queries=queries)
 
 
+#: bytes of the reader's answer beyond the sum of the models' byte caps (stage 1, names, JSON punctuation)
+ANSWER_SLACK_BYTES = 4 << 20
+
+
 def read_warehouse_isolated(pipeline: Pipeline, warehouse: Path, schema: str, *,
                             row_caps: dict[str, int] | None = None, timeout_s: float = 600.0,
-                            query_timeout_s: float = 120.0, memory_mb: int = 4096) -> WarehouseRead:
+                            query_timeout_s: float = 120.0, memory_mb: int = 4096,
+                            byte_caps: dict[str, int] | None = None) -> WarehouseRead:
     """:func:`read_warehouse` in a child process (``python -m kramabench.elt.read_worker``) with a wall-clock
     and a memory limit: the warehouse is made by the system's code, and its views run while it is read (a
     crafted file that crashes DuckDB, a view that never ends or fills the memory is the task's failure, never
-    the run's)."""
+    the run's). Its answer is read as it comes, at most the models' byte caps and :data:`ANSWER_SLACK_BYTES`
+    (a larger answer stops the child and fails the read): what a warehouse holds never inflates this process."""
+    import os
+    import signal
+    import threading
+
     req = {"pipeline": pipeline.model_dump(mode="json"), "warehouse": str(warehouse), "schema": schema,
-           "row_caps": row_caps or {}, "memory_mb": memory_mb, "query_timeout_s": query_timeout_s}
+           "row_caps": row_caps or {}, "memory_mb": memory_mb, "query_timeout_s": query_timeout_s,
+           "byte_caps": byte_caps or {}}
+    limit = sum((byte_caps or {}).values()) + ANSWER_SLACK_BYTES if byte_caps else None
+    proc = subprocess.Popen([sys.executable, "-m", "kramabench.elt.read_worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_worker_env(), start_new_session=True)
+    err_tail = bytearray()
+    timed_out = threading.Event()
+
+    def kill() -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def drain_stderr() -> None:
+        assert proc.stderr is not None
+        for chunk in iter(lambda: proc.stderr.read(1 << 16), b""):  # type: ignore[union-attr]
+            err_tail.extend(chunk)
+            del err_tail[:-8192]
+
+    def on_timeout() -> None:
+        timed_out.set()
+        kill()
+
+    timer = threading.Timer(timeout_s, on_timeout)
+    timer.daemon = True
+    reader = threading.Thread(target=drain_stderr, daemon=True)
+    reader.start()
+    timer.start()
+    out = bytearray()
+    too_large = False
     try:
-        proc = subprocess.run([sys.executable, "-m", "kramabench.elt.read_worker"], input=json.dumps(req).encode(),
-                              capture_output=True, timeout=timeout_s, env=_worker_env())
-    except subprocess.TimeoutExpired:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(req).encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        for chunk in iter(lambda: proc.stdout.read(1 << 16), b""):  # type: ignore[union-attr]
+            out.extend(chunk)
+            if limit is not None and len(out) > limit:
+                too_large = True
+                kill()
+                break
+        code = proc.wait()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            kill()
+            proc.wait()
+        reader.join(timeout=5)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    if timed_out.is_set():
         return WarehouseRead(stage1=Stage1(passed=False, error=f"reading the warehouse took longer than {timeout_s:g} s "
                                                                "(a view that does not end?); not scored"))
-    if proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip().splitlines()
-        why = err[-1] if err else f"exit code {proc.returncode}"
-        if proc.returncode < 0:
-            why = f"killed by signal {-proc.returncode}" + (f" ({why})" if err else "")
+    if too_large:
+        return WarehouseRead(stage1=Stage1(passed=False, error=f"the warehouse reader's answer passed {limit:,} bytes "
+                                                               "(more than the data models' results may take); not "
+                                                               "scored"))
+    if code != 0:
+        err = bytes(err_tail).decode(errors="replace").strip().splitlines()
+        why = err[-1] if err else f"exit code {code}"
+        if code < 0:
+            why = f"killed by signal {-code}" + (f" ({why})" if err else "")
         return WarehouseRead(stage1=Stage1(passed=False, error=f"the warehouse could not be read: {why}"))
     try:
-        return WarehouseRead.model_validate_json(proc.stdout)
+        return WarehouseRead.model_validate_json(bytes(out))
     except ValueError as e:
         return WarehouseRead(stage1=Stage1(passed=False, error=f"the warehouse reader answered nonsense: {e}"))
 
@@ -328,6 +432,18 @@ def row_caps(pipeline: Pipeline, *, slack: int = 10_000) -> dict[str, int]:
     return caps
 
 
+def byte_caps(pipeline: Pipeline, *, factor: int = 8, slack: int = 4 << 20) -> dict[str, int]:
+    """The most bytes of values read of each model's result: ``factor`` times its ground truth file and ``slack``
+    more (JSON spells a CSV's empty cell ``null``: a result that is larger cannot equal the ground truth)."""
+    caps: dict[str, int] = {}
+    for m in pipeline.models:
+        n = 0
+        if m.ground_truth and (pipeline.folder / m.ground_truth).is_file():
+            n = (pipeline.folder / m.ground_truth).stat().st_size
+        caps[m.name] = factor * n + slack
+    return caps
+
+
 def score_pipeline(suite: Suite | str, pipeline: Pipeline, warehouse: Path,
                    comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS, *, isolated: bool = False,
                    compare: Compare | None = None, timeout_s: float = 600.0,
@@ -337,11 +453,13 @@ def score_pipeline(suite: Suite | str, pipeline: Pipeline, warehouse: Path,
     (:func:`read_warehouse_isolated`; what a run does)."""
     schema = suite if isinstance(suite, str) else suite.schema_name
     caps = row_caps(pipeline)
+    sizes = byte_caps(pipeline)
     if isolated:
         read = read_warehouse_isolated(pipeline, warehouse, schema, row_caps=caps, timeout_s=timeout_s,
-                                       query_timeout_s=query_timeout_s)
+                                       query_timeout_s=query_timeout_s, byte_caps=sizes)
     else:
-        read = read_warehouse(pipeline, warehouse, schema, row_caps=caps, query_timeout_s=query_timeout_s)
+        read = read_warehouse(pipeline, warehouse, schema, row_caps=caps, query_timeout_s=query_timeout_s,
+                              byte_caps=sizes)
     return score_read(pipeline, read, comparators, compare=compare)
 
 
@@ -362,6 +480,6 @@ def metrics(suite: Suite, scores: list[PipelineScore],
 
 __all__ = [
     "Compare", "ModelScore", "PipelineScore", "QueryResult", "Stage1", "SuiteMetrics", "TableCheck", "WarehouseError",
-    "WarehouseRead", "compare_direct", "metrics", "open_warehouse", "read_ground_truth", "read_warehouse",
+    "WarehouseRead", "byte_caps", "compare_direct", "metrics", "open_warehouse", "read_ground_truth", "read_warehouse",
     "read_warehouse_isolated", "row_caps", "score_pipeline", "score_read", "stage1",
 ]

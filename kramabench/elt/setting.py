@@ -97,7 +97,9 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
              "your code in this session only:"]
     if "postgres" in cfg:
         pg = cfg["postgres"]["config"]
-        lines.append(f"- PostgreSQL at {pg['host']}:{pg['port']} (user {pg['user']}, password {pg['password']}, "
+        # the password is random per task: it stays in config.yaml (a prompt that held it would differ in every
+        # run, and a recorded run could not be replayed nor a cached answer found)
+        lines.append(f"- PostgreSQL at {pg['host']}:{pg['port']} (user {pg['user']}, its password in config.yaml, "
                      f"database {pg['database']}, schema {pg['schema']}; tables {', '.join(pg['tables'])}): psycopg "
                      "in Python, or the psql command where it is installed")
     if "custom_api" in cfg:

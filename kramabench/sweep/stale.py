@@ -2,10 +2,11 @@
 
 Everything kramabench makes outside a run folder carries its owner's tag (:mod:`kramabench.sweep.owner`):
 
-* cgroups of local sandbox runs: ``/sys/fs/cgroup/<controller>/kramabench/run-<tag>-<id>`` (v1) or
-  ``/sys/fs/cgroup/kramabench/run-<tag>-<id>`` (v2);
+* cgroups of local sandbox runs and of the jails of ELT sources (:mod:`kramabench.sandbox.jail`):
+  ``/sys/fs/cgroup/<controller>/kramabench/run-<tag>-<id>`` (v1) or ``/sys/fs/cgroup/kramabench/run-<tag>-<id>``
+  (v2): what still runs in them is killed;
 * docker sandbox containers: label ``kramabench.owner=<tag>``;
-* temporary folders: ``$TMPDIR/kramabench-<kind>-<tag>-<random>``.
+* temporary folders: ``$TMPDIR/kramabench-<kind>-<tag>-<random>`` (an ELT task's folder: ``kramabench-elt-*``).
 
 :func:`sweep_stale` removes those whose owner is dead, and only those: other kramabench processes on the
 same machine keep theirs. Leftovers of older versions (no tag) are judged by what they recorded: a pid

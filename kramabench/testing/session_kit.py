@@ -684,6 +684,60 @@ class SessionIsolation(_Base):
             host.close()
             svc.close()
 
+    def test_a_forwarded_service_is_reached_from_its_own_session_only(self, sandbox, kit):
+        """Two sessions at once, each with a service of its own (as two ELT tasks of a run have their own sources):
+        each reaches its own service, never the other's, by its port, its socket or any unix socket it can find."""
+        mine, theirs = UnixEchoServer(kit.root), UnixEchoServer(kit.root)
+        port = 22000 + (os.getpid() % 20000)
+        probe = textwrap.dedent(f"""
+            import json, os, socket, stat
+            out = {{}}
+            try:
+                c = socket.create_connection(("127.0.0.1", {port}), timeout=5)
+                c.sendall(b"who\\n")
+                out["port"] = c.recv(100).decode().strip()
+                c.close()
+            except OSError as e:
+                out["port"] = type(e).__name__
+            found = set()
+            for top in [d for d in os.listdir("/") if d not in ("proc", "sys", "dev", "usr")]:
+                for root, _dirs, files in os.walk("/" + top):
+                    for f in files:
+                        try:
+                            if stat.S_ISSOCK(os.lstat(os.path.join(root, f)).st_mode):
+                                found.add(os.path.join(root, f))
+                        except OSError:
+                            pass
+            out["sockets"] = sorted(found)
+            for path in (out["sockets"] + [{str(mine.path)!r}, {str(theirs.path)!r}]):
+                try:
+                    c = socket.socket(socket.AF_UNIX)
+                    c.settimeout(5)
+                    c.connect(path)
+                    c.sendall(b"via-socket\\n")
+                    out[path] = c.recv(100).decode().strip()
+                    c.close()
+                except OSError as e:
+                    out[path] = type(e).__name__
+            print(json.dumps(out))
+            """)
+        try:
+            with self.open(sandbox, kit, services=[ServiceForward(name="svc", port=port, socket=mine.path)]) as a, \
+                    self.open(sandbox, kit) as b:
+                ra, rb = a.python(probe), b.python(probe)
+                assert ra.ok and rb.ok, (ra, rb)
+                oa, ob = json.loads(ra.stdout), json.loads(rb.stdout)
+                assert oa["port"] == "echo:who", oa
+                assert ob["port"] != "echo:who" and not ob["sockets"], ob
+                assert all(not str(v).startswith("echo:") for k, v in ob.items() if k not in ("port", "sockets")), ob
+                # the session with a service sees that service's socket only (bound at its own name)
+                assert all(str(theirs.path) not in p for p in oa["sockets"]), oa
+                assert oa[str(theirs.path)] != "echo:via-socket" and oa[str(mine.path)] != "echo:via-socket", oa
+            assert theirs.accepted == 0, "the other service was reached"
+        finally:
+            mine.close()
+            theirs.close()
+
     def test_no_secrets_no_host_files_in_any_call(self, sandbox, kit, monkeypatch):
         secret = f"sk-kit-{uuid.uuid4().hex}"
         monkeypatch.setenv("OPENAI_API_KEY", secret)

@@ -77,9 +77,11 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path, s3
         import subprocess
 
         from kramabench.elt.sources.postgres import PostgresServer  # noqa: F401
+        pg = src.config["postgres"]["config"]
+        assert pg["user"] == "postgres" and len(pg["password"]) >= 24
         out = subprocess.run([str(find_bindir() / "psql"), "-h", str(names["postgres"].socket.parent), "-U",
                               "postgres", "-d", "shop", "-At", "-c", "select count(*), sum(customer_id) from customers"],
-                             capture_output=True, text=True, env={"PGPASSWORD": "kramabench", "PATH": "/usr/bin:/bin"})
+                             capture_output=True, text=True, env={"PGPASSWORD": pg["password"], "PATH": "/usr/bin:/bin"})
         assert out.stdout.strip() == "3|6", out.stderr
         bad = subprocess.run([str(find_bindir() / "psql"), "-h", str(names["postgres"].socket.parent), "-U",
                               "postgres", "-d", "shop", "-c", "select 1"], capture_output=True, text=True,
@@ -117,10 +119,11 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path, s3
         assert not names_on_disk & {"ground_truth", "evaluation", "customer_totals.csv", "customer_totals.sql"}
         assert any("mongodb" in d for d in src.differences)
         base = task.parent
-        pid_file = base / "pg" / "data" / "postmaster.pid"
-        pid = int(pid_file.read_text().splitlines()[0])
+        pids = [j.pid for j in src.jails()]
+        assert len(pids) == (3 if s3 == "server" else 2) and all(pids)
     assert not base.exists()
-    assert gone(pid), f"the PostgreSQL server {pid} outlived its task"
+    for pid in pids:
+        assert gone(pid), f"the jail {pid} of a source outlived its task"
 
 
 def gone(pid: int, wait_s: float = 10.0) -> bool:
@@ -185,3 +188,88 @@ def test_a_named_mongod_that_does_not_serve_is_an_explained_failure_and_nothing_
     assert any(d.startswith("mongodb: the collections are JSON-lines files") for d in
                SourceOptions().differences(["mongodb"]))
     assert not any(d.startswith("mongodb") for d in SourceOptions(mongod="/bin/false").differences(["mongodb"]))
+
+
+@pytest.mark.slow
+@pytest.mark.api
+def test_a_sigkilled_run_leaves_no_source_server_and_the_next_command_no_folder(tmp_path: Path) -> None:
+    """``kramabench run`` on fleet (PostgreSQL and moto's S3 up, the agent's first step asleep) is killed with SIGKILL:
+    every process it started (the source jails, the session's sandbox) dies with it, and the next command's sweep
+    removes its owner-tagged folders and cgroups."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    from kramabench.sweep.owner import tag_of
+    from kramabench.sweep.stale import cgroup_parents
+    from kramabench.testing import OpenAIServer
+    from tests.baselines.agent_scripts import step
+
+    try:
+        find_bindir()
+    except PostgresUnavailable as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(e))
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER"))}
+    env["PYTHONPATH"] = str(repo)
+    env["KRAMABENCH_CACHE"] = str(tmp_path / "cache")
+    with OpenAIServer() as server:
+        server.handler = lambda req: step("import time\ntime.sleep(300)", "wait")
+        p = subprocess.Popen(
+            [sys.executable, "-m", "kramabench", "run", "--workload", "elt-mini", "--task", "fleet", "--system",
+             "code-agent", "--model", f"openai-compatible/test-model@{server.base_url}", "--results",
+             str(tmp_path / "res"), "--run-id", "k", "--progress", "none", "--no-report"],
+            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(0.05)
+            tag = tag_of(p.pid)
+            deadline = time.monotonic() + 180
+            tree: dict[int, str] = {}
+            while time.monotonic() < deadline and p.poll() is None:
+                tree = _tree(p.pid)
+                if "postgres" in tree.values() and server.chat_requests:  # sources up, the agent's step running
+                    time.sleep(1.0)
+                    tree = _tree(p.pid)
+                    break
+                time.sleep(0.1)
+            assert "postgres" in tree.values() and "bwrap" in tree.values(), tree
+            os.kill(p.pid, signal.SIGKILL)
+            p.wait(30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+    assert all(gone(pid) for pid in tree), {pid: name for pid, name in tree.items() if not gone(pid, 0.1)}
+    tmp = Path(tempfile.gettempdir())
+    assert list(tmp.glob(f"kramabench-elt-{tag}-*")), "the killed run's task folder should be there before the sweep"
+    r = subprocess.run([sys.executable, "-m", "kramabench", "sandboxes"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert not list(tmp.glob(f"kramabench-*-{tag}-*")), list(tmp.glob(f"kramabench-*-{tag}-*"))
+    assert not [c for parent in cgroup_parents() for c in parent.glob(f"run-{tag}-*")]
+
+
+def _tree(root: int) -> dict[int, str]:
+    """The live descendants of ``root``: pid -> command name."""
+    kids: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        names[int(d.name)] = stat[stat.index("(") + 1:stat.rindex(")")]
+        kids.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(d.name))
+    out: dict[int, str] = {}
+    todo = list(kids.get(root, []))
+    while todo:
+        pid = todo.pop()
+        out[pid] = names.get(pid, "?")
+        todo.extend(kids.get(pid, []))
+    return out

@@ -1,6 +1,7 @@
 """A real MongoDB server for one task, when a ``mongod`` is installed and named (``--setting-option
-mongod=/path/to/mongod``): listening on a unix socket only (no TCP), its collections loaded from the suite's data
-files with pymongo (the extra ``kramabench[mongodb]``). Without a named ``mongod`` a task's collections are
+mongod=/path/to/mongod``): run in the foreground in the task's jail (:mod:`kramabench.sandbox.jail`: no network,
+no host file system, its data on the jail's tmpfs, limits, owner tags), listening on a unix socket only (no TCP),
+its collections loaded from the suite's data files with pymongo (the extra ``kramabench[mongodb]``). Without a named ``mongod`` a task's collections are
 JSON-lines files of its task folder (a recorded difference; :mod:`kramabench.elt.sources.sourceset`)."""
 
 from __future__ import annotations
@@ -8,10 +9,19 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import subprocess
-import time
 from pathlib import Path
 from urllib.parse import quote_plus
+
+from kramabench.sandbox.jail import (
+    DATA_DIR,
+    SOCKET_DIR,
+    JailError,
+    JailLimits,
+    JailSpec,
+    ServiceJail,
+    socket_folder,
+    wait_for_socket,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,13 +42,19 @@ def check_mongod(path: str) -> Path:
 
 
 class MongoServer:
-    """``mongod`` on the unix socket ``<base>/mongodb-27017.sock`` with its data in ``<base>/db``."""
+    """``mongod`` in a jail, on the unix socket ``<base>/sock/mongodb-27017.sock``, its data in the jail's ``/data/db``."""
 
-    def __init__(self, mongod: str, base: Path) -> None:
+    def __init__(self, mongod: str, base: Path, *, limits: JailLimits | None = None) -> None:
         self.mongod = check_mongod(mongod)
         self.base = Path(base)
-        self.socket = self.base / f"mongodb-{PORT}.sock"
-        self._proc: subprocess.Popen[bytes] | None = None
+        self.sockdir = self.base / "sock"
+        self.socket = self.sockdir / f"mongodb-{PORT}.sock"
+        self.limits = limits or JailLimits(memory_mb=1024, disk_mb=1024)
+        self._jail: ServiceJail | None = None
+
+    @property
+    def jail(self) -> ServiceJail | None:
+        return self._jail
 
     def start(self, timeout_s: float = 30.0) -> MongoServer:
         try:
@@ -46,22 +62,19 @@ class MongoServer:
         except ImportError:
             raise MongoUnavailable("loading collections into mongod needs pymongo: pip install 'kramabench[mongodb]'") \
                 from None
-        (self.base / "db").mkdir(parents=True, exist_ok=True)
-        log_file = open(self.base / "mongod.log", "wb")  # noqa: SIM115 - the server's whole life
-        self._proc = subprocess.Popen(
-            [str(self.mongod), "--dbpath", str(self.base / "db"), "--bind_ip", str(self.socket), "--port", str(PORT),
-             "--nounixsocket", "--filePermissions", "0777", "--quiet"],
-            stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        log_file.close()
-        end = time.monotonic() + timeout_s
-        while not self.socket.exists():
-            if self._proc.poll() is not None:
-                tail = (self.base / "mongod.log").read_text(errors="replace").strip().splitlines()[-3:]
-                raise MongoUnavailable(f"mongod exited with code {self._proc.returncode}: {' | '.join(tail)}")
-            if time.monotonic() > end:
-                self.stop()
-                raise MongoUnavailable(f"mongod did not listen on {self.socket} within {timeout_s:g} s")
-            time.sleep(0.05)
+        socket_folder(self.sockdir)
+        exe = str(self.mongod.resolve())
+        ro = [] if exe.startswith("/usr/") else [(exe, exe)]
+        spec = JailSpec(name="mongodb", sockets=self.sockdir, ro=ro, limits=self.limits,
+                        argv=["/bin/sh", "-c", f'mkdir -p "{DATA_DIR}/db" && exec "$@"', "sh", exe, "--dbpath",
+                              f"{DATA_DIR}/db", "--bind_ip", f"{SOCKET_DIR}/{self.socket.name}", "--port", str(PORT),
+                              "--nounixsocket", "--filePermissions", "0777", "--quiet"])
+        self._jail = ServiceJail(spec, self.base / "meta").start()
+        try:
+            wait_for_socket(self._jail, self.socket, timeout_s, "mongod")
+        except JailError as e:
+            self.stop()
+            raise MongoUnavailable(str(e)) from None
         return self
 
     def client(self):  # noqa: ANN201 - pymongo's client, imported on use
@@ -69,25 +82,32 @@ class MongoServer:
 
         return pymongo.MongoClient(f"mongodb://{quote_plus(str(self.socket))}", serverSelectionTimeoutMS=10_000)
 
-    def load(self, database: str, collection: str, path: Path) -> int:
-        """The data file's rows as documents of ``database.collection``; the number of documents."""
-        from kramabench.elt.sources.tables import records
+    def load(self, database: str, collection: str, path: Path, batch: int = 1000) -> int:
+        """The data file's rows as documents of ``database.collection`` (inserted in batches); the number of
+        documents."""
+        import json
 
-        docs = records(path)
-        with self.client() as c:
+        from kramabench.elt.sources.tables import prepare
+
+        rows = self.base / f"{collection}.load.jsonl"
+        prepare([("jsonl", path, rows)])
+        with self.client() as c, open(rows, encoding="ascii") as f:
+            docs: list[dict] = []
+            for line in f:
+                docs.append(json.loads(line))
+                if len(docs) >= batch:
+                    c[database][collection].insert_many(docs)
+                    docs = []
             if docs:
                 c[database][collection].insert_many(docs)
-            return int(c[database][collection].count_documents({}))
+            n = int(c[database][collection].count_documents({}))
+        rows.unlink(missing_ok=True)
+        return n
 
     def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(timeout=10)
-        self._proc = None
+        if self._jail is not None:
+            self._jail.stop()
+            self._jail = None
 
 
 __all__ = ["PORT", "MongoServer", "MongoUnavailable", "check_mongod"]

@@ -1,101 +1,87 @@
-"""A small REST API serving each source table as JSON, on a unix socket (ELT-Bench's ``custom_api``).
-
-``GET /`` lists the tables; ``GET /<table>`` returns the whole table as a JSON list of objects;
-``GET /<table>?offset=N&limit=M`` one page of it (``X-Total-Count`` says how many rows there are).
-Anything else is a 404 with a JSON error.
+"""A small REST API serving each source table as JSON (ELT-Bench's ``custom_api``), in a process of its own in the
+task's jail (:mod:`kramabench.sandbox.jail`), on a unix socket. The server's program is
+:mod:`kramabench.elt.sources.rest_server`: ``GET /`` lists the tables; ``GET /<table>`` returns the whole table as
+a JSON list of objects; ``GET /<table>?offset=N&limit=M`` one page of it (``X-Total-Count`` says how many rows
+there are); anything else is a 404 with a JSON error. Responses are streamed from JSON-lines files the runner
+writes once (in a child process, row by row: nothing of a table is held in the runner), so neither the runner nor the server holds a
+table in memory, however large it is and however many clients fetch it at once.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import socketserver
-import threading
-from http.server import BaseHTTPRequestHandler
+from importlib import resources
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qs, urlparse
+
+from kramabench.sandbox.jail import (
+    JailError,
+    JailLimits,
+    JailSpec,
+    ServiceJail,
+    python_argv,
+    python_binds,
+    socket_folder,
+    wait_for_socket,
+)
 
 log = logging.getLogger(__name__)
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
+class RestUnavailable(RuntimeError):
+    """The REST server did not start (its jail's last lines say why)."""
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server_version = "kramabench-elt-api/1"
-    tables: dict[str, bytes | list[dict[str, Any]]] = {}
-
-    def address_string(self) -> str:  # a unix socket has no client address
-        return "unix"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("rest: " + format, *args)
-
-    def _send(self, code: int, body: bytes, extra: dict[str, str] | None = None) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
-        url = urlparse(self.path)
-        name = url.path.strip("/")
-        tables = self.server.tables  # type: ignore[attr-defined]
-        if name == "":
-            self._send(200, json.dumps(sorted(tables)).encode())
-            return
-        key = next((t for t in tables if t.lower() == name.lower()), None)
-        if key is None:
-            self._send(404, json.dumps({"error": f"no table {name!r}", "tables": sorted(tables)}).encode())
-            return
-        rows = tables[key]
-        q = parse_qs(url.query)
-        try:
-            offset = int(q.get("offset", ["0"])[0])
-            limit = int(q["limit"][0]) if "limit" in q else None
-        except ValueError:
-            self._send(400, b'{"error": "offset and limit are whole numbers"}')
-            return
-        page = rows[offset:] if limit is None else rows[offset:offset + max(0, limit)]
-        self._send(200, json.dumps(page, default=str).encode(), {"X-Total-Count": str(len(rows))})
+def server_program() -> str:
+    return resources.files("kramabench.elt.sources").joinpath("rest_server.py").read_text(encoding="utf-8")
 
 
 class RestServer:
-    """Serves ``tables`` (name -> data file) on the unix socket ``socket`` from a thread of this process."""
+    """Serves ``tables`` (name -> data file) on a unix socket in ``base`` (:attr:`socket`)."""
 
-    def __init__(self, socket_path: Path, tables: dict[str, Path]) -> None:
-        self.socket = Path(socket_path)
+    def __init__(self, base: Path, tables: dict[str, Path], *, limits: JailLimits | None = None) -> None:
+        self.base = Path(base)
+        self.sockdir = self.base / "sock"
+        self.socket = self.sockdir / "api.sock"
         self.files = dict(tables)
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self.limits = limits or JailLimits(memory_mb=512, disk_mb=64, max_processes=48)
+        self._jail: ServiceJail | None = None
 
-    def start(self) -> RestServer:
-        from kramabench.elt.sources.tables import records
+    @property
+    def jail(self) -> ServiceJail | None:
+        return self._jail
 
-        data = {name: records(path) for name, path in self.files.items()}
-        if self.socket.exists():
-            self.socket.unlink()
-        srv = _Server(str(self.socket), _Handler)
-        srv.tables = data  # type: ignore[attr-defined]
-        os.chmod(self.socket, 0o777)
-        self._server = srv
-        self._thread = threading.Thread(target=srv.serve_forever, name="kb-elt-rest", daemon=True)
-        self._thread.start()
+    def start(self, timeout_s: float = 60.0) -> RestServer:
+        from kramabench.elt.sources.tables import prepare
+
+        socket_folder(self.sockdir)
+        rows = self.base / "rows"
+        rows.mkdir(parents=True, exist_ok=True)
+        rows.chmod(0o755)
+        ro = python_binds()
+        inside: dict[str, str] = {}
+        prepare([("jsonl", path, rows / f"{i}.jsonl") for i, path in enumerate(self.files.values())])
+        for i, name in enumerate(self.files):
+            out = rows / f"{i}.jsonl"
+            out.chmod(0o644)
+            inside[name] = f"/tables/{i}.jsonl"
+            ro.append((str(out), inside[name]))
+        cfg = {"socket": "/sock/api.sock", "tables": inside, "max_connections": 16}
+        spec = JailSpec(name="rest", sockets=self.sockdir, ro=ro, limits=self.limits,
+                        env={"MALLOC_ARENA_MAX": "2"},
+                        argv=python_argv("-c", server_program(), json.dumps(cfg)))
+        self._jail = ServiceJail(spec, self.base / "meta").start()
+        try:
+            wait_for_socket(self._jail, self.socket, timeout_s, "the REST server")
+        except JailError as e:
+            self.stop()
+            raise RestUnavailable(str(e)) from None
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        if self._jail is not None:
+            self._jail.stop()
+            self._jail = None
         try:
             self.socket.unlink()
         except FileNotFoundError:
@@ -108,4 +94,4 @@ class RestServer:
         self.stop()
 
 
-__all__ = ["RestServer"]
+__all__ = ["RestServer", "RestUnavailable"]

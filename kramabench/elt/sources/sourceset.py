@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kramabench.elt.suite.models import Pipeline
+from kramabench.sandbox.jail import JailLimits
+from kramabench.sweep import make_tempdir
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +43,23 @@ class SourceOptions(BaseModel):
     s3: Literal["auto", "server", "files"] = Field(
         "auto", description="S3 sources: served by an S3-compatible server (moto's server mode, the extra "
         "kramabench[s3]), or as files of the task folder; auto: the server when moto is installed")
+    source_memory_mb: int = Field(1024, ge=64, le=65536, description="memory of each source server's jail (MB; "
+                                  "PostgreSQL, the REST API, mongod; as root a memory cgroup, else an address-space "
+                                  "limit)")
+    source_disk_mb: int = Field(1024, ge=16, le=65536, description="disk of each source server's jail (MB): the "
+                                "size of its data folder and of its /tmp, both in memory (tmpfs)")
+    source_max_processes: int = Field(64, ge=8, le=4096, description="processes of each source server's jail")
+    s3_max_object_mb: int = Field(100, ge=1, le=5120, description="the largest object a task's S3 server accepts "
+                                  "(MB)")
+    s3_max_total_mb: int = Field(400, ge=1, le=20480, description="all the objects a task's S3 server holds (MB)")
     warehouse: str | None = Field(
         None, description="the warehouse file, relative to the session workspace (default <pipeline id>.duckdb: "
         "its catalog is then named as ELT-Bench's database, so views that name it resolve when it is scored)")
+
+    def jail_limits(self) -> JailLimits:
+        """The limits of each source server's jail."""
+        return JailLimits(memory_mb=self.source_memory_mb, disk_mb=self.source_disk_mb,
+                          max_processes=self.source_max_processes)
 
     def warehouse_file(self, pipeline_id: str) -> str:
         return self.warehouse or f"{pipeline_id}.duckdb"
@@ -62,6 +77,8 @@ class SourceOptions(BaseModel):
     def differences(self, kinds: list[str]) -> list[str]:
         """The deliberate differences from ELT-Bench's set-up of a run with sources of ``kinds``."""
         out = list(ALWAYS_DIFFERENT)
+        if "postgres" in kinds:
+            out.append(POSTGRES_ROLE)
         if "s3" in kinds:
             out.append(S3_SERVED if self.s3_served() else S3_AS_FILES)
         if "mongodb" in kinds and not self.mongod:
@@ -76,7 +93,10 @@ ALWAYS_DIFFERENT = (
 )
 S3_AS_FILES = ("s3: the bucket's objects are files of the task folder (s3/<bucket>/<key>), not served by an "
                "S3-compatible server (moto is not installed: pip install 'kramabench[s3]')")
-S3_SERVED = "s3: served by moto's S3-compatible server (in place of LocalStack)"
+S3_SERVED = ("s3: served by moto's S3-compatible server (in place of LocalStack), S3 only, one per task, object and "
+             "total sizes bounded")
+POSTGRES_ROLE = ("postgres: the task's user 'postgres' is a role of its own, not the server's superuser (ELT-Bench's "
+                 "is): no COPY ... PROGRAM, no server files, no other database")
 MONGODB_AS_FILES = ("mongodb: the collections are JSON-lines files of the task folder "
                     "(mongodb/<database>/<collection>.jsonl), not served by mongod (no mongod named)")
 
@@ -105,11 +125,12 @@ class SourceSet:
     #: the task's config.yaml as written (sources, in-session endpoints, credentials, the warehouse)
     config: dict[str, Any] = field(default_factory=dict)
     _base: Path | None = None
-    _stops: list[Any] = field(default_factory=list)
+    _running: list[Any] = field(default_factory=list)
 
     def start(self) -> SourceSet:
         t0 = time.monotonic()
-        self._base = Path(tempfile.mkdtemp(prefix="kb-elt-"))
+        # tagged with this process (kramabench-elt-<owner tag>-*): a later command's sweep removes it if we are killed
+        self._base = make_tempdir("elt")
         os.chmod(self._base, 0o755)
         self.task_dir = self._base / "task"
         self.task_dir.mkdir()
@@ -135,21 +156,25 @@ class SourceSet:
             by_kind.setdefault(s.kind, []).append(s)
         cfg: dict[str, Any] = {}
         if "postgres" in by_kind:
-            from kramabench.elt.sources.postgres import PASSWORD, USER, PostgresServer
+            from kramabench.elt.sources.postgres import USER, PostgresServer
 
-            pg = PostgresServer(self._base / "pg", database=p.id)
-            self._stops.append(pg.stop)
+            pg = PostgresServer(self._base / "pg", database=p.id, limits=self.options.jail_limits())
+            self._running.append(pg)
             pg.start()
             pg.load_many([(s.table, self._data(s.table)) for s in by_kind["postgres"]])
             self.services.append(Service("postgres", PORTS["postgres"], pg.socket))
+            self.differences.append(POSTGRES_ROLE)
+            # the task's own role and its random password; the superuser's never leaves the runner
             cfg["postgres"] = {"config": {"host": "127.0.0.1", "port": PORTS["postgres"], "user": USER,
-                                          "password": PASSWORD, "database": p.id, "schema": "public",
+                                          "password": pg.password, "database": p.id, "schema": "public",
                                           "tables": [s.table for s in by_kind["postgres"]]}}
         if "rest" in by_kind:
             from kramabench.elt.sources.rest import RestServer
 
-            rest = RestServer(self._base / "api.sock", {s.table: self._data(s.table) for s in by_kind["rest"]})
-            self._stops.append(rest.stop)
+            rest = RestServer(self._base / "rest", {s.table: self._data(s.table) for s in by_kind["rest"]},
+                              limits=JailLimits(memory_mb=min(512, self.options.source_memory_mb), disk_mb=64,
+                                                max_processes=self.options.source_max_processes))
+            self._running.append(rest)
             rest.start()
             self.services.append(Service("rest", PORTS["rest"], rest.socket))
             cfg["custom_api"] = {"config": {"base_url": f"http://127.0.0.1:{PORTS['rest']}",
@@ -173,8 +198,10 @@ class SourceSet:
                     key = f"{s.table}.{s.format}"
                     objects[key] = self._base / "s3-objects" / key
                     self._place(self._data(s.table), objects[key])
-                srv = S3Server(self._base / "s3.sock", bucket, objects, port=PORTS["s3"])
-                self._stops.append(srv.stop)
+                srv = S3Server(self._base / "s3", bucket, objects, port=PORTS["s3"],
+                               max_object_bytes=self.options.s3_max_object_mb << 20,
+                               max_total_bytes=self.options.s3_max_total_mb << 20)
+                self._running.append(srv)
                 srv.start()
                 self.services.append(Service("s3", PORTS["s3"], srv.socket))
                 cfg["aws_s3"] = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
@@ -193,8 +220,8 @@ class SourceSet:
             if self.options.mongod:
                 from kramabench.elt.sources.mongo import MongoServer
 
-                mongo = MongoServer(self.options.mongod, self._base / "mongo")
-                self._stops.append(mongo.stop)
+                mongo = MongoServer(self.options.mongod, self._base / "mongo", limits=self.options.jail_limits())
+                self._running.append(mongo)
                 mongo.start()
                 for s in by_kind["mongodb"]:
                     mongo.load(p.id, s.table, self._data(s.table))
@@ -233,15 +260,19 @@ class SourceSet:
         write_spec(self.pipeline, self.task_dir)
 
     def stop(self) -> None:
-        for stop in reversed(self._stops):
+        for server in reversed(self._running):
             try:
-                stop()
+                server.stop()
             except Exception as e:  # noqa: BLE001 - every source is stopped, whatever one does
                 log.warning("stopping a source of %s: %s", self.pipeline.id, e)
-        self._stops.clear()
+        self._running.clear()
         if self._base is not None:
             shutil.rmtree(self._base, ignore_errors=True)
             self._base = None
+
+    def jails(self) -> list[Any]:
+        """The jails of the running source servers (:class:`kramabench.sandbox.jail.ServiceJail`), in start order."""
+        return [s.jail for s in self._running if s.jail is not None]
 
     def __enter__(self) -> SourceSet:
         return self.start()

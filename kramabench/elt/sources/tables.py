@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,12 @@ def describe(path: Path) -> list[tuple[str, str]]:
 
 def records(path: Path) -> list[dict[str, Any]]:
     """The rows of a data file as JSON-ready dicts (dates and timestamps as ISO text)."""
+    return list(iter_records(path))
+
+
+def iter_records(path: Path, batch: int = 2048) -> Iterator[dict[str, Any]]:
+    """The rows of a data file as JSON-ready dicts (dates and timestamps as ISO text), read in batches: a table of
+    any size takes the memory of one batch."""
     import duckdb
 
     from kramabench.elt.compare.values import from_db
@@ -40,16 +47,26 @@ def records(path: Path) -> list[dict[str, Any]]:
     try:
         cur = con.execute(f"SELECT * FROM {reader_sql(path)}")
         cols = [d[0] for d in cur.description]
-        out = []
-        for row in cur.fetchall():
-            rec = {}
-            for c, v in zip(cols, row, strict=True):
-                x = v if isinstance(v, list | dict) else from_db(v)
-                rec[c] = x
-            out.append(rec)
-        return out
+        while True:
+            rows = cur.fetchmany(batch)
+            if not rows:
+                break
+            for row in rows:
+                yield {c: v if isinstance(v, list | dict) else from_db(v) for c, v in zip(cols, row, strict=True)}
     finally:
         con.close()
+
+
+def write_jsonl(path: Path, dest: Path) -> Path:
+    """The rows of ``path`` as JSON lines in ``dest`` (one ``json.dumps`` object per line, values as
+    :func:`iter_records` makes them), written row by row."""
+    import json
+
+    with open(dest, "w", encoding="ascii") as f:
+        for rec in iter_records(path):
+            f.write(json.dumps(rec, default=str))
+            f.write("\n")
+    return dest
 
 
 def convert(src: Path, dest: Path) -> Path:
@@ -69,4 +86,51 @@ def convert(src: Path, dest: Path) -> Path:
     return dest
 
 
-__all__ = ["convert", "describe", "reader_sql", "records"]
+
+
+def prepare(jobs: list[tuple[str, Path, Path]], timeout_s: float = 1800.0) -> list[list[tuple[str, str]]]:
+    """Each job ``(op, src, dest)`` done in one child process (``python -m kramabench.elt.sources.tables``), so that
+    DuckDB's buffers for a large table never stay in the runner: ``op`` ``csv`` writes ``src``'s rows as a CSV with a
+    header to ``dest`` (a copy when ``src`` is one), ``jsonl`` as :func:`write_jsonl` does; each job's columns and
+    DuckDB types (:func:`describe` of ``src``) in order."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    if not jobs:
+        return []
+    req = [{"op": op, "src": str(src), "dest": str(dest)} for op, src, dest in jobs]
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "KRAMABENCH_CACHE")
+    proc = subprocess.run([sys.executable, "-m", "kramabench.elt.sources.tables"], input=json.dumps(req).encode(),
+                          capture_output=True, timeout=timeout_s, env={k: v for k, v in os.environ.items() if k in keep})
+    if proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise RuntimeError(f"preparing the source tables failed: {err[-1] if err else f'exit code {proc.returncode}'}")
+    return [[(c, t) for c, t in cols] for cols in json.loads(proc.stdout)]
+
+
+def _main() -> int:
+    import json
+    import shutil
+    import sys
+
+    out = []
+    for job in json.loads(sys.stdin.buffer.read()):
+        src, dest = Path(job["src"]), Path(job["dest"])
+        out.append(describe(src))
+        if job["op"] == "jsonl":
+            write_jsonl(src, dest)
+        elif src.suffix.lower() == dest.suffix.lower():
+            shutil.copyfile(src, dest)
+        else:
+            convert(src, dest)
+    sys.stdout.write(json.dumps(out))
+    return 0
+
+
+__all__ = ["convert", "describe", "iter_records", "prepare", "reader_sql", "records", "write_jsonl"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

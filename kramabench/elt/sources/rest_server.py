@@ -1,0 +1,152 @@
+"""The REST API of one task, as its jail runs it (:mod:`kramabench.elt.sources.rest` starts it with this file's text
+as ``python -I -B -c``; standard library only, nothing of kramabench), on a unix socket.
+
+Argument: a JSON object: ``socket``, ``tables`` (name -> a JSON-lines file, one row per line, as
+:func:`kramabench.elt.sources.tables.write_jsonl` writes it), ``max_connections``.
+
+``GET /`` lists the tables; ``GET /<table>`` returns the whole table as a JSON list of objects, ``GET
+/<table>?offset=N&limit=M`` one page of it (``X-Total-Count`` says how many rows there are); anything else is a
+404 with a JSON error. A response is streamed from the file (its length known from the line offsets, read once at
+start): the server holds one 8-byte offset per row and one chunk per connection, whatever the table's size, and
+serves at most ``max_connections`` at once (the others wait in the listen queue).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socketserver
+import sys
+import threading
+from array import array
+from http.server import BaseHTTPRequestHandler
+from urllib.parse import parse_qs, urlparse
+
+CHUNK = 1 << 16
+
+
+class Table:
+    """A JSON-lines file and the offset of each line's start (and of the file's end)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offsets = array("Q", [0])
+        pos = 0
+        with open(path, "rb") as f:
+            for line in f:
+                pos += len(line)
+                self.offsets.append(pos)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def page(self, start: int, stop: int) -> tuple[int, int, int]:
+        """(first byte, last byte, body length) of rows ``start:stop`` as a JSON list (``[a, b]``)."""
+        if stop <= start:
+            return 0, 0, 2
+        a, b = self.offsets[start], self.offsets[stop]
+        return a, b, (b - a) + (stop - start)  # each "\n" becomes ", " (one more byte), the last one "]", plus "["
+
+    def stream(self, a: int, b: int, write) -> None:
+        write(b"[")
+        with open(self.path, "rb") as f:
+            f.seek(a)
+            left = b - a
+            while left > 0:
+                chunk = f.read(min(CHUNK, left))
+                if not chunk:
+                    break
+                left -= len(chunk)
+                if left == 0:
+                    chunk = chunk[:-1]  # the last row's newline
+                write(chunk.replace(b"\n", b", "))
+        write(b"]")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "kramabench-elt-api/1"
+
+    def address_string(self) -> str:  # a unix socket has no client address
+        return "unix"
+
+    def log_message(self, format, *args) -> None:  # noqa: A002 - http.server's name
+        pass
+
+    def _head(self, code: int, length: int, extra: dict[str, str] | None = None) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(length))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+
+    def _send(self, code: int, body: bytes) -> None:
+        self._head(code, len(body))
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        url = urlparse(self.path)
+        name = url.path.strip("/")
+        tables = self.server.tables  # type: ignore[attr-defined]
+        if name == "":
+            self._send(200, json.dumps(sorted(tables)).encode())
+            return
+        key = next((t for t in tables if t.lower() == name.lower()), None)
+        if key is None:
+            self._send(404, json.dumps({"error": f"no table {name!r}", "tables": sorted(tables)}).encode())
+            return
+        table = tables[key]
+        q = parse_qs(url.query)
+        try:
+            offset = int(q.get("offset", ["0"])[0])
+            limit = int(q["limit"][0]) if "limit" in q else None
+        except ValueError:
+            self._send(400, b'{"error": "offset and limit are whole numbers"}')
+            return
+        # Python's slice rules, as a list of the rows would apply them (a negative offset counts from the end)
+        start, stop, _ = slice(offset, None if limit is None else offset + max(0, limit)).indices(len(table))
+        a, b, length = table.page(start, stop)
+        self._head(200, length, {"X-Total-Count": str(len(table))})
+        if b > a:
+            table.stream(a, b, self.wfile.write)
+        else:
+            self.wfile.write(b"[]")
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    #: connections waiting to be accepted (socketserver's 5 makes a unix socket refuse the 6th client at once)
+    request_queue_size = 128
+
+    def __init__(self, path: str, tables: dict[str, Table], max_connections: int) -> None:
+        super().__init__(path, _Handler)
+        self.tables = tables
+        self.slots = threading.BoundedSemaphore(max_connections)
+
+    def process_request(self, request, client_address) -> None:
+        self.slots.acquire()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
+def main(cfg: dict) -> int:
+    threading.stack_size(1 << 20)  # a thread per connection: small stacks under the jail's address-space limit
+    tables = {name: Table(path) for name, path in cfg["tables"].items()}
+    server = _Server(cfg["socket"], tables, int(cfg.get("max_connections", 16)))
+    os.chmod(cfg["socket"], 0o777)
+    print("listening", flush=True)
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(json.loads(sys.argv[1])))
