@@ -2,7 +2,7 @@
 
 Domain ``lab``: a lake of two CSV files and tasks whose reference solutions print in each official
 style (a JSON object, a bare value, prose) or fail in each way the audit names (missing lake file,
-missing module, path layout, library version, timeout, printing nothing). ``lab-easy-3``'s gold is
+missing module, an absolute path of the author's machine, library version, timeout, printing nothing). ``lab-easy-3``'s gold is
 planted wrong (a benchmark error); the others' golds are right.
 """
 

@@ -21,7 +21,7 @@ EXPECTED = {
     "lab-easy-3": ("differs", None),
     "lab-easy-4": ("cannot-run", "missing-lake-file"),
     "lab-easy-5": ("cannot-run", "missing-module"),
-    "lab-easy-6": ("cannot-run", "path-layout"),
+    "lab-easy-6": ("cannot-run", "wrong-path"),  # an absolute path of the author's machine
     "lab-easy-7": ("cannot-run", "library-version"),
     "lab-hard-1": ("cannot-run", "timeout"),
     "lab-hard-2": ("cannot-run", "prints-nothing"),
