@@ -23,6 +23,7 @@ import fnmatch
 import itertools
 import posixpath
 import re
+import warnings
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -155,7 +156,9 @@ def path_strings(source: str) -> list[str]:
     A part it cannot know (a loop variable, a call) is :data:`WILD`. Code that does not parse gives its
     plain string literals (a regular expression over the source)."""
     try:
-        tree = ast.parse(source)
+        with warnings.catch_warnings():  # a solution's invalid escapes are its own business
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [m.group(2) for m in re.finditer(r"([\"'])([^\"'\n]{1,500})\1", source)]
     ev = _Evaluator()
