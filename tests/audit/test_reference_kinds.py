@@ -55,6 +55,9 @@ KINDS = {
     "lab-hard-1": ("import os\nimport pandas as pd\nbase = '/'.join(['..', '..', 'input'])\n"
                    "print(len(pd.read_csv(os.path.join(base, 'measurements.csv'))))\n",
                    _task("lab-hard-1", "How many rows?", 20, "numeric_exact")),
+    "lab-easy-11": ("import pandas as pd\na = pd.read_csv('../../data/lab/input/measurements.csv')\n"
+                    "b = pd.read_csv('./input/sites.csv')\nlen(a) + len(b)\n",
+                    _task("lab-easy-11", "Rows of both files?", 23, "numeric_exact", ["measurements.csv", "sites.csv"])),
     # cannot run
     "lab-hard-2": ("import pandas as pd\nw = pd.read_csv('./data/lab/input/worldcities.csv')\nprint(len(w))\n",
                    _task("lab-hard-2", "How many world cities?", 3, "numeric_exact", ["worldcities.csv"])),
@@ -128,6 +131,7 @@ def test_a_ranking_series_a_scalar_and_a_print_before_the_expression(audit) -> N
         ("lab-easy-8", "./input", "input", "."),
         ("lab-easy-9", "", "data/lab/input", "data/lab/input"),
         ("lab-hard-1", "../../input", "input", "solutions/lab"),
+        ("lab-easy-11", "../../data/lab/input", "data/lab/input", "solutions/lab"),  # and ./input, by a link
     ],
 )
 def test_solutions_run_from_where_their_paths_resolve(audit, tid: str, prefix: str, lake_at: str, cwd: str) -> None:  # noqa: ANN001
@@ -136,6 +140,8 @@ def test_solutions_run_from_where_their_paths_resolve(audit, tid: str, prefix: s
     assert (run.layout.prefix, run.layout.lake_at, run.layout.cwd) == (prefix, lake_at, cwd)
     assert not run.layout.standard
     assert run.files_read, "the lake files it read are recorded"
+    if tid == "lab-easy-11":
+        assert run.layout.also == ["./input"] and run.read_from == "value"
     if tid == "lab-hard-1":  # a folder the code computes: the layout comes from the path its first run named
         assert "error" in run.layout.inferred_from and "../../input/measurements.csv" in run.layout.inferred_from
 
@@ -174,3 +180,60 @@ def test_every_cannot_run_names_its_cause_in_the_benchmarks_terms(audit) -> None
     # nothing is called "prints nothing" or "path layout": those were the audit's own failures
     assert not {i.cause for i in audit.items} & {"prints-nothing", "path-layout"}
 
+
+
+@pytest.mark.docker
+def test_the_same_runs_in_the_docker_sandbox() -> None:
+    """A layout two folders down, a second prefix served by a link, a notebook value, an empty match: the same
+    outcomes in a container (a lake mounted read-only, the links and folders made in its workspace)."""
+    import os
+    import shutil
+    import tempfile
+
+    from kramabench.contracts.sandbox import SandboxUnavailable
+    from kramabench.sandbox.registry import get_sandbox
+
+    tasks = {t: KINDS[t] for t in ("lab-easy-4", "lab-easy-6", "lab-easy-11", "lab-hard-1", "lab-hard-3")}
+    base = Path(tempfile.mkdtemp(prefix="kb-audit-kinds-"))  # pytest's own tmp folders are 0700
+    try:
+        root = planted.build(base / "lab", tasks=tasks)
+        os.chmod(base, 0o755)
+        for dirpath, _dirs, files in os.walk(base):  # the docker backend runs as nobody: a readable lake
+            os.chmod(dirpath, 0o755)
+            for name in files:
+                os.chmod(os.path.join(dirpath, name), 0o644)
+        try:
+            sb = get_sandbox("docker")
+        except SandboxUnavailable as exc:
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"docker sandbox unavailable in CI: {exc}")
+            pytest.skip(f"docker sandbox unavailable: {exc}")
+        try:
+            audit = audit_reference([load_workload(root, "lab")], sb, workload_name="lab", root=root,
+                                    sandbox_name="docker", timeout_s=120)  # fmt: skip
+        finally:
+            sb.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    got = {i.task_id: (i.verdict, i.cause) for i in audit.tasks()}
+    assert got == {"lab-easy-4": ("reproduces", None), "lab-easy-6": ("reproduces", None),
+                   "lab-hard-1": ("reproduces", None), "lab-hard-3": ("cannot-run", "missing-lake-file"),
+                   "lab-easy-11": ("reproduces", None)}, [(r.task_id, r.cause_detail, r.stderr_tail[-300:]) for r in audit.runs]  # fmt: skip
+    run, _item = _of(audit, "lab-easy-11")
+    assert run.layout.also == ["./input"] and run.read_from == "value"
+    assert _of(audit, "lab-easy-4")[0].read_from == "printed+value"
+
+
+def test_the_page_shows_how_each_ran_and_the_evidence(audit, tmp_path: Path) -> None:  # noqa: ANN001
+    from kramabench.audit.report import sections, write_report
+
+    secs = {name: rows for name, _h, rows, _n in sections(audit)}
+    ran = {r[1]: r for r in secs["How solutions were run"]}
+    assert "lake at ../../data/lab/input, run from solutions/lab/" in ran["lab-easy-6"][2]
+    assert ran["lab-easy-3"][4] == "the value of its last expression" and "210" in ran["lab-easy-3"][5]
+    why = {r[1]: r for r in secs["Cannot run: the evidence"]}
+    assert why["lab-hard-3"][2] == "missing-lake-file" and "data_source_missing" in why["lab-hard-3"][5]
+    assert why["lab-hard-5"][2] == "missing-package"
+    assert {r[0] for r in secs["Why solutions cannot run"]} == {"missing-lake-file", "missing-package", "solution-bug"}
+    md, _page = write_report(tmp_path, "kinds", ref=audit)
+    assert "How solutions were run" in Path(md).read_text()
