@@ -164,9 +164,12 @@ def register(app: typer.Typer) -> None:
                 why = f"{i.attributed_to} ({why})"
             out_console.print(f"  {i.task_id}: {i.verdict} — {why}", highlight=False, markup=False, soft_wrap=True)
             r = runs.get((i.domain, i.task_id))
-            for line in (r.evidence + [f"workloads validate: {f}" for f in r.findings] if r is not None and
-                         i.verdict == "cannot-run" else [])[:4]:  # fmt: skip
-                out_console.print(f"      evidence: {line}", highlight=False, markup=False, soft_wrap=True)
+            if r is not None and i.verdict == "cannot-run":
+                lines = r.evidence[:3] + [f"workloads validate: {f}" for f in r.findings[:1]]
+                if len(r.findings) > 1:
+                    lines[-1] += f" (and {len(r.findings) - 1} more finding(s) on the same files)"
+                for line in lines:
+                    out_console.print(f"      evidence: {line}", highlight=False, markup=False, soft_wrap=True)
             p = proposed.get((i.domain, i.task_id))
             if p is not None and p.klass is not None:
                 recorded = f" [reviewed: {p.reviewed}]" if p.reviewed else ""
