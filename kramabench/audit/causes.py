@@ -58,6 +58,8 @@ MISSING_SOURCE_CODES = ("data_source_missing", "not_reproducible")
 _MODULE_RE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '?([\w.]+)'?")
 _FILE_RE = re.compile(r"(?:FileNotFoundError|OSError|IOError|IsADirectoryError|NotADirectoryError)\b.*?"
                       r"(?:No such file or directory|does not exist|Not a directory)[^'\"]*['\"]([^'\"]+)['\"]")  # fmt: skip
+_FILE3_RE = re.compile(r"([^\s'\"]+\.[A-Za-z0-9]{1,8}): No such file or directory")  # pyogrio, GDAL, h5py...
+_GLOB = re.compile(r"[*?\[]")
 _FILE2_RE = re.compile(r"(?:FileNotFoundError|OSError)\b:?\s*['\"]?([^'\"\n]+?\.[A-Za-z0-9]{1,6})['\"]? (?:not found|does not exist)")
 _READ_ONLY_RE = re.compile(r"Read-only file system[^'\"]*['\"]([^'\"]+)['\"]")
 _VERSION_PATTERNS = (
@@ -130,7 +132,7 @@ def classify_failure(
 
 def missing_path_of(stderr: str) -> str | None:
     """The path an error says is not there (``FileNotFoundError: ... 'x.csv'``), else None."""
-    m = _FILE_RE.search(stderr or "") or _FILE2_RE.search(stderr or "")
+    m = _FILE_RE.search(stderr or "") or _FILE2_RE.search(stderr or "") or _FILE3_RE.search(last_exception(stderr))
     return m.group(1) if m else None
 
 
@@ -208,8 +210,7 @@ def diagnose(
 
     def linked(paths: Iterable[str]) -> list[str]:
         paths = list(paths)
-        return [_finding_text(f) for f in missing_findings
-                if any(_covers(_source_of(f) or "", p) for p in paths)]  # fmt: skip
+        return _unique(f for f in missing_findings if any(_covers(_source_of(f) or "", p) for p in paths))
 
     def out(cause: CauseKind, detail: str, **kw: Any) -> Diagnosis:
         return Diagnosis(cause=cause, detail=detail, attributed_to=ATTRIBUTION[cause], **kw)
@@ -227,7 +228,7 @@ def diagnose(
     if m:
         return out("crash", f"{m.group(1)}: the solution writes into the lake, which is read-only",
                    evidence=[last_exception(stderr)])  # fmt: skip
-    m = _FILE_RE.search(stderr) or _FILE2_RE.search(stderr)
+    m = _FILE_RE.search(stderr) or _FILE2_RE.search(stderr) or _FILE3_RE.search(last_exception(stderr))
     if m:
         return _missing_path(m.group(1), stderr, layout, lake, domain, lake_dir, facts, linked, out)
     pointers = [f for f in files_read if lake_dir is not None and _lfs_pointer(Path(lake_dir) / f)]
@@ -251,15 +252,59 @@ def diagnose(
             says_first = says_first or says
             if note:
                 evidence.append(f"{u}: {note}")
-        return out("missing-lake-file", f"{shown}: no such file in the lake (an empty match); then {error}",
-                   evidence=evidence, findings=linked(unmatched), files=list(unmatched), upstream=says_first)  # fmt: skip
+        # a pattern, or a folder (no extension): what a glob or a listing of it finds is nothing
+        empty = any(_GLOB.search(u) or "." not in PurePosixPath(u).name for u in unmatched)
+        how = "no file matches it (an empty match)" if empty else "no such file in the lake"
+        return out("missing-lake-file", f"{shown}: {how}; then {error}", evidence=evidence,
+                   findings=linked(unmatched), files=list(unmatched), upstream=says_first)  # fmt: skip
+    named = _absent_named(error, facts)
+    if named:
+        token, files, says = named
+        evidence = [f"the error names {token!r}"] + [f"{f}: {_upstream_note(f, facts)[0]}" for f in files[:3]]
+        return out("missing-lake-file", f"{', '.join(files[:3])}: not in the lake (the error names {token!r}); then "
+                   f"{error}", evidence=evidence, findings=linked(files), files=files, upstream=says)  # fmt: skip
     if missing_findings and _EMPTY_RE.search(error):
-        sources = [s for s in (_source_of(f) for f in missing_findings) if s]
+        sources = list(dict.fromkeys(s for s in (_source_of(f) for f in missing_findings) if s))
+        evidence = [f"workloads validate: {t}" for t in _unique(missing_findings)[:5]]
+        says_first = None
+        for src in sources[:3]:
+            note, says = _upstream_note(src, facts)
+            says_first = says_first or says
+            if note:
+                evidence.append(f"{src}: {note}")
         return out("missing-lake-file", f"the task's data source(s) {', '.join(repr(s) for s in sources[:3])} match "
                    f"no file of the lake; the solution then fails as an empty match does: {error}",
-                   evidence=[f"workloads validate: {_finding_text(f)}" for f in missing_findings[:5]],
-                   findings=[_finding_text(f) for f in missing_findings], files=sources)  # fmt: skip
-    return out("crash", error, evidence=[f"the task's data: {_finding_text(f)}" for f in missing_findings[:3]])
+                   evidence=evidence, findings=_unique(missing_findings), files=sources, upstream=says_first)  # fmt: skip
+    return out("crash", error, evidence=[f"the task's data: {t}" for t in _unique(missing_findings)[:3]])
+
+
+def _unique(findings: Iterable[Any]) -> list[str]:
+    """The findings' texts, one per code and data source (a task's subtasks repeat their task's sources)."""
+    seen: set[tuple[str, str]] = set()
+    out: list[str] = []
+    for f in findings:
+        key = (getattr(f, "code", ""), _source_of(f) or getattr(f, "message", ""))
+        if key not in seen:
+            seen.add(key)
+            out.append(_finding_text(f))
+    return out
+
+
+def _absent_named(error: str, facts: LakeFacts | None) -> tuple[str, list[str], UpstreamSays] | None:
+    """(the word of the error, the files, what is known) when an error names files known to be absent (the
+    errata's ``[[absent]]``, files upstream lists without content) by a word of their name (``goes-wu334: no
+    files for ...``)."""
+    if facts is None:
+        return None
+    known = [(a, "documented-absent") for a in facts.documented_absent] + [(a, "not-stored") for a in facts.not_stored]
+    for token in re.findall(r"[A-Za-z0-9][\w.\-]{5,}", error or ""):
+        low = token.lower()
+        if low.isdigit() or not re.search(r"\d|[-_.]", low):
+            continue  # a plain word ("FileNotFoundError", "files") names nothing
+        hits = [(a, says) for a, says in known if low in PurePosixPath(a).name.lower()]
+        if hits:
+            return token, [a for a, _ in hits], hits[0][1]  # type: ignore[return-value]
+    return None
 
 
 def _missing_path(path: str, stderr: str, layout: PathLayout, lake: LakePaths, domain: str, lake_dir: Path | None,

@@ -252,7 +252,7 @@ def propose_class(
             if rel.lower() in documented or PurePosixPath(rel).name.lower() in documented:
                 return out("unreproducible", "likely", f"the solution reads {rel}, which is absent upstream", absent=[rel])
             said = getattr(run, "upstream", None)
-            evidence = "; ".join(getattr(run, "evidence", None) or [])
+            evidence = "; ".join((getattr(run, "evidence", None) or [])[:2])
             if said in ("documented-absent", "not-stored", "upstream-lacks"):
                 return out("unreproducible", "likely", f"the solution reads {rel}, which is not in the lake: {evidence}",
                            absent=files or [rel])  # fmt: skip

@@ -28,7 +28,8 @@ Method = Literal["json-object", "bare-value", "prose", "model", "none"]
 _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?%?|[-+]?\.\d+(?:[eE][-+]?\d+)?%?"
 _NUM_RE = re.compile(rf"(?<![\w.])({_NUM})(?![\w])")
 _NUMPY_RE = re.compile(r"^np\.(?:float|int)\d*\((.+)\)$")
-_LABEL_RE = re.compile(r"^(?P<label>[^:=]{1,120}?)\s*(?::|=|\bis\b|\bwas\b|\bare\b)\s*(?P<value>.+?)\s*\.?$", re.I)
+#: a label and its value: a colon counts when a space follows it (``00:00 UTC`` is a time, not a label)
+_LABEL_RE = re.compile(r"^(?P<label>[^=]{1,120}?)\s*(?::(?=\s)|=|\bis\b|\bwas\b|\bare\b)\s*(?P<value>.+?)\s*\.?$", re.I)
 #: lines scanned upwards from the end when the last one holds no value of the asked kind
 SCAN_LINES = 8
 

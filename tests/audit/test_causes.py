@@ -99,3 +99,18 @@ def test_packages_and_plain_bugs(line: str, cause: str, attributed: str) -> None
 def test_limits() -> None:
     d = diagnose("", exit_code=None, timed_out=True, oom=False, layout=LAYOUT, lake=LAKE, domain="wildfire")
     assert (d.cause, d.attributed_to) == ("timeout", "resource-limit")
+
+
+def test_an_error_naming_a_file_upstream_does_not_store() -> None:
+    # a file the code looks for by a word of its name (``files_covering(folder, "goes-wu334")``)
+    facts = FACTS.model_copy(update={"not_stored": ["GOES/goes-wu334-20160824_to_20161023.csv"]})
+    d = _diag(_tb("FileNotFoundError: goes-wu334: no files for 20161022-20161024"), facts=facts)
+    assert (d.cause, d.upstream, d.files) == ("missing-lake-file", "not-stored", ["GOES/goes-wu334-20160824_to_20161023.csv"])
+    assert "the error names 'goes-wu334'" in d.evidence
+    # a plain word of an error names no file
+    assert _diag(_tb("FileNotFoundError: no files found"), facts=facts).cause == "crash"
+
+
+def test_a_reader_saying_no_such_file_in_its_own_words() -> None:
+    d = _diag(_tb("pyogrio.errors.DataSourceError: ./data/wildfire/input//worldcities.csv: No such file or directory"))
+    assert (d.cause, d.files, d.upstream) == ("missing-lake-file", ["worldcities.csv"], "documented-absent")

@@ -102,3 +102,8 @@ def test_what_a_notebook_shows_of_pandas_values() -> None:
     assert extract_value(repr(frame.iloc[[1]]), "string_exact").value == "republican"
     # prose with two spaces before its number is no table
     assert extract_value("Tumor cases: 95\nMean K value:  8665.5244", "numeric_exact").value == 8665.5244
+
+
+def test_a_time_in_the_label_is_no_label() -> None:
+    got = extract_value("Swarm-A mean density (400-450 km, 00:00 UTC, 2015): 7.950e-13 kg/m^3", "numeric_exact")
+    assert got.value == 7.95e-13
