@@ -1,14 +1,17 @@
 """``kramabench audit reference``: do the reference solutions reproduce their own gold?
 
-Each task's reference solution runs in the sandbox (lake read-only, also at ``./data/<domain>/input/``
-where official solutions look for it), the answer is read from what it printed (:mod:`.extract`), scored
+Each task's reference solution runs in the sandbox the way its author ran it: as a notebook cell (the value of
+a last bare expression is shown and read, :mod:`.notebook`) from a folder where its relative paths reach the
+lake (:mod:`.layout`), the lake read-only. The answer is read from what it showed (:mod:`.extract`), scored
 against the gold with the project's scorers, and every task and subtask gets a verdict:
 
 - ``reproduces``: the scorer gives full marks (approximate types: at least ``REPRODUCE_AT``);
 - ``differs``: the solution answered something else (the diff says what);
-- ``cannot-run``: no answer (cause kind: missing lake file, missing module, path layout, library
-  version, timeout, prints nothing, ...);
-- ``unscored``: the scorer could not decide without an LLM judge (string_approximate paraphrases).
+- ``cannot-run``: no answer; the cause (:mod:`.causes`: missing lake file, missing module, wrong path,
+  library version, timeout, ...) is attributed in the benchmark's terms, with its evidence and the
+  validator's findings on the same files;
+- ``unscored``: the scorer could not decide without an LLM judge (string_approximate paraphrases), or no rule
+  read an answer from what the solution showed.
 
 The static gold checks (:mod:`.static`) of the same tasks go in the same :class:`ReferenceAudit`.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import posixpath
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +38,7 @@ from kramabench.audit.layout import (
     LakePaths,
     PathLayout,
     infer_layout,
+    is_absolute,
     layout_for,
     path_strings,
     prefix_of,
@@ -285,8 +290,8 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
 
         path = missing_path_of(res.stderr)
         head = prefix_of(path, ctx.lake, wl.domain) if path else None
-        tried = {layout.prefix, *layout.also}
-        if head is not None and head not in tried:
+        tried = {posixpath.normpath(p or ".") for p in (layout.prefix, *layout.also)}
+        if head is not None and not is_absolute(head) and posixpath.normpath(head or ".") not in tried:
             again = layout_for([head, layout.prefix, *layout.also], wl.domain, why=f"the path its error names ({path!r})")
             if again is not None:
                 second = run_notebook(sandbox, wl.lake, code, again, timeout_s=timeout_s, memory_mb=memory_mb,
