@@ -72,7 +72,8 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="with --out: run again the tasks an earlier audit finished"),
         as_json: bool = typer.Option(False, "--json", help="print the audit as JSON"),
     ) -> None:
-        """Run every task's reference solution and say whether it reproduces its gold (plus static checks)."""
+        """Run every task's reference solution as its author did (a notebook cell, from where its paths reach the
+        lake) and say whether it reproduces its gold, or why it cannot run (plus static checks)."""
         from rich.markup import escape
 
         from kramabench.audit.reference import append_progress, audit_reference, read_progress
