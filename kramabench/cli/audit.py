@@ -72,8 +72,7 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="with --out: run again the tasks an earlier audit finished"),
         as_json: bool = typer.Option(False, "--json", help="print the audit as JSON"),
     ) -> None:
-        """Run every task's reference solution as its author did (a notebook cell, from where its paths reach the
-        lake) and say whether it reproduces its gold, or why it cannot run (plus static checks)."""
+        """Run each reference solution as its author did (a notebook cell, where its paths resolve): gold or why not."""
         from rich.markup import escape
 
         from kramabench.audit.reference import append_progress, audit_reference, read_progress
