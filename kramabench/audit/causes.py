@@ -244,14 +244,9 @@ def diagnose(
     error = last_exception(stderr) or f"exit code {exit_code}"
     if unmatched:
         shown = ", ".join(repr(u) for u in unmatched[:3])
+        notes, says_first = _upstream_notes(unmatched, facts)
         evidence = [f"{u!r} (as the solution names it under {layout.prefix or '.'}) matches no file of the lake"
-                    for u in unmatched[:5]]  # fmt: skip
-        says_first = None
-        for u in unmatched[:3]:
-            note, says = _upstream_note(u, facts)
-            says_first = says_first or says
-            if note:
-                evidence.append(f"{u}: {note}")
+                    for u in unmatched[:5]] + notes  # fmt: skip
         # a pattern, or a folder (no extension): what a glob or a listing of it finds is nothing
         empty = any(_GLOB.search(u) or "." not in PurePosixPath(u).name for u in unmatched)
         how = "no file matches it (an empty match)" if empty else "no such file in the lake"
@@ -265,17 +260,24 @@ def diagnose(
                    f"{error}", evidence=evidence, findings=linked(files), files=files, upstream=says)  # fmt: skip
     if missing_findings and _EMPTY_RE.search(error):
         sources = list(dict.fromkeys(s for s in (_source_of(f) for f in missing_findings) if s))
-        evidence = [f"workloads validate: {t}" for t in _unique(missing_findings)[:5]]
-        says_first = None
-        for src in sources[:3]:
-            note, says = _upstream_note(src, facts)
-            says_first = says_first or says
-            if note:
-                evidence.append(f"{src}: {note}")
+        notes, says_first = _upstream_notes(sources, facts)
+        evidence = [f"workloads validate: {t}" for t in _unique(missing_findings)[:5]] + notes
         return out("missing-lake-file", f"the task's data source(s) {', '.join(repr(s) for s in sources[:3])} match "
                    f"no file of the lake; the solution then fails as an empty match does: {error}",
                    evidence=evidence, findings=_unique(missing_findings), files=sources, upstream=says_first)  # fmt: skip
     return out("crash", error, evidence=[f"the task's data: {t}" for t in _unique(missing_findings)[:3]])
+
+
+def _upstream_notes(paths: Sequence[str], facts: LakeFacts | None) -> tuple[list[str], UpstreamSays | None]:
+    """("<path>: what upstream says of it" for the first few paths, what it says of the first it knows of)."""
+    notes: list[str] = []
+    first: UpstreamSays | None = None
+    for path in paths[:3]:
+        note, says = _upstream_note(path, facts)
+        first = first or says
+        if note:
+            notes.append(f"{path}: {note}")
+    return notes, first
 
 
 def _unique(findings: Iterable[Any]) -> list[str]:

@@ -197,11 +197,7 @@ def test_the_same_runs_in_the_docker_sandbox() -> None:
     base = Path(tempfile.mkdtemp(prefix="kb-audit-kinds-"))  # pytest's own tmp folders are 0700
     try:
         root = planted.build(base / "lab", tasks=tasks)
-        os.chmod(base, 0o755)
-        for dirpath, _dirs, files in os.walk(base):  # the docker backend runs as nobody: a readable lake
-            os.chmod(dirpath, 0o755)
-            for name in files:
-                os.chmod(os.path.join(dirpath, name), 0o644)
+        planted.world_readable(base)  # the docker backend runs as nobody: a readable lake
         try:
             sb = get_sandbox("docker")
         except SandboxUnavailable as exc:
