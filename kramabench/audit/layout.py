@@ -400,10 +400,11 @@ def prefixes_of(strings: Iterable[str], lake: LakePaths, domain: str) -> tuple[l
     return ranked, absolute
 
 
-def infer_layout(source: str, lake: LakePaths, domain: str) -> tuple[PathLayout, list[str]]:
+def infer_layout(source: str, lake: LakePaths, domain: str, *,
+                 strings: list[str] | None = None) -> tuple[PathLayout, list[str]]:  # fmt: skip
     """(the layout the solution's paths show, the absolute lake paths it names). Without any path of the lake
-    in its code: the official layout."""
-    strings = path_strings(source)
+    in its code: the official layout. ``strings``: its :func:`path_strings`, when already at hand."""
+    strings = path_strings(source) if strings is None else strings
     ranked, absolute = prefixes_of(strings, lake, domain)
     if not ranked:
         why = "no path of the lake in its code: the official layout"

@@ -31,7 +31,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.audit.causes import Attribution, CauseKind, LakeFacts, UpstreamSays, diagnose
+from kramabench.audit.causes import (
+    ATTRIBUTION,
+    Attribution,
+    CauseKind,
+    LakeFacts,
+    UpstreamSays,
+    diagnose,
+    missing_path_of,
+)
 from kramabench.audit.classes import ClassProposal, propose_classes
 from kramabench.audit.extract import Extraction, extract_answers
 from kramabench.audit.layout import (
@@ -227,7 +235,8 @@ def lake_facts(wl: Workload, lake: LakePaths) -> LakeFacts:
     table = load_blob_table(DEFAULT_REF)
     prefix = f"data/{wl.domain}/input/"
     listed = sorted(p[len(prefix) :] for p in table.under([prefix])) if table is not None else []
-    official = bool(listed) and sum(f in set(listed) for f in lake.files) >= max(1, len(lake.files) // 2)
+    known = set(listed)
+    official = bool(listed) and sum(f in known for f in lake.files) >= max(1, len(lake.files) // 2)
     return LakeFacts(domain=wl.domain, documented_absent=absent,
                      not_stored=upstream_not_stored(wl.domain) if official else [],
                      upstream=listed if official else None, upstream_ref=DEFAULT_REF if official else None)  # fmt: skip
@@ -257,8 +266,6 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
         keys[f"subtask-{i}"] = (st.id, st.answer, st.answer_type, st.query)
 
     def all_cannot(cause: CauseKind, detail: str) -> list[ItemVerdict]:
-        from kramabench.audit.causes import ATTRIBUTION
-
         return [
             ItemVerdict(domain=wl.domain, task_id=task.id, subtask_id=sid, verdict="cannot-run", cause=cause,
                         cause_detail=detail, attributed_to=ATTRIBUTION[cause], gold=gold,
@@ -267,8 +274,6 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
         ]
 
     def cannot(cause: CauseKind, detail: str) -> tuple[SolutionRun, list[ItemVerdict]]:
-        from kramabench.audit.causes import ATTRIBUTION
-
         run.cause, run.cause_detail, run.attributed_to = cause, detail, ATTRIBUTION[cause]
         return run, all_cannot(cause, detail)
 
@@ -281,13 +286,11 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
     except OSError as exc:
         return cannot("no-solution", f"{sol}: cannot read ({exc})")
     strings = path_strings(code)
-    layout, _absolute = infer_layout(code, ctx.lake, wl.domain)
+    layout, _absolute = infer_layout(code, ctx.lake, wl.domain, strings=strings)
     nb = run_notebook(sandbox, wl.lake, code, layout, timeout_s=timeout_s, memory_mb=memory_mb, name=sol.name)
     res = nb.result
     if not res.ok and not res.timed_out and not res.oom and res.exit_code is not None:
         # the error names a path of the lake under another layout (``../../input/x.xlsx``): run from there
-        from kramabench.audit.causes import missing_path_of
-
         path = missing_path_of(res.stderr)
         head = prefix_of(path, ctx.lake, wl.domain) if path else None
         tried = {posixpath.normpath(p or ".") for p in (layout.prefix, *layout.also)}
