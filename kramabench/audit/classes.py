@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.audit.layout import near_in_lake
 from kramabench.files import write_file
 from kramabench.workload.models import TaskClass, Workload
 
@@ -118,12 +119,6 @@ def _relative_to_lake(path: str, domain: str) -> str:
     while "//" in p:
         p = p.replace("//", "/")
     return p.lstrip("./").lstrip("/")
-
-
-def _near_in_lake(rel: str, files: list[str]) -> str | None:
-    from kramabench.audit.layout import near_in_lake
-
-    return near_in_lake(rel, files)
 
 
 _YES_NO = {"true", "false", "yes", "no"}
@@ -256,7 +251,7 @@ def propose_class(
             if said in ("documented-absent", "not-stored", "upstream-lacks"):
                 return out("unreproducible", "likely", f"the solution reads {rel}, which is not in the lake: {evidence}",
                            absent=files or [rel])  # fmt: skip
-            near = _near_in_lake(rel, _lake_files(wl.lake)) if said is None else None
+            near = near_in_lake(rel, _lake_files(wl.lake)) if said is None else None
             if near is not None:
                 return out("solution-defect", "likely",
                            f"the solution reads {rel!r}, which the lake has as {near!r}: a wrong path")  # fmt: skip
