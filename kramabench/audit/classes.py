@@ -9,7 +9,9 @@ checks, the errata applied and the documented absences, never a task's name:
 - it cannot run because a lake file is absent: ``unreproducible`` naming the file; when the lake has the
   file under another spelling or folder, or the solution fails for its own reasons (an old library API, a
   missing module, a crash, a time-out), ``solution-defect``;
-- it runs but prints nothing readable, or prose around the gold, or another scale (a fraction for a
+- its path is wrong (the lake has the file under another spelling, or it is an absolute path of the author's
+  machine): ``solution-defect``;
+- it runs but shows nothing readable, or prose around the gold, or another scale (a fraction for a
   percentage), or the answer of one of its own steps: ``solution-defect``;
 - the question offers two alternatives but wants True/False or Yes/No ("different or the same? Answer with
   True or False"): ``ambiguous``;
@@ -22,7 +24,6 @@ compute the answer to decide.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -30,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.audit.layout import near_in_lake
 from kramabench.files import write_file
 from kramabench.workload.models import TaskClass, Workload
 
@@ -117,24 +119,6 @@ def _relative_to_lake(path: str, domain: str) -> str:
     while "//" in p:
         p = p.replace("//", "/")
     return p.lstrip("./").lstrip("/")
-
-
-def _near_in_lake(rel: str, files: list[str]) -> str | None:
-    """A lake file that ``rel`` names under another spelling: letter case, folder, or a close name."""
-    low = rel.lower().rstrip("/")
-    for f in files:
-        if f.lower() == low or f.lower().startswith(low + "/"):
-            return f if f.lower() == low else f.rsplit("/", 1)[0]
-    name = PurePosixPath(low).name
-    same_name = [f for f in files if PurePosixPath(f).name.lower() == name]
-    if same_name:
-        return same_name[0]
-    folders = {f.rsplit("/", 1)[0] for f in files if "/" in f}
-    for d in folders:
-        if d.lower() == low or d.lower().endswith("/" + name):
-            return d
-    close = difflib.get_close_matches(name, [PurePosixPath(f).name.lower() for f in files], n=1, cutoff=0.92)
-    return next((f for f in files if PurePosixPath(f).name.lower() == close[0]), None) if close else None
 
 
 _YES_NO = {"true", "false", "yes", "no"}
@@ -257,23 +241,26 @@ def propose_class(
         if cause in ("no-solution", "sandbox-error"):
             return out(None, "candidate", f"{cause}: {detail}; nothing to propose")
         if cause == "missing-lake-file":
-            path = _missing_path(detail) or ""
-            rel = _relative_to_lake(path, wl.domain)
+            files = list(getattr(run, "cause_files", None) or [])
+            rel = files[0] if files else _relative_to_lake(_missing_path(detail) or "", wl.domain)
             documented = {a.lower() for a in missing} | {PurePosixPath(a).name.lower() for a in missing}
             if rel.lower() in documented or PurePosixPath(rel).name.lower() in documented:
                 return out("unreproducible", "likely", f"the solution reads {rel}, which is absent upstream", absent=[rel])
-            near = _near_in_lake(rel, _lake_files(wl.lake))
+            said = getattr(run, "upstream", None)
+            evidence = "; ".join((getattr(run, "evidence", None) or [])[:2])
+            if said in ("documented-absent", "not-stored", "upstream-lacks"):
+                return out("unreproducible", "likely", f"the solution reads {rel}, which is not in the lake: {evidence}",
+                           absent=files or [rel])  # fmt: skip
+            near = near_in_lake(rel, _lake_files(wl.lake)) if said is None else None
             if near is not None:
                 return out("solution-defect", "likely",
                            f"the solution reads {rel!r}, which the lake has as {near!r}: a wrong path")  # fmt: skip
-            return out("unreproducible", "candidate", f"the solution reads {rel}, which is not in the lake "
-                       "(check that it is absent upstream)", absent=[rel])  # fmt: skip
-        if cause == "path-layout":
-            path = detail.split(": ", 1)[0]
-            near = _near_in_lake(_relative_to_lake(path, wl.domain), _lake_files(wl.lake))
-            where = f"; the lake has it as {near!r}" if near else ""
-            return out("solution-defect", "likely", f"the solution looks for a lake file where it is not ({path}"
-                       f"{where}): a wrong path")  # fmt: skip
+            where = f": {evidence}" if evidence else " (check that it is absent upstream)"
+            return out("unreproducible", "candidate", f"the solution reads {rel}, which is not in the lake{where}",
+                       absent=files or [rel])  # fmt: skip
+        if cause in ("wrong-path", "path-layout"):
+            return out("solution-defect", "likely", f"the solution looks for a lake file where it is not ({detail}): "
+                       "a wrong path")  # fmt: skip
         if cause == "prints-nothing":
             return out("solution-defect", "likely", f"the solution prints no answer that can be read: {detail}")
         return out("solution-defect", "candidate",
@@ -281,6 +268,9 @@ def propose_class(
     # differs or unscored: the solution printed something else
     gold = main.gold
     sub_golds = {s.id: s.answer for s in task.subtasks}
+    if main.verdict == "unscored" and (ext is None or not ext.found):
+        return out("solution-defect", "likely", f"the solution shows no answer that can be read "
+                   f"({main.cause_detail or 'nothing of the answer kind'}): a person reads the gold off its output")  # fmt: skip
     if main.verdict == "unscored":
         if printed is not None and _norm(gold) and _norm(gold) in _norm(printed):
             return out("solution-defect", "likely", f"the solution prints prose around the gold ({how})")

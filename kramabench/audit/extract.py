@@ -28,7 +28,8 @@ Method = Literal["json-object", "bare-value", "prose", "model", "none"]
 _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?%?|[-+]?\.\d+(?:[eE][-+]?\d+)?%?"
 _NUM_RE = re.compile(rf"(?<![\w.])({_NUM})(?![\w])")
 _NUMPY_RE = re.compile(r"^np\.(?:float|int)\d*\((.+)\)$")
-_LABEL_RE = re.compile(r"^(?P<label>[^:=]{1,120}?)\s*(?::|=|\bis\b|\bwas\b|\bare\b)\s*(?P<value>.+?)\s*\.?$", re.I)
+#: a label and its value: a colon counts when a space follows it (``00:00 UTC`` is a time, not a label)
+_LABEL_RE = re.compile(r"^(?P<label>[^=]{1,120}?)\s*(?::(?=\s)|=|\bis\b|\bwas\b|\bare\b)\s*(?P<value>.+?)\s*\.?$", re.I)
 #: lines scanned upwards from the end when the last one holds no value of the asked kind
 SCAN_LINES = 8
 
@@ -155,19 +156,71 @@ def _numpy_array(lines: list[str]) -> tuple[list, str] | None:
     return None
 
 
-def _series(lines: list[str]) -> tuple[list, str] | None:
-    """The values of a pandas Series printout ending in ``Name: x, dtype: y`` (``<index>  <value>`` rows)."""
+def _series_rows(lines: list[str]) -> tuple[list[tuple[str, Any]], str] | None:
+    """(label, value) rows of a pandas Series printout ending in ``Name: x, dtype: y`` or ``dtype: y``."""
     if not _PANDAS_FOOTER_RE.match(lines[-1]) or lines[-1].startswith("["):
         return None
-    values: list = []
+    rows: list[tuple[str, Any]] = []
     for line in reversed(lines[:-1]):
-        parts = line.split(None, 1)
+        parts = re.split(r"\s{2,}", line.strip(), maxsplit=1)
+        if len(parts) != 2:
+            parts = line.split(None, 1)
         if len(parts) != 2 or line.startswith(("Index", "array")):
             break
         v = parts[1].strip()
         n = _number(v)
-        values.append(n if n is not None else v)
-    return (values[::-1], lines[-1]) if values else None
+        rows.append((parts[0].strip(), n if n is not None else v))
+    return (rows[::-1], lines[-1]) if rows else None
+
+
+def _series(lines: list[str]) -> tuple[list, str] | None:
+    """The values of a pandas Series printout (``<index>  <value>`` rows above its ``dtype`` line)."""
+    got = _series_rows(lines)
+    return ([v for _label, v in got[0]], got[1]) if got else None
+
+
+def _series_string(lines: list[str]) -> Extraction | None:
+    """A string answer shown as a pandas Series: the first text cell of a row (``df.loc[i]``: the label of the
+    row the code picked), or the first label of a Series of numbers (``value_counts()``, a sorted ranking)."""
+    got = _series_rows(lines)
+    if got is None or len(got[0]) < 2:
+        return None
+    rows, footer = got
+    text = next((v for _label, v in rows if isinstance(v, str) and v not in ("NaN", "None", "NaT", "<NA>")), None)
+    shown = "\n".join(f"{label}  {v}" for label, v in rows[:4])[:300]
+    if text is not None:
+        return Extraction(value=text, method="prose", text=shown,
+                          note="the first text cell of a row shown as a pandas Series")  # fmt: skip
+    return Extraction(value=rows[0][0], method="prose", text=shown,
+                      note=f"the first label of a pandas Series of numbers ({footer})")  # fmt: skip
+
+
+def _table(stdout: str) -> tuple[list[str], list[list[str]], str | None] | None:
+    """(header cells, rows of cells (the index first), the index's name) of a pandas DataFrame printout at the
+    end of ``stdout``."""
+    raw = [ln.rstrip() for ln in (stdout or "").splitlines() if ln.strip()]
+    if raw and re.fullmatch(r"\[\d+ rows x \d+ columns\]", raw[-1].strip()):
+        raw = raw[:-1]
+    if len(raw) < 2:
+        return None
+
+    def cells(line: str) -> list[str]:
+        return re.split(r"\s{2,}", line.strip())
+
+    n = len(cells(raw[-1]))
+    if n < 2:
+        return None
+    i = len(raw) - 1
+    while i >= 0 and len(cells(raw[i])) == n and not raw[i].startswith("  "):
+        i -= 1
+    rows = [cells(r) for r in raw[i + 1 :]]
+    index_name = None
+    if i >= 1 and len(cells(raw[i])) == 1 and not raw[i].startswith(" "):
+        index_name = raw[i].strip()  # the index's name, under the header
+        i -= 1
+    if i < 0 or not rows or not raw[i].startswith("  ") or len(cells(raw[i])) != n - 1:
+        return None
+    return cells(raw[i]), rows, index_name
 
 
 def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
@@ -176,6 +229,10 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
     if not lines:
         return Extraction(note="the program printed nothing")
     kind = _kind(answer_type)
+    if kind == "string":
+        got = _series_string(lines)
+        if got is not None:
+            return got
     for reader, note in ((_numpy_array, "a numpy array printout"), (_series, "a pandas Series printout")):
         got = reader(lines)
         if got is not None:
@@ -184,6 +241,22 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
                 return Extraction(value=values, method="prose", text=text[:300], note=note)
             if len(values) == 1:
                 return Extraction(value=values[0], method="prose", text=text[:300], note=f"the one value of {note}")
+    table = _table(stdout)
+    if table is not None:
+        header, rows, index_name = table
+        shown = "\n".join("  ".join(r) for r in rows[:3])[:300]
+        if kind == "list" and index_name is not None:
+            labels = [r[0] for r in rows]
+            return Extraction(value=[_number(v) if _number(v) is not None else v for v in labels], method="prose",
+                              text=shown, note=f"the labels of the table's index ({index_name})")  # fmt: skip
+        if len(rows) == 1 and kind in ("string", None):
+            text = next((c for c in rows[0][1:] if _number(c) is None), None)
+            if text is not None:
+                return Extraction(value=text, method="prose", text=shown, note="the first text cell of a one-row table")
+        if len(rows) == 1 and len(header) == 1 and kind == "numeric" and _number(rows[0][1]) is not None:
+            return Extraction(value=_number(rows[0][1]), method="prose", text=shown, note="the one cell of a table")
+        return Extraction(text=shown, note=f"a table of {len(rows)} row(s) x {len(header)} column(s) "
+                          f"({', '.join(header[:6])}): no one value of it is the answer")  # fmt: skip
     last = lines[-1]
     bare = parse_last_line(last)
     if isinstance(bare, str):

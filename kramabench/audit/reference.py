@@ -1,14 +1,17 @@
 """``kramabench audit reference``: do the reference solutions reproduce their own gold?
 
-Each task's reference solution runs in the sandbox (lake read-only, also at ``./data/<domain>/input/``
-where official solutions look for it), the answer is read from what it printed (:mod:`.extract`), scored
+Each task's reference solution runs in the sandbox the way its author ran it: as a notebook cell (the value of
+a last bare expression is shown and read, :mod:`.notebook`) from a folder where its relative paths reach the
+lake (:mod:`.layout`), the lake read-only. The answer is read from what it showed (:mod:`.extract`), scored
 against the gold with the project's scorers, and every task and subtask gets a verdict:
 
 - ``reproduces``: the scorer gives full marks (approximate types: at least ``REPRODUCE_AT``);
 - ``differs``: the solution answered something else (the diff says what);
-- ``cannot-run``: no answer (cause kind: missing lake file, missing module, path layout, library
-  version, timeout, prints nothing, ...);
-- ``unscored``: the scorer could not decide without an LLM judge (string_approximate paraphrases).
+- ``cannot-run``: no answer; the cause (:mod:`.causes`: missing lake file, missing module, wrong path,
+  library version, timeout, ...) is attributed in the benchmark's terms, with its evidence and the
+  validator's findings on the same files;
+- ``unscored``: the scorer could not decide without an LLM judge (string_approximate paraphrases), or no rule
+  read an answer from what the solution showed.
 
 The static gold checks (:mod:`.static`) of the same tasks go in the same :class:`ReferenceAudit`.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import posixpath
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,9 +31,27 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.audit.causes import CauseKind, classify_failure
+from kramabench.audit.causes import (
+    ATTRIBUTION,
+    Attribution,
+    CauseKind,
+    LakeFacts,
+    UpstreamSays,
+    diagnose,
+    missing_path_of,
+)
 from kramabench.audit.classes import ClassProposal, propose_classes
 from kramabench.audit.extract import Extraction, extract_answers
+from kramabench.audit.layout import (
+    LakePaths,
+    PathLayout,
+    infer_layout,
+    is_absolute,
+    layout_for,
+    path_strings,
+    prefix_of,
+    unmatched,
+)
 from kramabench.audit.static import StaticFinding, static_checks
 from kramabench.files import LongLine, lines_of, open_append
 from kramabench.workload.models import Task, Workload
@@ -37,6 +59,7 @@ from kramabench.workload.models import Task, Workload
 log = logging.getLogger(__name__)
 
 Verdict = Literal["reproduces", "differs", "cannot-run", "unscored"]
+ReadFrom = Literal["printed", "value", "printed+value"]
 #: approximate answer types reproduce at this score or above (numeric: relative error <= ~1%)
 REPRODUCE_AT = 0.99
 _TAIL = 2000
@@ -53,6 +76,7 @@ class ItemVerdict(BaseModel):
     verdict: Verdict
     cause: CauseKind | None = None
     cause_detail: str | None = None
+    attributed_to: Attribution | None = Field(None, description="cannot-run: what the cause is put down to")
     answer_type: str | None = None
     gold: Any = None
     extraction: Extraction | None = None
@@ -73,8 +97,19 @@ class SolutionRun(BaseModel):
     stdout_tail: str = ""
     stderr_tail: str = ""
     files_read: list[str] = Field(default_factory=list)
+    layout: PathLayout | None = Field(None, description="where the solution looks for the lake and where it ran")
+    value: str | None = Field(None, description="the value of its last line when that is a bare expression, as a "
+                              "notebook shows it (repr: a DataFrame's text, a scalar's repr)")
+    read_from: ReadFrom | None = Field(None, description="what the answer was read from: what it printed, the value "
+                                       "of its last expression (it printed nothing else), or both (the value last)")
     cause: CauseKind | None = None
     cause_detail: str | None = None
+    attributed_to: Attribution | None = None
+    evidence: list[str] = Field(default_factory=list, description="what shows the cause (files, patterns, upstream)")
+    findings: list[str] = Field(default_factory=list, description="the validator's findings on the files concerned")
+    cause_files: list[str] = Field(default_factory=list, description="the lake files or patterns the cause concerns")
+    upstream: UpstreamSays | None = Field(None, description="missing-lake-file: what the errata and the upstream "
+                                          "listing say of the missing file")
 
 
 class ReferenceAudit(BaseModel):
@@ -155,8 +190,10 @@ def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_
     at = getattr(answer_type, "value", answer_type)
     base = dict(domain=domain, task_id=task_id, subtask_id=sub_id, answer_type=at, gold=gold, extraction=ext)
     if not ext.found:
-        detail = ext.note or "no answer in the printed output"
-        return ItemVerdict(verdict="cannot-run", cause="prints-nothing", cause_detail=detail, **base)
+        # it ran and showed something, but nothing the rules read as an answer of this item (a subtask a solution
+        # does not answer, a table): a person or --extract-model reads it
+        detail = "no answer read: " + (ext.note or "nothing of the answer's kind in what it showed")
+        return ItemVerdict(verdict="unscored", cause_detail=detail, **base)
     s = score(gold, ext.value, answer_type, question=question)
     if s.unscored or s.value is None:
         reason = s.details.get("reason", "unscored")
@@ -168,11 +205,60 @@ def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_
                        diff=None if ok else describe_diff(gold, ext.value, s.details), **base)  # fmt: skip
 
 
-def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memory_mb: int,
-               extract_model: Any = None) -> tuple[SolutionRun, list[ItemVerdict]]:  # fmt: skip
-    """Run one task's solution and judge the task and each subtask."""
-    from kramabench.contracts.sandbox import Limits
+class DomainContext:
+    """What every task of one workload shares: the lake's paths, what is known absent, the validator's findings."""
 
+    def __init__(self, wl: Workload) -> None:
+        from kramabench.workload.sources import LakeInventory
+
+        self.domain = wl.domain
+        self.lake = LakePaths.of(LakeInventory(wl.lake))
+        self.facts = lake_facts(wl, self.lake)
+        self.findings: dict[str, list[Any]] = {}
+        for f in wl.findings:
+            if f.task_id:
+                self.findings.setdefault(f.task_id, []).append(f)
+
+
+def lake_facts(wl: Workload, lake: LakePaths) -> LakeFacts:
+    """The errata's ``[[absent]]`` files of the domain and what the shipped upstream listing says of its lake
+    (the listing only when most of the lake's files are in it: an official domain)."""
+    from kramabench.audit.classes import upstream_not_stored
+    from kramabench.workload.blobs import load_blob_table
+    from kramabench.workload.fetch import DEFAULT_REF
+    from kramabench.workload.loader import documented_absent
+
+    try:
+        absent = sorted({a.path for a in documented_absent(wl.root, wl.domain)})
+    except Exception:  # noqa: BLE001 - an unreadable errata file: the loader already said so
+        absent = []
+    table = load_blob_table(DEFAULT_REF)
+    prefix = f"data/{wl.domain}/input/"
+    listed = sorted(p[len(prefix) :] for p in table.under([prefix])) if table is not None else []
+    known = set(listed)
+    official = bool(listed) and sum(f in known for f in lake.files) >= max(1, len(lake.files) // 2)
+    return LakeFacts(domain=wl.domain, documented_absent=absent,
+                     not_stored=upstream_not_stored(wl.domain) if official else [],
+                     upstream=listed if official else None, upstream_ref=DEFAULT_REF if official else None)  # fmt: skip
+
+
+def _read_output(stdout: str, value: str | None) -> tuple[str, ReadFrom | None]:
+    """What a notebook shows of a cell: its printed text, then the value of its last expression."""
+    printed = stdout or ""
+    if value is None:
+        return printed, "printed" if printed.strip() else None
+    if not printed.strip():
+        return value, "value"
+    return printed.rstrip("\n") + "\n" + value + "\n", "printed+value"
+
+
+def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memory_mb: int,
+               extract_model: Any = None, context: DomainContext | None = None) -> tuple[SolutionRun, list[ItemVerdict]]:  # fmt: skip
+    """Run one task's solution (notebook-style, from where its paths resolve) and judge the task and each
+    subtask."""
+    from kramabench.audit.notebook import run_notebook
+
+    ctx = context or DomainContext(wl)
     sol = solution_of(wl, task)
     run = SolutionRun(domain=wl.domain, task_id=task.id, solution=str(sol) if sol else None)
     keys = {"main-task": (None, task.answer, task.answer_type, task.query)}
@@ -182,39 +268,59 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
     def all_cannot(cause: CauseKind, detail: str) -> list[ItemVerdict]:
         return [
             ItemVerdict(domain=wl.domain, task_id=task.id, subtask_id=sid, verdict="cannot-run", cause=cause,
-                        cause_detail=detail, gold=gold, answer_type=getattr(at, "value", at))  # fmt: skip
+                        cause_detail=detail, attributed_to=ATTRIBUTION[cause], gold=gold,
+                        answer_type=getattr(at, "value", at))  # fmt: skip
             for sid, gold, at, _q in keys.values()
         ]
 
+    def cannot(cause: CauseKind, detail: str) -> tuple[SolutionRun, list[ItemVerdict]]:
+        run.cause, run.cause_detail, run.attributed_to = cause, detail, ATTRIBUTION[cause]
+        return run, all_cannot(cause, detail)
+
     if sol is None or not sol.is_file():
-        run.cause, run.cause_detail = "no-solution", f"no reference solution for {task.id}"
-        return run, all_cannot("no-solution", run.cause_detail)
+        return cannot("no-solution", f"no reference solution for {task.id}")
     try:
         from kramabench.workload.solutions import read_solution
 
         code = read_solution(sol)
     except OSError as exc:
-        run.cause, run.cause_detail = "no-solution", f"{sol}: cannot read ({exc})"
-        return run, all_cannot("no-solution", run.cause_detail)
-    res = sandbox.run(code, wl.lake, Limits(wall_timeout_s=timeout_s, memory_mb=memory_mb),
-                      workdir_lake=f"data/{wl.domain}/input")  # fmt: skip
+        return cannot("no-solution", f"{sol}: cannot read ({exc})")
+    strings = path_strings(code)
+    layout, _absolute = infer_layout(code, ctx.lake, wl.domain, strings=strings)
+    nb = run_notebook(sandbox, wl.lake, code, layout, timeout_s=timeout_s, memory_mb=memory_mb, name=sol.name)
+    res = nb.result
+    if not res.ok and not res.timed_out and not res.oom and res.exit_code is not None:
+        # the error names a path of the lake under another layout (``../../input/x.xlsx``): run from there
+        path = missing_path_of(res.stderr)
+        head = prefix_of(path, ctx.lake, wl.domain) if path else None
+        tried = {posixpath.normpath(p or ".") for p in (layout.prefix, *layout.also)}
+        if head is not None and not is_absolute(head) and posixpath.normpath(head or ".") not in tried:
+            again = layout_for([head, layout.prefix, *layout.also], wl.domain, why=f"the path its error names ({path!r})")
+            if again is not None:
+                second = run_notebook(sandbox, wl.lake, code, again, timeout_s=timeout_s, memory_mb=memory_mb,
+                                      name=sol.name)  # fmt: skip
+                if second.result.exit_code is not None or second.result.timed_out or second.result.oom:
+                    layout, nb, res = again, second, second.result
+    run.layout = layout
     run.exit_code, run.timed_out, run.wall_s = res.exit_code, res.timed_out, res.wall_s
     run.stdout_tail, run.stderr_tail, run.files_read = _tail(res.stdout), _tail(res.stderr), list(res.files_read)
+    run.value = _tail(nb.value) if nb.value is not None else None
     if not res.ok:
-        run.cause, run.cause_detail = classify_failure(
-            res.stderr, exit_code=res.exit_code, timed_out=res.timed_out, oom=res.oom, lake=wl.lake, domain=wl.domain
-        )
         if res.exit_code is None and not res.timed_out and not res.oom:
             # the program never ran: the sandbox's trouble, not the solution's
-            run.cause = "sandbox-error"
-            run.cause_detail = res.explanation or "the sandbox did not start the program"
-        return run, all_cannot(run.cause, run.cause_detail)
-    if not res.stdout.strip():
-        run.cause, run.cause_detail = "prints-nothing", "the solution ran and printed nothing"
-        return run, all_cannot("prints-nothing", run.cause_detail)
+            return cannot("sandbox-error", res.explanation or "the sandbox did not start the program")
+        d = diagnose(res.stderr, exit_code=res.exit_code, timed_out=res.timed_out, oom=res.oom, layout=layout,
+                     lake=ctx.lake, domain=wl.domain, lake_dir=wl.lake, unmatched=unmatched(strings, layout, ctx.lake),
+                     files_read=res.files_read, findings=ctx.findings.get(task.id, []), facts=ctx.facts)  # fmt: skip
+        run.evidence, run.findings, run.cause_files, run.upstream = d.evidence, d.findings, d.files, d.upstream
+        return cannot(d.cause, d.detail)
+    output, run.read_from = _read_output(res.stdout, nb.value)
+    if run.read_from is None:
+        return cannot("prints-nothing", "the solution ran, printed nothing, and its last line is no expression with a "
+                      "value")  # fmt: skip
     types = {k: v[2] for k, v in keys.items()}
     questions = {k: v[3] for k, v in keys.items()}
-    extracted = extract_answers(res.stdout, types, model=extract_model, question=questions)
+    extracted = extract_answers(output, types, model=extract_model, question=questions)
     items = [
         judge_item(wl.domain, task.id, sid, gold, at, extracted[key], q) for key, (sid, gold, at, q) in keys.items()
     ]
@@ -251,11 +357,13 @@ def audit_reference(
                            created_at=datetime.now(timezone.utc))  # fmt: skip
     lock = threading.Lock()
     results: dict[tuple[str, str], tuple[SolutionRun, list[ItemVerdict]]] = dict(done)
+    contexts = {wl.domain: DomainContext(wl) for wl in workloads}
 
     def one(job: tuple[Workload, Task]) -> None:
         wl, task = job
         try:
-            out = audit_task(wl, task, sandbox, timeout_s=timeout_s, memory_mb=memory_mb, extract_model=extract_model)
+            out = audit_task(wl, task, sandbox, timeout_s=timeout_s, memory_mb=memory_mb, extract_model=extract_model,
+                             context=contexts[wl.domain])  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - one task's trouble is recorded, the audit goes on
             log.exception("%s: audit failed", task.id)
             run = SolutionRun(domain=wl.domain, task_id=task.id, cause="crash", cause_detail=f"audit error: {exc}")
@@ -274,11 +382,7 @@ def audit_reference(
         audit.items.extend(items)
     for wl in workloads:
         audit.static.extend(static_checks(wl, task_ids=wanted))
-    from kramabench.audit.classes import upstream_not_stored
-    from kramabench.workload.loader import documented_absent
-
-    absent = {wl.domain: sorted({a.path for a in documented_absent(wl.root, wl.domain)}
-                                | set(upstream_not_stored(wl.domain))) for wl in workloads}  # fmt: skip
+    absent = {d: sorted(set(c.facts.documented_absent) | set(c.facts.not_stored)) for d, c in contexts.items()}
     audit.proposals = propose_classes(audit, workloads, absent=absent)
     return audit
 
@@ -321,7 +425,9 @@ __all__ = [
     "ProgressLine",
     "append_progress",
     "read_progress",
+    "DomainContext",
     "ItemVerdict",
+    "ReadFrom",
     "ReferenceAudit",
     "SolutionRun",
     "Verdict",
@@ -329,4 +435,5 @@ __all__ = [
     "audit_task",
     "describe_diff",
     "judge_item",
+    "lake_facts",
 ]

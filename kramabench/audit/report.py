@@ -73,9 +73,34 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
         out.append(("Reference solutions", ["Domain", *VERDICTS, "Subtasks (same order)"], rows,
                     f"Workload {ref.workload} ({ref.root}), sandbox {ref.sandbox}; "
                     f"extraction: rules{' + ' + ref.extract_model if ref.extract_model else ''}."))  # fmt: skip
-        causes = Counter(i.cause for i in ref.tasks() if i.verdict == "cannot-run")
+        causes = Counter((i.attributed_to or "—", i.cause) for i in ref.tasks() if i.verdict == "cannot-run")
         if causes:
-            out.append(("Why solutions cannot run", ["Cause", "Tasks"], [[k, v] for k, v in causes.most_common()], None))
+            out.append(("Why solutions cannot run", ["Attributed to", "Cause", "Tasks"],
+                        [[a, k, v] for (a, k), v in causes.most_common()], None))  # fmt: skip
+            runs = {(r.domain, r.task_id): r for r in ref.runs}
+            rows = []
+            for i in ref.tasks():
+                r = runs.get((i.domain, i.task_id))
+                if i.verdict != "cannot-run" or r is None:
+                    continue
+                shown = r.evidence + [f"workloads validate: {f}" for f in r.findings]
+                rows.append([i.domain, i.task_id, i.attributed_to or "—", i.cause,
+                             clip_words(i.cause_detail or "", 160), clip_words(" · ".join(shown), 300) or "—"])  # fmt: skip
+            out.append(("Cannot run: the evidence", ["Domain", "Task", "Attributed to", "Cause", "Detail", "Evidence"],
+                        rows, "The validator's findings are those of `kramabench workloads validate` on the same files."))
+        ran = [r for r in ref.runs if (r.layout is not None and not r.layout.standard)
+               or r.read_from in ("value", "printed+value")]  # fmt: skip
+        if ran:
+            how = {"value": "the value of its last expression", "printed+value": "what it printed, then the value of "
+                   "its last expression", "printed": "what it printed"}  # fmt: skip
+            rows = [[r.domain, r.task_id, r.layout.describe() if r.layout is not None else "—",
+                     r.layout.inferred_from if r.layout is not None and not r.layout.standard else "—",
+                     how.get(r.read_from or "", "—"), clip_words((r.value or "").replace("\n", " ⏎ "), 120) or "—"]
+                    for r in ran]  # fmt: skip
+            out.append(("How solutions were run", ["Domain", "Task", "Layout", "Layout read from", "Answer read from",
+                                                   "Value shown"], rows,
+                        "Each solution runs as a notebook cell (the value of a last bare expression is shown, as a "
+                        "notebook does) from a folder where its relative paths reach the lake (read-only)."))
         if ref.proposals:
             classes = sorted({p.klass or "none" for p in ref.proposals})
             rows = []

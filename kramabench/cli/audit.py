@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="with --out: run again the tasks an earlier audit finished"),
         as_json: bool = typer.Option(False, "--json", help="print the audit as JSON"),
     ) -> None:
-        """Run every task's reference solution and say whether it reproduces its gold (plus static checks)."""
+        """Run each reference solution as its author did (a notebook cell, where its paths resolve): gold or why not."""
         from rich.markup import escape
 
         from kramabench.audit.reference import append_progress, audit_reference, read_progress
@@ -151,15 +151,25 @@ def register(app: typer.Typer) -> None:
             err.print(
                 f"[yellow]note:[/] {escape(str(root))} has no reference solutions (expected "
                 "solutions/<domain>/<task-id>.py or solutions/<task-id>.py); the official ones come with "
-                "'kramabench fetch kramabench' (../shared/kramabench does not hold them)",
+                "'kramabench fetch kramabench'",
                 soft_wrap=True,
             )
         proposed = {(p.domain, p.task_id): p for p in result.proposals}
+        runs = {(r.domain, r.task_id): r for r in result.runs}
         for i in result.tasks():
             if i.verdict == "reproduces":
                 continue
             why = i.diff if i.verdict == "differs" else f"{i.cause}: {i.cause_detail}" if i.cause else i.cause_detail
+            if i.attributed_to:
+                why = f"{i.attributed_to} ({why})"
             out_console.print(f"  {i.task_id}: {i.verdict} — {why}", highlight=False, markup=False, soft_wrap=True)
+            r = runs.get((i.domain, i.task_id))
+            if r is not None and i.verdict == "cannot-run":
+                lines = r.evidence[:3] + [f"workloads validate: {f}" for f in r.findings[:1]]
+                if len(r.findings) > 1:
+                    lines[-1] += f" (and {len(r.findings) - 1} more finding(s) on the same files)"
+                for line in lines:
+                    out_console.print(f"      evidence: {line}", highlight=False, markup=False, soft_wrap=True)
             p = proposed.get((i.domain, i.task_id))
             if p is not None and p.klass is not None:
                 recorded = f" [reviewed: {p.reviewed}]" if p.reviewed else ""
@@ -178,6 +188,22 @@ def register(app: typer.Typer) -> None:
                 out_console.print(f"proposed classes, {d}: {text or '-'}" + (f", none {counts[None]}" if counts[None] else ""),
                                   highlight=False, markup=False, soft_wrap=True)  # fmt: skip
             write_proposed_reviews(out_dir / "reviews-proposed.toml", result.proposals)
+        moved = [r for r in result.runs if r.layout is not None and not r.layout.standard]
+        if moved:
+            out_console.print("run from where their paths resolve: " + ", ".join(
+                f"{r.task_id} ({r.layout.describe()})" for r in moved), highlight=False, markup=False, soft_wrap=True)
+        shown = [r for r in result.runs if r.read_from in ("value", "printed+value")]
+        if shown:
+            out_console.print("answer read from the value of the last expression (as a notebook shows it): " + ", ".join(
+                f"{r.task_id}" + (" (after what it printed)" if r.read_from == "printed+value" else "") for r in shown),
+                highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+        blame: dict[str, int] = {}
+        for i in result.tasks():
+            if i.verdict == "cannot-run" and i.attributed_to:
+                blame[i.attributed_to] = blame.get(i.attributed_to, 0) + 1
+        if blame:
+            out_console.print("cannot run, attributed to: " + ", ".join(f"{k} {v}" for k, v in sorted(blame.items())),
+                              highlight=False, markup=False, soft_wrap=True)  # fmt: skip
         kinds: dict[str, int] = {}
         for f in result.static:
             kinds[f.kind] = kinds.get(f.kind, 0) + 1

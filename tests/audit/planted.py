@@ -2,7 +2,7 @@
 
 Domain ``lab``: a lake of two CSV files and tasks whose reference solutions print in each official
 style (a JSON object, a bare value, prose) or fail in each way the audit names (missing lake file,
-missing module, path layout, library version, timeout, printing nothing). ``lab-easy-3``'s gold is
+missing module, an absolute path of the author's machine, library version, timeout, printing nothing). ``lab-easy-3``'s gold is
 planted wrong (a benchmark error); the others' golds are right.
 """
 
@@ -96,3 +96,15 @@ def build(root: Path, *, tasks: dict | None = None) -> Path:
             e["answer"] = round(float(df["x"].corr(df["y"])), 3)
     (root / "workload" / "lab.json").write_text(json.dumps(entries, indent=1))
     return root
+
+
+def world_readable(base: Path) -> None:
+    """Folders and files under ``base`` readable by anyone: the docker backend runs the code as nobody (pytest's
+    own tmp folders are 0700)."""
+    import os
+
+    os.chmod(base, 0o755)
+    for dirpath, _dirs, files in os.walk(base):
+        os.chmod(dirpath, 0o755)
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), 0o644)

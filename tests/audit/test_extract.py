@@ -81,3 +81,29 @@ def test_numpy_and_pandas_printouts() -> None:
     assert got.value == 12  # a one-row Series for a number: its value
     # a footer is never mistaken for prose
     assert extract_value("total: 7\ndtype: int64", "numeric_exact").value == 7
+
+
+def test_what_a_notebook_shows_of_pandas_values() -> None:
+    """The text of a Series or DataFrame a notebook cell ends with, read without looking at the gold."""
+    import pandas as pd
+
+    counts = pd.Series(["IA", "IA", "IB", "II", "IA"], name="FIGO_stage").value_counts()
+    got = extract_value("Tumor cases: 95\n" + repr(counts), "string_exact")
+    assert got.value == "IA" and "first label" in got.note  # a Series of numbers: its first label
+    row = pd.Series({"Region": "Great Basin Area", "Total Helicopter Requests": 123}, name=5)
+    got = extract_value(repr(row), "string_approximate")
+    assert got.value == "Great Basin Area" and "text cell" in got.note  # a row: its first text cell
+    frame = pd.DataFrame({"party": ["democrat", "republican"], "Total Fires": [1, 2]})
+    got = extract_value("Loaded 50 states\n" + repr(frame), "string_exact")
+    assert not got.found and "a table of 2 row(s) x 2 column(s)" in got.note  # no one cell is the answer
+    by_state = pd.DataFrame({"lost": [3.0, 2.0]}, index=pd.Index(["CA", "WA"], name="state"))
+    got = extract_value(repr(by_state), "list_exact")
+    assert got.value == ["CA", "WA"] and "index" in got.note
+    assert extract_value(repr(frame.iloc[[1]]), "string_exact").value == "republican"
+    # prose with two spaces before its number is no table
+    assert extract_value("Tumor cases: 95\nMean K value:  8665.5244", "numeric_exact").value == 8665.5244
+
+
+def test_a_time_in_the_label_is_no_label() -> None:
+    got = extract_value("Swarm-A mean density (400-450 km, 00:00 UTC, 2015): 7.950e-13 kg/m^3", "numeric_exact")
+    assert got.value == 7.95e-13
