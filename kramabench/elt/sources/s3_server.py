@@ -69,6 +69,17 @@ def _drain(environ, n: int) -> None:
         pass
 
 
+def _drain_declared(environ) -> None:
+    """Drain the body a refused request declares (``Content-Length``), so that its client, still sending it, reads
+    the refusal instead of a broken pipe; a body without a valid length is left unread."""
+    try:
+        n = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return
+    if n > 0 and not environ.get("HTTP_TRANSFER_ENCODING"):
+        _drain(environ, n)
+
+
 class Guard:
     """The WSGI application the socket serves: the checks of the module docstring, then moto's S3."""
 
@@ -82,9 +93,11 @@ class Guard:
         path = environ.get("PATH_INFO", "") or "/"
         method = environ.get("REQUEST_METHOD", "GET").upper()
         if path.lstrip("/").lower().startswith("moto-api"):
+            _drain_declared(environ)
             return _error(start_response, "403 Forbidden", "AccessDenied", "this server serves S3 only")
         query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         if "notification" in query and method != "GET":
+            _drain_declared(environ)
             return _error(start_response, "403 Forbidden", "AccessDenied", "bucket notifications are not served")
         if method in ("PUT", "POST"):
             if environ.get("HTTP_TRANSFER_ENCODING"):
