@@ -7,7 +7,8 @@ tasks (``-j 2``):
 * a lone surrogate in an answer file it writes itself, in the thought of a reply, in the code of a reply, in an
   exception message: escaped (``\\ud800``), the task recorded;
 
-every task has its record with its steps, every model call its line in ``calls.jsonl`` (the run replays), no
+every task has its record with its steps, every model call its line in ``calls.jsonl`` (the run replays
+offline to the same answers and steps), no
 traceback is printed, and ``--resume`` of the finished run has nothing to do.
 """
 
@@ -102,7 +103,10 @@ def test_hostile_values_never_stop_a_run(tmp_path, repo_root, system, backend):
         assert "Traceback" not in p.stderr and "Logging error" not in p.stderr, p.stderr
         again = _run(["--resume", "--run-id", "h", "--results", str(res)], cwd=repo_root, env=env, timeout=600)
         assert again.returncode == 0, again.stderr
-        assert len(server.chat_requests) == served  # nothing left to do
+        rep = _run([*[a if a != "h" else "rep" for a in args], "--model", f"replay/{res / 'h'}"], cwd=repo_root,
+                   env=env, timeout=900)
+        assert rep.returncode == 0, rep.stderr
+        assert len(server.chat_requests) == served  # nothing left to do; the replay is offline
     store = RunStore(res / "h")
     got = store.read()
     assert not got.bad_lines
@@ -126,4 +130,7 @@ def test_hostile_values_never_stop_a_run(tmp_path, repo_root, system, backend):
     calls = load_calls(res / "h")
     assert len(calls) == served == sum(len(r.steps) for r in recs.values())
     assert any("\\ud800" in (c.text or "") for c in calls)
+    replayed = {r.task_id: r for r in RunStore(res / "rep").read().records}
+    assert {t: (r.answer, [s.outcome for s in r.steps], r.error) for t, r in replayed.items()} == \
+        {r.task_id: (r.answer, [s.outcome for s in r.steps], None) for r in recs.values()}
     json.dumps([c.model_dump(mode="json") for c in calls], ensure_ascii=False).encode("utf-8")
