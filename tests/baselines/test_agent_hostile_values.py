@@ -6,10 +6,12 @@ tasks (``-j 2``):
   and 100,000 deep (a ``RecursionError`` when parsed): an ``answer_error`` step, the agent goes on;
 * a lone surrogate in an answer file it writes itself, in the thought of a reply, in the code of a reply, in an
   exception message: escaped (``\\ud800``), the task recorded;
+* a reply whose code is nested too deep for Python's parser (a ``RecursionError`` when compiled), in a tagged
+  and in an untagged block: an ``error`` step (the interpreter says why) or a reply without code;
 
 every task has its record with its steps, every model call its line in ``calls.jsonl`` (the run replays
-offline to the same answers and steps), no
-traceback is printed, and ``--resume`` of the finished run has nothing to do.
+offline to the same answers and steps), no traceback is printed, and ``--resume`` of the finished run has
+nothing to do.
 """
 
 from __future__ import annotations
@@ -52,8 +54,10 @@ TRIGGERS = {
     3: ("surrogate thought", "print('thinking')", "I think \ud800 so"),
     4: ("surrogate code", "s = 'code \ud800'\nprint(len(s))", "code"),
     5: ("surrogate exception", "raise ValueError('bad \\ud800 value')", "raise"),
+    6: ("code nested too deep to compile", "x = a" + ".b" * 200_000, "deep code"),
+    7: ("an untagged block nested too deep to compile", None, "deep untagged"),
 }
-N_TASKS = 8  # 6 and 7 are benign
+N_TASKS = 10  # 8 and 9 are benign
 
 
 def script(system: str):
@@ -62,6 +66,8 @@ def script(system: str):
     def replies(n: int, req) -> str:
         first_user = next(m["content"] for m in req.messages if m["role"] == "user")
         k = int(re.search(r"for k=(\d+)", first_user).group(1))
+        if k == 7 and n == 1:  # a block without a language tag is code when it compiles: this one cannot be compiled
+            return "Thought: deep untagged\n```\nx = a" + ".b" * 200_000 + "\n```\n"
         if k in TRIGGERS and n == 1:
             _name, code, thought = TRIGGERS[k]
             return fmt(code, thought)
@@ -126,6 +132,8 @@ def test_hostile_values_never_stop_a_run(tmp_path, repo_root, system, backend):
     assert "\\ud800" in recs[3].steps[0].thought
     assert "\\ud800" in recs[4].steps[0].code
     assert "\\ud800" in (recs[5].steps[0].observation or "") + (recs[5].steps[0].error or "")
+    assert recs[6].steps[0].outcome == "error" and recs[6].pipeline_code  # the interpreter could not compile it
+    assert recs[7].steps[0].outcome == "format_error"  # no code: the parser's depth is no crash
     # every call the server answered has its line: the run can be replayed
     calls = load_calls(res / "h")
     assert len(calls) == served == sum(len(r.steps) for r in recs.values())
