@@ -345,8 +345,9 @@ def record_line(record: Record, *, max_line: int = MAX_RECORD_LINE) -> tuple[byt
     2. else the record with its values sanitised (:func:`~kramabench.contracts.values.clean_model`: lone
        surrogates escaped, nesting and size bounded);
     3. else, when even that cannot be written or read back (a line too long, too many values), the task's
-       *error record*: its key, usage, times and artifacts, status ``error``, error kind ``record_error``
-       saying why, without its answer, steps and transcript.
+       *error record*: its key, status, score and metric as they were scored (so that an unwritable record is
+       neither a way out of a 0 nor a lost 1), usage, times and artifacts, error kind ``record_error`` saying
+       why, without its answer, steps, transcript and details.
     """
     why: str
     try:
@@ -368,12 +369,12 @@ def record_line(record: Record, *, max_line: int = MAX_RECORD_LINE) -> tuple[byt
         why = f"{why}; sanitised: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:1000]
     note = (f"the record could not be written ({why}); its answer, steps and transcript are left out: see the run's "
             "log and calls.jsonl")
-    keep = {"run_id", "setting", "domain", "task_id", "subtask_id", "attempt", "system", "model", "answer_type",
-            "usage", "wall_s", "started_at", "finished_at", "difficulty", "gold", "gold_class", "artifacts"}
+    keep = {"run_id", "setting", "domain", "task_id", "subtask_id", "attempt", "status", "system", "model",
+            "answer_type", "score", "unscored", "metric", "subtask_scores", "usage", "wall_s", "started_at",
+            "finished_at", "difficulty", "gold", "gold_class", "artifacts"}
     try:
         base = jsonable({k: getattr(record, k) for k in keep})
-        error = Record.model_validate({**base, "status": "error", "unscored": True,
-                                       "error": {"kind": "record_error", "message": clean_text(note)}})
+        error = Record.model_validate({**base, "error": {"kind": "record_error", "message": clean_text(note)}})
     except _UNWRITABLE:  # the kept fields themselves: only the key is left
         error = Record(run_id=clean_text(str(record.run_id)), setting=record.setting, domain=clean_text(str(record.domain)),
                        task_id=clean_text(str(record.task_id)), subtask_id=clean_optional(record.subtask_id),
