@@ -63,6 +63,13 @@ class CodeAgent:
             log.exception("the code agent crashed on a task")
             out.answer = None
             out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
+            answered = sum(1 for s in out.steps if s.outcome != "model_error")
+            if len(completions) > answered:  # the reply it crashed on is a step too: steps match the recorded calls
+                c = completions[-1]
+                out.steps.append(AgentStep(
+                    step=len(out.steps) + 1, outcome="error", error=f"the agent crashed on this reply: {out.error.message}",
+                    prompt_tokens=c.usage.prompt_tokens, completion_tokens=c.usage.completion_tokens,
+                    cost_usd=c.cost_usd, cached=c.cached, finish_reason=c.finish_reason, model_s=round(c.latency_s, 4)))
         out.iterations = len(out.steps)
         out.usage = system_usage(completions, wall_s=time.perf_counter() - t0)
         return out

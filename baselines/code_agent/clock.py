@@ -22,11 +22,13 @@ from typing import Literal
 
 from kramabench.contracts.model import DEFAULT_TIMEOUT_S, ModelOptions
 from kramabench.contracts.system import OutcomeError
+from kramabench.models.retry import RetryPolicy
 
 #: seconds of the session beyond the agent's own limits: opening it, defining the helpers, reading the answer
 SESSION_GRACE_S = 120.0
-#: seconds allowed for the waits between two attempts of a model call (backoff, a server's Retry-After)
-WAIT_PER_ATTEMPT_S = 60.0
+#: seconds allowed for the wait before an attempt of a model call: the longest the run's retry policy waits (a
+#: server's Retry-After up to 300 s and its jitter: 330 s; the exponential backoff's cap is 60 s)
+WAIT_PER_ATTEMPT_S = RetryPolicy().longest_wait_s
 
 Limit = Literal["step", "code", "wall"]
 

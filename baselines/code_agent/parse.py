@@ -35,7 +35,7 @@ class Parsed:
 def _compiles(text: str) -> bool:
     try:
         compile(text, "<reply>", "exec")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nesting too deep for the parser: no code
         return False
     return True
 

@@ -69,7 +69,7 @@ def _ran_before(code: str, line: int) -> tuple[str, str] | None:
     None when the code cannot be parsed or no statement holds the line."""
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nesting too deep for the parser: no code
         return None
     lines = code.splitlines(keepends=True)
     for stmt in tree.body:
@@ -90,7 +90,7 @@ def _ran_before(code: str, line: int) -> tuple[str, str] | None:
 def _compiles(code: str) -> bool:
     try:
         compile(code, "<step>", "exec")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nesting too deep for the parser: no code
         return False
     return True
 

@@ -11,6 +11,7 @@ import time
 from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.session import Session, SessionError, SessionLimits
 from kramabench.contracts.system import TaskInput
+from kramabench.contracts.values import jsonable
 
 from .namespace import ANSWER_FILE, prelude
 
@@ -18,6 +19,8 @@ log = logging.getLogger(__name__)
 
 #: largest final answer read back from the session
 MAX_ANSWER_BYTES = 5_000_000
+#: deepest answer read back: what ``final_answer`` itself allows (``namespace.plain``)
+ANSWER_DEPTH = 60
 
 #: the cell number of the helpers' code in tracebacks (``<step 0>``); the agent's steps are 1, 2, ...
 HELPERS_STEP = 0
@@ -86,8 +89,24 @@ def redefine_helpers(session: Session) -> None:
         raise SessionError(f"the agent's helpers could not be defined again after a restart: {r.explanation or r.error}")
 
 
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (walked without recursion)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            if d >= limit:
+                return True
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
 def read_final_answer(session: Session) -> tuple[dict | None, str]:
-    """The document ``final_answer`` wrote (``{"answer": ..., "subtasks": {...}}``), or None and why not."""
+    """The document ``final_answer`` wrote (``{"answer": ..., "subtasks": {...}}``), sanitised
+    (:func:`~kramabench.contracts.values.jsonable`: a lone surrogate escaped), or None and why not. The task's code
+    may have written the file itself: one that is not JSON, nested deeper than ``final_answer`` allows (60
+    levels; a 100,000-deep one is no ``RecursionError`` here) or not its document is refused with the reason
+    (the step is an ``answer_error``)."""
     try:
         raw = session.read_file(ANSWER_FILE, max_bytes=MAX_ANSWER_BYTES)
     except SessionError as e:
@@ -96,9 +115,14 @@ def read_final_answer(session: Session) -> tuple[dict | None, str]:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
         return None, f"the answer is not JSON ({e})"
+    except (RecursionError, MemoryError) as e:
+        return None, f"the answer file is nested too deep to be read ({type(e).__name__}; final_answer allows " \
+                     f"{ANSWER_DEPTH} levels)"
     if not isinstance(doc, dict) or "answer" not in doc:
         return None, "the answer file was overwritten by the code"
-    return doc, ""
+    if _deeper_than(doc, ANSWER_DEPTH + 2):  # the document and its subtasks dict around the answer
+        return None, f"the answer is nested more than {ANSWER_DEPTH} levels deep (final_answer refuses that too)"
+    return jsonable(doc), ""
 
 
 __all__ = ["MAX_ANSWER_BYTES", "SessionOpener", "read_final_answer", "redefine_helpers"]

@@ -68,14 +68,14 @@ def _compiles(code: str) -> bool:
     try:
         compile(code, "<pipeline>", "exec")
         return True
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nesting too deep for the parser: no code
         return False
 
 
 def _json_obj(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to be parsed
         return None
 
 

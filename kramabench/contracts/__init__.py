@@ -57,8 +57,11 @@ from kramabench.contracts.system import (
     SystemUsage,
     TaskInput,
 )
+from kramabench.contracts.values import clean_model, clean_text
 
 __all__ = [
+    "clean_model",
+    "clean_text",
     "AgentStep",
     "StepOutcome",
     "AnswerType",

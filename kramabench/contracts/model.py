@@ -11,12 +11,16 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.values import CleanText
+
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Literal["system", "user", "assistant"]
-    content: str
+    #: text a model or a task wrote is cleaned (a lone surrogate escaped): a request, its hash and its record
+    #: never fail on it
+    content: CleanText
 
 
 #: seconds one attempt of a model call may take in all, when neither the call nor the run says otherwise
@@ -66,7 +70,8 @@ class Usage(BaseModel):
 class Completion(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    text: str
+    #: the reply, cleaned (a lone surrogate escaped: :func:`~kramabench.contracts.values.clean_text`)
+    text: CleanText
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = Field(None, description="None when the model's price is unknown (never 0 then)")
     latency_s: float = 0.0

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SettingName, SystemUsage
+from kramabench.contracts.values import MAX_DEPTH, clean_model, clean_optional, clean_text, jsonable
 from kramabench.files import (
     LINE_BYTES,
     FileRefused,
@@ -321,51 +322,72 @@ def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
     return n_torn
 
 
-def _text(s: str) -> str:
-    """``s`` as text JSON can hold: lone surrogates (a file name that is not UTF-8, bytes decoded with
-    surrogateescape) become backslash escapes instead of failing the record's write."""
+#: what serialising a record whose values are hostile may raise (pydantic's serialisation error is a ValueError)
+_UNWRITABLE = (ValueError, TypeError, RecursionError, OverflowError, UnicodeError)
+
+
+def _line_problem(line: bytes, max_line: int) -> str | None:
+    """Why a records line could not be read back (too long, too many values), or None."""
+    if len(line) > max_line:
+        return f"it would be a line of {human_size(len(line))}, longer than the {human_size(max_line)} a record may take"
     try:
-        s.encode("utf-8")
-        return s
-    except UnicodeEncodeError:
-        return s.encode("utf-8", "backslashreplace").decode("utf-8")
+        check_json_values(line, "records.jsonl", what="record")
+    except FileRefused as e:
+        return e.reason
+    return None
+
+
+def record_line(record: Record, *, max_line: int = MAX_RECORD_LINE) -> tuple[bytes, str | None]:
+    """The records line of ``record`` (its JSON and a newline) and, when it had to be changed, why; never a
+    serialisation error, whatever values a task or a model put in it:
+
+    1. the record as it is;
+    2. else the record with its values sanitised (:func:`~kramabench.contracts.values.clean_model`: lone
+       surrogates escaped, nesting and size bounded);
+    3. else, when even that cannot be written or read back (a line too long, too many values), the task's
+       *error record*: its key, status, score and metric as they were scored (so that an unwritable record is
+       neither a way out of a 0 nor a lost 1), usage, times and artifacts, error kind ``record_error`` saying
+       why, without its answer, steps, transcript and details.
+    """
+    why: str
+    try:
+        line = (record.model_dump_json() + "\n").encode("utf-8")
+        problem = _line_problem(line, max_line)
+        if problem is None:
+            return line, None
+        why = problem
+    except _UNWRITABLE as e:
+        why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:500]
+    try:
+        cleaned = clean_model(record)
+        line = (cleaned.model_dump_json() + "\n").encode("utf-8")
+        problem = _line_problem(line, max_line)
+        if problem is None:
+            return line, f"its values were sanitised to be written ({why})"
+        why = problem
+    except _UNWRITABLE as e:
+        why = f"{why}; sanitised: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:1000]
+    note = (f"the record could not be written ({why}); its answer, steps and transcript are left out: see the run's "
+            "log and calls.jsonl")
+    keep = {"run_id", "setting", "domain", "task_id", "subtask_id", "attempt", "status", "system", "model",
+            "answer_type", "score", "unscored", "metric", "subtask_scores", "usage", "wall_s", "started_at",
+            "finished_at", "difficulty", "gold", "gold_class", "artifacts"}
+    try:
+        base = jsonable({k: getattr(record, k) for k in keep})
+        error = Record.model_validate({**base, "error": {"kind": "record_error", "message": clean_text(note)}})
+    except _UNWRITABLE:  # the kept fields themselves: only the key is left
+        error = Record(run_id=clean_text(str(record.run_id)), setting=record.setting, domain=clean_text(str(record.domain)),
+                       task_id=clean_text(str(record.task_id)), subtask_id=clean_optional(record.subtask_id),
+                       attempt=record.attempt, status="error", system=clean_text(str(record.system)), unscored=True,
+                       error=OutcomeError(kind="record_error", message=clean_text(note)))
+    return (error.model_dump_json() + "\n").encode("utf-8"), note
 
 
 #: deepest nesting of a system's answer kept in a record (deeper parts are replaced by a note)
-MAX_ANSWER_DEPTH = 64
-
-
-def jsonable(v: Any, depth: int = 0) -> Any:
-    """Make a system's value JSON-safe (numpy scalars, tuples, sets, NaN kept as float); nesting deeper
-    than :data:`MAX_ANSWER_DEPTH` becomes a note (a 100,000-deep list must not exhaust the stack)."""
-    if isinstance(v, str):
-        return _text(v)
-    if v is None or isinstance(v, bool | int | float):
-        return v
-    if depth >= MAX_ANSWER_DEPTH and isinstance(v, dict | list | tuple | set | frozenset):
-        return f"<nested deeper than {MAX_ANSWER_DEPTH} levels: cut>"
-    if isinstance(v, dict):
-        return {_text(str(k)): jsonable(x, depth + 1) for k, x in v.items()}
-    if isinstance(v, list | tuple | set | frozenset):
-        return [jsonable(x, depth + 1) for x in v]
-    item = getattr(v, "item", None)  # numpy scalar
-    if callable(item):
-        try:
-            return jsonable(item(), depth)
-        except (TypeError, ValueError):
-            pass
-    tolist = getattr(v, "tolist", None)  # numpy array, pandas Series
-    if callable(tolist):
-        try:
-            return jsonable(tolist(), depth)
-        except (TypeError, ValueError):
-            pass
-    if isinstance(v, Path):
-        return str(v)
-    return repr(v)
+MAX_ANSWER_DEPTH = MAX_DEPTH
 
 
 __all__ = [
     "MAX_RECORD_LINE", "GoldName", "GoldScore", "Manifest", "ReadResult", "Record", "iter_records", "jsonable",
-    "latest_records", "parse_manifest", "read_records", "repair_torn_tail", "unit_key",
+    "latest_records", "parse_manifest", "read_records", "record_line", "repair_torn_tail", "unit_key",
 ]  # fmt: skip

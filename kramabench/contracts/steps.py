@@ -6,9 +6,11 @@ list (one JSON object per step), which ``kramabench view`` and the report render
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.contracts.values import CleanJson, CleanOptionalText
 
 #: how one step ended:
 #: ``ok`` the code ran; ``error`` it raised an exception; ``timeout`` it was stopped at the step's wall limit;
@@ -26,27 +28,29 @@ FORMAT_ERROR: StepOutcome = "format_error"
 
 
 class AgentStep(BaseModel):
-    """One step: the model's reply (thought and code), what running the code showed, and what it cost."""
+    """One step: the model's reply (thought and code), what running the code showed, and what it cost. Its text
+    and details are sanitised when it is made (:mod:`kramabench.contracts.values`): a step always serialises."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
 
     step: int = Field(ge=1, description="1-based")
     outcome: StepOutcome
-    thought: str | None = Field(None, description="the reply's text outside its code")
-    code: str | None = Field(None, description="the code the step ran (None: the reply held none)")
-    observation: str | None = Field(None, description="what the model was shown after the step (bounded)")
-    error: str | None = Field(None, description="'Type: message' of the exception, or why the step failed")
+    thought: CleanOptionalText = Field(None, description="the reply's text outside its code")
+    code: CleanOptionalText = Field(None, description="the code the step ran (None: the reply held none)")
+    observation: CleanOptionalText = Field(None, description="what the model was shown after the step (bounded)")
+    error: CleanOptionalText = Field(None, description="'Type: message' of the exception, or why the step failed")
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
     cached: bool = Field(False, description="the reply came from the response cache")
-    finish_reason: str | None = None
+    finish_reason: CleanOptionalText = None
     model_s: float = Field(0.0, description="seconds the model call took")
     code_s: float | None = Field(None, description="seconds the code ran (None: nothing ran)")
     wall_s: float = Field(0.0, description="seconds of the whole step, harness included")
     state_lost: bool = Field(False, description="the interpreter was restarted after this step: variables are gone")
     truncated: bool = Field(False, description="the output was cut (the sandbox's limit or the observation's)")
-    details: dict[str, Any] = Field(default_factory=dict, description="anything else a system records about the step")
+    details: dict[str, CleanJson] = Field(default_factory=dict, description="anything else a system records about the "
+                                          "step (sanitised: kramabench.contracts.values.jsonable)")
 
 
 __all__ = ["FORMAT_ERROR", "AgentStep", "StepOutcome"]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.contracts.steps import AgentStep
+from kramabench.contracts.values import CleanText
 
 #: the name of an evaluation setting: a built-in ("end-to-end", "pipeline-design", "subtasks") or one a plug-in
 #: registers under the entry-point group ``kramabench.settings``; not a closed list.
@@ -65,7 +66,7 @@ class OutcomeError(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: str = Field(description="e.g. model_error, sandbox_error, no_answer, parse_error, system_crash")
-    message: str
+    message: CleanText = Field(description="in plain words (sanitised: it may quote a model's or a task's text)")
 
 
 class SystemUsage(BaseModel):

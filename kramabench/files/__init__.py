@@ -26,7 +26,15 @@ from kramabench.files.read import (
     read_bytes,
     read_text,
 )
-from kramabench.files.write import check_writable_dir, ensure_dir, fd_of, open_append, temp_path, write_file
+from kramabench.files.write import (
+    check_writable_dir,
+    copy_keeping_holes,
+    ensure_dir,
+    fd_of,
+    open_append,
+    temp_path,
+    write_file,
+)
 
 __all__ = [
     "ERRATA_BYTES",
@@ -44,6 +52,7 @@ __all__ = [
     "check_regular",
     "check_relative",
     "check_writable_dir",
+    "copy_keeping_holes",
     "ensure_dir",
     "fd_of",
     "human_size",

@@ -272,4 +272,47 @@ def check_writable_dir(path: Path | str, *, what: str = "folder") -> Path:
     return path
 
 
-__all__ = ["check_writable_dir", "ensure_dir", "fd_of", "open_append", "temp_path", "write_file"]
+def copy_keeping_holes(src: str | Path, dst: str | Path) -> str:
+    """Copy the regular file ``src`` to ``dst`` (its bytes and mode) keeping its holes: only the data of a sparse
+    file is written and the copy made as long with ``ftruncate``, so that it takes on disk what the original did
+    (``shutil.copyfile`` would write a 1 GB file of a few blocks as 1 GB of zeros). The ``copy_function`` of
+    ``shutil.move``/``copytree``; a file system without ``SEEK_DATA``: a plain copy. Returns ``dst``."""
+    import shutil
+
+    with open(src, "rb") as fi, open(dst, "wb") as fo:
+        i, o = fi.fileno(), fo.fileno()
+        size = os.fstat(i).st_size
+        off = 0
+        try:
+            while off < size:
+                try:
+                    start = os.lseek(i, off, os.SEEK_DATA)
+                except OSError as e:
+                    if e.errno == errno.ENXIO:  # only a hole is left
+                        break
+                    raise
+                stop = min(os.lseek(i, start, os.SEEK_HOLE), size)
+                os.lseek(i, start, os.SEEK_SET)
+                os.lseek(o, start, os.SEEK_SET)
+                while start < stop:
+                    chunk = os.read(i, min(1 << 20, stop - start))
+                    if not chunk:
+                        break
+                    _write_all(o, chunk)
+                    start += len(chunk)
+                off = stop
+        except OSError as e:
+            if e.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            fi.seek(0)
+            fo.seek(0)
+            fo.truncate()
+            shutil.copyfileobj(fi, fo, 1 << 20)
+        else:
+            os.ftruncate(o, size)
+    shutil.copymode(src, dst)
+    return str(dst)
+
+
+__all__ = ["check_writable_dir", "copy_keeping_holes", "ensure_dir", "fd_of", "open_append", "temp_path",
+           "write_file"]

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.model import ChatMessage, Completion, ModelOptions
+from kramabench.contracts.values import jsonable
 from kramabench.files import check_regular
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,9 @@ def answer_options(options: ModelOptions) -> dict[str, Any]:
 
 
 def _canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """The key's bytes: the value sanitised first (:func:`~kramabench.contracts.values.jsonable`), so that no text
+    a model or a task wrote (a lone surrogate) makes the key fail."""
+    return json.dumps(jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def cache_key(provider: str, model: str, base_url: str | None, messages: list[ChatMessage],
@@ -109,7 +112,7 @@ class ResponseCache:
                 "INSERT OR REPLACE INTO responses (key, provider, model, created_at, completion) VALUES (?,?,?,?,?)",
                 (key, provider, model, time.time(), completion.model_dump_json()),
             )
-        except sqlite3.Error as exc:  # a full disk must not fail the call that already succeeded
+        except (sqlite3.Error, ValueError) as exc:  # a full disk must not fail the call that already succeeded
             logger.warning("response cache %s: write failed (%s)", self.path, exc)
 
     def __len__(self) -> int:

@@ -37,7 +37,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.model import AttemptFailure, ChatMessage, ModelOptions, Usage
 from kramabench.contracts.records import MAX_RECORD_LINE, repair_torn_tail
+from kramabench.contracts.values import clean_model, clean_text, jsonable
 from kramabench.files import LongLine, human_size, iter_lines, open_append, open_regular
 from kramabench.models.cache import answer_options
 
@@ -56,7 +57,7 @@ CALLS_FILE = "calls.jsonl"
 def request_hash(messages: list[ChatMessage], options: ModelOptions) -> str:
     """SHA-256 of the messages and the options that shape the answer (not the model: a replay serves
     the recorded answer whatever model id the replaying run uses)."""
-    payload = {"messages": [m.model_dump() for m in messages], "options": answer_options(options)}
+    payload = jsonable({"messages": [m.model_dump() for m in messages], "options": answer_options(options)})
     raw = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(raw).hexdigest()
 
@@ -113,7 +114,10 @@ class CallRecorder:
         self._fh = os.fdopen(open_append(self.path, follow=False), "a", encoding="utf-8")
 
     def write(self, record: CallRecord) -> None:
-        line = record.model_dump_json() + "\n"
+        """Append one call. Its values are sanitised when they cannot be written as they are (a lone surrogate, a
+        nesting too deep: :func:`~kramabench.contracts.values.clean_model`); a call that still cannot be is written
+        without its messages and reply, its error saying why: every call has its line."""
+        line = call_line(record)
         with self._lock:
             if self._fh.closed:
                 raise RuntimeError(f"call recorder for {self.path} is closed")
@@ -135,6 +139,38 @@ class CallRecorder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_UNWRITABLE = (ValueError, TypeError, RecursionError, OverflowError, UnicodeError)
+
+
+def call_line(record: CallRecord) -> str:
+    """The ``calls.jsonl`` line of a call (see :meth:`CallRecorder.write`)."""
+    try:
+        return record.model_dump_json() + "\n"
+    except _UNWRITABLE as e:
+        why = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}"[:500]
+    try:
+        cleaned = clean_model(record)
+        line = cleaned.model_dump_json() + "\n"
+        logger.warning("call %s #%s: its values were sanitised to be written (%s)", cleaned.task_key,
+                       cleaned.call_index, why)
+        return line
+    except _UNWRITABLE as e:
+        why = f"{why}; sanitised: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}"[:1000]
+    def text(v: object) -> str:
+        return clean_text(v if isinstance(v, str) else repr(v))[:1000]
+
+    started = record.started_at if isinstance(record.started_at, datetime) else datetime.now(timezone.utc)
+    index = record.call_index if isinstance(record.call_index, int) else -1
+    bare = CallRecord(
+        task_key=text(record.task_key), call_index=index, request_hash=text(record.request_hash),
+        model_id=text(record.model_id), provider=text(record.provider), model=text(record.model), messages=[],
+        options={}, started_at=started,
+        error=CallErrorInfo(kind="other", message=f"the call could not be recorded ({clean_text(why)}); its "
+                            "messages and reply are left out"))
+    logger.warning("call %s #%s: %s", bare.task_key, bare.call_index, bare.error.message if bare.error else why)
+    return bare.model_dump_json() + "\n"
 
 
 @dataclass
@@ -246,6 +282,6 @@ def load_calls(run_dir: Path | str, filename: str = CALLS_FILE) -> list[CallReco
 
 
 __all__ = [
-    "CALLS_FILE", "CallErrorInfo", "CallInfo", "CallRecord", "CallRecorder", "CallScope", "current_call",
+    "CALLS_FILE", "CallErrorInfo", "CallInfo", "CallRecord", "CallRecorder", "CallScope", "call_line", "current_call",
     "current_scope", "load_calls", "request_hash", "scope",
 ]

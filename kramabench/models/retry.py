@@ -31,6 +31,13 @@ class RetryPolicy(BaseModel):
     max_retry_after_s: float = Field(300.0, ge=0, description="cap on a server's Retry-After")
     retry_on: tuple[ModelErrorKind, ...] = Field(DEFAULT_RETRY_ON, description="error kinds retried")
 
+    @property
+    def longest_wait_s(self) -> float:
+        """The longest :meth:`delay` can be: a server's ``Retry-After`` at its cap plus its 10 % jitter, or the
+        backoff's cap (330 s by default); what a caller that bounds a whole call with its retries must allow
+        per attempt."""
+        return max(self.max_s, self.max_retry_after_s * 1.1)
+
     def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based).
 

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from kramabench.contracts.artifacts import Artifact
-from kramabench.files import FileRefused
+from kramabench.files import FileRefused, copy_keeping_holes
 from kramabench.sweep import make_tempdir
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class ArtifactStaging:
         if stage.is_dir():
             shutil.rmtree(unit, ignore_errors=True)
             unit.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(stage), str(unit))
+            shutil.move(str(stage), str(unit), copy_function=copy_keeping_holes)  # a sparse file stays sparse
         out = []
         for a in artifacts:
             p = Path(a.path)

@@ -495,7 +495,7 @@ class Runner:
                             else:
                                 dropped += 1
                             continue
-                        self.store.append(rec)
+                        rec = self.store.append(rec)  # as written: sanitised, or the task's error record
                         new_records.append(rec)
                         self.progress.update(rec)
             completed = True

@@ -30,9 +30,11 @@ from kramabench.contracts.records import (
     latest_records,
     parse_manifest,
     read_records,
+    record_line,
     repair_torn_tail,
     unit_key,
 )
+from kramabench.contracts.values import clean_model, clean_text
 from kramabench.files import (
     MANIFEST_BYTES,
     FileRefused,
@@ -157,7 +159,11 @@ class RunStore:
         """Replace the manifest atomically (:func:`kramabench.files.write_file`; only a regular file or nothing
         may be there). A failure (a full disk) is a :class:`~kramabench.files.FileRefused`, the old manifest
         unchanged and no temporary file left."""
-        write_file(self.manifest_path, manifest.model_dump_json(indent=2), regular_only=True)
+        try:
+            text = manifest.model_dump_json(indent=2)
+        except (ValueError, TypeError, RecursionError, UnicodeError):  # a model's error message as stop reason
+            text = clean_model(manifest).model_dump_json(indent=2)
+        write_file(self.manifest_path, text, regular_only=True)
 
     # -- records -----------------------------------------------------------------------------------
     def read(self) -> ReadResult:
@@ -181,9 +187,16 @@ class RunStore:
     def _repair_tail(self) -> None:
         repair_torn_tail(self.records_path, lambda raw: Record.model_validate_json(raw) is not None)
 
-    def append(self, record: Record) -> None:
-        """Append one record as one line, in a single write."""
-        line = (record.model_dump_json() + "\n").encode()
+    def append(self, record: Record) -> Record:
+        """Append one record as one line, in a single write. A record whose values cannot be written as they are
+        (a lone surrogate, a 900-deep answer, a line too long to be read back) is written sanitised, or as the
+        task's error record (:func:`~kramabench.contracts.records.record_line`): never an exception that stops
+        the run; the reason is logged. Returns the record as written (``record`` itself when it was written as it
+        was). An OSError (a full disk) is raised, no half line left behind."""
+        line, note = record_line(record)
+        if note is not None:
+            log.warning("%s: %s", clean_text(f"{record.domain}/{record.task_id}"), note)
+            record = Record.model_validate_json(line)
         with self._lock:
             if self._fd is None:
                 raise RuntimeError("RunStore.append before open_for_append")
@@ -205,6 +218,7 @@ class RunStore:
                 os.fsync(self._fd)
                 self._unsynced = 0
                 self._last_sync = now
+        return record
 
     def sync(self) -> None:
         with self._lock:

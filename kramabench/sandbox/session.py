@@ -22,6 +22,7 @@ import json
 import logging
 import mimetypes
 import os
+import secrets
 import signal
 import socket
 import threading
@@ -48,6 +49,8 @@ from kramabench.contracts.session import (
     SessionLimits,
     WorkspaceError,
 )
+from kramabench.contracts.text import safe_text
+from kramabench.contracts.values import clean_text
 from kramabench.sandbox._common import HeadTailBuffer, wait_readable
 from kramabench.sandbox.cpu import CpuMeter
 
@@ -547,7 +550,12 @@ class ForkServerSession:
             if status is not None and status.startswith(b"S"):
                 status = status[1:]
             report = _last_json(status) if status else None
-            if not timed_out and (report is None or "done" not in report) and not self._closed and self._stopped is None:
+            # a whole line on the status pipe that is no report: the code wrote there itself, or broke what writes
+            # it; the call ends now (the interpreter is stopped and restarted), not at its wall limit
+            garbled = bool(status) and status.endswith(b"\n") and (report is None or "done" not in report)
+            if garbled and not timed_out and not self._closed and self._stopped is None:
+                kill()
+            elif not timed_out and (report is None or "done" not in report) and not self._closed and self._stopped is None:
                 # no report: the interpreter died, or it became another program (os.exec*) that still runs;
                 # the call lasts until that process ends, at most the wall limit
                 exit_code = self._wait_kernel(deadline)
@@ -575,6 +583,9 @@ class ForkServerSession:
                 crashed = True
                 if self._closed:
                     reasons.append(self._why_closed)
+                elif garbled:
+                    reasons.append("the interpreter's report of the call was not one it writes (the code wrote on its "
+                                   "status channel, or changed what writes it): the call was ended")
                 else:
                     why = self._kernel_death(oom_before)
                     oom = why.startswith("killed by the memory limit")
@@ -583,16 +594,16 @@ class ForkServerSession:
                 e = report.get("error")
                 if isinstance(e, dict):
                     error = PythonError(
-                        type=_text(str(e.get("type", "Exception"))[:200]),
-                        message=_text(str(e.get("message", ""))[:4000]),
-                        traceback=_text(str(e.get("traceback", ""))[-20000:]),
+                        type=clean_text(str(e.get("type", "Exception"))[:200]),
+                        message=clean_text(str(e.get("message", ""))[:4000]),
+                        traceback=clean_text(str(e.get("traceback", ""))[-20000:]),
                     )
                     if error.type == "MemoryError":
                         oom = True
                         reasons.append(f"ran out of memory: the limit is {self.limits.memory_mb} MB (MemoryError); "
                                        "the interpreter lives on")
                 v = report.get("value")
-                value = _text(v[:10000]) if isinstance(v, str) else None
+                value = clean_text(v[:10000]) if isinstance(v, str) else None
                 files = self._lake_files(report.get("files"))
                 c = report.get("cpu")
                 cpu = float(c) if isinstance(c, int | float) and not isinstance(c, bool) and 0 <= c < 1e7 else None
@@ -903,7 +914,8 @@ class ForkServerSession:
             dest.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             return None, f"cannot make its folder in the artifacts folder ({e.strerror})"
-        tmp = dest.with_name(f".{dest.name}.partial-{os.getpid()}-{threading.get_ident()}")
+        # a short name of its own: the artifact's name may already be as long as a file name can be (255 bytes)
+        tmp = dest.with_name(f".kb-{secrets.token_hex(6)}.partial")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         except OSError as e:
@@ -985,14 +997,6 @@ class ForkServerSession:
             pass
 
 
-def _text(s: str) -> str:
-    try:
-        s.encode("utf-8")
-        return s
-    except UnicodeEncodeError:
-        return s.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def _bad_name(path: str) -> str | None:
     """Why a workspace file's name cannot be an artifact's (records and reports must hold it as text)."""
     try:
@@ -1001,6 +1005,9 @@ def _bad_name(path: str) -> str | None:
         return "its name is not valid UTF-8 text"
     if any(ord(c) < 32 or ord(c) == 127 for c in path):
         return "its name holds control characters (a newline, a tab...)"
+    if safe_text(path) != path:  # U+202E turns "txt.exe" into "exe.txt" wherever the name is shown
+        return ("its name holds characters that reorder or hide text (a bidi override, a zero-width or C1 control "
+                "character)")
     return None
 
 

@@ -244,6 +244,36 @@ class SessionContract(_Base):
             assert r.error is not None and r.error.type == "SystemExit", r
             assert s.python("kept").value == "'yes'"
 
+    def test_code_that_rebinds_the_interpreters_plumbing_does_not_stall_a_call(self, sandbox, kit):
+        """Code may rebind json.dumps, os.write or a builtin (for its own reasons, or by mistake): the call's
+        report still comes at once, and later calls work. A line on the interpreter's status channel that is no
+        report ends the call at once (said, the interpreter restarted), never at its wall limit."""
+        with self.open(sandbox, kit, limits=_limits(wall_timeout_s=60)) as s:
+            for code, value in (("import json\njson.dumps = lambda *a, **k: 'not json'\n21 * 2", "42"),
+                                ("import json\njson.dumps = lambda *a, **k: __import__('time').sleep(3600)\n'v'", "'v'"),
+                                ("import builtins, os\nbuiltins.repr = None\nbuiltins.round = None\n"
+                                 "os.write = None\n'still'", "'still'")):
+                t0 = time.monotonic()
+                r = s.python(code)
+                assert r.ok and r.value == value and time.monotonic() - t0 < 20, r
+            r = s.python("1 + 1")
+            assert r.ok and r.value == "2" and not r.state_lost, r
+        with self.open(sandbox, kit, limits=_limits(wall_timeout_s=60)) as s:
+            t0 = time.monotonic()
+            r = s.python("import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'not a report\\n')\n"
+                         "    except OSError:\n        pass\nimport time\ntime.sleep(30)")
+            assert time.monotonic() - t0 < 20 and r.crashed and r.state_lost and "report" in r.explanation, r
+            r = s.python("x = 5\nx * 2")
+            assert r.ok and r.value == "10", r
+            # a report the code forges is its own say about its own call (like its output); the calls after it
+            # get their own results (the interpreter that ran on is restarted once it is found to have ended)
+            s.python("import os, time\nfor fd in range(3, 64):\n    try:\n"
+                     "        os.write(fd, b'{\"done\": 0, \"value\": \"forged\"}\\n')\n    except OSError:\n"
+                     "        pass\ntime.sleep(2)")
+            for expr, value in (("21 * 2", "42"), ("'own'", "'own'")):
+                r = s.python(expr)
+                assert r.ok and r.value == value, r
+
     def test_lake_read_only_and_files_read(self, sandbox, kit):
         with self.open(sandbox, kit) as s:
             lake = s.lake_dir
@@ -428,14 +458,59 @@ class SessionContract(_Base):
     def test_collect_refuses_names_that_are_not_text(self, sandbox, kit):
         with self.open(sandbox, kit) as s:
             r = s.python("open(b'bad\\xff.csv'.decode('utf-8', 'surrogateescape'), 'w').write('x')\n"
-                         "open('new\\nline.csv', 'w').write('y')\nopen('fine.csv', 'w').write('z')")
+                         "open('new\\nline.csv', 'w').write('y')\nopen('fine.csv', 'w').write('z')\n"
+                         "open('report\\u202ecsv.exe', 'w').write('b')\nopen('zero\\u200bwidth.csv', 'w').write('w')")
             assert r.ok, r
             res = s.collect(["."])
             assert [a.name for a in res.artifacts] == ["fine.csv"], res
             reasons = sorted(x.reason for x in res.refused)
-            assert len(reasons) == 2 and "control characters" in reasons[0] and "UTF-8" in reasons[1], reasons
+            assert len(reasons) == 4 and "control characters" in reasons[2] and "UTF-8" in reasons[3], reasons
+            assert all("reorder or hide text" in x for x in reasons[:2]), reasons
             for x in res.refused:
                 x.path.encode("utf-8")  # refusals are text a record can hold
+
+    def test_collect_names_as_long_as_a_file_name_can_be(self, sandbox, kit):
+        """A name of 250 bytes (a file system takes 255): collected, whatever the harness names its copy."""
+        long_name = "n" * 246 + ".csv"
+        with self.open(sandbox, kit) as s:
+            s.write_file(f"out/{long_name}", "a,b\n1,2\n")
+            res = s.collect(["out"])
+            assert res.ok and [a.name for a in res.artifacts] == [f"out/{long_name}"], res
+        assert (kit.artifacts / "out" / long_name).read_bytes() == b"a,b\n1,2\n"
+
+    def test_collect_keeps_the_holes_of_a_sparse_file(self, sandbox, kit):
+        """A file of a few blocks that says it is 300 MB long (seek, write at the end): its copy is the same bytes
+        and takes on the host what it took in the workspace, not 300 MB of zeros; its length counts against
+        the artifacts' bounds."""
+        size = 300_000_003
+        with self.open(sandbox, kit) as s:
+            r = s.python(f"f = open('sparse.bin', 'wb')\nf.seek(1000)\nf.write(b'mid')\nf.seek({size - 3})\n"
+                         "f.write(b'end')\nf.close()")
+            assert r.ok, r
+            res = s.collect(["sparse.bin"])
+            assert res.ok, res
+            [a] = res.artifacts
+            copy = Path(a.path)
+            st = copy.stat()
+            assert a.bytes == st.st_size == size
+            h = hashlib.sha256()
+            zeros = bytes(1 << 20)
+            h.update(bytes(1000) + b"mid")
+            left = size - 1003 - 3
+            while left > 0:
+                h.update(zeros[: min(left, len(zeros))])
+                left -= min(left, len(zeros))
+            h.update(b"end")
+            assert a.sha256 == h.hexdigest()
+            with open(copy, "rb") as f:
+                f.seek(995)
+                assert f.read(10) == bytes(5) + b"mid" + bytes(2)
+            assert st.st_blocks * 512 < 16 << 20, f"the copy takes {st.st_blocks * 512:,} bytes on disk"
+            small = _limits(artifact_bytes=100_000_000)
+        with self.open(sandbox, kit, limits=small, artifacts_dir=kit.root / "artifacts-small") as s:
+            assert s.python(f"f = open('sparse.bin', 'wb')\nf.seek({size})\nf.write(b'x')\nf.close()").ok
+            res = s.collect(["sparse.bin"])
+            assert res.artifacts == [] and "too large" in res.refused[0].reason, res
 
     def test_collect_bounds(self, sandbox, kit):
         limits = _limits(artifact_bytes=10_000, artifacts_total_bytes=25_000, max_artifacts=4)

@@ -151,3 +151,19 @@ def test_the_session_wall_limit_is_not_an_option(model, local_sandbox, tmp_path,
     agent = build(system, model, local_sandbox, tmp_path, **{"limits.memory_mb": 2048, "model_options.temperature": 0.5})
     assert agent.options.limits.memory_mb == 2048 and agent.options.limits.wall_timeout_s == 120
     assert agent.options.model_options.temperature == 0.5 and agent.options.model_options.max_tokens == 4096
+
+
+def test_the_session_wall_allows_the_longest_wait_the_retry_policy_makes():
+    """docs/agents.md#time-limits: each attempt of a model call is allowed its deadline and the longest wait
+    before it: a server's Retry-After honoured up to 300 s plus its jitter (330 s), not only the backoff's 60 s."""
+    import random
+
+    from kramabench.models.retry import RetryPolicy
+
+    policy = RetryPolicy()
+    rng = random.Random(7)
+    waits = [policy.delay(a, retry_after=ra, rng=rng) for a in range(1, 6) for ra in (None, 5.0, 300.0, 10_000.0)
+             for _ in range(50)]
+    assert max(waits) > 300 and max(waits) <= policy.longest_wait_s == pytest.approx(330.0)
+    opts = ModelOptions(temperature=0.0, max_tokens=4096)
+    assert model_call_allowance_s(opts) == pytest.approx(5 * (120 + 330))

@@ -294,3 +294,26 @@ def test_final_answer_while_handling_an_exception_shows_no_traceback(openai_serv
     assert out.answer == 3, out.error
     last = out.steps[-1]
     assert last.outcome == "final_answer" and last.observation == "trying", last.observation
+
+
+def test_a_crash_of_the_agent_keeps_the_reply_it_crashed_on_as_a_step(openai_server, model, local_sandbox, lake,
+                                                                       tmp_path, monkeypatch):
+    """An unforeseen exception in the agent's own handling of a reply is the task's ``system_crash``; the reply it
+    came with is a step too (its tokens, cost, the error), so the steps still match the recorded calls."""
+    import baselines.code_agent.agent as agent_module
+
+    real = agent_module.parse_reply
+
+    def parse(text):
+        if "boom" in text:
+            raise RuntimeError("an unforeseen bug")
+        return real(text)
+
+    monkeypatch.setattr(agent_module, "parse_reply", parse)
+    openai_server.enqueue(step("print('one')", "fine"), step("print(2)", "boom"))
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.error is not None and out.error.kind == "system_crash" and "unforeseen bug" in out.error.message
+    assert [s.outcome for s in out.steps] == ["ok", "error"], out.steps
+    crashed = out.steps[1]
+    assert crashed.step == 2 and "crashed on this reply" in crashed.error and crashed.completion_tokens > 0
+    assert out.usage.model_calls == len(out.steps) == len(openai_server.chat_requests) == 2

@@ -121,3 +121,35 @@ def test_a_full_disk_leaves_the_old_file_and_no_temporary_file():
         assert sorted(x.name for x in folder.iterdir()) == [".ballast", "out.json"]
     finally:
         disk.__exit__(None, None, None)
+
+
+def test_copy_keeping_holes_copies_a_sparse_file_as_sparse(tmp_path):
+    from kramabench.files import copy_keeping_holes
+
+    src = tmp_path / "sparse.bin"
+    with open(src, "wb") as f:
+        f.seek(1000)
+        f.write(b"mid")
+        f.seek(200_000_000)
+        f.write(b"end")
+        f.seek(300_000_000)
+        f.truncate()  # ends in a hole
+    os.chmod(src, 0o640)
+    dst = tmp_path / "copy.bin"
+    assert copy_keeping_holes(src, dst) == str(dst)
+    st = dst.stat()
+    assert st.st_size == 300_000_000 and stat.S_IMODE(st.st_mode) == 0o640
+    assert st.st_blocks * 512 < 4 << 20, st.st_blocks * 512  # not 300 MB of zeros
+    with open(dst, "rb") as f:
+        f.seek(998)
+        assert f.read(7) == b"\0\0mid\0\0"
+        f.seek(200_000_000)
+        assert f.read(3) == b"end"
+    dense = tmp_path / "dense.bin"
+    dense.write_bytes(os.urandom(3 << 20))
+    copy_keeping_holes(dense, tmp_path / "dense-copy.bin")
+    assert (tmp_path / "dense-copy.bin").read_bytes() == dense.read_bytes()
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    copy_keeping_holes(empty, tmp_path / "empty-copy")
+    assert (tmp_path / "empty-copy").read_bytes() == b""

@@ -236,3 +236,29 @@ def test_a_strict_replay_refuses_a_differing_observation(recorded_conversation):
         get_model(f"replay/{recorded_conversation}").complete(
             [ChatMessage(role="system", content="sys"), ChatMessage(role="user", content="the question")],
             ModelOptions(temperature=0.7))
+
+
+def test_a_call_whose_values_cannot_be_written_is_still_recorded(tmp_path):
+    """A call record holding a lone surrogate (built around the contracts' validators) is written sanitised;
+    one that still cannot be is written without its messages and reply: every call has its line."""
+    from datetime import datetime, timezone
+
+    from kramabench.models.recording import CallRecord, CallRecorder, call_line, load_calls
+
+    base = CallRecord(task_key="t", call_index=0, request_hash="h", model_id="m", provider="p", model="m",
+                      messages=[ChatMessage(role="user", content="q")], options={},
+                      started_at=datetime.now(timezone.utc))
+    hostile = base.model_copy(update={"text": "reply \ud800", "options": {"x": "\udc00"}})
+    with CallRecorder(tmp_path) as rec:
+        rec.write(hostile)
+        rec.write(base.model_copy(update={"call_index": 1}))
+    calls = load_calls(tmp_path)
+    assert [c.call_index for c in calls] == [0, 1]
+    assert calls[0].text == "reply \\ud800" and calls[0].options == {"x": "\\udc00"}
+
+    # a record that neither serialises nor validates once sanitised (a field of the wrong kind put in after
+    # validation): the last resort, its line without messages and reply
+    worse = base.model_copy(update={"text": "t\ud800", "started_at": "not a time", "call_index": 7})
+    bare = CallRecord.model_validate_json(call_line(worse))
+    assert bare.error is not None and "could not be recorded" in bare.error.message and bare.messages == []
+    assert bare.call_index == 7 and bare.task_key == "t"

@@ -266,7 +266,7 @@ def test_a_failing_store_leaves_an_interrupted_resumable_run(tmp_path, scripted,
         calls["n"] += 1
         if calls["n"] == 4:
             raise OSError(28, "No space left on device")
-        orig(self, rec)
+        return orig(self, rec)
 
     monkeypatch.setattr(RunStore, "append", append)
     with pytest.raises(OSError, match="No space left"):

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
+from pathlib import Path
 
 import pytest
 
+from kramabench.contracts.artifacts import Artifact
 from kramabench.run.runner import RunOptions
 from kramabench.run.session import RunConfig, prepare
 from kramabench.run.store import RunStore
@@ -171,3 +174,31 @@ def test_artifacts_are_never_removed_or_moved_through_a_link_in_the_run_folder(t
         fresh_unit_dir(run_dir, rel)
     assert (host / "t1" / "keep.txt").read_text() == "host file"
     staging.close()
+
+
+def test_a_sparse_artifact_stays_sparse_when_staged_on_another_file_system(tmp_path, monkeypatch):
+    """The staging folder may be on another file system than the run folder (/tmp a tmpfs): the move into the
+    run folder copies a sparse artifact with its holes kept, never as gigabytes of zeros."""
+    import tempfile
+
+    from kramabench.run.artifacts import ArtifactStaging
+
+    if not os.path.isdir("/dev/shm") or os.stat("/dev/shm").st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("no second file system (/dev/shm) to stage on")
+    monkeypatch.setattr(tempfile, "tempdir", "/dev/shm")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    staging = ArtifactStaging(run_dir)
+    try:
+        stage = staging.new("artifacts/t-1")
+        stage.mkdir(parents=True)
+        with open(stage / "warehouse.bin", "wb") as f:
+            f.seek(400_000_000)
+            f.write(b"x")
+        art = Artifact(name="warehouse.bin", path=str(stage / "warehouse.bin"), bytes=400_000_001, sha256="0" * 64)
+        [moved] = staging.settle(stage, [art])
+    finally:
+        staging.close()
+    st = os.stat(moved.path)
+    assert Path(moved.path).is_relative_to(run_dir) and st.st_size == 400_000_001
+    assert st.st_blocks * 512 < 4 << 20, st.st_blocks * 512

@@ -143,3 +143,55 @@ def test_text_that_is_not_utf8_never_fails_a_record():
     line = rec.model_dump_json()
     assert "name\\\\udcff.csv" in line
     assert Record.model_validate_json(line).answer == "name\\udcff.csv"
+
+
+def _deep(n: int) -> list:
+    top: list = []
+    x = top
+    for _ in range(n):
+        x.append([])
+        x = x[0]
+    return top
+
+
+def test_a_record_with_hostile_values_is_written_sanitised_not_raised(tmp_path):
+    """A lone surrogate in the answer and a 900-deep value in a step (put in after validation, as the runner's
+    model_copy does) would make model_dump_json raise: the record is written sanitised, the run goes on."""
+    from kramabench.contracts.steps import AgentStep
+
+    store = RunStore(tmp_path / "run")
+    poison = rec(0).model_copy(update={
+        "answer": "a\ud800b", "transcript": [{"x": _deep(900)}],
+        "steps": [AgentStep(step=1, outcome="final_answer").model_copy(update={"details": {"answer": _deep(900)}})]})
+    with store:
+        written = store.append(poison)
+        store.append(rec(1))
+    got = store.read()
+    assert not got.bad_lines
+    assert [r.task_id for r in got.records] == ["t-0", "t-1"]
+    assert got.records[0].answer == "a\\ud800b" == written.answer
+    assert "nested deeper than" in json.dumps(got.records[0].steps[0].details)
+    assert store.finished_keys() == {("d", "end-to-end", "t-0", None, 0), ("d", "end-to-end", "t-1", None, 0)}
+
+
+def test_a_record_that_cannot_be_read_back_becomes_the_tasks_error_record():
+    from kramabench.contracts.records import record_line
+
+    big = rec(0, answer="x" * 5000, transcript=[{"t": "y" * 5000}])
+    line, note = record_line(big, max_line=2000)
+    back = Record.model_validate_json(line)
+    assert note is not None and "longer than" in note
+    assert back.error.kind == "record_error" and back.answer is None and back.transcript == []
+    # scored as it was: an unwritable record is neither a way out of a 0 nor a lost 1
+    assert back.key == big.key and back.domain == "d" and back.status == "ok" and back.score == 1.0
+    assert "could not be written" in back.error.message
+    same, none = record_line(rec(1))
+    assert none is None and Record.model_validate_json(same) == rec(1)
+
+
+def test_a_manifest_with_a_hostile_stop_reason_is_written(tmp_path):
+    store = RunStore(tmp_path / "run")
+    m = Manifest(run_id="r", created_at=datetime.now(timezone.utc), system="s").model_copy(
+        update={"stop_reason": "auth: HTTP 401: key \ud800 refused"})
+    store.write_manifest(m)
+    assert store.read_manifest().stop_reason == "auth: HTTP 401: key \\ud800 refused"

@@ -8,6 +8,7 @@ and the field; only a suite that cannot be read at all (no ``suite.yaml``) raise
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -143,13 +144,20 @@ def _find_file(folder: Path, stem: str, exts: tuple[str, ...]) -> str | None:
 
 
 def _outside(folder: Path, rel: str | None) -> str | None:
-    """Why ``rel`` (a path a pipeline names, relative to its folder) leads out of the folder, or None."""
+    """Why ``rel`` (a path a pipeline names, relative to its folder) leads out of the folder, or None. Stricter
+    than :func:`~kramabench.files.inside`: with links followed it must stay in the pipeline folder's real
+    folder, a linked ``data/`` or ``schemas/`` included (their files are served to the task: a ``data ->
+    /home/me`` link must not serve that folder). A pipeline folder that is itself a link is fine."""
     if rel is None:
         return None
     try:
-        inside(folder, rel)
+        path = inside(folder, rel)
     except OutsideRoot as e:
         return str(e)
+    real_root = os.path.realpath(folder)
+    real = os.path.realpath(path)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        return "leads out of the pipeline folder through a symbolic link"
     return None
 
 
