@@ -127,7 +127,9 @@ if "$kb_python" -I -c "$stamp_check" "$kb_repo" check >/dev/null 2>&1; then
   kb_say "kramabench[dev] from $kb_repo: up to date"
 else
   kb_say "pip install -e .[dev] into $kb_venv"
-  "$kb_python" -m pip install -q --disable-pip-version-check -e ".[dev]"
+  # (without the lines of a pip.conf's extra index folders that do not exist: noise, not a problem)
+  "$kb_python" -m pip install -q --disable-pip-version-check -e ".[dev]" \
+    2> >(grep -v "^WARNING: Location 'file:" >&2 || true)
   "$kb_python" -I -c "$stamp_check" "$kb_repo" write
 fi
 # pyenv's shims (a pyenv-virtualenv environment) learn the new `kramabench` command
