@@ -35,9 +35,31 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CLEAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: what a new login keeps (the same as .ci/run): home, locale, temp, how to reach the package indexes
-KEEP = {"HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR",
-        "REQUESTS_CA_BUNDLE", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"}
-DROP = {"KRAMABENCH_VENV", "KRAMABENCH_BIN_DIR", "KRAMABENCH_PYTHON", "KRAMABENCH_HOME", "KRAMABENCH_CI_PYTHON"}
+KEEP = {
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "TMPDIR",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+}
+DROP = {
+    "KRAMABENCH_VENV",
+    "KRAMABENCH_BIN_DIR",
+    "KRAMABENCH_PYTHON",
+    "KRAMABENCH_HOME",
+    "KRAMABENCH_CI_PYTHON",
+}
 PROBE = (
     "import os, sys, sysconfig; print(sys.version.split()[0]); print(sys.executable); "
     "print(os.path.isfile(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')))"
@@ -53,7 +75,11 @@ def candidates() -> list[str]:
         on_path = shutil.which(f"python3.{minor}")
         if on_path and "/shims/" not in on_path:
             found.append(on_path)
-        found += [f"{d}/python3.{minor}" for d in ("/usr/local/bin", "/usr/bin") if os.path.isfile(f"{d}/python3.{minor}")]
+        found += [
+            f"{d}/python3.{minor}"
+            for d in ("/usr/local/bin", "/usr/bin")
+            if os.path.isfile(f"{d}/python3.{minor}")
+        ]
     return found
 
 
@@ -80,7 +106,14 @@ def clean_env(work: Path, reuse_sandbox: bool) -> dict[str, str]:
 
 def one(python: str, version: str, keep: bool, reuse_sandbox: bool) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f"kramabench-py{version}-"))
-    row: dict = {"install_s": None, "run_s": None, "tasks": "-", "score": "-", "result": "FAIL", "work": str(work)}
+    row: dict = {
+        "install_s": None,
+        "run_s": None,
+        "tasks": "-",
+        "score": "-",
+        "result": "FAIL",
+        "work": str(work),
+    }
     try:
         (work / "bin").mkdir()
         (work / "bin" / "python3").symlink_to(python)
@@ -89,8 +122,9 @@ def one(python: str, version: str, keep: bool, reuse_sandbox: bool) -> dict:
         env = clean_env(work, reuse_sandbox)
         with open(work / "log.txt", "w") as log:
             t0 = time.perf_counter()
-            inst = subprocess.run(["bash", "scripts/install.sh"], cwd=clone, env=env, stdout=log,
-                                  stderr=subprocess.STDOUT)
+            inst = subprocess.run(
+                ["bash", "scripts/install.sh"], cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT
+            )
             row["install_s"] = time.perf_counter() - t0
             if inst.returncode != 0:
                 row["result"] = f"install.sh exit {inst.returncode}"
@@ -98,7 +132,10 @@ def one(python: str, version: str, keep: bool, reuse_sandbox: bool) -> dict:
             t0 = time.perf_counter()
             run = subprocess.run(
                 ["bash", "-c", "kramabench run --workload mini --system reference"],
-                cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=clone,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
             row["run_s"] = time.perf_counter() - t0
         runs = sorted(p for p in (clone / "results").iterdir() if (p / "records.jsonl").is_file())
@@ -119,13 +156,18 @@ def one(python: str, version: str, keep: bool, reuse_sandbox: bool) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--python", action="append", help="an interpreter to try (repeatable; default: all found)")
+    ap.add_argument(
+        "--python", action="append", help="an interpreter to try (repeatable; default: all found)"
+    )
     ap.add_argument("--reuse-sandbox", action="store_true", help="share the user's sandbox environment cache")
     ap.add_argument("--keep", action="store_true", help="keep each clone and its environment")
     args = ap.parse_args()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
-                           text=True).stdout.strip()
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout
     print(f"clones of {REPO} at {head.strip()}" + (" (uncommitted changes are not in them)" if dirty else ""))
     seen: dict[str, tuple[str, str, bool]] = {}
     for python in args.python or candidates():
@@ -144,28 +186,40 @@ def main() -> int:
         print("no Python 3.10-3.13 found")
         return 1
     rows = []
-    for python, (version, executable, managed) in sorted(seen.items(), key=lambda kv: kv[1][0]):
+    for version, executable, managed in sorted(seen.values()):
         print(f"... Python {version} ({executable})", flush=True)
         row = one(executable, version, args.keep, args.reuse_sandbox)
         row.update(python=version, where=executable + (" (PEP 668)" if managed else ""))
         rows.append(row)
-    cols = [("Python", "python"), ("interpreter", "where"), ("install s", "install_s"), ("tasks 100%", "tasks"),
-            ("score", "score"), ("run s", "run_s"), ("result", "result")]
+    cols = [
+        ("Python", "python"),
+        ("interpreter", "where"),
+        ("install s", "install_s"),
+        ("tasks 100%", "tasks"),
+        ("score", "score"),
+        ("run s", "run_s"),
+        ("result", "result"),
+    ]
     cells = [[h for h, _ in cols]] + [
-        [f"{r[k]:.0f}" if isinstance(r[k], float) else str(r[k] if r[k] is not None else "-") for _, k in cols]
+        [
+            f"{r[k]:.0f}" if isinstance(r[k], float) else str(r[k] if r[k] is not None else "-")
+            for _, k in cols
+        ]
         for r in rows
     ]
     widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
     print()
     for i, c in enumerate(cells):
-        print("  ".join(x.ljust(w) for x, w in zip(c, widths)))
+        print("  ".join(x.ljust(w) for x, w in zip(c, widths, strict=True)))
         if i == 0:
             print("  ".join("-" * w for w in widths))
     failed = [r for r in rows if r["result"] != "ok"]
     for r in failed:
         print(f"Python {r['python']}: {r['result']}; log and clone in {r['work']}")
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
-          f"sandbox environment: {'shared cache' if args.reuse_sandbox else 'built anew by each Python'}")
+    print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+        f"sandbox environment: {'shared cache' if args.reuse_sandbox else 'built anew by each Python'}"
+    )
     return 1 if failed else 0
 
 
