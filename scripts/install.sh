@@ -87,7 +87,7 @@ print(f"{sys.version_info[0]}.{sys.version_info[1]}", "yes" if marker else "no")
       3.[0-9]) kb_say "$base is Python $ver; kramabench needs 3.10 or newer (set KRAMABENCH_PYTHON)"; exit 1 ;;
     esac
     note=""
-    [ "$managed" = yes ] && note=", externally managed (PEP 668): not installed into"
+    [ "$managed" = yes ] && note="; externally managed, PEP 668: never installed into"
     kb_say "making the project environment $kb_venv from $base (Python $ver$note)"
     # Debian/Ubuntu's python3 has no ensurepip (so no venv with pip) without python3.X-venv
     if ! "$base" -c 'import ensurepip' >/dev/null 2>&1; then

@@ -130,7 +130,7 @@ def test_an_externally_managed_python_gets_a_project_venv_and_stays_untouched(in
     clone, py = installed["clone"], installed["python"]
     err = installed["first"].stderr
     assert f"making the project environment {clone}/.venv from {py.parent}" in err, err
-    assert "externally managed (PEP 668)" in err, err
+    assert "externally managed, PEP 668: never installed into" in err, err
     cfg = (clone / ".venv" / "pyvenv.cfg").read_text()
     assert f"home = {py.parent}" in cfg, cfg
     # nothing went into the system Python
