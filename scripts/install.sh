@@ -29,7 +29,7 @@ all=0
 for arg in "$@"; do
   case "$arg" in
     --all) all=1 ;;
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) kb_say "unknown option $arg (usage: bash scripts/install.sh [--all])"; exit 2 ;;
   esac
 done
