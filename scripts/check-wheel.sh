@@ -5,17 +5,28 @@
 # every bundled suite of the checkout; runs the bundled ELT suite elt-mini the same way. Run by .ci/run after scripts/install.sh (which built the local
 # sandbox environment that the installed package uses too).
 #
-#   bash scripts/check-wheel.sh          (with the python on PATH: it needs the 'build' package, a dev extra)
+#   bash scripts/check-wheel.sh          (after scripts/install.sh: it builds with kramabench's environment,
+#                                         which has the 'build' package, a dev extra; scripts/project-env.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
+kb_repo="$repo"
+kb_prog="check-wheel"
+# shellcheck source=scripts/project-env.sh
+. scripts/project-env.sh
+kb_resolve_env
+if ! "$kb_python" -c 'import build' >/dev/null 2>&1; then
+  kb_say "no environment with the 'build' package at $kb_venv: run bash scripts/install.sh first"
+  exit 1
+fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/kramabench-wheel.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-base_python="${KRAMABENCH_CI_PYTHON:-$(command -v python3 || command -v python)}"
+# the fresh environment of the wheel: from the interpreter a project environment is made from
+base_python="$(kb_base_python)"
 
 echo "check-wheel: building the sdist, and the wheel from it" >&2
-python -m build --outdir "$work/dist" . >"$work/build.log" 2>&1 || { tail -40 "$work/build.log" >&2; exit 1; }
+"$kb_python" -m build --outdir "$work/dist" . >"$work/build.log" 2>&1 || { tail -40 "$work/build.log" >&2; exit 1; }
 wheel="$(ls "$work"/dist/kramabench-*.whl)"
 
 echo "check-wheel: installing $(basename "$wheel") into a fresh virtual environment" >&2
