@@ -27,7 +27,7 @@ from kramabench.contracts.system import Configured
 from kramabench.files import FileRefused, check_regular, check_writable_dir
 from kramabench.models import ModelId, get_model
 from kramabench.run.lakeview import list_lake_files
-from kramabench.run.paths import default_results_dir
+from kramabench.run.paths import results_dir
 from kramabench.run.plan import ResumeState, RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.provenance import (
@@ -319,6 +319,7 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
     """The run to continue: its folder and its manifest (read here, once); it must not be running elsewhere."""
     if not run_id:
         raise RunSetupError("--resume needs --run-id (the folder name under the results folder)")
+    results = results_dir(results)
     store = RunStore(results / run_id)
     if not store.dir.is_dir():
         what = "is not a folder" if store.dir.exists() else "does not exist"
@@ -386,7 +387,7 @@ def prepare(
     runs and no run folder is created on failure. ``resume``: the run to continue, if the caller already
     opened it (:func:`open_resume`; else it is opened here when ``config.resume``)."""
     opts = config.options
-    results = Path(config.results) if config.results else default_results_dir()
+    results = results_dir(config.results)  # absolute, once: every path of the run derives from it
 
     # resume: the run folder and its manifest come first; they fill what the command line left out
     store: RunStore | None = None
