@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed, get_comparator
+from kramabench.elt.compare.original import OriginalUnreadable, render_result
 from kramabench.elt.compare.values import Table
 from kramabench.elt.suite.models import DataModel, Pipeline, Suite
 from kramabench.files import MB, read_text
@@ -149,14 +150,20 @@ def _why(e: Exception, seconds: float | None) -> str:
 
 
 def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str, *, timeout_s: float | None = None) -> Stage1:
+    # as the original: only base tables count (a view of the source is not a loaded table)
     have = {r[0].lower(): r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?)",
-        [catalog, schema]).fetchall()}
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?) "
+        "AND table_type = 'BASE TABLE'", [catalog, schema]).fetchall()}
+    views = {r[0].lower() for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?) "
+        "AND table_type <> 'BASE TABLE'", [catalog, schema]).fetchall()}
     checks: dict[str, TableCheck] = {}
     for t, n in pipeline.tables.items():
         name = have.get(t.lower())
         if name is None:
-            checks[t] = TableCheck(expected=n, ok=False, reason="not in the warehouse")
+            why = ("a view, not a loaded table (stage 1 counts base tables only, as the original)"
+                   if t.lower() in views else "not in the warehouse")
+            checks[t] = TableCheck(expected=n, ok=False, reason=why)
             continue
         try:
             with _deadline(con, timeout_s):
@@ -168,10 +175,12 @@ def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str, *, timeout_s
         ok = n is not None and found == n
         reason = None if ok else ("no expected row count" if n is None else f"{found} rows, {n} expected")
         checks[t] = TableCheck(expected=n, found=found, ok=ok, reason=reason)
-    return Stage1(passed=bool(checks) and all(c.ok for c in checks.values()), tables=checks)
+    return Stage1(passed=all(c.ok for c in checks.values()), tables=checks)
 
 
 def read_ground_truth(pipeline: Pipeline, model: str) -> Table:
+    """The model's ground truth as the original reads it (``pandas.read_csv``). Raises FileNotFoundError, or
+    :class:`~kramabench.elt.compare.original.OriginalUnreadable` naming the file and pandas' reason."""
     m = pipeline.model(model)
     if m.ground_truth is None or not (pipeline.folder / m.ground_truth).is_file():
         raise FileNotFoundError(f"{pipeline.id}: no ground truth for data model {m.name}")
@@ -187,10 +196,12 @@ class QueryResult(BaseModel):
     columns: list[str] = Field(default_factory=list)
     rows: list[list[Any]] = Field(default_factory=list)
     truncated: bool = Field(False, description="the query returned more rows than were read (row_cap)")
+    original_csv: str | None = Field(None, description="the result as ELT-Bench's evaluation writes it: "
+                                     "pandas.read_sql's frame of the rows read, to_csv(index=False)")
     error: str | None = None
 
     def table(self) -> Table:
-        return Table(self.columns, [tuple(r) for r in self.rows])
+        return Table(self.columns, [tuple(r) for r in self.rows], original_csv=self.original_csv)
 
 
 class WarehouseRead(BaseModel):
@@ -245,8 +256,18 @@ def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
                                                error=f"the evaluation query failed: {_why(e, query_timeout_s)}"))
                     continue
                 truncated = cap is not None and len(raw) > cap
-                rows = [list(r) for r in Table.from_db(cols, raw[:cap] if truncated else raw).rows]
-                queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated))
+                if truncated:
+                    raw = raw[:cap]
+                rows = [list(r) for r in Table.from_db(cols, raw).rows]
+                try:
+                    original = render_result(cols, raw)
+                except Exception as e:  # noqa: BLE001 - the original logs an Error: for the model
+                    queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated,
+                                               error=f"pandas could not frame the result as the original reads it: "
+                                                     f"{type(e).__name__}: {e}"))
+                    continue
+                queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated,
+                                           original_csv=original))
     finally:
         con.close()
     return WarehouseRead(stage1=s1, queries=queries)
@@ -300,7 +321,7 @@ def score_read(pipeline: Pipeline, read: WarehouseRead, comparators: tuple[str, 
     for m in pipeline.models:
         try:
             expected = read_ground_truth(pipeline, m.name)
-        except (OSError, UnicodeDecodeError) as e:
+        except (OSError, UnicodeDecodeError, OriginalUnreadable) as e:
             out.append(ModelScore(model=m.name, error=f"ground truth unreadable: {e}"))
             continue
         q = by_model.get(m.name.lower())

@@ -9,7 +9,7 @@
 * ``score``: the warehouse the system collected (``artifacts/<unit>/<pipeline id>.duckdb``) is read in a child
   process with limits (stage 1; stage 2 runs each evaluation query) and each data model is scored through the
   ``table`` answer-type scorer under both comparators. The record's score is the share of the pipeline's
-  data models that are correct under the primary comparator (``elt-bench``, the paper's rules); its details
+  data models that are correct under the primary comparator (``elt-bench``, the original's comparison); its details
   hold stage 1, every model's result under every comparator (per-column diagnostics) and the sources;
 * ``summary(records)``: SRDEL (pipelines passing stage 1 / pipelines) and SRDT per comparator (correct data
   models / data models), over the run's pipelines, as the paper counts them;
