@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 #: the comparator whose verdicts make a record's score (both are always computed and printed)
 PRIMARY = "elt-bench"
+#: the error kind of a pipeline left out by its findings (kramabench.elt.family.EltTask.left_out)
+LEFT_OUT = "invalid_pipeline"
 
 
 def _sha256(path: Path) -> str:
@@ -175,6 +177,10 @@ class EltSetting:
         return [name, f"{name}.wal"]
 
     def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
+        """A pipeline left out by its findings: failed, without asking the system (it counts in SRDEL/SRDT)."""
+        why = getattr(task, "left_out", None)
+        if why:
+            return SystemOutput(error=OutcomeError(kind=LEFT_OUT, message=f"the pipeline cannot run: {why}"))
         return None
 
     def make_judge(self, model: Any) -> Any:
@@ -226,7 +232,8 @@ class EltSetting:
         with self._lock:
             staged = self._staged.pop(item.input.token, None)
         error = out.error
-        warehouse, why = self._warehouse(item, out)
+        left_out = getattr(task, "left_out", None)
+        warehouse, why = (None, f"left out: {left_out}") if left_out else self._warehouse(item, out)
         if warehouse is None:
             if error is None:
                 error = OutcomeError(kind="no_warehouse", message=why or "no warehouse")
@@ -248,6 +255,8 @@ class EltSetting:
         }
         if staged is not None:
             details["sources"] = staged
+        if left_out:
+            details["left_out"] = left_out
         found = {t: c.found for t, c in ps.stage1.tables.items()}
         answer = {"warehouse": self.options.warehouse_file(p.id) if warehouse is not None else None, "tables": found,
                   "models_correct": {c: [m.model for m in ps.models if m.correct(c)] for c in self.comparators}}
@@ -294,15 +303,26 @@ class EltSetting:
         if not recs:
             return None
         exp = [r.expected if isinstance(r.expected, dict) else {} for r in recs]
-        stage1 = sum(1 for e in exp if not e.get("tables"))
+        # a pipeline left out by its findings fails whatever the warehouse holds
+        stage1 = sum(1 for r, e in zip(recs, exp, strict=True)
+                     if not e.get("tables") and not (r.score_details or {}).get("left_out"))
         models = sum(len(e.get("models") or []) for e in exp)
         return (f"floor (the same {len(recs)} pipelines): an empty warehouse scores 0.0% (SRDEL "
                 f"{100 * stage1 / len(recs):.1f}%: no expected table is in it; SRDT 0/{models}: no data model is); "
                 "constant answers (0, \"\", \"I don't know\") are not warehouses and are no floor here")
 
     def describe(self, workloads: list[Any]) -> dict[str, Any]:
-        kinds = sorted({k for w in workloads for t in w.tasks for k in t.pipeline.kinds()})
+        kinds = sorted({k for w in workloads for t in w.tasks if not t.left_out for k in t.pipeline.kinds()})
+        left = [{"domain": w.domain, "task_id": t.id, "models": len(t.pipeline.models), "reason": t.left_out}
+                for w in workloads for t in w.tasks if t.left_out]
         return {
+            # the end-of-run table's score column: no gold views here, the primary comparator's share, named
+            "score_label": f"{self.primary} %",
+            "score_note": (f"{self.primary} %: the share of each pipeline's data models correct under the "
+                           f"{self.primary} comparator (" + ("ELT-Bench's own comparison, two named fixes" if
+                           self.primary == "elt-bench" else "ELT-Bench-Verified's rules") + "); SRDEL and SRDT "
+                           "of both comparators below"),
+            "left_out": left,
             "comparators": self.comparators,
             "primary_comparator": self.primary,
             "source_kinds": kinds,
@@ -312,4 +332,4 @@ class EltSetting:
         }
 
 
-__all__ = ["PRIMARY", "EltOptions", "EltSetting"]
+__all__ = ["LEFT_OUT", "PRIMARY", "EltOptions", "EltSetting"]

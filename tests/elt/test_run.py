@@ -61,6 +61,11 @@ def test_the_reference_solutions_reach_100_percent_on_both_comparators(reference
     assert metrics == {"srdel": (3, 3), "srdt:elt-bench": (6, 6), "srdt:verified": (6, 6)}
     # both comparators printed, and the deliberate differences of this set-up
     assert "SRDEL" in stdout and "SRDT (elt-bench)" in stdout and "SRDT (verified)" in stdout
+    # the table names the score it shows (the primary comparator's), never a gold's
+    header = next(line for line in stdout.splitlines() if "domain" in line and "tasks" in line)
+    assert "elt-bench %" in header and "verified" not in header and "official" not in header
+    assert "elt-bench %: the share of each pipeline's data models correct under the elt-bench comparator" in \
+        " ".join(stdout.split())
     assert "mongodb: the collections are JSON-lines files" in stdout
     # the floor of a warehouse task is an empty warehouse, said with why; no constant-answer floors
     assert ("floor (the same 3 pipelines): an empty warehouse scores 0.0% (SRDEL 0.0%: no expected table is in it; "
@@ -197,3 +202,36 @@ def test_setting_options_choose_how_sources_are_served_and_are_recorded(tmp_path
     rec = _records(tmp_path / "files")["clinic"]
     assert rec["score"] == 1.0 and rec["metric"] == "data models correct (verified)"
     assert rec["score_details"]["sources"]["differences"] == [d for d in info["differences"] if d.startswith("s3")]
+
+
+@pytest.mark.slow
+def test_pipelines_left_out_by_findings_are_said_first_count_as_failed_and_fail_the_exit_code(tmp_path: Path) -> None:
+    """An invalid pipeline.yaml and a ragged ground truth: both pipelines are named before the run starts, recorded
+    as failed without running, counted in SRDEL and SRDT, and the run exits 5."""
+    import shutil
+
+    root = tmp_path / "suite"
+    shutil.copytree(REPO / "workloads" / "elt-mini", root)
+    (root / "pipelines" / "clinic" / "pipeline.yaml").write_text("sources: [unclosed\n")
+    gt = root / "pipelines" / "fleet" / "ground_truth" / "vehicle_utilisation.csv"
+    lines = gt.read_text().splitlines()
+    gt.write_text("\n".join([*lines[:3], lines[3] + ",extra", *lines[4:]]) + "\n")
+    r = subprocess.run([sys.executable, "-m", "kramabench", "run", "--workload", str(root), "--system", "reference",
+                        "--results", str(tmp_path / "results"), "--run-id", "r", "--progress", "plain", "--no-report"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 5, r.stdout[-3000:] + r.stderr[-3000:]
+    said = [line for line in r.stderr.splitlines() if line.startswith("left out: ")]
+    assert len(said) == 2 and "clinic" in said[0] and "not valid YAML at line 2" in said[0]
+    assert "fleet" in said[1] and "vehicle_utilisation.csv line 4 has" in said[1]
+    assert r.stderr.index("left out: ") < r.stderr.index("done")  # before the run's progress
+    assert "2 task(s) were left out" in r.stderr
+    recs = _records(tmp_path / "results" / "r")
+    assert set(recs) == {"bookshop", "clinic", "fleet"} and recs["bookshop"]["score"] == 1.0
+    for pid in ("clinic", "fleet"):
+        rec = recs[pid]
+        assert rec["status"] == "error" and rec["error"]["kind"] == "invalid_pipeline" and rec["score"] == 0.0
+        assert rec["score_details"]["n_models"] == 2 and not rec["score_details"]["stage1_passed"]
+    manifest = json.loads((tmp_path / "results" / "r" / "manifest.json").read_text())
+    metrics = {m["key"]: (m["numerator"], m["denominator"]) for m in manifest["counts"]["metrics"]}
+    assert metrics == {"srdel": (1, 3), "srdt:elt-bench": (2, 6), "srdt:verified": (2, 6)}
+    assert [x["task_id"] for x in manifest["options"]["setting_info"]["left_out"]] == ["clinic", "fleet"]
