@@ -198,7 +198,9 @@ def test_setting_options_choose_how_sources_are_served_and_are_recorded(tmp_path
     manifest = json.loads((tmp_path / "files" / "manifest.json").read_text())
     info = manifest["options"]["setting_info"]
     assert info["options"]["s3"] == "files" and info["primary_comparator"] == "verified"
-    assert any(d.startswith("s3: the bucket's objects are files") for d in info["differences"])
+    assert any(d.startswith("s3: the bucket's objects are files") and "chosen: -S s3=files" in d
+               for d in info["differences"])
+    assert not any("moto is not installed" in d for d in info["differences"])  # it is: the files were chosen
     rec = _records(tmp_path / "files")["clinic"]
     assert rec["score"] == 1.0 and rec["metric"] == "data models correct (verified)"
     assert rec["score_details"]["sources"]["differences"] == [d for d in info["differences"] if d.startswith("s3")]

@@ -63,10 +63,14 @@ class SourceOptions(BaseModel):
         """The deliberate differences from ELT-Bench's set-up of a run with sources of ``kinds``."""
         out = list(ALWAYS_DIFFERENT)
         if "s3" in kinds:
-            out.append(S3_SERVED if self.s3_served() else S3_AS_FILES)
+            out.append(S3_SERVED if self.s3_served() else self.s3_files_difference())
         if "mongodb" in kinds and not self.mongod:
             out.append(MONGODB_AS_FILES)
         return out
+
+    def s3_files_difference(self) -> str:
+        """Why S3 sources are files of the task folder: chosen (``s3=files``), or moto is missing."""
+        return S3_AS_FILES_CHOSEN if self.s3 == "files" else S3_AS_FILES
 
 
 #: how every local run differs from the original (docs/elt.md, "What a local run keeps and loses")
@@ -76,6 +80,8 @@ ALWAYS_DIFFERENT = (
 )
 S3_AS_FILES = ("s3: the bucket's objects are files of the task folder (s3/<bucket>/<key>), not served by an "
                "S3-compatible server (moto is not installed: pip install 'kramabench[s3]')")
+S3_AS_FILES_CHOSEN = ("s3: the bucket's objects are files of the task folder (s3/<bucket>/<key>), not served by an "
+                      "S3-compatible server (chosen: -S s3=files)")
 S3_SERVED = "s3: served by moto's S3-compatible server (in place of LocalStack)"
 MONGODB_AS_FILES = ("mongodb: the collections are JSON-lines files of the task folder "
                     "(mongodb/<database>/<collection>.jsonl), not served by mongod (no mongod named)")
@@ -187,7 +193,7 @@ class SourceSet:
                     rel = f"s3/{bucket}/{s.table}.{s.format}"
                     self._place(self._data(s.table), self.task_dir / rel)
                     items.append({"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}", "local_path": rel})
-                self.differences.append(S3_AS_FILES)
+                self.differences.append(self.options.s3_files_difference())
                 cfg["aws_s3"] = {"data": items, "note": "the bucket's objects are at local_path in this folder"}
         if "mongodb" in by_kind:
             if self.options.mongod:
