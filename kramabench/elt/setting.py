@@ -5,7 +5,8 @@
 * ``stage(item)``: just before the pipeline is solved its sources start (:class:`~kramabench.elt.sources.SourceSet`:
   PostgreSQL, the REST API, files, S3, MongoDB) and the system gets the full task folder as its lake
   (``config.yaml`` with the in-session endpoints and credentials) and the services to forward into its
-  sessions (``TaskInput.services``); they stop when the system returns;
+  sessions (``TaskInput.services``); they stop when the system returns. On Ray (``remote_stage``) the same
+  happens on the worker that solves the pipeline, from the pipeline's data shipped to its node;
 * ``score``: the warehouse the system collected (``artifacts/<unit>/<pipeline id>.duckdb``) is read in a child
   process with limits (stage 1; stage 2 runs each evaluation query) and each data model is scored through the
   ``table`` answer-type scorer under both comparators. The record's score is the share of the pipeline's
@@ -30,13 +31,14 @@ from pydantic import BaseModel, Field
 
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.session import ServiceForward
+from kramabench.contracts.stage import RemoteStage
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed
 from kramabench.elt.compare.values import Table
 from kramabench.elt.family import ANSWER_TYPE, FAMILY
 from kramabench.elt.scoring import ModelScore, PipelineScore, Stage1, score_pipeline
 from kramabench.elt.sources import SourceOptions, SourceSet
-from kramabench.elt.suite.models import DataModel
+from kramabench.elt.suite.models import DataModel, Pipeline
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +141,35 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
     return "\n".join(lines)
 
 
+@contextmanager
+def open_sources(pipeline: Pipeline, schema: str, options: SourceOptions) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """A pipeline's sources started (:class:`SourceSet`) for the time of the block: yields the task input's
+    updates (the task folder as the lake, its files, the services to forward, the environment notes) and what
+    the record keeps of the sources (start time, kinds, differences)."""
+    sources = SourceSet(pipeline, schema, options).start()
+    try:
+        assert sources.task_dir is not None
+        info = {"started_s": round(sources.started_s, 3), "kinds": pipeline.kinds(),
+                "differences": list(sources.differences)}
+        services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
+        update = {"lake_root": sources.task_dir, "files": _listing(sources.task_dir), "services": services,
+                  "environment": environment_notes(sources.config, pipeline.id, options.warehouse_file(pipeline.id))}
+        yield update, info
+    finally:
+        sources.stop()
+
+
+@contextmanager
+def enter_remote_stage(payload: dict[str, Any], folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """:meth:`EltSetting.remote_stage`'s stage on the worker: the pipeline's sources started from ``folder`` (its
+    ``data/`` and ``schemas/`` as shipped to this node), with the run's options (checked here: a ``mongod``
+    this node lacks is the task's setup error)."""
+    pipeline = Pipeline.model_validate(payload["pipeline"]).model_copy(update={"folder": Path(folder)})
+    options = EltOptions.model_validate(payload["options"])
+    with open_sources(pipeline, str(payload["schema"]), options) as staged:
+        yield staged
+
+
 class EltSetting:
     """See the module docstring."""
 
@@ -192,20 +223,28 @@ class EltSetting:
     @contextmanager
     def stage(self, item: Any) -> Iterator[TaskInput]:
         task = item.task
-        sources = SourceSet(task.pipeline, task.schema_name, self.options).start()
-        try:
-            assert sources.task_dir is not None
-            info = {"started_s": round(sources.started_s, 3), "kinds": task.pipeline.kinds(),
-                    "differences": list(sources.differences)}
+        with open_sources(task.pipeline, task.schema_name, self.options) as (update, info):
             with self._lock:
                 self._staged[item.input.token] = info
-            services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
-            yield item.input.model_copy(update={"lake_root": sources.task_dir, "files": _listing(sources.task_dir),
-                                                "services": services,
-                                                "environment": environment_notes(sources.config, task.id,
-                                                                                 self.options.warehouse_file(task.id))})
-        finally:
-            sources.stop()
+            yield item.input.model_copy(update=update)
+
+    def remote_stage(self, item: Any) -> RemoteStage:
+        """How a Ray worker starts the task's sources itself (:func:`enter_remote_stage`, the same
+        :class:`SourceSet` as here): the pipeline without its row counts, evaluation queries and ground truth,
+        and the files the sources serve (``data/``, ``schemas/``) shipped by content."""
+        p = item.task.pipeline
+        files = sorted({s.data for s in p.sources if s.data} | set(p.schemas.values()))
+        public = p.model_copy(update={
+            "tables": {}, "folder": Path("."),
+            "models": [m.model_copy(update={"evaluation": None, "ground_truth": None, "dropped_columns": {}})
+                       for m in p.models]})
+        return RemoteStage(enter=f"{__name__}:enter_remote_stage", name=p.id, folder=p.folder, files=tuple(files),
+                           payload={"pipeline": public.model_dump(mode="json"), "schema": item.task.schema_name,
+                                    "options": self.options.model_dump(mode="json")})
+
+    def staged_remotely(self, item: Any, info: dict[str, Any]) -> None:
+        with self._lock:
+            self._staged[item.input.token] = dict(info)
 
     # -- scoring ------------------------------------------------------------------------------------
     def _warehouse(self, item: Any, out: SystemOutput) -> tuple[Path | None, str | None]:
@@ -332,4 +371,4 @@ class EltSetting:
         }
 
 
-__all__ = ["LEFT_OUT", "PRIMARY", "EltOptions", "EltSetting"]
+__all__ = ["LEFT_OUT", "PRIMARY", "EltOptions", "EltSetting", "enter_remote_stage", "open_sources"]

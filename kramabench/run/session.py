@@ -40,6 +40,7 @@ from kramabench.run.provenance import (
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import (
     Described,
+    RemoteStaged,
     Setting,
     Staged,
     configure_setting,
@@ -418,7 +419,7 @@ def prepare(
     except ValueError as e:
         raise RunSetupError(str(e)) from e
     _check_family(setting, family, config.workload)
-    if isinstance(setting, Staged) and opts.executor != "local":
+    if isinstance(setting, Staged) and not isinstance(setting, RemoteStaged) and opts.executor != "local":
         raise RunSetupError(f"setting {setting.name!r} starts each task's services on this machine just before the task "
                             "is solved: it runs with --executor local")
 

@@ -165,10 +165,35 @@ def test_a_setting_runs_the_workloads_of_its_family_only(tmp_path: Path) -> None
                           options=RunOptions(setting="end-to-end")))
     with pytest.raises(RunSetupError, match="'elt' family, and mini is of the 'kramabench' family"):
         prepare(RunConfig(workload="mini", system="reference", results=tmp_path, options=RunOptions(setting="elt")))
-    with pytest.raises(RunSetupError, match="--executor local"):
-        prepare(RunConfig(workload="elt-mini", system="reference", results=tmp_path,
-                          options=RunOptions(executor="ray")))
     assert not any(tmp_path.iterdir())  # nothing was made
+
+
+def test_a_staged_setting_runs_on_ray_only_when_it_says_how_a_worker_enters_its_stage(tmp_path: Path) -> None:
+    """elt says how a Ray worker starts a pipeline's sources (RemoteStaged); a setting that stages but does not
+    is refused with --executor ray before anything is made."""
+    from kramabench.elt.setting import EltSetting
+    from kramabench.run import session as session_mod
+    from kramabench.run.settings import RemoteStaged, Staged
+
+    assert isinstance(EltSetting(), Staged) and isinstance(EltSetting(), RemoteStaged)
+
+    class LocalOnly(EltSetting):
+        remote_stage = None  # type: ignore[assignment]
+        staged_remotely = None  # type: ignore[assignment]
+
+        def with_options(self, options):  # type: ignore[no-untyped-def]
+            return LocalOnly(options)
+
+    assert isinstance(LocalOnly(), Staged) and not isinstance(LocalOnly(), RemoteStaged)
+    real = session_mod.get_setting
+    session_mod.get_setting = lambda name: LocalOnly() if name == "elt" else real(name)  # type: ignore[assignment]
+    try:
+        with pytest.raises(RunSetupError, match="--executor local"):
+            prepare(RunConfig(workload="elt-mini", system="reference", results=tmp_path,
+                              options=RunOptions(executor="ray")))
+    finally:
+        session_mod.get_setting = real  # type: ignore[assignment]
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.slow
