@@ -40,6 +40,8 @@ from kramabench.elt.compare.values import Table
 
 #: relative tolerance of the original's number test
 REL_TOL = 0.01
+#: its bounds, as factors of the expected value, as the original writes them (a value on a bound matches)
+_HI, _LO = 1.01, 0.99
 
 #: the named fixes (docs/elt.md "The elt-bench comparator")
 FIXES = {
@@ -61,7 +63,7 @@ def _within(e: Any, a: Any, *, fixed: bool) -> bool:
     if e is None or a is None:
         return True
     fe, fa = float(e), float(a)
-    lo, hi = fe * (1 - REL_TOL), fe * (1 + REL_TOL)
+    lo, hi = fe * _LO, fe * _HI
     if fixed and lo > hi:
         lo, hi = hi, lo
     return not (fa > hi or fa < lo)
