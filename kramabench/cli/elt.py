@@ -78,6 +78,10 @@ def register(app: typer.Typer) -> None:
             verdicts = ", ".join(f"{c} {'correct' if m.correct(c) else 'wrong'}" for c in ps.comparators)
             out.print(Text(f"  {m.model}: {verdicts}" + (f" ({m.error})" if m.error else "")))
             for c, r in m.results.items():
+                if r.correct and r.unfixed_correct is False:  # the named fixes decided it: say which
+                    fixes = [f"{col.name}: {n}" for col in r.columns for n in col.normalised if n.startswith("fix ")]
+                    out.print(Text(f"    {c}: correct by its named fixes (the original's code says wrong)"
+                                   + (": " + "; ".join(fixes) if fixes else "")))
                 if r.correct:
                     continue
                 bad = [f"{col.name} {col.status}" + (f" ({col.mismatches} values, e.g. {col.samples[0]})"

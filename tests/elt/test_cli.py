@@ -121,3 +121,19 @@ def test_score_says_why_a_pipeline_is_absent_and_takes_a_query_timeout(tmp_path:
     con.close()
     s = _score(str(root), "shop", str(wh), "--query-timeout", "1")
     assert s.returncode == 1 and "took longer than 1 s" in s.stdout, s.stdout + s.stderr
+
+
+def test_score_says_where_the_named_fixes_decided(tmp_path: Path) -> None:
+    """A warehouse correct only by elt-bench's fixes (its columns named in upper case, a negative value 0.5% off)
+    is correct, and the output says the original's code would say wrong, and why."""
+    spec = shop_pipeline()
+    spec["ground_truth"]["customer_totals"] = "customer_id,total\n1,-12.5\n2,-7\n3,-1\n"
+    root = write_suite(tmp_path / "s", {"shop": spec})
+    wh = build(tmp_path / "w.duckdb", root / "pipelines" / "shop",
+               model_sql="SELECT c.customer_id AS CUSTOMER_ID, -1.005 * sum(o.amount) AS total FROM customers c "
+                         "JOIN orders o USING (customer_id) GROUP BY 1")
+    r = _score(str(root), "shop", str(wh))
+    out = " ".join(r.stdout.split())
+    assert r.returncode == 0 and "customer_totals: elt-bench correct, verified correct" in out, out
+    assert "elt-bench: correct by its named fixes (the original's code says wrong)" in out
+    assert "customer_id: fix case" in out and "total: fix sign: 3 negative value(s)" in out
