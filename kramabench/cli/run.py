@@ -24,6 +24,7 @@ EXIT_FAILED = 1  # the run stopped on an unexpected error (e.g. a full disk); re
 EXIT_USAGE = 2  # bad options or a setup problem: nothing was run
 EXIT_MODEL = 3  # a model or judge is unusable (key refused, unknown model, endpoint unreachable)
 EXIT_ALL_ERRORS = 4  # the run finished but every outcome is an error
+EXIT_LEFT_OUT = 5  # the run finished but tasks were left out by the workload's error findings (counted as failed)
 RESUME_EXIT = 130  # interrupted (Ctrl-C, SIGTERM, tasks that did not return): resume it
 
 #: the values of --progress (kramabench.run.progress.make_progress)
@@ -228,6 +229,10 @@ def register(app: typer.Typer) -> None:
 
         from kramabench.run.store import RunLocked, RunUnwritable
 
+        left_out = (prepared.manifest.options.get("setting_info") or {}).get("left_out") or []
+        for x in left_out:  # said before anything runs: they count as failed in the setting's metrics
+            err.print(Text(f"left out: {x.get('domain')}/{x.get('task_id')}: {x.get('reason')} (recorded as failed; it "
+                           "counts in the metrics)", style="yellow"))
         resume_cmd = f"kramabench run --resume --run-id {prepared.manifest.run_id}"
         if config.results and Path(config.results) != Path("results"):
             resume_cmd += f" --results {shlex.quote(str(config.results))}"
@@ -264,7 +269,9 @@ def register(app: typer.Typer) -> None:
             title += f" · {config.options.setting}" + (
                 f" (judge {prepared.manifest.judge})" if config.options.setting == "pipeline-design" else "")
         if rows:
-            out.print(render_table(rows, total, title=title, width=out.width))
+            info = prepared.manifest.options.get("setting_info") or {}
+            out.print(render_table(rows, total, title=title, width=out.width, score_label=info.get("score_label"),
+                                   score_note=info.get("score_note")))
             for line in floors_text(result.records, setting=config.options.setting, manifest=prepared.manifest):
                 out.print(Text(line))
         declared = setting_metrics(config.options.setting,
@@ -303,6 +310,11 @@ def register(app: typer.Typer) -> None:
             err.print(Text(f"error: every one of the {len(result.records)} outcome(s) is an error "
                            f"({', '.join(kinds)}); see {result.run_dir / 'records.jsonl'}", style="red"))
             code = EXIT_ALL_ERRORS
+        elif left_out:
+            err.print(Text(f"error: {len(left_out)} task(s) were left out by the workload's error findings and count as "
+                           f"failed: {', '.join(str(x.get('task_id')) for x in left_out)} (kramabench workloads validate "
+                           f"{config.workload})", style="red"))
+            code = EXIT_LEFT_OUT
         if result.hard_stop:  # threads of timed-out tasks still run: do not wait for them at exit
             sys.stdout.flush()
             sys.stderr.flush()

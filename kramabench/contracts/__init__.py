@@ -45,6 +45,7 @@ from kramabench.contracts.session import (
     StepResult,
     WorkspaceError,
 )
+from kramabench.contracts.stage import RemoteStage
 from kramabench.contracts.steps import AgentStep, StepOutcome
 from kramabench.contracts.system import (
     Closeable,
@@ -74,6 +75,7 @@ __all__ = [
     "PythonError",
     "PythonResult",
     "RatioMetric",
+    "RemoteStage",
     "ServiceForward",
     "Session",
     "SessionBudgetSpent",

@@ -7,9 +7,12 @@ pipeline with ``data_model.yaml`` and ``schemas/`` (written once per content int
 ``<kramabench home>/elt-specs/``); the ``elt`` setting (:mod:`kramabench.elt.setting`) starts the sources
 just before the task is solved and hands the system the full task folder (``config.yaml`` and the files).
 
-A pipeline with an ``error`` finding is left out of the tasks (its findings say why); a suite that holds
-specifications only (``content: specs``, e.g. the official suite converted without its data) has no task
-to run, and says how to get the data.
+A pipeline with an ``error`` finding (an invalid ``pipeline.yaml``, a missing evaluation query, a ragged
+ground truth) cannot run: it stays a task marked ``left_out`` with its findings' messages, which the ``elt``
+setting records as failed without asking the system (so it counts in SRDEL and SRDT, as the paper's fixed
+denominators count every pipeline), and the run says so when it starts. When no pipeline can run, the suite
+has no task (the run says why and runs nothing). A suite that holds specifications only (``content: specs``,
+e.g. the official suite converted without its data) has no task to run, and says how to get the data.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pydantic import Field
 
 from kramabench.elt.suite import FAMILY, Pipeline, Suite, is_suite, load_suite
 from kramabench.elt.suite.loader import SUITE_FILE
+from kramabench.elt.suite.models import DataModel
 from kramabench.workload.errors import WorkloadError
 from kramabench.workload.models import ErratumApplied, Finding, Task, Workload
 
@@ -42,6 +46,8 @@ class EltTask(Task):
     pipeline: Pipeline = Field(description="the pipeline as loaded (errata applied)")
     schema_name: str = Field("main", description="the warehouse schema of the suite")
     suite_name: str = ""
+    left_out: str | None = Field(None, description="why the pipeline cannot run (its error findings): it is recorded "
+                                 "as failed without asking the system, and counts in SRDEL and SRDT")
 
 
 def instruction(pipeline: Pipeline, schema: str) -> str:
@@ -190,6 +196,7 @@ class EltFamily:
         findings = list(suite.findings)
         failing = {f.task_id for f in findings if f.severity == "error" and f.task_id}
         runnable = [p for p in suite.pipelines if p.id not in failing]
+        left_out = _left_out(root, suite, findings, failing) if runnable else []
         if suite.content != "complete":
             findings.append(Finding(
                 severity="error", code="suite_specs_only", domain=suite.name, file=str(root / SUITE_FILE),
@@ -205,9 +212,31 @@ class EltFamily:
             lake = spec_folder(suite, runnable)
         except OSError as e:
             raise WorkloadError(f"{root}: cannot write the pipelines' specifications into the cache: {e}") from None
+        tasks = [_task(suite, p) for p in runnable] + [
+            _task(suite, p).model_copy(update={"left_out": why, "solution": None}) for p, why in left_out]
         return Workload(domain=suite.name, root=root, source=root / SUITE_FILE, lake=lake,
-                        tasks=[_task(suite, p) for p in runnable], findings=findings, errata=errata_applied,
+                        tasks=sorted(tasks, key=lambda t: t.id), findings=findings, errata=errata_applied,
                         content_hash=suite.content_hash)
+
+
+def _left_out(root: Path, suite: Suite, findings: list[Finding], failing: set[str]) -> list[tuple[Pipeline, str]]:
+    """The pipelines an error finding keeps from running, each with the findings' messages: as loaded, or (a
+    ``pipeline.yaml`` that could not be read) a stand-in whose data models are the evaluation queries and
+    ground-truth tables of its folder (the original counts a pipeline's models by its evaluation queries)."""
+    loaded = {p.id: p for p in suite.pipelines}
+    out: list[tuple[Pipeline, str]] = []
+    for pid in sorted(failing):
+        why = "; ".join(f.message for f in findings if f.task_id == pid and f.severity == "error")
+        p = loaded.get(pid)
+        if p is None:
+            folder = Path(root) / "pipelines" / pid
+            if not folder.is_dir():
+                continue
+            names = {f.stem.lower(): f.stem for sub, ext in (("evaluation", ".sql"), ("ground_truth", ".csv"))
+                     for f in sorted((folder / sub).glob(f"*{ext}")) if not f.name.endswith(".snowflake.sql")}
+            p = Pipeline(id=pid, folder=folder, models=[DataModel(name=n) for n in names.values()])
+        out.append((p, why))
+    return out
 
 
 #: the family's one instance (its entry point)

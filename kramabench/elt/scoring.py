@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed, get_comparator
+from kramabench.elt.compare.original import OriginalUnreadable, render_result
 from kramabench.elt.compare.values import Table
 from kramabench.elt.suite.models import DataModel, Pipeline, Suite
 from kramabench.files import MB, read_text
@@ -149,14 +150,20 @@ def _why(e: Exception, seconds: float | None) -> str:
 
 
 def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str, *, timeout_s: float | None = None) -> Stage1:
+    # as the original: only base tables count (a view of the source is not a loaded table)
     have = {r[0].lower(): r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?)",
-        [catalog, schema]).fetchall()}
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?) "
+        "AND table_type = 'BASE TABLE'", [catalog, schema]).fetchall()}
+    views = {r[0].lower() for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?) "
+        "AND table_type <> 'BASE TABLE'", [catalog, schema]).fetchall()}
     checks: dict[str, TableCheck] = {}
     for t, n in pipeline.tables.items():
         name = have.get(t.lower())
         if name is None:
-            checks[t] = TableCheck(expected=n, ok=False, reason="not in the warehouse")
+            why = ("a view, not a loaded table (stage 1 counts base tables only, as the original)"
+                   if t.lower() in views else "not in the warehouse")
+            checks[t] = TableCheck(expected=n, ok=False, reason=why)
             continue
         try:
             with _deadline(con, timeout_s):
@@ -168,10 +175,12 @@ def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str, *, timeout_s
         ok = n is not None and found == n
         reason = None if ok else ("no expected row count" if n is None else f"{found} rows, {n} expected")
         checks[t] = TableCheck(expected=n, found=found, ok=ok, reason=reason)
-    return Stage1(passed=bool(checks) and all(c.ok for c in checks.values()), tables=checks)
+    return Stage1(passed=all(c.ok for c in checks.values()), tables=checks)
 
 
 def read_ground_truth(pipeline: Pipeline, model: str) -> Table:
+    """The model's ground truth as the original reads it (``pandas.read_csv``). Raises FileNotFoundError, or
+    :class:`~kramabench.elt.compare.original.OriginalUnreadable` naming the file and pandas' reason."""
     m = pipeline.model(model)
     if m.ground_truth is None or not (pipeline.folder / m.ground_truth).is_file():
         raise FileNotFoundError(f"{pipeline.id}: no ground truth for data model {m.name}")
@@ -187,10 +196,12 @@ class QueryResult(BaseModel):
     columns: list[str] = Field(default_factory=list)
     rows: list[list[Any]] = Field(default_factory=list)
     truncated: bool = Field(False, description="the query returned more rows than were read (row_cap)")
+    original_csv: str | None = Field(None, description="the result as ELT-Bench's evaluation writes it: "
+                                     "pandas.read_sql's frame of the rows read, to_csv(index=False)")
     error: str | None = None
 
     def table(self) -> Table:
-        return Table(self.columns, [tuple(r) for r in self.rows])
+        return Table(self.columns, [tuple(r) for r in self.rows], original_csv=self.original_csv)
 
 
 class WarehouseRead(BaseModel):
@@ -224,24 +235,29 @@ def _value_bytes(v: Any) -> int:
     return len(str(v)) + 2
 
 
-def _fetch(cur: Any, cols: list[str], row_cap: int | None, byte_cap: int | None) -> tuple[list[list[Any]], bool, int | None]:
+def _fetch(cur: Any, cols: list[str], row_cap: int | None, byte_cap: int | None
+           ) -> tuple[list[list[Any]], list[tuple[Any, ...]], bool, int | None]:
     """The rows of ``cur`` read in batches, made canonical: (rows, more rows than ``row_cap``, None or the bytes read
     when they passed ``byte_cap``: the read stopped there)."""
     rows: list[list[Any]] = []
+    raw: list[tuple[Any, ...]] = []
     size = 2
     want = None if row_cap is None else row_cap + 1
     while want is None or len(rows) < want:
         batch = cur.fetchmany(1024 if want is None else min(1024, want - len(rows)))
         if not batch:
             break
-        for r in Table.from_db(cols, batch).rows:
+        for one, r in zip(batch, Table.from_db(cols, batch).rows, strict=True):
             if byte_cap is not None:
                 size += 2 + sum(_value_bytes(v) + 1 for v in r)
                 if size > byte_cap:
-                    return rows, False, size
+                    return rows, raw, False, size
             rows.append(list(r))
+            raw.append(tuple(one))
     truncated = row_cap is not None and len(rows) > row_cap
-    return (rows[:row_cap] if truncated else rows), truncated, None
+    if truncated:
+        return rows[:row_cap], raw[:row_cap], True, None
+    return rows, raw, False, None
 
 
 def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
@@ -275,7 +291,7 @@ def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
                     with _deadline(con, query_timeout_s):
                         cur = con.execute(sql)
                         cols = [d[0] for d in cur.description]
-                        rows, truncated, over = _fetch(cur, cols, cap, byte_cap)
+                        rows, raw, truncated, over = _fetch(cur, cols, cap, byte_cap)
                 except Exception as e:  # noqa: BLE001 - the model's failure, with DuckDB's reason
                     queries.append(QueryResult(model=m.name,
                                                error=f"the evaluation query failed: {_why(e, query_timeout_s)}"))
@@ -286,7 +302,15 @@ def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
                         f"4 MiB; {over:,} bytes read when the read stopped): it cannot equal the ground truth, not "
                         "compared")))
                     continue
-                queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated))
+                try:
+                    original = render_result(cols, raw)
+                except Exception as e:  # noqa: BLE001 - the original logs an Error: for the model
+                    queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated,
+                                               error=f"pandas could not frame the result as the original reads it: "
+                                                     f"{type(e).__name__}: {e}"))
+                    continue
+                queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated,
+                                           original_csv=original))
     finally:
         con.close()
     return WarehouseRead(stage1=s1, queries=queries)
@@ -404,7 +428,7 @@ def score_read(pipeline: Pipeline, read: WarehouseRead, comparators: tuple[str, 
     for m in pipeline.models:
         try:
             expected = read_ground_truth(pipeline, m.name)
-        except (OSError, UnicodeDecodeError) as e:
+        except (OSError, UnicodeDecodeError, OriginalUnreadable) as e:
             out.append(ModelScore(model=m.name, error=f"ground truth unreadable: {e}"))
             continue
         q = by_model.get(m.name.lower())

@@ -5,11 +5,12 @@
 * ``stage(item)``: just before the pipeline is solved its sources start (:class:`~kramabench.elt.sources.SourceSet`:
   PostgreSQL, the REST API, files, S3, MongoDB) and the system gets the full task folder as its lake
   (``config.yaml`` with the in-session endpoints and credentials) and the services to forward into its
-  sessions (``TaskInput.services``); they stop when the system returns;
+  sessions (``TaskInput.services``); they stop when the system returns. On Ray (``remote_stage``) the same
+  happens on the worker that solves the pipeline, from the pipeline's data shipped to its node;
 * ``score``: the warehouse the system collected (``artifacts/<unit>/<pipeline id>.duckdb``) is read in a child
   process with limits (stage 1; stage 2 runs each evaluation query) and each data model is scored through the
   ``table`` answer-type scorer under both comparators. The record's score is the share of the pipeline's
-  data models that are correct under the primary comparator (``elt-bench``, the paper's rules); its details
+  data models that are correct under the primary comparator (``elt-bench``, the original's comparison); its details
   hold stage 1, every model's result under every comparator (per-column diagnostics) and the sources;
 * ``summary(records)``: SRDEL (pipelines passing stage 1 / pipelines) and SRDT per comparator (correct data
   models / data models), over the run's pipelines, as the paper counts them;
@@ -30,18 +31,21 @@ from pydantic import BaseModel, Field
 
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.session import ServiceForward
+from kramabench.contracts.stage import RemoteStage
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed
 from kramabench.elt.compare.values import Table
 from kramabench.elt.family import ANSWER_TYPE, FAMILY
 from kramabench.elt.scoring import ModelScore, PipelineScore, Stage1, score_pipeline
 from kramabench.elt.sources import SourceOptions, SourceSet
-from kramabench.elt.suite.models import DataModel
+from kramabench.elt.suite.models import DataModel, Pipeline
 
 log = logging.getLogger(__name__)
 
 #: the comparator whose verdicts make a record's score (both are always computed and printed)
 PRIMARY = "elt-bench"
+#: the error kind of a pipeline left out by its findings (kramabench.elt.family.EltTask.left_out)
+LEFT_OUT = "invalid_pipeline"
 
 
 def _sha256(path: Path) -> str:
@@ -139,6 +143,35 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
     return "\n".join(lines)
 
 
+@contextmanager
+def open_sources(pipeline: Pipeline, schema: str, options: SourceOptions) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """A pipeline's sources started (:class:`SourceSet`) for the time of the block: yields the task input's
+    updates (the task folder as the lake, its files, the services to forward, the environment notes) and what
+    the record keeps of the sources (start time, kinds, differences)."""
+    sources = SourceSet(pipeline, schema, options).start()
+    try:
+        assert sources.task_dir is not None
+        info = {"started_s": round(sources.started_s, 3), "kinds": pipeline.kinds(),
+                "differences": list(sources.differences)}
+        services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
+        update = {"lake_root": sources.task_dir, "files": _listing(sources.task_dir), "services": services,
+                  "environment": environment_notes(sources.config, pipeline.id, options.warehouse_file(pipeline.id))}
+        yield update, info
+    finally:
+        sources.stop()
+
+
+@contextmanager
+def enter_remote_stage(payload: dict[str, Any], folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """:meth:`EltSetting.remote_stage`'s stage on the worker: the pipeline's sources started from ``folder`` (its
+    ``data/`` and ``schemas/`` as shipped to this node), with the run's options (checked here: a ``mongod``
+    this node lacks is the task's setup error)."""
+    pipeline = Pipeline.model_validate(payload["pipeline"]).model_copy(update={"folder": Path(folder)})
+    options = EltOptions.model_validate(payload["options"])
+    with open_sources(pipeline, str(payload["schema"]), options) as staged:
+        yield staged
+
+
 class EltSetting:
     """See the module docstring."""
 
@@ -177,6 +210,10 @@ class EltSetting:
         return [name, f"{name}.wal"]
 
     def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
+        """A pipeline left out by its findings: failed, without asking the system (it counts in SRDEL/SRDT)."""
+        why = getattr(task, "left_out", None)
+        if why:
+            return SystemOutput(error=OutcomeError(kind=LEFT_OUT, message=f"the pipeline cannot run: {why}"))
         return None
 
     def make_judge(self, model: Any) -> Any:
@@ -188,20 +225,28 @@ class EltSetting:
     @contextmanager
     def stage(self, item: Any) -> Iterator[TaskInput]:
         task = item.task
-        sources = SourceSet(task.pipeline, task.schema_name, self.options).start()
-        try:
-            assert sources.task_dir is not None
-            info = {"started_s": round(sources.started_s, 3), "kinds": task.pipeline.kinds(),
-                    "differences": list(sources.differences)}
+        with open_sources(task.pipeline, task.schema_name, self.options) as (update, info):
             with self._lock:
                 self._staged[item.input.token] = info
-            services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
-            yield item.input.model_copy(update={"lake_root": sources.task_dir, "files": _listing(sources.task_dir),
-                                                "services": services,
-                                                "environment": environment_notes(sources.config, task.id,
-                                                                                 self.options.warehouse_file(task.id))})
-        finally:
-            sources.stop()
+            yield item.input.model_copy(update=update)
+
+    def remote_stage(self, item: Any) -> RemoteStage:
+        """How a Ray worker starts the task's sources itself (:func:`enter_remote_stage`, the same
+        :class:`SourceSet` as here): the pipeline without its row counts, evaluation queries and ground truth,
+        and the files the sources serve (``data/``, ``schemas/``) shipped by content."""
+        p = item.task.pipeline
+        files = sorted({s.data for s in p.sources if s.data} | set(p.schemas.values()))
+        public = p.model_copy(update={
+            "tables": {}, "folder": Path("."),
+            "models": [m.model_copy(update={"evaluation": None, "ground_truth": None, "dropped_columns": {}})
+                       for m in p.models]})
+        return RemoteStage(enter=f"{__name__}:enter_remote_stage", name=p.id, folder=p.folder, files=tuple(files),
+                           payload={"pipeline": public.model_dump(mode="json"), "schema": item.task.schema_name,
+                                    "options": self.options.model_dump(mode="json")})
+
+    def staged_remotely(self, item: Any, info: dict[str, Any]) -> None:
+        with self._lock:
+            self._staged[item.input.token] = dict(info)
 
     # -- scoring ------------------------------------------------------------------------------------
     def _warehouse(self, item: Any, out: SystemOutput) -> tuple[Path | None, str | None]:
@@ -228,7 +273,8 @@ class EltSetting:
         with self._lock:
             staged = self._staged.pop(item.input.token, None)
         error = out.error
-        warehouse, why = self._warehouse(item, out)
+        left_out = getattr(task, "left_out", None)
+        warehouse, why = (None, f"left out: {left_out}") if left_out else self._warehouse(item, out)
         if warehouse is None:
             if error is None:
                 error = OutcomeError(kind="no_warehouse", message=why or "no warehouse")
@@ -250,6 +296,8 @@ class EltSetting:
         }
         if staged is not None:
             details["sources"] = staged
+        if left_out:
+            details["left_out"] = left_out
         found = {t: c.found for t, c in ps.stage1.tables.items()}
         answer = {"warehouse": self.options.warehouse_file(p.id) if warehouse is not None else None, "tables": found,
                   "models_correct": {c: [m.model for m in ps.models if m.correct(c)] for c in self.comparators}}
@@ -296,15 +344,26 @@ class EltSetting:
         if not recs:
             return None
         exp = [r.expected if isinstance(r.expected, dict) else {} for r in recs]
-        stage1 = sum(1 for e in exp if not e.get("tables"))
+        # a pipeline left out by its findings fails whatever the warehouse holds
+        stage1 = sum(1 for r, e in zip(recs, exp, strict=True)
+                     if not e.get("tables") and not (r.score_details or {}).get("left_out"))
         models = sum(len(e.get("models") or []) for e in exp)
         return (f"floor (the same {len(recs)} pipelines): an empty warehouse scores 0.0% (SRDEL "
                 f"{100 * stage1 / len(recs):.1f}%: no expected table is in it; SRDT 0/{models}: no data model is); "
                 "constant answers (0, \"\", \"I don't know\") are not warehouses and are no floor here")
 
     def describe(self, workloads: list[Any]) -> dict[str, Any]:
-        kinds = sorted({k for w in workloads for t in w.tasks for k in t.pipeline.kinds()})
+        kinds = sorted({k for w in workloads for t in w.tasks if not t.left_out for k in t.pipeline.kinds()})
+        left = [{"domain": w.domain, "task_id": t.id, "models": len(t.pipeline.models), "reason": t.left_out}
+                for w in workloads for t in w.tasks if t.left_out]
         return {
+            # the end-of-run table's score column: no gold views here, the primary comparator's share, named
+            "score_label": f"{self.primary} %",
+            "score_note": (f"{self.primary} %: the share of each pipeline's data models correct under the "
+                           f"{self.primary} comparator (" + ("ELT-Bench's own comparison, two named fixes" if
+                           self.primary == "elt-bench" else "ELT-Bench-Verified's rules") + "); SRDEL and SRDT "
+                           "of both comparators below"),
+            "left_out": left,
             "comparators": self.comparators,
             "primary_comparator": self.primary,
             "source_kinds": kinds,
@@ -314,4 +373,4 @@ class EltSetting:
         }
 
 
-__all__ = ["PRIMARY", "EltOptions", "EltSetting"]
+__all__ = ["LEFT_OUT", "PRIMARY", "EltOptions", "EltSetting", "enter_remote_stage", "open_sources"]

@@ -221,6 +221,24 @@ def subtask_score_table(runs: list[RunData]) -> Table | None:
     )
 
 
+def _score_label(runs: list[RunData], setting: str) -> tuple[str, str] | None:
+    """(label, note) of a setting's score when every run of it declares one (``options.setting_info``:
+    ``score_label``, ``score_note``; e.g. an ELT run's primary comparator), else None."""
+    labels = set()
+    for run in runs:
+        if not run.outcomes(setting) or run.manifest.setting != setting:
+            continue
+        info = (run.manifest.options or {}).get("setting_info") or {}
+        if not info.get("score_label"):
+            return None
+        labels.add((str(info["score_label"]), str(info.get("score_note") or "")))
+    if not labels:
+        return None
+    if len(labels) == 1:
+        return labels.pop()
+    return "score", "Each run's score as it names it: " + " ".join(sorted(n for _, n in labels))
+
+
 TableBuilder = Callable[[list[RunData]], list[Table]]
 
 
@@ -232,6 +250,14 @@ def _setting_tables(runs: list[RunData]) -> list[Table]:
     main = runs[0].gold if runs and all(r.golds for r in runs) else None
     out = []
     for s in order:
+        label = _score_label(runs, s)
+        if label is not None:  # a setting scored against no gold answers (ELT): one table, its score named
+            t = domain_table(runs, s)
+            if t is not None:
+                t.caption += " " + label[1]
+                t.title = f"{SETTING_TITLES.get(s, s)}: {label[0]} by domain"
+                out.append(t)
+            continue
         t = domain_table(runs, s, gold=main if s != "pipeline-design" else None)
         if t is not None:
             out.append(t)

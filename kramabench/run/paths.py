@@ -41,4 +41,13 @@ def default_results_dir() -> Path:
     return Path(env).expanduser() if env else Path("results")
 
 
-__all__ = ["OFFICIAL_NAME", "default_results_dir", "kramabench_home", "official_root"]
+def results_dir(given: Path | str | None = None) -> Path:
+    """The results folder of a run, absolute: ``given`` (``--results``) or :func:`default_results_dir`, resolved
+    against the working directory once, when the run starts. Every path of the run (its folder, the units'
+    artifact folders, the artifacts' paths) derives from it, so a relative ``--results`` (or the default
+    ``./results``) means the same folder everywhere, whatever changes the working directory later."""
+    p = Path(given).expanduser() if given else default_results_dir()
+    return p.absolute()
+
+
+__all__ = ["OFFICIAL_NAME", "default_results_dir", "kramabench_home", "official_root", "results_dir"]

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 PACKAGES = [
     "kramabench", "pandas", "numpy", "scipy", "pydantic", "openai", "together", "docker", "nltk",
-    "rich", "typer", "openpyxl",
+    "rich", "typer", "openpyxl", "duckdb", "sqlglot",
 ]
 
 

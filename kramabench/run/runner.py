@@ -47,7 +47,7 @@ from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
-from kramabench.run.settings import SettingContext, Staged, Summarized, WorkItem
+from kramabench.run.settings import RemoteStaged, SettingContext, Staged, Summarized, WorkItem
 from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
@@ -390,6 +390,8 @@ class Runner:
             manifest=self.manifest, options=self.options, system=self.system, recorder=self.recorder,
             privileged=self.spec.privileged, needs_sandbox=self.spec.needs_sandbox, note=self.progress.note,
             stage=self.setting.stage if isinstance(self.setting, Staged) else None,
+            remote_stage=self.setting.remote_stage if isinstance(self.setting, RemoteStaged) else None,
+            staged_remotely=self.setting.staged_remotely if isinstance(self.setting, RemoteStaged) else None,
         )
 
     def _run(self) -> RunResult:

@@ -27,7 +27,7 @@ from kramabench.contracts.system import Configured
 from kramabench.files import FileRefused, check_regular, check_writable_dir
 from kramabench.models import ModelId, get_model
 from kramabench.run.lakeview import list_lake_files
-from kramabench.run.paths import default_results_dir
+from kramabench.run.paths import results_dir
 from kramabench.run.plan import ResumeState, RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.provenance import (
@@ -40,6 +40,7 @@ from kramabench.run.provenance import (
 from kramabench.run.runner import Runner, RunResult
 from kramabench.run.settings import (
     Described,
+    RemoteStaged,
     Setting,
     Staged,
     configure_setting,
@@ -319,6 +320,7 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
     """The run to continue: its folder and its manifest (read here, once); it must not be running elsewhere."""
     if not run_id:
         raise RunSetupError("--resume needs --run-id (the folder name under the results folder)")
+    results = results_dir(results)
     store = RunStore(results / run_id)
     if not store.dir.is_dir():
         what = "is not a folder" if store.dir.exists() else "does not exist"
@@ -386,7 +388,7 @@ def prepare(
     runs and no run folder is created on failure. ``resume``: the run to continue, if the caller already
     opened it (:func:`open_resume`; else it is opened here when ``config.resume``)."""
     opts = config.options
-    results = Path(config.results) if config.results else default_results_dir()
+    results = results_dir(config.results)  # absolute, once: every path of the run derives from it
 
     # resume: the run folder and its manifest come first; they fill what the command line left out
     store: RunStore | None = None
@@ -417,7 +419,7 @@ def prepare(
     except ValueError as e:
         raise RunSetupError(str(e)) from e
     _check_family(setting, family, config.workload)
-    if isinstance(setting, Staged) and opts.executor != "local":
+    if isinstance(setting, Staged) and not isinstance(setting, RemoteStaged) and opts.executor != "local":
         raise RunSetupError(f"setting {setting.name!r} starts each task's services on this machine just before the task "
                             "is solved: it runs with --executor local")
 
@@ -595,7 +597,9 @@ def _prepare_rest(
         manifest.sandbox = sandbox_info if sandbox is not None else manifest.sandbox
         manifest.packages = package_versions()
 
-    if isinstance(setting, Described):
+    if selection.task_ids is not None:
+        workloads = keep_tasks(workloads, selection.task_ids)
+    if isinstance(setting, Described):  # of the tasks this run runs
         try:
             manifest.options["setting_info"] = setting.describe(workloads)
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
@@ -604,8 +608,6 @@ def _prepare_rest(
     ctx = SystemContext(
         options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed
     )
-    if selection.task_ids is not None:
-        workloads = keep_tasks(workloads, selection.task_ids)
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
         store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,

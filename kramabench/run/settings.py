@@ -21,7 +21,10 @@ Optional members (protocols checked with ``isinstance``; :class:`BaseSetting` gi
   another family than its workload's;
 * ``stage(item)`` (:class:`Staged`): a context manager entered on the worker just before the item is solved
   and left right after (services started for the task, e.g. a database); it yields the :class:`TaskInput` the
-  system gets. A setting that stages runs with the local executor;
+  system gets. A setting that stages runs with the local executor, unless it also says how its stage is
+  entered on another machine (:class:`RemoteStaged`: ``remote_stage(item)`` describes it, without the
+  task's gold; ``staged_remotely(item, info)`` receives what the stage reported there), which the Ray
+  executor does on the worker that solves the item;
 * ``summary(records)`` (:class:`Summarized`): the setting's own metrics over a run's records
   (:class:`~kramabench.contracts.RatioMetric`), printed after the run's table, kept in the manifest's
   counts and shown in the report;
@@ -52,6 +55,7 @@ from kramabench import plugins
 from kramabench.contracts.answers import AnswerType
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.records import jsonable
+from kramabench.contracts.stage import RemoteStage
 from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput
 from kramabench.run.scoring import Scored, no_answer, score_answer
 from kramabench.systems.context import TaskRef
@@ -153,6 +157,16 @@ class Staged(Protocol):
     """Optional: what must run around one item's solving (services started for the task)."""
 
     def stage(self, item: WorkItem) -> AbstractContextManager[TaskInput]: ...
+
+
+@runtime_checkable
+class RemoteStaged(Protocol):
+    """Optional, with :class:`Staged`: the stage can be entered on the worker that solves the item, on any
+    machine (the Ray executor)."""
+
+    def remote_stage(self, item: WorkItem) -> RemoteStage: ...
+
+    def staged_remotely(self, item: WorkItem, info: dict[str, Any]) -> None: ...
 
 
 @runtime_checkable
@@ -434,6 +448,7 @@ def get_setting(name: str) -> Setting:
 
 __all__ = [
     "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "configure_setting", "EndToEnd", "Floored", "ForFamily", "PipelineDesign", "Setting",
-    "SettingContext", "Staged", "Subtasks", "Summarized", "WorkItem", "get_setting", "setting_family",
+    "RemoteStage", "RemoteStaged", "SettingContext", "Staged", "Subtasks", "Summarized", "WorkItem", "get_setting",
+    "setting_family",
     "setting_floor_note", "setting_metrics", "setting_names",
 ]

@@ -132,11 +132,14 @@ def _row(name: str, recs: list[Record]) -> DomainRow:
     )
 
 
-def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", width: int | None = None):
+def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", width: int | None = None,
+                 score_label: str | None = None, score_note: str | None = None):
     """A rich Table of the rows (scores in %, as the paper prints them).
 
     ``width``: the terminal's; under 110 columns the table is compact (light rules, short headings) so
-    that no cell is cut.
+    that no cell is cut. ``score_label``: what the score column shows, for a setting that scores against no
+    gold answers (its ``describe`` says it: e.g. ``elt-bench %``, the primary comparator's score); the table
+    then has that one score column (no verified/official golds) and ``score_note`` as its caption.
     """
     from rich import box
     from rich.table import Table
@@ -147,9 +150,11 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
               collapse_padding=compact, pad_edge=not compact)
     has_subs = any(r.subtask_mean is not None for r in [*rows, total])
     subs = has_subs and not compact  # compact: the subtask answers' total goes into the caption
-    heads = (["domain", "n", "verified", "95% CI", "official", "err", "uns.", "cost $"] if compact else
-             ["domain", "tasks", "verified %", "95% CI", "official %", "errors", "unscored",
-              *(["subtasks %"] if subs else []), "cost $"])  # fmt: skip
+    golds = score_label is None
+    heads = (["domain", "n", "verified" if golds else score_label, "95% CI", *(["official"] if golds else []), "err",
+              "uns.", "cost $"] if compact else
+             ["domain", "tasks", "verified %" if golds else score_label, "95% CI", *(["official %"] if golds else []),
+              "errors", "unscored", *(["subtasks %"] if subs else []), "cost $"])  # fmt: skip
     for i, col in enumerate(heads):
         t.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
     judged = any(r.judge_cost_usd is not None for r in [*rows, total])
@@ -158,7 +163,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     for r in [*rows, total]:
         extra = [_cost(r, compact, judge=True)] if judged else []
         sub = [f"{format_pct(r.subtask_mean)} (n={r.subtask_n})" if r.subtask_mean is not None else "–"] if subs else []
-        official = [format_pct(r.official_mean)]
+        official = [format_pct(r.official_mean)] if golds else []
         t.add_row(
             Text(safe_text(r.domain)),  # a file name: shown, not markup, not a terminal's command
             str(r.n),
@@ -174,7 +179,7 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
         )
     notes = ["verified: official gold + errata; official: the workload files' gold, the number comparable with "
              "the paper" + (f" ({total.gold_changed} task(s) score differently)" if total.gold_changed else
-                            " (the same for every task here)")]
+                            " (the same for every task here)")] if golds else ([score_note] if score_note else [])
     if compact:
         notes.append("scores in %" + (f"; subtask answers (scored apart): {format_pct(total.subtask_mean)}% "
                                       f"(n={total.subtask_n})" if has_subs else ""))

@@ -48,12 +48,23 @@ def test_the_generator_reproduces_the_committed_suite() -> None:
 
 
 def test_a_pipeline_with_an_error_is_left_out_and_said(tmp_path: Path) -> None:
+    """A pipeline with an error finding stays a task, marked left out with its findings' messages (the setting
+    records it as failed without running it); one whose pipeline.yaml cannot be read stands in with the models
+    of its evaluation queries. When no pipeline can run, there is no task at all."""
     broken = shop_pipeline()
     broken["ground_truth"] = {}  # no ground truth: an error in a complete suite
-    root = write_suite(tmp_path / "s", {"good": shop_pipeline(), "bad": broken})
+    unreadable = shop_pipeline()
+    unreadable["pipeline"] = "models: [unclosed\n"
+    root = write_suite(tmp_path / "s", {"good": shop_pipeline(), "bad": broken, "yaml": unreadable})
     wl = load_workload(root, "toy")
-    assert [t.id for t in wl.tasks] == ["good"]
+    assert [(t.id, bool(t.left_out)) for t in wl.tasks] == [("bad", True), ("good", False), ("yaml", True)]
     assert any(f.task_id == "bad" and f.code == "ground_truth_missing" and f.severity == "error" for f in wl.findings)
+    tasks = {t.id: t for t in wl.tasks}
+    assert "has no ground-truth table" in tasks["bad"].left_out and "not valid YAML" in tasks["yaml"].left_out
+    assert [m.name for m in tasks["yaml"].pipeline.models] == ["customer_totals"]
+    assert not (wl.lake / "bad").exists() and (wl.lake / "good" / "data_model.yaml").is_file()
+    only_broken = write_suite(tmp_path / "s2", {"bad": broken})
+    assert load_workload(only_broken, "toy").tasks == []
     with pytest.raises(WorkloadError, match="no domain 'other'"):
         load_workload(root, "other")
 

@@ -114,3 +114,27 @@ def test_rows_in_another_order_fail_the_paper_rules_and_pass_verified_in_a_real_
     assert in_order.models[0].correct("elt-bench") and in_order.models[0].correct("verified")
     assert not reordered.models[0].correct("elt-bench") and reordered.models[0].correct("verified")
     assert reordered.models[0].results["verified"].missing_rows == reordered.models[0].results["verified"].extra_rows == 0
+
+
+def test_stage1_counts_base_tables_only_as_the_original(tmp_path: Path) -> None:
+    """A source table loaded as a VIEW is not a loaded table (the original lists ``table_type = 'BASE TABLE'``);
+    a data model may be a view."""
+    root = write_suite(tmp_path / "s", {"a": shop_pipeline()})
+    suite = load_suite(root)
+    p = suite.pipeline("a")
+    wh = build(tmp_path / "w.duckdb", p.folder)
+    con = duckdb.connect(str(wh))
+    con.execute("ALTER TABLE orders RENAME TO orders_raw")
+    con.execute("CREATE VIEW orders AS SELECT * FROM orders_raw")
+    con.execute("ALTER TABLE customer_totals RENAME TO totals_raw")
+    con.execute("CREATE VIEW customer_totals AS SELECT * FROM totals_raw")
+    con.close()
+    s = score_pipeline(suite, p, wh)
+    assert not s.stage1.passed and s.stage1.tables["customers"].ok
+    assert s.stage1.tables["orders"].reason.startswith("a view, not a loaded table")
+    con = duckdb.connect(str(wh))
+    con.execute("DROP VIEW orders")
+    con.execute("ALTER TABLE orders_raw RENAME TO orders")
+    con.close()
+    s = score_pipeline(suite, p, wh)
+    assert s.stage1.passed and s.models[0].correct("elt-bench") and s.models[0].correct("verified")

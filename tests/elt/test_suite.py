@@ -127,3 +127,21 @@ def test_errata_drop_a_ground_truth_column_for_the_named_comparators_with_the_re
     assert raw.content_hash != s.content_hash
     with pytest.raises(SuiteError, match="no errata set 'nope'"):
         load_suite(root, errata=["nope"])
+
+
+def test_a_ragged_ground_truth_is_an_error_naming_the_file_and_the_line(tmp_path: Path) -> None:
+    """The original's read_csv refuses a row with more fields than the header and pads one with fewer with NaN:
+    either is a defect of the ground truth, reported before anything is scored, never padded or cut silently."""
+    long_row, short_row, empty = shop_pipeline(), shop_pipeline(), shop_pipeline()
+    long_row["ground_truth"]["customer_totals"] = "customer_id,total\n1,12.5\n2,7\n3,1,9\n"
+    short_row["ground_truth"]["customer_totals"] = 'customer_id,total\n1,12.5\n\n"2",7\n3\n'
+    empty["ground_truth"]["customer_totals"] = ""
+    root = write_suite(tmp_path / "s", {"ok": shop_pipeline(), "long": long_row, "short": short_row, "empty": empty})
+    s = load_suite(root)
+    by = {f.task_id: f for f in s.findings if f.severity == "error"}
+    assert set(by) == {"long", "short", "empty"}
+    assert by["long"].code == "ground_truth_ragged" and by["long"].subtask_id == "customer_totals"
+    assert by["long"].file.endswith("pipelines/long/ground_truth/customer_totals.csv")
+    assert "line 4 has 3 field(s), its header 2" in by["long"].message and "refuse" in by["long"].message
+    assert "line 5 has 1 field(s), its header 2" in by["short"].message and "NULL" in by["short"].message
+    assert by["empty"].code == "ground_truth_unreadable" and "no header row" in by["empty"].message

@@ -9,7 +9,7 @@ import scorers
 from kramabench.elt.compare.scorer import TableExpectation, as_table
 from kramabench.elt.compare.values import Table
 
-GT = {"columns": ["id", "share_pct", "active"], "rows": [[1, 25.0, True], [2, 75.0, False]]}
+GT = {"columns": ["id", "share_pct", "active"], "rows": [[1, 25.0, True], [2, 50.0, False], [3, 25.0, True]]}
 
 
 def test_registered_and_reached_through_the_scorer_registry() -> None:
@@ -23,8 +23,9 @@ def test_registered_and_reached_through_the_scorer_registry() -> None:
 def test_every_form_of_a_table_is_read_alike() -> None:
     forms = [
         GT,
-        [{"id": 1, "share_pct": 25.0, "active": True}, {"id": 2, "share_pct": 75.0, "active": False}],
-        "id,share_pct,active\n1,25.0,true\n2,75.0,false\n",
+        [{"id": 1, "share_pct": 25.0, "active": True}, {"id": 2, "share_pct": 50.0, "active": False},
+         {"id": 3, "share_pct": 25.0, "active": True}],
+        "id,share_pct,active\n1,25.0,true\n2,50.0,false\n3,25.0,true\n",
         Table.from_records(GT["columns"], GT["rows"]),
     ]
     rows = {tuple(as_table(f).rows) for f in forms}
@@ -34,7 +35,9 @@ def test_every_form_of_a_table_is_read_alike() -> None:
 
 
 def test_the_primary_comparator_decides_and_both_are_reported() -> None:
-    reordered_fractions = {"columns": ["id", "share_pct", "active"], "rows": [[2, 0.75, False], [1, 0.25, True]]}
+    # Verified rescales a column on at least 3 aligned non-zero pairs
+    reordered_fractions = {"columns": ["id", "share_pct", "active"],
+                           "rows": [[2, 0.5, False], [1, 0.25, True], [3, 0.25, True]]}
     s = scorers.score(GT, reordered_fractions, "table")
     assert s.value == 1.0 and s.details["correct"] == {"elt-bench": False, "verified": True}
     s2 = scorers.score({**GT, "comparator": "elt-bench"}, reordered_fractions, "table")
@@ -44,11 +47,11 @@ def test_the_primary_comparator_decides_and_both_are_reported() -> None:
 
 
 def test_dropped_columns_and_a_missing_row() -> None:
-    wrong_share = {"columns": ["id", "share_pct", "active"], "rows": [[1, 99.0, True], [2, 1.0, False]]}
+    wrong_share = {"columns": ["id", "share_pct", "active"], "rows": [[1, 99.0, True], [2, 1.0, False], [3, 0.0, True]]}
     exp = TableExpectation(table=as_table(GT), dropped={"verified": {"share_pct": "not derivable"}})
     s = scorers.score(exp, wrong_share, "table")
     assert s.value == 1.0 and s.details["correct"]["elt-bench"] is False
-    one_row = {"columns": ["id", "share_pct", "active"], "rows": [[1, 25.0, True]]}
+    one_row = {"columns": ["id", "share_pct", "active"], "rows": [[1, 25.0, True], [3, 25.0, True]]}
     s = scorers.score(GT, one_row, "table")
     assert s.value == 0.0 and s.details["results"]["verified"]["missing_rows"] == 1
 

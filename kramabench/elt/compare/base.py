@@ -41,6 +41,8 @@ class TableResult(BaseModel):
     extra_samples: list[dict[str, Any]] = Field(default_factory=list)
     columns: list[ColumnResult] = Field(default_factory=list)
     key: list[str] = Field(default_factory=list, description="columns the rows were aligned on (verified)")
+    unfixed_correct: bool | None = Field(None, description="elt-bench: the verdict of the original code itself, "
+                                         "without the named fixes (None: not applicable)")
     error: str | None = Field(None, description="the table could not be read or compared")
 
     @property

@@ -6,7 +6,8 @@ expected one, under the comparators of :mod:`kramabench.elt.compare`.
 * ``expected``: a :class:`TableExpectation` (the ground truth with the comparators to apply, the primary one
   and the columns each leaves out), or a table: a :class:`~kramabench.elt.compare.values.Table`, a mapping
   ``{"columns": [...], "rows": [[...], ...]}`` (optionally with ``comparator``, ``comparators`` and
-  ``dropped``: comparator -> {column: reason}), a list of row mappings, or CSV text with a header;
+  ``dropped``: comparator -> {column: reason}), a list of row mappings, or CSV text with a header (read as
+  ELT-Bench reads a CSV: ``pandas.read_csv``);
 * ``predicted``: a table in any of those forms;
 * a gold that cannot be read as a table leaves the answer unscored (``gold_not_a_table``);
 * the score is 1 when the primary comparator (``verified`` unless the expectation names another) finds the
@@ -19,14 +20,13 @@ The ``elt`` setting scores each data model through this scorer (so a plug-in may
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from kramabench.elt.compare import DEFAULT_COMPARATORS, get_comparator
-from kramabench.elt.compare.values import Table, type_column
+from kramabench.elt.compare.original import OriginalUnreadable
+from kramabench.elt.compare.values import Table
 from scorers.base import Score
 
 #: the comparator that decides the score when the expectation names none
@@ -76,13 +76,12 @@ def as_table(value: Any) -> Table:
             cols += [str(k) for k in r if str(k) not in cols]
         return Table.from_records(cols, [[r.get(c) for c in cols] for r in value])
     if isinstance(value, str):
-        reader = csv.reader(io.StringIO(value))
-        header = next(reader, None)
-        if not header:
+        if not value.strip():
             raise NotATable("CSV text without a header row")
-        raw = [r + [""] * (len(header) - len(r)) if len(r) < len(header) else r[: len(header)] for r in reader]
-        typed = [type_column([r[i] for r in raw]) for i in range(len(header))]
-        return Table(header, [tuple(c[j] for c in typed) for j in range(len(raw))])
+        try:  # read as ELT-Bench reads a CSV (pandas.read_csv)
+            return Table.from_csv_text(value)
+        except OriginalUnreadable as e:
+            raise NotATable(str(e)) from None
     raise NotATable(f"a {type(value).__name__} is not a table")
 
 

@@ -1,29 +1,23 @@
-"""Values of a compared table, made comparable: a warehouse's typed values and a ground-truth CSV's text.
+"""Values of a compared table: a warehouse's typed values made canonical, and the table's original view.
 
 Canonical values are ``None`` (NULL; a float NaN is NULL too), ``bool``, ``int``, ``float`` and ``str``.
 A warehouse's ``Decimal`` becomes a float, a date becomes ``YYYY-MM-DD``, a timestamp
 ``YYYY-MM-DD HH:MM:SS[.ffffff]`` (trailing zeros of the fraction dropped), a time ``HH:MM:SS[.ffffff]``,
-a list or struct its JSON text. A ground-truth CSV column is read as text and typed as a whole: empty is
-NULL; a column whose every other value is ``true``/``false`` (any case) is boolean, one whose every value is
-a whole number is integer, one whose every value is a number is float, else text (dates stay text; they
-compare with a warehouse's dates as text).
+a list or struct its JSON text: how a produced table is shown and recorded.
+
+What the comparators compare is each table's *original view* (:meth:`Table.original`): the table as
+ELT-Bench's evaluation reads it, through pandas' CSV round trip (:mod:`kramabench.elt.compare.original`);
+a ground-truth CSV is read that way directly (:meth:`Table.from_csv`).
 """
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 import math
-import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-
-_INT = re.compile(r"^[+-]?\d+$")
-_FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_BOOL = {"true": True, "false": False}
-_NULL_TEXT = {"", "nan", "NaN", "NULL", "null", "None", "<NA>"}
 
 
 def _ts_text(v: dt.datetime) -> str:
@@ -74,33 +68,29 @@ def from_db(v: Any) -> Any:
         return str(v)
 
 
-def type_column(texts: list[str | None]) -> list[Any]:
-    """A CSV column's texts as canonical values, typed as a whole (see the module docstring)."""
-    vals = [None if t is None or t.strip() in _NULL_TEXT else t for t in texts]
-    present = [v for v in vals if v is not None]
-    if not present:
-        return [None] * len(vals)
-    if all(v.strip().lower() in _BOOL for v in present):
-        return [None if v is None else _BOOL[v.strip().lower()] for v in vals]
-    if all(_INT.match(v.strip()) for v in present):
-        return [None if v is None else int(v.strip()) for v in vals]
-    if all(_FLOAT.match(v.strip()) or v.strip().lower() in ("inf", "-inf", "infinity", "-infinity") for v in present):
-        return [None if v is None else float(v.strip()) for v in vals]
-    return vals
-
-
 class Table:
-    """Named columns and rows of canonical values."""
+    """Named columns and rows of canonical values.
 
-    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
+    ``original_csv``: the table as ELT-Bench's evaluation reads it (:mod:`kramabench.elt.compare.original`),
+    when known: a CSV file's path (a ground truth) or CSV text (a query's result as ``read_sql`` and
+    ``to_csv`` wrote it in the warehouse reader); otherwise it is rendered from the values the table was made
+    from. :meth:`original` is that view, read with ``read_csv``: what both comparators compare."""
+
+    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]], *, original_csv: str | Path | None = None,
+                 raw: list[tuple[Any, ...]] | None = None, is_original: bool = False) -> None:
         self.columns = list(columns)
         self.rows = [tuple(r) for r in rows]
+        self.original_csv = original_csv
+        self._raw = raw
+        self._original: Table | None = self if is_original else None
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def index(self, name: str) -> int | None:
-        """The position of a column, found without regard to letter case (None: absent)."""
+        """The position of a column: by its exact name, else without regard to letter case (None: absent)."""
+        if name in self.columns:
+            return self.columns.index(name)
         low = name.lower()
         for i, c in enumerate(self.columns):
             if c.lower() == low:
@@ -110,26 +100,46 @@ class Table:
     def column(self, i: int) -> list[Any]:
         return [r[i] for r in self.rows]
 
+    def original(self) -> Table:
+        """This table through ELT-Bench's CSV round trip (``read_csv`` of what ``to_csv`` wrote, or of the ground
+        truth's file): missing values as None. Raises
+        :class:`~kramabench.elt.compare.original.OriginalUnreadable` when ``read_csv`` refuses it."""
+        if self._original is None:
+            from kramabench.elt.compare.original import read_original, render_result
+
+            src = self.original_csv
+            if src is None:
+                src = render_result(self.columns, self._raw if self._raw is not None else self.rows)
+            cols, rows = read_original(src)
+            self._original = Table(cols, rows, original_csv=src, is_original=True)
+        return self._original
+
     @classmethod
     def from_db(cls, columns: list[str], rows: list[tuple[Any, ...]]) -> Table:
-        return cls(columns, [tuple(from_db(v) for v in r) for r in rows])
+        return cls(columns, [tuple(from_db(v) for v in r) for r in rows], raw=[tuple(r) for r in rows])
 
     @classmethod
     def from_csv(cls, path: Path) -> Table:
-        """A ground-truth CSV (header row first) with its columns typed as wholes."""
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.reader(f)
-            header = next(reader, None)
-            if header is None:
-                return cls([], [])
-            raw = [r + [None] * (len(header) - len(r)) if len(r) < len(header) else r[: len(header)] for r in reader]
-        cols = [type_column([r[i] for r in raw]) for i in range(len(header))]
-        rows = [tuple(c[j] for c in cols) for j in range(len(raw))]
-        return cls(header, rows)
+        """A ground-truth CSV (header row first), read as ELT-Bench reads it (``pandas.read_csv``: each column
+        typed as a whole, pandas' NULL tokens missing). Raises
+        :class:`~kramabench.elt.compare.original.OriginalUnreadable` when ``read_csv`` refuses it."""
+        from kramabench.elt.compare.original import read_original
+
+        cols, rows = read_original(Path(path))
+        return cls(cols, rows, original_csv=Path(path), is_original=True)
+
+    @classmethod
+    def from_csv_text(cls, text: str) -> Table:
+        """CSV text with a header row, read as :meth:`from_csv` reads a file."""
+        from kramabench.elt.compare.original import read_original
+
+        cols, rows = read_original(text)
+        return cls(cols, rows, original_csv=text, is_original=True)
 
     @classmethod
     def from_records(cls, columns: list[str], rows: list[list[Any] | tuple[Any, ...]]) -> Table:
-        """From Python values (tests, predictions): each value made canonical as a warehouse's would be."""
+        """From Python values (tests, predictions): each value made canonical as a warehouse's would be; the
+        original view is rendered from the values as given (a datetime stays a datetime for ``to_csv``)."""
         return cls.from_db(columns, [tuple(r) for r in rows])
 
 
@@ -137,4 +147,4 @@ def is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-__all__ = ["Table", "from_db", "is_number", "type_column"]
+__all__ = ["Table", "from_db", "is_number"]

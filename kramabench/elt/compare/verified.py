@@ -1,19 +1,25 @@
 """The ``verified`` comparator: ELT-Bench-Verified's refined stage-2 rules, with missing and extra rows
 counted as errors.
 
-The refinements (uiuc-kang-lab/ELT-Bench, ``reproducibility_artifacts/evastage2_changes.md``):
+Verified keeps the original's read of both tables (pandas' CSV round trip, :mod:`kramabench.elt.compare.original`:
+types from the CSV, pandas' NULL tokens missing, midnight timestamps written as dates) and refines the
+comparison (uiuc-kang-lab/ELT-Bench, ``reproducibility_artifacts/evastage2_changes.md``):
 
-* **order-insensitive rows**: rows are aligned on a key, not compared by position. The key is the first
-  ground-truth column (id-like names first: ``id``, ``*_id``, ``*id``) whose values are unique, non-NULL
-  and not floats, skipping surrogate-key columns (``unique_*``, ``*_surrogate*``, ``*_hash*``); without
-  one, all such columns together (a multiset of rows), and without any, all columns after sorting;
+* **order-insensitive rows**: rows are aligned on a key, not compared by position. The key is made of
+  *identifying* columns, never of measures: a ground-truth column is identifying when it holds text, dates
+  or timestamps, or when its name says it is an identifier or a code (``id``, ``*_id``, ``*id``, ``*_code``,
+  ``*_key``) and its values are whole numbers; a surrogate key (``unique_*``, ``*_surrogate*``,
+  ``*_hash*``), a boolean column and any other number (a count, an amount, a weight) never is. The key is
+  the first identifying column whose ground-truth values are unique and non-NULL (identifier names first,
+  then text, then dates), else all identifying columns together (rows with the same key are paired in the
+  order of their other values), else (no identifying column) all columns after sorting;
 * **boolean normalisation**: when both sides of a column hold only boolean-like values (``true``/``false``,
   ``1``/``0``, ``yes``/``no``, ``t``/``f`` in any case, booleans, 0 and 1) they compare as 1/0;
 * **float tolerance**: two numbers match when ``|a - b| <= 1% * max(|a|, |b|)`` or ``|a - b| <= 1e-6``; a
   number written as text compares as the number;
-* **percentage/decimal normalisation**: when the median ratio produced/expected over a column's aligned
-  non-zero pairs is within [95, 105] (or [0.0095, 0.0105]) the produced column is rescaled by 1/100
-  (or 100) before comparing (a percentage written as a fraction, or the reverse);
+* **percentage/decimal normalisation**: when a column has at least 3 aligned pairs of non-zero numbers and
+  their median ratio produced/expected is within [95, 105] (or [0.0095, 0.0105]) the produced column is
+  rescaled by 1/100 (or 100) before comparing (a percentage written as a fraction, or the reverse);
 * **NULL equivalence**: NULL matches NULL, and NULL matches 0 (an absent count and a zero count);
 * **quotes**: one pair of quotes around a text is ignored (``"regular"`` matches ``regular``); other
   whitespace and case are not (trimming a source's value is an error);
@@ -21,9 +27,10 @@ The refinements (uiuc-kang-lab/ELT-Bench, ``reproducibility_artifacts/evastage2_
   dates only and the other full timestamps, to the day;
 * ground-truth corrections: the columns an errata set drops for this comparator are left out.
 
-Not copied: the original keeps only the rows whose key both sides have, so a missing or an extra row goes
-unpunished. Here a ground-truth row without a produced partner is a *missing row*, a produced row without a
-ground-truth partner an *extra row*, and either makes the data model incorrect.
+Not copied: the original keeps only the rows whose key both sides have (and drops duplicate rows), so a
+missing, an extra or a duplicated row goes unpunished. Here a ground-truth row without a produced partner is
+a *missing row*, a produced row without a ground-truth partner (a duplicate included) an *extra row*, and
+either makes the data model incorrect.
 """
 
 from __future__ import annotations
@@ -35,13 +42,18 @@ from collections import defaultdict
 from typing import Any
 
 from kramabench.elt.compare.base import SAMPLES, ColumnResult, TableResult, sample_value
+from kramabench.elt.compare.original import OriginalUnreadable
 from kramabench.elt.compare.values import Table, from_db, is_number
 
 REL_TOL = 0.01
 ABS_TOL = 1e-6
+#: the fewest aligned non-zero pairs a percentage/decimal rescale is decided on (as Verified)
+MIN_SCALE_PAIRS = 3
 
 _SURROGATE = (re.compile(r"^unique_.*"), re.compile(r".*_surrogate.*"), re.compile(r".*_hash.*"))
-_ID_LIKE = (re.compile(r"^id$"), re.compile(r".*_id$"), re.compile(r".*id$"))
+#: names of identifier and code columns, in the order they are preferred as a key
+_ID_LIKE = (re.compile(r"^id$"), re.compile(r".*_id$"), re.compile(r".*id$"), re.compile(r"^(.*_)?code$"),
+            re.compile(r"^(.*_)?key$"))
 _NUMBER = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
 _DATE = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}[-/]\d{2}[-/]\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$")
@@ -133,12 +145,6 @@ class _Column:
         self.exp = exp
         self.act = act
 
-    def key_values(self) -> list[Any] | None:
-        """The ground truth's values if this column can key the rows (non-NULL, no fractional numbers)."""
-        if any(v is None or (isinstance(v, float) and not v.is_integer()) for v in self.exp):
-            return None
-        return self.exp
-
     def key_of(self, v: Any) -> Any:
         """A value as part of a row key: numbers as floats, and NULL as 0 in a number column (NULL = 0)."""
         if self.kind == "number":
@@ -153,7 +159,7 @@ class _Column:
             e, a = self.exp[i], self.act[j]
             if is_number(e) and is_number(a) and e != 0 and a != 0:
                 ratios.append(float(a) / float(e))
-        if not ratios:
+        if len(ratios) < MIN_SCALE_PAIRS:
             return
         med = statistics.median(ratios)
         if 95 <= med <= 105:
@@ -198,6 +204,14 @@ class VerifiedComparator:
                    "NULL = 0, quotes, timestamp precision), missing and extra rows counted as errors")
 
     def compare(self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None) -> TableResult:
+        try:
+            expected = expected.original()
+        except OriginalUnreadable as e:
+            return _unreadable(self.name, expected, actual, f"the ground truth: {e}")
+        try:
+            actual = actual.original()
+        except OriginalUnreadable as e:
+            return _unreadable(self.name, expected, actual, f"the produced table: {e}")
         drop = {k.lower(): v for k, v in (dropped or {}).items()}
         results: dict[str, ColumnResult] = {}
         pairs_cols: list[tuple[int, int, str]] = []
@@ -239,20 +253,7 @@ class VerifiedComparator:
     @staticmethod
     def _align(cols: list[_Column], n_exp: int, n_act: int) -> tuple[list[int], list[tuple[int, int]], list[int], list[int]]:
         """(key column positions, aligned (expected, actual) row pairs, missing rows, extra rows)."""
-        def surrogate(c: _Column) -> bool:
-            return any(p.match(c.name.lower()) for p in _SURROGATE)
-
-        candidates = [k for k, c in enumerate(cols) if not surrogate(c)]
-        id_first = sorted(candidates, key=lambda k: (not any(p.match(cols[k].name.lower()) for p in _ID_LIKE), k))
-        key: list[int] = []
-        for k in id_first:
-            vals = cols[k].key_values()
-            if vals is not None and len(set(vals)) == len(vals):
-                key = [k]
-                break
-        if not key:
-            key = [k for k in candidates if cols[k].kind != "number" or all(
-                v is None or float(v).is_integer() for v in cols[k].exp + cols[k].act)]
+        key = _key(cols)
         if not key:
             # nothing to key on: every column, both sides sorted, paired by position
             ke = sorted(range(n_exp), key=lambda i: tuple(_sort_key(c.exp[i]) for c in cols))
@@ -279,6 +280,44 @@ class VerifiedComparator:
         return key, pairs, sorted(missing), extra
 
 
+def _id_rank(name: str) -> int | None:
+    """The rank of an identifier or code name among :data:`_ID_LIKE` (None: not one)."""
+    low = name.lower()
+    return next((r for r, p in enumerate(_ID_LIKE) if p.match(low)), None)
+
+
+def _identifying(c: _Column) -> bool:
+    """Whether a column identifies rows (text, dates, or whole numbers named as an identifier or a code), as
+    opposed to a measure (any other number, a boolean) or a surrogate key."""
+    if any(p.match(c.name.lower()) for p in _SURROGATE) or c.kind == "bool":
+        return False
+    if c.kind == "number":
+        return _id_rank(c.name) is not None and all(
+            v is None or float(v).is_integer() for v in c.exp + c.act)
+    return c.kind in ("time", "value") and not all(v is None or is_number(v) for v in c.exp + c.act)
+
+
+def _key(cols: list[_Column]) -> list[int]:
+    """The key columns (see the module docstring): one unique, non-NULL identifying column (identifier names
+    first, then text, then dates), else every identifying column."""
+    ident = [k for k, c in enumerate(cols) if _identifying(c)]
+
+    def rank(k: int) -> tuple[int, int, int]:
+        r = _id_rank(cols[k].name)
+        return (0, r, k) if r is not None else (1 if cols[k].kind == "value" else 2, 0, k)
+
+    for k in sorted(ident, key=rank):
+        raw = cols[k].exp
+        if all(v is not None for v in raw) and len({cols[k].key_of(v) for v in raw}) == len(raw):
+            return [k]
+    return ident
+
+
+def _unreadable(name: str, expected: Table, actual: Table, why: str) -> TableResult:
+    return TableResult(comparator=name, correct=False, rows_expected=len(expected), rows_actual=len(actual),
+                       error=why, columns=[ColumnResult(name=c, status="missing", reason=why) for c in expected.columns])
+
+
 def _show(t: Table, name: str, row: int) -> Any:
     i = t.index(name)
     return None if i is None else t.rows[row][i]
@@ -294,4 +333,4 @@ def _key_text(cols: list[_Column], key: list[int], i: int) -> str | None:
     return ", ".join(f"{cols[k].name}={cols[k].exp[i]}" for k in key)
 
 
-__all__ = ["ABS_TOL", "REL_TOL", "VerifiedComparator", "values_match"]
+__all__ = ["ABS_TOL", "MIN_SCALE_PAIRS", "REL_TOL", "VerifiedComparator", "values_match"]

@@ -80,10 +80,14 @@ class SourceOptions(BaseModel):
         if "postgres" in kinds:
             out.append(POSTGRES_ROLE)
         if "s3" in kinds:
-            out.append(S3_SERVED if self.s3_served() else S3_AS_FILES)
+            out.append(S3_SERVED if self.s3_served() else self.s3_files_difference())
         if "mongodb" in kinds and not self.mongod:
             out.append(MONGODB_AS_FILES)
         return out
+
+    def s3_files_difference(self) -> str:
+        """Why S3 sources are files of the task folder: chosen (``s3=files``), or moto is missing."""
+        return S3_AS_FILES_CHOSEN if self.s3 == "files" else S3_AS_FILES
 
 
 #: how every local run differs from the original (docs/elt.md, "What a local run keeps and loses")
@@ -93,6 +97,8 @@ ALWAYS_DIFFERENT = (
 )
 S3_AS_FILES = ("s3: the bucket's objects are files of the task folder (s3/<bucket>/<key>), not served by an "
                "S3-compatible server (moto is not installed: pip install 'kramabench[s3]')")
+S3_AS_FILES_CHOSEN = ("s3: the bucket's objects are files of the task folder (s3/<bucket>/<key>), not served by an "
+                      "S3-compatible server (chosen: -S s3=files)")
 S3_SERVED = ("s3: served by moto's S3-compatible server (in place of LocalStack), S3 only, one per task, object and "
              "total sizes bounded")
 POSTGRES_ROLE = ("postgres: the task's user 'postgres' is a role of its own, not the server's superuser (ELT-Bench's "
@@ -214,7 +220,7 @@ class SourceSet:
                     rel = f"s3/{bucket}/{s.table}.{s.format}"
                     self._place(self._data(s.table), self.task_dir / rel)
                     items.append({"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}", "local_path": rel})
-                self.differences.append(S3_AS_FILES)
+                self.differences.append(self.options.s3_files_difference())
                 cfg["aws_s3"] = {"data": items, "note": "the bucket's objects are at local_path in this folder"}
         if "mongodb" in by_kind:
             if self.options.mongod:

@@ -5,8 +5,10 @@ Codes (severity): ``no_sources``, ``no_models``, ``duplicate_table``, ``duplicat
 (files and s3 need a format), ``source_data_missing``, ``row_count_unknown``, ``evaluation_missing``,
 ``evaluation_unparsable``, ``ground_truth_missing`` (errors in a complete suite; info in a specs-only one
 where it says the data is not there), ``table_not_a_source``, ``source_not_loaded``,
-``schema_missing`` (warnings), and with ``deep``: ``row_count_mismatch`` (error), ``ground_truth_unreadable``
-(error), ``ground_truth_extra_column``, ``ground_truth_missing_column`` (warnings).
+``schema_missing`` (warnings), ``ground_truth_ragged`` (error: a row with another number of fields than the
+header, naming the file and the line), ``ground_truth_unreadable`` (error: empty or not UTF-8), and with
+``deep``: ``row_count_mismatch`` (error), ``ground_truth_extra_column``, ``ground_truth_missing_column``
+(warnings).
 """
 
 from __future__ import annotations
@@ -56,8 +58,25 @@ def count_rows(path: Path) -> int:
 def csv_header(path: Path) -> list[str]:
     import csv
 
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         return next(csv.reader(f), [])
+
+
+def ragged_row(path: Path) -> tuple[int, int, int] | None:
+    """(line, fields, the header's fields) of the first row of a CSV whose number of fields is not the header's
+    (None: every row has the header's). Blank lines are skipped, as ``pandas.read_csv`` skips them. Raises
+    ValueError for a file without a header row, OSError/UnicodeDecodeError when it cannot be read."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if not header:
+            raise ValueError("the file is empty: no header row")
+        for row in reader:
+            if row and len(row) != len(header):
+                return reader.line_num, len(row), len(header)
+    return None
 
 
 def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[Finding]:
@@ -124,8 +143,21 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
         if m.ground_truth is None or not (p.folder / m.ground_truth).is_file():
             add(absent, "ground_truth_missing", f"data model {m.name!r} has no ground-truth table "
                 f"(expected ground_truth/{m.name}.csv)", field=f"models[{i}].ground_truth", model=m.name)
-        elif deep:
-            gpath = p.folder / m.ground_truth
+            continue
+        gpath = p.folder / m.ground_truth
+        try:  # the original's read_csv refuses a row with more fields and pads one with fewer: never silently
+            ragged = ragged_row(gpath)
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            add("error", "ground_truth_unreadable", f"data model {m.name!r}: {m.ground_truth}: {e}", model=m.name,
+                file=str(gpath), field=f"models[{i}].ground_truth")
+            continue
+        if ragged is not None:
+            line, n, width = ragged
+            add("error", "ground_truth_ragged", f"data model {m.name!r}: {m.ground_truth} line {line} has {n} "
+                f"field(s), its header {width} (pandas.read_csv, as the original reads it, would "
+                f"{'refuse the file, or shift its columns on the first row' if n > width else 'fill the missing fields with NULL'})", model=m.name,
+                file=str(gpath), field=f"models[{i}].ground_truth")
+        if deep:
             try:
                 header = csv_header(gpath)
             except (OSError, UnicodeDecodeError) as e:
@@ -171,4 +203,4 @@ def is_failing(findings: list[Finding]) -> bool:
     return any(f.severity == "error" for f in findings)
 
 
-__all__ = ["count_rows", "csv_header", "is_failing", "parse_error", "validate_pipeline", "validate_suite"]
+__all__ = ["count_rows", "csv_header", "is_failing", "parse_error", "ragged_row", "validate_pipeline", "validate_suite"]

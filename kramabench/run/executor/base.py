@@ -100,6 +100,37 @@ def solve_staged(
     return out, time.monotonic() - t0
 
 
+def solve_remote_staged(
+    system: Any, inp: TaskInput, enter: str, payload: dict[str, Any], folder: Any, call_key: str, recorder: Any,
+    model_budget_s: float | None = None,
+) -> tuple[SystemOutput, float, dict[str, Any] | None]:
+    """:func:`solve_item` inside a stage entered here from its description
+    (:class:`kramabench.run.settings.RemoteStage`: ``enter(payload, folder)`` yields the input's updates and the
+    stage's report). Returns (output, wall, the report or None). A stage that cannot be entered is a
+    ``setup_error`` outcome, as in :func:`solve_staged`."""
+    import importlib
+
+    t0 = time.monotonic()
+    try:
+        module, _, fn = enter.partition(":")
+        cm = getattr(importlib.import_module(module), fn)(payload, folder)
+        update, info = cm.__enter__()
+    except Exception as e:  # noqa: BLE001 - a task whose services do not start is an outcome
+        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
+        return SystemOutput(error=OutcomeError(
+            kind="setup_error", message=f"the task's services could not be started: {type(e).__name__}: {e}\n{tail}",
+        )), time.monotonic() - t0, None
+    try:
+        out, _ = solve_item(system, inp.model_copy(update=dict(update)), call_key, recorder, model_budget_s)
+    finally:
+        try:
+            cm.__exit__(None, None, None)
+        except Exception as e:  # noqa: BLE001 - the outcome stands; the services are the stage's to stop
+            log.warning("leaving a task's stage failed: %s", e)
+    return out, time.monotonic() - t0, dict(info or {})
+
+
 def _call_scope(call_key: str, recorder: Any) -> Any:
     """The model-call recording scope of one task (kramabench.models.recording), if available."""
     if recorder is None:
@@ -128,6 +159,12 @@ class ExecutorContext:
     note: Callable[[str], None]
     #: the setting's ``stage(item)`` (kramabench.run.settings.Staged), entered around each item's solving
     stage: Callable[[WorkItem], Any] | None = None
+    #: the setting's ``remote_stage(item)`` (kramabench.run.settings.RemoteStaged): how a worker on another
+    #: machine enters the stage; None: the stage can only be entered here
+    remote_stage: Callable[[WorkItem], Any] | None = None
+    #: the setting's ``staged_remotely(item, info)``: what a worker's stage reported, handed over on the driver
+    #: before the item's outcome is
+    staged_remotely: Callable[[WorkItem, dict[str, Any]], None] | None = None
 
 
 class Executor(Protocol):
@@ -151,4 +188,5 @@ class ExecutorUnavailable(RuntimeError):
     """The chosen executor cannot start here (Ray not installed, the cluster not reachable)."""
 
 
-__all__ = ["Executor", "ExecutorContext", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item", "solve_staged", "staged_input"]
+__all__ = ["Executor", "ExecutorContext", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item", "solve_remote_staged",
+           "solve_staged", "staged_input"]

@@ -119,6 +119,26 @@ def ensure_lake(cache: Path, content_hash: str, name: str, fetch: Callable[[], b
     return final / _safe(name), True
 
 
+def unpack_files(data: bytes, dest: Path) -> list[str]:
+    """A tar of :func:`pack_lake` unpacked into ``dest`` (created): regular files and folders only, nothing
+    outside ``dest``; the relative paths of the files."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    out: list[str] = []
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+        members = tar.getmembers()
+        for m in members:
+            if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in Path(m.name).parts:
+                raise ValueError(f"unexpected archive member {m.name!r}")
+            if m.isfile():
+                out.append(m.name)
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, members=members, filter="data")
+        else:  # pragma: no cover - Python < 3.10.12; members checked above
+            tar.extractall(dest, members=members)  # noqa: S202
+    return out
+
+
 def content_hash_of(lake: Path) -> str:
     """``content_sha256`` of :func:`kramabench.run.provenance.lake_fingerprint` for every file of a tree."""
     from kramabench.run.lakeview import list_lake_files
@@ -131,4 +151,4 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-__all__ = ["cached_lake", "content_hash_of", "default_cache_dir", "ensure_lake", "pack_lake"]
+__all__ = ["cached_lake", "content_hash_of", "default_cache_dir", "ensure_lake", "pack_lake", "unpack_files"]

@@ -17,6 +17,13 @@ planning, scoring (the answers never leave it), the run store, progress, Ctrl-C 
   (a new one is started in its place); after 3 losses a task is an error outcome ``worker_lost``.
 * A worker that cannot build the system (e.g. no sandbox backend on its node) answers every task with
   an error outcome ``worker_setup`` naming the node and the cause; the driver says so once per node.
+* A setting that stages each task (services started for it, e.g. an ELT pipeline's sources) and says how a
+  worker enters its stage (:class:`~kramabench.run.settings.RemoteStaged`) has it entered on the worker that
+  solves the task, with the files it needs shipped once per node by content (never the task's gold); what
+  the stage reports comes back with the outcome. A reference solution that is a folder is shipped the same
+  way.
+* Artifacts: a task's sessions collect into a folder of its worker; the files come back with the outcome
+  and are written into the driver's staging folder of the task (then the run folder, as locally).
 
 Without an address a local Ray is started on loopback only (node IP 127.0.0.1, no dashboard, no
 usage reporting) with as many CPUs as the machine has.
@@ -27,8 +34,10 @@ from __future__ import annotations
 import logging
 import math
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import threading
 import time
 from concurrent.futures import Future
@@ -37,8 +46,14 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput, TaskInput
-from kramabench.run.executor.base import ExecutorContext, ExecutorUnavailable, Solved, solve_item
-from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_lake, sha256_text
+from kramabench.run.executor.base import (
+    ExecutorContext,
+    ExecutorUnavailable,
+    Solved,
+    solve_item,
+    solve_remote_staged,
+)
+from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_lake, sha256_text, unpack_files
 from kramabench.run.settings import WorkItem
 from kramabench.systems.context import TaskRef
 from kramabench.workload.solutions import read_solution
@@ -183,15 +198,43 @@ class WorkerSetup:
 
 
 @dataclass
+class ShippedFolder:
+    """A folder of the driver for a worker's node: by content hash, fetched only when the node lacks it."""
+
+    content_hash: str
+    name: str
+    #: [ObjectRef of the packed folder]
+    blob: list[Any]
+
+    def ensure(self, cache: Path) -> Path:
+        import ray
+
+        return ensure_lake(cache, self.content_hash, self.name, lambda: ray.get(self.blob[0]))[0]
+
+
+@dataclass
+class ShippedStage:
+    """The task's stage as the worker enters it (kramabench.run.settings.RemoteStage)."""
+
+    enter: str
+    payload: dict[str, Any]
+    folder: ShippedFolder
+
+
+@dataclass
 class Shipped:
     input: TaskInput
     call_key: str
     lake_hash: str
     lake_name: str
-    #: [ObjectRef of the packed lake]: in a list, so that a worker fetches it only when its node lacks it
+    #: [ObjectRef of the packed lake]: in a list, so that a worker fetches it only when its node lacks it; empty
+    #: for a staged task (its stage makes its lake on the worker)
     lake_blob: list[Any]
     ref: TaskRef | None = None
     solution_code: str | None = None
+    #: a reference solution that is a folder (an ELT pipeline's load script and dbt project)
+    solution_folder: ShippedFolder | None = None
+    stage: ShippedStage | None = None
 
 
 @dataclass
@@ -202,6 +245,12 @@ class WorkerResult:
     calls: list[Any] = field(default_factory=list)
     shipped_lake: bool = False
     setup_error: str | None = None
+    #: what the task's stage reported (RemoteStaged), None when it had none or it did not start
+    stage_info: dict[str, Any] | None = None
+    #: where the stage ran: {"node": ..., "node_id": ..., "pid": ...}
+    staged_on: dict[str, Any] | None = None
+    #: the files the task's sessions collected (a tar; paths relative to its artifacts folder)
+    artifacts_tar: bytes | None = None
 
 
 class _ListRecorder:
@@ -243,6 +292,15 @@ def _node_label() -> str:
         return f"{socket.gethostname()} ({os.environ.get('RAY_NODE_IP_ADDRESS') or _ray_node_ip()})"
     except Exception:  # noqa: BLE001
         return socket.gethostname()
+
+
+def _ray_node_id() -> str | None:
+    try:
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id())
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _ray_node_ip() -> str:
@@ -309,19 +367,26 @@ class _Worker:
             return WorkerResult(
                 _error("worker_setup", why), time.monotonic() - t0, self.node, setup_error=self.setup_error
             )
-        try:
-            import ray
+        inp, shipped = item.input, False
+        if item.lake_blob:  # a staged task's lake is the folder its stage makes (below)
+            try:
+                import ray
 
-            lake, shipped = ensure_lake(
-                self.cache, item.lake_hash, item.lake_name, lambda: ray.get(item.lake_blob[0])
-            )
-        except Exception as e:  # noqa: BLE001
-            why = f"node {self.node}: the data lake {item.lake_name} could not be unpacked into {self.cache}: {type(e).__name__}: {e}"
-            return WorkerResult(_error("lake_unavailable", why), time.monotonic() - t0, self.node)
-        inp = item.input.model_copy(update={"lake_root": lake})
+                lake, shipped = ensure_lake(
+                    self.cache, item.lake_hash, item.lake_name, lambda: ray.get(item.lake_blob[0])
+                )
+            except Exception as e:  # noqa: BLE001
+                why = f"node {self.node}: the data lake {item.lake_name} could not be unpacked into {self.cache}: {type(e).__name__}: {e}"
+                return WorkerResult(_error("lake_unavailable", why), time.monotonic() - t0, self.node)
+            inp = inp.model_copy(update={"lake_root": lake})
         if item.ref is not None:
             solution = None
-            if item.solution_code is not None:
+            if item.solution_folder is not None:
+                try:
+                    solution = item.solution_folder.ensure(self.cache)
+                except Exception as e:  # noqa: BLE001 - the system reports the missing solution
+                    log.warning("node %s: the solution folder could not be unpacked: %s", self.node, e)
+            elif item.solution_code is not None:
                 solution = self.cache / "solutions" / f"{sha256_text(item.solution_code)[:40]}.py"
                 if not solution.is_file():
                     solution.parent.mkdir(parents=True, exist_ok=True)
@@ -330,8 +395,31 @@ class _Worker:
                     os.replace(tmp, solution)
             self.resolver.add(inp.token, replace(item.ref, solution=solution))
         rec = _ListRecorder()
-        out, wall = solve_item(self.system, inp, item.call_key, rec, self.setup.model_budget_s)
-        return WorkerResult(out, wall, self.node, calls=rec.calls, shipped_lake=shipped)
+        # the task's sessions collect into a folder of this worker; its files go back with the outcome
+        local = Path(tempfile.mkdtemp(prefix="kb-ray-artifacts-")) if inp.artifacts_dir is not None else None
+        if local is not None:
+            inp = inp.model_copy(update={"artifacts_dir": local / "unit"})
+        info = where = None
+        try:
+            if item.stage is not None:
+                try:
+                    folder = item.stage.folder.ensure(self.cache)
+                except Exception as e:  # noqa: BLE001 - the task's failure, said
+                    why = f"node {self.node}: the files of the task's stage could not be unpacked: {type(e).__name__}: {e}"
+                    return WorkerResult(_error("setup_error", why), time.monotonic() - t0, self.node)
+                out, wall, info = solve_remote_staged(self.system, inp, item.stage.enter, item.stage.payload, folder,
+                                                      item.call_key, rec, self.setup.model_budget_s)
+                where = {"node": self.node, "node_id": _ray_node_id(), "pid": os.getpid()}
+            else:
+                out, wall = solve_item(self.system, inp, item.call_key, rec, self.setup.model_budget_s)
+            tar = None
+            if local is not None:
+                out, tar = _pack_artifacts(local / "unit", out)
+        finally:
+            if local is not None:
+                shutil.rmtree(local, ignore_errors=True)
+        return WorkerResult(out, wall, self.node, calls=rec.calls, shipped_lake=shipped, stage_info=info,
+                            staged_on=where, artifacts_tar=tar)
 
     def close(self) -> None:
         closers = [self.system.close] if isinstance(self.system, Closeable) else []
@@ -342,6 +430,18 @@ class _Worker:
                 c()
             except Exception as e:  # noqa: BLE001
                 log.warning("closing failed: %s", e)
+
+
+def _pack_artifacts(folder: Path, out: SystemOutput) -> tuple[SystemOutput, bytes | None]:
+    """The files collected into ``folder`` as a tar, and the output with their paths made relative to it (the
+    driver puts them back under its own staging folder)."""
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) \
+        if folder.is_dir() else []
+    arts = []
+    for a in out.artifacts:
+        p = Path(a.path)
+        arts.append(a.model_copy(update={"path": p.relative_to(folder).as_posix()}) if p.is_relative_to(folder) else a)
+    return out.model_copy(update={"artifacts": arts}), (pack_lake(folder, files) if files else None)
 
 
 class _Limiter:
@@ -428,11 +528,14 @@ class RayExecutor:
             "worker_losses": 0,
             "resubmitted": 0,
             "nodes": set(),
+            "folders_shipped": 0,
+            #: where each task's stage ran ({"node", "pid"}), for tests and the manifest
+            "stages": [],
         }
 
     # -- start ---------------------------------------------------------------------------------------
     def start(self, ctx: ExecutorContext, *, slots: int) -> dict[str, Any]:
-        if ctx.stage is not None:  # the run's setup refuses it first; a staged setting's services are local
+        if ctx.stage is not None and ctx.remote_stage is None:  # the run's setup refuses it first
             raise ExecutorUnavailable("this run's setting starts each task's services on this machine: use --executor local")
         ray = self.ray = connect(self.address)
         t0 = time.monotonic()
@@ -531,6 +634,17 @@ class RayExecutor:
                 self._blobs[h] = self.ray.put(pack_lake(lake, files))
             return self._blobs[h]
 
+    def _folder(self, folder: Path, files: list[str], name: str) -> ShippedFolder:
+        """``files`` of ``folder`` for a worker's node, packed and put in the object store once per content."""
+        from kramabench.run.provenance import lake_fingerprint
+
+        h = str(lake_fingerprint(Path(folder), files)["content_sha256"])
+        with self._lock:
+            if h not in self._blobs:
+                self._blobs[h] = self.ray.put(pack_lake(Path(folder), files))
+                self.stats["folders_shipped"] += 1
+            return ShippedFolder(content_hash=h, name=name, blob=[self._blobs[h]])
+
     def _ship(self, item: WorkItem) -> Shipped:
         inp = item.input
         h = self._lake_hashes.get(item.domain) or ""
@@ -538,24 +652,36 @@ class RayExecutor:
             from kramabench.run.executor.lakes import content_hash_of
 
             h = self._lake_hashes[item.domain] = content_hash_of(Path(inp.lake_root))
-        ref = code = None
+        ref = code = folder = None
         assert self._ctx is not None
         if self._ctx.privileged:
             ref = item.ref
-            if ref.solution is not None and Path(ref.solution).is_file():
+            if ref.solution is not None and Path(ref.solution).is_dir():
+                from kramabench.run.lakeview import list_lake_files
+
+                sol = Path(ref.solution)
+                folder = self._folder(sol, list_lake_files(sol), f"solution-{sol.name}")
+            elif ref.solution is not None and Path(ref.solution).is_file():
                 try:
                     code = read_solution(Path(ref.solution))
                 except OSError:
                     code = None  # the worker's system reports the missing solution
             ref = replace(ref, solution=None)
+        stage = None
+        if self._ctx.remote_stage is not None:  # the stage makes the task's lake on the worker: no lake shipped
+            rs = self._ctx.remote_stage(item)
+            stage = ShippedStage(enter=rs.enter, payload=dict(rs.payload),
+                                 folder=self._folder(Path(rs.folder), list(rs.files), f"stage-{rs.name}"))
         return Shipped(
             input=inp,
             call_key=item.call_key,
             lake_hash=h,
             lake_name=item.domain,
-            lake_blob=[self._blob(h, Path(inp.lake_root), list(inp.files))],
+            lake_blob=[] if stage is not None else [self._blob(h, Path(inp.lake_root), list(inp.files))],
             ref=ref,
             solution_code=code,
+            solution_folder=folder,
+            stage=stage,
         )
 
     def submit(self, item: WorkItem) -> Future[Solved]:
@@ -637,6 +763,14 @@ class RayExecutor:
         self.stats["nodes"].add(res.node)
         if res.setup_error:
             self._report_setup(res.node, res.setup_error)
+        res.output = self._artifacts_back(p, res)
+        if res.staged_on is not None:
+            self.stats["stages"].append(res.staged_on)
+        if res.stage_info is not None and self._ctx is not None and self._ctx.staged_remotely is not None:
+            try:
+                self._ctx.staged_remotely(p.item, res.stage_info)
+            except Exception as e:  # noqa: BLE001 - the outcome stands without the stage's report
+                log.warning("the stage's report of %s could not be handed over: %s", p.item.task.id, e)
         rec = self._ctx.recorder if self._ctx is not None else None
         for c in res.calls:
             if rec is not None:
@@ -645,6 +779,24 @@ class RayExecutor:
                 except Exception as e:  # noqa: BLE001
                     log.warning("recording a model call failed: %s", e)
         p.future.set_result((res.output, res.wall))
+
+    def _artifacts_back(self, p: _Pending, res: WorkerResult) -> SystemOutput:
+        """The files the task's sessions collected on the worker, written into the driver's staging folder of the
+        task; the output's artifacts point there."""
+        out = res.output
+        dest = p.item.input.artifacts_dir
+        if dest is None:
+            return out
+        dest = Path(dest)
+        if res.artifacts_tar:
+            try:
+                unpack_files(res.artifacts_tar, dest)
+            except Exception as e:  # noqa: BLE001 - the artifacts are lost, said; the record names why
+                log.warning("the artifacts of %s could not be written back: %s", p.item.task.id, e)
+                return out
+        arts = [a.model_copy(update={"path": str(dest / a.path)}) if not Path(a.path).is_absolute() else a
+                for a in out.artifacts]
+        return out.model_copy(update={"artifacts": arts})
 
     def _lost(self, p: _Pending, e: Exception) -> None:
         """The worker died: replace it, give back its slots, send its task elsewhere."""
@@ -718,4 +870,4 @@ class RayExecutor:
         self._blobs.clear()
 
 
-__all__ = ["RayExecutor", "Shipped", "WorkerResult", "WorkerSetup", "connect", "probe"]
+__all__ = ["RayExecutor", "Shipped", "ShippedFolder", "ShippedStage", "WorkerResult", "WorkerSetup", "connect", "probe"]
