@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from kramabench.contracts.model import ChatMessage
 from kramabench.contracts.session import PythonError, PythonResult
 from kramabench.contracts.system import TaskInput
+from kramabench.contracts.text import without_escape_codes
 from kramabench.lake import estimate_tokens
 from kramabench.lake.secrets import mask_secrets
 from kramabench.sandbox.environment import SandboxLock, import_names, load_lock, packages_text
@@ -195,8 +196,11 @@ _ADDRESS = re.compile(r"( at 0x)[0-9a-fA-F]{4,16}(>)")
 
 
 def stable(text: str) -> str:
-    """``<object at 0x7f3a...>`` -> ``<object at 0x…>``: addresses differ between runs (a replay must see the
+    """``text`` of a step's output as the model is shown it and the record keeps it: without terminal escape codes
+    (dbt's colours, a progress bar's cursor moves: noise to a model, ``\\x1b[0m`` in a record), and
+    ``<object at 0x7f3a...>`` -> ``<object at 0x…>``: addresses differ between runs (a replay must see the
     same text) and tell the model nothing."""
+    text = without_escape_codes(text)
     return _ADDRESS.sub(r"\1…\2", text) if " at 0x" in text else text
 
 

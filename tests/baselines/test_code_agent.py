@@ -294,3 +294,24 @@ def test_final_answer_while_handling_an_exception_shows_no_traceback(openai_serv
     assert out.answer == 3, out.error
     last = out.steps[-1]
     assert last.outcome == "final_answer" and last.observation == "trying", last.observation
+
+
+def test_colour_off_in_the_session_and_escape_codes_stripped(openai_server, model, local_sandbox, lake, tmp_path):
+    """Tools in the session see colour switched off (NO_COLOR, TERM=dumb, dbt's DBT_USE_COLORS); escape codes a
+    program writes all the same (printed, through shell, in an exception's message) reach neither the model nor
+    the record."""
+    openai_server.enqueue(
+        step("import os\nprint(os.environ['NO_COLOR'], os.environ['TERM'], os.environ['DBT_USE_COLORS'])\n"
+             "print('\\x1b[0m20:51:38  Running with \\x1b[32mdbt\\x1b[0m=1.8')\n"
+             "shell(\"printf '\\\\033[1;31mred\\\\033[0m \\\\033]8;;http://x\\\\033\\\\\\\\link\\\\033]8;;\\\\033\\\\\\\\\\\\n'\")"),
+        step("raise ValueError('\\x1b[31mcoloured failure\\x1b[0m')"),
+        step("final_answer(1)"),
+    )
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.answer == 1, out.error
+    shown = observations(openai_server)
+    assert "1 dumb false" in shown[0]
+    assert "20:51:38  Running with dbt=1.8" in shown[0] and "red link" in shown[0], shown[0]
+    assert "ValueError: coloured failure" in shown[1], shown[1]
+    for text in [*shown, *(s.observation or "" for s in out.steps)]:
+        assert "\x1b" not in text, text
