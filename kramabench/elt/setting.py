@@ -13,8 +13,10 @@
   hold stage 1, every model's result under every comparator (per-column diagnostics) and the sources;
 * ``summary(records)``: SRDEL (pipelines passing stage 1 / pipelines) and SRDT per comparator (correct data
   models / data models), over the run's pipelines, as the paper counts them;
-* ``describe``: the comparators and the deliberate differences of this run's sources from the original
-  (recorded in the manifest, listed in the report).
+* ``describe``: the comparators and the deliberate differences of the run's set-up from the original, those of
+  the tasks it runs (recorded in the manifest, listed in the report); ``differences(records)``: at the run's end,
+  those of the tasks that ran, from their records (each record names what served each of its sources and its
+  own differences: ``score_details.sources``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed
 from kramabench.elt.compare.values import Table
 from kramabench.elt.family import ANSWER_TYPE, FAMILY
 from kramabench.elt.scoring import ModelScore, PipelineScore, Stage1, score_pipeline
-from kramabench.elt.sources import SourceOptions, SourceSet
+from kramabench.elt.sources import SourceOptions, SourceSet, ordered_differences
 from kramabench.elt.suite.models import DataModel
 
 log = logging.getLogger(__name__)
@@ -192,7 +194,7 @@ class EltSetting:
         try:
             assert sources.task_dir is not None
             info = {"started_s": round(sources.started_s, 3), "kinds": task.pipeline.kinds(),
-                    "differences": list(sources.differences)}
+                    "served": dict(sources.served), "differences": list(sources.differences)}
             with self._lock:
                 self._staged[item.input.token] = info
             services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
@@ -301,6 +303,15 @@ class EltSetting:
         return (f"floor (the same {len(recs)} pipelines): an empty warehouse scores 0.0% (SRDEL "
                 f"{100 * stage1 / len(recs):.1f}%: no expected table is in it; SRDT 0/{models}: no data model is); "
                 "constant answers (0, \"\", \"I don't know\") are not warehouses and are no floor here")
+
+    def differences(self, records: list[Any]) -> list[str] | None:
+        """The deliberate differences of the tasks that ran: the union of their records' (``score_details.sources``,
+        what the task's set-up had), in a fixed order; None when no record says (no task's sources started)."""
+        said = [((r.score_details or {}).get("sources") or {}).get("differences") for r in records]
+        said = [d for d in said if isinstance(d, list)]
+        if not said:
+            return None
+        return ordered_differences(str(x) for d in said for x in d)
 
     def describe(self, workloads: list[Any]) -> dict[str, Any]:
         kinds = sorted({k for w in workloads for t in w.tasks for k in t.pipeline.kinds()})

@@ -47,7 +47,7 @@ from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
-from kramabench.run.settings import SettingContext, Staged, Summarized, WorkItem
+from kramabench.run.settings import Differing, SettingContext, Staged, Summarized, WorkItem
 from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
@@ -534,6 +534,14 @@ class Runner:
                                                       for m in self.setting.summary(mine)]
                 except Exception as e:  # noqa: BLE001 - the metrics are a summary: the records stand
                     log.warning("the setting's metrics could not be computed: %s", e)
+            info = self.manifest.options.get("setting_info")
+            if isinstance(self.setting, Differing) and isinstance(info, dict):
+                try:  # the differences of the tasks that ran, in place of those planned
+                    ran = self.setting.differences([r for r in all_records if r.setting == self.setting.name])
+                    if ran is not None:
+                        info["differences"] = ran
+                except Exception as e:  # noqa: BLE001 - a summary: the records stand
+                    log.warning("the setting's differences could not be summarised: %s", e)
             if isinstance(self.judge, CountsCalls):
                 self.manifest.counts["judge"] = jsonable(self.judge.stats)
             self.store.write_manifest(self.manifest)

@@ -595,8 +595,10 @@ def _prepare_rest(
         manifest.sandbox = sandbox_info if sandbox is not None else manifest.sandbox
         manifest.packages = package_versions()
 
+    if selection.task_ids is not None:
+        workloads = keep_tasks(workloads, selection.task_ids)
     if isinstance(setting, Described):
-        try:
+        try:  # of the tasks the run selected (a run of one pipeline: that pipeline's sources)
             manifest.options["setting_info"] = setting.describe(workloads)
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("the setting's description is not recorded: %s", e)
@@ -604,8 +606,6 @@ def _prepare_rest(
     ctx = SystemContext(
         options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed
     )
-    if selection.task_ids is not None:
-        workloads = keep_tasks(workloads, selection.task_ids)
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
         store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,

@@ -29,8 +29,10 @@ Optional members (protocols checked with ``isinstance``; :class:`BaseSetting` gi
   constant answers (``0``, ``""``, ``"I don't know"``, :mod:`scorers.floors`) are no floor for it (an ELT
   pipeline is answered with a warehouse, not a value); printed and reported instead of the constants' floors;
 * ``describe(workloads)`` (:class:`Described`): what the manifest records about the setting for this run
-  (``options.setting_info``), ``differences`` being deliberate differences from the original set-up that
-  the report lists.
+  (``options.setting_info``; the workloads hold the tasks the run selected), ``differences`` being deliberate
+  differences from the original set-up that the report lists;
+* ``differences(records)`` (:class:`Differing`): at the run's end, the deliberate differences of the tasks that
+  ran, from their records (None: none says); they replace ``setting_info.differences`` in the manifest.
 
 A setting sees the run through a narrow :class:`SettingContext` (the judge, whether subtasks are posed,
 whether the system is privileged), never the Runner.
@@ -175,6 +177,14 @@ class Described(Protocol):
     """Optional: what the manifest records about the setting for a run (``options.setting_info``)."""
 
     def describe(self, workloads: list[Any]) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Differing(Protocol):
+    """Optional: the deliberate differences from the original set-up of the tasks that ran, from their records
+    (what served each task; None when no record says)."""
+
+    def differences(self, records: list[Any]) -> list[str] | None: ...
 
 
 #: the family of a setting that does not say (the KramaBench layout)
@@ -433,7 +443,7 @@ def get_setting(name: str) -> Setting:
 
 
 __all__ = [
-    "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "configure_setting", "EndToEnd", "Floored", "ForFamily", "PipelineDesign", "Setting",
+    "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "Differing", "configure_setting", "EndToEnd", "Floored", "ForFamily", "PipelineDesign", "Setting",
     "SettingContext", "Staged", "Subtasks", "Summarized", "WorkItem", "get_setting", "setting_family",
     "setting_floor_note", "setting_metrics", "setting_names",
 ]
