@@ -95,7 +95,7 @@ class _Run:
         pose = opts.pose_subtasks if opts.pose_subtasks is not None else bool(task.subtasks)
         pose = pose and bool(task.subtasks)
         lake_dir = self.agent.sandbox.lake_dir(task.lake_root)
-        system = system_prompt(opts, lake_dir=lake_dir)
+        system = system_prompt(opts, lake_dir=lake_dir, kind=task.kind)
         user, facts = first_user_message(task, index, task_files(task, index), opts, lake_dir=lake_dir,
                                          system=system, pose_subtasks=pose)
         out.transcript.append({"type": "prompt_facts", "system": opts.name, **facts})
@@ -153,7 +153,7 @@ class _Run:
                 in_a_row += 1
                 msg, body = format_error_message(step, opts.max_steps, in_a_row, opts.max_format_errors,
                                                  truncated=c.finish_reason == "length" or parsed.unclosed,
-                                                 max_tokens=opts.model_options.max_tokens)
+                                                 max_tokens=opts.model_options.max_tokens, kind=self.task.kind)
                 out.steps.append(AgentStep(**base, outcome="format_error", observation=body,
                                            error="the reply held no complete code block",
                                            wall_s=round(time.perf_counter() - t0, 4)))
@@ -202,7 +202,7 @@ class _Run:
                                                wall_s=round(time.perf_counter() - t0, 4)))
                     self._accept(doc, pose)
                     return
-                msg, body = answer_error_message(step, opts.max_steps, why)
+                msg, body = answer_error_message(step, opts.max_steps, why, self.task.kind)
                 out.steps.append(AgentStep(**common, outcome="answer_error", observation=text + "\n\n" + body,
                                            error=why, wall_s=round(time.perf_counter() - t0, 4)))
                 messages.append(msg)
@@ -217,7 +217,7 @@ class _Run:
             if self._over_budget() or self._out_of_time(which, result.timed_out):
                 return
             if step < opts.max_steps:
-                messages.append(observation_message(step, opts.max_steps, text))
+                messages.append(observation_message(step, opts.max_steps, text, self.task.kind))
         if out.error is None:
             out.error = OutcomeError(kind="max_steps",
                                      message=f"no final answer within max_steps={opts.max_steps} steps")

@@ -25,7 +25,13 @@ from baselines.code_agent import SessionOpener
 from baselines.code_agent.clock import TaskClock
 from baselines.code_agent.lake import LakeIndexes, task_files
 from baselines.code_agent.pipeline import RanStep, pipeline_code
-from baselines.code_agent.prompts import environment_section, question_section, time_budget_text
+from baselines.code_agent.prompts import (
+    SMOLAGENTS_TASK_NOTES,
+    environment_section,
+    folder_intro,
+    task_section,
+    time_budget_text,
+)
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
@@ -39,20 +45,6 @@ from .model import KramabenchModel, TaskTimeSpent
 from .options import SUPPORTED, SmolagentsOptions
 
 log = logging.getLogger(__name__)
-
-TASK_NOTES = """\
-# How to work here
-- The data lake is the read-only folder {lake_dir}; the current working directory is an empty scratch \
-folder you may write to. There is no network and no way to install packages.
-- Python 3 with the standard library (os, pathlib, glob, json, csv, zipfile, ...) and these packages (by \
-import name): {packages}.
-- Each code step may run for at most {step_timeout} seconds; then it is stopped and the interpreter \
-restarted (variables are lost, files you wrote stay).{time_budget}
-- Besides final_answer, a function shell(command) runs a shell command in the working directory and \
-prints its output and exit code.
-- Give final_answer a plain value in the form the question asks for (a number, a string, a list); a \
-DataFrame, Series, numpy value or set is converted for you (one value: that value; one column or row: a list)."""
-
 
 def check_version() -> str:
     """smolagents' version, refused in one line when outside :data:`SUPPORTED`."""
@@ -79,11 +71,12 @@ class SmolagentsCodeAgent:
         index = self.indexes.get(task.lake_root)
         files = task_files(task, index)
         lake_dir = self.sandbox.lake_dir(task.lake_root)
-        head = question_section(task, pose) + environment_section(task)
-        notes = TASK_NOTES.format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}",
-                                  packages=packages_text(),
-                                  time_budget=time_budget_text(opts.max_code_s, opts.max_wall_s, "\n- "))
-        intro = f"# Data lake\nThe lake is the folder {lake_dir} ({len(files)} files); read files by the full paths listed here.\n"
+        head = task_section(task, pose) + environment_section(task)
+        notes = SMOLAGENTS_TASK_NOTES[task.kind].format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}",
+                                                        packages=packages_text(),
+                                                        time_budget=time_budget_text(opts.max_code_s, opts.max_wall_s,
+                                                                                     "\n- "))
+        intro = folder_intro(task, lake_dir, len(files))
         budget = max(200, opts.prompt_budget_tokens - estimate_tokens(head + notes + intro) - 16)
         rendered = index.render(files, budget_tokens=budget, path_prefix=lake_dir, max_rows=opts.snippet_rows,
                                 content=True, style=opts.lake_rendering)

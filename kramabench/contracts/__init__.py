@@ -56,6 +56,7 @@ from kramabench.contracts.system import (
     SystemOutput,
     SystemUsage,
     TaskInput,
+    TaskKind,
 )
 
 __all__ = [
@@ -104,6 +105,7 @@ __all__ = [
     "SystemOutput",
     "SystemUsage",
     "TaskInput",
+    "TaskKind",
     "Usage",
     "jsonable",
     "latest_records",

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field
 
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.session import ServiceForward
-from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput, TaskKind
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed
 from kramabench.elt.compare.values import Table
 from kramabench.elt.family import ANSWER_TYPE, FAMILY
@@ -146,6 +146,8 @@ class EltSetting:
 
     name = "elt"
     family = FAMILY
+    #: the system builds a warehouse (its agents' prompts say so: extract, load, model, verify, then finish)
+    task_kind: TaskKind = "elt"
     default_judge: str | None = None
     #: the official/verified gold views are KramaBench's; an ELT suite's corrections apply per comparator
     scores_answers = False
@@ -168,7 +170,8 @@ class EltSetting:
 
     def task_input(self, ctx: Any, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
         prefix = f"{task.id}/"
-        return TaskInput(query=task.query, lake_root=Path(view.path) / task.id, setting=self.name, token=token,
+        return TaskInput(query=task.query, lake_root=Path(view.path) / task.id, setting=self.name, kind=self.task_kind,
+                         token=token,
                          files=[f[len(prefix):] for f in view.files if f.startswith(prefix)],
                          outputs=self._outputs(task.id))
 

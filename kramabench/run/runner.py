@@ -207,8 +207,9 @@ class Runner:
         self.resolver.add(token, ref)
         inp = setting.task_input(self.setting_ctx, task, unit, view, token, keys)
         # where the system's sessions collect files: an opaque folder (its path names no task), moved into
-        # artifacts/<unit>/ with the record
-        inp = inp.model_copy(update={"artifacts_dir": self.staging.new(unit_folder(setting.name, task.id, sub_id))})
+        # artifacts/<unit>/ with the record; what the task asks, as the setting declares it
+        inp = inp.model_copy(update={"artifacts_dir": self.staging.new(unit_folder(setting.name, task.id, sub_id)),
+                                     "kind": setting.task_kind})
         key = call_key(self.salt, setting.name, wl.domain, task.id, sub_id)
         return WorkItem((setting.name, task.id, sub_id, attempt), wl.domain, task, unit, attempt, inp, ref, key,
                         presolved=setting.presolved(task, unit))

@@ -4,6 +4,9 @@ A setting implements :class:`Setting` (subclass :class:`BaseSetting` for the def
 under the entry-point group ``kramabench.settings`` (the built-ins through this project's own
 ``pyproject.toml``, exactly like a plug-in):
 
+* ``task_kind``: what the system is asked (:data:`~kramabench.contracts.system.TaskKind`: ``question``, a value;
+  ``elt``, a warehouse), written by the runner into every :class:`TaskInput` (``TaskInput.kind``): an agent puts
+  the task to its model (its role, how it ends) by it;
 * ``units(task)``: the work items of one task (``None`` = the task itself; a Subtask = one item for it),
 * ``task_input(ctx, task, unit, view, token, keys)``: the :class:`TaskInput` the system receives
   (never ids, answers, data_sources or solutions),
@@ -54,7 +57,7 @@ from kramabench import plugins
 from kramabench.contracts.answers import AnswerType
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.records import jsonable
-from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput
+from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput, TaskKind
 from kramabench.run.scoring import Scored, no_answer, score_answer
 from kramabench.systems.context import TaskRef
 
@@ -99,6 +102,9 @@ class Setting(Protocol):
     #: its score depends on the gold answers (end-to-end, subtasks): an item whose gold an erratum changed is
     #: scored against the official and the verified gold; False (pipeline-design) scores it once
     scores_answers: bool
+    #: what the system is asked (``question``: a value; ``elt``: a warehouse); the runner writes it into every
+    #: TaskInput (``TaskInput.kind``)
+    task_kind: TaskKind
 
     def units(self, task: Any) -> list[Any | None]: ...
 
@@ -222,12 +228,13 @@ def setting_floor_note(name: str, records: list[Any]) -> str | None:
 
 class BaseSetting:
     """Defaults of a setting: no default judge, the paraphrase judge when one is asked, nothing presolved,
-    the workloads of KramaBench's layout."""
+    the workloads of KramaBench's layout, a question to answer."""
 
     name = ""
     default_judge: str | None = None
     family = DEFAULT_FAMILY
     scores_answers = True
+    task_kind: TaskKind = "question"
 
     def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
         return None
