@@ -11,7 +11,9 @@ model, verify, then finish; ``final_answer`` only ends the task): :data:`SYSTEM_
   workspace, no network, the step's time limit), the two helpers (``final_answer``, ``shell``), how to give
   the answer in the form the scorers read, and the usual traps of real-world data;
 * :func:`first_user_message`: the question (and the subtasks when posed), the task's environment notes (a
-  setting's ``TaskInput.environment``), and the lake as DS-Guru's lake index renders it within the budget;
+  setting's ``TaskInput.environment``), the task's specification files whole when it names any
+  (``TaskInput.spec_files``, :func:`spec_section`: an ELT task's config.yaml, data_model.yaml, schemas/; a file cut
+  to fit the budget says so), and the lake as DS-Guru's lake index renders it within the budget;
 * :func:`observation_message`: what one step's code printed, its last expression's value, the exception,
   and what the harness did (a timeout, a restarted interpreter, output cut), then the steps left;
 * :func:`format_error_message`: a reply without a code block;
@@ -292,12 +294,60 @@ def environment_section(task: TaskInput) -> str:
     return "# Environment of this task\n" + task.environment.strip() + "\n\n"
 
 
+#: the task's specification files (``TaskInput.spec_files``) take at most this share of the first message's budget
+#: left after its fixed parts; the other files get the rest
+SPEC_SHARE = 0.75
+SPEC_INTRO = "# Specification\nThe files that specify this task, each shown whole unless said otherwise:\n"
+SPEC_SHOWN_ABOVE = "Its specification files are shown above; the other files follow.\n"
+_FENCE_LANG = {"yaml": "yaml", "yml": "yaml", "json": "json", "csv": "csv", "sql": "sql", "md": "markdown"}
+
+
+def _lines(n: int) -> str:
+    return f"{n:,} line{'s' if n != 1 else ''}"
+
+
+def spec_section(task: TaskInput, spec_files: list[str], lake_dir: str, budget_tokens: int) -> tuple[str, dict]:
+    """The task's specification files, whole when they fit ``budget_tokens`` (a file cut to fit says so and how
+    much it shows), and facts about them; ``("", {})`` without any."""
+    if not spec_files:
+        return "", {}
+    from kramabench.lake import whole_files
+    from kramabench.lake.raw import fence_for
+
+    shown = whole_files(task.lake_root, spec_files, budget_tokens=budget_tokens)
+    parts = [SPEC_INTRO]
+    for f in shown:
+        path = f"{lake_dir.rstrip('/')}/{f.path}"
+        if f.error is not None:
+            parts.append(f"\n{path}: not shown ({f.error}).\n")
+            continue
+        if f.cut:
+            label = (f"{path} (its first {_lines(f.lines_shown)} of {f.lines_total:,}: cut to fit the prompt budget; "
+                     "read the file for the rest):")
+        else:
+            label = f"{path} ({_lines(f.lines_total)}, whole):"
+        body = f.text if f.text.endswith("\n") or not f.text else f.text + "\n"
+        fence = fence_for(body.splitlines())
+        lang = _FENCE_LANG.get(f.path.rsplit(".", 1)[-1].lower(), "") if "." in f.path else ""
+        parts.append(f"\n{label}\n{fence}{lang}\n{body}{fence}\n")
+    facts = {"spec_files_shown": len([f for f in shown if f.error is None]),
+             "spec_files_cut": [f.path for f in shown if f.cut],
+             "spec_tokens_estimated": sum(f.tokens for f in shown)}
+    masked = sum(len(f.masked) for f in shown)
+    if masked:
+        facts["spec_secrets_masked_count"] = masked
+    return "".join(parts) + "\n", facts
+
+
 def first_user_message(task: TaskInput, index: LakeIndex, files: list[str], options: CodeAgentOptions, *,
                        lake_dir: str, system: str, pose_subtasks: bool) -> tuple[str, dict]:
     """The first user message within ``options.prompt_budget_tokens`` (the system prompt counted), and facts
     about it for the transcript."""
     head = task_section(task, pose_subtasks) + environment_section(task)
     intro = folder_intro(task, lake_dir, len(files))
+    spec_files = [f for f in task.spec_files if f in set(files)]
+    if spec_files:
+        intro += SPEC_SHOWN_ABOVE
     if task.hint_files:
         intro += "Files that are likely relevant are listed first.\n"
     if options.lake_rendering == "paper":
@@ -308,10 +358,14 @@ def first_user_message(task: TaskInput, index: LakeIndex, files: list[str], opti
                   "inferred types and example values, and the first rows.\n")
     tail = "\nBegin with your first step."
     overhead = estimate_tokens(system) + estimate_tokens(head + intro + tail) + 16
-    rendered = index.render(files, budget_tokens=max(200, options.prompt_budget_tokens - overhead),
+    spec, spec_facts = spec_section(task, spec_files, lake_dir,
+                                    int(SPEC_SHARE * max(0, options.prompt_budget_tokens - overhead)))
+    overhead += estimate_tokens(spec)
+    rest = [f for f in files if f not in set(spec_files)] if spec_files else files
+    rendered = index.render(rest, budget_tokens=max(200, options.prompt_budget_tokens - overhead),
                             path_prefix=lake_dir, max_rows=options.snippet_rows, content=True,
                             style=options.lake_rendering)
-    user = head + intro + rendered.text + "\n" + tail
+    user = head + spec + intro + rendered.text + "\n" + tail
     facts: dict = {
         "files_shown": len(files),
         "lake_rendering": options.lake_rendering,
@@ -321,6 +375,7 @@ def first_user_message(task: TaskInput, index: LakeIndex, files: list[str], opti
         "prompt_budget_tokens": options.prompt_budget_tokens,
         "subtasks_posed": len(task.subtasks or []) if pose_subtasks else 0,
         "environment_notes": bool(task.environment and task.environment.strip()),
+        **spec_facts,
     }
     if rendered.masked:
         facts["secrets_masked_count"] = sum(len(k) for k in rendered.masked.values())
@@ -450,6 +505,9 @@ __all__ = [
     "FOLDER_INTROS",
     "LAST_STEP",
     "SMOLAGENTS_TASK_NOTES",
+    "SPEC_INTRO",
+    "SPEC_SHARE",
+    "SPEC_SHOWN_ABOVE",
     "SYSTEM_PROMPTS",
     "SYSTEM_PROMPT_TEMPLATE",
     "TASK_HEADINGS",
@@ -464,6 +522,7 @@ __all__ = [
     "question_section",
     "stable",
     "steps_left_line",
+    "spec_section",
     "system_prompt",
     "task_section",
     "time_budget_text",

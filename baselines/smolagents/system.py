@@ -27,8 +27,11 @@ from baselines.code_agent.lake import LakeIndexes, task_files
 from baselines.code_agent.pipeline import RanStep, pipeline_code
 from baselines.code_agent.prompts import (
     SMOLAGENTS_TASK_NOTES,
+    SPEC_SHARE,
+    SPEC_SHOWN_ABOVE,
     environment_section,
     folder_intro,
+    spec_section,
     task_section,
     time_budget_text,
 )
@@ -77,12 +80,19 @@ class SmolagentsCodeAgent:
                                                         time_budget=time_budget_text(opts.max_code_s, opts.max_wall_s,
                                                                                      "\n- "))
         intro = folder_intro(task, lake_dir, len(files))
-        budget = max(200, opts.prompt_budget_tokens - estimate_tokens(head + notes + intro) - 16)
+        spec_files = [f for f in task.spec_files if f in set(files)]
+        if spec_files:  # the task's specification whole, before the other files
+            intro += SPEC_SHOWN_ABOVE
+            files = [f for f in files if f not in set(spec_files)]
+        fixed = estimate_tokens(head + notes + intro) + 16
+        spec, spec_facts = spec_section(task, spec_files, lake_dir,
+                                        int(SPEC_SHARE * max(0, opts.prompt_budget_tokens - fixed)))
+        budget = max(200, opts.prompt_budget_tokens - fixed - estimate_tokens(spec))
         rendered = index.render(files, budget_tokens=budget, path_prefix=lake_dir, max_rows=opts.snippet_rows,
                                 content=True, style=opts.lake_rendering)
-        text = head + notes + "\n\n" + intro + rendered.text
-        return text, {"files_shown": len(files), "lake_rendering": opts.lake_rendering,
-                      "lake_render_mode": rendered.mode, "task_tokens_estimated": estimate_tokens(text)}
+        text = head + notes + "\n\n" + spec + intro + rendered.text
+        return text, {"files_shown": len(files) + len(spec_files), "lake_rendering": opts.lake_rendering,
+                      "lake_render_mode": rendered.mode, "task_tokens_estimated": estimate_tokens(text), **spec_facts}
 
     def solve(self, task: TaskInput) -> SystemOutput:
         from kramabench.models.costs import system_usage

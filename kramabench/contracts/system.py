@@ -46,6 +46,10 @@ class TaskInput(BaseModel):
     subtasks: list[SubtaskInput] | None = None
     parent_query: str | None = Field(None, description="in the subtask setting: the end-to-end question")
     hint_files: list[str] | None = None
+    spec_files: list[str] = Field(
+        default_factory=list, description="files of the lake (relative paths) that specify the task, e.g. an ELT "
+        "task's config.yaml, data_model.yaml and schemas/: an agent shows them whole when they fit its prompt budget "
+        "(and says so when they are cut), before the other files")
     token: str = Field("", description="opaque per-run handle; only privileged built-ins can resolve it")
     artifacts_dir: Path | None = Field(
         None, description="the host folder where this task's sessions collect files (Sandbox.session(artifacts_dir=...)); "

@@ -1,7 +1,8 @@
 """The ``elt`` setting (entry point ``kramabench.settings: elt``): one work item per pipeline of an ELT suite.
 
-* ``task_input``: the pipeline's instruction and its specification (``data_model.yaml``, ``schemas/``); the
-  warehouse file is the task's output (``TaskInput.outputs``);
+* ``task_input``: the pipeline's instruction and its specification (``data_model.yaml``, ``schemas/``; named in
+  ``TaskInput.spec_files``, which agents show whole); the warehouse file is the task's output
+  (``TaskInput.outputs``); ``task_kind`` ``elt``: agents put the task as building a warehouse;
 * ``stage(item)``: just before the pipeline is solved its sources start (:class:`~kramabench.elt.sources.SourceSet`:
   PostgreSQL, the REST API, files, S3, MongoDB) and the system gets the full task folder as its lake
   (``config.yaml`` with the in-session endpoints and credentials) and the services to forward into its
@@ -58,6 +59,13 @@ def _sha256(path: Path) -> str:
 
 def _listing(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def spec_files(files: list[str]) -> list[str]:
+    """The files of a task folder that specify the task (``TaskInput.spec_files``: an agent shows them whole):
+    ``config.yaml``, ``data_model.yaml``, then ``schemas/`` in order."""
+    return [f for f in ("config.yaml", "data_model.yaml") if f in files] + sorted(
+        f for f in files if f.startswith("schemas/"))
 
 
 def _via_scorer(model: DataModel, expected: Table, actual: Table, comparators: list[str]) -> dict[str, TableResult]:
@@ -170,10 +178,9 @@ class EltSetting:
 
     def task_input(self, ctx: Any, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
         prefix = f"{task.id}/"
+        files = [f[len(prefix):] for f in view.files if f.startswith(prefix)]
         return TaskInput(query=task.query, lake_root=Path(view.path) / task.id, setting=self.name, kind=self.task_kind,
-                         token=token,
-                         files=[f[len(prefix):] for f in view.files if f.startswith(prefix)],
-                         outputs=self._outputs(task.id))
+                         token=token, files=files, spec_files=spec_files(files), outputs=self._outputs(task.id))
 
     def _outputs(self, pipeline_id: str) -> list[str]:
         """The warehouse file and its write-ahead log (DuckDB replays it when the scorer opens the file, so a
@@ -201,8 +208,9 @@ class EltSetting:
             with self._lock:
                 self._staged[item.input.token] = info
             services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
-            yield item.input.model_copy(update={"lake_root": sources.task_dir, "files": _listing(sources.task_dir),
-                                                "services": services,
+            files = _listing(sources.task_dir)
+            yield item.input.model_copy(update={"lake_root": sources.task_dir, "files": files,
+                                                "spec_files": spec_files(files), "services": services,
                                                 "environment": environment_notes(sources.config, task.id,
                                                                                  self.options.warehouse_file(task.id))})
         finally:
