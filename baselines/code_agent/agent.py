@@ -21,6 +21,7 @@ from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.session import SessionError
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.lake.secrets import mask_values
 
 from .clock import TaskClock, session_wall_spent
 from .lake import LakeIndexes, task_files
@@ -32,6 +33,7 @@ from .prompts import (
     answer_error_message,
     first_user_message,
     format_error_message,
+    masked,
     observation_message,
     observation_text,
     system_prompt,
@@ -98,6 +100,7 @@ class _Run:
         system = system_prompt(opts, lake_dir=lake_dir, kind=task.kind)
         user, facts = first_user_message(task, index, task_files(task, index), opts, lake_dir=lake_dir,
                                          system=system, pose_subtasks=pose)
+        user, _ = mask_values(user, task.secrets)  # the task's own secret values, wherever a file held them
         out.transcript.append({"type": "prompt_facts", "system": opts.name, **facts})
         out.transcript.append({"type": "prompt", "system_prompt": system, "user": user})
         opener = SessionOpener(self.agent.sandbox, task, opts.limits)
@@ -192,6 +195,7 @@ class _Run:
             self.files_read.extend(f for f in result.files_read if f not in self.files_read)
             final = result.error is not None and result.error.type == FINAL_ANSWER_EXCEPTION
             text, cut = observation_text(result, opts.observation_chars, final_exception=FINAL_ANSWER_EXCEPTION)
+            text = masked(text, self.task.secrets)  # shown and recorded alike
             common = dict(base, code=parsed.code, code_s=round(code_s, 4), state_lost=result.state_lost, truncated=cut)
             self.code_ran.append(RanStep(step, parsed.code, _outcome(result, final), result.error, result.state_lost))
             if final:

@@ -26,6 +26,7 @@ replays to the same requests.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kramabench.contracts.model import ChatMessage
@@ -33,7 +34,7 @@ from kramabench.contracts.session import PythonError, PythonResult
 from kramabench.contracts.system import TaskInput, TaskKind
 from kramabench.contracts.text import without_escape_codes
 from kramabench.lake import estimate_tokens
-from kramabench.lake.secrets import mask_secrets
+from kramabench.lake.secrets import mask_secrets, mask_values
 from kramabench.sandbox.environment import SandboxLock, import_names, load_lock, packages_text
 
 if TYPE_CHECKING:
@@ -396,6 +397,15 @@ def stable(text: str) -> str:
     return _ADDRESS.sub(r"\1…\2", text) if " at 0x" in text else text
 
 
+def masked(text: str, secrets: Sequence[str]) -> str:
+    """What a step printed as the model is shown it and the record keeps it: the task's own secret values
+    (``TaskInput.secrets``: an ELT task's random password, printed alone) and whatever looks like a secret
+    (:func:`~kramabench.lake.secrets.mask_secrets`: ``'password': '...'`` of a printed config) as ``[MASKED]``, as
+    in the files the first message shows."""
+    text, _ = mask_values(text, secrets)
+    return mask_secrets(text)[0]
+
+
 def bounded(text: str, limit: int) -> tuple[str, bool]:
     """The first and last lines of ``text`` within about ``limit`` characters, the cut said between them."""
     text = text.rstrip()
@@ -516,6 +526,7 @@ __all__ = [
     "environment_section",
     "first_user_message",
     "folder_intro",
+    "masked",
     "format_error_message",
     "observation_message",
     "observation_text",

@@ -41,6 +41,7 @@ from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake import estimate_tokens
+from kramabench.lake.secrets import mask_values
 from kramabench.sandbox.environment import packages_text
 
 from .executor import ExecutorCall, SessionExecutor
@@ -90,7 +91,7 @@ class SmolagentsCodeAgent:
         budget = max(200, opts.prompt_budget_tokens - fixed - estimate_tokens(spec))
         rendered = index.render(files, budget_tokens=budget, path_prefix=lake_dir, max_rows=opts.snippet_rows,
                                 content=True, style=opts.lake_rendering)
-        text = head + notes + "\n\n" + spec + intro + rendered.text
+        text, _ = mask_values(head + notes + "\n\n" + spec + intro + rendered.text, task.secrets)
         return text, {"files_shown": len(files) + len(spec_files), "lake_rendering": opts.lake_rendering,
                       "lake_render_mode": rendered.mode, "task_tokens_estimated": estimate_tokens(text), **spec_facts}
 
@@ -124,7 +125,8 @@ class SmolagentsCodeAgent:
                                **facts})
         opener = SessionOpener(self.sandbox, task, opts.limits)
         executor = SessionExecutor(opener, timeout_s=opts.step_timeout_s, output_chars=opts.observation_chars,
-                                   clock=kb_model.clock, session_wall_s=opts.limits.session_wall_s)
+                                   clock=kb_model.clock, session_wall_s=opts.limits.session_wall_s,
+                                   secrets=task.secrets)
         agent_class = CodeAgent if opts.answer_after_max_steps else _NoAnswerAfterMaxSteps
         agent = agent_class(
             tools=[], model=kb_model, executor=executor, max_steps=opts.max_steps,

@@ -65,6 +65,11 @@ class TaskInput(BaseModel):
     mounts: list[Mount] = Field(
         default_factory=list, description="more read-only host paths for the system's sessions (Sandbox.session(mounts=...))"
     )
+    secrets: list[str] = Field(
+        default_factory=list, exclude=True, repr=False,
+        description="values of the task's own credentials (an ELT task's random PostgreSQL password): the system "
+        "reads them where the task's files hold them, and never shows them to a model or writes them into what is "
+        "recorded (an agent masks each wherever it appears, as [MASKED]); never serialised")
     outputs: list[str] = Field(
         default_factory=list,
         description="files of the session workspace (relative paths) that the task's answer is, e.g. an ELT task's "

@@ -99,16 +99,25 @@ class EltOptions(SourceOptions):
                                    "a warehouse may take (a view that does not end fails its table or model)")
 
 
+def credential_keys(cfg: dict[str, Any]) -> list[str]:
+    """Where the task's ``config.yaml`` holds credentials, as dotted keys (``postgres.config.password``)."""
+    keys = []
+    if "password" in cfg.get("postgres", {}).get("config", {}):
+        keys.append("postgres.config.password")
+    keys += [f"aws_s3.{k}" for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") if k in cfg.get("aws_s3", {})]
+    return keys
+
+
 def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> str:
     """What a system's prompt is told of an ELT task's environment (``TaskInput.environment``): the sources as
-    reachable from its session, the warehouse to write, the tools; written from the task's ``config.yaml``."""
+    reachable from its session, which values of ``config.yaml`` are credentials (named, never shown: the password is
+    random per task, and a prompt that held it would differ in every run, so a recorded run could not be replayed
+    nor a cached answer found), the warehouse to write, the tools; written from the task's ``config.yaml``."""
     lines = ["This is an ELT task: its result is the DuckDB warehouse file you build, not a value you answer.",
-             "The sources (config.yaml in the task folder names them, with their credentials) are reachable from "
-             "your code in this session only:"]
+             "The sources (config.yaml in the task folder names them) are reachable from your code in this session "
+             "only:"]
     if "postgres" in cfg:
         pg = cfg["postgres"]["config"]
-        # the password is random per task: it stays in config.yaml (a prompt that held it would differ in every
-        # run, and a recorded run could not be replayed nor a cached answer found)
         lines.append(f"- PostgreSQL at {pg['host']}:{pg['port']} (user {pg['user']}, its password in config.yaml, "
                      f"database {pg['database']}, schema {pg['schema']}; tables {', '.join(pg['tables'])}): psycopg "
                      "in Python, or the psql command where it is installed")
@@ -121,8 +130,8 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
     if "aws_s3" in cfg:
         s3 = cfg["aws_s3"]
         if "AWS_ENDPOINT_URL" in s3:
-            lines.append(f"- S3 at {s3['AWS_ENDPOINT_URL']} (access key {s3['AWS_ACCESS_KEY_ID']}, secret "
-                         f"{s3['AWS_SECRET_ACCESS_KEY']}): objects " + ", ".join(d["path"] for d in s3["data"])
+            lines.append(f"- S3 at {s3['AWS_ENDPOINT_URL']} (region {s3.get('AWS_DEFAULT_REGION', 'us-east-1')}, its "
+                         "access key and secret in config.yaml): objects " + ", ".join(d["path"] for d in s3["data"])
                          + " (boto3 in Python)")
         else:
             lines.append("- S3 objects, as files of the task folder: "
@@ -135,6 +144,10 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
         else:
             lines.append(f"- MongoDB collections as JSON-lines files of the task folder, one document per line: "
                          f"{mc['files']} (collections {', '.join(mc['tables'])})")
+    keys = credential_keys(cfg)
+    if keys:
+        lines.append(f"Credentials: {', '.join(keys)} in config.yaml. Their values are never shown to you: [MASKED] "
+                     "stands for them in the files and in your code's output. Your code reads them from config.yaml.")
     schema = cfg.get("warehouse", {}).get("schema", "main")
     lines += [
         f"Write the warehouse to the file {warehouse} in your working directory (its database is then named "
@@ -209,8 +222,11 @@ class EltSetting:
                 self._staged[item.input.token] = info
             services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
             files = _listing(sources.task_dir)
+            pg = sources.config.get("postgres", {}).get("config", {})
             yield item.input.model_copy(update={"lake_root": sources.task_dir, "files": files,
                                                 "spec_files": spec_files(files), "services": services,
+                                                # the random password: masked wherever an agent would show it
+                                                "secrets": [pg["password"]] if pg.get("password") else [],
                                                 "environment": environment_notes(sources.config, task.id,
                                                                                  self.options.warehouse_file(task.id))})
         finally:

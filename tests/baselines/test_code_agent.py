@@ -315,3 +315,28 @@ def test_colour_off_in_the_session_and_escape_codes_stripped(openai_server, mode
     assert "ValueError: coloured failure" in shown[1], shown[1]
     for text in [*shown, *(s.observation or "" for s in out.steps)]:
         assert "\x1b" not in text, text
+
+
+def test_a_tasks_own_secrets_are_masked_in_what_the_model_sees_and_the_record_keeps(openai_server, model,
+                                                                                    local_sandbox, lake, tmp_path):
+    """TaskInput.secrets (an ELT task's random password): masked as [MASKED] in the first message (a file that holds
+    it) and in every observation, printed alone or in a dict, shown and recorded alike; never in a dump."""
+    pw = "Rq7-random-per-task-x"
+    (lake / "config.yaml").write_text(f"postgres:\n  user: postgres\n  pass_word_here: {pw}\n")
+    openai_server.enqueue(
+        step("import yaml\ncfg = yaml.safe_load(open('/lake/config.yaml'))\nprint(cfg['postgres']['pass_word_here'])\n"
+             "print(cfg)\ncfg['postgres']['password'] = cfg['postgres']['pass_word_here']\nprint(cfg)"),
+        step("final_answer(len(cfg['postgres']['pass_word_here']))"),
+    )
+    t = task(lake, secrets=[pw])
+    assert pw not in t.model_dump_json() and pw not in repr(t)
+    out = agent(model, local_sandbox, tmp_path).solve(t)
+    assert out.answer == len(pw), out.error  # the code itself reads the value
+    for r in openai_server.chat_requests:
+        for m in r.messages:
+            assert pw not in m["content"], m
+    first = openai_server.chat_requests[0].messages[1]["content"]
+    shown = observations(openai_server)[0]
+    assert "[MASKED]" in first and shown.startswith("Observation of step 1:\n[MASKED]\n")
+    assert "'password': '[MASKED]'" in shown
+    assert pw not in json.dumps(out.model_dump(mode="json")) and out.steps[0].observation.startswith("[MASKED]\n")

@@ -202,3 +202,27 @@ def test_escape_codes_are_stripped_from_observations(openai_server, model, local
         for m in r.messages:
             assert "\x1b" not in str(m["content"]), m
     assert all("\x1b" not in (s.observation or "") + (s.error or "") for s in out.steps)
+
+
+def test_a_tasks_own_secrets_are_masked(openai_server, model, local_sandbox, lake, tmp_path):
+    """TaskInput.secrets: masked in the task text (a file holding it), in the logs, a value and an error, as the code
+    agent does; anything that looks like a secret too (a printed config's password)."""
+    pw = "Rq7-random-per-task-x"
+    (lake / "config.yaml").write_text(f"postgres:\n  user: postgres\n  pass_word_here: {pw}\n")
+    openai_server.enqueue(
+        step("import yaml\ncfg = yaml.safe_load(open('/lake/config.yaml'))['postgres']\nprint(cfg['pass_word_here'])\n"
+             "print({'password': cfg['pass_word_here']})"),
+        step("cfg['pass_word_here']"),
+        step("raise ValueError(cfg['pass_word_here'])"),
+        step("final_answer(1)"),
+    )
+    t = task(lake).model_copy(update={"secrets": [pw]})
+    out = agent(model, local_sandbox, tmp_path).solve(t)
+    assert out.answer == 1, out.error
+    for r in openai_server.chat_requests:
+        for m in r.messages:
+            assert pw not in str(m["content"]), m
+    assert "[MASKED]\n{'password': '[MASKED]'}" in out.steps[0].observation
+    assert "Last output from code snippet:\n'[MASKED]'" in out.steps[1].observation
+    assert "ValueError: [MASKED]" in (out.steps[2].observation or "") + (out.steps[2].error or "")
+    assert all(pw not in (s.observation or "") + (s.error or "") for s in out.steps)
