@@ -142,8 +142,8 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
             lines.append(f"- MongoDB at {mc['connection_string']} (database {mc['database']}; collections "
                          f"{', '.join(mc['tables'])}): pymongo in Python")
         else:
-            lines.append(f"- MongoDB collections as JSON-lines files of the task folder, one document per line: "
-                         f"{mc['files']} (collections {', '.join(mc['tables'])})")
+            lines.append(f"- MongoDB collections as JSON-lines files of the task folder: {mc['files']} (collections "
+                         f"{', '.join(mc['tables'])})")
     keys = credential_keys(cfg)
     if keys:
         lines.append(f"Credentials: {', '.join(keys)} in config.yaml. Their values are never shown to you: [MASKED] "
