@@ -169,3 +169,45 @@ def test_smolagents_task_text_shows_the_specification_whole_too(tmp_path: Path) 
     assert "best" not in text.lower() and "final_answer with a short text" in text
     assert "/lake/schemas/orders.csv (2 lines, whole):" in text and "password: [MASKED]" in text
     assert text.index("# Specification") < text.index("# Task folder") and facts["spec_files_shown"] == 4
+
+
+def test_an_elt_tasks_first_message_is_the_same_in_every_run(tmp_path: Path) -> None:
+    """Staged twice, a pipeline gets two random passwords, yet the agent's first message is the same text (what
+    replay and the response cache key on): the credentials are named, never shown; the password is a secret of the
+    task input, which no dump holds."""
+    import os
+    from types import SimpleNamespace
+
+    import pytest
+
+    from baselines.code_agent.lake import LakeIndexes, task_files
+    from baselines.code_agent.prompts import first_user_message
+    from kramabench.elt.sources.postgres import PostgresUnavailable, find_bindir
+    from kramabench.lake import list_lake_files
+    from kramabench.workload.families import load_workload
+
+    try:
+        find_bindir()
+    except PostgresUnavailable as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(str(e))
+    wl = load_workload(Path(__file__).resolve().parents[2] / "workloads" / "elt-mini", "elt-mini")
+    task = next(t for t in wl.tasks if t.id == "fleet")
+    setting = EltSetting()
+    view = SimpleNamespace(path=wl.lake, files=list_lake_files(wl.lake))
+    item = SimpleNamespace(task=task, input=setting.task_input(None, task, None, view, "tok", {}))
+    options = CodeAgentOptions()
+    system = system_prompt(options, lake_dir="/lake", kind="elt")
+    firsts, passwords = [], []
+    for _ in range(2):
+        with setting.stage(item) as inp:
+            assert inp.kind == "elt" and inp.spec_files[:2] == ["config.yaml", "data_model.yaml"]
+            passwords += inp.secrets
+            index = LakeIndexes(max_rows=10, cache_dir=None, use_cache=False).get(inp.lake_root)
+            user, _ = first_user_message(inp, index, task_files(inp, index), options, lake_dir="/lake", system=system,
+                                         pose_subtasks=False)
+            firsts.append(user)
+            assert passwords[-1] not in user and passwords[-1] not in inp.model_dump_json()
+    assert len(set(passwords)) == 2 and firsts[0] == firsts[1]
+    assert "password: [MASKED]" in firsts[0] and "Credentials: postgres.config.password" in firsts[0]
