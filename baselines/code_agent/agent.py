@@ -21,6 +21,7 @@ from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.session import SessionError
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.lake.secrets import mask_values
 
 from .clock import TaskClock, session_wall_spent
 from .lake import LakeIndexes, task_files
@@ -32,6 +33,7 @@ from .prompts import (
     answer_error_message,
     first_user_message,
     format_error_message,
+    masked,
     observation_message,
     observation_text,
     system_prompt,
@@ -102,9 +104,10 @@ class _Run:
         pose = opts.pose_subtasks if opts.pose_subtasks is not None else bool(task.subtasks)
         pose = pose and bool(task.subtasks)
         lake_dir = self.agent.sandbox.lake_dir(task.lake_root)
-        system = system_prompt(opts, lake_dir=lake_dir)
+        system = system_prompt(opts, lake_dir=lake_dir, kind=task.kind)
         user, facts = first_user_message(task, index, task_files(task, index), opts, lake_dir=lake_dir,
                                          system=system, pose_subtasks=pose)
+        user, _ = mask_values(user, task.secrets)  # the task's own secret values, wherever a file held them
         out.transcript.append({"type": "prompt_facts", "system": opts.name, **facts})
         out.transcript.append({"type": "prompt", "system_prompt": system, "user": user})
         opener = SessionOpener(self.agent.sandbox, task, opts.limits)
@@ -160,7 +163,7 @@ class _Run:
                 in_a_row += 1
                 msg, body = format_error_message(step, opts.max_steps, in_a_row, opts.max_format_errors,
                                                  truncated=c.finish_reason == "length" or parsed.unclosed,
-                                                 max_tokens=opts.model_options.max_tokens)
+                                                 max_tokens=opts.model_options.max_tokens, kind=self.task.kind)
                 out.steps.append(AgentStep(**base, outcome="format_error", observation=body,
                                            error="the reply held no complete code block",
                                            wall_s=round(time.perf_counter() - t0, 4)))
@@ -199,6 +202,7 @@ class _Run:
             self.files_read.extend(f for f in result.files_read if f not in self.files_read)
             final = result.error is not None and result.error.type == FINAL_ANSWER_EXCEPTION
             text, cut = observation_text(result, opts.observation_chars, final_exception=FINAL_ANSWER_EXCEPTION)
+            text = masked(text, self.task.secrets)  # shown and recorded alike
             common = dict(base, code=parsed.code, code_s=round(code_s, 4), state_lost=result.state_lost, truncated=cut)
             self.code_ran.append(RanStep(step, parsed.code, _outcome(result, final), result.error, result.state_lost))
             if final:
@@ -209,7 +213,7 @@ class _Run:
                                                wall_s=round(time.perf_counter() - t0, 4)))
                     self._accept(doc, pose)
                     return
-                msg, body = answer_error_message(step, opts.max_steps, why)
+                msg, body = answer_error_message(step, opts.max_steps, why, self.task.kind)
                 out.steps.append(AgentStep(**common, outcome="answer_error", observation=text + "\n\n" + body,
                                            error=why, wall_s=round(time.perf_counter() - t0, 4)))
                 messages.append(msg)
@@ -224,7 +228,7 @@ class _Run:
             if self._over_budget() or self._out_of_time(which, result.timed_out):
                 return
             if step < opts.max_steps:
-                messages.append(observation_message(step, opts.max_steps, text))
+                messages.append(observation_message(step, opts.max_steps, text, self.task.kind))
         if out.error is None:
             out.error = OutcomeError(kind="max_steps",
                                      message=f"no final answer within max_steps={opts.max_steps} steps")

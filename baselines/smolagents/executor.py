@@ -16,7 +16,7 @@ smolagents' loop.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from smolagents.local_python_executor import CodeOutput
 
 from baselines.code_agent import FINAL_ANSWER_EXCEPTION, SessionOpener, read_final_answer, redefine_helpers
 from baselines.code_agent.clock import TaskClock, session_wall_spent
-from baselines.code_agent.prompts import bounded, stable, without_traceback
+from baselines.code_agent.prompts import bounded, masked, stable, without_traceback
 from kramabench.contracts.session import PythonResult, SessionError
 from kramabench.contracts.system import OutcomeError
 
@@ -49,8 +49,11 @@ class ExecutorCall:
 class SessionExecutor(PythonExecutor):
     def __init__(self, opener: SessionOpener, *, timeout_s: float, output_chars: int,
                  step_number: Callable[[], int] | None = None, clock: TaskClock | None = None,
-                 session_wall_s: float | None = None) -> None:
+                 session_wall_s: float | None = None, secrets: Sequence[str] = ()) -> None:
         self.opener = opener
+        #: the task's own secret values (TaskInput.secrets): masked in what the model is shown, as anything that
+        #: looks like a secret
+        self.secrets = list(secrets)
         #: the agent's current step (smolagents' ``step_number``): tracebacks name the code ``<step N>``
         self.step_number = step_number
         self.timeout_s = timeout_s
@@ -78,7 +81,7 @@ class SessionExecutor(PythonExecutor):
         # chain of a chained exception), not into the logs too
         stderr = without_traceback(r.stderr, r.error)
         text = stable(r.stdout) + (stable(stderr) if stderr.strip() else "")
-        logs, cut = bounded(text, self.output_chars)
+        logs, cut = bounded(masked(text, self.secrets), self.output_chars)
         # ends with a line end, as smolagents' own executor's print output does: its observation goes on with
         # "Last output from code snippet:" on a line of its own
         return (logs + "\n" if logs else logs), cut
@@ -128,10 +131,11 @@ class SessionExecutor(PythonExecutor):
         self.calls.append(ExecutorCall(r, code_s, outcome, observation_cut=cut, code=code_action))
         self._after(which, r, steps)
         if outcome == "ok":
-            return CodeOutput(output=stable(r.value) if r.value is not None else None, logs=logs, is_final_answer=False)
+            return CodeOutput(output=masked(stable(r.value), self.secrets) if r.value is not None else None, logs=logs,
+                              is_final_answer=False)
         parts = [logs.rstrip()] if logs.strip() else []
         if r.error is not None:
-            tb = stable(r.error.traceback or f"{r.error.type}: {r.error.message}")
+            tb = masked(stable(r.error.traceback or f"{r.error.type}: {r.error.message}"), self.secrets)
             parts.append(bounded(tb, self.output_chars)[0])
         if r.explanation:
             parts.append(f"The step was stopped: {r.explanation}." if r.timed_out else r.explanation)

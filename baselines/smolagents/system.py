@@ -25,13 +25,23 @@ from baselines.code_agent import SessionOpener
 from baselines.code_agent.clock import TaskClock
 from baselines.code_agent.lake import LakeIndexes, task_files
 from baselines.code_agent.pipeline import RanStep, pipeline_code
-from baselines.code_agent.prompts import environment_section, question_section, time_budget_text
+from baselines.code_agent.prompts import (
+    SMOLAGENTS_TASK_NOTES,
+    SPEC_SHARE,
+    SPEC_SHOWN_ABOVE,
+    environment_section,
+    folder_intro,
+    spec_section,
+    task_section,
+    time_budget_text,
+)
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.steps import AgentStep
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake import estimate_tokens
+from kramabench.lake.secrets import mask_values
 from kramabench.sandbox.environment import packages_text
 
 from .executor import ExecutorCall, SessionExecutor
@@ -39,20 +49,6 @@ from .model import KramabenchModel, TaskTimeSpent
 from .options import SUPPORTED, SmolagentsOptions
 
 log = logging.getLogger(__name__)
-
-TASK_NOTES = """\
-# How to work here
-- The data lake is the read-only folder {lake_dir}; the current working directory is an empty scratch \
-folder you may write to. There is no network and no way to install packages.
-- Python 3 with the standard library (os, pathlib, glob, json, csv, zipfile, ...) and these packages (by \
-import name): {packages}.
-- Each code step may run for at most {step_timeout} seconds; then it is stopped and the interpreter \
-restarted (variables are lost, files you wrote stay).{time_budget}
-- Besides final_answer, a function shell(command) runs a shell command in the working directory and \
-prints its output and exit code.
-- Give final_answer a plain value in the form the question asks for (a number, a string, a list); a \
-DataFrame, Series, numpy value or set is converted for you (one value: that value; one column or row: a list)."""
-
 
 def check_version() -> str:
     """smolagents' version, refused in one line when outside :data:`SUPPORTED`."""
@@ -79,17 +75,25 @@ class SmolagentsCodeAgent:
         index = self.indexes.get(task.lake_root)
         files = task_files(task, index)
         lake_dir = self.sandbox.lake_dir(task.lake_root)
-        head = question_section(task, pose) + environment_section(task)
-        notes = TASK_NOTES.format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}",
-                                  packages=packages_text(),
-                                  time_budget=time_budget_text(opts.max_code_s, opts.max_wall_s, "\n- "))
-        intro = f"# Data lake\nThe lake is the folder {lake_dir} ({len(files)} files); read files by the full paths listed here.\n"
-        budget = max(200, opts.prompt_budget_tokens - estimate_tokens(head + notes + intro) - 16)
+        head = task_section(task, pose) + environment_section(task)
+        notes = SMOLAGENTS_TASK_NOTES[task.kind].format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}",
+                                                        packages=packages_text(),
+                                                        time_budget=time_budget_text(opts.max_code_s, opts.max_wall_s,
+                                                                                     "\n- "))
+        intro = folder_intro(task, lake_dir, len(files))
+        spec_files = [f for f in task.spec_files if f in set(files)]
+        if spec_files:  # the task's specification whole, before the other files
+            intro += SPEC_SHOWN_ABOVE
+            files = [f for f in files if f not in set(spec_files)]
+        fixed = estimate_tokens(head + notes + intro) + 16
+        spec, spec_facts = spec_section(task, spec_files, lake_dir,
+                                        int(SPEC_SHARE * max(0, opts.prompt_budget_tokens - fixed)))
+        budget = max(200, opts.prompt_budget_tokens - fixed - estimate_tokens(spec))
         rendered = index.render(files, budget_tokens=budget, path_prefix=lake_dir, max_rows=opts.snippet_rows,
                                 content=True, style=opts.lake_rendering)
-        text = head + notes + "\n\n" + intro + rendered.text
-        return text, {"files_shown": len(files), "lake_rendering": opts.lake_rendering,
-                      "lake_render_mode": rendered.mode, "task_tokens_estimated": estimate_tokens(text)}
+        text, _ = mask_values(head + notes + "\n\n" + spec + intro + rendered.text, task.secrets)
+        return text, {"files_shown": len(files) + len(spec_files), "lake_rendering": opts.lake_rendering,
+                      "lake_render_mode": rendered.mode, "task_tokens_estimated": estimate_tokens(text), **spec_facts}
 
     def solve(self, task: TaskInput) -> SystemOutput:
         from kramabench.models.costs import system_usage
@@ -121,7 +125,8 @@ class SmolagentsCodeAgent:
                                **facts})
         opener = SessionOpener(self.sandbox, task, opts.limits)
         executor = SessionExecutor(opener, timeout_s=opts.step_timeout_s, output_chars=opts.observation_chars,
-                                   clock=kb_model.clock, session_wall_s=opts.limits.session_wall_s)
+                                   clock=kb_model.clock, session_wall_s=opts.limits.session_wall_s,
+                                   secrets=task.secrets)
         agent_class = CodeAgent if opts.answer_after_max_steps else _NoAnswerAfterMaxSteps
         agent = agent_class(
             tools=[], model=kb_model, executor=executor, max_steps=opts.max_steps,
@@ -148,6 +153,10 @@ class SmolagentsCodeAgent:
         except smolagents.AgentError as e:
             out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
         finally:
+            if task.outputs:  # the files the task's answer is (an ELT task's warehouse), collected before the end
+                out.artifacts, refused = opener.collect(list(task.outputs))
+                out.transcript.append({"type": "outputs", "collected": [a.name for a in out.artifacts],
+                                       "refused": refused})
             executor.cleanup()
             out.steps = steps_of(agent.memory.steps, kb_model.completions, executor.calls)
             out.files_read = sorted({f for c in executor.calls for f in c.result.files_read})

@@ -57,6 +57,7 @@ from kramabench.contracts.system import (
     SystemOutput,
     SystemUsage,
     TaskInput,
+    TaskKind,
 )
 from kramabench.contracts.values import clean_model, clean_text
 
@@ -109,6 +110,7 @@ __all__ = [
     "SystemOutput",
     "SystemUsage",
     "TaskInput",
+    "TaskKind",
     "Usage",
     "jsonable",
     "latest_records",

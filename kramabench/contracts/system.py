@@ -8,7 +8,7 @@ holds the question, the lake and its file list only. An error is an outcome (:cl
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +20,13 @@ from kramabench.contracts.values import CleanText
 #: the name of an evaluation setting: a built-in ("end-to-end", "pipeline-design", "subtasks") or one a plug-in
 #: registers under the entry-point group ``kramabench.settings``; not a closed list.
 SettingName = str
+
+#: what a task asks of a system, which decides how an agent puts it to its model (its role, how the task ends):
+#: ``question``: a value answering ``query``, scored against the gold (KramaBench's settings); ``elt``: an ELT
+#: pipeline whose result is the warehouse file of ``outputs`` (extract, load, model, verify); the final answer only
+#: ends the task. A setting declares its kind (``Setting.task_kind``) and the runner writes it into every
+#: ``TaskInput``. A closed list: a system writes its prompts per kind, so a new kind is a change of the contract.
+TaskKind = Literal["question", "elt"]
 
 
 class SubtaskInput(BaseModel):
@@ -36,9 +43,14 @@ class TaskInput(BaseModel):
     lake_root: Path = Field(description="the data lake, read-only")
     files: list[str] = Field(default_factory=list, description="lake files, relative to lake_root")
     setting: SettingName = "end-to-end"
+    kind: TaskKind = Field("question", description="what the task asks (TaskKind): the setting's task_kind")
     subtasks: list[SubtaskInput] | None = None
     parent_query: str | None = Field(None, description="in the subtask setting: the end-to-end question")
     hint_files: list[str] | None = None
+    spec_files: list[str] = Field(
+        default_factory=list, description="files of the lake (relative paths) that specify the task, e.g. an ELT "
+        "task's config.yaml, data_model.yaml and schemas/: an agent shows them whole when they fit its prompt budget "
+        "(and says so when they are cut), before the other files")
     token: str = Field("", description="opaque per-run handle; only privileged built-ins can resolve it")
     artifacts_dir: Path | None = Field(
         None, description="the host folder where this task's sessions collect files (Sandbox.session(artifacts_dir=...)); "
@@ -54,6 +66,11 @@ class TaskInput(BaseModel):
     mounts: list[Mount] = Field(
         default_factory=list, description="more read-only host paths for the system's sessions (Sandbox.session(mounts=...))"
     )
+    secrets: list[str] = Field(
+        default_factory=list, exclude=True, repr=False,
+        description="values of the task's own credentials (an ELT task's random PostgreSQL password): the system "
+        "reads them where the task's files hold them, and never shows them to a model or writes them into what is "
+        "recorded (an agent masks each wherever it appears, as [MASKED]); never serialised")
     outputs: list[str] = Field(
         default_factory=list,
         description="files of the session workspace (relative paths) that the task's answer is, e.g. an ELT task's "
@@ -117,4 +134,5 @@ class Configured(Protocol):
     options: BaseModel
 
 
-__all__ = ["Closeable", "Configured", "OutcomeError", "SettingName", "SubtaskInput", "System", "SystemOutput", "SystemUsage", "TaskInput"]
+__all__ = ["Closeable", "Configured", "OutcomeError", "SettingName", "SubtaskInput", "System", "SystemOutput", "SystemUsage",
+           "TaskInput", "TaskKind"]

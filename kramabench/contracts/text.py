@@ -105,9 +105,27 @@ def terminal_output(s: str) -> str:
     return _TTY.sub(one, s)
 
 
+# a terminal's escape codes as programs write them: CSI (colours, cursor moves, erasing; ESC [ or the 8-bit
+# CSI), OSC (titles, hyperlinks; ended by BEL or ST), DCS/SOS/PM/APC strings (ended by ST), and the short
+# ESC sequences (charset selection, keypad modes, ESC 7/8)
+_ESCAPE_CODES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+)
+
+
+def without_escape_codes(text: str) -> str:
+    """``text`` without the terminal escape codes a program wrote (dbt's colours: ``\\x1b[0m``, a progress
+    bar's cursor moves, a hyperlink's OSC), for text a model reads or a record keeps rather than a terminal
+    shows. Other characters are left as they are (a lone ESC too)."""
+    return _ESCAPE_CODES.sub("", text) if ("\x1b" in text or "\x9b" in text) else text
+
+
 def unsafe(value: str) -> bool:
     """Whether :func:`safe_text` would change ``value`` (one line)."""
     return bool(_ONE_LINE.search(value))
 
 
-__all__ = ["html_text", "md_code_block", "md_text", "safe_text", "terminal_output", "unsafe"]
+__all__ = ["html_text", "md_code_block", "md_text", "safe_text", "terminal_output", "unsafe", "without_escape_codes"]

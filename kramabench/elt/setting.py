@@ -1,7 +1,8 @@
 """The ``elt`` setting (entry point ``kramabench.settings: elt``): one work item per pipeline of an ELT suite.
 
-* ``task_input``: the pipeline's instruction and its specification (``data_model.yaml``, ``schemas/``); the
-  warehouse file is the task's output (``TaskInput.outputs``);
+* ``task_input``: the pipeline's instruction and its specification (``data_model.yaml``, ``schemas/``; named in
+  ``TaskInput.spec_files``, which agents show whole); the warehouse file is the task's output
+  (``TaskInput.outputs``); ``task_kind`` ``elt``: agents put the task as building a warehouse;
 * ``stage(item)``: just before the pipeline is solved its sources start (:class:`~kramabench.elt.sources.SourceSet`:
   PostgreSQL, the REST API, files, S3, MongoDB) and the system gets the full task folder as its lake
   (``config.yaml`` with the in-session endpoints and credentials) and the services to forward into its
@@ -14,8 +15,10 @@
   hold stage 1, every model's result under every comparator (per-column diagnostics) and the sources;
 * ``summary(records)``: SRDEL (pipelines passing stage 1 / pipelines) and SRDT per comparator (correct data
   models / data models), over the run's pipelines, as the paper counts them;
-* ``describe``: the comparators and the deliberate differences of this run's sources from the original
-  (recorded in the manifest, listed in the report).
+* ``describe``: the comparators and the deliberate differences of the run's set-up from the original, those of
+  the tasks it runs (recorded in the manifest, listed in the report); ``differences(records)``: at the run's end,
+  those of the tasks that ran, from their records (each record names what served each of its sources and its
+  own differences: ``score_details.sources``).
 """
 
 from __future__ import annotations
@@ -32,12 +35,12 @@ from pydantic import BaseModel, Field
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.session import ServiceForward
 from kramabench.contracts.stage import RemoteStage
-from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput, TaskKind
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed
 from kramabench.elt.compare.values import Table
 from kramabench.elt.family import ANSWER_TYPE, FAMILY
 from kramabench.elt.scoring import ModelScore, PipelineScore, Stage1, score_pipeline
-from kramabench.elt.sources import SourceOptions, SourceSet
+from kramabench.elt.sources import SourceOptions, SourceSet, ordered_differences
 from kramabench.elt.suite.models import DataModel, Pipeline
 
 log = logging.getLogger(__name__)
@@ -60,6 +63,13 @@ def _sha256(path: Path) -> str:
 
 def _listing(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def spec_files(files: list[str]) -> list[str]:
+    """The files of a task folder that specify the task (``TaskInput.spec_files``: an agent shows them whole):
+    ``config.yaml``, ``data_model.yaml``, then ``schemas/`` in order."""
+    return [f for f in ("config.yaml", "data_model.yaml") if f in files] + sorted(
+        f for f in files if f.startswith("schemas/"))
 
 
 def _via_scorer(model: DataModel, expected: Table, actual: Table, comparators: list[str]) -> dict[str, TableResult]:
@@ -93,16 +103,25 @@ class EltOptions(SourceOptions):
                                    "a warehouse may take (a view that does not end fails its table or model)")
 
 
+def credential_keys(cfg: dict[str, Any]) -> list[str]:
+    """Where the task's ``config.yaml`` holds credentials, as dotted keys (``postgres.config.password``)."""
+    keys = []
+    if "password" in cfg.get("postgres", {}).get("config", {}):
+        keys.append("postgres.config.password")
+    keys += [f"aws_s3.{k}" for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") if k in cfg.get("aws_s3", {})]
+    return keys
+
+
 def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> str:
     """What a system's prompt is told of an ELT task's environment (``TaskInput.environment``): the sources as
-    reachable from its session, the warehouse to write, the tools; written from the task's ``config.yaml``."""
+    reachable from its session, which values of ``config.yaml`` are credentials (named, never shown: the password is
+    random per task, and a prompt that held it would differ in every run, so a recorded run could not be replayed
+    nor a cached answer found), the warehouse to write, the tools; written from the task's ``config.yaml``."""
     lines = ["This is an ELT task: its result is the DuckDB warehouse file you build, not a value you answer.",
-             "The sources (config.yaml in the task folder names them, with their credentials) are reachable from "
-             "your code in this session only:"]
+             "The sources (config.yaml in the task folder names them) are reachable from your code in this session "
+             "only:"]
     if "postgres" in cfg:
         pg = cfg["postgres"]["config"]
-        # the password is random per task: it stays in config.yaml (a prompt that held it would differ in every
-        # run, and a recorded run could not be replayed nor a cached answer found)
         lines.append(f"- PostgreSQL at {pg['host']}:{pg['port']} (user {pg['user']}, its password in config.yaml, "
                      f"database {pg['database']}, schema {pg['schema']}; tables {', '.join(pg['tables'])}): psycopg "
                      "in Python, or the psql command where it is installed")
@@ -115,8 +134,8 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
     if "aws_s3" in cfg:
         s3 = cfg["aws_s3"]
         if "AWS_ENDPOINT_URL" in s3:
-            lines.append(f"- S3 at {s3['AWS_ENDPOINT_URL']} (access key {s3['AWS_ACCESS_KEY_ID']}, secret "
-                         f"{s3['AWS_SECRET_ACCESS_KEY']}): objects " + ", ".join(d["path"] for d in s3["data"])
+            lines.append(f"- S3 at {s3['AWS_ENDPOINT_URL']} (region {s3.get('AWS_DEFAULT_REGION', 'us-east-1')}, its "
+                         "access key and secret in config.yaml): objects " + ", ".join(d["path"] for d in s3["data"])
                          + " (boto3 in Python)")
         else:
             lines.append("- S3 objects, as files of the task folder: "
@@ -127,8 +146,12 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
             lines.append(f"- MongoDB at {mc['connection_string']} (database {mc['database']}; collections "
                          f"{', '.join(mc['tables'])}): pymongo in Python")
         else:
-            lines.append(f"- MongoDB collections as JSON-lines files of the task folder, one document per line: "
-                         f"{mc['files']} (collections {', '.join(mc['tables'])})")
+            lines.append(f"- MongoDB collections as JSON-lines files of the task folder: {mc['files']} (collections "
+                         f"{', '.join(mc['tables'])})")
+    keys = credential_keys(cfg)
+    if keys:
+        lines.append(f"Credentials: {', '.join(keys)} in config.yaml. Their values are never shown to you: [MASKED] "
+                     "stands for them in the files and in your code's output. Your code reads them from config.yaml.")
     schema = cfg.get("warehouse", {}).get("schema", "main")
     lines += [
         f"Write the warehouse to the file {warehouse} in your working directory (its database is then named "
@@ -152,9 +175,13 @@ def open_sources(pipeline: Pipeline, schema: str, options: SourceOptions) -> Ite
     try:
         assert sources.task_dir is not None
         info = {"started_s": round(sources.started_s, 3), "kinds": pipeline.kinds(),
-                "differences": list(sources.differences)}
+                "served": dict(sources.served), "differences": list(sources.differences)}
         services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
-        update = {"lake_root": sources.task_dir, "files": _listing(sources.task_dir), "services": services,
+        files = _listing(sources.task_dir)
+        pg = sources.config.get("postgres", {}).get("config", {})
+        update = {"lake_root": sources.task_dir, "files": files, "spec_files": spec_files(files), "services": services,
+                  # the random password: masked wherever an agent would show it
+                  "secrets": [pg["password"]] if pg.get("password") else [],
                   "environment": environment_notes(sources.config, pipeline.id, options.warehouse_file(pipeline.id))}
         yield update, info
     finally:
@@ -177,6 +204,8 @@ class EltSetting:
 
     name = "elt"
     family = FAMILY
+    #: the system builds a warehouse (its agents' prompts say so: extract, load, model, verify, then finish)
+    task_kind: TaskKind = "elt"
     default_judge: str | None = None
     #: the official/verified gold views are KramaBench's; an ELT suite's corrections apply per comparator
     scores_answers = False
@@ -199,9 +228,9 @@ class EltSetting:
 
     def task_input(self, ctx: Any, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
         prefix = f"{task.id}/"
-        return TaskInput(query=task.query, lake_root=Path(view.path) / task.id, setting=self.name, token=token,
-                         files=[f[len(prefix):] for f in view.files if f.startswith(prefix)],
-                         outputs=self._outputs(task.id))
+        files = [f[len(prefix):] for f in view.files if f.startswith(prefix)]
+        return TaskInput(query=task.query, lake_root=Path(view.path) / task.id, setting=self.name, kind=self.task_kind,
+                         token=token, files=files, spec_files=spec_files(files), outputs=self._outputs(task.id))
 
     def _outputs(self, pipeline_id: str) -> list[str]:
         """The warehouse file and its write-ahead log (DuckDB replays it when the scorer opens the file, so a
@@ -351,6 +380,15 @@ class EltSetting:
         return (f"floor (the same {len(recs)} pipelines): an empty warehouse scores 0.0% (SRDEL "
                 f"{100 * stage1 / len(recs):.1f}%: no expected table is in it; SRDT 0/{models}: no data model is); "
                 "constant answers (0, \"\", \"I don't know\") are not warehouses and are no floor here")
+
+    def differences(self, records: list[Any]) -> list[str] | None:
+        """The deliberate differences of the tasks that ran: the union of their records' (``score_details.sources``,
+        what the task's set-up had), in a fixed order; None when no record says (no task's sources started)."""
+        said = [((r.score_details or {}).get("sources") or {}).get("differences") for r in records]
+        said = [d for d in said if isinstance(d, list)]
+        if not said:
+            return None
+        return ordered_differences(str(x) for d in said for x in d)
 
     def describe(self, workloads: list[Any]) -> dict[str, Any]:
         kinds = sorted({k for w in workloads for t in w.tasks if not t.left_out for k in t.pipeline.kinds()})

@@ -8,6 +8,7 @@ from .cache import ENV_CACHE_DIR, LakeCache, default_cache_dir
 from .index import BuildStats, LakeIndex, build_index, is_junk, list_lake_files
 from .models import READER_VERSION, ColumnInfo, FileEntry, LakeOptions, TableInfo
 from .render import Rendered, estimate_tokens, render_entries
+from .whole import WholeFile, whole_files
 
 __all__ = [
     "ENV_CACHE_DIR",
@@ -20,10 +21,12 @@ __all__ = [
     "LakeOptions",
     "Rendered",
     "TableInfo",
+    "WholeFile",
     "build_index",
     "default_cache_dir",
     "estimate_tokens",
     "is_junk",
     "list_lake_files",
     "render_entries",
+    "whole_files",
 ]

@@ -20,6 +20,7 @@ What is masked:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 MASK = "[MASKED]"
 
@@ -161,4 +162,17 @@ def mask_secrets(text: str) -> tuple[str, list[str]]:
     return text, found
 
 
-__all__ = ["MASK", "mask_secrets", "may_hold_secrets"]
+def mask_values(text: str, values: Sequence[str]) -> tuple[str, int]:
+    """``text`` with every occurrence of each of ``values`` (secrets known by value: a task's random password,
+    which no pattern finds when it is printed alone) replaced by ``[MASKED]``, and how many were. The longest
+    value first (one that holds another is masked whole); empty values are ignored."""
+    count = 0
+    for v in sorted({v for v in values if v}, key=len, reverse=True):
+        n = text.count(v)
+        if n:
+            text = text.replace(v, MASK)
+            count += n
+    return text, count
+
+
+__all__ = ["MASK", "mask_secrets", "mask_values", "may_hold_secrets"]

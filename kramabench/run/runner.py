@@ -47,7 +47,7 @@ from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
 from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
-from kramabench.run.settings import RemoteStaged, SettingContext, Staged, Summarized, WorkItem
+from kramabench.run.settings import Differing, RemoteStaged, SettingContext, Staged, Summarized, WorkItem
 from kramabench.run.throttle import FatalGuard
 from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
@@ -207,8 +207,9 @@ class Runner:
         self.resolver.add(token, ref)
         inp = setting.task_input(self.setting_ctx, task, unit, view, token, keys)
         # where the system's sessions collect files: an opaque folder (its path names no task), moved into
-        # artifacts/<unit>/ with the record
-        inp = inp.model_copy(update={"artifacts_dir": self.staging.new(unit_folder(setting.name, task.id, sub_id))})
+        # artifacts/<unit>/ with the record; what the task asks, as the setting declares it
+        inp = inp.model_copy(update={"artifacts_dir": self.staging.new(unit_folder(setting.name, task.id, sub_id)),
+                                     "kind": setting.task_kind})
         key = call_key(self.salt, setting.name, wl.domain, task.id, sub_id)
         return WorkItem((setting.name, task.id, sub_id, attempt), wl.domain, task, unit, attempt, inp, ref, key,
                         presolved=setting.presolved(task, unit))
@@ -536,6 +537,14 @@ class Runner:
                                                       for m in self.setting.summary(mine)]
                 except Exception as e:  # noqa: BLE001 - the metrics are a summary: the records stand
                     log.warning("the setting's metrics could not be computed: %s", e)
+            info = self.manifest.options.get("setting_info")
+            if isinstance(self.setting, Differing) and isinstance(info, dict):
+                try:  # the differences of the tasks that ran, in place of those planned
+                    ran = self.setting.differences([r for r in all_records if r.setting == self.setting.name])
+                    if ran is not None:
+                        info["differences"] = ran
+                except Exception as e:  # noqa: BLE001 - a summary: the records stand
+                    log.warning("the setting's differences could not be summarised: %s", e)
             if isinstance(self.judge, CountsCalls):
                 self.manifest.counts["judge"] = jsonable(self.judge.stats)
             self.store.write_manifest(self.manifest)

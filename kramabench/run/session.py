@@ -599,8 +599,8 @@ def _prepare_rest(
 
     if selection.task_ids is not None:
         workloads = keep_tasks(workloads, selection.task_ids)
-    if isinstance(setting, Described):  # of the tasks this run runs
-        try:
+    if isinstance(setting, Described):
+        try:  # of the tasks the run selected (a run of one pipeline: that pipeline's sources)
             manifest.options["setting_info"] = setting.describe(workloads)
         except Exception as e:  # noqa: BLE001 - provenance must not stop a run
             log.warning("the setting's description is not recorded: %s", e)

@@ -4,6 +4,9 @@ A setting implements :class:`Setting` (subclass :class:`BaseSetting` for the def
 under the entry-point group ``kramabench.settings`` (the built-ins through this project's own
 ``pyproject.toml``, exactly like a plug-in):
 
+* ``task_kind``: what the system is asked (:data:`~kramabench.contracts.system.TaskKind`: ``question``, a value;
+  ``elt``, a warehouse), written by the runner into every :class:`TaskInput` (``TaskInput.kind``): an agent puts
+  the task to its model (its role, how it ends) by it;
 * ``units(task)``: the work items of one task (``None`` = the task itself; a Subtask = one item for it),
 * ``task_input(ctx, task, unit, view, token, keys)``: the :class:`TaskInput` the system receives
   (never ids, answers, data_sources or solutions),
@@ -32,8 +35,10 @@ Optional members (protocols checked with ``isinstance``; :class:`BaseSetting` gi
   constant answers (``0``, ``""``, ``"I don't know"``, :mod:`scorers.floors`) are no floor for it (an ELT
   pipeline is answered with a warehouse, not a value); printed and reported instead of the constants' floors;
 * ``describe(workloads)`` (:class:`Described`): what the manifest records about the setting for this run
-  (``options.setting_info``), ``differences`` being deliberate differences from the original set-up that
-  the report lists.
+  (``options.setting_info``; the workloads hold the tasks the run selected), ``differences`` being deliberate
+  differences from the original set-up that the report lists;
+* ``differences(records)`` (:class:`Differing`): at the run's end, the deliberate differences of the tasks that
+  ran, from their records (None: none says); they replace ``setting_info.differences`` in the manifest.
 
 A setting sees the run through a narrow :class:`SettingContext` (the judge, whether subtasks are posed,
 whether the system is privileged), never the Runner.
@@ -56,7 +61,7 @@ from kramabench.contracts.answers import AnswerType
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.stage import RemoteStage
-from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput
+from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput, TaskKind
 from kramabench.run.scoring import Scored, no_answer, score_answer
 from kramabench.systems.context import TaskRef
 
@@ -101,6 +106,9 @@ class Setting(Protocol):
     #: its score depends on the gold answers (end-to-end, subtasks): an item whose gold an erratum changed is
     #: scored against the official and the verified gold; False (pipeline-design) scores it once
     scores_answers: bool
+    #: what the system is asked (``question``: a value; ``elt``: a warehouse); the runner writes it into every
+    #: TaskInput (``TaskInput.kind``)
+    task_kind: TaskKind
 
     def units(self, task: Any) -> list[Any | None]: ...
 
@@ -191,6 +199,14 @@ class Described(Protocol):
     def describe(self, workloads: list[Any]) -> dict[str, Any]: ...
 
 
+@runtime_checkable
+class Differing(Protocol):
+    """Optional: the deliberate differences from the original set-up of the tasks that ran, from their records
+    (what served each task; None when no record says)."""
+
+    def differences(self, records: list[Any]) -> list[str] | None: ...
+
+
 #: the family of a setting that does not say (the KramaBench layout)
 DEFAULT_FAMILY = "kramabench"
 
@@ -226,12 +242,13 @@ def setting_floor_note(name: str, records: list[Any]) -> str | None:
 
 class BaseSetting:
     """Defaults of a setting: no default judge, the paraphrase judge when one is asked, nothing presolved,
-    the workloads of KramaBench's layout."""
+    the workloads of KramaBench's layout, a question to answer."""
 
     name = ""
     default_judge: str | None = None
     family = DEFAULT_FAMILY
     scores_answers = True
+    task_kind: TaskKind = "question"
 
     def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
         return None
@@ -447,7 +464,7 @@ def get_setting(name: str) -> Setting:
 
 
 __all__ = [
-    "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "configure_setting", "EndToEnd", "Floored", "ForFamily", "PipelineDesign", "Setting",
+    "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "Differing", "configure_setting", "EndToEnd", "Floored", "ForFamily", "PipelineDesign", "Setting",
     "RemoteStage", "RemoteStaged", "SettingContext", "Staged", "Subtasks", "Summarized", "WorkItem", "get_setting",
     "setting_family",
     "setting_floor_note", "setting_metrics", "setting_names",

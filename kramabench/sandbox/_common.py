@@ -32,6 +32,18 @@ BASE_ENV = {
     "USER": "nobody",
 }
 
+#: what every process of a session gets on top (the code's interpreter, ``shell`` commands): colour off, so that
+#: tools write plain text (dbt, pytest, git, ls...; a session's output is read by a model and recorded, never by a
+#: terminal). ``NO_COLOR`` is the common convention (no-color.org), ``CLICOLOR=0`` BSD's and CMake's, ``TERM=dumb``
+#: what curses and readline-based tools check; dbt reads its own ``DBT_USE_COLORS``
+SESSION_ENV = {
+    "NO_COLOR": "1",
+    "CLICOLOR": "0",
+    "TERM": "dumb",
+    "DBT_USE_COLORS": "false",
+    "PY_COLORS": "0",
+}
+
 #: the flags of every interpreter the backends start: no user site-packages, no bytecode written. Not ``-E``
 #: (it would ignore ``PYTHONHASHSEED`` too): the environment is explicit and clean instead (bubblewrap's
 #: ``--clearenv``, ``Popen(env=...)``; docker: :func:`neutral_python_env` for what the image sets)

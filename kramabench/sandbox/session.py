@@ -51,7 +51,7 @@ from kramabench.contracts.session import (
 )
 from kramabench.contracts.text import safe_text
 from kramabench.contracts.values import clean_text
-from kramabench.sandbox._common import HeadTailBuffer, wait_readable
+from kramabench.sandbox._common import SESSION_ENV, HeadTailBuffer, wait_readable
 from kramabench.sandbox.cpu import CpuMeter
 
 log = logging.getLogger(__name__)
@@ -252,7 +252,7 @@ class ForkServerSession:
                 raise SandboxUnavailable(
                     f"the {backend} sandbox cannot measure a session's CPU time here, so session_cpu_s="
                     f"{limits.session_cpu_s:g} cannot be enforced (leave it unset: the wall-clock limits still hold)")
-            reply = self._request({"op": "session", **init}, [], timeout=60)
+            reply = self._request({"op": "session", "env": SESSION_ENV, **init}, [], timeout=60)
             if not reply.get("ready"):
                 raise SessionError(f"the session could not start: {reply.get('error') or 'no answer'}")
             self._start_kernel()

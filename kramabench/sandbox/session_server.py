@@ -361,8 +361,12 @@ def _which(cmd, path):
 
 
 def _limit_self(cfg):
-    """The per-process limits of a session process (pid 1's children), before it runs anything of the code."""
+    """The per-process limits and environment of a session process (pid 1's children), before it runs anything
+    of the code (pid 1's own environment is left as it is: a pool's sandbox serves runs after a session)."""
     import resource
+
+    for key, value in cfg.get("env", {}).items():
+        os.environ[str(key)] = str(value)
 
     try:  # under memory pressure the kernel kills the code first, never pid 1
         with open("/proc/self/oom_score_adj", "w") as f:

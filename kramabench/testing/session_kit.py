@@ -348,6 +348,19 @@ class SessionContract(_Base):
             with pytest.raises(TypeError):
                 s.exec("echo hi")  # type: ignore[arg-type]
 
+    def test_tools_write_no_colour(self, sandbox, kit):
+        """The code's interpreter and every command see colour switched off (what they print is read by a model
+        and recorded, not shown on a terminal): NO_COLOR, CLICOLOR=0, TERM=dumb, dbt's DBT_USE_COLORS."""
+        want = {"NO_COLOR": "1", "CLICOLOR": "0", "TERM": "dumb", "DBT_USE_COLORS": "false"}
+        with self.open(sandbox, kit) as s:
+            r = s.python(f"import os\nprint({{k: os.environ.get(k) for k in {sorted(want)!r}}})")
+            assert r.ok and r.stdout.strip() == repr(dict(sorted(want.items()))), r
+            r = s.exec(["sh", "-c", "echo $NO_COLOR $CLICOLOR $TERM $DBT_USE_COLORS"])
+            assert r.ok and r.stdout == "1 0 dumb false\n", r
+            r = s.python("import subprocess\nprint(subprocess.run(['sh', '-c', 'echo $NO_COLOR $TERM'], "
+                         "capture_output=True, text=True).stdout)")
+            assert r.ok and r.stdout.strip() == "1 dumb", r
+
     def test_exec_timeout_kills_the_command_tree(self, sandbox, kit):
         token = f"kb-exec-tree-{uuid.uuid4().hex}"
         with self.open(sandbox, kit) as s:

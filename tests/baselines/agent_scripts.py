@@ -45,11 +45,20 @@ def open_backend(name: str):
         pytest.skip(f"{name} sandbox unavailable: {e}")
 
 
+def text_of(message: dict) -> str:
+    """A message's text (an OpenAI content string, or a list of parts as smolagents sends it)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
 def lake_dir_of(request_messages: list[dict]) -> str:
-    """The lake folder the system prompt names (the backend decides it)."""
-    text = request_messages[0]["content"]
-    m = re.search(r"read-only folder (\S+?)\.? ", text)
-    return m.group(1).rstrip(".") if m else "/lake"
+    """The lake folder the system prompt (or smolagents' task text) names (the backend decides it)."""
+    text = text_of(request_messages[0]) + "\n" + text_of(request_messages[1]) if len(request_messages) > 1 else \
+        text_of(request_messages[0])
+    m = re.search(r"read-only folder (\S+?)[.:;]? ", text)
+    return m.group(1).rstrip(".:;") if m else "/lake"
 
 
 def by_step(replies: Callable[[int, dict], str]) -> Callable:
@@ -63,4 +72,4 @@ def by_step(replies: Callable[[int, dict], str]) -> Callable:
     return handler
 
 
-__all__ = ["IN_CI", "REVENUE", "SALES", "by_step", "lake_dir_of", "make_lake", "open_backend", "step"]
+__all__ = ["IN_CI", "REVENUE", "SALES", "by_step", "lake_dir_of", "make_lake", "open_backend", "step", "text_of"]

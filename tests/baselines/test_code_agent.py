@@ -317,3 +317,49 @@ def test_a_crash_of_the_agent_keeps_the_reply_it_crashed_on_as_a_step(openai_ser
     crashed = out.steps[1]
     assert crashed.step == 2 and "crashed on this reply" in crashed.error and crashed.completion_tokens > 0
     assert out.usage.model_calls == len(out.steps) == len(openai_server.chat_requests) == 2
+
+
+def test_colour_off_in_the_session_and_escape_codes_stripped(openai_server, model, local_sandbox, lake, tmp_path):
+    """Tools in the session see colour switched off (NO_COLOR, TERM=dumb, dbt's DBT_USE_COLORS); escape codes a
+    program writes all the same (printed, through shell, in an exception's message) reach neither the model nor
+    the record."""
+    openai_server.enqueue(
+        step("import os\nprint(os.environ['NO_COLOR'], os.environ['TERM'], os.environ['DBT_USE_COLORS'])\n"
+             "print('\\x1b[0m20:51:38  Running with \\x1b[32mdbt\\x1b[0m=1.8')\n"
+             "shell(\"printf '\\\\033[1;31mred\\\\033[0m \\\\033]8;;http://x\\\\033\\\\\\\\link\\\\033]8;;\\\\033\\\\\\\\\\\\n'\")"),
+        step("raise ValueError('\\x1b[31mcoloured failure\\x1b[0m')"),
+        step("final_answer(1)"),
+    )
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.answer == 1, out.error
+    shown = observations(openai_server)
+    assert "1 dumb false" in shown[0]
+    assert "20:51:38  Running with dbt=1.8" in shown[0] and "red link" in shown[0], shown[0]
+    assert "ValueError: coloured failure" in shown[1], shown[1]
+    for text in [*shown, *(s.observation or "" for s in out.steps)]:
+        assert "\x1b" not in text, text
+
+
+def test_a_tasks_own_secrets_are_masked_in_what_the_model_sees_and_the_record_keeps(openai_server, model,
+                                                                                    local_sandbox, lake, tmp_path):
+    """TaskInput.secrets (an ELT task's random password): masked as [MASKED] in the first message (a file that holds
+    it) and in every observation, printed alone or in a dict, shown and recorded alike; never in a dump."""
+    pw = "Rq7-random-per-task-x"
+    (lake / "config.yaml").write_text(f"postgres:\n  user: postgres\n  pass_word_here: {pw}\n")
+    openai_server.enqueue(
+        step("import yaml\ncfg = yaml.safe_load(open('/lake/config.yaml'))\nprint(cfg['postgres']['pass_word_here'])\n"
+             "print(cfg)\ncfg['postgres']['password'] = cfg['postgres']['pass_word_here']\nprint(cfg)"),
+        step("final_answer(len(cfg['postgres']['pass_word_here']))"),
+    )
+    t = task(lake, secrets=[pw])
+    assert pw not in t.model_dump_json() and pw not in repr(t)
+    out = agent(model, local_sandbox, tmp_path).solve(t)
+    assert out.answer == len(pw), out.error  # the code itself reads the value
+    for r in openai_server.chat_requests:
+        for m in r.messages:
+            assert pw not in m["content"], m
+    first = openai_server.chat_requests[0].messages[1]["content"]
+    shown = observations(openai_server)[0]
+    assert "[MASKED]" in first and shown.startswith("Observation of step 1:\n[MASKED]\n")
+    assert "'password': '[MASKED]'" in shown
+    assert pw not in json.dumps(out.model_dump(mode="json")) and out.steps[0].observation.startswith("[MASKED]\n")

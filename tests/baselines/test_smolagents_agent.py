@@ -182,3 +182,47 @@ def test_a_chained_exception_is_shown_once(openai_server, model, local_sandbox, 
     assert "before" in shown
     # final_answer called while handling an exception: no traceback in its step's logs
     assert "Traceback" not in out.steps[-1].observation and "KeyError" not in out.steps[-1].observation
+
+
+def test_escape_codes_are_stripped_from_observations(openai_server, model, local_sandbox, lake, tmp_path):
+    """Escape codes a program writes (dbt's colours) reach neither smolagents' observation nor the record; the
+    session's tools see colour off."""
+    openai_server.enqueue(
+        step("import os\nprint(os.environ['NO_COLOR'], os.environ['DBT_USE_COLORS'])\n"
+             "print('\\x1b[0m20:51:38  Running with \\x1b[32mdbt\\x1b[0m=1.8')"),
+        step("raise ValueError('\\x1b[31mcoloured failure\\x1b[0m')"),
+        step("final_answer(1)"),
+    )
+    out = agent(model, local_sandbox, tmp_path).solve(task(lake))
+    assert out.answer == 1, out.error
+    assert "1 false" in out.steps[0].observation and "Running with dbt=1.8" in out.steps[0].observation
+    after_error = openai_server.chat_requests[2].messages[-1]["content"]
+    assert "ValueError: coloured failure" in after_error, after_error
+    for r in openai_server.chat_requests:
+        for m in r.messages:
+            assert "\x1b" not in str(m["content"]), m
+    assert all("\x1b" not in (s.observation or "") + (s.error or "") for s in out.steps)
+
+
+def test_a_tasks_own_secrets_are_masked(openai_server, model, local_sandbox, lake, tmp_path):
+    """TaskInput.secrets: masked in the task text (a file holding it), in the logs, a value and an error, as the code
+    agent does; anything that looks like a secret too (a printed config's password)."""
+    pw = "Rq7-random-per-task-x"
+    (lake / "config.yaml").write_text(f"postgres:\n  user: postgres\n  pass_word_here: {pw}\n")
+    openai_server.enqueue(
+        step("import yaml\ncfg = yaml.safe_load(open('/lake/config.yaml'))['postgres']\nprint(cfg['pass_word_here'])\n"
+             "print({'password': cfg['pass_word_here']})"),
+        step("cfg['pass_word_here']"),
+        step("raise ValueError(cfg['pass_word_here'])"),
+        step("final_answer(1)"),
+    )
+    t = task(lake).model_copy(update={"secrets": [pw]})
+    out = agent(model, local_sandbox, tmp_path).solve(t)
+    assert out.answer == 1, out.error
+    for r in openai_server.chat_requests:
+        for m in r.messages:
+            assert pw not in str(m["content"]), m
+    assert "[MASKED]\n{'password': '[MASKED]'}" in out.steps[0].observation
+    assert "Last output from code snippet:\n'[MASKED]'" in out.steps[1].observation
+    assert "ValueError: [MASKED]" in (out.steps[2].observation or "") + (out.steps[2].error or "")
+    assert all(pw not in (s.observation or "") + (s.error or "") for s in out.steps)

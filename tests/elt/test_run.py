@@ -228,7 +228,31 @@ def test_setting_options_choose_how_sources_are_served_and_are_recorded(tmp_path
     assert not any("moto is not installed" in d for d in info["differences"])  # it is: the files were chosen
     rec = _records(tmp_path / "files")["clinic"]
     assert rec["score"] == 1.0 and rec["metric"] == "data models correct (verified)"
-    assert rec["score_details"]["sources"]["differences"] == [d for d in info["differences"] if d.startswith("s3")]
+    # a run of clinic alone: the differences of its own sources (files, S3), none of the suite's others (MongoDB,
+    # PostgreSQL); the record names what served each of its sources and its differences, the run's are its tasks'
+    sources = rec["score_details"]["sources"]
+    assert sources["differences"] == info["differences"], (sources, info)
+    assert not any(d.startswith(("mongodb", "postgres")) for d in info["differences"]), info["differences"]
+    assert "mongodb" not in r.stdout and "warehouse: an embedded DuckDB file" in r.stdout
+    assert set(sources["served"]) == {"files", "s3"} and sources["served"]["s3"].startswith("files of the task folder")
+
+
+def test_a_runs_differences_are_those_its_records_name() -> None:
+    """The differences the manifest keeps at a run's end are those of the tasks that ran (their records), not the
+    suite's; none when no task's sources started (a setup error names none)."""
+    from types import SimpleNamespace
+
+    from kramabench.elt.setting import EltSetting
+    from kramabench.elt.sources.sourceset import ALWAYS_DIFFERENT, S3_SERVED
+    from kramabench.run.settings import Differing
+
+    setting = EltSetting()
+    assert isinstance(setting, Differing)
+    clinic = SimpleNamespace(score_details={"sources": {"differences": [*ALWAYS_DIFFERENT, S3_SERVED]}})
+    failed = SimpleNamespace(score_details={})
+    assert setting.differences([failed]) is None
+    assert setting.differences([failed, clinic, clinic]) == [*ALWAYS_DIFFERENT, S3_SERVED]
+
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ import yaml
 
 from kramabench.elt.sources import SourceOptions, SourceSet
 from kramabench.elt.sources.postgres import PostgresUnavailable, find_bindir
+from kramabench.elt.sources.sourceset import ALWAYS_DIFFERENT, S3_SERVED, ordered_differences
 from kramabench.elt.suite.loader import load_suite
 from tests.elt.suites import shop_pipeline, write_suite
 
@@ -110,7 +111,9 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path, s3
             assert cfg["aws_s3"]["data"] == [{"table": "rates", "path": "s3://shop-bucket/rates.csv"}]
             assert s3_get(names["s3"].socket, "/shop-bucket/rates.csv") == (200, b"cur,rate\nEUR,1.1\n")
             assert s3_get(names["s3"].socket, "/shop-bucket/nothing.csv")[0] == 404
-            assert not any(d.startswith("s3") for d in src.differences)
+            # moto in place of LocalStack is a difference of this task's too
+            assert [d for d in src.differences if d.startswith("s3")] == [S3_SERVED], src.differences
+            assert src.served["s3"].startswith("moto ") and "jail" in src.served["s3"]
         assert (task / "mongodb" / "shop" / "notes.jsonl").is_file()
         assert cfg["warehouse"]["path"] == "shop.duckdb"  # named as the database the queries name
         dm = yaml.safe_load((task / "data_model.yaml").read_text())
@@ -118,6 +121,12 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path, s3
         names_on_disk = {q.name for q in task.rglob("*")}
         assert not names_on_disk & {"ground_truth", "evaluation", "customer_totals.csv", "customer_totals.sql"}
         assert any("mongodb" in d for d in src.differences)
+        # what served each kind of source, and every difference of this task's set-up (the ones of every run first)
+        assert set(src.served) == {"postgres", "rest", "files", "s3", "mongodb"}, src.served
+        assert src.served["postgres"].startswith("PostgreSQL") and "not a superuser" in src.served["postgres"]
+        assert src.served["mongodb"].startswith("JSON-lines files")
+        assert src.differences == SourceOptions(s3=s3).differences(["postgres", "rest", "files", "s3", "mongodb"])
+        assert src.differences[:2] == list(ALWAYS_DIFFERENT)
         base = task.parent
         pids = [j.pid for j in src.jails()]
         assert len(pids) == (3 if s3 == "server" else 2) and all(pids)
@@ -273,3 +282,13 @@ def _tree(root: int) -> dict[int, str]:
         out[pid] = names.get(pid, "?")
         todo.extend(kids.get(pid, []))
     return out
+
+
+def test_a_runs_differences_are_its_tasks_once_each_in_a_fixed_order() -> None:
+    from kramabench.elt.sources.sourceset import MONGODB_AS_FILES, POSTGRES_ROLE
+
+    clinic = [*ALWAYS_DIFFERENT, S3_SERVED]
+    fleet = [*ALWAYS_DIFFERENT, POSTGRES_ROLE, S3_SERVED, MONGODB_AS_FILES]
+    assert ordered_differences([*clinic, *fleet]) == fleet
+    assert ordered_differences([*clinic, "a difference of a newer version", *clinic]) == [*clinic,
+                                                                                        "a difference of a newer version"]

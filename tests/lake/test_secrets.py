@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kramabench.lake import LakeIndex, LakeOptions
-from kramabench.lake.secrets import MASK, mask_secrets
+from kramabench.lake.secrets import MASK, mask_secrets, mask_values
 from tests.lake.prompt_truth import check_lake_text
 
 
@@ -65,3 +65,13 @@ def test_a_private_key_over_many_lines_is_masked_in_snippets(tmp_path):
         # the lines shown differ from the file's where masked, and the prompt says so
         assert "   note: secret values (passwords, keys, tokens) in its lines are shown as [MASKED]\n" in r.text
         assert "\nafter\n" in r.text and check_lake_text(r.text, lake, prefix="") == []
+
+
+def test_secrets_known_by_value_are_masked_wherever_they_appear():
+    """A task's random password printed alone (no ``password:`` before it) is found by its value."""
+    pw = "Xb3_q-9ZrT"
+    text = f"{pw}\npostgresql://postgres:{pw}@127.0.0.1/shop {pw}x"
+    assert mask_values(text, [pw, ""]) == (f"{MASK}\npostgresql://postgres:{MASK}@127.0.0.1/shop {MASK}x", 3)
+    assert mask_values(text, []) == (text, 0)
+    # a value holding another is masked whole, not its inner part first
+    assert mask_values("abcdef", ["cd", "abcdef"]) == (MASK, 1)

@@ -9,6 +9,12 @@ ground truth or the evaluation queries. :attr:`SourceSet.services` lists the hos
 forwards to ``127.0.0.1:<port>``.
 """
 
-from kramabench.elt.sources.sourceset import Service, SourceOptions, SourceSet, write_spec
+from kramabench.elt.sources.sourceset import (
+    Service,
+    SourceOptions,
+    SourceSet,
+    ordered_differences,
+    write_spec,
+)
 
-__all__ = ["Service", "SourceOptions", "SourceSet", "write_spec"]
+__all__ = ["Service", "SourceOptions", "SourceSet", "ordered_differences", "write_spec"]

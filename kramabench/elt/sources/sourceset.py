@@ -6,6 +6,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -105,6 +106,24 @@ POSTGRES_ROLE = ("postgres: the task's user 'postgres' is a role of its own, not
                  "is): no COPY ... PROGRAM, no server files, no other database")
 MONGODB_AS_FILES = ("mongodb: the collections are JSON-lines files of the task folder "
                     "(mongodb/<database>/<collection>.jsonl), not served by mongod (no mongod named)")
+#: the order differences are listed in (a run's are the union of its tasks', in this order)
+DIFFERENCE_ORDER = (*ALWAYS_DIFFERENT, POSTGRES_ROLE, S3_SERVED, S3_AS_FILES, MONGODB_AS_FILES)
+
+
+def ordered_differences(items: Iterable[str]) -> list[str]:
+    """The differences ``items`` once each, in :data:`DIFFERENCE_ORDER` (any other after them, as they come)."""
+    unique = list(dict.fromkeys(items))
+    rank = {d: i for i, d in enumerate(DIFFERENCE_ORDER)}
+    return sorted(unique, key=lambda d: (rank.get(d, len(rank)), unique.index(d)))
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f" {version(dist)}"
+    except PackageNotFoundError:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -125,8 +144,11 @@ class SourceSet:
     services: list[Service] = field(default_factory=list)
     #: the folder the system sees (read-only in its session)
     task_dir: Path | None = None
-    #: differences from the original set-up this run has (recorded in the manifest, shown in the report)
+    #: the deliberate differences of this task's set-up from the original (in its record; a run's are the union
+    #: of its tasks', in the manifest and the report)
     differences: list[str] = field(default_factory=list)
+    #: what served each kind of source of this task (in its record)
+    served: dict[str, str] = field(default_factory=dict)
     started_s: float = 0.0
     #: the task's config.yaml as written (sources, in-session endpoints, credentials, the warehouse)
     config: dict[str, Any] = field(default_factory=dict)
@@ -161,6 +183,7 @@ class SourceSet:
         for s in p.sources:
             by_kind.setdefault(s.kind, []).append(s)
         cfg: dict[str, Any] = {}
+        self.differences.extend(ALWAYS_DIFFERENT)
         if "postgres" in by_kind:
             from kramabench.elt.sources.postgres import USER, PostgresServer
 
@@ -170,6 +193,9 @@ class SourceSet:
             pg.load_many([(s.table, self._data(s.table)) for s in by_kind["postgres"]])
             self.services.append(Service("postgres", PORTS["postgres"], pg.socket))
             self.differences.append(POSTGRES_ROLE)
+            major = pg.bindir.parent.name
+            self.served["postgres"] = (f"PostgreSQL{' ' + major if major.isdigit() else ''}, a server of the task's "
+                                       "own in a jail, the task's role 'postgres' (not a superuser)")
             # the task's own role and its random password; the superuser's never leaves the runner
             cfg["postgres"] = {"config": {"host": "127.0.0.1", "port": PORTS["postgres"], "user": USER,
                                           "password": pg.password, "database": p.id, "schema": "public",
@@ -183,6 +209,7 @@ class SourceSet:
             self._running.append(rest)
             rest.start()
             self.services.append(Service("rest", PORTS["rest"], rest.socket))
+            self.served["rest"] = "kramabench's REST server (GET /<table>), in a jail of its own"
             cfg["custom_api"] = {"config": {"base_url": f"http://127.0.0.1:{PORTS['rest']}",
                                             "endpoints": "GET /<table> returns the whole table as a JSON list of "
                                                          "objects (?offset=&limit= for pages; GET / lists the tables)",
@@ -194,6 +221,7 @@ class SourceSet:
                 self._place(self._data(s.table), self.task_dir / rel)
                 items.append({"table": s.table, "format": s.format, "path": rel})
             cfg["flat_files"] = items
+            self.served["files"] = "files of the task folder (files/<table>.<format>)"
         if "s3" in by_kind:
             bucket = f"{p.id.replace('_', '-').lower()}-bucket"
             if self.options.s3_served():
@@ -210,6 +238,8 @@ class SourceSet:
                 self._running.append(srv)
                 srv.start()
                 self.services.append(Service("s3", PORTS["s3"], srv.socket))
+                self.differences.append(S3_SERVED)
+                self.served["s3"] = f"moto{_version('moto')}'s S3 server (S3 only), in a jail of its own"
                 cfg["aws_s3"] = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
                                  "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{PORTS['s3']}",
                                  "data": [{"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}"}
@@ -221,6 +251,7 @@ class SourceSet:
                     self._place(self._data(s.table), self.task_dir / rel)
                     items.append({"table": s.table, "path": f"s3://{bucket}/{s.table}.{s.format}", "local_path": rel})
                 self.differences.append(self.options.s3_files_difference())
+                self.served["s3"] = f"files of the task folder (s3/{bucket}/<key>)"
                 cfg["aws_s3"] = {"data": items, "note": "the bucket's objects are at local_path in this folder"}
         if "mongodb" in by_kind:
             if self.options.mongod:
@@ -232,6 +263,7 @@ class SourceSet:
                 for s in by_kind["mongodb"]:
                     mongo.load(p.id, s.table, self._data(s.table))
                 self.services.append(Service("mongodb", PORTS["mongodb"], mongo.socket))
+                self.served["mongodb"] = f"mongod ({Path(self.options.mongod).name}), in a jail of its own"
                 cfg["mongodb"] = {"config": {
                     "connection_string": f"mongodb://127.0.0.1:{PORTS['mongodb']}/?directConnection=true",
                     "database": p.id, "tables": [s.table for s in by_kind["mongodb"]]}}
@@ -242,6 +274,7 @@ class SourceSet:
                     self._place(self._data(s.table), self.task_dir / rel)
                     items.append(s.table)
                 self.differences.append(MONGODB_AS_FILES)
+                self.served["mongodb"] = f"JSON-lines files of the task folder (mongodb/{p.id}/<collection>.jsonl)"
                 cfg["mongodb"] = {"config": {"database": p.id, "tables": items,
                                              "files": f"mongodb/{p.id}/<collection>.jsonl (one document per line)"}}
         cfg["warehouse"] = {"type": "duckdb", "path": self.options.warehouse_file(p.id), "schema": self.schema,
@@ -304,4 +337,4 @@ def write_spec(pipeline: Pipeline, folder: Path) -> None:
         shutil.copyfile(pipeline.folder / rel, folder / "schemas" / f"{table}.csv")
 
 
-__all__ = ["PORTS", "Service", "SourceOptions", "SourceSet", "write_spec"]
+__all__ = ["DIFFERENCE_ORDER", "PORTS", "Service", "SourceOptions", "SourceSet", "ordered_differences", "write_spec"]
