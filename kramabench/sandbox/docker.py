@@ -346,12 +346,17 @@ class DockerSandbox:
 
     def _remove_stale(self) -> None:
         """Remove containers left by kramabench processes that are gone (owner tag; never a live one's)."""
-        try:
-            for c in self._client().containers.list(all=True, filters={"label": LABEL}):
-                if container_is_orphan(c.labels or {}):
-                    c.remove(force=True)
+        try:  # the list as the engine gives it (no inspect per container: one removed meanwhile is no error)
+            found = self._client().api.containers(all=True, filters={"label": LABEL})
         except Exception as e:  # best effort
             log.debug("stale container cleanup: %s", e)
+            return
+        for c in found:
+            if container_is_orphan(c.get("Labels") or {}):
+                try:
+                    self._client().api.remove_container(c["Id"], force=True)
+                except Exception as e:  # noqa: BLE001 - gone meanwhile, or removed by another sweep
+                    log.debug("stale container %s: %s", str(c.get("Id"))[:12], e)
 
     def _direct_possible(self, client) -> bool:
         """Whether warm containers get the direct channel: the harness must be root (the fork server serves
