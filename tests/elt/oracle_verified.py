@@ -253,19 +253,26 @@ def _first_key(gt: pd.DataFrame, names: list[str]) -> str | None:
     return next((c for c in usable if fits(c)), None)
 
 
-def verified_alignment(gt: pd.DataFrame, got: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """(aligned ground truth, aligned result, rows of either side left out)."""
+#: an alignment: (the ground truth and the result as compared, their rows' labels in aligned order, the rows of
+#: either side left out)
+Alignment = tuple[pd.DataFrame, pd.DataFrame, list[Any], list[Any], int]
+
+
+def verified_alignment(gt: pd.DataFrame, got: pd.DataFrame) -> Alignment:
+    """Verified's ``align_dataframes_by_key`` (its key column made text in the frames returned)."""
+    def rows(*frames: pd.DataFrame) -> Alignment:
+        return gt, got, list(frames[0].index), list(frames[1].index), abs(len(gt) - len(got))
+
     common = sorted(set(gt.columns) & set(got.columns))
     if not common:
-        return gt.reset_index(drop=True), got.reset_index(drop=True), abs(len(gt) - len(got))
+        return rows(gt, got)
     k = _first_key(gt, common)
     if k is not None:
         gt[k], got[k] = gt[k].astype(str), got[k].astype(str)
         repeats = gt[k].duplicated().any() or got[k].duplicated().any()
         if repeats and len(gt) == len(got):
             try:
-                return (gt.sort_values(by=common).reset_index(drop=True),
-                        got.sort_values(by=common).reset_index(drop=True), 0)
+                return rows(gt.sort_values(by=common), got.sort_values(by=common))
             except Exception:  # noqa: BLE001 - Verified goes on to its last resort
                 pass
         else:
@@ -273,16 +280,15 @@ def verified_alignment(gt: pd.DataFrame, got: pd.DataFrame) -> tuple[pd.DataFram
                 g1, p1 = ((gt.drop_duplicates(subset=[k]), got.drop_duplicates(subset=[k])) if repeats else (gt, got))
                 both = set(g1[k]) & set(p1[k])
                 if both:
-                    ga = g1[g1[k].isin(both)].sort_values(by=k).reset_index(drop=True)
-                    pa = p1[p1[k].isin(both)].sort_values(by=k).reset_index(drop=True)
-                    return ga, pa, len(gt) - len(ga) + len(got) - len(pa)
+                    ga = g1[g1[k].isin(both)].sort_values(by=k)
+                    pa = p1[p1[k].isin(both)].sort_values(by=k)
+                    return gt, got, list(ga.index), list(pa.index), len(gt) - len(ga) + len(got) - len(pa)
             except Exception:  # noqa: BLE001
                 pass
     try:
-        return (gt.sort_values(by=common).reset_index(drop=True), got.sort_values(by=common).reset_index(drop=True),
-                abs(len(gt) - len(got)))
+        return rows(gt.sort_values(by=common), got.sort_values(by=common))
     except Exception:  # noqa: BLE001
-        return gt.reset_index(drop=True), got.reset_index(drop=True), abs(len(gt) - len(got))
+        return rows(gt, got)
 
 
 # -- kramabench's alignment on identifying columns (the difference "key") ---------------------------------------
@@ -312,7 +318,16 @@ def _rank(x: Any) -> tuple[Any, ...]:
     return (3, str(x).lower(), str(x))
 
 
-def identifying_alignment(gt: pd.DataFrame, got: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+def identifying_alignment(gt: pd.DataFrame, got: pd.DataFrame) -> Alignment:
+    """kramabench's alignment (module docstring); ``identifying_key`` names the key it chose."""
+    return _identifying(gt, got)[0]
+
+
+def identifying_key(gt: pd.DataFrame, got: pd.DataFrame) -> list[str]:
+    return _identifying(gt, got)[1]
+
+
+def _identifying(gt: pd.DataFrame, got: pd.DataFrame) -> tuple[Alignment, list[str]]:
     names = [c for c in gt.columns if c in got.columns]
     whole = {c: _normalised(gt[c].reset_index(drop=True), got[c].reset_index(drop=True)) for c in names}
     prefs: list[tuple[tuple[int, int, int], str]] = []
@@ -357,9 +372,8 @@ def identifying_alignment(gt: pd.DataFrame, got: pd.DataFrame) -> tuple[pd.DataF
             if queue:
                 pairs.append((i, queue.pop(0)))
         pairs.sort()
-    gi, pj = [i for i, _ in pairs], [j for _, j in pairs]
-    return (gt.iloc[gi].reset_index(drop=True), got.iloc[pj].reset_index(drop=True),
-            len(gt) - len(pairs) + len(got) - len(pairs))
+    gi, pj = [gt.index[i] for i, _ in pairs], [got.index[j] for _, j in pairs]
+    return (gt, got, gi, pj, len(gt) - len(pairs) + len(got) - len(pairs)), key
 
 
 # -- the verdict -----------------------------------------------------------------------------------------------
@@ -382,7 +396,8 @@ def judge(gt: pd.DataFrame, got: pd.DataFrame, differences: frozenset[str] | set
     if "rows" not in differences:
         gt, got = gt.drop_duplicates(), got.drop_duplicates()
     align = identifying_alignment if "key" in differences else verified_alignment
-    ga, pa, left_out = align(gt, got)
+    g, p, gi, pj, left_out = align(gt, got)
+    ga, pa = g.loc[gi].reset_index(drop=True), p.loc[pj].reset_index(drop=True)
     if "rows" in differences and left_out:
         return False
     matched = unmatched = missed = 0
@@ -418,5 +433,5 @@ def deciding(gt: pd.DataFrame, got: pd.DataFrame) -> tuple[bool, bool, list[str]
     return own, full, []
 
 
-__all__ = ["DIFFERENCES", "column_matches", "deciding", "evaluate_model", "frames", "identifying_alignment", "judge",
-           "verified_alignment"]
+__all__ = ["DIFFERENCES", "Alignment", "column_matches", "deciding", "evaluate_model", "frames", "identifying_alignment",
+           "identifying_key", "judge", "verified_alignment"]
