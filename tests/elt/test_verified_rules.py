@@ -169,7 +169,8 @@ def table_pairs(draw: st.DrawFn) -> tuple[str, str]:
     rnd.shuffle(got)
     for _ in range(draw(st.integers(0, 3))):
         r = rnd.choice(got)
-        fault = draw(st.sampled_from(["near", "far", "case", "quote", "null0", "time", "drop", "dup", "id", "space"]))
+        fault = draw(st.sampled_from(["near", "far", "case", "quote", "null0", "time", "ms", "badday", "drop", "dup",
+                                      "id", "space"]))
         if fault == "near" and r["amount"] is not None:
             r["amount"] = r["amount"] * rnd.choice([1.004, 0.996])
         elif fault == "far" and r["amount"] is not None:
@@ -182,6 +183,10 @@ def table_pairs(draw: st.DrawFn) -> tuple[str, str]:
             r["amount"] = 0.0 if r["amount"] is None else None
         elif fault == "time":
             r["day"] = r["day"] + " 10:30:00"
+        elif fault == "ms":
+            r["day"] = r["day"] + "T00:00:00.250"
+        elif fault == "badday":
+            r["day"] = "2024-02-30"
         elif fault == "drop" and len(got) > 1:
             got.remove(r)
         elif fault == "dup":

@@ -113,6 +113,7 @@ def _is_date_only(values: list[Any]) -> bool:
 
 
 def _to_time(v: Any, to_day: bool) -> Any:
+    """``pandas.to_datetime`` of one value, floored (Verified's normalisation); a value it refuses as it was."""
     if _missing(v):
         return v
     import pandas as pd
@@ -123,6 +124,30 @@ def _to_time(v: Any, to_day: bool) -> Any:
             return pd.to_datetime(v).floor("D" if to_day else "s")
     except Exception:  # noqa: BLE001 - Verified keeps any value pandas does not read as a time
         return v
+
+
+#: plain ISO dates and times (no offset): what ``pandas.to_datetime`` reads alike one by one or all at once
+_PLAIN_ISO = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)?")
+
+
+def _to_times(values: list[Any], to_day: bool) -> list[Any]:
+    """:func:`_to_time` of every value; the plain ISO texts read in one call of ``pandas.to_datetime`` (the same
+    points in time as one by one, much faster), any other value one by one."""
+    import pandas as pd
+
+    out = list(values)
+    plain = [k for k, v in enumerate(values) if isinstance(v, str) and _PLAIN_ISO.fullmatch(v)]
+    if plain:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                read = pd.to_datetime([values[k] for k in plain], format="ISO8601").floor("D" if to_day else "s")
+            for k, t in zip(plain, read, strict=True):
+                out[k] = t
+        except Exception:  # noqa: BLE001 - a value out of range or not a day: each on its own, as Verified reads it
+            plain = []
+    done = set(plain)
+    return [out[k] if k in done else _to_time(v, to_day) for k, v in enumerate(values)]
 
 
 def _is_number(v: Any) -> bool:
@@ -177,8 +202,8 @@ class _Rules:
             self.notes.append("booleans compared as 1/0")
         elif self.time:
             to_day = _is_date_only(exp) != _is_date_only(act)
-            self.exp = [_to_time(v, to_day) for v in exp]
-            self.act = [_to_time(v, to_day) for v in act]
+            self.exp = _to_times(exp, to_day)
+            self.act = _to_times(act, to_day)
             self.notes.append("times compared to the day (one side holds dates only)" if to_day
                               else "times compared to the second")
         else:
