@@ -33,8 +33,8 @@ aligned with the produced ones (Verified's ``vectors_match``):
 A model is correct when at least one ground-truth column matched and none is unmatched or missing (as
 ``compute_metrics.py`` counts it).
 
-Named differences from Verified's own code (docs/elt.md, "The ``verified`` comparator"; each tested against
-Verified's own verdict in ``tests/elt/test_corpus.py``):
+Named differences from Verified's own code (docs/elt.md, "Named differences of verified"; each tested against
+Verified's own verdict in ``tests/elt/test_corpus.py`` and ``tests/elt/test_verified_rules.py``):
 
 * **rows**: Verified drops duplicate rows, and the rows whose key the other side lacks, before comparing; here
   every row is paired or counted (a ground-truth row without a produced partner is a *missing row*, a produced
