@@ -77,7 +77,7 @@ def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
         per_gold[g] = scores
         # a setting that states its own floor has no constant-answer floors to compute
         total = FloorRow(TOTAL) if floor_note is not None else floor_rows(recs, setting=setting, cache=cache)[1]
-        cols[g] = GoldColumn(gold=g, score=cell_stat(list(scores.values()), run.run_id, setting, TOTAL, g),
+        cols[g] = GoldColumn(gold=g, score=cell_stat(scores),
                              floors=total)
     a, b = per_gold[OFFICIAL], per_gold[VERIFIED]
     changed = sum(1 for k in set(a) | set(b) if a.get(k) != b.get(k))

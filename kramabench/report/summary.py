@@ -8,7 +8,7 @@ from typing import Any
 
 from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
-from kramabench.report.tables import SETTING_ORDER, TOTAL, cell_stat, is_unscored, natural_key, task_scores
+from kramabench.report.tables import SETTING_ORDER, cell_stat, is_unscored, natural_key, task_scores
 from scorers.design import judge_cost, judge_tokens
 from scorers.stats import MeanCI
 
@@ -116,7 +116,7 @@ def summarize(run: RunData, index: int) -> RunSummary:
         n_records=len(finals),
         n_unscored=sum(1 for r in finals if is_unscored(r)),
         n_errors=sum(1 for r in finals if r.status == "error" or r.error is not None),
-        score=cell_stat(list(scores.values()), run.run_id, setting, TOTAL),
+        score=cell_stat(scores),
         prompt_tokens=sum(r.usage.prompt_tokens for r in run.records),
         completion_tokens=sum(r.usage.completion_tokens for r in run.records),
         model_calls=sum(r.usage.model_calls for r in run.records),

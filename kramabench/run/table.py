@@ -21,7 +21,7 @@ from kramabench.run.floors import FloorRow
 from kramabench.run.golds import OFFICIAL, VERIFIED, both_golds
 from kramabench.run.store import latest_records
 from scorers.design import judge_cost
-from scorers.stats import TOTAL, bootstrap_ci, format_ci, format_pct, ratio_ci
+from scorers.stats import TOTAL, bootstrap_ci, canonical_mean, format_ci, format_pct, ratio_ci
 
 
 @dataclass
@@ -75,7 +75,7 @@ def domain_table(
 
 def _with_official(row: DomainRow, official: list[Record], verified: list[Record]) -> DomainRow:
     vals = [r.score for r in official if not r.unscored and r.score is not None]
-    row.official_mean = sum(vals) / len(vals) if vals else None
+    row.official_mean = canonical_mean(vals) if vals else None
     row.official_ci_low, row.official_ci_high = bootstrap_ci(vals) if vals else (None, None)
     ver = {(r.domain, r.task_id): (r.score, r.unscored) for r in verified}
     row.gold_changed = sum(1 for r in official if ver.get((r.domain, r.task_id)) != (r.score, r.unscored))
@@ -99,7 +99,7 @@ def per_task(records: list[Record]) -> list[Record]:
         })
         out.append(group[0].model_copy(update={
             "subtask_id": None,
-            "score": sum(scored) / len(scored) if scored else None,
+            "score": sum(sorted(scored)) / len(scored) if scored else None,
             "unscored": not scored,
             "status": "error" if all(r.status == "error" for r in group) else "ok",
             "usage": usage,
@@ -111,7 +111,7 @@ def _row(name: str, recs: list[Record]) -> DomainRow:
     vals = [r.score for r in recs if not r.unscored and r.score is not None]
     sub = [v for r in recs for v in r.subtask_scores.values() if v is not None]
     costs = [r.usage.cost_usd for r in recs]
-    mean = sum(vals) / len(vals) if vals else None
+    mean = canonical_mean(vals) if vals else None
     lo, hi = bootstrap_ci(vals) if vals else (None, None)
     judged = [c for ok, c in (judge_cost(r.score_details) for r in recs) if ok]
     return DomainRow(

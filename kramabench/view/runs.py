@@ -412,7 +412,7 @@ class RunFollower:
             rows = [r for r in self.rows if r.latest]
             m = self.manifest or {}
             run_id = m.get("run_id") if isinstance(m.get("run_id"), str) else self.name
-            out = summarize_rows(rows, run_id)
+            out = summarize_rows(rows)
             out["run_gold"] = manifest_gold(self.manifest)
             wl = m.get("workload") if isinstance(m.get("workload"), dict) else {}
             created = m.get("created_at")
@@ -443,13 +443,13 @@ def _s(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def summarize_rows(rows: list[Row], run_id: str = "") -> dict[str, Any]:
+def summarize_rows(rows: list[Row]) -> dict[str, Any]:
     """Done, errors, unscored, cost, tokens; the score against each gold with its bootstrap interval over the
     main setting's tasks (as the report's golds section: ``golds``), and ``score`` that of the run's gold;
     an agent's totals (steps, replies without code, steps timed out, how its tasks ended)."""
     from collections import Counter
 
-    golds = gold_scores(rows, run_id)
+    golds = gold_scores(rows)
     costs = [r.cost_usd for r in rows]
     stepped = [r for r in rows if r.agent_steps]
     gold = Counter(r.gold for r in rows).most_common(1)[0][0] if rows else VERIFIED
