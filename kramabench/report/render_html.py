@@ -17,7 +17,7 @@ from kramabench.report.environment import KEY_PACKAGES
 from kramabench.report.golds import CAPTION as GOLD_CAPTION
 from kramabench.report.golds import gold_lines, other_records, record_notes
 from kramabench.report.plots import run_color
-from kramabench.report.summary import error_kind, record_cost, record_wall, task_rows, unscored_reason
+from kramabench.report.summary import error_kind, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, natural_key, record_value
 from scorers.stats import MeanCI
 
@@ -213,8 +213,8 @@ def _cards(model: ReportModel) -> str:
             f"<b>{s.n_tasks}</b> task{'' if s.n_tasks == 1 else 's'}",
             f"<b>{s.n_errors}</b> error{'' if s.n_errors == 1 else 's'}",
             f"<b>{s.n_unscored}</b> unscored",
-            f"<b>{_e(fmt.money(s.cost_usd, s.n_cost_unknown))}</b> cost",
-            *([f"<b>{_e(fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown))}</b> judge cost",
+            f"<b>{_e(fmt.money(s.cost_usd, s.n_unpriced_calls))}</b> cost",
+            *([f"<b>{_e(fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown, what='judged task'))}</b> judge cost",
                f"<b>{_e(fmt.tokens(s.judge_tokens))}</b> judge tokens"]
               if s.judge_cost_usd is not None else []),
             f"<b>{_e(fmt.tokens(s.tokens))}</b> tokens",
@@ -286,7 +286,7 @@ def _runs_table(model: ReportModel) -> str:
             f'<td class="num">{_e(fmt.tokens(s.prompt_tokens))}</td><td class="num">{_e(fmt.tokens(s.completion_tokens))}</td>'
             f'<td class="num">{s.model_calls}</td>'
             f'<td class="num">{_cost_html(s)}</td>'
-            f'<td class="num">{_e(fmt.money(s.cost_per_task) if s.cost_per_task is not None else "n/a")}</td>'
+            f'<td class="num">{_e(fmt.money(s.cost_per_task) if s.cost_per_task is not None else _per_task_na(s))}</td>'
             f'<td class="num">{_e(fmt.duration(s.wall_s))}</td>'
             f'<td class="num">{_e(fmt.duration(s.elapsed_s))}</td>'
             + (f'<td class="num">{s.steps}</td><td class="num">{s.format_errors}</td>'
@@ -342,9 +342,15 @@ def _environments(model: ReportModel) -> str:
 
 
 def _cost_html(s: Any) -> str:
-    if s.n_cost_unknown:
-        return f'≥{_e(fmt.money(s.cost_usd))}<span class="sub2">{s.n_cost_unknown} unpriced</span>'
+    if s.n_unpriced_calls:
+        n = s.n_unpriced_calls
+        priced = f"; {fmt.money(s.cost_usd)} priced" if s.cost_usd else ""
+        return f'unknown<span class="sub2">{n} unpriced call{"s" if n != 1 else ""}{_e(priced)}</span>'
     return _e(fmt.money(s.cost_usd))
+
+
+def _per_task_na(s: Any) -> str:
+    return "unknown" if s.n_unpriced_calls else "n/a"
 
 
 def _plots(model: ReportModel) -> str:
@@ -683,7 +689,7 @@ def _tasks(model: ReportModel) -> str:
                 f"{score}{other}<td>{err}</td>"
                 + (f'<td class="num">{len(r.steps) if r.steps else "–"}</td>' if stepped else "")
                 + f'<td class="num">{_e(fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens))}</td>'
-                f'<td class="num">{_e(fmt.money(record_cost(r)))}</td>'
+                f'<td class="num">{_e(fmt.record_money(r.usage))}</td>'
                 f'<td class="num">{_e(fmt.duration(record_wall(r)))}</td></tr>'
                 f'<tr class="detail"><td colspan="{len(cols)}">{detail}</td></tr>'
             )

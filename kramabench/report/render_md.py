@@ -10,7 +10,7 @@ from kramabench.report.compare import MatrixCell
 from kramabench.report.environment import KEY_PACKAGES
 from kramabench.report.golds import CAPTION as GOLD_CAPTION
 from kramabench.report.golds import gold_lines, other_records, record_notes
-from kramabench.report.summary import error_kind, record_cost, record_wall, task_rows, unscored_reason
+from kramabench.report.summary import error_kind, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, record_value
 
 if TYPE_CHECKING:
@@ -104,8 +104,8 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
             str(s.n_unscored),
             str(s.n_errors),
             f"{fmt.tokens(s.prompt_tokens)} / {fmt.tokens(s.completion_tokens)}",
-            fmt.money(s.cost_usd, s.n_cost_unknown),
-            fmt.money(s.cost_per_task) if s.cost_per_task is not None else "n/a",
+            fmt.money(s.cost_usd, s.n_unpriced_calls),
+            fmt.money(s.cost_per_task) if s.cost_per_task is not None else ("unknown" if s.n_unpriced_calls else "n/a"),
             fmt.duration(s.wall_s),
             fmt.duration(s.elapsed_s),
             s.status,
@@ -143,7 +143,7 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
     judged = [s for s in model.summaries if s.judge_cost_usd is not None]
     if judged:
         out += ["Judge cost (the design judge's calls, not in the Cost column): " + "; ".join(
-            f"{_esc(s.label)}: {fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown)} ({fmt.tokens(s.judge_tokens)} tokens)"
+            f"{_esc(s.label)}: {fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown, what='judged task')} ({fmt.tokens(s.judge_tokens)} tokens)"
             for s in judged), ""]
 
     for t in model.tables:
@@ -231,7 +231,7 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
                 "Error": error_kind(r) or "–",
                 "Steps": str(len(r.steps)) if r.steps else "–",
                 "Tokens": fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens),
-                "Cost": fmt.money(record_cost(r)),
+                "Cost": fmt.record_money(r.usage),
                 "Wall": fmt.duration(record_wall(r)),
             }
             rows.append([cells[c] for c in keep])

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from kramabench.contracts.cost import unpriced_calls
 from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
 from kramabench.report.tables import SETTING_ORDER, cell_stat, is_unscored, natural_key, task_scores
@@ -50,6 +51,8 @@ class RunSummary:
     step_timeouts: int = 0
     #: final outcomes that recorded steps
     n_with_steps: int = 0
+    #: model calls without a known price (``n_cost_unknown`` counts the records holding them): the cost is unknown
+    n_unpriced_calls: int = 0
 
     @property
     def tokens(self) -> int:
@@ -122,6 +125,7 @@ def summarize(run: RunData, index: int) -> RunSummary:
         model_calls=sum(r.usage.model_calls for r in run.records),
         cost_usd=sum(c for c in costs if c is not None),
         n_cost_unknown=sum(1 for c in costs if c is None),
+        n_unpriced_calls=sum(unpriced_calls(r.usage) for r in run.records),
         wall_s=sum(record_wall(r) for r in run.records),
         warnings=list(run.warnings),
         elapsed_s=_elapsed(run),

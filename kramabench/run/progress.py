@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from kramabench.contracts.cost import format_cost, unpriced_calls
 from kramabench.contracts.records import Record
 from kramabench.contracts.text import safe_text
 
@@ -20,6 +21,8 @@ class Stats:
     scored: int = 0
     cost: float = 0.0
     cost_unknown: int = 0
+    #: model calls without a known price so far
+    unpriced: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def add(self, r: Record) -> None:
@@ -33,6 +36,12 @@ class Stats:
             self.cost_unknown += 1
         else:
             self.cost += r.usage.cost_usd
+        self.unpriced += unpriced_calls(r.usage)
+
+    @property
+    def cost_text(self) -> str:
+        """``$0.0123``, or ``cost unknown (3?)`` once a call had no known price (never a partial sum)."""
+        return ("cost " + format_cost(self.cost, self.unpriced, short=True)) if self.unpriced else f"${self.cost:.4f}"
 
     @property
     def mean(self) -> float | None:
@@ -46,7 +55,7 @@ class Stats:
 
     def line(self) -> str:
         mean = f"{100 * self.mean:.1f}%" if self.mean is not None else "-"
-        cost = f"${self.cost:.4f}" + ("+?" if self.cost_unknown else "")
+        cost = self.cost_text
         eta = self.eta_s()
         eta_s = _fmt_s(eta) if eta is not None else "?"
         return f"{self.done}/{self.total} done · {self.failed} failed · score {mean} · {cost} · ETA {eta_s}"
@@ -150,7 +159,7 @@ class RichProgress(Progress):
         super().update(record)
         s = self.stats
         mean = f"{100 * s.mean:.1f}%" if s.mean is not None else "-"
-        cost = f"${s.cost:.4f}" + ("+?" if s.cost_unknown else "")
+        cost = s.cost_text
         fail = f"[red]{s.failed} failed[/red]" if s.failed else "0 failed"
         if self._progress is not None:
             self._progress.update(self._task, completed=s.done, info=f"{fail} · score {mean} · {cost}")

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts import interrupt
+from kramabench.contracts.cost import unpriced_calls
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
@@ -601,6 +602,7 @@ def _counts(records: list[Record]) -> dict[str, Any]:
         "unscored": sum(1 for r in records if r.unscored),
         "cost_usd": sum(c for c in costs if c is not None),
         "cost_unknown": sum(1 for c in costs if c is None),
+        "unpriced_calls": sum(unpriced_calls(r.usage) for r in records),
         "prompt_tokens": sum(r.usage.prompt_tokens for r in records),
         "completion_tokens": sum(r.usage.completion_tokens for r in records),
     }

@@ -141,6 +141,9 @@
       x.n_unscored ? h("span", { class: "muted" }, ` +${x.n_unscored}u`) : null,
       g === "official" && s.run_gold === "official" ? h("div", { class: "small muted" }, "--no-errata run") : null);
   }
+  // the cost as every surface tells it (the server's cost_text): "unknown (N unpriced calls)" when a price is
+  // missing, never a partial sum that reads as the whole
+  function costText(s) { return s.cost_text || (s.cost_usd === null || s.cost_usd === undefined ? "–" : "$" + num(s.cost_usd, 4)); }
   function runTitle(s) {
     return [s.system || "(no system)", s.model ? " · " + s.model : ""].join("");
   }
@@ -175,7 +178,7 @@
           h("td", { class: "num done" }, progress(s)),
           goldCell(s, "verified"), goldCell(s, "official"),
           h("td", { class: "num" }, String(s.errors)),
-          h("td", { class: "num" }, "$" + num(s.cost_usd, 4) + (s.cost_unknown ? ` +${s.cost_unknown}?` : "")),
+          h("td", { class: "num cost" }, costText(s)),
           h("td", { class: "small" }, when(s.created_at)),
           h("td", null, s.problems ? h("span", { class: "badge warn" }, `${s.problems} problem${s.problems > 1 ? "s" : ""}`) : "")));
       }
@@ -212,7 +215,7 @@
       h("span", { class: "stat" }, "done ", progress(s)),
       h("span", { class: "stat" }, plural(s.errors, "error")),
       h("span", { class: "stat" }, `${s.unscored} unscored`),
-      h("span", { class: "stat" }, "$" + num(s.cost_usd, 4)),
+      h("span", { class: "stat cost" }, costText(s)),
       h("span", { class: "stat" }, `${s.tokens} tokens`),
       s.workload ? h("span", { class: "stat" }, `workload ${s.workload}`) : null,
       s.setting ? h("span", { class: "stat" }, s.setting) : null,
@@ -410,7 +413,7 @@
           h("td", { class: "val" }, r.answer), h("td", { class: "val" }, r.expected),
           h("td", { class: "num" }, r.steps === null ? "" : String(r.steps)),
           h("td", { class: "num" }, num(r.wall_s, 1)),
-          h("td", { class: "num" }, r.cost_usd === null ? "?" : num(r.cost_usd, 4)),
+          h("td", { class: "num cost" }, r.unpriced_calls ? "unknown" : num(r.cost_usd, 4)),
           h("td", { class: "num" }, r.tokens === null ? "" : String(r.tokens))));
       }
       clear(tableBox);
