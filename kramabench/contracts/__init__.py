@@ -17,6 +17,7 @@ from kramabench.contracts.model import (
     Usage,
 )
 from kramabench.contracts.records import (
+    BenchmarkNote,
     GoldName,
     GoldScore,
     Manifest,
@@ -60,6 +61,7 @@ from kramabench.contracts.system import (
 
 __all__ = [
     "AgentStep",
+    "BenchmarkNote",
     "StepOutcome",
     "AnswerType",
     "Artifact",

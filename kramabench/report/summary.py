@@ -10,6 +10,7 @@ from kramabench.contracts.cost import unpriced_calls
 from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
 from kramabench.report.tables import SETTING_ORDER, cell_stat, is_unscored, natural_key, task_scores
+from kramabench.report.unsupported import unsupported_text
 from scorers.design import judge_cost, judge_tokens
 from scorers.stats import MeanCI
 
@@ -53,6 +54,9 @@ class RunSummary:
     n_with_steps: int = 0
     #: model calls without a known price (``n_cost_unknown`` counts the records holding them): the cost is unknown
     n_unpriced_calls: int = 0
+    #: tasks the benchmark cannot support (kramabench.report.unsupported), and what the report says of them
+    n_unsupported: int = 0
+    unsupported_text: str = ""
 
     @property
     def tokens(self) -> int:
@@ -126,6 +130,8 @@ def summarize(run: RunData, index: int) -> RunSummary:
         cost_usd=sum(c for c in costs if c is not None),
         n_cost_unknown=sum(1 for c in costs if c is None),
         n_unpriced_calls=sum(unpriced_calls(r.usage) for r in run.records),
+        n_unsupported=len(run.unsupported),
+        unsupported_text=unsupported_text(run),
         wall_s=sum(record_wall(r) for r in run.records),
         warnings=list(run.warnings),
         elapsed_s=_elapsed(run),

@@ -157,6 +157,7 @@ class Runner:
         skipped = 0
         budget = self.options.limit
         duplicates: list[str] = []
+        ran: list[str] = []  # the domains with a task this run does (or did, before a resume)
         for wl in self.workloads:
             view = self.views.view(wl.lake, wl.domain)
             seen: set[str] = set()
@@ -169,6 +170,8 @@ class Runner:
                     break
                 if budget is not None:
                     budget -= 1
+                if wl.domain not in ran:
+                    ran.append(wl.domain)
                 for unit in setting.units(task):
                     sub_id = unit.id if unit is not None else None
                     prev = finished.get((wl.domain, setting.name, task.id, sub_id))
@@ -180,6 +183,10 @@ class Runner:
                             skipped += 1
                             continue
                     items.append(self._item(setting, wl, task, unit, view, attempt))
+        # the manifest names the domains this run touches, not every domain the workload has (a run of
+        # --task astronomy-easy-1 lists astronomy alone); the domains a resumed run did before stay listed
+        before = [d for d in self.manifest.workload.get("domains") or [] if d in {u[0] for u in finished}]
+        self.manifest.workload["domains"] = [*ran, *(d for d in before if d not in ran)]
         if duplicates:
             log.warning("duplicate task ids run once only: %s", ", ".join(duplicates))
             self.progress.note(f"duplicate task id(s) run once only: {', '.join(duplicates)}")
@@ -270,6 +277,7 @@ class Runner:
             started_at=it.started_at,
             finished_at=_now(),
             difficulty=task.difficulty.value,
+            benchmark_notes=list((self.plan.benchmark_notes.get(it.domain) or {}).get(task.id, [])),
         )
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:

@@ -53,7 +53,13 @@ from kramabench.sandbox import open_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
-from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
+from kramabench.workload import (
+    WorkloadError,
+    benchmark_notes,
+    list_domains,
+    load_workload,
+    resolve_workload_root,
+)
 from kramabench.workload.families import KRAMABENCH_FAMILY, WorkloadFamily, family_of
 from kramabench.workload.gold import changes_for, gold_of_run, task_classes
 from kramabench.workload.loader import default_errata
@@ -606,10 +612,14 @@ def _prepare_rest(
     )
     if selection.task_ids is not None:
         workloads = keep_tasks(workloads, selection.task_ids)
+    notes = _benchmark_notes(workloads, family.name == KRAMABENCH_FAMILY, sandbox is not None)
+    manifest.workload["benchmark_notes"] = {d: {t: [n.code for n in ns] for t, ns in by.items()}
+                                            for d, by in notes.items() if by}
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
         store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
         gold=gold_of_run(errata_arg(config)), gold_changes=gold_changes, gold_classes=gold_classes,
+        benchmark_notes=notes,
     )
     runner = Runner(plan, progress=progress)
     try:
@@ -624,6 +634,30 @@ def _prepare_rest(
             log.warning("system options not recorded: %s", e)
     _join_cluster(opts)
     return Prepared(plan=plan, runner=runner)
+
+
+def _benchmark_notes(workloads: list[Any], kramabench_family: bool, sandboxed: bool) -> dict[str, dict[str, Any]]:
+    """Per domain, the tasks of the run the benchmark cannot support (kramabench.workload.notes): data sources
+    missing from the lake, documented absent or outside it, a review that classes the task unreproducible
+    and, for a system that runs code in the sandbox, an official solution importing a module the sandbox
+    lacks. Another family's workloads state their limits in their own terms: none here."""
+    if not kramabench_family:
+        return {}
+    modules: set[str] | None = None
+    if sandboxed:
+        try:
+            from kramabench.sandbox.environment import import_names
+
+            modules = {m for mods in import_names().values() for m in mods}
+        except Exception as e:  # noqa: BLE001 - the lock's modules are a note's evidence, never needed to run
+            log.warning("the sandbox's modules are not known (%s): solutions' imports are not checked", e)
+    out: dict[str, dict[str, Any]] = {}
+    for w in workloads:
+        try:
+            out[w.domain] = benchmark_notes(w, modules=modules)
+        except Exception as e:  # noqa: BLE001 - a note must not stop a run
+            log.warning("%s: the tasks the benchmark cannot support are not known: %s", w.domain, e)
+    return out
 
 
 def _join_cluster(opts: RunOptions) -> None:

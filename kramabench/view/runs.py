@@ -471,6 +471,8 @@ def summarize_rows(rows: list[Row], attempts: list[Row] | None = None) -> dict[s
         "unpriced_calls": unpriced,
         "cost_text": format_cost(sum(c for c in costs if c is not None), unpriced),
         "tokens": sum(r.tokens or 0 for r in paid),
+        # the tasks the benchmark cannot support (their records' benchmark_notes), counted once per task
+        "unsupported": len({(r.domain, r.task_id) for r in rows if r.benchmark}),
         "steps": sum(r.agent_steps for r in rows),
         "format_errors": sum(r.format_errors for r in rows),
         "step_timeouts": sum(r.step_timeouts for r in rows),
