@@ -381,6 +381,15 @@ class RunFollower:
         return rec, None
 
     # -- the run list ------------------------------------------------------------------------------
+    def _domains(self, wl: dict[str, Any]) -> list[str]:
+        """The domains the run does: the manifest's (since they name only those, not every domain of the
+        workload); for a run that is over, only those its records hold (an older manifest named them all)."""
+        listed = [d for d in wl.get("domains", []) if isinstance(d, str)] if isinstance(wl.get("domains"), list) else []
+        if self.status == "running" or not self.rows:
+            return listed
+        seen = {r.domain for r in self.rows}
+        return [d for d in listed if d in seen] + sorted(seen - set(listed), key=natural_key)
+
     def planned(self) -> int | None:
         """Units the run set out to do: the manifest's ``counts.planned`` when the runner wrote it, else what
         its workload's task counts (and ``--limit``) say; None when neither tells."""
@@ -424,7 +433,7 @@ class RunFollower:
                 model=_s(m.get("model")),
                 judge=_s(m.get("judge")),
                 workload=_s(wl.get("name")),
-                domains=[d for d in wl.get("domains", []) if isinstance(d, str)] if isinstance(wl.get("domains"), list) else [],
+                domains=self._domains(wl),
                 setting=_s(m.get("setting")) or (rows[0].setting if rows else None),
                 status=self.status,
                 stop_reason=_s(m.get("stop_reason")),
