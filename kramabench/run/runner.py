@@ -284,7 +284,7 @@ class Runner:
         rec = self._base_record(it, out, wall)
         # the judge's calls (paraphrase or design) are paid for too: recorded in calls.jsonl under the task's
         # key with ":judge" (apart from the system's own calls, which a replay answers in order)
-        with judge_scope(f"{it.call_key}:judge", self.recorder):
+        with judge_scope(f"{it.call_key}:judge", self.recorder, label=f"{it.label} (its judge)"):
             rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold,
                                          "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id)})
             other = self._other_gold(it, out, rec)
@@ -586,13 +586,13 @@ def _signal_reason(signal_name: str | None, cut: list[dict[str, Any]], not_start
             "--resume runs them")
 
 
-def judge_scope(key: str, recorder: Any) -> Any:
+def judge_scope(key: str, recorder: Any, *, label: str | None = None) -> Any:
     """The recording scope of a task's scoring (its judge calls), when the run records calls."""
     if recorder is None:
         return contextlib.nullcontext()
     from kramabench.models import recording
 
-    return recording.scope(key, recorder)
+    return recording.scope(key, recorder, label=label)
 
 
 def _open_recorder(run_dir: Path) -> Any:

@@ -577,7 +577,7 @@ def _prepare_rest(
             errata_applied=errata,
             system=config.system,
             system_options=config.system_options,
-            model=config.model,
+            model=_model_display(config.model),
             judge=judge_id,
             sandbox=sandbox_info,
             packages=package_versions(),
@@ -709,6 +709,17 @@ def _selection(config: RunConfig, workloads: list[Any], old: Manifest | None) ->
             union.setdefault(d, set()).update(tids)
     chosen = {w.domain: [t.id for t in w.tasks if t.id in union.get(w.domain, ())] for w in workloads}
     return Selection(chosen, selections)
+
+
+def _model_display(model_id: str | None) -> str | None:
+    """The model as the run shows it (kramabench.models.ids.ModelId.display: ``replay/<run folder name>`` for
+    a replay, never ``replay//<absolute path>``); the id as given stays in the options (``--resume``)."""
+    if not model_id:
+        return model_id
+    try:
+        return ModelId.parse(model_id).display
+    except Exception:  # noqa: BLE001 - a bad id was refused earlier; shown as given
+        return model_id
 
 
 def _call_key_salt(model_id: str | None) -> str:
