@@ -143,9 +143,6 @@ class CallScope:
 
     task_key: str
     recorder: CallRecorder | None = None
-    #: the task as a person names it (``legal/legal-easy-1``): what messages about its calls say (the key is
-    #: opaque); None: the key
-    label: str | None = None
     _next: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     #: replay notes of the calls made in this scope (a replayed call served although an observation differed)
@@ -170,12 +167,11 @@ _scope: contextvars.ContextVar[CallScope | None] = contextvars.ContextVar("krama
 
 
 @contextmanager
-def scope(task_key: str, recorder: CallRecorder | None = None, *, label: str | None = None) -> Iterator[CallScope]:
-    """Number (and, with a recorder, record) the model calls made inside, under ``task_key``; ``label`` names
-    the task in messages about its calls (a replay's mismatch)."""
+def scope(task_key: str, recorder: CallRecorder | None = None) -> Iterator[CallScope]:
+    """Number (and, with a recorder, record) the model calls made inside, under ``task_key``."""
     if not task_key:
         raise ValueError("a call scope needs a non-empty task key")
-    s = CallScope(task_key=task_key, recorder=recorder, label=label)
+    s = CallScope(task_key=task_key, recorder=recorder)
     token = _scope.set(s)
     try:
         yield s

@@ -83,9 +83,9 @@ class ReplayBackend:
                                                 "kramabench.models.recording.scope(task_key)")
         rec = self._calls.get((call.task_key, call.call_index))
         scope = current_scope()
-        # the task as its record names it (the key is an opaque hash): the scope's label, else the key
-        task = scope.label if scope is not None and scope.label else call.task_key
-        where = f"{self.name}: task {task!r} call #{call.call_index}"
+        # the task's key is opaque (the system must not learn which task it solves): the runner, which knows,
+        # names the task in the record where the message says "task '<key>'" (kramabench.run.runner)
+        where = f"{self.name}: task {call.task_key!r} call #{call.call_index}"
         if rec is None:
             n = sum(1 for (k, _) in self._calls if k == call.task_key)
             raise ModelError("replay_mismatch", f"{where}: not recorded (the recording has {n} call(s) for this "

@@ -231,6 +231,7 @@ class Runner:
         return None if self.guard.tripped_here() or interrupt.hit_here() else rec
 
     def _record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
+        out = _named(out, it)
         try:
             if it.input.artifacts_dir is not None:
                 out = out.model_copy(update={"artifacts": self.staging.settle(it.input.artifacts_dir, out.artifacts)})
@@ -284,10 +285,14 @@ class Runner:
         rec = self._base_record(it, out, wall)
         # the judge's calls (paraphrase or design) are paid for too: recorded in calls.jsonl under the task's
         # key with ":judge" (apart from the system's own calls, which a replay answers in order)
-        with judge_scope(f"{it.call_key}:judge", self.recorder, label=f"{it.label} (its judge)"):
+        with judge_scope(f"{it.call_key}:judge", self.recorder):
             rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold,
                                          "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id)})
             other = self._other_gold(it, out, rec)
+        if any(isinstance(v, str) and it.call_key and it.call_key in v for v in rec.score_details.values()):
+            # a judge's replay mismatch names the judge's key (``<key>:judge``): the record names the task
+            rec = rec.model_copy(update={"score_details": {k: v.replace(it.call_key, it.label) if isinstance(v, str) else v
+                                                           for k, v in rec.score_details.items()}})
         return rec.model_copy(update={"other_gold": other}) if other is not None else rec
 
     def _other_gold(self, it: WorkItem, out: SystemOutput, rec: Record) -> GoldScore | None:
@@ -586,13 +591,35 @@ def _signal_reason(signal_name: str | None, cut: list[dict[str, Any]], not_start
             "--resume runs them")
 
 
-def judge_scope(key: str, recorder: Any, *, label: str | None = None) -> Any:
+def _named(out: SystemOutput, it: WorkItem) -> SystemOutput:
+    """The system's outcome with its task named where a message names the task's opaque call key (a replay's
+    mismatch says ``task '<key>'``: the system, and its model, must not learn which task it solves; the record
+    says ``task 'legal/legal-easy-1'``)."""
+    key = it.call_key
+    if not key:
+        return out
+
+    def fix(v: Any) -> Any:
+        return v.replace(key, it.label) if isinstance(v, str) and key in v else v
+
+    update: dict[str, Any] = {}
+    if out.error is not None and key in out.error.message:
+        update["error"] = out.error.model_copy(update={"message": fix(out.error.message)})
+    if any(s.error and key in s.error for s in out.steps):
+        update["steps"] = [s.model_copy(update={"error": fix(s.error)}) if s.error and key in s.error else s
+                           for s in out.steps]
+    if any(key in v for t in out.transcript for v in t.values() if isinstance(v, str)):
+        update["transcript"] = [{k: fix(v) for k, v in t.items()} for t in out.transcript]
+    return out.model_copy(update=update) if update else out
+
+
+def judge_scope(key: str, recorder: Any) -> Any:
     """The recording scope of a task's scoring (its judge calls), when the run records calls."""
     if recorder is None:
         return contextlib.nullcontext()
     from kramabench.models import recording
 
-    return recording.scope(key, recorder, label=label)
+    return recording.scope(key, recorder)
 
 
 def _open_recorder(run_dir: Path) -> Any:

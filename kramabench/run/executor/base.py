@@ -33,17 +33,16 @@ Solved = tuple[SystemOutput, float]
 
 
 def solve_item(
-    system: Any, inp: TaskInput, key: str, recorder: Any, model_budget_s: float | None = None, label: str | None = None
+    system: Any, inp: TaskInput, key: str, recorder: Any, model_budget_s: float | None = None
 ) -> Solved:
     """One task on an executor's worker: the system sees only ``inp``; its model calls are recorded under
     ``key`` (when there is a recorder) and share ``model_budget_s`` seconds (``--model-budget``; None: no
-    budget); ``label`` names the task in messages about its calls (:attr:`WorkItem.label`). Exceptions
-    become system_crash outcomes."""
+    budget). Exceptions become system_crash outcomes."""
     from kramabench.models.budget import model_time_budget
 
     t0 = time.monotonic()
     try:
-        with _call_scope(key, recorder, label) as scope, model_time_budget(model_budget_s):
+        with _call_scope(key, recorder) as scope, model_time_budget(model_budget_s):
             out = system.solve(inp)
         if not isinstance(out, SystemOutput):
             out = SystemOutput.model_validate(out)
@@ -78,7 +77,7 @@ def staged_input(stage: Callable[[WorkItem], Any], item: WorkItem) -> Callable[[
 
 def solve_staged(
     system: Any, begin: Callable[[], tuple[TaskInput, Callable[[], None]]], call_key: str, recorder: Any,
-    model_budget_s: float | None = None, label: str | None = None,
+    model_budget_s: float | None = None,
 ) -> Solved:
     """:func:`solve_item` between ``begin()`` and its ``end()`` (:func:`staged_input`). A stage that cannot be
     entered is a ``setup_error`` outcome; its wall time counts towards the task's."""
@@ -92,7 +91,7 @@ def solve_staged(
             kind="setup_error", message=f"the task's services could not be started: {type(e).__name__}: {e}\n{tail}",
         )), time.monotonic() - t0
     try:
-        out, _ = solve_item(system, inp, call_key, recorder, model_budget_s, label)
+        out, _ = solve_item(system, inp, call_key, recorder, model_budget_s)
     finally:
         try:
             end()
@@ -101,13 +100,13 @@ def solve_staged(
     return out, time.monotonic() - t0
 
 
-def _call_scope(call_key: str, recorder: Any, label: str | None = None) -> Any:
+def _call_scope(call_key: str, recorder: Any) -> Any:
     """The model-call recording scope of one task (kramabench.models.recording), if available."""
     if recorder is None:
         return contextlib.nullcontext()
     from kramabench.models import recording
 
-    return recording.scope(call_key, recorder, label=label)
+    return recording.scope(call_key, recorder)
 
 
 @dataclass

@@ -26,9 +26,9 @@ class LocalExecutor:
         c = self._ctx
         if c.stage is None:
             return self._pool.submit(solve_item, c.system, item.input, item.call_key, c.recorder,
-                                     c.options.model_budget_s, item.label)
+                                     c.options.model_budget_s)
         return self._pool.submit(solve_staged, c.system, staged_input(c.stage, item), item.call_key, c.recorder,
-                                 c.options.model_budget_s, item.label)
+                                 c.options.model_budget_s)
 
     def shutdown(self, *, hard: bool) -> None:
         if self._pool is not None:

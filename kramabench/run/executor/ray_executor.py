@@ -192,8 +192,6 @@ class Shipped:
     lake_blob: list[Any]
     ref: TaskRef | None = None
     solution_code: str | None = None
-    #: the task as messages name it (WorkItem.label)
-    label: str | None = None
 
 
 @dataclass
@@ -332,7 +330,7 @@ class _Worker:
                     os.replace(tmp, solution)
             self.resolver.add(inp.token, replace(item.ref, solution=solution))
         rec = _ListRecorder()
-        out, wall = solve_item(self.system, inp, item.call_key, rec, self.setup.model_budget_s, item.label)
+        out, wall = solve_item(self.system, inp, item.call_key, rec, self.setup.model_budget_s)
         return WorkerResult(out, wall, self.node, calls=rec.calls, shipped_lake=shipped)
 
     def close(self) -> None:
@@ -558,7 +556,6 @@ class RayExecutor:
             lake_blob=[self._blob(h, Path(inp.lake_root), list(inp.files))],
             ref=ref,
             solution_code=code,
-            label=item.label,
         )
 
     def submit(self, item: WorkItem) -> Future[Solved]:
