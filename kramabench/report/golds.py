@@ -98,7 +98,7 @@ def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
         normalise_percent=bool(opts.get("normalise_percent", False)),
         scale_mismatch=sum(1 for r in main if (r.score_details or {}).get("scale_mismatch")),
         percent_normalised=sum(1 for r in main if (r.score_details or {}).get("percent_normalised")),
-        unsupported=unsupported_text(run),
+        unsupported=unsupported_text(run, short=True),
     )
 
 

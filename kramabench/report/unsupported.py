@@ -61,14 +61,15 @@ def mark_unsupported(run: RunData, *, exclude: bool = False) -> None:
         run.excluded_unsupported = True
 
 
-def unsupported_text(run: RunData) -> str:
-    """What the report says beside a run's score: ``2 task(s) the benchmark cannot support (scored as the paper
-    does)``, or ``... (left out of the scores: --exclude-unsupported)``; empty when there is none."""
+def unsupported_text(run: RunData, *, short: bool = False) -> str:
+    """What the report says beside a run's score: ``2 tasks the benchmark cannot support (scored as the paper
+    does)``, or ``... (left out of the scores: --exclude-unsupported)``; ``short``: ``2 (scored as the paper
+    does)``; empty when there is none."""
     n = len(run.unsupported)
     if not n:
         return ""
     how = "left out of the scores: --exclude-unsupported" if run.excluded_unsupported else "scored as the paper does"
-    return f"{n} task{'s' if n != 1 else ''} the benchmark cannot support ({how})"
+    return f"{n} ({how})" if short else f"{n} task{'s' if n != 1 else ''} the benchmark cannot support ({how})"
 
 
 __all__ = ["UnsupportedTask", "find_unsupported", "mark_unsupported", "unsupported_text"]

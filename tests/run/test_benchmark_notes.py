@@ -82,7 +82,8 @@ def test_the_report_counts_and_lists_it_and_can_leave_it_out(marked_run, tmp_pat
     card = re.search(r'<div class="card".*?</div></div>', html, re.S).group(0)
     assert "<b>1</b> the benchmark cannot support" in card
     assert f'<tr class="unsupported" data-task="{GONE}">' in html and 'href="#unsupported"' in html
-    assert "1 task the benchmark cannot support (scored as the paper does)" in html
+    # beside the score in the golds section
+    assert re.search(r"<td>tasks the benchmark cannot support</td><td colspan=\"2\">1 \(scored as the paper does\)", html)
     assert "## Tasks the benchmark cannot support" in md and f"| {GONE} | data_source_missing |" in md
     assert "| 100.0 [100.0, 100.0] n=4 |" in md  # scored as the paper does: every task in the mean
     assert "the benchmark cannot support it: data_source_missing" in md  # the task's row
