@@ -81,6 +81,13 @@ def test_rich_progress_fits_an_80_column_terminal():
     last = [ln for ln in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())) if ln.strip()][-1]
     assert len(last) <= 80
     assert "2/23" in last and "1 failed" in last and "score 50.0%" in last and "$0.0200" in last and "ETA" in last
+    # a call without a price: the cost is unknown, never a partial sum, and the line still fits
+    p.start(2300, "run")
+    for i in range(150):
+        p.update(rec("a", f"a{i}", 1.0, usage=SystemUsage(cost_usd=None, model_calls=20, unpriced_calls=20)))
+    p.stop()
+    last = [ln for ln in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())) if ln.strip()][-1]
+    assert len(last) <= 80 and "150/2300" in last and "cost ?" in last and "$" not in last, last
 
 
 def test_domain_table_fits_an_80_column_terminal():
