@@ -13,7 +13,6 @@ is left out of the floors and counted in a note, never an exception.
 from __future__ import annotations
 
 import logging
-import zlib
 from typing import TYPE_CHECKING, Any
 
 from kramabench.view.rows import GOLDS, OFFICIAL, VERIFIED, natural_key, other_gold_of, record_value
@@ -169,20 +168,14 @@ def task_values(rows: list[Row], gold: str) -> dict[tuple[str, str], float | Non
     out: dict[tuple[str, str], float | None] = {}
     for k, vals in groups.items():
         scored = [v for v in vals if v is not None]
-        out[k] = sum(scored) / len(scored) if scored else None
+        out[k] = sum(sorted(scored)) / len(scored) if scored else None  # as the report sums them
     return out
 
 
-def report_seed(*parts: str) -> int:
-    """The bootstrap seed the report uses for a cell (run id, setting, row label, gold): the viewer's interval
-    is the report's, to the digit."""
-    return zlib.crc32("\x1f".join(parts).encode())
-
-
-def gold_scores(rows: list[Row], run_id: str) -> dict[str, Any]:
+def gold_scores(rows: list[Row]) -> dict[str, Any]:
     """Both numbers of a run, as the report's golds section has them: the main setting's tasks, each task the
-    mean of its scored rows, the mean over tasks with its 95% bootstrap interval; and how many tasks the two
-    golds score differently."""
+    mean of its scored rows, the mean over tasks with its 95% bootstrap interval (:func:`scorers.stats.mean_ci`,
+    as the report's: the same digits); and how many tasks the two golds score differently."""
     from scorers.stats import mean_ci
 
     setting = main_setting(rows)
@@ -191,8 +184,7 @@ def gold_scores(rows: list[Row], run_id: str) -> dict[str, Any]:
     per: dict[str, dict[tuple[str, str], float | None]] = {}
     for g in GOLDS:
         per[g] = vals = task_values(main, g)
-        scored = [v for v in vals.values() if v is not None]
-        ci = mean_ci(scored, n_unscored=len(vals) - len(scored), seed=report_seed(run_id, setting, TOTAL, g))
+        ci = mean_ci(vals)
         out[g] = {"score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n, "n_unscored": ci.n_unscored,
                   "tasks": len(vals)}
     a, b = per[OFFICIAL], per[VERIFIED]
@@ -263,7 +255,7 @@ def floors_panel(f: Any) -> dict[str, Any]:
         "band_threshold": BAND_THRESHOLD,
         "rae_bands": [f"{b:g}" for b in RAE_BANDS],
         "golds": golds,
-        "scores": gold_scores(rows, _run_id(f)),
+        "scores": gold_scores(rows),
         "classes": dict(sorted(classes.items(), key=lambda kv: natural_key(kv[0]))),
         "errata_file": wl.get("errata_file") if isinstance(wl.get("errata_file"), dict) else None,
         "notes": notes,
@@ -285,10 +277,5 @@ def _canonical(canon: dict[Any, Any], v: Any) -> Any:
     return canon.setdefault(key, v)
 
 
-def _run_id(f: Any) -> str:
-    rid = (f.manifest or {}).get("run_id")
-    return rid if isinstance(rid, str) else f.name
-
-
 __all__ = ["GOLD_TITLES", "SETTING_ORDER", "floors_panel", "gold_scores", "main_setting", "manifest_gold",
-           "official_of_old", "old_errata_keys", "record_golds", "record_model", "report_seed", "task_values"]
+           "official_of_old", "old_errata_keys", "record_golds", "record_model", "task_values"]

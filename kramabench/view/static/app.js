@@ -11,11 +11,15 @@
   const liveEl = document.getElementById("live");
   const PAGE = 100;
   const FACET_LABELS = { domain: "Domain", difficulty: "Difficulty", outcome: "Outcome", error: "Error", type: "Answer type", setting: "Setting",
-    gold_class: "Gold class", agent: "Agent ended", step: "In a step" };
+    gold_class: "Gold class", agent: "Agent ended", step: "In a step", benchmark: "Benchmark cannot support" };
+  // how a benchmark note reads on a chip (the tasks the benchmark cannot support as written; none: it can)
+  const BENCHMARK_LABELS = { none: "supported", data_source_missing: "data source missing", not_reproducible: "data source absent upstream",
+    data_source_outside_lake: "data source outside the lake", reviewed_unreproducible: "reviewed unreproducible",
+    solution_needs_module: "solution needs a module the sandbox lacks" };
   // how a step outcome reads on a chip ("In a step": the records where it happened at least once)
   const STEP_LABELS = { timeout: "timed out", error: "raised an error", format_error: "reply without code", oom: "out of memory",
     crashed: "interpreter crashed", answer_error: "unreadable final answer", model_error: "model error", none: "none of these" };
-  const ROW_FILTERS = ["q", "domain", "difficulty", "outcome", "error", "type", "setting", "gold_class", "agent", "step", "min", "max", "attempts", "sort", "page"];
+  const ROW_FILTERS = ["q", "domain", "difficulty", "outcome", "error", "type", "setting", "gold_class", "agent", "step", "benchmark", "min", "max", "attempts", "sort", "page"];
   // how the golds are named (as the report and `kramabench score` name them)
   const GOLD_NAMES = { verified: "verified", official: "official (paper-comparable)" };
 
@@ -141,6 +145,9 @@
       x.n_unscored ? h("span", { class: "muted" }, ` +${x.n_unscored}u`) : null,
       g === "official" && s.run_gold === "official" ? h("div", { class: "small muted" }, "--no-errata run") : null);
   }
+  // the cost as every surface tells it (the server's cost_text): "unknown (N unpriced calls)" when a price is
+  // missing, never a partial sum that reads as the whole
+  function costText(s) { return s.cost_text || (s.cost_usd === null || s.cost_usd === undefined ? "–" : "$" + num(s.cost_usd, 4)); }
   function runTitle(s) {
     return [s.system || "(no system)", s.model ? " · " + s.model : ""].join("");
   }
@@ -174,8 +181,8 @@
           h("td", null, statusBadge(s), s.stop_reason ? h("div", { class: "muted small" }, s.stop_reason) : null),
           h("td", { class: "num done" }, progress(s)),
           goldCell(s, "verified"), goldCell(s, "official"),
-          h("td", { class: "num" }, String(s.errors)),
-          h("td", { class: "num" }, "$" + num(s.cost_usd, 4) + (s.cost_unknown ? ` +${s.cost_unknown}?` : "")),
+          h("td", { class: "num" }, String(s.errors), s.unsupported ? h("div", { class: "small muted unsupported", title: "tasks the benchmark cannot support (scored as the paper does)" }, `${s.unsupported} unsupported`) : null),
+          h("td", { class: "num cost" }, costText(s)),
           h("td", { class: "small" }, when(s.created_at)),
           h("td", null, s.problems ? h("span", { class: "badge warn" }, `${s.problems} problem${s.problems > 1 ? "s" : ""}`) : "")));
       }
@@ -212,7 +219,9 @@
       h("span", { class: "stat" }, "done ", progress(s)),
       h("span", { class: "stat" }, plural(s.errors, "error")),
       h("span", { class: "stat" }, `${s.unscored} unscored`),
-      h("span", { class: "stat" }, "$" + num(s.cost_usd, 4)),
+      s.unsupported ? h("span", { class: "stat unsupported", title: "tasks whose data sources are missing from the lake (or that the benchmark cannot support otherwise): scored as the paper does; filter them with “Benchmark cannot support”" },
+        `${s.unsupported} the benchmark cannot support`) : null,
+      h("span", { class: "stat cost" }, costText(s)),
       h("span", { class: "stat" }, `${s.tokens} tokens`),
       s.workload ? h("span", { class: "stat" }, `workload ${s.workload}`) : null,
       s.setting ? h("span", { class: "stat" }, s.setting) : null,
@@ -359,7 +368,7 @@
         const all = new Set([...keys, ...chosen]);
         for (const k of all) {
           const on = chosen.includes(k);
-          const label = facet === "step" ? (STEP_LABELS[k] || k) : k;
+          const label = facet === "step" ? (STEP_LABELS[k] || k) : facet === "benchmark" ? (BENCHMARK_LABELS[k] || k) : k;
           const chip = h("button", { class: "chip" + (on ? " on" : "") + (facet === "outcome" ? " oc-" + k : "") + (facet === "gold_class" ? " cls-" + k : ""),
             "data-value": k, title: facet === "step" ? `records with a step whose outcome is ${k}` : null, onclick: () => {
             const next = on ? chosen.filter((x) => x !== k) : [...chosen, k];
@@ -400,7 +409,9 @@
         tb.appendChild(h("tr", { class: "task oc-row-" + r.outcome + (r.latest ? "" : " superseded"), "data-task": r.task_id, "data-i": String(r.i) },
           h("td", { class: "task-id" }, link(q, r.task_id), r.subtask_id ? h("div", { class: "small muted" }, r.subtask_id) : null,
             r.attempt ? h("span", { class: "small muted" }, ` #${r.attempt}`) : null,
-            r.gold_class ? h("div", null, h("span", { class: "badge cls cls-" + r.gold_class }, r.gold_class)) : null),
+            r.gold_class ? h("div", null, h("span", { class: "badge cls cls-" + r.gold_class }, r.gold_class)) : null,
+            r.benchmark.length ? h("div", null, h("span", { class: "badge warn unsupported", title: r.benchmark_why },
+              "benchmark cannot support")) : null),
           h("td", null, r.domain), h("td", null, r.difficulty || ""), h("td", { class: "small" }, r.answer_type || ""),
           h("td", null, outcomeBadge(r.outcome)),
           goldTd("verified"), goldTd("official"),
@@ -410,7 +421,7 @@
           h("td", { class: "val" }, r.answer), h("td", { class: "val" }, r.expected),
           h("td", { class: "num" }, r.steps === null ? "" : String(r.steps)),
           h("td", { class: "num" }, num(r.wall_s, 1)),
-          h("td", { class: "num" }, r.cost_usd === null ? "?" : num(r.cost_usd, 4)),
+          h("td", { class: "num cost" }, r.unpriced_calls ? "unknown" : num(r.cost_usd, 4)),
           h("td", { class: "num" }, r.tokens === null ? "" : String(r.tokens))));
       }
       clear(tableBox);
