@@ -161,7 +161,8 @@ def test_the_code_agent_builds_every_elt_mini_warehouse_to_100_percent(tmp_path:
         assert "[exit code 0]" in dbt and "Completed successfully" in dbt, dbt[-2000:]
         assert verify.count("model ") == 2
         if "postgres" in rec["score_details"]["sources"]["kinds"]:
-            assert load.startswith("pw:[MASKED]\n"), load  # the task's random password, printed alone
+            # the task's random password, printed alone (the observation is the message sent, its wrapper included)
+            assert load.startswith("Observation of step 1:\npw:[MASKED]\n"), load
     manifest = json.loads((run / "manifest.json").read_text())
     metrics = {m["key"]: (m["numerator"], m["denominator"]) for m in manifest["counts"]["metrics"]}
     assert metrics == {"srdel": (3, 3), "srdt:elt-bench": (6, 6), "srdt:verified": (6, 6)}
