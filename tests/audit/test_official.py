@@ -108,7 +108,12 @@ def _compare(root: Path, domains: list[str], task_ids: list[str] | None, tmp: Pa
         audit = audit_reference(wls, sb, workload_name="official", root=root, sandbox_name="local", timeout_s=600,
                                 task_ids=task_ids)  # fmt: skip
         # by hand with the sandbox's interpreter: the same pandas as the audit (official solutions differ by version)
-        python = sb.run("import sys; print(sys.executable)", wls[0].lake).stdout.strip() or sys.executable
+        # (the sandbox names its own interpreter <sandbox-env>/bin/python: host paths never leave it)
+        from kramabench.sandbox.environment.local_env import env_dir
+        from kramabench.sandbox.environment.lock import load_lock
+
+        python = str(env_dir(load_lock()) / "bin" / "python")
+        assert sb.run("import sys; print(sys.executable)", wls[0].lake).stdout.strip() == "<sandbox-env>/bin/python"
     finally:
         sb.close()
     by_task = {i.task_id: i for i in audit.tasks()}
