@@ -179,24 +179,67 @@ def report_seed(*parts: str) -> int:
     return zlib.crc32("\x1f".join(parts).encode())
 
 
+def interval(values: dict[tuple[str, str], float | None], *seed: str) -> dict[str, Any]:
+    """THE score of a set of tasks with its 95% interval, for every number the viewer shows (the run list, a
+    run's header, the score of what a filter keeps, the tables by domain and by difficulty, the floors panel):
+    ``values`` maps each task (domain, task id) to its score (None: unscored, counted apart, never averaged
+    in); ``seed`` names the report's cell it is (run id, setting, row label...), so that the interval is the
+    report's, to the digit (:func:`scorers.stats.mean_ci`)."""
+    from scorers.stats import mean_ci
+
+    scored = [v for v in values.values() if v is not None]
+    ci = mean_ci(scored, n_unscored=len(values) - len(scored), seed=report_seed(*seed))
+    return {"score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n, "n_unscored": ci.n_unscored,
+            "tasks": len(values)}
+
+
 def gold_scores(rows: list[Row], run_id: str) -> dict[str, Any]:
     """Both numbers of a run, as the report's golds section has them: the main setting's tasks, each task the
     mean of its scored rows, the mean over tasks with its 95% bootstrap interval; and how many tasks the two
     golds score differently."""
-    from scorers.stats import mean_ci
-
     setting = main_setting(rows)
     main = [r for r in rows if r.setting == setting]
     out: dict[str, Any] = {"setting": setting}
     per: dict[str, dict[tuple[str, str], float | None]] = {}
     for g in GOLDS:
         per[g] = vals = task_values(main, g)
-        scored = [v for v in vals.values() if v is not None]
-        ci = mean_ci(scored, n_unscored=len(vals) - len(scored), seed=report_seed(run_id, setting, TOTAL, g))
-        out[g] = {"score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n, "n_unscored": ci.n_unscored,
-                  "tasks": len(vals)}
+        out[g] = interval(vals, run_id, setting, TOTAL, g)
     a, b = per[OFFICIAL], per[VERIFIED]
     out["changed"] = sum(1 for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return out
+
+
+def breakdown(rows: list[Row], run_id: str) -> dict[str, Any]:
+    """The report's tables of a run by domain and by difficulty (the difficulty in the task id, as the report
+    reads it), under both golds: each cell the mean task score with its interval (:func:`interval`, seeded as
+    the report seeds those cells), the last one the whole run (Total)."""
+    from kramabench.workload.models import difficulty_from_id
+
+    setting = main_setting(rows)
+    main = [r for r in rows if r.setting == setting]
+    per = {g: task_values(main, g) for g in GOLDS}
+    domains = sorted({d for d, _t in per[VERIFIED]}, key=natural_key)
+    level_of = {k: difficulty_from_id(k[1]).value for k in per[VERIFIED]}
+    levels = [lv for lv in ("easy", "medium", "hard", "unknown") if lv in set(level_of.values())]
+
+    def cells(keep: Any, *seed: str) -> dict[str, Any]:
+        return {g: interval({k: v for k, v in per[g].items() if keep(k)}, run_id, setting, *seed) for g in GOLDS}
+
+    total = cells(lambda k: True, TOTAL)
+    by_domain = [{"label": d, **cells(lambda k, d=d: k[0] == d, d)} for d in domains]
+    by_level = [{"label": lv, **cells(lambda k, lv=lv: level_of[k] == lv, "difficulty", lv)} for lv in levels]
+    return {"setting": setting, "domains": [*by_domain, {"label": TOTAL, **total}],
+            "difficulties": [*by_level, {"label": TOTAL, **total}] if set(levels) - {"unknown"} else []}
+
+
+def kept_scores(rows: list[Row], run_id: str, setting: str, seed_label: tuple[str, ...] = ("filtered",)) -> dict[str, Any]:
+    """The score of the tasks a filter keeps (``rows``: the records it keeps), under both golds, computed as the
+    whole run's is (the run's main ``setting``, the attempts that count, each task the mean of its records);
+    ``seed_label`` names the report's cell when the filter is one (a single domain: that domain's)."""
+    main = [r for r in rows if r.setting == setting and r.latest]
+    out: dict[str, Any] = {"setting": setting}
+    for g in GOLDS:
+        out[g] = interval(task_values(main, g), run_id, setting, *seed_label)
     return out
 
 
@@ -290,5 +333,6 @@ def _run_id(f: Any) -> str:
     return rid if isinstance(rid, str) else f.name
 
 
-__all__ = ["GOLD_TITLES", "SETTING_ORDER", "floors_panel", "gold_scores", "main_setting", "manifest_gold",
-           "official_of_old", "old_errata_keys", "record_golds", "record_model", "report_seed", "task_values"]
+__all__ = ["GOLD_TITLES", "SETTING_ORDER", "breakdown", "floors_panel", "gold_scores", "interval", "kept_scores",
+           "main_setting", "manifest_gold", "official_of_old", "old_errata_keys", "record_golds", "record_model",
+           "report_seed", "task_values"]

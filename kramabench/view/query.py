@@ -155,9 +155,47 @@ class RowQuery(BaseModel):
             msg = "not a filter of the task table" if er.get("type") == "extra_forbidden" else er.get("msg", "")
             raise QueryError(f"{loc}: {msg}") from None
 
+    @classmethod
+    def lenient(cls, params: dict[str, list[str]]) -> tuple[RowQuery, list[dict[str, str]]]:
+        """The query with every key or value it cannot use left out, and what was left out (``key``, ``value``,
+        ``why``): the page shows the table the other keys describe and says what it ignored, never a blank
+        page for a typo in an address (``min=-5``, ``sort=nope``, ``outcome=bogus``)."""
+        return lenient(cls, params, LIST_KEYS, "not a filter of the task table")
+
     def words(self) -> list[str]:
         """The search terms: words, and "quoted phrases" kept whole."""
         return search_terms(self.q)
+
+
+def _clean_message(msg: str) -> str:
+    return msg.removeprefix("Value error, ")
+
+
+def lenient(model: Any, params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str],
+            unknown: str) -> tuple[Any, list[dict[str, str]]]:
+    """``model`` validated from ``params`` leaving out what it refuses: a bad item of a comma-separated list
+    alone (``outcome=error,bogus`` keeps ``error``), any other key whole; with what was left out and why."""
+    data: dict[str, Any] = {k: (vs if k in list_keys else vs[-1]) for k, vs in params.items()}
+    ignored: list[dict[str, str]] = []
+    for _ in range(len(data) * 8 + 8):
+        try:
+            return model.model_validate(data), ignored
+        except ValidationError as e:
+            er = e.errors()[0]
+            loc = er.get("loc", ())
+            key = str(loc[0]) if loc else ""
+            why = unknown if er.get("type") == "extra_forbidden" else _clean_message(str(er.get("msg", "")))
+            if key not in data:  # a model-level error: nothing to leave out one key at a time
+                raise QueryError(f"{key or 'query'}: {why}") from None
+            raw = data[key]
+            bad = [x for x in _csv(raw) if repr(x) in why] if key in list_keys else []
+            if bad and key in list_keys:
+                data[key] = [x for x in _csv(raw) if x not in bad]
+                ignored.extend({"key": key, "value": x, "why": why} for x in bad)
+            else:
+                del data[key]
+                ignored.append({"key": key, "value": ",".join(_csv(raw)) if key in list_keys else str(raw), "why": why})
+    raise QueryError("query: too many bad keys")
 
 
 def _tests(query: RowQuery) -> list[tuple[str, Callable[[Row], bool]]]:
@@ -260,5 +298,5 @@ def neighbours(rows: list[Row], query: RowQuery, i: int) -> dict[str, Any]:
             "first": brief(0) if at is None else None}
 
 
-__all__ = ["FACETS", "MAX_LIMIT", "MULTI_FACETS", "QueryError", "RowQuery", "SORTS", "filtered", "neighbours",
+__all__ = ["FACETS", "MAX_LIMIT", "MULTI_FACETS", "QueryError", "RowQuery", "SORTS", "filtered", "lenient", "neighbours",
            "run_query", "search_terms", "sort_rows"]

@@ -57,6 +57,7 @@ def site(tmp_path: Path, results: Path):  # type: ignore[no-untyped-def]
         record("arts", "legal", XSS, 0.0, answer=XSS, extra={"nan_field": float("nan")}),
     ]
     d = write_run(results, "arts", recs)
+    write_run(results, "arts2", [record("arts2", "legal", "legal-hard-1", 0.0)])
     art = d / "artifacts" / "legal-hard-1"
     (art / "out").mkdir(parents=True)
     (art / "plot.png").write_bytes(PNG)
@@ -152,11 +153,23 @@ def test_loopback_names_only_and_read_only(site: ViewServer, results: Path) -> N
 
 
 def test_bad_requests_are_named(site: ViewServer) -> None:
-    for path, word in [("/api/runs/arts/rows?sort=nope", b"sort"), ("/api/runs/arts/record?i=x", b"record number"),
+    for path, word in [("/api/runs/arts/record?i=x", b"record number"),
                        ("/api/runs/arts/record?i=99", b"no record 99"), ("/api/runs/nope/rows", b"no run 'nope'"),
-                       ("/api/compare?runs=arts", b"runs"), ("/api/compare?runs=arts,ghost", b"ghost")]:
+                       ("/api/compare?runs=arts", b"runs"), ("/api/compare?runs=arts,ghost", b"ghost"),
+                       ("/api/compare?runs=arts,arts", b"the same run twice (arts)"),
+                       ("/api/runs/arts/field?i=0&path=/nope", b"no value at")]:
         status, _, body = get(site, path)
         assert status in (400, 404) and word in body, (path, body)
+    # a filter's bad value or unknown key is left out and named: the table the rest describes, never a blank page
+    doc = api(site, "/api/runs/arts/rows?sort=nope&min=-5&outcome=error,bogus&colour=red&q=x")
+    assert {(x["key"], x["value"]) for x in doc["ignored"]} == {("sort", "nope"), ("min", "-5"), ("outcome", "bogus"),
+                                                                 ("colour", "red")}
+    assert "greater than or equal to 0" in next(x["why"] for x in doc["ignored"] if x["key"] == "min")
+    assert "unknown outcome 'bogus'" in next(x["why"] for x in doc["ignored"] if x["key"] == "outcome")
+    clean = api(site, "/api/runs/arts/rows?outcome=error&q=x")
+    assert doc["rows"] == clean["rows"] and clean["ignored"] == []
+    doc = api(site, "/api/compare?runs=arts,arts2&only=maybe&domain=legal")
+    assert [(x["key"], x["value"]) for x in doc["ignored"]] == [("only", "maybe")]
 
 
 def test_events_stream_says_when_a_run_changes(results: Path) -> None:
