@@ -158,7 +158,7 @@
   }
   function apiRun(name, what) { return "/api/runs/" + encodeURIComponent(name) + (what ? "/" + what : ""); }
   function artifactUrl(run, path) { return LOCAL ? LOCAL.artifactUrl(run, path) : apiRun(run, "artifact") + "?path=" + encodeURIComponent(path); }
-  function fieldTextUrl(run, i, path) { return LOCAL ? null : apiRun(run, "field") + "?" + new URLSearchParams({ i: String(i), path, format: "text" }).toString(); }
+  function fieldTextUrl(run, i, path) { return LOCAL ? LOCAL.fullUrl(run, i) : apiRun(run, "field") + "?" + new URLSearchParams({ i: String(i), path, format: "text" }).toString(); }
   function rawUrl(run, i) { return LOCAL ? null : apiRun(run, "raw") + "?i=" + encodeURIComponent(String(i)); }
 
   function failure(err) { return h("div", { class: "problem error" }, "Error: ", String(err && err.message ? err.message : err)); }
@@ -791,7 +791,7 @@
     const what = cut.chars !== undefined ? `showing the first ${int(ctx.keptLen(path))} of ${int(cut.chars)} characters` : `showing the first ${int(ctx.keptLen(path))} of ${int(cut.items)} items`;
     const note = h("div", { class: "cut-note small muted", "data-cut": path }, what, " · ");
     const size = cut.chars !== undefined ? cut.chars : cut.items * 20;
-    if (size <= INLINE_LIMIT || LOCAL) {
+    if (size <= INLINE_LIMIT) {
       note.appendChild(h("button", { type: "button", class: "link-btn show-all", onclick: async (e) => {
         e.target.disabled = true; setText(e.target, "loading…");
         try {
@@ -996,7 +996,8 @@
       box.appendChild(item);
       if (!url) continue;
       if (/^image\//.test(mt) || /\.(png|jpe?g|gif|webp|svg)$/i.test(path)) {
-        prev.appendChild(h("img", { src: url, alt: String(a.name || path), loading: "lazy" }));
+        const src = LOCAL ? LOCAL.imageUrl(runName, path) : url;
+        if (src) prev.appendChild(h("img", { src, alt: String(a.name || path), loading: "lazy" }));
       } else {
         api(apiRun(runName, "preview"), new URLSearchParams({ path })).then((p) => {
           if (p.kind === "table") {
@@ -1398,6 +1399,10 @@
   }
   function outcomeText(r) { return r.outcome === "error" ? (r.error_kind || "error") : `${r.outcome} ${pct(r.value)}%`; }
 
-  connect();
-  render();
+  if (LOCAL) {
+    LOCAL.ready().then(() => { connect(); render(); }, (e) => { clear(main); main.appendChild(failure(e)); });
+  } else {
+    connect();
+    render();
+  }
 })();
