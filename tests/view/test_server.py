@@ -226,3 +226,12 @@ def test_cli_errors_are_one_line(results: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "kramabench", "view", str(results / "nope")],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "no such folder" in res.stderr
+    # a bundle: a run that is not there, --run without --bundle, a folder that is not a bundle: one line each
+    write_run(results, "r1", [record("r1", "legal", "legal-hard-1", 1.0)])
+    for args, words in ((["--bundle", str(results.parent / "b"), "--run", "ghost"], "no run 'ghost'"),
+                        (["--run", "r1"], "--run chooses the runs of a --bundle"),
+                        (["--bundle", str(results)], "not empty and not a kramabench bundle")):
+        res = subprocess.run([sys.executable, "-m", "kramabench", "view", str(results), *args],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 2 and words in res.stderr and res.stderr.strip().count("\n") == 0, (args, res.stderr)
+    assert not (results.parent / "b").exists() or not any((results.parent / "b").iterdir())

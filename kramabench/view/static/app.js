@@ -113,11 +113,12 @@
   function plural(n, one, many) { return `${int(n)} ${n === 1 ? one : (many || one + "s")}`; }
   // a date on one line: 2026-03-01 09:00 (UTC)
   function when(s) { if (!s) return ""; const m = String(s).match(/^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)/); return m ? `${m[1]} ${m[2]}` : String(s); }
-  // the cost as every surface tells it (one helper: where an unknown price is said)
-  function costText(x) {
+  // the cost as every surface tells it (the one helper: a run's, a task's; where an unknown price is said);
+  // bare: without the dollar sign (a column headed "Cost $")
+  function costText(x, bare) {
     if (x.cost_text) return x.cost_text;
-    if (x.cost_usd === null || x.cost_usd === undefined) return "–";
-    return "$" + num(x.cost_usd, 4) + (x.cost_unknown ? ` +${x.cost_unknown} unpriced` : "");
+    if (x.cost_usd === null || x.cost_usd === undefined) return bare ? "?" : "–";
+    return (bare ? "" : "$") + num(x.cost_usd, 4) + (x.cost_unknown ? ` +${x.cost_unknown} unpriced` : "");
   }
   // an id from data: one line, escapes visible; cut (the whole id on hover) when very long
   const ID_CHARS = 120;
@@ -621,7 +622,7 @@
         h("td", { class: "val", title: r.answer }, r.answer), h("td", { class: "val", title: r.expected }, r.expected),
         h("td", { class: "num" }, r.steps === null ? "" : int(r.steps)),
         h("td", { class: "num" }, num(r.wall_s, 1)),
-        h("td", { class: "num cost" }, r.cost_usd === null ? "?" : num(r.cost_usd, 4)),
+        h("td", { class: "num cost" }, costText(r, true)),
         h("td", { class: "num" }, r.tokens === null ? "" : int(r.tokens)),
       ];
     }
@@ -827,7 +828,7 @@
       let first = "";
       const obj = it && typeof it === "object" && !Array.isArray(it);
       if (obj) {
-        for (const k of SUMMARY_KEYS) if (k in it && it[k] !== null && typeof it[k] !== "object" && !(k === "error" && String(it[k]).length > 40)) bits.push(`${k} ${typeof it[k] === "number" && !Number.isInteger(it[k]) ? it[k].toFixed(2) : it[k]}`);
+        for (const k of SUMMARY_KEYS) if (k in it && it[k] !== null && typeof it[k] !== "object" && !(k === "error" && String(it[k]).length > 40)) bits.push(`${k} ${typeof it[k] === "number" ? (Number.isInteger(it[k]) ? int(it[k]) : it[k].toFixed(2)) : it[k]}`);
         for (const k of TEXT_KEYS) if (typeof it[k] === "string" && it[k].trim()) { first = it[k].trim().split("\n")[0]; break; }
       } else first = typeof it === "string" ? it.split("\n")[0] : JSON.stringify(it);
       if (first.length > 140) first = first.slice(0, 139) + "…";
