@@ -16,7 +16,7 @@ from kramabench.view.calls import CallsIndex, calls_doc, one_call
 from kramabench.view.compare import CompareQuery, compare
 from kramabench.view.cut import cut_record, value_at
 from kramabench.view.golds import TOTAL, breakdown, floors_panel, kept_scores, record_golds
-from kramabench.view.query import RowQuery, filtered, neighbours, run_query
+from kramabench.view.query import RowQuery, neighbours, query_hits
 from kramabench.view.render import record_render
 from kramabench.view.runs import ResultsIndex, RunFollower
 
@@ -74,13 +74,14 @@ class ViewApi:
     def api_rows(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:
         q, ignored = RowQuery.lenient(params)
         rows = f.snapshot(all_attempts=q.attempts == "all")
-        total, page, facets = run_query(rows, q)
+        hits, facets = query_hits(rows, q)
+        page = hits[q.offset: q.offset + q.limit]
         summary = f.summary()
-        return {"total": total, "all": len(rows), "offset": q.offset, "limit": q.limit,
+        return {"total": len(hits), "all": len(rows), "offset": q.offset, "limit": q.limit,
                 "rows": [r.to_json() for r in page], "facets": facets, "version": f.version,
-                "summary": summary, "ignored": ignored, "kept": self.kept(f, q, rows, summary)}
+                "summary": summary, "ignored": ignored, "kept": self.kept(f, q, hits, summary)}
 
-    def kept(self, f: RunFollower, q: RowQuery, rows: list[Any], summary: dict[str, Any]) -> dict[str, Any] | None:
+    def kept(self, f: RunFollower, q: RowQuery, hits: list[Any], summary: dict[str, Any]) -> dict[str, Any] | None:
         """The score of the tasks the filter keeps, under both golds, with their intervals (None: no filter)."""
         active = {k: v for k, v in q.model_dump().items() if k not in NOT_FILTERS and v not in ("", [], None)}
         if not active:
@@ -98,7 +99,7 @@ class ViewApi:
             seed = (q.domain[0],)
         elif set(active) == {"difficulty"} and len(q.difficulty) == 1:
             seed = ("difficulty", q.difficulty[0])
-        doc = kept_scores(filtered(rows, q), _run_id(f), setting, seed)
+        doc = kept_scores(hits, _run_id(f), setting, seed)
         with self._lock:
             self._kept[key] = doc
             while len(self._kept) > 256:

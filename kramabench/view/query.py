@@ -246,6 +246,12 @@ def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[st
     """Total matching, the page asked for, and per facet every value the rows have with how many rows it
     would give with every other filter kept (0 when none would). ``rows`` come in task order
     (:meth:`RunFollower.snapshot`)."""
+    hits, facets = query_hits(rows, query)
+    return len(hits), hits[query.offset: query.offset + query.limit], facets
+
+
+def query_hits(rows: list[Row], query: RowQuery) -> tuple[list[Row], dict[str, dict[str, int]]]:
+    """Every row the query keeps, in its sort, and the facet counts (see :func:`run_query`)."""
     tests = _tests(query)
     near: dict[str, list[Row]] = {name: [] for name in (*FACETS, *MULTI_FACETS)}  # rows failing this facet only
     if not tests:
@@ -270,8 +276,7 @@ def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[st
         c = Counter(v for r in hits for v in _multi_values(name, r))
         c.update(v for r in near[name] for v in _multi_values(name, r))
         facets[name] = {k: c.get(k, 0) for k in sorted(universe, key=lambda k: (k == "none", natural_key(k)))}
-    hits = sort_rows(hits, query.sort, presorted=True)
-    return len(hits), hits[query.offset: query.offset + query.limit], facets
+    return sort_rows(hits, query.sort, presorted=True), facets
 
 
 def filtered(rows: list[Row], query: RowQuery) -> list[Row]:
@@ -299,4 +304,4 @@ def neighbours(rows: list[Row], query: RowQuery, i: int) -> dict[str, Any]:
 
 
 __all__ = ["FACETS", "MAX_LIMIT", "MULTI_FACETS", "QueryError", "RowQuery", "SORTS", "filtered", "lenient", "neighbours",
-           "run_query", "search_terms", "sort_rows"]
+           "query_hits", "run_query", "search_terms", "sort_rows"]
