@@ -38,6 +38,7 @@ PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 ARTIFACT_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
+CONNECTION_TIMEOUT_S = 60.0
 #: URL path -> (file in kramabench/view/static, content type)
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -84,7 +85,7 @@ class ViewServer(ViewApi):
         self.index.scan()
         self.watcher = Watcher(self.index, poll_s)
         handler = type("Handler", (_Handler,), {"app": self})
-        self.httpd = ThreadingHTTPServer((host, port), handler)
+        self.httpd = _HTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -131,11 +132,20 @@ class ViewServer(ViewApi):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+class _HTTPServer(ThreadingHTTPServer):
+    #: connections waiting to be accepted (socketserver's 5 makes a burst of connections wait for the kernel's
+    #: retries, seconds each)
+    request_queue_size = 512
+
+
 class _Handler(BaseHTTPRequestHandler):
     app: ViewServer
     server_version = "kramabench-view"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    #: seconds a connection may wait for the rest of a request (or a reader, for a send) before it is dropped:
+    #: a half-open connection never holds a thread for good
+    timeout = CONNECTION_TIMEOUT_S
 
     def version_string(self) -> str:
         return self.server_version

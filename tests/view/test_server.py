@@ -235,3 +235,33 @@ def test_cli_errors_are_one_line(results: Path) -> None:
                              capture_output=True, text=True, timeout=60)
         assert res.returncode == 2 and words in res.stderr and res.stderr.strip().count("\n") == 0, (args, res.stderr)
     assert not (results.parent / "b").exists() or not any((results.parent / "b").iterdir())
+
+
+def test_half_open_connections_never_stop_the_viewer(results: Path) -> None:
+    """200 connections that send half a request and wait: the viewer still answers at once, and drops them
+    after its connection timeout."""
+    write_run(results, "r1", [record("r1", "legal", "legal-hard-1", 1.0)])
+    with ViewServer(results) as server:
+        server.httpd.RequestHandlerClass.timeout = 2.0  # this server's handlers only (their own class)
+        socks = []
+        try:
+            for _ in range(200):
+                s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+                s.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                socks.append(s)
+            t0 = time.monotonic()
+            status, _, body = get(server, "/api/runs")
+            assert status == 200 and json.loads(body)["runs"][0]["run"] == "r1"
+            assert time.monotonic() - t0 < 5
+            time.sleep(3)  # past the timeout: the viewer closed them
+            closed = 0
+            for s in socks[:20]:
+                s.settimeout(5)
+                try:
+                    closed += s.recv(1) == b""
+                except ConnectionResetError:
+                    closed += 1
+            assert closed == 20
+        finally:
+            for s in socks:
+                s.close()
