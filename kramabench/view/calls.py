@@ -24,8 +24,9 @@ from kramabench.view.cut import cut_record
 from kramabench.view.runs import open_regular
 
 CALLS = "calls.jsonl"
-#: a calls.jsonl line longer than this is not read (the recorder caps a reply at 1,000,000 characters)
-MAX_CALL_LINE = 256 << 20
+#: a calls.jsonl line longer than this is not read (as a records.jsonl line; the recorder caps a reply at 1,000,000
+#: characters)
+MAX_CALL_LINE = 64 << 20
 #: a call is counted as a record's when it started within this long before the record started or after it
 #: finished (the calls of an earlier attempt of the same task share its key)
 SLACK = timedelta(seconds=5)

@@ -162,9 +162,10 @@ def main_setting(rows: list[Row]) -> str:
 
 def task_values(rows: list[Row], gold: str) -> dict[tuple[str, str], float | None]:
     """(domain, task id) -> the task's value under ``gold`` (the mean of its scored rows; None: none scored),
-    as the report's ``task_scores``."""
+    as the report's ``task_scores``, in the report's order (tasks as their first record is in the file: the
+    order an interval's resamples draw from)."""
     groups: dict[tuple[str, str], list[float | None]] = {}
-    for r in rows:
+    for r in sorted(rows, key=lambda r: (r.unit_first, r.i)):
         groups.setdefault((r.domain, r.task_id), []).append(r.value_under(gold))
     out: dict[tuple[str, str], float | None] = {}
     for k, vals in groups.items():

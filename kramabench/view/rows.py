@@ -129,6 +129,8 @@ class Row:
     latest: bool = True
     #: the task order (domain, task id, subtask id naturally: ``-10`` after ``-9``; attempt), computed once
     order: tuple[Any, ...] = ()
+    #: the file position (``i``) of the first record of this row's unit: the order the report reads tasks in
+    unit_first: int = 0
 
     @property
     def unit(self) -> tuple[str, str, str, str | None]:

@@ -120,6 +120,7 @@ class RunFollower:
 
     def _reset_records(self) -> None:
         self.rows: list[Row] = []
+        #: unit -> its attempt that counts; units in the order their first record is in the file
         self.latest: dict[tuple[str, str, str, str | None], int] = {}
         self.bad_lines: list[Problem] = []
         self.records_problem: str | None = None
@@ -281,6 +282,7 @@ class RunFollower:
                                      "kramabench record: its official score is not known (the verified one is shown)")
             self.rows.append(row)
             prev = self.latest.get(row.unit)
+            row.unit_first = row.i if prev is None else self.rows[prev].unit_first
             if prev is None or row.attempt >= self.rows[prev].attempt:
                 if prev is not None:
                     self.rows[prev].latest = False

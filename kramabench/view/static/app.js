@@ -1073,7 +1073,7 @@
   document.addEventListener("keydown", (e) => {
     if (!keyNav || keyNav.seq !== renderSeq || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
     const t = e.target;
-    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.tagName === "BUTTON" || t.isContentEditable)) return;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
     const url = e.key === "ArrowLeft" || e.key === "k" ? keyNav.prev : e.key === "ArrowRight" || e.key === "j" ? keyNav.next : null;
     if (url) { e.preventDefault(); go(url); }
   });
