@@ -9,7 +9,12 @@ domain and overall summaries, and the paired comparison; used by ``run``, ``scor
   left out of the means and counted apart (``n_unscored``). A task without a prediction is scored 0
   with reason ``missing`` by the caller, so it counts (``n_missing``).
 * **Confidence intervals**: percentile bootstrap over tasks (resampled with replacement), 95% by
-  default, 10,000 resamples, seeded — the same inputs give the same interval.
+  default, 10,000 resamples, seed 0. :func:`bootstrap_ci` is the one function that draws them (the run's
+  table, ``score``, the report, the viewer and the comparisons all call it, directly or through
+  :func:`mean_ci`, :func:`estimate` and :func:`paired_comparison`): it puts the per-task scores in one
+  canonical order before resampling (ascending value: tasks of equal score are interchangeable) and its
+  seed never depends on the run's name or id, so identical per-task scores give the identical interval wherever it is printed, in
+  whatever order the tasks were read.
 * **Paired comparison** of two runs (:func:`paired_comparison`): over the tasks scored in both runs,
   the mean difference A - B, its paired-bootstrap CI and a two-sided p-value (the share of resampled
   mean differences, centred on the observed one, at least as far from 0 as the observed one); tasks
@@ -18,7 +23,7 @@ domain and overall summaries, and the paired comparison; used by ``run``, ``scor
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,30 +156,65 @@ def _resampled_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) 
     return out
 
 
+#: the one bootstrap seed of every interval (a command may take another, the same for all its cells)
+DEFAULT_SEED = 0
+
+
+def canonical_values(values: Mapping[Any, float] | Iterable[float]) -> np.ndarray:
+    """The per-task scores in the one order every interval resamples them in: ascending value (``values``:
+    ``{task key: score}`` or the scores alone). Tasks with equal scores are interchangeable in a resample,
+    so this order is one whatever order the caller read the tasks in (file order, task order, a dict's
+    insertion order): it never changes an interval, and two runs with the same per-task scores get the
+    same interval."""
+    raw = values.values() if isinstance(values, Mapping) else values
+    return np.sort(np.asarray(list(raw), dtype=float), kind="stable")
+
+
+def canonical_mean(values: Mapping[Any, float] | Iterable[float]) -> float:
+    """The mean of per-task scores summed in the canonical order (:func:`canonical_values`): the same scores
+    read in another order give the same float to the last bit (a sum in file order can differ in its last
+    bit, enough to make one of two equal runs look best)."""
+    return float(np.mean(canonical_values(values)))
+
+
+def _bootstrap(arr: np.ndarray, *, n_boot: int, confidence: float, seed: int) -> tuple[np.ndarray, float, float]:
+    """The resampled means of ``arr`` (already in canonical order) and their percentile interval."""
+    means = _resampled_means(arr, n_boot, np.random.default_rng(seed))
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
+    return means, float(lo), float(hi)
+
+
 def bootstrap_ci(
-    values: Iterable[float], *, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = DEFAULT_CONFIDENCE, seed: int = 0
+    values: Mapping[Any, float] | Iterable[float], *, n_boot: int = DEFAULT_BOOTSTRAP,
+    confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED,
 ) -> tuple[float | None, float | None]:
-    """Percentile bootstrap CI of the mean; (None, None) for no values; a point for one value."""
-    arr = np.asarray(list(values), dtype=float)
+    """Percentile bootstrap CI of the mean of per-task scores; (None, None) for no values; a point for one
+    value. ``values``: ``{task key: score}`` or the scores alone. THE interval of kramabench: the scores are
+    put in the canonical order of :func:`canonical_values` first and the seed is :data:`DEFAULT_SEED` unless
+    a command was given another, so the same per-task scores give the same interval in every table, page
+    and panel."""
+    arr = canonical_values(values)
     if arr.size == 0:
         return None, None
     if arr.size == 1 or np.all(arr == arr[0]):
         return float(arr[0]), float(arr[0])
-    means = _resampled_means(arr, n_boot, np.random.default_rng(seed))
-    alpha = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(lo), float(hi)
+    _means, lo, hi = _bootstrap(arr, n_boot=n_boot, confidence=confidence, seed=seed)
+    return lo, hi
 
 
 def ratio_ci(
     parts: Iterable[tuple[float, float]], *, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = DEFAULT_CONFIDENCE,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of a ratio of sums ``sum(num) / sum(den)`` over units ``(num, den)`` (e.g. correct
-    data models / data models over pipelines), units resampled; (None, None) for no units or no denominator."""
+    data models / data models over pipelines), units resampled (in ascending order of their values, as
+    :func:`bootstrap_ci` orders its scores: the order the units were read in never changes the interval);
+    (None, None) for no units or no denominator."""
     arr = np.asarray(list(parts), dtype=float).reshape(-1, 2)
     if arr.shape[0] == 0 or arr[:, 1].sum() == 0:
         return None, None
+    arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
     point = float(arr[:, 0].sum() / arr[:, 1].sum())
     if arr.shape[0] == 1 or np.all(arr == arr[0]):
         return point, point
@@ -219,12 +259,22 @@ class MeanCI:
         return self.n == 0
 
 
-def mean_ci(values: Sequence[float], *, n_unscored: int = 0, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP) -> MeanCI:
-    """Mean and 95% interval of scored values; unscored items are only counted, never averaged in."""
-    if len(values) == 0:
+def mean_ci(values: Mapping[Any, float | None] | Sequence[float], *, n_unscored: int = 0, seed: int = DEFAULT_SEED,
+            n_boot: int = DEFAULT_BOOTSTRAP) -> MeanCI:
+    """Mean and 95% interval (:func:`bootstrap_ci`) of per-task scores: ``{task key: score}`` (None: the
+    task is unscored, counted in ``n_unscored`` and never averaged in) or the scored values alone."""
+    if isinstance(values, Mapping):
+        scored = {k: float(v) for k, v in values.items() if v is not None}
+        n_unscored += len(values) - len(scored)
+        vals = list(scored.values())
+        data: Mapping[Any, float] | Sequence[float] = scored
+    else:
+        vals = list(values)
+        data = vals
+    if len(vals) == 0:
         return MeanCI(None, None, None, 0, n_unscored)
-    lo, hi = bootstrap_ci(values, seed=seed, n_boot=n_boot)
-    return MeanCI(float(np.mean(values)), lo, hi, len(values), n_unscored)
+    lo, hi = bootstrap_ci(data, seed=seed, n_boot=n_boot)
+    return MeanCI(canonical_mean(vals), lo, hi, len(vals), n_unscored)
 
 
 def estimate(items: list[ScoredItem], *, n_boot: int, confidence: float, seed: int) -> Estimate:
@@ -239,7 +289,7 @@ def estimate(items: list[ScoredItem], *, n_boot: int, confidence: float, seed: i
             n_missing += 1
     lo, hi = bootstrap_ci(scored, n_boot=n_boot, confidence=confidence, seed=seed)
     return Estimate(
-        mean=float(np.mean(scored)) if scored else None,
+        mean=canonical_mean(scored) if scored else None,
         ci_low=lo,
         ci_high=hi,
         n=len(scored),
@@ -253,7 +303,7 @@ def summarize(
     *,
     n_boot: int = DEFAULT_BOOTSTRAP,
     confidence: float = DEFAULT_CONFIDENCE,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
 ) -> Summary:
     """Domain and overall means (main tasks), subtask means apart, each with a bootstrap CI."""
     kw = {"n_boot": n_boot, "confidence": confidence, "seed": seed}
@@ -302,7 +352,7 @@ def paired_comparison(
     subtasks: bool = False,
     n_boot: int = DEFAULT_BOOTSTRAP,
     confidence: float = DEFAULT_CONFIDENCE,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
 ) -> PairedComparison:
     """Compare run A with run B over the same tasks (main answers, or subtasks with ``subtasks=True``)."""
 
@@ -319,11 +369,8 @@ def paired_comparison(
     common = sorted(da.keys() & db.keys(), key=lambda k: (k[0], k[1], k[2] or ""))
     uns_a = [_label(k) for k in common if da[k].unscored or da[k].value is None]
     uns_b = [_label(k) for k in common if db[k].unscored or db[k].value is None]
-    pairs = [
-        (da[k].value, db[k].value)
-        for k in common
-        if not (da[k].unscored or db[k].unscored or da[k].value is None or db[k].value is None)
-    ]
+    both = [k for k in common if not (da[k].unscored or db[k].unscored or da[k].value is None or db[k].value is None)]
+    pairs = [(da[k].value, db[k].value) for k in both]
     result = PairedComparison(
         level="subtasks" if subtasks else "tasks", n_common=len(pairs), only_in_a=only_a, only_in_b=only_b,
         unscored_in_a=uns_a, unscored_in_b=uns_b, confidence=confidence, n_bootstrap=n_boot, seed=seed,
@@ -347,16 +394,18 @@ def paired_comparison(
         result.ci_low = result.ci_high = observed
         result.p_value = 1.0 if observed == 0 else max(floor, 1.0 / (n_boot + 1))
         return result
-    means = _resampled_means(d, n_boot, np.random.default_rng(seed))
-    alpha = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
-    result.ci_low, result.ci_high = float(lo), float(hi)
+    # the differences resampled as bootstrap_ci resamples scores: in canonical order, with the same seed
+    means, lo, hi = _bootstrap(canonical_values(d), n_boot=n_boot, confidence=confidence, seed=seed)
+    result.ci_low, result.ci_high = lo, hi
     extreme = np.abs(means - observed) >= abs(observed) - 1e-12
     result.p_value = max(floor, float((1 + extreme.sum()) / (n_boot + 1)))
     return result
 
 
 __all__ = [
+    "DEFAULT_SEED",
+    "canonical_mean",
+    "canonical_values",
     "ratio_ci",
     "DomainSummary",
     "Estimate",

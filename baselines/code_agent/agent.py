@@ -93,6 +93,8 @@ class _Run:
         self.code_ran: list[RanStep] = []
         self.clock = TaskClock(step_timeout_s=self.opts.step_timeout_s, max_code_s=self.opts.max_code_s,
                                max_wall_s=self.opts.max_wall_s)
+        #: the steps (1-based) after which a message went to the model (their observation is its text)
+        self._sent: set[int] = set()
 
     def go(self) -> None:
         opts, task, out = self.opts, self.task, self.out
@@ -122,6 +124,9 @@ class _Run:
             opener.close()
             out.files_read = self.files_read
             out.pipeline_code = pipeline_code(self.code_ran)
+            for s in out.steps:  # nothing went to the model after it: its observation is the step's output alone
+                if s.step not in self._sent and s.observation is not None:
+                    s.details["sent"] = False
             for s, c in zip(out.steps, self.completions, strict=False):  # step n made call n
                 if c.replay_note:  # a replay served this call although an observation had differed
                     s.details["replay_note"] = c.replay_note
@@ -174,7 +179,7 @@ class _Run:
                     return
                 if self._over_budget() or step == opts.max_steps:
                     break
-                messages.append(msg)
+                self._send(messages, msg)
                 continue
             in_a_row = 0
             try:
@@ -213,12 +218,12 @@ class _Run:
                                                wall_s=round(time.perf_counter() - t0, 4)))
                     self._accept(doc, pose)
                     return
-                msg, body = answer_error_message(step, opts.max_steps, why, self.task.kind)
+                msg, body = answer_error_message(step, opts.max_steps, why, text, self.task.kind)
                 out.steps.append(AgentStep(**common, outcome="answer_error", observation=text + "\n\n" + body,
                                            error=why, wall_s=round(time.perf_counter() - t0, 4)))
-                messages.append(msg)
                 if self._over_budget() or self._out_of_time(which, result.timed_out):
                     return
+                self._send(messages, msg)
                 continue
             outcome = _outcome(result, False)
             error = (f"{result.error.type}: {result.error.message}" if result.error is not None
@@ -228,12 +233,19 @@ class _Run:
             if self._over_budget() or self._out_of_time(which, result.timed_out):
                 return
             if step < opts.max_steps:
-                messages.append(observation_message(step, opts.max_steps, text, self.task.kind))
+                self._send(messages, observation_message(step, opts.max_steps, text, self.task.kind))
         if out.error is None:
             out.error = OutcomeError(kind="max_steps",
                                      message=f"no final answer within max_steps={opts.max_steps} steps")
 
     # -- helpers -----------------------------------------------------------------------------------
+    def _send(self, messages: list[ChatMessage], msg: ChatMessage) -> None:
+        """Send ``msg`` after the last step: the step's ``observation`` becomes exactly its text (the wrapper
+        "Observation of step N:" and the steps-left line included, secrets masked as sent)."""
+        messages.append(msg)
+        self.out.steps[-1].observation = msg.content
+        self._sent.add(len(self.out.steps))
+
     def _session_lost(self, base: dict[str, Any], code: str, e: SessionError, opener: SessionOpener, t0: float) -> None:
         """The session could not be opened or was lost: the step is ``crashed`` and the agent ends
         (``wall_limit`` when the session's own wall limit was spent, else ``sandbox_error``)."""

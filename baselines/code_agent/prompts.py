@@ -505,9 +505,14 @@ def format_error_message(step: int, max_steps: int, n_errors: int, max_errors: i
     return ChatMessage(role="user", content=f"{body}\n\n{steps_left_line(step, max_steps, kind)}"), body
 
 
-def answer_error_message(step: int, max_steps: int, why: str, kind: TaskKind = "question") -> tuple[ChatMessage, str]:
+def answer_error_message(step: int, max_steps: int, why: str, output: str | None = None,
+                         kind: TaskKind = "question") -> tuple[ChatMessage, str]:
+    """What the model is sent after a step whose ``final_answer(...)`` value could not be read: the step's
+    output (as every observation, when given), then why; the body alone is also returned."""
     body = f"final_answer(...) was called, but its answer could not be read: {why}. Call it again with a plain value."
-    return ChatMessage(role="user", content=f"{body}\n\n{steps_left_line(step, max_steps, kind)}"), body
+    head = f"Observation of step {step}:\n{output}\n\n" if output is not None else ""
+    content, _ = mask_secrets(f"{head}{body}\n\n{steps_left_line(step, max_steps, kind)}")
+    return ChatMessage(role="user", content=content), body
 
 
 __all__ = [

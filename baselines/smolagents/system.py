@@ -187,7 +187,9 @@ class SmolagentsCodeAgent:
             return
         # no final_answer call: smolagents ended at max_steps
         if opts.answer_after_max_steps:
-            out.answer = jsonable(str(answer)) if answer is not None else None
+            # a free text, read as the scorers read it: without the whitespace around it (smolagents' last reply
+            # ends with a line end)
+            out.answer = jsonable(str(answer).strip()) if answer is not None else None
             out.transcript.append({"type": "max_steps_reached", "max_steps": opts.max_steps,
                                    "answer_from": "smolagents' final call without code"})
         else:
@@ -219,6 +221,25 @@ def _thought(text: str | None, code_start: str) -> str | None:
     at = text.find(code_start)
     thought = _THOUGHT.sub("", (text[:at] if at >= 0 else text).strip()).strip()
     return thought or None
+
+
+def sent_observation(m: ActionStep) -> str | None:
+    """What smolagents sends the model after an action step, exactly: the text of the step's tool-response
+    messages (``Observation:`` then the logs; or ``Call id: ...``, ``Error:``, the error and its retry line
+    ``Now let's retry: ...``), which its model adapter flattens into a user message. After the last step
+    nothing is sent: its observation is the text smolagents would have sent."""
+    from smolagents.models import MessageRole
+
+    parts = [_text_of(msg.content) for msg in m.to_messages(summary_mode=True) if msg.role == MessageRole.TOOL_RESPONSE]
+    return "\n".join(parts) if parts else None
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    return "" if content is None else str(content)
 
 
 def steps_of(memory: list[Any], completions: list[Completion], calls: list[ExecutorCall]) -> list[AgentStep]:
@@ -267,7 +288,7 @@ def steps_of(memory: list[Any], completions: list[Completion], calls: list[Execu
         text = m.model_output if isinstance(m.model_output, str) else None
         steps.append(AgentStep(
             **base, outcome=outcome, thought=_thought(text, "<code>" if "<code>" in (text or "") else "```"),
-            code=m.code_action, observation=m.observations if m.observations is not None else (str(err) if err else None),
+            code=m.code_action, observation=sent_observation(m),
             error=str(err) if err is not None else None,
             code_s=round(call.code_s, 4) if call else None, state_lost=bool(call and call.result.state_lost),
             truncated=bool(call and call.observation_cut),
@@ -276,6 +297,9 @@ def steps_of(memory: list[Any], completions: list[Completion], calls: list[Execu
     for s, c in zip(steps, completions, strict=False):  # each step made one call, in order
         if c.replay_note:  # a replay served this call although an observation had differed
             s.details["replay_note"] = c.replay_note
+    for j, s in enumerate(steps):  # no call came after it: its observation was not sent
+        if s.observation is not None and j + 1 >= len(completions):
+            s.details["sent"] = False
     return steps
 
 

@@ -12,6 +12,13 @@ from kramabench.cli._common import MAX_CONCURRENCY, fail, seconds
 from kramabench.contracts.text import safe_text
 
 
+def _group(ctx: typer.Context, name: str):  # noqa: ANN202
+    """The value of the ``audit`` group's option ``name`` when it was given (``audit --workload X coverage``)."""
+    parent = ctx.parent
+    obj = parent.obj if parent is not None and isinstance(parent.obj, dict) else {}
+    return obj.get(name)
+
+
 def _out_dir(out: Path | None, kind: str, name: str) -> Path:
     if out is not None:
         return out
@@ -37,14 +44,21 @@ def register(app: typer.Typer) -> None:
         errata: Path | None = typer.Option(None, "--errata", help="errata file (default: the workload's own)"),
     ) -> None:
         """Without a subcommand: the coverage of the errata (tasks per class per domain, tasks not accounted for)."""
+        # the group's options given before a subcommand hold for it, unless the subcommand is given its own
+        given = {n for n in ("workload", "errata")
+                 if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")}
+        ctx.obj = {"workload": workload if "workload" in given else None, "errata": errata if "errata" in given else None}
         if ctx.invoked_subcommand is None:
             _print_coverage(workload, errata, domains=None, verify=False, sandbox="local", as_json=False,
                             check=False, from_bare=True)  # fmt: skip
 
     @audit.command("coverage")
     def coverage_cmd(
-        workload: str = typer.Option("kramabench", "--workload", "-w", help="workload root or 'kramabench'"),
-        errata: Path | None = typer.Option(None, "--errata", help="errata file (default: the workload's own)"),
+        ctx: typer.Context,
+        workload: str | None = typer.Option(None, "--workload", "-w", help="workload root or 'kramabench' (default: "
+                                            "the audit's --workload, else kramabench)"),
+        errata: Path | None = typer.Option(None, "--errata", help="errata file (default: the audit's --errata, else "
+                                           "the workload's own)"),
         domain: list[str] = typer.Option(None, "--domain", "-d", help="only these domains (repeatable)"),
         verify: bool = typer.Option(False, "--verify", help="run every review's derivation again and compare"),
         sandbox: str = typer.Option("local", "--sandbox", help="sandbox the derivations run in (with --verify)"),
@@ -52,12 +66,16 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="print the coverage as JSON"),
     ) -> None:
         """Tasks per reviewed class per domain, the tasks not yet accounted for; --verify re-runs the evidence."""
+        workload = workload or _group(ctx, "workload") or "kramabench"
+        errata = errata or _group(ctx, "errata")
         _print_coverage(workload, errata, domains=domain or None, verify=verify, sandbox=sandbox, as_json=as_json,
                         check=check, from_bare=False)  # fmt: skip
 
     @audit.command("reference")
     def reference(
-        workload: str = typer.Option(..., "--workload", "-w", help="bundled suite name, workload root or 'kramabench'"),
+        ctx: typer.Context,
+        workload: str | None = typer.Option(None, "--workload", "-w", help="bundled suite name, workload root or "
+                                            "'kramabench' (default: the audit's --workload; one is needed)"),
         domain: list[str] = typer.Option(None, "--domain", "-d", help="only these domains (repeatable)"),
         task: list[str] = typer.Option(None, "--task", help="only these task ids (repeatable)"),
         sandbox: str = typer.Option("local", "--sandbox", help="sandbox backend: local, docker, unsafe-subprocess"),
@@ -84,6 +102,9 @@ def register(app: typer.Typer) -> None:
         from kramabench.workload.suites import resolve_workload_root
 
         err = error_console()
+        workload = workload or _group(ctx, "workload")
+        if not workload:
+            raise fail("audit reference needs --workload (a bundled suite name, a workload root or 'kramabench')")
         try:
             root = resolve_workload_root(workload)
             domains = domain or list_domains(root)

@@ -48,6 +48,11 @@ def register(app: typer.Typer) -> None:
             None, "--errata", help="errata file for the verified gold (official + this file) instead of the one each "
             "run applied, e.g. the proposals of `kramabench audit failures`; the official gold stays the files'"
         ),
+        exclude_unsupported: bool = typer.Option(
+            False, "--exclude-unsupported", help="leave the tasks the benchmark cannot support (a data source missing "
+            "from the lake, ...: the records' benchmark_notes) out of every score; off: scored as the paper does, "
+            "counted and listed"
+        ),
     ) -> None:
         """Write report.md and a self-contained report.html (tables with intervals, plots, per-task rows)."""
         from rich.markup import escape
@@ -58,7 +63,7 @@ def register(app: typer.Typer) -> None:
 
         err = error_console()
         try:
-            paths = write_report(run_dirs, out, errata=errata)
+            paths = write_report(run_dirs, out, errata=errata, exclude_unsupported=exclude_unsupported)
         except ReportError as exc:
             err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(1) from None

@@ -32,6 +32,29 @@ PROGRESS_KINDS = ("auto", "rich", "plain", "none")
 
 
 
+#: the tasks the benchmark cannot support named at the start of a run (the rest are counted)
+SHOWN_UNSUPPORTED = 20
+
+
+def _say_unsupported(unsupported: list[tuple[str, str, list[Any]]], err: Any) -> None:
+    """At the start of a run: the tasks the benchmark cannot support as written (kramabench.workload.notes),
+    each with why; they are run and scored as the paper does, and marked in their records."""
+    if not unsupported:
+        return
+    from kramabench.workload.notes import note_summary
+
+    n = len(unsupported)
+    err.print(Text.assemble(
+        ("note", "yellow"),
+        f": {n} task(s) the benchmark cannot support as written (run and scored as the paper does; marked "
+        "in their records as benchmark_notes, counted in the report; `kramabench report --exclude-unsupported` "
+        "scores without them):"))
+    for domain, task_id, notes in unsupported[:SHOWN_UNSUPPORTED]:
+        err.print(Text(f"  {domain}/{task_id}: {note_summary(notes)}"))
+    if n > SHOWN_UNSUPPORTED:
+        err.print(Text(f"  and {n - SHOWN_UNSUPPORTED} more (the manifest's workload.benchmark_notes lists them all)"))
+
+
 def _parse_option(text: str) -> tuple[str, Any]:
     if "=" not in text:
         raise typer.BadParameter(f"{text!r}: expected key=value")
@@ -238,6 +261,7 @@ def register(app: typer.Typer) -> None:
             resume_cmd += f" --results {shlex.quote(str(config.results))}"
         if not no_report:
             _preload_report_libraries()
+        _say_unsupported(prepared.plan.unsupported(), err)
         try:
             result = prepared.run()
         except (RunLocked, RunUnwritable) as e:  # the run folder cannot be used: a setup error, nothing run
@@ -274,6 +298,11 @@ def register(app: typer.Typer) -> None:
                                    score_note=info.get("score_note")))
             for line in floors_text(result.records, setting=config.options.setting, manifest=prepared.manifest):
                 out.print(Text(line))
+        marked = sorted({r.task_id for r in result.records if r.benchmark_notes and r.setting == config.options.setting})
+        if marked:
+            out.print(Text(f"{len(marked)} task{'s' if len(marked) != 1 else ''} the benchmark cannot support: "
+                           f"{', '.join(marked[:SHOWN_UNSUPPORTED])}{' ...' if len(marked) > SHOWN_UNSUPPORTED else ''} "
+                           "(scored as the paper does; the report lists why)"))
         declared = setting_metrics(config.options.setting,
                                    [r for r in result.records if r.setting == config.options.setting])
         if declared:

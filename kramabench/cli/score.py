@@ -24,7 +24,7 @@ class CliError(Exception):
     """A one-line error for the user (exit code 2)."""
 
 
-def _load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list:
+def _load_workloads(root: Path, domains: list[str], errata: bool | Path, *, validate: bool = False) -> list:
     from kramabench.workload import WorkloadError, load_workload
 
     out = []
@@ -32,8 +32,9 @@ def _load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list
         try:
             # validate=False: the validator's findings (data sources, solutions, answer shapes) are neither
             # printed nor written by `score` (`kramabench workloads validate` shows them); on 2,840 tasks the
-            # validator alone was 0.5 s of the command
-            out.append(load_workload(root, d, errata=errata, validate=False))
+            # validator alone was 0.5 s of the command. --exclude-unsupported needs them (the data sources
+            # missing from the lake)
+            out.append(load_workload(root, d, errata=errata, validate=validate))
         except (WorkloadError, OSError) as e:
             raise CliError(str(e)) from e
     return out
@@ -154,6 +155,10 @@ def _print(report, console, *, show_tasks: bool) -> None:
     console.print(t)
     for line in _floor_lines(report):
         console.print(Text(line))
+    if report.excluded_unsupported:
+        ids = [t for ts in report.excluded_unsupported.values() for t in ts]
+        console.print(Text(f"left out (--exclude-unsupported): {len(ids)} task(s) the benchmark cannot support: "
+                           + ", ".join(safe_text(t) for t in ids)))
     if report.comparison:
         c = report.comparison
         console.print(
@@ -226,6 +231,16 @@ def _floor_lines(report) -> list[str]:
     return out
 
 
+def _without_unsupported(items: list, wls: list) -> tuple[list, dict[str, list[str]]]:
+    """``items`` without those of the tasks the benchmark cannot support, and those tasks by domain."""
+    from kramabench.workload import benchmark_notes
+
+    marked = {w.domain: benchmark_notes(w) for w in wls}
+    gone = {(d, t) for d, by in marked.items() for t in by}
+    return ([i for i in items if (i.domain, i.task_id) not in gone],
+            {d: [t.id for w in wls if w.domain == d for t in w.tasks if t.id in by] for d, by in marked.items() if by})
+
+
 def _baseline_items(path: Path):
     from kramabench.files import FileRefused, check_json_values, read_bytes
     from scorers.stats import ScoredItem
@@ -258,9 +273,12 @@ def run_score(
     workers: int = 4,
     model_cache: bool = True,
     normalise_percent: bool = False,
+    exclude_unsupported: bool = False,
     console=None,
 ):
-    """The command's work, callable from Python (returns the :class:`~kramabench.run.predictions.ScoreReport`)."""
+    """The command's work, callable from Python (returns the :class:`~kramabench.run.predictions.ScoreReport`).
+    ``exclude_unsupported``: the tasks the benchmark cannot support (kramabench.workload.notes: a data source
+    missing from the lake, ...) are left out of the scores (off: scored as the paper does)."""
     from kramabench.cli._common import SafeConsole as Console
     from kramabench.files import FileRefused, check_regular, write_file
     from kramabench.run.predictions import (
@@ -303,7 +321,7 @@ def run_score(
     try:
         if not isinstance(errata, bool) and not Path(errata).is_file():
             raise CliError(f"--errata {errata}: no such errata file")
-        wls = _load_workloads(workload, domains, errata)
+        wls = _load_workloads(workload, domains, errata, validate=exclude_unsupported)
         try:
             changes = {w.domain: changes_for(w, errata) for w in wls}
         except (WorkloadError, OSError) as e:
@@ -339,6 +357,9 @@ def run_score(
                                                      normalise_percent=normalise_percent)
     else:
         items, more, with_subs = score_workloads(wls, preds, normalise_percent=normalise_percent)
+    excluded: dict[str, list[str]] = {}
+    if exclude_unsupported:
+        items, excluded = _without_unsupported(items, wls)
     gold = gold_of_run(errata)
     other = other_gold(gold)
     other_items = score_other_gold(wls, changes, preds, with_subtasks=with_subs, judge=judge, workers=workers,
@@ -346,6 +367,10 @@ def run_score(
     report = build_report(workload_root=workload, domains=list(dict.fromkeys(domains)), predictions_path=predictions, items=items,
                           problems=problems + more, subtasks_scored=with_subs, judge=judge, n_boot=bootstrap, seed=seed)
     report.gold = gold
+    if excluded:
+        gone = {(d, t) for d, ts in excluded.items() for t in ts}
+        other_items = [i for i in other_items if (i.domain, i.task_id) not in gone]
+    report.excluded_unsupported = excluded
     report.other_gold_items = other_items
     in_other = items_under(items, other_items)
     report.summaries = {gold: report.summary,
@@ -424,6 +449,9 @@ def register(app: typer.Typer) -> None:
         normalise_percent: bool = typer.Option(False, "--normalise-percent", help="score an answer that is the gold "
                                                "times (or divided by) 100 as right when the question asks for a "
                                                "percentage or a share (off: the paper's scoring)"),
+        exclude_unsupported: bool = typer.Option(False, "--exclude-unsupported", help="leave the tasks the benchmark "
+                                                 "cannot support (a data source missing from the lake, ...) out of "
+                                                 "the scores (off: scored as the paper does)"),
     ) -> None:
         """Score a predictions file against a workload: per-task table, domain summary, JSON output."""
         try:
@@ -433,7 +461,8 @@ def register(app: typer.Typer) -> None:
             run_score(workload=workload, domains=domain, predictions=predictions, judge_model=judge,
                       judge_cache=judge_cache, judge_prompt=judge_prompt, output=output, errata=errata,
                       bootstrap=bootstrap, seed=seed, baseline=baseline, show_tasks=tasks,
-                      workers=workers, model_cache=not no_cache, normalise_percent=normalise_percent)
+                      workers=workers, model_cache=not no_cache, normalise_percent=normalise_percent,
+                      exclude_unsupported=exclude_unsupported)
             if judge is None:  # no model client, no judge cache: the output file is written and closed
                 allow_fast_exit()
         except CliError as e:

@@ -17,6 +17,7 @@ from kramabench.contracts.model import (
     Usage,
 )
 from kramabench.contracts.records import (
+    BenchmarkNote,
     GoldName,
     GoldScore,
     Manifest,
@@ -65,6 +66,7 @@ __all__ = [
     "clean_model",
     "clean_text",
     "AgentStep",
+    "BenchmarkNote",
     "StepOutcome",
     "AnswerType",
     "Artifact",

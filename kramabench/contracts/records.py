@@ -57,6 +57,20 @@ class GoldScore(BaseModel):
     subtask_details: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
+class BenchmarkNote(BaseModel):
+    """Why the benchmark itself cannot support a task as written (not the system's doing): a data source
+    missing from the lake, one documented absent upstream, a task the errata review classes unreproducible,
+    an official solution that needs a module the sandbox lacks. Such a task is run and scored as the paper
+    does; the note makes a zero it causes visible (:mod:`kramabench.workload.notes`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(description="data_source_missing, not_reproducible, data_source_outside_lake, "
+                      "reviewed_unreproducible, solution_needs_module")
+    message: str = Field(description="what is missing, in words (the file, the module)")
+    subtask_id: str | None = Field(None, description="the subtask whose data source it is; None: the task's")
+
+
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -113,6 +127,16 @@ class Record(BaseModel):
     artifacts: list[Artifact] = Field(
         default_factory=list, description="files collected from the system's sessions (paths relative to the run folder)"
     )
+    benchmark_notes: list[BenchmarkNote] = Field(
+        default_factory=list,
+        description="why the benchmark cannot support this task as written (a data source missing from the lake, "
+        "...); empty: nothing known (records written before the notes were kept have none)",
+    )
+
+    @property
+    def unsupported(self) -> bool:
+        """The benchmark cannot support the task as written (it has a benchmark note)."""
+        return bool(self.benchmark_notes)
 
     @property
     def key(self) -> tuple[str, str, str | None, int]:
@@ -388,6 +412,6 @@ MAX_ANSWER_DEPTH = MAX_DEPTH
 
 
 __all__ = [
-    "MAX_RECORD_LINE", "GoldName", "GoldScore", "Manifest", "ReadResult", "Record", "iter_records", "jsonable",
-    "latest_records", "parse_manifest", "read_records", "record_line", "repair_torn_tail", "unit_key",
+    "MAX_RECORD_LINE", "BenchmarkNote", "GoldName", "GoldScore", "Manifest", "ReadResult", "Record", "iter_records",
+    "jsonable", "latest_records", "parse_manifest", "read_records", "record_line", "repair_torn_tail", "unit_key",
 ]  # fmt: skip

@@ -91,10 +91,12 @@ class SystemUsage(BaseModel):
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float | None = 0.0
+    cost_usd: float | None = Field(0.0, description="None when a call had no known price (see unpriced_calls)")
     model_calls: int = 0
     cache_hits: int = 0
     wall_s: float = 0.0
+    unpriced_calls: int = Field(0, description="model calls without a known price (cost_usd is then None); 0 in "
+                                "records written before it was counted")
 
 
 class SystemOutput(BaseModel):

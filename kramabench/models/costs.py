@@ -90,7 +90,7 @@ def system_usage(completions: Iterable[Completion], wall_s: float = 0.0):  # -> 
 
     s = summarize(completions)
     return SystemUsage(prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens, cost_usd=s.cost_usd,
-                       model_calls=s.calls, cache_hits=s.cached_calls, wall_s=wall_s)
+                       model_calls=s.calls, cache_hits=s.cached_calls, wall_s=wall_s, unpriced_calls=s.unpriced_calls)
 
 
 __all__ = ["CostSummary", "RunCosts", "summarize", "summarize_calls", "summarize_run", "system_usage"]

@@ -63,6 +63,16 @@ class ModelId(NamedTuple):
         return name.rsplit("/", 1)[-1] or name
 
     @property
+    def display(self) -> str:
+        """The id as runs show it (a manifest's and a record's ``model``, the report, the viewer): the id
+        itself, but ``replay/<run folder name>`` for a replay (``replay//home/me/results/run-1``, an absolute
+        folder, would show as ``replay//...``; the whole path stays in the run's options)."""
+        if self.provider == REPLAY:
+            name = Path(self.rest.rstrip("/")).expanduser().name
+            return f"{REPLAY}/{name or self.rest}"
+        return str(self)
+
+    @property
     def replay_dir(self) -> Path | None:
         """The run folder of a ``replay/<run_dir>`` id (None for other providers)."""
         return Path(self.rest).expanduser() if self.provider == REPLAY else None

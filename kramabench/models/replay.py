@@ -57,15 +57,17 @@ class ReplayBackend:
         self.run_dir = Path(run_dir).expanduser()
         self.model = str(run_dir)
         self.id = f"replay/{run_dir}"
+        #: how messages name it: the folder, never ``replay//<absolute path>``
+        self.name = f"the replay of {self.run_dir}"
         self.ignore_mismatch = options.ignore_mismatch
         self.strict = options.strict
         path = self.run_dir / CALLS_FILE
         if not path.is_file():
-            raise ModelError("bad_request", f"replay/{run_dir}: no recorded calls at {path}")
+            raise ModelError("bad_request", f"{self.name}: no recorded calls at {path}")
         try:
             records = load_calls(self.run_dir)
         except (OSError, ValueError) as exc:
-            raise ModelError("bad_request", f"replay/{run_dir}: {exc}") from exc
+            raise ModelError("bad_request", f"{self.name}: {exc}") from exc
         self._calls: dict[tuple[str, int], CallRecord] = {}
         for rec in records:
             self._calls[(rec.task_key, rec.call_index)] = rec  # the last one wins (resumed tasks)
@@ -77,24 +79,26 @@ class ReplayBackend:
         options = options or ModelOptions()
         call = current_call()
         if call is None or call.task_key is None or call.call_index is None:
-            raise ModelError("replay_mismatch", f"{self.id}: a replayed call must be made inside "
+            raise ModelError("replay_mismatch", f"{self.name}: a replayed call must be made inside "
                                                 "kramabench.models.recording.scope(task_key)")
         rec = self._calls.get((call.task_key, call.call_index))
+        scope = current_scope()
+        # the task's key is opaque (the system must not learn which task it solves): the runner, which knows,
+        # names the task in the record where the message says "task '<key>'" (kramabench.run.runner)
+        where = f"{self.name}: task {call.task_key!r} call #{call.call_index}"
         if rec is None:
             n = sum(1 for (k, _) in self._calls if k == call.task_key)
-            raise ModelError("replay_mismatch", f"{self.id}: task {call.task_key!r} call #{call.call_index}: "
-                                                f"not recorded (the recording has {n} call(s) for this task)")
+            raise ModelError("replay_mismatch", f"{where}: not recorded (the recording has {n} call(s) for this "
+                                                "task)")
         digest = call.request_hash or request_hash(messages, options)
         note = None
         if digest != rec.request_hash and not self.ignore_mismatch:
-            where = f"{self.id}: task {call.task_key!r} call #{call.call_index}"
             seen = None if self.strict else observation_difference(rec, messages, options)
             if seen is None:
                 raise ModelError("replay_mismatch", f"{where}: the request differs from the recorded one: "
                                                     f"{_first_difference(rec, messages, options)} "
                                                     "(pass ignore_mismatch=True to serve it anyway)")
             note = f"call #{call.call_index}: served although {seen}"
-            scope = current_scope()
             if scope is not None:
                 scope.add_note(note)
         if rec.error is not None:

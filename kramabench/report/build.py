@@ -17,6 +17,7 @@ from kramabench.report.model import Plot, ReportModel
 from kramabench.report.plots import domain_bars, score_vs_cost
 from kramabench.report.summary import error_counts, summarize, unscored_items
 from kramabench.report.tables import SETTING_ORDER, Table, build_tables
+from kramabench.report.unsupported import mark_unsupported
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +33,19 @@ class ReportPaths:
     environment_warning: str | None = None
 
 
-def collect(runs: list[RunData]) -> ReportModel:
+def collect(runs: list[RunData], *, exclude_unsupported: bool = False) -> ReportModel:
+    """The report's model of ``runs``; ``exclude_unsupported``: the tasks the benchmark cannot support
+    (``Record.benchmark_notes``) are left out of every score (they are listed either way)."""
     label_runs(runs)
+    for run in runs:
+        mark_unsupported(run, exclude=exclude_unsupported)
     main_gold = attach_golds(runs)
     summaries = [summarize(run, i) for i, run in enumerate(runs)]
     golds = [run_golds(run, i, s.main_setting) for i, (run, s) in enumerate(zip(runs, summaries, strict=True))]
     tables = build_tables(runs)
     model = ReportModel(
         runs=runs, summaries=summaries, tables=tables, errors=error_counts(runs), unscored=unscored_items(runs),
-        golds=golds, main_gold=main_gold,
+        golds=golds, main_gold=main_gold, exclude_unsupported=exclude_unsupported,
     )
     model.environments, model.environment_warning = environments(runs)
     if len(runs) > 1:
@@ -66,12 +71,14 @@ def default_out(run_dirs: list[Path]) -> Path:
     return parent / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
-def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, errata: Path | str | None = None
-                 ) -> ReportPaths:
+def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, errata: Path | str | None = None,
+                 exclude_unsupported: bool = False) -> ReportPaths:
     """Read the runs, write the report into ``out`` (default: the run folder, or beside the runs).
 
     ``errata``: an errata file to use as the verified gold (official + this file) instead of the one each run
-    applied (kramabench.run.golds.with_errata_file): a run scored with proposed errata, nothing copied."""
+    applied (kramabench.run.golds.with_errata_file): a run scored with proposed errata, nothing copied.
+    ``exclude_unsupported``: leave the tasks the benchmark cannot support out of every score (off: they are
+    scored as the paper does, counted and listed)."""
     if not run_dirs:
         raise ReportError("no run folder given")
     dirs = [Path(d) for d in run_dirs]
@@ -92,7 +99,7 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, e
         if run.run_id in seen and seen[run.run_id].resolve() == run.path.resolve():
             raise ReportError(f"{run.path}: given twice")
         seen[run.run_id] = run.path
-    model = collect(runs)
+    model = collect(runs, exclude_unsupported=exclude_unsupported)
 
     from kramabench.report.render_html import render_html
     from kramabench.report.render_md import render_markdown

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kramabench.contracts.cost import format_cost, unpriced_calls, usd
+from kramabench.contracts.system import SystemUsage
 from scorers.stats import MeanCI, format_ci
 from scorers.stats import format_pct as pct
 
@@ -25,13 +27,17 @@ def cell_text(c: MeanCI) -> str:
     return text
 
 
-def money(x: float | None, unknown: int = 0) -> str:
-    if x is None:
-        return "n/a"
-    if x == 0 and not unknown:
-        return "$0"
-    text = f"${x:.4f}" if x < 1 else f"${x:,.2f}"
-    return f"≥{text} ({unknown} unpriced)" if unknown else text
+def money(x: float | None, unknown: int = 0, *, what: str = "call") -> str:
+    """``$0.0123``; ``unknown (N unpriced calls)`` when ``unknown`` calls had no price (the one wording,
+    :func:`kramabench.contracts.cost.format_cost`); ``n/a`` for no cost at all."""
+    if unknown:
+        return format_cost(x, unknown, what=what)
+    return "n/a" if x is None else usd(x)
+
+
+def record_money(usage: SystemUsage) -> str:
+    """A record's cost: USD, or ``unknown (N unpriced calls)``."""
+    return money(usage.cost_usd, unpriced_calls(usage))
 
 
 def tokens(n: int) -> str:
@@ -80,4 +86,4 @@ def pretty(v: Any) -> str:
         return repr(v)
 
 
-__all__ = ["cell_text", "ci_text", "duration", "money", "pct", "pretty", "tokens", "value"]
+__all__ = ["cell_text", "ci_text", "duration", "money", "pct", "pretty", "record_money", "tokens", "value"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
 from kramabench.report.tables import TOTAL, cell_stat, task_scores
+from kramabench.report.unsupported import unsupported_text
 from kramabench.run.floors import FloorRow, floor_rows
 from kramabench.run.golds import GOLD_TITLES, GOLDS, OFFICIAL, VERIFIED, both_golds, run_gold
 from kramabench.run.settings import setting_floor_note
@@ -52,6 +53,8 @@ class RunGolds:
     #: answers off from the gold by a factor 100 (``scale_mismatch``), and how many of them were rescaled
     scale_mismatch: int = 0
     percent_normalised: int = 0
+    #: what the report says of the tasks the benchmark cannot support (kramabench.report.unsupported); "" for none
+    unsupported: str = ""
 
 
 def attach_golds(runs: list[RunData]) -> str:
@@ -77,7 +80,7 @@ def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
         per_gold[g] = scores
         # a setting that states its own floor has no constant-answer floors to compute
         total = FloorRow(TOTAL) if floor_note is not None else floor_rows(recs, setting=setting, cache=cache)[1]
-        cols[g] = GoldColumn(gold=g, score=cell_stat(list(scores.values()), run.run_id, setting, TOTAL, g),
+        cols[g] = GoldColumn(gold=g, score=cell_stat(scores),
                              floors=total)
     a, b = per_gold[OFFICIAL], per_gold[VERIFIED]
     changed = sum(1 for k in set(a) | set(b) if a.get(k) != b.get(k))
@@ -95,6 +98,7 @@ def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
         normalise_percent=bool(opts.get("normalise_percent", False)),
         scale_mismatch=sum(1 for r in main if (r.score_details or {}).get("scale_mismatch")),
         percent_normalised=sum(1 for r in main if (r.score_details or {}).get("percent_normalised")),
+        unsupported=unsupported_text(run, short=True),
     )
 
 
@@ -135,6 +139,8 @@ def record_notes(r: Record) -> list[str]:
         out.append(f"percent normalised: {d['percent_normalised']}")
     if d.get("rescored"):
         out.append("rescored without a judge")
+    if r.benchmark_notes:
+        out.append("the benchmark cannot support it: " + ", ".join(dict.fromkeys(n.code for n in r.benchmark_notes)))
     return out
 
 
@@ -186,6 +192,9 @@ def gold_lines(rg: RunGolds) -> list[GoldLine]:
                 lines.append(GoldLine("numeric", f"… RAE ≤ {bound:.0%}", a, b, vals))
     if rg.floor_note:
         lines.append(GoldLine("floor", "floor", "", rg.floor_note))
+    if rg.unsupported:
+        lines.append(GoldLine("info", "tasks the benchmark cannot support", "",
+                              f"{rg.unsupported}; listed under “Tasks the benchmark cannot support”"))
     changed = v.changed
     lines.append(GoldLine("info", "tasks scored differently by the two golds", "", str(changed)))
     ef = rg.errata_file

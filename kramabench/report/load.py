@@ -38,6 +38,10 @@ class RunData:
     gold: str | None = None
     #: how the golds of this run were made for the report (e.g. ``--errata FILE``), shown with them
     gold_notes: list[str] = field(default_factory=list)
+    #: the tasks the benchmark cannot support as written (``Record.benchmark_notes``), found before any is left out
+    unsupported: list[Any] = field(default_factory=list)
+    #: the records of those tasks are left out of every score (``--exclude-unsupported``)
+    excluded_unsupported: bool = False
 
     @property
     def run_id(self) -> str:
@@ -49,7 +53,8 @@ class RunData:
             return self
         return RunData(path=self.path, manifest=self.manifest, records=self.golds[gold].records,
                        warnings=self.warnings, label=self.label, keys=self.keys, golds=self.golds, gold=gold,
-                       gold_notes=self.gold_notes)
+                       gold_notes=self.gold_notes, unsupported=self.unsupported,
+                       excluded_unsupported=self.excluded_unsupported)
 
     def settings(self) -> list[str]:
         seen: dict[str, None] = {}

@@ -43,6 +43,8 @@ class ReportModel:
     #: the gold of the report's tables other than the golds section: verified, or official when every run is
     #: a --no-errata run
     main_gold: str = "verified"
+    #: the tasks the benchmark cannot support are left out of every score (``--exclude-unsupported``)
+    exclude_unsupported: bool = False
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
 
     @property

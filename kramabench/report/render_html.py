@@ -17,7 +17,7 @@ from kramabench.report.environment import KEY_PACKAGES
 from kramabench.report.golds import CAPTION as GOLD_CAPTION
 from kramabench.report.golds import gold_lines, other_records, record_notes
 from kramabench.report.plots import run_color
-from kramabench.report.summary import error_kind, record_cost, record_wall, task_rows, unscored_reason
+from kramabench.report.summary import error_kind, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, natural_key, record_value
 from scorers.stats import MeanCI
 
@@ -213,8 +213,10 @@ def _cards(model: ReportModel) -> str:
             f"<b>{s.n_tasks}</b> task{'' if s.n_tasks == 1 else 's'}",
             f"<b>{s.n_errors}</b> error{'' if s.n_errors == 1 else 's'}",
             f"<b>{s.n_unscored}</b> unscored",
-            f"<b>{_e(fmt.money(s.cost_usd, s.n_cost_unknown))}</b> cost",
-            *([f"<b>{_e(fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown))}</b> judge cost",
+            *([f'<a class="unsupported" href="#unsupported"><b>{s.n_unsupported}</b> the benchmark cannot support'
+               f'{" (left out)" if "left out" in s.unsupported_text else ""}</a>'] if s.n_unsupported else []),
+            f"<b>{_e(fmt.money(s.cost_usd, s.n_unpriced_calls))}</b> cost",
+            *([f"<b>{_e(fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown, what='judged task'))}</b> judge cost",
                f"<b>{_e(fmt.tokens(s.judge_tokens))}</b> judge tokens"]
               if s.judge_cost_usd is not None else []),
             f"<b>{_e(fmt.tokens(s.tokens))}</b> tokens",
@@ -286,7 +288,7 @@ def _runs_table(model: ReportModel) -> str:
             f'<td class="num">{_e(fmt.tokens(s.prompt_tokens))}</td><td class="num">{_e(fmt.tokens(s.completion_tokens))}</td>'
             f'<td class="num">{s.model_calls}</td>'
             f'<td class="num">{_cost_html(s)}</td>'
-            f'<td class="num">{_e(fmt.money(s.cost_per_task) if s.cost_per_task is not None else "n/a")}</td>'
+            f'<td class="num">{_e(fmt.money(s.cost_per_task) if s.cost_per_task is not None else _per_task_na(s))}</td>'
             f'<td class="num">{_e(fmt.duration(s.wall_s))}</td>'
             f'<td class="num">{_e(fmt.duration(s.elapsed_s))}</td>'
             + (f'<td class="num">{s.steps}</td><td class="num">{s.format_errors}</td>'
@@ -342,9 +344,15 @@ def _environments(model: ReportModel) -> str:
 
 
 def _cost_html(s: Any) -> str:
-    if s.n_cost_unknown:
-        return f'≥{_e(fmt.money(s.cost_usd))}<span class="sub2">{s.n_cost_unknown} unpriced</span>'
+    if s.n_unpriced_calls:
+        n = s.n_unpriced_calls
+        priced = f"; {fmt.money(s.cost_usd)} priced" if s.cost_usd else ""
+        return f'unknown<span class="sub2">{n} unpriced call{"s" if n != 1 else ""}{_e(priced)}</span>'
     return _e(fmt.money(s.cost_usd))
+
+
+def _per_task_na(s: Any) -> str:
+    return "unknown" if s.n_unpriced_calls else "n/a"
 
 
 def _plots(model: ReportModel) -> str:
@@ -359,6 +367,36 @@ def _plots(model: ReportModel) -> str:
         items.append(f'<figure class="plot" style="margin:0"><img alt="{_e(p.title)}" '
                      f'src="data:image/svg+xml;base64,{data}">{note}</figure>')
     return f'<section id="plots"><h2>Plots</h2><div class="plots" style="margin-top:10px">{"".join(items)}</div></section>'
+
+
+def _unsupported(model: ReportModel) -> str:
+    """Every run's tasks the benchmark cannot support (a data source missing from the lake, ...), with why and
+    what the run scored: a zero there is the benchmark's doing, not the system's."""
+    rows = []
+    for i, run in enumerate(model.runs):
+        for t in run.unsupported[:MAX_TABLE_ROWS]:
+            score = "unscored" if t.score is None else fmt.pct(t.score)
+            rows.append(
+                f'<tr class="unsupported" data-task="{_e(t.task_id)}"><td><span class="chip" '
+                f'style="--c:{run_color(i)}"></span>{_e(run.label)}</td><td>{_e(t.domain)}</td>'
+                f"<td><b>{_e(t.task_id)}</b></td><td>{_e(', '.join(t.codes))}</td>"
+                f'<td class="num">{_e(score)}{" (" + _e(t.error) + ")" if t.error else ""}</td><td>{_e(t.why)}</td></tr>')
+        if len(run.unsupported) > MAX_TABLE_ROWS:
+            rows.append(_more_rows(len(run.unsupported) - MAX_TABLE_ROWS, 6, "tasks"))
+    if not rows:
+        return ""
+    how = ("They are left out of every score of this report (--exclude-unsupported)." if model.exclude_unsupported
+           else "They are run and scored as the paper does (in every mean above); `kramabench report "
+           "--exclude-unsupported` leaves them out.")
+    return (
+        '<section id="unsupported"><h2>Tasks the benchmark cannot support</h2><p class="caption">Tasks whose data '
+        "sources are missing from the lake (or documented absent upstream, or outside it), that the errata review "
+        "classes unreproducible, or whose official solution needs a module the sandbox lacks: a zero there is the "
+        f"benchmark's, not the system's. {_e(how)}</p>"
+        '<div class="panel" style="margin-top:10px"><table><thead><tr><th>Run</th><th>Domain</th><th>Task</th>'
+        '<th>Why</th><th class="num">Score %</th><th>Details</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+    )
 
 
 def _errors(model: ReportModel) -> str:
@@ -683,7 +721,7 @@ def _tasks(model: ReportModel) -> str:
                 f"{score}{other}<td>{err}</td>"
                 + (f'<td class="num">{len(r.steps) if r.steps else "–"}</td>' if stepped else "")
                 + f'<td class="num">{_e(fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens))}</td>'
-                f'<td class="num">{_e(fmt.money(record_cost(r)))}</td>'
+                f'<td class="num">{_e(fmt.record_money(r.usage))}</td>'
                 f'<td class="num">{_e(fmt.duration(record_wall(r)))}</td></tr>'
                 f'<tr class="detail"><td colspan="{len(cols)}">{detail}</td></tr>'
             )
@@ -754,6 +792,8 @@ def render_html(model: ReportModel) -> str:
         nav = [n for n in nav if n[0] != "compare"]
     if not model.golds:
         nav = [n for n in nav if n[0] != "golds"]
+    if any(run.unsupported for run in model.runs):
+        nav.insert(nav.index(("errors", "Errors")), ("unsupported", "Unsupported"))
     if model.tables:
         nav = [(model.tables[0].key, "Scores") if k == "scores" else (k, v) for k, v in nav]
     if not model.plots and not model.skipped_plots:
@@ -777,7 +817,7 @@ def render_html(model: ReportModel) -> str:
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
         f'<header class="bar"><div class="brand">KramaBench <span>report</span></div><nav>{links}</nav>'
         f'<div class="when">{model.generated_at:%Y-%m-%d %H:%M} UTC · {len(model.runs)} run(s)</div></header>'
-        f"<main>{warnings}{_cards(model)}{_golds(model)}{tables}{_plots(model)}{_runs_table(model)}{_errors(model)}"
+        f"<main>{warnings}{_cards(model)}{_golds(model)}{tables}{_plots(model)}{_runs_table(model)}{_unsupported(model)}{_errors(model)}"
         f"{_matrix(model)}{_tasks(model)}</main></body></html>\n"
     )
 

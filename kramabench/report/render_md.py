@@ -10,7 +10,7 @@ from kramabench.report.compare import MatrixCell
 from kramabench.report.environment import KEY_PACKAGES
 from kramabench.report.golds import CAPTION as GOLD_CAPTION
 from kramabench.report.golds import gold_lines, other_records, record_notes
-from kramabench.report.summary import error_kind, record_cost, record_wall, task_rows, unscored_reason
+from kramabench.report.summary import error_kind, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, record_value
 
 if TYPE_CHECKING:
@@ -93,6 +93,7 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
     out += golds_md(model)
     out += ["## Runs", ""]
     rows = []
+    any_unsupported = any(s.n_unsupported for s in model.summaries)
     for s in model.summaries:
         rows.append([
             s.label,
@@ -103,18 +104,21 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
             fmt.ci_text(s.score),
             str(s.n_unscored),
             str(s.n_errors),
+            *([str(s.n_unsupported) + (" (left out)" if model.exclude_unsupported and s.n_unsupported else "")]
+              if any_unsupported else []),
             f"{fmt.tokens(s.prompt_tokens)} / {fmt.tokens(s.completion_tokens)}",
-            fmt.money(s.cost_usd, s.n_cost_unknown),
-            fmt.money(s.cost_per_task) if s.cost_per_task is not None else "n/a",
+            fmt.money(s.cost_usd, s.n_unpriced_calls),
+            fmt.money(s.cost_per_task) if s.cost_per_task is not None else ("unknown" if s.n_unpriced_calls else "n/a"),
             fmt.duration(s.wall_s),
             fmt.duration(s.elapsed_s),
             s.status,
         ])
     out += _table(
         ["Run", "Run id", "Workload", "Settings", "Tasks", "Score % [95% CI]", "Unscored", "Errors",
+         *(["Unsupported by the benchmark"] if any_unsupported else []),
          "Tokens in / out", "Cost", "Cost / task", "Task time", "Elapsed", "Status"],
         rows,
-        ["l", "l", "l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "r", "l"],
+        ["l", "l", "l", "l", "r", "r", "r", "r", *(["r"] if any_unsupported else []), "r", "r", "r", "r", "r", "l"],
     )
     out.append("")
     agents = [s for s in model.summaries if s.n_with_steps]
@@ -143,7 +147,7 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
     judged = [s for s in model.summaries if s.judge_cost_usd is not None]
     if judged:
         out += ["Judge cost (the design judge's calls, not in the Cost column): " + "; ".join(
-            f"{_esc(s.label)}: {fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown)} ({fmt.tokens(s.judge_tokens)} tokens)"
+            f"{_esc(s.label)}: {fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown, what='judged task')} ({fmt.tokens(s.judge_tokens)} tokens)"
             for s in judged), ""]
 
     for t in model.tables:
@@ -157,6 +161,22 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
                 out.append(f"_{_esc(p.note)}_")
             out.append("")
         out += [f"_{_esc(n)}_" for n in model.skipped_plots] + ([""] if model.skipped_plots else [])
+
+    unsupported = [(run, t) for run in model.runs for t in run.unsupported]
+    if unsupported:
+        how = ("They are left out of every score of this report (--exclude-unsupported)." if model.exclude_unsupported
+               else "They are run and scored as the paper does (in every mean above); `kramabench report "
+               "--exclude-unsupported` leaves them out.")
+        out += ["## Tasks the benchmark cannot support", "",
+                "Data sources missing from the lake (or documented absent upstream, or outside it), a review that "
+                "classes the task unreproducible, or an official solution that needs a module the sandbox lacks: a "
+                f"zero there is the benchmark's, not the system's. {how}", ""]
+        out += _table(["Run", "Domain", "Task", "Why", "Score %", "Details"],
+                      [[run.label, t.domain, t.task_id, ", ".join(t.codes),
+                        ("unscored" if t.score is None else fmt.pct(t.score)) + (f" ({t.error})" if t.error else ""),
+                        fmt.value(t.why, 200)] for run, t in unsupported],
+                      ["l", "l", "l", "l", "r", "l"])
+        out.append("")
 
     out += ["## Errors", ""]
     if model.errors:
@@ -231,7 +251,7 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
                 "Error": error_kind(r) or "–",
                 "Steps": str(len(r.steps)) if r.steps else "–",
                 "Tokens": fmt.tokens(r.usage.prompt_tokens + r.usage.completion_tokens),
-                "Cost": fmt.money(record_cost(r)),
+                "Cost": fmt.record_money(r.usage),
                 "Wall": fmt.duration(record_wall(r)),
             }
             rows.append([cells[c] for c in keep])

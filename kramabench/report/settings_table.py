@@ -77,7 +77,7 @@ def settings_table(runs: list[RunData]) -> Table | None:
             for scores in per_task.values():
                 scored = [v for v in scores if v is not None]
                 values.append(sum(scored) / len(scored) if scored else None)
-            stats.append(cell_stat(values, "table6", system, setting, m))
+            stats.append(cell_stat(values))
             runs_of = sources[(system, setting, m)]
             dup = sum(1 for s in per_task.values() if len(s) > 1)
             if len(runs_of) > 1:

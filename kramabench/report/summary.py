@@ -6,9 +6,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from kramabench.contracts.cost import unpriced_calls
 from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
-from kramabench.report.tables import SETTING_ORDER, TOTAL, cell_stat, is_unscored, natural_key, task_scores
+from kramabench.report.tables import SETTING_ORDER, cell_stat, is_unscored, natural_key, task_scores
+from kramabench.report.unsupported import unsupported_text
 from scorers.design import judge_cost, judge_tokens
 from scorers.stats import MeanCI
 
@@ -50,6 +52,11 @@ class RunSummary:
     step_timeouts: int = 0
     #: final outcomes that recorded steps
     n_with_steps: int = 0
+    #: model calls without a known price (``n_cost_unknown`` counts the records holding them): the cost is unknown
+    n_unpriced_calls: int = 0
+    #: tasks the benchmark cannot support (kramabench.report.unsupported), and what the report says of them
+    n_unsupported: int = 0
+    unsupported_text: str = ""
 
     @property
     def tokens(self) -> int:
@@ -116,12 +123,15 @@ def summarize(run: RunData, index: int) -> RunSummary:
         n_records=len(finals),
         n_unscored=sum(1 for r in finals if is_unscored(r)),
         n_errors=sum(1 for r in finals if r.status == "error" or r.error is not None),
-        score=cell_stat(list(scores.values()), run.run_id, setting, TOTAL),
+        score=cell_stat(scores),
         prompt_tokens=sum(r.usage.prompt_tokens for r in run.records),
         completion_tokens=sum(r.usage.completion_tokens for r in run.records),
         model_calls=sum(r.usage.model_calls for r in run.records),
         cost_usd=sum(c for c in costs if c is not None),
         n_cost_unknown=sum(1 for c in costs if c is None),
+        n_unpriced_calls=sum(unpriced_calls(r.usage) for r in run.records),
+        n_unsupported=len(run.unsupported),
+        unsupported_text=unsupported_text(run),
         wall_s=sum(record_wall(r) for r in run.records),
         warnings=list(run.warnings),
         elapsed_s=_elapsed(run),

@@ -17,9 +17,8 @@ Scoring rules (the same everywhere in the report):
 from __future__ import annotations
 
 import re
-import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kramabench.contracts.records import Record
@@ -99,17 +98,18 @@ def task_scores(records: Iterable[Record]) -> dict[tuple[str, str], float | None
     out: dict[tuple[str, str], float | None] = {}
     for k, vals in groups.items():
         scored = [v for v in vals if v is not None]
-        out[k] = sum(scored) / len(scored) if scored else None
+        out[k] = sum(sorted(scored)) / len(scored) if scored else None  # one sum whatever the file order
     return out
 
 
-def _seed(*parts: str) -> int:
-    return zlib.crc32("\x1f".join(parts).encode())
-
-
-def cell_stat(values: list[float | None], *seed: str) -> MeanCI:
+def cell_stat(values: Mapping[tuple[str, str], float | None] | list[float | None]) -> MeanCI:
+    """A cell: the mean of the tasks' scores (``{(domain, task id): score}``; None: unscored, counted apart)
+    with its interval from :func:`scorers.stats.bootstrap_ci`, the one every surface prints (no seed of the
+    run's own: the same per-task scores give the same interval in every table)."""
+    if isinstance(values, Mapping):
+        return mean_ci(values)
     scored = [v for v in values if v is not None]
-    return mean_ci(scored, n_unscored=len(values) - len(scored), seed=_seed(*seed))
+    return mean_ci(scored, n_unscored=len(values) - len(scored))
 
 
 def domains_of(runs: Iterable[RunData], setting: str | None = None) -> list[str]:
@@ -134,8 +134,8 @@ def domain_table(runs: list[RunData], setting: str = "end-to-end", *, gold: str 
         scores = task_scores(run.outcomes(setting))
         cells = []
         for d in domains:
-            cells.append(cell_stat([v for (dom, _t), v in scores.items() if dom == d], run.run_id, setting, d))
-        cells.append(cell_stat(list(scores.values()), run.run_id, setting, TOTAL))
+            cells.append(cell_stat({k: v for k, v in scores.items() if k[0] == d}))
+        cells.append(cell_stat(scores))
         rows.append(Row(label=run.label, cells=cells, run_index=i, sublabel=run.run_id, keys=list(run.keys)))
     title = f"{SETTING_TITLES.get(setting, setting)}: score by domain"
     if gold in GOLD_LABELS:
@@ -178,8 +178,8 @@ def difficulty_table(runs: list[RunData], setting: str = "end-to-end") -> Table 
     columns = [lv for lv in DIFFICULTY_ORDER if lv in levels]
     rows = []
     for i, run, scores, by_level in per_run:
-        cells = [cell_stat(by_level.get(lv, []), run.run_id, setting, "difficulty", lv) for lv in columns]
-        cells.append(cell_stat(list(scores.values()), run.run_id, setting, TOTAL))
+        cells = [cell_stat(by_level.get(lv, [])) for lv in columns]
+        cells.append(cell_stat(scores))
         rows.append(Row(label=run.label, cells=cells, run_index=i, sublabel=run.run_id, keys=list(run.keys)))
     return Table(
         key=f"difficulty-{setting}",
@@ -206,7 +206,7 @@ def subtask_score_table(runs: list[RunData]) -> Table | None:
         cells = []
         for d in [*domains, TOTAL]:
             vals = [v for r in recs if d in (TOTAL, r.domain) for v in r.subtask_scores.values()]
-            cells.append(cell_stat(vals, run.run_id, "subtask-scores", d))
+            cells.append(cell_stat(vals))
         rows.append(Row(label=run.label, cells=cells, run_index=i, sublabel=run.run_id, keys=list(run.keys)))
     return Table(
         key="subtask-scores",
@@ -299,7 +299,7 @@ def metric_table(runs: list[RunData], setting: str) -> Table | None:
             if m is None or m.value is None:
                 cells.append(MeanCI(None, None, None, 0))
                 continue
-            lo, hi = ratio_ci(m.parts, seed=_seed(run.run_id, setting, label)) if m.parts else (None, None)
+            lo, hi = ratio_ci(m.parts) if m.parts else (None, None)
             cells.append(MeanCI(m.value, lo, hi, len(m.parts) or int(m.denominator)))
         rows.append(Row(label=run.label, cells=cells, run_index=i, sublabel=run.run_id, keys=list(run.keys)))
     caption = ("Metrics the setting declares over each run, in %, with a 95% bootstrap interval over the units "

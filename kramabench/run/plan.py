@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kramabench.contracts.records import Manifest
+from kramabench.contracts.records import BenchmarkNote, Manifest
 from kramabench.run.settings import Setting
 from kramabench.run.store import RunStore
 from kramabench.systems.context import SystemContext
@@ -52,6 +52,14 @@ class RunPlan:
     gold_changes: dict[str, dict[Any, Any]] = field(default_factory=dict)
     #: per domain, task id -> the task's reviewed class in the errata (reproduces, gold-defect, ...)
     gold_classes: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: per domain, task id -> why the benchmark cannot support the task (kramabench.workload.notes); only the
+    #: marked tasks of the run are keys. Saved in each record of the task (``Record.benchmark_notes``)
+    benchmark_notes: dict[str, dict[str, list[BenchmarkNote]]] = field(default_factory=dict)
+
+    def unsupported(self) -> list[tuple[str, str, list[BenchmarkNote]]]:
+        """(domain, task id, notes) of every task of the run the benchmark cannot support, in workload order."""
+        return [(w.domain, t.id, self.benchmark_notes[w.domain][t.id]) for w in self.workloads for t in w.tasks
+                if t.id in self.benchmark_notes.get(w.domain, {})]
 
     @property
     def options(self) -> Any:  # kramabench.run.runner.RunOptions

@@ -182,6 +182,9 @@ class ScoreReport(BaseModel):
     errata_file: str | None = None
     normalise_percent: bool = Field(False, description="scored with the percent-scale normalisation (scorers.percent)")
     classes: dict[str, str] = Field(default_factory=dict, description="task id -> reviewed class (errata review)")
+    excluded_unsupported: dict[str, list[str]] = Field(
+        default_factory=dict, description="--exclude-unsupported: per domain, the tasks the benchmark cannot support "
+        "(kramabench.workload.notes) left out of `items` and every summary")
 
 
 #: deepest nesting of lists and objects accepted in a prediction (a real answer needs a handful of levels;

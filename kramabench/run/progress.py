@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from kramabench.contracts.cost import format_cost, unpriced_calls
 from kramabench.contracts.records import Record
 from kramabench.contracts.text import safe_text
 
@@ -20,6 +21,8 @@ class Stats:
     scored: int = 0
     cost: float = 0.0
     cost_unknown: int = 0
+    #: model calls without a known price so far
+    unpriced: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def add(self, r: Record) -> None:
@@ -33,6 +36,14 @@ class Stats:
             self.cost_unknown += 1
         else:
             self.cost += r.usage.cost_usd
+        self.unpriced += unpriced_calls(r.usage)
+
+    def cost_text(self, *, narrow: bool = False) -> str:
+        """``$0.0123``, or ``cost unknown (3?)`` once a call had no known price (never a partial sum);
+        ``narrow`` (an 80-column bar): ``cost ?``."""
+        if not self.unpriced:
+            return f"${self.cost:.4f}"
+        return "cost ?" if narrow else "cost " + format_cost(self.cost, self.unpriced, short=True)
 
     @property
     def mean(self) -> float | None:
@@ -46,7 +57,7 @@ class Stats:
 
     def line(self) -> str:
         mean = f"{100 * self.mean:.1f}%" if self.mean is not None else "-"
-        cost = f"${self.cost:.4f}" + ("+?" if self.cost_unknown else "")
+        cost = self.cost_text()
         eta = self.eta_s()
         eta_s = _fmt_s(eta) if eta is not None else "?"
         return f"{self.done}/{self.total} done · {self.failed} failed · score {mean} · {cost} · ETA {eta_s}"
@@ -115,6 +126,7 @@ class RichProgress(Progress):
         self.console = console or Console(stderr=True)
         self._progress = None
         self._task = None
+        self._narrow = False
 
     def start(self, total: int, label: str = "") -> None:
         from rich.progress import (
@@ -132,7 +144,7 @@ class RichProgress(Progress):
         # an 80-column terminal must still show done/total, failures, score, cost and ETA: there the bar is
         # short and the elapsed time is left out; a label too long for the line is printed whole above the
         # bar (never cut: it holds the run id to resume) and the bar says "tasks"
-        narrow = self.console.width < 130
+        narrow = self._narrow = self.console.width < 130
         room = max(8, self.console.width - 78) if narrow else 60
         if len(label) > room:
             self.console.print(Text(label, style="bold"), soft_wrap=True, highlight=False)
@@ -150,7 +162,7 @@ class RichProgress(Progress):
         super().update(record)
         s = self.stats
         mean = f"{100 * s.mean:.1f}%" if s.mean is not None else "-"
-        cost = f"${s.cost:.4f}" + ("+?" if s.cost_unknown else "")
+        cost = s.cost_text(narrow=self._narrow)
         fail = f"[red]{s.failed} failed[/red]" if s.failed else "0 failed"
         if self._progress is not None:
             self._progress.update(self._task, completed=s.done, info=f"{fail} · score {mean} · {cost}")

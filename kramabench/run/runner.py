@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts import interrupt
+from kramabench.contracts.cost import unpriced_calls
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
@@ -156,6 +157,7 @@ class Runner:
         skipped = 0
         budget = self.options.limit
         duplicates: list[str] = []
+        ran: list[str] = []  # the domains with a task this run does (or did, before a resume)
         for wl in self.workloads:
             view = self.views.view(wl.lake, wl.domain)
             seen: set[str] = set()
@@ -168,6 +170,8 @@ class Runner:
                     break
                 if budget is not None:
                     budget -= 1
+                if wl.domain not in ran:
+                    ran.append(wl.domain)
                 for unit in setting.units(task):
                     sub_id = unit.id if unit is not None else None
                     prev = finished.get((wl.domain, setting.name, task.id, sub_id))
@@ -179,6 +183,10 @@ class Runner:
                             skipped += 1
                             continue
                     items.append(self._item(setting, wl, task, unit, view, attempt))
+        # the manifest names the domains this run touches, not every domain the workload has (a run of
+        # --task astronomy-easy-1 lists astronomy alone); the domains a resumed run did before stay listed
+        before = [d for d in self.manifest.workload.get("domains") or [] if d in {u[0] for u in finished}]
+        self.manifest.workload["domains"] = [*ran, *(d for d in before if d not in ran)]
         if duplicates:
             log.warning("duplicate task ids run once only: %s", ", ".join(duplicates))
             self.progress.note(f"duplicate task id(s) run once only: {', '.join(duplicates)}")
@@ -224,6 +232,7 @@ class Runner:
         return None if self.guard.tripped_here() or interrupt.hit_here() else rec
 
     def _record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
+        out = _named(out, it)
         try:
             if it.input.artifacts_dir is not None:
                 out = out.model_copy(update={"artifacts": self.staging.settle(it.input.artifacts_dir, out.artifacts)})
@@ -270,6 +279,7 @@ class Runner:
             started_at=it.started_at,
             finished_at=_now(),
             difficulty=task.difficulty.value,
+            benchmark_notes=list((self.plan.benchmark_notes.get(it.domain) or {}).get(task.id, [])),
         )
 
     def _record_unsafe(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
@@ -280,6 +290,10 @@ class Runner:
             rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold,
                                          "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id)})
             other = self._other_gold(it, out, rec)
+        if any(isinstance(v, str) and it.call_key and it.call_key in v for v in rec.score_details.values()):
+            # a judge's replay mismatch names the judge's key (``<key>:judge``): the record names the task
+            rec = rec.model_copy(update={"score_details": {k: v.replace(it.call_key, it.label) if isinstance(v, str) else v
+                                                           for k, v in rec.score_details.items()}})
         return rec.model_copy(update={"other_gold": other}) if other is not None else rec
 
     def _other_gold(self, it: WorkItem, out: SystemOutput, rec: Record) -> GoldScore | None:
@@ -588,6 +602,28 @@ def _signal_reason(signal_name: str | None, cut: list[dict[str, Any]], not_start
             "--resume runs them")
 
 
+def _named(out: SystemOutput, it: WorkItem) -> SystemOutput:
+    """The system's outcome with its task named where a message names the task's opaque call key (a replay's
+    mismatch says ``task '<key>'``: the system, and its model, must not learn which task it solves; the record
+    says ``task 'legal/legal-easy-1'``)."""
+    key = it.call_key
+    if not key:
+        return out
+
+    def fix(v: Any) -> Any:
+        return v.replace(key, it.label) if isinstance(v, str) and key in v else v
+
+    update: dict[str, Any] = {}
+    if out.error is not None and key in out.error.message:
+        update["error"] = out.error.model_copy(update={"message": fix(out.error.message)})
+    if any(s.error and key in s.error for s in out.steps):
+        update["steps"] = [s.model_copy(update={"error": fix(s.error)}) if s.error and key in s.error else s
+                           for s in out.steps]
+    if any(key in v for t in out.transcript for v in t.values() if isinstance(v, str)):
+        update["transcript"] = [{k: fix(v) for k, v in t.items()} for t in out.transcript]
+    return out.model_copy(update=update) if update else out
+
+
 def judge_scope(key: str, recorder: Any) -> Any:
     """The recording scope of a task's scoring (its judge calls), when the run records calls."""
     if recorder is None:
@@ -612,6 +648,7 @@ def _counts(records: list[Record]) -> dict[str, Any]:
         "unscored": sum(1 for r in records if r.unscored),
         "cost_usd": sum(c for c in costs if c is not None),
         "cost_unknown": sum(1 for c in costs if c is None),
+        "unpriced_calls": sum(unpriced_calls(r.usage) for r in records),
         "prompt_tokens": sum(r.usage.prompt_tokens for r in records),
         "completion_tokens": sum(r.usage.completion_tokens for r in records),
     }

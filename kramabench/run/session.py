@@ -54,7 +54,13 @@ from kramabench.sandbox import open_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
-from kramabench.workload import WorkloadError, list_domains, load_workload, resolve_workload_root
+from kramabench.workload import (
+    WorkloadError,
+    benchmark_notes,
+    list_domains,
+    load_workload,
+    resolve_workload_root,
+)
 from kramabench.workload.families import KRAMABENCH_FAMILY, WorkloadFamily, family_of
 from kramabench.workload.gold import changes_for, gold_of_run, task_classes
 from kramabench.workload.loader import default_errata
@@ -573,7 +579,7 @@ def _prepare_rest(
             errata_applied=errata,
             system=config.system,
             system_options=config.system_options,
-            model=config.model,
+            model=_model_display(config.model),
             judge=judge_id,
             sandbox=sandbox_info,
             packages=package_versions(),
@@ -608,10 +614,14 @@ def _prepare_rest(
     ctx = SystemContext(
         options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed
     )
+    notes = _benchmark_notes(workloads, family.name == KRAMABENCH_FAMILY, sandbox is not None)
+    manifest.workload["benchmark_notes"] = {d: {t: [n.code for n in ns] for t, ns in by.items()}
+                                            for d, by in notes.items() if by}
     plan = RunPlan(
         config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
         store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
         gold=gold_of_run(errata_arg(config)), gold_changes=gold_changes, gold_classes=gold_classes,
+        benchmark_notes=notes,
     )
     runner = Runner(plan, progress=progress)
     try:
@@ -626,6 +636,30 @@ def _prepare_rest(
             log.warning("system options not recorded: %s", e)
     _join_cluster(opts)
     return Prepared(plan=plan, runner=runner)
+
+
+def _benchmark_notes(workloads: list[Any], kramabench_family: bool, sandboxed: bool) -> dict[str, dict[str, Any]]:
+    """Per domain, the tasks of the run the benchmark cannot support (kramabench.workload.notes): data sources
+    missing from the lake, documented absent or outside it, a review that classes the task unreproducible
+    and, for a system that runs code in the sandbox, an official solution importing a module the sandbox
+    lacks. Another family's workloads state their limits in their own terms: none here."""
+    if not kramabench_family:
+        return {}
+    modules: set[str] | None = None
+    if sandboxed:
+        try:
+            from kramabench.sandbox.environment import import_names
+
+            modules = {m for mods in import_names().values() for m in mods}
+        except Exception as e:  # noqa: BLE001 - the lock's modules are a note's evidence, never needed to run
+            log.warning("the sandbox's modules are not known (%s): solutions' imports are not checked", e)
+    out: dict[str, dict[str, Any]] = {}
+    for w in workloads:
+        try:
+            out[w.domain] = benchmark_notes(w, modules=modules)
+        except Exception as e:  # noqa: BLE001 - a note must not stop a run
+            log.warning("%s: the tasks the benchmark cannot support are not known: %s", w.domain, e)
+    return out
 
 
 def _join_cluster(opts: RunOptions) -> None:
@@ -677,6 +711,17 @@ def _selection(config: RunConfig, workloads: list[Any], old: Manifest | None) ->
             union.setdefault(d, set()).update(tids)
     chosen = {w.domain: [t.id for t in w.tasks if t.id in union.get(w.domain, ())] for w in workloads}
     return Selection(chosen, selections)
+
+
+def _model_display(model_id: str | None) -> str | None:
+    """The model as the run shows it (kramabench.models.ids.ModelId.display: ``replay/<run folder name>`` for
+    a replay, never ``replay//<absolute path>``); the id as given stays in the options (``--resume``)."""
+    if not model_id:
+        return model_id
+    try:
+        return ModelId.parse(model_id).display
+    except Exception:  # noqa: BLE001 - a bad id was refused earlier; shown as given
+        return model_id
 
 
 def _call_key_salt(model_id: str | None) -> str:

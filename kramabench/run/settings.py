@@ -98,6 +98,13 @@ class WorkItem:
     #: an outcome known without calling the system (a setting's ``presolved``, e.g. a task not judgeable)
     presolved: SystemOutput | None = None
 
+    @property
+    def label(self) -> str:
+        """The unit as a person names it: ``legal/legal-easy-1`` (``/<subtask id>`` for a subtask), what
+        messages about its model calls say (its call key is an opaque hash)."""
+        sub = self.key[2]
+        return f"{self.domain}/{self.key[1]}" + (f"/{sub}" if sub else "")
+
 
 @runtime_checkable
 class Setting(Protocol):

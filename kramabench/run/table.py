@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from kramabench.contracts.cost import format_cost, unpriced_calls
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.records import Manifest, Record
 from kramabench.contracts.text import safe_text
@@ -21,7 +22,7 @@ from kramabench.run.floors import FloorRow
 from kramabench.run.golds import OFFICIAL, VERIFIED, both_golds
 from kramabench.run.store import latest_records
 from scorers.design import judge_cost
-from scorers.stats import TOTAL, bootstrap_ci, format_ci, format_pct, ratio_ci
+from scorers.stats import TOTAL, bootstrap_ci, canonical_mean, format_ci, format_pct, ratio_ci
 
 
 @dataclass
@@ -35,6 +36,7 @@ class DomainRow:
     errors: int
     unscored: int
     cost_usd: float | None
+    #: records with a call of no known price (their cost is unknown)
     cost_unknown: int
     subtask_mean: float | None
     subtask_n: int
@@ -47,6 +49,8 @@ class DomainRow:
     official_ci_high: float | None = None
     #: tasks whose score differs between the two golds (an erratum changed their gold)
     gold_changed: int = 0
+    #: model calls without a known price (the cost is then unknown)
+    unpriced_calls: int = 0
 
 
 def _main_records(records: list[Record], setting: str) -> list[Record]:
@@ -75,7 +79,7 @@ def domain_table(
 
 def _with_official(row: DomainRow, official: list[Record], verified: list[Record]) -> DomainRow:
     vals = [r.score for r in official if not r.unscored and r.score is not None]
-    row.official_mean = sum(vals) / len(vals) if vals else None
+    row.official_mean = canonical_mean(vals) if vals else None
     row.official_ci_low, row.official_ci_high = bootstrap_ci(vals) if vals else (None, None)
     ver = {(r.domain, r.task_id): (r.score, r.unscored) for r in verified}
     row.gold_changed = sum(1 for r in official if ver.get((r.domain, r.task_id)) != (r.score, r.unscored))
@@ -96,10 +100,11 @@ def per_task(records: list[Record]) -> list[Record]:
             "prompt_tokens": sum(r.usage.prompt_tokens for r in group),
             "completion_tokens": sum(r.usage.completion_tokens for r in group),
             "cost_usd": None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
+            "unpriced_calls": sum(unpriced_calls(r.usage) for r in group),
         })
         out.append(group[0].model_copy(update={
             "subtask_id": None,
-            "score": sum(scored) / len(scored) if scored else None,
+            "score": sum(sorted(scored)) / len(scored) if scored else None,
             "unscored": not scored,
             "status": "error" if all(r.status == "error" for r in group) else "ok",
             "usage": usage,
@@ -111,7 +116,7 @@ def _row(name: str, recs: list[Record]) -> DomainRow:
     vals = [r.score for r in recs if not r.unscored and r.score is not None]
     sub = [v for r in recs for v in r.subtask_scores.values() if v is not None]
     costs = [r.usage.cost_usd for r in recs]
-    mean = sum(vals) / len(vals) if vals else None
+    mean = canonical_mean(vals) if vals else None
     lo, hi = bootstrap_ci(vals) if vals else (None, None)
     judged = [c for ok, c in (judge_cost(r.score_details) for r in recs) if ok]
     return DomainRow(
@@ -129,6 +134,7 @@ def _row(name: str, recs: list[Record]) -> DomainRow:
         subtask_n=len(sub),
         judge_cost_usd=sum(c for c in judged if c is not None) if judged else None,
         judge_cost_unknown=sum(1 for c in judged if c is None),
+        unpriced_calls=sum(unpriced_calls(r.usage) for r in recs),
     )
 
 
@@ -183,8 +189,8 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     if compact:
         notes.append("scores in %" + (f"; subtask answers (scored apart): {format_pct(total.subtask_mean)}% "
                                       f"(n={total.subtask_n})" if has_subs else ""))
-    if compact and total.cost_unknown:
-        notes.append("cost ≥x (+N?): N tasks made calls without a known price")
+    if compact and (total.cost_unknown or total.judge_cost_unknown):
+        notes.append("cost unknown (N?): N model calls without a known price")
     t.caption = "\n".join(notes)
     return t
 
@@ -250,13 +256,17 @@ def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest:
 
 
 def _cost(r: DomainRow, compact: bool = False, *, judge: bool = False) -> str:
-    cost, unknown = (r.judge_cost_usd, r.judge_cost_unknown) if judge else (r.cost_usd, r.cost_unknown)
-    if cost is None:
+    """The cost cell: USD; "unknown (N unpriced calls)" when a price is missing, never a partial sum that
+    looks like the whole (kramabench.contracts.cost)."""
+    if judge:
+        cost, unknown, what = r.judge_cost_usd, r.judge_cost_unknown, "judged task"
+    else:
+        cost, unknown, what = r.cost_usd, max(r.unpriced_calls, r.cost_unknown) if r.cost_unknown else 0, "call"
+    if cost is None and not unknown:
         return "-"
-    s = f"{cost:.4f}"
-    if unknown:
-        s = f"≥{s} (+{unknown}?)" if compact else f"≥{s} ({unknown} unknown)"
-    return s
+    if not unknown:
+        return f"{cost:.4f}"
+    return format_cost(cost, unknown, short=compact, what=what)
 
 
 __all__ = ["DomainRow", "domain_table", "floors_text", "per_task", "render_metrics", "render_table"]

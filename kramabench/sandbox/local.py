@@ -62,6 +62,7 @@ from kramabench.sandbox._common import (
 )
 from kramabench.sandbox.cpu import CpuMeter, set_cpu_share
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
+from kramabench.sandbox.hostpaths import host_paths
 from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
 from kramabench.sandbox.seccomp import REFUSED, filter_fd, keyring_filter
 from kramabench.sandbox.session import (
@@ -230,6 +231,11 @@ class LocalSandbox:
         self.facts = self._environment()
         # not symlink-resolved: a venv's interpreter finds its site-packages from its own path
         self._python = self.facts.executable
+        #: the host folders the sandbox's output may name (its environment, KRAMABENCH_HOME, the checkout):
+        #: shown as placeholders in every result (kramabench.sandbox.hostpaths)
+        locked = self.facts.kind == "locked"  # a host interpreter's folders are <python>
+        self._host = host_paths(self._python if locked else None,
+                                [*self.facts.binds, *([] if locked else [os.path.dirname(os.path.dirname(self._python))])])
         self._root = os.geteuid() == 0
         if self._root:
             sweep_cgroups()  # those of killed kramabench processes (never another live process's)
@@ -402,6 +408,11 @@ class LocalSandbox:
         return self._pool.warm(key, (lake, limits, key))
 
     def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
+        """Run ``code`` in a new sandbox (a warm one when there is); its output names the host's folders by
+        placeholders (kramabench.sandbox.hostpaths)."""
+        return self._host.result(self._run(code, lake, limits, workdir_lake=workdir_lake))
+
+    def _run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
         if self._closed:
             raise SandboxUnavailable("this local sandbox is closed")
         limits = limits or self.options.limits
@@ -848,6 +859,7 @@ class LocalSandbox:
             oom_kills=(lambda c=_oom_counter(memcg): c.read() or 0) if memcg is not None else None,
             reuse=reuse if pooled else None,
             cpu_meter=meter,
+            host_paths=self._host,
         )
 
     def info(self) -> dict[str, str]:

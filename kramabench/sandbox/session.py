@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.artifacts import Artifact
@@ -53,6 +54,7 @@ from kramabench.contracts.text import safe_text
 from kramabench.contracts.values import clean_text
 from kramabench.sandbox._common import SESSION_ENV, HeadTailBuffer, wait_readable
 from kramabench.sandbox.cpu import CpuMeter
+from kramabench.sandbox.hostpaths import HostPaths
 
 log = logging.getLogger(__name__)
 
@@ -218,8 +220,11 @@ class ForkServerSession:
         oom_kills: Callable[[], int | None] | None = None,
         reuse: Callable[[], None] | None = None,
         cpu_meter: CpuMeter | None = None,
+        host_paths: HostPaths | None = None,
     ) -> None:
         self.backend = backend
+        #: the host folders the results of calls name, shown as placeholders (kramabench.sandbox.hostpaths)
+        self._host = host_paths
         self.limits = limits
         self.workdir = workdir
         self.lake_dir = lake_dir
@@ -539,12 +544,12 @@ class ForkServerSession:
                         raise
                     # e.g. the session's background processes hold its whole process limit: a result, the
                     # session goes on (the next call tries again)
-                    return PythonResult(
+                    return self._masked(PythonResult(
                         backend=self.backend, crashed=True, state_lost=True, wall_s=round(time.monotonic() - t0, 4),
                         explanation=f"the interpreter had ended since the last call ({why}) and could not be started "
                         f"again ({e}); the code did not run (the session's processes may hold its process limit of "
                         f"{self.limits.max_processes})",
-                    )
+                    ))
                 notes.append(f"the interpreter had ended since the last call ({why}); it was restarted and "
                              "variables, imports and open files of earlier calls are lost")
             if status is not None and status.startswith(b"S"):
@@ -625,7 +630,7 @@ class ForkServerSession:
                 which = ", ".join(f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated)
                 reasons.append(f"output cut at {self.limits.output_bytes:,} bytes ({which})")
             self._calls += 1
-            return PythonResult(
+            return self._masked(PythonResult(
                 stdout=out.text(),
                 stderr=err.text(),
                 truncated=truncated,
@@ -641,7 +646,11 @@ class ForkServerSession:
                 state_lost=lost,
                 files_read=files,
                 session_over=over,
-            )
+            ))
+
+    def _masked(self, r: Any) -> Any:
+        """A call's result with the host's folders as placeholders (the backend's ``host_paths``)."""
+        return self._host.result(r) if self._host else r
 
     def _wait_kernel(self, deadline: float) -> object:
         """The interpreter's exit code once pid 1 has reaped it, or _ALIVE at ``deadline``."""
@@ -780,7 +789,7 @@ class ForkServerSession:
             if truncated:
                 which = ", ".join(f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated)
                 reasons.append(f"output cut at {self.limits.output_bytes:,} bytes ({which})")
-            return CommandResult(
+            return self._masked(CommandResult(
                 stdout=out.text(),
                 stderr=err.text(),
                 truncated=truncated,
@@ -794,7 +803,7 @@ class ForkServerSession:
                 exit_code=exit_code,
                 not_found=not_found,
                 session_over=over,
-            )
+            ))
 
     # -- files ---------------------------------------------------------------------------------------
     def _file_op(self, op: str, path: str, fd: int, limit: int) -> dict:

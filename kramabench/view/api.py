@@ -93,13 +93,7 @@ class ViewApi:
                 self._kept.move_to_end(key)
                 return hit
         setting = (summary.get("golds") or {}).get("setting") or "end-to-end"
-        # a filter that is one cell of the report's tables gets that cell's interval
-        seed: tuple[str, ...] = ("filtered",)
-        if set(active) == {"domain"} and len(q.domain) == 1:
-            seed = (q.domain[0],)
-        elif set(active) == {"difficulty"} and len(q.difficulty) == 1:
-            seed = ("difficulty", q.difficulty[0])
-        doc = kept_scores(hits, _run_id(f), setting, seed)
+        doc = kept_scores(hits, setting)
         with self._lock:
             self._kept[key] = doc
             while len(self._kept) > 256:
@@ -112,7 +106,7 @@ class ViewApi:
         hit = self._breakdowns.get(f.name)
         if hit is not None and hit[0] == version:
             return hit[1]
-        doc = {**breakdown(f.snapshot(), _run_id(f)), "version": version, "total_label": TOTAL}
+        doc = {**breakdown(f.snapshot()), "version": version, "total_label": TOTAL}
         self._breakdowns[f.name] = (version, doc)
         return doc
 
@@ -238,11 +232,6 @@ class ViewApi:
     def api_compare(self, params: dict[str, list[str]]) -> dict[str, Any]:
         q, ignored = CompareQuery.lenient(params)
         return {**compare([self.run(n) for n in q.runs], q), "ignored": ignored}
-
-
-def _run_id(f: RunFollower) -> str:
-    rid = (f.manifest or {}).get("run_id")
-    return rid if isinstance(rid, str) else f.name
 
 
 __all__ = ["FLOORS_EVERY_S", "ApiError", "ViewApi"]

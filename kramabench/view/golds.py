@@ -13,7 +13,6 @@ is left out of the floors and counted in a note, never an exception.
 from __future__ import annotations
 
 import logging
-import zlib
 from typing import TYPE_CHECKING, Any
 
 from kramabench.view.rows import GOLDS, OFFICIAL, VERIFIED, natural_key, other_gold_of, record_value
@@ -162,58 +161,50 @@ def main_setting(rows: list[Row]) -> str:
 
 def task_values(rows: list[Row], gold: str) -> dict[tuple[str, str], float | None]:
     """(domain, task id) -> the task's value under ``gold`` (the mean of its scored rows; None: none scored),
-    as the report's ``task_scores``, in the report's order (tasks as their first record is in the file: the
-    order an interval's resamples draw from)."""
+    as the report's ``task_scores``, in the report's order (tasks as their first record is in the file)."""
     groups: dict[tuple[str, str], list[float | None]] = {}
     for r in sorted(rows, key=lambda r: (r.unit_first, r.i)):
         groups.setdefault((r.domain, r.task_id), []).append(r.value_under(gold))
     out: dict[tuple[str, str], float | None] = {}
     for k, vals in groups.items():
         scored = [v for v in vals if v is not None]
-        out[k] = sum(scored) / len(scored) if scored else None
+        out[k] = sum(sorted(scored)) / len(scored) if scored else None  # as the report sums them
     return out
 
 
-def report_seed(*parts: str) -> int:
-    """The bootstrap seed the report uses for a cell (run id, setting, row label, gold): the viewer's interval
-    is the report's, to the digit."""
-    return zlib.crc32("\x1f".join(parts).encode())
-
-
-def interval(values: dict[tuple[str, str], float | None], *seed: str) -> dict[str, Any]:
+def interval(values: dict[tuple[str, str], float | None], *cell: str) -> dict[str, Any]:
     """THE score of a set of tasks with its 95% interval, for every number the viewer shows (the run list, a
     run's header, the score of what a filter keeps, the tables by domain and by difficulty, the floors panel):
     ``values`` maps each task (domain, task id) to its score (None: unscored, counted apart, never averaged
-    in); ``seed`` names the report's cell it is (run id, setting, row label...), so that the interval is the
-    report's, to the digit (:func:`scorers.stats.mean_ci`)."""
+    in). :func:`scorers.stats.mean_ci`, the report's: one seed and one order of the tasks, so the same per-task
+    scores give the same digits on every surface (``cell`` names the report's cell it is, for the reader)."""
     from scorers.stats import mean_ci
 
-    scored = [v for v in values.values() if v is not None]
-    ci = mean_ci(scored, n_unscored=len(values) - len(scored), seed=report_seed(*seed))
+    ci = mean_ci(values)
     return {"score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n, "n_unscored": ci.n_unscored,
             "tasks": len(values)}
 
 
-def gold_scores(rows: list[Row], run_id: str) -> dict[str, Any]:
+def gold_scores(rows: list[Row]) -> dict[str, Any]:
     """Both numbers of a run, as the report's golds section has them: the main setting's tasks, each task the
-    mean of its scored rows, the mean over tasks with its 95% bootstrap interval; and how many tasks the two
-    golds score differently."""
+    mean of its scored rows, the mean over tasks with its 95% bootstrap interval (:func:`interval`, as the
+    report's: the same digits); and how many tasks the two golds score differently."""
     setting = main_setting(rows)
     main = [r for r in rows if r.setting == setting]
     out: dict[str, Any] = {"setting": setting}
     per: dict[str, dict[tuple[str, str], float | None]] = {}
     for g in GOLDS:
         per[g] = vals = task_values(main, g)
-        out[g] = interval(vals, run_id, setting, TOTAL, g)
+        out[g] = interval(vals, setting, TOTAL, g)
     a, b = per[OFFICIAL], per[VERIFIED]
     out["changed"] = sum(1 for k in set(a) | set(b) if a.get(k) != b.get(k))
     return out
 
 
-def breakdown(rows: list[Row], run_id: str) -> dict[str, Any]:
+def breakdown(rows: list[Row]) -> dict[str, Any]:
     """The report's tables of a run by domain and by difficulty (the difficulty in the task id, as the report
-    reads it), under both golds: each cell the mean task score with its interval (:func:`interval`, seeded as
-    the report seeds those cells), the last one the whole run (Total)."""
+    reads it), under both golds: each cell the mean task score with its interval (:func:`interval`, the
+    report's), the last one the whole run (Total)."""
     from kramabench.workload.models import difficulty_from_id
 
     setting = main_setting(rows)
@@ -224,7 +215,7 @@ def breakdown(rows: list[Row], run_id: str) -> dict[str, Any]:
     levels = [lv for lv in ("easy", "medium", "hard", "unknown") if lv in set(level_of.values())]
 
     def cells(keep: Any, *seed: str) -> dict[str, Any]:
-        return {g: interval({k: v for k, v in per[g].items() if keep(k)}, run_id, setting, *seed) for g in GOLDS}
+        return {g: interval({k: v for k, v in per[g].items() if keep(k)}, setting, *seed) for g in GOLDS}
 
     total = cells(lambda k: True, TOTAL)
     by_domain = [{"label": d, **cells(lambda k, d=d: k[0] == d, d)} for d in domains]
@@ -233,14 +224,14 @@ def breakdown(rows: list[Row], run_id: str) -> dict[str, Any]:
             "difficulties": [*by_level, {"label": TOTAL, **total}] if set(levels) - {"unknown"} else []}
 
 
-def kept_scores(rows: list[Row], run_id: str, setting: str, seed_label: tuple[str, ...] = ("filtered",)) -> dict[str, Any]:
+def kept_scores(rows: list[Row], setting: str) -> dict[str, Any]:
     """The score of the tasks a filter keeps (``rows``: the records it keeps), under both golds, computed as the
-    whole run's is (the run's main ``setting``, the attempts that count, each task the mean of its records);
-    ``seed_label`` names the report's cell when the filter is one (a single domain: that domain's)."""
+    whole run's is (the run's main ``setting``, the attempts that count, each task the mean of its records),
+    with :func:`interval`: a filter that keeps one cell of the report's tables (one domain) gets its digits."""
     main = [r for r in rows if r.setting == setting and r.latest]
     out: dict[str, Any] = {"setting": setting}
     for g in GOLDS:
-        out[g] = interval(task_values(main, g), run_id, setting, *seed_label)
+        out[g] = interval(task_values(main, g), setting, "filtered")
     return out
 
 
@@ -307,7 +298,7 @@ def floors_panel(f: Any) -> dict[str, Any]:
         "band_threshold": BAND_THRESHOLD,
         "rae_bands": [f"{b:g}" for b in RAE_BANDS],
         "golds": golds,
-        "scores": gold_scores(rows, _run_id(f)),
+        "scores": gold_scores(rows),
         "classes": dict(sorted(classes.items(), key=lambda kv: natural_key(kv[0]))),
         "errata_file": wl.get("errata_file") if isinstance(wl.get("errata_file"), dict) else None,
         "notes": notes,
@@ -329,11 +320,6 @@ def _canonical(canon: dict[Any, Any], v: Any) -> Any:
     return canon.setdefault(key, v)
 
 
-def _run_id(f: Any) -> str:
-    rid = (f.manifest or {}).get("run_id")
-    return rid if isinstance(rid, str) else f.name
-
-
 __all__ = ["GOLD_TITLES", "SETTING_ORDER", "breakdown", "floors_panel", "gold_scores", "interval", "kept_scores",
            "main_setting", "manifest_gold", "official_of_old", "old_errata_keys", "record_golds", "record_model",
-           "report_seed", "task_values"]
+           "task_values"]

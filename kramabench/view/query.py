@@ -77,9 +77,10 @@ FACETS: dict[str, Callable[[Row], str | None]] = {
 #: facets where a row may have several values (or none: ``none``); a row matches when it has any chosen one
 MULTI_FACETS: dict[str, Callable[[Row], tuple[str, ...]]] = {
     "step": lambda r: r.step_outcomes,
+    "benchmark": lambda r: r.benchmark,
 }
 #: the facets whose values come in the URL comma-separated
-LIST_KEYS = ("domain", "difficulty", "outcome", "error", "type", "setting", "gold_class", "agent", "step")
+LIST_KEYS = ("domain", "difficulty", "outcome", "error", "type", "setting", "gold_class", "agent", "step", "benchmark")
 
 
 def search_terms(text: str) -> list[str]:
@@ -118,6 +119,9 @@ class RowQuery(BaseModel):
                              "format_errors, ...); 'none' for records without steps")
     step: list[str] = Field(default_factory=list, description="outcomes that happened in a step (timeout, error, "
                             "format_error, ...): a record with any of them; 'none' for records with none")
+    benchmark: list[str] = Field(default_factory=list, description="why the benchmark cannot support a task "
+                                 "(data_source_missing, not_reproducible, ...: its records' benchmark_notes): a record "
+                                 "with any of them; 'none' for the tasks the benchmark supports")
     min: float | None = Field(None, ge=0, le=100, description="lowest score, percent")
     max: float | None = Field(None, ge=0, le=100, description="highest score, percent")
     attempts: str = Field("latest", pattern="^(latest|all)$")
@@ -220,6 +224,9 @@ def _tests(query: RowQuery) -> list[tuple[str, Callable[[Row], bool]]]:
     if query.step:
         chosen = set(query.step)
         tests.append(("step", lambda r: bool(chosen.intersection(r.step_outcomes or ("none",)))))
+    if query.benchmark:
+        marks = set(query.benchmark)
+        tests.append(("benchmark", lambda r: bool(marks.intersection(r.benchmark or ("none",)))))
     if query.min is not None or query.max is not None:
         lo = -1e-9 if query.min is None else query.min - 1e-9
         hi = 100 + 1e-9 if query.max is None else query.max + 1e-9

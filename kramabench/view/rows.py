@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kramabench.contracts.cost import format_cost
+
 #: outcomes of a row, in the order the filter offers them
 OUTCOMES = ("correct", "partial", "wrong", "error", "unscored")
 
@@ -131,6 +133,17 @@ class Row:
     order: tuple[Any, ...] = ()
     #: the file position (``i``) of the first record of this row's unit: the order the report reads tasks in
     unit_first: int = 0
+    #: model calls without a known price (``cost_usd`` is then None; kramabench.contracts.cost)
+    unpriced: int = 0
+    #: why the benchmark cannot support the task (the codes of ``benchmark_notes``; empty: nothing known)
+    benchmark: tuple[str, ...] = ()
+    #: those notes in words, one line
+    benchmark_why: str = ""
+
+    @property
+    def cost_text(self) -> str:
+        """The record's cost as every surface tells it: USD, or ``unknown (N unpriced calls)``."""
+        return format_cost(self.cost_usd, self.unpriced)
 
     @property
     def unit(self) -> tuple[str, str, str, str | None]:
@@ -143,6 +156,8 @@ class Row:
             "status": self.status, "difficulty": self.difficulty, "answer_type": self.answer_type,
             "metric": self.metric, "score": self.score, "value": self.value, "outcome": self.outcome,
             "error_kind": self.error_kind, "wall_s": self.wall_s, "cost_usd": self.cost_usd,
+            "unpriced_calls": self.unpriced, "cost_text": self.cost_text,
+            "benchmark": list(self.benchmark), "benchmark_why": self.benchmark_why,
             "tokens": self.tokens, "steps": self.steps, "artifacts": self.n_artifacts, "answer": self.answer,
             "expected": self.expected, "finished_at": self.finished_at, "latest": self.latest,
             "notes": self.notes, "gold": self.gold, "official": self.official, "verified": self.verified,
@@ -249,6 +264,7 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
     elif og is not None and not isinstance(og, dict):
         notes.append(f"field 'other_gold' is a {type(og).__name__}, not an object")
     n_steps, n_format, n_timeouts, step_outcomes, agent_end = agent_facts(steps_v, error_kind)
+    codes, why = _benchmark(rec.get("benchmark_notes"), notes)
     return Row(
         i=i, line=line, offset=offset, length=length,
         domain=domain,
@@ -266,6 +282,9 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
         error_kind=error_kind,
         wall_s=_num(rec.get("wall_s")),
         cost_usd=_num(usage.get("cost_usd")),
+        unpriced=_unpriced(usage),
+        benchmark=codes,
+        benchmark_why=why,
         tokens=tokens,
         steps=steps,
         n_artifacts=len(arts) if isinstance(arts, list) else 0,
@@ -287,6 +306,30 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
         text=search_text(rec, question),
         order=task_order(domain, task_id, subtask_id, attempt),
     )
+
+
+def _benchmark(raw: Any, notes: list[str]) -> tuple[tuple[str, ...], str]:
+    """(codes, the notes in one line) of a record's ``benchmark_notes``; a field of another shape is a note."""
+    if raw is None:
+        return (), ""
+    if not isinstance(raw, list):
+        notes.append(f"field 'benchmark_notes' is a {type(raw).__name__}, not a list")
+        return (), ""
+    pairs = [(str(n.get("code")), str(n.get("message", ""))) for n in raw if isinstance(n, dict) and n.get("code")]
+    seen = dict.fromkeys(pairs)
+    return tuple(dict.fromkeys(c for c, _m in seen)), "; ".join(f"{c}: {m}" for c, m in seen)
+
+
+def _unpriced(usage: dict[str, Any]) -> int:
+    """Unpriced calls of a record's usage (as :func:`kramabench.contracts.cost.unpriced_calls` counts them; a
+    usage whose cost is not a number counts its model calls, at least 1)."""
+    n = usage.get("unpriced_calls")
+    n = n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0
+    if _num(usage.get("cost_usd")) is None:
+        calls = usage.get("model_calls")
+        calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else 0
+        return n or max(1, calls)
+    return n
 
 
 __all__ = ["GOLDS", "OFFICIAL", "OUTCOMES", "VERIFIED", "Row", "agent_facts", "make_row", "other_gold_of", "natural_key", "outcome_of", "preview", "record_value", "search_text", "task_order"]

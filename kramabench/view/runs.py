@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kramabench.contracts.cost import format_cost
 from kramabench.view.golds import gold_scores, manifest_gold, manifest_model, official_of_old, old_errata_keys
 from kramabench.view.owner import Owner, run_owner
 from kramabench.view.questions import Questions, workload_root
@@ -410,6 +411,15 @@ class RunFollower:
         return rec, None
 
     # -- the run list ------------------------------------------------------------------------------
+    def _domains(self, wl: dict[str, Any]) -> list[str]:
+        """The domains the run does: the manifest's (since they name only those, not every domain of the
+        workload); for a run that is over, only those its records hold (an older manifest named them all)."""
+        listed = [d for d in wl.get("domains", []) if isinstance(d, str)] if isinstance(wl.get("domains"), list) else []
+        if self.status == "running" or not self.rows:
+            return listed
+        seen = {r.domain for r in self.rows}
+        return [d for d in listed if d in seen] + sorted(seen - set(listed), key=natural_key)
+
     def planned(self) -> int | None:
         """Units the run set out to do: the manifest's ``counts.planned`` when the runner wrote it, else what
         its workload's task counts (and ``--limit``) say; None when neither tells."""
@@ -442,7 +452,7 @@ class RunFollower:
             rows = [r for r in self.rows if r.latest]
             m = self.manifest or {}
             run_id = m.get("run_id") if isinstance(m.get("run_id"), str) else self.name
-            out = summarize_rows(rows, run_id)
+            out = summarize_rows(rows, attempts=self.rows)
             out["run_gold"] = manifest_gold(self.manifest)
             wl = m.get("workload") if isinstance(m.get("workload"), dict) else {}
             created = m.get("created_at")
@@ -453,7 +463,7 @@ class RunFollower:
                 model=_s(m.get("model")),
                 judge=_s(m.get("judge")),
                 workload=_s(wl.get("name")),
-                domains=[d for d in wl.get("domains", []) if isinstance(d, str)] if isinstance(wl.get("domains"), list) else [],
+                domains=self._domains(wl),
                 setting=_s(m.get("setting")) or (rows[0].setting if rows else None),
                 status=self.status,
                 stop_reason=self.stop_reason(),
@@ -475,14 +485,19 @@ def _s(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def summarize_rows(rows: list[Row], run_id: str = "") -> dict[str, Any]:
+def summarize_rows(rows: list[Row], attempts: list[Row] | None = None) -> dict[str, Any]:
     """Done, errors, unscored, cost, tokens; the score against each gold with its bootstrap interval over the
     main setting's tasks (as the report's golds section: ``golds``), and ``score`` that of the run's gold;
-    an agent's totals (steps, replies without code, steps timed out, how its tasks ended)."""
+    an agent's totals (steps, replies without code, steps timed out, how its tasks ended). Cost and tokens
+    are summed over ``attempts`` (every attempt, retries included, as the report sums them; default
+    ``rows``); ``cost_text`` is the cost as every surface tells it (``unknown (N unpriced calls)`` when a
+    price is missing, never ``$0``)."""
     from collections import Counter
 
-    golds = gold_scores(rows, run_id)
-    costs = [r.cost_usd for r in rows]
+    golds = gold_scores(rows)
+    paid = rows if attempts is None else attempts
+    costs = [r.cost_usd for r in paid]
+    unpriced = sum(r.unpriced for r in paid)
     stepped = [r for r in rows if r.agent_steps]
     gold = Counter(r.gold for r in rows).most_common(1)[0][0] if rows else VERIFIED
     g = golds[gold if gold in (OFFICIAL, VERIFIED) else VERIFIED]
@@ -494,7 +509,11 @@ def summarize_rows(rows: list[Row], run_id: str = "") -> dict[str, Any]:
         "golds": golds,
         "cost_usd": sum(c for c in costs if c is not None),
         "cost_unknown": sum(1 for c in costs if c is None),
-        "tokens": sum(r.tokens or 0 for r in rows),
+        "unpriced_calls": unpriced,
+        "cost_text": format_cost(sum(c for c in costs if c is not None), unpriced),
+        "tokens": sum(r.tokens or 0 for r in paid),
+        # the tasks the benchmark cannot support (their records' benchmark_notes), counted once per task
+        "unsupported": len({(r.domain, r.task_id) for r in rows if r.benchmark}),
         "steps": sum(r.agent_steps for r in rows),
         "format_errors": sum(r.format_errors for r in rows),
         "step_timeouts": sum(r.step_timeouts for r in rows),

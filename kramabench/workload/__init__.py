@@ -24,6 +24,7 @@ from kramabench.workload.models import (
     Workload,
     difficulty_from_id,
 )
+from kramabench.workload.notes import NOTE_CODES, benchmark_notes, solution_imports
 from kramabench.workload.selection import keep_tasks, select_task_ids
 from kramabench.workload.suites import Suite, available_suites, bundled_suites, resolve_workload_root
 from kramabench.workload.validate import (
@@ -35,6 +36,7 @@ from kramabench.workload.validate import (
 
 __all__ = [
     "DOCUMENTED_CODES",
+    "NOTE_CODES",
     "AnswerType",
     "Difficulty",
     "ErrataFile",
@@ -52,6 +54,7 @@ __all__ = [
     "WorkloadError",
     "WorkloadFamily",
     "family_of",
+    "benchmark_notes",
     "bundled_suites",
     "derive_key_functionalities",
     "difficulty_from_id",
@@ -67,5 +70,6 @@ __all__ = [
     "available_suites",
     "keep_tasks",
     "select_task_ids",
+    "solution_imports",
     "validate_workload",
 ]

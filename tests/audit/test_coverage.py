@@ -97,3 +97,28 @@ def test_cli_without_the_official_suite_names_the_fetch(tmp_path: Path, monkeypa
     assert res.exit_code == 1
     res = CliRunner().invoke(build_app(), ["audit", "coverage", "-w", str(tmp_path / "nowhere")])
     assert res.exit_code == 2
+
+
+def test_the_group_s_options_hold_for_its_subcommands(shared_kramabench: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``audit --workload PATH --errata FILE coverage`` audits PATH with FILE (not the fetched official
+    workloads); a subcommand's own option wins; ``audit --workload PATH reference`` takes the group's too."""
+    from kramabench.cli.main import build_app
+
+    monkeypatch.setenv("KRAMABENCH_HOME", str(tmp_path / "home"))  # no fetched official workloads here
+    monkeypatch.chdir(tmp_path)
+    empty = tmp_path / "errata.toml"
+    empty.write_text("")
+    res = CliRunner().invoke(build_app(), ["audit", "--workload", str(shared_kramabench), "--errata", str(empty),
+                                           "coverage", "-d", "legal", "--check"])
+    assert res.exit_code == 1, res.output
+    text = " ".join(res.output.split())
+    assert "legal: not accounted for: legal-hard-1, legal-hard-2" in text and "not fetched" not in text
+    res = CliRunner().invoke(build_app(), ["audit", "--workload", str(tmp_path / "nowhere"), "coverage",
+                                           "--workload", str(shared_kramabench), "-d", "legal"])
+    assert res.exit_code == 0, res.output  # the subcommand's own --workload wins
+    res = CliRunner().invoke(build_app(), ["audit", "--workload", str(tmp_path / "nowhere"), "reference",
+                                           "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "nowhere" in " ".join(res.output.split()), res.output
+    res = CliRunner().invoke(build_app(), ["audit", "reference", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "audit reference needs --workload" in " ".join(res.output.split())

@@ -161,7 +161,8 @@ def test_the_code_agent_builds_every_elt_mini_warehouse_to_100_percent(tmp_path:
         assert "[exit code 0]" in dbt and "Completed successfully" in dbt, dbt[-2000:]
         assert verify.count("model ") == 2
         if "postgres" in rec["score_details"]["sources"]["kinds"]:
-            assert load.startswith("pw:[MASKED]\n"), load  # the task's random password, printed alone
+            # the task's random password, printed alone (the observation is the message sent, its wrapper included)
+            assert load.startswith("Observation of step 1:\npw:[MASKED]\n"), load
     manifest = json.loads((run / "manifest.json").read_text())
     metrics = {m["key"]: (m["numerator"], m["denominator"]) for m in manifest["counts"]["metrics"]}
     assert metrics == {"srdel": (3, 3), "srdt:elt-bench": (6, 6), "srdt:verified": (6, 6)}
@@ -231,7 +232,7 @@ def q(sql, db=None, user=None):
 res["role"] = q("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
 res["copy_to_program"] = q("COPY (SELECT 1) TO PROGRAM 'touch {marker}'")
 res["copy_from_program"] = q("CREATE TEMP TABLE t (x text); COPY t FROM PROGRAM 'find / -name .s.PGSQL.5432'")
-res["read_etc_file"] = q("SELECT pg_read_file('/etc/passwd')")  # (a key named like a password would be masked)
+res["read_system_file"] = q("SELECT pg_read_file('/etc/passwd')")  # a key named *passwd* is masked as sent
 res["read_gold"] = q("SELECT pg_read_file('{gold}')")
 res["lo_import"] = q("SELECT lo_import('/etc/passwd')")
 res["other_db"] = q("SELECT count(*) FROM vehicles", db="fleet")
@@ -339,7 +340,7 @@ def test_hostile_agents_reach_nothing_but_their_own_sources(tmp_path: Path, back
     assert set(recs) == {"bookshop", "fleet"}, recs
     pg = _result(recs["bookshop"]["steps"][0]["observation"])
     assert pg["role"] == "ok:[(False,)]", pg
-    for k in ("copy_to_program", "copy_from_program", "read_etc_file", "read_gold", "lo_import", "other_db",
+    for k in ("copy_to_program", "copy_from_program", "read_system_file", "read_gold", "lo_import", "other_db",
               "superuser_login"):
         assert pg[k].startswith("refused:"), (k, pg[k])
     assert "does not exist" in pg["other_db"] or "permission denied" in pg["other_db"], pg["other_db"]

@@ -98,10 +98,11 @@ def test_an_error_then_a_fix_and_a_timeout(openai_server, model, sandbox, lake, 
 
 def test_replies_without_code_and_max_steps(openai_server, model, local_sandbox, lake, tmp_path):
     openai_server.enqueue("I believe it is 47.5.", "Still thinking.", "No code again.", step("x = 1"),
-                          "47.5")  # the last: smolagents' own call for an answer after max_steps
+                          "47.5\n\n")  # the last: smolagents' own call for an answer after max_steps
     out = agent(model, local_sandbox, tmp_path, max_steps=4).solve(task(lake))
     assert [s.outcome for s in out.steps] == ["format_error", "format_error", "format_error", "ok", "final_answer"]
-    assert out.error is None and out.answer == "47.5"  # smolagents' behaviour: the answer of its final call
+    # smolagents' behaviour: the answer of its final call, read as the scorers read it (no line end kept)
+    assert out.error is None and out.answer == "47.5"
     assert any(t.get("type") == "max_steps_reached" for t in out.transcript)
     openai_server.enqueue(step("x = 1"), step("x = 2"))
     before = len(openai_server.requests)

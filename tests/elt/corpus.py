@@ -1,7 +1,8 @@
-"""A planted-fault corpus: four pipelines and, for each, warehouses that differ from a correct one by a single
+"""A planted-fault corpus: five pipelines and, for each, warehouses that differ from a correct one by a single
 fault, each labelled with the verdicts the rules give: the original ELT-Bench code's (``original``), the
 ``elt-bench`` comparator's (the original with its named fixes) and ``verified``'s (ELT-Bench-Verified's rules
-as docs/elt.md states them, missing and extra rows counted).
+with kramabench's named differences: rows counted, rows paired on identifying columns, names without regard to
+case); where Verified's own code gives the other verdict, the case names the differences that decide it.
 
 ``test_corpus.py`` builds every warehouse (a real DuckDB file), scores it the way a run does and checks the
 verdicts against the labels and against two oracles written from the published behaviour
@@ -10,6 +11,8 @@ verdicts against the labels and against two oracles written from the published b
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,59 @@ def _share(revenue: list[float], day: list[str]) -> list[float]:
 _MARKET_REV = [30.5, 12.0, 7.25, 41.0]
 _MARKET_DAY = ["2024-03-01", "2024-03-01", "2024-03-02", "2024-03-02"]
 _MARKET_SHARE = _share(_MARKET_REV, _MARKET_DAY)
+
+
+def _visits() -> list[tuple[int, int, str, str, float]]:
+    """43 visits: (visit_id, patient_id, clinic_code, seen_at, fee); every time off midnight, fees multiples of
+    0.25 (exact sums); patient 1's visits at clinic C1 total 255.75, 0.3% under patient 4's 256.5."""
+    out = []
+    for n in range(43):
+        seen = dt.datetime(2024, 1, 1, 8, 0) + dt.timedelta(days=n, minutes=(n * 37) % 540 + 1, seconds=n % 60)
+        fee = 40 + 2.5 * n + 0.25 * (n % 4) + (22.0 if n == 30 else 0.0)
+        out.append((1001 + n, n % 5 + 1, f"C{n % 3 + 1}", str(seen), fee))
+    return out
+
+
+_VISITS = _visits()
+_CLINICS = [("C1", "Oslo", True), ("C2", "Riga", False), ("C3", "Bergen", True)]
+_STAFF = [(1, "Ann", 8.0), (1, "bo", 6.5), (2, "Cy", 7.0), (3, "Di", 4.0), (4, "Ed", 5.5)]
+_REFUNDS = {"C1": "0", "C2": "", "C3": "2"}
+
+
+def _visit_log(date_only: int = 0) -> str:
+    """visit_log's ground truth; ``date_only``: the first that many rows' seen_at written as the day only."""
+    return "visit_id,booking_id,patient_id,seen_at,fee\n" + "".join(
+        f"{v},{v + 5000},{p},{t[:10] if k < date_only else t},{f!r}\n" for k, (v, p, _, t, f) in enumerate(_VISITS))
+
+
+def _clinic_summary() -> str:
+    lines = ["clinic_code,city,weekend,visits,fee_total,visit_share_pct,refunds"]
+    for code, city, weekend in _CLINICS:
+        fees = [f for _, _, c, _, f in _VISITS if c == code]
+        lines.append(f"{code},{city},{weekend},{len(fees)},{sum(fees)!r},{100.0 * len(fees) / 43!r},{_REFUNDS[code]}")
+    return "\n".join(lines) + "\n"
+
+
+def _patient_visits() -> str:
+    groups: dict[tuple[int, str], list[float]] = {}
+    for _, p, c, _, f in _VISITS:
+        groups.setdefault((p, c), []).append(f)
+    return "patient_id,clinic_code,visits,fee_total\n" + "".join(
+        f"{p},{c},{len(fs)},{sum(fs)!r}\n" for (p, c), fs in sorted(groups.items()))
+
+
+def _clinic_keys() -> str:
+    return "unique_clinic_id,city,visits\n" + "".join(
+        f"{hashlib.md5(code.encode()).hexdigest()},{city},{sum(1 for v in _VISITS if v[2] == code)}\n"
+        for code, city, _ in _CLINICS)
+
+
+def _fee_bands() -> str:
+    out = "fee_min,fee_max,fee_avg\n"
+    for code, _, _ in _CLINICS:
+        fees = [f for _, _, c, _, f in _VISITS if c == code]
+        out += f"{min(fees)!r},{max(fees)!r},{sum(fees) / len(fees)!r}\n"
+    return out
 
 
 def _cols(*names: str) -> list[dict[str, str]]:
@@ -213,6 +269,78 @@ PIPELINES: dict[str, dict[str, Any]] = {
         ],
         "labels": {"shipment_weights": OK, "port_totals": OK},
     },
+    "visits": {
+        "spec": {
+            "pipeline": {
+                "sources": {"postgres": ["visits", "staff"], "files": [{"table": "clinics", "format": "csv"}]},
+                "tables": {"visits": 43, "clinics": 3, "staff": 5},
+                "models": [
+                    {"name": "visit_log", "description": "one row per visit",
+                     "columns": _cols("visit_id", "booking_id", "patient_id", "seen_at", "fee")},
+                    {"name": "clinic_summary", "description": "one row per clinic",
+                     "columns": _cols("clinic_code", "city", "weekend", "visits", "fee_total", "visit_share_pct",
+                                      "refunds")},
+                    {"name": "patient_visits", "description": "one row per patient and clinic",
+                     "columns": _cols("patient_id", "clinic_code", "visits", "fee_total")},
+                    {"name": "clinic_keys", "description": "one row per clinic, with a surrogate key",
+                     "columns": _cols("unique_clinic_id", "city", "visits")},
+                    {"name": "fee_bands", "description": "one row per clinic, measures only",
+                     "columns": _cols("fee_min", "fee_max", "fee_avg")},
+                    {"name": "staff_shifts", "description": "one row per staff member",
+                     "columns": _cols("clinic_id", "name", "shift_hours")},
+                ],
+            },
+            "data": {
+                "visits.csv": "visit_id,patient_id,clinic_code,seen_at,fee\n" + "".join(
+                    f"{v},{p},{c},{t},{f!r}\n" for v, p, c, t, f in _VISITS),
+                "clinics.csv": "clinic_code,city,weekend\n" + "".join(
+                    f"{c},{city},{str(w).lower()}\n" for c, city, w in _CLINICS),
+                "staff.csv": "clinic_id,name,shift_hours\n" + "".join(f"{c},{n},{h!r}\n" for c, n, h in _STAFF),
+            },
+            "schemas": {
+                "visits.csv": "column_name,column_description\nvisit_id,id\npatient_id,who\nclinic_code,where\n"
+                              "seen_at,when\nfee,how much\n",
+                "clinics.csv": "column_name,column_description\nclinic_code,code\ncity,city\nweekend,open on weekends\n",
+                "staff.csv": "column_name,column_description\nclinic_id,clinic\nname,name\nshift_hours,hours\n",
+            },
+            # patient_visits, clinic_keys and fee_bands without ORDER BY: the warehouse's row order is compared
+            "evaluation": {"visit_log": "SELECT * FROM visits.main.visit_log ORDER BY visit_id",
+                           "clinic_summary": "SELECT * FROM visits.main.clinic_summary ORDER BY clinic_code",
+                           "patient_visits": "SELECT * FROM visits.main.patient_visits",
+                           "clinic_keys": "SELECT * FROM visits.main.clinic_keys",
+                           "fee_bands": "SELECT * FROM visits.main.fee_bands",
+                           "staff_shifts": "SELECT * FROM visits.main.staff_shifts ORDER BY name"},
+            "ground_truth": {"visit_log": _visit_log(), "clinic_summary": _clinic_summary(),
+                             "patient_visits": _patient_visits(), "clinic_keys": _clinic_keys(),
+                             "fee_bands": _fee_bands(),
+                             "staff_shifts": "clinic_id,name,shift_hours\n" + "".join(
+                                 f"{c},{n},{h!r}\n" for c, n, h in sorted(_STAFF, key=lambda r: r[1]))},
+        },
+        "build": [
+            "CREATE TABLE clinics (clinic_code VARCHAR, city VARCHAR, weekend BOOLEAN)",
+            "INSERT INTO clinics VALUES " + ", ".join(f"('{c}', '{city}', {str(w).lower()})" for c, city, w in _CLINICS),
+            "CREATE TABLE visits (visit_id INTEGER, patient_id INTEGER, clinic_code VARCHAR, seen_at TIMESTAMP, fee DOUBLE)",
+            "INSERT INTO visits VALUES " + ", ".join(f"({v}, {p}, '{c}', '{t}', {f!r})" for v, p, c, t, f in _VISITS),
+            "CREATE TABLE staff (clinic_id INTEGER, name VARCHAR, shift_hours DOUBLE)",
+            "INSERT INTO staff VALUES " + ", ".join(f"({c}, '{n}', {h!r})" for c, n, h in _STAFF),
+            "CREATE TABLE visit_log AS SELECT visit_id, visit_id + 5000 AS booking_id, patient_id, seen_at, fee "
+            "FROM visits ORDER BY visit_id",
+            "CREATE TABLE clinic_summary AS SELECT c.clinic_code, c.city, c.weekend, count(*) AS visits, "
+            "sum(v.fee) AS fee_total, 100.0 * count(*) / 43 AS visit_share_pct, "
+            "CASE c.clinic_code WHEN 'C1' THEN 0 WHEN 'C3' THEN 2 END AS refunds "
+            "FROM clinics c JOIN visits v USING (clinic_code) GROUP BY ALL ORDER BY 1",
+            "CREATE TABLE patient_visits AS SELECT patient_id, clinic_code, count(*) AS visits, sum(fee) AS fee_total "
+            "FROM visits GROUP BY ALL ORDER BY patient_id, clinic_code",
+            "CREATE TABLE clinic_keys AS SELECT md5(clinic_code) AS unique_clinic_id, city, "
+            "(SELECT count(*) FROM visits v WHERE v.clinic_code = c.clinic_code) AS visits FROM clinics c "
+            "ORDER BY clinic_code",
+            "CREATE TABLE fee_bands AS SELECT min(fee) AS fee_min, max(fee) AS fee_max, avg(fee) AS fee_avg "
+            "FROM visits GROUP BY clinic_code ORDER BY clinic_code",
+            "CREATE TABLE staff_shifts AS SELECT clinic_id, name, shift_hours FROM staff ORDER BY name",
+        ],
+        "labels": {"visit_log": OK, "clinic_summary": OK, "patient_visits": OK, "clinic_keys": OK, "fee_bands": OK,
+                   "staff_shifts": OK},
+    },
 }
 
 
@@ -234,6 +362,9 @@ class Case:
     stage1: bool = True
     #: model -> ground-truth text in place of the pipeline's (a defect of the ground truth itself)
     ground_truth: dict[str, str] = field(default_factory=dict)
+    #: model -> the named differences of ``verified`` (rows, key, case) that decide it: Verified's own code gives
+    #: the other verdict (oracle_verified.DIFFERENCES; docs/elt.md)
+    differs: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def verdicts(self) -> dict[str, Verdicts]:
         base = dict(PIPELINES[self.pipeline]["labels"])
@@ -248,10 +379,26 @@ DM = "driver_month"
 DR = "daily_region"
 SW = "shipment_weights"
 PT = "port_totals"
+VL = "visit_log"
+CL = "clinic_summary"
+PV = "patient_visits"
+CK = "clinic_keys"
+FB = "fee_bands"
+SS = "staff_shifts"
 
 
 def _cs(expr: str) -> list[str]:
     return [replace(CS, f"SELECT * REPLACE ({expr}) FROM {CS}")]
+
+
+def _re(model: str, expr: str) -> list[str]:
+    return [replace(model, f"SELECT * REPLACE ({expr}) FROM {model}")]
+
+
+def _seen_text(days: int) -> list[str]:
+    """visit_log's seen_at as text: the first ``days`` visits as the day only, the others with their time."""
+    return _re(VL, f"CASE WHEN visit_id < {1001 + days} THEN strftime(seen_at, '%Y-%m-%d') "
+                   "ELSE strftime(seen_at, '%Y-%m-%d %H:%M:%S') END AS seen_at")
 
 
 CASES: list[Case] = [
@@ -308,9 +455,10 @@ CASES: list[Case] = [
     Case("null-for-packages", "cargo", "NULL packages where the ground truth has 5",
          [replace(SW, f"SELECT * REPLACE (CASE WHEN shipment = 'S-2' THEN NULL ELSE packages END AS packages) FROM {SW}")],
          {SW: (True, True, False)}),
-    Case("null-for-a-negative", "fleet", "NULL where the ground truth has -3.5",
+    Case("null-for-a-negative", "fleet", "NULL where the ground truth has -3.5; Verified keys the rows on "
+         "avg_delay_min (no id column is 80% distinct) and drops the row whose key is NULL",
          [replace(DM, f"SELECT * REPLACE (CASE WHEN trips = 2 THEN NULL ELSE avg_delay_min END AS avg_delay_min) FROM {DM}")],
-         {DM: (False, True, False)}),
+         {DM: (False, True, False)}, differs={DM: ("key", "rows")}),
     Case("percent-as-integer", "fleet", "on_time_pct rounded to whole numbers (67 for 66.67: within 1%)",
          [replace(DM, f"SELECT * REPLACE (CAST(on_time_pct AS INTEGER) AS on_time_pct) FROM {DM}")],
          {DM: (False, True, True)}),
@@ -335,11 +483,13 @@ CASES: list[Case] = [
          [replace(PT, f"SELECT total_kg * 1.004 AS total_kg, shipments, port_code FROM {PT} ORDER BY port_code DESC")],
          {PT: (False, False, True)}),
     # -- row faults ----------------------------------------------------------------------------------------------
-    Case("missing-row", "shop", "a customer left out", [f"DELETE FROM {CS} WHERE customer_id = 2"], {CS: WRONG}),
-    Case("extra-row", "cargo", "a shipment too many",
-         [f"INSERT INTO {SW} VALUES ('S-4', '120', 10.0, 1, false, NULL)"], {SW: WRONG}),
+    Case("missing-row", "shop", "a customer left out (Verified compares the customers both sides have)",
+         [f"DELETE FROM {CS} WHERE customer_id = 2"], {CS: WRONG}, differs={CS: ("rows",)}),
+    Case("extra-row", "cargo", "a shipment too many (Verified keys on packages and keeps the first row per key)",
+         [f"INSERT INTO {SW} VALUES ('S-4', '120', 10.0, 1, false, NULL)"], {SW: WRONG}, differs={SW: ("rows",)}),
     Case("duplicate-row", "market", "a row twice (Verified's own code drops duplicates; here it is an extra row)",
-         [f"INSERT INTO {DR} SELECT * FROM {DR} WHERE region = 'north' AND day = DATE '2024-03-02'"], {DR: WRONG}),
+         [f"INSERT INTO {DR} SELECT * FROM {DR} WHERE region = 'north' AND day = DATE '2024-03-02'"], {DR: WRONG},
+         differs={DR: ("rows",)}),
     Case("rows-reordered", "market", "no ORDER BY in the query and the rows in another order",
          [replace(DR, f"SELECT * FROM {DR} ORDER BY day DESC, region DESC")], {DR: (False, False, True)}),
     Case("empty-model", "cargo", "the model with no rows", [f"DELETE FROM {PT}"], {PT: WRONG}),
@@ -347,10 +497,10 @@ CASES: list[Case] = [
     Case("missing-column", "shop", "tier left out", [replace(CS, f"SELECT * EXCLUDE (tier) FROM {CS}")], {CS: WRONG}),
     Case("upper-case-columns", "fleet", "the columns named in upper case: the original finds them by exact name",
          [replace(DM, "SELECT driver_id AS DRIVER_ID, month AS MONTH, trips AS TRIPS, avg_delay_min AS AVG_DELAY_MIN, "
-                      f"on_time_pct AS ON_TIME_PCT FROM {DM}")]),
+                      f"on_time_pct AS ON_TIME_PCT FROM {DM}")], differs={DM: ("case",)}),
     Case("upper-case-columns-positive", "cargo", "upper-case column names on a table of positive numbers",
          [replace(PT, f"SELECT total_kg AS TOTAL_KG, shipments AS SHIPMENTS, port_code AS PORT_CODE FROM {PT}")],
-         {PT: (False, True, True)}),
+         {PT: (False, True, True)}, differs={PT: ("case",)}),
     Case("model-missing", "cargo", "port_totals not built: its query fails", [f"DROP TABLE {PT}"], {PT: WRONG}),
     # -- faults only some rules forgive ------------------------------------------------------------------------------
     Case("booleans-as-yes-no", "shop", "'yes'/'no': text to the original, booleans to verified",
@@ -358,11 +508,12 @@ CASES: list[Case] = [
     Case("date-as-full-timestamp", "shop", "the last order's timestamp for its day: one side holds dates only",
          _cs("(SELECT max(ordered_at) FROM orders o WHERE o.customer_id = customer_summary.customer_id) AS last_order"),
          {CS: (False, False, True)}),
-    Case("timestamptz-for-timestamp", "market", "TIMESTAMPTZ for a timestamp: written with +00:00 by the original",
+    Case("timestamptz-for-timestamp", "market", "TIMESTAMPTZ for a timestamp: written with +00:00 by the original; "
+         "to Verified a time with an offset never equals one without",
          ["SET TimeZone = 'UTC'", replace(DR, f"SELECT * REPLACE (CAST(first_at AS TIMESTAMPTZ) AS first_at) FROM {DR}")],
-         {DR: (False, False, True)}),
-    Case("timestamptz-for-date", "shop", "TIMESTAMPTZ at midnight for a date",
-         ["SET TimeZone = 'UTC'"] + _cs("CAST(last_order AS TIMESTAMPTZ) AS last_order"), {CS: (False, False, True)}),
+         {DR: WRONG}),
+    Case("timestamptz-for-date", "shop", "TIMESTAMPTZ at midnight for a date: floored to the day, still with its "
+         "offset", ["SET TimeZone = 'UTC'"] + _cs("CAST(last_order AS TIMESTAMPTZ) AS last_order"), {CS: WRONG}),
     Case("timestamp-milliseconds", "market", "first_at with milliseconds: verified compares to the second",
          [replace(DR, f"SELECT * REPLACE (first_at + INTERVAL 123 MILLISECOND AS first_at) FROM {DR}")],
          {DR: (False, False, True)}),
@@ -372,8 +523,8 @@ CASES: list[Case] = [
          [replace(DM, f"SELECT * REPLACE (on_time_pct / 100 AS on_time_pct) FROM {DM}")], {DM: WRONG}),
     Case("text-trailing-space", "shop", "a name with a trailing space", _cs("CASE WHEN customer_id = 1 THEN name || ' ' ELSE name END AS name"),
          {CS: WRONG}),
-    Case("text-case", "cargo", "a shipment id in lower case", [f"UPDATE {SW} SET shipment = lower(shipment) WHERE shipment = 'S-1'"],
-         {SW: WRONG}),
+    Case("text-case", "cargo", "a shipment id in lower case: Verified compares texts without regard to case",
+         [f"UPDATE {SW} SET shipment = lower(shipment) WHERE shipment = 'S-1'"], {SW: (False, False, True)}),
     # -- stage 1 ------------------------------------------------------------------------------------------------------
     Case("source-as-view", "shop", "a source table loaded as a VIEW: not a loaded table",
          ["ALTER TABLE customers RENAME TO customers_raw", "CREATE VIEW customers AS SELECT * FROM customers_raw"],
@@ -386,6 +537,103 @@ CASES: list[Case] = [
     Case("source-name-in-upper-case", "market", "a source table named in upper case (names fold case)",
          ["ALTER TABLE regions RENAME TO regions_x", "CREATE TABLE REGIONS AS SELECT * FROM regions_x",
           "DROP TABLE regions_x"]),
+    # -- Verified's rules at their edges (the visits pipeline; Verified's quirks followed) ------------------------
+    Case("visits-correct", "visits", "the reference: six models (43 rows; a clinic code; no id 80% distinct; a "
+         "surrogate key; measures only; an id exactly 80% distinct)"),
+    Case("ground-truth-dates-81-percent", "visits", "the ground truth writes 35 of 43 times as the day only (81%: "
+         "date-only): both sides compared to the day", ground_truth={VL: _visit_log(35)}, labels={VL: (False, False, True)}),
+    Case("ground-truth-dates-79-percent", "visits", "34 of 43 as the day only (79%: not date-only): compared to the "
+         "second, a day is midnight", ground_truth={VL: _visit_log(34)}, labels={VL: WRONG}),
+    Case("produced-dates-81-percent", "visits", "the produced times as text, 35 of 43 the day only",
+         _seen_text(35), {VL: (False, False, True)}),
+    Case("produced-dates-79-percent", "visits", "34 of 43 the day only", _seen_text(34), {VL: WRONG}),
+    Case("dates-for-timestamps", "visits", "the day for the ground truth's timestamps (one side date-only)",
+         _re(VL, "CAST(seen_at AS DATE) AS seen_at"), {VL: (False, False, True)}),
+    Case("timestamp-one-second-off", "market", "first_at a second late: floored to the second, still a second off",
+         _re(DR, "first_at + INTERVAL 1 SECOND AS first_at"), {DR: WRONG}),
+    Case("quoted-date", "shop", "the signup day in quotes: a time column is read from the raw values, quotes kept",
+         _cs("'\"' || CAST(signup AS VARCHAR) || '\"' AS signup"), {CS: WRONG}),
+    Case("date-with-leading-space", "shop", "' 2024-01-02': still date-only (stripped) and read by pandas as the day",
+         _cs("' ' || CAST(signup AS VARCHAR) AS signup"), {CS: (False, False, True)}),
+    Case("id-off-by-0.4-percent", "visits", "one visit_id 1047 for 1043: Verified keys on booking_id and finds 1047 "
+         "within 1% of 1043; an identifying value is matched exactly here", [f"UPDATE {VL} SET visit_id = 1047 "
+         "WHERE visit_id = 1043"], {VL: (True, True, False)}, differs={VL: ("rows+key",)}),
+    Case("booleans-as-t-f", "visits", "'t'/'f' for booleans: not boolean words to Verified",
+         _re(CL, "CASE WHEN weekend THEN 't' ELSE 'f' END AS weekend"), {CL: WRONG}),
+    Case("booleans-with-spaces", "visits", "' yes'/' no': boolean words once stripped",
+         _re(CL, "CASE WHEN weekend THEN ' yes' ELSE ' no' END AS weekend"), {CL: (False, False, True)}),
+    Case("booleans-in-mixed-case", "visits", "'Yes'/'NO'", _re(CL, "CASE WHEN weekend THEN 'Yes' ELSE 'NO' END AS weekend"),
+         {CL: (False, False, True)}),
+    Case("booleans-quoted", "visits", "'\"true\"'/'\"false\"': a boolean column is read from the raw values",
+         _re(CL, "CASE WHEN weekend THEN '\"true\"' ELSE '\"false\"' END AS weekend"), {CL: WRONG}),
+    Case("null-for-false", "visits", "NULL where the ground truth has False: 0 against NULL",
+         _re(CL, "CASE WHEN clinic_code = 'C2' THEN NULL ELSE weekend END AS weekend")),
+    Case("zero-for-null", "visits", "0 where the ground truth has NULL", _re(CL, "coalesce(refunds, 0) AS refunds")),
+    Case("null-for-zero", "visits", "NULL where the ground truth has 0",
+         _re(CL, "CASE WHEN clinic_code = 'C1' THEN NULL ELSE refunds END AS refunds")),
+    Case("zero-point-zero-for-null", "visits", "doubles, 0.0 where the ground truth has NULL",
+         _re(CL, "CAST(coalesce(refunds, 0) AS DOUBLE) AS refunds")),
+    Case("null-for-two", "visits", "NULL where the ground truth has 2: NaN crosses no bound in the original; NULL "
+         "matches NULL and 0 only in Verified", _re(CL, "CASE WHEN clinic_code = 'C3' THEN NULL ELSE refunds END AS refunds"),
+         {CL: (True, True, False)}),
+    Case("zero-text-for-null-text", "shop", "the text '0' where the ground truth has NULL (a text '0' is not 0)",
+         _cs("coalesce(tier, '0') AS tier"), {CS: WRONG}),
+    Case("percent-as-fraction-three-pairs", "visits", "visit shares as fractions: exactly 3 non-zero pairs",
+         _re(CL, "visit_share_pct / 100 AS visit_share_pct"), {CL: (False, False, True)}),
+    Case("negative-sign-flipped", "fleet", "the averages' signs flipped", _re(DM, "-avg_delay_min AS avg_delay_min"),
+         {DM: WRONG}),
+    Case("number-text-with-spaces", "shop", "spent as text with a leading space: read_csv reads numbers",
+         _cs("' ' || CAST(spent AS VARCHAR) AS spent")),
+    Case("city-upper-case", "visits", "the cities in upper case: texts compare without regard to case",
+         _re(CL, "upper(city) AS city"), {CL: (False, False, True)}),
+    Case("name-upper-case", "shop", "the names in upper case", _cs("upper(name) AS name"), {CS: (False, False, True)}),
+    Case("city-leading-space", "visits", "' Oslo': spaces count in a text", _re(CL, "' ' || city AS city"), {CL: WRONG}),
+    Case("produced-quoted-text", "visits", "the produced cities in double quotes: dropped",
+         _re(CL, "'\"' || city || '\"' AS city"), {CL: (False, False, True)}),
+    Case("produced-single-quoted-text", "visits", "in single quotes: dropped", _re(CL, "'''' || city || '''' AS city"),
+         {CL: (False, False, True)}),
+    Case("produced-unmatched-quote", "visits", "one quote only: kept", _re(CL, "'\"' || city AS city"), {CL: WRONG}),
+    Case("quotes-in-the-source-kept", "shop", "a source name with quotes ('\"Cy\"'), kept by the model and the "
+         "ground truth", ["UPDATE customers SET name = '\"Cy\"' WHERE customer_id = 3",
+                          f"UPDATE {CS} SET name = '\"Cy\"' WHERE customer_id = 3"],
+         ground_truth={CS: "customer_id,name,zip,signup,is_member,tier,orders,spent,last_order\n"
+                           "1,Ann,0451,2024-01-02,True,gold,2,12.75,2024-05-03\n"
+                           "2,Bob,0007,2024-02-03,False,,1,7.0,2024-05-02\n"
+                           '3,"""Cy""",1200,2024-03-04,True,silver,2,5.5,2024-05-06\n'}),
+    Case("quotes-in-the-source-dropped", "shop", "the source's quotes dropped by the model, kept by the ground truth: "
+         "Verified drops a pair of quotes on either side", ["UPDATE customers SET name = '\"Cy\"' WHERE customer_id = 3"],
+         ground_truth={CS: "customer_id,name,zip,signup,is_member,tier,orders,spent,last_order\n"
+                           "1,Ann,0451,2024-01-02,True,gold,2,12.75,2024-05-03\n"
+                           "2,Bob,0007,2024-02-03,False,,1,7.0,2024-05-02\n"
+                           '3,"""Cy""",1200,2024-03-04,True,silver,2,5.5,2024-05-06\n'},
+         labels={CS: (False, False, True)}),
+    # -- row alignment: Verified's key against identifying columns ---------------------------------------------
+    Case("id-under-80-percent-reordered", "visits", "patient_visits in another order: no id 80% distinct, Verified "
+         "keys on fee_total (a measure), kramabench on (patient_id, clinic_code)",
+         [replace(PV, f"SELECT * FROM {PV} ORDER BY fee_total DESC")], {PV: (False, False, True)}),
+    Case("measure-key-one-row-0.4-percent", "visits", "one fee_total 0.4% off: Verified drops that row (its key), "
+         "kramabench compares it (within 1%)",
+         _re(PV, "CASE WHEN patient_id = 2 AND clinic_code = 'C3' THEN fee_total * 1.004 ELSE fee_total END AS fee_total")),
+    Case("measure-key-one-row-5-percent", "visits", "one fee_total 5% off: Verified drops that row, kramabench "
+         "compares it", _re(PV, "CASE WHEN patient_id = 2 AND clinic_code = 'C3' THEN fee_total * 1.05 ELSE fee_total "
+                              "END AS fee_total"), {PV: WRONG}, differs={PV: ("key", "rows")}),
+    Case("measure-key-values-cross", "visits", "every fee_total within 1% but two of clinic C1 cross: Verified finds "
+         "no common key, sorts by every column and pairs patient 1 with patient 4",
+         _re(PV, "fee_total * CASE WHEN patient_id = 1 AND clinic_code = 'C1' THEN 1.006 WHEN patient_id = 4 AND "
+                 "clinic_code = 'C1' THEN 0.995 ELSE 1.004 END AS fee_total"), differs={PV: ("key",)}),
+    Case("surrogate-key-reordered", "visits", "clinic_keys in another order: the surrogate key is never the key",
+         [replace(CK, f"SELECT * FROM {CK} ORDER BY city DESC")], {CK: (False, False, True)}),
+    Case("surrogate-key-other-hash", "visits", "another hash for the surrogate key: not a key, still compared",
+         _re(CK, "md5(unique_clinic_id) AS unique_clinic_id"), {CK: WRONG}),
+    Case("no-identifying-column-reordered", "visits", "fee_bands (measures only) in another order: both sides sorted",
+         [replace(FB, f"SELECT * FROM {FB} ORDER BY fee_avg DESC")], {FB: (False, False, True)}),
+    Case("no-identifying-column-0.4-percent", "visits", "fee_bands' averages 0.4% off", _re(FB, "fee_avg * 1.004 AS fee_avg")),
+    Case("repeated-key-case-reorders", "visits", "two names of clinic 1 in the other case: Verified (key clinic_id, "
+         "repeated) sorts by every column and the case changes the order; kramabench keys on the name",
+         [f"UPDATE {SS} SET name = CASE name WHEN 'Ann' THEN 'ann' WHEN 'bo' THEN 'Bo' ELSE name END"],
+         {SS: (False, False, True)}, differs={SS: ("key",)}),
+    Case("repeated-key-extra-row", "visits", "a second row for 'bo' (clinic 1): Verified keeps the first row per "
+         "clinic_id; here an extra row", [f"INSERT INTO {SS} VALUES (1, 'bo', 9.0)"], {SS: WRONG}, differs={SS: ("rows",)}),
     # -- the ground truth itself --------------------------------------------------------------------------------------
     Case("ground-truth-quoted-text", "shop", "a ground truth with a quoted text ('\"gold\"'), as Verified found",
          ground_truth={CS: "customer_id,name,zip,signup,is_member,tier,orders,spent,last_order\n"

@@ -37,7 +37,8 @@ def test_domain_table_means_errors_unscored_and_subtasks_apart():
     con = Console(file=io.StringIO(), width=160)
     con.print(render_table(rows, total))
     text = con.file.getvalue()
-    assert "50.0" in text and "total" in text and "1 unknown" in text
+    assert "50.0" in text and "total" in text and "unknown (1 unpriced call)" in text
+    assert "unknown (1 unpriced call; $0.0300 priced)" in text  # the total: never a partial sum alone
 
 
 def test_plain_progress_prints_periodic_lines():
@@ -51,6 +52,16 @@ def test_plain_progress_prints_periodic_lines():
     assert lines[0] == "[kramabench] run-x: 3 task(s) to run"
     assert "2/3 done · 1 failed · score 50.0% · $0.0200" in lines[2]
     assert lines[-1] == "[kramabench] interrupted"
+
+
+def test_progress_says_the_cost_is_unknown_once_a_call_had_no_price():
+    buf = io.StringIO()
+    p = PlainProgress(stream=buf, interval_s=0)
+    p.start(3, "run-x")
+    p.update(rec("a", "a1", 1.0))
+    p.update(rec("a", "a2", 1.0, usage=SystemUsage(cost_usd=None, model_calls=4, unpriced_calls=3)))
+    line = buf.getvalue().splitlines()[-1]
+    assert "cost unknown (3?)" in line and "$" not in line
 
 
 def test_rich_progress_fits_an_80_column_terminal():
@@ -70,6 +81,13 @@ def test_rich_progress_fits_an_80_column_terminal():
     last = [ln for ln in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())) if ln.strip()][-1]
     assert len(last) <= 80
     assert "2/23" in last and "1 failed" in last and "score 50.0%" in last and "$0.0200" in last and "ETA" in last
+    # a call without a price: the cost is unknown, never a partial sum, and the line still fits
+    p.start(2300, "run")
+    for i in range(150):
+        p.update(rec("a", f"a{i}", 1.0, usage=SystemUsage(cost_usd=None, model_calls=20, unpriced_calls=20)))
+    p.stop()
+    last = [ln for ln in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())) if ln.strip()][-1]
+    assert len(last) <= 80 and "150/2300" in last and "cost ?" in last and "$" not in last, last
 
 
 def test_domain_table_fits_an_80_column_terminal():
@@ -85,5 +103,5 @@ def test_domain_table_fits_an_80_column_terminal():
     console.print(render_table(rows, total, title="ds-guru-self-correcting", width=console.width))
     text = buf.getvalue()
     assert "…" not in text and max(len(x) for x in text.splitlines()) <= 80
-    assert "grid-operations" in text and "(+12?)" in text and "without a known price" in text
+    assert "grid-operations" in text and "unknown (12?)" in text and "without a known price" in text
     assert re.search(r"total\s+23\s+4[0-9.]+", text)

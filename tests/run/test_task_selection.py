@@ -85,6 +85,20 @@ def test_a_resume_without_a_choice_adds_every_task(two_domains, scripted, tmp_pa
     assert len(res.records) == 15
 
 
+def test_the_manifest_names_the_domains_the_run_does(two_domains, scripted, tmp_path):
+    """Not every domain of the workload: those with a task after the selection and --limit; a resume that adds
+    a domain lists both."""
+    system, _ = scripted
+    res = _run(two_domains, system, tmp_path, tasks=["beta-*"])
+    assert res.manifest.workload["domains"] == ["beta"]
+    assert RunStore(tmp_path / "res" / "r").read_manifest().workload["domains"] == ["beta"]
+    res = _run(two_domains, system, tmp_path, resume=True, tasks=["alpha-easy-1"])
+    assert res.manifest.workload["domains"] == ["alpha", "beta"]
+    limited = prepare(RunConfig(workload=str(two_domains), system=system, results=tmp_path / "res", run_id="lim",
+                                options=RunOptions(limit=3))).run()
+    assert limited.manifest.workload["domains"] == ["alpha"]
+
+
 def test_a_bad_pattern_stops_the_run_before_it_starts(two_domains, scripted, tmp_path):
     system, _ = scripted
     with pytest.raises(RunSetupError, match="--task 'alpha-hard-\\*' matches no task of alpha, beta"):

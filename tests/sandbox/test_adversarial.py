@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kramabench.sandbox import Limits
+from kramabench.sandbox._common import SESSION_ENV
 
 HEALTH = "import json\nprint(json.dumps(open('/lake/sales.csv').read().splitlines()))\n"
 
@@ -201,6 +202,7 @@ def test_environment_secret_not_visible(sandbox, planted, monkeypatch):
     assert set(out["env"]) <= {
         "PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "MPLCONFIGDIR", "MPLBACKEND", "PYTHONDONTWRITEBYTECODE",
         "PYTHONHASHSEED", "USER", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX", "HOSTNAME", "PWD",
+        *SESSION_ENV,  # colour off for the tools the code starts (NO_COLOR, TERM=dumb, ...)
     }, out["env"]
     assert_next_run_unaffected(sandbox, planted)
 

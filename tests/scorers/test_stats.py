@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scorers.stats import ScoredItem, bootstrap_ci, paired_comparison, summarize
+from scorers.stats import ScoredItem, bootstrap_ci, mean_ci, paired_comparison, summarize
 
 
 def item(domain, task, value, sub=None, unscored=False, reason=None, answer_type="numeric_exact"):
@@ -253,3 +253,38 @@ def test_summarize_groups_items_like_filtering_each_group():
     assert e.n == sum(1 for i in main if not i.unscored and i.value is not None)
     assert e.n_unscored == sum(1 for i in main if i.unscored or i.value is None)
     assert e.n_missing == sum(1 for i in main if i.reason == "missing") > 0
+
+
+def test_the_interval_does_not_depend_on_the_order_the_tasks_were_read_in():
+    """Scores with many rare values (the part of a resample drawn as indices): any order, a dict or a list,
+    gives the same interval and the same mean to the last bit; the old file-order draw did not."""
+    rng = np.random.default_rng(7)
+    values = [round(float(v), 3) for v in rng.random(40)] + [0.0] * 30 + [1.0] * 30
+    keyed = {("d", f"d-easy-{i}"): v for i, v in enumerate(values)}
+    ref = bootstrap_ci(keyed)
+    for _ in range(5):
+        order = list(rng.permutation(len(values)))
+        shuffled = [values[i] for i in order]
+        assert bootstrap_ci(shuffled) == ref
+        assert bootstrap_ci({("d", f"t{i}"): values[i] for i in order}) == ref
+        assert mean_ci(shuffled) == mean_ci(values)
+    # the old draw, in the order given, differed between orders: the canonical order is what fixes it
+    from scorers.stats import _bootstrap
+
+    raw = {_bootstrap(np.asarray(values[::-1]), n_boot=10_000, confidence=0.95, seed=0)[1:],
+           _bootstrap(np.asarray(values), n_boot=10_000, confidence=0.95, seed=0)[1:]}
+    assert len(raw) == 2
+
+
+def test_mean_ci_of_a_mapping_counts_unscored_tasks_apart():
+    c = mean_ci({("a", "a-1"): 1.0, ("a", "a-2"): None, ("a", "a-3"): 0.0})
+    assert (c.mean, c.n, c.n_unscored) == (0.5, 2, 1)
+    assert (c.lo, c.hi) == bootstrap_ci([0.0, 1.0])
+
+
+def test_paired_comparison_does_not_depend_on_the_order_of_the_items():
+    rng = np.random.default_rng(3)
+    a = [item("a", f"a-{i}", round(float(rng.random()), 2)) for i in range(60)]
+    b = [item("a", f"a-{i}", round(float(rng.random()), 2)) for i in range(60)]
+    ref = paired_comparison(a, b, n_boot=2000)
+    assert paired_comparison(a[::-1], b[7:] + b[:7], n_boot=2000) == ref

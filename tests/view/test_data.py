@@ -226,3 +226,18 @@ def test_planned_from_the_workload_content_when_the_runner_did_not_write_it(resu
 def test_build_two_runs_is_reusable(tmp_path: Path) -> None:
     facts = build_two_runs(tmp_path)
     assert (tmp_path / facts["a"] / "records.jsonl").is_file()
+
+
+def test_the_run_list_names_the_domains_a_finished_run_did(tmp_path: Path) -> None:
+    """An older manifest named every domain of the workload; the viewer lists those the records hold (a
+    running run: the manifest's, which now names only the domains it does)."""
+    results = tmp_path / "results"
+    six = ["archeology", "astronomy", "biomedical", "environment", "legal", "wildfire"]
+    write_run(results, "old", [record("old", "legal", "legal-easy-1", 1.0), record("old", "astronomy", "astronomy-easy-1", 0.0)],
+              manifest_doc=manifest("old", domains=six))
+    write_run(results, "live", [record("live", "legal", "legal-easy-1", 1.0)],
+              manifest_doc=manifest("live", status="running", domains=["legal", "wildfire"]))
+    idx = ResultsIndex(results)
+    idx.scan()
+    assert idx.get("old").summary()["domains"] == ["astronomy", "legal"]
+    assert idx.get("live").summary()["domains"] == ["legal", "wildfire"]

@@ -430,5 +430,6 @@ def test_the_run_page_has_the_reports_tables_and_the_score_of_what_the_filter_ke
     whole = b.eval("document.querySelector('.summary .whole').textContent")
     s = server.index.get("run-a").summary()
     assert f"{s['golds']['verified']['score'] * 100:.1f}%" in whole  # beside the whole run's
-    assert "10,000 tokens" in b.eval("document.querySelector('.summary .tokens').textContent")
+    assert f"{s['tokens']:,} tokens" in b.eval("document.querySelector('.summary .tokens').textContent")
+    assert s["tokens"] >= 10_000  # with thousands separators
     assert not b.errors, b.errors

@@ -1,6 +1,7 @@
 """Comparators of a produced table against its ground truth: ``elt-bench`` (ELT-Bench's own comparison, two
-named fixes) and ``verified`` (ELT-Bench-Verified's refinements, missing and extra rows counted as errors), both
-on the tables as the original's evaluation reads them (pandas' CSV round trip, :mod:`.original`).
+named fixes) and ``verified`` (ELT-Bench-Verified's rules, three named differences: rows counted, rows paired on
+identifying columns, names without regard to case), both on the tables as the original's evaluation reads them
+(pandas' CSV round trip, :mod:`.original`).
 
 ``compare(expected, actual, comparator, dropped=None) -> TableResult`` with per-column diagnostics; a
 plug-in adds a comparator with :func:`register_comparator`.

@@ -18,6 +18,10 @@
   const PAGE = 100;
   const FACET_LABELS = { domain: "Domain", difficulty: "Difficulty", outcome: "Outcome", error: "Error", type: "Answer type", setting: "Setting",
     gold_class: "Gold class", agent: "Agent ended", step: "In a step", benchmark: "Benchmark cannot support" };
+  // how a benchmark note reads on a chip (the tasks the benchmark cannot support as written; none: it can)
+  const BENCHMARK_LABELS = { none: "supported", data_source_missing: "data source missing", not_reproducible: "data source absent upstream",
+    data_source_outside_lake: "data source outside the lake", reviewed_unreproducible: "reviewed unreproducible",
+    solution_needs_module: "solution needs a module the sandbox lacks" };
   // how a step outcome reads on a chip ("In a step": the records where it happened at least once)
   const STEP_LABELS = { timeout: "timed out", error: "raised an error", format_error: "reply without code", oom: "out of memory",
     crashed: "interpreter crashed", answer_error: "unreadable final answer", model_error: "model error", none: "none of these" };
@@ -113,12 +117,13 @@
   function plural(n, one, many) { return `${int(n)} ${n === 1 ? one : (many || one + "s")}`; }
   // a date on one line: 2026-03-01 09:00 (UTC)
   function when(s) { if (!s) return ""; const m = String(s).match(/^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)/); return m ? `${m[1]} ${m[2]}` : String(s); }
-  // the cost as every surface tells it (the one helper: a run's, a task's; where an unknown price is said);
-  // bare: without the dollar sign (a column headed "Cost $")
+  // the cost as every surface tells it (the one helper: a run's, a task's): the server's cost_text, "unknown
+  // (N unpriced calls)" when a price is missing, never a partial sum that reads as the whole; bare: a task's
+  // cell in a column headed "Cost $"
   function costText(x, bare) {
+    if (bare) return x.unpriced_calls ? "unknown" : x.cost_usd === null || x.cost_usd === undefined ? "?" : num(x.cost_usd, 4);
     if (x.cost_text) return x.cost_text;
-    if (x.cost_usd === null || x.cost_usd === undefined) return bare ? "?" : "–";
-    return (bare ? "" : "$") + num(x.cost_usd, 4) + (x.cost_unknown ? ` +${x.cost_unknown} unpriced` : "");
+    return x.cost_usd === null || x.cost_usd === undefined ? "–" : "$" + num(x.cost_usd, 4);
   }
   // an id from data: one line, escapes visible; cut (the whole id on hover) when very long
   const ID_CHARS = 120;
@@ -387,7 +392,7 @@
             s.problems ? h("div", null, h("span", { class: "badge warn", title: "problems with this run's files" }, plural(s.problems, "problem"))) : null),
           h("td", { class: "num done" }, progress(s)),
           goldCell(s, "verified"), goldCell(s, "official"),
-          h("td", { class: "num" }, int(s.errors)),
+          h("td", { class: "num" }, int(s.errors), s.unsupported ? h("div", { class: "small muted unsupported", title: "tasks the benchmark cannot support (scored as the paper does)" }, `${int(s.unsupported)} unsupported`) : null),
           h("td", { class: "num cost" }, costText(s))]);
         if (focused) { const el = tr.querySelector("." + focused.split(" ")[0]); if (el) el.focus(); }
       });
@@ -433,7 +438,8 @@
       h("span", { class: "stat" }, "done ", progress(s)),
       h("span", { class: "stat" }, plural(s.errors, "error")),
       h("span", { class: "stat" }, `${int(s.unscored)} unscored`),
-      s.unsupported ? h("span", { class: "stat unsupported" }, `${int(s.unsupported)} the benchmark cannot support`) : null,
+      s.unsupported ? h("span", { class: "stat unsupported", title: "tasks whose data sources are missing from the lake (or that the benchmark cannot support otherwise): scored as the paper does; filter them with “Benchmark cannot support”" },
+        `${int(s.unsupported)} the benchmark cannot support`) : null,
       h("span", { class: "stat cost" }, costText(s)),
       h("span", { class: "stat tokens" }, `${int(s.tokens)} tokens`),
       s.workload ? h("span", { class: "stat" }, "workload ", idText(s.workload, 60)) : null,
@@ -595,7 +601,7 @@
           if (c.name) return;
           el.className = "chip" + (c.on ? " on" : "") + (x.facet === "outcome" ? " oc-" + c.k : "") + (x.facet === "gold_class" ? " cls-" + c.k : "");
           el.setAttribute("aria-pressed", c.on ? "true" : "false");
-          const label = x.facet === "step" ? (STEP_LABELS[c.k] || c.k) : c.k;
+          const label = x.facet === "step" ? (STEP_LABELS[c.k] || c.k) : x.facet === "benchmark" ? (BENCHMARK_LABELS[c.k] || c.k) : c.k;
           setText(el.firstChild, label ? idText(label, 40) : "(none)");
           setText(el.lastChild, int(c.n));
         });
