@@ -17,6 +17,10 @@ opens each run's task table. Printed, medians of alternated rounds:
    lines in one process.
 4. **floors** of both golds on the run page (every record of the run read again and scored by the constant
    answers, once per version of the run; the table is on screen before) vs the same ``json.loads``.
+5. **a filter click** on the big run (the table redrawn in place, its facets, the score of what the filter
+   keeps with its bootstrap interval) vs the same on the 10-record run.
+6. **open a task** of the big run (a code agent's five steps: code and output highlighted, thoughts as
+   Markdown, a timeline) vs the same task page of the 10-record run.
 """
 
 from __future__ import annotations
@@ -170,10 +174,32 @@ def main() -> None:
                     b.wait_for("document.getElementById('golds-table') !== null", timeout=120, interval=0.005)
                     return time.perf_counter() - t0
 
+                def filter_big() -> float:
+                    b.goto(url + "?run=big")
+                    b.wait_for("document.querySelectorAll('tr.task').length === 100", timeout=60)
+                    t0 = time.perf_counter()
+                    b.click('.facet[data-facet="outcome"] .chip[data-value="error"]')
+                    b.wait_for("(document.getElementById('count').dataset.query || '').includes('outcome=error')",
+                               timeout=60, interval=0.005)
+                    return time.perf_counter() - t0
+
+                def open_task(run: str, i: int) -> float:
+                    """A task with a code agent's five steps (rendered: highlighted code, Markdown thoughts)."""
+                    b.goto("about:blank")
+                    t0 = time.perf_counter()
+                    b.goto(url + f"?run={run}&i={i}", wait=False)
+                    b.wait_for("document.querySelectorAll('#sec-steps details.step').length === 5 && "
+                               "document.getElementById('timeline') !== null", timeout=60, interval=0.005)
+                    return time.perf_counter() - t0
+
                 fl_first = floors_big()  # computed once per version of the run, then cached
                 first_screen("big", 100)  # warm the browser's caches of the page's files
                 fs = alternate({"big": lambda: first_screen("big", 100), "small": lambda: first_screen("small", 10)}, args.rounds)
                 se = alternate({"search": search_big, "filter": filter_small}, args.rounds)
+                fi = alternate({"big": filter_big, "small": filter_small}, args.rounds)
+                # record 3 is a code agent's in both runs (every third record), in the middle of the big one's file
+                mid = (args.records // 2) // 3 * 3
+                ot = alternate({"big": lambda: open_task("big", mid), "small": lambda: open_task("small", 3)}, args.rounds)
                 search_big()
                 found = b.eval("document.querySelectorAll('tr.task').length")
         finally:
@@ -183,6 +209,10 @@ def main() -> None:
                          "the same, 10 records"), f"(target < 1 s: {'met' if median(fs['big']) < 1 else 'MISSED'})")
         print(ratio_line(f"search of every text, {args.records:,} records", median(se["search"]), median(se["filter"]),
                          "a filter click, 10 records"), f"({found} found; 250 ms of it the page's typing pause)")
+        print(ratio_line(f"a filter click, {args.records:,} records", median(fi["big"]), median(fi["small"]),
+                         "the same, 10 records"), "(the table, its facets and the score of what the filter keeps)")
+        print(ratio_line(f"open a task, {args.records:,} records", median(ot["big"]), median(ot["small"]),
+                         "the same, 10 records"), "(an agent's five steps: highlighted, a timeline)")
         print(ratio_line(f"start-up, {args.records:,} records indexed", median(st["start"]), median(st["parse"]),
                          "json.loads of the lines"))
         print(ratio_line(f"floors of both golds, {args.records:,} records (first time; then cached)", fl_first,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +24,7 @@ from tests.view.conftest import (  # noqa: E402
     write_warehouse,
     write_workload,
 )
+from tests.view.test_view_pages import write_agent_run  # noqa: E402
 
 
 def chart_png(path: Path) -> int:
@@ -73,17 +75,19 @@ def main() -> None:
         m["status"] = "running"
         m["counts"]["planned"] = 10
         write_run(results, "agent", recs, manifest_doc=m)
+        write_agent_run(results, "agent-calls", "salt")  # an agent run with its calls.jsonl
         with ViewServer(results) as server, Browser(width=1280, height=760) as b:
             def shot(query: str, ready: str, name: str, full: bool = False, before: str | None = None) -> None:
                 b.goto(server.url + query)
                 b.wait_for(ready, timeout=60)
                 if before:
                     b.eval(before)
+                    time.sleep(1.0)  # what it opened (a model call, a preview) drawn
                 b.wait_for("true")
                 b.screenshot(out / name, full_page=full)
                 print(out / name)
 
-            shot("", "document.querySelectorAll('tr.run').length === 3", "view-runs.png",
+            shot("", "document.querySelectorAll('tr.run').length === 4", "view-runs.png",
                  before="document.querySelectorAll('input.pick').forEach((c, k) => { if (k) c.click(); })")
             shot("?run=agent&step=timeout,format_error", "document.querySelectorAll('tr.task').length === 4 && "
                  "document.getElementById('golds-table')", "view-run.png", full=True,
@@ -94,6 +98,11 @@ def main() -> None:
                         "['#sec-code', '#sec-subtasks', '#sec-transcript'].forEach(s => document.querySelector(s)?.remove())")
             shot("?run=agent&i=4", "document.querySelector('.database')", "view-warehouse.png",
                  before="document.getElementById('sec-artifacts').scrollIntoView()")
+            shot("?run=agent-calls&i=0", "document.querySelectorAll('#sec-steps details.step').length === 3", "view-steps.png",
+                 full=True, before="document.querySelector('#sec-steps details.step[data-n=\"1\"] summary').click(); "
+                 "['#sec-question', '.two', '#sec-golds', '#sec-scoring', '#sec-code', '#sec-transcript', '#sec-run-details', "
+                 "'details.raw', '#sec-other-fields'].forEach(s => document.querySelector(s)?.remove()); "
+                 "setTimeout(() => document.querySelector('#sec-steps details.step[data-n=\"1\"] button.show-call').click(), 300)")
             shot("?compare=run-b,agent&domain=legal", "document.querySelectorAll('tr.cmp-row').length === 5", "view-compare.png")
 
 

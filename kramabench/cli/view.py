@@ -16,8 +16,17 @@ def register(app: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (default loopback only)"),
         port: int = typer.Option(8765, "--port", "-p", min=0, max=65535, help="port (0: any free port)"),
         open_browser: bool = typer.Option(False, "--open", help="open the page in the default browser"),
+        bundle: Path | None = typer.Option(
+            None, "--bundle", help="write a static copy of the viewer into this folder instead of serving: the same "
+            "pages, read-only, opened from the folder (index.html) or any static file server; no Python needed"
+        ),
+        run: list[str] = typer.Option(
+            [], "--run", help="with --bundle: a run folder's name to copy (repeatable; default every run); the "
+            "comparisons are those of the runs in this order"
+        ),
     ) -> None:
-        """Serve a live viewer of the runs under RESULTS_DIR: filter, search, tasks, side-by-side comparison."""
+        """Serve a live viewer of the runs under RESULTS_DIR: filter, search, tasks, side-by-side comparison
+        (--bundle DIR: a static copy to share instead)."""
         import errno
 
         from rich.markup import escape
@@ -30,6 +39,26 @@ def register(app: typer.Typer) -> None:
         folder = results if results is not None else default_results_dir()
         if not folder.is_dir():
             raise fail(f"{folder}: no such folder (a results folder, or one run folder)")
+        if run and bundle is None:
+            raise fail("--run chooses the runs of a --bundle; the live viewer shows every run")
+        if bundle is not None:
+            from kramabench.view.bundle import BundleError, write_bundle
+
+            console = Console()
+            try:
+                res = write_bundle(folder, bundle, run or None,
+                                   progress=lambda m: error_console().print(f"bundle: {escape(m)}", soft_wrap=True))
+            except BundleError as e:
+                raise fail(str(e)) from None
+            except OSError as e:
+                raise fail(f"{bundle}: cannot write: {e.strerror or e}") from None
+            for note in res.notes:
+                error_console().print(f"[yellow]note:[/] {escape(note)}", soft_wrap=True)
+            n = len(res.runs)
+            console.print(f"wrote a static copy of {n} run{'s' if n != 1 else ''} to {escape(str(res.path))} "
+                          f"({res.files} files, {res.bytes / 1e6:.1f} MB): open {escape(str(res.path / 'index.html'))}",
+                          soft_wrap=True)
+            return
         if not 0 <= port <= 65535:
             raise fail(f"--port {port}: not a port number (0 to 65535)")
         try:

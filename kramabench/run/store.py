@@ -66,6 +66,18 @@ LOCK = ".lock"
 CALLS = "calls.jsonl"
 
 
+def lock_line() -> str:
+    """What the lock file holds while a process writes the run: its pid, its owner tag (boot id, pid and start
+    time: :mod:`kramabench.sweep.owner`, immune to pid reuse) and the host's name, so that a reader (the
+    viewer) can tell a run whose process is gone (killed by SIGKILL, crashed) from one still running."""
+    import socket
+
+    from kramabench.sweep.owner import owner_tag
+
+    host = "".join(c for c in socket.gethostname() if c.isalnum() or c in ".-_")[:100] or "?"
+    return f"{os.getpid()} {owner_tag()} {host}\n"
+
+
 class RunStore:
     """The folder of one run. Use :meth:`open_for_append` before :meth:`append`; close when done."""
 
@@ -102,13 +114,13 @@ class RunStore:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             try:
-                holder = os.read(fd, 32).decode().strip() or "?"
+                holder = (os.read(fd, 200).decode(errors="replace").split() or ["?"])[0]
             except OSError:
                 holder = "?"
             os.close(fd)
             raise RunLocked(f"{self.dir} is being written by another kramabench process (pid {holder})") from None
         os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        os.write(fd, lock_line().encode())
         self._lock_fd = fd
 
     def unlock(self) -> None:

@@ -3,8 +3,9 @@
 Debian's ``chromium`` is started with ``--remote-debugging-pipe``: protocol messages go through two pipes
 (the browser reads fd 3 and writes fd 4, each message ending in a NUL byte), so no port is opened and no
 client library is needed. One page (a target attached in flat mode) is driven: navigate, evaluate
-JavaScript, wait for a condition, type text as the keyboard would (``Input.insertText``), take a
-screenshot. Console errors, uncaught exceptions and Content-Security-Policy reports are collected in
+JavaScript, wait for a condition, type text as the keyboard would (``Input.insertText``; or key by key
+with pauses, as a person types: :meth:`Browser.type_keys`; an input method's composition: :meth:`Browser.compose`),
+take a screenshot. Console errors, uncaught exceptions and Content-Security-Policy reports are collected in
 :attr:`Browser.errors`.
 
     with Browser() as b:
@@ -221,6 +222,46 @@ class Browser:
             for kind in ("rawKeyDown", "keyUp"):
                 self.send("Input.dispatchKeyEvent", {"type": kind, "key": "Backspace", "code": "Backspace",
                                                      "windowsVirtualKeyCode": 8}, session=True)
+
+    #: keys sent by name (a key that is not a character)
+    KEYS = {"Backspace": 8, "Tab": 9, "Enter": 13, "Escape": 27, "ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39,
+            "ArrowDown": 40, "Delete": 46, "Home": 36, "End": 35, " ": 32}
+
+    def key(self, name: str) -> None:
+        """Press and release one key in whatever has the focus now (a character, or a name of :data:`KEYS`)."""
+        code = self.KEYS.get(name)
+        if name == "Enter":  # a key with a character: the text makes it activate a button, submit a form
+            self.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Enter", "code": "Enter", "text": "\r",
+                                                 "windowsVirtualKeyCode": 13}, session=True)
+            self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13},
+                      session=True)
+            return
+        if code is not None and name != " ":
+            for kind in ("rawKeyDown", "keyUp"):
+                self.send("Input.dispatchKeyEvent", {"type": kind, "key": name, "code": name, "windowsVirtualKeyCode": code},
+                          session=True)
+            return
+        vk = ord(name.upper()) if len(name) == 1 and name.isascii() and name.isalnum() else (code or 0)
+        self.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": name, "text": name, "unmodifiedText": name,
+                                             "windowsVirtualKeyCode": vk}, session=True)
+        self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": name, "windowsVirtualKeyCode": vk}, session=True)
+
+    def type_keys(self, text: str, *, pause_s: float = 0.0) -> None:
+        """Type ``text`` key by key into whatever has the focus (never focused again between keys, as a person
+        types: a page that moves the focus away loses the keys that follow), ``pause_s`` between keys."""
+        for n, c in enumerate(text):
+            if n and pause_s:
+                time.sleep(pause_s)
+            self.key(c)
+
+    def compose(self, steps: list[str], commit: str, *, pause_s: float = 0.0) -> None:
+        """An input method's composition in the focused field: each of ``steps`` shown as the text being
+        composed (``compositionstart``/``update`` events), then ``commit`` inserted (``compositionend``)."""
+        for s in steps:
+            self.send("Input.imeSetComposition", {"text": s, "selectionStart": len(s), "selectionEnd": len(s)}, session=True)
+            if pause_s:
+                time.sleep(pause_s)
+        self.send("Input.insertText", {"text": commit}, session=True)
 
     def screenshot(self, path: Path | str, *, full_page: bool = False) -> Path:
         params: dict[str, Any] = {"format": "png"}

@@ -37,6 +37,22 @@ class CompareQuery(BaseModel):
             return [x for item in v for x in str(item).split(",") if x]
         return [x for x in str(v or "").split(",") if x]
 
+    @field_validator("runs")
+    @classmethod
+    def _distinct(cls, v: list[str]) -> list[str]:
+        twice = sorted({x for x in v if v.count(x) > 1})
+        if twice:
+            raise ValueError(f"the same run twice ({', '.join(twice)}): a comparison needs different runs")
+        return v
+
+    @classmethod
+    def lenient(cls, params: dict[str, list[str]]) -> tuple[CompareQuery, list[dict[str, str]]]:
+        """The comparison with the filter keys it cannot use left out (and named); the runs must be right."""
+        from kramabench.view.query import lenient
+
+        cls.parse({"runs": params.get("runs", [])})  # the runs: a QueryError naming what is wrong with them
+        return lenient(cls, params, frozenset({"runs", "domain"}), "not an option of the comparison")
+
     @classmethod
     def parse(cls, params: dict[str, list[str]]) -> CompareQuery:
         data: dict[str, Any] = {k: (vs if k in {"runs", "domain"} else vs[-1]) for k, vs in params.items()}

@@ -161,9 +161,9 @@ def main_setting(rows: list[Row]) -> str:
 
 def task_values(rows: list[Row], gold: str) -> dict[tuple[str, str], float | None]:
     """(domain, task id) -> the task's value under ``gold`` (the mean of its scored rows; None: none scored),
-    as the report's ``task_scores``."""
+    as the report's ``task_scores``, in the report's order (tasks as their first record is in the file)."""
     groups: dict[tuple[str, str], list[float | None]] = {}
-    for r in rows:
+    for r in sorted(rows, key=lambda r: (r.unit_first, r.i)):
         groups.setdefault((r.domain, r.task_id), []).append(r.value_under(gold))
     out: dict[tuple[str, str], float | None] = {}
     for k, vals in groups.items():
@@ -172,23 +172,66 @@ def task_values(rows: list[Row], gold: str) -> dict[tuple[str, str], float | Non
     return out
 
 
-def gold_scores(rows: list[Row]) -> dict[str, Any]:
-    """Both numbers of a run, as the report's golds section has them: the main setting's tasks, each task the
-    mean of its scored rows, the mean over tasks with its 95% bootstrap interval (:func:`scorers.stats.mean_ci`,
-    as the report's: the same digits); and how many tasks the two golds score differently."""
+def interval(values: dict[tuple[str, str], float | None], *cell: str) -> dict[str, Any]:
+    """THE score of a set of tasks with its 95% interval, for every number the viewer shows (the run list, a
+    run's header, the score of what a filter keeps, the tables by domain and by difficulty, the floors panel):
+    ``values`` maps each task (domain, task id) to its score (None: unscored, counted apart, never averaged
+    in). :func:`scorers.stats.mean_ci`, the report's: one seed and one order of the tasks, so the same per-task
+    scores give the same digits on every surface (``cell`` names the report's cell it is, for the reader)."""
     from scorers.stats import mean_ci
 
+    ci = mean_ci(values)
+    return {"score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n, "n_unscored": ci.n_unscored,
+            "tasks": len(values)}
+
+
+def gold_scores(rows: list[Row]) -> dict[str, Any]:
+    """Both numbers of a run, as the report's golds section has them: the main setting's tasks, each task the
+    mean of its scored rows, the mean over tasks with its 95% bootstrap interval (:func:`interval`, as the
+    report's: the same digits); and how many tasks the two golds score differently."""
     setting = main_setting(rows)
     main = [r for r in rows if r.setting == setting]
     out: dict[str, Any] = {"setting": setting}
     per: dict[str, dict[tuple[str, str], float | None]] = {}
     for g in GOLDS:
         per[g] = vals = task_values(main, g)
-        ci = mean_ci(vals)
-        out[g] = {"score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n, "n_unscored": ci.n_unscored,
-                  "tasks": len(vals)}
+        out[g] = interval(vals, setting, TOTAL, g)
     a, b = per[OFFICIAL], per[VERIFIED]
     out["changed"] = sum(1 for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return out
+
+
+def breakdown(rows: list[Row]) -> dict[str, Any]:
+    """The report's tables of a run by domain and by difficulty (the difficulty in the task id, as the report
+    reads it), under both golds: each cell the mean task score with its interval (:func:`interval`, the
+    report's), the last one the whole run (Total)."""
+    from kramabench.workload.models import difficulty_from_id
+
+    setting = main_setting(rows)
+    main = [r for r in rows if r.setting == setting]
+    per = {g: task_values(main, g) for g in GOLDS}
+    domains = sorted({d for d, _t in per[VERIFIED]}, key=natural_key)
+    level_of = {k: difficulty_from_id(k[1]).value for k in per[VERIFIED]}
+    levels = [lv for lv in ("easy", "medium", "hard", "unknown") if lv in set(level_of.values())]
+
+    def cells(keep: Any, *seed: str) -> dict[str, Any]:
+        return {g: interval({k: v for k, v in per[g].items() if keep(k)}, setting, *seed) for g in GOLDS}
+
+    total = cells(lambda k: True, TOTAL)
+    by_domain = [{"label": d, **cells(lambda k, d=d: k[0] == d, d)} for d in domains]
+    by_level = [{"label": lv, **cells(lambda k, lv=lv: level_of[k] == lv, "difficulty", lv)} for lv in levels]
+    return {"setting": setting, "domains": [*by_domain, {"label": TOTAL, **total}],
+            "difficulties": [*by_level, {"label": TOTAL, **total}] if set(levels) - {"unknown"} else []}
+
+
+def kept_scores(rows: list[Row], setting: str) -> dict[str, Any]:
+    """The score of the tasks a filter keeps (``rows``: the records it keeps), under both golds, computed as the
+    whole run's is (the run's main ``setting``, the attempts that count, each task the mean of its records),
+    with :func:`interval`: a filter that keeps one cell of the report's tables (one domain) gets its digits."""
+    main = [r for r in rows if r.setting == setting and r.latest]
+    out: dict[str, Any] = {"setting": setting}
+    for g in GOLDS:
+        out[g] = interval(task_values(main, g), setting, "filtered")
     return out
 
 
@@ -277,5 +320,6 @@ def _canonical(canon: dict[Any, Any], v: Any) -> Any:
     return canon.setdefault(key, v)
 
 
-__all__ = ["GOLD_TITLES", "SETTING_ORDER", "floors_panel", "gold_scores", "main_setting", "manifest_gold",
-           "official_of_old", "old_errata_keys", "record_golds", "record_model", "task_values"]
+__all__ = ["GOLD_TITLES", "SETTING_ORDER", "breakdown", "floors_panel", "gold_scores", "interval", "kept_scores",
+           "main_setting", "manifest_gold", "official_of_old", "old_errata_keys", "record_golds", "record_model",
+           "task_values"]

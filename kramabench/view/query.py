@@ -159,9 +159,47 @@ class RowQuery(BaseModel):
             msg = "not a filter of the task table" if er.get("type") == "extra_forbidden" else er.get("msg", "")
             raise QueryError(f"{loc}: {msg}") from None
 
+    @classmethod
+    def lenient(cls, params: dict[str, list[str]]) -> tuple[RowQuery, list[dict[str, str]]]:
+        """The query with every key or value it cannot use left out, and what was left out (``key``, ``value``,
+        ``why``): the page shows the table the other keys describe and says what it ignored, never a blank
+        page for a typo in an address (``min=-5``, ``sort=nope``, ``outcome=bogus``)."""
+        return lenient(cls, params, LIST_KEYS, "not a filter of the task table")
+
     def words(self) -> list[str]:
         """The search terms: words, and "quoted phrases" kept whole."""
         return search_terms(self.q)
+
+
+def _clean_message(msg: str) -> str:
+    return msg.removeprefix("Value error, ")
+
+
+def lenient(model: Any, params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str],
+            unknown: str) -> tuple[Any, list[dict[str, str]]]:
+    """``model`` validated from ``params`` leaving out what it refuses: a bad item of a comma-separated list
+    alone (``outcome=error,bogus`` keeps ``error``), any other key whole; with what was left out and why."""
+    data: dict[str, Any] = {k: (vs if k in list_keys else vs[-1]) for k, vs in params.items()}
+    ignored: list[dict[str, str]] = []
+    for _ in range(len(data) * 8 + 8):
+        try:
+            return model.model_validate(data), ignored
+        except ValidationError as e:
+            er = e.errors()[0]
+            loc = er.get("loc", ())
+            key = str(loc[0]) if loc else ""
+            why = unknown if er.get("type") == "extra_forbidden" else _clean_message(str(er.get("msg", "")))
+            if key not in data:  # a model-level error: nothing to leave out one key at a time
+                raise QueryError(f"{key or 'query'}: {why}") from None
+            raw = data[key]
+            bad = [x for x in _csv(raw) if repr(x) in why] if key in list_keys else []
+            if bad and key in list_keys:
+                data[key] = [x for x in _csv(raw) if x not in bad]
+                ignored.extend({"key": key, "value": x, "why": why} for x in bad)
+            else:
+                del data[key]
+                ignored.append({"key": key, "value": ",".join(_csv(raw)) if key in list_keys else str(raw), "why": why})
+    raise QueryError("query: too many bad keys")
 
 
 def _tests(query: RowQuery) -> list[tuple[str, Callable[[Row], bool]]]:
@@ -215,6 +253,12 @@ def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[st
     """Total matching, the page asked for, and per facet every value the rows have with how many rows it
     would give with every other filter kept (0 when none would). ``rows`` come in task order
     (:meth:`RunFollower.snapshot`)."""
+    hits, facets = query_hits(rows, query)
+    return len(hits), hits[query.offset: query.offset + query.limit], facets
+
+
+def query_hits(rows: list[Row], query: RowQuery) -> tuple[list[Row], dict[str, dict[str, int]]]:
+    """Every row the query keeps, in its sort, and the facet counts (see :func:`run_query`)."""
     tests = _tests(query)
     near: dict[str, list[Row]] = {name: [] for name in (*FACETS, *MULTI_FACETS)}  # rows failing this facet only
     if not tests:
@@ -239,8 +283,7 @@ def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[st
         c = Counter(v for r in hits for v in _multi_values(name, r))
         c.update(v for r in near[name] for v in _multi_values(name, r))
         facets[name] = {k: c.get(k, 0) for k in sorted(universe, key=lambda k: (k == "none", natural_key(k)))}
-    hits = sort_rows(hits, query.sort, presorted=True)
-    return len(hits), hits[query.offset: query.offset + query.limit], facets
+    return sort_rows(hits, query.sort, presorted=True), facets
 
 
 def filtered(rows: list[Row], query: RowQuery) -> list[Row]:
@@ -267,5 +310,5 @@ def neighbours(rows: list[Row], query: RowQuery, i: int) -> dict[str, Any]:
             "first": brief(0) if at is None else None}
 
 
-__all__ = ["FACETS", "MAX_LIMIT", "MULTI_FACETS", "QueryError", "RowQuery", "SORTS", "filtered", "neighbours",
-           "run_query", "search_terms", "sort_rows"]
+__all__ = ["FACETS", "MAX_LIMIT", "MULTI_FACETS", "QueryError", "RowQuery", "SORTS", "filtered", "lenient", "neighbours",
+           "query_hits", "run_query", "search_terms", "sort_rows"]

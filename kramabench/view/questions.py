@@ -27,6 +27,20 @@ class DomainQuestions:
     #: task id -> [(subtask id, question)] in the workload's order
     subtasks: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     note: str | None = None
+    #: the workload file read (None: none was)
+    path: str | None = None
+
+    def question(self, task_id: str, subtask_id: str | None = None) -> tuple[str, str | None]:
+        """The question of a task (or subtask), and why there is none: the file is not on this machine (or not
+        readable), the task id is not in it, or the file holds no question for it."""
+        if self.note:
+            return "", self.note
+        key = subtask_id or task_id
+        if key not in self.queries:
+            what = f"subtask id {subtask_id!r}" if subtask_id else f"task id {task_id!r}"
+            return "", f"{what} is not in the workload file {self.path} (a task of another version of the workload?)"
+        q = self.queries[key]
+        return (q, None) if q else ("", f"the workload file {self.path} has no question for this task")
 
 
 class Questions:
@@ -70,7 +84,7 @@ def _read(root: str, domain: str) -> DomainQuestions:
         raw, _ = read_raw(path)
     except WorkloadError as e:
         return DomainQuestions(note=str(e))
-    out = DomainQuestions()
+    out = DomainQuestions(path=str(path))
     for t in raw:
         if not isinstance(t, dict):
             continue

@@ -131,6 +131,8 @@ class Row:
     latest: bool = True
     #: the task order (domain, task id, subtask id naturally: ``-10`` after ``-9``; attempt), computed once
     order: tuple[Any, ...] = ()
+    #: the file position (``i``) of the first record of this row's unit: the order the report reads tasks in
+    unit_first: int = 0
     #: model calls without a known price (``cost_usd`` is then None; kramabench.contracts.cost)
     unpriced: int = 0
     #: why the benchmark cannot support the task (the codes of ``benchmark_notes``; empty: nothing known)

@@ -24,6 +24,7 @@ from typing import Any
 
 from kramabench.contracts.cost import format_cost
 from kramabench.view.golds import gold_scores, manifest_gold, manifest_model, official_of_old, old_errata_keys
+from kramabench.view.owner import Owner, run_owner
 from kramabench.view.questions import Questions, workload_root
 from kramabench.view.rows import OFFICIAL, VERIFIED, Row, make_row, natural_key
 
@@ -115,9 +116,12 @@ class RunFollower:
         #: the floors panel (kramabench.view.golds.floors_panel): one computation at a time, and its last result
         self.floors_lock = threading.Lock()
         self.floors: tuple[int, float, float, dict[str, Any]] | None = None
+        #: the process that writes a running run (read from its lock file at each refresh while it runs)
+        self.owner = Owner("unknown")
 
     def _reset_records(self) -> None:
         self.rows: list[Row] = []
+        #: unit -> its attempt that counts; units in the order their first record is in the file
         self.latest: dict[tuple[str, str, str, str | None], int] = {}
         self.bad_lines: list[Problem] = []
         self.records_problem: str | None = None
@@ -136,8 +140,12 @@ class RunFollower:
             changed_manifest = self._refresh_manifest()
             self._refresh_records()
             self._refresh_torn()
+            gone_before = self.owner.state
+            self.owner = run_owner(self.dir) if self.manifest_status == "running" else Owner("unknown")
             after = (self.version, len(self.rows), self.tail_bytes, self.manifest_problem, self.records_problem,
                      len(self.bad_lines), self.torn_file_bytes)
+            if (gone_before == "gone") != (self.owner.state == "gone"):
+                changed_manifest = True
             if changed_manifest or before != after:
                 self.version += 1
                 self.last_change = time.time()
@@ -275,6 +283,7 @@ class RunFollower:
                                      "kramabench record: its official score is not known (the verified one is shown)")
             self.rows.append(row)
             prev = self.latest.get(row.unit)
+            row.unit_first = row.i if prev is None else self.rows[prev].unit_first
             if prev is None or row.attempt >= self.rows[prev].attempt:
                 if prev is not None:
                     self.rows[prev].latest = False
@@ -285,9 +294,30 @@ class RunFollower:
 
     # -- state -----------------------------------------------------------------------------------
     @property
-    def status(self) -> str:
+    def manifest_status(self) -> str:
         s = (self.manifest or {}).get("status")
         return s if isinstance(s, str) else "unknown"
+
+    @property
+    def status(self) -> str:
+        """The manifest's status; ``interrupted`` for a run the manifest says is running whose process is gone
+        (killed by SIGKILL, crashed: it never wrote its end)."""
+        s = self.manifest_status
+        return "interrupted" if s == "running" and self.owner.state == "gone" else s
+
+    def resume_command(self) -> str:
+        """The command that continues this run."""
+        import shlex
+
+        rid = (self.manifest or {}).get("run_id")
+        rid = rid if isinstance(rid, str) and rid else self.name
+        return f"kramabench run --resume --run-id {shlex.quote(rid)} --results {shlex.quote(str(self.dir.parent))}"
+
+    def stop_reason(self) -> str | None:
+        if self.manifest_status == "running" and self.owner.state == "gone":
+            return (f"its process (pid {self.owner.pid}) is gone without finishing the run (killed or crashed); "
+                    "the tasks it was running are not recorded")
+        return _s((self.manifest or {}).get("stop_reason"))
 
     def problems(self) -> list[Problem]:
         """What is wrong with the run's files, for the page."""
@@ -436,7 +466,9 @@ class RunFollower:
                 domains=self._domains(wl),
                 setting=_s(m.get("setting")) or (rows[0].setting if rows else None),
                 status=self.status,
-                stop_reason=_s(m.get("stop_reason")),
+                stop_reason=self.stop_reason(),
+                resume=self.resume_command() if self.status == "interrupted" else None,
+                owner_gone=self.owner.state == "gone",
                 created_at=_s(created),
                 finished_at=_s(m.get("finished_at")),
                 planned=self.planned(),

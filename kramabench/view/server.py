@@ -27,10 +27,10 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from kramabench.view import artifacts as arts
-from kramabench.view.compare import CompareQuery, compare
-from kramabench.view.golds import floors_panel, record_golds
-from kramabench.view.query import QueryError, RowQuery, neighbours, run_query
-from kramabench.view.runs import ResultsIndex, RunFollower, Watcher
+from kramabench.view.api import ApiError, ViewApi
+from kramabench.view.query import QueryError
+from kramabench.view.render import style_css
+from kramabench.view.runs import RunFollower, Watcher
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +38,7 @@ PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
             "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 ARTIFACT_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-#: a running run's floors are computed again at most this often (they read every record)
-FLOORS_EVERY_S = 10.0
-
+CONNECTION_TIMEOUT_S = 60.0
 #: URL path -> (file in kramabench/view/static, content type)
 STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -51,7 +49,10 @@ STATIC = {
 
 def _static_files() -> dict[str, tuple[bytes, str]]:
     base = resources.files("kramabench.view") / "static"
-    return {url: ((base / name).read_bytes(), ctype) for url, (name, ctype) in STATIC.items()}
+    files = {url: ((base / name).read_bytes(), ctype) for url, (name, ctype) in STATIC.items()}
+    # the highlighted code's colours: Pygments' own style sheet, made when the viewer starts (no build step)
+    files["/static/hl.css"] = (style_css().encode(), "text/css; charset=utf-8")
+    return files
 
 
 def _finite(v: Any) -> Any:
@@ -72,25 +73,19 @@ def to_json_bytes(doc: Any) -> bytes:
         return json.dumps(_finite(doc), ensure_ascii=False, separators=(",", ":")).encode()
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class ViewServer:
+class ViewServer(ViewApi):
     """The viewer over ``results``; :meth:`start` serves in a thread (tests, benchmarks), :meth:`serve_forever`
     in the caller's (the CLI)."""
 
     def __init__(self, results: Any, host: str = "127.0.0.1", port: int = 0, *, poll_s: float = 0.5) -> None:
-        self.index = ResultsIndex(results)
+        super().__init__(results)
         self.host = host
         self.static = _static_files()
         self.stopping = threading.Event()
         self.index.scan()
         self.watcher = Watcher(self.index, poll_s)
         handler = type("Handler", (_Handler,), {"app": self})
-        self.httpd = ThreadingHTTPServer((host, port), handler)
+        self.httpd = _HTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -137,95 +132,10 @@ class ViewServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- the API ---------------------------------------------------------------------------------
-    def run(self, name: str) -> RunFollower:
-        f = self.index.get(name)
-        if f is None:
-            raise ApiError(404, f"no run {name!r} in this results folder")
-        return f
-
-    def api_runs(self) -> dict[str, Any]:
-        return {"results": str(self.index.root), "version": self.index.version,
-                "runs": [f.summary() for f in self.index.all()]}
-
-    def api_run(self, f: RunFollower) -> dict[str, Any]:
-        return {"summary": f.summary(), "manifest": f.manifest, "problems": [p.to_json() for p in f.problems()]}
-
-    def api_rows(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:
-        q = RowQuery.parse(params)
-        rows = f.snapshot(all_attempts=q.attempts == "all")
-        total, page, facets = run_query(rows, q)
-        return {"total": total, "all": len(rows), "offset": q.offset, "limit": q.limit,
-                "rows": [r.to_json() for r in page], "facets": facets, "version": f.version,
-                "summary": f.summary()}
-
-    def api_golds(self, f: RunFollower) -> dict[str, Any]:
-        """Both golds with the floors, computed from the run's records once per version of the run; while a
-        run grows, again at most every FLOORS_EVERY_S seconds or 5 times as long as the last computation took
-        (``current`` False: an earlier version's)."""
-        with f.floors_lock:
-            hit = f.floors
-            if hit is not None:
-                version, done_at, took, doc = hit
-                if version == f.version or time.monotonic() - done_at < max(FLOORS_EVERY_S, 5 * took):
-                    return {**doc, "current": version == f.version}
-            version = f.version
-            t0 = time.monotonic()
-            doc = floors_panel(f)
-            f.floors = (version, time.monotonic(), time.monotonic() - t0, doc)
-            return {**doc, "current": True}
-
-    def api_nav(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:
-        """Where record ``i`` is in the task table the other keys describe, and the records before and after."""
-        params = dict(params)
-        try:
-            i = int(params.pop("i", [""])[-1])
-        except ValueError:
-            raise ApiError(400, "i: a record number is required") from None
-        for k in ("offset", "limit", "page"):
-            params.pop(k, None)
-        q = RowQuery.parse(params)
-        rows = f.snapshot(all_attempts=q.attempts == "all")
-        return neighbours(rows, q, i)
-
-    def api_record(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:
-        try:
-            i = int(params.get("i", [""])[-1])
-        except ValueError:
-            raise ApiError(400, "i: a record number is required") from None
-        row = f.row(i)
-        if row is None:
-            raise ApiError(404, f"run {f.name!r} has no record {i}")
-        rec, problem = f.read_record(row)
-        from kramabench.view.questions import workload_root
-
-        dq = f.questions.domain(workload_root(f.manifest), row.domain) if row.domain else None
-        return {
-            "run": f.name, "row": row.to_json(), "record": rec, "problem": problem,
-            "question": (dq.queries.get(row.subtask_id or row.task_id, "") if dq else ""),
-            "subtask_questions": (dict(dq.subtasks.get(row.task_id, [])) if dq else {}),
-            "questions_note": dq.note if dq else None,
-            "attempts": [{"i": r.i, "attempt": r.attempt, "outcome": r.outcome, "latest": r.latest}
-                         for r in f.attempts_of(row)],
-            "golds": record_golds(rec, f.manifest) if rec is not None else None,
-            "summary": f.summary(),
-        }
-
-    def api_preview(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:
-        rel = params.get("path", [""])[-1]
-        try:
-            path = arts.resolve(f, rel)
-        except arts.ArtifactError as e:
-            raise ApiError(e.status, str(e)) from None
-        try:
-            n = int(params["rows"][-1]) if "rows" in params else None
-        except ValueError:
-            raise ApiError(400, "rows: a number") from None
-        return {"path": rel, **arts.preview(path, n)}
-
-    def api_compare(self, params: dict[str, list[str]]) -> dict[str, Any]:
-        q = CompareQuery.parse(params)
-        return compare([self.run(n) for n in q.runs], q)
+class _HTTPServer(ThreadingHTTPServer):
+    #: connections waiting to be accepted (socketserver's 5 makes a burst of connections wait for the kernel's
+    #: retries, seconds each)
+    request_queue_size = 512
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -233,6 +143,9 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "kramabench-view"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    #: seconds a connection may wait for the rest of a request (or a reader, for a send) before it is dropped:
+    #: a half-open connection never holds a thread for good
+    timeout = CONNECTION_TIMEOUT_S
 
     def version_string(self) -> str:
         return self.server_version
@@ -339,6 +252,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, app.api_golds(f))
             elif what == "nav":
                 self._json(200, app.api_nav(f, params))
+            elif what == "breakdown":
+                self._json(200, app.api_breakdown(f))
+            elif what == "calls":
+                self._json(200, app.api_calls(f, params))
+            elif what == "call":
+                self._json(200, app.api_call(f, params))
+            elif what == "field":
+                doc, value = app.api_field(f, params)
+                if params.get("format", [""])[-1] == "text":  # a long text opened on its own, as plain text
+                    body = (value if isinstance(value, str) else to_json_bytes(value).decode()).encode("utf-8", "replace")
+                    self._send(200, body, "text/plain; charset=utf-8", csp=ARTIFACT_CSP)
+                else:
+                    self._json(200, doc)
+            elif what == "raw":
+                self._raw(*app.raw_line(f, params))
             elif what == "preview":
                 self._json(200, app.api_preview(f, params))
             elif what == "artifact":
@@ -357,6 +285,27 @@ class _Handler(BaseHTTPRequestHandler):
         data = arts.read_bytes(path, 256 << 20)
         extra = {"Content-Disposition": f'attachment; filename="{_ascii_name(path.name)}"'} if download else {}
         self._send(200, data, ctype, csp=ARTIFACT_CSP, extra=extra)
+
+    def _raw(self, path: Any, offset: int, length: int) -> None:
+        """A record's line as it is on disk, sent in pieces (a record of tens of MB is never held whole)."""
+        from kramabench.view.runs import open_regular
+
+        try:
+            fd = open_regular(path)
+        except OSError:
+            raise ApiError(404, "records.jsonl cannot be read") from None
+        with open(fd, "rb", closefd=True) as fh:
+            fh.seek(offset)
+            self._headers(200, "application/json; charset=utf-8", length, csp=ARTIFACT_CSP)
+            if self.command == "HEAD":
+                return
+            left = length
+            while left > 0:
+                chunk = fh.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                self.wfile.write(chunk)
+                left -= len(chunk)
 
     def _events(self) -> None:
         """Server-sent events: ``change`` with the runs' versions whenever the index changes; a comment every

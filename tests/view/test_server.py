@@ -57,6 +57,7 @@ def site(tmp_path: Path, results: Path):  # type: ignore[no-untyped-def]
         record("arts", "legal", XSS, 0.0, answer=XSS, extra={"nan_field": float("nan")}),
     ]
     d = write_run(results, "arts", recs)
+    write_run(results, "arts2", [record("arts2", "legal", "legal-hard-1", 0.0)])
     art = d / "artifacts" / "legal-hard-1"
     (art / "out").mkdir(parents=True)
     (art / "plot.png").write_bytes(PNG)
@@ -152,11 +153,23 @@ def test_loopback_names_only_and_read_only(site: ViewServer, results: Path) -> N
 
 
 def test_bad_requests_are_named(site: ViewServer) -> None:
-    for path, word in [("/api/runs/arts/rows?sort=nope", b"sort"), ("/api/runs/arts/record?i=x", b"record number"),
+    for path, word in [("/api/runs/arts/record?i=x", b"record number"),
                        ("/api/runs/arts/record?i=99", b"no record 99"), ("/api/runs/nope/rows", b"no run 'nope'"),
-                       ("/api/compare?runs=arts", b"runs"), ("/api/compare?runs=arts,ghost", b"ghost")]:
+                       ("/api/compare?runs=arts", b"runs"), ("/api/compare?runs=arts,ghost", b"ghost"),
+                       ("/api/compare?runs=arts,arts", b"the same run twice (arts)"),
+                       ("/api/runs/arts/field?i=0&path=/nope", b"no value at")]:
         status, _, body = get(site, path)
         assert status in (400, 404) and word in body, (path, body)
+    # a filter's bad value or unknown key is left out and named: the table the rest describes, never a blank page
+    doc = api(site, "/api/runs/arts/rows?sort=nope&min=-5&outcome=error,bogus&colour=red&q=x")
+    assert {(x["key"], x["value"]) for x in doc["ignored"]} == {("sort", "nope"), ("min", "-5"), ("outcome", "bogus"),
+                                                                 ("colour", "red")}
+    assert "greater than or equal to 0" in next(x["why"] for x in doc["ignored"] if x["key"] == "min")
+    assert "unknown outcome 'bogus'" in next(x["why"] for x in doc["ignored"] if x["key"] == "outcome")
+    clean = api(site, "/api/runs/arts/rows?outcome=error&q=x")
+    assert doc["rows"] == clean["rows"] and clean["ignored"] == []
+    doc = api(site, "/api/compare?runs=arts,arts2&only=maybe&domain=legal")
+    assert [(x["key"], x["value"]) for x in doc["ignored"]] == [("only", "maybe")]
 
 
 def test_events_stream_says_when_a_run_changes(results: Path) -> None:
@@ -213,3 +226,42 @@ def test_cli_errors_are_one_line(results: Path) -> None:
     res = subprocess.run([sys.executable, "-m", "kramabench", "view", str(results / "nope")],
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "no such folder" in res.stderr
+    # a bundle: a run that is not there, --run without --bundle, a folder that is not a bundle: one line each
+    write_run(results, "r1", [record("r1", "legal", "legal-hard-1", 1.0)])
+    for args, words in ((["--bundle", str(results.parent / "b"), "--run", "ghost"], "no run 'ghost'"),
+                        (["--run", "r1"], "--run chooses the runs of a --bundle"),
+                        (["--bundle", str(results)], "not empty and not a kramabench bundle")):
+        res = subprocess.run([sys.executable, "-m", "kramabench", "view", str(results), *args],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 2 and words in res.stderr and res.stderr.strip().count("\n") == 0, (args, res.stderr)
+    assert not (results.parent / "b").exists() or not any((results.parent / "b").iterdir())
+
+
+def test_half_open_connections_never_stop_the_viewer(results: Path) -> None:
+    """200 connections that send half a request and wait: the viewer still answers at once, and drops them
+    after its connection timeout."""
+    write_run(results, "r1", [record("r1", "legal", "legal-hard-1", 1.0)])
+    with ViewServer(results) as server:
+        server.httpd.RequestHandlerClass.timeout = 2.0  # this server's handlers only (their own class)
+        socks = []
+        try:
+            for _ in range(200):
+                s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+                s.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                socks.append(s)
+            t0 = time.monotonic()
+            status, _, body = get(server, "/api/runs")
+            assert status == 200 and json.loads(body)["runs"][0]["run"] == "r1"
+            assert time.monotonic() - t0 < 5
+            time.sleep(3)  # past the timeout: the viewer closed them
+            closed = 0
+            for s in socks[:20]:
+                s.settimeout(5)
+                try:
+                    closed += s.recv(1) == b""
+                except ConnectionResetError:
+                    closed += 1
+            assert closed == 20
+        finally:
+            for s in socks:
+                s.close()
