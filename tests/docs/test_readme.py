@@ -100,6 +100,14 @@ def test_readme_table_is_what_the_main_command_prints(tmp_path):
     printed = _cells(done.stdout.splitlines())
     shown = _cells(README.read_text(encoding="utf-8").splitlines())
     assert printed and shown == printed, f"README.md's table:\n{shown}\nkramabench run prints:\n{printed}"
+    # the block's other lines (the floors) are lines the run prints, word for word
+    (block,) = [
+        b for b in re.findall(r"```text\n(.*?)```", README.read_text(encoding="utf-8"), re.S) if "┏" in b
+    ]
+    others = [line.strip() for line in block.splitlines() if line.strip() and line[0] not in "┏┃┡│├└"]
+    assert any(line.startswith("floors ") for line in others), others
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    assert all(line in lines for line in others), f"not printed by kramabench run: {set(others) - set(lines)}"
 
 
 def _readme_block(start: str) -> str:
