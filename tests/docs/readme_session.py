@@ -4,7 +4,7 @@
 only its own loopback, so the fixed address the README names (the model server's 127.0.0.1:8000, the
 viewer's 127.0.0.1:8765) is free whatever else runs on the machine, and nothing here can reach or disturb
 another process's port. In it, this script brings ``lo`` up, serves :mod:`readme_model` with
-``kramabench.testing.OpenAIServer`` on the plan's port, and runs the plan's steps in order, each with
+``kramabench.testing.OpenAIServer`` on the plan's port (any free one when it names none), and runs the plan's steps in order, each with
 ``bash -c COMMAND`` in the plan's folder:
 
 - ``{"command": ...}``: run to its end; its exit code, output and the chat requests it made are recorded;
@@ -124,7 +124,7 @@ def main(plan_path: str, out_path: str) -> int:
     from kramabench.testing import OpenAIServer
 
     results = []
-    with OpenAIServer(port=plan["model_port"]) as server:
+    with OpenAIServer(port=plan.get("model_port") or 0) as server:  # 0: a plan that needs no model
         server.handler = readme_model.reply
         for step in plan["steps"]:
             results.append(run_step(step, plan["cwd"], plan["env"], server))

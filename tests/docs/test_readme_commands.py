@@ -5,9 +5,9 @@ of ``readme_model.py`` answering where it needs a model), or listed in :data:`NO
 not. A command added to the README without either fails :func:`test_every_readme_command_is_run_or_listed`.
 
 The commands that name a fixed loopback address (the model server at 127.0.0.1:8000, the viewer at
-127.0.0.1:8765) run in a network namespace of their own (``readme_session.py``): the address is then free
-whatever else runs on the machine (another engineer's server, a test of the viewer), and nothing else is
-disturbed.
+127.0.0.1:8765), and the Ray run (a local Ray listens on some fixed ports), run in a network namespace of their
+own (``readme_session.py``): the address is then free whatever else runs on the machine (another engineer's
+server, a test of the viewer, another Ray), and nothing else is disturbed.
 """
 
 from __future__ import annotations
@@ -205,34 +205,11 @@ def _unshare() -> list[str]:
     return [exe, "--net"] if os.geteuid() == 0 else [exe, "--net", "--map-root-user"]
 
 
-@pytest.fixture(scope="module")
-def local_model_session(tmp_path_factory):
-    """The README's commands that need the local model or a fixed address, in the README's order, in one
-    empty folder: the agent run, its replay, smolagents' run, the viewer, the audit of the agent's failures."""
-    base = tmp_path_factory.mktemp("readme-local-model")
-    folder = base / "newcomer"
-    folder.mkdir()
-    agent = written("test_agent_with_a_local_model")
-    steps = {
-        "agent": {"command": agent},
-        "replay": {"command": written("test_replay_of_the_agent_run")},
-        "smolagents": {"command": written("test_smolagents_with_a_local_model")},
-        "view": {
-            "command": written("test_viewer_serves_the_runs"),
-            "serve": [_viewer_url(), _viewer_url() + "api/runs"],
-        },
-        "audit": {"command": written("test_audit_of_the_agent_failures")},
-    }
-    for name in ("smolagents", "audit"):
-        assert _port_of(steps[name]["command"]) == _port_of(agent), (
-            "one local server for all the README's calls"
-        )
-    plan = {
-        "cwd": str(folder),
-        "model_port": _port_of(agent),
-        "env": newcomer_env(base / "cache"),
-        "steps": list(steps.values()),
-    }
+def in_own_network(folder: Path, steps: list[dict], model_port: int = 0) -> list[dict]:
+    """Run ``steps`` (see readme_session.py) in ``folder``, in a network namespace of their own, beside the
+    scripted model on ``model_port``; the outcome of each step."""
+    base = folder.parent
+    plan = {"cwd": str(folder), "model_port": model_port, "env": newcomer_env(base / "cache"), "steps": steps}
     (base / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
     out = base / "out.json"
     done = subprocess.run(
@@ -251,6 +228,31 @@ def local_model_session(tmp_path_factory):
     assert done.returncode == 0, f"the session failed:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
     results = json.loads(out.read_text(encoding="utf-8"))
     assert len(results) == len(steps)
+    return results
+
+
+@pytest.fixture(scope="module")
+def local_model_session(tmp_path_factory):
+    """The README's commands that need the local model or a fixed address, in the README's order, in one
+    empty folder: the agent run, its replay, smolagents' run, the viewer, the audit of the agent's failures."""
+    folder = tmp_path_factory.mktemp("readme-local-model") / "newcomer"
+    folder.mkdir()
+    agent = written("test_agent_with_a_local_model")
+    steps = {
+        "agent": {"command": agent},
+        "replay": {"command": written("test_replay_of_the_agent_run")},
+        "smolagents": {"command": written("test_smolagents_with_a_local_model")},
+        "view": {
+            "command": written("test_viewer_serves_the_runs"),
+            "serve": [_viewer_url(), _viewer_url() + "api/runs"],
+        },
+        "audit": {"command": written("test_audit_of_the_agent_failures")},
+    }
+    for name in ("smolagents", "audit"):
+        assert _port_of(steps[name]["command"]) == _port_of(agent), (
+            "one local server for all the README's calls"
+        )
+    results = in_own_network(folder, list(steps.values()), model_port=_port_of(agent))
     return {"folder": folder, **dict(zip(steps, results, strict=True))}
 
 
@@ -391,7 +393,11 @@ def test_elt_suite(empty_folder):
 
 @pytest.mark.slow
 def test_elt_suite_on_ray(empty_folder):
-    done = run_as_written(written("test_elt_suite_on_ray"), empty_folder)
+    # in a network of its own: a local Ray's agents listen on fixed ports too (a dashboard agent's 52365),
+    # which another Ray on the machine (a test of tests/run) may hold
+    (step,) = in_own_network(empty_folder, [{"command": written("test_elt_suite_on_ray")}])
+    assert step["requests"] == 0
+    done = subprocess.CompletedProcess(step["command"], step["returncode"], step["stdout"], step["stderr"])
     manifest = _check_elt_run(done, empty_folder)
     assert [e["executor"] for e in manifest["options"]["executors"]] == ["ray"], manifest["options"]
 
