@@ -151,3 +151,17 @@ def test_the_checker_finds_a_missing_file_and_a_missing_anchor(tmp_path):
         "docs/missing.png",
         "docs/a.md#nope",
     ], problems
+
+
+def test_the_index_lists_every_page_once_with_what_it_answers():
+    """docs/index.md: one list item per page of docs/ (the index aside), its link first, then a line saying
+    what the page answers."""
+    index = REPO / "docs" / "index.md"
+    items = re.findall(
+        r"^- \[[^\]]+\]\(([^)#]+)\):\s*(.+(?:\n  .+)*)", index.read_text(encoding="utf-8"), re.M
+    )
+    listed = [target for target, _ in items]
+    pages = sorted(p.name for p in (REPO / "docs").glob("*.md") if p.name != "index.md")
+    assert sorted(listed) == pages, f"listed twice or missing: {sorted(set(listed) ^ set(pages)) or listed}"
+    for target, what in items:
+        assert len(what.split()) >= 8, f"docs/index.md: {target} needs a line on what it answers"
