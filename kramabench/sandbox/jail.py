@@ -34,14 +34,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kramabench.sandbox._common import CappedReader
+from kramabench.sandbox._common import CappedReader, spawn
 from kramabench.sandbox.seccomp import filter_fd, keyring_filter
 from kramabench.sweep import cgroup_name
 
@@ -128,40 +126,6 @@ def python_argv(*args: str) -> list[str]:
     """The runner's interpreter as a jail starts it: isolated mode (no user site, no environment, no cwd on the path),
     no bytecode written."""
     return [sys.executable, "-I", "-B", *args]
-
-
-class _Spawner:
-    """Popen from one long-lived thread: bwrap's ``--die-with-parent`` follows the *thread* that started it
-    (PR_SET_PDEATHSIG), and sources may be started by a worker thread that ends before the task does."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Condition()
-        self._queue: list[tuple[list[str], dict, Future]] = []
-        self._thread: threading.Thread | None = None
-
-    def popen(self, argv: list[str], **kw) -> subprocess.Popen:
-        fut: Future = Future()
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._loop, daemon=True, name="kramabench-jail-spawner")
-                self._thread.start()
-            self._queue.append((argv, kw, fut))
-            self._lock.notify()
-        return fut.result()
-
-    def _loop(self) -> None:
-        while True:
-            with self._lock:
-                while not self._queue:
-                    self._lock.wait()
-                argv, kw, fut = self._queue.pop(0)
-            try:
-                fut.set_result(subprocess.Popen(argv, **kw))
-            except BaseException as e:  # noqa: BLE001 - handed to the caller
-                fut.set_exception(e)
-
-
-_SPAWNER = _Spawner()
 
 
 def _system_binds() -> list[str]:
@@ -302,7 +266,7 @@ class ServiceJail:
                 argv = ["/bin/sh", "-c", f'{enter} && exec "$@"', "sh", *argv]
             r, w = os.pipe()
             try:
-                self._proc = _SPAWNER.popen(argv, stdin=subprocess.DEVNULL, stdout=w, stderr=w,
+                self._proc = spawn(argv, stdin=subprocess.DEVNULL, stdout=w, stderr=w,
                                             pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
                                             start_new_session=True, env={"PATH": "/usr/bin:/bin"}, cwd="/")
             except OSError as e:

@@ -36,7 +36,6 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import Future
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,6 +55,7 @@ from kramabench.sandbox._common import (
     parse_audit,
     reported_cpu,
     rlimits,
+    spawn,
     thread_env,
     wait_and_drain,
     workdir_lake_path,
@@ -257,8 +257,6 @@ class LocalSandbox:
         )
         #: warm sandboxes serving a session (out of the pool; killed when the session ends)
         self._sessions: dict[int, _Warm] = {}
-        self._spawns: list[tuple] | None = None
-        self._spawn_cv = threading.Condition()
         #: the seccomp filter bwrap loads in every sandbox (the keyring calls refused, as docker refuses them)
         machine = _machine()
         self._seccomp = keyring_filter(machine)
@@ -647,29 +645,6 @@ class LocalSandbox:
     def _starting(self) -> dict[tuple, int]:
         return self._pool.starting
 
-    def _spawn(self, argv: list[str], **kw) -> subprocess.Popen:
-        """Popen from one long-lived thread: bwrap's --die-with-parent follows the *thread* that started it
-        (PR_SET_PDEATHSIG), so a warm sandbox must not be started by a worker thread that may end."""
-        fut: Future = Future()
-        with self._spawn_cv:
-            if self._spawns is None:
-                self._spawns = []
-                threading.Thread(target=self._spawner, daemon=True, name="kramabench-bwrap-spawner").start()
-            self._spawns.append((argv, kw, fut))
-            self._spawn_cv.notify()
-        return fut.result()
-
-    def _spawner(self) -> None:
-        while True:
-            with self._spawn_cv:
-                while not self._spawns:
-                    self._spawn_cv.wait()
-                argv, kw, fut = self._spawns.pop(0)
-            try:
-                fut.set_result(subprocess.Popen(argv, **kw))
-            except BaseException as e:  # noqa: BLE001 - handed to the caller
-                fut.set_exception(e)
-
     def _start_warm(self, lake: Path, limits: Limits, key: tuple, extra: Sequence[str] = ()) -> _Warm:
         """Start a bwrap sandbox whose pid 1 is the bootstrap's fork server, and wait until it has imported
         its preload modules. Its only channel is a socketpair end inherited through bwrap. ``extra``: more
@@ -681,7 +656,7 @@ class LocalSandbox:
         argv = self._joined(self._argv(lake, limits, None, cfg, zygote=True, extra=extra, seccomp_fd=seccomp_fd), groups)
         err_fd = os.memfd_create("kramabench-zygote-stderr", 0)  # bwrap's and the fork server's own errors
         try:
-            proc = self._spawn(
+            proc = spawn(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
