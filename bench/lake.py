@@ -205,7 +205,7 @@ def _cpu() -> float:
 def _snippet_rows() -> int:
     """N of the paper's DS-Guru variants (100, as the official code), else the lake index default."""
     try:
-        from baselines.ds_guru import VARIANTS
+        from kramabench.baselines.ds_guru import VARIANTS
     except ImportError:
         return LakeOptions().max_rows
     return VARIANTS["ds-guru-simple"].snippet_rows
@@ -214,7 +214,7 @@ def _snippet_rows() -> int:
 def _prompt_builder(index: LakeIndex, budget: int):
     """DS-Guru's prompt builder when present, else the lake rendering alone."""
     try:
-        from baselines.ds_guru.prompts import build_prompt_for_bench  # type: ignore[attr-defined]
+        from kramabench.baselines.ds_guru.prompts import build_prompt_for_bench  # type: ignore[attr-defined]
     except ImportError:
         build_prompt_for_bench = None
 

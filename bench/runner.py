@@ -68,14 +68,14 @@ def main() -> None:
         system = write_system_module(tmp / "mods")
         sys.path.insert(0, str(tmp / "mods"))
         # the imports of a run, in a fresh interpreter (in this process they are already done), vs python alone
-        imp = [sys.executable, "-c", "import kramabench.run.session, kramabench.run.predictions, scorers; "
-               "scorers.score(1, 1, 'numeric_exact')"]
+        imp = [sys.executable, "-c", "import kramabench.run.session, kramabench.run.predictions, kramabench.scorers; "
+               "import kramabench.scorers as scorers; scorers.score(1, 1, 'numeric_exact')"]
         bare = [sys.executable, "-c", "pass"]
         t = alternate({"imports": lambda: subprocess.run(imp, check=True) and None,
                        "bare": lambda: subprocess.run(bare, check=True) and None}, 3)
         print(ratio_line("imports of a run (fresh interpreter)", median(t["imports"]), median(t["bare"]),
                          "python -c pass"))
-        import scorers
+        from kramabench import scorers
 
         scorers.score(1, 1, "numeric_exact")
         module = system.split(":")[0]

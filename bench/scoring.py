@@ -293,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         n_items = sum(len(x) for g, p in pairs for x in (g, p) if isinstance(x, list))
         print(f"  list items in these answers: {n_items:,} ({n_items / n:.0f} per answer on average)")
 
-        from scorers.stats import summarize
+        from kramabench.scorers.stats import summarize
 
         def boot() -> None:
             summarize(items, n_boot=10_000, seed=0)

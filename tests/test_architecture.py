@@ -58,7 +58,7 @@ def test_an_upward_import_breaks_the_layers(tmp_path: Path) -> None:
     import os
     import shutil
 
-    for pkg in ("kramabench", "scorers", "baselines"):
+    for pkg in ("kramabench",):
         shutil.copytree(ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     answers = tmp_path / "kramabench" / "contracts" / "answers.py"

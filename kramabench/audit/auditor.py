@@ -217,7 +217,7 @@ def _run(sandbox: Any, code: str, lake: Path, options: AuditorOptions) -> Any:
 
 def check_code(sandbox: Any, code: str, case: FailureCase, options: AuditorOptions, *, expected: Any) -> CodeCheck:
     """Run ``code``, read what it printed, and compare with ``expected`` using the project's scorer."""
-    from scorers.registry import score
+    from kramabench.scorers.registry import score
 
     check = CodeCheck(code=code)
     res = _run(sandbox, code, case.lake, options)

@@ -185,7 +185,7 @@ def describe_diff(gold: Any, got: Any, details: dict[str, Any]) -> str:
 def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_type: Any,
                ext: Extraction, question: str | None = None) -> ItemVerdict:  # fmt: skip
     """Score one extracted value against the gold and say what that means."""
-    from scorers.registry import score
+    from kramabench.scorers.registry import score
 
     at = getattr(answer_type, "value", answer_type)
     base = dict(domain=domain, task_id=task_id, subtask_id=sub_id, answer_type=at, gold=gold, extraction=ext)

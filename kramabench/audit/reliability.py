@@ -95,8 +95,8 @@ def load_labels(root: Path) -> list[LabelledCase]:
 
 def labelled_failure_cases(root: Path, labelled: list[LabelledCase], *, errata: bool = True) -> list[FailureCase]:
     """The auditor's view of each labelled case (gold, question, reference solution from the workload)."""
+    from kramabench.scorers.registry import score
     from kramabench.workload import load_workload
-    from scorers.registry import score
 
     workloads: dict[str, Any] = {}
     out = []

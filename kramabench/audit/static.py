@@ -81,7 +81,7 @@ def _number(v: Any) -> float | None:
     if _is_number(v):
         return float(v)
     if isinstance(v, str):
-        from scorers.parse import ParsedNumber, parse_number
+        from kramabench.scorers.parse import ParsedNumber, parse_number
 
         p = parse_number(v)
         if isinstance(p, ParsedNumber) and p.points is None:
@@ -171,7 +171,7 @@ def format_problems(query: str, answer: Any, answer_type: AnswerType | None, lak
 
 
 def _same(a: Any, b: Any, answer_type: AnswerType | None) -> bool:
-    from scorers.registry import score
+    from kramabench.scorers.registry import score
 
     if answer_type is None:
         return a == b

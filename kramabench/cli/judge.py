@@ -17,7 +17,7 @@ import typer
 from rich.text import Text
 
 from kramabench.cli._common import MAX_CONCURRENCY
-from scorers.design import DEFAULT_DESIGN_JUDGE
+from kramabench.scorers.design import DEFAULT_DESIGN_JUDGE
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +86,8 @@ def register(app: typer.Typer) -> None:
         from kramabench.cli._common import error_console, fail
         from kramabench.models import ModelError, get_model
         from kramabench.run.judge_check import JudgeCheckError, load_labelled_set, run_judge_check
+        from kramabench.scorers.design import DesignJudge
         from kramabench.workload import WorkloadError, resolve_workload_root
-        from scorers.design import DesignJudge
 
         err = error_console()
         model_id = judge or DEFAULT_DESIGN_JUDGE

@@ -54,7 +54,7 @@ def _make_judge(model_id: str | None, cache: Path | None, prompt_version: str | 
     if not model_id:
         return None
     from kramabench.models import get_model
-    from scorers.judge import DEFAULT_PROMPT_VERSION, ModelJudge
+    from kramabench.scorers.judge import DEFAULT_PROMPT_VERSION, ModelJudge
 
     try:
         # model_cache=False: the response cache of kramabench.models is neither read nor written, so a
@@ -76,8 +76,8 @@ def _print(report, console, *, show_tasks: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from scorers.percent import scale_label
-    from scorers.stats import TOTAL, format_ci, format_pct
+    from kramabench.scorers.percent import scale_label
+    from kramabench.scorers.stats import TOTAL, format_ci, format_pct
 
     items = report.items
     gold = report.gold
@@ -207,8 +207,8 @@ def _classes(wls: list, errata: bool | Path) -> dict[str, str]:
 
 def _floor_lines(report) -> list[str]:
     """The floors (constant answers on the same tasks) and the bounded score, per gold (one line when equal)."""
-    from scorers.floors import BAND_THRESHOLD, FLOOR_TITLES
-    from scorers.stats import format_pct
+    from kramabench.scorers.floors import BAND_THRESHOLD, FLOOR_TITLES
+    from kramabench.scorers.stats import format_pct
 
     fl = report.floors
     if not fl:
@@ -243,7 +243,7 @@ def _without_unsupported(items: list, wls: list) -> tuple[list, dict[str, list[s
 
 def _baseline_items(path: Path):
     from kramabench.files import FileRefused, check_json_values, read_bytes
-    from scorers.stats import ScoredItem
+    from kramabench.scorers.stats import ScoredItem
 
     try:
         raw = read_bytes(path, limit=256 << 20, what="baseline score file")
@@ -291,9 +291,9 @@ def run_score(
         score_other_gold,
         score_workloads,
     )
+    from kramabench.scorers.stats import MAX_BOOTSTRAP, paired_comparison, summarize
     from kramabench.workload import WorkloadError
     from kramabench.workload.gold import changes_for, gold_of_run, other_gold
-    from scorers.stats import MAX_BOOTSTRAP, paired_comparison, summarize
 
     console = console or Console()
     if predictions.is_dir():

@@ -74,7 +74,7 @@ def spec_files(files: list[str]) -> list[str]:
 
 def _via_scorer(model: DataModel, expected: Table, actual: Table, comparators: list[str]) -> dict[str, TableResult]:
     """Each comparator's result on one data model, through the ``table`` answer-type scorer of the registry."""
-    import scorers
+    from kramabench import scorers
     from kramabench.elt.compare.scorer import TableExpectation
 
     exp = TableExpectation(table=expected, comparators=list(comparators), primary=comparators[0],
@@ -246,7 +246,7 @@ class EltSetting:
         return None
 
     def make_judge(self, model: Any) -> Any:
-        from scorers.judge import ModelJudge
+        from kramabench.scorers.judge import ModelJudge
 
         return ModelJudge(model)
 

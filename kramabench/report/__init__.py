@@ -4,7 +4,7 @@ from kramabench.report.build import ReportModel, ReportPaths, collect, write_rep
 from kramabench.report.load import ReportError, RunData, load_run
 from kramabench.report.settings_table import settings_table
 from kramabench.report.tables import TABLE_BUILDERS, Row, Table, build_tables, domain_table, register_table
-from scorers.stats import MeanCI, bootstrap_ci, mean_ci
+from kramabench.scorers.stats import MeanCI, bootstrap_ci, mean_ci
 
 __all__ = [
     "TABLE_BUILDERS",

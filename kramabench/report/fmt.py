@@ -7,12 +7,12 @@ from typing import Any
 
 from kramabench.contracts.cost import format_cost, unpriced_calls, usd
 from kramabench.contracts.system import SystemUsage
-from scorers.stats import MeanCI, format_ci
-from scorers.stats import format_pct as pct
+from kramabench.scorers.stats import MeanCI, format_ci
+from kramabench.scorers.stats import format_pct as pct
 
 
 def ci_text(c: MeanCI) -> str:
-    """'63.2 [55.1, 71.0]' or '–' when nothing is scored (the one format of scorers.stats)."""
+    """'63.2 [55.1, 71.0]' or '–' when nothing is scored (the one format of kramabench.scorers.stats)."""
     if c.mean is None:
         return "–"
     return f"{pct(c.mean)} {format_ci(c.lo, c.hi)}"

@@ -18,7 +18,7 @@ from kramabench.report.unsupported import unsupported_text
 from kramabench.run.floors import FloorRow, floor_rows
 from kramabench.run.golds import GOLD_TITLES, GOLDS, OFFICIAL, VERIFIED, both_golds, run_gold
 from kramabench.run.settings import setting_floor_note
-from scorers.stats import MeanCI
+from kramabench.scorers.stats import MeanCI
 
 
 @dataclass
@@ -48,7 +48,7 @@ class RunGolds:
     floors_apply: bool = True
     #: the setting's own floor, said in place of the constant answers' (kramabench.run.settings.Floored)
     floor_note: str | None = None
-    #: the run was scored with --normalise-percent (scorers.percent)
+    #: the run was scored with --normalise-percent (kramabench.scorers.percent)
     normalise_percent: bool = False
     #: answers off from the gold by a factor 100 (``scale_mismatch``), and how many of them were rescaled
     scale_mismatch: int = 0
@@ -129,7 +129,7 @@ def other_records(run: RunData) -> dict[tuple, Record]:
 
 def record_notes(r: Record) -> list[str]:
     """Short notes of a record's score worth a glance in a task row (``scale_mismatch: x100``, ...)."""
-    from scorers.percent import scale_label
+    from kramabench.scorers.percent import scale_label
 
     d = r.score_details or {}
     out = []
@@ -157,7 +157,7 @@ CAPTION = (
 
 def gold_lines(rg: RunGolds) -> list[GoldLine]:
     from kramabench.report import fmt
-    from scorers.floors import BAND_THRESHOLD, FLOOR_TITLES, RAE_BANDS
+    from kramabench.scorers.floors import BAND_THRESHOLD, FLOOR_TITLES, RAE_BANDS
 
     o, v = rg.columns[OFFICIAL], rg.columns[VERIFIED]
 

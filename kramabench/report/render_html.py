@@ -19,7 +19,7 @@ from kramabench.report.golds import gold_lines, other_records, record_notes
 from kramabench.report.plots import run_color
 from kramabench.report.summary import error_kind, record_wall, task_rows, unscored_reason
 from kramabench.report.tables import Table, is_unscored, natural_key, record_value
-from scorers.stats import MeanCI
+from kramabench.scorers.stats import MeanCI
 
 if TYPE_CHECKING:
     from kramabench.report.model import ReportModel

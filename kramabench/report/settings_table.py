@@ -30,7 +30,7 @@ from kramabench.report.tables import (
     register_table,
     task_scores,
 )
-from scorers.stats import MeanCI
+from kramabench.scorers.stats import MeanCI
 
 NO_MODEL = "–"
 

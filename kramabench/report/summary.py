@@ -11,8 +11,8 @@ from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
 from kramabench.report.tables import SETTING_ORDER, cell_stat, is_unscored, natural_key, task_scores
 from kramabench.report.unsupported import unsupported_text
-from scorers.design import judge_cost, judge_tokens
-from scorers.stats import MeanCI
+from kramabench.scorers.design import judge_cost, judge_tokens
+from kramabench.scorers.stats import MeanCI
 
 
 @dataclass

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
-from scorers.stats import MeanCI, mean_ci, ratio_ci
+from kramabench.scorers.stats import MeanCI, mean_ci, ratio_ci
 
 SETTING_ORDER = ["end-to-end", "pipeline-design", "subtasks"]
 SETTING_TITLES = {
@@ -104,7 +104,7 @@ def task_scores(records: Iterable[Record]) -> dict[tuple[str, str], float | None
 
 def cell_stat(values: Mapping[tuple[str, str], float | None] | list[float | None]) -> MeanCI:
     """A cell: the mean of the tasks' scores (``{(domain, task id): score}``; None: unscored, counted apart)
-    with its interval from :func:`scorers.stats.bootstrap_ci`, the one every surface prints (no seed of the
+    with its interval from :func:`kramabench.scorers.stats.bootstrap_ci`, the one every surface prints (no seed of the
     run's own: the same per-task scores give the same interval in every table)."""
     if isinstance(values, Mapping):
         return mean_ci(values)

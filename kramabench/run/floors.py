@@ -1,5 +1,5 @@
 """Floors beside a run's score: what the constant answers (``0``, ``""``, ``"I don't know"``) get on the
-same tasks and the same gold, and the bounded numeric metric beside the paper's (:mod:`scorers.floors`).
+same tasks and the same gold, and the bounded numeric metric beside the paper's (:mod:`kramabench.scorers.floors`).
 
 Computed from the records alone (their gold, answer type and answer), without any model: every report and
 table can show them for free. Only tasks the run scored count (an unscored task is left out of the run's
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kramabench.contracts.records import Record, latest_records
-from scorers.floors import CONSTANTS, RAE_BANDS, bounded, floor_scores, rae_of
+from kramabench.scorers.floors import CONSTANTS, RAE_BANDS, bounded, floor_scores, rae_of
 
 TOTAL = "Total"
 
@@ -27,7 +27,7 @@ class FloorRow:
     name: str
     n: int = 0
     system: float | None = None
-    #: the run's score with numeric-approximate answers scored within band (scorers.floors.bounded)
+    #: the run's score with numeric-approximate answers scored within band (kramabench.scorers.floors.bounded)
     system_bounded: float | None = None
     #: constant name -> mean score of that constant on the same tasks
     floors: dict[str, float] = field(default_factory=dict)

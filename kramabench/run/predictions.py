@@ -46,12 +46,12 @@ from kramabench.files import (
     iter_lines,
     open_regular,
 )
+from kramabench.scorers.judge import Judge
+from kramabench.scorers.paths import LakePaths, canonical_lake_paths
+from kramabench.scorers.percent import normalise_percent as rescale_percent
+from kramabench.scorers.registry import score
+from kramabench.scorers.stats import ScoredItem, Summary, summarize
 from kramabench.workload.models import Task, Workload
-from scorers.judge import Judge
-from scorers.paths import LakePaths, canonical_lake_paths
-from scorers.percent import normalise_percent as rescale_percent
-from scorers.registry import score
-from scorers.stats import ScoredItem, Summary, summarize
 
 logger = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class ScoreReport(BaseModel):
         "score (numeric-approximate within band) of the predictions and of the constant 0, over n tasks",
     )
     errata_file: str | None = None
-    normalise_percent: bool = Field(False, description="scored with the percent-scale normalisation (scorers.percent)")
+    normalise_percent: bool = Field(False, description="scored with the percent-scale normalisation (kramabench.scorers.percent)")
     classes: dict[str, str] = Field(default_factory=dict, description="task id -> reviewed class (errata review)")
     excluded_unsupported: dict[str, list[str]] = Field(
         default_factory=dict, description="--exclude-unsupported: per domain, the tasks the benchmark cannot support "

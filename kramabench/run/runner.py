@@ -50,10 +50,10 @@ from kramabench.run.plan import RunPlan
 from kramabench.run.progress import Progress
 from kramabench.run.settings import Differing, RemoteStaged, SettingContext, Staged, Summarized, WorkItem
 from kramabench.run.throttle import FatalGuard
+from kramabench.scorers.judge import CountsCalls
 from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
 from kramabench.workload.solutions import solution_of
-from scorers.judge import CountsCalls
 
 log = logging.getLogger(__name__)
 

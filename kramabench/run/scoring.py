@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-import scorers
+from kramabench import scorers
 
 log = logging.getLogger(__name__)
 
@@ -32,17 +32,17 @@ def score_answer(
 ) -> Scored:
     """Score ``predicted`` against ``expected``.
 
-    * ``lake_files`` (the lake's files, or a :class:`scorers.paths.LakePaths`): a lake file named in
-      either answer counts as the same file whatever prefix names it (:mod:`scorers.paths`);
+    * ``lake_files`` (the lake's files, or a :class:`kramabench.scorers.paths.LakePaths`): a lake file named in
+      either answer counts as the same file whatever prefix names it (:mod:`kramabench.scorers.paths`);
     * no answer type (a workload defect the loader reported): unscored, reason in details;
     * the scorer raising: unscored with ``scorer_error`` (logged), so a bug never becomes a silent 0;
-    * ``normalise_percent``: the named option of :mod:`scorers.percent` (off: the paper's score).
+    * ``normalise_percent``: the named option of :mod:`kramabench.scorers.percent` (off: the paper's score).
     """
     if answer_type is None:
         return Scored(None, None, {"reason": "the task has no valid answer_type"}, unscored=True)
     n_paths = 0
     if lake_files is not None:
-        from scorers.paths import canonical_lake_paths
+        from kramabench.scorers.paths import canonical_lake_paths
 
         expected, n_gold = canonical_lake_paths(expected, lake_files)
         predicted, n_pred = canonical_lake_paths(predicted, lake_files)
@@ -50,7 +50,7 @@ def score_answer(
     try:
         s = scorers.score(expected, predicted, answer_type, judge=judge, question=question)
         if normalise_percent:
-            from scorers.percent import normalise_percent as rescale
+            from kramabench.scorers.percent import normalise_percent as rescale
 
             s = rescale(expected, predicted, answer_type, s, judge=judge, question=question)
     except Exception as e:  # noqa: BLE001 - any scorer failure becomes an explained unscored item

@@ -32,7 +32,7 @@ Optional members (protocols checked with ``isinstance``; :class:`BaseSetting` gi
   (:class:`~kramabench.contracts.RatioMetric`), printed after the run's table, kept in the manifest's
   counts and shown in the report;
 * ``floor_note(records)`` (:class:`Floored`): the floor of the setting's records, said in one line, when the
-  constant answers (``0``, ``""``, ``"I don't know"``, :mod:`scorers.floors`) are no floor for it (an ELT
+  constant answers (``0``, ``""``, ``"I don't know"``, :mod:`kramabench.scorers.floors`) are no floor for it (an ELT
   pipeline is answered with a warehouse, not a value); printed and reported instead of the constants' floors;
 * ``describe(workloads)`` (:class:`Described`): what the manifest records about the setting for this run
   (``options.setting_info``; the workloads hold the tasks the run selected), ``differences`` being deliberate
@@ -80,7 +80,7 @@ class SettingContext:
     #: the system is a privileged built-in (it knows the official subtask numbering)
     privileged: bool = False
     #: score an answer 100x off the gold as its rescaled value when the question asks for a percentage
-    #: (scorers.percent; off: the paper's scoring)
+    #: (kramabench.scorers.percent; off: the paper's scoring)
     normalise_percent: bool = False
 
 
@@ -261,14 +261,14 @@ class BaseSetting:
         return None
 
     def make_judge(self, model: Any) -> Any:
-        from scorers.judge import ModelJudge
+        from kramabench.scorers.judge import ModelJudge
 
         return ModelJudge(model)
 
 
 def _lake_paths(item: WorkItem) -> Any:
     """The lake's files of a work item, for matching file names in answers whatever their prefix."""
-    from scorers.paths import LakePaths
+    from kramabench.scorers.paths import LakePaths
 
     return LakePaths(item.input.files)
 
@@ -345,7 +345,7 @@ class PipelineDesign(BaseSetting):
     """The end-to-end question; the system's pipeline code judged per key functionality.
 
     Score = fraction of the task's key functionalities the design judge finds implemented
-    (:mod:`scorers.design`); functionalities come from the workload or are derived from the subtask
+    (:mod:`kramabench.scorers.design`); functionalities come from the workload or are derived from the subtask
     steps (:func:`kramabench.workload.key_functionalities`). A task without any is not judgeable: its
     record is unscored with that reason and the system is not called. A system may answer
     ``setting == "pipeline-design"`` with code only (not run); a missing code scores 0 (``no_code``).
@@ -356,12 +356,12 @@ class PipelineDesign(BaseSetting):
 
     @property
     def default_judge(self) -> str:  # type: ignore[override]
-        from scorers.design import DEFAULT_DESIGN_JUDGE
+        from kramabench.scorers.design import DEFAULT_DESIGN_JUDGE
 
         return DEFAULT_DESIGN_JUDGE
 
     def make_judge(self, model: Any) -> Any:
-        from scorers.design import DesignJudge
+        from kramabench.scorers.design import DesignJudge
 
         return DesignJudge(model)
 
@@ -377,8 +377,8 @@ class PipelineDesign(BaseSetting):
         return None if key_functionalities(task).judgeable else SystemOutput()
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
+        from kramabench.scorers.design import METRIC, DesignJudge
         from kramabench.workload import key_functionalities
-        from scorers.design import METRIC, DesignJudge
 
         kfs = key_functionalities(item.task)
         common: dict[str, Any] = {

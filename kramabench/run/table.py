@@ -21,8 +21,8 @@ from kramabench.contracts.text import safe_text
 from kramabench.run.floors import FloorRow
 from kramabench.run.golds import OFFICIAL, VERIFIED, both_golds
 from kramabench.run.store import latest_records
-from scorers.design import judge_cost
-from scorers.stats import TOTAL, bootstrap_ci, canonical_mean, format_ci, format_pct, ratio_ci
+from kramabench.scorers.design import judge_cost
+from kramabench.scorers.stats import TOTAL, bootstrap_ci, canonical_mean, format_ci, format_pct, ratio_ci
 
 
 @dataclass
@@ -219,7 +219,7 @@ def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest:
     (kramabench.run.floors)."""
     from kramabench.run.floors import floor_rows
     from kramabench.run.settings import setting_floor_note
-    from scorers.floors import BAND_THRESHOLD, FLOOR_TITLES
+    from kramabench.scorers.floors import BAND_THRESHOLD, FLOOR_TITLES
 
     if setting == "pipeline-design":
         return []

@@ -4,7 +4,7 @@ The data layer (:mod:`~kramabench.view.runs`, :mod:`~kramabench.view.rows`) foll
 are written and reads records as plain JSON objects, so a field a newer kramabench (or a plug-in) adds is
 shown without a change here; :mod:`~kramabench.view.query` filters, searches, sorts and pages a run's
 rows; :mod:`~kramabench.view.compare` puts runs side by side with the paired difference of
-:mod:`scorers.stats`; :mod:`~kramabench.view.api` answers the page's requests (a record cut where it is
+:mod:`kramabench.scorers.stats`; :mod:`~kramabench.view.api` answers the page's requests (a record cut where it is
 long, its code and output highlighted, its thoughts as Markdown: :mod:`~kramabench.view.render`; its model
 calls from ``calls.jsonl``: :mod:`~kramabench.view.calls`); :mod:`~kramabench.view.server` serves the page and
 the JSON API on loopback.

@@ -1,5 +1,5 @@
 """Two or more runs on the same tasks: per-task scores side by side, the tasks where they differ first, and
-each run against the first with the paired difference and its interval (:func:`scorers.stats.paired_comparison`,
+each run against the first with the paired difference and its interval (:func:`kramabench.scorers.stats.paired_comparison`,
 the same one ``kramabench score --baseline`` and the report use)."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _differs(cells: list[Row | None], gold: str) -> bool:
 
 
 def compare(runs: list[RunFollower], query: CompareQuery) -> dict[str, Any]:
-    from scorers.stats import ScoredItem, paired_comparison
+    from kramabench.scorers.stats import ScoredItem, paired_comparison
 
     per_run: list[dict[tuple[str, str, str | None], Row]] = []
     settings: Counter[str] = Counter()

@@ -176,9 +176,9 @@ def interval(values: dict[tuple[str, str], float | None], *cell: str) -> dict[st
     """THE score of a set of tasks with its 95% interval, for every number the viewer shows (the run list, a
     run's header, the score of what a filter keeps, the tables by domain and by difficulty, the floors panel):
     ``values`` maps each task (domain, task id) to its score (None: unscored, counted apart, never averaged
-    in). :func:`scorers.stats.mean_ci`, the report's: one seed and one order of the tasks, so the same per-task
+    in). :func:`kramabench.scorers.stats.mean_ci`, the report's: one seed and one order of the tasks, so the same per-task
     scores give the same digits on every surface (``cell`` names the report's cell it is, for the reader)."""
-    from scorers.stats import mean_ci
+    from kramabench.scorers.stats import mean_ci
 
     ci = mean_ci(values)
     return {"score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n, "n_unscored": ci.n_unscored,
@@ -242,7 +242,7 @@ def floors_panel(f: Any) -> dict[str, Any]:
     from kramabench.run.floors import FloorEntry, floor_rows_of
     from kramabench.run.golds import both_golds
     from kramabench.run.settings import setting_floor_note
-    from scorers.floors import BAND_THRESHOLD, FLOOR_TITLES, RAE_BANDS
+    from kramabench.scorers.floors import BAND_THRESHOLD, FLOOR_TITLES, RAE_BANDS
 
     rows = f.snapshot()
     setting = main_setting(rows)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from baselines.code_agent import prelude, read_final_answer
-from baselines.code_agent.pipeline import HEADER, RanStep, pipeline_code
+from kramabench.baselines.code_agent import prelude, read_final_answer
+from kramabench.baselines.code_agent.pipeline import HEADER, RanStep, pipeline_code
 from kramabench.contracts.session import PythonError, SessionLimits
 from kramabench.systems import SystemContext, TaskInput, get_system_spec
 

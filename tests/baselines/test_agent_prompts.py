@@ -1,4 +1,4 @@
-"""The agents' texts per kind of task (baselines/code_agent/prompts.py): a question's are KramaBench's as they were;
+"""The agents' texts per kind of task (kramabench/baselines/code_agent/prompts.py): a question's are KramaBench's as they were;
 an ELT task's say what building a warehouse is, what final_answer means there, and give no best-estimate advice.
 The kind comes from the setting's typed contract (``Setting.task_kind``), never from probing."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from baselines.code_agent.options import CodeAgentOptions
-from baselines.code_agent.prompts import (
+from kramabench.baselines.code_agent.options import CodeAgentOptions
+from kramabench.baselines.code_agent.prompts import (
     ELT_SYSTEM_PROMPT_TEMPLATE,
     LAST_STEP,
     SMOLAGENTS_TASK_NOTES,
@@ -99,8 +99,8 @@ def _task_folder(tmp_path: Path) -> Path:
 
 
 def _first_message(root: Path, tmp_path: Path, **opts) -> tuple[str, dict]:
-    from baselines.code_agent.lake import LakeIndexes, task_files
-    from baselines.code_agent.prompts import first_user_message
+    from kramabench.baselines.code_agent.lake import LakeIndexes, task_files
+    from kramabench.baselines.code_agent.prompts import first_user_message
     from kramabench.elt.setting import spec_files
 
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
@@ -147,8 +147,8 @@ def test_smolagents_task_text_shows_the_specification_whole_too(tmp_path: Path) 
     import pytest
 
     pytest.importorskip("smolagents")
-    from baselines.smolagents.options import SmolagentsOptions
-    from baselines.smolagents.system import SmolagentsCodeAgent
+    from kramabench.baselines.smolagents.options import SmolagentsOptions
+    from kramabench.baselines.smolagents.system import SmolagentsCodeAgent
     from kramabench.elt.setting import spec_files
 
     root = _task_folder(tmp_path)
@@ -180,8 +180,8 @@ def test_an_elt_tasks_first_message_is_the_same_in_every_run(tmp_path: Path) -> 
 
     import pytest
 
-    from baselines.code_agent.lake import LakeIndexes, task_files
-    from baselines.code_agent.prompts import first_user_message
+    from kramabench.baselines.code_agent.lake import LakeIndexes, task_files
+    from kramabench.baselines.code_agent.prompts import first_user_message
     from kramabench.elt.sources.postgres import PostgresUnavailable, find_bindir
     from kramabench.lake import list_lake_files
     from kramabench.workload.families import load_workload

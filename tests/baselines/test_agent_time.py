@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines.code_agent.clock import SESSION_GRACE_S, model_call_allowance_s
+from kramabench.baselines.code_agent.clock import SESSION_GRACE_S, model_call_allowance_s
 from kramabench.contracts.model import ModelOptions
 from kramabench.systems import SystemContext, TaskInput, get_system_spec
 from kramabench.testing import Reply
@@ -133,7 +133,7 @@ def test_a_session_lost_to_its_wall_limit_is_wall_limit(openai_server, model, sa
                                                        monkeypatch):
     """The session's wall limit is set from the agent's (never below them); were it spent all the same (here
     made 4 s), the task's outcome says so: wall_limit, not sandbox_error."""
-    import baselines.code_agent.options as options
+    import kramabench.baselines.code_agent.options as options
 
     monkeypatch.setattr(options, "session_wall_s", lambda **kw: 4.0)
     fmt = SYSTEMS[system]

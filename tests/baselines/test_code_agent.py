@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines.code_agent import build_system
+from kramabench.baselines.code_agent import build_system
 from kramabench.systems import SubtaskInput, TaskInput
 from kramabench.testing import Reply
 from tests.baselines.agent_scripts import REVENUE, step
@@ -300,7 +300,7 @@ def test_a_crash_of_the_agent_keeps_the_reply_it_crashed_on_as_a_step(openai_ser
                                                                        tmp_path, monkeypatch):
     """An unforeseen exception in the agent's own handling of a reply is the task's ``system_crash``; the reply it
     came with is a step too (its tokens, cost, the error), so the steps still match the recorded calls."""
-    import baselines.code_agent.agent as agent_module
+    import kramabench.baselines.code_agent.agent as agent_module
 
     real = agent_module.parse_reply
 

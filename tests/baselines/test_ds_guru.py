@@ -8,7 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from baselines.ds_guru import HEADING_ERROR, HEADING_OUTPUT, VARIANTS, DSGuru, build_system, variant
+from kramabench.baselines.ds_guru import (
+    HEADING_ERROR,
+    HEADING_OUTPUT,
+    VARIANTS,
+    DSGuru,
+    build_system,
+    variant,
+)
 from kramabench.lake import estimate_tokens
 from kramabench.models import ModelOptions
 from kramabench.sandbox import Limits

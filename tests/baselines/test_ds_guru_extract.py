@@ -8,8 +8,8 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baselines.ds_guru import extract_code, extract_plan, parse_answer
-from baselines.ds_guru.system import _clean
+from kramabench.baselines.ds_guru import extract_code, extract_plan, parse_answer
+from kramabench.baselines.ds_guru.system import _clean
 
 PLAN = '{"id": "main-task", "query": "q", "data_sources": ["a.csv"], "subtasks": [{"id": "subtask-1", "query": "s", "data_sources": ["a.csv"]}]}'
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines.ds_guru import HEADING_ERROR, HEADING_OUTPUT, build_system
+from kramabench.baselines.ds_guru import HEADING_ERROR, HEADING_OUTPUT, build_system
 from kramabench.lake import estimate_tokens
 from kramabench.systems import SubtaskInput, TaskInput
 from kramabench.testing import Reply

@@ -6,7 +6,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from baselines.ds_guru.prompts import feedback_message, head_tail_lines, system_prompt, tail_lines
+from kramabench.baselines.ds_guru.prompts import feedback_message, head_tail_lines, system_prompt, tail_lines
 from kramabench.contracts.sandbox import ExecResult
 from kramabench.sandbox.environment import (
     BASE_LOCK,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from baselines.code_agent.options import CodeAgentOptions
-from baselines.code_agent.prompts import system_prompt as agent_system_prompt
-from baselines.ds_guru.prompts import system_prompt as guru_system_prompt
+from kramabench.baselines.code_agent.options import CodeAgentOptions
+from kramabench.baselines.code_agent.prompts import system_prompt as agent_system_prompt
+from kramabench.baselines.ds_guru.prompts import system_prompt as guru_system_prompt
 from kramabench.sandbox.environment import import_names, load_lock, packages_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def test_one_list_for_every_prompt(tmp_path: Path) -> None:
 
 def test_no_copy_of_the_list_maker() -> None:
     defined = []
-    for root in ("kramabench", "baselines"):
+    for root in ("kramabench",):
         for path in (REPO / root).rglob("*.py"):
             tree = ast.parse(path.read_text(encoding="utf-8"))
             defined += [str(path.relative_to(REPO)) for node in ast.walk(tree)

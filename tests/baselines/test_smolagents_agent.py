@@ -135,7 +135,7 @@ def test_a_model_error_ends_the_agent(openai_server, model, local_sandbox, lake,
 
 
 def test_an_unsupported_smolagents_version_is_refused_in_one_line(monkeypatch):
-    import baselines.smolagents.system as s
+    import kramabench.baselines.smolagents.system as s
 
     monkeypatch.setattr(s, "version", lambda name: "1.9.0")
     with pytest.raises(RuntimeError, match=r"smolagents 1.9.0 is installed; this adapter supports smolagents>=1.26"):

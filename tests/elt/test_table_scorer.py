@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import scorers
+from kramabench import scorers
 from kramabench.elt.compare.scorer import TableExpectation, as_table
 from kramabench.elt.compare.values import Table
 

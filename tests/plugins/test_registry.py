@@ -41,7 +41,7 @@ def test_every_builtin_is_an_entry_point_of_kramabench(fresh) -> None:  # type: 
         found = plugins.plugins(kind)
         assert names <= set(found), kind
         assert all(found[n].builtin for n in names), kind
-    assert plugins.get("systems", "ds-guru-simple").value == "baselines.ds_guru.plugin:SIMPLE"
+    assert plugins.get("systems", "ds-guru-simple").value == "kramabench.baselines.ds_guru.plugin:SIMPLE"
     # ours, not a paper variant: reachable by name, with the richer rendering in its effective options
     rich = plugins.load("systems", "ds-guru-rich")
     assert rich.option_defaults["lake_rendering"] == "rich" and "not the paper's" in rich.description
@@ -78,6 +78,6 @@ def test_register_shadows_until_unregistered(fresh) -> None:  # type: ignore[no-
     assert plugins.load("scorers", "numeric_exact") is mine
     assert plugins.get("scorers", "numeric_exact").distribution == plugins.RUNTIME
     plugins.unregister("scorers", "numeric_exact")
-    assert plugins.load("scorers", "numeric_exact").__module__ == "scorers.scalar"
+    assert plugins.load("scorers", "numeric_exact").__module__ == "kramabench.scorers.scalar"
     with pytest.raises(ValueError, match="unknown plug-in kind"):
         plugins.names("widgets")

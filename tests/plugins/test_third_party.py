@@ -49,7 +49,7 @@ class MainOnly(EndToEnd):
 
 
 def same_parity(expected, predicted, *, judge=None, question=None, diagnostics=True):
-    from scorers import Score
+    from kramabench.scorers import Score
 
     ok = int(str(predicted).strip()) % 2 == int(expected) % 2
     return Score(value=1.0 if ok else 0.0, metric="same_parity", details={"predicted": predicted})

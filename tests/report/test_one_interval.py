@@ -2,7 +2,7 @@
 an erratum that changes one gold) is shown through every surface that prints its score -- the end-of-run
 domain table, ``kramabench score`` on its records, the report's card, golds table, domain tables and
 Markdown, the viewer's run list, run header, floors panel and comparison -- and every surface prints the
-same digits, those of :func:`scorers.stats.bootstrap_ci` over the per-task scores computed here by hand.
+same digits, those of :func:`kramabench.scorers.stats.bootstrap_ci` over the per-task scores computed here by hand.
 A copy of the run under another name, its records in another order, gets the identical intervals."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from scorers.stats import bootstrap_ci, format_ci, format_pct
+from kramabench.scorers.stats import bootstrap_ci, format_ci, format_pct
 from tests.run.synth import write_system_module
 
 #: (domain, task number, answer type, gold, the system's answer, official gold when an erratum changed it)

@@ -177,9 +177,9 @@ def test_bootstrap_interval() -> None:
     assert c.mean is None and c.n == 0 and c.n_unscored == 2
     assert bootstrap_ci([]) == (None, None)
     # one implementation: the report's interval is the scorers' one (as `run` and `score` print)
-    import scorers.stats
+    import kramabench.scorers.stats
 
-    assert bootstrap_ci is scorers.stats.bootstrap_ci
+    assert bootstrap_ci is kramabench.scorers.stats.bootstrap_ci
 
 
 def test_a_second_table_type_plugs_in(two_runs: tuple[Path, Path], tmp_path: Path) -> None:

@@ -416,7 +416,7 @@ def test_output_cut_at_the_limit_is_reported_as_cut(tmp_path, backend):
 
 
 def test_ds_guru_feedback_says_the_output_was_cut():
-    from baselines.ds_guru.prompts import describe_failure
+    from kramabench.baselines.ds_guru.prompts import describe_failure
     from kramabench.contracts.sandbox import ExecResult
 
     cut = ExecResult(stdout="x", stderr="", exit_code=0, timed_out=False, oom=False, wall_s=0.1, truncated=True,

@@ -16,8 +16,8 @@ from kramabench.run.judge_check import (
     load_labelled_set,
     run_judge_check,
 )
+from kramabench.scorers.design import DesignJudge
 from kramabench.workload import resolve_workload_root
-from scorers.design import DesignJudge
 
 MINI = resolve_workload_root("mini")
 

@@ -7,9 +7,9 @@ import gc
 from pathlib import Path
 
 from kramabench.run.predictions import Prediction, score_workloads
+from kramabench.scorers.paths import LakePaths, canonical_lake_paths
+from kramabench.scorers.registry import score
 from kramabench.workload.models import Task, Workload
-from scorers.paths import LakePaths, canonical_lake_paths
-from scorers.registry import score
 
 
 def _workload(tmp_path: Path) -> Workload:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorers.judge import Verdict
+from kramabench.scorers.judge import Verdict
 
 
 class ScriptedJudge:

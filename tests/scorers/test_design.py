@@ -8,15 +8,15 @@ import re
 import pytest
 
 from kramabench.models import get_model
-from kramabench.testing import Reply
-from kramabench.workload import KeyFunctionality
-from scorers.design import (
+from kramabench.scorers.design import (
     DESIGN_PROMPT_VERSION,
     DesignJudge,
     design_score,
     parse_design_reply,
     verdict_value,
 )
+from kramabench.testing import Reply
+from kramabench.workload import KeyFunctionality
 
 KFS = [
     KeyFunctionality(id="kf-1", description="Read the quarterly CSV files"),
@@ -195,7 +195,7 @@ def test_code_comment_injection_does_not_change_parsing(openai_server, judge):
 
 
 def test_design_score_of_partially_unscored_verdict():
-    from scorers.design import DesignVerdict, ItemVerdict
+    from kramabench.scorers.design import DesignVerdict, ItemVerdict
 
     v = DesignVerdict(items=[ItemVerdict(id="kf-1", implemented=True), ItemVerdict(id="kf-2", implemented=None),
                              ItemVerdict(id="kf-3", implemented=False)], judge="j", prompt_version="p")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scorers import score
-from scorers.diagnostics import bleu, lcs_length, rouge1_f, rougeL_f, string_diagnostics, tokens
+from kramabench.scorers import score
+from kramabench.scorers.diagnostics import bleu, lcs_length, rouge1_f, rougeL_f, string_diagnostics, tokens
 
 
 def test_tokens_need_no_downloaded_model():
@@ -57,7 +57,7 @@ def test_bleu_equals_nltk_sentence_bleu():
 
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
-    from scorers.diagnostics import bleu
+    from kramabench.scorers.diagnostics import bleu
 
     rng = random.Random(3)
     words = ["the", "beach", "boston", "2019", ",", "marine", "a", "of", "water", "."]

@@ -14,11 +14,11 @@ import random
 
 import pytest
 
-import scorers.lists as lists
-import scorers.matching as matching
-import scorers.parse as parse
-from scorers.paths import LakePaths, canonical_lake_paths
-from scorers.registry import score
+import kramabench.scorers.lists as lists
+import kramabench.scorers.matching as matching
+import kramabench.scorers.parse as parse
+from kramabench.scorers.paths import LakePaths, canonical_lake_paths
+from kramabench.scorers.registry import score
 
 
 def _plain_row_item(value, depth):
@@ -172,7 +172,7 @@ def test_fast_paths_equal_the_straightforward_path_on_the_official_answers(share
 
 
 def _walk_reference(v, paths, depth=0):
-    """Every string of the answer resolved one by one (the rule of scorers.paths, without shortcuts)."""
+    """Every string of the answer resolved one by one (the rule of kramabench.scorers.paths, without shortcuts)."""
     if isinstance(v, str):
         r = paths.resolve(v)
         return (r, 1) if r is not None and r != v else (v, 0)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from scorers import score
+from kramabench.scorers import score
 
 NE, NA, SE, SA, LE, LA = (
     "numeric_exact", "numeric_approximate", "string_exact", "string_approximate", "list_exact", "list_approximate",

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from scorers import score
+from kramabench.scorers import score
 
 INF = math.inf
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError, ModelOptions
-from scorers import ModelJudge, parse_verdict, score
-from scorers.judge import Judge, JudgeCache
+from kramabench.scorers import ModelJudge, parse_verdict, score
+from kramabench.scorers.judge import Judge, JudgeCache
 
 
 class FakeModel:

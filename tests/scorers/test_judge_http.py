@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from kramabench.cli.main import build_app
 from kramabench.models import get_model
+from kramabench.scorers import score
+from kramabench.scorers.judge import ModelJudge
 from kramabench.testing import Reply
-from scorers import score
-from scorers.judge import ModelJudge
 
 pytestmark = pytest.mark.api
 

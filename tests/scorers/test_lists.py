@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from scorers import score
-from scorers.lists import MAX_MATRIX, _greedy_numbers, _max_matching, _num_matrix
-from scorers.parse import to_item
+from kramabench.scorers import score
+from kramabench.scorers.lists import MAX_MATRIX, _greedy_numbers, _max_matching, _num_matrix
+from kramabench.scorers.parse import to_item
 
 
 @pytest.mark.parametrize("approximate", [False, True])

@@ -1,11 +1,11 @@
-"""The interval greedy of scorers.matching gives the optimal assignment's count."""
+"""The interval greedy of kramabench.scorers.matching gives the optimal assignment's count."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from scorers.matching import interval_matching, max_matching
+from kramabench.scorers.matching import interval_matching, max_matching
 
 
 def _assignment(m: np.ndarray) -> int:
@@ -49,8 +49,8 @@ def test_max_matching_equals_the_assignment_on_random_matrices():
 
 def test_value_runs_by_bisection_equal_the_matrix(monkeypatch):
     """Numbers matched through the bisection of accepted runs give the matrix's maximum matching."""
-    import scorers.lists as lists
-    from scorers.numeric_lists import gold_facts
+    import kramabench.scorers.lists as lists
+    from kramabench.scorers.numeric_lists import gold_facts
 
     monkeypatch.setattr(lists, "RUNS_MIN_CELLS", 0)
     rng = np.random.default_rng(9)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import scorers.lists as lists
-from scorers.lists import list_approximate, list_exact
-from scorers.numeric_lists import numeric_array, pair_identical
+import kramabench.scorers.lists as lists
+from kramabench.scorers.lists import list_approximate, list_exact
+from kramabench.scorers.numeric_lists import numeric_array, pair_identical
 
 NUMBERS = st.one_of(
     st.integers(-50, 50),
@@ -135,7 +135,7 @@ ITEMS = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(gold=st.lists(ITEMS, max_size=12), pred=st.lists(ITEMS, max_size=12))
 def test_pair_identical_of_items_keeps_the_pairing_and_its_order(gold, pred):
-    from scorers.parse import to_item
+    from kramabench.scorers.parse import to_item
 
     g, p = [to_item(x) for x in gold], [to_item(x) for x in pred]
     got = lists._pair_identical(g, p)
@@ -183,7 +183,7 @@ def _greedy_values_by_deletion(g, tol, p, approximate):
 def test_greedy_values_counts_what_the_greedy_by_deletion_counts():
     import numpy as np
 
-    from scorers.numeric_lists import greedy_values
+    from kramabench.scorers.numeric_lists import greedy_values
 
     rng = np.random.default_rng(12)
     pool = np.array([0.0, 1.0, -1.0, 2.0, 1.05, 0.9, 10.0, 11.0, np.inf, -np.inf, np.nan, 1e308, -1e308, 5.5])

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kramabench.run.scoring import score_answer
-from scorers import score
-from scorers.paths import LakePaths, canonical_lake_paths
+from kramabench.scorers import score
+from kramabench.scorers.paths import LakePaths, canonical_lake_paths
 
 LAKE = ["a/b.csv", "a/c.csv", "top.csv", "x/y/deep.txt", "one/dup.csv", "two/dup.csv", "frame_2019.xlsx"]
 

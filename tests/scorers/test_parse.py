@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scorers import parse
-from scorers.parse import (
+from kramabench.scorers import parse
+from kramabench.scorers.parse import (
     LST,
     NUM,
     STR,
@@ -227,7 +227,7 @@ def test_abstentions():
 
 @given(st.floats(allow_nan=True, allow_infinity=True))
 def test_float_item_fast_path_equals_general_item(v):
-    from scorers.parse import NUM, Item, ParsedNumber, _float_item, _num_key
+    from kramabench.scorers.parse import NUM, Item, ParsedNumber, _float_item, _num_key
 
     a = _float_item(v)
     b = Item(NUM, _num_key(v), num=ParsedNumber.of_float(v), raw=v)

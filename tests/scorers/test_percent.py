@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scorers import score
-from scorers.floors import bounded, floor_scores
-from scorers.percent import asks_percent, normalise_percent, scale_label
+from kramabench.scorers import score
+from kramabench.scorers.floors import bounded, floor_scores
+from kramabench.scorers.percent import asks_percent, normalise_percent, scale_label
 
 Q = "What percentage of the reports are fraud (to 2 decimal places)?"
 

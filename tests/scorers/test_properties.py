@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scorers import score
+from kramabench.scorers import score
 
 TYPES = ["string_exact", "string_approximate", "numeric_exact", "numeric_approximate", "list_exact",
          "list_approximate"]
@@ -40,7 +40,7 @@ class _Coin:
     prompt_version = "-"
 
     def paraphrase(self, question, expected, predicted):
-        from scorers.judge import Verdict
+        from kramabench.scorers.judge import Verdict
 
         h = hash((expected, predicted)) % 3
         return Verdict(equivalent=[True, False, None][h])
@@ -64,7 +64,7 @@ def test_scalar_gold_scores_one_against_itself(gold, answer_type):
     if gold is None:
         return
     if answer_type.startswith("numeric") and isinstance(gold, str):
-        from scorers.parse import ParsedNumber, parse_number
+        from kramabench.scorers.parse import ParsedNumber, parse_number
 
         if not isinstance(parse_number(gold), ParsedNumber):
             assert s.value == 1.0, s  # compared as a string (gold_not_a_number)

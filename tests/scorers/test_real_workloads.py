@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scorers import score
+from kramabench.scorers import score
 
 pytestmark = pytest.mark.shared
 

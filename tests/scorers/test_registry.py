@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from kramabench.scorers import (
+    Score,
+    get_scorer,
+    register_scorer,
+    registered_answer_types,
+    score,
+    unregister_scorer,
+)
 from kramabench.workload.models import AnswerType
-from scorers import Score, get_scorer, register_scorer, registered_answer_types, score, unregister_scorer
 
 
 def test_every_answer_type_has_a_scorer():

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scorers.stats import ScoredItem, bootstrap_ci, mean_ci, paired_comparison, summarize
+from kramabench.scorers.stats import ScoredItem, bootstrap_ci, mean_ci, paired_comparison, summarize
 
 
 def item(domain, task, value, sub=None, unscored=False, reason=None, answer_type="numeric_exact"):
@@ -118,7 +118,7 @@ def test_paired_comparison_reports_tasks_on_one_side():
 
 
 def test_few_differing_tasks_never_look_significant():
-    from scorers.stats import ScoredItem, paired_comparison
+    from kramabench.scorers.stats import ScoredItem, paired_comparison
 
     def run(values):
         return [ScoredItem(domain="d", task_id=f"t{i}", value=v) for i, v in enumerate(values)]
@@ -138,7 +138,7 @@ def test_bootstrap_by_counts_has_the_distribution_of_index_resampling():
     """Few distinct scores: resamples drawn as multinomial counts, same distribution as drawn indices."""
     import numpy as np
 
-    from scorers.stats import _resampled_means
+    from kramabench.scorers.stats import _resampled_means
 
     values = np.array([0.0] * 300 + [1.0] * 150 + [0.5] * 40 + [0.25] * 10)
     by_counts = _resampled_means(values, 20_000, np.random.default_rng(1))
@@ -180,7 +180,7 @@ def test_bootstrap_draws_have_the_distribution_of_index_resampling(values):
     variance of a resample mean), and a seed gives the same draws again."""
     from scipy.stats import ks_2samp
 
-    from scorers.stats import _resampled_means
+    from kramabench.scorers.stats import _resampled_means
 
     n_boot = 20_000
     fast = _resampled_means(values, n_boot, np.random.default_rng(1))
@@ -202,7 +202,7 @@ def test_bootstrap_counts_a_rare_item_as_often_as_index_resampling_does():
     value large enough to read that count off each resampled mean, the shares of 0, 1 and 2 draws match."""
     from scipy.stats import binom
 
-    from scorers.stats import _resampled_means
+    from kramabench.scorers.stats import _resampled_means
 
     n, big = 1_000, 1e6
     values = np.array([0.0] * 600 + [1.0] * 399 + [big])
@@ -215,7 +215,7 @@ def test_bootstrap_counts_a_rare_item_as_often_as_index_resampling_does():
 def test_summarize_groups_items_like_filtering_each_group():
     """The one-pass grouping of summarize gives what filtering the items for each domain, level and answer
     type gives (random items: missing, unscored, None values, subtasks, unknown answer types)."""
-    from scorers.stats import estimate
+    from kramabench.scorers.stats import estimate
 
     rng = np.random.default_rng(11)
     items = []
@@ -269,7 +269,7 @@ def test_the_interval_does_not_depend_on_the_order_the_tasks_were_read_in():
         assert bootstrap_ci({("d", f"t{i}"): values[i] for i in order}) == ref
         assert mean_ci(shuffled) == mean_ci(values)
     # the old draw, in the order given, differed between orders: the canonical order is what fixes it
-    from scorers.stats import _bootstrap
+    from kramabench.scorers.stats import _bootstrap
 
     raw = {_bootstrap(np.asarray(values[::-1]), n_boot=10_000, confidence=0.95, seed=0)[1:],
            _bootstrap(np.asarray(values), n_boot=10_000, confidence=0.95, seed=0)[1:]}

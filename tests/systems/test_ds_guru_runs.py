@@ -20,8 +20,8 @@ from ..run.synth import make_workload
 
 pytestmark = pytest.mark.api
 
-# DS-Guru lives in baselines/ds_guru (its own issue); until it is in this checkout there is nothing to run
-pytest.importorskip("baselines.ds_guru.system", reason="baselines.ds_guru not in this checkout yet")
+# DS-Guru lives in kramabench/baselines/ds_guru (its own issue); until it is in this checkout there is nothing to run
+pytest.importorskip("kramabench.baselines.ds_guru.system", reason="kramabench.baselines.ds_guru not in this checkout yet")
 
 PROGRAM = """Plan:
 ```json

@@ -1,5 +1,5 @@
 """The viewer's data layer: run folders followed while written, damaged files, unknown fields, filters,
-sorting, facets and the comparison (against scorers.stats)."""
+sorting, facets and the comparison (against kramabench.scorers.stats)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_bad_query_is_named(bad: dict) -> None:
 
 
 def test_comparison_differs_first_and_reuses_paired_stats(two_runs: dict) -> None:
-    from scorers.stats import ScoredItem, paired_comparison
+    from kramabench.scorers.stats import ScoredItem, paired_comparison
 
     idx = ResultsIndex(two_runs["results"])
     idx.scan()

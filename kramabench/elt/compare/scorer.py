@@ -15,7 +15,7 @@ expected one, under the comparators of :mod:`kramabench.elt.compare`.
   (per-column status, mismatches with samples, missing and extra rows).
 
 The ``elt`` setting scores each data model through this scorer (so a plug-in may replace it with
-``scorers.register_scorer("table", ..., replace=True)``); a KramaBench-style task may answer with a table too.
+``kramabench.scorers.register_scorer("table", ..., replace=True)``); a KramaBench-style task may answer with a table too.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 from kramabench.elt.compare import DEFAULT_COMPARATORS, get_comparator
 from kramabench.elt.compare.original import OriginalUnreadable
 from kramabench.elt.compare.values import Table
-from scorers.base import Score
+from kramabench.scorers.base import Score
 
 #: the comparator that decides the score when the expectation names none
 DEFAULT_PRIMARY = "verified"

@@ -1252,7 +1252,7 @@
           pair ? h("td", { class: "small" }, [pair.only_in_a.length ? `${pair.only_in_a.length} only here` : "", pair.only_in_b.length ? `${pair.only_in_b.length} only in baseline` : "",
             pair.unscored_in_a.length + pair.unscored_in_b.length ? `${pair.unscored_in_a.length + pair.unscored_in_b.length} unscored` : ""].filter((x) => x).join(", ")) : h("td"));
       });
-      setText(explain, `Δ: mean over the tasks scored in both runs of (this run − the first run), in percentage points, against the verified gold (official + errata) and the official gold (the paper-comparable number); its interval is the paired bootstrap of scorers.stats (10,000 resamples). p (two-sided, paired bootstrap), better / tie / worse and paired tasks: against the ${doc.gold} gold.`);
+      setText(explain, `Δ: mean over the tasks scored in both runs of (this run − the first run), in percentage points, against the verified gold (official + errata) and the official gold (the paper-comparable number); its interval is the paired bootstrap of kramabench.scorers.stats (10,000 resamples). p (two-sided, paired bootstrap), better / tie / worse and paired tasks: against the ${doc.gold} gold.`);
       const doms = (cur.get("domain") || "").split(",").filter((x) => x);
       keyed(domBox, [{ name: true }, ...doc.domains.map((d) => ({ d }))], (x) => x.name ? "#name" : "v:" + x.d, (x) => x.name ? domBox.firstChild :
         h("button", { type: "button", class: "chip", "data-value": x.d, onclick: () => {

@@ -9,7 +9,7 @@ from typing import Any
 import smolagents
 from smolagents.models import get_clean_message_list, tool_role_conversions
 
-from baselines.code_agent.clock import TaskClock
+from kramabench.baselines.code_agent.clock import TaskClock
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOptions
 from kramabench.contracts.system import OutcomeError
 

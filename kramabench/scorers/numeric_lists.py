@@ -1,9 +1,9 @@
 """Lists of plain numbers as arrays: the fast path of list scoring.
 
 Most long answers of the official workloads are lists of ``int``/``float`` values (thousands of years,
-counts, coordinates). Read item by item (:func:`scorers.parse.to_item`) each element costs a Python
+counts, coordinates). Read item by item (:func:`kramabench.scorers.parse.to_item`) each element costs a Python
 object and a dictionary entry; here a list whose elements are all ``int``/``float`` (never ``bool``) is
-one ``float64`` array, and the rules of :mod:`scorers.lists` are applied to arrays:
+one ``float64`` array, and the rules of :mod:`kramabench.scorers.lists` are applied to arrays:
 
 * identical values are paired first (numeric_exact), with exactly the leftovers the item-by-item pairing
   leaves (the last occurrences of a gold value, the first ones of a predicted value);
@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from scorers.numeric import REL_TOL, exact_tolerance, is_unrounded, prediction_tolerance
-from scorers.parse import _BIG_INT, ParsedNumber, _decimals_of_float
+from kramabench.scorers.numeric import REL_TOL, exact_tolerance, is_unrounded, prediction_tolerance
+from kramabench.scorers.parse import _BIG_INT, ParsedNumber, _decimals_of_float
 
 _NUMERIC_TYPES = frozenset({int, float})
 
@@ -113,12 +113,12 @@ def pair_identical(g: np.ndarray, p: np.ndarray) -> tuple[int, np.ndarray, np.nd
 
 
 def greedy_values(g: np.ndarray, tol: np.ndarray | None, p: np.ndarray, approximate: bool) -> int:
-    """The interval matching of :func:`scorers.lists._greedy_numbers` on arrays (``tol``: the exact
+    """The interval matching of :func:`kramabench.scorers.lists._greedy_numbers` on arrays (``tol``: the exact
     tolerances of ``g``; unused when ``approximate``): each gold accepts the predicted values in
     ``[y - half, y + half]`` (from the smallest value when the lower end is NaN, none when the upper end
     is), NaN matches NaN. Counted as the maximum matching of those runs of the sorted distinct values
-    (:func:`scorers.matching.runs_matching`), which is the count of the greedy by upper ends."""
-    from scorers.matching import runs_matching
+    (:func:`kramabench.scorers.matching.runs_matching`), which is the count of the greedy by upper ends."""
+    from kramabench.scorers.matching import runs_matching
 
     p_nan = np.isnan(p)
     g_nan = np.isnan(g)

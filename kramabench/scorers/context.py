@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scorers.judge import Judge
+from kramabench.scorers.judge import Judge
 
 #: most judge calls one score may make (a longer list of unmatched strings is unscored, not guessed)
 MAX_JUDGE_CALLS = 200

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scorers.base import Score
+from kramabench.scorers.base import Score
 
 #: words of a question that make a 100x difference a matter of notation (percent vs fraction)
 PERCENT_WORDS = re.compile(r"percent|per\s+cent|%|\bproportion|\bfraction|\bshare\b|\bratio\b", re.IGNORECASE)
@@ -44,7 +44,7 @@ def _mul(x: float, factor: float) -> float:
 def _scaled(value: Any, factor: float) -> Any:
     """``value`` with each number multiplied by ``factor`` (lists element-wise; numbers written as strings
     included, percent signs kept as they are); other values unchanged."""
-    from scorers.parse import ParsedNumber, parse_number
+    from kramabench.scorers.parse import ParsedNumber, parse_number
 
     if isinstance(value, bool) or value is None:
         return value
@@ -56,7 +56,7 @@ def _scaled(value: Any, factor: float) -> Any:
             return _mul(p.value, factor)
         s = value.strip()
         if s[:1] in "[(":
-            from scorers.parse import parse_list
+            from kramabench.scorers.parse import parse_list
 
             items, _notes = parse_list(s)
             if items is not None:
@@ -75,7 +75,7 @@ def normalise_percent(
     label = scale_label(first.details)
     if label is None or first.value is None or first.value >= 1.0 or not asks_percent(question):
         return first
-    from scorers.registry import score
+    from kramabench.scorers.registry import score
 
     factor = 0.01 if label == "x100" else 100.0
     again = score(expected, _scaled(predicted, factor), answer_type, judge, question=question)

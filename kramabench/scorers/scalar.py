@@ -1,6 +1,6 @@
 """The scalar scorers: string_exact, string_approximate, numeric_exact, numeric_approximate.
 
-Rules shared by all four (see also :mod:`scorers.numeric` and :mod:`scorers.parse`):
+Rules shared by all four (see also :mod:`kramabench.scorers.numeric` and :mod:`kramabench.scorers.parse`):
 
 * ``None`` predicted scores 0 (reason ``none``). A gold of ``None`` makes the answer unscored
   (``no_gold``: a defect of the workload, not of the answer).
@@ -28,7 +28,7 @@ string_approximate
     ("I don't know", "N/A", ...) without calling the judge; two different numbers or truth values
     score 0, also without the judge; otherwise the paraphrase judge decides (1 or 0). Without a judge, or with an unreadable verdict, the answer is unscored
     (``judge_required`` / ``judge_unparsable``) — never counted as 0.
-Diagnostics for strings: BLEU, ROUGE-1 F and ROUGE-L F (:mod:`scorers.diagnostics`), when the strings
+Diagnostics for strings: BLEU, ROUGE-1 F and ROUGE-L F (:mod:`kramabench.scorers.diagnostics`), when the strings
 differ.
 """
 
@@ -37,12 +37,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scorers.base import Score
-from scorers.context import JudgeContext
-from scorers.diagnostics import string_diagnostics
-from scorers.lists import score_list
-from scorers.numeric import compare_numbers
-from scorers.parse import (
+from kramabench.scorers.base import Score
+from kramabench.scorers.context import JudgeContext
+from kramabench.scorers.diagnostics import string_diagnostics
+from kramabench.scorers.lists import score_list
+from kramabench.scorers.numeric import compare_numbers
+from kramabench.scorers.parse import (
     _LABELLED_LIST_RE,
     NumberError,
     ParsedNumber,

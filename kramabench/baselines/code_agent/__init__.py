@@ -1,7 +1,7 @@
 """The code agent: a ReAct-style loop of thought + Python code, run step by step in the task's sandbox
 session, ending with ``final_answer(value)``. Ours, not a paper baseline (docs/agents.md)::
 
-    from baselines.code_agent import build_system
+    from kramabench.baselines.code_agent import build_system
     agent = build_system(model=get_model(...), sandbox=get_sandbox("local"), max_steps=20)
     output = agent.solve(task_input)      # output.steps: one AgentStep per step
 """

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scorers.parse import ParsedNumber
+from kramabench.scorers.parse import ParsedNumber
 
 #: relative tolerance of numeric_exact for floating-point noise
 REL_TOL = 1e-9

@@ -43,7 +43,7 @@ from .session import SessionOpener, read_final_answer, redefine_helpers
 log = logging.getLogger(__name__)
 
 class CodeAgent:
-    """The built-in ReAct-style code agent (see :mod:`baselines.code_agent`)."""
+    """The built-in ReAct-style code agent (see :mod:`kramabench.baselines.code_agent`)."""
 
     def __init__(self, options: CodeAgentOptions, model: Model, sandbox: Sandbox) -> None:
         self.options = options

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scorers.numeric import APPROX_ITEM_THRESHOLD
+from kramabench.scorers.numeric import APPROX_ITEM_THRESHOLD
 
 #: the constant answers whose scores are the floors (name -> answer)
 CONSTANTS: dict[str, Any] = {"zero": 0, "empty": "", "idk": "I don't know"}
@@ -54,7 +54,7 @@ def floor_scores(expected: Any, answer_type: Any, *, question: str | None = None
     """name -> (score, bounded score) of each constant answer against ``expected``, without a judge. What
     would be unscored (only a judge could decide) counts 0: a constant paraphrases nothing. (Items without
     a gold or an answer type are unscored for a system too; callers leave them out.)"""
-    from scorers.registry import score
+    from kramabench.scorers.registry import score
 
     out: dict[str, tuple[float, float]] = {}
     for name, const in CONSTANTS.items():

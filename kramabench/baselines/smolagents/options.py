@@ -8,7 +8,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from baselines.code_agent.options import limits_field, max_code_field, max_wall_field, with_session_wall
+from kramabench.baselines.code_agent.options import (
+    limits_field,
+    max_code_field,
+    max_wall_field,
+    with_session_wall,
+)
 from kramabench.contracts.model import ModelOptions
 from kramabench.contracts.session import SessionLimits
 

@@ -1,8 +1,8 @@
 """list_exact and list_approximate: F1 over an optimal one-to-one matching of items.
 
-* Both sides are read with :func:`scorers.parse.parse_list` (a scalar prediction is a one-element
+* Both sides are read with :func:`kramabench.scorers.parse.parse_list` (a scalar prediction is a one-element
   list; a string holding a JSON or Python list literal is parsed safely) and each element with
-  :func:`scorers.parse.to_item` (number, string or nested list).
+  :func:`kramabench.scorers.parse.to_item` (number, string or nested list).
 * Order does not matter and duplicates count: ``[1, 1, 2]`` vs ``[1, 2]`` has 2 matches, precision 1,
   recall 2/3. F1 = 2·matches / (len(gold) + len(predicted)). Empty gold and empty prediction score 1;
   one empty and the other not scores 0. ``None`` scores 0 (reason ``none``).
@@ -15,7 +15,7 @@
 * **Nested lists** (rows such as ``["Boston", 9.29]``) are compared as ordered tuples: same length and
   every position matching by the same rules, recursively.
 * Matching: identical items (same canonical key) are paired first; the rest is matched optimally
-  (maximum number of one-to-one matches, :mod:`scorers.matching`: an interval greedy when each gold
+  (maximum number of one-to-one matches, :mod:`kramabench.scorers.matching`: an interval greedy when each gold
   number's matches are one run of values, else ``scipy.optimize.linear_sum_assignment``). For
   list_approximate numbers the whole numeric part is matched optimally (no identical-first pairing).
   Numeric parts beyond 4,000,000 pairs are matched by intervals (each gold accepts an interval of
@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from scorers.base import Score
-from scorers.context import JudgeContext
-from scorers.matching import first_true, interval_matching, max_matching, runs_matching
-from scorers.numeric import (
+from kramabench.scorers.base import Score
+from kramabench.scorers.context import JudgeContext
+from kramabench.scorers.matching import first_true, interval_matching, max_matching, runs_matching
+from kramabench.scorers.numeric import (
     APPROX_ITEM_THRESHOLD,
     candidates,
     exact_match,
@@ -51,14 +51,14 @@ from scorers.numeric import (
     prediction_tolerance,
     rae_score,
 )
-from scorers.numeric_lists import (
+from kramabench.scorers.numeric_lists import (
     gold_facts,
     greedy_values,
     numeric_array,
     pair_identical,
     pred_tolerances,
 )
-from scorers.parse import (
+from kramabench.scorers.parse import (
     LST,
     NUM,
     STR,
@@ -91,7 +91,7 @@ def _num_matrix(gold: list[Item], pred: list[Item], approximate: bool, factor: f
     p = np.array([i.num.value for i in pred], dtype=float)  # type: ignore[union-attr]
     order = np.argsort(p, kind="stable")
     if len(p) > 1 and (order[1:] < order[:-1]).any():
-        # columns in value order: a gold's matches are then one run of columns (see scorers.matching)
+        # columns in value order: a gold's matches are then one run of columns (see kramabench.scorers.matching)
         p = p[order]
         pred = [pred[j] for j in order.tolist()]
     pts = None
@@ -206,7 +206,7 @@ def _greedy_numbers(gold: list[Item], pred: list[Item], approximate: bool) -> in
     """Matching of numbers to the intervals they fall in: golds by the right end of their interval, each
     taking the smallest free prediction inside it (optimal for interval acceptance). For lists too large for
     the matrix; percentage points and the unrounded-gold rule are not considered here. Counted on arrays by
-    :func:`~scorers.numeric_lists.greedy_values` (deleting each taken value from a sorted Python list was
+    :func:`~kramabench.scorers.numeric_lists.greedy_values` (deleting each taken value from a sorted Python list was
     quadratic in the list's length)."""
     g = np.fromiter((i.num.value for i in gold), dtype=float, count=len(gold))  # type: ignore[union-attr]
     p = np.fromiter((i.num.value for i in pred), dtype=float, count=len(pred))  # type: ignore[union-attr]
@@ -319,7 +319,7 @@ def count_matches(
 
 
 def items_of(values: list) -> list[Item]:
-    """The items of a list (:func:`scorers.parse.to_item`); a list of short strings goes through the cached
+    """The items of a list (:func:`kramabench.scorers.parse.to_item`); a list of short strings goes through the cached
     string reader, a list of ints or of floats through the shared number items, without a Python call per
     element."""
     if not values:
@@ -549,7 +549,7 @@ def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approxi
     base, gi, pi = pair_identical(g, p)
     if not len(gi) or not len(pi):
         return base
-    pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see scorers.matching)
+    pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see kramabench.scorers.matching)
     tol, unr = gold.facts(gi)
     if len(gi) * len(pi) > MAX_MATRIX:
         notes.append("interval_matching")
@@ -570,7 +570,7 @@ def _numeric_scale_check(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, 
         pi = np.nonzero(np.isfinite(p) & (p != 0))[0]
     if not len(gi) or not len(pi) or len(gi) * len(pi) > MAX_MATRIX:
         return None
-    pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see scorers.matching)
+    pi = pi[np.argsort(p[pi], kind="stable")]  # columns in value order (see kramabench.scorers.matching)
     tol = unr = ptol = None
     if not approximate:
         tol, unr = gold.facts(gi)

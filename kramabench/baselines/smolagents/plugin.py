@@ -15,8 +15,8 @@ def _factory(ctx: SystemContext) -> Any:
         import smolagents  # noqa: F401
     except ImportError:
         raise RuntimeError("the system smolagents-code-agent needs smolagents: pip install 'kramabench[smolagents]'") from None
-    from baselines.code_agent import _nest
-    from baselines.code_agent.options import merge_options
+    from kramabench.baselines.code_agent import _nest
+    from kramabench.baselines.code_agent.options import merge_options
 
     from .system import SmolagentsCodeAgent
 

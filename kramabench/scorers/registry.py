@@ -5,7 +5,7 @@ included (this project's ``pyproject.toml``). A scorer is any callable ``(expect
 Score`` (:class:`Scorer`). Each :class:`~kramabench.contracts.AnswerType` has one; a user replaces or adds
 a metric with :func:`register_scorer`::
 
-    from scorers import register_scorer, score
+    from kramabench.scorers import register_scorer, score
 
     def my_numeric(expected, predicted, *, judge=None, question=None, diagnostics=True):
         ...
@@ -19,8 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from kramabench import plugins
 from kramabench.contracts.answers import AnswerType
-from scorers.base import Score
-from scorers.judge import Judge
+from kramabench.scorers.base import Score
+from kramabench.scorers.judge import Judge
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def gold_of_wrong_type(expected: Any, answer_type: str) -> str | None:
     numeric or list type (``kramabench workloads validate`` reports it as ``answer_type_mismatch``). Such a
     gold still matches itself, but a mismatch says nothing about the answer: it is unscored
     (``gold_wrong_type``), never a 0. (An object gold is read as its key-value pairs under every type, a
-    string or a list under a numeric type as text or a list: those are compared, see :mod:`scorers.scalar`.)
+    string or a list under a numeric type as text or a list: those are compared, see :mod:`kramabench.scorers.scalar`.)
     Plug-in answer types decide for themselves."""
     if answer_type not in _BUILTIN or not isinstance(expected, bool) or answer_type.startswith("string"):
         return None

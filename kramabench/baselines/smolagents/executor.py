@@ -2,12 +2,12 @@
 
 smolagents' ``PythonExecutor`` interface (``send_tools``, ``send_variables``, ``__call__(code) ->
 CodeOutput``): each call runs the code in the session's persistent interpreter. ``final_answer`` is the
-code agent's (``baselines.code_agent.namespace``: the value converted to plain JSON as the scorers read
+code agent's (``kramabench.baselines.code_agent.namespace``: the value converted to plain JSON as the scorers read
 it), defined in the session before the first step and again after a restart; a step that raises, times out
 or crashes raises here with the output and the traceback, which smolagents shows the model as the step's
 error. Each call's result is kept in ``calls`` for the task's steps.
 
-The task's time limits (:class:`~baselines.code_agent.clock.TaskClock`) hold here: a step's code runs for at
+The task's time limits (:class:`~kramabench.baselines.code_agent.clock.TaskClock`) hold here: a step's code runs for at
 most what is left of ``step_timeout_s``, ``max_code_s`` and ``max_wall_s``; when the task's code or wall budget
 is spent, or the session is lost, the executor sets ``stop`` (the task's outcome) and ``on_stop()`` ends
 smolagents' loop.
@@ -23,9 +23,14 @@ from typing import Any
 from smolagents import PythonExecutor
 from smolagents.local_python_executor import CodeOutput
 
-from baselines.code_agent import FINAL_ANSWER_EXCEPTION, SessionOpener, read_final_answer, redefine_helpers
-from baselines.code_agent.clock import TaskClock, session_wall_spent
-from baselines.code_agent.prompts import bounded, masked, stable, without_traceback
+from kramabench.baselines.code_agent import (
+    FINAL_ANSWER_EXCEPTION,
+    SessionOpener,
+    read_final_answer,
+    redefine_helpers,
+)
+from kramabench.baselines.code_agent.clock import TaskClock, session_wall_spent
+from kramabench.baselines.code_agent.prompts import bounded, masked, stable, without_traceback
 from kramabench.contracts.session import PythonResult, SessionError
 from kramabench.contracts.system import OutcomeError
 

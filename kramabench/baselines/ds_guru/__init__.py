@@ -3,7 +3,7 @@
 One system, :class:`DSGuru`, configured by :class:`DSGuruOptions`; the paper's variants are entries of
 :data:`VARIANTS` (``ds-guru-naive``, ``ds-guru-simple``, ``ds-guru-self-correcting``)::
 
-    from baselines.ds_guru import build_system
+    from kramabench.baselines.ds_guru import build_system
     system = build_system("ds-guru-self-correcting", model=get_model(...), sandbox=get_sandbox("local"))
     output = system.solve(task_input)
 """

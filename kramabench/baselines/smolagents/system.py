@@ -1,6 +1,6 @@
 """smolagents' CodeAgent on a kramabench task: smolagents' own loop and prompts; kramabench's model
-(:class:`~baselines.smolagents.model.KramabenchModel`) and the task's sandbox session
-(:class:`~baselines.smolagents.executor.SessionExecutor`) under it; its memory turned into the task's steps."""
+(:class:`~kramabench.baselines.smolagents.model.KramabenchModel`) and the task's sandbox session
+(:class:`~kramabench.baselines.smolagents.executor.SessionExecutor`) under it; its memory turned into the task's steps."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ from smolagents import (
 )
 from smolagents.memory import PlanningStep
 
-from baselines.code_agent import SessionOpener
-from baselines.code_agent.clock import TaskClock
-from baselines.code_agent.lake import LakeIndexes, task_files
-from baselines.code_agent.pipeline import RanStep, pipeline_code
-from baselines.code_agent.prompts import (
+from kramabench.baselines.code_agent import SessionOpener
+from kramabench.baselines.code_agent.clock import TaskClock
+from kramabench.baselines.code_agent.lake import LakeIndexes, task_files
+from kramabench.baselines.code_agent.pipeline import RanStep, pipeline_code
+from kramabench.baselines.code_agent.prompts import (
     SMOLAGENTS_TASK_NOTES,
     SPEC_SHARE,
     SPEC_SHOWN_ABOVE,

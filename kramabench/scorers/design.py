@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.answers import KeyFunctionality
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError, ModelOptions
-from scorers.base import Score
+from kramabench.scorers.base import Score
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from baselines.ds_guru.extract import fenced_blocks, strip_thinking
+from kramabench.baselines.ds_guru.extract import fenced_blocks, strip_thinking
 
 _PY = {"python", "py", "python3", "py3", "ipython"}
 _OBSERVATION = re.compile(r"^\s*\**(Observation|Observations|Output|Execution logs)\**\s*:", re.MULTILINE | re.IGNORECASE)

@@ -2,7 +2,7 @@
 
 They go into ``Score.details`` beside the main score and never replace it.
 
-* Tokens: the normalised string (see :func:`scorers.parse.normalize_string`) split into word runs
+* Tokens: the normalised string (see :func:`kramabench.scorers.parse.normalize_string`) split into word runs
   (``\\w+``) and single punctuation characters — no tokenizer model, nothing downloaded.
 * BLEU: the value of ``nltk.translate.bleu_score.sentence_bleu`` over those tokens, with uniform weights up
   to n = min(4, shorter length) and smoothing method 1 (so one-word answers get a defined value), computed
@@ -17,7 +17,7 @@ import math
 import re
 from collections import Counter
 
-from scorers.parse import normalize_string
+from kramabench.scorers.parse import normalize_string
 
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 MAX_LCS_TOKENS = 400
