@@ -50,7 +50,11 @@ def handler(system: str, steps: int):
             return fmt("x = 0")
         if n < steps:
             return fmt("x += 1")
-        k = int(re.search(r"for k=(\d+)", next(m["content"] for m in req.messages if m["role"] == "user")).group(1))
+        k = int(
+            re.search(r"for k=(\d+)", next(m["content"] for m in req.messages if m["role"] == "user")).group(
+                1
+            )
+        )
         return fmt(f"final_answer({k * 3})")
 
     return answer
@@ -62,9 +66,32 @@ def run(system: str, root: Path, res: Path, run_id: str, server: OpenAIServer, j
     env["KRAMABENCH_CACHE"] = str(res / "cache")
     model = f"openai-compatible/test-model@{server.base_url}"
     t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "kramabench", "run", "--workload", str(root), "--system", system,
-                        "--model", model, "--results", str(res), "--run-id", run_id, "-j", str(j),
-                        "--progress", "none", "--no-report"], capture_output=True, text=True, env=env)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            "--workload",
+            str(root),
+            "--system",
+            system,
+            "--model",
+            model,
+            "--results",
+            str(res),
+            "--run-id",
+            run_id,
+            "-j",
+            str(j),
+            "--progress",
+            "none",
+            "--no-report",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         sys.exit(f"the run failed ({p.returncode}): {p.stderr[-2000:]}")
@@ -117,9 +144,11 @@ def main() -> None:
             n_steps = len(harness)
             floor = session_floor()
             med = statistics.median(harness) * 1000
-            print(f"harness per step: median {med:.1f} ms, mean {statistics.mean(harness) * 1000:.1f} ms, "
-                  f"p90 {sorted(harness)[int(0.9 * n_steps)] * 1000:.1f} ms  (target <= 20 ms; "
-                  f"floor: a bare session call {floor * 1000:.1f} ms)  -> {'OK' if med <= 20 else 'ABOVE TARGET'}")
+            print(
+                f"harness per step: median {med:.1f} ms, mean {statistics.mean(harness) * 1000:.1f} ms, "
+                f"p90 {sorted(harness)[int(0.9 * n_steps)] * 1000:.1f} ms  (target <= 20 ms; "
+                f"floor: a bare session call {floor * 1000:.1f} ms)  -> {'OK' if med <= 20 else 'ABOVE TARGET'}"
+            )
             if a.skip_long:
                 return
             server.latency_s = a.latency
@@ -130,9 +159,18 @@ def main() -> None:
             end = max(r.finished_at for r in recs)
             elapsed = (end - start).total_seconds()
             ideal = math.ceil(a.tasks / a.j) * 10 * a.latency
-            print(ratio_line(f"{a.tasks} tasks x 10 steps at {a.latency:g} s, {a.j} at once (first start to last record)",
-                             elapsed, ideal, "ideal critical path", target=1.2))
-            print(f"  (the whole command, start-up included: {wall:.1f} s; {sum(len(r.steps) for r in recs)} steps)")
+            print(
+                ratio_line(
+                    f"{a.tasks} tasks x 10 steps at {a.latency:g} s, {a.j} at once (first start to last record)",
+                    elapsed,
+                    ideal,
+                    "ideal critical path",
+                    target=1.2,
+                )
+            )
+            print(
+                f"  (the whole command, start-up included: {wall:.1f} s; {sum(len(r.steps) for r in recs)} steps)"
+            )
 
 
 if __name__ == "__main__":

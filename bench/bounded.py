@@ -28,8 +28,20 @@ from kramabench.testing.hostile import run_measured, write_big_run  # noqa: E402
 
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "120"}
 TASKS = [
-    {"id": "toy-easy-1", "query": "q", "answer": 12, "answer_type": "numeric_exact", "data_sources": ["a.csv"]},
-    {"id": "toy-easy-2", "query": "q", "answer": 0.5, "answer_type": "numeric_exact", "data_sources": ["a.csv"]},
+    {
+        "id": "toy-easy-1",
+        "query": "q",
+        "answer": 12,
+        "answer_type": "numeric_exact",
+        "data_sources": ["a.csv"],
+    },
+    {
+        "id": "toy-easy-2",
+        "query": "q",
+        "answer": 0.5,
+        "answer_type": "numeric_exact",
+        "data_sources": ["a.csv"],
+    },
 ]
 
 
@@ -46,17 +58,34 @@ def _predictions(path: Path, lines: int) -> Path:
         f.write(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n")
         for i in range(lines):
             k = i % 4
-            f.write(json.dumps({"task_id": f"ghost-{i}", "answer": i}) if k == 0
-                    else json.dumps({"task_id": "toy-easy-2", "answer": 0.5}) if k == 1
-                    else "{not json at all" if k == 2
-                    else json.dumps({"id": f"x-{i}", "prediction": i}))
+            f.write(
+                json.dumps({"task_id": f"ghost-{i}", "answer": i})
+                if k == 0
+                else json.dumps({"task_id": "toy-easy-2", "answer": 0.5})
+                if k == 1
+                else "{not json at all"
+                if k == 2
+                else json.dumps({"id": f"x-{i}", "prediction": i})
+            )
             f.write("\n")
     return path
 
 
 def _score(root: Path, preds: Path) -> tuple[float, int]:
-    cmd = [sys.executable, "-m", "kramabench", "score", "--workload", str(root), "--domain", "toy", "--predictions",
-           str(preds), "--bootstrap", "1000"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kramabench",
+        "score",
+        "--workload",
+        str(root),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(preds),
+        "--bootstrap",
+        "1000",
+    ]
     out, peak = run_measured(cmd, capture_output=True, text=True, cwd=REPO, env=ENV)
     if out.returncode != 0:
         raise SystemExit(f"score failed: {out.stderr[-500:]}")
@@ -64,8 +93,13 @@ def _score(root: Path, preds: Path) -> tuple[float, int]:
 
 
 def _report(run: Path) -> tuple[float, int]:
-    out, peak = run_measured([sys.executable, "-m", "kramabench", "report", str(run)], capture_output=True,
-                             text=True, cwd=REPO, env=ENV)
+    out, peak = run_measured(
+        [sys.executable, "-m", "kramabench", "report", str(run)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=ENV,
+    )
     if out.returncode != 0:
         raise SystemExit(f"report failed: {out.stderr[-500:]}")
     return peak, (run / "report.html").stat().st_size
@@ -81,23 +115,29 @@ def main(argv: list[str] | None = None) -> None:
         tmp = Path(tmp_s)
         root = _workload(tmp / "wl")
         small = tmp / "small.jsonl"
-        small.write_text("".join(json.dumps({"task_id": t["id"], "answer": t["answer"]}) + "\n" for t in TASKS))
+        small.write_text(
+            "".join(json.dumps({"task_id": t["id"], "answer": t["answer"]}) + "\n" for t in TASKS)
+        )
         big = _predictions(tmp / "big.jsonl", args.lines)
         floor_mb, floor_lines = _score(root, small)
         peak_mb, printed = _score(root, big)
         size = big.stat().st_size / 1e6
-        print(f"score, {args.lines:,} hostile lines ({size:.0f} MB): peak {peak_mb:.0f} MB, {printed} lines printed  "
-              f"vs 2 good lines: peak {floor_mb:.0f} MB, {floor_lines} lines  -> ratio {peak_mb / floor_mb:.2f}x "
-              f"[target <= 1.5x, < 200 lines: {'met' if peak_mb <= 1.5 * floor_mb and printed < 200 else 'MISSED'}]")
+        print(
+            f"score, {args.lines:,} hostile lines ({size:.0f} MB): peak {peak_mb:.0f} MB, {printed} lines printed  "
+            f"vs 2 good lines: peak {floor_mb:.0f} MB, {floor_lines} lines  -> ratio {peak_mb / floor_mb:.2f}x "
+            f"[target <= 1.5x, < 200 lines: {'met' if peak_mb <= 1.5 * floor_mb and printed < 200 else 'MISSED'}]"
+        )
         big.unlink()
         floor_run = write_big_run(tmp / "run-small", 100)
         big_run = write_big_run(tmp / "run-big", args.records)
         size = (big_run / "records.jsonl").stat().st_size / 1e6
         floor_mb, floor_page = _report(floor_run)
         peak_mb, page = _report(big_run)
-        print(f"report, {args.records:,} records ({size:.0f} MB): peak {peak_mb:.0f} MB, report.html {page / 1e6:.1f} MB"
-              f"  vs 100 records: peak {floor_mb:.0f} MB, {floor_page / 1e6:.2f} MB  -> ratio {peak_mb / floor_mb:.2f}x "
-              f"[target < 800 MB, page < 40 MB: {'met' if peak_mb < 800 and page < 40e6 else 'MISSED'}]")
+        print(
+            f"report, {args.records:,} records ({size:.0f} MB): peak {peak_mb:.0f} MB, report.html {page / 1e6:.1f} MB"
+            f"  vs 100 records: peak {floor_mb:.0f} MB, {floor_page / 1e6:.2f} MB  -> ratio {peak_mb / floor_mb:.2f}x "
+            f"[target < 800 MB, page < 40 MB: {'met' if peak_mb < 800 and page < 40e6 else 'MISSED'}]"
+        )
 
 
 if __name__ == "__main__":

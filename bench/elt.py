@@ -66,7 +66,9 @@ def scripts_alone(pipelines: list, sandbox) -> float:
             services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in src.services]
             limits = SessionLimits(wall_timeout_s=600, session_wall_s=900, max_processes=256, scratch_mb=2048)
             sol = SUITE / "solutions" / p.id
-            with sandbox.session(src.task_dir, limits, services=services, mounts=[Mount(name="solution", source=sol)]) as s:
+            with sandbox.session(
+                src.task_dir, limits, services=services, mounts=[Mount(name="solution", source=sol)]
+            ) as s:
                 d = s.mount_dir("solution")
                 r = s.exec(["sh", f"{d}/run.sh", s.lake_dir, d])
                 assert r.ok, r.stderr[-2000:]
@@ -76,9 +78,31 @@ def scripts_alone(pipelines: list, sandbox) -> float:
 def reference_run(backend: str) -> float:
     with tempfile.TemporaryDirectory(prefix="kb-bench-elt-") as tmp:
         t0 = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "kramabench", "run", "--workload", "elt-mini", "--system", "reference",
-                            "--sandbox", backend, "-j", "1", "--results", tmp, "--run-id", "b", "--progress", "none"],
-                           capture_output=True, text=True, cwd=tmp)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kramabench",
+                "run",
+                "--workload",
+                "elt-mini",
+                "--system",
+                "reference",
+                "--sandbox",
+                backend,
+                "-j",
+                "1",
+                "--results",
+                tmp,
+                "--run-id",
+                "b",
+                "--progress",
+                "none",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp,
+        )
         took = time.perf_counter() - t0
         assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
         assert "SRDT (verified)" in r.stdout and "100.0" in r.stdout
@@ -105,18 +129,31 @@ def main() -> int:
             ups[k].append(v)
     anchor = median(empty)
     for p in pipelines:
-        line = ratio_line(f"sources up, {p.id} ({', '.join(p.kinds())})", median(ups[p.id]), anchor,
-                          "an empty PostgreSQL started")
+        line = ratio_line(
+            f"sources up, {p.id} ({', '.join(p.kinds())})",
+            median(ups[p.id]),
+            anchor,
+            "an empty PostgreSQL started",
+        )
         print(f"{line}  (target <= 3 s: {'met' if median(ups[p.id]) <= 3.0 else 'MISSED'})")
 
     sandbox = open_sandbox(args.sandbox)
     try:
-        times = alternate({"run": lambda: reference_run(args.sandbox), "alone": lambda: scripts_alone(pipelines, sandbox)},
-                          args.rounds)
+        times = alternate(
+            {"run": lambda: reference_run(args.sandbox), "alone": lambda: scripts_alone(pipelines, sandbox)},
+            args.rounds,
+        )
     finally:
         sandbox.close()
-    print(ratio_line("reference run (kramabench run, -j 1)", median(times["run"]), median(times["alone"]),
-                     "the reference scripts alone", target=1.3))
+    print(
+        ratio_line(
+            "reference run (kramabench run, -j 1)",
+            median(times["run"]),
+            median(times["alone"]),
+            "the reference scripts alone",
+            target=1.3,
+        )
+    )
     return 0
 
 

@@ -38,7 +38,9 @@ from bench._common import load_note, ratio_line  # noqa: E402
 ROWS = 1_000_000
 
 
-def peak_rss_mb(argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float = 1800) -> tuple[float, int, str]:
+def peak_rss_mb(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float = 1800
+) -> tuple[float, int, str]:
     """(peak resident MB of the process, its exit code, its output's tail)."""
     out = tempfile.TemporaryFile()
     p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -80,14 +82,27 @@ def big_rest_suite(root: Path) -> Path:
         f.write("event_id,user_name,amount,day\n")
         for i in range(ROWS):
             f.write(f"{i},user-{i % 9973},{i * 0.37:.2f},2024-{1 + i % 12:02d}-{1 + i % 28:02d}\n")
-    (p / "schemas" / "events.csv").write_text("column_name,column_description\nevent_id,id\nuser_name,who\n"
-                                               "amount,how much\nday,when\n")
+    (p / "schemas" / "events.csv").write_text(
+        "column_name,column_description\nevent_id,id\nuser_name,who\namount,how much\nday,when\n"
+    )
     (p / "evaluation" / "totals.sql").write_text("SELECT count(*) AS n FROM events")
     (p / "ground_truth" / "totals.csv").write_text(f"n\n{ROWS}\n")
-    (p / "pipeline.yaml").write_text(yaml.safe_dump({
-        "sources": {"rest": ["events"]}, "tables": {"events": ROWS},
-        "models": [{"name": "totals", "description": "rows", "columns": [{"name": "n", "description": "rows"}]}]},
-        sort_keys=False))
+    (p / "pipeline.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "sources": {"rest": ["events"]},
+                "tables": {"events": ROWS},
+                "models": [
+                    {
+                        "name": "totals",
+                        "description": "rows",
+                        "columns": [{"name": "n", "description": "rows"}],
+                    }
+                ],
+            },
+            sort_keys=False,
+        )
+    )
     return root
 
 
@@ -132,7 +147,9 @@ def what_happened(run_dir: Path) -> str:
 
     rec = json.loads((run_dir / "records.jsonl").read_text().splitlines()[0])
     obs = [" ".join((s.get("observation") or "").split())[:120] for s in rec.get("steps") or []]
-    errors = {m["model"]: (m.get("error") or "")[:90] for m in (rec.get("score_details") or {}).get("models") or []}
+    errors = {
+        m["model"]: (m.get("error") or "")[:90] for m in (rec.get("score_details") or {}).get("models") or []
+    }
     return f"steps {obs}; models {errors}"
 
 
@@ -148,9 +165,26 @@ def agent_run(tmp: Path, name: str, argv_tail: list[str], steps: list[str]) -> t
 
     with OpenAIServer() as server:
         server.handler = by_step(replies)
-        argv = [sys.executable, "-m", "kramabench", "run", *argv_tail, "--system", "code-agent", "--model",
-                f"openai-compatible/test-model@{server.base_url}", "--results", str(tmp / "res"), "--run-id", name,
-                "--progress", "none", "--no-report", "--task-timeout", "1500"]
+        argv = [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            *argv_tail,
+            "--system",
+            "code-agent",
+            "--model",
+            f"openai-compatible/test-model@{server.base_url}",
+            "--results",
+            str(tmp / "res"),
+            "--run-id",
+            name,
+            "--progress",
+            "none",
+            "--no-report",
+            "--task-timeout",
+            "1500",
+        ]
         return peak_rss_mb(argv, tmp, _env(tmp))
 
 
@@ -163,34 +197,85 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="kb-bench-elt-mem-") as d:
         tmp = Path(d)
-        anchor, code, tail = peak_rss_mb([sys.executable, "-m", "kramabench", "run", "--workload", "elt-mini",
-                                          "--system", "reference", "--sandbox", args.sandbox, "-j", "1", "--results",
-                                          str(tmp / "res"), "--run-id", "plain", "--progress", "none", "--no-report"],
-                                         tmp, _env(tmp))
+        anchor, code, tail = peak_rss_mb(
+            [
+                sys.executable,
+                "-m",
+                "kramabench",
+                "run",
+                "--workload",
+                "elt-mini",
+                "--system",
+                "reference",
+                "--sandbox",
+                args.sandbox,
+                "-j",
+                "1",
+                "--results",
+                str(tmp / "res"),
+                "--run-id",
+                "plain",
+                "--progress",
+                "none",
+                "--no-report",
+            ],
+            tmp,
+            _env(tmp),
+        )
         assert code == 0, tail
         print(f"anchor: a plain elt-mini run (reference, -j 1): {anchor:.0f} MB")
         load = _load_step("{lake}").replace("{", "{{").replace("}", "}}").replace("{{lake}}", "{lake}")
-        benign, code, tail = agent_run(tmp, "benign", ["--workload", "elt-mini", "--task", "bookshop", "--sandbox",
-                                                       args.sandbox], [load])
+        benign, code, tail = agent_run(
+            tmp, "benign", ["--workload", "elt-mini", "--task", "bookshop", "--sandbox", args.sandbox], [load]
+        )
         assert code in (0, 4), tail
-        print(ratio_line("runner peak RSS, a benign code-agent run (bookshop loaded, nothing hostile)", benign, anchor,
-                         "a plain elt-mini run", unit="MB"))
+        print(
+            ratio_line(
+                "runner peak RSS, a benign code-agent run (bookshop loaded, nothing hostile)",
+                benign,
+                anchor,
+                "a plain elt-mini run",
+                unit="MB",
+            )
+        )
         suite = big_rest_suite(tmp / "big")
         cases = {
             f"REST table of {ROWS:,} rows fetched 12x in parallel": agent_run(
-                tmp, "rest", ["--workload", str(suite), "--sandbox", args.sandbox], [REST_STEP]),
+                tmp, "rest", ["--workload", str(suite), "--sandbox", args.sandbox], [REST_STEP]
+            ),
             "a 300 MB S3 upload": agent_run(
-                tmp, "s3", ["--workload", "elt-mini", "--task", "fleet", "--sandbox", args.sandbox,
-                            "-S", "s3_max_object_mb=400", "-S", "s3_max_total_mb=800"], [S3_STEP]),
+                tmp,
+                "s3",
+                [
+                    "--workload",
+                    "elt-mini",
+                    "--task",
+                    "fleet",
+                    "--sandbox",
+                    args.sandbox,
+                    "-S",
+                    "s3_max_object_mb=400",
+                    "-S",
+                    "s3_max_total_mb=800",
+                ],
+                [S3_STEP],
+            ),
             "a warehouse whose view yields a 400 MB string": agent_run(
-                tmp, "view", ["--workload", "elt-mini", "--task", "bookshop", "--sandbox", args.sandbox],
-                [load, VIEW_STEP]),
+                tmp,
+                "view",
+                ["--workload", "elt-mini", "--task", "bookshop", "--sandbox", args.sandbox],
+                [load, VIEW_STEP],
+            ),
         }
         for (label, (mb, code, tail)), run_id in zip(cases.items(), ("rest", "s3", "view"), strict=True):
             if code not in (0, 4):
                 print(f"{label}: the run failed (exit {code}): {tail[-500:]}")
                 continue
-            print(ratio_line(f"runner peak RSS, {label}", mb, anchor, "a plain elt-mini run", unit="MB", target=1.2))
+            print(
+                ratio_line(
+                    f"runner peak RSS, {label}", mb, anchor, "a plain elt-mini run", unit="MB", target=1.2
+                )
+            )
             print(f"  what the task did: {what_happened(tmp / 'res' / run_id)}")
     return 0
 

@@ -29,7 +29,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kramabench.lake import LakeIndex, LakeOptions  # noqa: E402
 
-WORDS = ["alpha", "beta", "gamma", "delta", "Boston", "Salem", "Worcester", "marine", "fresh", "NO", "YES", "n/a"]
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "Boston",
+    "Salem",
+    "Worcester",
+    "marine",
+    "fresh",
+    "NO",
+    "YES",
+    "n/a",
+]
 
 
 def _template(rng: random.Random, target_bytes: int) -> tuple[bytes, int]:
@@ -65,7 +78,9 @@ def _template(rng: random.Random, target_bytes: int) -> tuple[bytes, int]:
 def make_lake(root: Path, n_files: int, total_mb: float, seed: int = 7) -> int:
     rng = random.Random(seed)
     avg = total_mb * 1024 * 1024 / n_files
-    templates = [_template(rng, int(avg * f)) for f in (0.2, 0.5, 0.8, 1.0, 1.0, 1.2, 1.5, 1.8) for _ in range(3)]
+    templates = [
+        _template(rng, int(avg * f)) for f in (0.2, 0.5, 0.8, 1.0, 1.0, 1.2, 1.5, 1.8) for _ in range(3)
+    ]
     total = 0
     for i in range(n_files):
         data, hlen = templates[i % len(templates)]
@@ -99,7 +114,9 @@ def main() -> None:
     try:
         t = time.perf_counter()
         total = make_lake(lake, args.files, args.mb)
-        print(f"generated {args.files} CSV files, {total / 1e6:.0f} MB in {time.perf_counter() - t:.1f} s ({lake})")
+        print(
+            f"generated {args.files} CSV files, {total / 1e6:.0f} MB in {time.perf_counter() - t:.1f} s ({lake})"
+        )
         print(f"cores: {os.cpu_count()}")
 
         options = LakeOptions(max_rows=_snippet_rows())  # the index DS-Guru builds (N rows per table)
@@ -109,18 +126,24 @@ def main() -> None:
         first = LakeIndex.build(lake, options, cache_dir=cache, workers=args.workers)
         first_s = time.perf_counter() - t
         cpu = _cpu() - cpu0
-        print(f"first build:   {first_s:7.2f} s wall, {cpu:.2f} s CPU in all processes "
-              f"({first.stats.read} files read, {first.stats.errors} unreadable)"
-              f"  target <= 20 s: {'OK' if first_s <= 20 else 'MISSED'}")
+        print(
+            f"first build:   {first_s:7.2f} s wall, {cpu:.2f} s CPU in all processes "
+            f"({first.stats.read} files read, {first.stats.errors} unreadable)"
+            f"  target <= 20 s: {'OK' if first_s <= 20 else 'MISSED'}"
+        )
         load = os.getloadavg()[0]
         if load > (os.cpu_count() or 1) * 1.5:
-            print(f"  note: load average {load:.1f} on {os.cpu_count()} cores (other jobs); on an idle machine "
-                  f"the wall time is about CPU / cores = {cpu / (os.cpu_count() or 1):.1f} s")
+            print(
+                f"  note: load average {load:.1f} on {os.cpu_count()} cores (other jobs); on an idle machine "
+                f"the wall time is about CPU / cores = {cpu / (os.cpu_count() or 1):.1f} s"
+            )
 
         t = time.perf_counter()
         second = LakeIndex.build(lake, options, cache_dir=cache)
         second_s = time.perf_counter() - t
-        print(f"cached build:  {second_s:7.2f} s  ({second.stats.from_cache} from cache, {second.stats.read} read)")
+        print(
+            f"cached build:  {second_s:7.2f} s  ({second.stats.from_cache} from cache, {second.stats.read} read)"
+        )
 
         prompt_fn = _prompt_builder(second, args.budget)
         rng = random.Random(1)
@@ -135,9 +158,11 @@ def main() -> None:
             tokens.append(n)
         first_ms = times[0] * 1000
         later = [x * 1000 for x in times[1:]] or [first_ms]
-        print(f"prompt assembly: first {first_ms:.1f} ms (prepares every file once), then median "
-              f"{statistics.median(later):.1f} ms, max {max(later):.1f} ms per task"
-              f"  target <= 50 ms: {'OK' if max(later) <= 50 else 'MISSED'}")
+        print(
+            f"prompt assembly: first {first_ms:.1f} ms (prepares every file once), then median "
+            f"{statistics.median(later):.1f} ms, max {max(later):.1f} ms per task"
+            f"  target <= 50 ms: {'OK' if max(later) <= 50 else 'MISSED'}"
+        )
         print(f"prompt size: max {max(tokens)} estimated tokens (budget {args.budget})")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -161,11 +186,20 @@ def _cli_peak_mb(lake: Path) -> tuple[float, float, str]:
         "print('PEAK', next(int(ln.split()[1]) for ln in open('/proc/self/status') if ln.startswith('VmHWM:')) / 1024,"
         " file=sys.stderr)"
     )
-    env = {**os.environ, "KRAMABENCH_CACHE": str(lake.parent / "cache"), "COLUMNS": "200",
-           "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {
+        **os.environ,
+        "KRAMABENCH_CACHE": str(lake.parent / "cache"),
+        "COLUMNS": "200",
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
     t = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code, "lake", "show", str(lake)], capture_output=True, text=True,
-                         env=env, timeout=900)
+    out = subprocess.run(
+        [sys.executable, "-c", code, "lake", "show", str(lake)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     wall = time.perf_counter() - t
     peak = next(float(ln.split()[1]) for ln in out.stderr.splitlines() if ln.startswith("PEAK"))
     return peak, wall, out.stdout + out.stderr
@@ -180,16 +214,23 @@ def memory_bound() -> None:
         plain.mkdir()
         (plain / "a.csv").write_text("x,y\n1,2\n")
         t = time.perf_counter()
-        lake = make_hostile_lake(tmp / "hostile", html_parse_bound=LakeOptions().max_html_bytes,
-                                 json_parse_bound=LakeOptions().max_json_bytes)
-        print(f"hostile lake: {len(list(lake.iterdir()))} files, {sum(p.stat().st_size for p in lake.iterdir() if p.is_file()) / 1e6:.0f} MB "
-              f"on disk, made in {time.perf_counter() - t:.1f} s")
+        lake = make_hostile_lake(
+            tmp / "hostile",
+            html_parse_bound=LakeOptions().max_html_bytes,
+            json_parse_bound=LakeOptions().max_json_bytes,
+        )
+        print(
+            f"hostile lake: {len(list(lake.iterdir()))} files, {sum(p.stat().st_size for p in lake.iterdir() if p.is_file()) / 1e6:.0f} MB "
+            f"on disk, made in {time.perf_counter() - t:.1f} s"
+        )
         anchor, anchor_s, _ = _cli_peak_mb(plain)
         peak, wall, text = _cli_peak_mb(lake)
         stopped = sum(w in text for w in ("decompression bound", "not a regular file", "not parsed"))
-        print(f"lake index memory (kramabench lake show): hostile lake peak {peak:.0f} MB in {wall:.1f} s; "
-              f"anchor one-CSV lake {anchor:.0f} MB in {anchor_s:.1f} s; bound {INDEX_MEMORY_BOUND_MB} MB: "
-              f"{'OK' if peak <= INDEX_MEMORY_BOUND_MB else 'MISSED'} ({stopped} kinds of stop recorded)")
+        print(
+            f"lake index memory (kramabench lake show): hostile lake peak {peak:.0f} MB in {wall:.1f} s; "
+            f"anchor one-CSV lake {anchor:.0f} MB in {anchor_s:.1f} s; bound {INDEX_MEMORY_BOUND_MB} MB: "
+            f"{'OK' if peak <= INDEX_MEMORY_BOUND_MB else 'MISSED'} ({stopped} kinds of stop recorded)"
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -220,7 +261,9 @@ def _prompt_builder(index: LakeIndex, budget: int):
 
     def run(files: list[str], k: int) -> int:
         if build_prompt_for_bench is not None:
-            return build_prompt_for_bench(index, files, budget, f"Question {k}: what is the mean of column 3?")
+            return build_prompt_for_bench(
+                index, files, budget, f"Question {k}: what is the mean of column 3?"
+            )
         return index.render(files, budget_tokens=budget, path_prefix="/lake").tokens
 
     return run

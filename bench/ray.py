@@ -80,36 +80,59 @@ def main() -> None:
     root = make_workload(tmp / "wl", n=n)
     per_task, starts = {}, {}
     for ex in ("local", "ray", "local", "ray"):  # second round measured: warm caches, lake on the node
-        cfg = RunConfig(workload=str(root), system=f"{module}:Scripted", results=tmp / "res",
-                        options=RunOptions(executor=ex, concurrency=4))
+        cfg = RunConfig(
+            workload=str(root),
+            system=f"{module}:Scripted",
+            results=tmp / "res",
+            options=RunOptions(executor=ex, concurrency=4),
+        )
         wall, start = run(cfg, n)
         per_task[ex], starts[ex] = 1000 * (wall - start) / n, start
-    print(f"overhead, {n} instant tasks at concurrency 4: local {per_task['local']:.1f} ms/task (anchor), "
-          f"ray {per_task['ray']:.1f} ms/task -> Ray adds {per_task['ray'] - per_task['local']:+.1f} ms/task; "
-          f"plus once per run: starting {min(4, cpus)} worker actors {starts['ray']:.1f} s")
+    print(
+        f"overhead, {n} instant tasks at concurrency 4: local {per_task['local']:.1f} ms/task (anchor), "
+        f"ray {per_task['ray']:.1f} ms/task -> Ray adds {per_task['ray'] - per_task['local']:+.1f} ms/task; "
+        f"plus once per run: starting {min(4, cpus)} worker actors {starts['ray']:.1f} s"
+    )
 
     from kramabench.testing import OpenAIServer
 
     with OpenAIServer(latency_s=args.latency) as server:
         server.handler = lambda req: re.search(r"\[answer=(.*?)\]", req.last_user_message).group(1)
         model = f"openai-compatible/bench-model@{server.base_url}"
-        print(f"latency-bound: one model call per task, the local server answers after {args.latency:g} s; "
-              "speed-up = serial floor (tasks x latency) / wall, ideal = concurrent tasks")
-        print("  concurrent  tasks | local: wall  speed-up | ray: wall (workers start)  speed-up  after start | peak calls")
+        print(
+            f"latency-bound: one model call per task, the local server answers after {args.latency:g} s; "
+            "speed-up = serial floor (tasks x latency) / wall, ideal = concurrent tasks"
+        )
+        print(
+            "  concurrent  tasks | local: wall  speed-up | ray: wall (workers start)  speed-up  after start | peak calls"
+        )
         for c in args.concurrency:
             m = 2 * c
             got = {}
             for ex in ("local", "ray"):
                 wl = salted(make_workload(tmp / f"wl-{c}-{ex}", n=m), f"{c}-{ex}")
                 server.max_in_flight = 0
-                cfg = RunConfig(workload=str(wl), system=f"{module}:Modelled", model=model, results=tmp / "res",
-                                options=RunOptions(executor=ex, concurrency=c))
+                cfg = RunConfig(
+                    workload=str(wl),
+                    system=f"{module}:Modelled",
+                    model=model,
+                    results=tmp / "res",
+                    options=RunOptions(executor=ex, concurrency=c),
+                )
                 wall, start = run(cfg, m)
-                got[ex] = (wall, start, m * args.latency / wall, m * args.latency / (wall - start), server.max_in_flight)
+                got[ex] = (
+                    wall,
+                    start,
+                    m * args.latency / wall,
+                    m * args.latency / (wall - start),
+                    server.max_in_flight,
+                )
             lw, _, ls, _, lp = got["local"]
             rw, rs, rsp, rsa, rp = got["ray"]
-            print(f"  {c:>10} {m:>6} | {lw:11.1f} s {ls:7.1f}x | {rw:9.1f} s ({rs:4.1f} s)       {rsp:7.1f}x {rsa:9.1f}x"
-                  f"    | {lp}/{rp}  [ideal {c}x]")
+            print(
+                f"  {c:>10} {m:>6} | {lw:11.1f} s {ls:7.1f}x | {rw:9.1f} s ({rs:4.1f} s)       {rsp:7.1f}x {rsa:9.1f}x"
+                f"    | {lp}/{rp}  [ideal {c}x]"
+            )
     ray.shutdown()
 
 

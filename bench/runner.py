@@ -46,7 +46,11 @@ def measure(label: str, cfg: RunConfig, n: int, conc: int) -> None:
     res = prepared.run()
     wall = time.perf_counter() - t0
     _, total = domain_table(res.records)
-    assert total.n == n and total.mean == 1.0, (total.n, total.mean, [r.error for r in res.records if r.error][:3])
+    assert total.n == n and total.mean == 1.0, (
+        total.n,
+        total.mean,
+        [r.error for r in res.records if r.error][:3],
+    )
     solve = sum(r.wall_s for r in res.records)
     print(
         f"{label:<15} concurrency {conc:>2}: {n} tasks in {wall:.2f} s (setup {t_setup * 1000:.0f} ms) vs the "
@@ -68,32 +72,61 @@ def main() -> None:
         system = write_system_module(tmp / "mods")
         sys.path.insert(0, str(tmp / "mods"))
         # the imports of a run, in a fresh interpreter (in this process they are already done), vs python alone
-        imp = [sys.executable, "-c", "import kramabench.run.session, kramabench.run.predictions, kramabench.scorers; "
-               "import kramabench.scorers as scorers; scorers.score(1, 1, 'numeric_exact')"]
+        imp = [
+            sys.executable,
+            "-c",
+            "import kramabench.run.session, kramabench.run.predictions, kramabench.scorers; "
+            "import kramabench.scorers as scorers; scorers.score(1, 1, 'numeric_exact')",
+        ]
         bare = [sys.executable, "-c", "pass"]
-        t = alternate({"imports": lambda: subprocess.run(imp, check=True) and None,
-                       "bare": lambda: subprocess.run(bare, check=True) and None}, 3)
-        print(ratio_line("imports of a run (fresh interpreter)", median(t["imports"]), median(t["bare"]),
-                         "python -c pass"))
+        t = alternate(
+            {
+                "imports": lambda: subprocess.run(imp, check=True) and None,
+                "bare": lambda: subprocess.run(bare, check=True) and None,
+            },
+            3,
+        )
+        print(
+            ratio_line(
+                "imports of a run (fresh interpreter)",
+                median(t["imports"]),
+                median(t["bare"]),
+                "python -c pass",
+            )
+        )
         from kramabench import scorers
 
         scorers.score(1, 1, "numeric_exact")
         module = system.split(":")[0]
         for conc in args.concurrency:
-            cfg = RunConfig(workload=str(root), system=system, results=tmp / "res", options=RunOptions(concurrency=conc))
+            cfg = RunConfig(
+                workload=str(root), system=system, results=tmp / "res", options=RunOptions(concurrency=conc)
+            )
             measure("scripted", cfg, args.tasks, conc)
 
         from kramabench.testing import OpenAIServer
 
         with OpenAIServer() as server:
             server.handler = lambda req: re.search(r"\[answer=(.*?)\]", req.last_user_message).group(1)
-            rec = RunConfig(workload=str(root), system=f"{module}:Modelled", results=tmp / "res", run_id="recorded",
-                            model=f"openai-compatible/bench@{server.base_url}", options=RunOptions(concurrency=8))
+            rec = RunConfig(
+                workload=str(root),
+                system=f"{module}:Modelled",
+                results=tmp / "res",
+                run_id="recorded",
+                model=f"openai-compatible/bench@{server.base_url}",
+                options=RunOptions(concurrency=8),
+            )
             prepare(rec, progress=Progress(), command=["bench"]).run()
         for conc in args.concurrency:
-            cfg = RunConfig(workload=str(root), system=f"{module}:Modelled", results=tmp / "res",
-                            model=f"replay/{tmp / 'res' / 'recorded'}", options=RunOptions(concurrency=conc))
+            cfg = RunConfig(
+                workload=str(root),
+                system=f"{module}:Modelled",
+                results=tmp / "res",
+                model=f"replay/{tmp / 'res' / 'recorded'}",
+                options=RunOptions(concurrency=conc),
+            )
             measure("replayed model", cfg, args.tasks, conc)
+
 
 if __name__ == "__main__":
     main()

@@ -74,7 +74,6 @@ def check(stdout: str) -> None:
     assert out["rows"] == ROWS and out["groups"] == 360, out
 
 
-
 def wait_warm(sb, timeout_s: float = 180.0) -> None:
     """Wait until no warm sandbox of ``sb``'s pool is still starting (its fork server importing pandas), so
     that the timed rounds measure warm runs, not start-ups running beside them."""
@@ -84,6 +83,7 @@ def wait_warm(sb, timeout_s: float = 180.0) -> None:
         if time.monotonic() > deadline:
             raise SystemExit(f"error: the {sb.name} pool is still starting after {timeout_s:.0f} s")
         time.sleep(0.05)
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -39,18 +39,39 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import alternate, load_note, median, ratio_line  # noqa: E402
 
-CODE = "import pandas as pd\n\ndf = pd.read_csv(LAKE / 'reports.csv')\n" + "x = df.groupby('year').size()\n" * 20 + "print(x.sum())\n"
+CODE = (
+    "import pandas as pd\n\ndf = pd.read_csv(LAKE / 'reports.csv')\n"
+    + "x = df.groupby('year').size()\n" * 20
+    + "print(x.sum())\n"
+)
 
 
 def agent_steps(i: int) -> list:
     """Five steps of a code agent, one of them timed out or without code now and then."""
     from kramabench.contracts.steps import AgentStep
 
-    outcomes = ["ok", "timeout" if i % 11 == 0 else "ok", "format_error" if i % 13 == 0 else "error", "ok", "final_answer"]
-    return [AgentStep(step=k + 1, outcome=o, thought=f"Step {k + 1} of task {i}: look at the table", code=None if o == "format_error"
-                      else "df = pd.read_csv(LAKE / 'reports.csv')\nprint(df.groupby('year').size())",
-                      observation="year\n2021    310\n2022    288\n", prompt_tokens=900 + 100 * k, completion_tokens=80, wall_s=1.2)
-            for k, o in enumerate(outcomes)]
+    outcomes = [
+        "ok",
+        "timeout" if i % 11 == 0 else "ok",
+        "format_error" if i % 13 == 0 else "error",
+        "ok",
+        "final_answer",
+    ]
+    return [
+        AgentStep(
+            step=k + 1,
+            outcome=o,
+            thought=f"Step {k + 1} of task {i}: look at the table",
+            code=None
+            if o == "format_error"
+            else "df = pd.read_csv(LAKE / 'reports.csv')\nprint(df.groupby('year').size())",
+            observation="year\n2021    310\n2022    288\n",
+            prompt_tokens=900 + 100 * k,
+            completion_tokens=80,
+            wall_s=1.2,
+        )
+        for k, o in enumerate(outcomes)
+    ]
 
 
 def write_run(results: Path, run_id: str, n: int) -> Path:
@@ -62,28 +83,77 @@ def write_run(results: Path, run_id: str, n: int) -> Path:
     t0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
     d = results / run_id
     d.mkdir(parents=True)
-    m = Manifest(run_id=run_id, created_at=t0, system="ds-guru-simple", model="openai/gpt-4o-mini", status="finished",
-                 workload={"name": "bench", "domains": [f"d{k}" for k in range(6)], "gold": "verified"}, counts={"planned": n})
+    m = Manifest(
+        run_id=run_id,
+        created_at=t0,
+        system="ds-guru-simple",
+        model="openai/gpt-4o-mini",
+        status="finished",
+        workload={"name": "bench", "domains": [f"d{k}" for k in range(6)], "gold": "verified"},
+        counts={"planned": n},
+    )
     (d / "manifest.json").write_text(m.model_dump_json(indent=2))
     with open(d / "records.jsonl", "w") as f:
         for i in range(n):
             ok = i % 7 != 3
             score = (1.0 if i % 3 else 0.0) if ok else None
             rec = Record(
-                run_id=run_id, domain=f"d{i % 6}", task_id=f"d{i % 6}-{'easy' if i % 2 else 'hard'}-{i}", status="ok" if ok else "error",
-                system="ds-guru-simple", model="openai/gpt-4o-mini", answer_type=["numeric_exact", "string_exact", "list_approximate"][i % 3],
-                expected=i * 1.5, answer=i * 1.5 if score else i, score=score if ok else 0.0, metric="numeric_exact",
-                error=None if ok else OutcomeError(kind=["timeout", "sandbox_error"][i % 2], message=f"Traceback ... task {i}"),
-                usage=SystemUsage(prompt_tokens=2000 + i % 500, completion_tokens=300, cost_usd=0.0012, model_calls=3, wall_s=4.2),
-                wall_s=4.0 + (i % 50) / 10, pipeline_code=CODE, iterations=3, difficulty="easy" if i % 2 else "hard",
-                subtask_answers={f"s{k}": k * i for k in range(3)}, subtask_scores={f"s{k}": 1.0 for k in range(3)},
-                transcript=[{"kind": "model", "reply": f"Plan for task {i}: read reports.csv, group by year."},
-                            {"kind": "sandbox", "exit_code": 0, "stdout_tail": f"{i * 1.5}\n", "stderr_tail": "warning: dtype\n" * 3},
-                            {"kind": "model", "reply": "The answer is printed above." + (" marker-needle" if i % 1000 == 17 else "")}],
-                started_at=t0, finished_at=t0, gold="verified",
+                run_id=run_id,
+                domain=f"d{i % 6}",
+                task_id=f"d{i % 6}-{'easy' if i % 2 else 'hard'}-{i}",
+                status="ok" if ok else "error",
+                system="ds-guru-simple",
+                model="openai/gpt-4o-mini",
+                answer_type=["numeric_exact", "string_exact", "list_approximate"][i % 3],
+                expected=i * 1.5,
+                answer=i * 1.5 if score else i,
+                score=score if ok else 0.0,
+                metric="numeric_exact",
+                error=None
+                if ok
+                else OutcomeError(
+                    kind=["timeout", "sandbox_error"][i % 2], message=f"Traceback ... task {i}"
+                ),
+                usage=SystemUsage(
+                    prompt_tokens=2000 + i % 500,
+                    completion_tokens=300,
+                    cost_usd=0.0012,
+                    model_calls=3,
+                    wall_s=4.2,
+                ),
+                wall_s=4.0 + (i % 50) / 10,
+                pipeline_code=CODE,
+                iterations=3,
+                difficulty="easy" if i % 2 else "hard",
+                subtask_answers={f"s{k}": k * i for k in range(3)},
+                subtask_scores={f"s{k}": 1.0 for k in range(3)},
+                transcript=[
+                    {"kind": "model", "reply": f"Plan for task {i}: read reports.csv, group by year."},
+                    {
+                        "kind": "sandbox",
+                        "exit_code": 0,
+                        "stdout_tail": f"{i * 1.5}\n",
+                        "stderr_tail": "warning: dtype\n" * 3,
+                    },
+                    {
+                        "kind": "model",
+                        "reply": "The answer is printed above."
+                        + (" marker-needle" if i % 1000 == 17 else ""),
+                    },
+                ],
+                started_at=t0,
+                finished_at=t0,
+                gold="verified",
                 gold_class=["reproduces", "gold-defect", "solution-defect", "ambiguous", None][i % 5],
-                other_gold=GoldScore(gold="official", expected=i * 15, answer_type="numeric_exact", score=0.0,
-                                     metric="numeric_exact") if i % 20 == 1 else None,
+                other_gold=GoldScore(
+                    gold="official",
+                    expected=i * 15,
+                    answer_type="numeric_exact",
+                    score=0.0,
+                    metric="numeric_exact",
+                )
+                if i % 20 == 1
+                else None,
                 steps=agent_steps(i) if i % 3 == 0 else [],
             )
             f.write(rec.model_dump_json() + "\n")
@@ -117,8 +187,12 @@ def main() -> None:
         def start() -> float:
             nonlocal proc
             t0 = time.perf_counter()
-            proc = subprocess.Popen([sys.executable, "-m", "kramabench", "view", str(results), "--port", "0"],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "kramabench", "view", str(results), "--port", "0"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             while True:
                 line = proc.stdout.readline()  # type: ignore[union-attr]
                 if "serving" in line or not line:
@@ -141,12 +215,16 @@ def main() -> None:
         url = start.url  # type: ignore[attr-defined]
         try:
             with Browser(width=1280, height=900) as b:
+
                 def first_screen(run: str, n: int) -> float:
                     b.goto("about:blank")
                     t0 = time.perf_counter()
                     b.goto(url + f"?run={run}", wait=False)
-                    b.wait_for(f"document.querySelectorAll('tr.task').length === {n} && document.querySelector('.summary') !== null",
-                               timeout=60, interval=0.005)
+                    b.wait_for(
+                        f"document.querySelectorAll('tr.task').length === {n} && document.querySelector('.summary') !== null",
+                        timeout=60,
+                        interval=0.005,
+                    )
                     return time.perf_counter() - t0
 
                 def search_big() -> float:
@@ -154,8 +232,11 @@ def main() -> None:
                     b.wait_for("document.querySelectorAll('tr.task').length === 100", timeout=60)
                     t0 = time.perf_counter()
                     b.type("#search", "marker-needle")
-                    b.wait_for("(document.getElementById('count').dataset.query || '').includes('marker-needle')",
-                               timeout=60, interval=0.005)
+                    b.wait_for(
+                        "(document.getElementById('count').dataset.query || '').includes('marker-needle')",
+                        timeout=60,
+                        interval=0.005,
+                    )
                     return time.perf_counter() - t0
 
                 def filter_small() -> float:
@@ -163,8 +244,11 @@ def main() -> None:
                     b.wait_for("document.querySelectorAll('tr.task').length === 10", timeout=60)
                     t0 = time.perf_counter()
                     b.click('.facet[data-facet="outcome"] .chip[data-value="error"]')
-                    b.wait_for("(document.getElementById('count').dataset.query || '').includes('outcome=error')",
-                               timeout=60, interval=0.005)
+                    b.wait_for(
+                        "(document.getElementById('count').dataset.query || '').includes('outcome=error')",
+                        timeout=60,
+                        interval=0.005,
+                    )
                     return time.perf_counter() - t0
 
                 def floors_big() -> float:
@@ -179,8 +263,11 @@ def main() -> None:
                     b.wait_for("document.querySelectorAll('tr.task').length === 100", timeout=60)
                     t0 = time.perf_counter()
                     b.click('.facet[data-facet="outcome"] .chip[data-value="error"]')
-                    b.wait_for("(document.getElementById('count').dataset.query || '').includes('outcome=error')",
-                               timeout=60, interval=0.005)
+                    b.wait_for(
+                        "(document.getElementById('count').dataset.query || '').includes('outcome=error')",
+                        timeout=60,
+                        interval=0.005,
+                    )
                     return time.perf_counter() - t0
 
                 def open_task(run: str, i: int) -> float:
@@ -188,35 +275,85 @@ def main() -> None:
                     b.goto("about:blank")
                     t0 = time.perf_counter()
                     b.goto(url + f"?run={run}&i={i}", wait=False)
-                    b.wait_for("document.querySelectorAll('#sec-steps details.step').length === 5 && "
-                               "document.getElementById('timeline') !== null", timeout=60, interval=0.005)
+                    b.wait_for(
+                        "document.querySelectorAll('#sec-steps details.step').length === 5 && "
+                        "document.getElementById('timeline') !== null",
+                        timeout=60,
+                        interval=0.005,
+                    )
                     return time.perf_counter() - t0
 
                 fl_first = floors_big()  # computed once per version of the run, then cached
                 first_screen("big", 100)  # warm the browser's caches of the page's files
-                fs = alternate({"big": lambda: first_screen("big", 100), "small": lambda: first_screen("small", 10)}, args.rounds)
+                fs = alternate(
+                    {"big": lambda: first_screen("big", 100), "small": lambda: first_screen("small", 10)},
+                    args.rounds,
+                )
                 se = alternate({"search": search_big, "filter": filter_small}, args.rounds)
                 fi = alternate({"big": filter_big, "small": filter_small}, args.rounds)
                 # record 3 is a code agent's in both runs (every third record), in the middle of the big one's file
                 mid = (args.records // 2) // 3 * 3
-                ot = alternate({"big": lambda: open_task("big", mid), "small": lambda: open_task("small", 3)}, args.rounds)
+                ot = alternate(
+                    {"big": lambda: open_task("big", mid), "small": lambda: open_task("small", 3)},
+                    args.rounds,
+                )
                 search_big()
                 found = b.eval("document.querySelectorAll('tr.task').length")
         finally:
             proc.terminate()  # type: ignore[union-attr]
             proc.wait()  # type: ignore[union-attr]
-        print(ratio_line(f"first screen, {args.records:,} records", median(fs["big"]), median(fs["small"]),
-                         "the same, 10 records"), f"(target < 1 s: {'met' if median(fs['big']) < 1 else 'MISSED'})")
-        print(ratio_line(f"search of every text, {args.records:,} records", median(se["search"]), median(se["filter"]),
-                         "a filter click, 10 records"), f"({found} found; 250 ms of it the page's typing pause)")
-        print(ratio_line(f"a filter click, {args.records:,} records", median(fi["big"]), median(fi["small"]),
-                         "the same, 10 records"), "(the table, its facets and the score of what the filter keeps)")
-        print(ratio_line(f"open a task, {args.records:,} records", median(ot["big"]), median(ot["small"]),
-                         "the same, 10 records"), "(an agent's five steps: highlighted, a timeline)")
-        print(ratio_line(f"start-up, {args.records:,} records indexed", median(st["start"]), median(st["parse"]),
-                         "json.loads of the lines"))
-        print(ratio_line(f"floors of both golds, {args.records:,} records (first time; then cached)", fl_first,
-                         median(st["parse"]), "json.loads of the lines"))
+        print(
+            ratio_line(
+                f"first screen, {args.records:,} records",
+                median(fs["big"]),
+                median(fs["small"]),
+                "the same, 10 records",
+            ),
+            f"(target < 1 s: {'met' if median(fs['big']) < 1 else 'MISSED'})",
+        )
+        print(
+            ratio_line(
+                f"search of every text, {args.records:,} records",
+                median(se["search"]),
+                median(se["filter"]),
+                "a filter click, 10 records",
+            ),
+            f"({found} found; 250 ms of it the page's typing pause)",
+        )
+        print(
+            ratio_line(
+                f"a filter click, {args.records:,} records",
+                median(fi["big"]),
+                median(fi["small"]),
+                "the same, 10 records",
+            ),
+            "(the table, its facets and the score of what the filter keeps)",
+        )
+        print(
+            ratio_line(
+                f"open a task, {args.records:,} records",
+                median(ot["big"]),
+                median(ot["small"]),
+                "the same, 10 records",
+            ),
+            "(an agent's five steps: highlighted, a timeline)",
+        )
+        print(
+            ratio_line(
+                f"start-up, {args.records:,} records indexed",
+                median(st["start"]),
+                median(st["parse"]),
+                "json.loads of the lines",
+            )
+        )
+        print(
+            ratio_line(
+                f"floors of both golds, {args.records:,} records (first time; then cached)",
+                fl_first,
+                median(st["parse"]),
+                "json.loads of the lines",
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,10 @@ def main() -> int:
             if f.is_file():
                 rows.append(f"{blob_id(f.read_bytes())}  {f.relative_to(args.src).as_posix()}\n")
     out = REPO / "kramabench" / "elt" / "official" / f"specs-{args.ref}.txt"
-    out.write_text(f"# git blob ids of ELT-Bench's task specifications at {args.ref} (scripts/elt-bench-listing.py)\n"
-                   + "".join(rows))
+    out.write_text(
+        f"# git blob ids of ELT-Bench's task specifications at {args.ref} (scripts/elt-bench-listing.py)\n"
+        + "".join(rows)
+    )
     print(f"wrote {out} ({len(rows)} files)")
     return 0
 

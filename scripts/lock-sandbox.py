@@ -79,9 +79,25 @@ def write_modules(lock: Path, wheels: Path | None) -> None:
         folder = wheels
         if folder is None:
             folder = Path(tmp)
-            cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                   "--platform", PLATFORM, "--python-version", "3.11", "--implementation", "cp",
-                   "-d", str(folder), "-r", str(lock)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--platform",
+                PLATFORM,
+                "--python-version",
+                "3.11",
+                "--implementation",
+                "cp",
+                "-d",
+                str(folder),
+                "-r",
+                str(lock),
+            ]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 raise SystemExit("pip could not download the locked wheels:\n" + proc.stderr[-2000:])
@@ -108,8 +124,12 @@ def main() -> int:
     ap.add_argument(
         "--check", action="store_true", help="only check the current lock on every supported Python"
     )
-    ap.add_argument("--modules", action="store_true", help="only rewrite sandbox.modules from the current lock")
-    ap.add_argument("--wheels", type=Path, help="read the locked wheels from this folder instead of downloading")
+    ap.add_argument(
+        "--modules", action="store_true", help="only rewrite sandbox.modules from the current lock"
+    )
+    ap.add_argument(
+        "--wheels", type=Path, help="read the locked wheels from this folder instead of downloading"
+    )
     args = ap.parse_args()
     lock = HERE / "sandbox.lock"
     if args.modules:

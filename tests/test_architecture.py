@@ -53,6 +53,12 @@ def test_ruff_is_clean() -> None:
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
 
 
+def test_ruff_format_is_kept() -> None:
+    """Every source file is as ``ruff format`` writes it (the house's one style; issue 36)."""
+    res = _run(sys.executable, "-m", "ruff", "format", "--check", ".")
+    assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+
+
 def test_an_upward_import_breaks_the_layers(tmp_path: Path) -> None:
     """The check can fail: a copy of the packages where a contract imports the runner is rejected."""
     import os
@@ -65,6 +71,10 @@ def test_an_upward_import_breaks_the_layers(tmp_path: Path) -> None:
     answers.write_text(answers.read_text() + "\nfrom kramabench.run import runner  # noqa: E402,F401\n")
     lint = Path(sys.executable).with_name("lint-imports")
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    res = subprocess.run([str(lint), "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    res = subprocess.run(
+        [str(lint), "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
+    )
     assert res.returncode != 0
-    assert "kramabench.contracts.answers -> kramabench.run" in res.stdout.replace("\n", " "), res.stdout[-3000:]
+    assert "kramabench.contracts.answers -> kramabench.run" in res.stdout.replace("\n", " "), res.stdout[
+        -3000:
+    ]

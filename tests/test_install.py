@@ -176,7 +176,9 @@ def test_install_again_keeps_everything_and_skips_pip(installed):
 def test_the_test_command_runs_pytest_in_the_project_venv(installed):
     clone, env = installed["clone"], installed["env"]
     done = _run(
-        "bash scripts/pytest.sh tests/docs/test_readme.py -q -n 0 -p no:cacheprovider -k test_readme_is_under", clone, env
+        "bash scripts/pytest.sh tests/docs/test_readme.py -q -n 0 -p no:cacheprovider -k test_readme_is_under",
+        clone,
+        env,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "1 passed" in done.stdout, done.stdout

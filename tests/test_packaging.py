@@ -28,9 +28,21 @@ def _tree(folder: Path) -> set[str]:
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     r = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check", "-w", str(out),
-         str(REPO)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-w",
+            str(out),
+            str(REPO),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     (whl,) = out.glob("kramabench-*.whl")
@@ -43,7 +55,11 @@ def test_the_wheel_carries_every_bundled_suite_and_the_docker_context(wheel):
     bundled = {n.removeprefix("kramabench/_bundled/") for n in names if n.startswith("kramabench/_bundled/")}
     want = _tree(REPO / "workloads") | _tree(REPO / "docker")
     assert want - bundled == set(), "missing from the wheel"
-    assert {"docker/Dockerfile", "workloads/mini/workload/grid.json", "workloads/kramabench/errata.toml"} <= bundled
+    assert {
+        "docker/Dockerfile",
+        "workloads/mini/workload/grid.json",
+        "workloads/kramabench/errata.toml",
+    } <= bundled
     assert "kramabench/sandbox/environment/sandbox.lock" in names
     assert not [n for n in names if n.startswith(("tests/", "bench/")) or "__pycache__" in n]
 
@@ -65,8 +81,9 @@ def test_an_installed_wheel_finds_its_own_data(wheel, tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
-    r = subprocess.run([sys.executable, "-c", code], cwd=elsewhere, env=env, capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     import json
 
@@ -76,7 +93,12 @@ def test_an_installed_wheel_finds_its_own_data(wheel, tmp_path):
     assert got["workloads"] == str(bundled / "workloads")
     assert got["mini"] == str(bundled / "workloads" / "mini")
     assert got["dockerfile"] == str(bundled / "docker" / "Dockerfile") and got["errata"]
-    assert got["elt_mini"] == str(bundled / "workloads" / "elt-mini")  # an ELT suite (family elt) is found too
-    assert got["suites"] == sorted(p.name for p in (REPO / "workloads").iterdir()
-                                   if (p / "workload").is_dir() or (p / "suite.yaml").is_file())
+    assert got["elt_mini"] == str(
+        bundled / "workloads" / "elt-mini"
+    )  # an ELT suite (family elt) is found too
+    assert got["suites"] == sorted(
+        p.name
+        for p in (REPO / "workloads").iterdir()
+        if (p / "workload").is_dir() or (p / "suite.yaml").is_file()
+    )
     assert "elt-mini" in got["suites"]

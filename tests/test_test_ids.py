@@ -24,13 +24,18 @@ def test_every_collected_test_id_is_under_200_characters():
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     ids = [line for line in out.stdout.splitlines() if "::" in line]
     assert len(ids) > 100, out.stdout[-2000:]  # the whole suite was collected, not an error page
     assert any(i.startswith("tests/test_test_ids.py::") for i in ids)
     long = [i for i in ids if len(i) >= LIMIT]
-    assert not long, f"{len(long)} test id(s) of {LIMIT}+ characters; give the parameter an id=: " + "; ".join(
-        f"{i[:120]}... ({len(i)} characters)" for i in long
+    assert not long, (
+        f"{len(long)} test id(s) of {LIMIT}+ characters; give the parameter an id=: "
+        + "; ".join(f"{i[:120]}... ({len(i)} characters)" for i in long)
     )

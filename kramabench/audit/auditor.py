@@ -63,7 +63,9 @@ class FailureCase(BaseModel):
     reference_solution: str | None = None
     data_sources: list[str] = Field(default_factory=list)
     lake: Path
-    subtasks: list[dict[str, Any]] = Field(default_factory=list, description="id, query, gold of each subtask")
+    subtasks: list[dict[str, Any]] = Field(
+        default_factory=list, description="id, query, gold of each subtask"
+    )
 
 
 class CodeCheck(BaseModel):
@@ -75,7 +77,9 @@ class CodeCheck(BaseModel):
     ran: bool = False
     printed: Any = None
     how_read: str | None = None
-    matches: bool = Field(False, description="derivation: reproduces the gold; correction: prints the claimed value")
+    matches: bool = Field(
+        False, description="derivation: reproduces the gold; correction: prints the claimed value"
+    )
     score: float | None = None
     error: str | None = None
 
@@ -95,7 +99,9 @@ class AuditReport(BaseModel):
     sub_kind: str | None = None
     root_cause: str = ""
     evidence: list[str] = Field(default_factory=list)
-    derivation: CodeCheck | None = Field(None, description="code that reproduces the gold, verified by running it")
+    derivation: CodeCheck | None = Field(
+        None, description="code that reproduces the gold, verified by running it"
+    )
     gold_reproduced: bool = Field(False, description="the derivation, run by the audit, printed the gold")
     correct_answer: Any = Field(None, description="for a gold error: the answer the auditor found right")
     correction: CodeCheck | None = None
@@ -141,7 +147,9 @@ def _fence(text: str, lang: str = "") -> str:
 def case_prompt(case: FailureCase, lake_dir: str, files: list[str]) -> str:
     subs = "\n".join(f"  - {s.get('id')}: {s.get('query')} -> gold {json.dumps(s.get('gold'), default=str)}"
                      for s in case.subtasks)  # fmt: skip
-    listing = "\n".join(f"  {f}" for f in files[:200]) + (f"\n  ... ({len(files) - 200} more)" if len(files) > 200 else "")
+    listing = "\n".join(f"  {f}" for f in files[:200]) + (
+        f"\n  ... ({len(files) - 200} more)" if len(files) > 200 else ""
+    )
     parts = [
         f"Task {case.task_id} (domain {case.domain})",
         f"Question: {case.question}",
@@ -153,7 +161,9 @@ def case_prompt(case: FailureCase, lake_dir: str, files: list[str]) -> str:
     if subs:
         parts.append(f"Subtasks and their golds:\n{subs}")
     if case.reference_solution:
-        parts.append("Reference solution of the benchmark:\n" + _fence(case.reference_solution[:6000], "python"))
+        parts.append(
+            "Reference solution of the benchmark:\n" + _fence(case.reference_solution[:6000], "python")
+        )
     parts.append(f"System {case.system!r} answered: {json.dumps(case.system_answer, default=str)}"
                  + (f" (score {case.score:.3g}; {json.dumps(case.score_details, default=str)[:300]})"
                     if case.score is not None else ""))  # fmt: skip
@@ -215,7 +225,9 @@ def _run(sandbox: Any, code: str, lake: Path, options: AuditorOptions) -> Any:
     return sandbox.run(code, lake, Limits(wall_timeout_s=options.timeout_s, memory_mb=options.memory_mb))
 
 
-def check_code(sandbox: Any, code: str, case: FailureCase, options: AuditorOptions, *, expected: Any) -> CodeCheck:
+def check_code(
+    sandbox: Any, code: str, case: FailureCase, options: AuditorOptions, *, expected: Any
+) -> CodeCheck:
     """Run ``code``, read what it printed, and compare with ``expected`` using the project's scorer."""
     from kramabench.scorers.registry import score
 
@@ -244,10 +256,14 @@ def audit_case(case: FailureCase, model: Any, sandbox: Any, options: AuditorOpti
 
     options = options or AuditorOptions()
     t0 = time.monotonic()
-    report = AuditReport(id=f"{case.domain}/{case.task_id}", domain=case.domain, task_id=case.task_id, auditor=auditor)
+    report = AuditReport(
+        id=f"{case.domain}/{case.task_id}", domain=case.domain, task_id=case.task_id, auditor=auditor
+    )
     lake_dir = sandbox.lake_dir(case.lake)
     messages = [
-        ChatMessage(role="system", content=_SYSTEM.format(lake=lake_dir, turns=options.max_turns, taxonomy=describe())),
+        ChatMessage(
+            role="system", content=_SYSTEM.format(lake=lake_dir, turns=options.max_turns, taxonomy=describe())
+        ),
         ChatMessage(role="user", content=case_prompt(case, lake_dir, _lake_files(case.lake))),
     ]
     mopts = ModelOptions(temperature=options.temperature, max_tokens=options.max_tokens)
@@ -279,7 +295,11 @@ def audit_case(case: FailureCase, model: Any, sandbox: Any, options: AuditorOpti
         # long output keeps its head and its tail, with a marker saying how much was cut between them
         out = head_tail(res.stdout or "", _OUT_CHARS)
         err = head_tail(res.stderr or "", _OUT_CHARS // 2, head_share=1 / 4)
-        status = "ok" if res.ok else (res.explanation or ("timed out" if res.timed_out else f"exit code {res.exit_code}"))
+        status = (
+            "ok"
+            if res.ok
+            else (res.explanation or ("timed out" if res.timed_out else f"exit code {res.exit_code}"))
+        )
         report.transcript.append({"turn": turn, "ran": status, "code": code, "stdout": out, "stderr": err})
         left = options.max_turns - turn
         feedback = f"Run: {status}\nstdout:\n{_fence(out)}\nstderr:\n{_fence(err)}\n{left} repl{'y' if left == 1 else 'ies'} left."
@@ -298,14 +318,18 @@ def audit_case(case: FailureCase, model: Any, sandbox: Any, options: AuditorOpti
     claimed = str(final.get("attribution") or "").strip().lower()
     implied = attribution_of(category) if category else "undecided"
     if category is not None and claimed and claimed != implied:
-        report.problems.append(f"attribution {claimed!r} contradicts category {category!r}: the category's ({implied}) is kept")
+        report.problems.append(
+            f"attribution {claimed!r} contradicts category {category!r}: the category's ({implied}) is kept"
+        )
     report.attribution = implied
     report.root_cause = str(final.get("root_cause") or "")[:2000]
     ev = final.get("evidence") or []
     report.evidence = [str(e)[:500] for e in (ev if isinstance(ev, list) else [ev])][:20]
     report.ambiguity = str(final["ambiguity"])[:1000] if final.get("ambiguity") else None
     if final.get("derivation_code"):
-        report.derivation = check_code(sandbox, str(final["derivation_code"]), case, options, expected=case.gold)
+        report.derivation = check_code(
+            sandbox, str(final["derivation_code"]), case, options, expected=case.gold
+        )
         report.gold_reproduced = report.derivation.matches
     report.correct_answer = final.get("correct_answer")
     if final.get("correct_code"):
@@ -313,8 +337,11 @@ def audit_case(case: FailureCase, model: Any, sandbox: Any, options: AuditorOpti
                                        expected=report.correct_answer)  # fmt: skip
     if category == "gold-calculation-error" and report.gold_reproduced:
         # the best evidence of a wrong gold: code that makes the wrong number, so the mistake can be seen
-        report.evidence.insert(0, "the derivation, run again by the audit, reproduces the (wrong) gold: it shows how "
-                                  "the gold was made")
+        report.evidence.insert(
+            0,
+            "the derivation, run again by the audit, reproduces the (wrong) gold: it shows how "
+            "the gold was made",
+        )
     report.wall_s = time.monotonic() - t0
     return report
 

@@ -60,7 +60,9 @@ _FILE_RE = re.compile(r"(?:FileNotFoundError|OSError|IOError|IsADirectoryError|N
                       r"(?:No such file or directory|does not exist|Not a directory)[^'\"]*['\"]([^'\"]+)['\"]")  # fmt: skip
 _FILE3_RE = re.compile(r"([^\s'\"]+\.[A-Za-z0-9]{1,8}): No such file or directory")  # pyogrio, GDAL, h5py...
 _GLOB = re.compile(r"[*?\[]")
-_FILE2_RE = re.compile(r"(?:FileNotFoundError|OSError)\b:?\s*['\"]?([^'\"\n]+?\.[A-Za-z0-9]{1,6})['\"]? (?:not found|does not exist)")
+_FILE2_RE = re.compile(
+    r"(?:FileNotFoundError|OSError)\b:?\s*['\"]?([^'\"\n]+?\.[A-Za-z0-9]{1,6})['\"]? (?:not found|does not exist)"
+)
 _READ_ONLY_RE = re.compile(r"Read-only file system[^'\"]*['\"]([^'\"]+)['\"]")
 _VERSION_PATTERNS = (
     r"AttributeError: module '[\w.]+' has no attribute",
@@ -88,11 +90,19 @@ class Diagnosis(BaseModel):
     detail: str
     attributed_to: Attribution
     evidence: list[str] = Field(default_factory=list, description="facts that show the cause, one per line")
-    findings: list[str] = Field(default_factory=list, description="the validator's findings on the same files "
-                                "('code: message', as kramabench workloads validate prints them)")
-    files: list[str] = Field(default_factory=list, description="the lake files or patterns concerned (lake-relative)")
-    upstream: UpstreamSays | None = Field(None, description="missing-lake-file: what the errata and the upstream "
-                                          "listing say of the (first) missing file")
+    findings: list[str] = Field(
+        default_factory=list,
+        description="the validator's findings on the same files "
+        "('code: message', as kramabench workloads validate prints them)",
+    )
+    files: list[str] = Field(
+        default_factory=list, description="the lake files or patterns concerned (lake-relative)"
+    )
+    upstream: UpstreamSays | None = Field(
+        None,
+        description="missing-lake-file: what the errata and the upstream "
+        "listing say of the (first) missing file",
+    )
 
 
 class LakeFacts(BaseModel):
@@ -102,9 +112,14 @@ class LakeFacts(BaseModel):
 
     domain: str
     documented_absent: list[str] = Field(default_factory=list, description="[[absent]] entries of the errata")
-    not_stored: list[str] = Field(default_factory=list, description="files the upstream listing names without content")
-    upstream: list[str] | None = Field(None, description="every lake file of the upstream listing (None: this is "
-                                       "not an official domain, or the listing is not shipped)")
+    not_stored: list[str] = Field(
+        default_factory=list, description="files the upstream listing names without content"
+    )
+    upstream: list[str] | None = Field(
+        None,
+        description="every lake file of the upstream listing (None: this is "
+        "not an official domain, or the listing is not shipped)",
+    )
     upstream_ref: str | None = None
 
 
@@ -124,7 +139,11 @@ def classify_failure(
     assumed); :func:`diagnose` says more."""
     from kramabench.audit.layout import standard_layout
 
-    files = sorted(p.relative_to(lake).as_posix() for p in Path(lake).rglob("*") if p.is_file()) if Path(lake).is_dir() else []
+    files = (
+        sorted(p.relative_to(lake).as_posix() for p in Path(lake).rglob("*") if p.is_file())
+        if Path(lake).is_dir()
+        else []
+    )
     d = diagnose(stderr, exit_code=exit_code, timed_out=timed_out, oom=oom, layout=standard_layout(domain),
                  lake=LakePaths(files), lake_dir=Path(lake), domain=domain)  # fmt: skip
     return d.cause, d.detail
@@ -132,7 +151,11 @@ def classify_failure(
 
 def missing_path_of(stderr: str) -> str | None:
     """The path an error says is not there (``FileNotFoundError: ... 'x.csv'``), else None."""
-    m = _FILE_RE.search(stderr or "") or _FILE2_RE.search(stderr or "") or _FILE3_RE.search(last_exception(stderr))
+    m = (
+        _FILE_RE.search(stderr or "")
+        or _FILE2_RE.search(stderr or "")
+        or _FILE3_RE.search(last_exception(stderr))
+    )
     return m.group(1) if m else None
 
 
@@ -147,7 +170,11 @@ def _covers(a: str, b: str) -> bool:
     if x == y or PurePosixPath(x).name == PurePosixPath(y).name and "*" not in PurePosixPath(x).name:
         return True
     for p, q in ((x, y), (y, x)):
-        if q.startswith(p.rstrip("/") + "/") or fnmatch.fnmatchcase(q, p) or fnmatch.fnmatchcase(q, p.rstrip("/*") + "/*"):
+        if (
+            q.startswith(p.rstrip("/") + "/")
+            or fnmatch.fnmatchcase(q, p)
+            or fnmatch.fnmatchcase(q, p.rstrip("/*") + "/*")
+        ):
             return True
     return False
 
@@ -178,7 +205,11 @@ def _upstream_note(rel: str, facts: LakeFacts | None) -> tuple[str | None, Upstr
         import fnmatch
 
         exact = rel.strip("/")  # upstream's tree is case-sensitive: another case is another file
-        ups = [u for u in facts.upstream if u == exact or fnmatch.fnmatchcase(u, exact) or u.startswith(exact + "/")]
+        ups = [
+            u
+            for u in facts.upstream
+            if u == exact or fnmatch.fnmatchcase(u, exact) or u.startswith(exact + "/")
+        ]
         if not ups:
             return f"the upstream repository ({ref}) has no such file either", "upstream-lacks"
         return f"upstream has it ({ups[0]}): this copy of the lake lacks it", "upstream-has"
@@ -298,7 +329,9 @@ def _absent_named(error: str, facts: LakeFacts | None) -> tuple[str, list[str], 
     files for ...``)."""
     if facts is None:
         return None
-    known = [(a, "documented-absent") for a in facts.documented_absent] + [(a, "not-stored") for a in facts.not_stored]
+    known = [(a, "documented-absent") for a in facts.documented_absent] + [
+        (a, "not-stored") for a in facts.not_stored
+    ]
     for token in re.findall(r"[A-Za-z0-9][\w.\-]{5,}", error or ""):
         low = token.lower()
         if low.isdigit() or not re.search(r"\d|[-_.]", low):
@@ -336,7 +369,9 @@ def _missing_path(path: str, stderr: str, layout: PathLayout, lake: LakePaths, d
         return out("crash", f"{path}: {error}", evidence=[error])
     note, says = _upstream_note(rel, facts)
     # a file upstream has (or lists) is this lake's missing file, not a misspelling of a neighbour
-    near = None if says in ("documented-absent", "not-stored", "upstream-has") else near_in_lake(rel, lake.files)
+    near = (
+        None if says in ("documented-absent", "not-stored", "upstream-has") else near_in_lake(rel, lake.files)
+    )
     if near is not None:
         return out("wrong-path", f"{path}: not in the lake; the lake has {near!r} (another spelling, letter case or "
                    "folder)", evidence=[error], files=[rel])  # fmt: skip
@@ -361,5 +396,15 @@ def _lfs_pointer(path: Path) -> bool:
         return False
 
 
-__all__ = ["ATTRIBUTION", "UpstreamSays", "Attribution", "CauseKind", "Diagnosis", "LakeFacts", "classify_failure", "diagnose",
-           "last_exception", "missing_path_of"]
+__all__ = [
+    "ATTRIBUTION",
+    "UpstreamSays",
+    "Attribution",
+    "CauseKind",
+    "Diagnosis",
+    "LakeFacts",
+    "classify_failure",
+    "diagnose",
+    "last_exception",
+    "missing_path_of",
+]

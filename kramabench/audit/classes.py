@@ -45,11 +45,15 @@ class ClassProposal(BaseModel):
 
     domain: str
     task_id: str
-    klass: TaskClass | None = Field(None, description="None: nothing to propose (no solution, sandbox trouble)")
+    klass: TaskClass | None = Field(
+        None, description="None: nothing to propose (no solution, sandbox trouble)"
+    )
     confidence: Confidence = "candidate"
     why: str
     printed: Any = Field(None, description="the main answer read from the solution's output")
-    absent: list[str] = Field(default_factory=list, description="lake files the solution needs that are absent")
+    absent: list[str] = Field(
+        default_factory=list, description="lake files the solution needs that are absent"
+    )
     reviewed: TaskClass | None = Field(None, description="the class the errata already record for the task")
 
 
@@ -82,7 +86,10 @@ def _scaled(gold: Any, got: Any) -> str | None:
     g, p = _num(gold), _num(got)
     if g is None or p is None or g == 0 or p == 0:
         return None
-    for factor, printed, gold_is in ((100.0, "a fraction", "a percentage"), (0.01, "a percentage", "a fraction")):
+    for factor, printed, gold_is in (
+        (100.0, "a fraction", "a percentage"),
+        (0.01, "a percentage", "a fraction"),
+    ):
         if abs(p * factor - g) <= 0.01 * abs(g) + (0.5 if factor > 1 else 0.005):
             return f"{printed} where the gold is {gold_is}"
     return None
@@ -95,7 +102,10 @@ def _rounds_to(gold: Any, got: Any) -> bool:
         return False
     text = repr(g) if isinstance(gold, float) else str(gold).strip().rstrip("%")
     decimals = len(text.split(".", 1)[1]) if "." in text and "e" not in text.lower() else 0
-    return round(p, decimals) == round(g, decimals) or abs(round(p, decimals) - g) < 10 ** (-decimals) / 2 + 1e-12
+    return (
+        round(p, decimals) == round(g, decimals)
+        or abs(round(p, decimals) - g) < 10 ** (-decimals) / 2 + 1e-12
+    )
 
 
 def _lake_files(lake: Path) -> list[str]:
@@ -197,7 +207,9 @@ def propose_class(
     ext = getattr(main, "extraction", None)
     printed = ext.value if ext is not None and ext.found else None
     base["printed"] = printed
-    fixed_main = [e for e in wl.errata if e.task_id == task_id and e.subtask_id is None and e.field == "answer"]
+    fixed_main = [
+        e for e in wl.errata if e.task_id == task_id and e.subtask_id is None and e.field == "answer"
+    ]
     flagged = [f for f in static if f.task_id == task_id and f.subtask_id is None and f.kind == "gold-format"]
     flagged += [f for f in static if f.task_id == task_id and f.kind == "main-vs-subtasks"]
 
@@ -245,7 +257,12 @@ def propose_class(
             rel = files[0] if files else _relative_to_lake(_missing_path(detail) or "", wl.domain)
             documented = {a.lower() for a in missing} | {PurePosixPath(a).name.lower() for a in missing}
             if rel.lower() in documented or PurePosixPath(rel).name.lower() in documented:
-                return out("unreproducible", "likely", f"the solution reads {rel}, which is absent upstream", absent=[rel])
+                return out(
+                    "unreproducible",
+                    "likely",
+                    f"the solution reads {rel}, which is absent upstream",
+                    absent=[rel],
+                )
             said = getattr(run, "upstream", None)
             evidence = "; ".join((getattr(run, "evidence", None) or [])[:2])
             if said in ("documented-absent", "not-stored", "upstream-lacks"):
@@ -262,7 +279,9 @@ def propose_class(
             return out("solution-defect", "likely", f"the solution looks for a lake file where it is not ({detail}): "
                        "a wrong path")  # fmt: skip
         if cause == "prints-nothing":
-            return out("solution-defect", "likely", f"the solution prints no answer that can be read: {detail}")
+            return out(
+                "solution-defect", "likely", f"the solution prints no answer that can be read: {detail}"
+            )
         return out("solution-defect", "candidate",
                    f"the solution cannot run here ({cause}: {detail}); the gold is unchecked")  # fmt: skip
     # differs or unscored: the solution printed something else
@@ -274,7 +293,9 @@ def propose_class(
     if main.verdict == "unscored":
         if printed is not None and _norm(gold) and _norm(gold) in _norm(printed):
             return out("solution-defect", "likely", f"the solution prints prose around the gold ({how})")
-        return out(None, "candidate", f"the scorer needs a judge to compare {printed!r} with the gold {gold!r}")
+        return out(
+            None, "candidate", f"the scorer needs a judge to compare {printed!r} with the gold {gold!r}"
+        )
     if flagged:
         f = flagged[0]
         return out("gold-defect", "candidate", f"the solution prints {printed!r}, the gold is {gold!r}, and the "
@@ -338,7 +359,7 @@ def write_proposed_reviews(path: Path, proposals: Iterable[ClassProposal]) -> Pa
     """The proposals as ``[[review]]`` drafts for a reviewer: commented out (a class needs the reviewer's
     evidence: a gold-defect its erratum and derivation, an unreproducible task its ``[[absent]]``)."""
     lines = [
-        "# Classes proposed by `kramabench audit reference` (docs/audit.md, \"Task classes\").",
+        '# Classes proposed by `kramabench audit reference` (docs/audit.md, "Task classes").',
         "# Drafts, not reviews: check each by hand, then copy it (uncommented, with its evidence) into the errata.",
         "",
     ]
@@ -361,5 +382,12 @@ def write_proposed_reviews(path: Path, proposals: Iterable[ClassProposal]) -> Pa
     return Path(path)
 
 
-__all__ = ["ClassProposal", "Confidence", "propose_class", "propose_classes", "upstream_not_stored",
-           "write_proposed_reviews", "yes_no_alternatives"]
+__all__ = [
+    "ClassProposal",
+    "Confidence",
+    "propose_class",
+    "propose_classes",
+    "upstream_not_stored",
+    "write_proposed_reviews",
+    "yes_no_alternatives",
+]

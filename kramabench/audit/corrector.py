@@ -73,7 +73,9 @@ class Proposals(BaseModel):
     ambiguous: list[Ambiguous] = Field(default_factory=list)
 
 
-def _erratum(domain: str, task: str, field: str, old: Any, new: Any, reason: str, *, has_old: bool = True) -> Erratum:
+def _erratum(
+    domain: str, task: str, field: str, old: Any, new: Any, reason: str, *, has_old: bool = True
+) -> Erratum:
     return Erratum(domain=domain, task=task, field=field, old=old if has_old else None, new=new, reason=reason,
                    has_old=has_old)  # fmt: skip
 
@@ -95,10 +97,17 @@ def propose(reports: list[AuditReport], workloads: dict[str, Workload]) -> Propo
             out.ambiguous.append(Ambiguous(task_id=task.id, report=rep.id,
                                            reason=rep.ambiguity or rep.root_cause or "ambiguous"))  # fmt: skip
             continue
-        if rep.category == "gold-calculation-error" and rep.correction and rep.correction.ran and rep.correction.matches:
+        if (
+            rep.category == "gold-calculation-error"
+            and rep.correction
+            and rep.correction.ran
+            and rep.correction.matches
+        ):
             fix = hashlib.sha256(rep.correction.code.encode()).hexdigest()[:12]
-            reason = (f"audit {rep.id}: {clip_words(rep.root_cause, REASON_CHARS)} (the correction code, sha256 "
-                      f"{fix}…, run again by the audit, prints {json.dumps(rep.correction.printed, default=str)[:60]}")
+            reason = (
+                f"audit {rep.id}: {clip_words(rep.root_cause, REASON_CHARS)} (the correction code, sha256 "
+                f"{fix}…, run again by the audit, prints {json.dumps(rep.correction.printed, default=str)[:60]}"
+            )
             if rep.derivation is not None:
                 how = hashlib.sha256(rep.derivation.code.encode()).hexdigest()[:12]
                 made = "reproduces the old gold" if rep.gold_reproduced else "does not reproduce the old gold"
@@ -107,12 +116,19 @@ def propose(reports: list[AuditReport], workloads: dict[str, Workload]) -> Propo
             e = _erratum(rep.domain, task.id, "answer", task.answer, rep.correction.printed, reason)
             out.proposals.append(Proposal(id=pid, kind="new-answer", report=rep.id, erratum=e))
         elif rep.category in ("gold-calculation-error", "missing-data"):
-            why = "the gold cannot be derived from the lake" if rep.category == "missing-data" else \
-                "no verified derivation reproduces the gold and no verified correction was found"
+            why = (
+                "the gold cannot be derived from the lake"
+                if rep.category == "missing-data"
+                else "no verified derivation reproduces the gold and no verified correction was found"
+            )
             reason = f"audit {rep.id}: {why}: {clip_words(rep.root_cause, REASON_CHARS)}"
             e = _erratum(rep.domain, task.id, "excluded", None, True, reason, has_old=False)
             out.proposals.append(Proposal(id=pid, kind="exclude", report=rep.id, erratum=e))
-        elif rep.category == "evaluation-false-positive" and at in _APPROXIMATE and rep.sub_kind != "actual-match":
+        elif (
+            rep.category == "evaluation-false-positive"
+            and at in _APPROXIMATE
+            and rep.sub_kind != "actual-match"
+        ):
             reason = (f"audit {rep.id}: a correct answer was rejected ({rep.sub_kind}): "
                       f"{clip_words(rep.root_cause, REASON_CHARS)}; "
                       "the approximate type accepts it")  # fmt: skip
@@ -154,7 +170,10 @@ def write_proposals(path: Path, proposals: Proposals) -> Path:
         parts += [f"# proposal {p.id} kind={p.kind} report={p.report}", erratum_toml(p.erratum), ""]
     if proposals.ambiguous:
         parts.append("# Ambiguous questions (kept as they are; ambiguity is signal, not an error):")
-        parts += [f"#   {a.task_id} (report {a.report}): {clip_words(a.reason, REASON_CHARS)}" for a in proposals.ambiguous]
+        parts += [
+            f"#   {a.task_id} (report {a.report}): {clip_words(a.reason, REASON_CHARS)}"
+            for a in proposals.ambiguous
+        ]
     write_file(path, "\n".join(parts) + "\n", regular_only=True)
     load_errata(Path(path))  # what was written must load as errata
     return Path(path)

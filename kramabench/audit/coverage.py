@@ -24,7 +24,9 @@ class DomainCoverage(BaseModel):
 
     domain: str
     tasks: int
-    by_class: dict[str, int] = Field(default_factory=dict, description="class -> tasks (every class, 0 included)")
+    by_class: dict[str, int] = Field(
+        default_factory=dict, description="class -> tasks (every class, 0 included)"
+    )
     not_accounted: list[str] = Field(default_factory=list, description="task ids without a review")
     unknown: list[str] = Field(default_factory=list, description="reviews naming no task of the workload")
 

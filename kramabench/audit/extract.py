@@ -29,7 +29,9 @@ _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?%?|[-+]?\.\d+
 _NUM_RE = re.compile(rf"(?<![\w.])({_NUM})(?![\w])")
 _NUMPY_RE = re.compile(r"^np\.(?:float|int)\d*\((.+)\)$")
 #: a label and its value: a colon counts when a space follows it (``00:00 UTC`` is a time, not a label)
-_LABEL_RE = re.compile(r"^(?P<label>[^=]{1,120}?)\s*(?::(?=\s)|=|\bis\b|\bwas\b|\bare\b)\s*(?P<value>.+?)\s*\.?$", re.I)
+_LABEL_RE = re.compile(
+    r"^(?P<label>[^=]{1,120}?)\s*(?::(?=\s)|=|\bis\b|\bwas\b|\bare\b)\s*(?P<value>.+?)\s*\.?$", re.I
+)
 #: lines scanned upwards from the end when the last one holds no value of the asked kind
 SCAN_LINES = 8
 
@@ -128,7 +130,9 @@ def _from_prose(line: str, kind: str | None) -> tuple[Any, str] | None:
         if lst is not None:
             return lst, "the list inside the line"
         if value_part and "," in value_part:
-            return [p.strip().strip("'\"") for p in value_part.split(",") if p.strip()], "the items after the label"
+            return [
+                p.strip().strip("'\"") for p in value_part.split(",") if p.strip()
+            ], "the items after the label"
         return None
     if kind == "string" and value_part:
         return value_part.strip().strip("'\"`"), "the text after the label"
@@ -186,7 +190,9 @@ def _series_string(lines: list[str]) -> Extraction | None:
     if got is None or len(got[0]) < 2:
         return None
     rows, footer = got
-    text = next((v for _label, v in rows if isinstance(v, str) and v not in ("NaN", "None", "NaT", "<NA>")), None)
+    text = next(
+        (v for _label, v in rows if isinstance(v, str) and v not in ("NaN", "None", "NaT", "<NA>")), None
+    )
     shown = "\n".join(f"{label}  {v}" for label, v in rows[:4])[:300]
     if text is not None:
         return Extraction(value=text, method="prose", text=shown,
@@ -240,7 +246,9 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
             if kind == "list":
                 return Extraction(value=values, method="prose", text=text[:300], note=note)
             if len(values) == 1:
-                return Extraction(value=values[0], method="prose", text=text[:300], note=f"the one value of {note}")
+                return Extraction(
+                    value=values[0], method="prose", text=text[:300], note=f"the one value of {note}"
+                )
     table = _table(stdout)
     if table is not None:
         header, rows, index_name = table
@@ -252,9 +260,13 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
         if len(rows) == 1 and kind in ("string", None):
             text = next((c for c in rows[0][1:] if _number(c) is None), None)
             if text is not None:
-                return Extraction(value=text, method="prose", text=shown, note="the first text cell of a one-row table")
+                return Extraction(
+                    value=text, method="prose", text=shown, note="the first text cell of a one-row table"
+                )
         if len(rows) == 1 and len(header) == 1 and kind == "numeric" and _number(rows[0][1]) is not None:
-            return Extraction(value=_number(rows[0][1]), method="prose", text=shown, note="the one cell of a table")
+            return Extraction(
+                value=_number(rows[0][1]), method="prose", text=shown, note="the one cell of a table"
+            )
         return Extraction(text=shown, note=f"a table of {len(rows)} row(s) x {len(header)} column(s) "
                           f"({', '.join(header[:6])}): no one value of it is the answer")  # fmt: skip
     last = lines[-1]
@@ -280,7 +292,9 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
             return Extraction(value=value, method="prose", text=line, note=note)
     if kind in (None, "string"):
         return Extraction(value=last, method="bare-value", text=last)
-    return Extraction(text=last, note=f"no {kind} value in the last {min(len(lines), SCAN_LINES)} printed lines")
+    return Extraction(
+        text=last, note=f"no {kind} value in the last {min(len(lines), SCAN_LINES)} printed lines"
+    )
 
 
 def extract_answers(
@@ -307,7 +321,10 @@ def extract_answers(
     if ANSWER_KEY in answer_types:
         got = extract_value(stdout, answer_types[ANSWER_KEY])
         if not got.found and model is not None and (stdout or "").strip():
-            got = extract_with_model(model, stdout, answer_types[ANSWER_KEY], (question or {}).get(ANSWER_KEY)) or got
+            got = (
+                extract_with_model(model, stdout, answer_types[ANSWER_KEY], (question or {}).get(ANSWER_KEY))
+                or got
+            )
         out[ANSWER_KEY] = got
     return out
 

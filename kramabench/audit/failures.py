@@ -44,7 +44,11 @@ class FailuresAudit(BaseModel):
 
     @property
     def benchmark_share(self) -> float | None:
-        return sum(r.attribution == "benchmark" for r in self.reports) / len(self.reports) if self.reports else None
+        return (
+            sum(r.attribution == "benchmark" for r in self.reports) / len(self.reports)
+            if self.reports
+            else None
+        )
 
 
 def is_failure(record: Any) -> bool:
@@ -66,7 +70,9 @@ def _session(record: Any) -> tuple[str, str]:
         kind = e.get("type") or e.get("kind")
         if kind == "execution" or kind == "sandbox":
             status = "timed out" if e.get("timed_out") else f"exit {e.get('exit_code')}"
-            lines.append(f"attempt {e.get('iteration', 1)}: ran, {status}, answer found: {e.get('answer_found', '?')}")
+            lines.append(
+                f"attempt {e.get('iteration', 1)}: ran, {status}, answer found: {e.get('answer_found', '?')}"
+            )
             output = (e.get("stdout_tail") or "") + ("\n" + e["stderr_tail"] if e.get("stderr_tail") else "")
         elif kind == "no_code":
             lines.append(f"attempt {e.get('iteration')}: no code in the reply")
@@ -132,7 +138,9 @@ def read_reports(path: Path) -> list[AuditReport]:
         try:
             out.append(AuditReport.model_validate_json(line))
         except ValueError as exc:
-            log.warning("%s line %d: unreadable report (%s): the case is audited again", path, n, str(exc)[:120])
+            log.warning(
+                "%s line %d: unreadable report (%s): the case is audited again", path, n, str(exc)[:120]
+            )
     return out
 
 

@@ -42,13 +42,21 @@ class PathLayout(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    prefix: str = Field(description="the lake folder as the solution writes it: './data/<domain>/input', "
-                        "'../../data/<domain>/input', '../../input', './input', '' (its working directory)")
-    lake_at: str = Field(description="where the lake is mounted (read-only), relative to the sandbox's working "
-                         "folder; '.' when the solution runs inside the lake")
-    cwd: str = Field(".", description="the folder the solution runs in, relative to the sandbox's working folder")
-    also: list[str] = Field(default_factory=list, description="other prefixes the solution uses: links to the "
-                            "lake where they point")
+    prefix: str = Field(
+        description="the lake folder as the solution writes it: './data/<domain>/input', "
+        "'../../data/<domain>/input', '../../input', './input', '' (its working directory)"
+    )
+    lake_at: str = Field(
+        description="where the lake is mounted (read-only), relative to the sandbox's working "
+        "folder; '.' when the solution runs inside the lake"
+    )
+    cwd: str = Field(
+        ".", description="the folder the solution runs in, relative to the sandbox's working folder"
+    )
+    also: list[str] = Field(
+        default_factory=list,
+        description="other prefixes the solution uses: links to the lake where they point",
+    )
     standard: bool = Field(True, description="the official layout: ./data/<domain>/input from the root")
     inferred_from: str = Field("", description="what the layout was read from, in words")
 
@@ -85,7 +93,17 @@ def _join(parts: list[list[str]]) -> list[str]:
 
 
 _PATH_CALLS = {"Path", "PurePath", "PosixPath", "PurePosixPath", "join", "joinpath"}
-_KEEP_CALLS = {"str", "expanduser", "abspath", "normpath", "realpath", "resolve", "fspath", "absolute", "as_posix"}
+_KEEP_CALLS = {
+    "str",
+    "expanduser",
+    "abspath",
+    "normpath",
+    "realpath",
+    "resolve",
+    "fspath",
+    "absolute",
+    "as_posix",
+}
 
 
 class _Evaluator:
@@ -120,7 +138,13 @@ class _Evaluator:
             return _product(parts) if isinstance(node.op, ast.Add) else _join(parts)
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else ""
+            )
             args = [self.value(a, loose=True) for a in node.args]
             if name in _PATH_CALLS:
                 head = []
@@ -181,7 +205,9 @@ def path_strings(source: str) -> list[str]:
             skip.update(id(n) for n in ast.walk(node.value))
     out: list[str] = []
     seen: set[str] = set()
-    values = [ev.value(node) or [] for node in ast.walk(tree) if isinstance(node, ast.expr) and id(node) not in skip]
+    values = [
+        ev.value(node) or [] for node in ast.walk(tree) if isinstance(node, ast.expr) and id(node) not in skip
+    ]
     for got in [*values, *ev.names.values()]:
         for s in got:
             if s not in seen and _pathish(s):
@@ -226,7 +252,9 @@ class LakePaths:
         if not _GLOB.search(rel):
             return [rel] if rel in self._all else []
         depth = rel.count("/")
-        return [p for p in (*self.files, *self.dirs) if p.count("/") == depth and fnmatch.fnmatchcase(p, rel)][:50]
+        return [
+            p for p in (*self.files, *self.dirs) if p.count("/") == depth and fnmatch.fnmatchcase(p, rel)
+        ][:50]
 
 
 def near_in_lake(rel: str, files: list[str]) -> str | None:
@@ -246,7 +274,11 @@ def near_in_lake(rel: str, files: list[str]) -> str | None:
     # a close spelling, but not a numbered sibling (``mmc2.xlsx`` is not a typo of ``mmc7.xlsx``)
     names = [posixpath.basename(f).lower() for f in files]
     numbered = re.sub(r"\d+", "#", name)
-    close = [c for c in difflib.get_close_matches(name, names, n=3, cutoff=0.92) if re.sub(r"\d+", "#", c) != numbered]
+    close = [
+        c
+        for c in difflib.get_close_matches(name, names, n=3, cutoff=0.92)
+        if re.sub(r"\d+", "#", c) != numbered
+    ]
     return next((f for f in files if posixpath.basename(f).lower() == close[0]), None) if close else None
 
 
@@ -359,8 +391,12 @@ def layout_for(prefixes: Iterable[str], domain: str, *, why: str = "") -> PathLa
         if n == ".":
             continue
         where = posixpath.normpath(posixpath.join(cwd, n))
-        if where.startswith("..") or where in taken or any(where.startswith(t + "/") or t.startswith(where + "/")
-                                                           for t in taken) or (cwd + "/").startswith(where + "/"):
+        if (
+            where.startswith("..")
+            or where in taken
+            or any(where.startswith(t + "/") or t.startswith(where + "/") for t in taken)
+            or (cwd + "/").startswith(where + "/")
+        ):
             continue  # fmt: skip
         taken.add(where)
         also.append(p)

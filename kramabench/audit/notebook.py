@@ -83,7 +83,9 @@ def run_notebook(sandbox: Any, lake: Path, code: str, layout: PathLayout, *, tim
     from kramabench.contracts.session import SessionError, SessionLimits
 
     backend = getattr(sandbox, "name", "")
-    limits = SessionLimits(wall_timeout_s=timeout_s, memory_mb=memory_mb, session_wall_s=timeout_s + PREPARE_S + 60)
+    limits = SessionLimits(
+        wall_timeout_s=timeout_s, memory_mb=memory_mb, session_wall_s=timeout_s + PREPARE_S + 60
+    )
     t0 = time.monotonic()
     try:
         with sandbox.session(lake, limits, workdir_lake=layout.lake_at) as s:

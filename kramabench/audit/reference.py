@@ -97,19 +97,35 @@ class SolutionRun(BaseModel):
     stdout_tail: str = ""
     stderr_tail: str = ""
     files_read: list[str] = Field(default_factory=list)
-    layout: PathLayout | None = Field(None, description="where the solution looks for the lake and where it ran")
-    value: str | None = Field(None, description="the value of its last line when that is a bare expression, as a "
-                              "notebook shows it (repr: a DataFrame's text, a scalar's repr)")
-    read_from: ReadFrom | None = Field(None, description="what the answer was read from: what it printed, the value "
-                                       "of its last expression (it printed nothing else), or both (the value last)")
+    layout: PathLayout | None = Field(
+        None, description="where the solution looks for the lake and where it ran"
+    )
+    value: str | None = Field(
+        None,
+        description="the value of its last line when that is a bare expression, as a "
+        "notebook shows it (repr: a DataFrame's text, a scalar's repr)",
+    )
+    read_from: ReadFrom | None = Field(
+        None,
+        description="what the answer was read from: what it printed, the value "
+        "of its last expression (it printed nothing else), or both (the value last)",
+    )
     cause: CauseKind | None = None
     cause_detail: str | None = None
     attributed_to: Attribution | None = None
-    evidence: list[str] = Field(default_factory=list, description="what shows the cause (files, patterns, upstream)")
-    findings: list[str] = Field(default_factory=list, description="the validator's findings on the files concerned")
-    cause_files: list[str] = Field(default_factory=list, description="the lake files or patterns the cause concerns")
-    upstream: UpstreamSays | None = Field(None, description="missing-lake-file: what the errata and the upstream "
-                                          "listing say of the missing file")
+    evidence: list[str] = Field(
+        default_factory=list, description="what shows the cause (files, patterns, upstream)"
+    )
+    findings: list[str] = Field(
+        default_factory=list, description="the validator's findings on the files concerned"
+    )
+    cause_files: list[str] = Field(
+        default_factory=list, description="the lake files or patterns the cause concerns"
+    )
+    upstream: UpstreamSays | None = Field(
+        None,
+        description="missing-lake-file: what the errata and the upstream listing say of the missing file",
+    )
 
 
 class ReferenceAudit(BaseModel):
@@ -126,7 +142,9 @@ class ReferenceAudit(BaseModel):
     runs: list[SolutionRun] = Field(default_factory=list)
     items: list[ItemVerdict] = Field(default_factory=list)
     static: list[StaticFinding] = Field(default_factory=list)
-    proposals: list[ClassProposal] = Field(default_factory=list, description="the class proposed for each task")
+    proposals: list[ClassProposal] = Field(
+        default_factory=list, description="the class proposed for each task"
+    )
 
     def tasks(self) -> list[ItemVerdict]:
         return [i for i in self.items if i.subtask_id is None]
@@ -267,9 +285,17 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
 
     def all_cannot(cause: CauseKind, detail: str) -> list[ItemVerdict]:
         return [
-            ItemVerdict(domain=wl.domain, task_id=task.id, subtask_id=sid, verdict="cannot-run", cause=cause,
-                        cause_detail=detail, attributed_to=ATTRIBUTION[cause], gold=gold,
-                        answer_type=getattr(at, "value", at))  # fmt: skip
+            ItemVerdict(
+                domain=wl.domain,
+                task_id=task.id,
+                subtask_id=sid,
+                verdict="cannot-run",
+                cause=cause,
+                cause_detail=detail,
+                attributed_to=ATTRIBUTION[cause],
+                gold=gold,
+                answer_type=getattr(at, "value", at),
+            )  # fmt: skip
             for sid, gold, at, _q in keys.values()
         ]
 
@@ -295,7 +321,9 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
         head = prefix_of(path, ctx.lake, wl.domain) if path else None
         tried = {posixpath.normpath(p or ".") for p in (layout.prefix, *layout.also)}
         if head is not None and not is_absolute(head) and posixpath.normpath(head or ".") not in tried:
-            again = layout_for([head, layout.prefix, *layout.also], wl.domain, why=f"the path its error names ({path!r})")
+            again = layout_for(
+                [head, layout.prefix, *layout.also], wl.domain, why=f"the path its error names ({path!r})"
+            )
             if again is not None:
                 second = run_notebook(sandbox, wl.lake, code, again, timeout_s=timeout_s, memory_mb=memory_mb,
                                       name=sol.name)  # fmt: skip
@@ -303,7 +331,11 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
                     layout, nb, res = again, second, second.result
     run.layout = layout
     run.exit_code, run.timed_out, run.wall_s = res.exit_code, res.timed_out, res.wall_s
-    run.stdout_tail, run.stderr_tail, run.files_read = _tail(res.stdout), _tail(res.stderr), list(res.files_read)
+    run.stdout_tail, run.stderr_tail, run.files_read = (
+        _tail(res.stdout),
+        _tail(res.stderr),
+        list(res.files_read),
+    )
     run.value = _tail(nb.value) if nb.value is not None else None
     if not res.ok:
         if res.exit_code is None and not res.timed_out and not res.oom:
@@ -312,7 +344,12 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
         d = diagnose(res.stderr, exit_code=res.exit_code, timed_out=res.timed_out, oom=res.oom, layout=layout,
                      lake=ctx.lake, domain=wl.domain, lake_dir=wl.lake, unmatched=unmatched(strings, layout, ctx.lake),
                      files_read=res.files_read, findings=ctx.findings.get(task.id, []), facts=ctx.facts)  # fmt: skip
-        run.evidence, run.findings, run.cause_files, run.upstream = d.evidence, d.findings, d.files, d.upstream
+        run.evidence, run.findings, run.cause_files, run.upstream = (
+            d.evidence,
+            d.findings,
+            d.files,
+            d.upstream,
+        )
         return cannot(d.cause, d.detail)
     output, run.read_from = _read_output(res.stdout, nb.value)
     if run.read_from is None:
@@ -322,7 +359,8 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
     questions = {k: v[3] for k, v in keys.items()}
     extracted = extract_answers(output, types, model=extract_model, question=questions)
     items = [
-        judge_item(wl.domain, task.id, sid, gold, at, extracted[key], q) for key, (sid, gold, at, q) in keys.items()
+        judge_item(wl.domain, task.id, sid, gold, at, extracted[key], q)
+        for key, (sid, gold, at, q) in keys.items()
     ]
     return run, items
 
@@ -366,7 +404,9 @@ def audit_reference(
                              context=contexts[wl.domain])  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - one task's trouble is recorded, the audit goes on
             log.exception("%s: audit failed", task.id)
-            run = SolutionRun(domain=wl.domain, task_id=task.id, cause="crash", cause_detail=f"audit error: {exc}")
+            run = SolutionRun(
+                domain=wl.domain, task_id=task.id, cause="crash", cause_detail=f"audit error: {exc}"
+            )
             out = (run, [ItemVerdict(domain=wl.domain, task_id=task.id, verdict="cannot-run", cause="crash",
                                      cause_detail=run.cause_detail, gold=task.answer)])  # fmt: skip
         with lock:
@@ -382,7 +422,9 @@ def audit_reference(
         audit.items.extend(items)
     for wl in workloads:
         audit.static.extend(static_checks(wl, task_ids=wanted))
-    absent = {d: sorted(set(c.facts.documented_absent) | set(c.facts.not_stored)) for d, c in contexts.items()}
+    absent = {
+        d: sorted(set(c.facts.documented_absent) | set(c.facts.not_stored)) for d, c in contexts.items()
+    }
     audit.proposals = propose_classes(audit, workloads, absent=absent)
     return audit
 

@@ -51,7 +51,9 @@ class CaseAgreement(BaseModel):
 
     task_id: str
     label: Label
-    verdicts: list[tuple[str, str | None]] = Field(default_factory=list, description="(attribution, category) per run")
+    verdicts: list[tuple[str, str | None]] = Field(
+        default_factory=list, description="(attribution, category) per run"
+    )
 
     @property
     def flipped(self) -> bool:
@@ -93,7 +95,9 @@ def load_labels(root: Path) -> list[LabelledCase]:
     return [LabelledCase.model_validate(c) for c in data.get("cases", [])]
 
 
-def labelled_failure_cases(root: Path, labelled: list[LabelledCase], *, errata: bool = True) -> list[FailureCase]:
+def labelled_failure_cases(
+    root: Path, labelled: list[LabelledCase], *, errata: bool = True
+) -> list[FailureCase]:
     """The auditor's view of each labelled case (gold, question, reference solution from the workload)."""
     from kramabench.scorers.registry import score
     from kramabench.workload import load_workload
@@ -101,7 +105,9 @@ def labelled_failure_cases(root: Path, labelled: list[LabelledCase], *, errata: 
     workloads: dict[str, Any] = {}
     out = []
     for c in labelled:
-        wl = workloads.get(c.domain) or workloads.setdefault(c.domain, load_workload(root, c.domain, errata=errata))
+        wl = workloads.get(c.domain) or workloads.setdefault(
+            c.domain, load_workload(root, c.domain, errata=errata)
+        )
         task = wl.task(c.task_id)
         sol = solution_of(wl, task)
         s = score(task.answer, c.system_answer, task.answer_type, question=task.query)
@@ -126,7 +132,9 @@ def check_reliability(
     result = ReliabilityResult(auditor=auditor, k=k)
     agreements = [CaseAgreement(task_id=c.task_id, label=c.label) for c in labelled]
     for _run in range(k):
-        reports, _ = run_sessions(cases, model, sandbox, auditor=auditor, options=options, concurrency=concurrency)
+        reports, _ = run_sessions(
+            cases, model, sandbox, auditor=auditor, options=options, concurrency=concurrency
+        )
         for agreement, rep in zip(agreements, reports, strict=True):
             agreement.verdicts.append((rep.attribution, rep.category))
         result.reports.extend(reports)

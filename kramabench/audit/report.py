@@ -35,7 +35,9 @@ def _pct(n: int, d: int) -> str:
     return f"{100 * n / d:.0f}%" if d else "—"
 
 
-def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals: Any = None) -> list[tuple[str, list[str], list[list[Any]], str | None]]:
+def sections(
+    ref: ReferenceAudit | None = None, failures: Any = None, proposals: Any = None
+) -> list[tuple[str, list[str], list[list[Any]], str | None]]:
     """(title, header, rows, note) of each section; the markdown and HTML renderers share them."""
     out: list[tuple[str, list[str], list[list[Any]], str | None]] = []
     if failures is not None and failures.reports:
@@ -44,8 +46,19 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
         head = (f"{bench} of {n} audited failures ({_pct(bench, n)}) are attributable to the benchmark, "
                 f"{n - bench - failures.undecided} to the system, {failures.undecided} undecided.")  # fmt: skip
         cats = Counter((r.attribution, r.category, r.sub_kind or "") for r in failures.reports)
-        rows = [[a, c, s or "—", k, _pct(k, n)] for (a, c, s), k in sorted(cats.items(), key=lambda x: (x[0][0], -x[1]))]
-        out.append(("Failures by attribution and category", ["Attribution", "Category", "Sub-kind", "Failures", "Share"], rows, head))
+        rows = [
+            [a, c, s or "—", k, _pct(k, n)]
+            for (a, c, s), k in sorted(cats.items(), key=lambda x: (x[0][0], -x[1]))
+        ]
+        out.append(
+            (
+                "Failures by attribution and category",
+                ["Attribution", "Category", "Sub-kind", "Failures", "Share"],
+                rows,
+                head,
+            )
+        )
+
         def checked(r: Any) -> str:
             if r.derivation is None:
                 text = "no derivation given"
@@ -59,10 +72,22 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
 
         rows = [[r.task_id, r.attribution, (r.category or "—") + (f" ({r.sub_kind})" if r.sub_kind else ""),
                  checked(r), r.root_cause or "—", "; ".join(r.problems) or "—"] for r in failures.reports]  # fmt: skip
-        out.append(("Audited failures", ["Task", "Attribution", "Category", "Verified by running", "Root cause",
-                                          "Problems of the report"], rows,
-                    "Each derivation and correction was run again by the audit and scored against the gold; the "
-                    "evidence, the code and what it printed follow under Failure reports."))
+        out.append(
+            (
+                "Audited failures",
+                [
+                    "Task",
+                    "Attribution",
+                    "Category",
+                    "Verified by running",
+                    "Root cause",
+                    "Problems of the report",
+                ],
+                rows,
+                "Each derivation and correction was run again by the audit and scored against the gold; the "
+                "evidence, the code and what it printed follow under Failure reports.",
+            )
+        )
     if ref is not None:
         rows = []
         for d in ref.domains:
@@ -86,8 +111,14 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
                 shown = r.evidence + [f"workloads validate: {f}" for f in r.findings]
                 rows.append([i.domain, i.task_id, i.attributed_to or "—", i.cause,
                              clip_words(i.cause_detail or "", 160), clip_words(" · ".join(shown), 300) or "—"])  # fmt: skip
-            out.append(("Cannot run: the evidence", ["Domain", "Task", "Attributed to", "Cause", "Detail", "Evidence"],
-                        rows, "The validator's findings are those of `kramabench workloads validate` on the same files."))
+            out.append(
+                (
+                    "Cannot run: the evidence",
+                    ["Domain", "Task", "Attributed to", "Cause", "Detail", "Evidence"],
+                    rows,
+                    "The validator's findings are those of `kramabench workloads validate` on the same files.",
+                )
+            )
         ran = [r for r in ref.runs if (r.layout is not None and not r.layout.standard)
                or r.read_from in ("value", "printed+value")]  # fmt: skip
         if ran:
@@ -97,10 +128,15 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
                      r.layout.inferred_from if r.layout is not None and not r.layout.standard else "—",
                      how.get(r.read_from or "", "—"), clip_words((r.value or "").replace("\n", " ⏎ "), 120) or "—"]
                     for r in ran]  # fmt: skip
-            out.append(("How solutions were run", ["Domain", "Task", "Layout", "Layout read from", "Answer read from",
-                                                   "Value shown"], rows,
-                        "Each solution runs as a notebook cell (the value of a last bare expression is shown, as a "
-                        "notebook does) from a folder where its relative paths reach the lake (read-only)."))
+            out.append(
+                (
+                    "How solutions were run",
+                    ["Domain", "Task", "Layout", "Layout read from", "Answer read from", "Value shown"],
+                    rows,
+                    "Each solution runs as a notebook cell (the value of a last bare expression is shown, as a "
+                    "notebook does) from a folder where its relative paths reach the lake (read-only).",
+                )
+            )
         if ref.proposals:
             classes = sorted({p.klass or "none" for p in ref.proposals})
             rows = []
@@ -131,24 +167,54 @@ def sections(ref: ReferenceAudit | None = None, failures: Any = None, proposals:
                                                      if g.subtasks else ""),
                      g.kind, g.code, g.count, " · ".join(g.examples) + (" …" if g.count > len(g.examples) else "")]
                     for g in groups]  # fmt: skip
-            out.append(("Static gold checks", ["Domain", "Task", "Kind", "Code", "Findings", "Examples"], rows,
-                        f"{len(shown)} finding(s) grouped per task and kind into {len(groups)} row(s); every finding "
-                        "is in reference.json"))
+            out.append(
+                (
+                    "Static gold checks",
+                    ["Domain", "Task", "Kind", "Code", "Findings", "Examples"],
+                    rows,
+                    f"{len(shown)} finding(s) grouped per task and kind into {len(groups)} row(s); every finding "
+                    "is in reference.json",
+                )
+            )
             scale = [g for g in groups if g.code == "gold_percent_scale"]
             if scale:
-                out.append(("Percent scale: question and gold disagree", ["Domain", "Task", "Where", "Gold vs question"],
-                            [[g.domain, g.task_id, ", ".join(g.subtasks) or "main answer", " · ".join(g.examples)]
-                             for g in scale],
-                            "The paper scores these as they are (an answer in the question's scale is wrong); "
-                            "`--normalise-percent` rescores a 100x answer to a percentage question."))
+                out.append(
+                    (
+                        "Percent scale: question and gold disagree",
+                        ["Domain", "Task", "Where", "Gold vs question"],
+                        [
+                            [
+                                g.domain,
+                                g.task_id,
+                                ", ".join(g.subtasks) or "main answer",
+                                " · ".join(g.examples),
+                            ]
+                            for g in scale
+                        ],
+                        "The paper scores these as they are (an answer in the question's scale is wrong); "
+                        "`--normalise-percent` rescores a 100x answer to a percentage question.",
+                    )
+                )
     if proposals is not None and proposals.proposals:
         rows = [[p.id, p.erratum.task + (f"/{p.erratum.subtask}" if p.erratum.subtask else ""), p.kind,
                  clip_words(str(p.erratum.new), 120), p.erratum.reason, p.report] for p in proposals.proposals]  # fmt: skip
-        out.append(("Proposed errata (not applied)", ["Id", "Target", "Kind", "New", "Reason", "From report"], rows,
-                    "Accept with: kramabench audit apply PROPOSALS --accept ID ..."))
+        out.append(
+            (
+                "Proposed errata (not applied)",
+                ["Id", "Target", "Kind", "New", "Reason", "From report"],
+                rows,
+                "Accept with: kramabench audit apply PROPOSALS --accept ID ...",
+            )
+        )
         if proposals.ambiguous:
-            out.append(("Ambiguous questions (kept as they are)", ["Task", "Why"],
-                        [[a.task_id, a.reason] for a in proposals.ambiguous], None))
+            out.append(
+                (
+                    "Ambiguous questions (kept as they are)",
+                    ["Task", "Why"],
+                    [[a.task_id, a.reason] for a in proposals.ambiguous],
+                    None,
+                )
+            )
     return out
 
 
@@ -183,18 +249,28 @@ def failure_details(failures: Any) -> list[dict[str, Any]]:
                 runs.append({"turn": e.get("turn"), "status": e.get("ran"), "code": e.get("code") or "",
                              "stdout": e.get("stdout", e.get("stdout_tail", "")),
                              "stderr": e.get("stderr", e.get("stderr_tail", ""))})  # fmt: skip
-        out.append({
-            "id": r.id, "heading": f"{r.id} — {r.attribution}: {cat}", "root_cause": r.root_cause or "—",
-            "evidence": list(r.evidence), "ambiguity": r.ambiguity, "checks": checks, "problems": list(r.problems),
-            "facts": f"auditor {r.auditor} · {r.turns} turn(s) · {r.runs} program(s) run"
-                     + (f" · ${r.cost_usd:.4f}" if r.cost_usd else ""),
-            "runs": runs,
-        })
+        out.append(
+            {
+                "id": r.id,
+                "heading": f"{r.id} — {r.attribution}: {cat}",
+                "root_cause": r.root_cause or "—",
+                "evidence": list(r.evidence),
+                "ambiguity": r.ambiguity,
+                "checks": checks,
+                "problems": list(r.problems),
+                "facts": f"auditor {r.auditor} · {r.turns} turn(s) · {r.runs} program(s) run"
+                + (f" · ${r.cost_usd:.4f}" if r.cost_usd else ""),
+                "runs": runs,
+            }
+        )
     return out
 
 
-def render_markdown(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]],
-                    details: list[dict[str, Any]] | None = None) -> str:
+def render_markdown(
+    title: str,
+    secs: list[tuple[str, list[str], list[list[Any]], str | None]],
+    details: list[dict[str, Any]] | None = None,
+) -> str:
     lines = [f"# {md_text(title)}", ""]
     for name, header, rows, note in secs:
         lines += [f"## {md_text(name)}", ""]
@@ -205,23 +281,41 @@ def render_markdown(title: str, secs: list[tuple[str, list[str], list[list[Any]]
     if details:
         lines += ["## Failure reports", ""]
         for d in details:
-            lines += [f"### {md_text(d['heading'])}", "", f"_{md_text(d['facts'])}_", "",
-                      f"**Root cause.** {md_text(d['root_cause'])}", ""]
+            lines += [
+                f"### {md_text(d['heading'])}",
+                "",
+                f"_{md_text(d['facts'])}_",
+                "",
+                f"**Root cause.** {md_text(d['root_cause'])}",
+                "",
+            ]
             if d["evidence"]:
                 lines += ["**Evidence.**", ""] + [f"- {md_text(x)}" for x in d["evidence"]] + [""]
             if d["ambiguity"]:
                 lines += [f"**Readings of the question.** {md_text(d['ambiguity'])}", ""]
             for c in d["checks"]:
-                lines += [f"**{md_text(c['label'])}**, run again by the audit: {md_text(c['verdict'])}.", "",
-                          *md_code_block(c["code"], "python"), ""]
+                lines += [
+                    f"**{md_text(c['label'])}**, run again by the audit: {md_text(c['verdict'])}.",
+                    "",
+                    *md_code_block(c["code"], "python"),
+                    "",
+                ]
             if d["problems"]:
-                lines += ["**Problems of the report.**", ""] + [f"- {md_text(p)}" for p in d["problems"]] + [""]
+                lines += (
+                    ["**Problems of the report.**", ""] + [f"- {md_text(p)}" for p in d["problems"]] + [""]
+                )
             for run in d["runs"]:
                 out = (run["stdout"] or "(no output)").rstrip()
                 if run["stderr"].strip():
                     out += "\n--- stderr ---\n" + run["stderr"].rstrip()
-                lines += [f"Turn {md_text(run['turn'])}: the auditor ran ({md_text(run['status'])}):", "",
-                          *md_code_block(run["code"], "python"), "", *md_code_block(out, "text"), ""]
+                lines += [
+                    f"Turn {md_text(run['turn'])}: the auditor ran ({md_text(run['status'])}):",
+                    "",
+                    *md_code_block(run["code"], "python"),
+                    "",
+                    *md_code_block(out, "text"),
+                    "",
+                ]
     return "\n".join(lines)
 
 
@@ -242,15 +336,24 @@ def _details_html(details: list[dict[str, Any]]) -> str:
         parts.append(f"<section class='failure' id='{e(d['id'])}'><h3>{e(d['heading'])}</h3>"
                      f"<p class='facts'>{e(d['facts'])}</p><p><b>Root cause.</b> {e(d['root_cause'])}</p>")  # fmt: skip
         if d["evidence"]:
-            parts.append("<p><b>Evidence.</b></p><ul>" + "".join(f"<li>{e(str(x))}</li>" for x in d["evidence"]) + "</ul>")
+            parts.append(
+                "<p><b>Evidence.</b></p><ul>"
+                + "".join(f"<li>{e(str(x))}</li>" for x in d["evidence"])
+                + "</ul>"
+            )
         if d["ambiguity"]:
             parts.append(f"<p><b>Readings of the question.</b> {e(d['ambiguity'])}</p>")
         for c in d["checks"]:
-            parts.append(f"<p><b>{e(c['label'])}</b>, run again by the audit: {e(c['verdict'])}.</p>"
-                         f"<pre>{e(c['code'])}</pre>")
+            parts.append(
+                f"<p><b>{e(c['label'])}</b>, run again by the audit: {e(c['verdict'])}.</p>"
+                f"<pre>{e(c['code'])}</pre>"
+            )
         if d["problems"]:
-            parts.append("<p class='problems'><b>Problems of the report.</b></p><ul class='problems'>"
-                         + "".join(f"<li>{e(p)}</li>" for p in d["problems"]) + "</ul>")
+            parts.append(
+                "<p class='problems'><b>Problems of the report.</b></p><ul class='problems'>"
+                + "".join(f"<li>{e(p)}</li>" for p in d["problems"])
+                + "</ul>"
+            )
         if d["runs"]:
             body = "".join(
                 f"<p>Turn {e(str(r['turn']))}: ran ({e(str(r['status']))})</p><pre>{e(r['code'])}</pre>"
@@ -258,14 +361,19 @@ def _details_html(details: list[dict[str, Any]]) -> str:
                 + (f"<pre class='err'>{e(r['stderr'])}</pre>" if r["stderr"].strip() else "")
                 for r in d["runs"]
             )
-            parts.append(f"<details><summary>The auditor's session: {len(d['runs'])} program(s) and their output"
-                         f"</summary>{body}</details>")
+            parts.append(
+                f"<details><summary>The auditor's session: {len(d['runs'])} program(s) and their output"
+                f"</summary>{body}</details>"
+            )
         parts.append("</section>")
     return "".join(parts)
 
 
-def render_html(title: str, secs: list[tuple[str, list[str], list[list[Any]], str | None]],
-                details: list[dict[str, Any]] | None = None) -> str:
+def render_html(
+    title: str,
+    secs: list[tuple[str, list[str], list[list[Any]], str | None]],
+    details: list[dict[str, Any]] | None = None,
+) -> str:
     e = html_text
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(title)}</title><style>{_CSS}</style></head>",
              f"<body><h1>{e(title)}</h1>"]  # fmt: skip

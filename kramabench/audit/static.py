@@ -73,7 +73,9 @@ _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 #: a question asking for a percentage ("percentage" and "per cent" included, "percentile" not)
 _PERCENT_Q = re.compile(r"\bper\s*cent(?:age)?s?\b|%")
 #: a question asking for a fraction or a proportion between 0 and 1
-_FRACTION_Q = re.compile(r"\b(?:as a (?:fraction|decimal|proportion)|fraction of|proportion of|between 0 and 1)\b")
+_FRACTION_Q = re.compile(
+    r"\b(?:as a (?:fraction|decimal|proportion)|fraction of|proportion of|between 0 and 1)\b"
+)
 
 
 def _number(v: Any) -> float | None:
@@ -119,45 +121,90 @@ def _unparsable_literal(text: str) -> str | None:
         return kind
 
 
-def format_problems(query: str, answer: Any, answer_type: AnswerType | None, lake_names: set[str]) -> list[tuple[str, str]]:
+def format_problems(
+    query: str, answer: Any, answer_type: AnswerType | None, lake_names: set[str]
+) -> list[tuple[str, str]]:
     """(code, message) for each way ``answer`` disagrees with the format ``query`` states."""
     q = (query or "").lower()
     out: list[tuple[str, str]] = []
     if answer is None:
         return out
-    m = re.search(r"round(?:ed)?(?: \w+){0,4}? to (\d+|one|two|three|four|five|six) (?:decimal|digit|significant)", q)
+    m = re.search(
+        r"round(?:ed)?(?: \w+){0,4}? to (\d+|one|two|three|four|five|six) (?:decimal|digit|significant)", q
+    )
     if m and _is_number(answer) and "significant" not in m.group(0):
         want = int(m.group(1)) if m.group(1).isdigit() else _WORDS[m.group(1)]
         if _decimals(answer) > want:
-            out.append(("gold_not_rounded", f"the question asks for {want} decimal place(s); the gold {answer!r} has {_decimals(answer)}"))
+            out.append(
+                (
+                    "gold_not_rounded",
+                    f"the question asks for {want} decimal place(s); the gold {answer!r} has {_decimals(answer)}",
+                )
+            )
     if isinstance(answer, list) and len(answer) > 1 and all(_is_number(a) for a in answer):
-        if re.search(r"\b(ascending|increasing|smallest to largest|lowest to highest|earliest to latest|chronological)", q):
+        if re.search(
+            r"\b(ascending|increasing|smallest to largest|lowest to highest|earliest to latest|chronological)",
+            q,
+        ):
             if answer != sorted(answer):
-                out.append(("gold_order", "the question asks for ascending order; the gold list is not ascending"))
-        elif re.search(r"\b(descending|decreasing|largest to smallest|highest to lowest)", q) and answer != sorted(answer, reverse=True):
-            out.append(("gold_order", "the question asks for descending order; the gold list is not descending"))
+                out.append(
+                    ("gold_order", "the question asks for ascending order; the gold list is not ascending")
+                )
+        elif re.search(
+            r"\b(descending|decreasing|largest to smallest|highest to lowest)", q
+        ) and answer != sorted(answer, reverse=True):
+            out.append(
+                ("gold_order", "the question asks for descending order; the gold list is not descending")
+            )
     if (
         re.match(r"^\s*how many\b", q)
         and not _MEASURE_RE.search(q)
         and _is_number(answer)
         and float(answer) != int(float(answer))
     ):
-        out.append(("gold_count_fraction", f"the question asks how many; the gold {answer!r} is not a whole number"))
+        out.append(
+            ("gold_count_fraction", f"the question asks how many; the gold {answer!r} is not a whole number")
+        )
     num = _number(answer)
     if num is not None and _PERCENT_Q.search(q) and not _FRACTION_Q.search(q) and 0 < abs(num) < 1:
-        out.append(("gold_percent_scale", f"the question asks for a percentage; the gold {answer!r} looks like a "
-                    f"fraction (a percentage answer would be {num * 100:g})"))
+        out.append(
+            (
+                "gold_percent_scale",
+                f"the question asks for a percentage; the gold {answer!r} looks like a "
+                f"fraction (a percentage answer would be {num * 100:g})",
+            )
+        )
     elif num is not None and _FRACTION_Q.search(q) and not _PERCENT_Q.search(q) and 1 < abs(num) <= 100:
-        out.append(("gold_percent_scale", f"the question asks for a fraction; the gold {answer!r} looks like a "
-                    f"percentage (a fraction answer would be {num / 100:g})"))
+        out.append(
+            (
+                "gold_percent_scale",
+                f"the question asks for a fraction; the gold {answer!r} looks like a "
+                f"percentage (a fraction answer would be {num / 100:g})",
+            )
+        )
     if isinstance(answer, str) and (why := _unparsable_literal(answer)):
-        out.append(("gold_unparsable_literal", f"the gold is a string that looks like a {why} but does not parse "
-                    f"as one: {answer[:80]!r}" + ("…" if len(answer) > 80 else "")))
+        out.append(
+            (
+                "gold_unparsable_literal",
+                f"the gold is a string that looks like a {why} but does not parse "
+                f"as one: {answer[:80]!r}" + ("…" if len(answer) > 80 else ""),
+            )
+        )
     kind = answer_type.kind if answer_type is not None else None
     if kind == "list" and not isinstance(answer, list):
-        out.append(("gold_not_list", f"the answer type is a list; the gold is {type(answer).__name__} {answer!r}"[:200]))
+        out.append(
+            (
+                "gold_not_list",
+                f"the answer type is a list; the gold is {type(answer).__name__} {answer!r}"[:200],
+            )
+        )
     if kind in ("numeric", "string") and isinstance(answer, list) and len(answer) > 1:
-        out.append(("gold_list_for_scalar", f"the answer type is {answer_type.value}; the gold is a list of {len(answer)}"))
+        out.append(
+            (
+                "gold_list_for_scalar",
+                f"the answer type is {answer_type.value}; the gold is a list of {len(answer)}",
+            )
+        )
     if lake_names:
         items = answer if isinstance(answer, list) else [answer]
         names = [a for a in items if isinstance(a, str) and _FILE_NAME_RE.fullmatch(a.strip())]
@@ -166,7 +213,12 @@ def format_problems(query: str, answer: Any, answer_type: AnswerType | None, lak
             if base.lower() not in lake_names:
                 near = difflib.get_close_matches(base.lower(), sorted(lake_names), n=1, cutoff=0.6)
                 hint = f"; nearest lake file: {near[0]}" if near else ""
-                out.append(("gold_names_missing_file", f"the gold names {name!r}, which the lake does not have{hint}"))
+                out.append(
+                    (
+                        "gold_names_missing_file",
+                        f"the gold names {name!r}, which the lake does not have{hint}",
+                    )
+                )
     return out
 
 
@@ -196,7 +248,9 @@ def _restates(task: Task, sub: Subtask, *, final_step: bool = False) -> str | No
     final answer (the last subtask only), its question is nearly the same text, or it holds nearly every
     content word of the main question (a reworded restatement)."""
     step = (sub.step or "").lower()
-    if final_step and re.search(r"\b(final answer|answer (?:to )?the main (?:question|task)|the main task)\b", step):
+    if final_step and re.search(
+        r"\b(final answer|answer (?:to )?the main (?:question|task)|the main task)\b", step
+    ):
         return "gives the final answer by its step"
     a, b = (task.query or "").lower().strip(), (sub.query or "").lower().strip()
     if not (a and b):
@@ -290,4 +344,11 @@ def group_findings(findings: Iterable[StaticFinding], *, examples: int = 3) -> l
     return list(groups.values())
 
 
-__all__ = ["FindingGroup", "StaticFinding", "StaticKind", "format_problems", "group_findings", "static_checks"]
+__all__ = [
+    "FindingGroup",
+    "StaticFinding",
+    "StaticKind",
+    "format_problems",
+    "group_findings",
+    "static_checks",
+]

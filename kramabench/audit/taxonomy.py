@@ -56,7 +56,9 @@ def normalise(category: str | None, sub_kind: str | None) -> tuple[str | None, s
         cat = None
     if cat == "evaluation-false-positive":
         if sub not in FALSE_POSITIVE_KINDS:
-            problems.append(f"an evaluation false positive needs a sub_kind of {', '.join(FALSE_POSITIVE_KINDS)}")
+            problems.append(
+                f"an evaluation false positive needs a sub_kind of {', '.join(FALSE_POSITIVE_KINDS)}"
+            )
             sub = None
     else:
         sub = None

@@ -53,7 +53,9 @@ def seconds(value: float | None) -> float | None:
     """Option callback: a time limit is a finite number of seconds above 0, at most 7 days (``nan`` and ``inf``
     pass click's own range checks)."""
     if value is not None and not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
-        raise typer.BadParameter(f"expected seconds above 0 and at most {MAX_SECONDS:g} (7 days), not {value:g}")
+        raise typer.BadParameter(
+            f"expected seconds above 0 and at most {MAX_SECONDS:g} (7 days), not {value:g}"
+        )
     return value
 
 
@@ -89,5 +91,13 @@ def fast_exit_allowed() -> bool:
     return _fast_exit
 
 
-__all__ = ["MAX_CONCURRENCY", "SafeConsole", "allow_fast_exit", "console", "error_console", "fail", "fast_exit_allowed",
-           "seconds"]
+__all__ = [
+    "MAX_CONCURRENCY",
+    "SafeConsole",
+    "allow_fast_exit",
+    "console",
+    "error_console",
+    "fail",
+    "fast_exit_allowed",
+    "seconds",
+]

@@ -155,5 +155,15 @@ def _force_exit(reason: str, seconds: float) -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
-__all__ = ["EXIT_INTERRUPTED", "FINISHING_S", "SECOND_SIGNAL_S", "WATCHDOG_S", "finishing", "install", "is_finishing",
-           "received", "said", "was_said"]
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "FINISHING_S",
+    "SECOND_SIGNAL_S",
+    "WATCHDOG_S",
+    "finishing",
+    "install",
+    "is_finishing",
+    "received",
+    "said",
+    "was_said",
+]

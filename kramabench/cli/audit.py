@@ -41,13 +41,21 @@ def register(app: typer.Typer) -> None:
     def audit_main(
         ctx: typer.Context,
         workload: str = typer.Option("kramabench", "--workload", "-w", help="workload root or 'kramabench'"),
-        errata: Path | None = typer.Option(None, "--errata", help="errata file (default: the workload's own)"),
+        errata: Path | None = typer.Option(
+            None, "--errata", help="errata file (default: the workload's own)"
+        ),
     ) -> None:
         """Without a subcommand: the coverage of the errata (tasks per class per domain, tasks not accounted for)."""
         # the group's options given before a subcommand hold for it, unless the subcommand is given its own
-        given = {n for n in ("workload", "errata")
-                 if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")}
-        ctx.obj = {"workload": workload if "workload" in given else None, "errata": errata if "errata" in given else None}
+        given = {
+            n
+            for n in ("workload", "errata")
+            if getattr(ctx.get_parameter_source(n), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")
+        }
+        ctx.obj = {
+            "workload": workload if "workload" in given else None,
+            "errata": errata if "errata" in given else None,
+        }
         if ctx.invoked_subcommand is None:
             _print_coverage(workload, errata, domains=None, verify=False, sandbox="local", as_json=False,
                             check=False, from_bare=True)  # fmt: skip
@@ -55,14 +63,25 @@ def register(app: typer.Typer) -> None:
     @audit.command("coverage")
     def coverage_cmd(
         ctx: typer.Context,
-        workload: str | None = typer.Option(None, "--workload", "-w", help="workload root or 'kramabench' (default: "
-                                            "the audit's --workload, else kramabench)"),
-        errata: Path | None = typer.Option(None, "--errata", help="errata file (default: the audit's --errata, else "
-                                           "the workload's own)"),
+        workload: str | None = typer.Option(
+            None,
+            "--workload",
+            "-w",
+            help="workload root or 'kramabench' (default: the audit's --workload, else kramabench)",
+        ),
+        errata: Path | None = typer.Option(
+            None, "--errata", help="errata file (default: the audit's --errata, else the workload's own)"
+        ),
         domain: list[str] = typer.Option(None, "--domain", "-d", help="only these domains (repeatable)"),
-        verify: bool = typer.Option(False, "--verify", help="run every review's derivation again and compare"),
-        sandbox: str = typer.Option("local", "--sandbox", help="sandbox the derivations run in (with --verify)"),
-        check: bool = typer.Option(False, "--check", help="exit 1 if a task is not accounted for or a derivation fails"),
+        verify: bool = typer.Option(
+            False, "--verify", help="run every review's derivation again and compare"
+        ),
+        sandbox: str = typer.Option(
+            "local", "--sandbox", help="sandbox the derivations run in (with --verify)"
+        ),
+        check: bool = typer.Option(
+            False, "--check", help="exit 1 if a task is not accounted for or a derivation fails"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print the coverage as JSON"),
     ) -> None:
         """Tasks per reviewed class per domain, the tasks not yet accounted for; --verify re-runs the evidence."""
@@ -74,20 +93,36 @@ def register(app: typer.Typer) -> None:
     @audit.command("reference")
     def reference(
         ctx: typer.Context,
-        workload: str | None = typer.Option(None, "--workload", "-w", help="bundled suite name, workload root or "
-                                            "'kramabench' (default: the audit's --workload; one is needed)"),
+        workload: str | None = typer.Option(
+            None,
+            "--workload",
+            "-w",
+            help="bundled suite name, workload root or "
+            "'kramabench' (default: the audit's --workload; one is needed)",
+        ),
         domain: list[str] = typer.Option(None, "--domain", "-d", help="only these domains (repeatable)"),
         task: list[str] = typer.Option(None, "--task", help="only these task ids (repeatable)"),
-        sandbox: str = typer.Option("local", "--sandbox", help="sandbox backend: local, docker, unsafe-subprocess"),
-        extract_model: str | None = typer.Option(
-            None, "--extract-model", help="model that reads answers the rules cannot (e.g. openai/gpt-4o-mini)"
+        sandbox: str = typer.Option(
+            "local", "--sandbox", help="sandbox backend: local, docker, unsafe-subprocess"
         ),
-        timeout: float = typer.Option(600.0, "--timeout", min=1, callback=seconds, help="seconds per solution"),
-        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY,
-                                        help="solutions run at the same time"),
+        extract_model: str | None = typer.Option(
+            None,
+            "--extract-model",
+            help="model that reads answers the rules cannot (e.g. openai/gpt-4o-mini)",
+        ),
+        timeout: float = typer.Option(
+            600.0, "--timeout", min=1, callback=seconds, help="seconds per solution"
+        ),
+        concurrency: int = typer.Option(
+            2, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY, help="solutions run at the same time"
+        ),
         no_errata: bool = typer.Option(False, "--no-errata", help="audit the raw gold (errata not applied)"),
-        out: Path | None = typer.Option(None, "--out", "-o", help="output folder (default: results/audit-reference-...)"),
-        force: bool = typer.Option(False, "--force", help="with --out: run again the tasks an earlier audit finished"),
+        out: Path | None = typer.Option(
+            None, "--out", "-o", help="output folder (default: results/audit-reference-...)"
+        ),
+        force: bool = typer.Option(
+            False, "--force", help="with --out: run again the tasks an earlier audit finished"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print the audit as JSON"),
     ) -> None:
         """Run each reference solution as its author did (a notebook cell, where its paths resolve): gold or why not."""
@@ -104,7 +139,9 @@ def register(app: typer.Typer) -> None:
         err = error_console()
         workload = workload or _group(ctx, "workload")
         if not workload:
-            raise fail("audit reference needs --workload (a bundled suite name, a workload root or 'kramabench')")
+            raise fail(
+                "audit reference needs --workload (a bundled suite name, a workload root or 'kramabench')"
+            )
         try:
             root = resolve_workload_root(workload)
             domains = domain or list_domains(root)
@@ -127,7 +164,9 @@ def register(app: typer.Typer) -> None:
                 append_progress(progress_path, run_, items_)
         console = Console(stderr=True)
         n = sum(len(w.tasks) if not task else sum(t.id in task for t in w.tasks) for w in wls)
-        done = [sum(1 for w in wls for t in w.tasks if (w.domain, t.id) in earlier and (not task or t.id in task))]
+        done = [
+            sum(1 for w in wls for t in w.tasks if (w.domain, t.id) in earlier and (not task or t.id in task))
+        ]
         if done[0]:
             console.print(f"resuming {out_dir}: {done[0]} task(s) already judged", highlight=False, markup=False,
                           soft_wrap=True)  # fmt: skip
@@ -152,8 +191,11 @@ def register(app: typer.Typer) -> None:
 
         write_file(out_dir / "reference.json", result.model_dump_json(indent=1) + "\n", regular_only=True)
         # one row per item: pandas reads it
-        write_file(out_dir / "verdicts.jsonl", "".join(i.model_dump_json() + "\n" for i in result.items),
-                   regular_only=True)
+        write_file(
+            out_dir / "verdicts.jsonl",
+            "".join(i.model_dump_json() + "\n" for i in result.items),
+            regular_only=True,
+        )
         md, page = write_report(out_dir, f"Audit of the reference solutions — {workload}", ref=result)
         if as_json:
             typer.echo(result.model_dump_json(indent=1))
@@ -165,7 +207,9 @@ def register(app: typer.Typer) -> None:
             table.add_column(col, justify="left" if col == "Domain" else "right")
         for d in result.domains:
             c = result.counts(d)
-            table.add_row(Text(d), str(c["reproduces"]), str(c["differs"]), str(c["cannot-run"]), str(c["unscored"]))
+            table.add_row(
+                Text(d), str(c["reproduces"]), str(c["differs"]), str(c["cannot-run"]), str(c["unscored"])
+            )
         out_console = Console()
         out_console.print(table)
         if result.runs and all(r.cause == "no-solution" for r in result.runs):
@@ -180,17 +224,27 @@ def register(app: typer.Typer) -> None:
         for i in result.tasks():
             if i.verdict == "reproduces":
                 continue
-            why = i.diff if i.verdict == "differs" else f"{i.cause}: {i.cause_detail}" if i.cause else i.cause_detail
+            why = (
+                i.diff
+                if i.verdict == "differs"
+                else f"{i.cause}: {i.cause_detail}"
+                if i.cause
+                else i.cause_detail
+            )
             if i.attributed_to:
                 why = f"{i.attributed_to} ({why})"
-            out_console.print(f"  {i.task_id}: {i.verdict} — {why}", highlight=False, markup=False, soft_wrap=True)
+            out_console.print(
+                f"  {i.task_id}: {i.verdict} — {why}", highlight=False, markup=False, soft_wrap=True
+            )
             r = runs.get((i.domain, i.task_id))
             if r is not None and i.verdict == "cannot-run":
                 lines = r.evidence[:3] + [f"workloads validate: {f}" for f in r.findings[:1]]
                 if len(r.findings) > 1:
                     lines[-1] += f" (and {len(r.findings) - 1} more finding(s) on the same files)"
                 for line in lines:
-                    out_console.print(f"      evidence: {line}", highlight=False, markup=False, soft_wrap=True)
+                    out_console.print(
+                        f"      evidence: {line}", highlight=False, markup=False, soft_wrap=True
+                    )
             p = proposed.get((i.domain, i.task_id))
             if p is not None and p.klass is not None:
                 recorded = f" [reviewed: {p.reviewed}]" if p.reviewed else ""
@@ -211,8 +265,13 @@ def register(app: typer.Typer) -> None:
             write_proposed_reviews(out_dir / "reviews-proposed.toml", result.proposals)
         moved = [r for r in result.runs if r.layout is not None and not r.layout.standard]
         if moved:
-            out_console.print("run from where their paths resolve: " + ", ".join(
-                f"{r.task_id} ({r.layout.describe()})" for r in moved), highlight=False, markup=False, soft_wrap=True)
+            out_console.print(
+                "run from where their paths resolve: "
+                + ", ".join(f"{r.task_id} ({r.layout.describe()})" for r in moved),
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         shown = [r for r in result.runs if r.read_from in ("value", "printed+value")]
         if shown:
             out_console.print("answer read from the value of the last expression (as a notebook shows it): " + ", ".join(
@@ -229,14 +288,26 @@ def register(app: typer.Typer) -> None:
         for f in result.static:
             kinds[f.kind] = kinds.get(f.kind, 0) + 1
         if kinds:
-            out_console.print("static gold findings: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+            out_console.print(
+                "static gold findings: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+            )
         scale = [f for f in result.static if f.code == "gold_percent_scale"]
         if scale:
-            out_console.print(f"percent scale: the question and the gold disagree on {len(scale)} item(s): "
-                              + ", ".join(f.subtask_id or f.task_id or "?" for f in scale), highlight=False,
-                              markup=False, soft_wrap=True)
-        out_console.print(safe_text(f"written: {out_dir / 'reference.json'}, {out_dir / 'reviews-proposed.toml'}, {md}, "
-                                    f"{page}"), soft_wrap=True, highlight=False, markup=False)
+            out_console.print(
+                f"percent scale: the question and the gold disagree on {len(scale)} item(s): "
+                + ", ".join(f.subtask_id or f.task_id or "?" for f in scale),
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+        out_console.print(
+            safe_text(
+                f"written: {out_dir / 'reference.json'}, {out_dir / 'reviews-proposed.toml'}, {md}, {page}"
+            ),
+            soft_wrap=True,
+            highlight=False,
+            markup=False,
+        )
 
     @audit.command("failures")
     def failures(
@@ -244,14 +315,17 @@ def register(app: typer.Typer) -> None:
         auditor: str = typer.Option(..., "--auditor", help="auditor model id, e.g. openai/gpt-4o"),
         sandbox: str = typer.Option("local", "--sandbox", help="sandbox backend the auditor's code runs in"),
         task: list[str] = typer.Option(None, "--task", help="only these task ids (repeatable)"),
-        concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY,
-                                        help="auditor sessions at the same time"),
+        concurrency: int = typer.Option(
+            2, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY, help="auditor sessions at the same time"
+        ),
         max_turns: int = typer.Option(8, "--max-turns", min=1, max=40, help="auditor replies per failure"),
         out: Path | None = typer.Option(None, "--out", "-o", help="output folder (default: RUN_DIR/audit)"),
         force: bool = typer.Option(False, "--force", help="audit again the failures already reported"),
         no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached auditor replies"),
         reference: Path | None = typer.Option(
-            None, "--reference", help="folder of an 'audit reference' of the same workload: its results join the page"
+            None,
+            "--reference",
+            help="folder of an 'audit reference' of the same workload: its results join the page",
         ),
     ) -> None:
         """Audit every failed task of a run: root cause, verified derivation, attribution and category."""
@@ -271,9 +345,12 @@ def register(app: typer.Typer) -> None:
                 from kramabench.files import SMALL_JSON_BYTES, read_bytes
 
                 ref_audit = ReferenceAudit.model_validate_json(
-                    read_bytes(reference / "reference.json", limit=SMALL_JSON_BYTES, what="reference audit"))
+                    read_bytes(reference / "reference.json", limit=SMALL_JSON_BYTES, what="reference audit")
+                )
             except (OSError, ValueError) as exc:
-                raise fail(f"--reference {reference}: no readable reference.json ({str(exc)[:200]})") from None
+                raise fail(
+                    f"--reference {reference}: no readable reference.json ({str(exc)[:200]})"
+                ) from None
         model, sb = _model_and_sandbox(auditor, sandbox, cache=False if no_cache else None)
         out_dir = out or run_dir / "audit"
         console = Console(stderr=True)
@@ -307,17 +384,26 @@ def register(app: typer.Typer) -> None:
                 f"{sum(r.attribution == 'system' for r in result.reports)} to the system, {result.undecided} undecided"
                 + (f" ({result.reused} reports reused)" if result.reused else "")
             )
-        out_console.print(f"{len(proposals.proposals)} errata proposed (not applied): {safe_text(prop_path)}", soft_wrap=True,
-                          markup=False)
-        out_console.print(safe_text(f"written: {out_dir / 'failures.jsonl'}, {md}, {page}"), soft_wrap=True, highlight=False,
-                          markup=False)
+        out_console.print(
+            f"{len(proposals.proposals)} errata proposed (not applied): {safe_text(prop_path)}",
+            soft_wrap=True,
+            markup=False,
+        )
+        out_console.print(
+            safe_text(f"written: {out_dir / 'failures.jsonl'}, {md}, {page}"),
+            soft_wrap=True,
+            highlight=False,
+            markup=False,
+        )
 
     @audit.command("apply")
     def apply(
         proposals: Path = typer.Argument(..., help="proposals file written by 'kramabench audit failures'"),
         accept: list[str] = typer.Option(..., "--accept", help="id of a proposal to accept (repeatable)"),
         errata: Path = typer.Option(
-            None, "--errata", help="errata file to add them to (default: the official errata of this repository)"
+            None,
+            "--errata",
+            help="errata file to add them to (default: the official errata of this repository)",
         ),
     ) -> None:
         """Move accepted errata proposals into an errata file (the others stay proposals)."""
@@ -337,7 +423,9 @@ def register(app: typer.Typer) -> None:
     @audit.command("reliability")
     def reliability(
         auditor: str = typer.Option(..., "--auditor", help="auditor model id"),
-        workload: str = typer.Option("planted", "--workload", "-w", help="workload with audit_check/labels.json"),
+        workload: str = typer.Option(
+            "planted", "--workload", "-w", help="workload with audit_check/labels.json"
+        ),
         k: int = typer.Option(3, "--k", min=1, max=20, help="runs of the auditor on each labelled case"),
         sandbox: str = typer.Option("local", "--sandbox"),
         concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY),
@@ -380,7 +468,9 @@ def register(app: typer.Typer) -> None:
             t.add_row(Text(c.task_id), Text(label), Text(verdicts), "yes" if c.flipped else "—")
         console = Console()
         console.print(t)
-        console.print(f"Cohen's kappa: attribution {num(result.kappa_attribution)}, category {num(result.kappa_category)}")
+        console.print(
+            f"Cohen's kappa: attribution {num(result.kappa_attribution)}, category {num(result.kappa_category)}"
+        )
         console.print(f"accuracy: attribution {num(result.accuracy_attribution)}, category {num(result.accuracy_category)};"
                       f" flip rate {num(result.flip_rate)}")  # fmt: skip
 
@@ -413,7 +503,9 @@ def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | 
         sb = _sandbox(sandbox)
         try:
             evidence = [*ef.reviews, *(e for e in ef.errata if e.derivation)]
-            checks = verify_derivations([r for r in evidence if r.domain in names], {w.domain: w.lake for w in wls}, sb)
+            checks = verify_derivations(
+                [r for r in evidence if r.domain in names], {w.domain: w.lake for w in wls}, sb
+            )
         finally:
             sb.close()
     if as_json:
@@ -431,13 +523,19 @@ def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | 
         console.print(Text("  ".join([f"{'domain':<{width}}", *heads])), soft_wrap=True)
         for d in cov.domains:
             cells = [d.tasks, *[d.by_class[c] for c in TASK_CLASSES], len(d.not_accounted)]
-            row = "  ".join([f"{d.domain:<{width}}", *[f"{v:>{len(h)}}" for v, h in zip(cells, heads, strict=True)]])
+            row = "  ".join(
+                [f"{d.domain:<{width}}", *[f"{v:>{len(h)}}" for v, h in zip(cells, heads, strict=True)]]
+            )
             console.print(Text(row), soft_wrap=True)
         for d in cov.domains:
             if d.not_accounted:
-                console.print(Text(f"  {d.domain}: not accounted for: {', '.join(d.not_accounted)}"), soft_wrap=True)
+                console.print(
+                    Text(f"  {d.domain}: not accounted for: {', '.join(d.not_accounted)}"), soft_wrap=True
+                )
             if d.unknown:
-                console.print(Text(f"  {d.domain}: reviews of no task here: {', '.join(d.unknown)}"), soft_wrap=True)
+                console.print(
+                    Text(f"  {d.domain}: reviews of no task here: {', '.join(d.unknown)}"), soft_wrap=True
+                )
         if cov.complete:
             console.print("every task is accounted for")
         for c in checks:
@@ -445,7 +543,9 @@ def _print_coverage(workload: str, errata: Path | None, *, domains: list[str] | 
             text = f"  derivation {c.task} ({c.klass}): {mark} — derived {c.derived!r}, printed {c.printed!r}"
             console.print(Text(text + (f" ({c.detail})" if c.detail else "")), soft_wrap=True)
         if verify and ef is not None:
-            console.print(f"derivations: {sum(c.ok for c in checks)} of {len(checks)} print their derived value")
+            console.print(
+                f"derivations: {sum(c.ok for c in checks)} of {len(checks)} print their derived value"
+            )
     if check and (not cov.complete or not all(c.ok for c in checks)):
         raise typer.Exit(1)
 
@@ -479,7 +579,7 @@ def _print_errata_only(why: str, domains: list[str] | None, check: bool) -> None
 
 
 def _failures_title(run_dir: Path) -> str:
-    """"Audit of the failures of SYSTEM with MODEL on WORKLOAD (domains) — run RUN_ID", from the run's manifest
+    """ "Audit of the failures of SYSTEM with MODEL on WORKLOAD (domains) — run RUN_ID", from the run's manifest
     (the folder name when the manifest cannot be read)."""
     from kramabench.run.store import RunStore
 

@@ -15,20 +15,37 @@ SUITES = ("kramabench", "elt-bench")
 def register(app: typer.Typer) -> None:
     @app.command("fetch")
     def fetch(
-        suite: str = typer.Argument(..., help="what to fetch: 'kramabench' (the official KramaBench workloads) or "
-                                    "'elt-bench' (ELT-Bench's pipelines, data and ground truth, converted)"),
-        ref: str | None = typer.Option(None, "--ref", help="upstream commit (default: the pinned one named in the code)"),
-        url: str | None = typer.Option(None, "--url", help="archive URL (default: GitHub codeload of mitdbg/Kramabench; for elt-bench "
-                                   "of uiuc-kang-lab/ELT-Bench)"),
+        suite: str = typer.Argument(
+            ...,
+            help="what to fetch: 'kramabench' (the official KramaBench workloads) or "
+            "'elt-bench' (ELT-Bench's pipelines, data and ground truth, converted)",
+        ),
+        ref: str | None = typer.Option(
+            None, "--ref", help="upstream commit (default: the pinned one named in the code)"
+        ),
+        url: str | None = typer.Option(
+            None,
+            "--url",
+            help="archive URL (default: GitHub codeload of mitdbg/Kramabench; for elt-bench "
+            "of uiuc-kang-lab/ELT-Bench)",
+        ),
         home: Path | None = typer.Option(
             None, "--home", help="cache folder (default: $KRAMABENCH_HOME or the user cache dir)"
         ),
-        sha256: list[str] = typer.Option(None, "--sha256", help="expected sha256 of the archive (for an unpinned ref); "
-                                         "elt-bench: NAME=HEX per data archive (repeatable)"),
+        sha256: list[str] = typer.Option(
+            None,
+            "--sha256",
+            help="expected sha256 of the archive (for an unpinned ref); "
+            "elt-bench: NAME=HEX per data archive (repeatable)",
+        ),
         trust: bool = typer.Option(False, "--trust", help="accept an unpinned archive without a checksum"),
-        archive_url: list[str] = typer.Option(None, "--archive-url", help="elt-bench: NAME=URL, where to download a "
-                                              "data archive from instead of the location the setup script names "
-                                              "(a mirror; repeatable)"),
+        archive_url: list[str] = typer.Option(
+            None,
+            "--archive-url",
+            help="elt-bench: NAME=URL, where to download a "
+            "data archive from instead of the location the setup script names "
+            "(a mirror; repeatable)",
+        ),
         force: bool = typer.Option(False, "--force", help="fetch again even when a complete copy exists"),
         blobs: Path | None = typer.Option(
             None,
@@ -47,19 +64,36 @@ def register(app: typer.Typer) -> None:
 
         err = error_console()
         if suite not in SUITES:
-            err.print(f"[red]error:[/] unknown suite {escape(repr(suite))}; known: {', '.join(SUITES)}", soft_wrap=True)
+            err.print(
+                f"[red]error:[/] unknown suite {escape(repr(suite))}; known: {', '.join(SUITES)}",
+                soft_wrap=True,
+            )
             raise typer.Exit(2)
         if suite == "elt-bench":
-            _fetch_elt(err, ref=ref, url=url, home=home, sha256=list(sha256 or []), trust=trust, force=force,
-                       listing=blobs, archive_urls=list(archive_url or []))
+            _fetch_elt(
+                err,
+                ref=ref,
+                url=url,
+                home=home,
+                sha256=list(sha256 or []),
+                trust=trust,
+                force=force,
+                listing=blobs,
+                archive_urls=list(archive_url or []),
+            )
             return
         if sha256 and len(sha256) > 1:
             err.print("[red]error:[/] --sha256 is given once for kramabench (the archive's)", soft_wrap=True)
             raise typer.Exit(2)
         try:
             result = fetch_official(
-                ref, url=url, home=home, sha256=sha256[0] if sha256 else None, trust=trust, force=force,
-                blobs=blobs if blobs else True
+                ref,
+                url=url,
+                home=home,
+                sha256=sha256[0] if sha256 else None,
+                trust=trust,
+                force=force,
+                blobs=blobs if blobs else True,
             )
         except ChecksumRequired as exc:
             err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
@@ -98,7 +132,9 @@ def register(app: typer.Typer) -> None:
             )
             for item in m.not_stored:
                 if item.reason == "lfs-pointer":
-                    why = "git-LFS pointer" + (f" of a {item.lfs_size / 1e6:.1f} MB file" if item.lfs_size else "")
+                    why = "git-LFS pointer" + (
+                        f" of a {item.lfs_size / 1e6:.1f} MB file" if item.lfs_size else ""
+                    )
                 elif item.reason == "not-stored":
                     why = "listed upstream, content not stored upstream"
                 else:
@@ -109,7 +145,10 @@ def register(app: typer.Typer) -> None:
                 line = f"      {why}" + (f"; read by {tasks}" if ids else "")
                 out.print(line, highlight=False, soft_wrap=True, markup=False)
         if m.misspelt:
-            out.print(f"{len(m.misspelt)} data source(s) misspell an existing file (not missing data):", soft_wrap=True)
+            out.print(
+                f"{len(m.misspelt)} data source(s) misspell an existing file (not missing data):",
+                soft_wrap=True,
+            )
             for mis in m.misspelt:
                 ids = ", ".join(mis.referenced_by[:5])
                 line = f"  {mis.domain}: {mis.source} -> {mis.nearest}" + (f" (in {ids})" if ids else "")
@@ -117,8 +156,18 @@ def register(app: typer.Typer) -> None:
         out.print("  use it: kramabench run --workload kramabench ...")
 
 
-def _fetch_elt(err, *, ref: str | None, url: str | None, home: Path | None, sha256: list[str], trust: bool,
-               force: bool, listing: Path | None, archive_urls: list[str]) -> None:  # type: ignore[no-untyped-def]
+def _fetch_elt(
+    err,
+    *,
+    ref: str | None,
+    url: str | None,
+    home: Path | None,
+    sha256: list[str],
+    trust: bool,
+    force: bool,
+    listing: Path | None,
+    archive_urls: list[str],
+) -> None:  # type: ignore[no-untyped-def]
     """``kramabench fetch elt-bench``: the specifications at the pinned commit (verified by git blob id), the data
     archives (verified by sha256), converted into a suite (kramabench.elt.fetch)."""
     from rich.console import Console
@@ -131,8 +180,10 @@ def _fetch_elt(err, *, ref: str | None, url: str | None, home: Path | None, sha2
     for item in sha256:
         name, sep, value = item.partition("=")
         if not sep or not name or len(value) != 64:
-            err.print(f"[red]error:[/] --sha256 {escape(item)!s}: expected NAME=HEX (64 hex digits) for elt-bench",
-                      soft_wrap=True)
+            err.print(
+                f"[red]error:[/] --sha256 {escape(item)!s}: expected NAME=HEX (64 hex digits) for elt-bench",
+                soft_wrap=True,
+            )
             raise typer.Exit(2)
         given[name] = value
     mirrors: dict[str, str] = {}
@@ -143,8 +194,16 @@ def _fetch_elt(err, *, ref: str | None, url: str | None, home: Path | None, sha2
             raise typer.Exit(2)
         mirrors[name] = value
     try:
-        root, m, reused = fetch_elt_bench(home=home, ref=ref, repo_url=url, sha256=given, trust=trust, force=force,
-                                          listing=listing, archive_urls=mirrors)
+        root, m, reused = fetch_elt_bench(
+            home=home,
+            ref=ref,
+            repo_url=url,
+            sha256=given,
+            trust=trust,
+            force=force,
+            listing=listing,
+            archive_urls=mirrors,
+        )
     except ChecksumsRequired as exc:
         err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
         for name, digest in exc.computed.items():
@@ -154,12 +213,19 @@ def _fetch_elt(err, *, ref: str | None, url: str | None, home: Path | None, sha2
         err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
         raise typer.Exit(1) from None
     out = Console()
-    out.print(f"[green]{'already fetched' if reused else 'fetched'}[/] ELT-Bench {m.ref} -> {escape(str(root))}",
-              soft_wrap=True)
-    out.print(f"  {m.verified_specs} specification files verified by git blob id; "
-              + "; ".join(f"{a['name']} sha256 {a['sha256'][:12]}… ({a['verification']})" for a in m.archives),
-              soft_wrap=True, highlight=False)
-    out.print(f"  {m.pipelines} pipelines, {m.models} data models ({m.transpiled} queries transpiled to DuckDB, "
-              f"{m.failed_queries} not); {m.data_files} data files, {m.ground_truth_files} ground-truth tables",
-              soft_wrap=True)
+    out.print(
+        f"[green]{'already fetched' if reused else 'fetched'}[/] ELT-Bench {m.ref} -> {escape(str(root))}",
+        soft_wrap=True,
+    )
+    out.print(
+        f"  {m.verified_specs} specification files verified by git blob id; "
+        + "; ".join(f"{a['name']} sha256 {a['sha256'][:12]}… ({a['verification']})" for a in m.archives),
+        soft_wrap=True,
+        highlight=False,
+    )
+    out.print(
+        f"  {m.pipelines} pipelines, {m.models} data models ({m.transpiled} queries transpiled to DuckDB, "
+        f"{m.failed_queries} not); {m.data_files} data files, {m.ground_truth_files} ground-truth tables",
+        soft_wrap=True,
+    )
     out.print("  use it: kramabench run --workload elt-bench --system ...", soft_wrap=True)

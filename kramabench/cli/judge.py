@@ -42,16 +42,35 @@ def _judged_missing(verdicts: dict[str, list[bool | None]], k: int) -> str:
 def _print_result(result, console) -> None:  # noqa: ANN001 - rich objects
     from rich.table import Table
 
-    t = Table(title=f"Judge check — {result.judge} ({result.prompt_version}), k={result.k}", title_justify="left")
-    for col, just in [("Pipeline", "left"), ("Task", "left"), ("KFs", "right"), ("Missing (label)", "left"),
-                      ("Judged missing", "left"), ("Flips", "left"), ("Unscored", "right"), ("Accuracy", "right")]:
+    t = Table(
+        title=f"Judge check — {result.judge} ({result.prompt_version}), k={result.k}", title_justify="left"
+    )
+    for col, just in [
+        ("Pipeline", "left"),
+        ("Task", "left"),
+        ("KFs", "right"),
+        ("Missing (label)", "left"),
+        ("Judged missing", "left"),
+        ("Flips", "left"),
+        ("Unscored", "right"),
+        ("Accuracy", "right"),
+    ]:
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     for c in result.cases:
         missing = ", ".join(k for k, v in c.labels.items() if not v) or "none"
         acc = c.accuracy
         style = None if acc is None or acc == 1 else ("yellow" if acc >= 0.5 else "red")
-        t.add_row(Text(c.name), Text(c.task_id), str(len(c.labels)), Text(missing), _judged_missing(c.verdicts, result.k),
-                  ", ".join(c.flipped) or "—", str(c.unscored) if c.unscored else "—", _pct(acc), style=style)
+        t.add_row(
+            Text(c.name),
+            Text(c.task_id),
+            str(len(c.labels)),
+            Text(missing),
+            _judged_missing(c.verdicts, result.k),
+            ", ".join(c.flipped) or "—",
+            str(c.unscored) if c.unscored else "—",
+            _pct(acc),
+            style=style,
+        )
     console.print(t)
     s = Table(show_header=False, box=None, pad_edge=False)
     s.add_column(justify="left")
@@ -65,8 +84,10 @@ def _print_result(result, console) -> None:  # noqa: ANN001 - rich objects
     s.add_row("missing: judged yes / no", f"{cm.fp} / {cm.tn}")
     s.add_row("unscored verdicts", str(result.n_unscored))
     cost = "unknown (unpriced model)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
-    s.add_row("judge calls / tokens in / out / cost",
-              f"{result.judge_calls} / {result.prompt_tokens} / {result.completion_tokens} / {cost}")
+    s.add_row(
+        "judge calls / tokens in / out / cost",
+        f"{result.judge_calls} / {result.prompt_tokens} / {result.completion_tokens} / {cost}",
+    )
     console.print(s)
 
 
@@ -77,8 +98,9 @@ def register(app: typer.Typer) -> None:
         k: int = typer.Option(3, "--k", min=1, max=20, help="runs of the judge on each pipeline"),
         workload: str = typer.Option("mini", "--workload", "-w", help="bundled suite name or workload root"),
         domain: list[str] = typer.Option(None, "--domain", "-d", help="only these domains (repeatable)"),
-        concurrency: int = typer.Option(4, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY,
-                                        help="judge calls at the same time"),
+        concurrency: int = typer.Option(
+            4, "--concurrency", "-c", min=1, max=MAX_CONCURRENCY, help="judge calls at the same time"
+        ),
         as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     ) -> None:
         """Run the pipeline-design judge k times on a labelled set: flip rate, accuracy, Cohen's kappa."""
@@ -119,12 +141,17 @@ def register(app: typer.Typer) -> None:
         errors = int(design_judge.stats["errors"])
         if result.n_verdicts and result.n_unscored >= result.n_verdicts:
             # nothing was measured: a script must not read this as a passed check
-            err.print(f"[red]error:[/red] no verdict could be scored ({errors} judge call(s) failed, the other "
-                      "replies unparsable): accuracy, kappa and flip rate are not measured", highlight=False)
+            err.print(
+                f"[red]error:[/red] no verdict could be scored ({errors} judge call(s) failed, the other "
+                "replies unparsable): accuracy, kappa and flip rate are not measured",
+                highlight=False,
+            )
             raise typer.Exit(1)
         if errors:
-            err.print(f"[yellow]warning:[/yellow] {errors} judge call(s) failed; their items are unscored",
-                      highlight=False)
+            err.print(
+                f"[yellow]warning:[/yellow] {errors} judge call(s) failed; their items are unscored",
+                highlight=False,
+            )
 
 
 __all__ = ["register"]

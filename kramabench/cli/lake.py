@@ -10,18 +10,29 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    lake_app = typer.Typer(help="Inspect a data lake: file inventory and type-annotated snippets.", no_args_is_help=True)
+    lake_app = typer.Typer(
+        help="Inspect a data lake: file inventory and type-annotated snippets.", no_args_is_help=True
+    )
 
     @lake_app.command("show")
     def show(
         directory: Path = typer.Argument(..., help="the lake folder (e.g. data/legal/input)"),
         as_json: bool = typer.Option(False, "--json", help="print the index as JSON (one object per file)"),
-        rows: int = typer.Option(10, "--rows", min=1, max=1000, help="N: whole table under N rows, else the first N"),
-        budget: int | None = typer.Option(
-            None, "--budget", min=100, help="render snippets under this token budget (as a prompt would); default: all"
+        rows: int = typer.Option(
+            10, "--rows", min=1, max=1000, help="N: whole table under N rows, else the first N"
         ),
-        no_cache: bool = typer.Option(False, "--no-cache", help="read every file again, do not use or fill the cache"),
-        cache_dir: Path | None = typer.Option(None, "--cache-dir", help="cache folder (default: the user cache)"),
+        budget: int | None = typer.Option(
+            None,
+            "--budget",
+            min=100,
+            help="render snippets under this token budget (as a prompt would); default: all",
+        ),
+        no_cache: bool = typer.Option(
+            False, "--no-cache", help="read every file again, do not use or fill the cache"
+        ),
+        cache_dir: Path | None = typer.Option(
+            None, "--cache-dir", help="cache folder (default: the user cache)"
+        ),
     ) -> None:
         """Print the inventory (format, encoding, rows, columns) and the snippets of every file."""
         from kramabench.cli._common import fail
@@ -42,8 +53,13 @@ def register(app: typer.Typer) -> None:
             data = {
                 "root": str(directory),
                 "files": [e.model_dump(mode="json") for e in index.entries],
-                "stats": {"files": index.stats.files, "read": index.stats.read, "from_cache": index.stats.from_cache,
-                          "errors": index.stats.errors, "seconds": round(index.stats.seconds, 3)},
+                "stats": {
+                    "files": index.stats.files,
+                    "read": index.stats.read,
+                    "from_cache": index.stats.from_cache,
+                    "errors": index.stats.errors,
+                    "seconds": round(index.stats.seconds, 3),
+                },
             }
             json.dump(data, sys.stdout, indent=1, ensure_ascii=False)
             sys.stdout.write("\n")
@@ -51,7 +67,9 @@ def register(app: typer.Typer) -> None:
         header = ["file", "format", "encoding", "size", "rows", "cols", "note"]
         lines = []
         for e in index.entries:
-            fmt = e.format + (f" ({delimiter_name(e.delimiter)})" if e.delimiter and e.delimiter != "," else "")
+            fmt = e.format + (
+                f" ({delimiter_name(e.delimiter)})" if e.delimiter and e.delimiter != "," else ""
+            )
             if e.sheets is not None:
                 fmt += f", {len(e.sheets)} sheet{'s' if len(e.sheets) != 1 else ''}"
             elif len(e.tables) > 1:
@@ -60,13 +78,24 @@ def register(app: typer.Typer) -> None:
             cols_s = "" if e.n_columns is None else str(e.n_columns)
             note = e.error or "; ".join(e.notes[:1])
             # file names and notes are the lake's: shown as one line each, never obeyed by the terminal
-            lines.append([safe_text(e.path), fmt, e.encoding or "", human_size(e.size), rows_s, cols_s,
-                          safe_text(note[:100])])
+            lines.append(
+                [
+                    safe_text(e.path),
+                    fmt,
+                    e.encoding or "",
+                    human_size(e.size),
+                    rows_s,
+                    cols_s,
+                    safe_text(note[:100]),
+                ]
+            )
         widths = [max([len(header[i])] + [len(r[i]) for r in lines]) for i in range(len(header) - 1)]
         right = {3, 4, 5}
 
         def fmt_row(r: list[str]) -> str:
-            cells = [r[i].rjust(widths[i]) if i in right else r[i].ljust(widths[i]) for i in range(len(widths))]
+            cells = [
+                r[i].rjust(widths[i]) if i in right else r[i].ljust(widths[i]) for i in range(len(widths))
+            ]
             return "  ".join(cells + [r[-1]]).rstrip()
 
         out = sys.stdout
@@ -75,7 +104,9 @@ def register(app: typer.Typer) -> None:
         for r in lines:
             out.write(fmt_row(r) + "\n")
         s = index.stats
-        out.write(f"\nread {s.read} files, {s.from_cache} from cache, {s.errors} unreadable, {s.seconds:.2f} s\n\n")
+        out.write(
+            f"\nread {s.read} files, {s.from_cache} from cache, {s.errors} unreadable, {s.seconds:.2f} s\n\n"
+        )
         rendered = render_entries(
             index.entries,
             budget_tokens=budget if budget is not None else 10**9,

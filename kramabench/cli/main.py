@@ -21,12 +21,27 @@ from kramabench.cli._common import error_console, fast_exit_allowed
 from kramabench.contracts.text import safe_text
 
 #: command-group modules of ``kramabench.cli``, in help order
-COMMAND_MODULES = ["workloads", "run", "score", "report", "view", "fetch", "elt", "sandbox", "lake", "judge", "audit", "plugins"]
+COMMAND_MODULES = [
+    "workloads",
+    "run",
+    "score",
+    "report",
+    "view",
+    "fetch",
+    "elt",
+    "sandbox",
+    "lake",
+    "judge",
+    "audit",
+    "plugins",
+]
 
 
 #: typer's click exceptions (typer >= 0.20 vendors click as typer._click; before, it used click itself)
 _USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-_CLICK_EXCEPTION: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+_CLICK_EXCEPTION: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
 
 
 class SafeFormatter(logging.Formatter):
@@ -53,8 +68,14 @@ class OneLineErrors(TyperGroup):
         except KeyboardInterrupt as e:
             raise _Interrupted(str(e)) from None
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except _Interrupted:
@@ -77,7 +98,9 @@ class OneLineErrors(TyperGroup):
         except typer.Abort as e:
             if not standalone_mode:
                 raise
-            if isinstance(e.__cause__ or e.__context__, KeyboardInterrupt):  # Ctrl-C, SIGTERM (kramabench.cli._signals)
+            if isinstance(
+                e.__cause__ or e.__context__, KeyboardInterrupt
+            ):  # Ctrl-C, SIGTERM (kramabench.cli._signals)
                 _interrupted()
             error_console().print(Text("aborted", style="red"))
             sys.exit(1)
@@ -197,7 +220,9 @@ def _end(code: object) -> None:
     """Say an interruption not said yet, then end the process with ``code``: at once (no teardown) for an
     interrupted command or one that allowed it, else through the interpreter's ordinary exit."""
     if code == _signals.EXIT_INTERRUPTED and _signals.received() and not _signals.was_said():
-        code = _UNSAID  # typer's own ending of a KeyboardInterrupt (outside the command): exit 130, nothing said
+        code = (
+            _UNSAID  # typer's own ending of a KeyboardInterrupt (outside the command): exit 130, nothing said
+        )
     interrupted = code is _UNSAID
     if interrupted:
         _say_interrupted()

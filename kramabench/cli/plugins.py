@@ -42,8 +42,11 @@ def _list(kind: str) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    systems = typer.Typer(help="List the installed systems; `systems show NAME` prints a system's options.",
-                          no_args_is_help=False, invoke_without_command=True)
+    systems = typer.Typer(
+        help="List the installed systems; `systems show NAME` prints a system's options.",
+        no_args_is_help=False,
+        invoke_without_command=True,
+    )
 
     @systems.callback()
     def systems_list(ctx: typer.Context) -> None:
@@ -59,12 +62,17 @@ def register(app: typer.Typer) -> None:
             except SystemNotFound as e:
                 t.add_row(Text(name), "-", Text(_origin(p)), Text(str(e), style="red"))
                 continue
-            needs = ", ".join(n for n, f in (("model", spec.needs_model), ("sandbox", spec.needs_sandbox)) if f) or "-"
+            needs = (
+                ", ".join(n for n, f in (("model", spec.needs_model), ("sandbox", spec.needs_sandbox)) if f)
+                or "-"
+            )
             t.add_row(Text(name), needs, Text(_origin(p)), Text(spec.description))
         _print(t)
 
     @systems.command("show")
-    def systems_show(name: str = typer.Argument(..., help="a system name (see `kramabench systems`) or module:Class")) -> None:
+    def systems_show(
+        name: str = typer.Argument(..., help="a system name (see `kramabench systems`) or module:Class"),
+    ) -> None:
         """Print a system's options (-o key=value) with their types and defaults."""
         from kramabench.systems import SystemNotFound, get_system_spec
 
@@ -72,7 +80,10 @@ def register(app: typer.Typer) -> None:
             spec = get_system_spec(name)
         except SystemNotFound as e:
             raise fail(str(e)) from None
-        needs = ", ".join(n for n, f in (("--model", spec.needs_model), ("--sandbox", spec.needs_sandbox)) if f) or "nothing"
+        needs = (
+            ", ".join(n for n, f in (("--model", spec.needs_model), ("--sandbox", spec.needs_sandbox)) if f)
+            or "nothing"
+        )
         print(safe_text(f"{spec.name}: {spec.description}"))  # a plug-in's words: shown, never obeyed
         print(safe_text(f"needs: {needs}; from: {spec.source}"))
         infos = spec.option_infos()
@@ -86,8 +97,12 @@ def register(app: typer.Typer) -> None:
 
     app.add_typer(systems, name="systems")
 
-    settings = typer.Typer(help="List the installed evaluation settings (--setting); `settings show NAME` prints a "
-                           "setting's options (--setting-option).", no_args_is_help=False, invoke_without_command=True)
+    settings = typer.Typer(
+        help="List the installed evaluation settings (--setting); `settings show NAME` prints a "
+        "setting's options (--setting-option).",
+        no_args_is_help=False,
+        invoke_without_command=True,
+    )
 
     @settings.callback()
     def settings_list(ctx: typer.Context) -> None:
@@ -96,7 +111,9 @@ def register(app: typer.Typer) -> None:
         _list("settings")
 
     @settings.command("show")
-    def settings_show(name: str = typer.Argument(..., help="a setting name (see `kramabench settings`)")) -> None:
+    def settings_show(
+        name: str = typer.Argument(..., help="a setting name (see `kramabench settings`)"),
+    ) -> None:
         """Print a setting's workload family and its options (--setting-option key=value) with their defaults."""
         from kramabench.run.settings import Configurable, get_setting, setting_family
 
@@ -117,8 +134,12 @@ def register(app: typer.Typer) -> None:
                 kind = "|".join(str(a) for a in typing.get_args(ann))
             else:
                 kind = getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
-            t.add_row(Text(field), Text(kind), Text(repr(info.get_default(call_default_factory=True))),
-                      Text(info.description or ""))
+            t.add_row(
+                Text(field),
+                Text(kind),
+                Text(repr(info.get_default(call_default_factory=True))),
+                Text(info.description or ""),
+            )
         _print(t)
 
     app.add_typer(settings, name="settings")

@@ -14,7 +14,12 @@ def _rich_table(t):  # type: ignore[no-untyped-def]
 
     from kramabench.report import fmt
 
-    rt = RichTable(title=t.title, title_justify="left", caption="mean %, 95% interval; +Nu: unscored, left out", caption_justify="left")
+    rt = RichTable(
+        title=t.title,
+        title_justify="left",
+        caption="mean %, 95% interval; +Nu: unscored, left out",
+        caption_justify="left",
+    )
     for h in t.key_headers:
         rt.add_column(h)
     for c in t.columns:
@@ -26,7 +31,9 @@ def _rich_table(t):  # type: ignore[no-untyped-def]
                 cells.append("–")
             else:
                 extra = f"\n[magenta]+{c.n_unscored}u[/]" if c.n_unscored else ""
-                cells.append(f"[bold]{fmt.pct(c.mean)}[/]\n[dim]{fmt.pct(c.lo, 0)}–{fmt.pct(c.hi, 0)}[/]{extra}")
+                cells.append(
+                    f"[bold]{fmt.pct(c.mean)}[/]\n[dim]{fmt.pct(c.lo, 0)}–{fmt.pct(c.hi, 0)}[/]{extra}"
+                )
         rt.add_row(*[escape_text(k) for k in row.key_cells(len(t.key_headers))], *cells)
     return rt
 
@@ -40,18 +47,26 @@ def escape_text(text: str) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
-        run_dirs: list[Path] = typer.Argument(..., help="run folders (results/<run_id>) to report, compared side by side"),
+        run_dirs: list[Path] = typer.Argument(
+            ..., help="run folders (results/<run_id>) to report, compared side by side"
+        ),
         out: Path | None = typer.Option(
-            None, "--out", help="output folder (default: the run folder for one run, else report-<time> beside the runs)"
+            None,
+            "--out",
+            help="output folder (default: the run folder for one run, else report-<time> beside the runs)",
         ),
         errata: Path | None = typer.Option(
-            None, "--errata", help="errata file for the verified gold (official + this file) instead of the one each "
-            "run applied, e.g. the proposals of `kramabench audit failures`; the official gold stays the files'"
+            None,
+            "--errata",
+            help="errata file for the verified gold (official + this file) instead of the one each "
+            "run applied, e.g. the proposals of `kramabench audit failures`; the official gold stays the files'",
         ),
         exclude_unsupported: bool = typer.Option(
-            False, "--exclude-unsupported", help="leave the tasks the benchmark cannot support (a data source missing "
+            False,
+            "--exclude-unsupported",
+            help="leave the tasks the benchmark cannot support (a data source missing "
             "from the lake, ...: the records' benchmark_notes) out of every score; off: scored as the paper does, "
-            "counted and listed"
+            "counted and listed",
         ),
     ) -> None:
         """Write report.md and a self-contained report.html (tables with intervals, plots, per-task rows)."""
@@ -73,6 +88,8 @@ def register(app: typer.Typer) -> None:
             if t.key == first or (first and t.key.startswith(first + "-")):
                 console.print(_rich_table(t))
         if paths.environment_warning:
-            err.print(f"[yellow]warning:[/] {escape(paths.environment_warning)}", soft_wrap=True, highlight=False)
+            err.print(
+                f"[yellow]warning:[/] {escape(paths.environment_warning)}", soft_wrap=True, highlight=False
+            )
         console.print(f"[green]report[/] {escape(safe_text(paths.html))}", soft_wrap=True)
         console.print(f"       {escape(safe_text(paths.markdown))}", soft_wrap=True)

@@ -24,12 +24,13 @@ EXIT_FAILED = 1  # the run stopped on an unexpected error (e.g. a full disk); re
 EXIT_USAGE = 2  # bad options or a setup problem: nothing was run
 EXIT_MODEL = 3  # a model or judge is unusable (key refused, unknown model, endpoint unreachable)
 EXIT_ALL_ERRORS = 4  # the run finished but every outcome is an error
-EXIT_LEFT_OUT = 5  # the run finished but tasks were left out by the workload's error findings (counted as failed)
+EXIT_LEFT_OUT = (
+    5  # the run finished but tasks were left out by the workload's error findings (counted as failed)
+)
 RESUME_EXIT = 130  # interrupted (Ctrl-C, SIGTERM, tasks that did not return): resume it
 
 #: the values of --progress (kramabench.run.progress.make_progress)
 PROGRESS_KINDS = ("auto", "rich", "plain", "none")
-
 
 
 #: the tasks the benchmark cannot support named at the start of a run (the rest are counted)
@@ -44,15 +45,22 @@ def _say_unsupported(unsupported: list[tuple[str, str, list[Any]]], err: Any) ->
     from kramabench.workload.notes import note_summary
 
     n = len(unsupported)
-    err.print(Text.assemble(
-        ("note", "yellow"),
-        f": {n} task(s) the benchmark cannot support as written (run and scored as the paper does; marked "
-        "in their records as benchmark_notes, counted in the report; `kramabench report --exclude-unsupported` "
-        "scores without them):"))
+    err.print(
+        Text.assemble(
+            ("note", "yellow"),
+            f": {n} task(s) the benchmark cannot support as written (run and scored as the paper does; marked "
+            "in their records as benchmark_notes, counted in the report; `kramabench report --exclude-unsupported` "
+            "scores without them):",
+        )
+    )
     for domain, task_id, notes in unsupported[:SHOWN_UNSUPPORTED]:
         err.print(Text(f"  {domain}/{task_id}: {note_summary(notes)}"))
     if n > SHOWN_UNSUPPORTED:
-        err.print(Text(f"  and {n - SHOWN_UNSUPPORTED} more (the manifest's workload.benchmark_notes lists them all)"))
+        err.print(
+            Text(
+                f"  and {n - SHOWN_UNSUPPORTED} more (the manifest's workload.benchmark_notes lists them all)"
+            )
+        )
 
 
 def _parse_option(text: str) -> tuple[str, Any]:
@@ -116,16 +124,23 @@ def register(app: typer.Typer) -> None:
         workload: str = typer.Option(None, "--workload", "-w", help=_help(RunConfig, "workload")),
         domain: list[str] = typer.Option(None, "--domain", "-d", help=_help(RunConfig, "domains")),
         task: list[str] = typer.Option(None, "--task", "-t", help=_help(RunConfig, "tasks")),
-        exclude_task: list[str] = typer.Option(None, "--exclude-task", help=_help(RunConfig, "exclude_tasks")),
+        exclude_task: list[str] = typer.Option(
+            None, "--exclude-task", help=_help(RunConfig, "exclude_tasks")
+        ),
         system: str = typer.Option(None, "--system", "-s", help=_help(RunConfig, "system")),
         option: list[str] = typer.Option(None, "--option", "-o", help=_help(RunConfig, "system_options")),
-        setting_option: list[str] = typer.Option(None, "--setting-option", "-S",
-                                                 help=_help(RunConfig, "setting_options")),
+        setting_option: list[str] = typer.Option(
+            None, "--setting-option", "-S", help=_help(RunConfig, "setting_options")
+        ),
         model: str = typer.Option(None, "--model", "-m", help=_help(RunConfig, "model")),
         judge: str = typer.Option(None, "--judge", help=_help(RunConfig, "judge")),
         concurrency: int = typer.Option(None, "--concurrency", "-j", help=_help(RunOptions, "concurrency")),
-        model_concurrency: int = typer.Option(None, "--model-concurrency", help=_help(RunOptions, "model_concurrency")),
-        sandbox_concurrency: int = typer.Option(None, "--sandbox-concurrency", help=_help(RunOptions, "sandbox_concurrency")),
+        model_concurrency: int = typer.Option(
+            None, "--model-concurrency", help=_help(RunOptions, "model_concurrency")
+        ),
+        sandbox_concurrency: int = typer.Option(
+            None, "--sandbox-concurrency", help=_help(RunOptions, "sandbox_concurrency")
+        ),
         sandbox: str = typer.Option(None, "--sandbox", help=_help(RunConfig, "sandbox")),
         run_id: str = typer.Option(None, "--run-id", help=_help(RunConfig, "run_id")),
         resume: bool = typer.Option(False, "--resume", help=_help(RunConfig, "resume")),
@@ -135,21 +150,33 @@ def register(app: typer.Typer) -> None:
         no_errata: bool = typer.Option(False, "--no-errata", help=_help(RunConfig, "errata")),
         errata_file: Path = typer.Option(None, "--errata", help=_help(RunConfig, "errata_file")),
         limit: int = typer.Option(None, "--limit", help=_help(RunOptions, "limit")),
-        pose_subtasks: bool = typer.Option(None, "--pose-subtasks/--no-subtasks", help=_help(RunOptions, "pose_subtasks")),
+        pose_subtasks: bool = typer.Option(
+            None, "--pose-subtasks/--no-subtasks", help=_help(RunOptions, "pose_subtasks")
+        ),
         seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
         task_timeout: float = typer.Option(None, "--task-timeout", help=_help(RunOptions, "task_timeout_s")),
         lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
-        model_timeout: float = typer.Option(None, "--model-timeout", help=_help(RunOptions, "model_timeout_s")),
+        model_timeout: float = typer.Option(
+            None, "--model-timeout", help=_help(RunOptions, "model_timeout_s")
+        ),
         model_budget: float = typer.Option(None, "--model-budget", help=_help(RunOptions, "model_budget_s")),
         no_cache: bool = typer.Option(False, "--no-cache", help=_help(RunOptions, "response_cache")),
         executor: str = typer.Option(None, "--executor", help=_help(RunOptions, "executor")),
         ray_address: str = typer.Option(None, "--ray-address", help=_help(RunOptions, "ray_address")),
-        normalise_percent: bool = typer.Option(None, "--normalise-percent/--paper-percent",
-                                               help=_help(RunOptions, "normalise_percent")),
-        progress: str = typer.Option("auto", "--progress", help="auto|rich|plain|none (auto: rich on a terminal, "
-                                     "plain lines otherwise)"),
-        no_report: bool = typer.Option(False, "--no-report", help="do not write report.md/report.html at the end"),
-        list_systems: bool = typer.Option(False, "--list-systems", help="list the available systems and exit"),
+        normalise_percent: bool = typer.Option(
+            None, "--normalise-percent/--paper-percent", help=_help(RunOptions, "normalise_percent")
+        ),
+        progress: str = typer.Option(
+            "auto",
+            "--progress",
+            help="auto|rich|plain|none (auto: rich on a terminal, plain lines otherwise)",
+        ),
+        no_report: bool = typer.Option(
+            False, "--no-report", help="do not write report.md/report.html at the end"
+        ),
+        list_systems: bool = typer.Option(
+            False, "--list-systems", help="list the available systems and exit"
+        ),
     ) -> None:
         """Run SYSTEM on a workload: writes results/<run_id>/manifest.json and records.jsonl."""
         from kramabench.cli._common import SafeConsole as Console
@@ -186,7 +213,9 @@ def register(app: typer.Typer) -> None:
             else:
                 missing = [n for n, v in (("--workload", workload), ("--system", system)) if not v]
                 if missing:
-                    raise RunSetupError(f"missing {' and '.join(missing)} (e.g. kramabench run --workload mini --system reference)")
+                    raise RunSetupError(
+                        f"missing {' and '.join(missing)} (e.g. kramabench run --workload mini --system reference)"
+                    )
                 base = None
             given: dict[str, Any] = {
                 "workload": workload,
@@ -225,7 +254,9 @@ def register(app: typer.Typer) -> None:
                 opts = base.options.model_dump()
                 cfg.update({k: v for k, v in given.items() if v is not None})
                 opts.update({k: v for k, v in opt_given.items() if v is not None})
-                if executor is not None:  # a resume on another executor: the old cluster address does not carry over
+                if (
+                    executor is not None
+                ):  # a resume on another executor: the old cluster address does not carry over
                     opts["ray_address"] = ray_address
             else:
                 cfg = {k: v for k, v in given.items() if v is not None}
@@ -235,8 +266,12 @@ def register(app: typer.Typer) -> None:
             cfg["resume"] = resume
             cfg["results"] = results_dir
             config = RunConfig.model_validate(cfg)
-            prepared = prepare(config, resume=resume_state, progress=make_progress(progress),
-                               command=["kramabench", *sys.argv[1:]])
+            prepared = prepare(
+                config,
+                resume=resume_state,
+                progress=make_progress(progress),
+                command=["kramabench", *sys.argv[1:]],
+            )
         except ModelUnusable as e:
             raise fail(_one_line(e), EXIT_MODEL) from None
         except RunSetupError as e:
@@ -254,8 +289,13 @@ def register(app: typer.Typer) -> None:
 
         left_out = (prepared.manifest.options.get("setting_info") or {}).get("left_out") or []
         for x in left_out:  # said before anything runs: they count as failed in the setting's metrics
-            err.print(Text(f"left out: {x.get('domain')}/{x.get('task_id')}: {x.get('reason')} (recorded as failed; it "
-                           "counts in the metrics)", style="yellow"))
+            err.print(
+                Text(
+                    f"left out: {x.get('domain')}/{x.get('task_id')}: {x.get('reason')} (recorded as failed; it "
+                    "counts in the metrics)",
+                    style="yellow",
+                )
+            )
         resume_cmd = f"kramabench run --resume --run-id {prepared.manifest.run_id}"
         if config.results and Path(config.results) != Path("results"):
             resume_cmd += f" --results {shlex.quote(str(config.results))}"
@@ -268,8 +308,13 @@ def register(app: typer.Typer) -> None:
             raise fail(str(e)) from None
         except KeyboardInterrupt:  # a signal before the runner took over, or after it gave back: nothing lost
             _signals.said()
-            err.print(Text.assemble(("interrupted", "yellow"), f" ({interrupt.reason() or 'SIGINT received'}); "
-                                    f"records so far are in {prepared.store.dir}. Resume with:\n  {resume_cmd}"))
+            err.print(
+                Text.assemble(
+                    ("interrupted", "yellow"),
+                    f" ({interrupt.reason() or 'SIGINT received'}); "
+                    f"records so far are in {prepared.store.dir}. Resume with:\n  {resume_cmd}",
+                )
+            )
             raise typer.Exit(RESUME_EXIT) from None
         except Exception as e:  # noqa: BLE001 - e.g. the disk is full: say so, records so far are kept
             import errno
@@ -282,67 +327,128 @@ def register(app: typer.Typer) -> None:
                 why = f"{type(e).__name__}: {e}" if not isinstance(e, OSError) else str(e)
             err.print(
                 Text(f"error: the run stopped: {why}", style="red"),
-                Text(f"records so far are in {prepared.store.dir}; resume with: kramabench run --resume --run-id "
-                     f"{prepared.manifest.run_id}" + (f" --results {shlex.quote(str(config.results))}" if config.results else "")),
+                Text(
+                    f"records so far are in {prepared.store.dir}; resume with: kramabench run --resume --run-id "
+                    f"{prepared.manifest.run_id}"
+                    + (f" --results {shlex.quote(str(config.results))}" if config.results else "")
+                ),
                 sep="\n",
             )
             raise typer.Exit(EXIT_FAILED) from None
         rows, total = domain_table(result.records, setting=config.options.setting, manifest=prepared.manifest)
-        title = f"{prepared.manifest.system}" + (f" · {prepared.manifest.model}" if prepared.manifest.model else "")
+        title = f"{prepared.manifest.system}" + (
+            f" · {prepared.manifest.model}" if prepared.manifest.model else ""
+        )
         if config.options.setting != "end-to-end":
             title += f" · {config.options.setting}" + (
-                f" (judge {prepared.manifest.judge})" if config.options.setting == "pipeline-design" else "")
+                f" (judge {prepared.manifest.judge})" if config.options.setting == "pipeline-design" else ""
+            )
         if rows:
             info = prepared.manifest.options.get("setting_info") or {}
-            out.print(render_table(rows, total, title=title, width=out.width, score_label=info.get("score_label"),
-                                   score_note=info.get("score_note")))
-            for line in floors_text(result.records, setting=config.options.setting, manifest=prepared.manifest):
+            out.print(
+                render_table(
+                    rows,
+                    total,
+                    title=title,
+                    width=out.width,
+                    score_label=info.get("score_label"),
+                    score_note=info.get("score_note"),
+                )
+            )
+            for line in floors_text(
+                result.records, setting=config.options.setting, manifest=prepared.manifest
+            ):
                 out.print(Text(line))
-        marked = sorted({r.task_id for r in result.records if r.benchmark_notes and r.setting == config.options.setting})
+        marked = sorted(
+            {r.task_id for r in result.records if r.benchmark_notes and r.setting == config.options.setting}
+        )
         if marked:
-            out.print(Text(f"{len(marked)} task{'s' if len(marked) != 1 else ''} the benchmark cannot support: "
-                           f"{', '.join(marked[:SHOWN_UNSUPPORTED])}{' ...' if len(marked) > SHOWN_UNSUPPORTED else ''} "
-                           "(scored as the paper does; the report lists why)"))
-        declared = setting_metrics(config.options.setting,
-                                   [r for r in result.records if r.setting == config.options.setting])
+            out.print(
+                Text(
+                    f"{len(marked)} task{'s' if len(marked) != 1 else ''} the benchmark cannot support: "
+                    f"{', '.join(marked[:SHOWN_UNSUPPORTED])}{' ...' if len(marked) > SHOWN_UNSUPPORTED else ''} "
+                    "(scored as the paper does; the report lists why)"
+                )
+            )
+        declared = setting_metrics(
+            config.options.setting, [r for r in result.records if r.setting == config.options.setting]
+        )
         if declared:
-            out.print(render_metrics(declared, title=f"{config.options.setting}: the setting's metrics", width=out.width))
+            out.print(
+                render_metrics(
+                    declared, title=f"{config.options.setting}: the setting's metrics", width=out.width
+                )
+            )
         differences = (prepared.manifest.options.get("setting_info") or {}).get("differences") or []
         if differences:
-            out.print(Text("deliberate differences from the original set-up:\n" + "\n".join(f"  - {d}" for d in differences)))
+            out.print(
+                Text(
+                    "deliberate differences from the original set-up:\n"
+                    + "\n".join(f"  - {d}" for d in differences)
+                )
+            )
         if result.skipped_finished:
-            err.print(f"resumed: {result.skipped_finished} task(s) already recorded were skipped", highlight=False)
+            err.print(
+                f"resumed: {result.skipped_finished} task(s) already recorded were skipped", highlight=False
+            )
         out.print(Text(f"run folder: {result.run_dir}"))
         if result.signal is not None:  # asked to stop: no report now (it can take a while)
             if not no_report and result.records:
-                err.print(Text(f"no report written (interrupted); write it with: kramabench report {result.run_dir}"))
+                err.print(
+                    Text(
+                        f"no report written (interrupted); write it with: kramabench report {result.run_dir}"
+                    )
+                )
         elif not no_report and result.records:
             _write_report(result.run_dir, out, err)
         code = EXIT_OK
         if result.status == "interrupted":
             cmd = resume_cmd
             if result.fatal:
-                err.print(Text(f"error: the run stopped on a fatal model error: {_one_line(Exception(result.fatal))}",
-                               style="red"))
-                err.print(Text(f"{result.completed} new record(s) saved; fix the cause, then resume with:\n  {cmd}"))
+                err.print(
+                    Text(
+                        f"error: the run stopped on a fatal model error: {_one_line(Exception(result.fatal))}",
+                        style="red",
+                    )
+                )
+                err.print(
+                    Text(f"{result.completed} new record(s) saved; fix the cause, then resume with:\n  {cmd}")
+                )
                 code = EXIT_MODEL
             else:
                 why = f" ({result.signal})" if result.signal else ""
-                cut = (f", {len(result.interrupted_tasks)} running task(s) stopped and not recorded"
-                       if result.interrupted_tasks else "")
+                cut = (
+                    f", {len(result.interrupted_tasks)} running task(s) stopped and not recorded"
+                    if result.interrupted_tasks
+                    else ""
+                )
                 _signals.said()
-                err.print(Text.assemble(("interrupted", "yellow"), f"{why}: {result.completed} new record(s) saved"
-                                        f"{cut}. Resume with:\n  {cmd}"))
+                err.print(
+                    Text.assemble(
+                        ("interrupted", "yellow"),
+                        f"{why}: {result.completed} new record(s) saved{cut}. Resume with:\n  {cmd}",
+                    )
+                )
                 code = RESUME_EXIT
         elif result.records and all(r.status == "error" for r in result.records):
             kinds = sorted({r.error.kind for r in result.records if r.error is not None})
-            err.print(Text(f"error: every one of the {len(result.records)} outcome(s) is an error "
-                           f"({', '.join(kinds)}); see {result.run_dir / 'records.jsonl'}", style="red"))
+            err.print(
+                Text(
+                    f"error: every one of the {len(result.records)} outcome(s) is an error "
+                    f"({', '.join(kinds)}); see {result.run_dir / 'records.jsonl'}",
+                    style="red",
+                )
+            )
             code = EXIT_ALL_ERRORS
         elif left_out:
-            err.print(Text(f"error: {len(left_out)} task(s) were left out by the workload's error findings and count as "
-                           f"failed: {', '.join(str(x.get('task_id')) for x in left_out)} (kramabench workloads validate "
-                           f"{config.workload})", style="red"))
+            err.print(
+                Text(
+                    f"error: {len(left_out)} task(s) were left out by the workload's error findings and count as "
+                    f"failed: {', '.join(str(x.get('task_id')) for x in left_out)} (kramabench workloads validate "
+                    f"{config.workload})",
+                    style="red",
+                )
+            )
             code = EXIT_LEFT_OUT
         if result.hard_stop:  # threads of timed-out tasks still run: do not wait for them at exit
             sys.stdout.flush()
@@ -365,7 +471,10 @@ def _print_systems(console: Any) -> None:
     t.add_column("source", overflow="fold")
     t.add_column("description", overflow="fold")
     for name, spec in systems:
-        needs = ", ".join(n for n, f in (("model", spec.needs_model), ("sandbox", spec.needs_sandbox)) if f) or "-"
+        needs = (
+            ", ".join(n for n, f in (("model", spec.needs_model), ("sandbox", spec.needs_sandbox)) if f)
+            or "-"
+        )
         t.add_row(name, needs, spec.source, spec.description)
     console.print(t)
     console.print("or module:Class for your own system (see docs/extending.md)", highlight=False)
@@ -396,12 +505,21 @@ def _write_report(run_dir: Path, out: Any, err: Any) -> None:
         paths = write_report([run_dir])
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM while the report is written: the run is saved
         _signals.said()
-        err.print(Text.assemble(("interrupted", "yellow"), f" ({interrupt.reason() or 'SIGINT received'}) while writing "
-                                f"the report; the run is saved; write it with: kramabench report {run_dir}"))
+        err.print(
+            Text.assemble(
+                ("interrupted", "yellow"),
+                f" ({interrupt.reason() or 'SIGINT received'}) while writing "
+                f"the report; the run is saved; write it with: kramabench report {run_dir}",
+            )
+        )
         raise typer.Exit(RESUME_EXIT) from None
     except Exception as e:  # noqa: BLE001
-        err.print(Text.assemble(("warning:", "yellow"), f" no report written ({type(e).__name__}: {e}); "
-                                f"try `kramabench report {run_dir}`"))
+        err.print(
+            Text.assemble(
+                ("warning:", "yellow"),
+                f" no report written ({type(e).__name__}: {e}); try `kramabench report {run_dir}`",
+            )
+        )
         return
     out.print(Text(f"report: {paths.html}"))
 
@@ -413,7 +531,9 @@ def _one_line(e: Exception) -> str:
     errs = getattr(cause, "errors", None)
     if len(lines) > 1 and callable(errs):
         try:
-            details = "; ".join(f"{'.'.join(str(x) for x in er.get('loc', ()))}: {er.get('msg')}" for er in errs())
+            details = "; ".join(
+                f"{'.'.join(str(x) for x in er.get('loc', ()))}: {er.get('msg')}" for er in errs()
+            )
             return f"{lines[0]} ({details})"
         except Exception:  # noqa: BLE001
             pass

@@ -18,7 +18,9 @@ def _fail(msg: str, code: int = 2) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    sub = typer.Typer(help="Run code in a sandbox, build the sandbox image, show backend versions.", no_args_is_help=True)
+    sub = typer.Typer(
+        help="Run code in a sandbox, build the sandbox image, show backend versions.", no_args_is_help=True
+    )
     app.add_typer(sub, name="sandbox")
 
     @sub.command("run")
@@ -43,9 +45,13 @@ def register(app: typer.Typer) -> None:
             limits = Limits(wall_timeout_s=timeout, memory_mb=memory)
         except ValidationError as e:
             flags = {"wall_timeout_s": "--timeout", "memory_mb": "--memory"}
-            _fail("bad limits: " + "; ".join(
-                f"{flags.get(str(err['loc'][0]), err['loc'][0])} {err['msg'].lower()} (got {err.get('input')!r})"
-                for err in e.errors()))
+            _fail(
+                "bad limits: "
+                + "; ".join(
+                    f"{flags.get(str(err['loc'][0]), err['loc'][0])} {err['msg'].lower()} (got {err.get('input')!r})"
+                    for err in e.errors()
+                )
+            )
         try:
             sb = open_sandbox(backend, **opts)
         except SandboxUnavailable as e:
@@ -65,11 +71,17 @@ def register(app: typer.Typer) -> None:
 
     @sub.command("build")
     def build_cmd(
-        backend: str = typer.Option("docker", "--backend", "-b", help="local (the sandbox venv) or docker (the image)"),
-        offline: bool = typer.Option(False, "--offline", help="docker: debootstrap + docker import (no registry needed)"),
+        backend: str = typer.Option(
+            "docker", "--backend", "-b", help="local (the sandbox venv) or docker (the image)"
+        ),
+        offline: bool = typer.Option(
+            False, "--offline", help="docker: debootstrap + docker import (no registry needed)"
+        ),
         if_missing: bool = typer.Option(False, "--if-missing", help="do nothing when it is already built"),
         force: bool = typer.Option(False, "--force", help="build again even if it exists"),
-        tag: str | None = typer.Option(None, "--tag", help="docker image name (default kramabench-sandbox:<lock hash>)"),
+        tag: str | None = typer.Option(
+            None, "--tag", help="docker image name (default kramabench-sandbox:<lock hash>)"
+        ),
         extra_lock: list[Path] = typer.Option(
             None, "--extra-lock", help="more exact pins (name==version per line) added to the sandbox lock"
         ),
@@ -92,8 +104,18 @@ def register(app: typer.Typer) -> None:
                 facts = build_local_env(extras, force=force)
             except (SandboxEnvironmentError, LockError) as e:
                 _fail(str(e), 1)
-            typer.echo(json.dumps({"backend": "local", "lock_hash": lock.hash, "python": facts.python,
-                                   "executable": facts.executable, "packages": facts.key_versions()}, indent=2))
+            typer.echo(
+                json.dumps(
+                    {
+                        "backend": "local",
+                        "lock_hash": lock.hash,
+                        "python": facts.python,
+                        "executable": facts.executable,
+                        "packages": facts.key_versions(),
+                    },
+                    indent=2,
+                )
+            )
             return
         if backend != "docker":
             _fail(f"--backend must be local or docker (got {backend!r})")
@@ -104,7 +126,10 @@ def register(app: typer.Typer) -> None:
             if (if_missing and not force) and image_exists(tag):
                 typer.echo(f"{tag} already present", err=True)
                 return
-            typer.echo(f"building {tag} ({'offline: debootstrap + docker import' if offline else 'docker/Dockerfile'})...", err=True)
+            typer.echo(
+                f"building {tag} ({'offline: debootstrap + docker import' if offline else 'docker/Dockerfile'})...",
+                err=True,
+            )
             summary = build_offline(tag, lock=lock) if offline else build_dockerfile(tag, lock=lock)
         except SandboxUnavailable as e:
             _fail(str(e), 1)
@@ -112,7 +137,9 @@ def register(app: typer.Typer) -> None:
 
     @sub.command("info")
     def info_cmd(
-        backend: list[str] = typer.Option(None, "--backend", "-b", help="backends to show (default: local and docker)"),
+        backend: list[str] = typer.Option(
+            None, "--backend", "-b", help="backends to show (default: local and docker)"
+        ),
     ) -> None:
         """Show each backend's availability, Python and package versions (as recorded in run manifests)."""
         out: dict[str, object] = {}

@@ -50,7 +50,9 @@ def _resolve_root(value: Path | str) -> Path:
         raise CliError(str(e)) from e
 
 
-def _make_judge(model_id: str | None, cache: Path | None, prompt_version: str | None, *, model_cache: bool = True):
+def _make_judge(
+    model_id: str | None, cache: Path | None, prompt_version: str | None, *, model_cache: bool = True
+):
     if not model_id:
         return None
     from kramabench.models import get_model
@@ -110,10 +112,16 @@ def _print(report, console, *, show_tasks: bool) -> None:
                 note = (note + f" scale_mismatch: {scale_label(i.details)}").strip()
             # ids and notes are data, not markup: "[/]" in a task id crashed the table, "[red]" recoloured it
             # and shown, never obeyed by the terminal: one line each (kramabench.contracts.text.safe_text)
-            row = [Text(safe_text(i.task_id)), Text(safe_text(i.answer_type or "?")),
-                   *([Text(safe_text(report.classes.get(i.task_id, "–")))] if report.classes else []),
-                   cell(i), cell(o) if o is not None else Text(_fmt(i.value) if not i.unscored else "unscored", style="dim"),
-                   Text(safe_text(note))]
+            row = [
+                Text(safe_text(i.task_id)),
+                Text(safe_text(i.answer_type or "?")),
+                *([Text(safe_text(report.classes.get(i.task_id, "–")))] if report.classes else []),
+                cell(i),
+                cell(o)
+                if o is not None
+                else Text(_fmt(i.value) if not i.unscored else "unscored", style="dim"),
+                Text(safe_text(note)),
+            ]
             if report.subtasks_scored:
                 vals = [s.value for s in subs.get(i.task_id, []) if s.value is not None]
                 row.append(f"{sum(vals) / len(vals):.3f} ({len(vals)})" if vals else "-")
@@ -122,9 +130,14 @@ def _print(report, console, *, show_tasks: bool) -> None:
     s = report.summary
     pct = int(round(s.confidence * 100))
     narrow = console.width < 100  # no vertical rules and short headers: two CI columns fit in 80 columns
-    t = Table(title=f"Summary (mean over main tasks in %, {pct}% bootstrap CI)", title_justify="left",
-              box=box.SIMPLE_HEAVY if narrow else box.HEAVY_HEAD, show_edge=not narrow, pad_edge=not narrow,
-              collapse_padding=narrow)
+    t = Table(
+        title=f"Summary (mean over main tasks in %, {pct}% bootstrap CI)",
+        title_justify="left",
+        box=box.SIMPLE_HEAVY if narrow else box.HEAVY_HEAD,
+        show_edge=not narrow,
+        pad_edge=not narrow,
+        collapse_padding=narrow,
+    )
     osum = report.summaries.get(other, s)
     t.add_column("domain", no_wrap=True)
     t.add_column("tasks", justify="right", no_wrap=True)
@@ -137,28 +150,49 @@ def _print(report, console, *, show_tasks: bool) -> None:
     t.add_column("miss." if narrow else "missing", justify="right", no_wrap=True)
     if report.subtasks_scored:
         t.add_column("subtasks", justify="right", no_wrap=True)
-    rows = [(d.domain, d.main, d.subtasks, osum.domains[d.domain].main if d.domain in osum.domains else d.main)
-            for d in s.domains.values()]
-    rows.append((TOTAL, s.overall, s.overall_subtasks, osum.overall))  # the same rows as `kramabench run` prints
+    rows = [
+        (d.domain, d.main, d.subtasks, osum.domains[d.domain].main if d.domain in osum.domains else d.main)
+        for d in s.domains.values()
+    ]
+    rows.append(
+        (TOTAL, s.overall, s.overall_subtasks, osum.overall)
+    )  # the same rows as `kramabench run` prints
     for name, main, sub, omain in rows:
         ocells = [format_pct(omain.mean)] + ([] if narrow else [format_ci(omain.ci_low, omain.ci_high)])
-        row = [Text(safe_text(name)), str(main.n + main.n_unscored), format_pct(main.mean), format_ci(main.ci_low, main.ci_high),
-               *ocells, str(main.n_unscored), str(main.n_missing)]
+        row = [
+            Text(safe_text(name)),
+            str(main.n + main.n_unscored),
+            format_pct(main.mean),
+            format_ci(main.ci_low, main.ci_high),
+            *ocells,
+            str(main.n_unscored),
+            str(main.n_missing),
+        ]
         if report.subtasks_scored:
-            row.append(f"{format_pct(sub.mean)} {format_ci(sub.ci_low, sub.ci_high)}" if sub.mean is not None else "–")
+            row.append(
+                f"{format_pct(sub.mean)} {format_ci(sub.ci_low, sub.ci_high)}"
+                if sub.mean is not None
+                else "–"
+            )
         t.add_row(*row, end_section=name == rows[-2][0] if len(rows) > 1 else False)
     n_changed = sum(1 for i in report.other_gold_items if i.subtask_id is None)
-    t.caption = (f"verified: official gold + errata{f' ({report.errata_file})' if report.errata_file else ''}; "
-                 "official: the workload files' gold, the number comparable with the paper; "
-                 f"{n_changed} main answer(s) whose gold an erratum changed")
+    t.caption = (
+        f"verified: official gold + errata{f' ({report.errata_file})' if report.errata_file else ''}; "
+        "official: the workload files' gold, the number comparable with the paper; "
+        f"{n_changed} main answer(s) whose gold an erratum changed"
+    )
     t.caption_justify = "left"
     console.print(t)
     for line in _floor_lines(report):
         console.print(Text(line))
     if report.excluded_unsupported:
         ids = [t for ts in report.excluded_unsupported.values() for t in ts]
-        console.print(Text(f"left out (--exclude-unsupported): {len(ids)} task(s) the benchmark cannot support: "
-                           + ", ".join(safe_text(t) for t in ids)))
+        console.print(
+            Text(
+                f"left out (--exclude-unsupported): {len(ids)} task(s) the benchmark cannot support: "
+                + ", ".join(safe_text(t) for t in ids)
+            )
+        )
     if report.comparison:
         c = report.comparison
         console.print(
@@ -169,18 +203,27 @@ def _print(report, console, *, show_tasks: bool) -> None:
             f"{len(c.get('only_in_b', []))})"
         )
     for p in report.problems:
-        where = f"{Path(p.file).name}:{p.line}: " if p.file and p.line else (f"line {p.line}: " if p.line else "")
+        where = (
+            f"{Path(p.file).name}:{p.line}: " if p.file and p.line else (f"line {p.line}: " if p.line else "")
+        )
         console.print(Text.assemble(("warning", "yellow"), f" {where}{p.code}: {p.message}"))
     shown: dict[str, int] = {}
     for p in report.problems:
         shown[p.code] = shown.get(p.code, 0) + 1
     for code, n in report.problem_counts.items():
         if n > shown.get(code, 0):
-            console.print(Text.assemble(("warning", "yellow"), f" {n - shown.get(code, 0):,} more {code} problem(s) "
-                                        f"not shown ({n:,} in all; --output lists the first {shown.get(code, 0)})"))
+            console.print(
+                Text.assemble(
+                    ("warning", "yellow"),
+                    f" {n - shown.get(code, 0):,} more {code} problem(s) "
+                    f"not shown ({n:,} in all; --output lists the first {shown.get(code, 0)})",
+                )
+            )
     judge_needed = sum(1 for i in items if i.unscored and i.reason == "judge_required")
     if judge_needed:
-        console.print(f"[yellow]{judge_needed} answer(s) need a paraphrase judge and are unscored; pass --judge MODEL[/]")
+        console.print(
+            f"[yellow]{judge_needed} answer(s) need a paraphrase judge and are unscored; pass --judge MODEL[/]"
+        )
 
 
 def _errata_name(root: Path, errata: bool | Path) -> str | None:
@@ -225,9 +268,11 @@ def _floor_lines(report) -> list[str]:
         floors = " · ".join(f"{FLOOR_TITLES[k]} {format_pct(f.get(k))}%" for k in FLOOR_TITLES)
         out.append(f"floors ({which}, the same {f['n']} tasks): {floors}")
         if f.get("n_numeric"):
-            out.append(f"  bounded score ({which}; numeric-approximate answers score 1 within band, 1/(1+RAE) > "
-                       f"{BAND_THRESHOLD:g}, else 0): these predictions {format_pct(f.get('bounded'))}% · constant 0 "
-                       f"{format_pct(f.get('zero_bounded'))}%")
+            out.append(
+                f"  bounded score ({which}; numeric-approximate answers score 1 within band, 1/(1+RAE) > "
+                f"{BAND_THRESHOLD:g}, else 0): these predictions {format_pct(f.get('bounded'))}% · constant 0 "
+                f"{format_pct(f.get('zero_bounded'))}%"
+            )
     return out
 
 
@@ -237,8 +282,14 @@ def _without_unsupported(items: list, wls: list) -> tuple[list, dict[str, list[s
 
     marked = {w.domain: benchmark_notes(w) for w in wls}
     gone = {(d, t) for d, by in marked.items() for t in by}
-    return ([i for i in items if (i.domain, i.task_id) not in gone],
-            {d: [t.id for w in wls if w.domain == d for t in w.tasks if t.id in by] for d, by in marked.items() if by})
+    return (
+        [i for i in items if (i.domain, i.task_id) not in gone],
+        {
+            d: [t.id for w in wls if w.domain == d for t in w.tasks if t.id in by]
+            for d, by in marked.items()
+            if by
+        },
+    )
 
 
 def _baseline_items(path: Path):
@@ -253,7 +304,9 @@ def _baseline_items(path: Path):
     except FileRefused as e:
         raise CliError(f"--baseline {e}") from e
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
-        raise CliError(f"--baseline {path}: not a `kramabench score --output` file: {str(e).splitlines()[0]}") from e
+        raise CliError(
+            f"--baseline {path}: not a `kramabench score --output` file: {str(e).splitlines()[0]}"
+        ) from e
 
 
 def run_score(
@@ -305,8 +358,10 @@ def run_score(
     except FileRefused as e:
         raise CliError(f"{e}; give a predictions file") from None
     if not 1 <= bootstrap <= MAX_BOOTSTRAP:
-        raise CliError(f"--bootstrap {bootstrap}: give between 1 and {MAX_BOOTSTRAP:,} resamples (10,000 is the "
-                       "default and what the paper's intervals use)")
+        raise CliError(
+            f"--bootstrap {bootstrap}: give between 1 and {MAX_BOOTSTRAP:,} resamples (10,000 is the "
+            "default and what the paper's intervals use)"
+        )
     if workers < 1:
         raise CliError("--workers must be at least 1")
     if output is not None:
@@ -347,14 +402,28 @@ def run_score(
     if judge is not None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        total = sum(len(w.tasks) + (sum(len(t.subtasks) for t in w.tasks) if any(
-            p.has_subtasks for p in preds.all()) else 0) for w in wls)
-        with Progress(TextColumn("scoring (judge {task.fields[judge]})"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, transient=True) as bar:
+        total = sum(
+            len(w.tasks)
+            + (sum(len(t.subtasks) for t in w.tasks) if any(p.has_subtasks for p in preds.all()) else 0)
+            for w in wls
+        )
+        with Progress(
+            TextColumn("scoring (judge {task.fields[judge]})"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as bar:
             tid = bar.add_task("score", total=total, judge=judge.id)
-            items, more, with_subs = score_workloads(wls, preds, judge=judge, workers=workers,
-                                                     progress=lambda _: bar.advance(tid),
-                                                     normalise_percent=normalise_percent)
+            items, more, with_subs = score_workloads(
+                wls,
+                preds,
+                judge=judge,
+                workers=workers,
+                progress=lambda _: bar.advance(tid),
+                normalise_percent=normalise_percent,
+            )
     else:
         items, more, with_subs = score_workloads(wls, preds, normalise_percent=normalise_percent)
     excluded: dict[str, list[str]] = {}
@@ -362,10 +431,27 @@ def run_score(
         items, excluded = _without_unsupported(items, wls)
     gold = gold_of_run(errata)
     other = other_gold(gold)
-    other_items = score_other_gold(wls, changes, preds, with_subtasks=with_subs, judge=judge, workers=workers,
-                                   other_name=other, normalise_percent=normalise_percent)
-    report = build_report(workload_root=workload, domains=list(dict.fromkeys(domains)), predictions_path=predictions, items=items,
-                          problems=problems + more, subtasks_scored=with_subs, judge=judge, n_boot=bootstrap, seed=seed)
+    other_items = score_other_gold(
+        wls,
+        changes,
+        preds,
+        with_subtasks=with_subs,
+        judge=judge,
+        workers=workers,
+        other_name=other,
+        normalise_percent=normalise_percent,
+    )
+    report = build_report(
+        workload_root=workload,
+        domains=list(dict.fromkeys(domains)),
+        predictions_path=predictions,
+        items=items,
+        problems=problems + more,
+        subtasks_scored=with_subs,
+        judge=judge,
+        n_boot=bootstrap,
+        seed=seed,
+    )
     report.gold = gold
     if excluded:
         gone = {(d, t) for d, ts in excluded.items() for t in ts}
@@ -373,10 +459,15 @@ def run_score(
     report.excluded_unsupported = excluded
     report.other_gold_items = other_items
     in_other = items_under(items, other_items)
-    report.summaries = {gold: report.summary,
-                        other: summarize(in_other, n_boot=bootstrap, seed=seed) if other_items else report.summary}
+    report.summaries = {
+        gold: report.summary,
+        other: summarize(in_other, n_boot=bootstrap, seed=seed) if other_items else report.summary,
+    }
     cache: dict = {}  # the golds both share are scored once
-    report.floors = {gold: floors_of(items, wls, cache=cache), other: floors_of(in_other, wls, changes, cache=cache)}
+    report.floors = {
+        gold: floors_of(items, wls, cache=cache),
+        other: floors_of(in_other, wls, changes, cache=cache),
+    }
     report.errata_file = _errata_name(workload, errata)
     report.normalise_percent = normalise_percent
     report.classes = _classes(wls, errata)
@@ -427,42 +518,86 @@ def _check_output(output: Path) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("score")
     def score_cmd(
-        workload: Path = typer.Option(..., "--workload", help="workload root (holds workload/<domain>.json) or "
-                                      "a bundled suite name"),
+        workload: Path = typer.Option(
+            ..., "--workload", help="workload root (holds workload/<domain>.json) or a bundled suite name"
+        ),
         domain: list[str] = typer.Option(..., "--domain", help="domain to score; repeat for several"),
-        predictions: Path = typer.Option(..., "--predictions", help="JSON lines: task_id, answer, subtask_answers"),
+        predictions: Path = typer.Option(
+            ..., "--predictions", help="JSON lines: task_id, answer, subtask_answers"
+        ),
         judge: str | None = typer.Option(None, "--judge", help="model id of the paraphrase judge"),
-        judge_cache: Path | None = typer.Option(None, "--judge-cache", help="JSON-lines cache of judge verdicts"),
+        judge_cache: Path | None = typer.Option(
+            None, "--judge-cache", help="JSON-lines cache of judge verdicts"
+        ),
         judge_prompt: str | None = typer.Option(None, "--judge-prompt", help="judge prompt version"),
-        output: Path | None = typer.Option(None, "--output", help="write per-task scores and the summary as JSON"),
-        no_errata: bool = typer.Option(False, "--no-errata", help="score against the raw workload files: the "
-                                       "official gold is the main one (both golds are shown either way)"),
-        errata_file: Path | None = typer.Option(None, "--errata", help="errata file to apply instead of the "
-                                                "workload's default (e.g. proposals of `kramabench audit failures`)"),
+        output: Path | None = typer.Option(
+            None, "--output", help="write per-task scores and the summary as JSON"
+        ),
+        no_errata: bool = typer.Option(
+            False,
+            "--no-errata",
+            help="score against the raw workload files: the "
+            "official gold is the main one (both golds are shown either way)",
+        ),
+        errata_file: Path | None = typer.Option(
+            None,
+            "--errata",
+            help="errata file to apply instead of the "
+            "workload's default (e.g. proposals of `kramabench audit failures`)",
+        ),
         bootstrap: int = typer.Option(10_000, "--bootstrap", help="bootstrap resamples for the CIs"),
         seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
-        baseline: Path | None = typer.Option(None, "--baseline", help="an earlier --output file: paired comparison"),
+        baseline: Path | None = typer.Option(
+            None, "--baseline", help="an earlier --output file: paired comparison"
+        ),
         tasks: bool = typer.Option(True, "--tasks/--no-tasks", help="print the per-task table"),
-        workers: int = typer.Option(4, "--workers", min=1, max=MAX_CONCURRENCY, help="concurrent judge calls"),
-        no_cache: bool = typer.Option(False, "--no-cache", help="bypass the model response cache for judge calls "
-                                      "(the --judge-cache file of verdicts still applies)"),
-        normalise_percent: bool = typer.Option(False, "--normalise-percent", help="score an answer that is the gold "
-                                               "times (or divided by) 100 as right when the question asks for a "
-                                               "percentage or a share (off: the paper's scoring)"),
-        exclude_unsupported: bool = typer.Option(False, "--exclude-unsupported", help="leave the tasks the benchmark "
-                                                 "cannot support (a data source missing from the lake, ...) out of "
-                                                 "the scores (off: scored as the paper does)"),
+        workers: int = typer.Option(
+            4, "--workers", min=1, max=MAX_CONCURRENCY, help="concurrent judge calls"
+        ),
+        no_cache: bool = typer.Option(
+            False,
+            "--no-cache",
+            help="bypass the model response cache for judge calls "
+            "(the --judge-cache file of verdicts still applies)",
+        ),
+        normalise_percent: bool = typer.Option(
+            False,
+            "--normalise-percent",
+            help="score an answer that is the gold "
+            "times (or divided by) 100 as right when the question asks for a "
+            "percentage or a share (off: the paper's scoring)",
+        ),
+        exclude_unsupported: bool = typer.Option(
+            False,
+            "--exclude-unsupported",
+            help="leave the tasks the benchmark "
+            "cannot support (a data source missing from the lake, ...) out of "
+            "the scores (off: scored as the paper does)",
+        ),
     ) -> None:
         """Score a predictions file against a workload: per-task table, domain summary, JSON output."""
         try:
             if no_errata and errata_file is not None:
                 raise CliError("--no-errata and --errata FILE exclude each other")
             errata = False if no_errata else (errata_file if errata_file is not None else True)
-            run_score(workload=workload, domains=domain, predictions=predictions, judge_model=judge,
-                      judge_cache=judge_cache, judge_prompt=judge_prompt, output=output, errata=errata,
-                      bootstrap=bootstrap, seed=seed, baseline=baseline, show_tasks=tasks,
-                      workers=workers, model_cache=not no_cache, normalise_percent=normalise_percent,
-                      exclude_unsupported=exclude_unsupported)
+            run_score(
+                workload=workload,
+                domains=domain,
+                predictions=predictions,
+                judge_model=judge,
+                judge_cache=judge_cache,
+                judge_prompt=judge_prompt,
+                output=output,
+                errata=errata,
+                bootstrap=bootstrap,
+                seed=seed,
+                baseline=baseline,
+                show_tasks=tasks,
+                workers=workers,
+                model_cache=not no_cache,
+                normalise_percent=normalise_percent,
+                exclude_unsupported=exclude_unsupported,
+            )
             if judge is None:  # no model client, no judge cache: the output file is written and closed
                 allow_fast_exit()
         except CliError as e:

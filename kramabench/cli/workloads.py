@@ -49,10 +49,18 @@ def _import_workload() -> None:
 
     globals().update(shared_id_findings=shared_id_findings)
     globals().update(
-        Workload=w.Workload, WorkloadError=w.WorkloadError, is_failing=w.is_failing, list_domains=w.list_domains,
-        load_workload=w.load_workload, resolve_workload_root=w.resolve_workload_root, workload_file=workload_file,
-        Finding=Finding, Subtask=Subtask, Task=Task,
+        Workload=w.Workload,
+        WorkloadError=w.WorkloadError,
+        is_failing=w.is_failing,
+        list_domains=w.list_domains,
+        load_workload=w.load_workload,
+        resolve_workload_root=w.resolve_workload_root,
+        workload_file=workload_file,
+        Finding=Finding,
+        Subtask=Subtask,
+        Task=Task,
     )
+
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +91,9 @@ def _guard(fn: Callable[[], T]) -> T:
         raise _fail(f"{getattr(e, 'filename', None) or ''}: {e.strerror or e}".lstrip(": ")) from None
     except Exception as e:  # noqa: BLE001 - the CLI never shows a traceback; -v logs it
         log.debug("internal error", exc_info=True)
-        raise _fail(f"internal error: {type(e).__name__}: {e} (run with -v for details)", EXIT_INTERNAL) from None
+        raise _fail(
+            f"internal error: {type(e).__name__}: {e} (run with -v for details)", EXIT_INTERNAL
+        ) from None
 
 
 def _domains(root: Path, wanted: list[str] | None) -> list[str]:
@@ -202,7 +212,9 @@ def _print_validation(root: Path, loaded: list[Workload], *, show_all: bool, sho
         shown = [f for f in wl.findings if show_all or f.severity != "info"]
         shown.sort(key=lambda f: _SEV_ORDER.get(f.severity, 9))
         hidden = len(wl.findings) - len(shown)
-        title = f"{wl.domain}: {len(shown)} finding(s)" + (f", {hidden} info hidden (--all)" if hidden else "")
+        title = f"{wl.domain}: {len(shown)} finding(s)" + (
+            f", {hidden} info hidden (--all)" if hidden else ""
+        )
         if not shown:
             con.print(Text(title))
         elif wide:
@@ -220,7 +232,9 @@ def _print_validation(root: Path, loaded: list[Workload], *, show_all: bool, sho
             _print_errata(con, wl, wide=wide)
     if loaded:
         head = f"summary ({root})"
-        if len(head) >= con.width:  # a long root on a line of its own, folded (no blank left where it wrapped)
+        if (
+            len(head) >= con.width
+        ):  # a long root on a line of its own, folded (no blank left where it wrapped)
             con.print(Text("summary", style="bold"))
             head = f"  ({root})"
         con.print(Text(head, style="bold"), overflow="fold", no_wrap=False)
@@ -273,7 +287,10 @@ def _print_errata(con: Console, wl: Workload, *, wide: bool) -> None:
     if not wide:
         con.print(Text(title, style="bold"))
         for e in wl.errata:
-            con.print(Text(f"{e.subtask_id or e.task_id}  {e.field}: {_short(e.old)} -> {_short(e.new)}"), overflow="fold")
+            con.print(
+                Text(f"{e.subtask_id or e.task_id}  {e.field}: {_short(e.old)} -> {_short(e.new)}"),
+                overflow="fold",
+            )
             _print_indented(con, e.reason, style="dim")
         return
     et = Table(title=title, title_justify="left")
@@ -292,7 +309,9 @@ def _summary_table(loaded: list[Workload]) -> Table:
             ("warnings", "warn"), ("info", "info"), ("not_reproducible", "not repr."), ("errata_applied", "errata")]  # fmt: skip
     for key, header in cols:
         if key == "domain":
-            summary.add_column(header, justify="left", no_wrap=True, min_width=min(24, max(len(w.domain) for w in loaded)))
+            summary.add_column(
+                header, justify="left", no_wrap=True, min_width=min(24, max(len(w.domain) for w in loaded))
+            )
         else:
             summary.add_column(header, justify="right", no_wrap=True)
     for wl in loaded:
@@ -342,7 +361,11 @@ def list_cmd(
                     "tasks": len(wl.tasks),
                     "subtasks": wl.n_subtasks,
                     "answer_types": dict(
-                        sorted(Counter(getattr(i.answer_type, "value", i.answer_type) or "unknown" for i in items).items())
+                        sorted(
+                            Counter(
+                                getattr(i.answer_type, "value", i.answer_type) or "unknown" for i in items
+                            ).items()
+                        )
                     ),
                     "difficulty": dict(sorted(Counter(t.difficulty.value for t in wl.tasks).items())),
                     "lake_files": sum(1 for p in wl.lake.rglob("*") if p.is_file()),
@@ -357,17 +380,24 @@ def list_cmd(
             con.print(Text(f"workloads in {r}", style="bold"), overflow="fold")
             for row in rows:
                 if "error" in row:
-                    con.print(Text(f"{row['domain']}: unusable (see the error above)", style="red"), overflow="fold")
+                    con.print(
+                        Text(f"{row['domain']}: unusable (see the error above)", style="red"), overflow="fold"
+                    )
                     continue
                 head = Text(f"{row['domain']}: {row['tasks']} tasks, {row['subtasks']} subtasks, "
                             f"{row['lake_files']} lake files, ")  # fmt: skip
                 head.append(f"{row['errors']} errors", style="bold red" if row["errors"] else "green")
                 con.print(head, overflow="fold")
-                for label, counts in (("difficulty", row["difficulty"]), ("answer types", row["answer_types"])):
+                for label, counts in (
+                    ("difficulty", row["difficulty"]),
+                    ("answer types", row["answer_types"]),
+                ):
                     text = ", ".join(f"{k} {v}" for k, v in counts.items())
                     lead = f"  {label + ':':<14}"
                     for i, line in enumerate(textwrap.wrap(text, max(20, con.width - len(lead))) or [""]):
-                        con.print(Text((lead if i == 0 else " " * len(lead)) + line), no_wrap=True, crop=False)
+                        con.print(
+                            Text((lead if i == 0 else " " * len(lead)) + line), no_wrap=True, crop=False
+                        )
         if any("error" in row for row in rows):
             raise typer.Exit(EXIT_BAD_INPUT)
 
@@ -380,7 +410,11 @@ def _list_suites(as_json: bool) -> None:
 
     suites = available_suites()
     if as_json:
-        doc = {"suites": [{"name": s.name, "kind": s.kind, "root": str(s.root), "domains": s.domains} for s in suites]}
+        doc = {
+            "suites": [
+                {"name": s.name, "kind": s.kind, "root": str(s.root), "domains": s.domains} for s in suites
+            ]
+        }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
     t = Table(title="workload suites (kramabench run --workload NAME)", title_justify="left")
@@ -392,8 +426,10 @@ def _list_suites(as_json: bool) -> None:
     con = Console(highlight=False)
     con.print(t)
     if not any(s.kind == "fetched" for s in suites):
-        con.print(f"official KramaBench workloads: not fetched (kramabench fetch kramabench; into {kramabench_home()})",
-                  markup=False)
+        con.print(
+            f"official KramaBench workloads: not fetched (kramabench fetch kramabench; into {kramabench_home()})",
+            markup=False,
+        )
 
 
 _SCHEMA_MODELS = ("workload", "task", "subtask", "finding")

@@ -27,7 +27,6 @@ class AnswerType(str, Enum):
         return self.value.endswith("_approximate")
 
 
-
 class KeyFunctionality(BaseModel):
     """A step a correct pipeline must implement (judged in the pipeline-design setting)."""
 

@@ -13,13 +13,19 @@ from pydantic import BaseModel, ConfigDict, Field
 class Artifact(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="the file's path in the session workspace when it was collected, relative "
-                      "(e.g. 'out/warehouse.duckdb'); also its path under the unit's artifacts folder")
-    path: str = Field(description="where the copy is: relative to the run folder in a record "
-                      "('artifacts/<unit>/out/warehouse.duckdb'); an absolute host path as collect() returns it")
+    name: str = Field(
+        description="the file's path in the session workspace when it was collected, relative "
+        "(e.g. 'out/warehouse.duckdb'); also its path under the unit's artifacts folder"
+    )
+    path: str = Field(
+        description="where the copy is: relative to the run folder in a record "
+        "('artifacts/<unit>/out/warehouse.duckdb'); an absolute host path as collect() returns it"
+    )
     bytes: int = Field(ge=0, description="size of the copy")
     sha256: str = Field(description="hex digest of the copy")
-    media_type: str = Field("application/octet-stream", description="e.g. text/csv, image/png, application/vnd.duckdb")
+    media_type: str = Field(
+        "application/octet-stream", description="e.g. text/csv, image/png, application/vnd.duckdb"
+    )
 
 
 __all__ = ["Artifact"]

@@ -35,7 +35,9 @@ def usd(x: float) -> str:
     return f"${x:.4f}" if abs(x) < 1 else f"${x:,.2f}"
 
 
-def format_cost(known_usd: float | None, unpriced: int = 0, *, short: bool = False, what: str = "call") -> str:
+def format_cost(
+    known_usd: float | None, unpriced: int = 0, *, short: bool = False, what: str = "call"
+) -> str:
     """A cost as every surface prints it: ``$0.0123``; ``unknown (3 unpriced calls)`` when a price is missing
     (``unknown (3 unpriced calls; $0.0100 priced)`` when some calls had one); ``short``: ``unknown (3?)``
     (a narrow table, whose caption says what the number is). ``known_usd`` None: no cost to tell (``–``).

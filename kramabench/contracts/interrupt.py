@@ -99,5 +99,17 @@ def hit_here() -> bool:
     return bool(getattr(_local, "hit", False))
 
 
-__all__ = ["POLL_S", "Interrupted", "check", "clear", "hit_here", "mark_here", "on_request", "request", "requested",
-           "reason", "reset_here", "wait"]
+__all__ = [
+    "POLL_S",
+    "Interrupted",
+    "check",
+    "clear",
+    "hit_here",
+    "mark_here",
+    "on_request",
+    "request",
+    "requested",
+    "reason",
+    "reset_here",
+    "wait",
+]

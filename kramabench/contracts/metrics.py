@@ -17,7 +17,9 @@ class RatioMetric(BaseModel):
     denominator: float = Field(ge=0)
     description: str = ""
     parts: list[tuple[float, float]] = Field(
-        default_factory=list, description="(numerator, denominator) of each unit (e.g. each pipeline), for an interval")
+        default_factory=list,
+        description="(numerator, denominator) of each unit (e.g. each pipeline), for an interval",
+    )
 
     @property
     def value(self) -> float | None:

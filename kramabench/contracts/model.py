@@ -37,7 +37,9 @@ class ModelOptions(BaseModel):
     max_tokens: int | None = None
     seed: int | None = None
     timeout_s: float | None = Field(
-        None, gt=0, allow_inf_nan=False,
+        None,
+        gt=0,
+        allow_inf_nan=False,
         description="seconds one attempt may take in all, from the request to the last byte of the reply (a "
         "deadline, not an idle limit); None: the model's default (the run's --model-timeout, else 120 s)",
     )
@@ -86,14 +88,25 @@ class Completion(BaseModel):
         None, description=f"the reply had this many characters; only the first {MAX_REPLY_CHARS:,} are kept"
     )
     replay_note: str | None = Field(
-        None, description="a replayed call served although its request differed from the recorded one in an "
-        "observation (a user message after the first): where and how"
+        None,
+        description="a replayed call served although its request differed from the recorded one in an "
+        "observation (a user message after the first): where and how",
     )
 
 
 ModelErrorKind = Literal[
-    "missing_key", "auth", "not_found", "rate_limit", "timeout", "connection", "server_error", "bad_request",
-    "bad_response", "replay_mismatch", "interrupted", "other",
+    "missing_key",
+    "auth",
+    "not_found",
+    "rate_limit",
+    "timeout",
+    "connection",
+    "server_error",
+    "bad_request",
+    "bad_response",
+    "replay_mismatch",
+    "interrupted",
+    "other",
 ]
 
 
@@ -102,8 +115,14 @@ FATAL_KINDS: frozenset[str] = frozenset({"auth", "not_found"})
 
 
 class ModelError(RuntimeError):
-    def __init__(self, kind: ModelErrorKind, message: str, *, attempts: int = 1,
-                 failed_attempts: list[AttemptFailure] | None = None) -> None:
+    def __init__(
+        self,
+        kind: ModelErrorKind,
+        message: str,
+        *,
+        attempts: int = 1,
+        failed_attempts: list[AttemptFailure] | None = None,
+    ) -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
@@ -124,4 +143,16 @@ class Model(Protocol):
     def complete(self, messages: list[ChatMessage], options: ModelOptions | None = None) -> Completion: ...
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "FATAL_KINDS", "MAX_REPLY_CHARS", "AttemptFailure", "ChatMessage", "Completion", "Model", "ModelError", "ModelErrorKind", "ModelOptions", "Usage"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "FATAL_KINDS",
+    "MAX_REPLY_CHARS",
+    "AttemptFailure",
+    "ChatMessage",
+    "Completion",
+    "Model",
+    "ModelError",
+    "ModelErrorKind",
+    "ModelOptions",
+    "Usage",
+]

@@ -65,8 +65,10 @@ class BenchmarkNote(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(description="data_source_missing, not_reproducible, data_source_outside_lake, "
-                      "reviewed_unreproducible, solution_needs_module")
+    code: str = Field(
+        description="data_source_missing, not_reproducible, data_source_outside_lake, "
+        "reviewed_unreproducible, solution_needs_module"
+    )
     message: str = Field(description="what is missing, in words (the file, the module)")
     subtask_id: str | None = Field(None, description="the subtask whose data source it is; None: the task's")
 
@@ -80,7 +82,9 @@ class Record(BaseModel):
     task_id: str
     subtask_id: str | None = None
     attempt: int = 0
-    status: Literal["ok", "error"] = Field(description="ok: the system produced an answer; error: see `error`")
+    status: Literal["ok", "error"] = Field(
+        description="ok: the system produced an answer; error: see `error`"
+    )
     system: str
     model: str | None = None
     answer_type: str | None = None
@@ -102,7 +106,8 @@ class Record(BaseModel):
     iterations: int = 0
     transcript: list[dict[str, Any]] = Field(default_factory=list)
     steps: list[AgentStep] = Field(
-        default_factory=list, description="a multi-step system's steps: thought, code, observation, outcome, tokens, time"
+        default_factory=list,
+        description="a multi-step system's steps: thought, code, observation, outcome, tokens, time",
     )
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -122,10 +127,12 @@ class Record(BaseModel):
         "(answer or answer type); absent: `score` holds for both golds",
     )
     gold_class: str | None = Field(
-        None, description="the task's class in the errata data (reproduces, gold-defect, ...); None: not classified"
+        None,
+        description="the task's class in the errata data (reproduces, gold-defect, ...); None: not classified",
     )
     artifacts: list[Artifact] = Field(
-        default_factory=list, description="files collected from the system's sessions (paths relative to the run folder)"
+        default_factory=list,
+        description="files collected from the system's sessions (paths relative to the run folder)",
     )
     benchmark_notes: list[BenchmarkNote] = Field(
         default_factory=list,
@@ -151,20 +158,25 @@ class Manifest(BaseModel):
     finished_at: datetime | None = None
     command: list[str] = Field(default_factory=list)
     setting: SettingName = "end-to-end"
-    workload: dict[str, Any] = Field(default_factory=dict, description="name, root, domains, content hashes, version")
+    workload: dict[str, Any] = Field(
+        default_factory=dict, description="name, root, domains, content hashes, version"
+    )
     errata_applied: list[dict[str, Any]] = Field(default_factory=list)
     system: str
     system_options: dict[str, Any] = Field(default_factory=dict)
     model: str | None = None
     judge: str | None = None
-    sandbox: dict[str, Any] = Field(default_factory=dict, description="backend, image, python and package versions")
+    sandbox: dict[str, Any] = Field(
+        default_factory=dict, description="backend, image, python and package versions"
+    )
     packages: dict[str, str] = Field(default_factory=dict)
     git_revision: str | None = None
     seed: int | None = None
     concurrency: int = 1
     status: Literal["running", "finished", "interrupted"] = "running"
     stop_reason: str | None = Field(
-        None, description="why an interrupted run stopped early (SIGTERM or SIGINT received, a fatal model error)"
+        None,
+        description="why an interrupted run stopped early (SIGTERM or SIGINT received, a fatal model error)",
     )
     interrupted_tasks: list[dict[str, Any]] = Field(
         default_factory=list,
@@ -172,11 +184,14 @@ class Manifest(BaseModel):
         "subtask_id): not recorded, --resume runs them again",
     )
     options: dict[str, Any] = Field(
-        default_factory=dict, description="run options as given (limits, limit, lake view, ...); used by --resume"
+        default_factory=dict,
+        description="run options as given (limits, limit, lake view, ...); used by --resume",
     )
     resumed_at: list[datetime] = Field(default_factory=list)
     lake_view: str | None = Field(None, description="how systems saw the lake: hardlink, copy or direct")
-    counts: dict[str, Any] = Field(default_factory=dict, description="records, errors, cost at the last update")
+    counts: dict[str, Any] = Field(
+        default_factory=dict, description="records, errors, cost at the last update"
+    )
 
 
 @dataclass
@@ -192,8 +207,9 @@ class ReadResult:
 MAX_RECORD_LINE = LINE_BYTES
 
 
-def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE,
-                 parse: Callable[[bytes], Record] | None = None) -> Iterator[tuple[int, Record | str, bool]]:
+def iter_records(
+    path: Path, *, max_line: int = MAX_RECORD_LINE, parse: Callable[[bytes], Record] | None = None
+) -> Iterator[tuple[int, Record | str, bool]]:
     """(line number, the Record or why the line is not one, whether it is the torn last line) of each
     non-blank line of a ``records.jsonl``, streamed (one line in memory at a time, at most ``max_line``
     bytes). ``parse`` turns a line into a Record (default ``Record.model_validate_json``; the report trims
@@ -206,7 +222,11 @@ def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE,
     with open_regular(path, what="records file") as fh:
         for n, raw, ended in iter_lines(fh, max_line=max_line):
             if isinstance(raw, LongLine):
-                yield n, f"a line of {human_size(raw.size)}, longer than the {human_size(max_line)} a record may take; not read", not ended
+                yield (
+                    n,
+                    f"a line of {human_size(raw.size)}, longer than the {human_size(max_line)} a record may take; not read",
+                    not ended,
+                )
                 continue
             if not raw.strip():
                 continue
@@ -219,7 +239,11 @@ def iter_records(path: Path, *, max_line: int = MAX_RECORD_LINE,
                 yield n, parse(raw), False
             except (ValidationError, ValueError, RecursionError) as e:
                 if not ended:
-                    yield n, "torn last line (a write cut short: the run was killed, or the disk was full)", True
+                    yield (
+                        n,
+                        "torn last line (a write cut short: the run was killed, or the disk was full)",
+                        True,
+                    )
                 else:
                     yield n, f"invalid record: {str(e).splitlines()[0]}", False
 
@@ -274,22 +298,38 @@ def parse_manifest(data: bytes, path: Path | str) -> Manifest:
     except UnicodeDecodeError:
         raise ValueError(f"{path}: the manifest is not text (binary bytes); start a new run") from None
     except json.JSONDecodeError as e:
-        rest = data.rstrip()[e.pos:]  # the file ends inside a string, a number or a literal (null, true): cut
-        cut = len(rest) <= 1 or e.msg.startswith("Unterminated string") or bool(re.fullmatch(rb"[-+.\w]+", rest))
+        rest = data.rstrip()[
+            e.pos :
+        ]  # the file ends inside a string, a number or a literal (null, true): cut
+        cut = (
+            len(rest) <= 1
+            or e.msg.startswith("Unterminated string")
+            or bool(re.fullmatch(rb"[-+.\w]+", rest))
+        )
         what = "is cut short (it ends in the middle of its JSON)" if cut else f"is not valid JSON ({e.msg})"
-        raise ValueError(f"{path}: the manifest {what} at line {e.lineno}, column {e.colno}; the run folder is "
-                         "damaged (a copy cut short, a full disk): restore the file or start a new run") from None
+        raise ValueError(
+            f"{path}: the manifest {what} at line {e.lineno}, column {e.colno}; the run folder is "
+            "damaged (a copy cut short, a full disk): restore the file or start a new run"
+        ) from None
     if not isinstance(doc, dict):
-        raise ValueError(f"{path}: the manifest holds a JSON {type(doc).__name__}, not an object; start a new run")
+        raise ValueError(
+            f"{path}: the manifest holds a JSON {type(doc).__name__}, not an object; start a new run"
+        )
     try:
         return Manifest.model_validate(doc)
     except ValidationError as e:
         probs = []
         for er in e.errors()[:3]:
             loc = ".".join(str(x) for x in er.get("loc", ())) or "(top)"
-            probs.append(f"field '{loc}' is missing" if er.get("type") == "missing" else f"field '{loc}': {er.get('msg')}")
+            probs.append(
+                f"field '{loc}' is missing"
+                if er.get("type") == "missing"
+                else f"field '{loc}': {er.get('msg')}"
+            )
         more = f" and {e.error_count() - 3} more" if e.error_count() > 3 else ""
-        raise ValueError(f"{path}: the manifest is not one kramabench can read: {'; '.join(probs)}{more}") from None
+        raise ValueError(
+            f"{path}: the manifest is not one kramabench can read: {'; '.join(probs)}{more}"
+        ) from None
 
 
 def repair_torn_tail(path: Path, is_complete: Callable[[bytes], bool]) -> int:
@@ -391,19 +431,52 @@ def record_line(record: Record, *, max_line: int = MAX_RECORD_LINE) -> tuple[byt
         why = problem
     except _UNWRITABLE as e:
         why = f"{why}; sanitised: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:1000]
-    note = (f"the record could not be written ({why}); its answer, steps and transcript are left out: see the run's "
-            "log and calls.jsonl")
-    keep = {"run_id", "setting", "domain", "task_id", "subtask_id", "attempt", "status", "system", "model",
-            "answer_type", "score", "unscored", "metric", "subtask_scores", "usage", "wall_s", "started_at",
-            "finished_at", "difficulty", "gold", "gold_class", "artifacts"}
+    note = (
+        f"the record could not be written ({why}); its answer, steps and transcript are left out: see the run's "
+        "log and calls.jsonl"
+    )
+    keep = {
+        "run_id",
+        "setting",
+        "domain",
+        "task_id",
+        "subtask_id",
+        "attempt",
+        "status",
+        "system",
+        "model",
+        "answer_type",
+        "score",
+        "unscored",
+        "metric",
+        "subtask_scores",
+        "usage",
+        "wall_s",
+        "started_at",
+        "finished_at",
+        "difficulty",
+        "gold",
+        "gold_class",
+        "artifacts",
+    }
     try:
         base = jsonable({k: getattr(record, k) for k in keep})
-        error = Record.model_validate({**base, "error": {"kind": "record_error", "message": clean_text(note)}})
+        error = Record.model_validate(
+            {**base, "error": {"kind": "record_error", "message": clean_text(note)}}
+        )
     except _UNWRITABLE:  # the kept fields themselves: only the key is left
-        error = Record(run_id=clean_text(str(record.run_id)), setting=record.setting, domain=clean_text(str(record.domain)),
-                       task_id=clean_text(str(record.task_id)), subtask_id=clean_optional(record.subtask_id),
-                       attempt=record.attempt, status="error", system=clean_text(str(record.system)), unscored=True,
-                       error=OutcomeError(kind="record_error", message=clean_text(note)))
+        error = Record(
+            run_id=clean_text(str(record.run_id)),
+            setting=record.setting,
+            domain=clean_text(str(record.domain)),
+            task_id=clean_text(str(record.task_id)),
+            subtask_id=clean_optional(record.subtask_id),
+            attempt=record.attempt,
+            status="error",
+            system=clean_text(str(record.system)),
+            unscored=True,
+            error=OutcomeError(kind="record_error", message=clean_text(note)),
+        )
     return (error.model_dump_json() + "\n").encode("utf-8"), note
 
 

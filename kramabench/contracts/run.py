@@ -30,36 +30,55 @@ MAX_SECONDS = 7 * 24 * 3600.0
 
 
 class RunOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
+    model_config = ConfigDict(
+        extra="forbid", protected_namespaces=()
+    )  # model_* fields (pydantic < 2.10 warned)
 
     setting: SettingName | None = Field(
-        None, description="end-to-end, pipeline-design, subtasks, elt, or an installed plug-in's (kramabench settings); "
-        "default: the workload's (end-to-end; elt for an ELT suite)"
+        None,
+        description="end-to-end, pipeline-design, subtasks, elt, or an installed plug-in's (kramabench settings); "
+        "default: the workload's (end-to-end; elt for an ELT suite)",
     )
-    concurrency: int = Field(4, ge=1, le=MAX_CONCURRENCY, description=f"tasks at once (at most {MAX_CONCURRENCY})")
+    concurrency: int = Field(
+        4, ge=1, le=MAX_CONCURRENCY, description=f"tasks at once (at most {MAX_CONCURRENCY})"
+    )
     model_concurrency: int | None = Field(
         None, ge=1, le=MAX_CONCURRENCY, description="model calls at once (default: --concurrency)"
     )
     sandbox_concurrency: int | None = Field(
-        None, ge=1, le=MAX_CONCURRENCY,
+        None,
+        ge=1,
+        le=MAX_CONCURRENCY,
         description="sandbox runs at once, and warm sandboxes kept per lake (default: --concurrency; never more than "
         "the tasks to run)",
     )
     limit: int | None = Field(None, ge=1, description="only the first N tasks (in workload order)")
-    seed: int = Field(0, ge=0, le=2**32 - 1, description="seed recorded in the manifest and passed to systems")
-    retry_errors: bool = Field(False, description="with --resume: run error outcomes again (as the next attempt)")
+    seed: int = Field(
+        0, ge=0, le=2**32 - 1, description="seed recorded in the manifest and passed to systems"
+    )
+    retry_errors: bool = Field(
+        False, description="with --resume: run error outcomes again (as the next attempt)"
+    )
     pose_subtasks: bool = Field(
         False,
         description="end-to-end: also pose the subtask questions with the main question, scored apart (default: the "
         "main question only, as in the paper's end-to-end setting; recorded in the manifest and shown in the report)",
     )
-    lake_view: ViewMode = Field("auto", description="how host-side systems see the lake: auto|hardlink|copy|direct")
+    lake_view: ViewMode = Field(
+        "auto", description="how host-side systems see the lake: auto|hardlink|copy|direct"
+    )
     task_timeout_s: float | None = Field(
-        None, gt=0, le=MAX_SECONDS, allow_inf_nan=False,
+        None,
+        gt=0,
+        le=MAX_SECONDS,
+        allow_inf_nan=False,
         description="seconds a system may take per task, then its outcome is 'timeout' (default: no limit)",
     )
     model_timeout_s: float | None = Field(
-        None, gt=0, le=MAX_SECONDS, allow_inf_nan=False,
+        None,
+        gt=0,
+        le=MAX_SECONDS,
+        allow_inf_nan=False,
         description="seconds one attempt of a model call may take in all, to the last byte of the reply; then it "
         f"fails as a 'timeout' and is tried again (default {DEFAULT_TIMEOUT_S:g})",
     )
@@ -69,7 +88,10 @@ class RunOptions(BaseModel):
         "is asked of the model again and its reply not stored; a resume keeps the choice)",
     )
     model_budget_s: float | None = Field(
-        None, gt=0, le=MAX_SECONDS, allow_inf_nan=False,
+        None,
+        gt=0,
+        le=MAX_SECONDS,
+        allow_inf_nan=False,
         description="seconds of model calls one task may spend, retries and waits included; past it a call fails "
         "as a 'timeout' model error (default: no budget; each attempt of a call may take --model-timeout, and a "
         f"call is tried up to {_ATTEMPTS} times)",
@@ -84,14 +106,17 @@ class RunOptions(BaseModel):
         "local", description="where tasks are solved: local (threads) or ray (a Ray cluster; docs/ray.md)"
     )
     ray_address: str | None = Field(
-        None, description="--executor ray: the cluster to join, e.g. 10.0.0.1:6379 (default: start a local Ray)"
+        None,
+        description="--executor ray: the cluster to join, e.g. 10.0.0.1:6379 (default: start a local Ray)",
     )
 
 
 class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    workload: str = Field(description="bundled name (mini), a path, or 'kramabench' (the fetched official workloads)")
+    workload: str = Field(
+        description="bundled name (mini), a path, or 'kramabench' (the fetched official workloads)"
+    )
     domains: list[str] = Field(
         default_factory=list, description="domain(s) to run; default all (except <d>-tiny subsets of <d>)"
     )
@@ -100,25 +125,35 @@ class RunConfig(BaseModel):
         description="task id or glob pattern to run (legal-hard-*, legal/legal-hard-3); repeatable; default all; "
         "with --resume the tasks it names are added to the run",
     )
-    exclude_tasks: list[str] = Field(default_factory=list, description="task id or glob pattern not to run; repeatable")
-    system: str = Field(description="reference, replay, ds-guru-*, an installed plug-in (kramabench systems), or module:Class")
+    exclude_tasks: list[str] = Field(
+        default_factory=list, description="task id or glob pattern not to run; repeatable"
+    )
+    system: str = Field(
+        description="reference, replay, ds-guru-*, an installed plug-in (kramabench systems), or module:Class"
+    )
     system_options: dict[str, Any] = Field(
         default_factory=dict, description="system option key=value (JSON value or string); repeatable"
     )
     setting_options: dict[str, Any] = Field(
-        default_factory=dict, description="setting option key=value (JSON value or string); repeatable; the "
-        "setting's options: kramabench settings show NAME (e.g. elt: s3=files, mongod=/usr/bin/mongod)"
+        default_factory=dict,
+        description="setting option key=value (JSON value or string); repeatable; the "
+        "setting's options: kramabench settings show NAME (e.g. elt: s3=files, mongod=/usr/bin/mongod)",
     )
-    model: str | None = Field(None, description="model id, e.g. openai/gpt-4o-mini, openai-compatible/<m>@<url>")
+    model: str | None = Field(
+        None, description="model id, e.g. openai/gpt-4o-mini, openai-compatible/<m>@<url>"
+    )
     judge: str | None = Field(
         None,
         description="judge model id: the paraphrase judge (string_approximate answers); with --setting "
         "pipeline-design the design judge (default openai/gpt-4o-mini)",
     )
     sandbox: str = Field(
-        "local", description="local (bubblewrap), docker, unsafe-subprocess (no isolation), or an installed plug-in"
+        "local",
+        description="local (bubblewrap), docker, unsafe-subprocess (no isolation), or an installed plug-in",
     )
-    errata: bool = Field(True, description="apply the workload's errata (--no-errata: load the raw workload files)")
+    errata: bool = Field(
+        True, description="apply the workload's errata (--no-errata: load the raw workload files)"
+    )
     errata_file: Path | None = Field(
         None,
         description="errata file to apply instead of the workload's default (e.g. proposals of `kramabench audit "
@@ -126,7 +161,9 @@ class RunConfig(BaseModel):
     )
     run_id: str | None = Field(None, description="name of the run folder (default: time-system-model)")
     resume: bool = Field(False, description="continue the run --run-id: skip tasks already recorded")
-    results: Path | None = Field(None, description="results folder (default ./results or $KRAMABENCH_RESULTS)")
+    results: Path | None = Field(
+        None, description="results folder (default ./results or $KRAMABENCH_RESULTS)"
+    )
     options: RunOptions = Field(default_factory=RunOptions)
 
 

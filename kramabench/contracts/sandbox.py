@@ -36,12 +36,14 @@ class ExecResult(BaseModel):
     backend: str = ""
     explanation: str | None = Field(None, description="why the run ended abnormally, in plain words")
     cpu_s: float | None = Field(
-        None, description="CPU time (user + system) of the code's process tree, as its supervisor measured it; "
-        "None when not reported"
+        None,
+        description="CPU time (user + system) of the code's process tree, as its supervisor measured it; "
+        "None when not reported",
     )
     interrupted: bool = Field(
-        False, description="the process was interrupted (SIGINT, SIGTERM) during the run: the code was stopped, or "
-        "never started; not an outcome of the code"
+        False,
+        description="the process was interrupted (SIGINT, SIGTERM) during the run: the code was stopped, or "
+        "never started; not an outcome of the code",
     )
 
     @property

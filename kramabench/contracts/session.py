@@ -54,14 +54,21 @@ class SessionLimits(Limits):
     process (the interpreter's life included) when set; ``session_cpu_s`` is the CPU time of the whole
     session, all its processes together."""
 
-    session_wall_s: float = Field(3600.0, gt=0, description="wall-clock limit of the whole session; then it is closed")
+    session_wall_s: float = Field(
+        3600.0, gt=0, description="wall-clock limit of the whole session; then it is closed"
+    )
     session_cpu_s: float | None = Field(
-        None, gt=0, description="CPU-seconds budget of the whole session: every process it ran or runs (the "
+        None,
+        gt=0,
+        description="CPU-seconds budget of the whole session: every process it ran or runs (the "
         "interpreter, commands, background processes), user + system time; once spent, everything in it is killed "
-        "and no more code runs (files can still be read and collected). None: the wall-clock limits only")
+        "and no more code runs (files can still be read and collected). None: the wall-clock limits only",
+    )
     read_bytes: int = Field(10_000_000, gt=0, description="read_file returns at most this many bytes")
     artifact_bytes: int = Field(500_000_000, gt=0, description="largest file collect() copies out")
-    artifacts_total_bytes: int = Field(2_000_000_000, gt=0, description="all artifacts of one task (its folder)")
+    artifacts_total_bytes: int = Field(
+        2_000_000_000, gt=0, description="all artifacts of one task (its folder)"
+    )
     max_artifacts: int = Field(1000, gt=0, description="files in one task's artifacts folder")
     list_entries: int = Field(10_000, gt=0, description="list_files returns at most this many entries")
 
@@ -74,7 +81,9 @@ class ServiceForward(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=NAME_PATTERN, description="e.g. 'postgres'")
-    port: int = Field(ge=1024, le=65535, description="TCP port on 127.0.0.1 inside the session (unprivileged)")
+    port: int = Field(
+        ge=1024, le=65535, description="TCP port on 127.0.0.1 inside the session (unprivileged)"
+    )
     socket: Path = Field(description="the host unix socket the connections are forwarded to")
 
 
@@ -97,8 +106,11 @@ class StepResult(BaseModel):
     cpu_s: float | None = None
     timed_out: bool = False
     oom: bool = False
-    session_over: bool = Field(False, description="the session's CPU-time budget or wall-clock limit ran out "
-                               "during this call: everything in it was killed and no more code runs in it")
+    session_over: bool = Field(
+        False,
+        description="the session's CPU-time budget or wall-clock limit ran out "
+        "during this call: everything in it was killed and no more code runs in it",
+    )
     explanation: str | None = Field(None, description="why the call ended abnormally, in plain words")
     backend: str = ""
 
@@ -112,21 +124,34 @@ class PythonError(BaseModel):
 
 
 class PythonResult(StepResult):
-    error: PythonError | None = Field(None, description="the exception the code raised (the interpreter lives on)")
+    error: PythonError | None = Field(
+        None, description="the exception the code raised (the interpreter lives on)"
+    )
     value: str | None = Field(None, description="repr of the value of a final expression statement, bounded")
     crashed: bool = Field(False, description="the interpreter died during the call (not an exception)")
-    state_lost: bool = Field(False, description="the interpreter was restarted after this call: variables, "
-                             "imports and open files of earlier calls are gone (files in the workspace stay)")
+    state_lost: bool = Field(
+        False,
+        description="the interpreter was restarted after this call: variables, "
+        "imports and open files of earlier calls are gone (files in the workspace stay)",
+    )
     files_read: list[str] = Field(default_factory=list, description="lake files opened during the call")
 
     @property
     def ok(self) -> bool:
-        return self.error is None and not self.timed_out and not self.crashed and not self.oom and not self.session_over
+        return (
+            self.error is None
+            and not self.timed_out
+            and not self.crashed
+            and not self.oom
+            and not self.session_over
+        )
 
 
 class CommandResult(StepResult):
     argv: list[str] = Field(default_factory=list)
-    exit_code: int | None = Field(None, description="negative: killed by that signal; None: timed out or not run")
+    exit_code: int | None = Field(
+        None, description="negative: killed by that signal; None: timed out or not run"
+    )
     not_found: bool = Field(False, description="the command is not installed in this sandbox (exit code 127)")
 
     @property
@@ -196,7 +221,9 @@ class Session(Protocol):
         number in the session."""
         ...
 
-    def exec(self, argv: Sequence[str], timeout: float | None = None, input: bytes | str | None = None) -> CommandResult: ...
+    def exec(
+        self, argv: Sequence[str], timeout: float | None = None, input: bytes | str | None = None
+    ) -> CommandResult: ...
 
     def write_file(self, path: str, data: bytes | str) -> FileInfo:
         """Write a file of the workspace (``path`` relative to it; folders are made)."""

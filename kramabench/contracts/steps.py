@@ -19,7 +19,15 @@ from kramabench.contracts.values import CleanJson, CleanOptionalText
 #: that could not be read; ``model_error`` the model call failed (the agent ends); ``stopped`` the step's code
 #: did not run: the task's time (its code-time or wall-clock budget) was spent when the reply came (the agent ends)
 StepOutcome = Literal[
-    "ok", "error", "timeout", "oom", "crashed", "format_error", "final_answer", "answer_error", "model_error",
+    "ok",
+    "error",
+    "timeout",
+    "oom",
+    "crashed",
+    "format_error",
+    "final_answer",
+    "answer_error",
+    "model_error",
     "stopped",
 ]
 
@@ -31,14 +39,20 @@ class AgentStep(BaseModel):
     """One step: the model's reply (thought and code), what running the code showed, and what it cost. Its text
     and details are sanitised when it is made (:mod:`kramabench.contracts.values`): a step always serialises."""
 
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
+    model_config = ConfigDict(
+        extra="forbid", protected_namespaces=()
+    )  # model_* fields (pydantic < 2.10 warned)
 
     step: int = Field(ge=1, description="1-based")
     outcome: StepOutcome
     thought: CleanOptionalText = Field(None, description="the reply's text outside its code")
     code: CleanOptionalText = Field(None, description="the code the step ran (None: the reply held none)")
-    observation: CleanOptionalText = Field(None, description="what the model was shown after the step (bounded)")
-    error: CleanOptionalText = Field(None, description="'Type: message' of the exception, or why the step failed")
+    observation: CleanOptionalText = Field(
+        None, description="what the model was shown after the step (bounded)"
+    )
+    error: CleanOptionalText = Field(
+        None, description="'Type: message' of the exception, or why the step failed"
+    )
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
@@ -47,10 +61,17 @@ class AgentStep(BaseModel):
     model_s: float = Field(0.0, description="seconds the model call took")
     code_s: float | None = Field(None, description="seconds the code ran (None: nothing ran)")
     wall_s: float = Field(0.0, description="seconds of the whole step, harness included")
-    state_lost: bool = Field(False, description="the interpreter was restarted after this step: variables are gone")
-    truncated: bool = Field(False, description="the output was cut (the sandbox's limit or the observation's)")
-    details: dict[str, CleanJson] = Field(default_factory=dict, description="anything else a system records about the "
-                                          "step (sanitised: kramabench.contracts.values.jsonable)")
+    state_lost: bool = Field(
+        False, description="the interpreter was restarted after this step: variables are gone"
+    )
+    truncated: bool = Field(
+        False, description="the output was cut (the sandbox's limit or the observation's)"
+    )
+    details: dict[str, CleanJson] = Field(
+        default_factory=dict,
+        description="anything else a system records about the "
+        "step (sanitised: kramabench.contracts.values.jsonable)",
+    )
 
 
 __all__ = ["FORMAT_ERROR", "AgentStep", "StepOutcome"]

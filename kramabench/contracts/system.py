@@ -48,29 +48,38 @@ class TaskInput(BaseModel):
     parent_query: str | None = Field(None, description="in the subtask setting: the end-to-end question")
     hint_files: list[str] | None = None
     spec_files: list[str] = Field(
-        default_factory=list, description="files of the lake (relative paths) that specify the task, e.g. an ELT "
+        default_factory=list,
+        description="files of the lake (relative paths) that specify the task, e.g. an ELT "
         "task's config.yaml, data_model.yaml and schemas/: an agent shows them whole when they fit its prompt budget "
-        "(and says so when they are cut), before the other files")
+        "(and says so when they are cut), before the other files",
+    )
     token: str = Field("", description="opaque per-run handle; only privileged built-ins can resolve it")
     artifacts_dir: Path | None = Field(
-        None, description="the host folder where this task's sessions collect files (Sandbox.session(artifacts_dir=...)); "
-        "set by the runner: an opaque staging folder, moved into results/<run_id>/artifacts/<unit>/ with the record"
+        None,
+        description="the host folder where this task's sessions collect files (Sandbox.session(artifacts_dir=...)); "
+        "set by the runner: an opaque staging folder, moved into results/<run_id>/artifacts/<unit>/ with the record",
     )
     environment: str | None = Field(
-        None, description="notes on the task's environment a setting gives the system for its prompt (services "
-        "reachable in the session, tools to use, where the task's files are); None: nothing beyond the lake"
+        None,
+        description="notes on the task's environment a setting gives the system for its prompt (services "
+        "reachable in the session, tools to use, where the task's files are); None: nothing beyond the lake",
     )
     services: list[ServiceForward] = Field(
-        default_factory=list, description="host services the system's sessions forward (Sandbox.session(services=...))"
+        default_factory=list,
+        description="host services the system's sessions forward (Sandbox.session(services=...))",
     )
     mounts: list[Mount] = Field(
-        default_factory=list, description="more read-only host paths for the system's sessions (Sandbox.session(mounts=...))"
+        default_factory=list,
+        description="more read-only host paths for the system's sessions (Sandbox.session(mounts=...))",
     )
     secrets: list[str] = Field(
-        default_factory=list, exclude=True, repr=False,
+        default_factory=list,
+        exclude=True,
+        repr=False,
         description="values of the task's own credentials (an ELT task's random PostgreSQL password): the system "
         "reads them where the task's files hold them, and never shows them to a model or writes them into what is "
-        "recorded (an agent masks each wherever it appears, as [MASKED]); never serialised")
+        "recorded (an agent masks each wherever it appears, as [MASKED]); never serialised",
+    )
     outputs: list[str] = Field(
         default_factory=list,
         description="files of the session workspace (relative paths) that the task's answer is, e.g. an ELT task's "
@@ -83,20 +92,29 @@ class OutcomeError(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: str = Field(description="e.g. model_error, sandbox_error, no_answer, parse_error, system_crash")
-    message: CleanText = Field(description="in plain words (sanitised: it may quote a model's or a task's text)")
+    message: CleanText = Field(
+        description="in plain words (sanitised: it may quote a model's or a task's text)"
+    )
 
 
 class SystemUsage(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
+    model_config = ConfigDict(
+        extra="forbid", protected_namespaces=()
+    )  # model_* fields (pydantic < 2.10 warned)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float | None = Field(0.0, description="None when a call had no known price (see unpriced_calls)")
+    cost_usd: float | None = Field(
+        0.0, description="None when a call had no known price (see unpriced_calls)"
+    )
     model_calls: int = 0
     cache_hits: int = 0
     wall_s: float = 0.0
-    unpriced_calls: int = Field(0, description="model calls without a known price (cost_usd is then None); 0 in "
-                                "records written before it was counted")
+    unpriced_calls: int = Field(
+        0,
+        description="model calls without a known price (cost_usd is then None); 0 in "
+        "records written before it was counted",
+    )
 
 
 class SystemOutput(BaseModel):
@@ -110,7 +128,9 @@ class SystemOutput(BaseModel):
     files_read: list[str] = Field(default_factory=list)
     iterations: int = 0
     error: OutcomeError | None = None
-    artifacts: list[Artifact] = Field(default_factory=list, description="what the system's sessions collected")
+    artifacts: list[Artifact] = Field(
+        default_factory=list, description="what the system's sessions collected"
+    )
     steps: list[AgentStep] = Field(default_factory=list, description="a multi-step system's steps, in order")
 
 
@@ -136,5 +156,15 @@ class Configured(Protocol):
     options: BaseModel
 
 
-__all__ = ["Closeable", "Configured", "OutcomeError", "SettingName", "SubtaskInput", "System", "SystemOutput", "SystemUsage",
-           "TaskInput", "TaskKind"]
+__all__ = [
+    "Closeable",
+    "Configured",
+    "OutcomeError",
+    "SettingName",
+    "SubtaskInput",
+    "System",
+    "SystemOutput",
+    "SystemUsage",
+    "TaskInput",
+    "TaskKind",
+]

@@ -24,7 +24,9 @@ from typing import Any
 # what reorders or hides text: soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width space /
 # (non-)joiner, LRM/RLM, line and paragraph separators, LRE/RLE/PDF/LRO/RLO, word joiner and invisible
 # operators, LRI/RLI/FSI/PDI, the byte-order mark, interlinear annotation marks, tag characters
-_INVISIBLE = "\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+_INVISIBLE = (
+    "\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+)
 _SURROGATES = "\ud800-\udfff"
 _ONE_LINE = re.compile(f"[\x00-\x1f\x7f-\x9f{_INVISIBLE}{_SURROGATES}]")
 _MULTI_LINE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}{_SURROGATES}]")
@@ -128,4 +130,12 @@ def unsafe(value: str) -> bool:
     return bool(_ONE_LINE.search(value))
 
 
-__all__ = ["html_text", "md_code_block", "md_text", "safe_text", "terminal_output", "unsafe", "without_escape_codes"]
+__all__ = [
+    "html_text",
+    "md_code_block",
+    "md_text",
+    "safe_text",
+    "terminal_output",
+    "unsafe",
+    "without_escape_codes",
+]

@@ -129,7 +129,9 @@ def _container(v: Any, depth: int, max_depth: int, budget: _Budget) -> Any:
                 out["<cut>"] = f"<{len(v) - len(out)} more entries: more values than a record keeps>"
                 break
             key = k.value if isinstance(k, enum.Enum) else k
-            out[clean_text(key if isinstance(key, str) else str(key))] = _jsonable(x, depth + 1, max_depth, budget)
+            out[clean_text(key if isinstance(key, str) else str(key))] = _jsonable(
+                x, depth + 1, max_depth, budget
+            )
         return out
     items: list[Any] = []  # a list, tuple, set or frozenset
     for x in v:

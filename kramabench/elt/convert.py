@@ -26,7 +26,13 @@ from kramabench.elt.sqlconv import transpile
 from kramabench.elt.suite.errors import SuiteError
 
 #: ELT-Bench's source kinds -> ours
-KIND = {"postgres": "postgres", "mongodb": "mongodb", "custom_api": "rest", "flat_files": "files", "aws_s3": "s3"}
+KIND = {
+    "postgres": "postgres",
+    "mongodb": "mongodb",
+    "custom_api": "rest",
+    "flat_files": "files",
+    "aws_s3": "s3",
+}
 
 OFFICIAL_DESCRIPTION = (
     "ELT-Bench (arXiv 2504.04808): 100 pipelines that extract sources (PostgreSQL, MongoDB, a REST API, flat "
@@ -46,9 +52,13 @@ class ConversionReport:
     remarks: list[tuple[str, str]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {"pipelines": self.pipelines, "models": self.models, "transpiled": self.transpiled,
-                "failed": [{"pipeline": p, "model": m, "reason": r} for p, m, r in self.failed],
-                "remarks": [{"pipeline": p, "remark": r} for p, r in self.remarks]}
+        return {
+            "pipelines": self.pipelines,
+            "models": self.models,
+            "transpiled": self.transpiled,
+            "failed": [{"pipeline": p, "model": m, "reason": r} for p, m, r in self.failed],
+            "remarks": [{"pipeline": p, "remark": r} for p, r in self.remarks],
+        }
 
 
 def _yaml(path: Path) -> Any:
@@ -85,14 +95,18 @@ def _sources(db: str, cfg: dict[str, Any], report: ConversionReport) -> dict[str
             tables = ((block or {}).get("config") or {}).get("tables") or []
             out[kind] = [str(t) for t in tables]
         elif key == "flat_files":
-            out[kind] = [{"table": str(e["table"]), "format": e.get("format") or _ext(str(e.get("path", "")))}
-                         for e in block or []]
+            out[kind] = [
+                {"table": str(e["table"]), "format": e.get("format") or _ext(str(e.get("path", "")))}
+                for e in block or []
+            ]
         else:  # aws_s3
             items = []
             for e in (block or {}).get("data") or []:
                 fmt = _ext(str(e.get("path", "")))
                 if fmt is None:
-                    report.remarks.append((db, f"s3 table {e.get('table')}: no format in its path {e.get('path')}"))
+                    report.remarks.append(
+                        (db, f"s3 table {e.get('table')}: no format in its path {e.get('path')}")
+                    )
                 items.append({"table": str(e["table"]), "format": fmt})
             out[kind] = items
     unknown = sorted(set(cfg) - set(KIND) - {"Airbyte", "snowflake"})
@@ -101,15 +115,23 @@ def _sources(db: str, cfg: dict[str, Any], report: ConversionReport) -> dict[str
     return out
 
 
-def convert_official(src: Path, dest: Path, *, data: Path | None = None, ground_truth: Path | None = None,
-                     version: str | None = None) -> ConversionReport:
+def convert_official(
+    src: Path,
+    dest: Path,
+    *,
+    data: Path | None = None,
+    ground_truth: Path | None = None,
+    version: str | None = None,
+) -> ConversionReport:
     """Write the suite converted from the official layout at ``src`` into ``dest`` (replaced)."""
     src, dest = Path(src), Path(dest)
     specs = src / "elt-bench"
     evaluation = src / "evaluation"
     if not specs.is_dir() or not (evaluation / "table.json").is_file():
-        raise SuiteError(f"{src}: not ELT-Bench's layout (expected elt-bench/<db>/ and evaluation/table.json)",
-                         file=str(src))
+        raise SuiteError(
+            f"{src}: not ELT-Bench's layout (expected elt-bench/<db>/ and evaluation/table.json)",
+            file=str(src),
+        )
     try:
         counts = json.loads((evaluation / "table.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
@@ -129,12 +151,22 @@ def convert_official(src: Path, dest: Path, *, data: Path | None = None, ground_
             desc = m.get("description")
             if desc is None and "descrption" in m:  # upstream's typo in one data_model.yaml
                 desc = m["descrption"]
-                report.remarks.append((db, f"data_model.yaml: model {m.get('name')} spells 'description' "
-                                           "as 'descrption' (read as the description)"))
+                report.remarks.append(
+                    (
+                        db,
+                        f"data_model.yaml: model {m.get('name')} spells 'description' "
+                        "as 'descrption' (read as the description)",
+                    )
+                )
             name = str(m["name"])
-            entry: dict[str, Any] = {"name": name, "description": str(desc or "").strip(),
-                                     "columns": [{"name": str(c["name"]), "description": str(c.get("description") or "").strip()}
-                                                 for c in m.get("columns") or []]}
+            entry: dict[str, Any] = {
+                "name": name,
+                "description": str(desc or "").strip(),
+                "columns": [
+                    {"name": str(c["name"]), "description": str(c.get("description") or "").strip()}
+                    for c in m.get("columns") or []
+                ],
+            }
             report.models += 1
             qfile = evaluation / db / f"{name}.sql"
             if qfile.is_file():
@@ -166,9 +198,15 @@ def convert_official(src: Path, dest: Path, *, data: Path | None = None, ground_
         if complete and data is not None and (data / db).is_dir():
             shutil.copytree(data / db, out / "data")
         report.pipelines += 1
-    suite = {"family": "elt", "name": "elt-bench", "description": OFFICIAL_DESCRIPTION,
-             "version": version, "schema": "airbyte_schema", "content": "complete" if complete else "specs",
-             "default_errata": ["verified"]}
+    suite = {
+        "family": "elt",
+        "name": "elt-bench",
+        "description": OFFICIAL_DESCRIPTION,
+        "version": version,
+        "schema": "airbyte_schema",
+        "content": "complete" if complete else "specs",
+        "default_errata": ["verified"],
+    }
     _dump(dest / "suite.yaml", suite)
     (dest / "errata").mkdir()
     shutil.copyfile(Path(__file__).parent / "official" / "verified.toml", dest / "errata" / "verified.toml")

@@ -46,8 +46,11 @@ class EltTask(Task):
     pipeline: Pipeline = Field(description="the pipeline as loaded (errata applied)")
     schema_name: str = Field("main", description="the warehouse schema of the suite")
     suite_name: str = ""
-    left_out: str | None = Field(None, description="why the pipeline cannot run (its error findings): it is recorded "
-                                 "as failed without asking the system, and counts in SRDEL and SRDT")
+    left_out: str | None = Field(
+        None,
+        description="why the pipeline cannot run (its error findings): it is recorded "
+        "as failed without asking the system, and counts in SRDEL and SRDT",
+    )
 
 
 def instruction(pipeline: Pipeline, schema: str) -> str:
@@ -93,9 +96,13 @@ def _errata_arg(root: Path, errata: Any) -> bool | list[str]:
         p = Path(errata)
         if p.parent.resolve() == (Path(root) / "errata").resolve() and p.suffix == ".toml":
             return [p.stem]
-        raise WorkloadError(f"{p}: an ELT suite's errata are sets in {Path(root) / 'errata'}/<name>.toml; "
-                            "name one of them", file=str(p))
-    raise WorkloadError(f"{root}: errata {errata!r} cannot be applied to an ELT suite (True, False or set names)")
+        raise WorkloadError(
+            f"{p}: an ELT suite's errata are sets in {Path(root) / 'errata'}/<name>.toml; name one of them",
+            file=str(p),
+        )
+    raise WorkloadError(
+        f"{root}: errata {errata!r} cannot be applied to an ELT suite (True, False or set names)"
+    )
 
 
 def _spec_home() -> Path:
@@ -179,47 +186,81 @@ class EltFamily:
         pinned = load_pins().ref
         out: dict[str, Path] = {}
         for d in sorted(base.iterdir()):
-            if d.is_dir() and not d.name.startswith(".") and (d / MANIFEST).is_file() and (d / "suite.yaml").is_file():
+            if (
+                d.is_dir()
+                and not d.name.startswith(".")
+                and (d / MANIFEST).is_file()
+                and (d / "suite.yaml").is_file()
+            ):
                 out[NAME if d.name == pinned else f"{NAME}@{d.name}"] = d
         return out
 
     def fetch_hints(self) -> dict[str, str]:
-        return {"elt-bench": "fetch it with: kramabench fetch elt-bench (ELT-Bench's specifications, data and ground "
-                             "truth, verified and converted)"}
+        return {
+            "elt-bench": "fetch it with: kramabench fetch elt-bench (ELT-Bench's specifications, data and ground "
+            "truth, verified and converted)"
+        }
 
     def load(self, root: Path, domain: str, *, errata: Any = True, validate: bool = True) -> Workload:
         root = Path(root)
         suite = load_suite(root, errata=_errata_arg(root, errata), validate=validate)
         if domain != suite.name:
-            raise WorkloadError(f"{root / SUITE_FILE}: no domain {domain!r}: the suite is one domain, "
-                                f"{suite.name!r}", file=str(root / SUITE_FILE))
+            raise WorkloadError(
+                f"{root / SUITE_FILE}: no domain {domain!r}: the suite is one domain, {suite.name!r}",
+                file=str(root / SUITE_FILE),
+            )
         findings = list(suite.findings)
         failing = {f.task_id for f in findings if f.severity == "error" and f.task_id}
         runnable = [p for p in suite.pipelines if p.id not in failing]
         left_out = _left_out(root, suite, findings, failing) if runnable else []
         if suite.content != "complete":
-            findings.append(Finding(
-                severity="error", code="suite_specs_only", domain=suite.name, file=str(root / SUITE_FILE),
-                field="content", message=f"{suite.name} holds the specifications only (no source data, no ground "
-                "truth): no pipeline can run; the official suite with its data comes from `kramabench fetch elt-bench`"))
+            findings.append(
+                Finding(
+                    severity="error",
+                    code="suite_specs_only",
+                    domain=suite.name,
+                    file=str(root / SUITE_FILE),
+                    field="content",
+                    message=f"{suite.name} holds the specifications only (no source data, no ground "
+                    "truth): no pipeline can run; the official suite with its data comes from `kramabench fetch elt-bench`",
+                )
+            )
             runnable = []
         errata_applied = [
-            ErratumApplied(task_id=e.pipeline, subtask_id=e.model, field=f"{e.action}:{e.target}" if e.target else e.action,
-                           old=e.old, new=e.new, reason=f"[{e.errata}] {e.reason}")
+            ErratumApplied(
+                task_id=e.pipeline,
+                subtask_id=e.model,
+                field=f"{e.action}:{e.target}" if e.target else e.action,
+                old=e.old,
+                new=e.new,
+                reason=f"[{e.errata}] {e.reason}",
+            )
             for e in suite.errata
         ]
         try:
             lake = spec_folder(suite, runnable)
         except OSError as e:
-            raise WorkloadError(f"{root}: cannot write the pipelines' specifications into the cache: {e}") from None
+            raise WorkloadError(
+                f"{root}: cannot write the pipelines' specifications into the cache: {e}"
+            ) from None
         tasks = [_task(suite, p) for p in runnable] + [
-            _task(suite, p).model_copy(update={"left_out": why, "solution": None}) for p, why in left_out]
-        return Workload(domain=suite.name, root=root, source=root / SUITE_FILE, lake=lake,
-                        tasks=sorted(tasks, key=lambda t: t.id), findings=findings, errata=errata_applied,
-                        content_hash=suite.content_hash)
+            _task(suite, p).model_copy(update={"left_out": why, "solution": None}) for p, why in left_out
+        ]
+        return Workload(
+            domain=suite.name,
+            root=root,
+            source=root / SUITE_FILE,
+            lake=lake,
+            tasks=sorted(tasks, key=lambda t: t.id),
+            findings=findings,
+            errata=errata_applied,
+            content_hash=suite.content_hash,
+        )
 
 
-def _left_out(root: Path, suite: Suite, findings: list[Finding], failing: set[str]) -> list[tuple[Pipeline, str]]:
+def _left_out(
+    root: Path, suite: Suite, findings: list[Finding], failing: set[str]
+) -> list[tuple[Pipeline, str]]:
     """The pipelines an error finding keeps from running, each with the findings' messages: as loaded, or (a
     ``pipeline.yaml`` that could not be read) a stand-in whose data models are the evaluation queries and
     ground-truth tables of its folder (the original counts a pipeline's models by its evaluation queries)."""
@@ -232,8 +273,12 @@ def _left_out(root: Path, suite: Suite, findings: list[Finding], failing: set[st
             folder = Path(root) / "pipelines" / pid
             if not folder.is_dir():
                 continue
-            names = {f.stem.lower(): f.stem for sub, ext in (("evaluation", ".sql"), ("ground_truth", ".csv"))
-                     for f in sorted((folder / sub).glob(f"*{ext}")) if not f.name.endswith(".snowflake.sql")}
+            names = {
+                f.stem.lower(): f.stem
+                for sub, ext in (("evaluation", ".sql"), ("ground_truth", ".csv"))
+                for f in sorted((folder / sub).glob(f"*{ext}"))
+                if not f.name.endswith(".snowflake.sql")
+            }
             p = Pipeline(id=pid, folder=folder, models=[DataModel(name=n) for n in names.values()])
         out.append((p, why))
     return out

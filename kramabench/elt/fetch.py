@@ -211,7 +211,9 @@ def unpack_zip(archive: Path, dest: Path, *, limits: FetchLimits | None = None) 
                 if info.is_dir():
                     continue
                 if stat.S_ISLNK(mode) or stat.S_IFMT(mode) not in (0, stat.S_IFREG):
-                    raise UnsafeArchive(f"{archive.name}: {info.filename} is not a regular file: refusing the archive")
+                    raise UnsafeArchive(
+                        f"{archive.name}: {info.filename} is not a regular file: refusing the archive"
+                    )
                 if info.file_size > limits.max_file_bytes or total + info.file_size > limits.max_total_bytes:
                     raise UnsafeArchive(f"{archive.name}: {info.filename} is over the size limits: refusing")
                 target = dest.joinpath(*parts)
@@ -269,8 +271,9 @@ def verify_specs(src: Path, listing: dict[str, str]) -> int:
             bad.append(f"{rel} (changed)")
     if bad:
         more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-        raise ChecksumMismatch(f"the repository archive does not hold the pinned specifications: "
-                               f"{', '.join(bad[:5])}{more}")
+        raise ChecksumMismatch(
+            f"the repository archive does not hold the pinned specifications: {', '.join(bad[:5])}{more}"
+        )
     return len(listing)
 
 
@@ -297,10 +300,19 @@ def _collect(unpacked: list[Path], data: Path, gt: Path) -> tuple[int, int]:
     return nd, ng
 
 
-def fetch_elt_bench(*, home: Path | None = None, ref: str | None = None, repo_url: str | None = None,
-                    archive_urls: dict[str, str] | None = None, sha256: dict[str, str] | None = None,
-                    trust: bool = False, force: bool = False, pins: EltPins | None = None,
-                    listing: Path | None = None, limits: FetchLimits | None = None) -> tuple[Path, EltFetchManifest, bool]:
+def fetch_elt_bench(
+    *,
+    home: Path | None = None,
+    ref: str | None = None,
+    repo_url: str | None = None,
+    archive_urls: dict[str, str] | None = None,
+    sha256: dict[str, str] | None = None,
+    trust: bool = False,
+    force: bool = False,
+    pins: EltPins | None = None,
+    listing: Path | None = None,
+    limits: FetchLimits | None = None,
+) -> tuple[Path, EltFetchManifest, bool]:
     """Fetch, verify and convert (see the module docstring): (root, manifest, reused)."""
     from datetime import datetime, timezone
 
@@ -314,15 +326,19 @@ def fetch_elt_bench(*, home: Path | None = None, ref: str | None = None, repo_ur
         return root, EltFetchManifest.model_validate_json((root / MANIFEST).read_text()), True
     listing_path = listing or (OFFICIAL / pins.listing)
     if ref != pins.ref and listing is None:
-        raise FetchError(f"ref {ref}: no listing of its specifications ships with kramabench (the pinned ref is "
-                         f"{pins.ref}); pass --listing FILE (git ls-tree output of that commit)")
+        raise FetchError(
+            f"ref {ref}: no listing of its specifications ships with kramabench (the pinned ref is "
+            f"{pins.ref}); pass --listing FILE (git ls-tree output of that commit)"
+        )
     expected = read_listing(listing_path)
     archives = [a.model_copy(update={"url": (archive_urls or {}).get(a.name, a.url)}) for a in pins.archives]
     given = dict(sha256 or {})
     unknown = sorted(set(given) - {a.name for a in archives})
     if unknown:
-        raise FetchError(f"--sha256 names no archive {', '.join(unknown)} (archives: "
-                         f"{', '.join(a.name for a in archives)})")
+        raise FetchError(
+            f"--sha256 names no archive {', '.join(unknown)} (archives: "
+            f"{', '.join(a.name for a in archives)})"
+        )
     base.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".elt-bench-fetch-", dir=base))
     try:
@@ -330,8 +346,10 @@ def fetch_elt_bench(*, home: Path | None = None, ref: str | None = None, repo_ur
         try:
             download((repo_url or pins.repo_url).replace("{ref}", ref), repo, limits=limits)
         except FetchError as e:
-            raise FetchError(f"{e} (the repository archive at {ref}: where this machine cannot reach it, download it "
-                             "elsewhere and name the copy with --url, a file:// URL included)") from None
+            raise FetchError(
+                f"{e} (the repository archive at {ref}: where this machine cannot reach it, download it "
+                "elsewhere and name the copy with --url, a file:// URL included)"
+            ) from None
         src = work / "src"
         unpack_repo(repo, src, limits=limits)
         verified = verify_specs(src, expected)
@@ -343,34 +361,58 @@ def fetch_elt_bench(*, home: Path | None = None, ref: str | None = None, repo_ur
             try:
                 digest = download(a.url, path, limits=limits)
             except FetchError as e:
-                raise FetchError(f"{e} (the data archive {a.name}: where this machine cannot reach it, download it "
-                                 f"elsewhere and name the copy with --archive-url {a.name}=URL, a file:// URL "
-                                 "included)") from None
+                raise FetchError(
+                    f"{e} (the data archive {a.name}: where this machine cannot reach it, download it "
+                    f"elsewhere and name the copy with --archive-url {a.name}=URL, a file:// URL "
+                    "included)"
+                ) from None
             want = given.get(a.name) or a.sha256
             if want is None:
                 computed[a.name] = digest
             elif digest != want.lower():
                 raise ChecksumMismatch(f"{a.name} from {a.url}: sha256 {digest}, pinned {want}")
-            record.append({"name": a.name, "url": a.url, "sha256": digest,
-                           "verification": "pinned" if a.sha256 and a.name not in given else
-                           "given" if a.name in given else "trusted"})
+            record.append(
+                {
+                    "name": a.name,
+                    "url": a.url,
+                    "sha256": digest,
+                    "verification": "pinned"
+                    if a.sha256 and a.name not in given
+                    else "given"
+                    if a.name in given
+                    else "trusted",
+                }
+            )
             unpack_zip(path, work / "unpacked" / a.name, limits=limits)
             unpacked.append(work / "unpacked" / a.name)
         if computed and not trust:
             listed = ", ".join(f"{k}={v}" for k, v in computed.items())
-            raise ChecksumsRequired(f"no pinned sha256 for {', '.join(computed)}: check the archives and pass "
-                                    f"--sha256 NAME=HEX (computed: {listed}), or --trust", computed)
+            raise ChecksumsRequired(
+                f"no pinned sha256 for {', '.join(computed)}: check the archives and pass "
+                f"--sha256 NAME=HEX (computed: {listed}), or --trust",
+                computed,
+            )
         nd, ng = _collect(unpacked, work / "data", work / "gt")
         if not nd or not ng:
-            raise FetchError(f"the data archives hold {nd} data file(s) under data/<db>/ and {ng} ground-truth "
-                             "table(s) under gt/<db>/: not ELT-Bench's data")
+            raise FetchError(
+                f"the data archives hold {nd} data file(s) under data/<db>/ and {ng} ground-truth "
+                "table(s) under gt/<db>/: not ELT-Bench's data"
+            )
         out = work / "suite"
         report = convert_official(src, out, data=work / "data", ground_truth=work / "gt", version=ref)
         manifest = EltFetchManifest(
-            ref=ref, repo_url=(repo_url or pins.repo_url).replace("{ref}", ref), verified_specs=verified,
-            archives=record, data_files=nd, ground_truth_files=ng, pipelines=report.pipelines, models=report.models,
-            transpiled=report.transpiled, failed_queries=len(report.failed),
-            fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+            ref=ref,
+            repo_url=(repo_url or pins.repo_url).replace("{ref}", ref),
+            verified_specs=verified,
+            archives=record,
+            data_files=nd,
+            ground_truth_files=ng,
+            pipelines=report.pipelines,
+            models=report.models,
+            transpiled=report.transpiled,
+            failed_queries=len(report.failed),
+            fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        )
         (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
         root.parent.mkdir(parents=True, exist_ok=True)
         old = None
@@ -386,6 +428,18 @@ def fetch_elt_bench(*, home: Path | None = None, ref: str | None = None, repo_ur
 
 
 __all__ = [
-    "NAME", "ArchivePin", "ChecksumsRequired", "EltFetchManifest", "EltPins", "blob_id", "download",
-    "fetch_elt_bench", "fetched_root", "load_pins", "read_listing", "unpack_repo", "unpack_zip", "verify_specs",
+    "NAME",
+    "ArchivePin",
+    "ChecksumsRequired",
+    "EltFetchManifest",
+    "EltPins",
+    "blob_id",
+    "download",
+    "fetch_elt_bench",
+    "fetched_root",
+    "load_pins",
+    "read_listing",
+    "unpack_repo",
+    "unpack_zip",
+    "verify_specs",
 ]

@@ -20,10 +20,14 @@ def main() -> int:
     from kramabench.elt.suite.models import Pipeline
 
     pipeline = Pipeline.model_validate(req["pipeline"])
-    read = read_warehouse(pipeline, Path(req["warehouse"]), str(req["schema"]),
-                          row_caps={str(k): int(v) for k, v in (req.get("row_caps") or {}).items()},
-                          query_timeout_s=float(req["query_timeout_s"]) if req.get("query_timeout_s") else None,
-                          byte_caps={str(k): int(v) for k, v in (req.get("byte_caps") or {}).items()})
+    read = read_warehouse(
+        pipeline,
+        Path(req["warehouse"]),
+        str(req["schema"]),
+        row_caps={str(k): int(v) for k, v in (req.get("row_caps") or {}).items()},
+        query_timeout_s=float(req["query_timeout_s"]) if req.get("query_timeout_s") else None,
+        byte_caps={str(k): int(v) for k, v in (req.get("byte_caps") or {}).items()},
+    )
     sys.stdout.buffer.write(read.model_dump_json().encode())
     return 0
 

@@ -54,7 +54,9 @@ class ModelScore(BaseModel):
     model: str
     #: comparator name -> result (absent when stage 2 did not run: stage 1 failed)
     results: dict[str, TableResult] = Field(default_factory=dict)
-    error: str | None = Field(None, description="why the model was not compared (query failed, no ground truth)")
+    error: str | None = Field(
+        None, description="why the model was not compared (query failed, no ground truth)"
+    )
 
     def correct(self, comparator: str) -> bool:
         r = self.results.get(comparator)
@@ -104,10 +106,16 @@ def open_warehouse(path: Path, catalog: str, schema: str) -> Any:
         con.execute(f"ATTACH {_lit(str(path))} AS {_ident(catalog)} (READ_ONLY)")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
-        schemas = {r[0].lower(): r[0] for r in con.execute(
-            "SELECT schema_name FROM information_schema.schemata WHERE catalog_name = ?", [catalog]).fetchall()}
+        schemas = {
+            r[0].lower(): r[0]
+            for r in con.execute(
+                "SELECT schema_name FROM information_schema.schemata WHERE catalog_name = ?", [catalog]
+            ).fetchall()
+        }
         if schema.lower() not in schemas:
-            raise WarehouseError(f"{path}: the warehouse has no schema {schema!r} (schemas: {', '.join(sorted(schemas))})")
+            raise WarehouseError(
+                f"{path}: the warehouse has no schema {schema!r} (schemas: {', '.join(sorted(schemas))})"
+            )
         con.execute(f"USE {_ident(catalog)}.{_ident(schemas[schema.lower()])}")
     except duckdb.Error as e:
         con.close()
@@ -149,26 +157,44 @@ def _why(e: Exception, seconds: float | None) -> str:
     return text
 
 
-def stage1(con: Any, pipeline: Pipeline, catalog: str, schema: str, *, timeout_s: float | None = None) -> Stage1:
+def stage1(
+    con: Any, pipeline: Pipeline, catalog: str, schema: str, *, timeout_s: float | None = None
+) -> Stage1:
     # as the original: only base tables count (a view of the source is not a loaded table)
-    have = {r[0].lower(): r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?) "
-        "AND table_type = 'BASE TABLE'", [catalog, schema]).fetchall()}
-    views = {r[0].lower() for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?) "
-        "AND table_type <> 'BASE TABLE'", [catalog, schema]).fetchall()}
+    have = {
+        r[0].lower(): r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?) "
+            "AND table_type = 'BASE TABLE'",
+            [catalog, schema],
+        ).fetchall()
+    }
+    views = {
+        r[0].lower()
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = ? AND lower(table_schema) = lower(?) "
+            "AND table_type <> 'BASE TABLE'",
+            [catalog, schema],
+        ).fetchall()
+    }
     checks: dict[str, TableCheck] = {}
     for t, n in pipeline.tables.items():
         name = have.get(t.lower())
         if name is None:
-            why = ("a view, not a loaded table (stage 1 counts base tables only, as the original)"
-                   if t.lower() in views else "not in the warehouse")
+            why = (
+                "a view, not a loaded table (stage 1 counts base tables only, as the original)"
+                if t.lower() in views
+                else "not in the warehouse"
+            )
             checks[t] = TableCheck(expected=n, ok=False, reason=why)
             continue
         try:
             with _deadline(con, timeout_s):
-                found = int(con.execute(
-                    f"SELECT count(*) FROM {_ident(catalog)}.{_ident(schema)}.{_ident(name)}").fetchone()[0])
+                found = int(
+                    con.execute(
+                        f"SELECT count(*) FROM {_ident(catalog)}.{_ident(schema)}.{_ident(name)}"
+                    ).fetchone()[0]
+                )
         except Exception as e:  # noqa: BLE001 - a broken view is the table's failure
             checks[t] = TableCheck(expected=n, ok=False, reason=f"cannot be read: {_why(e, timeout_s)}")
             continue
@@ -196,8 +222,11 @@ class QueryResult(BaseModel):
     columns: list[str] = Field(default_factory=list)
     rows: list[list[Any]] = Field(default_factory=list)
     truncated: bool = Field(False, description="the query returned more rows than were read (row_cap)")
-    original_csv: str | None = Field(None, description="the result as ELT-Bench's evaluation writes it: "
-                                     "pandas.read_sql's frame of the rows read, to_csv(index=False)")
+    original_csv: str | None = Field(
+        None,
+        description="the result as ELT-Bench's evaluation writes it: "
+        "pandas.read_sql's frame of the rows read, to_csv(index=False)",
+    )
     error: str | None = None
 
     def table(self) -> Table:
@@ -217,7 +246,9 @@ class WarehouseRead(BaseModel):
 Compare = Callable[[DataModel, Table, Table, list[str]], dict[str, TableResult]]
 
 
-def compare_direct(model: DataModel, expected: Table, actual: Table, comparators: list[str]) -> dict[str, TableResult]:
+def compare_direct(
+    model: DataModel, expected: Table, actual: Table, comparators: list[str]
+) -> dict[str, TableResult]:
     """Each comparator of :mod:`kramabench.elt.compare` on the pair, with the model's dropped columns."""
     return {c: get_comparator(c).compare(expected, actual, dropped=model.dropped_for(c)) for c in comparators}
 
@@ -235,8 +266,9 @@ def _value_bytes(v: Any) -> int:
     return len(str(v)) + 2
 
 
-def _fetch(cur: Any, cols: list[str], row_cap: int | None, byte_cap: int | None
-           ) -> tuple[list[list[Any]], list[tuple[Any, ...]], bool, int | None]:
+def _fetch(
+    cur: Any, cols: list[str], row_cap: int | None, byte_cap: int | None
+) -> tuple[list[list[Any]], list[tuple[Any, ...]], bool, int | None]:
     """The rows of ``cur`` read in batches, made canonical: (rows, more rows than ``row_cap``, None or the bytes read
     when they passed ``byte_cap``: the read stopped there)."""
     rows: list[list[Any]] = []
@@ -260,9 +292,15 @@ def _fetch(cur: Any, cols: list[str], row_cap: int | None, byte_cap: int | None
     return rows, raw, False, None
 
 
-def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
-                   row_caps: dict[str, int] | None = None, query_timeout_s: float | None = None,
-                   byte_caps: dict[str, int] | None = None) -> WarehouseRead:
+def read_warehouse(
+    pipeline: Pipeline,
+    warehouse: Path,
+    schema: str,
+    *,
+    row_caps: dict[str, int] | None = None,
+    query_timeout_s: float | None = None,
+    byte_caps: dict[str, int] | None = None,
+) -> WarehouseRead:
     """Stage 1, then (only when it passed) each data model's evaluation query, on a locked-down read-only
     connection. ``row_caps``: model -> the most rows read of its result (more is reported as truncated);
     ``byte_caps``: model -> the most bytes of values read of its result (more fails the model: a result that much
@@ -293,24 +331,44 @@ def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
                         cols = [d[0] for d in cur.description]
                         rows, raw, truncated, over = _fetch(cur, cols, cap, byte_cap)
                 except Exception as e:  # noqa: BLE001 - the model's failure, with DuckDB's reason
-                    queries.append(QueryResult(model=m.name,
-                                               error=f"the evaluation query failed: {_why(e, query_timeout_s)}"))
+                    queries.append(
+                        QueryResult(
+                            model=m.name, error=f"the evaluation query failed: {_why(e, query_timeout_s)}"
+                        )
+                    )
                     continue
                 if over is not None:
-                    queries.append(QueryResult(model=m.name, columns=cols, error=(
-                        f"the evaluation query's result is larger than {byte_cap:,} bytes (8 times its ground truth and "
-                        f"4 MiB; {over:,} bytes read when the read stopped): it cannot equal the ground truth, not "
-                        "compared")))
+                    queries.append(
+                        QueryResult(
+                            model=m.name,
+                            columns=cols,
+                            error=(
+                                f"the evaluation query's result is larger than {byte_cap:,} bytes (8 times its ground truth and "
+                                f"4 MiB; {over:,} bytes read when the read stopped): it cannot equal the ground truth, not "
+                                "compared"
+                            ),
+                        )
+                    )
                     continue
                 try:
                     original = render_result(cols, raw)
                 except Exception as e:  # noqa: BLE001 - the original logs an Error: for the model
-                    queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated,
-                                               error=f"pandas could not frame the result as the original reads it: "
-                                                     f"{type(e).__name__}: {e}"))
+                    queries.append(
+                        QueryResult(
+                            model=m.name,
+                            columns=cols,
+                            rows=rows,
+                            truncated=truncated,
+                            error=f"pandas could not frame the result as the original reads it: "
+                            f"{type(e).__name__}: {e}",
+                        )
+                    )
                     continue
-                queries.append(QueryResult(model=m.name, columns=cols, rows=rows, truncated=truncated,
-                                           original_csv=original))
+                queries.append(
+                    QueryResult(
+                        model=m.name, columns=cols, rows=rows, truncated=truncated, original_csv=original
+                    )
+                )
     finally:
         con.close()
     return WarehouseRead(stage1=s1, queries=queries)
@@ -320,10 +378,17 @@ def read_warehouse(pipeline: Pipeline, warehouse: Path, schema: str, *,
 ANSWER_SLACK_BYTES = 4 << 20
 
 
-def read_warehouse_isolated(pipeline: Pipeline, warehouse: Path, schema: str, *,
-                            row_caps: dict[str, int] | None = None, timeout_s: float = 600.0,
-                            query_timeout_s: float = 120.0, memory_mb: int = 4096,
-                            byte_caps: dict[str, int] | None = None) -> WarehouseRead:
+def read_warehouse_isolated(
+    pipeline: Pipeline,
+    warehouse: Path,
+    schema: str,
+    *,
+    row_caps: dict[str, int] | None = None,
+    timeout_s: float = 600.0,
+    query_timeout_s: float = 120.0,
+    memory_mb: int = 4096,
+    byte_caps: dict[str, int] | None = None,
+) -> WarehouseRead:
     """:func:`read_warehouse` in a child process (``python -m kramabench.elt.read_worker``) with a wall-clock
     and a memory limit: the warehouse is made by the system's code, and its views run while it is read (a
     crafted file that crashes DuckDB, a view that never ends or fills the memory is the task's failure, never
@@ -333,12 +398,24 @@ def read_warehouse_isolated(pipeline: Pipeline, warehouse: Path, schema: str, *,
     import signal
     import threading
 
-    req = {"pipeline": pipeline.model_dump(mode="json"), "warehouse": str(warehouse), "schema": schema,
-           "row_caps": row_caps or {}, "memory_mb": memory_mb, "query_timeout_s": query_timeout_s,
-           "byte_caps": byte_caps or {}}
+    req = {
+        "pipeline": pipeline.model_dump(mode="json"),
+        "warehouse": str(warehouse),
+        "schema": schema,
+        "row_caps": row_caps or {},
+        "memory_mb": memory_mb,
+        "query_timeout_s": query_timeout_s,
+        "byte_caps": byte_caps or {},
+    }
     limit = sum((byte_caps or {}).values()) + ANSWER_SLACK_BYTES if byte_caps else None
-    proc = subprocess.Popen([sys.executable, "-m", "kramabench.elt.read_worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_worker_env(), start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kramabench.elt.read_worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_worker_env(),
+        start_new_session=True,
+    )
     err_tail = bytearray()
     timed_out = threading.Event()
 
@@ -389,12 +466,22 @@ def read_warehouse_isolated(pipeline: Pipeline, warehouse: Path, schema: str, *,
             if stream is not None:
                 stream.close()
     if timed_out.is_set():
-        return WarehouseRead(stage1=Stage1(passed=False, error=f"reading the warehouse took longer than {timeout_s:g} s "
-                                                               "(a view that does not end?); not scored"))
+        return WarehouseRead(
+            stage1=Stage1(
+                passed=False,
+                error=f"reading the warehouse took longer than {timeout_s:g} s "
+                "(a view that does not end?); not scored",
+            )
+        )
     if too_large:
-        return WarehouseRead(stage1=Stage1(passed=False, error=f"the warehouse reader's answer passed {limit:,} bytes "
-                                                               "(more than the data models' results may take); not "
-                                                               "scored"))
+        return WarehouseRead(
+            stage1=Stage1(
+                passed=False,
+                error=f"the warehouse reader's answer passed {limit:,} bytes "
+                "(more than the data models' results may take); not "
+                "scored",
+            )
+        )
     if code != 0:
         err = bytes(err_tail).decode(errors="replace").strip().splitlines()
         why = err[-1] if err else f"exit code {code}"
@@ -404,7 +491,9 @@ def read_warehouse_isolated(pipeline: Pipeline, warehouse: Path, schema: str, *,
     try:
         return WarehouseRead.model_validate_json(bytes(out))
     except ValueError as e:
-        return WarehouseRead(stage1=Stage1(passed=False, error=f"the warehouse reader answered nonsense: {e}"))
+        return WarehouseRead(
+            stage1=Stage1(passed=False, error=f"the warehouse reader answered nonsense: {e}")
+        )
 
 
 def _worker_env() -> dict[str, str]:
@@ -414,15 +503,24 @@ def _worker_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k in keep}
 
 
-def score_read(pipeline: Pipeline, read: WarehouseRead, comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS,
-               *, compare: Compare | None = None) -> PipelineScore:
+def score_read(
+    pipeline: Pipeline,
+    read: WarehouseRead,
+    comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS,
+    *,
+    compare: Compare | None = None,
+) -> PipelineScore:
     """Stage 2 from what was read: each query's result against its ground truth under each comparator."""
     comps = list(comparators)
     cmp = compare or compare_direct
     if not read.stage1.passed:
         why = "stage 1 failed: not compared" if read.stage1.error is None else "stage 1 failed"
-        return PipelineScore(pipeline=pipeline.id, stage1=read.stage1, comparators=comps,
-                             models=[ModelScore(model=m.name, error=why) for m in pipeline.models])
+        return PipelineScore(
+            pipeline=pipeline.id,
+            stage1=read.stage1,
+            comparators=comps,
+            models=[ModelScore(model=m.name, error=why) for m in pipeline.models],
+        )
     by_model = {q.model.lower(): q for q in read.queries}
     out: list[ModelScore] = []
     for m in pipeline.models:
@@ -434,12 +532,22 @@ def score_read(pipeline: Pipeline, read: WarehouseRead, comparators: tuple[str, 
         q = by_model.get(m.name.lower())
         if q is None or q.error is not None:
             msg = q.error if q is not None else "not read"
-            results = {c: failed(c, expected, msg) for c in comps} if q is not None and q.error != "no evaluation query" else {}
+            results = (
+                {c: failed(c, expected, msg) for c in comps}
+                if q is not None and q.error != "no evaluation query"
+                else {}
+            )
             out.append(ModelScore(model=m.name, error=msg, results=results))
             continue
-        out.append(ModelScore(model=m.name, results=cmp(m, expected, q.table(), comps),
-                              error=f"the query returned more than {len(q.rows)} rows; the rest was not read"
-                              if q.truncated else None))
+        out.append(
+            ModelScore(
+                model=m.name,
+                results=cmp(m, expected, q.table(), comps),
+                error=f"the query returned more than {len(q.rows)} rows; the rest was not read"
+                if q.truncated
+                else None,
+            )
+        )
     return PipelineScore(pipeline=pipeline.id, stage1=read.stage1, models=out, comparators=comps)
 
 
@@ -468,10 +576,17 @@ def byte_caps(pipeline: Pipeline, *, factor: int = 8, slack: int = 4 << 20) -> d
     return caps
 
 
-def score_pipeline(suite: Suite | str, pipeline: Pipeline, warehouse: Path,
-                   comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS, *, isolated: bool = False,
-                   compare: Compare | None = None, timeout_s: float = 600.0,
-                   query_timeout_s: float = 120.0) -> PipelineScore:
+def score_pipeline(
+    suite: Suite | str,
+    pipeline: Pipeline,
+    warehouse: Path,
+    comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS,
+    *,
+    isolated: bool = False,
+    compare: Compare | None = None,
+    timeout_s: float = 600.0,
+    query_timeout_s: float = 120.0,
+) -> PipelineScore:
     """Stage 1, then (only when it passed) stage 2 of one pipeline's warehouse file. ``suite``: the suite or its
     warehouse schema name. ``isolated``: read the warehouse in a child process with limits
     (:func:`read_warehouse_isolated`; what a run does)."""
@@ -479,16 +594,25 @@ def score_pipeline(suite: Suite | str, pipeline: Pipeline, warehouse: Path,
     caps = row_caps(pipeline)
     sizes = byte_caps(pipeline)
     if isolated:
-        read = read_warehouse_isolated(pipeline, warehouse, schema, row_caps=caps, timeout_s=timeout_s,
-                                       query_timeout_s=query_timeout_s, byte_caps=sizes)
+        read = read_warehouse_isolated(
+            pipeline,
+            warehouse,
+            schema,
+            row_caps=caps,
+            timeout_s=timeout_s,
+            query_timeout_s=query_timeout_s,
+            byte_caps=sizes,
+        )
     else:
-        read = read_warehouse(pipeline, warehouse, schema, row_caps=caps, query_timeout_s=query_timeout_s,
-                              byte_caps=sizes)
+        read = read_warehouse(
+            pipeline, warehouse, schema, row_caps=caps, query_timeout_s=query_timeout_s, byte_caps=sizes
+        )
     return score_read(pipeline, read, comparators, compare=compare)
 
 
-def metrics(suite: Suite, scores: list[PipelineScore],
-            comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS) -> SuiteMetrics:
+def metrics(
+    suite: Suite, scores: list[PipelineScore], comparators: tuple[str, ...] | list[str] = DEFAULT_COMPARATORS
+) -> SuiteMetrics:
     """SRDEL over the suite's pipelines and SRDT over all its data models; a pipeline without a score counts
     as failed."""
     n_p = len(suite.pipelines)
@@ -497,13 +621,36 @@ def metrics(suite: Suite, scores: list[PipelineScore],
     mine = [s for s in scores if s.pipeline in ids]
     passed = sum(1 for s in mine if s.stage1.passed)
     correct = {c: sum(s.n_correct(c) for s in mine) for c in comparators}
-    return SuiteMetrics(pipelines=n_p, models=n_m, stage1_passed=passed, srdel=passed / n_p if n_p else 0.0,
-                        correct=correct, srdt={c: (k / n_m if n_m else 0.0) for c, k in correct.items()},
-                        scored_pipelines=len(mine))
+    return SuiteMetrics(
+        pipelines=n_p,
+        models=n_m,
+        stage1_passed=passed,
+        srdel=passed / n_p if n_p else 0.0,
+        correct=correct,
+        srdt={c: (k / n_m if n_m else 0.0) for c, k in correct.items()},
+        scored_pipelines=len(mine),
+    )
 
 
 __all__ = [
-    "Compare", "ModelScore", "PipelineScore", "QueryResult", "Stage1", "SuiteMetrics", "TableCheck", "WarehouseError",
-    "WarehouseRead", "byte_caps", "compare_direct", "metrics", "open_warehouse", "read_ground_truth", "read_warehouse",
-    "read_warehouse_isolated", "row_caps", "score_pipeline", "score_read", "stage1",
+    "Compare",
+    "ModelScore",
+    "PipelineScore",
+    "QueryResult",
+    "Stage1",
+    "SuiteMetrics",
+    "TableCheck",
+    "WarehouseError",
+    "WarehouseRead",
+    "byte_caps",
+    "compare_direct",
+    "metrics",
+    "open_warehouse",
+    "read_ground_truth",
+    "read_warehouse",
+    "read_warehouse_isolated",
+    "row_caps",
+    "score_pipeline",
+    "score_read",
+    "stage1",
 ]

@@ -69,27 +69,44 @@ def spec_files(files: list[str]) -> list[str]:
     """The files of a task folder that specify the task (``TaskInput.spec_files``: an agent shows them whole):
     ``config.yaml``, ``data_model.yaml``, then ``schemas/`` in order."""
     return [f for f in ("config.yaml", "data_model.yaml") if f in files] + sorted(
-        f for f in files if f.startswith("schemas/"))
+        f for f in files if f.startswith("schemas/")
+    )
 
 
-def _via_scorer(model: DataModel, expected: Table, actual: Table, comparators: list[str]) -> dict[str, TableResult]:
+def _via_scorer(
+    model: DataModel, expected: Table, actual: Table, comparators: list[str]
+) -> dict[str, TableResult]:
     """Each comparator's result on one data model, through the ``table`` answer-type scorer of the registry."""
     from kramabench import scorers
     from kramabench.elt.compare.scorer import TableExpectation
 
-    exp = TableExpectation(table=expected, comparators=list(comparators), primary=comparators[0],
-                           dropped={c: model.dropped_for(c) for c in comparators})
+    exp = TableExpectation(
+        table=expected,
+        comparators=list(comparators),
+        primary=comparators[0],
+        dropped={c: model.dropped_for(c) for c in comparators},
+    )
     sc = scorers.score(exp, actual, ANSWER_TYPE)
     results = sc.details.get("results") if isinstance(sc.details, dict) else None
     if isinstance(results, dict) and all(c in results for c in comparators):
         return {c: TableResult.model_validate(results[c]) for c in comparators}
     why = sc.details.get("reason") or sc.details.get("error") if isinstance(sc.details, dict) else None
     if sc.unscored or sc.value is None:
-        return {c: failed(c, expected, f"the table scorer gave no verdict: {why or 'unscored'}") for c in comparators}
+        return {
+            c: failed(c, expected, f"the table scorer gave no verdict: {why or 'unscored'}")
+            for c in comparators
+        }
     # a replaced scorer that gives one verdict and no per-comparator results
-    return {c: TableResult(comparator=c, correct=sc.value == 1.0, rows_expected=len(expected),
-                           rows_actual=len(actual), error=None if sc.value == 1.0 else (why or "wrong"))
-            for c in comparators}
+    return {
+        c: TableResult(
+            comparator=c,
+            correct=sc.value == 1.0,
+            rows_expected=len(expected),
+            rows_actual=len(actual),
+            error=None if sc.value == 1.0 else (why or "wrong"),
+        )
+        for c in comparators
+    }
 
 
 class EltOptions(SourceOptions):
@@ -97,10 +114,17 @@ class EltOptions(SourceOptions):
     the warehouse file's name) and how the warehouse is scored."""
 
     comparator: Literal["elt-bench", "verified"] = Field(
-        PRIMARY, description="the comparator whose verdicts make a record's score (both are always computed and "
-        "printed with SRDT)")
-    query_timeout_s: float = Field(120.0, gt=0, le=3600, description="seconds each statement of the scorer's read of "
-                                   "a warehouse may take (a view that does not end fails its table or model)")
+        PRIMARY,
+        description="the comparator whose verdicts make a record's score (both are always computed and "
+        "printed with SRDT)",
+    )
+    query_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        le=3600,
+        description="seconds each statement of the scorer's read of "
+        "a warehouse may take (a view that does not end fails its table or model)",
+    )
 
 
 def credential_keys(cfg: dict[str, Any]) -> list[str]:
@@ -108,7 +132,9 @@ def credential_keys(cfg: dict[str, Any]) -> list[str]:
     keys = []
     if "password" in cfg.get("postgres", {}).get("config", {}):
         keys.append("postgres.config.password")
-    keys += [f"aws_s3.{k}" for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") if k in cfg.get("aws_s3", {})]
+    keys += [
+        f"aws_s3.{k}" for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY") if k in cfg.get("aws_s3", {})
+    ]
     return keys
 
 
@@ -117,41 +143,58 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
     reachable from its session, which values of ``config.yaml`` are credentials (named, never shown: the password is
     random per task, and a prompt that held it would differ in every run, so a recorded run could not be replayed
     nor a cached answer found), the warehouse to write, the tools; written from the task's ``config.yaml``."""
-    lines = ["This is an ELT task: its result is the DuckDB warehouse file you build, not a value you answer.",
-             "The sources (config.yaml in the task folder names them) are reachable from your code in this session "
-             "only:"]
+    lines = [
+        "This is an ELT task: its result is the DuckDB warehouse file you build, not a value you answer.",
+        "The sources (config.yaml in the task folder names them) are reachable from your code in this session "
+        "only:",
+    ]
     if "postgres" in cfg:
         pg = cfg["postgres"]["config"]
-        lines.append(f"- PostgreSQL at {pg['host']}:{pg['port']} (user {pg['user']}, its password in config.yaml, "
-                     f"database {pg['database']}, schema {pg['schema']}; tables {', '.join(pg['tables'])}): psycopg "
-                     "in Python, or the psql command where it is installed")
+        lines.append(
+            f"- PostgreSQL at {pg['host']}:{pg['port']} (user {pg['user']}, its password in config.yaml, "
+            f"database {pg['database']}, schema {pg['schema']}; tables {', '.join(pg['tables'])}): psycopg "
+            "in Python, or the psql command where it is installed"
+        )
     if "custom_api" in cfg:
         api = cfg["custom_api"]["config"]
-        lines.append(f"- a REST API at {api['base_url']}: GET {api['base_url']}/<table> returns the whole table as a "
-                     f"JSON list of objects (tables {', '.join(api['tables'])})")
+        lines.append(
+            f"- a REST API at {api['base_url']}: GET {api['base_url']}/<table> returns the whole table as a "
+            f"JSON list of objects (tables {', '.join(api['tables'])})"
+        )
     if cfg.get("flat_files"):
         lines.append("- flat files in the task folder: " + ", ".join(f["path"] for f in cfg["flat_files"]))
     if "aws_s3" in cfg:
         s3 = cfg["aws_s3"]
         if "AWS_ENDPOINT_URL" in s3:
-            lines.append(f"- S3 at {s3['AWS_ENDPOINT_URL']} (region {s3.get('AWS_DEFAULT_REGION', 'us-east-1')}, its "
-                         "access key and secret in config.yaml): objects " + ", ".join(d["path"] for d in s3["data"])
-                         + " (boto3 in Python)")
+            lines.append(
+                f"- S3 at {s3['AWS_ENDPOINT_URL']} (region {s3.get('AWS_DEFAULT_REGION', 'us-east-1')}, its "
+                "access key and secret in config.yaml): objects "
+                + ", ".join(d["path"] for d in s3["data"])
+                + " (boto3 in Python)"
+            )
         else:
-            lines.append("- S3 objects, as files of the task folder: "
-                         + ", ".join(f"{d['path']} at {d['local_path']}" for d in s3["data"]))
+            lines.append(
+                "- S3 objects, as files of the task folder: "
+                + ", ".join(f"{d['path']} at {d['local_path']}" for d in s3["data"])
+            )
     if "mongodb" in cfg:
         mc = cfg["mongodb"]["config"]
         if "connection_string" in mc:
-            lines.append(f"- MongoDB at {mc['connection_string']} (database {mc['database']}; collections "
-                         f"{', '.join(mc['tables'])}): pymongo in Python")
+            lines.append(
+                f"- MongoDB at {mc['connection_string']} (database {mc['database']}; collections "
+                f"{', '.join(mc['tables'])}): pymongo in Python"
+            )
         else:
-            lines.append(f"- MongoDB collections as JSON-lines files of the task folder: {mc['files']} (collections "
-                         f"{', '.join(mc['tables'])})")
+            lines.append(
+                f"- MongoDB collections as JSON-lines files of the task folder: {mc['files']} (collections "
+                f"{', '.join(mc['tables'])})"
+            )
     keys = credential_keys(cfg)
     if keys:
-        lines.append(f"Credentials: {', '.join(keys)} in config.yaml. Their values are never shown to you: [MASKED] "
-                     "stands for them in the files and in your code's output. Your code reads them from config.yaml.")
+        lines.append(
+            f"Credentials: {', '.join(keys)} in config.yaml. Their values are never shown to you: [MASKED] "
+            "stands for them in the files and in your code's output. Your code reads them from config.yaml."
+        )
     schema = cfg.get("warehouse", {}).get("schema", "main")
     lines += [
         f"Write the warehouse to the file {warehouse} in your working directory (its database is then named "
@@ -167,29 +210,44 @@ def environment_notes(cfg: dict[str, Any], pipeline_id: str, warehouse: str) -> 
 
 
 @contextmanager
-def open_sources(pipeline: Pipeline, schema: str, options: SourceOptions) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+def open_sources(
+    pipeline: Pipeline, schema: str, options: SourceOptions
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """A pipeline's sources started (:class:`SourceSet`) for the time of the block: yields the task input's
     updates (the task folder as the lake, its files, the services to forward, the environment notes) and what
     the record keeps of the sources (start time, kinds, differences)."""
     sources = SourceSet(pipeline, schema, options).start()
     try:
         assert sources.task_dir is not None
-        info = {"started_s": round(sources.started_s, 3), "kinds": pipeline.kinds(),
-                "served": dict(sources.served), "differences": list(sources.differences)}
+        info = {
+            "started_s": round(sources.started_s, 3),
+            "kinds": pipeline.kinds(),
+            "served": dict(sources.served),
+            "differences": list(sources.differences),
+        }
         services = [ServiceForward(name=s.name, port=s.port, socket=s.socket) for s in sources.services]
         files = _listing(sources.task_dir)
         pg = sources.config.get("postgres", {}).get("config", {})
-        update = {"lake_root": sources.task_dir, "files": files, "spec_files": spec_files(files), "services": services,
-                  # the random password: masked wherever an agent would show it
-                  "secrets": [pg["password"]] if pg.get("password") else [],
-                  "environment": environment_notes(sources.config, pipeline.id, options.warehouse_file(pipeline.id))}
+        update = {
+            "lake_root": sources.task_dir,
+            "files": files,
+            "spec_files": spec_files(files),
+            "services": services,
+            # the random password: masked wherever an agent would show it
+            "secrets": [pg["password"]] if pg.get("password") else [],
+            "environment": environment_notes(
+                sources.config, pipeline.id, options.warehouse_file(pipeline.id)
+            ),
+        }
         yield update, info
     finally:
         sources.stop()
 
 
 @contextmanager
-def enter_remote_stage(payload: dict[str, Any], folder: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+def enter_remote_stage(
+    payload: dict[str, Any], folder: Path
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """:meth:`EltSetting.remote_stage`'s stage on the worker: the pipeline's sources started from ``folder`` (its
     ``data/`` and ``schemas/`` as shipped to this node), with the run's options (checked here: a ``mongod``
     this node lacks is the task's setup error)."""
@@ -226,11 +284,21 @@ class EltSetting:
     def units(self, task: Any) -> list[Any | None]:
         return [None]
 
-    def task_input(self, ctx: Any, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
+    def task_input(
+        self, ctx: Any, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
+    ) -> TaskInput:
         prefix = f"{task.id}/"
-        files = [f[len(prefix):] for f in view.files if f.startswith(prefix)]
-        return TaskInput(query=task.query, lake_root=Path(view.path) / task.id, setting=self.name, kind=self.task_kind,
-                         token=token, files=files, spec_files=spec_files(files), outputs=self._outputs(task.id))
+        files = [f[len(prefix) :] for f in view.files if f.startswith(prefix)]
+        return TaskInput(
+            query=task.query,
+            lake_root=Path(view.path) / task.id,
+            setting=self.name,
+            kind=self.task_kind,
+            token=token,
+            files=files,
+            spec_files=spec_files(files),
+            outputs=self._outputs(task.id),
+        )
 
     def _outputs(self, pipeline_id: str) -> list[str]:
         """The warehouse file and its write-ahead log (DuckDB replays it when the scorer opens the file, so a
@@ -265,13 +333,27 @@ class EltSetting:
         and the files the sources serve (``data/``, ``schemas/``) shipped by content."""
         p = item.task.pipeline
         files = sorted({s.data for s in p.sources if s.data} | set(p.schemas.values()))
-        public = p.model_copy(update={
-            "tables": {}, "folder": Path("."),
-            "models": [m.model_copy(update={"evaluation": None, "ground_truth": None, "dropped_columns": {}})
-                       for m in p.models]})
-        return RemoteStage(enter=f"{__name__}:enter_remote_stage", name=p.id, folder=p.folder, files=tuple(files),
-                           payload={"pipeline": public.model_dump(mode="json"), "schema": item.task.schema_name,
-                                    "options": self.options.model_dump(mode="json")})
+        public = p.model_copy(
+            update={
+                "tables": {},
+                "folder": Path("."),
+                "models": [
+                    m.model_copy(update={"evaluation": None, "ground_truth": None, "dropped_columns": {}})
+                    for m in p.models
+                ],
+            }
+        )
+        return RemoteStage(
+            enter=f"{__name__}:enter_remote_stage",
+            name=p.id,
+            folder=p.folder,
+            files=tuple(files),
+            payload={
+                "pipeline": public.model_dump(mode="json"),
+                "schema": item.task.schema_name,
+                "options": self.options.model_dump(mode="json"),
+            },
+        )
 
     def staged_remotely(self, item: Any, info: dict[str, Any]) -> None:
         with self._lock:
@@ -293,8 +375,10 @@ class EltSetting:
             if _sha256(p) == a.sha256:
                 return p, None
             return None, f"{name}: the file at {p} is not the one the session collected (sha256 differs)"
-        return None, (f"the system collected no {name} (it must leave the warehouse in its session's working "
-                      "directory and collect it: TaskInput.outputs)")
+        return None, (
+            f"the system collected no {name} (it must leave the warehouse in its session's working "
+            "directory and collect it: TaskInput.outputs)"
+        )
 
     def score(self, ctx: Any, item: Any, out: SystemOutput) -> dict[str, Any]:
         task = item.task
@@ -307,12 +391,22 @@ class EltSetting:
         if warehouse is None:
             if error is None:
                 error = OutcomeError(kind="no_warehouse", message=why or "no warehouse")
-            ps = PipelineScore(pipeline=p.id, comparators=self.comparators,
-                               stage1=Stage1(passed=False, error=why),
-                               models=[ModelScore(model=m.name, error="stage 1 failed") for m in p.models])
+            ps = PipelineScore(
+                pipeline=p.id,
+                comparators=self.comparators,
+                stage1=Stage1(passed=False, error=why),
+                models=[ModelScore(model=m.name, error="stage 1 failed") for m in p.models],
+            )
         else:
-            ps = score_pipeline(task.schema_name, p, warehouse, self.comparators, isolated=True, compare=_via_scorer,
-                                query_timeout_s=self.options.query_timeout_s)
+            ps = score_pipeline(
+                task.schema_name,
+                p,
+                warehouse,
+                self.comparators,
+                isolated=True,
+                compare=_via_scorer,
+                query_timeout_s=self.options.query_timeout_s,
+            )
         n = len(p.models)
         correct = {c: ps.n_correct(c) for c in self.comparators}
         details: dict[str, Any] = {
@@ -328,8 +422,11 @@ class EltSetting:
         if left_out:
             details["left_out"] = left_out
         found = {t: c.found for t, c in ps.stage1.tables.items()}
-        answer = {"warehouse": self.options.warehouse_file(p.id) if warehouse is not None else None, "tables": found,
-                  "models_correct": {c: [m.model for m in ps.models if m.correct(c)] for c in self.comparators}}
+        answer = {
+            "warehouse": self.options.warehouse_file(p.id) if warehouse is not None else None,
+            "tables": found,
+            "models_correct": {c: [m.model for m in ps.models if m.correct(c)] for c in self.comparators},
+        }
         return {
             "answer_type": ANSWER_TYPE,
             "expected": {"tables": dict(p.tables), "models": [m.name for m in p.models]},
@@ -354,14 +451,29 @@ class EltSetting:
             stage1.append((1.0 if d.get("stage1_passed") else 0.0, 1.0))
             for c in self.comparators:
                 models[c].append((float((d.get("correct") or {}).get(c, 0)), float(n)))
-        out = [RatioMetric(key="srdel", label="SRDEL", numerator=sum(a for a, _ in stage1), denominator=len(stage1),
-                           parts=stage1, description="pipelines whose warehouse holds every source table with its "
-                           "row count (stage 1) / pipelines")]
+        out = [
+            RatioMetric(
+                key="srdel",
+                label="SRDEL",
+                numerator=sum(a for a, _ in stage1),
+                denominator=len(stage1),
+                parts=stage1,
+                description="pipelines whose warehouse holds every source table with its "
+                "row count (stage 1) / pipelines",
+            )
+        ]
         for c in self.comparators:
-            out.append(RatioMetric(key=f"srdt:{c}", label=f"SRDT ({c})", numerator=sum(a for a, _ in models[c]),
-                                   denominator=sum(b for _, b in models[c]), parts=models[c],
-                                   description=f"data models correct under the {c} comparator / data models (a model "
-                                   "of a pipeline that failed stage 1 counts as incorrect)"))
+            out.append(
+                RatioMetric(
+                    key=f"srdt:{c}",
+                    label=f"SRDT ({c})",
+                    numerator=sum(a for a, _ in models[c]),
+                    denominator=sum(b for _, b in models[c]),
+                    parts=models[c],
+                    description=f"data models correct under the {c} comparator / data models (a model "
+                    "of a pipeline that failed stage 1 counts as incorrect)",
+                )
+            )
         return out
 
     def floor_note(self, records: list[Any]) -> str | None:
@@ -374,12 +486,17 @@ class EltSetting:
             return None
         exp = [r.expected if isinstance(r.expected, dict) else {} for r in recs]
         # a pipeline left out by its findings fails whatever the warehouse holds
-        stage1 = sum(1 for r, e in zip(recs, exp, strict=True)
-                     if not e.get("tables") and not (r.score_details or {}).get("left_out"))
+        stage1 = sum(
+            1
+            for r, e in zip(recs, exp, strict=True)
+            if not e.get("tables") and not (r.score_details or {}).get("left_out")
+        )
         models = sum(len(e.get("models") or []) for e in exp)
-        return (f"floor (the same {len(recs)} pipelines): an empty warehouse scores 0.0% (SRDEL "
-                f"{100 * stage1 / len(recs):.1f}%: no expected table is in it; SRDT 0/{models}: no data model is); "
-                "constant answers (0, \"\", \"I don't know\") are not warehouses and are no floor here")
+        return (
+            f"floor (the same {len(recs)} pipelines): an empty warehouse scores 0.0% (SRDEL "
+            f"{100 * stage1 / len(recs):.1f}%: no expected table is in it; SRDT 0/{models}: no data model is); "
+            'constant answers (0, "", "I don\'t know") are not warehouses and are no floor here'
+        )
 
     def differences(self, records: list[Any]) -> list[str] | None:
         """The deliberate differences of the tasks that ran: the union of their records' (``score_details.sources``,
@@ -392,15 +509,26 @@ class EltSetting:
 
     def describe(self, workloads: list[Any]) -> dict[str, Any]:
         kinds = sorted({k for w in workloads for t in w.tasks if not t.left_out for k in t.pipeline.kinds()})
-        left = [{"domain": w.domain, "task_id": t.id, "models": len(t.pipeline.models), "reason": t.left_out}
-                for w in workloads for t in w.tasks if t.left_out]
+        left = [
+            {"domain": w.domain, "task_id": t.id, "models": len(t.pipeline.models), "reason": t.left_out}
+            for w in workloads
+            for t in w.tasks
+            if t.left_out
+        ]
         return {
             # the end-of-run table's score column: no gold views here, the primary comparator's share, named
             "score_label": f"{self.primary} %",
-            "score_note": (f"{self.primary} %: the share of each pipeline's data models correct under the "
-                           f"{self.primary} comparator (" + ("ELT-Bench's own comparison, two named fixes" if
-                           self.primary == "elt-bench" else "ELT-Bench-Verified's rules") + "); SRDEL and SRDT "
-                           "of both comparators below"),
+            "score_note": (
+                f"{self.primary} %: the share of each pipeline's data models correct under the "
+                f"{self.primary} comparator ("
+                + (
+                    "ELT-Bench's own comparison, two named fixes"
+                    if self.primary == "elt-bench"
+                    else "ELT-Bench-Verified's rules"
+                )
+                + "); SRDEL and SRDT "
+                "of both comparators below"
+            ),
             "left_out": left,
             "comparators": self.comparators,
             "primary_comparator": self.primary,

@@ -36,7 +36,11 @@ def check_relative(rel: str) -> str:
     text = rel.strip().replace("\\", "/")
     if "://" in text:
         raise OutsideRoot("is a URL, not a path")
-    if text.startswith("/") or text.startswith("~") or (len(text) > 1 and text[1] == ":" and text[0].isalpha()):
+    if (
+        text.startswith("/")
+        or text.startswith("~")
+        or (len(text) > 1 and text[1] == ":" and text[0].isalpha())
+    ):
         raise OutsideRoot("is an absolute path")
     norm = posixpath.normpath(text)
     if norm == ".." or norm.startswith("../"):

@@ -84,7 +84,9 @@ def check_regular(path: Path | str, *, what: str | None = None) -> os.stat_resul
     except FileNotFoundError:
         raise FileRefused(path, f"no such {what or 'file'}", errno.ENOENT) from None
     except NotADirectoryError:
-        raise FileRefused(path, f"no such {what or 'file'} (a parent is not a folder)", errno.ENOTDIR) from None
+        raise FileRefused(
+            path, f"no such {what or 'file'} (a parent is not a folder)", errno.ENOTDIR
+        ) from None
     except PermissionError:
         raise FileRefused(path, "permission denied", errno.EACCES) from None
     except OSError as e:
@@ -134,23 +136,27 @@ def read_bytes(path: Path | str, *, limit: int, what: str | None = None) -> byte
     return data
 
 
-def read_text(path: Path | str, *, limit: int, what: str | None = None, encoding: str = "utf-8",
-              errors: str = "strict") -> str:
+def read_text(
+    path: Path | str, *, limit: int, what: str | None = None, encoding: str = "utf-8", errors: str = "strict"
+) -> str:
     """:func:`read_bytes` decoded; bytes that are not ``encoding`` are a :class:`FileRefused` naming the byte
     (with ``errors="strict"``)."""
     data = read_bytes(path, limit=limit, what=what)
     try:
         return data.decode(encoding, errors)
     except UnicodeDecodeError as e:
-        raise FileRefused(path, f"not {encoding.upper()} text (byte {e.start}: {data[e.start:e.start + 1]!r})") from None
+        raise FileRefused(
+            path, f"not {encoding.upper()} text (byte {e.start}: {data[e.start : e.start + 1]!r})"
+        ) from None
 
 
 #: JSON values (objects, lists, items) a file parsed whole may hold: about 500 MB of Python objects at most
 JSON_VALUES = 8_000_000
 
 
-def check_json_values(data: bytes | str, path: Path | str, *, what: str | None = None,
-                      limit: int = JSON_VALUES) -> None:
+def check_json_values(
+    data: bytes | str, path: Path | str, *, what: str | None = None, limit: int = JSON_VALUES
+) -> None:
     """Refuse (:class:`FileRefused`) JSON text that would become more than ``limit`` Python objects when parsed:
     a 64 MB file of ``[]`` is 20 million lists, gigabytes of memory. Counted at C speed (brackets and commas,
     strings included: an over-estimate), before parsing."""
@@ -161,8 +167,11 @@ def check_json_values(data: bytes | str, path: Path | str, *, what: str | None =
     else:
         n = data.count(b"{") + data.count(b"[") + data.count(b",")
     if n > limit:
-        raise FileRefused(path, f"holds about {n:,} JSON values, more than the {limit:,} {_of(what)}; not parsed",
-                          errno.EFBIG)
+        raise FileRefused(
+            path,
+            f"holds about {n:,} JSON values, more than the {limit:,} {_of(what)}; not parsed",
+            errno.EFBIG,
+        )
 
 
 class LongLine:
@@ -177,7 +186,9 @@ class LongLine:
         return f"LongLine({self.size})"
 
 
-def iter_lines(fh: BinaryIO, *, max_line: int = LINE_BYTES, chunk: int = 1 << 20) -> Iterator[tuple[int, bytes | LongLine, bool]]:
+def iter_lines(
+    fh: BinaryIO, *, max_line: int = LINE_BYTES, chunk: int = 1 << 20
+) -> Iterator[tuple[int, bytes | LongLine, bool]]:
     """(1-based line number, the line without its newline or a :class:`LongLine`, whether it ended with a
     newline) of a binary stream, holding at most ``max_line`` bytes of one line in memory: a longer line is
     skipped to its end and given as a :class:`LongLine`."""
@@ -217,8 +228,9 @@ def iter_lines(fh: BinaryIO, *, max_line: int = LINE_BYTES, chunk: int = 1 << 20
         yield n + 1, bytes(buf), False
 
 
-def lines_of(path: Path | str, *, what: str | None = None, max_line: int = LINE_BYTES
-             ) -> Iterator[tuple[int, bytes | LongLine, bool]]:
+def lines_of(
+    path: Path | str, *, what: str | None = None, max_line: int = LINE_BYTES
+) -> Iterator[tuple[int, bytes | LongLine, bool]]:
     """:func:`iter_lines` of a regular file (a JSON-lines file: records, reports, progress), streamed; a file
     that is not regular is a :class:`FileRefused` raised at the first ``next()``."""
     with open_regular(path, what=what) as fh:

@@ -65,7 +65,9 @@ def _write_through(path: Path, data: bytes, mode: int) -> str:
             fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as e:
             if e.errno == errno.ENXIO:
-                raise FileRefused(path, "is a FIFO (named pipe) that nobody reads; not written", errno.ENXIO) from None
+                raise FileRefused(
+                    path, "is a FIFO (named pipe) that nobody reads; not written", errno.ENXIO
+                ) from None
             raise FileRefused(path, f"cannot write: {_reason(e)}", e.errno or errno.EIO) from None
         os.set_blocking(fd, True)
     else:
@@ -139,7 +141,9 @@ def _replace(target: Path, data: bytes, old_mode: int | None, shown: Path) -> st
         except OSError:
             pass
         kept = " (the file there is unchanged)" if old_mode is not None else ""
-        raise FileRefused(shown, f"cannot write: {_reason(e)}; nothing written{kept}", e.errno or errno.EIO) from None
+        raise FileRefused(
+            shown, f"cannot write: {_reason(e)}; nothing written{kept}", e.errno or errno.EIO
+        ) from None
     _fsync_dir(target.parent)
     return "replaced"
 
@@ -160,7 +164,9 @@ def write_file(path: Path | str, data: bytes | str, *, mkdir: bool = True, regul
     except FileNotFoundError:
         lst = None
     except NotADirectoryError:
-        raise FileRefused(path, "cannot write: a parent of it is a file, not a folder", errno.ENOTDIR) from None
+        raise FileRefused(
+            path, "cannot write: a parent of it is a file, not a folder", errno.ENOTDIR
+        ) from None
     except OSError as e:
         raise FileRefused(path, f"cannot write: {_reason(e)}", e.errno or errno.EIO) from None
     if lst is None:
@@ -169,9 +175,13 @@ def write_file(path: Path | str, data: bytes | str, *, mkdir: bool = True, regul
             try:
                 parent.mkdir(parents=True, exist_ok=True)
             except FileExistsError:
-                raise FileRefused(path, f"cannot write: {parent} is a file, not a folder", errno.ENOTDIR) from None
+                raise FileRefused(
+                    path, f"cannot write: {parent} is a file, not a folder", errno.ENOTDIR
+                ) from None
             except OSError as e:
-                raise FileRefused(path, f"cannot create its folder {parent}: {_reason(e)}", e.errno or errno.EIO) from None
+                raise FileRefused(
+                    path, f"cannot create its folder {parent}: {_reason(e)}", e.errno or errno.EIO
+                ) from None
         elif not parent.is_dir():
             raise FileRefused(path, f"cannot write: no folder {parent}", errno.ENOENT)
         return _replace(path, blob, None, path)
@@ -184,15 +194,19 @@ def write_file(path: Path | str, data: bytes | str, *, mkdir: bool = True, regul
         try:
             st = os.stat(path)
         except OSError:
-            raise FileRefused(path, "is a symbolic link to nothing; not written (give the file's own path)",
-                              errno.ENOENT) from None
+            raise FileRefused(
+                path, "is a symbolic link to nothing; not written (give the file's own path)", errno.ENOENT
+            ) from None
         if stat.S_ISREG(st.st_mode):
             return _replace(Path(os.path.realpath(path)), blob, st.st_mode, path)
         mode = st.st_mode
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
         return _write_through(path, blob, mode)
-    raise FileRefused(path, f"is {kind_of(mode)}; not written (give a file path)",
-                      errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL)
+    raise FileRefused(
+        path,
+        f"is {kind_of(mode)}; not written (give a file path)",
+        errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL,
+    )
 
 
 def open_append(path: Path | str, *, mode: int = 0o644, follow: bool = True) -> int:
@@ -209,9 +223,13 @@ def open_append(path: Path | str, *, mode: int = 0o644, follow: bool = True) -> 
         raise FileRefused(path, "is a folder, not a file; cannot append to it", errno.EISDIR) from None
     except OSError as e:
         if e.errno == errno.ENXIO:  # a FIFO nobody reads
-            raise FileRefused(path, "is a FIFO (named pipe), not a regular file; cannot append to it") from None
+            raise FileRefused(
+                path, "is a FIFO (named pipe), not a regular file; cannot append to it"
+            ) from None
         if e.errno == errno.ELOOP and not follow:
-            raise FileRefused(path, "is a symbolic link; a run folder's files are its own: not followed") from None
+            raise FileRefused(
+                path, "is a symbolic link; a run folder's files are its own: not followed"
+            ) from None
         raise FileRefused(path, f"cannot write: {_reason(e)}", e.errno or errno.EIO) from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
@@ -250,7 +268,9 @@ def check_writable_dir(path: Path | str, *, what: str = "folder") -> Path:
             break
         except FileNotFoundError:
             if probe.parent == probe:
-                raise FileRefused(path, f"cannot make the {what}: no folder above it exists", errno.ENOENT) from None
+                raise FileRefused(
+                    path, f"cannot make the {what}: no folder above it exists", errno.ENOENT
+                ) from None
             probe = probe.parent
         except NotADirectoryError:
             probe = probe.parent
@@ -258,8 +278,11 @@ def check_writable_dir(path: Path | str, *, what: str = "folder") -> Path:
             raise FileRefused(path, f"cannot use the {what}: {_reason(e)}", e.errno or errno.EIO) from None
     if not stat.S_ISDIR(st.st_mode):
         where = "it" if probe == path else str(probe)
-        raise FileRefused(path, f"cannot use it as the {what}: {where} is {kind_of(st.st_mode)}, not a folder",
-                          errno.ENOTDIR)
+        raise FileRefused(
+            path,
+            f"cannot use it as the {what}: {where} is {kind_of(st.st_mode)}, not a folder",
+            errno.ENOTDIR,
+        )
     if not os.access(probe, os.W_OK | os.X_OK):
         where = "" if probe == path else f" ({probe}, where it would be made)"
         raise FileRefused(path, f"the {what} is not writable{where}: permission denied", errno.EACCES)
@@ -314,5 +337,12 @@ def copy_keeping_holes(src: str | Path, dst: str | Path) -> str:
     return str(dst)
 
 
-__all__ = ["check_writable_dir", "copy_keeping_holes", "ensure_dir", "fd_of", "open_append", "temp_path",
-           "write_file"]
+__all__ = [
+    "check_writable_dir",
+    "copy_keeping_holes",
+    "ensure_dir",
+    "fd_of",
+    "open_append",
+    "temp_path",
+    "write_file",
+]

@@ -25,7 +25,17 @@ from .sniff import scan_file
 log = logging.getLogger(__name__)
 
 JUNK_NAMES = {".DS_Store", "Thumbs.db", "ehthumbs.db", "desktop.ini", "Desktop.ini", ".localized", "Icon\r"}
-JUNK_DIRS = {"__MACOSX", ".ipynb_checkpoints", ".git", ".svn", ".hg", "__pycache__", ".Trashes", ".Spotlight-V100", ".fseventsd"}
+JUNK_DIRS = {
+    "__MACOSX",
+    ".ipynb_checkpoints",
+    ".git",
+    ".svn",
+    ".hg",
+    "__pycache__",
+    ".Trashes",
+    ".Spotlight-V100",
+    ".fseventsd",
+}
 
 
 def is_junk(name: str) -> bool:
@@ -52,7 +62,9 @@ def walk_lake(root: Path) -> tuple[list[str], list[str], list[str]]:
     """
     root = Path(root)
     real_root = os.path.realpath(root)
-    chains: dict[str, frozenset[str]] = {str(root): frozenset({real_root})}  # walked path -> real folders above it
+    chains: dict[str, frozenset[str]] = {
+        str(root): frozenset({real_root})
+    }  # walked path -> real folders above it
     dirs: list[str] = []
     out: list[str] = []
     bad: list[str] = []
@@ -188,7 +200,9 @@ class LakeIndex:
             chosen = []
             for rel in files:
                 e = self._by_path.get(rel)
-                chosen.append(e if e is not None else FileEntry(path=rel, error="could not read: not in the lake index"))
+                chosen.append(
+                    e if e is not None else FileEntry(path=rel, error="could not read: not in the lake index")
+                )
         return render_entries(
             chosen,
             budget_tokens=budget_tokens,
@@ -222,7 +236,11 @@ class LakeIndex:
         options = options or LakeOptions()
         if not root.is_dir():
             raise NotADirectoryError(f"lake folder not found: {root}")
-        cache = None if cache_dir is False else LakeCache(default_cache_dir() if cache_dir in (None, True) else Path(cache_dir), options)  # type: ignore[arg-type]
+        cache = (
+            None
+            if cache_dir is False
+            else LakeCache(default_cache_dir() if cache_dir in (None, True) else Path(cache_dir), options)
+        )  # type: ignore[arg-type]
         bad_names: list[str] = []
         if files is not None:
             rels = list(files)
@@ -245,10 +263,18 @@ class LakeIndex:
                 entries[rel] = FileEntry(path=rel, error=f"could not read: {e.strerror or e}")
                 continue
             if not statmod.S_ISREG(st.st_mode):
-                entries[rel] = FileEntry(path=rel, size=0, format="special", error="could not read: not a regular file")
+                entries[rel] = FileEntry(
+                    path=rel, size=0, format="special", error="could not read: not a regular file"
+                )
                 continue
-            if inside_lake(root, rel) is None:  # a link (or a '..' in an explicit path) leading out of the lake
-                entries[rel] = FileEntry(path=rel, size=st.st_size, error="could not read: symbolic link to a file outside the lake")
+            if (
+                inside_lake(root, rel) is None
+            ):  # a link (or a '..' in an explicit path) leading out of the lake
+                entries[rel] = FileEntry(
+                    path=rel,
+                    size=st.st_size,
+                    error="could not read: symbolic link to a file outside the lake",
+                )
                 continue
             stat_of[rel] = (st.st_size, st.st_mtime_ns)
             ident_of[rel] = f"{st.st_dev}:{st.st_ino}"
@@ -282,7 +308,9 @@ class LakeIndex:
             if new_inodes != inodes:
                 cache.save_inode_memo(new_inodes)
         for name in bad_names:
-            entries[name] = FileEntry(path=name, error="could not read: the name is not valid UTF-8 (left out of the lake)")
+            entries[name] = FileEntry(
+                path=name, error="could not read: the name is not valid UTF-8 (left out of the lake)"
+            )
         ordered = [entries[r] for r in sorted(entries)]
         stats.errors = sum(1 for e in ordered if e.error)
         stats.seconds = time.perf_counter() - t0

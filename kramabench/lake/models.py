@@ -22,10 +22,19 @@ class LakeOptions(BaseModel):
     head_bytes: int = Field(256 * 1024, ge=4096, description="bytes read from a text file for its snippet")
     max_cell_chars: int = Field(60, ge=8, description="cells are cut at this length in previews")
     max_tables: int = Field(12, ge=1, description="tables described per file (sheets, html tables)")
-    max_json_bytes: int = Field(4 * 1024 * 1024, ge=1, description="JSON files above this are not parsed whole (parsed, JSON takes up to ~30x its size)")
-    max_html_bytes: int = Field(4 * 1024 * 1024, ge=1, description="HTML files above this are not parsed, text head only (parsed, HTML takes up to ~45x its size)")
+    max_json_bytes: int = Field(
+        4 * 1024 * 1024,
+        ge=1,
+        description="JSON files above this are not parsed whole (parsed, JSON takes up to ~30x its size)",
+    )
+    max_html_bytes: int = Field(
+        4 * 1024 * 1024,
+        ge=1,
+        description="HTML files above this are not parsed, text head only (parsed, HTML takes up to ~45x its size)",
+    )
     max_decompressed_bytes: int = Field(
-        64 * 1024 * 1024, ge=1,
+        64 * 1024 * 1024,
+        ge=1,
         description="a workbook (xlsx) or parquet row group whose parts declare or inflate to more is not read",
     )
 
@@ -60,10 +69,12 @@ class TableInfo(BaseModel):
     notes: list[str] = Field(default_factory=list)
     # spreadsheet sheets: the sheet as pd.read_excel(path, sheet_name=name, header=None) reads it
     sheet_rows: int | None = Field(
-        None, description="sheets: rows up to the last holding a value, title and header rows included (pandas' count)"
+        None,
+        description="sheets: rows up to the last holding a value, title and header rows included (pandas' count)",
     )
     sheet_head: list[list[str]] = Field(
-        default_factory=list, description="sheets: the rows above the first data row (title rows, the header) as cells"
+        default_factory=list,
+        description="sheets: the rows above the first data row (title rows, the header) as cells",
     )
     first_data_row: int | None = Field(None, description="sheets: the 1-based row of the first data row")
     line_breaks: list[int] = Field(
@@ -71,13 +82,19 @@ class TableInfo(BaseModel):
         description="tables shown as cells: rows of sheet_head + preview (0-based) with a line break in a cell",
     )
     header_levels: int = Field(
-        1, description="html tables: rows of a multi-level header (pandas' column names are tuples, shown joined by ' / ')"
+        1,
+        description="html tables: rows of a multi-level header (pandas' column names are tuples, shown joined by ' / ')",
     )
     numbered_columns: bool = Field(
-        False, description="html tables without a header: pandas numbers the columns 0, 1, ... (no header row shown)"
+        False,
+        description="html tables without a header: pandas numbers the columns 0, 1, ... (no header row shown)",
     )
-    empty_columns: list[int] = Field(default_factory=list, description="sheets: 0-based columns empty in every row")
-    merged_cells: list[str] = Field(default_factory=list, description="sheets: merged ranges (the first ones), e.g. A1:E1")
+    empty_columns: list[int] = Field(
+        default_factory=list, description="sheets: 0-based columns empty in every row"
+    )
+    merged_cells: list[str] = Field(
+        default_factory=list, description="sheets: merged ranges (the first ones), e.g. A1:E1"
+    )
     merged_count: int = Field(0, description="sheets: merged ranges in all")
 
 
@@ -86,7 +103,9 @@ class FileEntry(BaseModel):
 
     path: str = Field("", description="relative to the lake root, '/'-separated")
     size: int = 0
-    format: str = Field("unknown", description="csv, xlsx, xls, json, jsonl, html, text, fixed-width, parquet, ...")
+    format: str = Field(
+        "unknown", description="csv, xlsx, xls, json, jsonl, html, text, fixed-width, parquet, ..."
+    )
     delimiter: str | None = None
     encoding: str | None = Field(None, description="utf-8, utf-8-sig (BOM), utf-16, cp1252, latin-1")
     tables: list[TableInfo] = Field(default_factory=list)

@@ -30,6 +30,7 @@ class RawLines:
 
     lines: list[str] = field(default_factory=list)
     cut: list[bool] = field(default_factory=list)
+
     @property
     def any_cut(self) -> bool:
         return any(self.cut)
@@ -99,7 +100,9 @@ def read_raw_lines(
                 raw = b""
             read += len(raw)
             text = dec.decode(raw, final=not raw)
-            if sep is None and text:  # a file whose lines end in '\r' alone (no '\n' in its head): classic Mac
+            if (
+                sep is None and text
+            ):  # a file whose lines end in '\r' alone (no '\n' in its head): classic Mac
                 sep = "\r" if "\n" not in text and "\r" in text else "\n"
             pos = 0
             while pos < len(text) and wanted():

@@ -85,13 +85,20 @@ def _table_from_rows(
         width = max(lengths) if lengths and lengths[-1] <= typical + 2 else typical
     if hdr is not None:
         # drop trailing unnamed columns that are empty in the sample (a trailing delimiter)
-        while width > 1 and (width > len(rows[hdr]) or not str(rows[hdr][width - 1] or "").strip()) and not any(
-            width - 1 < len(r) and r[width - 1] is not None and str(r[width - 1]).strip() for r in sample
+        while (
+            width > 1
+            and (width > len(rows[hdr]) or not str(rows[hdr][width - 1] or "").strip())
+            and not any(
+                width - 1 < len(r) and r[width - 1] is not None and str(r[width - 1]).strip() for r in sample
+            )
         ):
             width -= 1
     names = header_names(rows[hdr] if hdr is not None else None, width)
     cols = describe_columns(names, sample, typed=typed, max_cell_chars=opts.max_cell_chars)
-    preview = [[cell_text(r[j] if j < len(r) else None, opts.max_cell_chars) for j in range(width)] for r in data[: opts.max_rows]]
+    preview = [
+        [cell_text(r[j] if j < len(r) else None, opts.max_cell_chars) for j in range(width)]
+        for r in data[: opts.max_rows]
+    ]
     notes: list[str] = []
     if complete:
         nrows: int | None = len(data)
@@ -203,15 +210,26 @@ def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) 
 
     if multiline and not complete:
         # quoted fields span lines: count records properly (streaming, whole file)
-        table = _table_from_rows(rows, typed=False, opts=opts, complete=False, first_line_no=first_line_no,
-                                 last_line_no=last_line_no)
+        table = _table_from_rows(
+            rows,
+            typed=False,
+            opts=opts,
+            complete=False,
+            first_line_no=first_line_no,
+            last_line_no=last_line_no,
+        )
         _, data_start = find_header(rows[:_HEADER_SCAN_ROWS])
         table.rows = max(0, _count_records(path, enc, delim) - data_start)
         table.rows_exact = True
         table.notes.append("quoted fields span several lines")
     else:
         table = _table_from_rows(
-            rows, typed=False, opts=opts, total_rows_after_header=rows_after, complete=complete, first_line_no=first_line_no,
+            rows,
+            typed=False,
+            opts=opts,
+            total_rows_after_header=rows_after,
+            complete=complete,
+            first_line_no=first_line_no,
             last_line_no=last_line_no,
         )
         if not complete:
@@ -254,7 +272,9 @@ def read_fixed_width(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry
     rows: list[list[str]]
     if spans is not None:
         rows = [[ln[a:b].strip() for a, b in spans] for ln in body]
-        entry.notes.append("fixed-width columns at character positions " + ", ".join(f"{a + 1}-{b}" for a, b in spans[:30]))
+        entry.notes.append(
+            "fixed-width columns at character positions " + ", ".join(f"{a + 1}-{b}" for a, b in spans[:30])
+        )
     else:
         rows = [ln.split() for ln in body]
         entry.notes.append("whitespace-separated columns")
@@ -298,7 +318,9 @@ def _json_outline(value: Any, depth: int = 0, max_depth: int = 3) -> str:
     if isinstance(value, dict):
         if depth >= max_depth:
             return f"object ({len(value)} keys)"
-        inner = ", ".join(f"{k}: {_json_outline(v, depth + 1, max_depth)}" for k, v in islice(value.items(), 12))
+        inner = ", ".join(
+            f"{k}: {_json_outline(v, depth + 1, max_depth)}" for k, v in islice(value.items(), 12)
+        )
         more = f", … {len(value) - 12} more keys" if len(value) > 12 else ""
         return "{" + inner + more + "}"
     if isinstance(value, list):
@@ -336,8 +358,15 @@ def _records_table(records: list[Any], opts: LakeOptions, name: str | None, tota
     cols = describe_columns(names, rows, typed=True, max_cell_chars=opts.max_cell_chars)
     shown = [row_cells(row, len(names), opts.max_cell_chars) for row in rows[: opts.max_rows]]
     notes = [f"types from the first {len(sample)} records"] if len(sample) < total else []
-    return TableInfo(name=name, rows=total, columns=cols, header_row=None, preview=[c for c, _ in shown], notes=notes,
-                     line_breaks=[i for i, (_, b) in enumerate(shown) if b])
+    return TableInfo(
+        name=name,
+        rows=total,
+        columns=cols,
+        header_row=None,
+        preview=[c for c, _ in shown],
+        notes=notes,
+        line_breaks=[i for i, (_, b) in enumerate(shown) if b],
+    )
 
 
 def _find_records(value: Any, path: str = "") -> tuple[str, list[Any]] | None:
@@ -370,7 +399,11 @@ def read_json(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
                 return
             raise ValueError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
     entry.notes.append("structure: " + _json_outline(value)[:1500])
-    if isinstance(value, dict) and value.get("type") == "FeatureCollection" and isinstance(value.get("features"), list):
+    if (
+        isinstance(value, dict)
+        and value.get("type") == "FeatureCollection"
+        and isinstance(value.get("features"), list)
+    ):
         feats = value["features"]
         records = []
         for f in feats[: opts.sample_rows]:
@@ -398,7 +431,9 @@ def _shrink(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dict):
         return {k: _shrink(v, depth + 1) for k, v in islice(value.items(), 30)}
     if isinstance(value, list):
-        return [_shrink(v, depth + 1) for v in value[:5]] + ([f"… {len(value) - 5} more"] if len(value) > 5 else [])
+        return [_shrink(v, depth + 1) for v in value[:5]] + (
+            [f"… {len(value) - 5} more"] if len(value) > 5 else []
+        )
     if isinstance(value, str) and len(value) > 200:
         return value[:200] + "…"
     return value
@@ -489,8 +524,10 @@ def read_html(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
 
     enc = entry.encoding or "utf-8"
     if scan.size > opts.max_html_bytes:  # a parsed DOM takes many times the file's size
-        entry.notes.append(f"large HTML file ({_mb(scan.size)}, bound {_mb(opts.max_html_bytes)}): not parsed, "
-                           "its text head only")
+        entry.notes.append(
+            f"large HTML file ({_mb(scan.size)}, bound {_mb(opts.max_html_bytes)}): not parsed, "
+            "its text head only"
+        )
         read_text(path, scan, opts, entry)
         return
     with open(path, encoding=enc, errors="replace") as f:
@@ -522,20 +559,32 @@ def read_html(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
     tables = []
     for i, df in enumerate(frames[: opts.max_tables]):
         if hasattr(df.columns, "levels"):
-            names = [" / ".join(dict.fromkeys(str(x) for x in col if not str(x).startswith("Unnamed"))) for col in df.columns]
+            names = [
+                " / ".join(dict.fromkeys(str(x) for x in col if not str(x).startswith("Unnamed")))
+                for col in df.columns
+            ]
         else:
             names = [str(c) for c in df.columns]
         # no <th> row: pandas numbers the columns and every row is data (no header row to show)
         numbered = not hasattr(df.columns, "levels") and list(df.columns) == list(range(len(df.columns)))
-        rows = [[None if _isna(v) else v for v in rec] for rec in df.head(opts.sample_rows).itertuples(index=False)]
+        rows = [
+            [None if _isna(v) else v for v in rec]
+            for rec in df.head(opts.sample_rows).itertuples(index=False)
+        ]
         cols = describe_columns(names, rows, typed=True, max_cell_chars=opts.max_cell_chars)
         shown = [row_cells(r, len(names), opts.max_cell_chars) for r in rows[: opts.max_rows]]
-        tables.append(TableInfo(
-            name=f"table {i + 1}", rows=len(df), columns=cols, preview=[c for c, _ in shown],
-            line_breaks=[k for k, (_, b) in enumerate(shown) if b], numbered_columns=numbered,
-            header_levels=getattr(df.columns, "nlevels", 1),
-            notes=[f"types from the first {len(rows)} rows"] if len(rows) < len(df) else [],
-        ))
+        tables.append(
+            TableInfo(
+                name=f"table {i + 1}",
+                rows=len(df),
+                columns=cols,
+                preview=[c for c, _ in shown],
+                line_breaks=[k for k, (_, b) in enumerate(shown) if b],
+                numbered_columns=numbered,
+                header_levels=getattr(df.columns, "nlevels", 1),
+                notes=[f"types from the first {len(rows)} rows"] if len(rows) < len(df) else [],
+            )
+        )
     entry.tables = tables
     if len(frames) > opts.max_tables:
         entry.notes.append(f"only the first {opts.max_tables} tables are described")
@@ -551,7 +600,9 @@ def _isna(v: Any) -> bool:
 # --------------------------------------------------------------------------------------------- excel
 
 
-def _describe_sheets(entry: FileEntry, names: list[str], tables: Iterable[TableInfo], opts: LakeOptions) -> None:
+def _describe_sheets(
+    entry: FileEntry, names: list[str], tables: Iterable[TableInfo], opts: LakeOptions
+) -> None:
     """A workbook's sheet names and a table per sheet (the first ``opts.max_tables``)."""
     entry.sheets = names
     entry.tables = list(tables)
@@ -679,8 +730,15 @@ def read_parquet(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) ->
     for c, f in zip(cols, pf.schema_arrow, strict=False):
         c.dtype = f"{c.dtype} (parquet {f.type})"
     shown = [row_cells(r, len(names), opts.max_cell_chars) for r in rows[: opts.max_rows]]
-    entry.tables = [TableInfo(name=None, rows=total, columns=cols, preview=[c for c, _ in shown],
-                              line_breaks=[i for i, (_, b) in enumerate(shown) if b])]
+    entry.tables = [
+        TableInfo(
+            name=None,
+            rows=total,
+            columns=cols,
+            preview=[c for c, _ in shown],
+            line_breaks=[i for i, (_, b) in enumerate(shown) if b],
+        )
+    ]
 
 
 # ------------------------------------------------------------------------------------- dbf and gzip
@@ -734,8 +792,16 @@ def read_gzip(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
     with gzip.open(path, "rb") as g:
         head = g.read(opts.head_bytes)
         more = bool(g.read(1))
-    inner = Scan(size=len(head), digest=scan.digest, head=head, tail=head[-65536:], newlines=head.count(b"\n"),
-                 utf8_ok=True, cp1252_ok=True, ends_with_newline=head.endswith(b"\n"))
+    inner = Scan(
+        size=len(head),
+        digest=scan.digest,
+        head=head,
+        tail=head[-65536:],
+        newlines=head.count(b"\n"),
+        utf8_ok=True,
+        cp1252_ok=True,
+        ends_with_newline=head.endswith(b"\n"),
+    )
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -800,7 +866,11 @@ def detect_format(rel: str, scan: Scan, path: Path) -> tuple[str, list[str]]:
         else:
             fmt = "zip"
             if names:
-                notes.append(f"zip archive of {len(names)} files: " + ", ".join(names[:10]) + (" …" if len(names) > 10 else ""))
+                notes.append(
+                    f"zip archive of {len(names)} files: "
+                    + ", ".join(names[:10])
+                    + (" …" if len(names) > 10 else "")
+                )
     elif magic == "ole":
         fmt = "xls" if ext in (None, "xls") or rel.lower().endswith(".xls") else "ole"
         if fmt == "ole":
@@ -854,4 +924,11 @@ def read_entry(path: Path, rel: str, scan: Scan, opts: LakeOptions) -> FileEntry
     return entry
 
 
-__all__ = ["READERS", "DecompressionBound", "check_zip_inflation", "delimiter_name", "detect_format", "read_entry"]
+__all__ = [
+    "READERS",
+    "DecompressionBound",
+    "check_zip_inflation",
+    "delimiter_name",
+    "detect_format",
+    "read_entry",
+]

@@ -59,7 +59,7 @@ def _masked_blocks(blocks: list[Block]) -> list[str]:
             continue
         if in_key:
             end = _PEM_END.search(b.text)
-            b.text = (MASK + "\n") if end is None else MASK + b.text[end.end():]
+            b.text = (MASK + "\n") if end is None else MASK + b.text[end.end() :]
             in_key = end is None
             continue
         begins = _PEM_BEGIN.search(b.text) if "PRIVATE KEY" in b.text else None
@@ -201,7 +201,9 @@ def list_paths(paths: Sequence[str], budget: int) -> str:
         if len(kept) < len(names):
             break
     if shown < len(paths):
-        out.append(f"(… {len(paths) - shown} more files not listed: list the folder in code to see them all)\n")
+        out.append(
+            f"(… {len(paths) - shown} more files not listed: list the folder in code to see them all)\n"
+        )
     return "".join(out)
 
 
@@ -242,8 +244,14 @@ def _groups(entries: list[FileEntry], cache: dict | None) -> list[list[FileEntry
     return list(groups.values())
 
 
-def _single(e: FileEntry, prefix: str, max_rows: int, cache: dict | None, style: str = "rich",
-            root: Path | None = None) -> FileRender:
+def _single(
+    e: FileEntry,
+    prefix: str,
+    max_rows: int,
+    cache: dict | None,
+    style: str = "rich",
+    root: Path | None = None,
+) -> FileRender:
     key = (e.content_hash, e.path, e.error, prefix, max_rows, style)
     fr = cache.get(key) if cache is not None else None
     if fr is None:
@@ -263,11 +271,26 @@ def _rows_of(m: FileEntry) -> str:
     return f" ({m.rows:,} row{'s' if m.rows != 1 else ''})" if m.rows is not None else ""
 
 
-def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | None, with_rows: bool,
-            style: str = "rich", root: Path | None = None) -> FileRender:
+def _folded(
+    members: list[FileEntry],
+    prefix: str,
+    max_rows: int,
+    cache: dict | None,
+    with_rows: bool,
+    style: str = "rich",
+    root: Path | None = None,
+) -> FileRender:
     """One render for files of a folder with the same columns: the first in full, the others by name."""
     rep = members[0]
-    key = ("group", rep.content_hash, hash(tuple(m.path for m in members)), prefix, max_rows, with_rows, style)
+    key = (
+        "group",
+        rep.content_hash,
+        hash(tuple(m.path for m in members)),
+        prefix,
+        max_rows,
+        with_rows,
+        style,
+    )
     fr = cache.get(key) if cache is not None else None
     if fr is not None:
         return fr
@@ -284,9 +307,15 @@ def _folded(members: list[FileEntry], prefix: str, max_rows: int, cache: dict | 
     where = f" in {loc}" if loc else ""
     extra = Block(f"  + {len(names)} more file{'s' if len(names) != 1 else ''}{where} {tail}\n", 0)
     extra.cost = estimate_tokens(extra.text)
-    fr = FileRender(fr.path, [fr.blocks[0], extra, *fr.blocks[1:]], [c + extra.cost for c in fr.costs],
-                    [c + extra.cost for c in fr.prefmax], masked=fr.masked, masked_files=fr.masked_files,
-                    floor=fr.floor)
+    fr = FileRender(
+        fr.path,
+        [fr.blocks[0], extra, *fr.blocks[1:]],
+        [c + extra.cost for c in fr.costs],
+        [c + extra.cost for c in fr.prefmax],
+        masked=fr.masked,
+        masked_files=fr.masked_files,
+        floor=fr.floor,
+    )
     if cache is not None:
         cache[key] = fr
     return fr
@@ -307,6 +336,7 @@ def _indented(b: Block) -> Block:
 
 def _indent_text(text: str) -> str:
     return "".join("  " + ln for ln in text.splitlines(keepends=True))
+
 
 _DIGITS_RE = re.compile(r"\d+")
 
@@ -348,13 +378,25 @@ def _kinds_text(files: Sequence[FileEntry]) -> str:
 
 
 def _folder_group(
-    folders: list[str], files_of: dict[str, list[FileEntry]], prefix: str, max_rows: int, cache: dict | None,
-    style: str, root: Path | None,
+    folders: list[str],
+    files_of: dict[str, list[FileEntry]],
+    prefix: str,
+    max_rows: int,
+    cache: dict | None,
+    style: str,
+    root: Path | None,
 ) -> FileRender:
     """One render for a group of repeated folders: a line with the count and the folders' names, then
     the files of the first folder as the example."""
     rep = folders[0]
-    key = ("folders", hash(tuple(folders)), tuple(e.content_hash for e in files_of[rep]), prefix, max_rows, style)
+    key = (
+        "folders",
+        hash(tuple(folders)),
+        tuple(e.content_hash for e in files_of[rep]),
+        prefix,
+        max_rows,
+        style,
+    )
     fr = cache.get(key) if cache is not None else None
     if fr is not None:
         return fr
@@ -432,7 +474,11 @@ def _fit(renders: list[FileRender], budget: int, mode: str) -> Rendered | None:
     for fr in renders:
         masked.update(fr.masked_files)
     return Rendered(
-        text, tokens, {fr.path: lv for fr, lv in zip(renders, levels, strict=True)}, mode, masked=masked,
+        text,
+        tokens,
+        {fr.path: lv for fr, lv in zip(renders, levels, strict=True)},
+        mode,
+        masked=masked,
         folded_folders=[fr.folded for fr in renders if fr.folded],
         shortened=[fr.path for fr, lv in zip(renders, levels, strict=True) if lv < fr.max_level],
     )
@@ -440,8 +486,15 @@ def _fit(renders: list[FileRender], budget: int, mode: str) -> Rendered | None:
 
 def _copy_of(e: FileEntry, same: FileEntry, prefix: str) -> FileRender:
     """One line for a file byte-identical to one shown before it."""
-    return _finish(prefix + e.path, [Block(
-        f"- {prefix}{e.path} ({fmt_desc(e)}): same content as {prefix}{same.path} (byte-identical)\n", 0)])
+    return _finish(
+        prefix + e.path,
+        [
+            Block(
+                f"- {prefix}{e.path} ({fmt_desc(e)}): same content as {prefix}{same.path} (byte-identical)\n",
+                0,
+            )
+        ],
+    )
 
 
 def render_entries(
@@ -517,14 +570,23 @@ def render_entries(
         return out
     # 2. every group of two or more folded, names compacted
     if any(len(g) > 1 for g in groups):
-        units = [(order[g[0].path], _folded(g, prefix, max_rows, cache, False, style, root) if len(g) > 1
-                  else _single(g[0], prefix, max_rows, cache, style, root)) for g in groups]
+        units = [
+            (
+                order[g[0].path],
+                _folded(g, prefix, max_rows, cache, False, style, root)
+                if len(g) > 1
+                else _single(g[0], prefix, max_rows, cache, style, root),
+            )
+            for g in groups
+        ]
         out = _fit(ordered(units), budget_tokens, "grouped")
         if out is not None:
             return out
     # 3. names only, said so (the snippets the prompt's introduction promises do not fit)
     note = "(Only the names of the files fit the prompt budget: no snippet is shown.)\n"
-    text = note + list_paths([prefix + e.path for e in entries], max(0, budget_tokens - estimate_tokens(note)))
+    text = note + list_paths(
+        [prefix + e.path for e in entries], max(0, budget_tokens - estimate_tokens(note))
+    )
     return Rendered(text, estimate_tokens(text), {}, "names")
 
 

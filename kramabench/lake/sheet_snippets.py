@@ -56,22 +56,31 @@ def sheet_shape(t: TableInfo) -> str:
     first = t.first_data_row or 1
     data = t.rows or 0
     if h is None:
-        s += ": no header row (row 1 is typed like the rows below it)" if first == 1 else (
-            f": no header row; {_n(first - 1, 'row')} above the data")
+        s += (
+            ": no header row (row 1 is typed like the rows below it)"
+            if first == 1
+            else (f": no header row; {_n(first - 1, 'row')} above the data")
+        )
         s += f", {_n(data, 'data row')}"
     else:
         where = f"the header on row {h}" + (f" (pd.read_excel(..., header={h - 1}))" if h > 1 else "")
         s += ": " + (f"{_n(h - 1, 'row')} above the header, " if h > 1 else "") + where
         s += f", {_n(data, 'data row')} below it"
     if t.above_header:
-        s += f"; {'above the header' if h else 'above the data'}: " + " / ".join(q(a, 80) for a in t.above_header[:3])
+        s += f"; {'above the header' if h else 'above the data'}: " + " / ".join(
+            q(a, 80) for a in t.above_header[:3]
+        )
     if t.empty_columns:
         s += f"; empty in every row: {_columns_list(t.empty_columns)}"
     if t.merged_count:
         refs = ", ".join(t.merged_cells)
-        more = f", … {t.merged_count - len(t.merged_cells)} more" if t.merged_count > len(t.merged_cells) else ""
-        s += (f"; {_n(t.merged_count, 'merged range')}: {refs}{more} (pandas reads a merged range's value in its "
-              "first cell, the others empty)")
+        more = (
+            f", … {t.merged_count - len(t.merged_cells)} more" if t.merged_count > len(t.merged_cells) else ""
+        )
+        s += (
+            f"; {_n(t.merged_count, 'merged range')}: {refs}{more} (pandas reads a merged range's value in its "
+            "first cell, the others empty)"
+        )
     return s
 
 
@@ -83,7 +92,9 @@ def _columns_blocks(t: TableInfo) -> list[Block]:
     if not t.columns:
         return []
     label = f"  [{t.name}] "
-    head = "columns" if t.header_row else "columns (no header row: named by letter; pandas numbers them 0, 1, …)"
+    head = (
+        "columns" if t.header_row else "columns (no header row: named by letter; pandas numbers them 0, 1, …)"
+    )
     names = _names(t)
     compact = ", ".join(f"{n} ({c.dtype})" for n, c in zip(names[:40], t.columns[:40], strict=True))
     if len(t.columns) > 40:
@@ -141,8 +152,10 @@ def _rows_blocks(t: TableInfo, max_rows: int, first: int) -> list[Block]:
     chunks = ["".join(lines[:cut]), *lines[cut:]]
     label = _rows_label(t, max_rows, len(rows))
     n = len(rows)
-    blocks = [Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n)) if n else 0)),
-              Block(fence + "\n", first, raw=True, fence=True)]
+    blocks = [
+        Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n)) if n else 0)),
+        Block(fence + "\n", first, raw=True, fence=True),
+    ]
     # cells at the start of the line, as the fence is (never indented under a folder group's line)
     blocks += [Block(c, first + i, raw=True) for i, c in enumerate(chunks)]
     blocks.append(Block(fence + "\n", first, raw=True, fence=True))
@@ -154,11 +167,16 @@ def sheet_file_blocks(e: FileEntry, display_path: str, max_rows: int) -> list[Bl
     names = e.sheets or []
     summary = f"- {display_path} ({fmt_desc(e)}): {_n(len(names), 'sheet')}\n"
     tables = {t.name: t for t in e.tables}
-    listed = [q(s, 50) + (f" ({tables[s].sheet_rows or 0}×{width(tables[s])})" if s in tables else "") for s in names]
+    listed = [
+        q(s, 50) + (f" ({tables[s].sheet_rows or 0}×{width(tables[s])})" if s in tables else "")
+        for s in names
+    ]
     described = sum(1 for s in names if s in tables)
     more = f"; the first {described} described, the others named only" if described < len(names) else ""
-    blocks = [Block(summary, 0),
-              Block(f"  sheets (rows × columns as {PANDAS} reads them{more}): {', '.join(listed)}\n", 0)]
+    blocks = [
+        Block(summary, 0),
+        Block(f"  sheets (rows × columns as {PANDAS} reads them{more}): {', '.join(listed)}\n", 0),
+    ]
     for t in e.tables:
         blocks.append(Block(f"  [{t.name}] {sheet_shape(t)}\n", 1))
     for note in e.notes:

@@ -90,8 +90,9 @@ def row_cells(row: Sequence[Any], width: int, limit: int) -> tuple[list[str], bo
     return out, broke
 
 
-def sheet_table(name: str, rows: Iterable[Sequence[Any]], opts: LakeOptions,
-                merged: tuple[list[str], int] = ([], 0)) -> TableInfo:
+def sheet_table(
+    name: str, rows: Iterable[Sequence[Any]], opts: LakeOptions, merged: tuple[list[str], int] = ([], 0)
+) -> TableInfo:
     """The table of one sheet: every row counted, the first rows kept (title rows and the header as
     ``sheet_head``, data rows as ``preview``), the header found, the columns typed."""
     scan = scan_rows(rows, HEADER_SCAN_ROWS + opts.sample_rows + opts.max_rows)
@@ -110,13 +111,19 @@ def sheet_table(name: str, rows: Iterable[Sequence[Any]], opts: LakeOptions,
         names = [col_letter(j) for j in range(width)]
     data = head[data_start:]
     sample = data[: opts.sample_rows]
-    cols = describe_columns([n or f"(no name {col_letter(j)})" for j, n in enumerate(names)], sample, typed=True,
-                            max_cell_chars=opts.max_cell_chars)
+    cols = describe_columns(
+        [n or f"(no name {col_letter(j)})" for j, n in enumerate(names)],
+        sample,
+        typed=True,
+        max_cell_chars=opts.max_cell_chars,
+    )
     for c, n in zip(cols, names, strict=True):
         if not n:
             c.name = "(no name)"
-    above = [" ".join(cell_text(c) for c in r if not _empty(c) and str(c).strip())
-             for r in head[: hdr if hdr is not None else data_start]]
+    above = [
+        " ".join(cell_text(c) for c in r if not _empty(c) and str(c).strip())
+        for r in head[: hdr if hdr is not None else data_start]
+    ]
     above = [a[:200] for a in above if a][:5]
     shown_head = [row_cells(r, width, opts.max_cell_chars) for r in head[:data_start]]
     shown = [row_cells(r, width, opts.max_cell_chars) for r in data[: opts.max_rows]]
@@ -170,7 +177,7 @@ def xlsx_merged_cells(path: Any, part: str) -> tuple[list[str], int]:
                     if len(refs) < MAX_MERGED:
                         refs.append(m.group(1).decode("ascii").upper())
                     last_end = m.end()
-                tail = buf[max(last_end, len(buf) - 200):]
+                tail = buf[max(last_end, len(buf) - 200) :]
     return refs, count
 
 
@@ -180,5 +187,14 @@ def xls_merged_cells(ranges: Iterable[tuple[int, int, int, int]]) -> tuple[list[
     return refs[:MAX_MERGED], len(refs)
 
 
-__all__ = ["HEADER_SCAN_ROWS", "SheetScan", "col_letter", "row_cells", "scan_rows", "sheet_cell", "sheet_table",
-           "xls_merged_cells", "xlsx_merged_cells"]
+__all__ = [
+    "HEADER_SCAN_ROWS",
+    "SheetScan",
+    "col_letter",
+    "row_cells",
+    "scan_rows",
+    "sheet_cell",
+    "sheet_table",
+    "xls_merged_cells",
+    "xlsx_merged_cells",
+]

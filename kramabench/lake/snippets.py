@@ -34,9 +34,32 @@ PAPER_TABLE_FORMATS = {"csv"}
 #: a documentation file up to this size is shown whole (all its lines, none cut)
 DOC_MAX_BYTES = 24 * 1024
 _DOC_WORDS = {
-    "readme", "dictionary", "dictionaries", "codebook", "glossary", "legend", "legends", "metadata", "meta",
-    "description", "descriptions", "documentation", "doc", "docs", "schema", "variables", "definitions",
-    "notes", "about", "header", "headers", "info", "codes", "manifest", "key", "keys",
+    "readme",
+    "dictionary",
+    "dictionaries",
+    "codebook",
+    "glossary",
+    "legend",
+    "legends",
+    "metadata",
+    "meta",
+    "description",
+    "descriptions",
+    "documentation",
+    "doc",
+    "docs",
+    "schema",
+    "variables",
+    "definitions",
+    "notes",
+    "about",
+    "header",
+    "headers",
+    "info",
+    "codes",
+    "manifest",
+    "key",
+    "keys",
 }
 _DOC_EXTS = {"md", "rst", "hdr", "readme"}
 SHORTENED = "shortened to fit the prompt budget"
@@ -122,8 +145,11 @@ def whole_kind(e: FileEntry) -> str | None:
     stem = name[: -len(ext) - 1] if ext else name
     low = stem.lower()
     words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", stem).lower())
-    if ext.lower() in _DOC_EXTS or any(w in _DOC_WORDS for w in words) or any(
-            w in low for w in ("readme", "dictionar", "codebook", "data_dict", "datadict")):
+    if (
+        ext.lower() in _DOC_EXTS
+        or any(w in _DOC_WORDS for w in words)
+        or any(w in low for w in ("readme", "dictionar", "codebook", "data_dict", "datadict"))
+    ):
         return "documentation file"
     return None
 
@@ -174,23 +200,34 @@ def csv_line(cells: Sequence[str], delimiter: str | None = ",") -> str:
 # ---- raw lines ------------------------------------------------------------------------------------
 
 
-def read_raw(e: FileEntry, root: Path | None, count: int | None, *, doc: str | None = None) -> RawLines | None:
+def read_raw(
+    e: FileEntry, root: Path | None, count: int | None, *, doc: str | None = None
+) -> RawLines | None:
     """The first ``count`` lines of the file (all when None), or None without a lake root."""
     if root is None or e.error:
         return None
-    return read_raw_lines(Path(root) / e.path, count, e.encoding, width=DOC_MAX_BYTES if doc else LINE_WIDTH,
-                          gz=e.format == "gzip")
+    return read_raw_lines(
+        Path(root) / e.path,
+        count,
+        e.encoding,
+        width=DOC_MAX_BYTES if doc else LINE_WIDTH,
+        gz=e.format == "gzip",
+    )
 
 
-def raw_blocks(lines: list[str], bounds: list[int], first: int, label: Callable[[int], str], indent: str = "") -> list[Block]:
+def raw_blocks(
+    lines: list[str], bounds: list[int], first: int, label: Callable[[int], str], indent: str = ""
+) -> list[Block]:
     """Lines ``1..bounds[0]`` from level ``first``, then ``bounds[i-1]+1..bounds[i]`` from level
     ``first + i``, in one code fence, after a label told how many chunks are shown."""
     if not bounds:
         return []
     fence = fence_for(lines[: bounds[-1]])
     n = len(bounds)
-    blocks = [Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n)))),
-              Block(fence + "\n", first, raw=True, fence=True)]
+    blocks = [
+        Block("", first, label=lambda lv: label(max(1, min(lv - first + 1, n)))),
+        Block(fence + "\n", first, raw=True, fence=True),
+    ]
     prev = 0
     for i, b in enumerate(bounds):
         blocks.append(Block("".join(ln + "\n" for ln in lines[prev:b]), first + i, raw=True))
@@ -226,11 +263,23 @@ def table_bounds(t: TableInfo, max_rows: int, available: int) -> tuple[list[int]
     return ([h] if h and h <= available else []), False
 
 
-def table_label(e: FileEntry, t: TableInfo, bounds: list[int], has_rows: bool, cut: list[bool], max_rows: int,
-                indent: str = "  ", doc: str | None = None) -> Callable[[int], str]:
+def table_label(
+    e: FileEntry,
+    t: TableInfo,
+    bounds: list[int],
+    has_rows: bool,
+    cut: list[bool],
+    max_rows: int,
+    indent: str = "  ",
+    doc: str | None = None,
+) -> Callable[[int], str]:
     """The label of a line-based table shown as raw lines: rows and lines shown, and what they hold."""
     # gaps between the rows' last lines: a csv record over several lines; a fixed-width file's skipped lines
-    multiline = has_rows and e.format != "fixed-width" and any(b - a > 1 for a, b in zip(bounds, bounds[1:], strict=False))
+    multiline = (
+        has_rows
+        and e.format != "fixed-width"
+        and any(b - a > 1 for a, b in zip(bounds, bounds[1:], strict=False))
+    )
     n = len(bounds)
 
     def label(k: int) -> str:
@@ -241,8 +290,11 @@ def table_label(e: FileEntry, t: TableInfo, bounds: list[int], has_rows: bool, c
         elif whole or (has_rows and t.rows is not None and k >= t.rows):
             what = f"all {_n(t.rows, 'row')}" if t.rows is not None else "all rows"
         elif has_rows:
-            what = (f"the first {k:,} of {_count(t.rows, t.rows_exact)} rows" if t.rows is not None
-                    else f"the first {k:,} rows (of a number not known)")
+            what = (
+                f"the first {k:,} of {_count(t.rows, t.rows_exact)} rows"
+                if t.rows is not None
+                else f"the first {k:,} rows (of a number not known)"
+            )
         else:
             what = "the header, no rows" if not t.rows else "the header only (its rows could not be read)"
         if k < n:
@@ -274,7 +326,9 @@ def table_label(e: FileEntry, t: TableInfo, bounds: list[int], has_rows: bool, c
     return label
 
 
-def text_label(e: FileEntry, n_lines: int, cut: list[bool], indent: str = "  ", doc: str | None = None) -> Callable[[int], str]:
+def text_label(
+    e: FileEntry, n_lines: int, cut: list[bool], indent: str = "  ", doc: str | None = None
+) -> Callable[[int], str]:
     """The label of a text file shown as raw lines (one line per chunk)."""
 
     def label(k: int) -> str:
@@ -315,7 +369,9 @@ def column_names(t: TableInfo, e: FileEntry, raw: RawLines | None) -> list[str]:
 
 def types_line(t: TableInfo, names: list[str], indent: str = "  ") -> str:
     typed = ", ".join(f"{n} ({c.dtype})" for n, c in zip(names, t.columns, strict=True))
-    head = "column types" + (" (no header row: columns by position)" if t.header_row is None and t.name is None else "")
+    head = "column types" + (
+        " (no header row: columns by position)" if t.header_row is None and t.name is None else ""
+    )
     return f"{indent}{head}: {typed}\n"
 
 
@@ -327,7 +383,9 @@ def paper_table(e: FileEntry) -> bool:
     return e.format in PAPER_TABLE_FORMATS and len(e.tables) == 1 and _ext(e.path).lower() in {"csv", "tsv"}
 
 
-def paper_file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | None) -> tuple[list[Block], bool]:
+def paper_file_blocks(
+    e: FileEntry, display_path: str, max_rows: int, root: Path | None
+) -> tuple[list[Block], bool]:
     """The paper's snippet of one file, and whether it is a documentation file shown whole: a CSV file
     as a type-annotated table, the whole table when it has fewer than ``max_rows`` (N) rows, else its
     first N rows; any other text file as its first N lines; a binary file by name and format only.
@@ -359,7 +417,9 @@ def paper_file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path
             bounds, has_rows = table_bounds(t, max_rows, len(raw.lines))
         if bounds and has_rows:
             blocks.append(Block(NO_ROWS, 1, 1))
-        blocks += raw_blocks(raw.lines, bounds, 2, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc))
+        blocks += raw_blocks(
+            raw.lines, bounds, 2, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc)
+        )
         return blocks, doc and bool(bounds)
     if e.format not in TEXT_FORMATS:
         blocks.append(Block("  (binary file: its content is not shown)\n", 0))
@@ -394,8 +454,10 @@ def _cells_label(t: TableInfo, n_rows: int, indent: str) -> Callable[[int], str]
         if t.numbered_columns:
             under = "(no header row: pd.read_html numbers the columns 0, 1, …; "
         elif t.header_levels > 1:
-            under = (f"under the column names (pandas reads a {t.header_levels}-level header: each name its levels "
-                     "joined by ' / ', 'Unnamed' levels left out; ")
+            under = (
+                f"under the column names (pandas reads a {t.header_levels}-level header: each name its levels "
+                "joined by ' / ', 'Unnamed' levels left out; "
+            )
         else:
             under = "under the column names ("
         breaks = "; line breaks in cells written \\n" if any(i < k for i in t.line_breaks) else ""
@@ -411,7 +473,13 @@ def _cell_rows_blocks(t: TableInfo, max_rows: int, first: int) -> list[Block]:
     header = csv_line([c.name for c in t.columns]) if t.columns and not t.numbered_columns else ""
     lines = (header + "".join(csv_line(r) for r in preview)).splitlines()
     fence = fence_for(lines)
-    blocks = [Block("", first, label=lambda lv: _cells_label(t, len(preview), "  ")(max(1, min(lv - first + 1, len(preview)))))]
+    blocks = [
+        Block(
+            "",
+            first,
+            label=lambda lv: _cells_label(t, len(preview), "  ")(max(1, min(lv - first + 1, len(preview)))),
+        )
+    ]
     blocks.append(Block(fence + "\n", first, raw=True, fence=True))
     blocks.append(Block(header + csv_line(preview[0]), first, raw=True))
     for k, row in enumerate(preview[1:], start=1):
@@ -426,7 +494,9 @@ def column_detail_lines(t: TableInfo, names: list[str]) -> list[str]:
     for n, c in zip(names, t.columns, strict=True):
         line = f"   - {n}: {c.dtype}"
         if c.examples:
-            quote = not c.dtype.startswith(("integer", "float", "date", "datetime", "boolean", "time", "percent"))
+            quote = not c.dtype.startswith(
+                ("integer", "float", "date", "datetime", "boolean", "time", "percent")
+            )
             line += "; e.g. " + ", ".join(q(x, 40) if quote else x for x in c.examples)
         if c.missing:
             line += f"; {c.missing} empty in sample"
@@ -446,24 +516,34 @@ def _columns_blocks(t: TableInfo, names: list[str]) -> list[Block]:
         compact += f", … {len(t.columns) - 40} more"
     blocks.append(Block(f"{label}columns: {compact}\n", 1, 1))
     detail = column_detail_lines(t, names)
-    head = "columns (examples longer than 40 characters cut, marked …)" if any(
-        len(x) > 40 for c in t.columns for x in c.examples) else "columns"
+    head = (
+        "columns (examples longer than 40 characters cut, marked …)"
+        if any(len(x) > 40 for c in t.columns for x in c.examples)
+        else "columns"
+    )
     blocks.append(Block(f"{label}{head}:\n" + "".join(detail), 2))
     return blocks
 
 
 def _line_based(e: FileEntry) -> bool:
-    return len(e.tables) == 1 and e.tables[0].name is None and bool(e.tables[0].preview_line_ends) and (
-        e.format in ("csv", "fixed-width") or e.format == "gzip")
+    return (
+        len(e.tables) == 1
+        and e.tables[0].name is None
+        and bool(e.tables[0].preview_line_ends)
+        and (e.format in ("csv", "fixed-width") or e.format == "gzip")
+    )
 
 
 def _raw_text(e: FileEntry) -> bool:
     """The text preview of the index is the file's first lines (not an outline made from it)."""
     return e.format in ("text", "fixed-width", "csv", "gzip") or any(
-        n.startswith(("large JSON", "large HTML")) for n in e.notes)
+        n.startswith(("large JSON", "large HTML")) for n in e.notes
+    )
 
 
-def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | None) -> tuple[list[Block], bool]:
+def file_blocks(
+    e: FileEntry, display_path: str, max_rows: int, root: Path | None
+) -> tuple[list[Block], bool]:
     """The richer rendering of one file (format, header detection, typed columns with examples, every
     sheet), and whether it is a documentation file shown whole."""
     if e.error:
@@ -481,10 +561,14 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
         listed = []
         for s in names:
             t = shapes.get(s)
-            listed.append(q(s, 50) + (f" ({t.rows if t.rows is not None else '?'}×{len(t.columns)})" if t else ""))
+            listed.append(
+                q(s, 50) + (f" ({t.rows if t.rows is not None else '?'}×{len(t.columns)})" if t else "")
+            )
         blocks.append(Block(f"  {kind} (rows×columns): {', '.join(listed)}\n", 0))
         for t in e.tables:
-            numbered = "; no header row (pd.read_html numbers the columns 0, 1, …)" if t.numbered_columns else ""
+            numbered = (
+                "; no header row (pd.read_html numbers the columns 0, 1, …)" if t.numbered_columns else ""
+            )
             blocks.append(Block(f"  [{t.name}] {table_shape(t)}{numbered}\n", 1))
     for n in e.notes:
         blocks.append(Block(f"   note: {n[:400]}\n", 1))
@@ -503,7 +587,9 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
             bounds, has_rows = table_bounds(t, max_rows, len(raw.lines))
         if bounds and has_rows:
             blocks.append(Block(NO_ROWS, 1, 2))
-        blocks += raw_blocks(raw.lines, bounds, 3, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc))
+        blocks += raw_blocks(
+            raw.lines, bounds, 3, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc)
+        )
         return blocks, doc and bool(bounds)
     for t in e.tables:
         blocks += _columns_blocks(t, [c.name for c in t.columns])
@@ -521,10 +607,17 @@ def file_blocks(e: FileEntry, display_path: str, max_rows: int, root: Path | Non
                 return blocks, doc
             return blocks, False
         lines = e.text_preview[:max_rows]
-        what = "an outline of the document (pretty-printed and shortened, not the file's lines)" if e.format in (
-            "json", "jsonl") else "the text of the page (markup removed, not the file's lines)"
-        blocks += raw_blocks(lines, list(range(1, len(lines) + 1)), 1,
-                             lambda k, n=len(lines), w=what: f"  {w}" + (f", {SHORTENED}" if k < n else "") + ":\n")
+        what = (
+            "an outline of the document (pretty-printed and shortened, not the file's lines)"
+            if e.format in ("json", "jsonl")
+            else "the text of the page (markup removed, not the file's lines)"
+        )
+        blocks += raw_blocks(
+            lines,
+            list(range(1, len(lines) + 1)),
+            1,
+            lambda k, n=len(lines), w=what: f"  {w}" + (f", {SHORTENED}" if k < n else "") + ":\n",
+        )
     return blocks, False
 
 

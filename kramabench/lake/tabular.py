@@ -134,7 +134,11 @@ def infer_text_dtype(values: Sequence[str]) -> tuple[str, list[str], int]:
             dtype = "integer (thousands separator ',')"
         elif counts.get("float", 0):
             dtype = "float"
-        elif any(len(v) > 1 and v.lstrip()[:1] == "0" and v.strip()[1:2].isdigit() for v, k in kind_of.items() if k == "integer"):
+        elif any(
+            len(v) > 1 and v.lstrip()[:1] == "0" and v.strip()[1:2].isdigit()
+            for v, k in kind_of.items()
+            if k == "integer"
+        ):
             dtype = "integer-like code with leading zeros"
         else:
             dtype = "integer"
@@ -183,7 +187,11 @@ def infer_cell_dtype(values: Sequence[Any]) -> tuple[str, list[str], int]:
     if all(k == "text" for k in kinds):
         return infer_text_dtype([str(v) for v in values if v is not None])
     counts = Counter(kinds)
-    if counts.get("float") and counts.get("integer") and counts["float"] + counts["integer"] >= 0.8 * len(present):
+    if (
+        counts.get("float")
+        and counts.get("integer")
+        and counts["float"] + counts["integer"] >= 0.8 * len(present)
+    ):
         top = "float"
         n = counts["float"] + counts["integer"]
     else:
@@ -193,7 +201,9 @@ def infer_cell_dtype(values: Sequence[Any]) -> tuple[str, list[str], int]:
         dtype, _, _ = infer_text_dtype(texts)
         return (dtype if dtype != "string" else "mixed"), [], missing
     if top == "float":
-        outliers = [cell_text(v) for v, k in zip(present, kinds, strict=True) if k not in {"float", "integer"}]
+        outliers = [
+            cell_text(v) for v, k in zip(present, kinds, strict=True) if k not in {"float", "integer"}
+        ]
     else:
         outliers = [cell_text(v) for v, k in zip(present, kinds, strict=True) if k != top]
     return top, list(dict.fromkeys(outliers))[:5], missing
@@ -206,7 +216,11 @@ def cell_text(v: Any, limit: int | None = None) -> str:
     elif isinstance(v, float):
         s = repr(v) if not v.is_integer() or abs(v) >= 1e16 else str(int(v))
     elif isinstance(v, _dt.datetime):
-        s = v.isoformat(sep=" ") if (v.hour, v.minute, v.second, v.microsecond) != (0, 0, 0, 0) else v.date().isoformat()
+        s = (
+            v.isoformat(sep=" ")
+            if (v.hour, v.minute, v.second, v.microsecond) != (0, 0, 0, 0)
+            else v.date().isoformat()
+        )
     elif isinstance(v, (_dt.date, _dt.time)):
         s = v.isoformat()
     else:
@@ -258,9 +272,7 @@ def find_header(rows: Sequence[Sequence[Any]]) -> tuple[int | None, int]:
     cells = [c for c in rows[start] if c is not None and str(c).strip() != ""]
     following = [r for r in rows[start + 1 : start + 21] if _nonempty(r)]
     if cells and all(_looks_numeric(c) for c in cells) and not all(_year_like(c) for c in cells):
-        if following and all(
-            sum(1 for c in r if _looks_numeric(c)) >= 0.5 * _nonempty(r) for r in following
-        ):
+        if following and all(sum(1 for c in r if _looks_numeric(c)) >= 0.5 * _nonempty(r) for r in following):
             return None, start  # a numeric first row followed by numeric rows: data, not a header
     if _fits_the_data(rows[start], following):
         return None, start  # the first row is typed like the rows below it (1,alpha,0.5): data
@@ -294,7 +306,8 @@ def _fits_the_data(first: Sequence[Any], following: Sequence[Sequence[Any]]) -> 
 
 
 #: words a column is named with; a first-row cell made of them only is a header, whatever lies below
-HEADER_WORDS = frozenset("""
+HEADER_WORDS = frozenset(
+    """
 name names id ids idx index key code codes label labels title type types kind category categories class group
 description desc note notes comment comments remark remarks source sources reference references ref status
 value values count counts number total amount score rank level unit units
@@ -303,7 +316,8 @@ gene genes symbol symbols protein proteins peptide peptides sample samples patie
 sequence feature features variable variables item items entry entries field fields sheet sheets
 country countries state states city cities region regions site sites location address county province
 species family genus organism
-""".split())
+""".split()
+)
 
 
 def _words(s: str) -> list[str]:
@@ -315,7 +329,17 @@ def shape(s: str) -> str:
     (``BRD8`` -> ``A9``, ``C3L-00006`` -> ``A9A-9``, ``Gene`` -> ``Aa``)."""
     out: list[str] = []
     for ch in s.strip():
-        k = "A" if ch.isupper() else "a" if ch.islower() else "9" if ch.isdigit() else " " if ch.isspace() else ch
+        k = (
+            "A"
+            if ch.isupper()
+            else "a"
+            if ch.islower()
+            else "9"
+            if ch.isdigit()
+            else " "
+            if ch.isspace()
+            else ch
+        )
         if not out or out[-1] != k:
             out.append(k)
     return "".join(out)
@@ -364,7 +388,9 @@ def describe_columns(
     else:
         # text rows (csv): pad short rows once, then transpose at C speed
         padded = [r if len(r) >= width else list(r) + [""] * (width - len(r)) for r in data]
-        columns = [list(c) for c in zip(*padded, strict=False)][:width] if padded else [[] for _ in range(width)]
+        columns = (
+            [list(c) for c in zip(*padded, strict=False)][:width] if padded else [[] for _ in range(width)]
+        )
         while len(columns) < width:
             columns.append([""] * len(data))
     for j, name in enumerate(names):

@@ -54,14 +54,20 @@ def answer_options(options: ModelOptions) -> dict[str, Any]:
 def _canonical(obj: Any) -> bytes:
     """The key's bytes: the value sanitised first (:func:`~kramabench.contracts.values.jsonable`), so that no text
     a model or a task wrote (a lone surrogate) makes the key fail."""
-    return json.dumps(jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return json.dumps(jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
 
 
-def cache_key(provider: str, model: str, base_url: str | None, messages: list[ChatMessage],
-              options: ModelOptions) -> str:
+def cache_key(
+    provider: str, model: str, base_url: str | None, messages: list[ChatMessage], options: ModelOptions
+) -> str:
     payload = {
-        "provider": provider, "model": model, "base_url": (base_url or "").rstrip("/"),
-        "messages": [m.model_dump() for m in messages], "options": answer_options(options),
+        "provider": provider,
+        "model": model,
+        "base_url": (base_url or "").rstrip("/"),
+        "messages": [m.model_dump() for m in messages],
+        "options": answer_options(options),
     }
     return hashlib.sha256(_canonical(payload)).hexdigest()
 
@@ -112,7 +118,10 @@ class ResponseCache:
                 "INSERT OR REPLACE INTO responses (key, provider, model, created_at, completion) VALUES (?,?,?,?,?)",
                 (key, provider, model, time.time(), completion.model_dump_json()),
             )
-        except (sqlite3.Error, ValueError) as exc:  # a full disk must not fail the call that already succeeded
+        except (
+            sqlite3.Error,
+            ValueError,
+        ) as exc:  # a full disk must not fail the call that already succeeded
             logger.warning("response cache %s: write failed (%s)", self.path, exc)
 
     def __len__(self) -> int:

@@ -46,10 +46,19 @@ class CostSummary(BaseModel):
                 self.cost_usd += item.cost_usd
 
     def merge(self, other: CostSummary) -> None:
-        for f in ("calls", "cached_calls", "failed_calls", "unpriced_calls", "prompt_tokens", "completion_tokens"):
+        for f in (
+            "calls",
+            "cached_calls",
+            "failed_calls",
+            "unpriced_calls",
+            "prompt_tokens",
+            "completion_tokens",
+        ):
             setattr(self, f, getattr(self, f) + getattr(other, f))
         self.cost_usd_known += other.cost_usd_known
-        self.cost_usd = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        self.cost_usd = (
+            None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        )
 
 
 def summarize(items: Iterable[Completion | CallRecord]) -> CostSummary:
@@ -89,8 +98,15 @@ def system_usage(completions: Iterable[Completion], wall_s: float = 0.0):  # -> 
     from kramabench.contracts.system import SystemUsage
 
     s = summarize(completions)
-    return SystemUsage(prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens, cost_usd=s.cost_usd,
-                       model_calls=s.calls, cache_hits=s.cached_calls, wall_s=wall_s, unpriced_calls=s.unpriced_calls)
+    return SystemUsage(
+        prompt_tokens=s.prompt_tokens,
+        completion_tokens=s.completion_tokens,
+        cost_usd=s.cost_usd,
+        model_calls=s.calls,
+        cache_hits=s.cached_calls,
+        wall_s=wall_s,
+        unpriced_calls=s.unpriced_calls,
+    )
 
 
 __all__ = ["CostSummary", "RunCosts", "summarize", "summarize_calls", "summarize_run", "system_usage"]

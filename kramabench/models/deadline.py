@@ -61,6 +61,7 @@ def _watched_class(base: type) -> type:
     with _classes_lock:
         cls = _stream_classes.get(base)
         if cls is None:
+
             def __init__(self: Any, inner: Any, watch: _Watch) -> None:
                 self._inner, self._w = inner, watch
 
@@ -71,8 +72,10 @@ def _watched_class(base: type) -> type:
                     if w.abandoned.is_set():
                         raise _Cut("the caller gave up on this attempt")
                     if w.seen > w.max_bytes:
-                        raise ReplyTooLarge(f"the reply is larger than {w.max_bytes / (1 << 20):g} MiB; it was not "
-                                            "read further")
+                        raise ReplyTooLarge(
+                            f"the reply is larger than {w.max_bytes / (1 << 20):g} MiB; it was not "
+                            "read further"
+                        )
                     if time.monotonic() > w.deadline:
                         raise _Cut("past the attempt's deadline")
                     yield chunk
@@ -151,5 +154,12 @@ def cause_of(exc: BaseException) -> BaseException | None:
     return None
 
 
-__all__ = ["MAX_REPLY_BYTES", "DeadlineExceeded", "ReplyTooLarge", "bounded", "cause_of", "http_client",
-           "response_hook"]
+__all__ = [
+    "MAX_REPLY_BYTES",
+    "DeadlineExceeded",
+    "ReplyTooLarge",
+    "bounded",
+    "cause_of",
+    "http_client",
+    "response_hook",
+]

@@ -34,12 +34,18 @@ class ModelId(NamedTuple):
         if isinstance(model_id, ModelId):
             return model_id
         if model_id is not None and not isinstance(model_id, str):
-            raise ModelError("bad_request", f"bad model id {model_id!r}: a string <provider>/<model> is expected, "
-                                            f"not {type(model_id).__name__}")
+            raise ModelError(
+                "bad_request",
+                f"bad model id {model_id!r}: a string <provider>/<model> is expected, "
+                f"not {type(model_id).__name__}",
+            )
         provider, sep, rest = (model_id or "").strip().partition("/")
         if not sep or not provider or not rest:
-            raise ModelError("bad_request", f"bad model id {model_id!r}: expected <provider>/<model>, e.g. "
-                                            f"openai/gpt-4o (providers: {_known_providers()})")
+            raise ModelError(
+                "bad_request",
+                f"bad model id {model_id!r}: expected <provider>/<model>, e.g. "
+                f"openai/gpt-4o (providers: {_known_providers()})",
+            )
         return cls(provider, rest)
 
     def __str__(self) -> str:
@@ -87,8 +93,11 @@ def split_compatible(rest: str) -> tuple[str, str]:
     """``"<model>@<base_url>"`` -> (model, base_url) of an ``openai-compatible`` id; no URL is an error."""
     model, url = _split_url(rest)
     if url is None:
-        raise ModelError("bad_request", f"{COMPATIBLE}/{rest}: expected {COMPATIBLE}/<model>@<base_url>, "
-                                        f"e.g. {COMPATIBLE}/Qwen2.5-Coder-32B@http://localhost:8000/v1")
+        raise ModelError(
+            "bad_request",
+            f"{COMPATIBLE}/{rest}: expected {COMPATIBLE}/<model>@<base_url>, "
+            f"e.g. {COMPATIBLE}/Qwen2.5-Coder-32B@http://localhost:8000/v1",
+        )
     return model, url
 
 
@@ -96,7 +105,7 @@ def _split_url(rest: str) -> tuple[str, str | None]:
     ats = [m.start() for m in re.finditer(r"@(?=https?://)", rest)]
     if not ats or ats[-1] == 0:
         return rest, None
-    return rest[: ats[-1]], rest[ats[-1] + 1:]
+    return rest[: ats[-1]], rest[ats[-1] + 1 :]
 
 
 def _known_providers() -> str:

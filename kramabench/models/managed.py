@@ -47,8 +47,15 @@ class ManagedModel:
     Thread-safe when the backend is.
     """
 
-    def __init__(self, backend: Model, model_id: str, *, cache: ResponseCache | None = None,
-                 cache_policy: bool | None = None, timeout_s: float | None = None) -> None:
+    def __init__(
+        self,
+        backend: Model,
+        model_id: str,
+        *,
+        cache: ResponseCache | None = None,
+        cache_policy: bool | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
         self.backend = backend
         self.id = model_id
         mid = ModelId.parse(model_id)
@@ -73,8 +80,9 @@ class ManagedModel:
             return False
         return self.cache_policy is True or options.temperature == 0
 
-    def complete(self, messages: Sequence[ChatMessage | dict[str, Any]],
-                 options: ModelOptions | None = None) -> Completion:
+    def complete(
+        self, messages: Sequence[ChatMessage | dict[str, Any]], options: ModelOptions | None = None
+    ) -> Completion:
         options = options or ModelOptions()
         if interrupt.requested():  # the process is stopping: no new request, whatever the provider
             interrupt.mark_here()
@@ -98,8 +106,14 @@ class ManagedModel:
                 key = cache_key(self.provider, self.model, self.base_url, msgs, options)
                 hit = self.cache.get(key)
                 if hit is not None:
-                    completion = hit.model_copy(update={
-                        "cached": True, "cost_usd": 0.0, "attempts": 0, "latency_s": time.monotonic() - t0})
+                    completion = hit.model_copy(
+                        update={
+                            "cached": True,
+                            "cost_usd": 0.0,
+                            "attempts": 0,
+                            "latency_s": time.monotonic() - t0,
+                        }
+                    )
             if completion is None:
                 with _calling(CallInfo(sc.task_key if sc else None, index, digest)):
                     completion = _capped(self.backend.complete(msgs, options))
@@ -115,26 +129,55 @@ class ManagedModel:
         self._record(sc, index, digest, msgs, options, started, t0, completion, None)
         return completion
 
-    def _record(self, sc: Any, index: int | None, digest: str, msgs: list[ChatMessage], options: ModelOptions,
-                started: datetime, t0: float, completion: Completion | None, error: ModelError | None) -> None:
+    def _record(
+        self,
+        sc: Any,
+        index: int | None,
+        digest: str,
+        msgs: list[ChatMessage],
+        options: ModelOptions,
+        started: datetime,
+        t0: float,
+        completion: Completion | None,
+        error: ModelError | None,
+    ) -> None:
         if sc is None or sc.recorder is None or index is None:
             return
         rec = CallRecord(
-            task_key=sc.task_key, call_index=index, request_hash=digest, model_id=self.id,
-            provider=self.provider, model=self.model, base_url=self.base_url, messages=msgs,
-            options=options.model_dump(), started_at=started,
+            task_key=sc.task_key,
+            call_index=index,
+            request_hash=digest,
+            model_id=self.id,
+            provider=self.provider,
+            model=self.model,
+            base_url=self.base_url,
+            messages=msgs,
+            options=options.model_dump(),
+            started_at=started,
             latency_s=completion.latency_s if completion else time.monotonic() - t0,
         )
         if completion is not None:
-            rec = rec.model_copy(update={
-                "text": completion.text, "usage": completion.usage, "cost_usd": completion.cost_usd,
-                "finish_reason": completion.finish_reason, "response_model": completion.model,
-                "cached": completion.cached, "attempts": completion.attempts,
-                "failed_attempts": completion.failed_attempts, "cut_from_chars": completion.cut_from_chars})
+            rec = rec.model_copy(
+                update={
+                    "text": completion.text,
+                    "usage": completion.usage,
+                    "cost_usd": completion.cost_usd,
+                    "finish_reason": completion.finish_reason,
+                    "response_model": completion.model,
+                    "cached": completion.cached,
+                    "attempts": completion.attempts,
+                    "failed_attempts": completion.failed_attempts,
+                    "cut_from_chars": completion.cut_from_chars,
+                }
+            )
         if error is not None:
-            rec = rec.model_copy(update={"attempts": error.attempts, "failed_attempts": error.failed_attempts,
-                                         "error": CallErrorInfo(kind=error.kind, message=error.message,
-                                                                attempts=error.attempts)})
+            rec = rec.model_copy(
+                update={
+                    "attempts": error.attempts,
+                    "failed_attempts": error.failed_attempts,
+                    "error": CallErrorInfo(kind=error.kind, message=error.message, attempts=error.attempts),
+                }
+            )
         try:
             sc.recorder.write(rec)
         except Exception:  # recording must never turn a good answer into a failure
@@ -146,8 +189,9 @@ def _capped(completion: Completion) -> Completion:
     if not isinstance(completion, Completion) or len(completion.text) <= MAX_REPLY_CHARS:
         return completion
     logger.warning("a reply of %d characters was cut to the first %d", len(completion.text), MAX_REPLY_CHARS)
-    return completion.model_copy(update={"text": completion.text[:MAX_REPLY_CHARS],
-                                         "cut_from_chars": len(completion.text)})
+    return completion.model_copy(
+        update={"text": completion.text[:MAX_REPLY_CHARS], "cut_from_chars": len(completion.text)}
+    )
 
 
 __all__ = ["ManagedModel"]

@@ -56,11 +56,15 @@ class PricingTable:
             for model, entry in (block.get("models") or {}).items():
                 try:
                     prices[(provider, model)] = Price(
-                        input_per_m=entry["input"], output_per_m=entry["output"],
-                        as_of=entry.get("as_of", default_date), source=entry.get("source", source),
+                        input_per_m=entry["input"],
+                        output_per_m=entry["output"],
+                        as_of=entry.get("as_of", default_date),
+                        source=entry.get("source", source),
                     )
                 except (KeyError, TypeError, ValueError) as exc:
-                    raise ValueError(f"pricing table {path}: {provider}/{model}: bad entry {entry!r}: {exc}") from exc
+                    raise ValueError(
+                        f"pricing table {path}: {provider}/{model}: bad entry {entry!r}: {exc}"
+                    ) from exc
         return cls(prices)
 
     def items(self) -> list[tuple[tuple[str, str], Price]]:

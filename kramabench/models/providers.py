@@ -44,8 +44,11 @@ logger = logging.getLogger(__name__)
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 TOGETHER_DEFAULT_URL = "https://api.together.ai"
 
-KEY_ENV = {"openai": "OPENAI_API_KEY", "together": "TOGETHER_API_KEY",
-           "openai-compatible": "OPENAI_COMPATIBLE_API_KEY"}
+KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "together": "TOGETHER_API_KEY",
+    "openai-compatible": "OPENAI_COMPATIBLE_API_KEY",
+}
 BASE_URL_ENV = {"openai": "OPENAI_BASE_URL", "together": "TOGETHER_BASE_URL"}
 
 
@@ -70,12 +73,19 @@ class ProviderOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     api_key: SecretStr | None = Field(None, description="else from OPENAI_API_KEY / TOGETHER_API_KEY")
-    base_url: str | None = Field(None, description="else OPENAI_BASE_URL / TOGETHER_BASE_URL, else the provider's")
-    concurrency: int | None = Field(None, ge=1, description="limit of concurrent calls to this endpoint (shared)")
+    base_url: str | None = Field(
+        None, description="else OPENAI_BASE_URL / TOGETHER_BASE_URL, else the provider's"
+    )
+    concurrency: int | None = Field(
+        None, ge=1, description="limit of concurrent calls to this endpoint (shared)"
+    )
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     price: Price | None = Field(None, description="overrides the pricing table for this model")
-    stream: bool = Field(False, description="receive each reply as server-sent events (for a gateway that drops a "
-                         "connection silent for long); the deadline, the size bound and the result are the same")
+    stream: bool = Field(
+        False,
+        description="receive each reply as server-sent events (for a gateway that drops a "
+        "connection silent for long); the deadline, the size bound and the result are the same",
+    )
 
 
 _REASONING = re.compile(r"^(o\d|gpt-5)")
@@ -90,7 +100,9 @@ class ChatBackend:
 
     cacheable = True
 
-    def __init__(self, provider: str, model: str, options: ProviderOptions, *, base_url: str | None = None) -> None:
+    def __init__(
+        self, provider: str, model: str, options: ProviderOptions, *, base_url: str | None = None
+    ) -> None:
         if not model:
             raise ModelError("bad_request", f"no model name in model id {provider}/")
         self.provider = provider
@@ -106,14 +118,18 @@ class ChatBackend:
             if provider == "openai-compatible":
                 key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) usually take any key
             else:
-                raise ModelError("missing_key", f"{env} is not set: export {env}=... (or pass api_key=) "
-                                                f"to use {provider}/{model}")
+                raise ModelError(
+                    "missing_key",
+                    f"{env} is not set: export {env}=... (or pass api_key=) to use {provider}/{model}",
+                )
         url = options.base_url or base_url
         if not url and provider in BASE_URL_ENV:
             url = os.environ.get(BASE_URL_ENV[provider], "").strip() or None
         if provider == "openai-compatible" and not url:
-            raise ModelError("bad_request", f"openai-compatible/{model}: no base URL; use the id "
-                                            "openai-compatible/<model>@<base_url>")
+            raise ModelError(
+                "bad_request",
+                f"openai-compatible/{model}: no base URL; use the id openai-compatible/<model>@<base_url>",
+            )
         self.base_url = (url or default_base_url(provider) or "").rstrip("/")
         self.id = f"{provider}/{model}" + (f"@{self.base_url}" if provider == "openai-compatible" else "")
         self._client = self._make_client(key, url)
@@ -121,8 +137,11 @@ class ChatBackend:
         if options.concurrency is not None:
             self.limiter.limit = options.concurrency
         if provider != "openai-compatible" and self.price is None and price_for(provider, model) is None:
-            logger.warning("%s: no price in the pricing table; its cost will be reported as unknown (None). "
-                           "Pass price={'input_per_m': .., 'output_per_m': ..} to set one.", self.id)
+            logger.warning(
+                "%s: no price in the pricing table; its cost will be reported as unknown (None). "
+                "Pass price={'input_per_m': .., 'output_per_m': ..} to set one.",
+                self.id,
+            )
         self._warned_temperature = False
         self._warn_lock = threading.Lock()
 
@@ -130,15 +149,22 @@ class ChatBackend:
         if self.provider == "together":
             import together
 
-            kwargs: dict[str, Any] = {"api_key": key, "max_retries": 0,
-                                      "http_client": deadline.http_client(together.DefaultHttpxClient)}
+            kwargs: dict[str, Any] = {
+                "api_key": key,
+                "max_retries": 0,
+                "http_client": deadline.http_client(together.DefaultHttpxClient),
+            }
             if url:
                 # the together client appends /v1/chat/completions to its base URL
                 kwargs["base_url"] = re.sub(r"/v1/?$", "", url.rstrip("/"))
             return together.Together(**kwargs)
         import openai
 
-        kwargs = {"api_key": key, "max_retries": 0, "http_client": deadline.http_client(openai.DefaultHttpxClient)}
+        kwargs = {
+            "api_key": key,
+            "max_retries": 0,
+            "http_client": deadline.http_client(openai.DefaultHttpxClient),
+        }
         if url:
             kwargs["base_url"] = url
         return openai.OpenAI(**kwargs)
@@ -153,20 +179,26 @@ class ChatBackend:
         Never retried: an unreachable URL is one line, not N retries per task."""
         try:
             if self.provider == "openai":
-                deadline.bounded(lambda: self._client.models.retrieve(self.model, timeout=timeout_s), timeout_s)
+                deadline.bounded(
+                    lambda: self._client.models.retrieve(self.model, timeout=timeout_s), timeout_s
+                )
             else:
                 deadline.bounded(lambda: self._client.models.list(timeout=timeout_s), timeout_s)
         except Exception as exc:  # classified below
             kind, message, _ = classify(exc)
             if kind == "not_found" and self.provider != "openai":
-                logger.debug("%s: %s/models is not served (%s); no preflight", self.id, self.base_url, message)
+                logger.debug(
+                    "%s: %s/models is not served (%s); no preflight", self.id, self.base_url, message
+                )
                 return
             if kind == "not_found":
                 message = f"no model {self.model!r} at {self.base_url} ({message})"
             elif kind in ("connection", "timeout"):
                 message = f"cannot reach {self.base_url}: {message}"
             elif kind == "auth":
-                message = f"the key was refused by {self.base_url} ({message}); check {KEY_ENV[self.provider]}"
+                message = (
+                    f"the key was refused by {self.base_url} ({message}); check {KEY_ENV[self.provider]}"
+                )
             raise ModelError(kind, f"{self.id}: {message}") from exc
 
     # -- one request --------------------------------------------------------------------------------
@@ -179,12 +211,17 @@ class ChatBackend:
                 with self._warn_lock:
                     if not self._warned_temperature:
                         self._warned_temperature = True
-                        logger.info("%s: temperature %s not sent (the model accepts only its default)",
-                                    self.id, options.temperature)
+                        logger.info(
+                            "%s: temperature %s not sent (the model accepts only its default)",
+                            self.id,
+                            options.temperature,
+                        )
         else:
             params["temperature"] = options.temperature
         if options.max_tokens is not None:
-            params["max_completion_tokens" if self.provider == "openai" else "max_tokens"] = options.max_tokens
+            params["max_completion_tokens" if self.provider == "openai" else "max_tokens"] = (
+                options.max_tokens
+            )
         if options.seed is not None:
             params["seed"] = options.seed
         if options.response_format_json:
@@ -197,11 +234,14 @@ class ChatBackend:
         limit = options.timeout_s or DEFAULT_TIMEOUT_S
         left = _left_or_none(self.id)
         seconds = limit if left is None else min(limit, left)
+
         def request() -> Completion:
             if not self.options.stream:
                 return self._parse(self._client.chat.completions.create(**params, timeout=seconds))
             extra = {} if self.provider == "together" else {"stream_options": {"include_usage": True}}
-            return self._collect(self._client.chat.completions.create(**params, stream=True, timeout=seconds, **extra))
+            return self._collect(
+                self._client.chat.completions.create(**params, stream=True, timeout=seconds, **extra)
+            )
 
         try:  # the whole reply (every event of a stream) within the deadline
             return deadline.bounded(request, seconds, what=self.id)
@@ -229,9 +269,13 @@ class ChatBackend:
         pt, ct = getattr(raw_usage, "prompt_tokens", None), getattr(raw_usage, "completion_tokens", None)
         if pt is not None or ct is not None:
             usage = Usage(prompt_tokens=int(pt or 0), completion_tokens=int(ct or 0))
-        return Completion(text="".join(parts), usage=usage or Usage(),
-                          cost_usd=cost_usd(self.provider, self.model, usage, self.price),
-                          model=model or self.model, finish_reason=finish)
+        return Completion(
+            text="".join(parts),
+            usage=usage or Usage(),
+            cost_usd=cost_usd(self.provider, self.model, usage, self.price),
+            model=model or self.model,
+            finish_reason=finish,
+        )
 
     def _parse(self, resp: Any) -> Completion:
         choices = getattr(resp, "choices", None)
@@ -267,7 +311,8 @@ class ChatBackend:
         if pt is not None or ct is not None:  # no counts at all: usage (and so cost) unknown, never 0
             usage = Usage(prompt_tokens=int(pt or 0), completion_tokens=int(ct or 0))
         return Completion(
-            text=text, usage=usage or Usage(),
+            text=text,
+            usage=usage or Usage(),
             cost_usd=cost_usd(self.provider, self.model, usage, self.price),
             model=getattr(resp, "model", None) or self.model,
             finish_reason=finish,
@@ -290,34 +335,65 @@ class ChatBackend:
                     completion = self._attempt(params, options)
                 except interrupt.Interrupted as exc:
                     interrupt.mark_here()
-                    raise ModelError("interrupted", f"{self.id}: the call was abandoned: {interrupt.reason()}",
-                                     attempts=attempt, failed_attempts=failed) from exc
+                    raise ModelError(
+                        "interrupted",
+                        f"{self.id}: the call was abandoned: {interrupt.reason()}",
+                        attempts=attempt,
+                        failed_attempts=failed,
+                    ) from exc
                 except Exception as exc:  # classified below; never escapes unclassified
                     kind, message, retry_after = classify(exc)
                     cause: BaseException = exc
                 else:
                     if completion.finish_reason == "length":
                         logger.info("%s: answer truncated (finish_reason=length)", self.id)
-                    return completion.model_copy(update={"latency_s": time.monotonic() - t0, "attempts": attempt,
-                                                         "failed_attempts": failed})
+                    return completion.model_copy(
+                        update={
+                            "latency_s": time.monotonic() - t0,
+                            "attempts": attempt,
+                            "failed_attempts": failed,
+                        }
+                    )
             tried = f"after {attempt} attempt{'s' if attempt > 1 else ''}"
             if kind not in self.retry.retry_on or attempt >= options.max_attempts:
-                raise ModelError(kind, f"{self.id}: {message} ({tried})", attempts=attempt,
-                                 failed_attempts=failed) from cause
-            failed.append(AttemptFailure(attempt=attempt, kind=kind, message=message,
-                                         elapsed_s=round(time.monotonic() - t_attempt, 3)))
+                raise ModelError(
+                    kind, f"{self.id}: {message} ({tried})", attempts=attempt, failed_attempts=failed
+                ) from cause
+            failed.append(
+                AttemptFailure(
+                    attempt=attempt,
+                    kind=kind,
+                    message=message,
+                    elapsed_s=round(time.monotonic() - t_attempt, 3),
+                )
+            )
             delay = self.retry.delay(attempt, retry_after)
             left = _left_or_none(self.id)
             if left is not None and left <= delay:
-                raise ModelError(kind, f"{self.id}: {message} ({tried}; the task's model-time budget leaves no time "
-                                       "for another)", attempts=attempt, failed_attempts=failed[:-1]) from cause
-            logger.warning("%s: %s: %s; attempt %d/%d, retrying in %.2fs", self.id, kind, message, attempt,
-                           options.max_attempts, delay)
+                raise ModelError(
+                    kind,
+                    f"{self.id}: {message} ({tried}; the task's model-time budget leaves no time "
+                    "for another)",
+                    attempts=attempt,
+                    failed_attempts=failed[:-1],
+                ) from cause
+            logger.warning(
+                "%s: %s: %s; attempt %d/%d, retrying in %.2fs",
+                self.id,
+                kind,
+                message,
+                attempt,
+                options.max_attempts,
+                delay,
+            )
             if interrupt.wait(delay):
                 interrupt.mark_here()
-                raise ModelError("interrupted", f"{self.id}: {message} ({tried}); not tried again: "
-                                                f"{interrupt.reason()}", attempts=attempt,
-                                 failed_attempts=failed[:-1]) from cause
+                raise ModelError(
+                    "interrupted",
+                    f"{self.id}: {message} ({tried}); not tried again: {interrupt.reason()}",
+                    attempts=attempt,
+                    failed_attempts=failed[:-1],
+                ) from cause
 
 
 class _BadResponse(Exception):
@@ -386,4 +462,12 @@ def classify(exc: BaseException) -> tuple[ModelErrorKind, str, float | None]:
     return "other", f"{type(exc).__name__}: {exc}", None
 
 
-__all__ = ["BASE_URL_ENV", "ChatBackend", "KEY_ENV", "ProviderOptions", "classify", "default_base_url", "set_concurrency_limit"]
+__all__ = [
+    "BASE_URL_ENV",
+    "ChatBackend",
+    "KEY_ENV",
+    "ProviderOptions",
+    "classify",
+    "default_base_url",
+    "set_concurrency_limit",
+]

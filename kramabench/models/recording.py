@@ -73,7 +73,9 @@ class CallErrorInfo(BaseModel):
 class CallRecord(BaseModel):
     """One model call as stored in ``calls.jsonl``."""
 
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
+    model_config = ConfigDict(
+        extra="forbid", protected_namespaces=()
+    )  # model_* fields (pydantic < 2.10 warned)
 
     task_key: str
     call_index: int
@@ -95,7 +97,9 @@ class CallRecord(BaseModel):
     failed_attempts: list[AttemptFailure] = Field(
         default_factory=list, description="attempts that failed and were tried again (a timeout, a 429, ...)"
     )
-    cut_from_chars: int | None = Field(None, description="the reply was this long; `text` holds its first part")
+    cut_from_chars: int | None = Field(
+        None, description="the reply was this long; `text` holds its first part"
+    )
     error: CallErrorInfo | None = None
     started_at: datetime
 
@@ -153,23 +157,40 @@ def call_line(record: CallRecord) -> str:
     try:
         cleaned = clean_model(record)
         line = cleaned.model_dump_json() + "\n"
-        logger.warning("call %s #%s: its values were sanitised to be written (%s)", cleaned.task_key,
-                       cleaned.call_index, why)
+        logger.warning(
+            "call %s #%s: its values were sanitised to be written (%s)",
+            cleaned.task_key,
+            cleaned.call_index,
+            why,
+        )
         return line
     except _UNWRITABLE as e:
         why = f"{why}; sanitised: {type(e).__name__}: {(str(e).splitlines() or [''])[0]}"[:1000]
+
     def text(v: object) -> str:
         return clean_text(v if isinstance(v, str) else repr(v))[:1000]
 
     started = record.started_at if isinstance(record.started_at, datetime) else datetime.now(timezone.utc)
     index = record.call_index if isinstance(record.call_index, int) else -1
     bare = CallRecord(
-        task_key=text(record.task_key), call_index=index, request_hash=text(record.request_hash),
-        model_id=text(record.model_id), provider=text(record.provider), model=text(record.model), messages=[],
-        options={}, started_at=started,
-        error=CallErrorInfo(kind="other", message=f"the call could not be recorded ({clean_text(why)}); its "
-                            "messages and reply are left out"))
-    logger.warning("call %s #%s: %s", bare.task_key, bare.call_index, bare.error.message if bare.error else why)
+        task_key=text(record.task_key),
+        call_index=index,
+        request_hash=text(record.request_hash),
+        model_id=text(record.model_id),
+        provider=text(record.provider),
+        model=text(record.model),
+        messages=[],
+        options={},
+        started_at=started,
+        error=CallErrorInfo(
+            kind="other",
+            message=f"the call could not be recorded ({clean_text(why)}); its "
+            "messages and reply are left out",
+        ),
+    )
+    logger.warning(
+        "call %s #%s: %s", bare.task_key, bare.call_index, bare.error.message if bare.error else why
+    )
     return bare.model_dump_json() + "\n"
 
 
@@ -199,7 +220,9 @@ class CallScope:
         return self._next
 
 
-_scope: contextvars.ContextVar[CallScope | None] = contextvars.ContextVar("kramabench_call_scope", default=None)
+_scope: contextvars.ContextVar[CallScope | None] = contextvars.ContextVar(
+    "kramabench_call_scope", default=None
+)
 
 
 @contextmanager
@@ -228,7 +251,9 @@ class CallInfo:
     request_hash: str
 
 
-_call: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar("kramabench_current_call", default=None)
+_call: contextvars.ContextVar[CallInfo | None] = contextvars.ContextVar(
+    "kramabench_current_call", default=None
+)
 
 
 def current_call() -> CallInfo | None:
@@ -257,8 +282,12 @@ def load_calls(run_dir: Path | str, filename: str = CALLS_FILE) -> list[CallReco
     with open_regular(path, what="calls file") as fh:  # streamed; a FIFO or a device: FileRefused, one line
         for n, line, ended in iter_lines(fh, max_line=MAX_CALL_LINE):
             if isinstance(line, LongLine):
-                logger.warning("%s:%d: a line of %s, longer than a call record may be; skipped", path, n,
-                               human_size(line.size))
+                logger.warning(
+                    "%s:%d: a line of %s, longer than a call record may be; skipped",
+                    path,
+                    n,
+                    human_size(line.size),
+                )
                 bad.append(n)
                 continue
             if not line.strip():
@@ -274,14 +303,28 @@ def load_calls(run_dir: Path | str, filename: str = CALLS_FILE) -> list[CallReco
     if bad:
         # e.g. a torn line an older version glued the next call onto: those calls are not replayed (the tasks
         # that made them get a replay_mismatch), every other call is
-        logger.warning("%s: %d line(s) are not call records and are skipped (lines %s)", path, len(bad),
-                       ", ".join(map(str, bad[:10])))
+        logger.warning(
+            "%s: %d line(s) are not call records and are skipped (lines %s)",
+            path,
+            len(bad),
+            ", ".join(map(str, bad[:10])),
+        )
     if bad and not out:
         raise ValueError(f"{path}: no line is a call record (lines {', '.join(map(str, bad[:5]))} are not)")
     return out
 
 
 __all__ = [
-    "CALLS_FILE", "CallErrorInfo", "CallInfo", "CallRecord", "CallRecorder", "CallScope", "call_line", "current_call",
-    "current_scope", "load_calls", "request_hash", "scope",
+    "CALLS_FILE",
+    "CallErrorInfo",
+    "CallInfo",
+    "CallRecord",
+    "CallRecorder",
+    "CallScope",
+    "call_line",
+    "current_call",
+    "current_scope",
+    "load_calls",
+    "request_hash",
+    "scope",
 ]

@@ -78,8 +78,14 @@ openai_compatible_provider = _http_factory("openai-compatible")
 replay_provider = _replay_factory
 
 
-def get_model(model_id: str, *, cache: bool | None = None, cache_dir: str | Path | None = None,
-              timeout_s: float | None = None, **options: Any) -> ManagedModel:
+def get_model(
+    model_id: str,
+    *,
+    cache: bool | None = None,
+    cache_dir: str | Path | None = None,
+    timeout_s: float | None = None,
+    **options: Any,
+) -> ManagedModel:
     """Make the model of an id; fails at once (``ModelError``) on a missing key or a bad id/option.
 
     ``cache``: None = cache calls at temperature 0 (default), True = all calls, False = none (the CLI's
@@ -100,8 +106,10 @@ def get_model(model_id: str, *, cache: bool | None = None, cache_dir: str | Path
     if factory is None:
         same = [p for p in providers() if p.lower() == provider.lower()]
         hint = f" (did you mean {same[0]!r}? provider names are case-sensitive)" if same else ""
-        raise ModelError("bad_request", f"unknown model provider {provider!r} in {model_id!r}{hint}; "
-                                        f"known: {', '.join(providers())}")
+        raise ModelError(
+            "bad_request",
+            f"unknown model provider {provider!r} in {model_id!r}{hint}; known: {', '.join(providers())}",
+        )
     try:
         backend = factory(rest, **options)
     except ValidationError as exc:
@@ -115,11 +123,21 @@ def get_model(model_id: str, *, cache: bool | None = None, cache_dir: str | Path
             store = open_cache(cache_dir)
         except Exception as exc:  # an unusable cache folder: run without a cache, say so
             logger.warning("response cache unavailable (%s); continuing without it", exc)
-    return ManagedModel(backend, getattr(backend, "id", None) or str(mid), cache=store, cache_policy=cache,
-                        timeout_s=timeout_s)
+    return ManagedModel(
+        backend,
+        getattr(backend, "id", None) or str(mid),
+        cache=store,
+        cache_policy=cache,
+        timeout_s=timeout_s,
+    )
 
 
 __all__ = [
-    "ENTRY_POINT_GROUP", "ProviderFactory", "get_model", "parse_model_id", "providers", "register_provider",
+    "ENTRY_POINT_GROUP",
+    "ProviderFactory",
+    "get_model",
+    "parse_model_id",
+    "providers",
+    "register_provider",
     "split_compatible",
 ]

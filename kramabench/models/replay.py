@@ -79,8 +79,11 @@ class ReplayBackend:
         options = options or ModelOptions()
         call = current_call()
         if call is None or call.task_key is None or call.call_index is None:
-            raise ModelError("replay_mismatch", f"{self.name}: a replayed call must be made inside "
-                                                "kramabench.models.recording.scope(task_key)")
+            raise ModelError(
+                "replay_mismatch",
+                f"{self.name}: a replayed call must be made inside "
+                "kramabench.models.recording.scope(task_key)",
+            )
         rec = self._calls.get((call.task_key, call.call_index))
         scope = current_scope()
         # the task's key is opaque (the system must not learn which task it solves): the runner, which knows,
@@ -88,25 +91,40 @@ class ReplayBackend:
         where = f"{self.name}: task {call.task_key!r} call #{call.call_index}"
         if rec is None:
             n = sum(1 for (k, _) in self._calls if k == call.task_key)
-            raise ModelError("replay_mismatch", f"{where}: not recorded (the recording has {n} call(s) for this "
-                                                "task)")
+            raise ModelError(
+                "replay_mismatch", f"{where}: not recorded (the recording has {n} call(s) for this task)"
+            )
         digest = call.request_hash or request_hash(messages, options)
         note = None
         if digest != rec.request_hash and not self.ignore_mismatch:
             seen = None if self.strict else observation_difference(rec, messages, options)
             if seen is None:
-                raise ModelError("replay_mismatch", f"{where}: the request differs from the recorded one: "
-                                                    f"{_first_difference(rec, messages, options)} "
-                                                    "(pass ignore_mismatch=True to serve it anyway)")
+                raise ModelError(
+                    "replay_mismatch",
+                    f"{where}: the request differs from the recorded one: "
+                    f"{_first_difference(rec, messages, options)} "
+                    "(pass ignore_mismatch=True to serve it anyway)",
+                )
             note = f"call #{call.call_index}: served although {seen}"
             if scope is not None:
                 scope.add_note(note)
         if rec.error is not None:
-            raise ModelError(rec.error.kind, f"(replayed) {rec.error.message}",  # type: ignore[arg-type]
-                             attempts=rec.error.attempts)
-        return Completion(text=rec.text or "", usage=rec.usage, cost_usd=0.0, latency_s=0.0,
-                          model=rec.response_model or rec.model, finish_reason=rec.finish_reason,
-                          cached=False, attempts=0, replay_note=note)
+            raise ModelError(
+                rec.error.kind,
+                f"(replayed) {rec.error.message}",  # type: ignore[arg-type]
+                attempts=rec.error.attempts,
+            )
+        return Completion(
+            text=rec.text or "",
+            usage=rec.usage,
+            cost_usd=0.0,
+            latency_s=0.0,
+            model=rec.response_model or rec.model,
+            finish_reason=rec.finish_reason,
+            cached=False,
+            attempts=0,
+            replay_note=note,
+        )
 
 
 def _short(s: str, n: int = 80) -> str:
@@ -115,10 +133,14 @@ def _short(s: str, n: int = 80) -> str:
 
 
 def _message_difference(i: int, old: ChatMessage, new: ChatMessage) -> str:
-    j = next((k for k, (a, b) in enumerate(zip(old.content, new.content, strict=False)) if a != b),
-             min(len(old.content), len(new.content)))
-    return (f"message {i} ({new.role}) differs at character {j}: "
-            f"{_short(new.content[j:j + 60])!r}, recorded {_short(old.content[j:j + 60])!r}")
+    j = next(
+        (k for k, (a, b) in enumerate(zip(old.content, new.content, strict=False)) if a != b),
+        min(len(old.content), len(new.content)),
+    )
+    return (
+        f"message {i} ({new.role}) differs at character {j}: "
+        f"{_short(new.content[j : j + 60])!r}, recorded {_short(old.content[j : j + 60])!r}"
+    )
 
 
 def observation_difference(rec: CallRecord, messages: list[ChatMessage], options: ModelOptions) -> str | None:
@@ -156,8 +178,11 @@ def _first_difference(rec: CallRecord, messages: list[ChatMessage], options: Mod
     from kramabench.models.cache import answer_options
 
     now = answer_options(options)
-    diffs = [f"{k}={now.get(k)!r} (recorded {rec.options.get(k)!r})" for k in sorted(now)
-             if rec.options.get(k) != now.get(k)]
+    diffs = [
+        f"{k}={now.get(k)!r} (recorded {rec.options.get(k)!r})"
+        for k in sorted(now)
+        if rec.options.get(k) != now.get(k)
+    ]
     return "options " + ", ".join(diffs) if diffs else "request hash differs"
 
 

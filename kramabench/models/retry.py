@@ -38,7 +38,9 @@ class RetryPolicy(BaseModel):
         per attempt."""
         return max(self.max_s, self.max_retry_after_s * 1.1)
 
-    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
+    def delay(
+        self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
+    ) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based).
 
         With a ``Retry-After`` from the server, wait at least that long (plus up to 10 % jitter, so that

@@ -46,7 +46,11 @@ GROUPS: dict[str, str] = {
 
 #: one plug-in of each kind, in messages
 SINGULAR: dict[str, str] = {
-    "systems": "system", "settings": "setting", "scorers": "scorer", "sandboxes": "sandbox", "providers": "provider",
+    "systems": "system",
+    "settings": "setting",
+    "scorers": "scorer",
+    "sandboxes": "sandbox",
+    "providers": "provider",
     "families": "workload family",
 }
 
@@ -136,8 +140,16 @@ def _scan(kind: str) -> dict[str, Plugin]:
         elif have.value != p.value:
             keep, drop = (p, have) if p.builtin and not have.builtin else (have, p)
             found[ep.name] = keep
-            log.warning("%s %r is declared twice (%s by %s, %s by %s); using %s", kind, ep.name, keep.value,
-                        keep.distribution, drop.value, drop.distribution, keep.value)
+            log.warning(
+                "%s %r is declared twice (%s by %s, %s by %s); using %s",
+                kind,
+                ep.name,
+                keep.value,
+                keep.distribution,
+                drop.value,
+                drop.distribution,
+                keep.value,
+            )
     return found
 
 
@@ -164,8 +176,10 @@ def get(kind: str, name: str) -> Plugin:
         pass
     hint = ""
     if not any(p.builtin for p in found.values()):
-        hint = (" (kramabench's own entry points are not installed: reinstall it, e.g. "
-                "`pip install -e .`, so that its metadata lists the built-ins)")
+        hint = (
+            " (kramabench's own entry points are not installed: reinstall it, e.g. "
+            "`pip install -e .`, so that its metadata lists the built-ins)"
+        )
     raise PluginNotFound(f"unknown {SINGULAR[kind]} {name!r}; available: {', '.join(found) or 'none'}{hint}")
 
 
@@ -189,13 +203,26 @@ def _load(p: Plugin) -> Any:
     try:
         obj = ep.load()
     except Exception as e:  # noqa: BLE001 - a broken plug-in is reported with its name, never hidden
-        raise PluginError(f"{SINGULAR[p.kind]} {p.name!r} ({p.value}, from {p.distribution}) cannot be loaded: "
-                          f"{type(e).__name__}: {e}") from e
+        raise PluginError(
+            f"{SINGULAR[p.kind]} {p.name!r} ({p.value}, from {p.distribution}) cannot be loaded: "
+            f"{type(e).__name__}: {e}"
+        ) from e
     _loaded[key] = obj
     return obj
 
 
 __all__ = [
-    "GROUPS", "SINGULAR", "Kind", "Plugin", "PluginError", "PluginNotFound", "get", "load", "names", "plugins", "refresh",
-    "register", "unregister",
+    "GROUPS",
+    "SINGULAR",
+    "Kind",
+    "Plugin",
+    "PluginError",
+    "PluginNotFound",
+    "get",
+    "load",
+    "names",
+    "plugins",
+    "refresh",
+    "register",
+    "unregister",
 ]

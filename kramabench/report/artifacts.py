@@ -91,7 +91,9 @@ def view(artifact: Artifact, run_dir: Path) -> ArtifactView:
         elif kind in IMAGE_TYPES:
             size = p.stat().st_size
             if size <= IMAGE_BYTES:
-                v.image_uri = f"data:{kind};base64," + base64.b64encode(read_bytes(p, limit=IMAGE_BYTES)).decode()
+                v.image_uri = (
+                    f"data:{kind};base64," + base64.b64encode(read_bytes(p, limit=IMAGE_BYTES)).decode()
+                )
             else:
                 v.table_note = f"image of {size:,} bytes: too large to show inline"
     except Exception as e:  # noqa: BLE001 - a damaged file gets a note, never a failed report

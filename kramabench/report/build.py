@@ -41,11 +41,19 @@ def collect(runs: list[RunData], *, exclude_unsupported: bool = False) -> Report
         mark_unsupported(run, exclude=exclude_unsupported)
     main_gold = attach_golds(runs)
     summaries = [summarize(run, i) for i, run in enumerate(runs)]
-    golds = [run_golds(run, i, s.main_setting) for i, (run, s) in enumerate(zip(runs, summaries, strict=True))]
+    golds = [
+        run_golds(run, i, s.main_setting) for i, (run, s) in enumerate(zip(runs, summaries, strict=True))
+    ]
     tables = build_tables(runs)
     model = ReportModel(
-        runs=runs, summaries=summaries, tables=tables, errors=error_counts(runs), unscored=unscored_items(runs),
-        golds=golds, main_gold=main_gold, exclude_unsupported=exclude_unsupported,
+        runs=runs,
+        summaries=summaries,
+        tables=tables,
+        errors=error_counts(runs),
+        unscored=unscored_items(runs),
+        golds=golds,
+        main_gold=main_gold,
+        exclude_unsupported=exclude_unsupported,
     )
     model.environments, model.environment_warning = environments(runs)
     if len(runs) > 1:
@@ -71,8 +79,13 @@ def default_out(run_dirs: list[Path]) -> Path:
     return parent / f"report-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
 
-def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, errata: Path | str | None = None,
-                 exclude_unsupported: bool = False) -> ReportPaths:
+def write_report(
+    run_dirs: list[Path | str],
+    out: Path | str | None = None,
+    *,
+    errata: Path | str | None = None,
+    exclude_unsupported: bool = False,
+) -> ReportPaths:
     """Read the runs, write the report into ``out`` (default: the run folder, or beside the runs).
 
     ``errata``: an errata file to use as the verified gold (official + this file) instead of the one each run
@@ -91,7 +104,9 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, e
             raise ReportError(f"--errata {errata}: no such errata file")
         for run in runs:
             try:
-                run.records, run.manifest, run.gold_notes = with_errata_file(run.records, run.manifest, Path(errata))
+                run.records, run.manifest, run.gold_notes = with_errata_file(
+                    run.records, run.manifest, Path(errata)
+                )
             except ValueError as exc:
                 raise ReportError(f"{run.path}: {exc}") from None
     seen: dict[str, Path] = {}
@@ -111,7 +126,9 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, e
     plot_paths = []
     try:
         plot_dir.mkdir(parents=True, exist_ok=True)
-        if plot_dir.is_symlink():  # the report's own folder: plots are never written through a link planted there
+        if (
+            plot_dir.is_symlink()
+        ):  # the report's own folder: plots are never written through a link planted there
             raise FileRefused(plot_dir, "is a symbolic link, not a folder; not written", errno.ELOOP)
         for p in model.plots:
             path = plot_dir / f"{p.name}.svg"
@@ -124,7 +141,11 @@ def write_report(run_dirs: list[Path | str], out: Path | str | None = None, *, e
     except OSError as exc:
         raise ReportError(f"{out_dir}: cannot write the report ({exc.strerror or exc})") from None
     return ReportPaths(
-        out=out_dir, markdown=md, html=html, plots=plot_paths, tables=model.tables,
+        out=out_dir,
+        markdown=md,
+        html=html,
+        plots=plot_paths,
+        tables=model.tables,
         environment_warning=model.environment_warning,
     )
 

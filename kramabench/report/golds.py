@@ -79,9 +79,10 @@ def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
         scores = task_scores(recs)
         per_gold[g] = scores
         # a setting that states its own floor has no constant-answer floors to compute
-        total = FloorRow(TOTAL) if floor_note is not None else floor_rows(recs, setting=setting, cache=cache)[1]
-        cols[g] = GoldColumn(gold=g, score=cell_stat(scores),
-                             floors=total)
+        total = (
+            FloorRow(TOTAL) if floor_note is not None else floor_rows(recs, setting=setting, cache=cache)[1]
+        )
+        cols[g] = GoldColumn(gold=g, score=cell_stat(scores), floors=total)
     a, b = per_gold[OFFICIAL], per_gold[VERIFIED]
     changed = sum(1 for k in set(a) | set(b) if a.get(k) != b.get(k))
     for c in cols.values():
@@ -89,19 +90,24 @@ def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
     classes = Counter({(r.domain, r.task_id): r.gold_class for r in run.outcomes(setting)}.values())
     notes = list(run.gold_notes) + [n for g in GOLDS for n in run.golds[g].notes]
     main = run.outcomes(setting)
-    opts = ((run.manifest.options.get("config") or {}).get("options") or {})
+    opts = (run.manifest.options.get("config") or {}).get("options") or {}
     return RunGolds(
-        index=index, label=run.label, run_id=run.run_id, setting=setting, run_gold=run_gold(run.manifest),
-        columns=cols, errata_file=run.manifest.workload.get("errata_file"),
-        classes={k: v for k, v in classes.items() if k}, notes=notes,
-        floors_apply=setting != "pipeline-design" and floor_note is None, floor_note=floor_note,
+        index=index,
+        label=run.label,
+        run_id=run.run_id,
+        setting=setting,
+        run_gold=run_gold(run.manifest),
+        columns=cols,
+        errata_file=run.manifest.workload.get("errata_file"),
+        classes={k: v for k, v in classes.items() if k},
+        notes=notes,
+        floors_apply=setting != "pipeline-design" and floor_note is None,
+        floor_note=floor_note,
         normalise_percent=bool(opts.get("normalise_percent", False)),
         scale_mismatch=sum(1 for r in main if (r.score_details or {}).get("scale_mismatch")),
         percent_normalised=sum(1 for r in main if (r.score_details or {}).get("percent_normalised")),
         unsupported=unsupported_text(run, short=True),
     )
-
-
 
 
 @dataclass
@@ -140,7 +146,9 @@ def record_notes(r: Record) -> list[str]:
     if d.get("rescored"):
         out.append("rescored without a judge")
     if r.benchmark_notes:
-        out.append("the benchmark cannot support it: " + ", ".join(dict.fromkeys(n.code for n in r.benchmark_notes)))
+        out.append(
+            "the benchmark cannot support it: " + ", ".join(dict.fromkeys(n.code for n in r.benchmark_notes))
+        )
     return out
 
 
@@ -175,14 +183,28 @@ def gold_lines(rg: RunGolds) -> list[GoldLine]:
             lines.append(GoldLine("floor", f"floor: {FLOOR_TITLES[k]}", a, b, vals))
         if o.floors.n_numeric or v.floors.n_numeric:
             a, b, vals = pair(lambda c: c.floors.system_bounded)
-            lines.append(GoldLine("bounded", f"this run, bounded (numeric within band, 1/(1+RAE) > {BAND_THRESHOLD:g})",
-                                  a, b, vals))
+            lines.append(
+                GoldLine(
+                    "bounded",
+                    f"this run, bounded (numeric within band, 1/(1+RAE) > {BAND_THRESHOLD:g})",
+                    a,
+                    b,
+                    vals,
+                )
+            )
             a, b, vals = pair(lambda c: c.floors.floors_bounded.get("zero"))
             lines.append(GoldLine("floor", "floor: constant 0, bounded", a, b, vals))
-            n = f"{o.floors.n_numeric} / {v.floors.n_numeric}" if o.floors.n_numeric != v.floors.n_numeric \
+            n = (
+                f"{o.floors.n_numeric} / {v.floors.n_numeric}"
+                if o.floors.n_numeric != v.floors.n_numeric
                 else str(v.floors.n_numeric)
+            )
             a, b, vals = pair(lambda c: c.floors.numeric_paper)
-            lines.append(GoldLine("numeric", f"numeric-approximate answers (n={n}): paper's mean 1/(1+RAE)", a, b, vals))
+            lines.append(
+                GoldLine(
+                    "numeric", f"numeric-approximate answers (n={n}): paper's mean 1/(1+RAE)", a, b, vals
+                )
+            )
             a, b, vals = pair(lambda c: c.floors.numeric_zero_paper)
             lines.append(GoldLine("numeric", "… constant 0 on them, paper's metric", a, b, vals))
             a, b, vals = pair(lambda c: c.floors.numeric_band)
@@ -193,20 +215,36 @@ def gold_lines(rg: RunGolds) -> list[GoldLine]:
     if rg.floor_note:
         lines.append(GoldLine("floor", "floor", "", rg.floor_note))
     if rg.unsupported:
-        lines.append(GoldLine("info", "tasks the benchmark cannot support", "",
-                              f"{rg.unsupported}; listed under “Tasks the benchmark cannot support”"))
+        lines.append(
+            GoldLine(
+                "info",
+                "tasks the benchmark cannot support",
+                "",
+                f"{rg.unsupported}; listed under “Tasks the benchmark cannot support”",
+            )
+        )
     changed = v.changed
     lines.append(GoldLine("info", "tasks scored differently by the two golds", "", str(changed)))
     ef = rg.errata_file
     if ef:
-        lines.append(GoldLine("info", "errata file", "", f"{ef.get('path')} (sha256 {str(ef.get('sha256'))[:12]})"))
+        lines.append(
+            GoldLine("info", "errata file", "", f"{ef.get('path')} (sha256 {str(ef.get('sha256'))[:12]})")
+        )
     else:
-        lines.append(GoldLine("info", "errata file", "", "none applied" + (" (--no-errata run)"
-                                                                            if rg.run_gold == OFFICIAL else "")))
+        lines.append(
+            GoldLine(
+                "info",
+                "errata file",
+                "",
+                "none applied" + (" (--no-errata run)" if rg.run_gold == OFFICIAL else ""),
+            )
+        )
     if rg.scale_mismatch or rg.normalise_percent:
-        text = (f"{rg.scale_mismatch} answer(s) are the gold times or divided by 100 (scale_mismatch); "
-                + (f"{rg.percent_normalised} rescored as right (--normalise-percent)" if rg.normalise_percent
-                   else "scored as the paper does (--normalise-percent would rescale them)"))
+        text = f"{rg.scale_mismatch} answer(s) are the gold times or divided by 100 (scale_mismatch); " + (
+            f"{rg.percent_normalised} rescored as right (--normalise-percent)"
+            if rg.normalise_percent
+            else "scored as the paper does (--normalise-percent would rescale them)"
+        )
         lines.append(GoldLine("info", "percent scale", "", text))
     if rg.classes:
         text = " · ".join(f"{k} {n}" for k, n in sorted(rg.classes.items()))
@@ -214,4 +252,15 @@ def gold_lines(rg: RunGolds) -> list[GoldLine]:
     return lines
 
 
-__all__ = ["CAPTION", "GOLD_TITLES", "GoldColumn", "GoldLine", "RunGolds", "attach_golds", "gold_lines", "other_records", "record_notes", "run_golds"]
+__all__ = [
+    "CAPTION",
+    "GOLD_TITLES",
+    "GoldColumn",
+    "GoldLine",
+    "RunGolds",
+    "attach_golds",
+    "gold_lines",
+    "other_records",
+    "record_notes",
+    "run_golds",
+]

@@ -51,10 +51,19 @@ class RunData:
         """This run with its records against ``gold`` (itself when that is its view, or no views are set)."""
         if gold is None or gold == self.gold or gold not in self.golds:
             return self
-        return RunData(path=self.path, manifest=self.manifest, records=self.golds[gold].records,
-                       warnings=self.warnings, label=self.label, keys=self.keys, golds=self.golds, gold=gold,
-                       gold_notes=self.gold_notes, unsupported=self.unsupported,
-                       excluded_unsupported=self.excluded_unsupported)
+        return RunData(
+            path=self.path,
+            manifest=self.manifest,
+            records=self.golds[gold].records,
+            warnings=self.warnings,
+            label=self.label,
+            keys=self.keys,
+            golds=self.golds,
+            gold=gold,
+            gold_notes=self.gold_notes,
+            unsupported=self.unsupported,
+            excluded_unsupported=self.excluded_unsupported,
+        )
 
     def settings(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -120,7 +129,9 @@ ERROR_KEPT = 512
 
 
 _CODE_LEFT_OUT = "# the pipeline code is left out of the report (its size is bounded): see records.jsonl"
-_TRANSCRIPT_LEFT_OUT = {"note": "the transcript is left out of the report (its size is bounded): see records.jsonl"}
+_TRANSCRIPT_LEFT_OUT = {
+    "note": "the transcript is left out of the report (its size is bounded): see records.jsonl"
+}
 
 
 def _cut_details(doc: dict[str, Any], keep: int = KEPT_DETAIL) -> bool:
@@ -129,8 +140,11 @@ def _cut_details(doc: dict[str, Any], keep: int = KEPT_DETAIL) -> bool:
     cut = False
     code = doc.get("pipeline_code")
     if isinstance(code, str) and len(code) > keep:
-        doc["pipeline_code"] = (code[:keep] + f"\n# … {len(code) - keep:,} more characters: see records.jsonl" if keep
-                                else _CODE_LEFT_OUT)
+        doc["pipeline_code"] = (
+            code[:keep] + f"\n# … {len(code) - keep:,} more characters: see records.jsonl"
+            if keep
+            else _CODE_LEFT_OUT
+        )
         cut = True
     tr = doc.get("transcript")
     if isinstance(tr, list) and tr:
@@ -141,12 +155,22 @@ def _cut_details(doc: dict[str, Any], keep: int = KEPT_DETAIL) -> bool:
                 break
             kept.append(entry)
         if len(kept) < len(tr):
-            kept.append({"note": f"{len(tr) - len(kept)} more transcript entries are left out of the report "
-                         "(its size is bounded): see records.jsonl"} if kept else _TRANSCRIPT_LEFT_OUT)
+            kept.append(
+                {
+                    "note": f"{len(tr) - len(kept)} more transcript entries are left out of the report "
+                    "(its size is bounded): see records.jsonl"
+                }
+                if kept
+                else _TRANSCRIPT_LEFT_OUT
+            )
             doc["transcript"] = kept
             cut = True
     err = doc.get("error")
-    if isinstance(err, dict) and isinstance(err.get("message"), str) and len(err["message"]) > max(keep, ERROR_KEPT):
+    if (
+        isinstance(err, dict)
+        and isinstance(err.get("message"), str)
+        and len(err["message"]) > max(keep, ERROR_KEPT)
+    ):
         err["message"] = err["message"][: max(keep, ERROR_KEPT)] + " … (cut: see records.jsonl)"
         cut = True
     for name in ("answer", "expected", "subtask_answers", "score_details", "subtask_details"):
@@ -173,15 +197,20 @@ def _read_records(path: Path, warnings: list[str], budget: DetailBudget | None =
             if isinstance(rec, str):
                 n_bad += 1
                 if len(bad) < MAX_LISTED:
-                    bad.append(f"{path}: line {i} is incomplete (a torn last write); skipped" if torn
-                               else f"{path}: line {i} is not a valid record ({rec[:160]}); skipped")
+                    bad.append(
+                        f"{path}: line {i} is incomplete (a torn last write); skipped"
+                        if torn
+                        else f"{path}: line {i} is not a valid record ({rec[:160]}); skipped"
+                    )
                 continue
             key = (rec.domain, *rec.key)  # two domains of a root may share task ids: both are kept
             if key in by_key:
                 dupes += 1
             by_key[key] = rec
     except OSError as exc:  # not a regular file (a FIFO, /dev/zero, a folder), unreadable
-        raise ReportError(str(exc) if isinstance(exc, FileRefused) else f"{path}: cannot read ({exc.strerror})") from None
+        raise ReportError(
+            str(exc) if isinstance(exc, FileRefused) else f"{path}: cannot read ({exc.strerror})"
+        ) from None
     warnings.extend(bad)
     if n_bad > len(bad):
         warnings.append(f"{path}: {n_bad - len(bad)} more line(s) that are not valid records; skipped")

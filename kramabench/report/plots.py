@@ -63,8 +63,16 @@ def domain_bars(table: Table) -> str | None:
             offs = x + (j - (n_rows - 1) / 2) * width
             ax.bar(offs, np.nan_to_num(means), width * 0.92, color=color, label=row.label, zorder=2)
             ok = ~np.isnan(means)
-            ax.errorbar(offs[ok], means[ok], yerr=[lo[ok], hi[ok]], fmt="none", ecolor=INK, elinewidth=1,
-                        capsize=2.5, zorder=3)
+            ax.errorbar(
+                offs[ok],
+                means[ok],
+                yerr=[lo[ok], hi[ok]],
+                fmt="none",
+                ecolor=INK,
+                elinewidth=1,
+                capsize=2.5,
+                zorder=3,
+            )
             for xi, m in zip(offs, means, strict=True):
                 if np.isnan(m):
                     ax.text(xi, 1, "n/a", ha="center", va="bottom", fontsize=7, color=MUTED)
@@ -89,7 +97,9 @@ def score_vs_cost(runs: list[RunData], summaries: list[RunSummary]) -> tuple[str
     Returns (svg or None, a note on runs left out for lack of prices).
     """
     left_out = [s.label for s in summaries if not s.cost_known]
-    plotted = [(run, s) for run, s in zip(runs, summaries, strict=True) if s.cost_known and s.score.mean is not None]
+    plotted = [
+        (run, s) for run, s in zip(runs, summaries, strict=True) if s.cost_known and s.score.mean is not None
+    ]
     note = f"left out (cost unknown for some calls): {', '.join(left_out)}" if left_out else ""
     if not plotted:
         return None, note or "no run has both scores and costs"
@@ -114,11 +124,25 @@ def score_vs_cost(runs: list[RunData], summaries: list[RunSummary]) -> tuple[str
             xs = [per_task_cost[k] for k in per_task_vals]
             ys = [100 * sum(v) / len(v) for v in per_task_vals.values()]
             jitter = rng.uniform(-1.2, 1.2, len(ys))
-            ax.scatter(xs, np.clip(np.array(ys) + jitter, -2, 102), s=14, color=color, alpha=0.35, lw=0, zorder=2)
+            ax.scatter(
+                xs, np.clip(np.array(ys) + jitter, -2, 102), s=14, color=color, alpha=0.35, lw=0, zorder=2
+            )
             mx = s.cost_per_task or 0.0
             m = s.score
-            ax.errorbar([mx], [m.mean * 100], yerr=[[(m.mean - m.lo) * 100], [(m.hi - m.mean) * 100]], fmt="o",
-                        ms=9, color=color, mec="white", mew=1.5, ecolor=color, capsize=3, zorder=3, label=s.label)
+            ax.errorbar(
+                [mx],
+                [m.mean * 100],
+                yerr=[[(m.mean - m.lo) * 100], [(m.hi - m.mean) * 100]],
+                fmt="o",
+                ms=9,
+                color=color,
+                mec="white",
+                mew=1.5,
+                ecolor=color,
+                capsize=3,
+                zorder=3,
+                label=s.label,
+            )
             all_x += xs + [mx]
         pos = [v for v in all_x if v > 0]
         if pos and min(all_x) > 0 and max(pos) / min(pos) > 50:
@@ -133,8 +157,9 @@ def score_vs_cost(runs: list[RunData], summaries: list[RunSummary]) -> tuple[str
         ax.grid(True, color="#e4e7eb", zorder=0)
         ax.set_axisbelow(True)
         ax.legend(frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9)
-        ax.set_title("Score against cost (dots: tasks; markers: run mean ± 95% CI)", loc="left", fontsize=11,
-                     color=INK)
+        ax.set_title(
+            "Score against cost (dots: tasks; markers: run mean ± 95% CI)", loc="left", fontsize=11, color=INK
+        )
         return _svg(fig), note
 
 

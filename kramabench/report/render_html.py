@@ -162,7 +162,9 @@ def _score_cell(c: MeanCI, *, total: bool = False, best: bool = False) -> str:
             inner += f'<span class="n">{c.n_unscored} unscored</span>'
         return f'<td class="{cls} empty">{inner}</td>'
     unscored = f"+{c.n_unscored} unscored" if c.n_unscored else ""
-    title = f"mean {fmt.pct(c.mean, 2)}%, 95% CI {fmt.pct(c.lo, 2)}–{fmt.pct(c.hi, 2)}, {c.n} scored {unscored}"
+    title = (
+        f"mean {fmt.pct(c.mean, 2)}%, 95% CI {fmt.pct(c.lo, 2)}–{fmt.pct(c.hi, 2)}, {c.n} scored {unscored}"
+    )
     return (
         f'<td class="{cls}" style="background:{score_bg(c.mean)}" title="{_e(title.strip())}">'
         f'<span class="v">{fmt.pct(c.mean)}</span>'
@@ -205,7 +207,7 @@ def _cards(model: ReportModel) -> str:
     for s in model.summaries:
         status = "" if s.status == "finished" else f' <span class="badge warn">{_e(s.status)}</span>'
         score = (
-            f'{fmt.pct(s.score.mean)}<small>% [{fmt.pct(s.score.lo)}, {fmt.pct(s.score.hi)}]</small>'
+            f"{fmt.pct(s.score.mean)}<small>% [{fmt.pct(s.score.lo)}, {fmt.pct(s.score.hi)}]</small>"
             if s.score.mean is not None
             else "–"
         )
@@ -213,12 +215,23 @@ def _cards(model: ReportModel) -> str:
             f"<b>{s.n_tasks}</b> task{'' if s.n_tasks == 1 else 's'}",
             f"<b>{s.n_errors}</b> error{'' if s.n_errors == 1 else 's'}",
             f"<b>{s.n_unscored}</b> unscored",
-            *([f'<a class="unsupported" href="#unsupported"><b>{s.n_unsupported}</b> the benchmark cannot support'
-               f'{" (left out)" if "left out" in s.unsupported_text else ""}</a>'] if s.n_unsupported else []),
+            *(
+                [
+                    f'<a class="unsupported" href="#unsupported"><b>{s.n_unsupported}</b> the benchmark cannot support'
+                    f"{' (left out)' if 'left out' in s.unsupported_text else ''}</a>"
+                ]
+                if s.n_unsupported
+                else []
+            ),
             f"<b>{_e(fmt.money(s.cost_usd, s.n_unpriced_calls))}</b> cost",
-            *([f"<b>{_e(fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown, what='judged task'))}</b> judge cost",
-               f"<b>{_e(fmt.tokens(s.judge_tokens))}</b> judge tokens"]
-              if s.judge_cost_usd is not None else []),
+            *(
+                [
+                    f"<b>{_e(fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown, what='judged task'))}</b> judge cost",
+                    f"<b>{_e(fmt.tokens(s.judge_tokens))}</b> judge tokens",
+                ]
+                if s.judge_cost_usd is not None
+                else []
+            ),
             f"<b>{_e(fmt.tokens(s.tokens))}</b> tokens",
             f"<b>{_e(fmt.duration(s.wall_s))}</b> wall",
         ]
@@ -227,13 +240,18 @@ def _cards(model: ReportModel) -> str:
         if rg is not None:
             main, other = model.main_gold, ("official" if model.main_gold == "verified" else "verified")
             oc = rg.columns[other]
-            parts = [f"{'official (paper-comparable)' if other == 'official' else 'verified'} "
-                     f"<b>{_e(fmt.pct(oc.score.mean))}%</b>"]
+            parts = [
+                f"{'official (paper-comparable)' if other == 'official' else 'verified'} "
+                f"<b>{_e(fmt.pct(oc.score.mean))}%</b>"
+            ]
             fl = rg.columns[main].floors
             if rg.floors_apply and fl.n:
                 parts.append(f"floor (constant 0) <b>{_e(fmt.pct(fl.floors.get('zero')))}%</b>")
-            gold_line = (f'<div class="facts"><span>{_e(main)} gold</span>'
-                         + "".join(f"<span>{p}</span>" for p in parts) + "</div>")
+            gold_line = (
+                f'<div class="facts"><span>{_e(main)} gold</span>'
+                + "".join(f"<span>{p}</span>" for p in parts)
+                + "</div>"
+            )
         cards.append(
             f'<div class="card" style="--c:{run_color(s.index)}"><div class="label">{_e(s.label)}{status}</div>'
             f'<div class="id">{_e(s.run_id)} · {_e(s.workload)} · {_e(s.main_setting)}</div>'
@@ -258,7 +276,9 @@ def _golds(model: ReportModel) -> str:
         for line in lines:
             cls = f"gl {line.kind}"
             if line.kind == "info":
-                body.append(f'<tr class="{cls}"><td>{_e(line.label)}</td><td colspan="2">{_e(line.verified)}</td></tr>')
+                body.append(
+                    f'<tr class="{cls}"><td>{_e(line.label)}</td><td colspan="2">{_e(line.verified)}</td></tr>'
+                )
                 continue
             cells = []
             for text, v in ((line.official, line.values[0]), (line.verified, line.values[1])):
@@ -271,7 +291,7 @@ def _golds(model: ReportModel) -> str:
         f'<p class="caption">{_e(GOLD_CAPTION)}</p>{notes}'
         '<div class="panel" style="margin-top:10px"><table class="golds"><thead><tr><th style="width:46%"></th>'
         '<th class="num">Official gold (paper-comparable) %</th><th class="num">Verified gold %</th></tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table></div></section>'
+        f"<tbody>{''.join(body)}</tbody></table></div></section>"
     )
 
 
@@ -283,7 +303,7 @@ def _runs_table(model: ReportModel) -> str:
         rows.append(
             f'<tr><td class="row-label"><span class="chip" style="--c:{run_color(s.index)}"></span>{_e(s.label)}'
             f'<span class="sub">{_e(s.run_id)}</span></td>'
-            f"<td>{_e(s.workload)}</td><td style=\"white-space:nowrap\">{_e(', '.join(s.settings) or '–')}</td>"
+            f'<td>{_e(s.workload)}</td><td style="white-space:nowrap">{_e(", ".join(s.settings) or "–")}</td>'
             f'<td class="num">{s.n_tasks}</td><td class="num">{s.n_unscored}</td><td class="num">{s.n_errors}</td>'
             f'<td class="num">{_e(fmt.tokens(s.prompt_tokens))}</td><td class="num">{_e(fmt.tokens(s.completion_tokens))}</td>'
             f'<td class="num">{s.model_calls}</td>'
@@ -291,13 +311,29 @@ def _runs_table(model: ReportModel) -> str:
             f'<td class="num">{_e(fmt.money(s.cost_per_task) if s.cost_per_task is not None else _per_task_na(s))}</td>'
             f'<td class="num">{_e(fmt.duration(s.wall_s))}</td>'
             f'<td class="num">{_e(fmt.duration(s.elapsed_s))}</td>'
-            + (f'<td class="num">{s.steps}</td><td class="num">{s.format_errors}</td>'
-               f'<td class="num">{s.step_timeouts}</td>' if agents else "")
+            + (
+                f'<td class="num">{s.steps}</td><td class="num">{s.format_errors}</td>'
+                f'<td class="num">{s.step_timeouts}</td>'
+                if agents
+                else ""
+            )
             + f'<td><span class="badge {badge}">{_e(s.status)}</span></td></tr>'
         )
-    cols = [("Run", ""), ("Workload", ""), ("Settings", ""), ("Tasks", "num"), ("Unscored", "num"),
-            ("Errors", "num"), ("Tokens in", "num"), ("Tokens out", "num"), ("Calls", "num"),
-            ("Cost", "num"), ("Cost / task", "num"), ("Task time", "num"), ("Elapsed", "num")]
+    cols = [
+        ("Run", ""),
+        ("Workload", ""),
+        ("Settings", ""),
+        ("Tasks", "num"),
+        ("Unscored", "num"),
+        ("Errors", "num"),
+        ("Tokens in", "num"),
+        ("Tokens out", "num"),
+        ("Calls", "num"),
+        ("Cost", "num"),
+        ("Cost / task", "num"),
+        ("Task time", "num"),
+        ("Elapsed", "num"),
+    ]
     if agents:
         cols += [("Steps", "num"), ("No code", "num"), ("Timed out", "num")]
     head = "".join(f'<th class="{c}">{h}</th>' for h, c in [*cols, ("Status", "")])
@@ -305,7 +341,11 @@ def _runs_table(model: ReportModel) -> str:
         '<section id="runs"><h2>Runs</h2><p class="caption">Tokens, cost and task time are summed over '
         "every record of a run (retries included); elapsed is the run's clock time (tasks run concurrently); "
         "counts are of final outcomes"
-        + ("; an agent's steps, its replies without code and its steps stopped at their time limit" if agents else "")
+        + (
+            "; an agent's steps, its replies without code and its steps stopped at their time limit"
+            if agents
+            else ""
+        )
         + ".</p>"
         f'<div class="panel scroll" style="margin-top:10px"><table class="compact"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>{_environments(model)}{_differences(model)}</section>"
@@ -318,8 +358,10 @@ def _differences(model: ReportModel) -> str:
     for s in model.summaries:
         if s.differences:
             items = "".join(f"<li>{_e(d)}</li>" for d in s.differences)
-            parts.append(f'<p class="caption" style="margin-top:14px">Deliberate differences of {_e(s.label)} from '
-                         f"the original set-up:</p><ul>{items}</ul>")
+            parts.append(
+                f'<p class="caption" style="margin-top:14px">Deliberate differences of {_e(s.label)} from '
+                f"the original set-up:</p><ul>{items}</ul>"
+            )
     return "".join(parts)
 
 
@@ -330,8 +372,17 @@ def _environments(model: ReportModel) -> str:
     cols = ["Run", "Backend", "Python", "Lock", *KEY_PACKAGES]
     head = "".join(f"<th>{_e(c)}</th>" for c in cols)
     rows = "".join(
-        "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in
-                         [e.label, e.backend, e.python, e.lock_short, *(e.packages.get(k, "–") for k in KEY_PACKAGES)])
+        "<tr>"
+        + "".join(
+            f"<td>{_e(v)}</td>"
+            for v in [
+                e.label,
+                e.backend,
+                e.python,
+                e.lock_short,
+                *(e.packages.get(k, "–") for k in KEY_PACKAGES),
+            ]
+        )
         + "</tr>"
         for e in model.environments
     )
@@ -364,8 +415,10 @@ def _plots(model: ReportModel) -> str:
     for p in model.plots:
         data = base64.b64encode(p.svg.encode("utf-8")).decode("ascii")
         note = f'<p class="note">{_e(p.note)}</p>' if p.note else ""
-        items.append(f'<figure class="plot" style="margin:0"><img alt="{_e(p.title)}" '
-                     f'src="data:image/svg+xml;base64,{data}">{note}</figure>')
+        items.append(
+            f'<figure class="plot" style="margin:0"><img alt="{_e(p.title)}" '
+            f'src="data:image/svg+xml;base64,{data}">{note}</figure>'
+        )
     return f'<section id="plots"><h2>Plots</h2><div class="plots" style="margin-top:10px">{"".join(items)}</div></section>'
 
 
@@ -380,14 +433,18 @@ def _unsupported(model: ReportModel) -> str:
                 f'<tr class="unsupported" data-task="{_e(t.task_id)}"><td><span class="chip" '
                 f'style="--c:{run_color(i)}"></span>{_e(run.label)}</td><td>{_e(t.domain)}</td>'
                 f"<td><b>{_e(t.task_id)}</b></td><td>{_e(', '.join(t.codes))}</td>"
-                f'<td class="num">{_e(score)}{" (" + _e(t.error) + ")" if t.error else ""}</td><td>{_e(t.why)}</td></tr>')
+                f'<td class="num">{_e(score)}{" (" + _e(t.error) + ")" if t.error else ""}</td><td>{_e(t.why)}</td></tr>'
+            )
         if len(run.unsupported) > MAX_TABLE_ROWS:
             rows.append(_more_rows(len(run.unsupported) - MAX_TABLE_ROWS, 6, "tasks"))
     if not rows:
         return ""
-    how = ("They are left out of every score of this report (--exclude-unsupported)." if model.exclude_unsupported
-           else "They are run and scored as the paper does (in every mean above); `kramabench report "
-           "--exclude-unsupported` leaves them out.")
+    how = (
+        "They are left out of every score of this report (--exclude-unsupported)."
+        if model.exclude_unsupported
+        else "They are run and scored as the paper does (in every mean above); `kramabench report "
+        "--exclude-unsupported` leaves them out."
+    )
     return (
         '<section id="unsupported"><h2>Tasks the benchmark cannot support</h2><p class="caption">Tasks whose data '
         "sources are missing from the lake (or documented absent upstream, or outside it), that the errata review "
@@ -412,18 +469,23 @@ def _errors(model: ReportModel) -> str:
             + "</tr>"
             for k, v in model.errors.items()
         )
-        table = (f'<div class="panel" style="margin-top:10px"><table><thead><tr><th>Error kind</th>{head}</tr>'
-                 f"</thead><tbody>{rows}</tbody></table></div>")
+        table = (
+            f'<div class="panel" style="margin-top:10px"><table><thead><tr><th>Error kind</th>{head}</tr>'
+            f"</thead><tbody>{rows}</tbody></table></div>"
+        )
     else:
         table = '<p class="note">No errors.</p>'
     if model.unscored:
         urows = "".join(
             f'<tr><td><span class="chip" style="--c:{run_color(_index(model, run))}"></span>{_e(run.label)}</td>'
             f"<td>{_e(r.setting)}</td><td>{_e(r.task_id)}</td><td>{_e(r.subtask_id or '–')}</td>"
-            f'<td>{_e(fmt.value(unscored_reason(r), 200))}</td></tr>'
+            f"<td>{_e(fmt.value(unscored_reason(r), 200))}</td></tr>"
             for run, r in model.unscored[:MAX_TABLE_ROWS]
-        ) + (_more_rows(len(model.unscored) - MAX_TABLE_ROWS, 5, "unscored items")
-             if len(model.unscored) > MAX_TABLE_ROWS else "")
+        ) + (
+            _more_rows(len(model.unscored) - MAX_TABLE_ROWS, 5, "unscored items")
+            if len(model.unscored) > MAX_TABLE_ROWS
+            else ""
+        )
         utable = (
             '<h3 id="unscored">Unscored items <span class="badge uns">not counted</span></h3>'
             '<p class="caption">A judge could not decide, or no score was recorded: these are left out of every '
@@ -463,7 +525,11 @@ _TITLE_KEYS = ("type", "kind")
 
 
 def _is_short(v: Any) -> bool:
-    return v is None or isinstance(v, (bool, int, float)) or (isinstance(v, str) and len(v) <= 80 and "\n" not in v)
+    return (
+        v is None
+        or isinstance(v, (bool, int, float))
+        or (isinstance(v, str) and len(v) <= 80 and "\n" not in v)
+    )
 
 
 def _messages_html(messages: list[Any]) -> str:
@@ -487,7 +553,7 @@ _STEP_BADGE = {"ok": "ok", "final_answer": "ok", "format_error": "warn", "answer
 def _clip(text: str, n: int = MAX_STEP_TEXT) -> str:
     if len(text) <= n:
         return text
-    return f"{text[: n // 2]}\n[… {len(text) - n:,} characters cut here; the record has them all …]\n{text[-n // 2:]}"
+    return f"{text[: n // 2]}\n[… {len(text) - n:,} characters cut here; the record has them all …]\n{text[-n // 2 :]}"
 
 
 def steps_html(steps: list[Any]) -> str:
@@ -505,9 +571,13 @@ def steps_html(steps: list[Any]) -> str:
         note = (s.details or {}).get("replay_note")
         if note:
             meta.append("replay note")
-        for label, text, cls in (("thought", s.thought, "wrap"), ("code", s.code, ""),
-                                 ("observation", s.observation, "wrap"), ("error", s.error, "wrap"),
-                                 ("replay note", note if isinstance(note, str) else None, "wrap")):
+        for label, text, cls in (
+            ("thought", s.thought, "wrap"),
+            ("code", s.code, ""),
+            ("observation", s.observation, "wrap"),
+            ("error", s.error, "wrap"),
+            ("replay note", note if isinstance(note, str) else None, "wrap"),
+        ):
             if text:
                 body.append(f'<div class="lbl">{label}</div>{_pre(_clip(text), cls)}')
         items.append(
@@ -544,8 +614,12 @@ def transcript_html(entries: list[dict[str, Any]]) -> str:
         title = next((str(e[k]) for k in _TITLE_KEYS if isinstance(e.get(k), str)), default)
         skip = {"messages", "request", *_RESPONSE_KEYS, *_TITLE_KEYS}
         rest = {k: v for k, v in e.items() if k not in skip}
-        facts = " · ".join(f"{k} {fmt.value(v, 60)}" for k, v in rest.items() if _is_short(v) and v not in (None, ""))
-        block = [f'<h4>{_e(title.replace("_", " "))}{f" <span class=meta>{_e(facts)}</span>" if facts else ""}</h4>']
+        facts = " · ".join(
+            f"{k} {fmt.value(v, 60)}" for k, v in rest.items() if _is_short(v) and v not in (None, "")
+        )
+        block = [
+            f"<h4>{_e(title.replace('_', ' '))}{f' <span class=meta>{_e(facts)}</span>' if facts else ''}</h4>"
+        ]
         if isinstance(messages, list):
             block.append(_messages_html(messages))
         if response is not None:
@@ -562,18 +636,28 @@ def _artifacts(r: Record, run_dir: Any) -> str:
     items = []
     for a in r.artifacts:
         v = artifact_view(a, run_dir)
-        where = ("<span class=\"note\">not in the run folder</span>" if v.file is None else
-                 (f'<a href="{_e(v.file.as_uri())}">{_e(a.path)}</a>' if v.exists else
-                  f"{_e(a.path)} <span class=\"note\">(missing)</span>"))
-        head = (f"<div><b>{_e(a.name)}</b> · {_e(a.media_type)} · {_e(f'{a.bytes:,}')} bytes · "
-                f"<span class=\"note\">sha256 {_e(a.sha256[:12])}</span> · {where}</div>")
+        where = (
+            '<span class="note">not in the run folder</span>'
+            if v.file is None
+            else (
+                f'<a href="{_e(v.file.as_uri())}">{_e(a.path)}</a>'
+                if v.exists
+                else f'{_e(a.path)} <span class="note">(missing)</span>'
+            )
+        )
+        head = (
+            f"<div><b>{_e(a.name)}</b> · {_e(a.media_type)} · {_e(f'{a.bytes:,}')} bytes · "
+            f'<span class="note">sha256 {_e(a.sha256[:12])}</span> · {where}</div>'
+        )
         body = ""
         if v.table:
             header, rows = v.table[0], v.table[1 : 1 + 10]
             th = "".join(f"<th>{_e(c)}</th>" for c in header)
             trs = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
-            body = (f'<table class="tasks preview"><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>'
-                    f'<p class="note">first rows{(" · " + _e(v.table_note)) if v.table_note else ""}</p>')
+            body = (
+                f'<table class="tasks preview"><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>'
+                f'<p class="note">first rows{(" · " + _e(v.table_note)) if v.table_note else ""}</p>'
+            )
         elif v.image_uri:
             body = f'<img class="artifact" alt="{_e(a.name)}" src="{v.image_uri}" style="max-width:100%;max-height:480px">'
         elif v.table_note:
@@ -596,7 +680,9 @@ def _detail(r: Record, run_dir: Any = None, other: Record | None = None) -> str:
         kv.insert(1, ("gold", r.gold + (f" (reviewed class: {r.gold_class})" if r.gold_class else "")))
     if other is not None and (other.expected != r.expected or other.score != r.score):
         kv.append((f"expected ({other.gold} gold)", fmt.value(other.expected, None)))
-        kv.append((f"score ({other.gold} gold)", "unscored" if is_unscored(other) else fmt.pct(record_value(other))))
+        kv.append(
+            (f"score ({other.gold} gold)", "unscored" if is_unscored(other) else fmt.pct(record_value(other)))
+        )
     if r.unscored or is_unscored(r):
         kv.append(("unscored", unscored_reason(r)))
     if r.files_read:
@@ -607,7 +693,7 @@ def _detail(r: Record, run_dir: Any = None, other: Record | None = None) -> str:
     if r.attempt:
         kv.append(("attempt", str(r.attempt)))
     blocks.append(
-        "<h4>Outcome</h4><dl class=\"kv\">"
+        '<h4>Outcome</h4><dl class="kv">'
         + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in kv)
         + "</dl>"
     )
@@ -616,13 +702,13 @@ def _detail(r: Record, run_dir: Any = None, other: Record | None = None) -> str:
     if r.subtask_scores or r.subtask_answers:
         keys = sorted(set(r.subtask_scores) | set(r.subtask_answers), key=natural_key)
         rows = "".join(
-            f"<tr><td>{_e(k)}</td><td class=\"val\">{_e(fmt.value(r.subtask_answers.get(k), 200))}</td>"
+            f'<tr><td>{_e(k)}</td><td class="val">{_e(fmt.value(r.subtask_answers.get(k), 200))}</td>'
             f"{_sc_cell(r.subtask_scores.get(k), k not in r.subtask_scores)}</tr>"
             for k in keys
         )
         blocks.append(
-            "<h4>Subtasks (reported apart)</h4><table class=\"tasks\"><thead><tr><th>Subtask</th><th>Answer</th>"
-            f"<th class=\"num\" style=\"width:90px\">Score %</th></tr></thead><tbody>{rows}</tbody></table>"
+            '<h4>Subtasks (reported apart)</h4><table class="tasks"><thead><tr><th>Subtask</th><th>Answer</th>'
+            f'<th class="num" style="width:90px">Score %</th></tr></thead><tbody>{rows}</tbody></table>'
         )
     if r.artifacts and run_dir is not None:
         blocks.append(_artifacts(r, run_dir))
@@ -633,13 +719,25 @@ def _detail(r: Record, run_dir: Any = None, other: Record | None = None) -> str:
         blocks.append(f"<h4>Pipeline code</h4>{_pre(r.pipeline_code)}")
     if r.transcript:
         n = len(r.transcript)
-        blocks.append(f"<h4>Transcript · {n} {'entry' if n == 1 else 'entries'}</h4>{transcript_html(r.transcript)}")
-    bits = [b for b, on in (("steps", r.steps), ("code", r.pipeline_code), ("transcript", r.transcript),
-                            ("artifacts", r.artifacts),
-                            ("error", r.error),
-                            ("subtasks", r.subtask_scores)) if on]
+        blocks.append(
+            f"<h4>Transcript · {n} {'entry' if n == 1 else 'entries'}</h4>{transcript_html(r.transcript)}"
+        )
+    bits = [
+        b
+        for b, on in (
+            ("steps", r.steps),
+            ("code", r.pipeline_code),
+            ("transcript", r.transcript),
+            ("artifacts", r.artifacts),
+            ("error", r.error),
+            ("subtasks", r.subtask_scores),
+        )
+        if on
+    ]
     summary = " · ".join(bits + ["details"])
-    return f'<details><summary>{_e(summary)}</summary><div class="detail-body">{"".join(blocks)}</div></details>'
+    return (
+        f'<details><summary>{_e(summary)}</summary><div class="detail-body">{"".join(blocks)}</div></details>'
+    )
 
 
 def _sc_cell(v: float | None, missing: bool = False, note: str = "") -> str:
@@ -660,8 +758,10 @@ MAX_TABLE_ROWS = 5_000
 
 
 def _more_rows(n: int, cols: int, what: str) -> str:
-    return (f'<tr class="group"><td colspan="{cols}">{n:,} more {what} not shown: the page is kept to a size a '
-            "browser opens; report.md lists every one, records.jsonl holds them whole</td></tr>")
+    return (
+        f'<tr class="group"><td colspan="{cols}">{n:,} more {what} not shown: the page is kept to a size a '
+        "browser opens; report.md lists every one, records.jsonl holds them whole</td></tr>"
+    )
 
 
 def _tasks(model: ReportModel) -> str:
@@ -672,9 +772,19 @@ def _tasks(model: ReportModel) -> str:
     second = "Official" if main == "Verified" else "Verified"
     for i, run in enumerate(model.runs):
         stepped = any(r.steps for r in run.outcomes())
-        cols = [("Task", "17%"), ("Type", "10%" if not stepped else "8%"), ("Expected", "14%"), ("Answer", "14%"),
-                (main, "8%"), (second, "8%"), ("Error", "9%"), *([("Steps", "5%")] if stepped else []),
-                ("Tokens", "6%" if not stepped else "5%"), ("Cost", "7%" if not stepped else "6%"), ("Wall", "7%")]
+        cols = [
+            ("Task", "17%"),
+            ("Type", "10%" if not stepped else "8%"),
+            ("Expected", "14%"),
+            ("Answer", "14%"),
+            (main, "8%"),
+            (second, "8%"),
+            ("Error", "9%"),
+            *([("Steps", "5%")] if stepped else []),
+            ("Tokens", "6%" if not stepped else "5%"),
+            ("Cost", "7%" if not stepped else "6%"),
+            ("Wall", "7%"),
+        ]
         head = "".join(
             f'<th class="{"num" if h in ("Steps", "Tokens", "Cost", "Wall") else ""}" style="width:{w}">{h}</th>'
             for h, w in cols
@@ -691,28 +801,42 @@ def _tasks(model: ReportModel) -> str:
                 label = f"{r.setting} · {r.domain}" if multi_setting else r.domain
                 rows.append(f'<tr class="group"><td colspan="{len(cols)}">{_e(label)}</td></tr>')
             kind = error_kind(r)
-            err = f'<span class="badge err" title="{_e(r.error.message if r.error else "")}">{_e(kind)}</span>' if kind else "–"
+            err = (
+                f'<span class="badge err" title="{_e(r.error.message if r.error else "")}">{_e(kind)}</span>'
+                if kind
+                else "–"
+            )
             notes = record_notes(r)
             score = _sc_cell(None) if is_unscored(r) else _sc_cell(record_value(r), note=" · ".join(notes))
             o = others.get((r.domain, *r.key))
             if o is None:
                 other = '<td class="sc">–</td>'
             else:
-                other = _sc_cell(None) if is_unscored(o) else _sc_cell(record_value(o), note=" · ".join(record_notes(o)))
-            task = _e(r.task_id) + (f'<br><span class="note">{_e(r.subtask_id)}</span>' if r.subtask_id else "")
+                other = (
+                    _sc_cell(None)
+                    if is_unscored(o)
+                    else _sc_cell(record_value(o), note=" · ".join(record_notes(o)))
+                )
+            task = _e(r.task_id) + (
+                f'<br><span class="note">{_e(r.subtask_id)}</span>' if r.subtask_id else ""
+            )
             if r.gold_class:
                 task += f'<br><span class="badge cls-{_e(r.gold_class)}">{_e(r.gold_class)}</span>'
             if o is not None and o.expected != r.expected:
-                task += f'<br><span class="note" title="{_e(fmt.value(o.expected, 2000))}">{_e(second.lower())} gold: ' \
-                        f'{_e(fmt.value(o.expected, 40))}</span>'
+                task += (
+                    f'<br><span class="note" title="{_e(fmt.value(o.expected, 2000))}">{_e(second.lower())} gold: '
+                    f"{_e(fmt.value(o.expected, 40))}</span>"
+                )
 
             anchor = f"{run.run_id}:{r.setting}:{r.task_id}:{r.subtask_id or ''}"
             detail = _detail(r, run.path, o) if detail_left > 0 else ""
             detail_left -= len(detail)
             if not detail:
                 details_left_out += 1
-                detail = ('<p class="note">Details left out: this page holds at most '
-                          f"{DETAIL_HTML_BYTES // (1024 * 1024)} MB of them (records.jsonl has them all).</p>")
+                detail = (
+                    '<p class="note">Details left out: this page holds at most '
+                    f"{DETAIL_HTML_BYTES // (1024 * 1024)} MB of them (records.jsonl has them all).</p>"
+                )
             rows.append(
                 f'<tr class="task" id="{_e(anchor)}">'
                 f"<td><b>{task}</b></td><td>{_wbr(r.answer_type or '–')}</td>"
@@ -733,8 +857,14 @@ def _tasks(model: ReportModel) -> str:
             f'<div class="panel"><table class="tasks"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>"
         )
-    left_out = (f'<p class="note">The details of {details_left_out:,} row(s) are left out to keep the page small '
-                "(records.jsonl has them).</p>") if details_left_out else ""
+    left_out = (
+        (
+            f'<p class="note">The details of {details_left_out:,} row(s) are left out to keep the page small '
+            "(records.jsonl has them).</p>"
+        )
+        if details_left_out
+        else ""
+    )
     return (
         '<section id="tasks"><h2>Tasks</h2><p class="caption">Final outcome of every task; open a row for the '
         f"steps, the pipeline code, the transcript and the score details.</p>{left_out}{''.join(sections)}</section>"
@@ -769,7 +899,7 @@ def _matrix(model: ReportModel) -> str:
             rows.append(f'<tr class="group"><td colspan="{n}">{_e(r.domain)}</td></tr>')
         spread = f"{fmt.pct(r.spread, 0)}" if r.spread else ""
         rows.append(
-            f"<tr><td><b>{_e(r.task_id)}</b></td><td class=\"muted\">{_wbr(r.answer_type or '–')}</td>"
+            f'<tr><td><b>{_e(r.task_id)}</b></td><td class="muted">{_wbr(r.answer_type or "–")}</td>'
             + "".join(_matrix_cell(c) for c in r.cells)
             + f'<td class="num muted">{spread}</td></tr>'
         )
@@ -786,8 +916,15 @@ def _matrix(model: ReportModel) -> str:
 
 
 def render_html(model: ReportModel) -> str:
-    nav = [("golds", "Golds"), ("scores", "Scores"), ("plots", "Plots"), ("runs", "Runs"), ("errors", "Errors"), ("compare", "Compare"),
-           ("tasks", "Tasks")]
+    nav = [
+        ("golds", "Golds"),
+        ("scores", "Scores"),
+        ("plots", "Plots"),
+        ("runs", "Runs"),
+        ("errors", "Errors"),
+        ("compare", "Compare"),
+        ("tasks", "Tasks"),
+    ]
     if not model.matrix:
         nav = [n for n in nav if n[0] != "compare"]
     if not model.golds:

@@ -71,7 +71,9 @@ def golds_md(model: ReportModel) -> list[str]:
         for i, line in enumerate(gold_lines(rg)):
             first = f"{rg.label} ({rg.setting})" if i == 0 else ""
             rows.append([first, line.label, line.official, line.verified])
-    out += _table(["Run", "", "Official gold (paper-comparable) %", "Verified gold %"], rows, ["l", "l", "r", "r"])
+    out += _table(
+        ["Run", "", "Official gold (paper-comparable) %", "Verified gold %"], rows, ["l", "l", "r", "r"]
+    )
     notes = [n for rg in model.golds for n in rg.notes]
     out += [""] + [f"- {_esc(n)}" for n in notes] + ([""] if notes else [])
     return out
@@ -95,30 +97,70 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
     rows = []
     any_unsupported = any(s.n_unsupported for s in model.summaries)
     for s in model.summaries:
-        rows.append([
-            s.label,
-            s.run_id,
-            s.workload,
-            ", ".join(s.settings) or "–",
-            str(s.n_tasks),
-            fmt.ci_text(s.score),
-            str(s.n_unscored),
-            str(s.n_errors),
-            *([str(s.n_unsupported) + (" (left out)" if model.exclude_unsupported and s.n_unsupported else "")]
-              if any_unsupported else []),
-            f"{fmt.tokens(s.prompt_tokens)} / {fmt.tokens(s.completion_tokens)}",
-            fmt.money(s.cost_usd, s.n_unpriced_calls),
-            fmt.money(s.cost_per_task) if s.cost_per_task is not None else ("unknown" if s.n_unpriced_calls else "n/a"),
-            fmt.duration(s.wall_s),
-            fmt.duration(s.elapsed_s),
-            s.status,
-        ])
+        rows.append(
+            [
+                s.label,
+                s.run_id,
+                s.workload,
+                ", ".join(s.settings) or "–",
+                str(s.n_tasks),
+                fmt.ci_text(s.score),
+                str(s.n_unscored),
+                str(s.n_errors),
+                *(
+                    [
+                        str(s.n_unsupported)
+                        + (" (left out)" if model.exclude_unsupported and s.n_unsupported else "")
+                    ]
+                    if any_unsupported
+                    else []
+                ),
+                f"{fmt.tokens(s.prompt_tokens)} / {fmt.tokens(s.completion_tokens)}",
+                fmt.money(s.cost_usd, s.n_unpriced_calls),
+                fmt.money(s.cost_per_task)
+                if s.cost_per_task is not None
+                else ("unknown" if s.n_unpriced_calls else "n/a"),
+                fmt.duration(s.wall_s),
+                fmt.duration(s.elapsed_s),
+                s.status,
+            ]
+        )
     out += _table(
-        ["Run", "Run id", "Workload", "Settings", "Tasks", "Score % [95% CI]", "Unscored", "Errors",
-         *(["Unsupported by the benchmark"] if any_unsupported else []),
-         "Tokens in / out", "Cost", "Cost / task", "Task time", "Elapsed", "Status"],
+        [
+            "Run",
+            "Run id",
+            "Workload",
+            "Settings",
+            "Tasks",
+            "Score % [95% CI]",
+            "Unscored",
+            "Errors",
+            *(["Unsupported by the benchmark"] if any_unsupported else []),
+            "Tokens in / out",
+            "Cost",
+            "Cost / task",
+            "Task time",
+            "Elapsed",
+            "Status",
+        ],
         rows,
-        ["l", "l", "l", "l", "r", "r", "r", "r", *(["r"] if any_unsupported else []), "r", "r", "r", "r", "r", "l"],
+        [
+            "l",
+            "l",
+            "l",
+            "l",
+            "r",
+            "r",
+            "r",
+            "r",
+            *(["r"] if any_unsupported else []),
+            "r",
+            "r",
+            "r",
+            "r",
+            "r",
+            "l",
+        ],
     )
     out.append("")
     agents = [s for s in model.summaries if s.n_with_steps]
@@ -126,8 +168,16 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         out += ["Agent steps (final outcomes):", ""]
         out += _table(
             ["Run", "Steps", "Steps / task", "Replies without code", "Steps timed out"],
-            [[s.label, str(s.steps), f"{s.steps / s.n_with_steps:.1f}", str(s.format_errors), str(s.step_timeouts)]
-             for s in agents],
+            [
+                [
+                    s.label,
+                    str(s.steps),
+                    f"{s.steps / s.n_with_steps:.1f}",
+                    str(s.format_errors),
+                    str(s.step_timeouts),
+                ]
+                for s in agents
+            ],
             ["l", "r", "r", "r", "r"],
         )
         out.append("")
@@ -135,8 +185,10 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         out += ["Sandbox environment of each run:", ""]
         out += _table(
             ["Run", "Backend", "Python", "Lock", *KEY_PACKAGES],
-            [[e.label, e.backend, e.python, e.lock_short, *(e.packages.get(k, "–") for k in KEY_PACKAGES)]
-             for e in model.environments],
+            [
+                [e.label, e.backend, e.python, e.lock_short, *(e.packages.get(k, "–") for k in KEY_PACKAGES)]
+                for e in model.environments
+            ],
         )
         out.append("")
     for s in model.summaries:
@@ -146,9 +198,14 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
             out.append("")
     judged = [s for s in model.summaries if s.judge_cost_usd is not None]
     if judged:
-        out += ["Judge cost (the design judge's calls, not in the Cost column): " + "; ".join(
-            f"{_esc(s.label)}: {fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown, what='judged task')} ({fmt.tokens(s.judge_tokens)} tokens)"
-            for s in judged), ""]
+        out += [
+            "Judge cost (the design judge's calls, not in the Cost column): "
+            + "; ".join(
+                f"{_esc(s.label)}: {fmt.money(s.judge_cost_usd, s.n_judge_cost_unknown, what='judged task')} ({fmt.tokens(s.judge_tokens)} tokens)"
+                for s in judged
+            ),
+            "",
+        ]
 
     for t in model.tables:
         out += score_table_md(t)
@@ -164,46 +221,81 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
 
     unsupported = [(run, t) for run in model.runs for t in run.unsupported]
     if unsupported:
-        how = ("They are left out of every score of this report (--exclude-unsupported)." if model.exclude_unsupported
-               else "They are run and scored as the paper does (in every mean above); `kramabench report "
-               "--exclude-unsupported` leaves them out.")
-        out += ["## Tasks the benchmark cannot support", "",
-                "Data sources missing from the lake (or documented absent upstream, or outside it), a review that "
-                "classes the task unreproducible, or an official solution that needs a module the sandbox lacks: a "
-                f"zero there is the benchmark's, not the system's. {how}", ""]
-        out += _table(["Run", "Domain", "Task", "Why", "Score %", "Details"],
-                      [[run.label, t.domain, t.task_id, ", ".join(t.codes),
-                        ("unscored" if t.score is None else fmt.pct(t.score)) + (f" ({t.error})" if t.error else ""),
-                        fmt.value(t.why, 200)] for run, t in unsupported],
-                      ["l", "l", "l", "l", "r", "l"])
+        how = (
+            "They are left out of every score of this report (--exclude-unsupported)."
+            if model.exclude_unsupported
+            else "They are run and scored as the paper does (in every mean above); `kramabench report "
+            "--exclude-unsupported` leaves them out."
+        )
+        out += [
+            "## Tasks the benchmark cannot support",
+            "",
+            "Data sources missing from the lake (or documented absent upstream, or outside it), a review that "
+            "classes the task unreproducible, or an official solution that needs a module the sandbox lacks: a "
+            f"zero there is the benchmark's, not the system's. {how}",
+            "",
+        ]
+        out += _table(
+            ["Run", "Domain", "Task", "Why", "Score %", "Details"],
+            [
+                [
+                    run.label,
+                    t.domain,
+                    t.task_id,
+                    ", ".join(t.codes),
+                    ("unscored" if t.score is None else fmt.pct(t.score))
+                    + (f" ({t.error})" if t.error else ""),
+                    fmt.value(t.why, 200),
+                ]
+                for run, t in unsupported
+            ],
+            ["l", "l", "l", "l", "r", "l"],
+        )
         out.append("")
 
     out += ["## Errors", ""]
     if model.errors:
         labels = [s.label for s in model.summaries]
-        out += _table(["Error kind", *labels], [[k, *map(str, v)] for k, v in model.errors.items()],
-                      ["l", *["r"] * len(labels)])
+        out += _table(
+            ["Error kind", *labels],
+            [[k, *map(str, v)] for k, v in model.errors.items()],
+            ["l", *["r"] * len(labels)],
+        )
     else:
         out.append("No errors.")
     out.append("")
 
-    out += ["## Unscored items", "", "Not counted in any mean (a judge could not decide, or no score was recorded).", ""]
+    out += [
+        "## Unscored items",
+        "",
+        "Not counted in any mean (a judge could not decide, or no score was recorded).",
+        "",
+    ]
     if model.unscored:
         out += _table(
             ["Run", "Setting", "Task", "Subtask", "Reason"],
-            [[run.label, r.setting, r.task_id, r.subtask_id or "–", fmt.value(unscored_reason(r), 120)]
-             for run, r in model.unscored],
+            [
+                [run.label, r.setting, r.task_id, r.subtask_id or "–", fmt.value(unscored_reason(r), 120)]
+                for run, r in model.unscored
+            ],
         )
     else:
         out.append("None.")
     out.append("")
 
     if model.matrix:
-        out += ["## Task by task", "", f"Score % of each task in each run ({_esc(model.matrix_setting)}); "
-                "E = error (counted 0), U = unscored, – = not run.", ""]
+        out += [
+            "## Task by task",
+            "",
+            f"Score % of each task in each run ({_esc(model.matrix_setting)}); "
+            "E = error (counted 0), U = unscored, – = not run.",
+            "",
+        ]
         labels = [s.label for s in model.summaries]
-        rows = [[r.task_id, *(_matrix_md(c) for c in r.cells), fmt.pct(r.spread) if r.spread else ""]
-                for r in model.matrix]
+        rows = [
+            [r.task_id, *(_matrix_md(c) for c in r.cells), fmt.pct(r.spread) if r.spread else ""]
+            for r in model.matrix
+        ]
         out += _table(["Task", *labels, "Spread"], rows, ["l", *["r"] * len(labels), "r"])
         out.append("")
 
@@ -216,13 +308,33 @@ def render_markdown(model: ReportModel, *, plot_dir: str = "plots") -> str:
         main = "Verified" if model.main_gold == "verified" else "Official"
         second = "Official" if main == "Verified" else "Verified"
         classes = any(r.gold_class for r in records)
-        cols = [("Task", "l"), ("Setting", "l"), ("Class", "l"), ("Answer type", "l"), ("Expected", "l"),
-                ("Answer", "l"), (f"{main} %", "r"), (f"{second} %", "r"), ("Subtasks %", "r"), ("Note", "l"),
-                ("Error", "l"), ("Steps", "r"), ("Tokens", "r"), ("Cost", "r"), ("Wall", "r")]
+        cols = [
+            ("Task", "l"),
+            ("Setting", "l"),
+            ("Class", "l"),
+            ("Answer type", "l"),
+            ("Expected", "l"),
+            ("Answer", "l"),
+            (f"{main} %", "r"),
+            (f"{second} %", "r"),
+            ("Subtasks %", "r"),
+            ("Note", "l"),
+            ("Error", "l"),
+            ("Steps", "r"),
+            ("Tokens", "r"),
+            ("Cost", "r"),
+            ("Wall", "r"),
+        ]
         stepped = any(r.steps for r in records)
-        keep = [c for c, _ in cols if (c != "Setting" or multi) and (c != "Subtasks %" or subs)
-                and (c != "Steps" or stepped)
-                and (c != "Class" or classes) and (c != f"{second} %" or others)]
+        keep = [
+            c
+            for c, _ in cols
+            if (c != "Setting" or multi)
+            and (c != "Subtasks %" or subs)
+            and (c != "Steps" or stepped)
+            and (c != "Class" or classes)
+            and (c != f"{second} %" or others)
+        ]
         rows = []
         for r in records:
             score = "unscored" if is_unscored(r) else fmt.pct(record_value(r))

@@ -41,7 +41,9 @@ def settings_table(runs: list[RunData]) -> Table | None:
     if not settings - {"end-to-end"}:
         return None
     # (system, setting, model) -> (domain, task) -> scores from each run; the runs contributing
-    cells: dict[tuple[str, str, str], dict[tuple[str, str], list[float | None]]] = defaultdict(lambda: defaultdict(list))
+    cells: dict[tuple[str, str, str], dict[tuple[str, str], list[float | None]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     sources: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     first_run: dict[tuple[str, str], int] = {}
     judges: dict[str, set[str]] = defaultdict(set)
@@ -62,8 +64,9 @@ def settings_table(runs: list[RunData]) -> Table | None:
                 judges[model].update(found or ({run.manifest.judge} if run.manifest.judge else set()))
     models = sorted({m for (_s, _st, m) in cells}, key=lambda m: (m == NO_MODEL, natural_key(m)))
     order = {s: n for n, s in enumerate(SETTING_ORDER)}
-    row_keys = sorted({(s, st) for (s, st, _m) in cells},
-                      key=lambda k: (first_run[k], order.get(k[1], len(order)), k[1]))
+    row_keys = sorted(
+        {(s, st) for (s, st, _m) in cells}, key=lambda k: (first_run[k], order.get(k[1], len(order)), k[1])
+    )
     rows: list[Row] = []
     notes: list[str] = []
     for system, setting in row_keys:
@@ -81,10 +84,18 @@ def settings_table(runs: list[RunData]) -> Table | None:
             runs_of = sources[(system, setting, m)]
             dup = sum(1 for s in per_task.values() if len(s) > 1)
             if len(runs_of) > 1:
-                notes.append(f"{system} · {SETTING_TITLES.get(setting, setting)} · {m}: pooled from runs "
-                             f"{', '.join(runs_of)}" + (f" ({dup} task(s) in several runs, averaged)" if dup else ""))
-        rows.append(Row(label=f"{system} · {SETTING_TITLES.get(setting, setting)}", cells=stats,
-                        run_index=first_run[(system, setting)], keys=[system, SETTING_TITLES.get(setting, setting)]))
+                notes.append(
+                    f"{system} · {SETTING_TITLES.get(setting, setting)} · {m}: pooled from runs "
+                    f"{', '.join(runs_of)}" + (f" ({dup} task(s) in several runs, averaged)" if dup else "")
+                )
+        rows.append(
+            Row(
+                label=f"{system} · {SETTING_TITLES.get(setting, setting)}",
+                cells=stats,
+                run_index=first_run[(system, setting)],
+                keys=[system, SETTING_TITLES.get(setting, setting)],
+            )
+        )
     for m, js in sorted(judges.items()):
         if js:
             notes.append(f"pipeline design with {m} judged by {', '.join(sorted(js))}")
@@ -94,8 +105,15 @@ def settings_table(runs: list[RunData]) -> Table | None:
         "of key functionalities the judge found implemented; subtask implementation: the mean over the "
         "task's subtasks, each posed on its own. Unscored tasks are counted apart, never as 0."
     )
-    return Table(key="settings-by-model", title="Settings by model", columns=models, rows=rows, caption=caption,
-                 key_headers=["System", "Setting"], notes=notes)
+    return Table(
+        key="settings-by-model",
+        title="Settings by model",
+        columns=models,
+        rows=rows,
+        caption=caption,
+        key_headers=["System", "Setting"],
+        notes=notes,
+    )
 
 
 def _settings_tables(runs: list[RunData]) -> list[Table]:

@@ -194,7 +194,9 @@ def error_counts(runs: list[RunData]) -> dict[str, list[int]]:
 
 def unscored_items(runs: list[RunData]) -> list[tuple[RunData, Record]]:
     out = [(run, r) for run in runs for r in run.outcomes() if is_unscored(r)]
-    return sorted(out, key=lambda x: (x[0].label, natural_key(x[1].task_id), natural_key(x[1].subtask_id or "")))
+    return sorted(
+        out, key=lambda x: (x[0].label, natural_key(x[1].task_id), natural_key(x[1].subtask_id or ""))
+    )
 
 
 def unscored_reason(r: Record) -> str:

@@ -81,7 +81,9 @@ class Table:
         """Per column: the rows with the highest mean (empty when fewer than two rows have a value)."""
         out: list[set[int]] = []
         for j in range(len(self.columns)):
-            vals = [(row.cells[j].mean, i) for i, row in enumerate(self.rows) if row.cells[j].mean is not None]
+            vals = [
+                (row.cells[j].mean, i) for i, row in enumerate(self.rows) if row.cells[j].mean is not None
+            ]
             if len(vals) < 2:
                 out.append(set())
                 continue
@@ -120,8 +122,9 @@ def domains_of(runs: Iterable[RunData], setting: str | None = None) -> list[str]
 GOLD_LABELS = {"verified": "verified gold", "official": "official gold (paper-comparable)"}
 
 
-def domain_table(runs: list[RunData], setting: str = "end-to-end", *, gold: str | None = None,
-                 main: bool = True) -> Table | None:
+def domain_table(
+    runs: list[RunData], setting: str = "end-to-end", *, gold: str | None = None, main: bool = True
+) -> Table | None:
     """The paper's Table 4 shape: rows = runs (system and model), columns = domains + Total. ``gold``: the
     gold the runs' records are against (named in the title); ``main`` False: a second table of the same
     setting (another gold), not plotted."""
@@ -302,10 +305,17 @@ def metric_table(runs: list[RunData], setting: str) -> Table | None:
             lo, hi = ratio_ci(m.parts) if m.parts else (None, None)
             cells.append(MeanCI(m.value, lo, hi, len(m.parts) or int(m.denominator)))
         rows.append(Row(label=run.label, cells=cells, run_index=i, sublabel=run.run_id, keys=list(run.keys)))
-    caption = ("Metrics the setting declares over each run, in %, with a 95% bootstrap interval over the units "
-               "and n the number of units. " + " ".join(f"{k}: {v}." for k, v in described.items() if v))
-    return Table(key=f"metrics-{setting}", title=f"{SETTING_TITLES.get(setting, setting)}: metrics", columns=labels,
-                 rows=rows, caption=caption)
+    caption = (
+        "Metrics the setting declares over each run, in %, with a 95% bootstrap interval over the units "
+        "and n the number of units. " + " ".join(f"{k}: {v}." for k, v in described.items() if v)
+    )
+    return Table(
+        key=f"metrics-{setting}",
+        title=f"{SETTING_TITLES.get(setting, setting)}: metrics",
+        columns=labels,
+        rows=rows,
+        caption=caption,
+    )
 
 
 def _metric_tables(runs: list[RunData]) -> list[Table]:

@@ -68,8 +68,14 @@ def unsupported_text(run: RunData, *, short: bool = False) -> str:
     n = len(run.unsupported)
     if not n:
         return ""
-    how = "left out of the scores: --exclude-unsupported" if run.excluded_unsupported else "scored as the paper does"
-    return f"{n} ({how})" if short else f"{n} task{'s' if n != 1 else ''} the benchmark cannot support ({how})"
+    how = (
+        "left out of the scores: --exclude-unsupported"
+        if run.excluded_unsupported
+        else "scored as the paper does"
+    )
+    return (
+        f"{n} ({how})" if short else f"{n} task{'s' if n != 1 else ''} the benchmark cannot support ({how})"
+    )
 
 
 __all__ = ["UnsupportedTask", "find_unsupported", "mark_unsupported", "unsupported_text"]

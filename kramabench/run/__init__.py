@@ -1,7 +1,7 @@
 """Runs: the runner, settings, the run store (manifest + append-only records) and resume.
 
-    from kramabench.run import RunConfig, RunOptions, prepare
-    result = prepare(RunConfig(workload="mini", system="reference")).run()
+from kramabench.run import RunConfig, RunOptions, prepare
+result = prepare(RunConfig(workload="mini", system="reference")).run()
 """
 
 # Names are imported on first use (PEP 562): ``kramabench score`` imports ``kramabench.run.predictions``,

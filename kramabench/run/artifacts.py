@@ -48,8 +48,9 @@ def _no_link_below(run_dir: Path, rel: str) -> Path:
     for part in Path(rel).parts:
         d = d / part
         if d.is_symlink():
-            raise FileRefused(d, "is a symbolic link in the run folder; artifacts are never written through it",
-                              errno.ELOOP)
+            raise FileRefused(
+                d, "is a symbolic link in the run folder; artifacts are never written through it", errno.ELOOP
+            )
     return d
 
 
@@ -98,7 +99,11 @@ class ArtifactStaging:
         out = []
         for a in artifacts:
             p = Path(a.path)
-            out.append(a.model_copy(update={"path": str(unit / p.relative_to(stage))}) if p.is_relative_to(stage) else a)
+            out.append(
+                a.model_copy(update={"path": str(unit / p.relative_to(stage))})
+                if p.is_relative_to(stage)
+                else a
+            )
         return out
 
     def close(self) -> None:
@@ -120,7 +125,9 @@ def record_artifacts(run_dir: Path, unit_dir: Path, artifacts: list[Artifact]) -
             p = (p if p.is_absolute() else root / p).resolve()
             if not p.is_relative_to(unit) or not p.is_file():
                 raise ValueError("not a file of the task's artifacts folder")
-            out.append(a.model_copy(update={"path": p.relative_to(root).as_posix(), "bytes": p.stat().st_size}))
+            out.append(
+                a.model_copy(update={"path": p.relative_to(root).as_posix(), "bytes": p.stat().st_size})
+            )
         except (OSError, ValueError) as e:
             log.warning("artifact %s (%s) left out of the record: %s", a.name, a.path, e)
     return out

@@ -72,18 +72,23 @@ class FloorEntry:
 FloorCache = dict[tuple[int, str], dict[str, tuple[float, float]]]
 
 
-def floor_rows(records: list[Record], *, setting: str = "end-to-end", cache: FloorCache | None = None
-               ) -> tuple[list[FloorRow], FloorRow]:
+def floor_rows(
+    records: list[Record], *, setting: str = "end-to-end", cache: FloorCache | None = None
+) -> tuple[list[FloorRow], FloorRow]:
     """Rows per domain and the total, over the final main-task records of ``setting`` (for the subtask
     setting, its subtask records grouped per task)."""
     finals = [r for r in latest_records(records) if r.setting == setting]
     if setting != "subtasks":
         finals = [r for r in finals if r.subtask_id is None]
-    entries = (FloorEntry(r.domain, r.task_id, _value(r), r.metric, r.expected, r.answer_type) for r in finals)
+    entries = (
+        FloorEntry(r.domain, r.task_id, _value(r), r.metric, r.expected, r.answer_type) for r in finals
+    )
     return floor_rows_of(entries, cache=cache)
 
 
-def floor_rows_of(entries: Iterable[FloorEntry], *, cache: FloorCache | None = None) -> tuple[list[FloorRow], FloorRow]:
+def floor_rows_of(
+    entries: Iterable[FloorEntry], *, cache: FloorCache | None = None
+) -> tuple[list[FloorRow], FloorRow]:
     """:func:`floor_rows` over any scored answers (``kramabench score`` passes its scored items); the
     entries of one task (its subtasks) are averaged into the task's value. ``cache``: see :data:`FloorCache`."""
     cache = {} if cache is None else cache
@@ -132,7 +137,9 @@ def _row(name: str, accs: list[_Acc], numeric: list[tuple[float, float]]) -> Flo
         row.numeric_paper = _mean([v for v, _ in numeric])
         row.numeric_band = _mean([1.0 if bounded(v, "numeric_approximate") else 0.0 for v, _ in numeric])
         raes = [rae_of(v) for v, _ in numeric]
-        row.numeric_rae = {b: sum(1 for e in raes if e is not None and e <= b + 1e-12) / len(raes) for b in RAE_BANDS}
+        row.numeric_rae = {
+            b: sum(1 for e in raes if e is not None and e <= b + 1e-12) / len(raes) for b in RAE_BANDS
+        }
         row.numeric_zero_paper = _mean([z for _, z in numeric])
     return row
 

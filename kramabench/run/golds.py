@@ -90,12 +90,21 @@ def records_under(records: list[Record], gold: GoldName, manifest: Manifest | No
         o = r.other_gold
         if o is not None and o.gold == gold:
             changed += 1
-            out.append(r.model_copy(update={
-                "gold": gold, "expected": o.expected, "answer_type": o.answer_type, "score": o.score,
-                "unscored": o.unscored, "metric": o.metric, "score_details": o.score_details,
-                "subtask_scores": {**r.subtask_scores, **o.subtask_scores},
-                "subtask_details": {**r.subtask_details, **o.subtask_details},
-            }))
+            out.append(
+                r.model_copy(
+                    update={
+                        "gold": gold,
+                        "expected": o.expected,
+                        "answer_type": o.answer_type,
+                        "score": o.score,
+                        "unscored": o.unscored,
+                        "metric": o.metric,
+                        "score_details": o.score_details,
+                        "subtask_scores": {**r.subtask_scores, **o.subtask_scores},
+                        "subtask_details": {**r.subtask_details, **o.subtask_details},
+                    }
+                )
+            )
             continue
         if r.gold is not None:  # recorded with both golds in mind: the same gold for this item
             out.append(r.model_copy(update={"gold": gold}))
@@ -123,7 +132,9 @@ def records_under(records: list[Record], gold: GoldName, manifest: Manifest | No
     return view
 
 
-def with_errata_file(records: list[Record], manifest: Manifest, errata: Path) -> tuple[list[Record], Manifest, list[str]]:
+def with_errata_file(
+    records: list[Record], manifest: Manifest, errata: Path
+) -> tuple[list[Record], Manifest, list[str]]:
     """The run's records with ``errata`` as their verified gold (for ``kramabench report --errata FILE``: score a
     run with proposed errata without copying the workload): each record holds the official gold, and its
     ``other_gold`` the score against official + ``errata`` where that differs. An answer whose new verified
@@ -140,8 +151,10 @@ def with_errata_file(records: list[Record], manifest: Manifest, errata: Path) ->
 
     root = Path(str(manifest.workload.get("root") or ""))
     if not (root / "workload").is_dir():
-        raise ValueError(f"--errata: the run's workload root {root} is not on this machine; the run cannot be "
-                         "scored again against other errata here")
+        raise ValueError(
+            f"--errata: the run's workload root {root} is not on this machine; the run cannot be "
+            "scored again against other errata here"
+        )
     domains = sorted({r.domain for r in records})
     changes: dict[str, dict[Any, Any]] = {}
     try:
@@ -160,7 +173,9 @@ def with_errata_file(records: list[Record], manifest: Manifest, errata: Path) ->
     out: list[Record] = []
     rescored = unscored = 0
 
-    def rescore(expected: Any, at: Any, answer: Any, where: str) -> tuple[float | None, bool, str | None, dict]:
+    def rescore(
+        expected: Any, at: Any, answer: Any, where: str
+    ) -> tuple[float | None, bool, str | None, dict]:
         nonlocal rescored, unscored
         from kramabench.run.scoring import score_answer
 
@@ -168,7 +183,12 @@ def with_errata_file(records: list[Record], manifest: Manifest, errata: Path) ->
         s = score_answer(expected, answer, at, None, where=where)
         if s.unscored:
             unscored += 1
-        return s.value, s.unscored, s.metric, {**s.details, "rescored": f"against {Path(errata).name}, without a judge"}
+        return (
+            s.value,
+            s.unscored,
+            s.metric,
+            {**s.details, "rescored": f"against {Path(errata).name}, without a judge"},
+        )
 
     for r in views[OFFICIAL].records:
         cls = classes.get(r.domain, {}).get(r.task_id, r.gold_class)  # the file's review, else the run's
@@ -183,11 +203,23 @@ def with_errata_file(records: list[Record], manifest: Manifest, errata: Path) ->
         v = verified.get((r.domain, *r.key))
         g = mine.get(main_key)
         if g is None:  # only subtasks changed: the main answer keeps its official score
-            expected, at, score, uns, metric, details = (r.expected, r.answer_type, r.score, r.unscored, r.metric,
-                                                          r.score_details)
+            expected, at, score, uns, metric, details = (
+                r.expected,
+                r.answer_type,
+                r.score,
+                r.unscored,
+                r.metric,
+                r.score_details,
+            )
         elif not g.present:
-            expected, at, score, uns, metric, details = (None, None, None, True, None,
-                                                          {"reason": "not in the verified workload"})
+            expected, at, score, uns, metric, details = (
+                None,
+                None,
+                None,
+                True,
+                None,
+                {"reason": "not in the verified workload"},
+            )
         else:
             at = g.answer_type.value if hasattr(g.answer_type, "value") else g.answer_type
             expected = g.answer
@@ -208,22 +240,44 @@ def with_errata_file(records: list[Record], manifest: Manifest, errata: Path) ->
             else:
                 sat = sg.answer_type.value if hasattr(sg.answer_type, "value") else sg.answer_type
                 sub_scores[sid] = rescore(sg.answer, sat, r.subtask_answers[sid], sid)[0]
-        out.append(base.model_copy(update={"other_gold": GoldScore(
-            gold=VERIFIED, expected=expected, answer_type=at, score=score, unscored=uns, metric=metric,
-            score_details=details or {}, subtask_scores=sub_scores)}))
+        out.append(
+            base.model_copy(
+                update={
+                    "other_gold": GoldScore(
+                        gold=VERIFIED,
+                        expected=expected,
+                        answer_type=at,
+                        score=score,
+                        unscored=uns,
+                        metric=metric,
+                        score_details=details or {},
+                        subtask_scores=sub_scores,
+                    )
+                }
+            )
+        )
     m = manifest.model_copy(deep=True)
     try:
         digest = hashlib.sha256(Path(errata).read_bytes()).hexdigest()
     except OSError:
         digest = None
     m.workload["gold"] = VERIFIED
-    m.workload["errata_file"] = {"path": str(errata), "sha256": digest, "default": False,
-                                 "applied_by": "kramabench report --errata"}
-    notes = [f"verified gold: the official gold + {errata} (given to the report; the run itself was scored "
-             f"against {'its default errata' if manifest.workload.get('errata', True) else 'the raw files'})"]
+    m.workload["errata_file"] = {
+        "path": str(errata),
+        "sha256": digest,
+        "default": False,
+        "applied_by": "kramabench report --errata",
+    }
+    notes = [
+        f"verified gold: the official gold + {errata} (given to the report; the run itself was scored "
+        f"against {'its default errata' if manifest.workload.get('errata', True) else 'the raw files'})"
+    ]
     if rescored:
-        notes.append(f"{rescored} answer(s) whose gold the errata file changes were scored again for this report, "
-                     f"without a judge" + (f" ({unscored} left unscored: only a judge could decide)" if unscored else ""))
+        notes.append(
+            f"{rescored} answer(s) whose gold the errata file changes were scored again for this report, "
+            f"without a judge"
+            + (f" ({unscored} left unscored: only a judge could decide)" if unscored else "")
+        )
     return out, m, notes
 
 
@@ -233,6 +287,13 @@ def both_golds(records: list[Record], manifest: Manifest | None = None) -> dict[
 
 
 __all__ = [
-    "GOLDS", "GOLD_TITLES", "OFFICIAL", "VERIFIED", "GoldView", "both_golds", "records_under", "run_gold",
+    "GOLDS",
+    "GOLD_TITLES",
+    "OFFICIAL",
+    "VERIFIED",
+    "GoldView",
+    "both_golds",
+    "records_under",
+    "run_gold",
     "with_errata_file",
 ]

@@ -170,7 +170,9 @@ def load_labelled_set(root: Path, *, domains: Sequence[str] | None = None) -> li
     root = Path(root)
     path = labels_path(root)
     if not path.exists():
-        raise JudgeCheckError(f"{path}: no labelled set (judge-check needs {LABELS_FILE} under the workload root)")
+        raise JudgeCheckError(
+            f"{path}: no labelled set (judge-check needs {LABELS_FILE} under the workload root)"
+        )
     try:
         spec = json.loads(read_text(path, limit=SMALL_JSON_BYTES, what="labelled set"))
     except FileRefused as e:
@@ -199,11 +201,18 @@ def load_labelled_set(root: Path, *, domains: Sequence[str] | None = None) -> li
                     code = read_solution(sol)
                 except FileRefused as e:
                     raise JudgeCheckError(f"task {t.id}: solution {e}") from None
-                cases.append(LabelledCase(
-                    name=f"reference:{t.id}", kind="reference", domain=d, task_id=t.id, question=t.query,
-                    code=code, functionalities=kfs.items,
-                    labels={k.id: True for k in kfs.items},
-                ))
+                cases.append(
+                    LabelledCase(
+                        name=f"reference:{t.id}",
+                        kind="reference",
+                        domain=d,
+                        task_id=t.id,
+                        question=t.query,
+                        code=code,
+                        functionalities=kfs.items,
+                        labels={k.id: True for k in kfs.items},
+                    )
+                )
     base = path.parent
     for i, entry in enumerate(spec.get("pipelines", [])):
         where = f"{path}: pipelines[{i}]"
@@ -227,8 +236,10 @@ def load_labelled_set(root: Path, *, domains: Sequence[str] | None = None) -> li
             raise JudgeCheckError(f"{where}.missing: expected a list of functionality ids")
         unknown = sorted(set(missing) - set(kfs.ids))
         if unknown:
-            raise JudgeCheckError(f"{where}.missing: {', '.join(unknown)} not among {task.id}'s functionalities "
-                                  f"({', '.join(kfs.ids) or 'none'})")
+            raise JudgeCheckError(
+                f"{where}.missing: {', '.join(unknown)} not among {task.id}'s functionalities "
+                f"({', '.join(kfs.ids) or 'none'})"
+            )
         try:
             file = inside(base, entry["file"]) if isinstance(entry["file"], str) else None
         except OutsideRoot as e:
@@ -241,11 +252,18 @@ def load_labelled_set(root: Path, *, domains: Sequence[str] | None = None) -> li
             code = read_solution(file)
         except FileRefused as e:
             raise JudgeCheckError(f"{where}.file: {e}") from None
-        cases.append(LabelledCase(
-            name=str(entry["file"]), kind="broken", domain=d, task_id=task.id, question=task.query,
-            code=code, functionalities=kfs.items,
-            labels={k.id: k.id not in missing for k in kfs.items},
-        ))
+        cases.append(
+            LabelledCase(
+                name=str(entry["file"]),
+                kind="broken",
+                domain=d,
+                task_id=task.id,
+                question=task.query,
+                code=code,
+                functionalities=kfs.items,
+                labels={k.id: k.id not in missing for k in kfs.items},
+            )
+        )
     if not cases:
         raise JudgeCheckError(f"{path}: the labelled set has no cases")
     return cases
@@ -296,7 +314,9 @@ def run_judge_check(
             by_id = {i.id: i.implemented for i in v.items}
             for kf_id in verdicts:
                 verdicts[kf_id].append(by_id.get(kf_id))
-        cr = CaseResult(name=case.name, kind=case.kind, task_id=case.task_id, labels=case.labels, verdicts=verdicts)
+        cr = CaseResult(
+            name=case.name, kind=case.kind, task_id=case.task_id, labels=case.labels, verdicts=verdicts
+        )
         for kf_id, vs in verdicts.items():
             per_item.append(vs)
             label = case.labels[kf_id]
@@ -314,10 +334,23 @@ def run_judge_check(
     flipped, eligible, rate = flip_stats(per_item)
     n = confusion.n
     return JudgeCheckResult(
-        judge=judge.id, prompt_version=judge.prompt_version, k=k, n_cases=len(cases), n_items=len(per_item),
-        n_verdicts=len(per_item) * k, n_unscored=n_unscored, n_flip_items=eligible, n_flipped=flipped,
-        flip_rate=rate, accuracy=(confusion.tp + confusion.tn) / n if n else None, kappa=cohen_kappa(pairs),
-        confusion=confusion, cases=case_results, judge_calls=calls, prompt_tokens=pt, completion_tokens=ct,
+        judge=judge.id,
+        prompt_version=judge.prompt_version,
+        k=k,
+        n_cases=len(cases),
+        n_items=len(per_item),
+        n_verdicts=len(per_item) * k,
+        n_unscored=n_unscored,
+        n_flip_items=eligible,
+        n_flipped=flipped,
+        flip_rate=rate,
+        accuracy=(confusion.tp + confusion.tn) / n if n else None,
+        kappa=cohen_kappa(pairs),
+        confusion=confusion,
+        cases=case_results,
+        judge_calls=calls,
+        prompt_tokens=pt,
+        completion_tokens=ct,
         cost_usd=cost,
     )
 

@@ -47,15 +47,21 @@ def list_lake_files(lake: Path, *, readable_only: bool = True) -> list[str]:
     for rel in walk_lake(lake)[1]:
         real = inside_lake(lake, rel)
         if real is None:
-            log.warning("lake %s: %s is a link to a file outside the lake; left out of what systems see", lake, rel)
+            log.warning(
+                "lake %s: %s is a link to a file outside the lake; left out of what systems see", lake, rel
+            )
         elif real.is_file():
             if not readable_only or os.access(real, os.R_OK):
                 out.append(rel)
             else:  # mode 000: neither linked nor copied (a copy would fail; a link would be unreadable anyway)
                 unreadable.append(rel)
     if unreadable:
-        log.warning("lake %s: %d file(s) cannot be read (permission denied), left out of what systems see: %s",
-                    lake, len(unreadable), ", ".join(unreadable[:5]) + (" ..." if len(unreadable) > 5 else ""))
+        log.warning(
+            "lake %s: %d file(s) cannot be read (permission denied), left out of what systems see: %s",
+            lake,
+            len(unreadable),
+            ", ".join(unreadable[:5]) + (" ..." if len(unreadable) > 5 else ""),
+        )
     return out
 
 
@@ -69,7 +75,9 @@ class View:
 class LakeViews:
     """Builds one view per lake for a run; :meth:`close` removes them."""
 
-    def __init__(self, mode: ViewMode = "auto", *, max_copy_bytes: int = 512 << 20, base: Path | None = None) -> None:
+    def __init__(
+        self, mode: ViewMode = "auto", *, max_copy_bytes: int = 512 << 20, base: Path | None = None
+    ) -> None:
         self.mode = mode
         self.max_copy_bytes = max_copy_bytes
         self.base = base
@@ -79,7 +87,9 @@ class LakeViews:
     def _tmpdir(self) -> Path:
         if self._tmp is None:
             sweep_stale_views(self.base)
-            self._tmp = make_tempdir("lake", self.base)  # tagged with its owner: swept if this process is killed
+            self._tmp = make_tempdir(
+                "lake", self.base
+            )  # tagged with its owner: swept if this process is killed
             # mkdtemp makes it 0700; a docker sandbox reads the lake as an unprivileged user (the lake is data,
             # not a secret; its files keep their own permissions)
             os.chmod(self._tmp, 0o755)
@@ -165,7 +175,9 @@ def _mirror(src: Path, dest: Path, files: list[str], *, link: bool) -> None:
         except PermissionError as e:  # made unreadable since it was listed: left out, not a crash of the run
             if link:
                 raise  # the caller copies instead
-            log.warning("lake %s: %s cannot be read (%s); left out of what systems see", src, f, e.strerror or e)
+            log.warning(
+                "lake %s: %s cannot be read (%s); left out of what systems see", src, f, e.strerror or e
+            )
 
 
 __all__ = ["LakeViews", "View", "ViewMode", "list_lake_files"]

@@ -58,8 +58,12 @@ class RunPlan:
 
     def unsupported(self) -> list[tuple[str, str, list[BenchmarkNote]]]:
         """(domain, task id, notes) of every task of the run the benchmark cannot support, in workload order."""
-        return [(w.domain, t.id, self.benchmark_notes[w.domain][t.id]) for w in self.workloads for t in w.tasks
-                if t.id in self.benchmark_notes.get(w.domain, {})]
+        return [
+            (w.domain, t.id, self.benchmark_notes[w.domain][t.id])
+            for w in self.workloads
+            for t in w.tasks
+            if t.id in self.benchmark_notes.get(w.domain, {})
+        ]
 
     @property
     def options(self) -> Any:  # kramabench.run.runner.RunOptions

@@ -67,16 +67,19 @@ class Prediction(BaseModel):
     has_subtasks: bool = Field(False, description="the line carried subtask answers")
     line: int = 0
     artifacts: list[Artifact] = Field(
-        default_factory=list, description="files the line names (a run record's artifacts), paths made absolute: "
-        "a relative path is read from the predictions file's folder (the run folder for records.jsonl)"
+        default_factory=list,
+        description="files the line names (a run record's artifacts), paths made absolute: "
+        "a relative path is read from the predictions file's folder (the run folder for records.jsonl)",
     )
 
 
 class Problem(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(description="bad_line, no_task_id, no_answer, duplicate_task, unknown_task, bad_artifact, "
-                      "unknown_subtask, empty_file")
+    code: str = Field(
+        description="bad_line, no_task_id, no_answer, duplicate_task, unknown_task, bad_artifact, "
+        "unknown_subtask, empty_file"
+    )
     message: str
     file: str | None = None
     line: int | None = None
@@ -162,14 +165,19 @@ class ScoreReport(BaseModel):
     summary: Summary
     problems: list[Problem] = Field(default_factory=list)
     problem_counts: dict[str, int] = Field(
-        default_factory=dict, description=f"problems by code, all of them (``problems`` keeps {MAX_PROBLEMS_PER_CODE} of each)"
+        default_factory=dict,
+        description=f"problems by code, all of them (``problems`` keeps {MAX_PROBLEMS_PER_CODE} of each)",
     )
     subtasks_scored: bool = False
     comparison: dict[str, Any] | None = None
-    gold: str = Field("verified", description="the gold of `items` and `summary`: verified (official + errata) or "
-                      "official (--no-errata)")
+    gold: str = Field(
+        "verified",
+        description="the gold of `items` and `summary`: verified (official + errata) or "
+        "official (--no-errata)",
+    )
     other_gold_items: list[ScoredItem] = Field(
-        default_factory=list, description="the answers whose gold an erratum changed, scored against the other gold"
+        default_factory=list,
+        description="the answers whose gold an erratum changed, scored against the other gold",
     )
     summaries: dict[str, Summary] = Field(
         default_factory=dict, description="by gold (official: the paper-comparable number; verified)"
@@ -180,11 +188,17 @@ class ScoreReport(BaseModel):
         "score (numeric-approximate within band) of the predictions and of the constant 0, over n tasks",
     )
     errata_file: str | None = None
-    normalise_percent: bool = Field(False, description="scored with the percent-scale normalisation (kramabench.scorers.percent)")
-    classes: dict[str, str] = Field(default_factory=dict, description="task id -> reviewed class (errata review)")
+    normalise_percent: bool = Field(
+        False, description="scored with the percent-scale normalisation (kramabench.scorers.percent)"
+    )
+    classes: dict[str, str] = Field(
+        default_factory=dict, description="task id -> reviewed class (errata review)"
+    )
     excluded_unsupported: dict[str, list[str]] = Field(
-        default_factory=dict, description="--exclude-unsupported: per domain, the tasks the benchmark cannot support "
-        "(kramabench.workload.notes) left out of `items` and every summary")
+        default_factory=dict,
+        description="--exclude-unsupported: per domain, the tasks the benchmark cannot support "
+        "(kramabench.workload.notes) left out of `items` and every summary",
+    )
 
 
 #: deepest nesting of lists and objects accepted in a prediction (a real answer needs a handful of levels;
@@ -192,8 +206,10 @@ class ScoreReport(BaseModel):
 MAX_DEPTH = 64
 
 #: what a predictions line must look like (said when no line does)
-EXPECTED_SHAPE = ('JSON lines like {"task_id": "<task id>", "answer": <value>, "subtask_answers": {...}} '
-                  "(or a run's records.jsonl)")
+EXPECTED_SHAPE = (
+    'JSON lines like {"task_id": "<task id>", "answer": <value>, "subtask_answers": {...}} '
+    "(or a run's records.jsonl)"
+)
 
 
 #: a JSON string, escapes included (written so that ``re`` runs through its body without backtracking)
@@ -293,8 +309,14 @@ def _lines(path: Path) -> Iterable[tuple[int, Any, bool]]:
         fh.seek(0)
         for n, raw, _ended in iter_lines(fh, max_line=MAX_LINE_BYTES):
             if isinstance(raw, LongLine):
-                yield n, ValueError(f"a line of {human_size(raw.size)}, longer than the {human_size(MAX_LINE_BYTES)} "
-                                    "a prediction may take; not read"), True
+                yield (
+                    n,
+                    ValueError(
+                        f"a line of {human_size(raw.size)}, longer than the {human_size(MAX_LINE_BYTES)} "
+                        "a prediction may take; not read"
+                    ),
+                    True,
+                )
                 continue
             if n == 1:
                 raw = raw.removeprefix(b"\xef\xbb\xbf")  # a BOM (Windows tools) is not data
@@ -343,7 +365,9 @@ def _too_deep(obj: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def read_predictions(path: Path, workloads: Iterable[Workload] | None = None) -> tuple[PredictionSet, Problems]:
+def read_predictions(
+    path: Path, workloads: Iterable[Workload] | None = None
+) -> tuple[PredictionSet, Problems]:
     """Read a predictions JSON-lines file, streamed. Bad lines become problems, never exceptions (at most
     :data:`MAX_PROBLEMS_PER_CODE` kept per code, all counted). With ``workloads``, predictions for tasks they
     do not have are reported (``unknown_task``) and not kept: memory follows the workload, not the file.
@@ -368,26 +392,52 @@ def read_predictions(path: Path, workloads: Iterable[Workload] | None = None) ->
             problems.append(Problem(code="bad_line", message=f"not JSON: {obj}", file=f, line=n))
             continue
         if not shallow and isinstance(obj, (dict, list)) and _too_deep(obj):
-            problems.append(Problem(code="bad_line", message=f"nested deeper than {MAX_DEPTH} levels; not a prediction",
-                                    file=f, line=n))
+            problems.append(
+                Problem(
+                    code="bad_line",
+                    message=f"nested deeper than {MAX_DEPTH} levels; not a prediction",
+                    file=f,
+                    line=n,
+                )
+            )
             continue
         if not isinstance(obj, dict):
-            problems.append(Problem(code="bad_line", message=f"a JSON {type(obj).__name__}, not an object",
-                                    file=f, line=n))
+            problems.append(
+                Problem(
+                    code="bad_line", message=f"a JSON {type(obj).__name__}, not an object", file=f, line=n
+                )
+            )
             continue
         tid = obj.get("task_id")
         if not isinstance(tid, str) or not tid:
             keys = ", ".join(str(k)[:40] for k in list(obj)[:6]) or "none"
             what = "missing" if "task_id" not in obj else f"{type(tid).__name__} {tid!r}"[:40]
-            problems.append(Problem(code="no_task_id", message=f"no task_id (a non-empty string; here {what}; "
-                                    f"keys: {keys})", file=f, line=n))
+            problems.append(
+                Problem(
+                    code="no_task_id",
+                    message=f"no task_id (a non-empty string; here {what}; keys: {keys})",
+                    file=f,
+                    line=n,
+                )
+            )
             continue
         preds.n_read += 1
         if known is not None and tid not in known:
             parent = parents.get(tid)
-            hint = f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)" if parent else ""
-            problems.append(Problem(code="unknown_task", message=f"prediction for unknown task {tid[:200]!r} ignored{hint}",
-                                    file=f, line=n, task_id=tid[:200]))
+            hint = (
+                f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)"
+                if parent
+                else ""
+            )
+            problems.append(
+                Problem(
+                    code="unknown_task",
+                    message=f"prediction for unknown task {tid[:200]!r} ignored{hint}",
+                    file=f,
+                    line=n,
+                    task_id=tid[:200],
+                )
+            )
             continue
         dom = obj.get("domain")
         dom = dom if isinstance(dom, str) and dom else None
@@ -395,8 +445,15 @@ def read_predictions(path: Path, workloads: Iterable[Workload] | None = None) ->
         key = tid if dom is None else (dom, tid)
         subs = obj.get("subtask_answers")
         if subs is not None and not isinstance(subs, dict):
-            problems.append(Problem(code="bad_line", message="subtask_answers is not an object; ignored",
-                                    file=f, line=n, task_id=tid))
+            problems.append(
+                Problem(
+                    code="bad_line",
+                    message="subtask_answers is not an object; ignored",
+                    file=f,
+                    line=n,
+                    task_id=tid,
+                )
+            )
             subs = None
         sub_id = obj.get("subtask_id")
         if isinstance(sub_id, str) and sub_id:  # a run record of the subtask setting
@@ -406,8 +463,15 @@ def read_predictions(path: Path, workloads: Iterable[Workload] | None = None) ->
             continue
         if "answer" not in obj and subs is None:
             keys = ", ".join(str(k)[:40] for k in list(obj)[:6])
-            problems.append(Problem(code="no_answer", message=f"{tid}: no 'answer' key (keys: {keys}); scored as "
-                                    "no answer", file=f, line=n, task_id=tid))
+            problems.append(
+                Problem(
+                    code="no_answer",
+                    message=f"{tid}: no 'answer' key (keys: {keys}); scored as no answer",
+                    file=f,
+                    line=n,
+                    task_id=tid,
+                )
+            )
         attempt = obj.get("attempt")
         attempt = attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else None
         if (dom, tid) in seen:
@@ -418,19 +482,37 @@ def read_predictions(path: Path, workloads: Iterable[Workload] | None = None) ->
                     continue
             else:
                 where = f" of {dom}" if dom else ""
-                problems.append(Problem(code="duplicate_task", message=f"second prediction for {tid}{where} (first on "
-                                        f"line {prev_line}); the last one is used", file=f, line=n, task_id=tid))
+                problems.append(
+                    Problem(
+                        code="duplicate_task",
+                        message=f"second prediction for {tid}{where} (first on "
+                        f"line {prev_line}); the last one is used",
+                        file=f,
+                        line=n,
+                        task_id=tid,
+                    )
+                )
         seen[(dom, tid)] = (n, attempt)
         old = store.get(key)
-        p = Prediction(task_id=tid, domain=dom, answer=obj.get("answer"), line=n,
-                       subtask_answers={**(old.subtask_answers if old else {}), **(subs or {})},
-                       has_subtasks=subs is not None or bool(old and old.has_subtasks),
-                       has_answer="answer" in obj or subs is None,
-                       artifacts=_artifacts(obj.get("artifacts"), path, n, tid, problems))
+        p = Prediction(
+            task_id=tid,
+            domain=dom,
+            answer=obj.get("answer"),
+            line=n,
+            subtask_answers={**(old.subtask_answers if old else {}), **(subs or {})},
+            has_subtasks=subs is not None or bool(old and old.has_subtasks),
+            has_answer="answer" in obj or subs is None,
+            artifacts=_artifacts(obj.get("artifacts"), path, n, tid, problems),
+        )
         store[key] = p
     if not n_lines:
-        problems.append(Problem(code="empty_file", message="the predictions file holds no prediction; every task "
-                                "is missing", file=f))
+        problems.append(
+            Problem(
+                code="empty_file",
+                message="the predictions file holds no prediction; every task is missing",
+                file=f,
+            )
+        )
     return preds, problems
 
 
@@ -444,26 +526,59 @@ def _artifacts(raw: Any, path: Path, line: int, tid: str, problems: list[Problem
         try:
             a = Artifact.model_validate(entry)
         except ValidationError as e:
-            problems.append(Problem(code="bad_artifact", message=f"{tid}: an artifact entry is not valid "
-                                    f"({str(e).splitlines()[0]}); left out", file=str(path), line=line, task_id=tid))
+            problems.append(
+                Problem(
+                    code="bad_artifact",
+                    message=f"{tid}: an artifact entry is not valid ({str(e).splitlines()[0]}); left out",
+                    file=str(path),
+                    line=line,
+                    task_id=tid,
+                )
+            )
             continue
         p = Path(a.path)
         p = p if p.is_absolute() else base / p
         if not p.is_file():
-            problems.append(Problem(code="bad_artifact", message=f"{tid}: artifact {a.name} is not at {p}; left out",
-                                    file=str(path), line=line, task_id=tid))
+            problems.append(
+                Problem(
+                    code="bad_artifact",
+                    message=f"{tid}: artifact {a.name} is not at {p}; left out",
+                    file=str(path),
+                    line=line,
+                    task_id=tid,
+                )
+            )
             continue
         out.append(a.model_copy(update={"path": str(p)}))
     return out
 
 
-def _item(domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any = None, missing: bool = False) -> ScoredItem:
+def _item(
+    domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any = None, missing: bool = False
+) -> ScoredItem:
     at = answer_type.value if hasattr(answer_type, "value") else answer_type
     if missing:
-        return ScoredItem(domain=domain, task_id=task.id, subtask_id=sub_id, answer_type=at, value=0.0,
-                          reason="missing", metric=at, details={"reason": "missing"})
-    return ScoredItem(domain=domain, task_id=task.id, subtask_id=sub_id, answer_type=at, value=s.value,
-                      unscored=s.unscored, reason=s.details.get("reason"), metric=s.metric, details=s.details)
+        return ScoredItem(
+            domain=domain,
+            task_id=task.id,
+            subtask_id=sub_id,
+            answer_type=at,
+            value=0.0,
+            reason="missing",
+            metric=at,
+            details={"reason": "missing"},
+        )
+    return ScoredItem(
+        domain=domain,
+        task_id=task.id,
+        subtask_id=sub_id,
+        answer_type=at,
+        value=s.value,
+        unscored=s.unscored,
+        reason=s.details.get("reason"),
+        metric=s.metric,
+        details=s.details,
+    )
 
 
 def _lake_paths(wl: Workload) -> LakePaths | None:
@@ -537,17 +652,35 @@ def score_workloads(
         tid = p.task_id if isinstance(key, tuple) else key
         if tid not in owners:
             if subtask_parent is None:
-                subtask_parent = {s.id: t.id for pairs in owners.values() for _d, t in pairs for s in t.subtasks}
+                subtask_parent = {
+                    s.id: t.id for pairs in owners.values() for _d, t in pairs for s in t.subtasks
+                }
             parent = subtask_parent.get(tid)
-            hint = f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)" if parent else ""
-            problems.append(Problem(code="unknown_task", message=f"prediction for unknown task {tid!r} ignored{hint}",
-                                    line=p.line or None, task_id=tid))
+            hint = (
+                f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)"
+                if parent
+                else ""
+            )
+            problems.append(
+                Problem(
+                    code="unknown_task",
+                    message=f"prediction for unknown task {tid!r} ignored{hint}",
+                    line=p.line or None,
+                    task_id=tid,
+                )
+            )
         else:
             sub_ids = {s.id for _d, t in owners[tid] for s in t.subtasks}
             for sid in p.subtask_answers:
                 if sid not in sub_ids:
-                    problems.append(Problem(code="unknown_subtask", message=f"{tid}: unknown subtask {sid!r} ignored",
-                                            line=p.line or None, task_id=tid))
+                    problems.append(
+                        Problem(
+                            code="unknown_subtask",
+                            message=f"{tid}: unknown subtask {sid!r} ignored",
+                            line=p.line or None,
+                            task_id=tid,
+                        )
+                    )
 
     def prediction_for(domain: str, task: Task) -> Prediction | None:
         """The line that answers this task of this domain: one naming the domain, else one without a domain
@@ -560,18 +693,30 @@ def score_workloads(
         if p is None:
             elsewhere = [q for d, q in unscored_by_id.get(task.id, ())]
             p = elsewhere[0] if len(elsewhere) == 1 else None
-        if p is not None and len(pairs) > 1 and len({(t.query, json.dumps(t.answer, sort_keys=True, default=str))
-                                                     for _d, t in pairs}) > 1:
+        if (
+            p is not None
+            and len(pairs) > 1
+            and len({(t.query, json.dumps(t.answer, sort_keys=True, default=str)) for _d, t in pairs}) > 1
+        ):
             if domain == pairs[0][0]:  # said once per task id
                 doms = ", ".join(d for d, _t in pairs)
-                problems.append(Problem(code="ambiguous_task", message=f"task id {task.id!r} names different tasks in "
-                                        f"{doms}; a prediction without a \"domain\" is applied to none of them "
-                                        "(add \"domain\" to the line)", line=p.line or None, task_id=task.id))
+                problems.append(
+                    Problem(
+                        code="ambiguous_task",
+                        message=f"task id {task.id!r} names different tasks in "
+                        f'{doms}; a prediction without a "domain" is applied to none of them '
+                        '(add "domain" to the line)',
+                        line=p.line or None,
+                        task_id=task.id,
+                    )
+                )
             return None
         return p
 
     if with_subtasks is None:
-        with_subtasks = any(p.has_subtasks for p in predictions.values()) or any(p.has_subtasks for p in scoped.values())
+        with_subtasks = any(p.has_subtasks for p in predictions.values()) or any(
+            p.has_subtasks for p in scoped.values()
+        )
     # one job per answer, in workload order: (domain, task, subtask id, answer type, gold, prediction?, query)
     jobs: list[tuple[str, Task, str | None, Any, Any, tuple[Any] | None, str]] = []
     lakes: dict[str, Any] = {wl.domain: _lake_paths(wl) for wl in workloads}
@@ -583,8 +728,17 @@ def score_workloads(
             if with_subtasks:
                 for sub in task.subtasks:
                     has = p is not None and sub.id in p.subtask_answers
-                    jobs.append((wl.domain, task, sub.id, sub.answer_type, sub.answer,
-                                 (p.subtask_answers[sub.id],) if has else None, sub.query))
+                    jobs.append(
+                        (
+                            wl.domain,
+                            task,
+                            sub.id,
+                            sub.answer_type,
+                            sub.answer,
+                            (p.subtask_answers[sub.id],) if has else None,
+                            sub.query,
+                        )
+                    )
 
     def run(job: tuple) -> ScoredItem:
         domain, task, sub_id, answer_type, gold, pred, query = job
@@ -648,16 +802,30 @@ def score_other_gold(
         other_wls.append(wl.model_copy(update={"tasks": tasks}))
         for (tid, sid), g in ch.items():
             if not g.present and (sid is None or with_subtasks):
-                absent.append(ScoredItem(domain=wl.domain, task_id=tid, subtask_id=sid, value=None, unscored=True,
-                                         reason=f"not in the {other_name} workload",
-                                         details={"reason": f"not in the {other_name} workload"}))
+                absent.append(
+                    ScoredItem(
+                        domain=wl.domain,
+                        task_id=tid,
+                        subtask_id=sid,
+                        value=None,
+                        unscored=True,
+                        reason=f"not in the {other_name} workload",
+                        details={"reason": f"not in the {other_name} workload"},
+                    )
+                )
     if not other_wls:
         return absent
     wanted = {t.id for w in other_wls for t in w.tasks}
     preds = PredictionSet({k: p for k, p in predictions.items() if k in wanted})
     preds.scoped = {k: p for k, p in getattr(predictions, "scoped", {}).items() if k[1] in wanted}
-    items, _problems, _subs = score_workloads(other_wls, preds, judge=judge, workers=workers,
-                                              with_subtasks=with_subtasks, normalise_percent=normalise_percent)
+    items, _problems, _subs = score_workloads(
+        other_wls,
+        preds,
+        judge=judge,
+        workers=workers,
+        with_subtasks=with_subtasks,
+        normalise_percent=normalise_percent,
+    )
     keep = {(w.domain, k) for w in other_wls for k in changes.get(w.domain, {})}
     gone = {(i.domain, i.task_id, i.subtask_id) for i in absent}
     return [i for i in items if (i.domain, (i.task_id, i.subtask_id)) in keep and i.key not in gone] + absent
@@ -669,8 +837,13 @@ def items_under(items: list[ScoredItem], other: list[ScoredItem]) -> list[Scored
     return [by_key.get(i.key, i) for i in items]
 
 
-def floors_of(items: list[ScoredItem], workloads: Iterable[Workload], changes: dict[str, dict[Any, Any]] | None = None,
-              *, cache: dict | None = None) -> dict[str, Any]:
+def floors_of(
+    items: list[ScoredItem],
+    workloads: Iterable[Workload],
+    changes: dict[str, dict[Any, Any]] | None = None,
+    *,
+    cache: dict | None = None,
+) -> dict[str, Any]:
     """The floors of the main answers of ``items`` (kramabench.run.floors) against the workloads' gold, or the
     other gold of ``changes``: a dict of the total row's figures. ``cache``: one dict passed to both golds'
     calls scores each unchanged gold once (kramabench.run.floors.FloorCache)."""
@@ -681,17 +854,27 @@ def floors_of(items: list[ScoredItem], workloads: Iterable[Workload], changes: d
         ch = (changes or {}).get(wl.domain) or {}
         for t in wl.tasks:
             g = ch.get((t.id, None))
-            golds[(wl.domain, t.id)] = (g.answer, g.answer_type) if g is not None and g.present else (t.answer, t.answer_type)
+            golds[(wl.domain, t.id)] = (
+                (g.answer, g.answer_type) if g is not None and g.present else (t.answer, t.answer_type)
+            )
     entries = []
     for i in items:
         if i.subtask_id is not None:
             continue
         expected, at = golds.get((i.domain, i.task_id), (None, None))
-        entries.append(FloorEntry(i.domain, i.task_id, None if i.unscored else i.value, i.metric, expected, at))
+        entries.append(
+            FloorEntry(i.domain, i.task_id, None if i.unscored else i.value, i.metric, expected, at)
+        )
     _rows, t = floor_rows_of(entries, cache=cache)
-    return {"n": t.n, **{k: v for k, v in t.floors.items()}, "bounded": t.system_bounded,
-            "zero_bounded": t.floors_bounded.get("zero"), "n_numeric": t.n_numeric, "numeric_paper": t.numeric_paper,
-            "numeric_band": t.numeric_band}
+    return {
+        "n": t.n,
+        **{k: v for k, v in t.floors.items()},
+        "bounded": t.system_bounded,
+        "zero_bounded": t.floors_bounded.get("zero"),
+        "n_numeric": t.n_numeric,
+        "numeric_paper": t.numeric_paper,
+        "numeric_band": t.numeric_band,
+    }
 
 
 def _count(problems: Iterable[Problem]) -> dict[str, int]:
@@ -715,7 +898,10 @@ def build_report(
 ) -> ScoreReport:
     judge_info = None
     if judge is not None:
-        judge_info = {"model": getattr(judge, "id", None), "prompt_version": getattr(judge, "prompt_version", None)}
+        judge_info = {
+            "model": getattr(judge, "id", None),
+            "prompt_version": getattr(judge, "prompt_version", None),
+        }
         stats = getattr(judge, "stats", None)
         if isinstance(stats, dict):
             judge_info["stats"] = dict(stats)
@@ -733,6 +919,13 @@ def build_report(
 
 
 __all__ = [
-    "Prediction", "Problem", "ScoreReport", "build_report", "floors_of", "items_under", "read_predictions",
-    "score_other_gold", "score_workloads",
+    "Prediction",
+    "Problem",
+    "ScoreReport",
+    "build_report",
+    "floors_of",
+    "items_under",
+    "read_predictions",
+    "score_other_gold",
+    "score_workloads",
 ]

@@ -113,7 +113,9 @@ class PlainProgress(Progress):
             print(f"[kramabench] {self.stats.line()}", file=self.stream, flush=True)
 
     def note(self, text: str) -> None:
-        print(f"[kramabench] {safe_text(text)}", file=self.stream, flush=True)  # notes name tasks and files: data
+        print(
+            f"[kramabench] {safe_text(text)}", file=self.stream, flush=True
+        )  # notes name tasks and files: data
 
 
 class RichProgress(Progress):
@@ -149,8 +151,12 @@ class RichProgress(Progress):
         if len(label) > room:
             self.console.print(Text(label, style="bold"), soft_wrap=True, highlight=False)
             label = "tasks"
-        columns = [TextColumn("{task.description}", style="bold", markup=False), BarColumn(bar_width=8 if narrow else 40), MofNCompleteColumn(),
-                   TextColumn("{task.fields[info]}")]
+        columns = [
+            TextColumn("{task.description}", style="bold", markup=False),
+            BarColumn(bar_width=8 if narrow else 40),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+        ]
         if not narrow:
             columns.append(TimeElapsedColumn())
         columns += [TextColumn("ETA"), TimeRemainingColumn()]
@@ -170,7 +176,9 @@ class RichProgress(Progress):
     def note(self, text: str) -> None:
         from rich.text import Text
 
-        self.console.print(Text(safe_text(text), style="yellow"))  # notes name tasks and files: data, not markup
+        self.console.print(
+            Text(safe_text(text), style="yellow")
+        )  # notes name tasks and files: data, not markup
 
     def stop(self) -> None:
         if self._progress is not None:

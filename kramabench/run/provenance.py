@@ -25,8 +25,20 @@ from kramabench.files import (
 log = logging.getLogger(__name__)
 
 PACKAGES = [
-    "kramabench", "pandas", "numpy", "scipy", "pydantic", "openai", "together", "docker", "nltk",
-    "rich", "typer", "openpyxl", "duckdb", "sqlglot",
+    "kramabench",
+    "pandas",
+    "numpy",
+    "scipy",
+    "pydantic",
+    "openai",
+    "together",
+    "docker",
+    "nltk",
+    "rich",
+    "typer",
+    "openpyxl",
+    "duckdb",
+    "sqlglot",
 ]
 
 
@@ -50,7 +62,11 @@ def git_revision(path: Path | None = None) -> str | None:
         if sha.returncode != 0:
             return None
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=where, capture_output=True, text=True, timeout=10
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
         return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
@@ -97,7 +113,9 @@ def lake_fingerprint(lake: Path, files: list[str], *, memo: Path | None | bool =
         else:
             try:
                 digest = sha256_file(path)
-            except OSError as e:  # a file at mode 000: the run goes on; the lake index reports it as a finding
+            except (
+                OSError
+            ) as e:  # a file at mode 000: the run goes on; the lake index reports it as a finding
                 unreadable.append(f"{f}: {e.strerror or e}")
                 content.update(f"{f}\0unreadable\n".encode())
                 continue
@@ -105,12 +123,18 @@ def lake_fingerprint(lake: Path, files: list[str], *, memo: Path | None | bool =
         content.update(f"{f}\0{digest}\n".encode())
     if memo_path is not None and any(known.get(k) != v for k, v in fresh.items()):
         _save_memo(memo_path, {**known, **fresh})
-    out: dict[str, Any] = {"files": len(files), "bytes": total, "listing_sha256": listing.hexdigest(),
-                           "content_sha256": content.hexdigest()}
+    out: dict[str, Any] = {
+        "files": len(files),
+        "bytes": total,
+        "listing_sha256": listing.hexdigest(),
+        "content_sha256": content.hexdigest(),
+    }
     if unreadable:
         out["unreadable"] = unreadable[:20]
         out["n_unreadable"] = len(unreadable)
-        log.warning("lake %s: %d file(s) cannot be read: %s", lake, len(unreadable), "; ".join(unreadable[:3]))
+        log.warning(
+            "lake %s: %d file(s) cannot be read: %s", lake, len(unreadable), "; ".join(unreadable[:3])
+        )
     return out
 
 
@@ -181,5 +205,10 @@ def workload_version(root: Path) -> dict[str, Any]:
 
 
 __all__ = [
-    "git_revision", "lake_fingerprint", "package_versions", "sha256_file", "solutions_fingerprint", "workload_version",
+    "git_revision",
+    "lake_fingerprint",
+    "package_versions",
+    "sha256_file",
+    "solutions_fingerprint",
+    "workload_version",
 ]

@@ -96,7 +96,9 @@ def is_fatal_error(e: OutcomeError | None) -> bool:
     """An outcome error caused by an unusable model (``auth``, ``not_found``), as systems report it."""
     if e is None:
         return False
-    return e.kind in FATAL_KINDS or (e.kind == "model_error" and e.message.split(":", 1)[0].strip() in FATAL_KINDS)
+    return e.kind in FATAL_KINDS or (
+        e.kind == "model_error" and e.message.split(":", 1)[0].strip() in FATAL_KINDS
+    )
 
 
 def is_fatal_record(r: Record) -> bool:
@@ -137,7 +139,9 @@ class Runner:
         self.recorder: Any = None
         self.system: Any = None
         self.setting_ctx = SettingContext(
-            pose_subtasks=self.options.pose_subtasks, judge=self.judge, privileged=self.spec.privileged,
+            pose_subtasks=self.options.pose_subtasks,
+            judge=self.judge,
+            privileged=self.spec.privileged,
             normalise_percent=self.options.normalise_percent,
         )
         #: where tasks are solved; None: made from ``options.executor`` when the run starts
@@ -150,7 +154,9 @@ class Runner:
         return self.system
 
     # -- planning ------------------------------------------------------------------------------------
-    def work_items(self, finished: dict[tuple[str, str, str, str | None], Record]) -> tuple[list[WorkItem], int]:
+    def work_items(
+        self, finished: dict[tuple[str, str, str, str | None], Record]
+    ) -> tuple[list[WorkItem], int]:
         """Work items still to do, and how many keys were skipped as finished."""
         setting = self.setting
         items: list[WorkItem] = []
@@ -162,7 +168,9 @@ class Runner:
             view = self.views.view(wl.lake, wl.domain)
             seen: set[str] = set()
             for task in wl.tasks:
-                if task.id in seen:  # the loader reports it; a record key must be unique, so only the first runs
+                if (
+                    task.id in seen
+                ):  # the loader reports it; a record key must be unique, so only the first runs
                     duplicates.append(f"{wl.domain}/{task.id}")
                     continue
                 seen.add(task.id)
@@ -216,11 +224,24 @@ class Runner:
         inp = setting.task_input(self.setting_ctx, task, unit, view, token, keys)
         # where the system's sessions collect files: an opaque folder (its path names no task), moved into
         # artifacts/<unit>/ with the record; what the task asks, as the setting declares it
-        inp = inp.model_copy(update={"artifacts_dir": self.staging.new(unit_folder(setting.name, task.id, sub_id)),
-                                     "kind": setting.task_kind})
+        inp = inp.model_copy(
+            update={
+                "artifacts_dir": self.staging.new(unit_folder(setting.name, task.id, sub_id)),
+                "kind": setting.task_kind,
+            }
+        )
         key = call_key(self.salt, setting.name, wl.domain, task.id, sub_id)
-        return WorkItem((setting.name, task.id, sub_id, attempt), wl.domain, task, unit, attempt, inp, ref, key,
-                        presolved=setting.presolved(task, unit))
+        return WorkItem(
+            (setting.name, task.id, sub_id, attempt),
+            wl.domain,
+            task,
+            unit,
+            attempt,
+            inp,
+            ref,
+            key,
+            presolved=setting.presolved(task, unit),
+        )
 
     # -- scoring -------------------------------------------------------------------------------------
     def _score(self, it: WorkItem, out: SystemOutput, wall: float) -> Record | None:
@@ -235,7 +256,9 @@ class Runner:
         out = _named(out, it)
         try:
             if it.input.artifacts_dir is not None:
-                out = out.model_copy(update={"artifacts": self.staging.settle(it.input.artifacts_dir, out.artifacts)})
+                out = out.model_copy(
+                    update={"artifacts": self.staging.settle(it.input.artifacts_dir, out.artifacts)}
+                )
             return self._record_unsafe(it, out, wall)
         except Exception as e:  # noqa: BLE001 - the harness must not lose the outcome
             tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
@@ -243,7 +266,9 @@ class Runner:
             return self._base_record(it, out, wall).model_copy(
                 update={
                     "status": "error",
-                    "error": OutcomeError(kind="harness_error", message=f"{type(e).__name__}: {e}\n{_tail(tb)}"),
+                    "error": OutcomeError(
+                        kind="harness_error", message=f"{type(e).__name__}: {e}\n{_tail(tb)}"
+                    ),
                     "score": None,
                     "unscored": True,
                 }
@@ -271,8 +296,11 @@ class Runner:
             usage=usage,
             wall_s=wall,
             files_read=list(out.files_read),
-            artifacts=record_artifacts(self.store.dir, self.store.dir / unit_folder(it.key[0], task.id, it.key[2]),
-                                       out.artifacts) if out.artifacts else [],
+            artifacts=record_artifacts(
+                self.store.dir, self.store.dir / unit_folder(it.key[0], task.id, it.key[2]), out.artifacts
+            )
+            if out.artifacts
+            else [],
             iterations=out.iterations,
             transcript=[jsonable(t) for t in out.transcript],
             steps=list(out.steps),
@@ -287,13 +315,24 @@ class Runner:
         # the judge's calls (paraphrase or design) are paid for too: recorded in calls.jsonl under the task's
         # key with ":judge" (apart from the system's own calls, which a replay answers in order)
         with judge_scope(f"{it.call_key}:judge", self.recorder):
-            rec = rec.model_copy(update={**self.setting.score(self.setting_ctx, it, out), "gold": self.plan.gold,
-                                         "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id)})
+            rec = rec.model_copy(
+                update={
+                    **self.setting.score(self.setting_ctx, it, out),
+                    "gold": self.plan.gold,
+                    "gold_class": (self.plan.gold_classes.get(it.domain) or {}).get(it.task.id),
+                }
+            )
             other = self._other_gold(it, out, rec)
         if any(isinstance(v, str) and it.call_key and it.call_key in v for v in rec.score_details.values()):
             # a judge's replay mismatch names the judge's key (``<key>:judge``): the record names the task
-            rec = rec.model_copy(update={"score_details": {k: v.replace(it.call_key, it.label) if isinstance(v, str) else v
-                                                           for k, v in rec.score_details.items()}})
+            rec = rec.model_copy(
+                update={
+                    "score_details": {
+                        k: v.replace(it.call_key, it.label) if isinstance(v, str) else v
+                        for k, v in rec.score_details.items()
+                    }
+                }
+            )
         return rec.model_copy(update={"other_gold": other}) if other is not None else rec
 
     def _other_gold(self, it: WorkItem, out: SystemOutput, rec: Record) -> GoldScore | None:
@@ -309,15 +348,22 @@ class Runner:
         if it.subtask is not None:
             mine = {k: g for k, g in changes.items() if k == (task.id, it.subtask.id)}
         else:  # the main answer, and the subtask answers scored with it
-            mine = {k: g for k, g in changes.items() if k[0] == task.id and (k[1] is None or k[1] in rec.subtask_scores)}
+            mine = {
+                k: g
+                for k, g in changes.items()
+                if k[0] == task.id and (k[1] is None or k[1] in rec.subtask_scores)
+            }
         if not mine:
             return None
         name = other_gold(self.plan.gold)  # type: ignore[arg-type]
         target = mine.get((task.id, it.subtask.id if it.subtask is not None else None))
         if target is not None and not target.present:
             where = "verified" if name == VERIFIED else "official"
-            return GoldScore(gold=name, unscored=True, score_details={
-                "reason": f"not in the {where} workload (an erratum excluded or renamed it)"})
+            return GoldScore(
+                gold=name,
+                unscored=True,
+                score_details={"reason": f"not in the {where} workload (an erratum excluded or renamed it)"},
+            )
         alt_task = with_gold(task, mine)
         alt_sub = None
         if it.subtask is not None:
@@ -365,8 +411,10 @@ class Runner:
             first = self._interrupted_at is None
             self.interrupt(f"{signal.Signals(signum).name} received")
             if first:
-                self.progress.note(f"interrupted ({signal.Signals(signum).name}): stopping the running tasks; they are "
-                                   "not recorded and --resume runs them again (again to stop at once)")
+                self.progress.note(
+                    f"interrupted ({signal.Signals(signum).name}): stopping the running tasks; they are "
+                    "not recorded and --resume runs them again (again to stop at once)"
+                )
             else:
                 self.progress.note("stopping now")
 
@@ -402,8 +450,13 @@ class Runner:
 
     def _executor_context(self) -> ExecutorContext:
         return ExecutorContext(
-            manifest=self.manifest, options=self.options, system=self.system, recorder=self.recorder,
-            privileged=self.spec.privileged, needs_sandbox=self.spec.needs_sandbox, note=self.progress.note,
+            manifest=self.manifest,
+            options=self.options,
+            system=self.system,
+            recorder=self.recorder,
+            privileged=self.spec.privileged,
+            needs_sandbox=self.spec.needs_sandbox,
+            note=self.progress.note,
             stage=self.setting.stage if isinstance(self.setting, Staged) else None,
             remote_stage=self.setting.remote_stage if isinstance(self.setting, RemoteStaged) else None,
             staged_remotely=self.setting.staged_remotely if isinstance(self.setting, RemoteStaged) else None,
@@ -444,21 +497,28 @@ class Runner:
         completed = False
         try:
             self.manifest.options.setdefault("executors", []).append(
-                {"started_at": _now().isoformat(), **executor.start(self._executor_context(), slots=2 * n if timeout else n)}
+                {
+                    "started_at": _now().isoformat(),
+                    **executor.start(self._executor_context(), slots=2 * n if timeout else n),
+                }
             )
             self.store.write_manifest(self.manifest)
             while (pending and not self._stop.is_set()) or solving or scoring:
                 if self._hard.is_set():
                     break
                 if self._interrupted_at is not None and time.monotonic() > self._interrupted_at + GRACE_S:
-                    self.progress.note(f"{len(solving) + len(scoring)} task(s) did not stop within {GRACE_S:g} s "
-                                       "of the interruption; left behind")
+                    self.progress.note(
+                        f"{len(solving) + len(scoring)} task(s) did not stop within {GRACE_S:g} s "
+                        "of the interruption; left behind"
+                    )
                     self._hard.set()
                     break
                 abandoned = {f for f in abandoned if not f.done()}
                 if timeout and len(abandoned) >= n and not self._stop.is_set():
                     self.request_stop()
-                    self.progress.note(f"{len(abandoned)} tasks did not return after {timeout:g} s; stopping the run")
+                    self.progress.note(
+                        f"{len(abandoned)} tasks did not return after {timeout:g} s; stopping the run"
+                    )
                 while pending and not self._stop.is_set() and len(solving) < n:
                     it = pending.popleft()
                     it.started_at = _now()
@@ -477,10 +537,12 @@ class Runner:
                     for f in [f for f in solving if f not in done and now - started[f] > timeout]:
                         it = solving.pop(f)
                         abandoned.add(f)
-                        out = SystemOutput(error=OutcomeError(
-                            kind="timeout",
-                            message=f"the system did not return within {timeout:g} s (--task-timeout); its thread was left running",
-                        ))
+                        out = SystemOutput(
+                            error=OutcomeError(
+                                kind="timeout",
+                                message=f"the system did not return within {timeout:g} s (--task-timeout); its thread was left running",
+                            )
+                        )
                         scoring[score_pool.submit(self._score, it, out, now - started.pop(f))] = it
                 self._check_fatal()
                 for f in done:
@@ -488,14 +550,19 @@ class Runner:
                         it = solving.pop(f)
                         started.pop(f, None)
                         out, wall = f.result()
-                        if self._interrupted_at is not None:  # cut short (or not): its outcome is not recorded
+                        if (
+                            self._interrupted_at is not None
+                        ):  # cut short (or not): its outcome is not recorded
                             cut.append(it)
                             continue
                         if is_fatal_error(out.error) and not self.guard.tripped:
                             # a worker elsewhere (e.g. a Ray actor's own model) met a bad key or unknown model
                             e = out.error
-                            kind, _, msg = (e.message.partition(":") if e.kind == "model_error"
-                                            else (e.kind, "", e.message))
+                            kind, _, msg = (
+                                e.message.partition(":")
+                                if e.kind == "model_error"
+                                else (e.kind, "", e.message)
+                            )
                             self.guard.trip(self.manifest.model or "model", kind.strip(), msg.strip())
                         self._check_fatal()  # a fatal error in this task's calls stops the run: its outcome is dropped
                         if self._stop.is_set() and out.error is not None:
@@ -505,7 +572,9 @@ class Runner:
                     else:
                         scoring_item = scoring.pop(f)
                         rec = f.result()
-                        if rec is None:  # its scoring hit a fatal model error or an interruption: resume scores it
+                        if (
+                            rec is None
+                        ):  # its scoring hit a fatal model error or an interruption: resume scores it
                             self._check_fatal()
                             if self._interrupted_at is not None:
                                 cut.append(scoring_item)
@@ -520,7 +589,9 @@ class Runner:
             self.store.close()
             self.abandoned_running = sum(1 for f in abandoned if not f.done())
             hard = self._hard.is_set() or self.abandoned_running > 0
-            executor.shutdown(hard=hard or self._interrupted_at is not None)  # interrupted: no wait for workers
+            executor.shutdown(
+                hard=hard or self._interrupted_at is not None
+            )  # interrupted: no wait for workers
             score_pool.shutdown(wait=not hard, cancel_futures=True)
             if self.recorder is not None:
                 try:
@@ -531,24 +602,32 @@ class Runner:
             self.staging.close()
             if self._interrupted_at is not None:  # what was still running when the grace ended is cut too
                 cut += [*solving.values(), *scoring.values()]
-            cut_keys = [{"domain": it.domain, "setting": it.key[0], "task_id": it.task.id, "subtask_id": it.key[2]}
-                        for it in cut]
+            cut_keys = [
+                {"domain": it.domain, "setting": it.key[0], "task_id": it.task.id, "subtask_id": it.key[2]}
+                for it in cut
+            ]
             # an exception (e.g. a full disk) also leaves work undone: the run is resumable, not finished
-            interrupted = not completed or (
-                self._stop.is_set() and bool(pending or solving or scoring or dropped or cut)
-            ) or self._interrupted_at is not None
+            interrupted = (
+                not completed
+                or (self._stop.is_set() and bool(pending or solving or scoring or dropped or cut))
+                or self._interrupted_at is not None
+            )
             all_records = latest_records(self.store.read().records)
             self.manifest.status = "interrupted" if interrupted else "finished"
-            self.manifest.stop_reason = (self.guard.cause or _signal_reason(self._signal, cut_keys, len(pending))
-                                         if interrupted else None)
+            self.manifest.stop_reason = (
+                self.guard.cause or _signal_reason(self._signal, cut_keys, len(pending))
+                if interrupted
+                else None
+            )
             self.manifest.interrupted_tasks = cut_keys
             self.manifest.finished_at = _now()
             self.manifest.counts = {**_counts(all_records), "planned": planned}
             if isinstance(self.setting, Summarized):
                 try:
                     mine = [r for r in all_records if r.setting == self.setting.name]
-                    self.manifest.counts["metrics"] = [m.model_dump(mode="json", exclude={"parts"})
-                                                      for m in self.setting.summary(mine)]
+                    self.manifest.counts["metrics"] = [
+                        m.model_dump(mode="json", exclude={"parts"}) for m in self.setting.summary(mine)
+                    ]
                 except Exception as e:  # noqa: BLE001 - the metrics are a summary: the records stand
                     log.warning("the setting's metrics could not be computed: %s", e)
             info = self.manifest.options.get("setting_info")
@@ -587,7 +666,9 @@ class Runner:
         """Warm sandboxes for the runs this run can make at once: never more than its tasks to run."""
         sandbox = self.ctx.sandbox
         if isinstance(sandbox, Pooled):
-            sandbox.set_concurrency(min(self.options.sandbox_concurrency or self.options.concurrency, max(1, tasks)))
+            sandbox.set_concurrency(
+                min(self.options.sandbox_concurrency or self.options.concurrency, max(1, tasks))
+            )
 
     def _check_fatal(self) -> None:
         if self.guard.tripped and not self._stop.is_set():
@@ -598,8 +679,10 @@ class Runner:
 def _signal_reason(signal_name: str | None, cut: list[dict[str, Any]], not_started: int) -> str | None:
     if signal_name is None:
         return None
-    return (f"{signal_name}: {len(cut)} running task(s) interrupted (not recorded), {not_started} not started; "
-            "--resume runs them")
+    return (
+        f"{signal_name}: {len(cut)} running task(s) interrupted (not recorded), {not_started} not started; "
+        "--resume runs them"
+    )
 
 
 def _named(out: SystemOutput, it: WorkItem) -> SystemOutput:
@@ -617,8 +700,10 @@ def _named(out: SystemOutput, it: WorkItem) -> SystemOutput:
     if out.error is not None and key in out.error.message:
         update["error"] = out.error.model_copy(update={"message": fix(out.error.message)})
     if any(s.error and key in s.error for s in out.steps):
-        update["steps"] = [s.model_copy(update={"error": fix(s.error)}) if s.error and key in s.error else s
-                           for s in out.steps]
+        update["steps"] = [
+            s.model_copy(update={"error": fix(s.error)}) if s.error and key in s.error else s
+            for s in out.steps
+        ]
     if any(key in v for t in out.transcript for v in t.values() if isinstance(v, str)):
         update["transcript"] = [{k: fix(v) for k, v in t.items()} for t in out.transcript]
     return out.model_copy(update=update) if update else out

@@ -55,7 +55,9 @@ def score_answer(
             s = rescale(expected, predicted, answer_type, s, judge=judge, question=question)
     except Exception as e:  # noqa: BLE001 - any scorer failure becomes an explained unscored item
         log.warning("%s: scorer failed: %s: %s", where, type(e).__name__, e)
-        return Scored(None, None, {"reason": "scorer_error", "error": f"{type(e).__name__}: {e}"}, unscored=True)
+        return Scored(
+            None, None, {"reason": "scorer_error", "error": f"{type(e).__name__}: {e}"}, unscored=True
+        )
     details = dict(s.details)
     if n_paths:
         details["lake_paths_normalised"] = n_paths

@@ -69,7 +69,6 @@ from kramabench.workload.selection import keep_tasks, select_task_ids
 log = logging.getLogger(__name__)
 
 
-
 class RunSetupError(RuntimeError):
     """A run cannot start; the message says why and what to do."""
 
@@ -138,7 +137,9 @@ def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[
         domains = default_domains(available)
     unknown = [d for d in domains if d not in available]
     if unknown:
-        raise RunSetupError(f"{root}: unknown domain(s) {', '.join(unknown)}; available: {', '.join(available) or 'none'}")
+        raise RunSetupError(
+            f"{root}: unknown domain(s) {', '.join(unknown)}; available: {', '.join(available) or 'none'}"
+        )
     out = []
     for d in domains:
         try:
@@ -150,8 +151,10 @@ def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[
         if not Path(wl.lake).is_dir():
             raise RunSetupError(f"{d}: data lake {wl.lake} is missing")
         if not os.access(wl.lake, os.R_OK | os.X_OK):  # not "a lake that holds no files"
-            raise RunSetupError(f"{d}: data lake {wl.lake} cannot be listed (permission denied); give it read "
-                                "permission (chmod a+rx)")
+            raise RunSetupError(
+                f"{d}: data lake {wl.lake} cannot be listed (permission denied); give it read "
+                "permission (chmod a+rx)"
+            )
         out.append(wl)
     if not any(w.tasks for w in out):  # every task was dropped by an error finding: say which, do not run 0
         raise RunSetupError(_no_task_message(root, out))
@@ -200,12 +203,12 @@ def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
         return
     import difflib
 
-    hints = [f"{k!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(k, valid, n=1)) else repr(k)
-             for k in unknown]
+    hints = [
+        f"{k!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(k, valid, n=1)) else repr(k)
+        for k in unknown
+    ]
     listed = ", ".join(f"{o.name} ({o.type}, default {o.default})" for o in infos) or "none"
-    raise RunSetupError(
-        f"system {spec.name!r} has no option {', '.join(hints)}; its options: {listed}"
-    )
+    raise RunSetupError(f"system {spec.name!r} has no option {', '.join(hints)}; its options: {listed}")
 
 
 def _nested_option(model: Any, key: str) -> bool:
@@ -223,7 +226,9 @@ def _nested_option(model: Any, key: str) -> bool:
         if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or part not in cls.model_fields:
             return False
         ann = cls.model_fields[part].annotation
-        kinds = [a for a in (typing.get_args(ann) or (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        kinds = [
+            a for a in (typing.get_args(ann) or (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)
+        ]
         cls = kinds[0] if kinds else ann
     return True
 
@@ -235,7 +240,8 @@ def _no_task_message(root: Path, workloads: list[Any]) -> str:
     if not errors:
         return f"{root}: the workload of {names} holds no task; nothing to run"
     shown = "; ".join(
-        f"{f.domain}/{f.task_id or '-'}{'.' + f.field if f.field else ''} [{f.code}]: {f.message}" for f in errors[:5]
+        f"{f.domain}/{f.task_id or '-'}{'.' + f.field if f.field else ''} [{f.code}]: {f.message}"
+        for f in errors[:5]
     )
     more = f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
     return (
@@ -290,15 +296,24 @@ class Prepared:
                     log.warning("cleanup failed: %s", e)
 
 
-def _make_model(model_id: str, limit: int, guard: FatalGuard | None = None, *, role: str = "model",
-                timeout_s: float | None = None, cache: bool = True) -> Any:
+def _make_model(
+    model_id: str,
+    limit: int,
+    guard: FatalGuard | None = None,
+    *,
+    role: str = "model",
+    timeout_s: float | None = None,
+    cache: bool = True,
+) -> Any:
     """The model of a run, checked by one cheap preflight request (key, endpoint, model name); ``timeout_s``:
     the deadline of each attempt of its calls (``--model-timeout``; None: 120 s); ``cache=False``: the
     response cache is neither read nor written (``--no-cache``)."""
     try:
         model = get_model(model_id, timeout_s=timeout_s, cache=None if cache else False)
     except ModelError as e:
-        raise RunSetupError(f"{role} {model_id}: {e.message}" if e.kind != "missing_key" else e.message) from e
+        raise RunSetupError(
+            f"{role} {model_id}: {e.message}" if e.kind != "missing_key" else e.message
+        ) from e
     except (ValueError, KeyError) as e:
         raise RunSetupError(f"{role} {model_id}: {e}") from e
     try:
@@ -315,11 +330,19 @@ def _make_sandbox(backend: str, limit: int) -> Any:
         raise RunSetupError(str(e)) from e
 
 
-def _make_judge(judge_id: str, limit: int, setting: Setting, guard: FatalGuard | None = None,
-                timeout_s: float | None = None, cache: bool = True) -> Any:
+def _make_judge(
+    judge_id: str,
+    limit: int,
+    setting: Setting,
+    guard: FatalGuard | None = None,
+    timeout_s: float | None = None,
+    cache: bool = True,
+) -> Any:
     """The judge of a run: the setting says which (the design judge for pipeline-design, else the paraphrase
     judge), on a model made and checked (preflight) like the system's."""
-    return setting.make_judge(_make_model(judge_id, limit, guard, role="judge", timeout_s=timeout_s, cache=cache))
+    return setting.make_judge(
+        _make_model(judge_id, limit, guard, role="judge", timeout_s=timeout_s, cache=cache)
+    )
 
 
 def open_resume(results: Path, run_id: str | None) -> ResumeState:
@@ -408,7 +431,9 @@ def prepare(
 
     _check_executor(opts)
     if opts.retry_errors and not config.resume:
-        raise RunSetupError("--retry-errors needs --resume --run-id RUN: it runs the error outcomes of that run again")
+        raise RunSetupError(
+            "--retry-errors needs --resume --run-id RUN: it runs the error outcomes of that run again"
+        )
 
     root = _workload_root(config.workload)
     family = family_of(root)
@@ -426,8 +451,10 @@ def prepare(
         raise RunSetupError(str(e)) from e
     _check_family(setting, family, config.workload)
     if isinstance(setting, Staged) and not isinstance(setting, RemoteStaged) and opts.executor != "local":
-        raise RunSetupError(f"setting {setting.name!r} starts each task's services on this machine just before the task "
-                            "is solved: it runs with --executor local")
+        raise RunSetupError(
+            f"setting {setting.name!r} starts each task's services on this machine just before the task "
+            "is solved: it runs with --executor local"
+        )
 
     spec_name = config.system
     try:
@@ -452,13 +479,29 @@ def prepare(
             check_writable_dir(results, what="results folder")
         except FileRefused as e:
             raise RunSetupError(f"{e} (--results or KRAMABENCH_RESULTS)") from e
-        if os.path.lexists(store.dir) and (not store.dir.is_dir() or store.exists() or any(store.dir.iterdir())):
-            raise RunSetupError(f"{store.dir} already exists: add --resume to continue it, or choose another --run-id")
+        if os.path.lexists(store.dir) and (
+            not store.dir.is_dir() or store.exists() or any(store.dir.iterdir())
+        ):
+            raise RunSetupError(
+                f"{store.dir} already exists: add --resume to continue it, or choose another --run-id"
+            )
 
     closers: list[Any] = []
     try:
-        return _prepare_rest(config, spec, setting, root, workloads, selection, store, resume, run_id, closers, progress,
-                             command)
+        return _prepare_rest(
+            config,
+            spec,
+            setting,
+            root,
+            workloads,
+            selection,
+            store,
+            resume,
+            run_id,
+            closers,
+            progress,
+            command,
+        )
     except BaseException:
         for c in closers:  # e.g. the sandbox made before a later check failed
             try:
@@ -486,10 +529,17 @@ def _prepare_rest(
     old = resume.manifest if resume is not None else None
     guard = FatalGuard()
     limit = opts.model_concurrency or opts.concurrency
-    model = (_make_model(config.model, limit, guard, timeout_s=opts.model_timeout_s, cache=opts.response_cache)
-             if config.model else None)
+    model = (
+        _make_model(config.model, limit, guard, timeout_s=opts.model_timeout_s, cache=opts.response_cache)
+        if config.model
+        else None
+    )
     judge_id = config.judge or setting.default_judge
-    judge = _make_judge(judge_id, limit, setting, guard, opts.model_timeout_s, opts.response_cache) if judge_id else None
+    judge = (
+        _make_judge(judge_id, limit, setting, guard, opts.model_timeout_s, opts.response_cache)
+        if judge_id
+        else None
+    )
     sandbox = None
     if spec.needs_sandbox:
         sandbox = _make_sandbox(config.sandbox, opts.sandbox_concurrency or opts.concurrency)
@@ -531,8 +581,10 @@ def _prepare_rest(
         }
         errata += [{"domain": w.domain, **e.model_dump(mode="json")} for e in w.errata]
 
-    if spec.name == "reference" and spec.source == "built-in" and not any(
-        c["solutions_sha256"] for c in wl_info["content"].values()
+    if (
+        spec.name == "reference"
+        and spec.source == "built-in"
+        and not any(c["solutions_sha256"] for c in wl_info["content"].values())
     ):
         raise RunSetupError(
             f"the reference system runs each task's reference solution, and {root} has none "
@@ -598,7 +650,12 @@ def _prepare_rest(
         manifest.resumed_at.append(datetime.now(timezone.utc))
         rev = git_revision()
         if rev != manifest.git_revision:
-            log.warning("resuming %s with code at %s (the run started at %s)", manifest.run_id, rev, manifest.git_revision)
+            log.warning(
+                "resuming %s with code at %s (the run started at %s)",
+                manifest.run_id,
+                rev,
+                manifest.git_revision,
+            )
             manifest.options.setdefault("resumed_git_revisions", []).append(rev)
         manifest.sandbox = sandbox_info if sandbox is not None else manifest.sandbox
         manifest.packages = package_versions()
@@ -612,15 +669,32 @@ def _prepare_rest(
             log.warning("the setting's description is not recorded: %s", e)
     assert store is not None
     ctx = SystemContext(
-        options=dict(config.system_options), model=model, model_id=config.model, sandbox=sandbox, seed=opts.seed
+        options=dict(config.system_options),
+        model=model,
+        model_id=config.model,
+        sandbox=sandbox,
+        seed=opts.seed,
     )
     notes = _benchmark_notes(workloads, family.name == KRAMABENCH_FAMILY, sandbox is not None)
-    manifest.workload["benchmark_notes"] = {d: {t: [n.code for n in ns] for t, ns in by.items()}
-                                            for d, by in notes.items() if by}
+    manifest.workload["benchmark_notes"] = {
+        d: {t: [n.code for n in ns] for t, ns in by.items()} for d, by in notes.items() if by
+    }
     plan = RunPlan(
-        config=config, root=root, workloads=workloads, spec=spec, system_context=ctx, setting=setting, judge=judge,
-        store=store, manifest=manifest, resume=resume, closers=closers, guard=guard,
-        gold=gold_of_run(errata_arg(config)), gold_changes=gold_changes, gold_classes=gold_classes,
+        config=config,
+        root=root,
+        workloads=workloads,
+        spec=spec,
+        system_context=ctx,
+        setting=setting,
+        judge=judge,
+        store=store,
+        manifest=manifest,
+        resume=resume,
+        closers=closers,
+        guard=guard,
+        gold=gold_of_run(errata_arg(config)),
+        gold_changes=gold_changes,
+        gold_classes=gold_classes,
         benchmark_notes=notes,
     )
     runner = Runner(plan, progress=progress)
@@ -638,7 +712,9 @@ def _prepare_rest(
     return Prepared(plan=plan, runner=runner)
 
 
-def _benchmark_notes(workloads: list[Any], kramabench_family: bool, sandboxed: bool) -> dict[str, dict[str, Any]]:
+def _benchmark_notes(
+    workloads: list[Any], kramabench_family: bool, sandboxed: bool
+) -> dict[str, dict[str, Any]]:
     """Per domain, the tasks of the run the benchmark cannot support (kramabench.workload.notes): data sources
     missing from the lake, documented absent or outside it, a review that classes the task unreproducible
     and, for a system that runs code in the sandbox, an official solution importing a module the sandbox
@@ -748,7 +824,9 @@ def _check_executor(opts: RunOptions) -> None:
         import importlib.util
 
         if importlib.util.find_spec("ray") is None:
-            raise RunSetupError("--executor ray needs Ray on this machine and on every node: pip install 'kramabench[ray]'")
+            raise RunSetupError(
+                "--executor ray needs Ray on this machine and on every node: pip install 'kramabench[ray]'"
+            )
         if opts.ray_address:  # nothing listens there: one line now, not minutes of Ray's retries later
             from kramabench.run.executor import ExecutorUnavailable
             from kramabench.run.executor.ray_executor import probe
@@ -761,8 +839,18 @@ def _check_executor(opts: RunOptions) -> None:
 
 def _check_resume(config: RunConfig, old: Manifest) -> None:
     was = RunConfig.model_validate({**old.options.get("config", {}), "run_id": old.run_id, "resume": True})
-    fields = {"workload", "system", "model", "sandbox", "errata", "errata_file", "domains", "system_options", "judge",
-              "setting_options"}
+    fields = {
+        "workload",
+        "system",
+        "model",
+        "sandbox",
+        "errata",
+        "errata_file",
+        "domains",
+        "system_options",
+        "judge",
+        "setting_options",
+    }
     now, then = config.model_dump(include=fields), was.model_dump(include=fields)
     for name in sorted(fields):
         a, b = now[name], then[name]
@@ -777,7 +865,9 @@ def _check_resume(config: RunConfig, old: Manifest) -> None:
         raise RunSetupError(f"cannot resume {old.run_id}: it is a {was.options.setting or old.setting} run")
     if config.options.normalise_percent != was.options.normalise_percent:
         flag = "--normalise-percent" if was.options.normalise_percent else "--paper-percent"
-        raise RunSetupError(f"cannot resume {old.run_id}: it was scored with {flag}; resume with the same scoring")
+        raise RunSetupError(
+            f"cannot resume {old.run_id}: it was scored with {flag}; resume with the same scoring"
+        )
 
 
 def config_for_resume(resume: ResumeState, results: Path) -> RunConfig:
@@ -786,9 +876,18 @@ def config_for_resume(resume: ResumeState, results: Path) -> RunConfig:
     cfg = resume.manifest.options.get("config")
     if not cfg:
         raise RunSetupError(f"cannot resume {resume.manifest.run_id}: its manifest records no configuration")
-    return RunConfig.model_validate({**cfg, "run_id": resume.manifest.run_id, "resume": True, "results": str(results)})
+    return RunConfig.model_validate(
+        {**cfg, "run_id": resume.manifest.run_id, "resume": True, "results": str(results)}
+    )
 
 
 __all__ = [
-    "ModelUnusable", "Prepared", "RunConfig", "RunSetupError", "config_for_resume", "new_run_id", "open_resume", "prepare",
+    "ModelUnusable",
+    "Prepared",
+    "RunConfig",
+    "RunSetupError",
+    "config_for_resume",
+    "new_run_id",
+    "open_resume",
+    "prepare",
 ]

@@ -162,7 +162,9 @@ def configure_setting(setting: Setting, given: dict[str, Any]) -> Setting:
         opts = setting.options_model.model_validate(given or {})
     except ValidationError as e:
         valid = ", ".join(setting.options_model.model_fields)
-        problems = "; ".join(f"{'.'.join(str(x) for x in er['loc']) or 'options'}: {er['msg']}" for er in e.errors())
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in er['loc']) or 'options'}: {er['msg']}" for er in e.errors()
+        )
         raise ValueError(f"setting {setting.name!r}: {problems} (its options: {valid})") from None
     return setting.with_options(opts)
 
@@ -281,14 +283,21 @@ class EndToEnd(BaseSetting):
     def units(self, task: Any) -> list[Any | None]:
         return [None]
 
-    def task_input(self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
+    def task_input(
+        self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
+    ) -> TaskInput:
         subtasks = (
             [SubtaskInput(key=k, query=st.query) for k, st in zip(keys, task.subtasks, strict=True)]
             if ctx.pose_subtasks and task.subtasks
             else None
         )
         return TaskInput(
-            query=task.query, lake_root=view.path, files=list(view.files), setting=self.name, subtasks=subtasks, token=token
+            query=task.query,
+            lake_root=view.path,
+            files=list(view.files),
+            setting=self.name,
+            subtasks=subtasks,
+            token=token,
         )
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
@@ -300,8 +309,16 @@ class EndToEnd(BaseSetting):
         if answer is None:
             sc = no_answer(error.kind if error else "no_answer")
         else:
-            sc = score_answer(task.answer, answer, task.answer_type, ctx.judge, where=task.id, question=task.query,
-                              lake_files=_lake_paths(item), normalise_percent=ctx.normalise_percent)
+            sc = score_answer(
+                task.answer,
+                answer,
+                task.answer_type,
+                ctx.judge,
+                where=task.id,
+                question=task.query,
+                lake_files=_lake_paths(item),
+                normalise_percent=ctx.normalise_percent,
+            )
         # subtask answers: scored apart, keyed by the official subtask id
         sub_answers: dict[str, Any] = {}
         sub_scores: dict[str, float | None] = {}
@@ -324,8 +341,16 @@ class EndToEnd(BaseSetting):
                     sub_scores[sid] = 0.0 if item.input.subtasks else None
                     sub_details[sid] = {"answered": False, "reason": "no answer"}
                     continue
-                s: Scored = score_answer(st.answer, sub_answers[sid], st.answer_type, ctx.judge, where=sid,
-                                         question=st.query, lake_files=_lake_paths(item), normalise_percent=ctx.normalise_percent)
+                s: Scored = score_answer(
+                    st.answer,
+                    sub_answers[sid],
+                    st.answer_type,
+                    ctx.judge,
+                    where=sid,
+                    question=st.query,
+                    lake_files=_lake_paths(item),
+                    normalise_percent=ctx.normalise_percent,
+                )
                 sub_scores[sid] = s.value
                 sub_details[sid] = {"answered": True, "metric": s.metric, "unscored": s.unscored, **s.details}
         return {
@@ -368,8 +393,12 @@ class PipelineDesign(BaseSetting):
     def units(self, task: Any) -> list[Any | None]:
         return [None]
 
-    def task_input(self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
-        return TaskInput(query=task.query, lake_root=view.path, files=list(view.files), setting=self.name, token=token)
+    def task_input(
+        self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
+    ) -> TaskInput:
+        return TaskInput(
+            query=task.query, lake_root=view.path, files=list(view.files), setting=self.name, token=token
+        )
 
     def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
         from kramabench.workload import key_functionalities
@@ -387,9 +416,18 @@ class PipelineDesign(BaseSetting):
             "metric": METRIC,
         }
         if not kfs.judgeable:
-            return {**common, "status": "ok", "error": None, "score": None, "unscored": True,
-                    "score_details": {"not_judgeable": True, "kf_source": kfs.source,
-                                      "reason": "not judgeable: the task has no key functionalities (no subtask steps)"}}
+            return {
+                **common,
+                "status": "ok",
+                "error": None,
+                "score": None,
+                "unscored": True,
+                "score_details": {
+                    "not_judgeable": True,
+                    "kf_source": kfs.source,
+                    "reason": "not judgeable: the task has no key functionalities (no subtask steps)",
+                },
+            }
         error = out.error
         code = out.pipeline_code
         if (code is None or not code.strip()) and error is None:
@@ -397,11 +435,23 @@ class PipelineDesign(BaseSetting):
         status = "error" if error is not None else "ok"
         judge = ctx.judge
         if not isinstance(judge, DesignJudge):
-            return {**common, "status": status, "error": error, "score": None, "unscored": True,
-                    "score_details": {"reason": "no design judge configured for the pipeline-design setting"}}
+            return {
+                **common,
+                "status": status,
+                "error": error,
+                "score": None,
+                "unscored": True,
+                "score_details": {"reason": "no design judge configured for the pipeline-design setting"},
+            }
         sc = judge.score(item.task.query, code, kfs.items, kf_source=kfs.source)
-        return {**common, "status": status, "error": error, "score": sc.value, "unscored": sc.unscored,
-                "score_details": jsonable(sc.details)}
+        return {
+            **common,
+            "status": status,
+            "error": error,
+            "score": sc.value,
+            "unscored": sc.unscored,
+            "score_details": jsonable(sc.details),
+        }
 
 
 class Subtasks(BaseSetting):
@@ -417,9 +467,17 @@ class Subtasks(BaseSetting):
     def units(self, task: Any) -> list[Any | None]:
         return list(task.subtasks)
 
-    def task_input(self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]) -> TaskInput:
-        return TaskInput(query=unit.query, parent_query=task.query, lake_root=view.path, files=list(view.files),
-                         setting=self.name, token=token)
+    def task_input(
+        self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
+    ) -> TaskInput:
+        return TaskInput(
+            query=unit.query,
+            parent_query=task.query,
+            lake_root=view.path,
+            files=list(view.files),
+            setting=self.name,
+            token=token,
+        )
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         st = item.subtask
@@ -431,8 +489,16 @@ class Subtasks(BaseSetting):
         if answer is None:
             sc = no_answer(error.kind if error else "no_answer")
         else:
-            sc = score_answer(st.answer, answer, at, ctx.judge, where=st.id, question=st.query,
-                              lake_files=_lake_paths(item), normalise_percent=ctx.normalise_percent)
+            sc = score_answer(
+                st.answer,
+                answer,
+                at,
+                ctx.judge,
+                where=st.id,
+                question=st.query,
+                lake_files=_lake_paths(item),
+                normalise_percent=ctx.normalise_percent,
+            )
         return {
             "answer_type": at.value if isinstance(at, AnswerType) else at,
             "expected": st.answer,
@@ -461,18 +527,41 @@ def get_setting(name: str) -> Setting:
     try:
         cls = plugins.load("settings", name)
     except plugins.PluginNotFound:
-        raise KeyError(f"setting {name!r} is not available (available: {', '.join(setting_names())})") from None
+        raise KeyError(
+            f"setting {name!r} is not available (available: {', '.join(setting_names())})"
+        ) from None
     setting = cls()
     if not isinstance(setting, Setting):
-        raise TypeError(f"setting {name!r}: {cls!r} does not implement the Setting protocol (subclass BaseSetting)")
+        raise TypeError(
+            f"setting {name!r}: {cls!r} does not implement the Setting protocol (subclass BaseSetting)"
+        )
     if setting.name != name:
         raise TypeError(f"setting {name!r}: its class names itself {setting.name!r}")
     return _instances.setdefault(name, setting)
 
 
 __all__ = [
-    "DEFAULT_FAMILY", "BaseSetting", "Configurable", "Described", "Differing", "configure_setting", "EndToEnd", "Floored", "ForFamily", "PipelineDesign", "Setting",
-    "RemoteStage", "RemoteStaged", "SettingContext", "Staged", "Subtasks", "Summarized", "WorkItem", "get_setting",
+    "DEFAULT_FAMILY",
+    "BaseSetting",
+    "Configurable",
+    "Described",
+    "Differing",
+    "configure_setting",
+    "EndToEnd",
+    "Floored",
+    "ForFamily",
+    "PipelineDesign",
+    "Setting",
+    "RemoteStage",
+    "RemoteStaged",
+    "SettingContext",
+    "Staged",
+    "Subtasks",
+    "Summarized",
+    "WorkItem",
+    "get_setting",
     "setting_family",
-    "setting_floor_note", "setting_metrics", "setting_names",
+    "setting_floor_note",
+    "setting_metrics",
+    "setting_names",
 ]

@@ -103,8 +103,12 @@ class RunStore:
             raise RunUnwritable(str(e)) from None
         self.check_files()
         try:
-            fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
-        except OSError as e:  # a read-only run folder, a .lock that is a folder or a link: a setup error, one line
+            fd = os.open(
+                self.dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644
+            )
+        except (
+            OSError
+        ) as e:  # a read-only run folder, a .lock that is a folder or a link: a setup error, one line
             why = "it is a symbolic link (never followed)" if e.errno == errno.ELOOP else e.strerror or e
             raise RunUnwritable(f"{self.dir}: cannot write its lock file {LOCK}: {why}") from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device planted there is never truncated
@@ -118,7 +122,9 @@ class RunStore:
             except OSError:
                 holder = "?"
             os.close(fd)
-            raise RunLocked(f"{self.dir} is being written by another kramabench process (pid {holder})") from None
+            raise RunLocked(
+                f"{self.dir} is being written by another kramabench process (pid {holder})"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, lock_line().encode())
         self._lock_fd = fd
@@ -139,7 +145,9 @@ class RunStore:
                 continue
             mode = os.lstat(p).st_mode
             if stat.S_ISLNK(mode):
-                raise RunUnwritable(f"{p}: is a symbolic link; a run folder's files are its own: not followed")
+                raise RunUnwritable(
+                    f"{p}: is a symbolic link; a run folder's files are its own: not followed"
+                )
             if not stat.S_ISREG(mode):
                 raise RunUnwritable(f"{p}: is {kind_of(mode)}, not a regular file")
 
@@ -173,7 +181,12 @@ class RunStore:
         unchanged and no temporary file left."""
         try:
             text = manifest.model_dump_json(indent=2)
-        except (ValueError, TypeError, RecursionError, UnicodeError):  # a model's error message as stop reason
+        except (
+            ValueError,
+            TypeError,
+            RecursionError,
+            UnicodeError,
+        ):  # a model's error message as stop reason
             text = clean_model(manifest).model_dump_json(indent=2)
         write_file(self.manifest_path, text, regular_only=True)
 
@@ -223,7 +236,9 @@ class RunStore:
                     os.ftruncate(self._fd, start)
                 except OSError:
                     pass
-                raise OSError(e.errno, f"{e.strerror or e}; the record was not written", str(self.records_path)) from None
+                raise OSError(
+                    e.errno, f"{e.strerror or e}; the record was not written", str(self.records_path)
+                ) from None
             self._unsynced += 1
             now = time.monotonic()
             if self._unsynced >= self.fsync_every or now - self._last_sync >= self.fsync_interval_s:
@@ -259,4 +274,17 @@ class RunStore:
         return iter(self.read().records)
 
 
-__all__ = ["LOCK", "MANIFEST", "RECORDS", "RunLocked", "RunUnwritable", "ReadResult", "parse_manifest", "RecordKey", "RunStore", "latest_records", "read_records", "unit_key"]
+__all__ = [
+    "LOCK",
+    "MANIFEST",
+    "RECORDS",
+    "RunLocked",
+    "RunUnwritable",
+    "ReadResult",
+    "parse_manifest",
+    "RecordKey",
+    "RunStore",
+    "latest_records",
+    "read_records",
+    "unit_key",
+]

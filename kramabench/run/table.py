@@ -96,19 +96,25 @@ def per_task(records: list[Record]) -> list[Record]:
     for group in groups.values():
         scored = [r.score for r in group if not r.unscored and r.score is not None]
         costs = [r.usage.cost_usd for r in group]
-        usage = group[0].usage.model_copy(update={
-            "prompt_tokens": sum(r.usage.prompt_tokens for r in group),
-            "completion_tokens": sum(r.usage.completion_tokens for r in group),
-            "cost_usd": None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
-            "unpriced_calls": sum(unpriced_calls(r.usage) for r in group),
-        })
-        out.append(group[0].model_copy(update={
-            "subtask_id": None,
-            "score": sum(sorted(scored)) / len(scored) if scored else None,
-            "unscored": not scored,
-            "status": "error" if all(r.status == "error" for r in group) else "ok",
-            "usage": usage,
-        }))
+        usage = group[0].usage.model_copy(
+            update={
+                "prompt_tokens": sum(r.usage.prompt_tokens for r in group),
+                "completion_tokens": sum(r.usage.completion_tokens for r in group),
+                "cost_usd": None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
+                "unpriced_calls": sum(unpriced_calls(r.usage) for r in group),
+            }
+        )
+        out.append(
+            group[0].model_copy(
+                update={
+                    "subtask_id": None,
+                    "score": sum(sorted(scored)) / len(scored) if scored else None,
+                    "unscored": not scored,
+                    "status": "error" if all(r.status == "error" for r in group) else "ok",
+                    "usage": usage,
+                }
+            )
+        )
     return out
 
 
@@ -138,8 +144,15 @@ def _row(name: str, recs: list[Record]) -> DomainRow:
     )
 
 
-def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", width: int | None = None,
-                 score_label: str | None = None, score_note: str | None = None):
+def render_table(
+    rows: list[DomainRow],
+    total: DomainRow,
+    *,
+    title: str = "",
+    width: int | None = None,
+    score_label: str | None = None,
+    score_note: str | None = None,
+):
     """A rich Table of the rows (scores in %, as the paper prints them).
 
     ``width``: the terminal's; under 110 columns the table is compact (light rules, short headings) so
@@ -152,8 +165,13 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
     from rich.text import Text
 
     compact = width is not None and width < 130
-    t = Table(title=safe_text(title) or None, box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD, padding=(0, 1 if not compact else 0),
-              collapse_padding=compact, pad_edge=not compact)
+    t = Table(
+        title=safe_text(title) or None,
+        box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
+        padding=(0, 1 if not compact else 0),
+        collapse_padding=compact,
+        pad_edge=not compact,
+    )
     has_subs = any(r.subtask_mean is not None for r in [*rows, total])
     subs = has_subs and not compact  # compact: the subtask answers' total goes into the caption
     golds = score_label is None
@@ -168,7 +186,11 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
         t.add_column("judge $" if compact else "judge cost $", justify="right", no_wrap=True)
     for r in [*rows, total]:
         extra = [_cost(r, compact, judge=True)] if judged else []
-        sub = [f"{format_pct(r.subtask_mean)} (n={r.subtask_n})" if r.subtask_mean is not None else "–"] if subs else []
+        sub = (
+            [f"{format_pct(r.subtask_mean)} (n={r.subtask_n})" if r.subtask_mean is not None else "–"]
+            if subs
+            else []
+        )
         official = [format_pct(r.official_mean)] if golds else []
         t.add_row(
             Text(safe_text(r.domain)),  # a file name: shown, not markup, not a terminal's command
@@ -183,12 +205,28 @@ def render_table(rows: list[DomainRow], total: DomainRow, *, title: str = "", wi
             *extra,
             end_section=r is rows[-1] if rows else False,
         )
-    notes = ["verified: official gold + errata; official: the workload files' gold, the number comparable with "
-             "the paper" + (f" ({total.gold_changed} task(s) score differently)" if total.gold_changed else
-                            " (the same for every task here)")] if golds else ([score_note] if score_note else [])
+    notes = (
+        [
+            "verified: official gold + errata; official: the workload files' gold, the number comparable with "
+            "the paper"
+            + (
+                f" ({total.gold_changed} task(s) score differently)"
+                if total.gold_changed
+                else " (the same for every task here)"
+            )
+        ]
+        if golds
+        else ([score_note] if score_note else [])
+    )
     if compact:
-        notes.append("scores in %" + (f"; subtask answers (scored apart): {format_pct(total.subtask_mean)}% "
-                                      f"(n={total.subtask_n})" if has_subs else ""))
+        notes.append(
+            "scores in %"
+            + (
+                f"; subtask answers (scored apart): {format_pct(total.subtask_mean)}% (n={total.subtask_n})"
+                if has_subs
+                else ""
+            )
+        )
     if compact and (total.cost_unknown or total.judge_cost_unknown):
         notes.append("cost unknown (N?): N model calls without a known price")
     t.caption = "\n".join(notes)
@@ -208,12 +246,19 @@ def render_metrics(metrics: list[RatioMetric], *, title: str = "", width: int | 
         t.add_column(col, justify="left" if i in (0, 4) else "right", no_wrap=i < 4, overflow="fold")
     for m in metrics:
         lo, hi = ratio_ci(m.parts) if m.parts else (None, None)
-        t.add_row(Text(m.label), format_pct(m.value), format_ci(lo, hi), f"{m.numerator:g}/{m.denominator:g}",
-                  Text(m.description))
+        t.add_row(
+            Text(m.label),
+            format_pct(m.value),
+            format_ci(lo, hi),
+            f"{m.numerator:g}/{m.denominator:g}",
+            Text(m.description),
+        )
     return t
 
 
-def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest: Manifest | None = None) -> list[str]:
+def floors_text(
+    records: list[Record], *, setting: str = "end-to-end", manifest: Manifest | None = None
+) -> list[str]:
     """Lines printed under the table: the floors (the scores of constant answers on the same tasks) against
     each gold (one line when they agree), and the bounded numeric metric beside the paper's 1/(1+RAE)
     (kramabench.run.floors)."""
@@ -236,8 +281,13 @@ def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest:
         return (t.n, t.floors, t.system_bounded, t.floors_bounded)
 
     same = key(totals[VERIFIED]) == key(totals[OFFICIAL])
-    classes = Counter({(r.domain, r.task_id): r.gold_class for r in views[VERIFIED].records
-                       if r.setting == setting and r.gold_class}.values())
+    classes = Counter(
+        {
+            (r.domain, r.task_id): r.gold_class
+            for r in views[VERIFIED].records
+            if r.setting == setting and r.gold_class
+        }.values()
+    )
     out = []
     for g in (VERIFIED,) if same else (VERIFIED, OFFICIAL):
         tot = totals[g]
@@ -251,7 +301,9 @@ def floors_text(records: list[Record], *, setting: str = "end-to-end", manifest:
                 f"{format_pct(tot.floors_bounded['zero'])}%"
             )
     if classes:
-        out.append("tasks by reviewed class (errata): " + " · ".join(f"{k} {n}" for k, n in sorted(classes.items())))
+        out.append(
+            "tasks by reviewed class (errata): " + " · ".join(f"{k} {n}" for k, n in sorted(classes.items()))
+        )
     return out
 
 
@@ -261,7 +313,11 @@ def _cost(r: DomainRow, compact: bool = False, *, judge: bool = False) -> str:
     if judge:
         cost, unknown, what = r.judge_cost_usd, r.judge_cost_unknown, "judged task"
     else:
-        cost, unknown, what = r.cost_usd, max(r.unpriced_calls, r.cost_unknown) if r.cost_unknown else 0, "call"
+        cost, unknown, what = (
+            r.cost_usd,
+            max(r.unpriced_calls, r.cost_unknown) if r.cost_unknown else 0,
+            "call",
+        )
     if cost is None and not unknown:
         return "-"
     if not unknown:

@@ -75,8 +75,10 @@ class LimitedModel:
 
     def _refuse_if_tripped(self, guard: FatalGuard, error: type) -> None:
         if guard.tripped:
-            raise error(guard.kind or "auth", f"{self.id}: not called: the run is stopping after a fatal model error "
-                                              f"({guard.cause})")
+            raise error(
+                guard.kind or "auth",
+                f"{self.id}: not called: the run is stopping after a fatal model error ({guard.cause})",
+            )
 
     def _call(self, guard: FatalGuard, messages: Any, options: Any, error: type) -> Any:
         with self._sem:

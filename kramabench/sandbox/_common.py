@@ -78,7 +78,11 @@ def bootstrap_source() -> str:
     if _BOOTSTRAP is None:
         # the session part first: bootstrap.py's last lines run the program
         files = resources.files("kramabench.sandbox")
-        _BOOTSTRAP = files.joinpath("session_server.py").read_text() + "\n" + files.joinpath("bootstrap.py").read_text()
+        _BOOTSTRAP = (
+            files.joinpath("session_server.py").read_text()
+            + "\n"
+            + files.joinpath("bootstrap.py").read_text()
+        )
     return _BOOTSTRAP
 
 
@@ -108,15 +112,21 @@ def workdir_lake_path(workdir: str, workdir_lake: str | None) -> str | None:
         return None
     rel = os.path.normpath(workdir_lake)
     if rel.startswith(("/", "..")) or rel in (".", ""):
-        raise ValueError(f"workdir_lake must be a relative path inside the working directory, got {workdir_lake!r}")
+        raise ValueError(
+            f"workdir_lake must be a relative path inside the working directory, got {workdir_lake!r}"
+        )
     return f"{workdir.rstrip('/')}/{rel}"
 
 
-def check_request(backend: str, lake: Path, workdir: str, workdir_lake: str | None) -> tuple[Path, str | None] | ExecResult:
+def check_request(
+    backend: str, lake: Path, workdir: str, workdir_lake: str | None
+) -> tuple[Path, str | None] | ExecResult:
     """(resolved lake, absolute alias path under ``workdir``) of a run, or the ExecResult refusing it."""
     lake = Path(lake).resolve()
     if not lake.is_dir():
-        return ExecResult(backend=backend, explanation=f"sandbox not started: the lake folder {lake} does not exist")
+        return ExecResult(
+            backend=backend, explanation=f"sandbox not started: the lake folder {lake} does not exist"
+        )
     try:
         return lake, workdir_lake_path(workdir, workdir_lake)
     except ValueError as e:
@@ -227,7 +237,9 @@ class CappedReader(HeadTailBuffer, threading.Thread):
     """Drain a binary stream in a thread, keeping its head and tail within ``cap`` bytes (so no pipe ever
     blocks and the end of the output, where a program prints its answer, is never lost)."""
 
-    def __init__(self, stream, cap: int, *, watch: bytes | None = None, notify: threading.Event | None = None) -> None:
+    def __init__(
+        self, stream, cap: int, *, watch: bytes | None = None, notify: threading.Event | None = None
+    ) -> None:
         threading.Thread.__init__(self, daemon=True)
         HeadTailBuffer.__init__(self, cap)
         self.stream = stream
@@ -260,7 +272,13 @@ DONE_GRACE_S = 2.0
 
 
 def wait_and_drain(
-    proc: subprocess.Popen, audit_fd: int, limits: Limits, t0: float, kill: Callable[[], None], *, join_s: float = 10
+    proc: subprocess.Popen,
+    audit_fd: int,
+    limits: Limits,
+    t0: float,
+    kill: Callable[[], None],
+    *,
+    join_s: float = 10,
 ) -> tuple[CappedReader, CappedReader, bytes, bool, float]:
     """Drain stdout, stderr and the audit channel of ``proc`` while waiting at most the wall limit, then
     ``kill()`` whatever is left. Returns (stdout, stderr, audit bytes, timed_out, wall seconds since t0).
@@ -289,7 +307,9 @@ def wait_and_drain(
             if time.monotonic() >= deadline or interrupt.requested():
                 timed_out = True
                 break
-        if not timed_out and proc.poll() is None:  # done reported, the sandbox still up: a short grace, then kill()
+        if (
+            not timed_out and proc.poll() is None
+        ):  # done reported, the sandbox still up: a short grace, then kill()
             try:
                 proc.wait(timeout=max(0.0, min(DONE_GRACE_S, deadline - time.monotonic())))
             except subprocess.TimeoutExpired:
@@ -382,14 +402,22 @@ def _last_line(text: str) -> str:
     return ""
 
 
-def interrupted_result(backend: str, wall_s: float | None = None, *, stdout: str = "", stderr: str = "") -> ExecResult:
+def interrupted_result(
+    backend: str, wall_s: float | None = None, *, stdout: str = "", stderr: str = ""
+) -> ExecResult:
     """The result of a run cut (``wall_s``: after that many seconds; None: before it started) because the process
     is being interrupted."""
     interrupt.mark_here()
     why = interrupt.reason() or "interrupted"
-    return ExecResult(stdout=stdout, stderr=stderr, backend=backend, wall_s=round(wall_s or 0.0, 4), interrupted=True,
-                      explanation=f"the run was interrupted ({why}): the program was stopped"
-                      + (f" after {wall_s:.1f} s" if wall_s is not None else " before it started"))
+    return ExecResult(
+        stdout=stdout,
+        stderr=stderr,
+        backend=backend,
+        wall_s=round(wall_s or 0.0, 4),
+        interrupted=True,
+        explanation=f"the run was interrupted ({why}): the program was stopped"
+        + (f" after {wall_s:.1f} s" if wall_s is not None else " before it started"),
+    )
 
 
 def finish(
@@ -411,8 +439,12 @@ def finish(
     limit while the process is being interrupted (the wait loops stop such a run like a timeout) is
     ``interrupted``, not timed out."""
     if timed_out and interrupt.requested() and wall_s < limits.wall_timeout_s:
-        return interrupted_result(backend, wall_s, stdout=stdout.text(), stderr=stderr.text() if stderr_text is None
-                                  else stderr_text)
+        return interrupted_result(
+            backend,
+            wall_s,
+            stdout=stdout.text(),
+            stderr=stderr.text() if stderr_text is None else stderr_text,
+        )
     err = stderr.text() if stderr_text is None else stderr_text
     out = stdout.text()
     truncated = stdout.truncated or stderr.truncated
@@ -431,7 +463,9 @@ def finish(
         if sig == signal.SIGXCPU:
             reasons.append(f"killed by the CPU-time limit of {limits.cpu_s} s ({name})")
         elif sig == signal.SIGXFSZ:
-            reasons.append(f"killed for writing a file larger than the scratch limit of {limits.scratch_mb} MB ({name})")
+            reasons.append(
+                f"killed for writing a file larger than the scratch limit of {limits.scratch_mb} MB ({name})"
+            )
         else:
             reasons.append(f"killed by {name}")
     elif exit_code not in (0, None):
@@ -472,7 +506,9 @@ class _Spawner:
         fut: Future = Future()
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._loop, daemon=True, name="kramabench-jail-spawner")
+                self._thread = threading.Thread(
+                    target=self._loop, daemon=True, name="kramabench-jail-spawner"
+                )
                 self._thread.start()
             self._queue.append((argv, kw, fut))
             self._lock.notify()

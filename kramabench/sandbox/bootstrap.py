@@ -170,8 +170,11 @@ def _ipc_clean():
         for ring in rings:
             keyctl(5, ring, 0x3F3F0000)  # KEYCTL_SETPERM: possessor and user: everything
             keyctl(7, ring)  # KEYCTL_CLEAR
-    for kind, rm in (("shm", lambda i: libc.shmctl(i, 0, None)), ("msg", lambda i: libc.msgctl(i, 0, None)),
-                     ("sem", lambda i: libc.semctl(i, 0, 0))):
+    for kind, rm in (
+        ("shm", lambda i: libc.shmctl(i, 0, None)),
+        ("msg", lambda i: libc.msgctl(i, 0, None)),
+        ("sem", lambda i: libc.semctl(i, 0, 0)),
+    ):
         try:
             with open("/proc/sysvipc/" + kind) as f:
                 lines = f.read().splitlines()[1:]
@@ -322,7 +325,7 @@ def _child(cfg, data, emit, workdir):
         path = os.path.normpath(path)
         for pre in prefixes:
             if path.startswith(pre):
-                rel = path[len(pre):]
+                rel = path[len(pre) :]
                 if rel and rel not in seen:
                     seen.add(rel)
                     emit({"open": rel})
@@ -332,8 +335,14 @@ def _child(cfg, data, emit, workdir):
     # program started with subprocess or os.system/exec reads what its arguments name (the harness
     # keeps only entries that are files of the lake)
     def hook(event, args):
-        if busy[0] or event not in ("open", "sqlite3.connect", "subprocess.Popen", "os.system", "os.exec",
-                                    "os.posix_spawn"):
+        if busy[0] or event not in (
+            "open",
+            "sqlite3.connect",
+            "subprocess.Popen",
+            "os.system",
+            "os.exec",
+            "os.posix_spawn",
+        ):
             return
         busy[0] = True
         try:
@@ -390,7 +399,16 @@ def _zygote(cfg):
 
     _dumpable(0)
     # the bootstrap's own imports, then the user's favourites
-    for name in ["ctypes", "runpy", "resource", "shutil", "stat", "traceback", "time", *cfg.get("preload", [])]:
+    for name in [
+        "ctypes",
+        "runpy",
+        "resource",
+        "shutil",
+        "stat",
+        "traceback",
+        "time",
+        *cfg.get("preload", []),
+    ]:
         try:
             __import__(name)
         except BaseException:

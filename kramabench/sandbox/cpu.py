@@ -124,7 +124,7 @@ def pid_cpu_cgroup(pid: int, *, proc: Path = Path("/proc")) -> Path | None:
 def _under(point: str, root: str, path: str) -> Path:
     rel = path
     if root != "/" and (path == root or path.startswith(root.rstrip("/") + "/")):
-        rel = path[len(root.rstrip("/")):]
+        rel = path[len(root.rstrip("/")) :]
     return Path(point) / rel.lstrip("/")
 
 
@@ -201,5 +201,13 @@ class CpuMeter:
         return self._last
 
 
-__all__ = ["CFS_PERIOD_US", "CpuMeter", "cgroup_cpu_s", "cpu_quota_us", "cpu_share", "pid_cpu_cgroup",
-           "set_cpu_share", "tree_cpu_s"]
+__all__ = [
+    "CFS_PERIOD_US",
+    "CpuMeter",
+    "cgroup_cpu_s",
+    "cpu_quota_us",
+    "cpu_share",
+    "pid_cpu_cgroup",
+    "set_cpu_share",
+    "tree_cpu_s",
+]

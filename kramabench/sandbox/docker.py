@@ -87,29 +87,47 @@ NOBODY = 65534
 def _oom_counter(cid: str) -> CgroupCounter:
     """The OOM-kill counter of a container's memory cgroup, in the layouts of cgroup v1 and v2 (systemd or
     cgroupfs driver)."""
-    return CgroupCounter([f"/sys/fs/cgroup/memory/docker/{cid}/memory.oom_control",
-                          f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.events",
-                          f"/sys/fs/cgroup/docker/{cid}/memory.events"], "oom_kill")
+    return CgroupCounter(
+        [
+            f"/sys/fs/cgroup/memory/docker/{cid}/memory.oom_control",
+            f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.events",
+            f"/sys/fs/cgroup/docker/{cid}/memory.events",
+        ],
+        "oom_kill",
+    )
 
 
 class DockerOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    image: str = Field(default_factory=default_image, description="sandbox image (kramabench sandbox build): kramabench-sandbox:<lock hash>")
+    image: str = Field(
+        default_factory=default_image,
+        description="sandbox image (kramabench sandbox build): kramabench-sandbox:<lock hash>",
+    )
     warm: bool = Field(True, description="reuse containers across runs (False: a new container per run)")
     python: str = Field("python3", description="interpreter inside the image")
     limits: Limits = Field(default_factory=Limits)
     base_url: str | None = Field(None, description="Docker engine address; default from DOCKER_HOST")
-    max_idle: int = Field(8, ge=0, description="warm containers kept idle at most (the oldest are removed); never "
-                          "fewer than the pool size")
-    pool_size: int = Field(1, ge=1, description="warm containers per lake: the first run on a lake starts this many "
-                           "at once, in parallel (a run sets it to its sandbox concurrency)")
+    max_idle: int = Field(
+        8,
+        ge=0,
+        description="warm containers kept idle at most (the oldest are removed); never "
+        "fewer than the pool size",
+    )
+    pool_size: int = Field(
+        1,
+        ge=1,
+        description="warm containers per lake: the first run on a lake starts this many "
+        "at once, in parallel (a run sets it to its sandbox concurrency)",
+    )
     fork_server: bool = Field(
         default_factory=fork_server_default,
         description="pid 1 of each container preloads modules and forks a fresh process per run (default: on "
         "unless $KRAMABENCH_SANDBOX_FORK_SERVER=0)",
     )
-    preload: list[str] = Field(default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports")
+    preload: list[str] = Field(
+        default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports"
+    )
     direct: bool = Field(
         True,
         description="warm runs reach the fork server through a unix socket in a host folder mounted into the "
@@ -191,7 +209,9 @@ class _Relay:
         self.sock.sendall(struct.pack(">I", len(body)) + body + struct.pack(">I", len(data)) + data)
         self.sock.settimeout(None)
 
-    def pump(self, out: HeadTailBuffer, err: _TaggedStderr, setup_deadline: float, wall: float) -> tuple[bytes | None, bool]:
+    def pump(
+        self, out: HeadTailBuffer, err: _TaggedStderr, setup_deadline: float, wall: float
+    ) -> tuple[bytes | None, bool]:
         """Forward the run's output until its end frame: (the supervisor's status lines, False); at the
         deadline (None, True); when the relay ends first (None, False)."""
         while True:
@@ -300,7 +320,9 @@ class DockerSandbox:
 
             import docker
         except ImportError as e:  # pragma: no cover
-            raise SandboxUnavailable("the 'docker' Python package is not installed (pip install docker)") from e
+            raise SandboxUnavailable(
+                "the 'docker' Python package is not installed (pip install docker)"
+            ) from e
         self._docker = docker
         self._local = threading.local()
         try:
@@ -376,7 +398,10 @@ class DockerSandbox:
 
     def _create(self, lake: Path, limits: Limits, key: tuple, extra: Sequence = ()) -> _Container:
         sockdir = None
-        mounts = [self._docker.types.Mount(target=LAKE, source=str(lake), type="bind", read_only=True), *extra]
+        mounts = [
+            self._docker.types.Mount(target=LAKE, source=str(lake), type="bind", read_only=True),
+            *extra,
+        ]
         if self._direct and self.options.warm:
             # writable by the fork server (nobody) until it has bound its socket, then root's (0700)
             sockdir = make_tempdir("zygote")
@@ -390,7 +415,11 @@ class DockerSandbox:
         if sockdir is not None:
             try:
                 return self._create_with(
-                    lake, limits, key, [*mounts, self._docker.types.Mount(target=SOCKET_DIR, source=str(sockdir), type="bind")], sockdir
+                    lake,
+                    limits,
+                    key,
+                    [*mounts, self._docker.types.Mount(target=SOCKET_DIR, source=str(sockdir), type="bind")],
+                    sockdir,
                 )
             except Exception as e:  # an engine that cannot mount the folder (not on this host): the relay
                 shutil.rmtree(sockdir, ignore_errors=True)
@@ -400,7 +429,9 @@ class DockerSandbox:
                 self._direct = False
         return self._create_with(lake, limits, key, mounts, None)
 
-    def _create_with(self, lake: Path, limits: Limits, key: tuple, mounts: list, sockdir: Path | None) -> _Container:
+    def _create_with(
+        self, lake: Path, limits: Limits, key: tuple, mounts: list, sockdir: Path | None
+    ) -> _Container:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{ENV_PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"}
         env.update(neutral_python_env((self._image.attrs.get("Config") or {}).get("Env"), env))
         mem = limits.memory_mb + 2 * limits.scratch_mb + 256  # code + tmpfs /work, /tmp + bootstrap
@@ -431,8 +462,12 @@ class DockerSandbox:
             security_opt=["no-new-privileges"],
             ipc_mode="private",
             shm_size="64m",
-            labels={LABEL: "1", "kramabench.pid": str(os.getpid()), "kramabench.host": socket.gethostname(),
-                    OWNER_LABEL: owner_tag()},
+            labels={
+                LABEL: "1",
+                "kramabench.pid": str(os.getpid()),
+                "kramabench.host": socket.gethostname(),
+                OWNER_LABEL: owner_tag(),
+            },
         )
         try:
             container.start()
@@ -492,7 +527,9 @@ class DockerSandbox:
         size = 1 if getattr(self._local, "no_pool", False) else None
         return self._pool.acquire(key, (lake, limits, key, wl), size)
 
-    def _start_warm(self, lake: Path, limits: Limits, key: tuple, wl: str | None, extra: Sequence = ()) -> _Container:
+    def _start_warm(
+        self, lake: Path, limits: Limits, key: tuple, wl: str | None, extra: Sequence = ()
+    ) -> _Container:
         """Start one pool container and run an empty program in it (its fork server has then imported pandas
         and numpy)."""
         try:
@@ -623,7 +660,9 @@ class DockerSandbox:
         key = pool_key(lake, limits)
         return self._pool.warm(key, (lake, limits, key, wl))
 
-    def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
+    def run(
+        self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
+    ) -> ExecResult:
         if self._closed:
             raise SandboxUnavailable("this docker sandbox is closed")
         limits = limits or self.options.limits
@@ -649,7 +688,10 @@ class DockerSandbox:
             except interrupt.Interrupted:
                 return interrupted_result(self.name)
             except Exception as e:
-                return ExecResult(backend=self.name, explanation=f"sandbox not started: docker could not create a container: {e}")
+                return ExecResult(
+                    backend=self.name,
+                    explanation=f"sandbox not started: docker could not create a container: {e}",
+                )
             cfg = self._cfg(wl, limits)
             oom_before = self._oom_kills(c.id)
             healthy = False
@@ -667,7 +709,9 @@ class DockerSandbox:
             if result is not None:
                 return result
             # the container's fork server was gone before the run (nothing of the code ran): another one
-        return ExecResult(backend=self.name, explanation="sandbox failed: the containers' fork servers are gone")
+        return ExecResult(
+            backend=self.name, explanation="sandbox failed: the containers' fork servers are gone"
+        )
 
     @staticmethod
     def _cfg(wl: str | None, limits: Limits | None = None) -> dict:
@@ -691,7 +735,9 @@ class DockerSandbox:
             py = [self.options.python, *PYTHON_FLAGS, "-S", "-c", bootstrap_source(), "--relay"]
             try:
                 api = self._client().api
-                ex = api.exec_create(c.id, py, stdin=True, stdout=True, stderr=True, user="0:0", workdir=WORKDIR)
+                ex = api.exec_create(
+                    c.id, py, stdin=True, stdout=True, stderr=True, user="0:0", workdir=WORKDIR
+                )
                 c.relay = _Relay(api.exec_start(ex["Id"], socket=True))
             except Exception as e:  # noqa: BLE001 - the per-run exec still works
                 log.debug("no relay in container %s: %s", c.id[:12], e)
@@ -731,7 +777,9 @@ class DockerSandbox:
         killed_by_memory = False
         if not run.timed_out and (done is None or done == -9):
             after = self._oom_kills(c.id)
-            killed_by_memory = after > oom_before if (after is not None and oom_before is not None) else done == -9
+            killed_by_memory = (
+                after > oom_before if (after is not None and oom_before is not None) else done == -9
+            )
         healthy = run.settled and not killed_by_memory
 
         def kill() -> None:
@@ -850,8 +898,18 @@ class DockerSandbox:
             healthy,
         )
 
-    def _outcome(self, c: _Container, lake: Path, limits: Limits, t0: float, oom_before, out, err, timed_out: bool,
-                 status: bytes | None):
+    def _outcome(
+        self,
+        c: _Container,
+        lake: Path,
+        limits: Limits,
+        t0: float,
+        oom_before,
+        out,
+        err,
+        timed_out: bool,
+        status: bytes | None,
+    ):
         """The result of a relayed run: the exit code from the supervisor's status (a channel the code
         cannot write); no status means the supervisor was killed or the relay died."""
         if timed_out:
@@ -866,7 +924,9 @@ class DockerSandbox:
         killed_by_memory = False
         if not timed_out and (done is None or done == -9):
             after = self._oom_kills(c.id)
-            killed_by_memory = after > oom_before if (after is not None and oom_before is not None) else done == -9
+            killed_by_memory = (
+                after > oom_before if (after is not None and oom_before is not None) else done == -9
+            )
             if killed_by_memory:
                 exit_code = -9
         healthy = not timed_out and done is not None and not killed_by_memory
@@ -964,17 +1024,35 @@ class DockerSandbox:
         lake, wl = checked
         blocked = _not_world_readable(lake)
         if blocked is not None:
-            raise ValueError(f"the docker sandbox runs as user nobody, which cannot enter {blocked}; make the lake "
-                             "world-readable (chmod o+rX on it and its parent folders) or use --sandbox local")
+            raise ValueError(
+                f"the docker sandbox runs as user nobody, which cannot enter {blocked}; make the lake "
+                "world-readable (chmod o+rX on it and its parent folders) or use --sandbox local"
+            )
         for svc in services:  # the relay runs as nobody: it must be allowed to connect
             if os.stat(svc.socket).st_mode & 0o002 == 0:
-                raise ValueError(f"forwarded service {svc.name!r}: the docker sandbox's user nobody cannot connect to "
-                                 f"{svc.socket} (chmod o+w on the socket, as PostgreSQL's own 0777 socket is)")
+                raise ValueError(
+                    f"forwarded service {svc.name!r}: the docker sandbox's user nobody cannot connect to "
+                    f"{svc.socket} (chmod o+w on the socket, as PostgreSQL's own 0777 socket is)"
+                )
         M = self._docker.types.Mount
-        extra = [M(target=f"{MOUNT_ROOT}/{m.name}", source=str(Path(m.source).resolve()), type="bind", read_only=True)
-                 for m in mounts]
-        extra += [M(target=f"{SERVICE_ROOT}/{s.name}.sock", source=str(Path(s.socket).resolve()), type="bind",
-                    read_only=True) for s in services]
+        extra = [
+            M(
+                target=f"{MOUNT_ROOT}/{m.name}",
+                source=str(Path(m.source).resolve()),
+                type="bind",
+                read_only=True,
+            )
+            for m in mounts
+        ]
+        extra += [
+            M(
+                target=f"{SERVICE_ROOT}/{s.name}.sock",
+                source=str(Path(s.socket).resolve()),
+                type="bind",
+                read_only=True,
+            )
+            for s in services
+        ]
         key = pool_key(lake, limits)
         pooled = not extra
         try:
@@ -988,7 +1066,9 @@ class DockerSandbox:
             raise SandboxUnavailable(f"the docker sandbox cannot start a session: {e}") from None
         if c.direct is None:  # its fork server could not bind the direct socket: relay only
             self._release(c, False) if pooled else self._discard(c)
-            raise SandboxUnavailable("the docker sandbox cannot start a session: the container has no direct channel")
+            raise SandboxUnavailable(
+                "the docker sandbox cannot start a session: the container has no direct channel"
+            )
         if not pooled:
             with self._pool.lock:
                 self._sessions[c.id] = c
@@ -1009,7 +1089,9 @@ class DockerSandbox:
             "lake_prefixes": [LAKE] + ([wl] if wl else []),
             # processes are capped by the container's pids limit (RLIMIT_NPROC would count host-wide)
             "rlimits": rlimits(limits, nproc=False),
-            "services": [{"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services],
+            "services": [
+                {"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services
+            ],
             "reusable": pooled,
         }
         return ForkServerSession(
@@ -1031,7 +1113,11 @@ class DockerSandbox:
     def info(self) -> dict[str, str]:
         if self._info is None:
             labels = self._image.labels or {}
-            versions = {k.removeprefix("kramabench.version."): v for k, v in labels.items() if k.startswith("kramabench.version.")}
+            versions = {
+                k.removeprefix("kramabench.version."): v
+                for k, v in labels.items()
+                if k.startswith("kramabench.version.")
+            }
             if not versions:
                 self._local.no_pool = True  # one container for this question, not a pool for a temporary lake
                 try:
@@ -1070,7 +1156,9 @@ class DockerSandbox:
         for c in conts:  # removed in parallel (one engine call each), then waited for
             self._discard(c)
         deadline = time.monotonic() + 30
-        with self._pool.ready:  # containers still starting are discarded as their start ends (the pool is closed)
+        with (
+            self._pool.ready
+        ):  # containers still starting are discarded as their start ends (the pool is closed)
             while any(self._pool.starting.values()) and time.monotonic() < deadline:
                 self._pool.ready.wait(timeout=0.2)
         with self._pool.lock:

@@ -44,7 +44,7 @@ class HostPaths:
                 if p.count("/") >= 2 or (p.count("/") == 1 and len(p) > 4):  # never "/" or a short top folder
                     pairs.setdefault(p, name)
         self.pairs = sorted(pairs.items(), key=lambda kv: (-len(kv[0]), kv[0]))
-        self._re = (re.compile("|".join(re.escape(p) for p, _ in self.pairs) + _AFTER) if self.pairs else None)
+        self._re = re.compile("|".join(re.escape(p) for p, _ in self.pairs) + _AFTER) if self.pairs else None
         self._names = dict(self.pairs)
 
     def __bool__(self) -> bool:
@@ -64,7 +64,9 @@ class HostPaths:
         update = {f: self.mask(getattr(r, f)) for f in fields if isinstance(getattr(r, f, None), str)}
         err = getattr(r, "error", None)
         if err is not None and hasattr(err, "traceback"):
-            update["error"] = err.model_copy(update={k: self.mask(getattr(err, k)) for k in ("type", "message", "traceback")})
+            update["error"] = err.model_copy(
+                update={k: self.mask(getattr(err, k)) for k in ("type", "message", "traceback")}
+            )
         return r.model_copy(update=update) if update else r
 
 

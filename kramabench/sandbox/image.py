@@ -34,7 +34,17 @@ ENV_PREFIX = "/opt/kramabench"
 OFFLINE_PACKAGES = ["python3", "python3-venv", "tzdata"]
 
 #: import names whose versions are recorded (labels ``kramabench.version.<name>``)
-VERSIONED_MODULES = ["pandas", "numpy", "scipy", "openpyxl", "xlrd", "pyarrow", "matplotlib", "sklearn", "statsmodels"]
+VERSIONED_MODULES = [
+    "pandas",
+    "numpy",
+    "scipy",
+    "openpyxl",
+    "xlrd",
+    "pyarrow",
+    "matplotlib",
+    "sklearn",
+    "statsmodels",
+]
 
 _VERSIONS_SNIPPET = (
     "import json, platform, importlib\n"
@@ -46,6 +56,7 @@ _VERSIONS_SNIPPET = (
     "        out[m] = 'missing'\n"
     "print(json.dumps(out))\n"
 )
+
 
 def _dockerfile() -> Path:
     from kramabench import data_dir
@@ -73,7 +84,9 @@ def versions_snippet() -> str:
     return _VERSIONS_SNIPPET
 
 
-def debian_mirror(sources_dirs: tuple[str, ...] = ("/etc/apt/sources.list", "/etc/apt/sources.list.d")) -> tuple[str, str]:
+def debian_mirror(
+    sources_dirs: tuple[str, ...] = ("/etc/apt/sources.list", "/etc/apt/sources.list.d"),
+) -> tuple[str, str]:
     """(mirror URL, suite) of the main Debian archive configured for apt here.
 
     Reads both the one-line format (``deb URL SUITE ...``) and deb822 ``.sources`` files; skips
@@ -181,14 +194,31 @@ def download_wheels(lock, python_version: str) -> Path:
     reqs = dest / f"{lock.short}.txt"
     reqs.write_text(lock.text())
     cmd = [
-        sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps",
-        "--only-binary=:all:", "--platform", f"manylinux2014_{arch}", "--python-version", python_version,
-        "--implementation", "cp", "-d", str(dest), "-r", str(reqs),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "-q",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--platform",
+        f"manylinux2014_{arch}",
+        "--python-version",
+        python_version,
+        "--implementation",
+        "cp",
+        "-d",
+        str(dest),
+        "-r",
+        str(reqs),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = " | ".join([ln for ln in proc.stderr.splitlines() if "Location 'file" not in ln][-3:])
-        raise SandboxUnavailable(f"cannot download the sandbox lock's wheels for Python {python_version} (is the package index reachable?): {tail}")
+        raise SandboxUnavailable(
+            f"cannot download the sandbox lock's wheels for Python {python_version} (is the package index reachable?): {tail}"
+        )
     return dest
 
 
@@ -200,10 +230,28 @@ def _install_wheels(lock, wheels: Path, site: Path, python_version: str) -> None
     arch = platform.machine() or "x86_64"
     reqs = wheels / f"{lock.short}.txt"
     cmd = [
-        sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index",
-        "--find-links", str(wheels), "--only-binary=:all:", "--platform", f"manylinux2014_{arch}",
-        "--python-version", python_version, "--implementation", "cp", "--no-compile", "--target", str(site),
-        "-r", str(reqs),
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--no-index",
+        "--find-links",
+        str(wheels),
+        "--only-binary=:all:",
+        "--platform",
+        f"manylinux2014_{arch}",
+        "--python-version",
+        python_version,
+        "--implementation",
+        "cp",
+        "--no-compile",
+        "--target",
+        str(site),
+        "-r",
+        str(reqs),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -252,7 +300,9 @@ def build_offline(
     lock = lock or load_lock()
     tag = tag or image_tag(lock)
     if os.geteuid() != 0:
-        raise SandboxUnavailable("the offline image build runs debootstrap, which needs root (run it with sudo)")
+        raise SandboxUnavailable(
+            "the offline image build runs debootstrap, which needs root (run it with sudo)"
+        )
     if shutil.which("debootstrap") is None:
         raise SandboxUnavailable("debootstrap is not installed (apt-get install debootstrap)")
     client = _docker_client()
@@ -288,13 +338,21 @@ def build_offline(
         _move_scripts(site, root / ENV_PREFIX.lstrip("/") / "bin", f"{ENV_PREFIX}/bin/python")
         facts_run = _chroot(root, f"{ENV_PREFIX}/bin/python", "-I", "-c", _PROBE)
         if facts_run.returncode != 0:
-            raise SandboxUnavailable(f"the image's environment does not start: {facts_run.stderr.strip()[-300:]}")
+            raise SandboxUnavailable(
+                f"the image's environment does not start: {facts_run.stderr.strip()[-300:]}"
+            )
         env_packages: dict[str, str] = json.loads(facts_run.stdout)["packages"]
         missing = [n for n in lock.pins if n not in env_packages]
         if missing:
             raise SandboxUnavailable(f"the image lacks {', '.join(missing)} after installing the lock")
         # Slim the tree: package caches, docs, man pages, apt lists.
-        for sub in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info"):
+        for sub in (
+            "var/cache/apt/archives",
+            "var/lib/apt/lists",
+            "usr/share/doc",
+            "usr/share/man",
+            "usr/share/info",
+        ):
             d = root / sub
             if d.is_dir():
                 for child in d.iterdir():
@@ -327,7 +385,9 @@ def build_offline(
         tar = subprocess.Popen(["tar", "-C", str(root), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
         repo, _, tagname = tag.rpartition(":") if ":" in tag.split("/")[-1] else (tag, "", "latest")
         try:
-            out = client.api.import_image(src=tar.stdout, repository=repo, tag=tagname, changes=changes, stream_src=True)
+            out = client.api.import_image(
+                src=tar.stdout, repository=repo, tag=tagname, changes=changes, stream_src=True
+            )
         finally:
             tar.stdout.close()
             tar.wait()
@@ -351,7 +411,9 @@ def build_offline(
     }
 
 
-def build_dockerfile(tag: str | None = None, dockerfile: Path = DOCKERFILE, *, lock=None) -> dict[str, object]:
+def build_dockerfile(
+    tag: str | None = None, dockerfile: Path = DOCKERFILE, *, lock=None
+) -> dict[str, object]:
     """Build ``tag`` from docker/Dockerfile (needs a registry for the python:3.11-slim base, and PyPI);
     the build context holds the Dockerfile and the sandbox lock, which it installs."""
     from kramabench.sandbox.environment import load_lock
@@ -367,12 +429,22 @@ def build_dockerfile(tag: str | None = None, dockerfile: Path = DOCKERFILE, *, l
         (Path(ctx) / "sandbox.lock").write_text(lock.text())
         try:
             image, _logs = client.images.build(
-                path=ctx, dockerfile="Dockerfile", tag=tag, rm=True,
+                path=ctx,
+                dockerfile="Dockerfile",
+                tag=tag,
+                rm=True,
                 labels={"kramabench.sandbox": IMAGE_VERSION, "kramabench.lock": lock.hash},
             )
         except Exception as e:
-            raise SandboxUnavailable(f"docker build failed: {e} (no registry? try: kramabench sandbox build --offline)") from e
-    return {"tag": tag, "image_id": image.id, "lock_hash": lock.hash, "total_s": round(time.monotonic() - t0, 1)}
+            raise SandboxUnavailable(
+                f"docker build failed: {e} (no registry? try: kramabench sandbox build --offline)"
+            ) from e
+    return {
+        "tag": tag,
+        "image_id": image.id,
+        "lock_hash": lock.hash,
+        "total_s": round(time.monotonic() - t0, 1),
+    }
 
 
 __all__ = [

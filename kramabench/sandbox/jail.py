@@ -158,8 +158,10 @@ class ServiceJail:
         self.meta = Path(meta)
         exe = shutil.which(bwrap)
         if exe is None:
-            raise JailError(f"the {spec.name} source runs in a bubblewrap jail, and bubblewrap is not installed: "
-                            "apt-get install bubblewrap (scripts/install.sh installs it)")
+            raise JailError(
+                f"the {spec.name} source runs in a bubblewrap jail, and bubblewrap is not installed: "
+                "apt-get install bubblewrap (scripts/install.sh installs it)"
+            )
         self._bwrap = exe
         self._proc: subprocess.Popen | None = None
         self._cgroups: list[Path] = []
@@ -175,19 +177,59 @@ class ServiceJail:
         (self.meta / "passwd").write_text(_PASSWD)
         (self.meta / "group").write_text(_GROUP)
         disk = str(lim.disk_mb << 20)
-        argv = [self._bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup",
-                "--die-with-parent", "--new-session", "--hostname", f"{spec.name}-source"]
-        if not root:  # the caller's own user in a user namespace, no capabilities, no user namespace of its own
+        argv = [
+            self._bwrap,
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup",
+            "--die-with-parent",
+            "--new-session",
+            "--hostname",
+            f"{spec.name}-source",
+        ]
+        if (
+            not root
+        ):  # the caller's own user in a user namespace, no capabilities, no user namespace of its own
             argv += ["--unshare-user", "--cap-drop", "ALL", "--disable-userns"]
         if seccomp_fd is not None:
             argv += ["--seccomp", str(seccomp_fd)]
-        argv += ["--perms", "0755", "--dir", "/etc", *_system_binds(),
-                 "--ro-bind", str(self.meta / "passwd"), "/etc/passwd",
-                 "--ro-bind", str(self.meta / "group"), "/etc/group",
-                 "--proc", "/proc", "--dev", "/dev",
-                 "--size", str(SHM_MB << 20), "--perms", "1777", "--tmpfs", "/dev/shm",
-                 "--size", disk, "--perms", "1777", "--tmpfs", DATA_DIR,
-                 "--size", disk, "--perms", "1777", "--tmpfs", "/tmp"]
+        argv += [
+            "--perms",
+            "0755",
+            "--dir",
+            "/etc",
+            *_system_binds(),
+            "--ro-bind",
+            str(self.meta / "passwd"),
+            "/etc/passwd",
+            "--ro-bind",
+            str(self.meta / "group"),
+            "/etc/group",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            str(SHM_MB << 20),
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/dev/shm",
+            "--size",
+            disk,
+            "--perms",
+            "1777",
+            "--tmpfs",
+            DATA_DIR,
+            "--size",
+            disk,
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/tmp",
+        ]
         # host folders bound here (what is under them exists); the tmpfs folders exist but are empty: the folders
         # above a bind into them (a venv in /tmp) are made like any other
         mounted = {"/usr", "/proc", "/dev", SOCKET_DIR}
@@ -197,17 +239,41 @@ class ServiceJail:
                 raise JailError(f"the {spec.name} source: {host} does not exist (it is bound into its jail)")
             argv += self._parents(inside, mounted, created) + ["--ro-bind", host, inside]
             mounted.add(inside)
-        argv += ["--bind", str(spec.sockets), SOCKET_DIR, "--remount-ro", "/", "--chdir", DATA_DIR, "--clearenv"]
+        argv += [
+            "--bind",
+            str(spec.sockets),
+            SOCKET_DIR,
+            "--remount-ro",
+            "/",
+            "--chdir",
+            DATA_DIR,
+            "--clearenv",
+        ]
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": DATA_DIR, "TMPDIR": "/tmp", **spec.env}
         for k, v in env.items():
             argv += ["--setenv", k, v]
         argv.append("--")
         if root:  # bwrap built the jail as root; the command runs as nobody without any capability
-            argv += ["/usr/bin/setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-        argv += ["/usr/bin/prlimit", f"--as={lim.memory_mb << 20}", f"--fsize={lim.disk_mb << 20}",
-                 f"--nofile={lim.open_files}", "--core=0"]
-        if not root:  # as root the pids cgroup counts the jail's processes (RLIMIT_NPROC would count nobody's)
+            argv += [
+                "/usr/bin/setpriv",
+                f"--reuid={NOBODY}",
+                f"--regid={NOBODY}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+                "--",
+            ]
+        argv += [
+            "/usr/bin/prlimit",
+            f"--as={lim.memory_mb << 20}",
+            f"--fsize={lim.disk_mb << 20}",
+            f"--nofile={lim.open_files}",
+            "--core=0",
+        ]
+        if (
+            not root
+        ):  # as root the pids cgroup counts the jail's processes (RLIMIT_NPROC would count nobody's)
             argv.append(f"--nproc={lim.max_processes}")
         argv += ["--", *spec.argv]
         return argv
@@ -219,7 +285,12 @@ class ServiceJail:
         parts = Path(inside).parts[1:-1]
         for i in range(len(parts)):
             d = "/" + "/".join(parts[: i + 1])
-            if d in created or d in mounted or any(d.startswith(m + "/") for m in mounted) or os.path.islink(d):
+            if (
+                d in created
+                or d in mounted
+                or any(d.startswith(m + "/") for m in mounted)
+                or os.path.islink(d)
+            ):
                 continue
             out += ["--perms", "0755", "--dir", d]
             created.add(d)
@@ -233,13 +304,21 @@ class ServiceJail:
         made: list[Path] = []
         for controller, setup in (
             ("pids", lambda cg: (cg / "pids.max").write_text(str(lim.max_processes + 3))),
-            ("memory", lambda cg: (cg / ("memory.max" if (cg / "memory.max").exists() else "memory.limit_in_bytes"))
-             .write_text(str(lim.cgroup_bytes()))),
+            (
+                "memory",
+                lambda cg: (
+                    cg / ("memory.max" if (cg / "memory.max").exists() else "memory.limit_in_bytes")
+                ).write_text(str(lim.cgroup_bytes())),
+            ),
         ):
             root = _cgroup_root(controller)
             if root is None:
-                log.warning("%s source: no %s cgroup; its %s limit is an rlimit only", self.spec.name, controller,
-                            controller)
+                log.warning(
+                    "%s source: no %s cgroup; its %s limit is an rlimit only",
+                    self.spec.name,
+                    controller,
+                    controller,
+                )
                 continue
             cg = root / name
             try:
@@ -262,13 +341,22 @@ class ServiceJail:
             argv = self._argv(seccomp_fd)
             self._cgroups = self._make_cgroups()
             if self._cgroups:
-                enter = " && ".join(f"echo $$ > {shlex.quote(str(g / 'cgroup.procs'))}" for g in self._cgroups)
+                enter = " && ".join(
+                    f"echo $$ > {shlex.quote(str(g / 'cgroup.procs'))}" for g in self._cgroups
+                )
                 argv = ["/bin/sh", "-c", f'{enter} && exec "$@"', "sh", *argv]
             r, w = os.pipe()
             try:
-                self._proc = spawn(argv, stdin=subprocess.DEVNULL, stdout=w, stderr=w,
-                                            pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
-                                            start_new_session=True, env={"PATH": "/usr/bin:/bin"}, cwd="/")
+                self._proc = spawn(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=w,
+                    stderr=w,
+                    pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+                    start_new_session=True,
+                    env={"PATH": "/usr/bin:/bin"},
+                    cwd="/",
+                )
             except OSError as e:
                 os.close(r)
                 raise JailError(f"the {self.spec.name} source's jail did not start: {e}") from None
@@ -313,7 +401,9 @@ class ServiceJail:
             return False
         from kramabench.sandbox._common import CgroupCounter
 
-        n = CgroupCounter([str(self._memcg / "memory.events"), str(self._memcg / "memory.oom_control")], "oom_kill").read()
+        n = CgroupCounter(
+            [str(self._memcg / "memory.events"), str(self._memcg / "memory.oom_control")], "oom_kill"
+        ).read()
         return bool(n)
 
     def wait(self, timeout: float) -> int | None:
@@ -429,9 +519,25 @@ def wait_for_socket(jail: ServiceJail, path: Path, timeout_s: float, what: str) 
             jail.wait(1)
             raise JailError(f"{what} exited with code {code}: {jail.log_tail() or 'no output'}")
         if time.monotonic() > end:
-            raise JailError(f"{what} did not listen on {path} within {timeout_s:g} s: {jail.log_tail() or 'no output'}")
+            raise JailError(
+                f"{what} did not listen on {path} within {timeout_s:g} s: {jail.log_tail() or 'no output'}"
+            )
         time.sleep(0.03)
 
 
-__all__ = ["DATA_DIR", "NOBODY", "SOCKET_DIR", "JailError", "JailLimits", "JailSpec", "ServiceJail", "as_root",
-           "jail_uid", "python_argv", "python_binds", "run_jailed", "socket_folder", "wait_for_socket"]
+__all__ = [
+    "DATA_DIR",
+    "NOBODY",
+    "SOCKET_DIR",
+    "JailError",
+    "JailLimits",
+    "JailSpec",
+    "ServiceJail",
+    "as_root",
+    "jail_uid",
+    "python_argv",
+    "python_binds",
+    "run_jailed",
+    "socket_folder",
+    "wait_for_socket",
+]

@@ -23,8 +23,9 @@ class LimitedSandbox:
         """The wrapped sandbox."""
         return self._sandbox
 
-    def run(self, code: str, lake: Path, limits: Limits | None = None, *,
-            workdir_lake: str | None = None) -> ExecResult:
+    def run(
+        self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
+    ) -> ExecResult:
         with self._sem:
             return self._sandbox.run(code, lake, limits, workdir_lake=workdir_lake)
 

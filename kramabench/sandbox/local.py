@@ -91,9 +91,12 @@ class LocalOptions(BaseModel):
         "'host': the interpreter running kramabench, with its packages; or a path to an interpreter",
     )
     extra_locks: list[str] | None = Field(
-        None, description="extra lock files added to the sandbox lock (default: $KRAMABENCH_SANDBOX_EXTRA_LOCK)"
+        None,
+        description="extra lock files added to the sandbox lock (default: $KRAMABENCH_SANDBOX_EXTRA_LOCK)",
     )
-    build_missing: bool = Field(True, description="build the locked environment when it is missing (once per lock)")
+    build_missing: bool = Field(
+        True, description="build the locked environment when it is missing (once per lock)"
+    )
     bwrap: str = Field("bwrap", description="bubblewrap executable")
     extra_ro_binds: list[str] = Field(default_factory=list, description="more host paths bound read-only")
     limits: Limits = Field(default_factory=Limits, description="default limits of run()")
@@ -103,11 +106,21 @@ class LocalOptions(BaseModel):
         "modules imported and forks a fresh process per run (False: a new bwrap and interpreter per run; "
         "default: on unless $KRAMABENCH_SANDBOX_FORK_SERVER=0)",
     )
-    preload: list[str] = Field(default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports")
-    max_idle: int = Field(8, ge=0, description="warm sandboxes kept idle at most (the oldest are closed); never "
-                          "fewer than the pool size")
-    pool_size: int = Field(1, ge=1, description="warm sandboxes per (lake, limits): the first run on a lake starts "
-                           "this many at once, in parallel (a run sets it to its sandbox concurrency)")
+    preload: list[str] = Field(
+        default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports"
+    )
+    max_idle: int = Field(
+        8,
+        ge=0,
+        description="warm sandboxes kept idle at most (the oldest are closed); never "
+        "fewer than the pool size",
+    )
+    pool_size: int = Field(
+        1,
+        ge=1,
+        description="warm sandboxes per (lake, limits): the first run on a lake starts "
+        "this many at once, in parallel (a run sets it to its sandbox concurrency)",
+    )
 
 
 def _cgroup_root(controller: str, fs: Path = Path("/sys/fs/cgroup")) -> Path | None:
@@ -170,7 +183,9 @@ _BWRAP_VERSIONS: dict[str, str] = {}
 def _bwrap_version(exe: str) -> str:
     if exe not in _BWRAP_VERSIONS:
         try:
-            _BWRAP_VERSIONS[exe] = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+            _BWRAP_VERSIONS[exe] = subprocess.run(
+                [exe, "--version"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
         except (OSError, subprocess.TimeoutExpired):
             _BWRAP_VERSIONS[exe] = "unknown"
     return _BWRAP_VERSIONS[exe]
@@ -180,8 +195,13 @@ class _Groups:
     """The cgroups of one sandbox (each None when unavailable; on cgroup v2 all are the same folder): ``pids``
     (the process limit), ``memory``, ``cpu`` (the CPU share) and ``acct`` (where its CPU time is counted)."""
 
-    def __init__(self, pids: Path | None = None, memory: Path | None = None, cpu: Path | None = None,
-                 acct: Path | None = None) -> None:
+    def __init__(
+        self,
+        pids: Path | None = None,
+        memory: Path | None = None,
+        cpu: Path | None = None,
+        acct: Path | None = None,
+    ) -> None:
         self.pids, self.memory, self.cpu, self.acct = pids, memory, cpu, acct
 
     def all(self) -> list[Path]:
@@ -234,8 +254,10 @@ class LocalSandbox:
         #: the host folders the sandbox's output may name (its environment, KRAMABENCH_HOME, the checkout):
         #: shown as placeholders in every result (kramabench.sandbox.hostpaths)
         locked = self.facts.kind == "locked"  # a host interpreter's folders are <python>
-        self._host = host_paths(self._python if locked else None,
-                                [*self.facts.binds, *([] if locked else [os.path.dirname(os.path.dirname(self._python))])])
+        self._host = host_paths(
+            self._python if locked else None,
+            [*self.facts.binds, *([] if locked else [os.path.dirname(os.path.dirname(self._python))])],
+        )
         self._root = os.geteuid() == 0
         if self._root:
             sweep_cgroups()  # those of killed kramabench processes (never another live process's)
@@ -263,9 +285,12 @@ class LocalSandbox:
         self._seccomp_off: str | None = None
         if self._seccomp is None:
             self._seccomp_off = f"unknown architecture {machine}"
-            log.warning("local sandbox: no seccomp filter on %s (its system call numbers are not known here): "
-                        "the kernel keyring calls are allowed; what the code leaves in keyrings is emptied between "
-                        "runs only", machine)
+            log.warning(
+                "local sandbox: no seccomp filter on %s (its system call numbers are not known here): "
+                "the kernel keyring calls are allowed; what the code leaves in keyrings is emptied between "
+                "runs only",
+                machine,
+            )
         self._check()
 
     # -- setup ---------------------------------------------------------------------------------------
@@ -311,19 +336,36 @@ class LocalSandbox:
         """A fresh descriptor holding the seccomp filter, for one bwrap (None: no filter)."""
         return filter_fd(self._seccomp) if self._seccomp is not None else None
 
-    def _argv(self, lake: Path, limits: Limits, workdir_lake: str | None, cfg: dict, *, zygote: bool = False,
-              extra: Sequence[str] = (), seccomp_fd: int | None = None) -> list[str]:
-        env = {**BASE_ENV, **thread_env(limits), "PATH": f"{os.path.dirname(self._python)}:/usr/local/bin:/usr/bin:/bin"}
+    def _argv(
+        self,
+        lake: Path,
+        limits: Limits,
+        workdir_lake: str | None,
+        cfg: dict,
+        *,
+        zygote: bool = False,
+        extra: Sequence[str] = (),
+        seccomp_fd: int | None = None,
+    ) -> list[str]:
+        env = {
+            **BASE_ENV,
+            **thread_env(limits),
+            "PATH": f"{os.path.dirname(self._python)}:/usr/local/bin:/usr/bin:/bin",
+        }
         argv = [
             self._bwrap,
             "--unshare-all",
             "--unshare-user",
             "--die-with-parent",
             "--new-session",
-            "--uid", "65534",
-            "--gid", "65534",
-            "--hostname", "sandbox",
-            "--cap-drop", "ALL",
+            "--uid",
+            "65534",
+            "--gid",
+            "65534",
+            "--hostname",
+            "sandbox",
+            "--cap-drop",
+            "ALL",
             "--disable-userns",
             # add_key, request_key and keyctl refused with EPERM (kramabench.sandbox.seccomp)
             *(["--seccomp", str(seccomp_fd)] if seccomp_fd is not None else []),
@@ -331,17 +373,38 @@ class LocalSandbox:
             # code cannot reach it and its death ends every process of the sandbox
             *(["--as-pid-1"] if zygote else []),
             *self._system_binds(),
-            "--proc", "/proc",
-            "--dev", "/dev",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
             # /dev itself read-only (an unbounded tmpfs otherwise); a small /dev/shm for multiprocessing
-            "--size", str(SHM_BYTES), "--perms", "1777", "--tmpfs", "/dev/shm",
+            "--size",
+            str(SHM_BYTES),
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/dev/shm",
             # the IPC namespace's POSIX message queues, seen (and removed between runs) by the bootstrap
-            "--mqueue", "/dev/mqueue",
-            "--remount-ro", "/dev",
-            "--size", str(limits.scratch_mb * 1024 * 1024), "--perms", "0777", "--tmpfs", WORKDIR,
-            "--size", str(limits.scratch_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", "/tmp",
+            "--mqueue",
+            "/dev/mqueue",
+            "--remount-ro",
+            "/dev",
+            "--size",
+            str(limits.scratch_mb * 1024 * 1024),
+            "--perms",
+            "0777",
+            "--tmpfs",
+            WORKDIR,
+            "--size",
+            str(limits.scratch_mb * 1024 * 1024),
+            "--perms",
+            "1777",
+            "--tmpfs",
+            "/tmp",
             *self._prefix_binds(),
-            "--ro-bind", str(lake), LAKE,
+            "--ro-bind",
+            str(lake),
+            LAKE,
             *extra,
         ]
         wl = workdir_lake_path(WORKDIR, workdir_lake)
@@ -360,22 +423,31 @@ class LocalSandbox:
         with tempdir("check") as tmp:
             r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
             if r.stdout.strip() != "ok" and self._cgroup is not None:
-                log.warning("the local sandbox fails inside a cgroup (%s); running without it", r.stderr.strip()[-300:])
+                log.warning(
+                    "the local sandbox fails inside a cgroup (%s); running without it",
+                    r.stderr.strip()[-300:],
+                )
                 self._cgroup = self._memcg = self._cpucg = self._acctcg = None
                 r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
             if r.stdout.strip() != "ok" and self._seccomp is not None and "seccomp" in r.stderr.lower():
                 self._seccomp, self._seccomp_off = None, "refused by the kernel"
-                log.warning("local sandbox: the kernel refuses its seccomp filter (%s); the kernel keyring calls are "
-                            "allowed, what the code leaves in keyrings is emptied between runs only",
-                            " ".join(r.stderr.strip().splitlines()[-1:])[-200:])
+                log.warning(
+                    "local sandbox: the kernel refuses its seccomp filter (%s); the kernel keyring calls are "
+                    "allowed, what the code leaves in keyrings is emptied between runs only",
+                    " ".join(r.stderr.strip().splitlines()[-1:])[-200:],
+                )
                 r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
         if r.stdout.strip() == "ok":
             return
         err = " ".join(r.stderr.strip().splitlines()[-3:])[-400:]
         if r.stderr.startswith("bwrap:"):
             hint = ""
-            if any(w in r.stderr for w in ("namespace", "uid map", "Operation not permitted", "No permissions")):
-                hint = " (user namespaces disabled? sysctl kernel.unprivileged_userns_clone=1, or run as root)"
+            if any(
+                w in r.stderr for w in ("namespace", "uid map", "Operation not permitted", "No permissions")
+            ):
+                hint = (
+                    " (user namespaces disabled? sysctl kernel.unprivileged_userns_clone=1, or run as root)"
+                )
             raise SandboxUnavailable(f"bubblewrap cannot create a sandbox here: {err}{hint}")
         fix = (
             "run: kramabench sandbox build --backend local --force"
@@ -405,12 +477,16 @@ class LocalSandbox:
         key = pool_key(lake, limits)
         return self._pool.warm(key, (lake, limits, key))
 
-    def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
+    def run(
+        self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
+    ) -> ExecResult:
         """Run ``code`` in a new sandbox (a warm one when there is); its output names the host's folders by
         placeholders (kramabench.sandbox.hostpaths)."""
         return self._host.result(self._run(code, lake, limits, workdir_lake=workdir_lake))
 
-    def _run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
+    def _run(
+        self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
+    ) -> ExecResult:
         if self._closed:
             raise SandboxUnavailable("this local sandbox is closed")
         limits = limits or self.options.limits
@@ -444,7 +520,9 @@ class LocalSandbox:
             # the sandbox died while idle and did not take the run (nothing of the code ran): another one
         return self._run_cold(code, lake, limits, wl, workdir_lake)
 
-    def _run_cold(self, code: str, lake: Path, limits: Limits, wl: str | None, workdir_lake: str | None) -> ExecResult:
+    def _run_cold(
+        self, code: str, lake: Path, limits: Limits, wl: str | None, workdir_lake: str | None
+    ) -> ExecResult:
         """A new bwrap and interpreter for this run."""
         r_audit, w_audit = os.pipe()
         cfg = {
@@ -545,10 +623,15 @@ class LocalSandbox:
             if not ((cg / "cpuacct.usage").exists() or (cg / "cpu.stat").exists()):
                 raise OSError("no CPU-time counter in it")
 
-        g.pids = make(self._cgroup, "pids: the process limit is not enforced as root",
-                      lambda cg: (cg / "pids.max").write_text(str(limits.max_processes + pids_extra)))
+        g.pids = make(
+            self._cgroup,
+            "pids: the process limit is not enforced as root",
+            lambda cg: (cg / "pids.max").write_text(str(limits.max_processes + pids_extra)),
+        )
         g.memory = make(self._memcg, "memory: scratch files are bounded by the wall limit only", memory)
-        g.cpu = make(self._cpucg, "cpu: the CPU share is not enforced", lambda cg: set_cpu_share(cg, limits.cpus))
+        g.cpu = make(
+            self._cpucg, "cpu: the CPU share is not enforced", lambda cg: set_cpu_share(cg, limits.cpus)
+        )
         g.acct = make(self._acctcg, "cpuacct: a session's CPU time is measured from its process tree", counts)
         return g
 
@@ -603,6 +686,7 @@ class LocalSandbox:
     def _remove_cgroup(cgroup: Path | None) -> None:
         if cgroup is None:
             return
+
         def attempt(tries: int, pause: float) -> bool:
             for _ in range(tries):
                 try:
@@ -653,7 +737,9 @@ class LocalSandbox:
         cfg = {"preload": self.options.preload, "control_fd": inner.fileno()}
         groups = self._make_cgroups(limits, pids_extra=3)  # + bwrap, the fork server, the supervisor
         seccomp_fd = self._filter_fd()
-        argv = self._joined(self._argv(lake, limits, None, cfg, zygote=True, extra=extra, seccomp_fd=seccomp_fd), groups)
+        argv = self._joined(
+            self._argv(lake, limits, None, cfg, zygote=True, extra=extra, seccomp_fd=seccomp_fd), groups
+        )
         err_fd = os.memfd_create("kramabench-zygote-stderr", 0)  # bwrap's and the fork server's own errors
         try:
             proc = spawn(
@@ -712,7 +798,9 @@ class LocalSandbox:
         self._kill(w.proc, w.groups)
         self._remove_cgroups(*w.groups.all())
 
-    def _run_warm(self, w: _Warm, code: str, lake: Path, limits: Limits, wl: str | None) -> tuple[ExecResult | None, bool]:
+    def _run_warm(
+        self, w: _Warm, code: str, lake: Path, limits: Limits, wl: str | None
+    ) -> tuple[ExecResult | None, bool]:
         """One run forked from the warm sandbox's fork server: (result, whether the sandbox may be reused);
         the result is None when the sandbox could not take the run (dead before it was sent)."""
         cfg = {
@@ -814,7 +902,9 @@ class LocalSandbox:
             "symlinks": [[wl, LAKE]] if wl else [],
             "lake_prefixes": [LAKE] + ([wl] if wl else []),
             "rlimits": rlimits(limits),
-            "services": [{"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services],
+            "services": [
+                {"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services
+            ],
             "reusable": pooled,
         }
         memcg = w.memcg
@@ -848,11 +938,16 @@ class LocalSandbox:
                 "lock_hash": self.facts.lock_hash or "none (host interpreter)",
                 "python": self.facts.python,
                 "python_executable": self._python,
-                "process_limit": "pids cgroup" if self._cgroup else ("RLIMIT_NPROC" if not self._root else "none (root without cgroup)"),
+                "process_limit": "pids cgroup"
+                if self._cgroup
+                else ("RLIMIT_NPROC" if not self._root else "none (root without cgroup)"),
                 "memory_limit": "RLIMIT_AS + memory cgroup" if self._memcg else "RLIMIT_AS",
                 "cpu_limit": "cpu cgroup (CFS quota)" if self._cpucg else "none (BLAS threads only)",
-                "syscall_filter": (f"seccomp: {', '.join(REFUSED)} refused (EPERM)" if self._seccomp is not None
-                                   else f"none ({self._seccomp_off}): keyrings emptied between runs only"),
+                "syscall_filter": (
+                    f"seccomp: {', '.join(REFUSED)} refused (EPERM)"
+                    if self._seccomp is not None
+                    else f"none ({self._seccomp_off}): keyrings emptied between runs only"
+                ),
                 "fork_server": ",".join(self.options.preload) if self.options.fork_server else "off",
                 **{f"package.{k}": v for k, v in self.facts.key_versions().items()},
             }

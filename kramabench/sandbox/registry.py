@@ -36,7 +36,9 @@ def get_sandbox(backend: str = DEFAULT_BACKEND, **opts) -> Sandbox:
     try:
         factory = plugins.load("sandboxes", backend)
     except plugins.PluginNotFound:
-        raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {', '.join(backends())}") from None
+        raise ValueError(
+            f"unknown sandbox backend {backend!r}; choose one of {', '.join(backends())}"
+        ) from None
     except plugins.PluginError as e:
         raise ValueError(str(e)) from e
     return factory(**opts)

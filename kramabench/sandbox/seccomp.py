@@ -65,8 +65,14 @@ def keyring_filter(machine: str | None = None) -> bytes | None:
         body.append((_JGE_K, 0, 0, foreign_from))  # another ABI's numbers: refused
     body += [(_JEQ_K, 0, 0, nr) for nr in numbers]
     # layout: ld arch; jeq arch (else deny); ld nr; body...; ret allow; ret deny
-    prog = [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ_K, 0, 0, audit_arch), (_LD_W_ABS, 0, 0, _NR), *body,
-            (_RET_K, 0, 0, SECCOMP_RET_ALLOW), (_RET_K, 0, 0, deny)]
+    prog = [
+        (_LD_W_ABS, 0, 0, _ARCH),
+        (_JEQ_K, 0, 0, audit_arch),
+        (_LD_W_ABS, 0, 0, _NR),
+        *body,
+        (_RET_K, 0, 0, SECCOMP_RET_ALLOW),
+        (_RET_K, 0, 0, deny),
+    ]
     deny_at = len(prog) - 1
     out = []
     for i, (code, jt, jf, k) in enumerate(prog):

@@ -87,7 +87,9 @@ def check_extras(services: Sequence[ServiceForward], mounts: Sequence[Mount]) ->
         try:
             mode = os.stat(s.socket).st_mode
         except OSError as e:
-            raise ValueError(f"forwarded service {s.name!r}: the host socket {s.socket} does not exist ({e.strerror})") from None
+            raise ValueError(
+                f"forwarded service {s.name!r}: the host socket {s.socket} does not exist ({e.strerror})"
+            ) from None
         if not stat.S_ISSOCK(mode):
             raise ValueError(f"forwarded service {s.name!r}: {s.socket} is not a unix socket")
     mnames: set[str] = set()
@@ -256,7 +258,8 @@ class ForkServerSession:
             if limits.session_cpu_s is not None and self._meter is None:
                 raise SandboxUnavailable(
                     f"the {backend} sandbox cannot measure a session's CPU time here, so session_cpu_s="
-                    f"{limits.session_cpu_s:g} cannot be enforced (leave it unset: the wall-clock limits still hold)")
+                    f"{limits.session_cpu_s:g} cannot be enforced (leave it unset: the wall-clock limits still hold)"
+                )
             reply = self._request({"op": "session", "env": SESSION_ENV, **init}, [], timeout=60)
             if not reply.get("ready"):
                 raise SessionError(f"the session could not start: {reply.get('error') or 'no answer'}")
@@ -303,9 +306,11 @@ class ForkServerSession:
         with self._stop_lock:
             if self._stopped is not None or self._closed:
                 return
-            self._stopped = (f"the session's CPU-time budget of {self.limits.session_cpu_s:g} s is spent ({used:.2f} s "
-                             "used by its processes): everything in it was killed and no more code runs in it (its "
-                             "files can still be read and collected)")
+            self._stopped = (
+                f"the session's CPU-time budget of {self.limits.session_cpu_s:g} s is spent ({used:.2f} s "
+                "used by its processes): everything in it was killed and no more code runs in it (its "
+                "files can still be read and collected)"
+            )
             log.info("session: %s", self._stopped)
             try:
                 stopped = self._request({"op": "stop"}, [], timeout=30).get("stopped") is True
@@ -400,8 +405,9 @@ class ForkServerSession:
             return self._deadline, left, True
         return now + wall, wall, False
 
-    def _pump(self, out_fd: int, err_fd: int, status_fd: int, deadline: float,
-              on_timeout: Callable[[], None]) -> tuple[HeadTailBuffer, HeadTailBuffer, bytes | None, bool]:
+    def _pump(
+        self, out_fd: int, err_fd: int, status_fd: int, deadline: float, on_timeout: Callable[[], None]
+    ) -> tuple[HeadTailBuffer, HeadTailBuffer, bytes | None, bool]:
         """Drain stdout/stderr until the status pipe ends (its bytes) or the deadline (``on_timeout()`` is
         called, then a short drain); (stdout, stderr, status bytes or None, timed out)."""
         out = HeadTailBuffer(self.limits.output_bytes)
@@ -412,7 +418,9 @@ class ForkServerSession:
         timed_out = False
         while status_open:
             left = deadline - time.monotonic()
-            if left <= 0 or interrupt.requested():  # an interruption of the process stops the call like its limit
+            if (
+                left <= 0 or interrupt.requested()
+            ):  # an interruption of the process stops the call like its limit
                 if left > 0:
                     interrupt.mark_here()
                 timed_out = True
@@ -461,7 +469,9 @@ class ForkServerSession:
         """The session's wall-clock limit is spent: kill everything in it."""
         if self._closed:
             return
-        self._why_closed = f"the session's wall-clock limit of {self.limits.session_wall_s:g} s is spent; it was closed"
+        self._why_closed = (
+            f"the session's wall-clock limit of {self.limits.session_wall_s:g} s is spent; it was closed"
+        )
         self._shutdown()
 
     def _shutdown(self) -> None:
@@ -493,7 +503,13 @@ class ForkServerSession:
         if not isinstance(names, list):
             return out
         for rel in names[:10000]:
-            if not isinstance(rel, str) or not rel or rel in out or os.path.normpath(rel) != rel or rel.startswith(("/", "..")):
+            if (
+                not isinstance(rel, str)
+                or not rel
+                or rel in out
+                or os.path.normpath(rel) != rel
+                or rel.startswith(("/", ".."))
+            ):
                 continue
             try:
                 target = (self._lake / rel).resolve()
@@ -528,8 +544,11 @@ class ForkServerSession:
                 except OSError:
                     status, timed_out = None, False
                     if attempt or self._closed:
-                        raise SessionClosed(self._why_closed if self._closed else
-                                            "the session's interpreter cannot be reached") from None
+                        raise SessionClosed(
+                            self._why_closed
+                            if self._closed
+                            else "the session's interpreter cannot be reached"
+                        ) from None
                 # the interpreter marks the start of each call ("S"): without it the code never ran (the
                 # interpreter had died since the last call, e.g. killed by a command's kill -9 -1)
                 started = timed_out or (status is not None and status.startswith(b"S"))
@@ -544,14 +563,21 @@ class ForkServerSession:
                         raise
                     # e.g. the session's background processes hold its whole process limit: a result, the
                     # session goes on (the next call tries again)
-                    return self._masked(PythonResult(
-                        backend=self.backend, crashed=True, state_lost=True, wall_s=round(time.monotonic() - t0, 4),
-                        explanation=f"the interpreter had ended since the last call ({why}) and could not be started "
-                        f"again ({e}); the code did not run (the session's processes may hold its process limit of "
-                        f"{self.limits.max_processes})",
-                    ))
-                notes.append(f"the interpreter had ended since the last call ({why}); it was restarted and "
-                             "variables, imports and open files of earlier calls are lost")
+                    return self._masked(
+                        PythonResult(
+                            backend=self.backend,
+                            crashed=True,
+                            state_lost=True,
+                            wall_s=round(time.monotonic() - t0, 4),
+                            explanation=f"the interpreter had ended since the last call ({why}) and could not be started "
+                            f"again ({e}); the code did not run (the session's processes may hold its process limit of "
+                            f"{self.limits.max_processes})",
+                        )
+                    )
+                notes.append(
+                    f"the interpreter had ended since the last call ({why}); it was restarted and "
+                    "variables, imports and open files of earlier calls are lost"
+                )
             if status is not None and status.startswith(b"S"):
                 status = status[1:]
             report = _last_json(status) if status else None
@@ -560,7 +586,12 @@ class ForkServerSession:
             garbled = bool(status) and status.endswith(b"\n") and (report is None or "done" not in report)
             if garbled and not timed_out and not self._closed and self._stopped is None:
                 kill()
-            elif not timed_out and (report is None or "done" not in report) and not self._closed and self._stopped is None:
+            elif (
+                not timed_out
+                and (report is None or "done" not in report)
+                and not self._closed
+                and self._stopped is None
+            ):
                 # no report: the interpreter died, or it became another program (os.exec*) that still runs;
                 # the call lasts until that process ends, at most the wall limit
                 exit_code = self._wait_kernel(deadline)
@@ -579,7 +610,9 @@ class ForkServerSession:
             over = self._stopped is not None or (timed_out and session_limit)
             if timed_out:
                 if session_limit:
-                    reasons.append(f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s")
+                    reasons.append(
+                        f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s"
+                    )
                 else:
                     reasons.append(f"killed after the wall-clock limit of {wall:g} s")
             elif (report is None or "done" not in report) and self._stopped is not None:
@@ -589,8 +622,10 @@ class ForkServerSession:
                 if self._closed:
                     reasons.append(self._why_closed)
                 elif garbled:
-                    reasons.append("the interpreter's report of the call was not one it writes (the code wrote on its "
-                                   "status channel, or changed what writes it): the call was ended")
+                    reasons.append(
+                        "the interpreter's report of the call was not one it writes (the code wrote on its "
+                        "status channel, or changed what writes it): the call was ended"
+                    )
                 else:
                     why = self._kernel_death(oom_before)
                     oom = why.startswith("killed by the memory limit")
@@ -605,13 +640,19 @@ class ForkServerSession:
                     )
                     if error.type == "MemoryError":
                         oom = True
-                        reasons.append(f"ran out of memory: the limit is {self.limits.memory_mb} MB (MemoryError); "
-                                       "the interpreter lives on")
+                        reasons.append(
+                            f"ran out of memory: the limit is {self.limits.memory_mb} MB (MemoryError); "
+                            "the interpreter lives on"
+                        )
                 v = report.get("value")
                 value = clean_text(v[:10000]) if isinstance(v, str) else None
                 files = self._lake_files(report.get("files"))
                 c = report.get("cpu")
-                cpu = float(c) if isinstance(c, int | float) and not isinstance(c, bool) and 0 <= c < 1e7 else None
+                cpu = (
+                    float(c)
+                    if isinstance(c, int | float) and not isinstance(c, bool) and 0 <= c < 1e7
+                    else None
+                )
             if self._stopped is not None and report is not None and "done" in report:
                 reasons.append(f"the call ended, then: {self._stopped}")
             if (timed_out or crashed) and not self._closed and self._stopped is None:
@@ -620,33 +661,39 @@ class ForkServerSession:
                         self._request({"op": "wait", "target": "kernel", "timeout": 2}, [], timeout=15)
                     self._start_kernel()
                     lost = True
-                    reasons.append("the interpreter was restarted: variables, imports and open files of earlier calls "
-                                   "are lost (files in the workspace stay)")
+                    reasons.append(
+                        "the interpreter was restarted: variables, imports and open files of earlier calls "
+                        "are lost (files in the workspace stay)"
+                    )
                 except SessionError as e:
                     reasons.append(f"the interpreter could not be restarted ({e})")
             reasons = notes + reasons
             truncated = out.truncated or err.truncated
             if truncated:
-                which = ", ".join(f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated)
+                which = ", ".join(
+                    f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated
+                )
                 reasons.append(f"output cut at {self.limits.output_bytes:,} bytes ({which})")
             self._calls += 1
-            return self._masked(PythonResult(
-                stdout=out.text(),
-                stderr=err.text(),
-                truncated=truncated,
-                wall_s=round(wall_s, 4),
-                cpu_s=cpu,
-                timed_out=timed_out,
-                oom=oom,
-                explanation="; ".join(reasons) or None,
-                backend=self.backend,
-                error=error,
-                value=value,
-                crashed=crashed,
-                state_lost=lost,
-                files_read=files,
-                session_over=over,
-            ))
+            return self._masked(
+                PythonResult(
+                    stdout=out.text(),
+                    stderr=err.text(),
+                    truncated=truncated,
+                    wall_s=round(wall_s, 4),
+                    cpu_s=cpu,
+                    timed_out=timed_out,
+                    oom=oom,
+                    explanation="; ".join(reasons) or None,
+                    backend=self.backend,
+                    error=error,
+                    value=value,
+                    crashed=crashed,
+                    state_lost=lost,
+                    files_read=files,
+                    session_over=over,
+                )
+            )
 
     def _masked(self, r: Any) -> Any:
         """A call's result with the host's folders as placeholders (the backend's ``host_paths``)."""
@@ -659,7 +706,9 @@ class ForkServerSession:
             if left <= 0:
                 return _ALIVE
             try:
-                reply = self._request({"op": "wait", "target": "kernel", "timeout": min(1.0, left)}, [], timeout=15)
+                reply = self._request(
+                    {"op": "wait", "target": "kernel", "timeout": min(1.0, left)}, [], timeout=15
+                )
             except SessionError:
                 return None
             if isinstance(reply.get("code"), int) or not reply.get("pid"):
@@ -705,7 +754,9 @@ class ForkServerSession:
             return f"killed by {name}"
         return f"it exited with code {code}"
 
-    def exec(self, argv: Sequence[str], timeout: float | None = None, input: bytes | str | None = None) -> CommandResult:
+    def exec(
+        self, argv: Sequence[str], timeout: float | None = None, input: bytes | str | None = None
+    ) -> CommandResult:
         if isinstance(argv, str | bytes) or not argv or not all(isinstance(a, str) for a in argv):
             raise TypeError("argv must be a non-empty list of str (a shell command: ['sh', '-c', '...'])")
         argv = list(argv)
@@ -756,54 +807,74 @@ class ForkServerSession:
                     reasons.append(f"the command ended (exit code {exit_code}), then: {self._stopped}")
             elif timed_out:
                 if session_limit:
-                    reasons.append(f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s")
+                    reasons.append(
+                        f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s"
+                    )
                 else:
                     reasons.append(f"killed after the wall-clock limit of {wall:g} s")
             elif report is None or not isinstance(report.get("done"), int):
-                reasons.append(self._why_closed if self._closed else
-                               f"the command did not start: {report.get('error') if report else 'no report'}")
+                reasons.append(
+                    self._why_closed
+                    if self._closed
+                    else f"the command did not start: {report.get('error') if report else 'no report'}"
+                )
             else:
                 exit_code = report["done"]
                 not_found = bool(report.get("not_found"))
                 c = report.get("cpu")
                 cpu = float(c) if isinstance(c, int | float) and not isinstance(c, bool) else None
                 if not_found:
-                    reasons.append(f"command not found: {argv[0]!r} is not installed in this sandbox (exit code 127)")
+                    reasons.append(
+                        f"command not found: {argv[0]!r} is not installed in this sandbox (exit code 127)"
+                    )
                 elif exit_code < 0:
                     name = _signal_name(exit_code)
                     after = self._oom_count()
-                    if exit_code == -signal.SIGKILL and after is not None and oom_before is not None and after > oom_before:
+                    if (
+                        exit_code == -signal.SIGKILL
+                        and after is not None
+                        and oom_before is not None
+                        and after > oom_before
+                    ):
                         oom = True
                         reasons.append(f"killed by the memory limit of {self.limits.memory_mb} MB ({name})")
                     elif exit_code == -signal.SIGXCPU:
                         reasons.append(f"killed by the CPU-time limit of {self.limits.cpu_s} s ({name})")
                     elif exit_code == -signal.SIGXFSZ:
-                        reasons.append(f"killed for writing a file larger than the workspace limit of "
-                                       f"{self.limits.scratch_mb} MB ({name})")
+                        reasons.append(
+                            f"killed for writing a file larger than the workspace limit of "
+                            f"{self.limits.scratch_mb} MB ({name})"
+                        )
                     else:
                         reasons.append(f"killed by {name}")
                 elif exit_code != 0:
-                    last = next((ln.strip() for ln in reversed(err.text().strip().splitlines()) if ln.strip()), "")
+                    last = next(
+                        (ln.strip() for ln in reversed(err.text().strip().splitlines()) if ln.strip()), ""
+                    )
                     reasons.append(f"exited with code {exit_code}" + (f": {last[:300]}" if last else ""))
             truncated = out.truncated or err.truncated
             if truncated:
-                which = ", ".join(f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated)
+                which = ", ".join(
+                    f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated
+                )
                 reasons.append(f"output cut at {self.limits.output_bytes:,} bytes ({which})")
-            return self._masked(CommandResult(
-                stdout=out.text(),
-                stderr=err.text(),
-                truncated=truncated,
-                wall_s=round(time.monotonic() - t0, 4),
-                cpu_s=cpu,
-                timed_out=timed_out,
-                oom=oom,
-                explanation="; ".join(reasons) or None,
-                backend=self.backend,
-                argv=argv,
-                exit_code=exit_code,
-                not_found=not_found,
-                session_over=over,
-            ))
+            return self._masked(
+                CommandResult(
+                    stdout=out.text(),
+                    stderr=err.text(),
+                    truncated=truncated,
+                    wall_s=round(time.monotonic() - t0, 4),
+                    cpu_s=cpu,
+                    timed_out=timed_out,
+                    oom=oom,
+                    explanation="; ".join(reasons) or None,
+                    backend=self.backend,
+                    argv=argv,
+                    exit_code=exit_code,
+                    not_found=not_found,
+                    session_over=over,
+                )
+            )
 
     # -- files ---------------------------------------------------------------------------------------
     def _file_op(self, op: str, path: str, fd: int, limit: int) -> dict:
@@ -819,7 +890,9 @@ class ForkServerSession:
         rel = workspace_path(path, self.workdir)
         limit = self.limits.scratch_mb * 1024 * 1024
         if len(raw) > limit:
-            raise WorkspaceError(f"write_file {path!r}: {len(raw):,} bytes do not fit the workspace of {self.limits.scratch_mb} MB")
+            raise WorkspaceError(
+                f"write_file {path!r}: {len(raw):,} bytes do not fit the workspace of {self.limits.scratch_mb} MB"
+            )
         with self._lock:
             self._check_open()
             fd = _memfd(raw)
@@ -828,7 +901,9 @@ class ForkServerSession:
             finally:
                 os.close(fd)
         if reply.get("bytes") != len(raw):
-            raise WorkspaceError(f"write_file {path!r}: only {reply.get('bytes')} of {len(raw)} bytes written (workspace full?)")
+            raise WorkspaceError(
+                f"write_file {path!r}: only {reply.get('bytes')} of {len(raw)} bytes written (workspace full?)"
+            )
         return FileInfo(path=rel, kind="file", bytes=len(raw))
 
     def read_file(self, path: str, max_bytes: int | None = None) -> bytes:
@@ -861,7 +936,13 @@ class ForkServerSession:
             raise WorkspaceError(f"list {path!r}: an unreadable answer") from None
         out = []
         for e in entries if isinstance(entries, list) else []:
-            if isinstance(e, list) and len(e) == 3 and isinstance(e[0], str) and isinstance(e[1], str) and isinstance(e[2], int):
+            if (
+                isinstance(e, list)
+                and len(e) == 3
+                and isinstance(e[0], str)
+                and isinstance(e[1], str)
+                and isinstance(e[2], int)
+            ):
                 out.append(FileInfo(path=e[0], kind=e[1], bytes=e[2]))
         return out
 
@@ -869,8 +950,10 @@ class ForkServerSession:
         if isinstance(paths, str):
             paths = [paths]
         if self.artifacts_dir is None:
-            raise SessionError("this session has no artifacts folder: open it with artifacts_dir= (a run gives each "
-                               "task one: TaskInput.artifacts_dir)")
+            raise SessionError(
+                "this session has no artifacts folder: open it with artifacts_dir= (a run gives each "
+                "task one: TaskInput.artifacts_dir)"
+            )
         result = CollectResult()
         with self._lock:
             self._check_open()
@@ -886,18 +969,27 @@ class ForkServerSession:
                     result.refused.append(CollectRefusal(path=rel, reason="an empty folder"))
                     continue
                 if len(entries) >= self.limits.list_entries:
-                    result.refused.append(CollectRefusal(
-                        path=rel, reason=f"holds more than {self.limits.list_entries:,} entries: only the first "
-                        f"{self.limits.list_entries:,} were looked at (SessionLimits.list_entries)"))
+                    result.refused.append(
+                        CollectRefusal(
+                            path=rel,
+                            reason=f"holds more than {self.limits.list_entries:,} entries: only the first "
+                            f"{self.limits.list_entries:,} were looked at (SessionLimits.list_entries)",
+                        )
+                    )
                 for e in entries:
                     if e.kind == "dir":
                         continue
                     bad = _bad_name(e.path)
                     if bad:
-                        result.refused.append(CollectRefusal(path=e.path.encode("utf-8", "backslashreplace").decode(),
-                                                             reason=bad))
+                        result.refused.append(
+                            CollectRefusal(
+                                path=e.path.encode("utf-8", "backslashreplace").decode(), reason=bad
+                            )
+                        )
                     elif e.kind != "file":
-                        result.refused.append(CollectRefusal(path=e.path, reason=f"is a {e.kind}, not a regular file"))
+                        result.refused.append(
+                            CollectRefusal(path=e.path, reason=f"is a {e.kind}, not a regular file")
+                        )
                     elif e.path not in todo:
                         todo.append(e.path)
             self.artifacts_dir.mkdir(parents=True, exist_ok=True)
@@ -952,7 +1044,9 @@ class ForkServerSession:
             if dest.is_dir() and not dest.is_symlink():
                 return None, "a folder of that name is already in the artifacts folder"
             os.replace(tmp, dest)
-            return Artifact(name=rel, path=str(dest), bytes=size, sha256=h.hexdigest(), media_type=media_type(rel, head)), ""
+            return Artifact(
+                name=rel, path=str(dest), bytes=size, sha256=h.hexdigest(), media_type=media_type(rel, head)
+            ), ""
         finally:
             try:
                 os.unlink(tmp)
@@ -1015,8 +1109,10 @@ def _bad_name(path: str) -> str | None:
     if any(ord(c) < 32 or ord(c) == 127 for c in path):
         return "its name holds control characters (a newline, a tab...)"
     if safe_text(path) != path:  # U+202E turns "txt.exe" into "exe.txt" wherever the name is shown
-        return ("its name holds characters that reorder or hide text (a bidi override, a zero-width or C1 control "
-                "character)")
+        return (
+            "its name holds characters that reorder or hide text (a bidi override, a zero-width or C1 control "
+            "character)"
+        )
     return None
 
 
@@ -1035,4 +1131,12 @@ def _folder_usage(root: Path) -> tuple[int, int]:
     return total, count
 
 
-__all__ = ["ForkServerSession", "MOUNT_ROOT", "SERVICE_ROOT", "check_extras", "media_type", "session_limits", "workspace_path"]
+__all__ = [
+    "ForkServerSession",
+    "MOUNT_ROOT",
+    "SERVICE_ROOT",
+    "check_extras",
+    "media_type",
+    "session_limits",
+    "workspace_path",
+]

@@ -125,7 +125,7 @@ def _reply(fd, obj):
     try:
         data = json.dumps(obj).encode() + b"\n"
         while data:
-            data = data[os.write(fd, data):]
+            data = data[os.write(fd, data) :]
     except OSError:
         pass
     finally:
@@ -258,7 +258,7 @@ def _children(parent):
         try:
             with open("/proc/" + name + "/stat", "rb") as f:
                 stat = f.read()
-            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+            ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
         except (OSError, ValueError, IndexError):
             continue
         if ppid == parent:
@@ -578,7 +578,7 @@ def _copy(src, dst, limit):
             break
         view = memoryview(chunk)
         while view:
-            view = view[os.write(dst, view):]
+            view = view[os.write(dst, view) :]
         n += len(chunk)
     return n
 
@@ -611,7 +611,7 @@ def _copy_holes(src, dst, size, limit):
                     break
                 view = memoryview(chunk)
                 while view:
-                    view = view[os.write(dst, view):]
+                    view = view[os.write(dst, view) :]
                 start += len(chunk)
             off = stop
     except OSError as e:
@@ -647,8 +647,12 @@ def _op_file(op, req, fds):
                         raise _Refused(f"exists and is a {_kind(st.st_mode)}, not a regular file")
                 except FileNotFoundError:
                     pass
-                fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666,
-                             dir_fd=dfd)
+                fd = os.open(
+                    name,
+                    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK,
+                    0o666,
+                    dir_fd=dfd,
+                )
             finally:
                 os.close(dfd)
             try:
@@ -664,7 +668,11 @@ def _op_file(op, req, fds):
             try:
                 if st.st_size > limit:
                     raise _Refused(f"is too large ({st.st_size:,} bytes; the limit is {limit:,})")
-                n = _copy_holes(fd, data_fd, st.st_size, limit) if op == "collect" else _copy(fd, data_fd, limit)
+                n = (
+                    _copy_holes(fd, data_fd, st.st_size, limit)
+                    if op == "collect"
+                    else _copy(fd, data_fd, limit)
+                )
             finally:
                 os.close(fd)
             if n > limit:
@@ -675,7 +683,7 @@ def _op_file(op, req, fds):
             data = json.dumps(entries).encode()
             view = memoryview(data)
             while view:
-                view = view[os.write(data_fd, view):]
+                view = view[os.write(data_fd, view) :]
             _reply(reply, {"entries": len(entries), "truncated": truncated})
     except _Refused as e:
         _reply(reply, {"refused": str(e)})
@@ -736,7 +744,9 @@ def _list(parts, limit):
                 out.append([path, kind, st.st_size if kind == "file" else 0])
                 if kind == "dir" and len(stack) < 256:
                     try:
-                        stack.append((os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd), path))
+                        stack.append(
+                            (os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd), path)
+                        )
                     except OSError:
                         pass
             os.close(fd)
@@ -762,7 +772,9 @@ def _start_relay(svc):
         lsock.bind(("127.0.0.1", int(svc["port"])))
     except OSError as e:
         lsock.close()
-        raise OSError(f"service {svc['name']}: cannot listen on 127.0.0.1:{svc['port']} ({e.strerror})") from None
+        raise OSError(
+            f"service {svc['name']}: cannot listen on 127.0.0.1:{svc['port']} ({e.strerror})"
+        ) from None
     lsock.listen(64)
     fd = lsock.detach()
     return [_fork_relay(fd, svc["path"]), fd, svc["path"]]
@@ -966,14 +978,20 @@ def _kernel_main(sock_fd, cfg):
         path = os.path.normpath(path)
         for pre in prefixes:
             if path.startswith(pre):
-                rel = path[len(pre):]
+                rel = path[len(pre) :]
                 if rel and rel not in seen and len(seen) < 10000:
                     seen.append(rel)
                 break
 
     def hook(event, args):
-        if busy[0] or event not in ("open", "sqlite3.connect", "subprocess.Popen", "os.system", "os.exec",
-                                    "os.posix_spawn"):
+        if busy[0] or event not in (
+            "open",
+            "sqlite3.connect",
+            "subprocess.Popen",
+            "os.system",
+            "os.exec",
+            "os.posix_spawn",
+        ):
             return
         busy[0] = True
         try:
@@ -1025,10 +1043,20 @@ def _kernel_main(sock_fd, cfg):
         o_dup2(err_fd, 2)
         o_close(out_fd)
         o_close(err_fd)
-        sys_mod.stdout = TextIOWrapper(FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
-                                       line_buffering=True, write_through=True)
-        sys_mod.stderr = TextIOWrapper(FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
-                                       line_buffering=True, write_through=True)
+        sys_mod.stdout = TextIOWrapper(
+            FileIO(1, "w", closefd=False),
+            encoding="utf-8",
+            errors="backslashreplace",
+            line_buffering=True,
+            write_through=True,
+        )
+        sys_mod.stderr = TextIOWrapper(
+            FileIO(2, "w", closefd=False),
+            encoding="utf-8",
+            errors="backslashreplace",
+            line_buffering=True,
+            write_through=True,
+        )
         step += 1
         try:  # {"step": N}, read without json (which the code may have changed)
             step = b_int(msg.split(b":", 1)[1].strip(b" }"))
@@ -1061,7 +1089,11 @@ def _kernel_main(sock_fd, cfg):
             while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<step "):
                 tb = tb.tb_next
             try:
-                text = "".join(format_exception(b_type(e), e, tb or (None if b_isinstance(e, SyntaxError) else e.__traceback__)))
+                text = "".join(
+                    format_exception(
+                        b_type(e), e, tb or (None if b_isinstance(e, SyntaxError) else e.__traceback__)
+                    )
+                )
             except b_base_exc:
                 text = ""
             try:
@@ -1072,7 +1104,11 @@ def _kernel_main(sock_fd, cfg):
                 text = ""
             if b_type(message) is not str:
                 message = ""
-            report["error"] = {"type": b_type(e).__name__, "message": message[:4000], "traceback": text[-20000:]}
+            report["error"] = {
+                "type": b_type(e).__name__,
+                "message": message[:4000],
+                "traceback": text[-20000:],
+            }
             try:
                 sys_mod.stderr.write(text)
             except b_base_exc:
@@ -1085,8 +1121,9 @@ def _kernel_main(sock_fd, cfg):
         quiet()
         r1 = getrusage(r_self)
         c1 = getrusage(r_children)
-        cpu = ((r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
-               + (c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime))
+        cpu = (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) + (
+            c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime
+        )
         report["cpu"] = b_float(f"{cpu:.4f}")
         report["files"] = b_list(seen)
         try:
@@ -1095,7 +1132,7 @@ def _kernel_main(sock_fd, cfg):
             line = b'{"done": 0}\n'
         try:
             while line:
-                line = line[o_write(status_fd, line):]
+                line = line[o_write(status_fd, line) :]
         except OSError:
             pass
         try:

@@ -66,7 +66,9 @@ class UnsafeSubprocessSandbox:
     def lake_dir(self, lake: Path) -> str:
         return str(Path(lake).resolve())
 
-    def run(self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
+    def run(
+        self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
+    ) -> ExecResult:
         limits = limits or self.options.limits
         if interrupt.requested():  # the process is stopping: no new run
             return interrupted_result(self.name)
@@ -231,8 +233,12 @@ class UnsafeSubprocessSandbox:
         )
 
     def info(self) -> dict[str, str]:
-        return {"backend": self.name, "python_executable": self.options.python, "isolation": "none",
-                "cpu_limit": "none (BLAS threads only)"}
+        return {
+            "backend": self.name,
+            "python_executable": self.options.python,
+            "isolation": "none",
+            "cpu_limit": "none (BLAS threads only)",
+        }
 
     def close(self) -> None:
         pass

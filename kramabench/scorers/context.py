@@ -25,7 +25,9 @@ def as_text(value: Any) -> str:
 class JudgeContext:
     """Asks the judge for one score and records what happened."""
 
-    def __init__(self, judge: Judge | None, question: str | None, *, max_calls: int = MAX_JUDGE_CALLS) -> None:
+    def __init__(
+        self, judge: Judge | None, question: str | None, *, max_calls: int = MAX_JUDGE_CALLS
+    ) -> None:
         self.judge = judge
         self.question = question
         self.max_calls = max_calls
@@ -53,7 +55,12 @@ class JudgeContext:
             self.unparsable += 1
         if len(self.verdicts) < MAX_VERDICTS_IN_DETAILS:
             self.verdicts.append(
-                {"expected": e[:200], "predicted": p[:200], "equivalent": v.equivalent, "reason": v.reason[:300]}
+                {
+                    "expected": e[:200],
+                    "predicted": p[:200],
+                    "equivalent": v.equivalent,
+                    "reason": v.reason[:300],
+                }
             )
         return v.equivalent
 

@@ -255,8 +255,9 @@ def parse_design_reply(text: str, ids: Sequence[str]) -> ParsedReply:
         verdicts[c] = None
         reasons[c] = "conflicting verdicts for the same id"
     if not verdicts:
-        return ParsedReply(parsable=False, problem=f"none of the ids {', '.join(ids)} in the verdicts",
-                           unknown_ids=unknown)
+        return ParsedReply(
+            parsable=False, problem=f"none of the ids {', '.join(ids)} in the verdicts", unknown_ids=unknown
+        )
     return ParsedReply(parsable=True, verdicts=verdicts, reasons=reasons, unknown_ids=unknown)
 
 
@@ -266,33 +267,54 @@ def parse_design_reply(text: str, ids: Sequence[str]) -> ParsedReply:
 class DesignJudge:
     """Judge pipeline code against key functionalities with a :class:`Model` (see module docstring)."""
 
-    def __init__(self, model: Model, *, prompt_version: str = DESIGN_PROMPT_VERSION,
-                 options: ModelOptions | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        *,
+        prompt_version: str = DESIGN_PROMPT_VERSION,
+        options: ModelOptions | None = None,
+    ) -> None:
         if prompt_version not in DESIGN_PROMPTS:
-            raise ValueError(f"unknown design prompt version {prompt_version!r}; known: {sorted(DESIGN_PROMPTS)}")
+            raise ValueError(
+                f"unknown design prompt version {prompt_version!r}; known: {sorted(DESIGN_PROMPTS)}"
+            )
         self.model = model
         self.id = getattr(model, "id", type(model).__name__)
         self.prompt_version = prompt_version
         self.options = options or ModelOptions(temperature=0.0, max_tokens=2000, response_format_json=True)
-        self.stats: dict[str, float] = {"calls": 0, "reasks": 0, "unparsable": 0, "errors": 0,
-                                        "items_unscored": 0, "cost_usd": 0.0}
+        self.stats: dict[str, float] = {
+            "calls": 0,
+            "reasks": 0,
+            "unparsable": 0,
+            "errors": 0,
+            "items_unscored": 0,
+            "cost_usd": 0.0,
+        }
         self._lock = threading.Lock()
 
     # -- prompts --
-    def messages(self, question: str, code: str, functionalities: Sequence[KeyFunctionality]) -> tuple[list[ChatMessage], bool]:
+    def messages(
+        self, question: str, code: str, functionalities: Sequence[KeyFunctionality]
+    ) -> tuple[list[ChatMessage], bool]:
         system, user, _ = DESIGN_PROMPTS[self.prompt_version]
         cut = len(code) > MAX_CODE_CHARS
         shown = code[:MAX_CODE_CHARS] if cut else code
         listing = "\n".join(f"- {k.id}: {k.description}" for k in functionalities)
         ids = ", ".join(k.id for k in functionalities)
-        text = user.format(question=question.strip() or "(not given)", functionalities=listing, code=shown,
-                           ids=ids, cut=f" (cut after {MAX_CODE_CHARS} characters)" if cut else "")
+        text = user.format(
+            question=question.strip() or "(not given)",
+            functionalities=listing,
+            code=shown,
+            ids=ids,
+            cut=f" (cut after {MAX_CODE_CHARS} characters)" if cut else "",
+        )
         return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=text)], cut
 
     def correction(self, problem: str, functionalities: Sequence[KeyFunctionality]) -> ChatMessage:
         _, _, corr = DESIGN_PROMPTS[self.prompt_version]
-        return ChatMessage(role="user", content=corr.format(problem=problem,
-                                                            ids=", ".join(k.id for k in functionalities)))
+        return ChatMessage(
+            role="user", content=corr.format(problem=problem, ids=", ".join(k.id for k in functionalities))
+        )
 
     # -- judging --
     def _complete(self, messages: list[ChatMessage], verdict: DesignVerdict) -> Completion:
@@ -311,7 +333,9 @@ class DesignJudge:
                 self.stats["cost_usd"] += c.cost_usd
         return c
 
-    def judge(self, question: str, code: str | None, functionalities: Sequence[KeyFunctionality]) -> DesignVerdict:
+    def judge(
+        self, question: str, code: str | None, functionalities: Sequence[KeyFunctionality]
+    ) -> DesignVerdict:
         """Verdicts for ``functionalities`` on ``code``. Never raises on a bad reply or a model error."""
         kfs = list(functionalities)
         verdict = DesignVerdict(items=[], judge=self.id, prompt_version=self.prompt_version)
@@ -319,8 +343,16 @@ class DesignJudge:
             verdict.problem = "no key functionalities: not judgeable"
             return verdict
         if code is None or not code.strip():
-            verdict.items = [ItemVerdict(id=k.id, description=k.description, derived=k.derived,
-                                         implemented=False, reason="no pipeline code") for k in kfs]
+            verdict.items = [
+                ItemVerdict(
+                    id=k.id,
+                    description=k.description,
+                    derived=k.derived,
+                    implemented=False,
+                    reason="no pipeline code",
+                )
+                for k in kfs
+            ]
             verdict.problem = "no pipeline code"
             return verdict
         messages, verdict.code_truncated = self.messages(question, code, kfs)
@@ -332,9 +364,14 @@ class DesignJudge:
             if not parsed.parsable:
                 with self._lock:
                     self.stats["reasks"] += 1
-                logger.info("design judge %s: unparsable reply (%s); asking again once", self.id, parsed.problem)
-                retry = [*messages, ChatMessage(role="assistant", content=c.text),
-                         self.correction(parsed.problem, kfs)]
+                logger.info(
+                    "design judge %s: unparsable reply (%s); asking again once", self.id, parsed.problem
+                )
+                retry = [
+                    *messages,
+                    ChatMessage(role="assistant", content=c.text),
+                    self.correction(parsed.problem, kfs),
+                ]
                 c2 = self._complete(retry, verdict)
                 parsed = parse_design_reply(c2.text, ids)
         except ModelError as e:
@@ -345,15 +382,31 @@ class DesignJudge:
         items = []
         for k in kfs:
             if parsed is None or not parsed.parsable:
-                why = (f"judge model error ({verdict.error})" if verdict.error
-                       else f"unparsable judge reply after a second request ({parsed.problem if parsed else ''})")
+                why = (
+                    f"judge model error ({verdict.error})"
+                    if verdict.error
+                    else f"unparsable judge reply after a second request ({parsed.problem if parsed else ''})"
+                )
                 items.append(ItemVerdict(id=k.id, description=k.description, derived=k.derived, reason=why))
             elif k.id not in parsed.verdicts:
-                items.append(ItemVerdict(id=k.id, description=k.description, derived=k.derived,
-                                         reason="missing from the judge's reply"))
+                items.append(
+                    ItemVerdict(
+                        id=k.id,
+                        description=k.description,
+                        derived=k.derived,
+                        reason="missing from the judge's reply",
+                    )
+                )
             else:
-                items.append(ItemVerdict(id=k.id, description=k.description, derived=k.derived,
-                                         implemented=parsed.verdicts[k.id], reason=parsed.reasons.get(k.id, "")))
+                items.append(
+                    ItemVerdict(
+                        id=k.id,
+                        description=k.description,
+                        derived=k.derived,
+                        implemented=parsed.verdicts[k.id],
+                        reason=parsed.reasons.get(k.id, ""),
+                    )
+                )
         verdict.items = items
         if parsed is not None and not parsed.parsable:
             verdict.problem = parsed.problem
@@ -363,12 +416,17 @@ class DesignJudge:
             self.stats["items_unscored"] += verdict.n_unscored
         return verdict
 
-    def score(self, question: str, code: str | None, functionalities: Sequence[KeyFunctionality], *,
-              kf_source: str | None = None) -> Score:
+    def score(
+        self,
+        question: str,
+        code: str | None,
+        functionalities: Sequence[KeyFunctionality],
+        *,
+        kf_source: str | None = None,
+    ) -> Score:
         """The task's design score: fraction implemented over scored items (see module docstring)."""
         v = self.judge(question, code, functionalities)
         return design_score(v, kf_source=kf_source)
-
 
 
 def judge_tokens(details: Any) -> int:

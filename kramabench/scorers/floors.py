@@ -50,7 +50,9 @@ def rae_of(value: float | None) -> float | None:
     return float("inf") if value <= 0 else 1.0 / value - 1.0
 
 
-def floor_scores(expected: Any, answer_type: Any, *, question: str | None = None) -> dict[str, tuple[float, float]]:
+def floor_scores(
+    expected: Any, answer_type: Any, *, question: str | None = None
+) -> dict[str, tuple[float, float]]:
     """name -> (score, bounded score) of each constant answer against ``expected``, without a judge. What
     would be unscored (only a judge could decide) counts 0: a constant paraphrases nothing. (Items without
     a gold or an answer type are unscored for a system too; callers leave them out.)"""
@@ -66,5 +68,12 @@ def floor_scores(expected: Any, answer_type: Any, *, question: str | None = None
 
 
 __all__ = [
-    "BAND_THRESHOLD", "BOUNDED_METRIC", "CONSTANTS", "FLOOR_TITLES", "RAE_BANDS", "bounded", "floor_scores", "rae_of",
+    "BAND_THRESHOLD",
+    "BOUNDED_METRIC",
+    "CONSTANTS",
+    "FLOOR_TITLES",
+    "RAE_BANDS",
+    "bounded",
+    "floor_scores",
+    "rae_of",
 ]

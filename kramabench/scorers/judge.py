@@ -80,13 +80,36 @@ class CountsCalls(Protocol):
 # ---- reading a verdict ----------------------------------------------------------------------------
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-_VERDICT_KEYS = ("equivalent", "equivalence", "is_equivalent", "match", "matches", "same", "correct", "verdict", "answer")
+_VERDICT_KEYS = (
+    "equivalent",
+    "equivalence",
+    "is_equivalent",
+    "match",
+    "matches",
+    "same",
+    "correct",
+    "verdict",
+    "answer",
+)
 _YES = {"yes", "y", "true", "equivalent", "same", "match", "correct", "1"}
-_NO = {"no", "n", "false", "not equivalent", "not_equivalent", "nonequivalent", "different", "no match",
-       "incorrect", "not the same", "0"}
+_NO = {
+    "no",
+    "n",
+    "false",
+    "not equivalent",
+    "not_equivalent",
+    "nonequivalent",
+    "different",
+    "no match",
+    "incorrect",
+    "not the same",
+    "0",
+}
 #: a bare verdict word: the whole reply, or followed by punctuation ("No.", "Yes, both name ...");
 #: "no idea", "No clue", "true to some extent" are not verdicts
-_WORD_RE = re.compile(r"""^\W*(yes|no|true|false)(?=\s*$|[ \t]*\n|\s*[.,;:!)\]*"'\-\u2013\u2014])""", re.IGNORECASE)
+_WORD_RE = re.compile(
+    r"""^\W*(yes|no|true|false)(?=\s*$|[ \t]*\n|\s*[.,;:!)\]*"'\-\u2013\u2014])""", re.IGNORECASE
+)
 
 
 def _as_bool(v: Any) -> bool | None:
@@ -137,7 +160,7 @@ def parse_verdict(text: str) -> Verdict:
         word = m.group(1).lower()
         b = word in ("yes", "true")
         others = ("no", "false") if b else ("yes", "true")
-        rest = raw.lower()[m.end():]
+        rest = raw.lower()[m.end() :]
         if not any(re.search(rf"\b{o}\b", rest) for o in others):
             return Verdict(equivalent=b, reason=raw.strip()[:500], raw=raw)
     return Verdict(equivalent=None, reason="unparsable judge reply", raw=raw)
@@ -195,8 +218,13 @@ class JudgeCache:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 fd = open_append(self.path)  # a regular file only: never a FIFO that would block
                 try:
-                    os.write(fd, (json.dumps({"key": key, "verdict": verdict.model_dump()}, ensure_ascii=False)
-                                  + "\n").encode("utf-8"))
+                    os.write(
+                        fd,
+                        (
+                            json.dumps({"key": key, "verdict": verdict.model_dump()}, ensure_ascii=False)
+                            + "\n"
+                        ).encode("utf-8"),
+                    )
                 finally:
                     os.close(fd)
 
@@ -249,8 +277,11 @@ class ModelJudge:
                 # servers without JSON mode (older llama.cpp, some vLLM setups) refuse response_format with
                 # a 400 naming it: ask again without it, and from then on (the prompt asks for JSON anyway)
                 said = e.message.lower()
-                if (e.kind != "bad_request" or not self.options.response_format_json
-                        or not any(w in said for w in ("response_format", "response format", "json"))):
+                if (
+                    e.kind != "bad_request"
+                    or not self.options.response_format_json
+                    or not any(w in said for w in ("response_format", "response format", "json"))
+                ):
                     raise
                 logger.warning("judge %s refused JSON mode (%s); asking without it", self.id, e.message[:200])
                 self.options = self.options.model_copy(update={"response_format_json": False})

@@ -103,14 +103,21 @@ def _num_matrix(gold: list[Item], pred: list[Item], approximate: bool, factor: f
     unrounded = np.array([is_unrounded(i.num) for i in gold], dtype=bool)  # type: ignore[arg-type]
     ptol = None
     if unrounded.any():
-        ptol = np.array([prediction_tolerance(v, d) for i in pred
-                         for v, d, _ in candidates(i.num)[:1]], dtype=float)  # type: ignore[arg-type]
+        ptol = np.array(
+            [prediction_tolerance(v, d) for i in pred for v, d, _ in candidates(i.num)[:1]], dtype=float
+        )  # type: ignore[arg-type]
     return _value_matrix(g, p, pts, False, factor, tol, unrounded, ptol)
 
 
 def _value_matrix(
-    g: np.ndarray, p: np.ndarray, pts: np.ndarray | None, approximate: bool, factor: float = 1.0,
-    tol: np.ndarray | None = None, unrounded: np.ndarray | None = None, ptol: np.ndarray | None = None,
+    g: np.ndarray,
+    p: np.ndarray,
+    pts: np.ndarray | None,
+    approximate: bool,
+    factor: float = 1.0,
+    tol: np.ndarray | None = None,
+    unrounded: np.ndarray | None = None,
+    ptol: np.ndarray | None = None,
 ) -> np.ndarray:
     """Which predicted values (``p``, percentage points ``pts``; scaled by ``factor``) match which gold values
     ``g``: numeric_approximate items (1/(1+RAE) > 0.9), or numeric_exact ones (within ``tol`` of the gold; for
@@ -210,8 +217,11 @@ def _greedy_numbers(gold: list[Item], pred: list[Item], approximate: bool) -> in
     quadratic in the list's length)."""
     g = np.fromiter((i.num.value for i in gold), dtype=float, count=len(gold))  # type: ignore[union-attr]
     p = np.fromiter((i.num.value for i in pred), dtype=float, count=len(pred))  # type: ignore[union-attr]
-    tol = None if approximate else np.fromiter(
-        (exact_tolerance(i.num) for i in gold), dtype=float, count=len(gold))  # type: ignore[arg-type]
+    tol = (
+        None
+        if approximate
+        else np.fromiter((exact_tolerance(i.num) for i in gold), dtype=float, count=len(gold))
+    )  # type: ignore[arg-type]
     return greedy_values(g, tol, p, approximate)
 
 
@@ -530,8 +540,9 @@ def _sorted_values_matching(
     return runs_matching(first, last, len(ps), row_counts, col_counts)
 
 
-def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool,
-                  notes: list[str]) -> int:
+def _numeric_fast(
+    gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool, notes: list[str]
+) -> int:
     """Matches between two lists of plain numbers (the rules of :func:`_match_numbers`, on arrays)."""
     if approximate:
         if len(g) * len(p) > MAX_MATRIX:
@@ -562,8 +573,9 @@ def _numeric_fast(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approxi
     return base + _max_matching(_value_matrix(g[gi], p[pi], None, False, 1.0, tol, unr, ptol))
 
 
-def _numeric_scale_check(gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool,
-                         matched: int) -> dict | None:
+def _numeric_scale_check(
+    gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool, matched: int
+) -> dict | None:
     """:func:`_scale_check` for two lists of plain numbers."""
     with np.errstate(all="ignore"):
         gi = np.nonzero(np.isfinite(g) & (g != 0))[0]
@@ -648,7 +660,10 @@ def score_list(
                 details["scale_mismatch"] = sc
         elif any(i.kind == NUM for i in gold_items):
             matched_numbers = _match_numbers(
-                [i for i in gold_items if i.kind == NUM], [i for i in pred_items if i.kind == NUM], approximate, []
+                [i for i in gold_items if i.kind == NUM],
+                [i for i in pred_items if i.kind == NUM],
+                approximate,
+                [],
             )
             sc = _scale_check(gold_items, pred_items, approximate, matched_numbers)
             if sc:
@@ -657,8 +672,13 @@ def score_list(
         details["reason"] = "empty_list"
     elif isinstance(predicted, str) and not predicted.strip() and lo == 0:
         details["reason"] = "empty"
-    elif (pred_items is not None and np_ == 1 and pred_items[0].kind == STR and is_abstention(pred_items[0].text or "")
-          and lo == 0):
+    elif (
+        pred_items is not None
+        and np_ == 1
+        and pred_items[0].kind == STR
+        and is_abstention(pred_items[0].text or "")
+        and lo == 0
+    ):
         details["reason"] = "abstention"
     ctx.record(details)
     if f_lo != f_hi:
@@ -667,14 +687,32 @@ def score_list(
     return Score(value=f_lo, metric=metric, details=details)
 
 
-def list_exact(expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True) -> Score:
-    return score_list(expected, predicted, approximate=False, metric="list_exact", judge=judge,
-                      question=question, diagnostics=diagnostics)
+def list_exact(
+    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+) -> Score:
+    return score_list(
+        expected,
+        predicted,
+        approximate=False,
+        metric="list_exact",
+        judge=judge,
+        question=question,
+        diagnostics=diagnostics,
+    )
 
 
-def list_approximate(expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True) -> Score:
-    return score_list(expected, predicted, approximate=True, metric="list_approximate", judge=judge,
-                      question=question, diagnostics=diagnostics)
+def list_approximate(
+    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+) -> Score:
+    return score_list(
+        expected,
+        predicted,
+        approximate=True,
+        metric="list_approximate",
+        judge=judge,
+        question=question,
+        diagnostics=diagnostics,
+    )
 
 
 __all__ = ["count_matches", "item_match", "list_approximate", "list_exact", "score_list"]

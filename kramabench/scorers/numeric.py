@@ -148,10 +148,18 @@ def compare_numbers(
     reason = _special_reason(pred.value)
     if reason and best < 1.0:
         details["reason"] = reason
-    if best < (APPROX_ITEM_THRESHOLD if approximate else 1.0) and math.isfinite(pred.value) and gold.value != 0:
+    if (
+        best < (APPROX_ITEM_THRESHOLD if approximate else 1.0)
+        and math.isfinite(pred.value)
+        and gold.value != 0
+    ):
         for factor, label in ((0.01, "x100"), (100.0, "/100")):
             v = pred.value * factor
-            ok = rae_score(gold.value, v) > APPROX_ITEM_THRESHOLD if approximate else exact_match(gold, v, None)
+            ok = (
+                rae_score(gold.value, v) > APPROX_ITEM_THRESHOLD
+                if approximate
+                else exact_match(gold, v, None)
+            )
             if ok:
                 details["scale_mismatch"] = label
                 break

@@ -192,7 +192,9 @@ def parse_number(value: Any, *, leading_zeros: bool = True) -> ParsedNumber | Nu
     if isinstance(value, bool):
         return NumberError("bool", f"a boolean ({value}) is not a number")
     if isinstance(value, int):
-        return ParsedNumber(float(value) if -_BIG_INT < value < _BIG_INT else (math.inf if value > 0 else -math.inf))
+        return ParsedNumber(
+            float(value) if -_BIG_INT < value < _BIG_INT else (math.inf if value > 0 else -math.inf)
+        )
     if isinstance(value, float):
         return ParsedNumber.of_float(value)
     if isinstance(value, (list, tuple, set, frozenset, dict)):
@@ -390,7 +392,12 @@ class Item:
     __slots__ = ("kind", "key", "num", "text", "raw", "children")
 
     def __init__(
-        self, kind: int, key: Any, num: ParsedNumber | None = None, text: str | None = None, raw: Any = None,
+        self,
+        kind: int,
+        key: Any,
+        num: ParsedNumber | None = None,
+        text: str | None = None,
+        raw: Any = None,
         children: tuple[Item, ...] = (),
     ) -> None:
         self.kind = kind

@@ -68,7 +68,13 @@ def _scaled(value: Any, factor: float) -> Any:
 
 
 def normalise_percent(
-    expected: Any, predicted: Any, answer_type: Any, first: Score, *, judge: Any = None, question: str | None = None
+    expected: Any,
+    predicted: Any,
+    answer_type: Any,
+    first: Score,
+    *,
+    judge: Any = None,
+    question: str | None = None,
 ) -> Score:
     """``first`` (the paper's score of ``predicted``), or the score of the answer rescaled by 100 when that is
     higher and the question is about a percentage (see the module docstring)."""
@@ -81,8 +87,12 @@ def normalise_percent(
     again = score(expected, _scaled(predicted, factor), answer_type, judge, question=question)
     if again.value is None or again.value <= first.value:
         return first
-    details = {**again.details, "scale_mismatch": first.details["scale_mismatch"], "percent_normalised": label,
-               "paper_score": first.value}
+    details = {
+        **again.details,
+        "scale_mismatch": first.details["scale_mismatch"],
+        "percent_normalised": label,
+        "paper_score": first.value,
+    }
     return Score(value=again.value, metric=again.metric, details=details, unscored=again.unscored)
 
 

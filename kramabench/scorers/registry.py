@@ -28,7 +28,12 @@ logger = logging.getLogger(__name__)
 @runtime_checkable
 class Scorer(Protocol):
     def __call__(
-        self, expected: Any, predicted: Any, *, judge: Judge | None = None, question: str | None = None,
+        self,
+        expected: Any,
+        predicted: Any,
+        *,
+        judge: Judge | None = None,
+        question: str | None = None,
         diagnostics: bool = True,
     ) -> Score: ...
 
@@ -101,25 +106,49 @@ def score(
     try:
         scorer = plugins.load("scorers", key)
     except plugins.PluginNotFound:
-        return Score(value=None, metric=key, unscored=True,
-                     details={"reason": "unknown_answer_type", "answer_type": key})
+        return Score(
+            value=None,
+            metric=key,
+            unscored=True,
+            details={"reason": "unknown_answer_type", "answer_type": key},
+        )
     try:
         result = scorer(expected, predicted, judge=judge, question=question, diagnostics=diagnostics)
     except Exception as e:  # noqa: BLE001 - a scorer bug must not end a run; it is recorded
         logger.warning("scorer for %s failed: %s", key, e, exc_info=True)
-        return Score(value=None, metric=key, unscored=True,
-                     details={"reason": "scorer_error", "error": f"{type(e).__name__}: {e}"[:500]})
+        return Score(
+            value=None,
+            metric=key,
+            unscored=True,
+            details={"reason": "scorer_error", "error": f"{type(e).__name__}: {e}"[:500]},
+        )
     if not isinstance(result, Score):
-        return Score(value=None, metric=key, unscored=True,
-                     details={"reason": "scorer_error", "error": f"scorer returned {type(result).__name__}"})
+        return Score(
+            value=None,
+            metric=key,
+            unscored=True,
+            details={"reason": "scorer_error", "error": f"scorer returned {type(result).__name__}"},
+        )
     if result.value is not None and not (0.0 <= result.value <= 1.0):
-        return Score(value=None, metric=result.metric, unscored=True,
-                     details={**result.details, "reason": "scorer_error", "error": f"value {result.value} outside [0, 1]"})
+        return Score(
+            value=None,
+            metric=result.metric,
+            unscored=True,
+            details={
+                **result.details,
+                "reason": "scorer_error",
+                "error": f"value {result.value} outside [0, 1]",
+            },
+        )
     if result.value is not None and result.value < 1.0:
         wrong = gold_of_wrong_type(expected, key)
         if wrong is not None:  # the task is defective, not the answer
-            return Score(value=None, metric=result.metric, unscored=True,
-                         details={**result.details, "reason": "gold_wrong_type", "gold_problem": wrong})
+            return Score(
+                value=None,
+                metric=result.metric,
+                unscored=True,
+                details={**result.details, "reason": "gold_wrong_type", "gold_problem": wrong},
+            )
     return result
 
 

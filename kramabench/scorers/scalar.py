@@ -63,7 +63,11 @@ def _is_listlike(value: Any) -> bool:
         s = value.strip()
         if len(s) < 2 or s[-1] not in "])":
             return False
-        return (s[0] == "[" and s[-1] == "]") or (s[0] == "(" and "," in s) or _LABELLED_LIST_RE.match(s) is not None
+        return (
+            (s[0] == "[" and s[-1] == "]")
+            or (s[0] == "(" and "," in s)
+            or _LABELLED_LIST_RE.match(s) is not None
+        )
     if isinstance(value, str):
         return False
     return hasattr(value, "tolist") and hasattr(value, "__len__") and not isinstance(value, (bytes, dict))
@@ -117,18 +121,26 @@ def unwrap_prediction(predicted: Any, details: dict[str, Any]) -> tuple[bool, An
 ALL_OR_NOTHING = {"string_exact", "string_approximate", "numeric_exact"}
 
 
-def _delegate_to_list(expected_list: list, predicted: Any, answer_type: str, approximate: bool, **kw: Any) -> Score:
+def _delegate_to_list(
+    expected_list: list, predicted: Any, answer_type: str, approximate: bool, **kw: Any
+) -> Score:
     """A list gold under a scalar answer type: compared as lists; a 0/1 metric (Table 3) stays 0/1 —
     1 only when every item matches (F1 = 1) — while numeric_approximate keeps the list's F1."""
     metric = "list_approximate" if approximate else "list_exact"
     s = score_list(
-        expected_list, predicted, approximate=approximate, metric=metric,
-        details={"answer_type": answer_type, "gold_is_list": True}, **kw,
+        expected_list,
+        predicted,
+        approximate=approximate,
+        metric=metric,
+        details={"answer_type": answer_type, "gold_is_list": True},
+        **kw,
     )
     if answer_type not in ALL_OR_NOTHING or s.value is None:
         return s
     details = {**s.details, "list_f1": s.value, "all_or_nothing": True}
-    return Score(value=1.0 if s.value == 1.0 else 0.0, metric=answer_type, unscored=s.unscored, details=details)
+    return Score(
+        value=1.0 if s.value == 1.0 else 0.0, metric=answer_type, unscored=s.unscored, details=details
+    )
 
 
 def _common_cases(expected: Any, predicted: Any, metric: str, approximate: bool, **kw: Any) -> Score | None:
@@ -168,8 +180,9 @@ def _score_string(
     expected: Any, predicted: Any, *, approximate: bool, judge=None, question=None, diagnostics: bool = True
 ) -> Score:
     metric = "string_approximate" if approximate else "string_exact"
-    early = _common_cases(expected, predicted, metric, approximate, judge=judge, question=question,
-                          diagnostics=diagnostics)
+    early = _common_cases(
+        expected, predicted, metric, approximate, judge=judge, question=question, diagnostics=diagnostics
+    )
     if early is not None:
         return early
     details: dict[str, Any] = {}
@@ -207,14 +220,20 @@ def _text(v: Any) -> str:
     return v if isinstance(v, str) else normalize_string(v)
 
 
-def string_exact(expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True) -> Score:
-    return _score_string(expected, predicted, approximate=False, judge=judge, question=question,
-                         diagnostics=diagnostics)
+def string_exact(
+    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+) -> Score:
+    return _score_string(
+        expected, predicted, approximate=False, judge=judge, question=question, diagnostics=diagnostics
+    )
 
 
-def string_approximate(expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True) -> Score:
-    return _score_string(expected, predicted, approximate=True, judge=judge, question=question,
-                         diagnostics=diagnostics)
+def string_approximate(
+    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+) -> Score:
+    return _score_string(
+        expected, predicted, approximate=True, judge=judge, question=question, diagnostics=diagnostics
+    )
 
 
 # ---- numbers --------------------------------------------------------------------------------------
@@ -228,10 +247,15 @@ def _score_number(
         gold = parse_number(expected)
         if isinstance(gold, NumberError):
             s = _score_string(expected, predicted, approximate=False, diagnostics=diagnostics)
-            return Score(value=s.value, metric=metric, unscored=s.unscored,
-                         details={**s.details, "gold_not_a_number": gold.reason})
-    early = _common_cases(expected, predicted, metric, approximate, judge=judge, question=question,
-                          diagnostics=diagnostics)
+            return Score(
+                value=s.value,
+                metric=metric,
+                unscored=s.unscored,
+                details={**s.details, "gold_not_a_number": gold.reason},
+            )
+    early = _common_cases(
+        expected, predicted, metric, approximate, judge=judge, question=question, diagnostics=diagnostics
+    )
     if early is not None:
         return early
     details: dict[str, Any] = {}
@@ -241,7 +265,11 @@ def _score_number(
     pred = parse_number(pred_value)
     if isinstance(pred, NumberError):
         details["reason"] = pred.reason
-        if pred.reason == "not_a_number" and isinstance(pred_value, str) and is_abstention(normalize_string(pred_value)):
+        if (
+            pred.reason == "not_a_number"
+            and isinstance(pred_value, str)
+            and is_abstention(normalize_string(pred_value))
+        ):
             details["reason"] = "abstention"
         return Score(value=0.0, metric=metric, details=details)
     value = compare_numbers(gold, pred, approximate=approximate, details=details)
@@ -253,14 +281,20 @@ def _score_number(
     return Score(value=value, metric=metric, details=details)
 
 
-def numeric_exact(expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True) -> Score:
-    return _score_number(expected, predicted, approximate=False, judge=judge, question=question,
-                         diagnostics=diagnostics)
+def numeric_exact(
+    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+) -> Score:
+    return _score_number(
+        expected, predicted, approximate=False, judge=judge, question=question, diagnostics=diagnostics
+    )
 
 
-def numeric_approximate(expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True) -> Score:
-    return _score_number(expected, predicted, approximate=True, judge=judge, question=question,
-                         diagnostics=diagnostics)
+def numeric_approximate(
+    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+) -> Score:
+    return _score_number(
+        expected, predicted, approximate=True, judge=judge, question=question, diagnostics=diagnostics
+    )
 
 
 __all__ = ["numeric_approximate", "numeric_exact", "string_approximate", "string_exact", "unwrap_prediction"]

@@ -177,7 +177,9 @@ def canonical_mean(values: Mapping[Any, float] | Iterable[float]) -> float:
     return float(np.mean(canonical_values(values)))
 
 
-def _bootstrap(arr: np.ndarray, *, n_boot: int, confidence: float, seed: int) -> tuple[np.ndarray, float, float]:
+def _bootstrap(
+    arr: np.ndarray, *, n_boot: int, confidence: float, seed: int
+) -> tuple[np.ndarray, float, float]:
     """The resampled means of ``arr`` (already in canonical order) and their percentile interval."""
     means = _resampled_means(arr, n_boot, np.random.default_rng(seed))
     alpha = (1.0 - confidence) / 2.0
@@ -186,8 +188,11 @@ def _bootstrap(arr: np.ndarray, *, n_boot: int, confidence: float, seed: int) ->
 
 
 def bootstrap_ci(
-    values: Mapping[Any, float] | Iterable[float], *, n_boot: int = DEFAULT_BOOTSTRAP,
-    confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED,
+    values: Mapping[Any, float] | Iterable[float],
+    *,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_SEED,
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of the mean of per-task scores; (None, None) for no values; a point for one
     value. ``values``: ``{task key: score}`` or the scores alone. THE interval of kramabench: the scores are
@@ -204,7 +209,10 @@ def bootstrap_ci(
 
 
 def ratio_ci(
-    parts: Iterable[tuple[float, float]], *, n_boot: int = DEFAULT_BOOTSTRAP, confidence: float = DEFAULT_CONFIDENCE,
+    parts: Iterable[tuple[float, float]],
+    *,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    confidence: float = DEFAULT_CONFIDENCE,
     seed: int = DEFAULT_SEED,
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of a ratio of sums ``sum(num) / sum(den)`` over units ``(num, den)`` (e.g. correct
@@ -259,8 +267,13 @@ class MeanCI:
         return self.n == 0
 
 
-def mean_ci(values: Mapping[Any, float | None] | Sequence[float], *, n_unscored: int = 0, seed: int = DEFAULT_SEED,
-            n_boot: int = DEFAULT_BOOTSTRAP) -> MeanCI:
+def mean_ci(
+    values: Mapping[Any, float | None] | Sequence[float],
+    *,
+    n_unscored: int = 0,
+    seed: int = DEFAULT_SEED,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+) -> MeanCI:
     """Mean and 95% interval (:func:`bootstrap_ci`) of per-task scores: ``{task key: score}`` (None: the
     task is unscored, counted in ``n_unscored`` and never averaged in) or the scored values alone."""
     if isinstance(values, Mapping):
@@ -369,11 +382,22 @@ def paired_comparison(
     common = sorted(da.keys() & db.keys(), key=lambda k: (k[0], k[1], k[2] or ""))
     uns_a = [_label(k) for k in common if da[k].unscored or da[k].value is None]
     uns_b = [_label(k) for k in common if db[k].unscored or db[k].value is None]
-    both = [k for k in common if not (da[k].unscored or db[k].unscored or da[k].value is None or db[k].value is None)]
+    both = [
+        k
+        for k in common
+        if not (da[k].unscored or db[k].unscored or da[k].value is None or db[k].value is None)
+    ]
     pairs = [(da[k].value, db[k].value) for k in both]
     result = PairedComparison(
-        level="subtasks" if subtasks else "tasks", n_common=len(pairs), only_in_a=only_a, only_in_b=only_b,
-        unscored_in_a=uns_a, unscored_in_b=uns_b, confidence=confidence, n_bootstrap=n_boot, seed=seed,
+        level="subtasks" if subtasks else "tasks",
+        n_common=len(pairs),
+        only_in_a=only_a,
+        only_in_b=only_b,
+        unscored_in_a=uns_a,
+        unscored_in_b=uns_b,
+        confidence=confidence,
+        n_bootstrap=n_boot,
+        seed=seed,
     )
     if not pairs:
         return result

@@ -51,7 +51,7 @@ _CUT_NOTE = re.compile(r"\n\[… [\d,]+ bytes of output cut[^\n]*…\]\n")
 def _last_line_cut(stdout: str) -> bool:
     """Whether the last printed line of a cut output lost its start: no line break after the cut note."""
     notes = list(_CUT_NOTE.finditer(stdout))
-    return bool(notes) and "\n" not in stdout[notes[-1].end():].rstrip("\n")
+    return bool(notes) and "\n" not in stdout[notes[-1].end() :].rstrip("\n")
 
 
 class ReferenceSystem:
@@ -63,7 +63,9 @@ class ReferenceSystem:
         self.sandbox = sandbox
         self._resolver = resolver
         self.options = options or ReferenceOptions()
-        self._runs: dict[tuple[Path, str], SystemOutput] = {}  # subtask setting: one run per solution and lake
+        self._runs: dict[
+            tuple[Path, str], SystemOutput
+        ] = {}  # subtask setting: one run per solution and lake
         self._run_locks: dict[tuple[Path, str], threading.Lock] = {}
         self._lock = threading.Lock()
 
@@ -105,8 +107,16 @@ class ReferenceSystem:
             return out
         sub_key = next((k for k, sid in ref.subtask_keys.items() if sid == ref.subtask_id), None)
         if sub_key is None or sub_key not in out.subtask_answers:
-            return out.model_copy(update={"answer": None, "subtask_answers": {}, "error": OutcomeError(
-                kind="no_answer", message=f"the solution printed no answer for {sub_key or ref.subtask_id!r}")})
+            return out.model_copy(
+                update={
+                    "answer": None,
+                    "subtask_answers": {},
+                    "error": OutcomeError(
+                        kind="no_answer",
+                        message=f"the solution printed no answer for {sub_key or ref.subtask_id!r}",
+                    ),
+                }
+            )
         return out.model_copy(update={"answer": out.subtask_answers[sub_key], "subtask_answers": {}})
 
     def _run(self, task: TaskInput, ref: Any, code: str, t0: float) -> SystemOutput:
@@ -127,11 +137,22 @@ class ReferenceSystem:
                 "explanation": res.explanation,
             }
         ]
-        common = dict(pipeline_code=code, transcript=transcript, usage=usage, files_read=list(res.files_read), iterations=1)
+        common = dict(
+            pipeline_code=code,
+            transcript=transcript,
+            usage=usage,
+            files_read=list(res.files_read),
+            iterations=1,
+        )
         if not res.ok:
-            why = res.explanation or ("timed out" if res.timed_out else "out of memory" if res.oom else f"exit code {res.exit_code}")
+            why = res.explanation or (
+                "timed out" if res.timed_out else "out of memory" if res.oom else f"exit code {res.exit_code}"
+            )
             return SystemOutput(
-                error=OutcomeError(kind="sandbox_error", message=f"reference solution failed: {why}\n{_tail(res.stderr, 800)}"),
+                error=OutcomeError(
+                    kind="sandbox_error",
+                    message=f"reference solution failed: {why}\n{_tail(res.stderr, 800)}",
+                ),
                 **common,
             )
         printed = parse_printed_answer(res.stdout)
@@ -143,14 +164,15 @@ class ReferenceSystem:
             if plain is None:
                 msg = f"the solution printed nothing (neither a JSON object with {ANSWER_KEY!r} nor a value)"
                 if res.truncated:
-                    msg = (f"the solution's output was cut ({res.explanation or 'too much output'}); no JSON object "
-                           f"with {ANSWER_KEY!r} nor a value is in the part kept (its first and last part)")
+                    msg = (
+                        f"the solution's output was cut ({res.explanation or 'too much output'}); no JSON object "
+                        f"with {ANSWER_KEY!r} nor a value is in the part kept (its first and last part)"
+                    )
                 return SystemOutput(error=OutcomeError(kind="no_answer", message=msg), **common)
             transcript[0]["answer_from"] = "last printed line"
             return SystemOutput(answer=plain, **common)
         subtask_answers = {k: v for k, v in printed.items() if k != ANSWER_KEY}
         return SystemOutput(answer=printed[ANSWER_KEY], subtask_answers=subtask_answers, **common)
-
 
     def _run_folder(self, task: TaskInput, ref: Any, t0: float) -> SystemOutput:
         """A solution folder: ``run.sh`` run in a session (``sh run.sh LAKE_DIR SOLUTION_DIR``, the folder shown
@@ -160,51 +182,94 @@ class ReferenceSystem:
 
         entry = ref.solution / FOLDER_ENTRY
         if not entry.is_file():
-            return SystemOutput(error=OutcomeError(
-                kind="no_solution", message=f"{ref.task_id}: the solution folder {ref.solution} has no {FOLDER_ENTRY}"))
+            return SystemOutput(
+                error=OutcomeError(
+                    kind="no_solution",
+                    message=f"{ref.task_id}: the solution folder {ref.solution} has no {FOLDER_ENTRY}",
+                )
+            )
         try:
             code = folder_code(ref.solution)
         except OSError as e:
             return SystemOutput(error=OutcomeError(kind="no_solution", message=f"{ref.task_id}: {e}"))
         if task.setting == "pipeline-design":
             return SystemOutput(pipeline_code=code, usage=SystemUsage(wall_s=time.monotonic() - t0))
-        limits = SessionLimits(wall_timeout_s=self.options.timeout_s, memory_mb=self.options.memory_mb,
-                               session_wall_s=self.options.timeout_s + 120, max_processes=256, scratch_mb=2048)
+        limits = SessionLimits(
+            wall_timeout_s=self.options.timeout_s,
+            memory_mb=self.options.memory_mb,
+            session_wall_s=self.options.timeout_s + 120,
+            max_processes=256,
+            scratch_mb=2048,
+        )
         transcript: list[dict[str, Any]] = []
         artifacts: list[Any] = []
         error: OutcomeError | None = None
         printed: Any = None
-        with self.sandbox.session(task.lake_root, limits, services=list(task.services),
-                                  mounts=[Mount(name="solution", source=ref.solution)],
-                                  artifacts_dir=task.artifacts_dir) as s:
+        with self.sandbox.session(
+            task.lake_root,
+            limits,
+            services=list(task.services),
+            mounts=[Mount(name="solution", source=ref.solution)],
+            artifacts_dir=task.artifacts_dir,
+        ) as s:
             sol = s.mount_dir("solution")
             res = s.exec(["sh", f"{sol}/{FOLDER_ENTRY}", s.lake_dir, sol], timeout=self.options.timeout_s)
-            transcript.append({
-                "kind": "session", "argv": res.argv, "exit_code": res.exit_code, "timed_out": res.timed_out,
-                "oom": res.oom, "wall_s": res.wall_s, "stdout_tail": _tail(res.stdout), "stderr_tail": _tail(res.stderr),
-                "explanation": res.explanation,
-            })
+            transcript.append(
+                {
+                    "kind": "session",
+                    "argv": res.argv,
+                    "exit_code": res.exit_code,
+                    "timed_out": res.timed_out,
+                    "oom": res.oom,
+                    "wall_s": res.wall_s,
+                    "stdout_tail": _tail(res.stdout),
+                    "stderr_tail": _tail(res.stderr),
+                    "explanation": res.explanation,
+                }
+            )
             if not res.ok:
-                why = res.explanation or ("timed out" if res.timed_out else "out of memory" if res.oom
-                                          else f"exit code {res.exit_code}")
-                error = OutcomeError(kind="sandbox_error",
-                                     message=f"reference solution failed: {why}\n{_tail(res.stderr, 800)}")
+                why = res.explanation or (
+                    "timed out"
+                    if res.timed_out
+                    else "out of memory"
+                    if res.oom
+                    else f"exit code {res.exit_code}"
+                )
+                error = OutcomeError(
+                    kind="sandbox_error",
+                    message=f"reference solution failed: {why}\n{_tail(res.stderr, 800)}",
+                )
             else:
                 got = parse_printed_answer(res.stdout)
                 printed = got.get(ANSWER_KEY) if got else None
             if task.outputs:
                 col = s.collect(task.outputs)
                 artifacts = list(col.artifacts)
-                transcript.append({"kind": "collect", "artifacts": [a.name for a in col.artifacts],
-                                   "refused": [r.model_dump() for r in col.refused]})
+                transcript.append(
+                    {
+                        "kind": "collect",
+                        "artifacts": [a.name for a in col.artifacts],
+                        "refused": [r.model_dump() for r in col.refused],
+                    }
+                )
                 # an output that does not exist is the setting's to judge (e.g. a write-ahead log); any other
                 # refusal (a link, a file too large), or no output at all, is the solution's failure
                 bad = [r for r in col.refused if r.reason != "no such file or folder" or not col.artifacts]
                 if bad and error is None:
-                    error = OutcomeError(kind="no_answer", message="the solution's outputs could not be collected: "
-                                         + "; ".join(f"{r.path} ({r.reason})" for r in bad))
-        return SystemOutput(answer=printed, pipeline_code=code, transcript=transcript, artifacts=artifacts,
-                            usage=SystemUsage(wall_s=time.monotonic() - t0), iterations=1, error=error)
+                    error = OutcomeError(
+                        kind="no_answer",
+                        message="the solution's outputs could not be collected: "
+                        + "; ".join(f"{r.path} ({r.reason})" for r in bad),
+                    )
+        return SystemOutput(
+            answer=printed,
+            pipeline_code=code,
+            transcript=transcript,
+            artifacts=artifacts,
+            usage=SystemUsage(wall_s=time.monotonic() - t0),
+            iterations=1,
+            error=error,
+        )
 
 
 #: the script a solution folder is run by (``sh run.sh LAKE_DIR SOLUTION_DIR``)

@@ -36,7 +36,9 @@ def _spec(name: str) -> SystemSpec:
     source = "built-in" if plugin.builtin else f"entry point {plugin.value} ({plugin.distribution})"
     if isinstance(obj, SystemSpec):
         if obj.privileged and not plugin.builtin:
-            raise SystemNotFound(f"system {name!r} from {plugin.distribution}: only kramabench's built-ins may be privileged")
+            raise SystemNotFound(
+                f"system {name!r} from {plugin.distribution}: only kramabench's built-ins may be privileged"
+            )
         return dataclasses.replace(obj, name=name, source=source)
     return SystemSpec.from_object(obj, name, source)
 
@@ -52,7 +54,9 @@ def _import_spec(target: str) -> SystemSpec:
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise SystemNotFound(f"system {target!r}: module {mod_name!r} has no attribute {attr!r}") from None
+            raise SystemNotFound(
+                f"system {target!r}: module {mod_name!r} has no attribute {attr!r}"
+            ) from None
     if isinstance(obj, SystemSpec):
         return dataclasses.replace(obj, name=target, privileged=False, source="import")
     return SystemSpec.from_object(obj, target, "import")
@@ -72,4 +76,11 @@ def get_system_spec(name: str) -> SystemSpec:
     return _import_spec(name) if ":" in name else _spec(name)
 
 
-__all__ = ["ENTRY_POINT_GROUP", "SystemNotFound", "SystemSpec", "available_systems", "get_system_spec", "system_names"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "SystemNotFound",
+    "SystemSpec",
+    "available_systems",
+    "get_system_spec",
+    "system_names",
+]

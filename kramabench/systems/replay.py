@@ -33,7 +33,10 @@ class ReplaySystem:
         path = Path(options.run_dir) / "records.jsonl"
         if not path.is_file():
             raise FileNotFoundError(f"replay: {path} not found (run_dir must be an earlier run's folder)")
-        self._by_key = {(r.setting, r.domain, r.task_id, r.subtask_id): r for r in latest_records(read_records(path).records)}
+        self._by_key = {
+            (r.setting, r.domain, r.task_id, r.subtask_id): r
+            for r in latest_records(read_records(path).records)
+        }
 
     @classmethod
     def from_context(cls, ctx: SystemContext) -> ReplaySystem:
@@ -48,7 +51,9 @@ class ReplaySystem:
         rec = self._by_key.get((ref.setting, ref.domain, ref.task_id, ref.subtask_id))
         if rec is None or (rec.status == "error" and not self.options.replay_errors):
             return SystemOutput(
-                error=OutcomeError(kind="not_in_replay", message=f"{ref.task_id}: no record in {self.options.run_dir}")
+                error=OutcomeError(
+                    kind="not_in_replay", message=f"{ref.task_id}: no record in {self.options.run_dir}"
+                )
             )
         id_to_key = {v: k for k, v in ref.subtask_keys.items()}
         subtask_answers = {id_to_key.get(k, k): v for k, v in rec.subtask_answers.items()}

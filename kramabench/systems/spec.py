@@ -62,9 +62,13 @@ class SystemSpec:
                 OptionInfo(
                     n,
                     _type_name(f.annotation),
-                    repr(given[n]) if n in given
-                    else "required" if f.is_required()
-                    else repr(getattr(made, n) if made is not None else f.get_default(call_default_factory=True)),
+                    repr(given[n])
+                    if n in given
+                    else "required"
+                    if f.is_required()
+                    else repr(
+                        getattr(made, n) if made is not None else f.get_default(call_default_factory=True)
+                    ),
                     f.description or "",
                 )
                 for n, f in self.options.model_fields.items()
@@ -76,10 +80,14 @@ class SystemSpec:
         except (TypeError, ValueError):
             return []
         return [
-            OptionInfo(n, _type_name(p.annotation) if p.annotation is not inspect.Parameter.empty else "any",
-                       "required" if p.default is inspect.Parameter.empty else repr(p.default))
+            OptionInfo(
+                n,
+                _type_name(p.annotation) if p.annotation is not inspect.Parameter.empty else "any",
+                "required" if p.default is inspect.Parameter.empty else repr(p.default),
+            )
             for n, p in params.items()
-            if n not in _SPECIAL and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+            if n not in _SPECIAL
+            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
         ]
 
     @classmethod
@@ -97,8 +105,12 @@ class SystemSpec:
                 options_from=obj,
             )
         if callable(obj):
-            return cls(name, obj, (inspect.getdoc(obj) or "").splitlines()[0] if inspect.getdoc(obj) else "",
-                       source=source)
+            return cls(
+                name,
+                obj,
+                (inspect.getdoc(obj) or "").splitlines()[0] if inspect.getdoc(obj) else "",
+                source=source,
+            )
         raise TypeError(f"system {name!r}: {obj!r} is neither a SystemSpec, a System class nor a factory")
 
 

@@ -54,8 +54,9 @@ def find_chromium() -> str | None:
 
 
 class Browser:
-    def __init__(self, executable: str | None = None, *, width: int = 1280, height: int = 900,
-                 timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, executable: str | None = None, *, width: int = 1280, height: int = 900, timeout_s: float = 30.0
+    ) -> None:
         exe = executable or find_chromium()
         if exe is None:
             raise BrowserError("headless Chromium not found (apt-get install chromium)")
@@ -66,19 +67,31 @@ class Browser:
         self._from_browser, from_browser_w = os.pipe()
 
         def _fds() -> None:  # in the child: the protocol pipes at fds 3 and 4, inherited by the browser
-            a, b = os.dup(to_browser_r), os.dup(from_browser_w)  # first away from 3 and 4 (a pipe may be there)
+            a, b = (
+                os.dup(to_browser_r),
+                os.dup(from_browser_w),
+            )  # first away from 3 and 4 (a pipe may be there)
             os.dup2(a, 3)
             os.dup2(b, 4)
             os.set_inheritable(3, True)
             os.set_inheritable(4, True)
 
         self.proc = subprocess.Popen(
-            [exe, *FLAGS, f"--user-data-dir={self._profile}", f"--window-size={width},{height}",
-             "--remote-debugging-pipe", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                exe,
+                *FLAGS,
+                f"--user-data-dir={self._profile}",
+                f"--window-size={width},{height}",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             # only dup2 runs in preexec_fn; close_fds=False keeps the dup'ed fds 3 and 4 (every other descriptor
             # of this process is close-on-exec, as Python opens them)
-            close_fds=False, preexec_fn=_fds,  # noqa: PLW1509
+            close_fds=False,
+            preexec_fn=_fds,  # noqa: PLW1509
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
@@ -93,11 +106,16 @@ class Browser:
         self._reader.start()
         try:
             target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-            self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+                "sessionId"
+            ]
             for domain in ("Page", "Runtime", "Log"):
                 self.send(f"{domain}.enable", session=True)
-            self.send("Emulation.setDeviceMetricsOverride",
-                      {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
+            self.send(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                session=True,
+            )
         except Exception:
             self.close()
             raise
@@ -134,16 +152,27 @@ class Browser:
         self.events.append(msg)
         if method == "Runtime.exceptionThrown":
             d = p.get("exceptionDetails", {})
-            self.errors.append("exception: " + (d.get("exception", {}).get("description") or d.get("text", "")))
+            self.errors.append(
+                "exception: " + (d.get("exception", {}).get("description") or d.get("text", ""))
+            )
         elif method == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-            self.errors.append("console: " + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
+            self.errors.append(
+                "console: "
+                + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", []))
+            )
         elif method == "Log.entryAdded":
             e = p.get("entry", {})
             if e.get("level") == "error" or "Content Security Policy" in e.get("text", ""):
                 self.errors.append(f"log ({e.get('source')}): {e.get('text')}")
 
-    def send(self, method: str, params: dict[str, Any] | None = None, *, session: bool = False,
-             timeout: float | None = None) -> dict[str, Any]:
+    def send(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session: bool = False,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
         with self._lock:
             self._id += 1
             mid = self._id
@@ -163,7 +192,9 @@ class Browser:
             while mid not in self._replies:
                 left = deadline - time.monotonic()
                 if self._closed or left <= 0:
-                    raise BrowserError(f"{method}: no reply ({'browser closed' if self._closed else 'timeout'})")
+                    raise BrowserError(
+                        f"{method}: no reply ({'browser closed' if self._closed else 'timeout'})"
+                    )
                 self._cv.wait(left)
             reply = self._replies.pop(mid)
         if "error" in reply:
@@ -180,11 +211,16 @@ class Browser:
 
     def eval(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (a promise is awaited)."""
-        res = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True},
-                        session=True)
+        res = self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+            session=True,
+        )
         if "exceptionDetails" in res:
             d = res["exceptionDetails"]
-            raise BrowserError(f"{expression[:80]}: {d.get('exception', {}).get('description') or d.get('text')}")
+            raise BrowserError(
+                f"{expression[:80]}: {d.get('exception', {}).get('description') or d.get('text')}"
+            )
         return res.get("result", {}).get("value")
 
     def wait_for(self, expression: str, timeout: float = 10.0, interval: float = 0.05) -> Any:
@@ -201,50 +237,99 @@ class Browser:
             if last and not isinstance(last, BrowserError):
                 return last
             if time.monotonic() > deadline:
-                raise BrowserError(f"waited {timeout:g} s for: {expression} (last: {last!r}; errors: {self.errors[-3:]})")
+                raise BrowserError(
+                    f"waited {timeout:g} s for: {expression} (last: {last!r}; errors: {self.errors[-3:]})"
+                )
             time.sleep(interval)
 
     def click(self, selector: str) -> None:
-        ok = self.eval(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return false; "
-                       "e.scrollIntoView({block: 'center'}); e.click(); return true; })()")
+        ok = self.eval(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return false; "
+            "e.scrollIntoView({block: 'center'}); e.click(); return true; })()"
+        )
         if not ok:
             raise BrowserError(f"click: nothing matches {selector}")
 
     def type(self, selector: str, text: str) -> None:
         """Focus an input, clear it and type ``text`` through the input pipeline (input events fire)."""
-        ok = self.eval(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return false; "
-                       "e.focus(); e.select && e.select(); return true; })()")
+        ok = self.eval(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return false; "
+            "e.focus(); e.select && e.select(); return true; })()"
+        )
         if not ok:
             raise BrowserError(f"type: nothing matches {selector}")
         if text:
             self.send("Input.insertText", {"text": text}, session=True)
         else:  # the selection deleted, as the Backspace key does
             for kind in ("rawKeyDown", "keyUp"):
-                self.send("Input.dispatchKeyEvent", {"type": kind, "key": "Backspace", "code": "Backspace",
-                                                     "windowsVirtualKeyCode": 8}, session=True)
+                self.send(
+                    "Input.dispatchKeyEvent",
+                    {"type": kind, "key": "Backspace", "code": "Backspace", "windowsVirtualKeyCode": 8},
+                    session=True,
+                )
 
     #: keys sent by name (a key that is not a character)
-    KEYS = {"Backspace": 8, "Tab": 9, "Enter": 13, "Escape": 27, "ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39,
-            "ArrowDown": 40, "Delete": 46, "Home": 36, "End": 35, " ": 32}
+    KEYS = {
+        "Backspace": 8,
+        "Tab": 9,
+        "Enter": 13,
+        "Escape": 27,
+        "ArrowLeft": 37,
+        "ArrowUp": 38,
+        "ArrowRight": 39,
+        "ArrowDown": 40,
+        "Delete": 46,
+        "Home": 36,
+        "End": 35,
+        " ": 32,
+    }
 
     def key(self, name: str) -> None:
         """Press and release one key in whatever has the focus now (a character, or a name of :data:`KEYS`)."""
         code = self.KEYS.get(name)
         if name == "Enter":  # a key with a character: the text makes it activate a button, submit a form
-            self.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "Enter", "code": "Enter", "text": "\r",
-                                                 "windowsVirtualKeyCode": 13}, session=True)
-            self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13},
-                      session=True)
+            self.send(
+                "Input.dispatchKeyEvent",
+                {
+                    "type": "keyDown",
+                    "key": "Enter",
+                    "code": "Enter",
+                    "text": "\r",
+                    "windowsVirtualKeyCode": 13,
+                },
+                session=True,
+            )
+            self.send(
+                "Input.dispatchKeyEvent",
+                {"type": "keyUp", "key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13},
+                session=True,
+            )
             return
         if code is not None and name != " ":
             for kind in ("rawKeyDown", "keyUp"):
-                self.send("Input.dispatchKeyEvent", {"type": kind, "key": name, "code": name, "windowsVirtualKeyCode": code},
-                          session=True)
+                self.send(
+                    "Input.dispatchKeyEvent",
+                    {"type": kind, "key": name, "code": name, "windowsVirtualKeyCode": code},
+                    session=True,
+                )
             return
         vk = ord(name.upper()) if len(name) == 1 and name.isascii() and name.isalnum() else (code or 0)
-        self.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": name, "text": name, "unmodifiedText": name,
-                                             "windowsVirtualKeyCode": vk}, session=True)
-        self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": name, "windowsVirtualKeyCode": vk}, session=True)
+        self.send(
+            "Input.dispatchKeyEvent",
+            {
+                "type": "keyDown",
+                "key": name,
+                "text": name,
+                "unmodifiedText": name,
+                "windowsVirtualKeyCode": vk,
+            },
+            session=True,
+        )
+        self.send(
+            "Input.dispatchKeyEvent",
+            {"type": "keyUp", "key": name, "windowsVirtualKeyCode": vk},
+            session=True,
+        )
 
     def type_keys(self, text: str, *, pause_s: float = 0.0) -> None:
         """Type ``text`` key by key into whatever has the focus (never focused again between keys, as a person
@@ -258,7 +343,11 @@ class Browser:
         """An input method's composition in the focused field: each of ``steps`` shown as the text being
         composed (``compositionstart``/``update`` events), then ``commit`` inserted (``compositionend``)."""
         for s in steps:
-            self.send("Input.imeSetComposition", {"text": s, "selectionStart": len(s), "selectionEnd": len(s)}, session=True)
+            self.send(
+                "Input.imeSetComposition",
+                {"text": s, "selectionStart": len(s), "selectionEnd": len(s)},
+                session=True,
+            )
             if pause_s:
                 time.sleep(pause_s)
         self.send("Input.insertText", {"text": commit}, session=True)

@@ -115,8 +115,9 @@ def _json(path: Path, size: int, item: str) -> None:
         f.write(item + "]")
 
 
-def make_hostile_lake(root: Path, *, bomb_bytes: int = 1 << 30, html_parse_bound: int = 4 << 20,
-                      json_parse_bound: int = 4 << 20) -> Path:
+def make_hostile_lake(
+    root: Path, *, bomb_bytes: int = 1 << 30, html_parse_bound: int = 4 << 20, json_parse_bound: int = 4 << 20
+) -> Path:
     """A lake of one hostile file of each kind: an xlsx bomb, a gzip bomb, a FIFO, HTML pages and JSON
     lists just under and far above the readers' parse bounds, and one ordinary CSV."""
     root.mkdir(parents=True, exist_ok=True)
@@ -157,9 +158,15 @@ def make_escaping_workload(root: Path, secret: Path, domain: str = "esc") -> Pat
     rel = os.path.relpath(secret, root)
 
     def task(i: int, **extra: object) -> dict:
-        return {"id": f"{domain}-easy-{i}", "query": f"What is v for k=1? ({i})", "answer": 3,
-                "answer_type": "numeric_exact", "data_sources": ["a.csv"],
-                "key_functionalities": ["reads a.csv", "picks the row of k=1"], **extra}
+        return {
+            "id": f"{domain}-easy-{i}",
+            "query": f"What is v for k=1? ({i})",
+            "answer": 3,
+            "answer_type": "numeric_exact",
+            "data_sources": ["a.csv"],
+            "key_functionalities": ["reads a.csv", "picks the row of k=1"],
+            **extra,
+        }
 
     (root / "workload").mkdir(exist_ok=True)
     (root / "workload" / f"{domain}.json").write_text(json.dumps([
@@ -168,13 +175,33 @@ def make_escaping_workload(root: Path, secret: Path, domain: str = "esc") -> Pat
     ]))  # fmt: skip
     jc = root / "judge_check"
     jc.mkdir(exist_ok=True)
-    (jc / "labels.json").write_text(json.dumps({"include_references": True, "pipelines": [
-        {"file": os.path.relpath(secret, jc), "domain": domain, "task": f"{domain}-easy-5", "missing": []}]}))
+    (jc / "labels.json").write_text(
+        json.dumps(
+            {
+                "include_references": True,
+                "pipelines": [
+                    {
+                        "file": os.path.relpath(secret, jc),
+                        "domain": domain,
+                        "task": f"{domain}-easy-5",
+                        "missing": [],
+                    }
+                ],
+            }
+        )
+    )
     return root
 
 
-def write_big_run(run_dir: Path, n_records: int = 50_000, *, code_bytes: int = 2000, transcript_bytes: int = 2000,
-                  domains: int = 4, run_id: str = "big") -> Path:
+def write_big_run(
+    run_dir: Path,
+    n_records: int = 50_000,
+    *,
+    code_bytes: int = 2000,
+    transcript_bytes: int = 2000,
+    domains: int = 4,
+    run_id: str = "big",
+) -> Path:
     """A run folder of ``n_records`` records (each with ``code_bytes`` of pipeline code and a transcript of about
     ``transcript_bytes``), written line by line: what ``kramabench report`` meets after a long sweep."""
     import json
@@ -182,8 +209,15 @@ def write_big_run(run_dir: Path, n_records: int = 50_000, *, code_bytes: int = 2
 
     run_dir.mkdir(parents=True, exist_ok=True)
     now = datetime.now(timezone.utc).isoformat()
-    manifest = {"run_id": run_id, "created_at": now, "finished_at": now, "system": "hostile-big", "model": "m",
-                "status": "finished", "workload": {"name": "big", "domains": [f"d{i}" for i in range(domains)]}}
+    manifest = {
+        "run_id": run_id,
+        "created_at": now,
+        "finished_at": now,
+        "system": "hostile-big",
+        "model": "m",
+        "status": "finished",
+        "workload": {"name": "big", "domains": [f"d{i}" for i in range(domains)]},
+    }
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     code = ("x = 1  # padding\n" * (code_bytes // 17 + 1))[:code_bytes]
     turn = {"role": "assistant", "content": "y" * 200}
@@ -191,13 +225,24 @@ def write_big_run(run_dir: Path, n_records: int = 50_000, *, code_bytes: int = 2
     with open(run_dir / "records.jsonl", "w") as f:
         for i in range(n_records):
             ok = i % 3 != 0
-            rec = {"run_id": run_id, "domain": f"d{i % domains}", "task_id": f"d{i % domains}-easy-{i}",
-                   "status": "ok" if ok else "error", "system": "hostile-big", "model": "m",
-                   "answer_type": "numeric_exact", "expected": i, "answer": i if i % 2 else i + 1,
-                   "score": (1.0 if i % 2 else 0.0) if ok else 0.0, "metric": "numeric_exact",
-                   "pipeline_code": code, "transcript": transcript, "wall_s": 1.5,
-                   "error": None if ok else {"kind": "sandbox_error", "message": "Traceback ... " * 20},
-                   "usage": {"prompt_tokens": 100, "completion_tokens": 50, "cost_usd": 0.001, "model_calls": 1}}
+            rec = {
+                "run_id": run_id,
+                "domain": f"d{i % domains}",
+                "task_id": f"d{i % domains}-easy-{i}",
+                "status": "ok" if ok else "error",
+                "system": "hostile-big",
+                "model": "m",
+                "answer_type": "numeric_exact",
+                "expected": i,
+                "answer": i if i % 2 else i + 1,
+                "score": (1.0 if i % 2 else 0.0) if ok else 0.0,
+                "metric": "numeric_exact",
+                "pipeline_code": code,
+                "transcript": transcript,
+                "wall_s": 1.5,
+                "error": None if ok else {"kind": "sandbox_error", "message": "Traceback ... " * 20},
+                "usage": {"prompt_tokens": 100, "completion_tokens": 50, "cost_usd": 0.001, "model_calls": 1},
+            }
             f.write(json.dumps(rec) + "\n")
     return run_dir
 
@@ -242,8 +287,11 @@ def small_disk(size: int = 256 * 1024, base: Path | None = None) -> Iterator[Pat
     """A folder on a file system of ``size`` bytes (a tmpfs mounted for the test; root only), removed after:
     what a full disk does to a write. Raises RuntimeError when it cannot be mounted."""
     where = Path(tempfile.mkdtemp(prefix="kb-small-disk-", dir=base))
-    res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
     if res.returncode != 0:
         where.rmdir()
         raise RuntimeError(f"cannot mount a small tmpfs: {res.stderr.strip() or res.returncode}")
@@ -296,8 +344,9 @@ HOSTILE_NAMES = (
 UNICODE_NAMES = ("-αβγ", "-数据", "-é", "-😀")
 
 
-def make_hostile_names_workload(root: Path, source: Path, domain: str = "grid", n: int = 4,
-                                names: tuple[str, ...] = HOSTILE_NAMES) -> Path:
+def make_hostile_names_workload(
+    root: Path, source: Path, domain: str = "grid", n: int = 4, names: tuple[str, ...] = HOSTILE_NAMES
+) -> Path:
     """A copy of the first ``n`` tasks of ``domain`` of the workload at ``source`` (the official layout, e.g.
     the bundled mini) whose task ids and subtask ids end in ``names`` (default :data:`HOSTILE_NAMES`) and whose
     lake holds one more file for each of those names: what a terminal, a Markdown renderer and a browser must
@@ -317,12 +366,14 @@ def make_hostile_names_workload(root: Path, source: Path, domain: str = "grid", 
         old = task["id"]
         task["id"] = old + bad
         for st in task.get("subtasks", []):  # a subtask's id starts with its task's
-            st["id"] = task["id"] + st["id"][len(old):]
+            st["id"] = task["id"] + st["id"][len(old) :]
     (root / "workload" / f"{domain}.json").write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
     lake = root / "data" / domain / "input"
     for i, bad in enumerate(names):
         (lake / f"file{i}{bad}.csv").write_text("a,b\n1,2\n", encoding="utf-8")
-    for dirpath, _dirs, files in os.walk(root):  # world-readable, like a real lake (the docker sandbox's nobody)
+    for dirpath, _dirs, files in os.walk(
+        root
+    ):  # world-readable, like a real lake (the docker sandbox's nobody)
         os.chmod(dirpath, 0o755)
         for f in files:
             os.chmod(os.path.join(dirpath, f), 0o644)

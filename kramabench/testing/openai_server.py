@@ -207,8 +207,15 @@ Handler = Callable[[ChatRequest], "Reply | str | None"]
 class OpenAIServer:
     """Threaded OpenAI-compatible test server on 127.0.0.1; start/stop or use as a context manager."""
 
-    def __init__(self, *, latency_s: float = 0.0, default: Reply | str = "OK", models: list[str] | None = None,
-                 port: int = 0, api_key: str | None = None):
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        default: Reply | str = "OK",
+        models: list[str] | None = None,
+        port: int = 0,
+        api_key: str | None = None,
+    ):
         self.requested_port = port
         self.api_key = api_key
         #: only these model names are served (404 otherwise) when ``models=`` was given
@@ -240,15 +247,18 @@ class OpenAIServer:
             import errno
 
             if e.errno == errno.EADDRINUSE:
-                raise PortInUse(f"port {self.requested_port} on 127.0.0.1 is already in use; "
-                                "choose another --port (or 0 for a free one)") from None
+                raise PortInUse(
+                    f"port {self.requested_port} on 127.0.0.1 is already in use; "
+                    "choose another --port (or 0 for a free one)"
+                ) from None
             raise
         httpd.daemon_threads = True
         httpd.request_queue_size = 256
         self._httpd = httpd
         self._stop.clear()
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="openai-test-server", daemon=True)
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-test-server", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -299,8 +309,13 @@ class OpenAIServer:
             self._queue.extend(replies)
         return self
 
-    def on(self, substring: str, reply: Reply | str | Callable[[ChatRequest], Reply | str], *,
-           times: int | None = None) -> OpenAIServer:
+    def on(
+        self,
+        substring: str,
+        reply: Reply | str | Callable[[ChatRequest], Reply | str],
+        *,
+        times: int | None = None,
+    ) -> OpenAIServer:
         """Answer requests whose last user message contains ``substring`` (at most ``times`` times)."""
         with self._lock:
             self._rules.append(_Rule(substring, reply, times))
@@ -367,10 +382,13 @@ def _sse_events(reply: Reply, head: dict[str, Any], usage: dict[str, Any], usage
     """The events of a streamed reply: a role chunk, a chunk per word, the finish chunk, then (OpenAI's
     ``stream_options.include_usage``) a usage chunk; without it the finish chunk carries the usage, as Together's
     API does."""
+
     def event(obj: dict[str, Any]) -> bytes:
         return b"data: " + json.dumps({**head, "object": "chat.completion.chunk", **obj}).encode() + b"\n\n"
 
-    yield event({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
+    yield event(
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]}
+    )
     # a chunk per word of the text; a huge reply (Reply.huge) a chunk per repeated piece
     words = [reply.text] if reply.repeat_text > 1 else [w for w in re.split(r"(?<= )", reply.text) if w]
     for _ in range(reply.repeat_text):
@@ -390,7 +408,7 @@ def _dripped(pieces: Any, nbytes: int) -> Any:
             yield data
             continue
         for i in range(0, len(data), nbytes):
-            yield data[i:i + nbytes]
+            yield data[i : i + nbytes]
 
 
 def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
@@ -416,8 +434,13 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             logger.debug("openai test server: " + format, *args)
 
         # -- helpers
-        def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None,
-                  content_type: str = "application/json") -> None:
+        def _send(
+            self,
+            status: int,
+            body: bytes,
+            headers: dict[str, str] | None = None,
+            content_type: str = "application/json",
+        ) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
@@ -444,16 +467,34 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             auth = self.headers.get("Authorization") or ""
             if auth == f"Bearer {server.api_key}":
                 return False
-            self._json(401, {"error": {"message": "Incorrect API key provided (test server)",
-                                       "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}})
+            self._json(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided (test server)",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
             return True
 
         def _unknown_model(self, name: str | None) -> bool:
             """404 like the real API for a model the server does not serve (only with ``models=``)."""
             if not server.strict_models or name in server.models:
                 return False
-            self._json(404, {"error": {"message": f"The model `{name}` does not exist (test server)",
-                                       "type": "invalid_request_error", "param": None, "code": "model_not_found"}})
+            self._json(
+                404,
+                {
+                    "error": {
+                        "message": f"The model `{name}` does not exist (test server)",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "model_not_found",
+                    }
+                },
+            )
             return True
 
         # -- routes
@@ -468,11 +509,20 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 
                 name = unquote(path.split("/models/", 1)[1])
                 if not self._unknown_model(name):
-                    self._json(200, {"id": name, "object": "model", "created": 0, "owned_by": "kramabench-test"})
+                    self._json(
+                        200, {"id": name, "object": "model", "created": 0, "owned_by": "kramabench-test"}
+                    )
             elif path.endswith("/models"):
-                self._json(200, {"object": "list", "data": [
-                    {"id": m, "object": "model", "created": 0, "owned_by": "kramabench-test"}
-                    for m in server.models]})
+                self._json(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [
+                            {"id": m, "object": "model", "created": 0, "owned_by": "kramabench-test"}
+                            for m in server.models
+                        ],
+                    },
+                )
             else:
                 self._json(404, {"error": {"message": f"no route GET {self.path}", "type": "not_found"}})
 
@@ -492,10 +542,16 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
-                self._json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+                self._json(
+                    400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}
+                )
                 return
-            req = ChatRequest(path=self.path, body=body, headers={k.lower(): v for k, v in self.headers.items()},
-                              received_at=time.monotonic())
+            req = ChatRequest(
+                path=self.path,
+                body=body,
+                headers={k.lower(): v for k, v in self.headers.items()},
+                received_at=time.monotonic(),
+            )
             if self._unknown_model(req.model):
                 with server._lock:
                     server.requests.append(req)
@@ -532,9 +588,17 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                     pass
                 return
             if reply.status != 200:
-                self._json(reply.status, {"error": {"message": reply.error_message or f"HTTP {reply.status}",
-                                                    "type": "test_server_error", "code": reply.status}},
-                           reply.headers)
+                self._json(
+                    reply.status,
+                    {
+                        "error": {
+                            "message": reply.error_message or f"HTTP {reply.status}",
+                            "type": "test_server_error",
+                            "code": reply.status,
+                        }
+                    },
+                    reply.headers,
+                )
                 return
             if reply.raw_body is not None:
                 self._send(200, reply.raw_body, reply.headers)
@@ -545,14 +609,24 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             completion_tokens = reply.completion_tokens
             if completion_tokens is None:
                 completion_tokens = _words(reply.text) * reply.repeat_text
-            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                     "total_tokens": prompt_tokens + completion_tokens}
-            head = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "created": int(time.time()),
-                    "model": reply.model or req.model or "test-model"}
+            usage = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
+            head = {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                "created": int(time.time()),
+                "model": reply.model or req.model or "test-model",
+            }
             if req.body.get("stream"):
                 include_usage = bool((req.body.get("stream_options") or {}).get("include_usage"))
-                self._send_pieces(_sse_events(reply, head, usage, include_usage), None, reply,
-                                  content_type="text/event-stream")
+                self._send_pieces(
+                    _sse_events(reply, head, usage, include_usage),
+                    None,
+                    reply,
+                    content_type="text/event-stream",
+                )
                 return
             if reply.no_choices:
                 body = {**head, "object": "chat.completion", "choices": [], "usage": usage}
@@ -560,16 +634,27 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             # the body around the text, the text escaped once and repeated: a reply of any size, never held whole
             marker = "\x00TEXT\x00"
-            body = {**head, "object": "chat.completion", "choices": [{
-                "index": 0, "message": {"role": "assistant", "content": marker},
-                "finish_reason": reply.finish_reason, "logprobs": None}], "usage": usage}
+            body = {
+                **head,
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": marker},
+                        "finish_reason": reply.finish_reason,
+                        "logprobs": None,
+                    }
+                ],
+                "usage": usage,
+            }
             before, after = json.dumps(body).encode().split(json.dumps(marker)[1:-1].encode())
             piece = json.dumps(reply.text)[1:-1].encode()
             total = len(before) + len(piece) * reply.repeat_text + len(after)
             self._send_pieces(_body_pieces(before, piece, reply.repeat_text, after), total, reply)
 
-        def _send_pieces(self, pieces: Any, length: int | None, reply: Reply,
-                         content_type: str = "application/json") -> None:
+        def _send_pieces(
+            self, pieces: Any, length: int | None, reply: Reply, content_type: str = "application/json"
+        ) -> None:
             """Status 200, then the pieces: with ``length`` as one body of that length, else chunked; a
             dripping reply sends them ``drip_bytes`` at a time."""
             try:

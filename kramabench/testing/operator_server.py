@@ -47,8 +47,15 @@ def _render(messages: list[dict[str, Any]], first: int) -> str:
 class OperatorServer(OpenAIServer):
     """A test server that answers each chat request with the text of a reply file an operator writes."""
 
-    def __init__(self, queue_dir: str | Path, *, port: int = 0, timeout_s: float = 3600.0,
-                 poll_s: float = 0.2, models: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        queue_dir: str | Path,
+        *,
+        port: int = 0,
+        timeout_s: float = 3600.0,
+        poll_s: float = 0.2,
+        models: list[str] | None = None,
+    ) -> None:
         super().__init__(port=port, models=models)
         self.queue_dir = Path(queue_dir)
         self.queue_dir.mkdir(parents=True, exist_ok=True)
@@ -56,8 +63,9 @@ class OperatorServer(OpenAIServer):
         self.poll_s = poll_s
         self._pending: dict[str, str] = {}  # request digest -> number
         self._seen: list[tuple[list[dict[str, Any]], str]] = []  # earlier conversations (messages, number)
-        self._next = 1 + max((int(p.name[:4]) for p in self.queue_dir.glob("[0-9][0-9][0-9][0-9].request.json")),
-                             default=0)
+        self._next = 1 + max(
+            (int(p.name[:4]) for p in self.queue_dir.glob("[0-9][0-9][0-9][0-9].request.json")), default=0
+        )
         self._qlock = threading.Lock()
         self.handler = self._answer
 
@@ -73,7 +81,7 @@ class OperatorServer(OpenAIServer):
             msgs = req.messages
             first, continues = 0, ""
             for prev, prev_num in reversed(self._seen):  # the longest earlier conversation this one extends
-                if len(prev) < len(msgs) and msgs[:len(prev)] == prev:
+                if len(prev) < len(msgs) and msgs[: len(prev)] == prev:
                     first, continues = len(prev), prev_num
                     break
             self._seen.append((msgs, num))
@@ -110,7 +118,9 @@ class OperatorServer(OpenAIServer):
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(description="OpenAI-compatible server answered by reply files (127.0.0.1 only)")
+    ap = argparse.ArgumentParser(
+        description="OpenAI-compatible server answered by reply files (127.0.0.1 only)"
+    )
     ap.add_argument("--queue", required=True, help="folder of the request and reply files")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for one reply file")

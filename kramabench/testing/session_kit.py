@@ -249,10 +249,15 @@ class SessionContract(_Base):
         report still comes at once, and later calls work. A line on the interpreter's status channel that is no
         report ends the call at once (said, the interpreter restarted), never at its wall limit."""
         with self.open(sandbox, kit, limits=_limits(wall_timeout_s=60)) as s:
-            for code, value in (("import json\njson.dumps = lambda *a, **k: 'not json'\n21 * 2", "42"),
-                                ("import json\njson.dumps = lambda *a, **k: __import__('time').sleep(3600)\n'v'", "'v'"),
-                                ("import builtins, os\nbuiltins.repr = None\nbuiltins.round = None\n"
-                                 "os.write = None\n'still'", "'still'")):
+            for code, value in (
+                ("import json\njson.dumps = lambda *a, **k: 'not json'\n21 * 2", "42"),
+                ("import json\njson.dumps = lambda *a, **k: __import__('time').sleep(3600)\n'v'", "'v'"),
+                (
+                    "import builtins, os\nbuiltins.repr = None\nbuiltins.round = None\n"
+                    "os.write = None\n'still'",
+                    "'still'",
+                ),
+            ):
                 t0 = time.monotonic()
                 r = s.python(code)
                 assert r.ok and r.value == value and time.monotonic() - t0 < 20, r
@@ -260,16 +265,20 @@ class SessionContract(_Base):
             assert r.ok and r.value == "2" and not r.state_lost, r
         with self.open(sandbox, kit, limits=_limits(wall_timeout_s=60)) as s:
             t0 = time.monotonic()
-            r = s.python("import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'not a report\\n')\n"
-                         "    except OSError:\n        pass\nimport time\ntime.sleep(30)")
+            r = s.python(
+                "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'not a report\\n')\n"
+                "    except OSError:\n        pass\nimport time\ntime.sleep(30)"
+            )
             assert time.monotonic() - t0 < 20 and r.crashed and r.state_lost and "report" in r.explanation, r
             r = s.python("x = 5\nx * 2")
             assert r.ok and r.value == "10", r
             # a report the code forges is its own say about its own call (like its output); the calls after it
             # get their own results (the interpreter that ran on is restarted once it is found to have ended)
-            s.python("import os, time\nfor fd in range(3, 64):\n    try:\n"
-                     "        os.write(fd, b'{\"done\": 0, \"value\": \"forged\"}\\n')\n    except OSError:\n"
-                     "        pass\ntime.sleep(2)")
+            s.python(
+                "import os, time\nfor fd in range(3, 64):\n    try:\n"
+                '        os.write(fd, b\'{"done": 0, "value": "forged"}\\n\')\n    except OSError:\n'
+                "        pass\ntime.sleep(2)"
+            )
             for expr, value in (("21 * 2", "42"), ("'own'", "'own'")):
                 r = s.python(expr)
                 assert r.ok and r.value == value, r
@@ -277,7 +286,9 @@ class SessionContract(_Base):
     def test_lake_read_only_and_files_read(self, sandbox, kit):
         with self.open(sandbox, kit) as s:
             lake = s.lake_dir
-            r = s.python(f"import pandas as pd\ndf = pd.read_csv({lake + '/sales.csv'!r})\nint(df['amount'].sum())")
+            r = s.python(
+                f"import pandas as pd\ndf = pd.read_csv({lake + '/sales.csv'!r})\nint(df['amount'].sum())"
+            )
             assert r.ok and r.value == "42", r
             assert r.files_read == ["sales.csv"]
             r = s.python(f"open({lake + '/sales.csv'!r}, 'a').write('x')")
@@ -293,7 +304,9 @@ class SessionContract(_Base):
             s.python("x = 1")
             s.write_file("kept.txt", "still here")
             t0 = time.monotonic()
-            r = s.python("import time\nprint('started', flush=True)\nwhile True:\n    time.sleep(0.01)", timeout=1.5)
+            r = s.python(
+                "import time\nprint('started', flush=True)\nwhile True:\n    time.sleep(0.01)", timeout=1.5
+            )
             assert r.timed_out and r.state_lost and not r.ok, r
             assert "wall-clock limit of 1.5 s" in r.explanation and "restarted" in r.explanation
             assert r.stdout == "started\n"
@@ -303,8 +316,14 @@ class SessionContract(_Base):
             assert s.read_file("kept.txt") == b"still here"
             assert s.python("2 + 2").value == "4"
 
-    @pytest.mark.parametrize("crash", ["import os\nos._exit(7)", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
-                                       "import ctypes\nctypes.string_at(0)"])
+    @pytest.mark.parametrize(
+        "crash",
+        [
+            "import os\nos._exit(7)",
+            "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+            "import ctypes\nctypes.string_at(0)",
+        ],
+    )
     def test_crash_restarts_the_interpreter(self, sandbox, kit, crash):
         with self.open(sandbox, kit) as s:
             s.python("x = 1")
@@ -323,13 +342,17 @@ class SessionContract(_Base):
             assert len(r.stdout) < 10_300 and "bytes of output cut" in r.stdout
             assert "output cut at 10,000 bytes" in r.explanation
             r = s.exec(["sh", "-c", "echo START >&2; yes 0123456789 | head -c 5000000 >&2; echo END >&2"])
-            assert r.ok and r.truncated and r.stderr.startswith("START") and r.stderr.rstrip().endswith("END"), r.explanation
+            assert (
+                r.ok and r.truncated and r.stderr.startswith("START") and r.stderr.rstrip().endswith("END")
+            ), r.explanation
             assert s.python("print('small')").stdout == "small\n"
 
     def test_exec_commands(self, sandbox, kit):
         with self.open(sandbox, kit) as s:
             r = s.exec(["sh", "-c", "pwd; echo out; echo err >&2; exit 3"])
-            assert r.exit_code == 3 and not r.ok and r.stdout == f"{s.workdir}\nout\n" and r.stderr == "err\n", r
+            assert (
+                r.exit_code == 3 and not r.ok and r.stdout == f"{s.workdir}\nout\n" and r.stderr == "err\n"
+            ), r
             assert "exited with code 3" in r.explanation
             r = s.exec(["cat"], input="from stdin\n")
             assert r.ok and r.stdout == "from stdin\n", r
@@ -357,15 +380,19 @@ class SessionContract(_Base):
             assert r.ok and r.stdout.strip() == repr(dict(sorted(want.items()))), r
             r = s.exec(["sh", "-c", "echo $NO_COLOR $CLICOLOR $TERM $DBT_USE_COLORS"])
             assert r.ok and r.stdout == "1 0 dumb false\n", r
-            r = s.python("import subprocess\nprint(subprocess.run(['sh', '-c', 'echo $NO_COLOR $TERM'], "
-                         "capture_output=True, text=True).stdout)")
+            r = s.python(
+                "import subprocess\nprint(subprocess.run(['sh', '-c', 'echo $NO_COLOR $TERM'], "
+                "capture_output=True, text=True).stdout)"
+            )
             assert r.ok and r.stdout.strip() == "1 dumb", r
 
     def test_exec_timeout_kills_the_command_tree(self, sandbox, kit):
         token = f"kb-exec-tree-{uuid.uuid4().hex}"
         with self.open(sandbox, kit) as s:
             t0 = time.monotonic()
-            r = s.exec(["sh", "-c", f"sleep 600 & sleep 600 & echo started; sleep 600; : {token}"], timeout=1.5)
+            r = s.exec(
+                ["sh", "-c", f"sleep 600 & sleep 600 & echo started; sleep 600; : {token}"], timeout=1.5
+            )
             assert r.timed_out and r.exit_code is None and not r.ok, r
             assert "wall-clock limit of 1.5 s" in r.explanation and r.stdout == "started\n"
             assert time.monotonic() - t0 < 15
@@ -382,8 +409,14 @@ class SessionContract(_Base):
             assert r.value in ("2", "np.int64(2)"), r
             s.exec(["sh", "-c", "mkdir -p out/deep && echo x > out/deep/y.txt"])
             listing = {f.path: f.kind for f in s.list_files()}
-            assert listing == {"data": "dir", "data/in.csv": "file", "abs.bin": "file", "out": "dir",
-                               "out/deep": "dir", "out/deep/y.txt": "file"}, listing
+            assert listing == {
+                "data": "dir",
+                "data/in.csv": "file",
+                "abs.bin": "file",
+                "out": "dir",
+                "out/deep": "dir",
+                "out/deep/y.txt": "file",
+            }, listing
             assert [f.path for f in s.list_files("out")] == ["out/deep", "out/deep/y.txt"]
             s.write_file("big.txt", "x" * 5000)
             with pytest.raises(WorkspaceError, match="too large"):
@@ -413,17 +446,24 @@ class SessionContract(_Base):
 
     def test_collect_artifacts(self, sandbox, kit):
         with self.open(sandbox, kit) as s:
-            s.python(textwrap.dedent("""
+            s.python(
+                textwrap.dedent("""
                 import os, pandas as pd
                 os.makedirs("out/plots", exist_ok=True)
                 pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).to_csv("out/table.csv", index=False)
                 open("out/plots/p.png", "wb").write(b"\\x89PNG\\r\\n\\x1a\\n" + bytes(100))
-                """))
+                """)
+            )
             res = s.collect(["out/table.csv"])
             assert res.ok and len(res.artifacts) == 1, res
             a = res.artifacts[0]
             data = b"a,b\n1,x\n2,y\n"
-            assert (a.name, a.bytes, a.sha256, a.media_type) == ("out/table.csv", len(data), hashlib.sha256(data).hexdigest(), "text/csv")
+            assert (a.name, a.bytes, a.sha256, a.media_type) == (
+                "out/table.csv",
+                len(data),
+                hashlib.sha256(data).hexdigest(),
+                "text/csv",
+            )
             assert Path(a.path) == kit.artifacts / "out" / "table.csv" and Path(a.path).read_bytes() == data
             res = s.collect(["out"])  # a folder: its regular files
             assert sorted(x.name for x in res.artifacts) == ["out/plots/p.png", "out/table.csv"], res
@@ -448,9 +488,22 @@ class SessionContract(_Base):
             ]
             for argv in setup:
                 assert s.exec(argv).ok, argv
-            res = s.collect(["link-host", "link-lake", "link-inside", "link-root", "link-dir/inner.txt", "hard",
-                             "real.txt", "fifo", "../../etc/passwd", "/etc/passwd", f"{s.lake_dir}/sales.csv",
-                             "no-such-file"])
+            res = s.collect(
+                [
+                    "link-host",
+                    "link-lake",
+                    "link-inside",
+                    "link-root",
+                    "link-dir/inner.txt",
+                    "hard",
+                    "real.txt",
+                    "fifo",
+                    "../../etc/passwd",
+                    "/etc/passwd",
+                    f"{s.lake_dir}/sales.csv",
+                    "no-such-file",
+                ]
+            )
             assert res.artifacts == [], res
             reasons = {r.path: r.reason for r in res.refused}
             for name in ("link-host", "link-lake", "link-inside", "link-root"):
@@ -470,9 +523,11 @@ class SessionContract(_Base):
 
     def test_collect_refuses_names_that_are_not_text(self, sandbox, kit):
         with self.open(sandbox, kit) as s:
-            r = s.python("open(b'bad\\xff.csv'.decode('utf-8', 'surrogateescape'), 'w').write('x')\n"
-                         "open('new\\nline.csv', 'w').write('y')\nopen('fine.csv', 'w').write('z')\n"
-                         "open('report\\u202ecsv.exe', 'w').write('b')\nopen('zero\\u200bwidth.csv', 'w').write('w')")
+            r = s.python(
+                "open(b'bad\\xff.csv'.decode('utf-8', 'surrogateescape'), 'w').write('x')\n"
+                "open('new\\nline.csv', 'w').write('y')\nopen('fine.csv', 'w').write('z')\n"
+                "open('report\\u202ecsv.exe', 'w').write('b')\nopen('zero\\u200bwidth.csv', 'w').write('w')"
+            )
             assert r.ok, r
             res = s.collect(["."])
             assert [a.name for a in res.artifacts] == ["fine.csv"], res
@@ -497,8 +552,10 @@ class SessionContract(_Base):
         the artifacts' bounds."""
         size = 300_000_003
         with self.open(sandbox, kit) as s:
-            r = s.python(f"f = open('sparse.bin', 'wb')\nf.seek(1000)\nf.write(b'mid')\nf.seek({size - 3})\n"
-                         "f.write(b'end')\nf.close()")
+            r = s.python(
+                f"f = open('sparse.bin', 'wb')\nf.seek(1000)\nf.write(b'mid')\nf.seek({size - 3})\n"
+                "f.write(b'end')\nf.close()"
+            )
             assert r.ok, r
             res = s.collect(["sparse.bin"])
             assert res.ok, res
@@ -528,15 +585,21 @@ class SessionContract(_Base):
     def test_collect_bounds(self, sandbox, kit):
         limits = _limits(artifact_bytes=10_000, artifacts_total_bytes=25_000, max_artifacts=4)
         with self.open(sandbox, kit, limits=limits) as s:
-            s.python("for i in range(6):\n    open(f'f{i}.bin', 'wb').write(bytes(8000))\nopen('huge.bin', 'wb').write(bytes(20000))")
+            s.python(
+                "for i in range(6):\n    open(f'f{i}.bin', 'wb').write(bytes(8000))\nopen('huge.bin', 'wb').write(bytes(20000))"
+            )
             res = s.collect(["huge.bin"])
             assert res.artifacts == [] and "too large" in res.refused[0].reason, res
             res = s.collect([f"f{i}.bin" for i in range(6)])
             assert len(res.artifacts) == 3 and len(res.refused) == 3, res  # 3 x 8,000 fit in 25,000
             assert all("too large" in r.reason or "artifacts" in r.reason for r in res.refused), res
         limits = _limits(list_entries=50, max_artifacts=20)
-        with self.open(sandbox, kit, limits=limits, artifacts_dir=kit.root / "artifacts-many") as s:  # thousands of files
-            assert s.python("import os\nos.makedirs('many')\nfor i in range(3000):\n    open(f'many/{i:05d}', 'w').close()").ok
+        with self.open(
+            sandbox, kit, limits=limits, artifacts_dir=kit.root / "artifacts-many"
+        ) as s:  # thousands of files
+            assert s.python(
+                "import os\nos.makedirs('many')\nfor i in range(3000):\n    open(f'many/{i:05d}', 'w').close()"
+            ).ok
             assert len(s.list_files("many")) == 50
             res = s.collect(["many"])
             assert len(res.artifacts) == 20, res.artifacts[:3]
@@ -559,7 +622,8 @@ class SessionContract(_Base):
     def test_background_processes_die_with_the_session(self, sandbox, kit):
         token = f"kb-session-bg-{uuid.uuid4().hex}"
         with self.open(sandbox, kit) as s:
-            r = s.python(textwrap.dedent(f"""
+            r = s.python(
+                textwrap.dedent(f"""
                 import os, subprocess, sys, time
                 subprocess.Popen(["sh", "-c", "while :; do date >> marker; sleep 0.05; done", "{token}-daemon"],
                                  start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -570,7 +634,8 @@ class SessionContract(_Base):
                         os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(3600)", "{token}-double"])
                     os._exit(0)
                 time.sleep(0.3)
-                """))
+                """)
+            )
             assert r.ok, r
             r = s.exec(["sh", "-c", f"nohup sh -c 'sleep 3600; : {token}-nohup' >/dev/null 2>&1 & echo bg"])
             assert r.ok and r.stdout == "bg\n", r
@@ -619,12 +684,16 @@ class SessionContract(_Base):
         only sleeps is stopped when it runs out, and the process is killed."""
         token = f"kb-session-cpu-{uuid.uuid4().hex}"
         with self.open(sandbox, kit, limits=_limits(session_cpu_s=1.5)) as s:
-            r = s.exec(["sh", "-c", f"nohup sh -c 'while :; do :; done; : {token}' >/dev/null 2>&1 & echo bg"])
+            r = s.exec(
+                ["sh", "-c", f"nohup sh -c 'while :; do :; done; : {token}' >/dev/null 2>&1 & echo bg"]
+            )
             assert r.ok and r.stdout == "bg\n", r
             t0 = time.monotonic()
             r = s.python("import time\ntime.sleep(100)", timeout=110)
             assert r.session_over and not r.ok and "CPU-time budget of 1.5 s is spent" in r.explanation, r
-            assert time.monotonic() - t0 < 90  # not the sleep's end: the budget's (the spinner may get a small share)
+            assert (
+                time.monotonic() - t0 < 90
+            )  # not the sleep's end: the budget's (the spinner may get a small share)
             assert wait_gone(token) == [], "the background spinner outlived the budget"
             with pytest.raises(SessionBudgetSpent):
                 s.python("1")
@@ -634,8 +703,14 @@ class SessionContract(_Base):
         s.python("x = 1")
         s.close()
         s.close()  # idempotent
-        for call in (lambda: s.python("x"), lambda: s.exec(["true"]), lambda: s.list_files(),
-                     lambda: s.write_file("a", "b"), lambda: s.read_file("a"), lambda: s.collect(["a"])):
+        for call in (
+            lambda: s.python("x"),
+            lambda: s.exec(["true"]),
+            lambda: s.list_files(),
+            lambda: s.write_file("a", "b"),
+            lambda: s.read_file("a"),
+            lambda: s.collect(["a"]),
+        ):
             with pytest.raises(SessionClosed):
                 call()
 
@@ -656,13 +731,18 @@ class SessionContract(_Base):
         with self.open(sandbox, kit) as s:
             s.write_file("left.txt", "x")
             s.exec(["sh", "-c", 'echo t > "$TMPDIR/left-in-tmp"'])
-            s.python("import os\nos.makedirs('locked/inner')\nos.chmod('locked/inner', 0)\nos.chmod('locked', 0o500)")
+            s.python(
+                "import os\nos.makedirs('locked/inner')\nos.chmod('locked/inner', 0)\nos.chmod('locked', 0o500)"
+            )
             where = s.workdir
             assert s.python("import os\nos.getcwd()").value == repr(where)
         with self.open(sandbox, kit) as s:
             assert s.list_files() == []
             assert s.python("import os\nos.getcwd()").value == repr(s.workdir)
-            assert s.exec(["sh", "-c", 'test -e "$TMPDIR/left-in-tmp" && echo left || echo clean']).stdout == "clean\n"
+            assert (
+                s.exec(["sh", "-c", 'test -e "$TMPDIR/left-in-tmp" && echo left || echo clean']).stdout
+                == "clean\n"
+            )
         if sandbox.name == "unsafe-subprocess":
             assert not os.path.exists(where), "the workspace folder is left on the host"
 
@@ -702,7 +782,11 @@ class SessionContract(_Base):
         finally:
             svc.close()
         with pytest.raises(ValueError, match="does not exist"):
-            sandbox.session(kit.lake, _limits(), services=[ServiceForward(name="gone", port=port, socket=kit.root / "nope.sock")])
+            sandbox.session(
+                kit.lake,
+                _limits(),
+                services=[ServiceForward(name="gone", port=port, socket=kit.root / "nope.sock")],
+            )
 
     def test_two_sessions_at_once_are_independent(self, sandbox, kit):
         with self.open(sandbox, kit) as a, self.open(sandbox, kit) as b:
@@ -740,7 +824,8 @@ class SessionIsolation(_Base):
             seen = host.accepted
             fwd = ServiceForward(name="echo", port=port, socket=svc.path)
             with self.open(sandbox, kit, services=[fwd]) as s:
-                r = s.python(textwrap.dedent(f"""
+                r = s.python(
+                    textwrap.dedent(f"""
                     import json, os, socket
                     out = {{}}
                     for name, addr in (("host", ("127.0.0.1", {host.port})), ("service", ("127.0.0.1", {port})),
@@ -756,7 +841,8 @@ class SessionIsolation(_Base):
                     out["unix_sockets"] = [l.split()[-1] for l in open("/proc/net/unix").read().splitlines()[1:]
                                            if l.split()[-1].startswith("/")]
                     print(json.dumps(out))
-                    """))
+                    """)
+                )
                 assert r.ok, r
                 out = json.loads(r.stdout)
                 assert out["service"] == "connected", out
@@ -764,7 +850,13 @@ class SessionIsolation(_Base):
                     assert out[name] != "connected", out
                 assert out["interfaces"] == ["lo"] and out["default_routes"] == [], out
                 # a command in the next call cannot reach the host either
-                r = s.exec(["python3", "-c", f"import socket; socket.create_connection(('127.0.0.1', {host.port}), timeout=2)"])
+                r = s.exec(
+                    [
+                        "python3",
+                        "-c",
+                        f"import socket; socket.create_connection(('127.0.0.1', {host.port}), timeout=2)",
+                    ]
+                )
                 assert not r.ok, r
             time.sleep(0.3)
             assert host.accepted == seen, "a connection from the session reached the host's loopback"
@@ -810,17 +902,25 @@ class SessionIsolation(_Base):
             print(json.dumps(out))
             """)
         try:
-            with self.open(sandbox, kit, services=[ServiceForward(name="svc", port=port, socket=mine.path)]) as a, \
-                    self.open(sandbox, kit) as b:
+            with (
+                self.open(
+                    sandbox, kit, services=[ServiceForward(name="svc", port=port, socket=mine.path)]
+                ) as a,
+                self.open(sandbox, kit) as b,
+            ):
                 ra, rb = a.python(probe), b.python(probe)
                 assert ra.ok and rb.ok, (ra, rb)
                 oa, ob = json.loads(ra.stdout), json.loads(rb.stdout)
                 assert oa["port"] == "echo:who", oa
                 assert ob["port"] != "echo:who" and not ob["sockets"], ob
-                assert all(not str(v).startswith("echo:") for k, v in ob.items() if k not in ("port", "sockets")), ob
+                assert all(
+                    not str(v).startswith("echo:") for k, v in ob.items() if k not in ("port", "sockets")
+                ), ob
                 # the session with a service sees that service's socket only (bound at its own name)
                 assert all(str(theirs.path) not in p for p in oa["sockets"]), oa
-                assert oa[str(theirs.path)] != "echo:via-socket" and oa[str(mine.path)] != "echo:via-socket", oa
+                assert (
+                    oa[str(theirs.path)] != "echo:via-socket" and oa[str(mine.path)] != "echo:via-socket"
+                ), oa
             assert theirs.accepted == 0, "the other service was reached"
         finally:
             mine.close()
@@ -836,7 +936,7 @@ class SessionIsolation(_Base):
                 probe = textwrap.dedent(f"""
                     import os
                     seen = [repr(dict(os.environ))]
-                    for p in ({str(kit.answers)!r}, {str(home_secret)!r}, {s.lake_dir + '/../workload/tasks.json'!r},
+                    for p in ({str(kit.answers)!r}, {str(home_secret)!r}, {s.lake_dir + "/../workload/tasks.json"!r},
                               "/proc/1/environ", "/proc/self/environ", "/etc/shadow",
                               "/proc/1/root" + {str(kit.answers)!r}):
                         try:
@@ -850,7 +950,13 @@ class SessionIsolation(_Base):
                     blob = r.stdout + r.stderr
                     assert secret not in blob and kit.secret not in blob, blob
                     assert "OPENAI_API_KEY" not in blob
-                r = s.exec(["sh", "-c", f"env; cat {kit.answers} {home_secret} /proc/1/environ; ls -la {Path.home()}"])
+                r = s.exec(
+                    [
+                        "sh",
+                        "-c",
+                        f"env; cat {kit.answers} {home_secret} /proc/1/environ; ls -la {Path.home()}",
+                    ]
+                )
                 assert secret not in r.stdout + r.stderr and kit.secret not in r.stdout + r.stderr
                 # a symlink made in one call, followed in a later one, still leads nowhere
                 s.exec(["ln", "-s", str(kit.answers), "answers"])
@@ -861,8 +967,14 @@ class SessionIsolation(_Base):
 
     def test_cannot_write_outside_the_workspace(self, sandbox, kit):
         before = {str(p): p.read_bytes() for p in kit.root.rglob("*") if p.is_file()}
-        targets = [f"{kit.lake}/new.csv", str(kit.answers), "/usr/kb-planted", "/etc/kb-planted", "/kb-planted",
-                   str(Path.home() / "kb-planted")]
+        targets = [
+            f"{kit.lake}/new.csv",
+            str(kit.answers),
+            "/usr/kb-planted",
+            "/etc/kb-planted",
+            "/kb-planted",
+            str(Path.home() / "kb-planted"),
+        ]
         with self.open(sandbox, kit) as s:
             for t in [f"{s.lake_dir}/sales.csv", f"{s.lake_dir}/new.csv", *targets]:
                 r = s.python(f"open({t!r}, 'a').write('pwned')")
@@ -876,7 +988,8 @@ class SessionIsolation(_Base):
 
     def test_pid_one_is_out_of_reach_across_calls(self, sandbox, kit):
         with self.open(sandbox, kit) as s:
-            r = s.python(textwrap.dedent("""
+            r = s.python(
+                textwrap.dedent("""
                 import ctypes, os, signal
                 libc = ctypes.CDLL(None, use_errno=True)
                 out = {"ptrace": libc.ptrace(16, 1, 0, 0)}
@@ -891,7 +1004,8 @@ class SessionIsolation(_Base):
                     except OSError:
                         pass
                 out
-                """))
+                """)
+            )
             assert r.ok and "'mem': 'opened'" not in r.value and "'ptrace': 0" not in r.value, r
             # everything of the user but pid 1, from a command: the session survives, the interpreter restarts
             s.exec(["sh", "-c", "kill -9 -1"])
@@ -903,7 +1017,8 @@ class SessionIsolation(_Base):
     def test_process_and_memory_limits_hold_for_the_session(self, sandbox, kit):
         limits = _limits(max_processes=16, memory_mb=512)
         with self.open(sandbox, kit, limits=limits) as s:
-            r = s.python(textwrap.dedent("""
+            r = s.python(
+                textwrap.dedent("""
                 import os, time
                 kids, err = [], None
                 for i in range(100):
@@ -917,7 +1032,8 @@ class SessionIsolation(_Base):
                         os._exit(0)
                     kids.append(pid)
                 (len(kids), err)
-                """))
+                """)
+            )
             assert r.ok and r.value.endswith("'BlockingIOError')"), r
             assert int(r.value.strip("()").split(",")[0]) < 16
             r = s.python("x = bytearray(10 * 1024**3)")
@@ -932,11 +1048,18 @@ class SessionIsolation(_Base):
         with self.open(sandbox, kit, limits=_limits(memory_mb=256, scratch_mb=64)) as s:
             assert s.python("x = 1").ok
             r = s.python("for i in range(10**7):\n    open(f'/tmp/f{i}', 'wb')\n")
-            assert r.oom and r.crashed and r.state_lost and "killed by the memory limit of 256 MB" in r.explanation, r
+            assert (
+                r.oom
+                and r.crashed
+                and r.state_lost
+                and "killed by the memory limit of 256 MB" in r.explanation
+            ), r
             e = s.exec(["echo", "alive"])  # may be starved too (the files hold the memory): then it is said
             assert e.stdout == "alive\n" or (e.exit_code != 0 and e.explanation), e
             r = s.python("x")
-            if r.error is None:  # the files' memory starved the new interpreter too (killed, or it could not start):
+            if (
+                r.error is None
+            ):  # the files' memory starved the new interpreter too (killed, or it could not start):
                 assert r.crashed and "memory limit of 256 MB" in r.explanation, r  # said so either way
             elif r.error.type == "MemoryError":  # the new interpreter ran short of memory: said so
                 assert r.oom and "memory" in r.explanation, r

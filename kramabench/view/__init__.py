@@ -17,5 +17,18 @@ from kramabench.view.rows import OUTCOMES, Row, make_row
 from kramabench.view.runs import ResultsIndex, RunFollower
 from kramabench.view.server import ViewServer
 
-__all__ = ["OUTCOMES", "ApiError", "CompareQuery", "QueryError", "ResultsIndex", "Row", "RowQuery", "RunFollower", "ViewApi", "ViewServer",
-           "compare", "make_row", "run_query"]
+__all__ = [
+    "OUTCOMES",
+    "ApiError",
+    "CompareQuery",
+    "QueryError",
+    "ResultsIndex",
+    "Row",
+    "RowQuery",
+    "RunFollower",
+    "ViewApi",
+    "ViewServer",
+    "compare",
+    "make_row",
+    "run_query",
+]

@@ -65,23 +65,41 @@ class ViewApi:
 
     # -- the run list and a run ------------------------------------------------------------------
     def api_runs(self) -> dict[str, Any]:
-        return {"results": str(self.index.root), "version": self.index.version,
-                "runs": [f.summary() for f in self.index.all()]}
+        return {
+            "results": str(self.index.root),
+            "version": self.index.version,
+            "runs": [f.summary() for f in self.index.all()],
+        }
 
     def api_run(self, f: RunFollower) -> dict[str, Any]:
-        return {"summary": f.summary(), "manifest": f.manifest, "problems": [p.to_json() for p in f.problems()]}
+        return {
+            "summary": f.summary(),
+            "manifest": f.manifest,
+            "problems": [p.to_json() for p in f.problems()],
+        }
 
     def api_rows(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:
         q, ignored = RowQuery.lenient(params)
         rows = f.snapshot(all_attempts=q.attempts == "all")
         hits, facets = query_hits(rows, q)
-        page = hits[q.offset: q.offset + q.limit]
+        page = hits[q.offset : q.offset + q.limit]
         summary = f.summary()
-        return {"total": len(hits), "all": len(rows), "offset": q.offset, "limit": q.limit,
-                "rows": [r.to_json() for r in page], "facets": facets, "version": f.version,
-                "summary": summary, "ignored": ignored, "kept": self.kept(f, q, hits, summary)}
+        return {
+            "total": len(hits),
+            "all": len(rows),
+            "offset": q.offset,
+            "limit": q.limit,
+            "rows": [r.to_json() for r in page],
+            "facets": facets,
+            "version": f.version,
+            "summary": summary,
+            "ignored": ignored,
+            "kept": self.kept(f, q, hits, summary),
+        }
 
-    def kept(self, f: RunFollower, q: RowQuery, hits: list[Any], summary: dict[str, Any]) -> dict[str, Any] | None:
+    def kept(
+        self, f: RunFollower, q: RowQuery, hits: list[Any], summary: dict[str, Any]
+    ) -> dict[str, Any] | None:
         """The score of the tasks the filter keeps, under both golds, with their intervals (None: no filter)."""
         active = {k: v for k, v in q.model_dump().items() if k not in NOT_FILTERS and v not in ("", [], None)}
         if not active:
@@ -167,11 +185,19 @@ class ViewApi:
         else:
             question, qnote, subq = "", "the record names no domain: its question cannot be looked up", {}
         return {
-            "run": f.name, "row": row.to_json(), "record": cut, "cuts": cuts, "problem": problem,
+            "run": f.name,
+            "row": row.to_json(),
+            "record": cut,
+            "cuts": cuts,
+            "problem": problem,
             "render": record_render(cut) if isinstance(cut, dict) else {},
-            "question": question, "questions_note": qnote, "subtask_questions": subq,
-            "attempts": [{"i": r.i, "attempt": r.attempt, "outcome": r.outcome, "latest": r.latest}
-                         for r in f.attempts_of(row)],
+            "question": question,
+            "questions_note": qnote,
+            "subtask_questions": subq,
+            "attempts": [
+                {"i": r.i, "attempt": r.attempt, "outcome": r.outcome, "latest": r.latest}
+                for r in f.attempts_of(row)
+            ],
             "golds": record_golds(rec, f.manifest) if rec is not None else None,
             "summary": f.summary(),
             "calls": self.calls_available(f),

@@ -21,10 +21,37 @@ from typing import Any
 from kramabench.view.database import DB_EXTS, DB_ROWS, engine_of, preview_database
 from kramabench.view.runs import RunFollower, open_regular
 
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
-               ".webp": "image/webp", ".svg": "image/svg+xml"}
-TEXT_EXTS = {".csv", ".tsv", ".txt", ".json", ".jsonl", ".ndjson", ".md", ".py", ".sql", ".log", ".yaml",
-             ".yml", ".toml", ".html", ".htm", ".xml", ".r", ".sh", ".ipynb", ".err", ".out"}
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".svg": "image/svg+xml",
+}
+TEXT_EXTS = {
+    ".csv",
+    ".tsv",
+    ".txt",
+    ".json",
+    ".jsonl",
+    ".ndjson",
+    ".md",
+    ".py",
+    ".sql",
+    ".log",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".html",
+    ".htm",
+    ".xml",
+    ".r",
+    ".sh",
+    ".ipynb",
+    ".err",
+    ".out",
+}
 TABLE_EXTS = {".csv", ".tsv", ".parquet", ".json", ".jsonl", ".ndjson", ".xlsx"}
 
 PREVIEW_ROWS = 50
@@ -52,7 +79,13 @@ def resolve(run: RunFollower, rel: str) -> Path:
     if not rel or "\x00" in rel or "\\" in rel:
         raise ArtifactError(400, "not an artifact path")
     parts = PurePosixPath(rel).parts
-    if PurePosixPath(rel).is_absolute() or ".." in parts or not parts or parts[0] != "artifacts" or len(parts) < 2:
+    if (
+        PurePosixPath(rel).is_absolute()
+        or ".." in parts
+        or not parts
+        or parts[0] != "artifacts"
+        or len(parts) < 2
+    ):
         raise ArtifactError(403, "only files under the run's artifacts/ folder are served")
     if rel not in listed_paths(run):
         raise ArtifactError(404, "no record of this run lists that artifact")
@@ -62,7 +95,9 @@ def resolve(run: RunFollower, rel: str) -> Path:
         try:
             st = os.lstat(here)
         except FileNotFoundError:
-            raise ArtifactError(404, f"{rel}: not in the run folder (listed by a record, but missing)") from None
+            raise ArtifactError(
+                404, f"{rel}: not in the run folder (listed by a record, but missing)"
+            ) from None
         except OSError as e:
             raise ArtifactError(403, f"{rel}: cannot read ({e.strerror})") from None
         if stat.S_ISLNK(st.st_mode):
@@ -100,8 +135,13 @@ def _cell(v: Any) -> str:
 
 def _table(columns: list[str], rows: list[list[Any]], **extra: Any) -> dict[str, Any]:
     cut_cols = len(columns) > MAX_COLS
-    return {"kind": "table", "columns": [_cell(c) for c in columns[:MAX_COLS]],
-            "rows": [[_cell(v) for v in r[:MAX_COLS]] for r in rows], "columns_cut": cut_cols, **extra}
+    return {
+        "kind": "table",
+        "columns": [_cell(c) for c in columns[:MAX_COLS]],
+        "rows": [[_cell(v) for v in r[:MAX_COLS]] for r in rows],
+        "columns_cut": cut_cols,
+        **extra,
+    }
 
 
 def preview(path: Path, n_rows: int | None = None) -> dict[str, Any]:
@@ -128,7 +168,12 @@ def preview(path: Path, n_rows: int | None = None) -> dict[str, Any]:
             out = [row for _, row in zip(range(n_rows + 1), reader, strict=False)]
             if not out:
                 return {"kind": "text", "text": "", "bytes": size}
-            return _table(out[0], out[1: n_rows + 1], more=len(lines) > n_rows + 1 or len(data) >= PREVIEW_BYTES, bytes=size)
+            return _table(
+                out[0],
+                out[1 : n_rows + 1],
+                more=len(lines) > n_rows + 1 or len(data) >= PREVIEW_BYTES,
+                bytes=size,
+            )
         if ext == ".parquet":
             import pyarrow.parquet as pq
 
@@ -158,22 +203,37 @@ def preview(path: Path, n_rows: int | None = None) -> dict[str, Any]:
             except (ValueError, RecursionError):
                 return _text(data[: 64 << 10], size)
             if isinstance(doc, list):
-                return _objects(doc[:n_rows], more=len(doc) > n_rows, bytes=size, total_rows=len(doc)) or _text(data[: 64 << 10], size)
+                return _objects(
+                    doc[:n_rows], more=len(doc) > n_rows, bytes=size, total_rows=len(doc)
+                ) or _text(data[: 64 << 10], size)
             return _text(data[: 64 << 10], size)
         if ext == ".xlsx" and size <= WHOLE_FILE_BYTES:
             import openpyxl
 
             fd = open_regular(path)
             with os.fdopen(fd, "rb") as f:
-                wb = openpyxl.load_workbook(io.BytesIO(f.read(WHOLE_FILE_BYTES)), read_only=True, data_only=True)
+                wb = openpyxl.load_workbook(
+                    io.BytesIO(f.read(WHOLE_FILE_BYTES)), read_only=True, data_only=True
+                )
                 ws = wb.worksheets[0]
-                got = [list(r) for _, r in zip(range(n_rows + 2), ws.iter_rows(values_only=True), strict=False)]
+                got = [
+                    list(r) for _, r in zip(range(n_rows + 2), ws.iter_rows(values_only=True), strict=False)
+                ]
                 wb.close()
             if not got:
                 return {"kind": "text", "text": "", "bytes": size}
-            return _table([str(c) if c is not None else "" for c in got[0]], got[1: n_rows + 1], more=len(got) > n_rows + 1, bytes=size)
+            return _table(
+                [str(c) if c is not None else "" for c in got[0]],
+                got[1 : n_rows + 1],
+                more=len(got) > n_rows + 1,
+                bytes=size,
+            )
     except Exception as e:  # noqa: BLE001 - a damaged file is said, not raised
-        return {"kind": "error", "message": f"cannot preview: {type(e).__name__}: {str(e)[:300]}", "bytes": size}
+        return {
+            "kind": "error",
+            "message": f"cannot preview: {type(e).__name__}: {str(e)[:300]}",
+            "bytes": size,
+        }
     if media_type(path)[0].startswith("text/"):
         return _text(read_bytes(path, 64 << 10), size)
     if media_type(path)[0].startswith("image/"):
@@ -193,8 +253,12 @@ def _objects(objs: list[Any], **extra: Any) -> dict[str, Any] | None:
 
 
 def _text(data: bytes, size: int) -> dict[str, Any]:
-    return {"kind": "text", "text": data[: 64 << 10].decode("utf-8", errors="replace"), "bytes": size,
-            "more": size > min(len(data), 64 << 10)}
+    return {
+        "kind": "text",
+        "text": data[: 64 << 10].decode("utf-8", errors="replace"),
+        "bytes": size,
+        "more": size > min(len(data), 64 << 10),
+    }
 
 
 __all__ = ["ArtifactError", "listed_paths", "media_type", "preview", "read_bytes", "resolve"]

@@ -45,8 +45,10 @@ MAX_TEXT_CHARS = 200_000
 #: comparisons are written for every ordered choice of up to this many runs (the chosen order, and each pair)
 MAX_PAIR_RUNS = 8
 
-PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
-            "form-action 'none'")
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
+    "form-action 'none'"
+)
 
 INDEX_HTML = """<!doctype html>
 <html lang="en">
@@ -142,8 +144,9 @@ def _prepare(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def write_bundle(results: Path, out: Path, runs: list[str] | None = None,
-                 progress: Callable[[str], None] | None = None) -> BundleResult:
+def write_bundle(
+    results: Path, out: Path, runs: list[str] | None = None, progress: Callable[[str], None] | None = None
+) -> BundleResult:
     """Write a static copy of the viewer for ``runs`` (default: every run of ``results``) into ``out``."""
     say = progress or (lambda _m: None)
     api = ViewApi(results)
@@ -169,7 +172,9 @@ def write_bundle(results: Path, out: Path, runs: list[str] | None = None,
     index: dict[str, Any] = {"runs": {}, "artifacts": {}, "compare": {}}
     all_runs = api.api_runs()
     all_runs["runs"] = [s for s in all_runs["runs"] if s["run"] in chosen]
-    all_runs["results"] = f"static copy of {len(chosen)} run{'s' if len(chosen) != 1 else ''} from {api.index.root}"
+    all_runs["results"] = (
+        f"static copy of {len(chosen)} run{'s' if len(chosen) != 1 else ''} from {api.index.root}"
+    )
     w.data("runs", all_runs)
     for k, name in enumerate(chosen):
         say(f"{name}: records")
@@ -184,15 +189,19 @@ def write_bundle(results: Path, out: Path, runs: list[str] | None = None,
         if len(chosen) <= MAX_PAIR_RUNS:
             orders.extend(p for p in itertools.permutations(chosen, 2) if p != tuple(chosen))
         else:
-            notes.append(f"comparisons of pairs are written for at most {MAX_PAIR_RUNS} runs; this bundle holds the "
-                         "comparison of all its runs in the chosen order only")
+            notes.append(
+                f"comparisons of pairs are written for at most {MAX_PAIR_RUNS} runs; this bundle holds the "
+                "comparison of all its runs in the chosen order only"
+            )
     for n, order in enumerate(orders):
         both: dict[str, Any] = {}
         for g in ("verified", "official"):
             doc = api.api_compare({"runs": [",".join(order)], "gold": [g], "limit": ["1000"]})
             rows, off = list(doc["rows"]), 1000
             while len(rows) < doc["total"]:
-                more = api.api_compare({"runs": [",".join(order)], "gold": [g], "limit": ["1000"], "offset": [str(off)]})
+                more = api.api_compare(
+                    {"runs": [",".join(order)], "gold": [g], "limit": ["1000"], "offset": [str(off)]}
+                )
                 rows.extend(more["rows"])
                 off += 1000
             doc["rows"] = rows
@@ -215,7 +224,10 @@ def _run(api: ViewApi, f: Any, d: str, w: _Writer, index: dict[str, Any], notes:
         rows_doc.append(j)
     # the score of what a one-cell filter keeps (one domain, one difficulty): the live viewer's, with its interval
     kept: dict[str, Any] = {}
-    for key, values in (("domain", {r.domain for r in rows_all}), ("difficulty", {r.difficulty for r in rows_all if r.difficulty})):
+    for key, values in (
+        ("domain", {r.domain for r in rows_all}),
+        ("difficulty", {r.difficulty for r in rows_all if r.difficulty}),
+    ):
         for v in sorted(values):
             doc = api.api_rows(f, {key: [v], "limit": ["1"]})
             if doc["kept"] is not None:
@@ -275,7 +287,9 @@ def _calls(api: ViewApi, f: Any, d: str, i: int, w: _Writer) -> None:
     w.data(f"{d}/calls/{i}", {"doc": summary, "calls": calls, "messages": messages})
 
 
-def _artifact(api: ViewApi, f: Any, d: str, path: str, n: int, w: _Writer, notes: list[str]) -> dict[str, Any]:
+def _artifact(
+    api: ViewApi, f: Any, d: str, path: str, n: int, w: _Writer, notes: list[str]
+) -> dict[str, Any]:
     """An artifact copied into the bundle (see the module: never as a page that runs) with its preview."""
     try:
         real = arts.resolve(f, path)

@@ -111,13 +111,18 @@ class CallsIndex:
             except ValueError:
                 self.bad_lines += 1
                 return
-            if not isinstance(doc, dict) or not isinstance(doc.get("task_key"), str) or not isinstance(doc.get("call_index"), int):
+            if (
+                not isinstance(doc, dict)
+                or not isinstance(doc.get("task_key"), str)
+                or not isinstance(doc.get("call_index"), int)
+            ):
                 self.bad_lines += 1
                 return
             key, index = doc["task_key"], doc["call_index"]
         s = _STARTED.search(line[-120:])
         self.by_key.setdefault(key, []).append(
-            CallLine(index, start, len(line), s.group(1).decode() if s else None))
+            CallLine(index, start, len(line), s.group(1).decode() if s else None)
+        )
 
     def lines_of(self, key: str) -> list[CallLine]:
         with self._lock:
@@ -151,12 +156,17 @@ def record_key(manifest: dict[str, Any] | None, rec: dict[str, Any]) -> str | No
     return call_key(salt, setting, str(rec.get("domain", "")), str(rec.get("task_id", "")), sub)
 
 
-def record_calls(index: CallsIndex, manifest: dict[str, Any] | None, rec: dict[str, Any]) -> tuple[list[tuple[str, CallLine]], str | None]:
+def record_calls(
+    index: CallsIndex, manifest: dict[str, Any] | None, rec: dict[str, Any]
+) -> tuple[list[tuple[str, CallLine]], str | None]:
     """The calls a record's task made (``solve`` and ``judge``), in index order, the last line of each index
     within the record's time; and a note when none can be found."""
     key = record_key(manifest, rec)
     if key is None:
-        return [], "the manifest holds no call-key salt (a run recorded before calls were keyed): its calls cannot be found"
+        return (
+            [],
+            "the manifest holds no call-key salt (a run recorded before calls were keyed): its calls cannot be found",
+        )
     index.refresh()
     if not index.exists:
         return [], "this run has no calls.jsonl (its model calls were not recorded)"
@@ -166,7 +176,12 @@ def record_calls(index: CallsIndex, manifest: dict[str, Any] | None, rec: dict[s
         chosen: dict[int, CallLine] = {}
         for cl in index.lines_of(k):
             when = _when(cl.started_at)
-            if t0 is not None and t1 is not None and when is not None and not (t0 - SLACK <= when <= t1 + SLACK):
+            if (
+                t0 is not None
+                and t1 is not None
+                and when is not None
+                and not (t0 - SLACK <= when <= t1 + SLACK)
+            ):
                 continue  # another attempt's
             chosen[cl.index] = cl  # the last line of an index wins (as replay reads them)
         out.extend((kind, chosen[i]) for i in sorted(chosen))
@@ -187,10 +202,18 @@ def match_steps(steps: list[Any], replies: list[str | None]) -> list[dict[str, A
     was found (``text``: its code or thought is in the reply; ``position``: step n, call n - 1)."""
     out: list[dict[str, Any]] = []
     for n, s in enumerate(steps):
-        needles = [x for x in (_needle(s.get("code"), 120), _needle(s.get("thought"), 80)) if x] if isinstance(s, dict) else []
+        needles = (
+            [x for x in (_needle(s.get("code"), 120), _needle(s.get("thought"), 80)) if x]
+            if isinstance(s, dict)
+            else []
+        )
         found: dict[str, Any] = {"step": n + 1, "call": None, "matched": None}
         if needles:
-            order = [n, *[k for k in range(len(replies)) if k != n]] if n < len(replies) else list(range(len(replies)))
+            order = (
+                [n, *[k for k in range(len(replies)) if k != n]]
+                if n < len(replies)
+                else list(range(len(replies)))
+            )
             for k in order:
                 r = replies[k]
                 if isinstance(r, str) and any(x in r for x in needles):
@@ -208,13 +231,21 @@ def call_summary(kind: str, cl: CallLine, doc: dict[str, Any] | None) -> dict[st
     err = d.get("error") if isinstance(d.get("error"), dict) else None
     text = d.get("text")
     return {
-        "kind": kind, "index": cl.index, "started_at": cl.started_at, "latency_s": d.get("latency_s"),
-        "model": d.get("model_id"), "prompt_tokens": usage.get("prompt_tokens"),
-        "completion_tokens": usage.get("completion_tokens"), "cost_usd": d.get("cost_usd"),
-        "finish_reason": d.get("finish_reason"), "cached": d.get("cached"), "attempts": d.get("attempts"),
+        "kind": kind,
+        "index": cl.index,
+        "started_at": cl.started_at,
+        "latency_s": d.get("latency_s"),
+        "model": d.get("model_id"),
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "completion_tokens": usage.get("completion_tokens"),
+        "cost_usd": d.get("cost_usd"),
+        "finish_reason": d.get("finish_reason"),
+        "cached": d.get("cached"),
+        "attempts": d.get("attempts"),
         "error": f"{err.get('kind')}: {err.get('message')}" if err else None,
         "messages": len(d["messages"]) if isinstance(d.get("messages"), list) else None,
-        "reply_chars": len(text) if isinstance(text, str) else None, "readable": doc is not None,
+        "reply_chars": len(text) if isinstance(text, str) else None,
+        "readable": doc is not None,
     }
 
 
@@ -236,23 +267,48 @@ def calls_doc(index: CallsIndex, manifest: dict[str, Any] | None, rec: dict[str,
             s["step"] = m["step"] if m else None
             s["matched"] = m["matched"] if m else None
         calls.append(s)
-    return {"calls": calls, "note": note,
-            "steps": [{"step": m["step"], "call": solve[m["call"]][0].index if m["call"] is not None else None,
-                       "matched": m["matched"]} for m in matches]}
+    return {
+        "calls": calls,
+        "note": note,
+        "steps": [
+            {
+                "step": m["step"],
+                "call": solve[m["call"]][0].index if m["call"] is not None else None,
+                "matched": m["matched"],
+            }
+            for m in matches
+        ],
+    }
 
 
-def one_call(index: CallsIndex, manifest: dict[str, Any] | None, rec: dict[str, Any], kind: str, call_index: int) -> dict[str, Any] | None:
+def one_call(
+    index: CallsIndex, manifest: dict[str, Any] | None, rec: dict[str, Any], kind: str, call_index: int
+) -> dict[str, Any] | None:
     """One call of a record, whole but for long texts (cut as a record is: :func:`kramabench.view.cut.cut_record`)."""
     found, _note = record_calls(index, manifest, rec)
     for k, cl in found:
         if k == kind and cl.index == call_index:
             doc = index.read(cl)
             if doc is None:
-                return {"kind": kind, "index": call_index, "call": None, "cuts": {},
-                        "note": "this line of calls.jsonl does not read as JSON"}
+                return {
+                    "kind": kind,
+                    "index": call_index,
+                    "call": None,
+                    "cuts": {},
+                    "note": "this line of calls.jsonl does not read as JSON",
+                }
             cut, cuts = cut_record(doc)
             return {"kind": kind, "index": call_index, "call": cut, "cuts": cuts, "note": None}
     return None
 
 
-__all__ = ["CALLS", "CallLine", "CallsIndex", "calls_doc", "match_steps", "one_call", "record_calls", "record_key"]
+__all__ = [
+    "CALLS",
+    "CallLine",
+    "CallsIndex",
+    "calls_doc",
+    "match_steps",
+    "one_call",
+    "record_calls",
+    "record_key",
+]

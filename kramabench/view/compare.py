@@ -25,8 +25,12 @@ class CompareQuery(BaseModel):
     domain: list[str] = Field(default_factory=list)
     q: str = ""
     only: str = Field("all", pattern="^(all|differ|same)$")
-    gold: str | None = Field(None, pattern="^(official|verified)$", description="the gold the task cells show "
-                             "(default: verified, or official when every run is a --no-errata run)")
+    gold: str | None = Field(
+        None,
+        pattern="^(official|verified)$",
+        description="the gold the task cells show "
+        "(default: verified, or official when every run is a --no-errata run)",
+    )
     offset: int = Field(0, ge=0)
     limit: int = Field(100, ge=1, le=MAX_LIMIT)
 
@@ -61,7 +65,11 @@ class CompareQuery(BaseModel):
         except ValidationError as e:
             er = e.errors()[0]
             loc = ".".join(str(x) for x in er.get("loc", ())) or "query"
-            msg = "not an option of the comparison" if er.get("type") == "extra_forbidden" else er.get("msg", "")
+            msg = (
+                "not an option of the comparison"
+                if er.get("type") == "extra_forbidden"
+                else er.get("msg", "")
+            )
             raise QueryError(f"{loc}: {msg}") from None
 
 
@@ -69,8 +77,17 @@ def _cell(r: Row | None, gold: str) -> dict[str, Any]:
     if r is None:
         return {"present": False}
     v = r.value_under(gold)
-    return {"present": True, "i": r.i, "value": v, "outcome": outcome_of(r.status, v), "error_kind": r.error_kind,
-            "answer": r.answer, "official": r.official, "verified": r.verified, "gold_changed": r.gold_changed}
+    return {
+        "present": True,
+        "i": r.i,
+        "value": v,
+        "outcome": outcome_of(r.status, v),
+        "error_kind": r.error_kind,
+        "answer": r.answer,
+        "official": r.official,
+        "verified": r.verified,
+        "gold_changed": r.gold_changed,
+    }
 
 
 def _differs(cells: list[Row | None], gold: str) -> bool:
@@ -93,16 +110,30 @@ def compare(runs: list[RunFollower], query: CompareQuery) -> dict[str, Any]:
     setting = query.setting or (settings.most_common(1)[0][0] if settings else "end-to-end")
     for rows in snaps:
         per_run.append({(r.domain, r.task_id, r.subtask_id): r for r in rows if r.setting == setting})
-    keys = sorted({k for d in per_run for k in d}, key=lambda k: (natural_key(k[0]), natural_key(k[1]), natural_key(k[2] or "")))
+    keys = sorted(
+        {k for d in per_run for k in d},
+        key=lambda k: (natural_key(k[0]), natural_key(k[1]), natural_key(k[2] or "")),
+    )
     subtasks = setting == "subtasks"
 
     def items(d: dict[tuple[str, str, str | None], Row], g: str) -> list[ScoredItem]:
-        return [ScoredItem(domain=r.domain, task_id=r.task_id, subtask_id=r.subtask_id, answer_type=r.answer_type,
-                           value=r.value_under(g), unscored=r.value_under(g) is None) for r in d.values()
-                if (r.subtask_id is not None) == subtasks]
+        return [
+            ScoredItem(
+                domain=r.domain,
+                task_id=r.task_id,
+                subtask_id=r.subtask_id,
+                answer_type=r.answer_type,
+                value=r.value_under(g),
+                unscored=r.value_under(g) is None,
+            )
+            for r in d.values()
+            if (r.subtask_id is not None) == subtasks
+        ]
 
     summaries = [f.summary() for f in runs]
-    gold = query.gold or (OFFICIAL if summaries and all(s.get("run_gold") == OFFICIAL for s in summaries) else VERIFIED)
+    gold = query.gold or (
+        OFFICIAL if summaries and all(s.get("run_gold") == OFFICIAL for s in summaries) else VERIFIED
+    )
     # each run after the first against the first, under each gold (``pairs``: under the gold the cells show)
     pairs_by_gold: dict[str, list[dict[str, Any]]] = {}
     for g in GOLDS:
@@ -110,7 +141,9 @@ def compare(runs: list[RunFollower], query: CompareQuery) -> dict[str, Any]:
         pairs_by_gold[g] = []
         for k in range(1, len(runs)):
             pc = paired_comparison(items(per_run[k], g), base, subtasks=subtasks)
-            pairs_by_gold[g].append({"run": runs[k].name, "baseline": runs[0].name, "gold": g, **pc.model_dump()})
+            pairs_by_gold[g].append(
+                {"run": runs[k].name, "baseline": runs[0].name, "gold": g, **pc.model_dump()}
+            )
 
     rows_out: list[dict[str, Any]] = []
     n_differ = 0
@@ -127,11 +160,17 @@ def compare(runs: list[RunFollower], query: CompareQuery) -> dict[str, Any]:
             continue
         vals = [v for c in cells if c is not None and (v := c.value_under(gold)) is not None]
         first = next(c for c in cells if c is not None)
-        rows_out.append({
-            "domain": key[0], "task_id": key[1], "subtask_id": key[2], "answer_type": first.answer_type,
-            "differ": differ, "spread": (max(vals) - min(vals)) if len(vals) > 1 else 0.0,
-            "cells": [_cell(c, gold) for c in cells],
-        })
+        rows_out.append(
+            {
+                "domain": key[0],
+                "task_id": key[1],
+                "subtask_id": key[2],
+                "answer_type": first.answer_type,
+                "differ": differ,
+                "spread": (max(vals) - min(vals)) if len(vals) > 1 else 0.0,
+                "cells": [_cell(c, gold) for c in cells],
+            }
+        )
     # the tasks where the runs differ first, the widest spread first; then task order (kept by the stable sort)
     rows_out.sort(key=lambda r: (not r["differ"], -r["spread"]))
     return {
@@ -145,7 +184,7 @@ def compare(runs: list[RunFollower], query: CompareQuery) -> dict[str, Any]:
         "n_differ": n_differ,
         "total": len(rows_out),
         "offset": query.offset,
-        "rows": rows_out[query.offset: query.offset + query.limit],
+        "rows": rows_out[query.offset : query.offset + query.limit],
         "domains": sorted({k[0] for k in keys}, key=natural_key),
     }
 

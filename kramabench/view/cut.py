@@ -54,8 +54,14 @@ def value_at(doc: Any, ptr: str) -> Any:
     return here
 
 
-def cut_record(rec: Any, *, text_chars: int = TEXT_CHARS, list_items: int = LIST_ITEMS,
-               budget_chars: int = BUDGET_CHARS, small_chars: int = SMALL_CHARS) -> tuple[Any, dict[str, dict[str, int]]]:
+def cut_record(
+    rec: Any,
+    *,
+    text_chars: int = TEXT_CHARS,
+    list_items: int = LIST_ITEMS,
+    budget_chars: int = BUDGET_CHARS,
+    small_chars: int = SMALL_CHARS,
+) -> tuple[Any, dict[str, dict[str, int]]]:
     """``rec`` with long texts and lists cut (a new object; ``rec`` unchanged) and the cuts by path."""
     cuts: dict[str, dict[str, int]] = {}
     budget = [budget_chars]

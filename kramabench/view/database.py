@@ -42,7 +42,7 @@ DB_EXTS = {".duckdb", ".ddb", ".db", ".sqlite", ".sqlite3"}
 def engine_of(head: bytes) -> str | None:
     """``duckdb`` or ``sqlite`` from a file's first bytes, None for anything else."""
     for name, (at, magic) in (("duckdb", DUCKDB_MAGIC), ("sqlite", SQLITE_MAGIC)):
-        if head[at: at + len(magic)] == magic:
+        if head[at : at + len(magic)] == magic:
             return name
     return None
 
@@ -55,11 +55,21 @@ def preview_database(fd: int, size: int, n_rows: int = DB_ROWS) -> dict[str, Any
     with tempfile.TemporaryDirectory(prefix="kb-view-db-") as tmp:
         env["TMPDIR"] = tmp
         try:
-            p = subprocess.run([sys.executable, "-I", __file__, str(fd), str(n_rows)],
-                               pass_fds=(fd,), cwd=tmp, env=env, capture_output=True, timeout=TIMEOUT_S,
-                               stdin=subprocess.DEVNULL)
+            p = subprocess.run(
+                [sys.executable, "-I", __file__, str(fd), str(n_rows)],
+                pass_fds=(fd,),
+                cwd=tmp,
+                env=env,
+                capture_output=True,
+                timeout=TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+            )
         except subprocess.TimeoutExpired:
-            return {"kind": "error", "message": f"the database preview was stopped after {TIMEOUT_S:g} s", "bytes": size}
+            return {
+                "kind": "error",
+                "message": f"the database preview was stopped after {TIMEOUT_S:g} s",
+                "bytes": size,
+            }
     if p.returncode != 0 or not p.stdout:
         err = p.stderr.decode("utf-8", "replace").strip().splitlines()
         why = err[-1][:300] if err else f"the reader ended with code {p.returncode}"
@@ -67,12 +77,17 @@ def preview_database(fd: int, size: int, n_rows: int = DB_ROWS) -> dict[str, Any
     try:
         doc = json.loads(p.stdout[:MAX_OUTPUT])
     except ValueError:
-        return {"kind": "error", "message": "cannot preview the database: its reader's output was cut", "bytes": size}
+        return {
+            "kind": "error",
+            "message": "cannot preview the database: its reader's output was cut",
+            "bytes": size,
+        }
     doc["bytes"] = size
     return doc
 
 
 # -- the child ---------------------------------------------------------------------------------------------
+
 
 def _cell(v: Any) -> str | None:
     if v is None:
@@ -99,8 +114,14 @@ def _fd_path(fd: int) -> str:
 def _duckdb(path: str, n_rows: int) -> dict[str, Any]:
     import duckdb
 
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False,
-                                 "threads": 1, "memory_limit": MEMORY_LIMIT})
+    con = duckdb.connect(
+        config={
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "threads": 1,
+            "memory_limit": MEMORY_LIMIT,
+        }
+    )
     esc = path.replace("'", "''")
     con.execute(f"ATTACH '{esc}' AS db (READ_ONLY)")
     con.execute("SET enable_external_access = false")
@@ -112,10 +133,12 @@ def _duckdb(path: str, n_rows: int) -> dict[str, Any]:
     create_sql = {(schema, table): sql for schema, table, sql in tables}
     views = con.execute(
         "SELECT schema_name, view_name, sql FROM duckdb_views() WHERE database_name = 'db' AND NOT internal "
-        "ORDER BY schema_name, view_name").fetchall()
+        "ORDER BY schema_name, view_name"
+    ).fetchall()
     cols = con.execute(
         "SELECT table_schema, table_name, column_name, data_type, is_generated FROM information_schema.columns "
-        "WHERE table_catalog = 'db' ORDER BY table_schema, table_name, ordinal_position").fetchall()
+        "WHERE table_catalog = 'db' ORDER BY table_schema, table_name, ordinal_position"
+    ).fetchall()
     by_table: dict[tuple[str, str], list[tuple[str, str, bool]]] = {}
     for schema, table, col, typ, gen in cols:
         by_table.setdefault((schema, table), []).append((col, typ, gen not in (None, "NEVER")))
@@ -129,9 +152,14 @@ def _duckdb(path: str, n_rows: int) -> dict[str, Any]:
     for k, (schema, table, _) in enumerate(tables):
         columns = by_table.get((schema, table), [])
         shown = [(c, t) for c, t, g in columns if not g][:MAX_COLS]
-        entry: dict[str, Any] = {"schema": schema, "name": table, "columns": [c for c, _ in shown],
-                                 "types": [t for _, t in shown], "columns_cut": len(columns) > MAX_COLS,
-                                 "generated": [c for c, _, g in columns if g]}
+        entry: dict[str, Any] = {
+            "schema": schema,
+            "name": table,
+            "columns": [c for c, _ in shown],
+            "types": [t for _, t in shown],
+            "columns_cut": len(columns) > MAX_COLS,
+            "generated": [c for c, _, g in columns if g],
+        }
         ref = f"db.{_q(schema)}.{_q(table)}"
         entry["rows"] = con.execute(f"SELECT count(*) FROM {ref}").fetchone()[0]
         if k < MAX_TABLES and shown:
@@ -142,8 +170,14 @@ def _duckdb(path: str, n_rows: int) -> dict[str, Any]:
             entry["first_rows"] = None
         out_tables.append(entry)
     con.close()
-    return {"kind": "database", "engine": "duckdb", "tables": out_tables, "tables_previewed": min(len(tables), MAX_TABLES),
-            "views": [{"schema": s, "name": n, "sql": _cell(q)} for s, n, q in views], "rows_asked": n_rows}
+    return {
+        "kind": "database",
+        "engine": "duckdb",
+        "tables": out_tables,
+        "tables_previewed": min(len(tables), MAX_TABLES),
+        "views": [{"schema": s, "name": n, "sql": _cell(q)} for s, n, q in views],
+        "rows_asked": n_rows,
+    }
 
 
 def _generated_in_create(sql: str, n: int) -> list[bool]:
@@ -204,32 +238,58 @@ def _sqlite(path: str, n_rows: int) -> dict[str, Any]:
 
     con = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     con.execute("PRAGMA trusted_schema = OFF")
-    objs = con.execute("SELECT type, name, sql FROM sqlite_schema WHERE type IN ('table', 'view') "
-                       "AND name NOT LIKE 'sqlite_%' ORDER BY type, name").fetchall()
+    objs = con.execute(
+        "SELECT type, name, sql FROM sqlite_schema WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY type, name"
+    ).fetchall()
     out_tables, out_views = [], []
     for typ, name, sql in objs:
         if typ == "view":
             out_views.append({"schema": "main", "name": name, "sql": _cell(sql)})
             continue
         if isinstance(sql, str) and sql.lstrip().upper().startswith("CREATE VIRTUAL"):
-            out_tables.append({"schema": "main", "name": name, "columns": [], "types": [], "rows": None,
-                               "first_rows": None, "note": "a virtual table (its module's code): not read"})
+            out_tables.append(
+                {
+                    "schema": "main",
+                    "name": name,
+                    "columns": [],
+                    "types": [],
+                    "rows": None,
+                    "first_rows": None,
+                    "note": "a virtual table (its module's code): not read",
+                }
+            )
             continue
-        info = con.execute(f"PRAGMA table_xinfo({_q(name)})").fetchall()  # cid, name, type, notnull, default, pk, hidden
+        info = con.execute(
+            f"PRAGMA table_xinfo({_q(name)})"
+        ).fetchall()  # cid, name, type, notnull, default, pk, hidden
         shown = [(r[1], r[2]) for r in info if r[6] == 0][:MAX_COLS]
-        entry: dict[str, Any] = {"schema": "main", "name": name, "columns": [c for c, _ in shown],
-                                 "types": [t for _, t in shown], "columns_cut": len(info) > MAX_COLS,
-                                 "generated": [r[1] for r in info if r[6] in (2, 3)]}
+        entry: dict[str, Any] = {
+            "schema": "main",
+            "name": name,
+            "columns": [c for c, _ in shown],
+            "types": [t for _, t in shown],
+            "columns_cut": len(info) > MAX_COLS,
+            "generated": [r[1] for r in info if r[6] in (2, 3)],
+        }
         entry["rows"] = con.execute(f"SELECT count(*) FROM {_q(name)}").fetchone()[0]
         if len(out_tables) < MAX_TABLES and shown:
             sel = ", ".join(_q(c) for c, _ in shown)
-            entry["first_rows"] = [[_cell(v) for v in r] for r in con.execute(f"SELECT {sel} FROM {_q(name)} LIMIT {n_rows}")]
+            entry["first_rows"] = [
+                [_cell(v) for v in r] for r in con.execute(f"SELECT {sel} FROM {_q(name)} LIMIT {n_rows}")
+            ]
         else:
             entry["first_rows"] = None
         out_tables.append(entry)
     con.close()
-    return {"kind": "database", "engine": "sqlite", "tables": out_tables,
-            "tables_previewed": min(len(out_tables), MAX_TABLES), "views": out_views, "rows_asked": n_rows}
+    return {
+        "kind": "database",
+        "engine": "sqlite",
+        "tables": out_tables,
+        "tables_previewed": min(len(out_tables), MAX_TABLES),
+        "views": out_views,
+        "rows_asked": n_rows,
+    }
 
 
 def _child(fd: int, n_rows: int) -> dict[str, Any]:
@@ -267,7 +327,9 @@ def sniff(path: Path) -> str | None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))  # run as a file: its folder is on sys.path, holding no module it imports
+    raise SystemExit(
+        main(sys.argv[1:])
+    )  # run as a file: its folder is on sys.path, holding no module it imports
 
 
 __all__ = ["DB_EXTS", "DB_ROWS", "engine_of", "preview_database", "sniff"]

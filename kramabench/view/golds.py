@@ -28,9 +28,31 @@ GOLD_TITLES = {OFFICIAL: "official gold (paper-comparable)", VERIFIED: "verified
 #: the settings in the order a run's main setting is chosen (the report's order)
 SETTING_ORDER = ("end-to-end", "pipeline-design", "subtasks")
 #: the fields of a record that scoring against a gold and the floors need (the rest stays on disk)
-SCORING_FIELDS = ("run_id", "setting", "domain", "task_id", "subtask_id", "attempt", "status", "system", "model",
-                  "answer_type", "expected", "answer", "score", "unscored", "metric", "score_details",
-                  "subtask_answers", "subtask_scores", "subtask_details", "error", "gold", "other_gold", "gold_class")
+SCORING_FIELDS = (
+    "run_id",
+    "setting",
+    "domain",
+    "task_id",
+    "subtask_id",
+    "attempt",
+    "status",
+    "system",
+    "model",
+    "answer_type",
+    "expected",
+    "answer",
+    "score",
+    "unscored",
+    "metric",
+    "score_details",
+    "subtask_answers",
+    "subtask_scores",
+    "subtask_details",
+    "error",
+    "gold",
+    "other_gold",
+    "gold_class",
+)
 #: the report's row label of a run's total (part of the bootstrap's seed)
 TOTAL = "Total"
 
@@ -52,7 +74,11 @@ def old_errata_keys(manifest: dict[str, Any] | None) -> set[tuple[str, str | Non
     out: set[tuple[str, str | None]] = set()
     errata = (manifest or {}).get("errata_applied")
     for e in errata if isinstance(errata, list) else []:
-        if isinstance(e, dict) and e.get("field") in ("answer", "answer_type") and isinstance(e.get("task_id"), str):
+        if (
+            isinstance(e, dict)
+            and e.get("field") in ("answer", "answer_type")
+            and isinstance(e.get("task_id"), str)
+        ):
             sub = e.get("subtask_id")
             out.add((e["task_id"], sub if isinstance(sub, str) else None))
     return out
@@ -89,7 +115,9 @@ def _value(r: Record) -> float | None:
     return record_value(r.status, r.score, r.unscored)
 
 
-def official_of_old(rec: dict[str, Any], manifest: dict[str, Any] | None, model: Manifest | None) -> tuple[float | None, bool]:
+def official_of_old(
+    rec: dict[str, Any], manifest: dict[str, Any] | None, model: Manifest | None
+) -> tuple[float | None, bool]:
     """A verified record written before both golds were kept, whose gold an erratum changed: its value against
     the official gold, scored again as the report does (without a judge). (value, whether it could be)."""
     from kramabench.run.golds import records_under
@@ -116,7 +144,9 @@ def record_golds(rec: dict[str, Any], manifest: dict[str, Any] | None) -> dict[s
     if r is None:
         og = rec.get("other_gold") if isinstance(rec.get("other_gold"), dict) else None
         out["golds"][mine] = _gold_doc(rec, "recorded")
-        out["golds"][other] = _gold_doc(og, "recorded") if og and og.get("gold") == other else {**_gold_doc(rec, "same")}
+        out["golds"][other] = (
+            _gold_doc(og, "recorded") if og and og.get("gold") == other else {**_gold_doc(rec, "same")}
+        )
         out["note"] = "the record does not read as a kramabench record; its fields are shown as they are"
         return out
     model = manifest_model(manifest)
@@ -132,22 +162,38 @@ def record_golds(rec: dict[str, Any], manifest: dict[str, Any] | None) -> dict[s
         else:
             how = "same"
         out["golds"][g] = {
-            "expected": x.expected, "answer_type": x.answer_type, "score": x.score, "unscored": x.unscored,
-            "value": _value(x), "metric": x.metric, "score_details": x.score_details,
-            "subtask_scores": x.subtask_scores, "source": how, "notes": view.notes,
+            "expected": x.expected,
+            "answer_type": x.answer_type,
+            "score": x.score,
+            "unscored": x.unscored,
+            "value": _value(x),
+            "metric": x.metric,
+            "score_details": x.score_details,
+            "subtask_scores": x.subtask_scores,
+            "source": how,
+            "notes": view.notes,
         }
     return out
 
 
 def _gold_doc(d: dict[str, Any] | None, how: str) -> dict[str, Any]:
     d = d or {}
-    return {"expected": d.get("expected"), "answer_type": d.get("answer_type"), "score": d.get("score"),
-            "unscored": d.get("unscored") is True, "value": None, "metric": d.get("metric"),
-            "score_details": d.get("score_details"), "subtask_scores": d.get("subtask_scores"), "source": how,
-            "notes": []}
+    return {
+        "expected": d.get("expected"),
+        "answer_type": d.get("answer_type"),
+        "score": d.get("score"),
+        "unscored": d.get("unscored") is True,
+        "value": None,
+        "metric": d.get("metric"),
+        "score_details": d.get("score_details"),
+        "subtask_scores": d.get("subtask_scores"),
+        "source": how,
+        "notes": [],
+    }
 
 
 # -- a run's numbers -------------------------------------------------------------------------------------
+
 
 def main_setting(rows: list[Row]) -> str:
     """The setting a run's score is of, as the report chooses it: the first of :data:`SETTING_ORDER` the run
@@ -181,8 +227,14 @@ def interval(values: dict[tuple[str, str], float | None], *cell: str) -> dict[st
     from kramabench.scorers.stats import mean_ci
 
     ci = mean_ci(values)
-    return {"score": ci.mean, "ci_low": ci.lo, "ci_high": ci.hi, "n_scored": ci.n, "n_unscored": ci.n_unscored,
-            "tasks": len(values)}
+    return {
+        "score": ci.mean,
+        "ci_low": ci.lo,
+        "ci_high": ci.hi,
+        "n_scored": ci.n,
+        "n_unscored": ci.n_unscored,
+        "tasks": len(values),
+    }
 
 
 def gold_scores(rows: list[Row]) -> dict[str, Any]:
@@ -220,8 +272,11 @@ def breakdown(rows: list[Row]) -> dict[str, Any]:
     total = cells(lambda k: True, TOTAL)
     by_domain = [{"label": d, **cells(lambda k, d=d: k[0] == d, d)} for d in domains]
     by_level = [{"label": lv, **cells(lambda k, lv=lv: level_of[k] == lv, "difficulty", lv)} for lv in levels]
-    return {"setting": setting, "domains": [*by_domain, {"label": TOTAL, **total}],
-            "difficulties": [*by_level, {"label": TOTAL, **total}] if set(levels) - {"unknown"} else []}
+    return {
+        "setting": setting,
+        "domains": [*by_domain, {"label": TOTAL, **total}],
+        "difficulties": [*by_level, {"label": TOTAL, **total}] if set(levels) - {"unknown"} else [],
+    }
 
 
 def kept_scores(rows: list[Row], setting: str) -> dict[str, Any]:
@@ -268,13 +323,20 @@ def floors_panel(f: Any) -> dict[str, Any]:
         # the floors of kramabench.run.floors.floor_rows (the report's), over the attempts that count; each gold
         # value replaced by one object per distinct value, so that the run's cache of the constants' scores
         # (keyed by the value's identity) holds across versions: a growing run scores only its new golds
-        entries = (FloorEntry(r.domain, r.task_id, _value(r), r.metric, _canonical(canon, r.expected), r.answer_type)
-                   for r in views[g].records)
+        entries = (
+            FloorEntry(r.domain, r.task_id, _value(r), r.metric, _canonical(canon, r.expected), r.answer_type)
+            for r in views[g].records
+        )
         _rows, total = floor_rows_of(entries, cache=cache)
         golds[g] = {
-            "n": total.n, "system": total.system, "system_bounded": total.system_bounded,
-            "floors": dict(total.floors), "floors_bounded": dict(total.floors_bounded),
-            "n_numeric": total.n_numeric, "numeric_paper": total.numeric_paper, "numeric_band": total.numeric_band,
+            "n": total.n,
+            "system": total.system,
+            "system_bounded": total.system_bounded,
+            "floors": dict(total.floors),
+            "floors_bounded": dict(total.floors_bounded),
+            "n_numeric": total.n_numeric,
+            "numeric_paper": total.numeric_paper,
+            "numeric_band": total.numeric_band,
             "numeric_rae": {f"{k:g}": v for k, v in total.numeric_rae.items()},
             "numeric_zero_paper": total.numeric_zero_paper,
         }
@@ -320,6 +382,19 @@ def _canonical(canon: dict[Any, Any], v: Any) -> Any:
     return canon.setdefault(key, v)
 
 
-__all__ = ["GOLD_TITLES", "SETTING_ORDER", "breakdown", "floors_panel", "gold_scores", "interval", "kept_scores",
-           "main_setting", "manifest_gold", "official_of_old", "old_errata_keys", "record_golds", "record_model",
-           "task_values"]
+__all__ = [
+    "GOLD_TITLES",
+    "SETTING_ORDER",
+    "breakdown",
+    "floors_panel",
+    "gold_scores",
+    "interval",
+    "kept_scores",
+    "main_setting",
+    "manifest_gold",
+    "official_of_old",
+    "old_errata_keys",
+    "record_golds",
+    "record_model",
+    "task_values",
+]

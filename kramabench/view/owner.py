@@ -40,7 +40,9 @@ def _hostname() -> str:
 def run_owner(run_dir: Path) -> Owner:
     """The owner of a run folder's lock, as its lock file names it (read without following a link)."""
     try:
-        fd = os.open(run_dir / LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(
+            run_dir / LOCK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        )
     except OSError:
         return Owner("unknown")
     try:

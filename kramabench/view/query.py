@@ -80,7 +80,18 @@ MULTI_FACETS: dict[str, Callable[[Row], tuple[str, ...]]] = {
     "benchmark": lambda r: r.benchmark,
 }
 #: the facets whose values come in the URL comma-separated
-LIST_KEYS = ("domain", "difficulty", "outcome", "error", "type", "setting", "gold_class", "agent", "step", "benchmark")
+LIST_KEYS = (
+    "domain",
+    "difficulty",
+    "outcome",
+    "error",
+    "type",
+    "setting",
+    "gold_class",
+    "agent",
+    "step",
+    "benchmark",
+)
 
 
 def search_terms(text: str) -> list[str]:
@@ -110,18 +121,32 @@ class RowQuery(BaseModel):
     domain: list[str] = Field(default_factory=list)
     difficulty: list[str] = Field(default_factory=list)
     outcome: list[str] = Field(default_factory=list)
-    error: list[str] = Field(default_factory=list, description="error kinds; 'none' for rows without an error")
+    error: list[str] = Field(
+        default_factory=list, description="error kinds; 'none' for rows without an error"
+    )
     type: list[str] = Field(default_factory=list, description="answer types")
     setting: list[str] = Field(default_factory=list)
-    gold_class: list[str] = Field(default_factory=list, description="reviewed classes of the tasks (reproduces, "
-                                  "gold-defect, ...); 'none' for tasks without one")
-    agent: list[str] = Field(default_factory=list, description="how an agent ended (final_answer, max_steps, budget, "
-                             "format_errors, ...); 'none' for records without steps")
-    step: list[str] = Field(default_factory=list, description="outcomes that happened in a step (timeout, error, "
-                            "format_error, ...): a record with any of them; 'none' for records with none")
-    benchmark: list[str] = Field(default_factory=list, description="why the benchmark cannot support a task "
-                                 "(data_source_missing, not_reproducible, ...: its records' benchmark_notes): a record "
-                                 "with any of them; 'none' for the tasks the benchmark supports")
+    gold_class: list[str] = Field(
+        default_factory=list,
+        description="reviewed classes of the tasks (reproduces, "
+        "gold-defect, ...); 'none' for tasks without one",
+    )
+    agent: list[str] = Field(
+        default_factory=list,
+        description="how an agent ended (final_answer, max_steps, budget, "
+        "format_errors, ...); 'none' for records without steps",
+    )
+    step: list[str] = Field(
+        default_factory=list,
+        description="outcomes that happened in a step (timeout, error, "
+        "format_error, ...): a record with any of them; 'none' for records with none",
+    )
+    benchmark: list[str] = Field(
+        default_factory=list,
+        description="why the benchmark cannot support a task "
+        "(data_source_missing, not_reproducible, ...: its records' benchmark_notes): a record "
+        "with any of them; 'none' for the tasks the benchmark supports",
+    )
     min: float | None = Field(None, ge=0, le=100, description="lowest score, percent")
     max: float | None = Field(None, ge=0, le=100, description="highest score, percent")
     attempts: str = Field("latest", pattern="^(latest|all)$")
@@ -156,7 +181,9 @@ class RowQuery(BaseModel):
         except ValidationError as e:
             er = e.errors()[0]
             loc = ".".join(str(x) for x in er.get("loc", ())) or "query"
-            msg = "not a filter of the task table" if er.get("type") == "extra_forbidden" else er.get("msg", "")
+            msg = (
+                "not a filter of the task table" if er.get("type") == "extra_forbidden" else er.get("msg", "")
+            )
             raise QueryError(f"{loc}: {msg}") from None
 
     @classmethod
@@ -175,8 +202,9 @@ def _clean_message(msg: str) -> str:
     return msg.removeprefix("Value error, ")
 
 
-def lenient(model: Any, params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str],
-            unknown: str) -> tuple[Any, list[dict[str, str]]]:
+def lenient(
+    model: Any, params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str], unknown: str
+) -> tuple[Any, list[dict[str, str]]]:
     """``model`` validated from ``params`` leaving out what it refuses: a bad item of a comma-separated list
     alone (``outcome=error,bogus`` keeps ``error``), any other key whole; with what was left out and why."""
     data: dict[str, Any] = {k: (vs if k in list_keys else vs[-1]) for k, vs in params.items()}
@@ -198,7 +226,9 @@ def lenient(model: Any, params: dict[str, list[str]], list_keys: tuple[str, ...]
                 ignored.extend({"key": key, "value": x, "why": why} for x in bad)
             else:
                 del data[key]
-                ignored.append({"key": key, "value": ",".join(_csv(raw)) if key in list_keys else str(raw), "why": why})
+                ignored.append(
+                    {"key": key, "value": ",".join(_csv(raw)) if key in list_keys else str(raw), "why": why}
+                )
     raise QueryError("query: too many bad keys")
 
 
@@ -254,13 +284,15 @@ def run_query(rows: list[Row], query: RowQuery) -> tuple[int, list[Row], dict[st
     would give with every other filter kept (0 when none would). ``rows`` come in task order
     (:meth:`RunFollower.snapshot`)."""
     hits, facets = query_hits(rows, query)
-    return len(hits), hits[query.offset: query.offset + query.limit], facets
+    return len(hits), hits[query.offset : query.offset + query.limit], facets
 
 
 def query_hits(rows: list[Row], query: RowQuery) -> tuple[list[Row], dict[str, dict[str, int]]]:
     """Every row the query keeps, in its sort, and the facet counts (see :func:`run_query`)."""
     tests = _tests(query)
-    near: dict[str, list[Row]] = {name: [] for name in (*FACETS, *MULTI_FACETS)}  # rows failing this facet only
+    near: dict[str, list[Row]] = {
+        name: [] for name in (*FACETS, *MULTI_FACETS)
+    }  # rows failing this facet only
     if not tests:
         hits = list(rows)
     else:
@@ -276,7 +308,9 @@ def query_hits(rows: list[Row], query: RowQuery) -> tuple[list[Row], dict[str, d
         universe = {_facet_value(name, r) for r in rows}
         c = Counter(_facet_value(name, r) for r in hits)
         c.update(_facet_value(name, r) for r in near[name])
-        keys = [k for k in OUTCOMES if k in universe] if name == "outcome" else sorted(universe, key=natural_key)
+        keys = (
+            [k for k in OUTCOMES if k in universe] if name == "outcome" else sorted(universe, key=natural_key)
+        )
         facets[name] = {k: c.get(k, 0) for k in keys}
     for name in MULTI_FACETS:
         universe = {v for r in rows for v in _multi_values(name, r)}
@@ -305,10 +339,27 @@ def neighbours(rows: list[Row], query: RowQuery, i: int) -> dict[str, Any]:
         r = hits[k]
         return {"i": r.i, "task_id": r.task_id, "subtask_id": r.subtask_id, "position": k + 1}
 
-    return {"total": len(hits), "position": None if at is None else at + 1,
-            "prev": None if at is None else brief(at - 1), "next": None if at is None else brief(at + 1),
-            "first": brief(0) if at is None else None}
+    return {
+        "total": len(hits),
+        "position": None if at is None else at + 1,
+        "prev": None if at is None else brief(at - 1),
+        "next": None if at is None else brief(at + 1),
+        "first": brief(0) if at is None else None,
+    }
 
 
-__all__ = ["FACETS", "MAX_LIMIT", "MULTI_FACETS", "QueryError", "RowQuery", "SORTS", "filtered", "lenient", "neighbours",
-           "query_hits", "run_query", "search_terms", "sort_rows"]
+__all__ = [
+    "FACETS",
+    "MAX_LIMIT",
+    "MULTI_FACETS",
+    "QueryError",
+    "RowQuery",
+    "SORTS",
+    "filtered",
+    "lenient",
+    "neighbours",
+    "query_hits",
+    "run_query",
+    "search_terms",
+    "sort_rows",
+]

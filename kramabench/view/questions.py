@@ -38,7 +38,10 @@ class DomainQuestions:
         key = subtask_id or task_id
         if key not in self.queries:
             what = f"subtask id {subtask_id!r}" if subtask_id else f"task id {task_id!r}"
-            return "", f"{what} is not in the workload file {self.path} (a task of another version of the workload?)"
+            return (
+                "",
+                f"{what} is not in the workload file {self.path} (a task of another version of the workload?)",
+            )
         q = self.queries[key]
         return (q, None) if q else ("", f"the workload file {self.path} has no question for this task")
 
@@ -77,8 +80,10 @@ def _read(root: str, domain: str) -> DomainQuestions:
     path = workload_file(Path(root), domain)
     if not path.is_file():
         if Path(root).is_dir():
-            return DomainQuestions(note=f"the workload at {root} has no {path.relative_to(root)} (a suite of another "
-                                        "format, or moved): questions not shown")
+            return DomainQuestions(
+                note=f"the workload at {root} has no {path.relative_to(root)} (a suite of another "
+                "format, or moved): questions not shown"
+            )
         return DomainQuestions(note=f"{path}: not on this machine; questions not shown")
     try:
         raw, _ = read_raw(path)

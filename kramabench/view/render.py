@@ -125,9 +125,24 @@ def _md() -> Any:
 
 #: markdown-it node type -> the tag the page makes (the only tags a Markdown tree may hold)
 _TAGS = {
-    "paragraph": "p", "heading": None, "em": "em", "strong": "strong", "s": "s", "code_inline": "code",
-    "bullet_list": "ul", "ordered_list": "ol", "list_item": "li", "blockquote": "blockquote", "hr": "hr",
-    "hardbreak": "br", "table": "table", "thead": "thead", "tbody": "tbody", "tr": "tr", "th": "th", "td": "td",
+    "paragraph": "p",
+    "heading": None,
+    "em": "em",
+    "strong": "strong",
+    "s": "s",
+    "code_inline": "code",
+    "bullet_list": "ul",
+    "ordered_list": "ol",
+    "list_item": "li",
+    "blockquote": "blockquote",
+    "hr": "hr",
+    "hardbreak": "br",
+    "table": "table",
+    "thead": "thead",
+    "tbody": "tbody",
+    "tr": "tr",
+    "th": "th",
+    "td": "td",
 }
 _HEADINGS = {"h1": "h3", "h2": "h4", "h3": "h5", "h4": "h6", "h5": "h6", "h6": "h6"}
 #: nodes deeper than this are flattened to their text
@@ -160,7 +175,9 @@ def _node(node: Any, depth: int) -> list[Any]:
     if t in ("fence", "code_block"):
         lang = (node.info or "").strip().split(" ")[0] if t == "fence" else ""
         runs = highlight(node.content, lang) if lang else None
-        code: dict[str, Any] = {"t": "code", "c": [node.content]} if runs is None else {"t": "code", "hl": runs}
+        code: dict[str, Any] = (
+            {"t": "code", "c": [node.content]} if runs is None else {"t": "code", "hl": runs}
+        )
         return [{"t": "pre", "a": {"lang": lang} if lang else {}, "c": [code]}]
     if t == "link":
         href = str(node.attrs.get("href", ""))
@@ -226,10 +243,22 @@ __all__ = ["MAX_RENDER_CHARS", "highlight", "markdown", "style_css"]
 #: how each text field of a record is shown: (where, field) -> "python" (code), "output" (what a program
 #: printed), "markdown" (a model's prose); "steps" and "transcript" are lists of entries
 STEP_FIELDS = {"thought": "markdown", "code": "python", "observation": "output", "error": "output"}
-TRANSCRIPT_FIELDS = {"code": "python", "reply": "markdown", "response": "markdown", "thought": "markdown",
-                     "content": "markdown", "text": "markdown", "stdout_tail": "output", "stderr_tail": "output",
-                     "stdout": "output", "stderr": "output", "observation": "output", "output": "output",
-                     "error": "output", "traceback": "output"}
+TRANSCRIPT_FIELDS = {
+    "code": "python",
+    "reply": "markdown",
+    "response": "markdown",
+    "thought": "markdown",
+    "content": "markdown",
+    "text": "markdown",
+    "stdout_tail": "output",
+    "stderr_tail": "output",
+    "stdout": "output",
+    "stderr": "output",
+    "observation": "output",
+    "output": "output",
+    "error": "output",
+    "traceback": "output",
+}
 #: characters of a record's texts rendered at most (the rest shown plain)
 RENDER_BUDGET = 3_000_000
 

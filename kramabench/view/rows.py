@@ -151,19 +151,45 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "i": self.i, "line": self.line, "domain": self.domain, "task_id": self.task_id,
-            "subtask_id": self.subtask_id, "setting": self.setting, "attempt": self.attempt,
-            "status": self.status, "difficulty": self.difficulty, "answer_type": self.answer_type,
-            "metric": self.metric, "score": self.score, "value": self.value, "outcome": self.outcome,
-            "error_kind": self.error_kind, "wall_s": self.wall_s, "cost_usd": self.cost_usd,
-            "unpriced_calls": self.unpriced, "cost_text": self.cost_text,
-            "benchmark": list(self.benchmark), "benchmark_why": self.benchmark_why,
-            "tokens": self.tokens, "steps": self.steps, "artifacts": self.n_artifacts, "answer": self.answer,
-            "expected": self.expected, "finished_at": self.finished_at, "latest": self.latest,
-            "notes": self.notes, "gold": self.gold, "official": self.official, "verified": self.verified,
-            "gold_changed": self.gold_changed, "gold_class": self.gold_class, "agent_steps": self.agent_steps,
-            "format_errors": self.format_errors, "step_timeouts": self.step_timeouts,
-            "step_outcomes": list(self.step_outcomes), "agent_end": self.agent_end,
+            "i": self.i,
+            "line": self.line,
+            "domain": self.domain,
+            "task_id": self.task_id,
+            "subtask_id": self.subtask_id,
+            "setting": self.setting,
+            "attempt": self.attempt,
+            "status": self.status,
+            "difficulty": self.difficulty,
+            "answer_type": self.answer_type,
+            "metric": self.metric,
+            "score": self.score,
+            "value": self.value,
+            "outcome": self.outcome,
+            "error_kind": self.error_kind,
+            "wall_s": self.wall_s,
+            "cost_usd": self.cost_usd,
+            "unpriced_calls": self.unpriced,
+            "cost_text": self.cost_text,
+            "benchmark": list(self.benchmark),
+            "benchmark_why": self.benchmark_why,
+            "tokens": self.tokens,
+            "steps": self.steps,
+            "artifacts": self.n_artifacts,
+            "answer": self.answer,
+            "expected": self.expected,
+            "finished_at": self.finished_at,
+            "latest": self.latest,
+            "notes": self.notes,
+            "gold": self.gold,
+            "official": self.official,
+            "verified": self.verified,
+            "gold_changed": self.gold_changed,
+            "gold_class": self.gold_class,
+            "agent_steps": self.agent_steps,
+            "format_errors": self.format_errors,
+            "step_timeouts": self.step_timeouts,
+            "step_outcomes": list(self.step_outcomes),
+            "agent_end": self.agent_end,
         }
 
     def value_under(self, gold: str) -> float | None:
@@ -202,14 +228,24 @@ def agent_facts(steps: Any, error_kind: str | None) -> tuple[int, int, int, tupl
     ``model_error``, ...) or, without one, its last step's outcome (``final_answer``)."""
     if not isinstance(steps, list) or not steps:
         return 0, 0, 0, (), None
-    outcomes = [s.get("outcome") if isinstance(s, dict) and isinstance(s.get("outcome"), str) else None for s in steps]
+    outcomes = [
+        s.get("outcome") if isinstance(s, dict) and isinstance(s.get("outcome"), str) else None for s in steps
+    ]
     unusual = tuple(sorted({o for o in outcomes if o is not None and o not in QUIET_STEP_OUTCOMES}))
     end = error_kind or outcomes[-1]  # steps without an outcome (another system's format): not said
     return len(steps), outcomes.count("format_error"), outcomes.count("timeout"), unusual, end
 
 
-def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int, question: str = "",
-             run_gold: str = VERIFIED) -> Row:
+def make_row(
+    rec: dict[str, Any],
+    *,
+    i: int,
+    line: int,
+    offset: int,
+    length: int,
+    question: str = "",
+    run_gold: str = VERIFIED,
+) -> Row:
     """A row from a record object; a field of the wrong type becomes None and a note, never an exception.
     ``run_gold``: the gold of the run's records that do not name theirs (written before both golds were
     kept: the manifest tells)."""
@@ -239,17 +275,31 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
         error_kind = "error"
     usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else {}
     pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    tokens = (pt if isinstance(pt, int) else 0) + (ct if isinstance(ct, int) else 0) if (
-        isinstance(pt, int) or isinstance(ct, int)) else None
+    tokens = (
+        (pt if isinstance(pt, int) else 0) + (ct if isinstance(ct, int) else 0)
+        if (isinstance(pt, int) or isinstance(ct, int))
+        else None
+    )
     steps_v = rec.get("steps")
-    steps = len(steps_v) if isinstance(steps_v, list) and steps_v else (
-        rec["iterations"] if isinstance(rec.get("iterations"), int) and rec["iterations"] else None)
+    steps = (
+        len(steps_v)
+        if isinstance(steps_v, list) and steps_v
+        else (rec["iterations"] if isinstance(rec.get("iterations"), int) and rec["iterations"] else None)
+    )
     arts = rec.get("artifacts")
-    art_paths = [a["path"] for a in arts if isinstance(a, dict) and isinstance(a.get("path"), str)] if isinstance(arts, list) else []
+    art_paths = (
+        [a["path"] for a in arts if isinstance(a, dict) and isinstance(a.get("path"), str)]
+        if isinstance(arts, list)
+        else []
+    )
     attempt_v = rec.get("attempt")
     attempt = attempt_v if isinstance(attempt_v, int) and not isinstance(attempt_v, bool) else 0
     finished = rec.get("finished_at")
-    domain, task_id, subtask_id = text_field("domain") or "", text_field("task_id") or "", text_field("subtask_id")
+    domain, task_id, subtask_id = (
+        text_field("domain") or "",
+        text_field("task_id") or "",
+        text_field("subtask_id"),
+    )
     gold = rec.get("gold") if rec.get("gold") in GOLDS else run_gold
     other = other_gold_of(gold)
     golds = {gold: value, other: value}
@@ -266,7 +316,10 @@ def make_row(rec: dict[str, Any], *, i: int, line: int, offset: int, length: int
     n_steps, n_format, n_timeouts, step_outcomes, agent_end = agent_facts(steps_v, error_kind)
     codes, why = _benchmark(rec.get("benchmark_notes"), notes)
     return Row(
-        i=i, line=line, offset=offset, length=length,
+        i=i,
+        line=line,
+        offset=offset,
+        length=length,
         domain=domain,
         task_id=task_id,
         subtask_id=subtask_id,
@@ -315,7 +368,9 @@ def _benchmark(raw: Any, notes: list[str]) -> tuple[tuple[str, ...], str]:
     if not isinstance(raw, list):
         notes.append(f"field 'benchmark_notes' is a {type(raw).__name__}, not a list")
         return (), ""
-    pairs = [(str(n.get("code")), str(n.get("message", ""))) for n in raw if isinstance(n, dict) and n.get("code")]
+    pairs = [
+        (str(n.get("code")), str(n.get("message", ""))) for n in raw if isinstance(n, dict) and n.get("code")
+    ]
     seen = dict.fromkeys(pairs)
     return tuple(dict.fromkeys(c for c, _m in seen)), "; ".join(f"{c}: {m}" for c, m in seen)
 
@@ -332,4 +387,19 @@ def _unpriced(usage: dict[str, Any]) -> int:
     return n
 
 
-__all__ = ["GOLDS", "OFFICIAL", "OUTCOMES", "VERIFIED", "Row", "agent_facts", "make_row", "other_gold_of", "natural_key", "outcome_of", "preview", "record_value", "search_text", "task_order"]
+__all__ = [
+    "GOLDS",
+    "OFFICIAL",
+    "OUTCOMES",
+    "VERIFIED",
+    "Row",
+    "agent_facts",
+    "make_row",
+    "other_gold_of",
+    "natural_key",
+    "outcome_of",
+    "preview",
+    "record_value",
+    "search_text",
+    "task_order",
+]

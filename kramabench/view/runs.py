@@ -46,7 +46,9 @@ class NotRegular(OSError):
 
 def open_regular(path: Path) -> int:
     """A read-only descriptor of a regular file, never through a symbolic link (ELOOP otherwise)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    fd = os.open(
+        path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    )
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
@@ -135,15 +137,29 @@ class RunFollower:
     def refresh(self) -> bool:
         """Read what changed since the last call; True when anything did."""
         with self._lock:
-            before = (self.version, len(self.rows), self.tail_bytes, self.manifest_problem, self.records_problem,
-                      len(self.bad_lines), self.torn_file_bytes)
+            before = (
+                self.version,
+                len(self.rows),
+                self.tail_bytes,
+                self.manifest_problem,
+                self.records_problem,
+                len(self.bad_lines),
+                self.torn_file_bytes,
+            )
             changed_manifest = self._refresh_manifest()
             self._refresh_records()
             self._refresh_torn()
             gone_before = self.owner.state
             self.owner = run_owner(self.dir) if self.manifest_status == "running" else Owner("unknown")
-            after = (self.version, len(self.rows), self.tail_bytes, self.manifest_problem, self.records_problem,
-                     len(self.bad_lines), self.torn_file_bytes)
+            after = (
+                self.version,
+                len(self.rows),
+                self.tail_bytes,
+                self.manifest_problem,
+                self.records_problem,
+                len(self.bad_lines),
+                self.torn_file_bytes,
+            )
             if (gone_before == "gone") != (self.owner.state == "gone"):
                 changed_manifest = True
             if changed_manifest or before != after:
@@ -174,7 +190,10 @@ class RunFollower:
             if sig == self._manifest_sig:
                 return False
             if st.st_size > MAX_MANIFEST_BYTES:
-                self.manifest, self.manifest_problem = None, f"{st.st_size} bytes: too large for a manifest; not read"
+                self.manifest, self.manifest_problem = (
+                    None,
+                    f"{st.st_size} bytes: too large for a manifest; not read",
+                )
             else:
                 with os.fdopen(os.dup(fd), "rb") as f:
                     data = f.read(MAX_MANIFEST_BYTES + 1)
@@ -226,7 +245,9 @@ class RunFollower:
             self.tail_bytes = len(data)
             if len(data) > MAX_LINE_BYTES:  # no newline for too long: skip what there is
                 self.lineno += 1
-                self.bad_lines.append(Problem(RECORDS, f"a line longer than {MAX_LINE_BYTES} bytes; skipped", self.lineno))
+                self.bad_lines.append(
+                    Problem(RECORDS, f"a line longer than {MAX_LINE_BYTES} bytes; skipped", self.lineno)
+                )
                 self.offset += len(data)
                 self.tail_bytes = 0
             return
@@ -248,7 +269,11 @@ class RunFollower:
             if not raw.strip():
                 continue
             if len(raw) > MAX_LINE_BYTES:
-                self.bad_lines.append(Problem(RECORDS, f"a line of {len(raw)} bytes (over {MAX_LINE_BYTES}); skipped", self.lineno))
+                self.bad_lines.append(
+                    Problem(
+                        RECORDS, f"a line of {len(raw)} bytes (over {MAX_LINE_BYTES}); skipped", self.lineno
+                    )
+                )
                 continue
             try:
                 rec = json.loads(raw)
@@ -256,22 +281,37 @@ class RunFollower:
                 self.bad_lines.append(Problem(RECORDS, "not UTF-8 text; skipped", self.lineno))
                 continue
             except json.JSONDecodeError as e:
-                self.bad_lines.append(Problem(RECORDS, f"not JSON ({e.msg} at column {e.colno}); skipped", self.lineno))
+                self.bad_lines.append(
+                    Problem(RECORDS, f"not JSON ({e.msg} at column {e.colno}); skipped", self.lineno)
+                )
                 continue
             except RecursionError:
                 self.bad_lines.append(Problem(RECORDS, "nested too deeply; skipped", self.lineno))
                 continue
             if not isinstance(rec, dict):
-                self.bad_lines.append(Problem(RECORDS, f"a JSON {type(rec).__name__}, not a record object; skipped", self.lineno))
+                self.bad_lines.append(
+                    Problem(
+                        RECORDS, f"a JSON {type(rec).__name__}, not a record object; skipped", self.lineno
+                    )
+                )
                 continue
             if not isinstance(rec.get("task_id"), str):
-                self.bad_lines.append(Problem(RECORDS, "a JSON object without a task_id; skipped", self.lineno))
+                self.bad_lines.append(
+                    Problem(RECORDS, "a JSON object without a task_id; skipped", self.lineno)
+                )
                 continue
             domain = rec.get("domain") if isinstance(rec.get("domain"), str) else ""
             sub = rec.get("subtask_id") if isinstance(rec.get("subtask_id"), str) else None
             question = self.questions.of(root, domain, rec["task_id"], sub) if domain else ""
-            row = make_row(rec, i=len(self.rows), line=self.lineno, offset=start, length=len(raw), question=question,
-                           run_gold=run_gold)
+            row = make_row(
+                rec,
+                i=len(self.rows),
+                line=self.lineno,
+                offset=start,
+                length=len(raw),
+                question=question,
+                run_gold=run_gold,
+            )
             if old_fix and "gold" not in rec and (row.task_id, row.subtask_id) in old_fix:
                 if not model_box:
                     model_box.append(manifest_model(self.manifest))
@@ -279,8 +319,10 @@ class RunFollower:
                 if ok:
                     row.official, row.gold_changed = value, True
                 else:
-                    row.notes.append("an erratum changed this item's gold, but the record does not read as a "
-                                     "kramabench record: its official score is not known (the verified one is shown)")
+                    row.notes.append(
+                        "an erratum changed this item's gold, but the record does not read as a "
+                        "kramabench record: its official score is not known (the verified one is shown)"
+                    )
             self.rows.append(row)
             prev = self.latest.get(row.unit)
             row.unit_first = row.i if prev is None else self.rows[prev].unit_first
@@ -315,8 +357,10 @@ class RunFollower:
 
     def stop_reason(self) -> str | None:
         if self.manifest_status == "running" and self.owner.state == "gone":
-            return (f"its process (pid {self.owner.pid}) is gone without finishing the run (killed or crashed); "
-                    "the tasks it was running are not recorded")
+            return (
+                f"its process (pid {self.owner.pid}) is gone without finishing the run (killed or crashed); "
+                "the tasks it was running are not recorded"
+            )
         return _s((self.manifest or {}).get("stop_reason"))
 
     def problems(self) -> list[Problem]:
@@ -332,14 +376,32 @@ class RunFollower:
                 out.append(Problem(RECORDS, f"{len(self.bad_lines) - 200} more bad lines not listed"))
             if self.tail_bytes:
                 if self.status == "running":
-                    out.append(Problem(RECORDS, f"a record is being written ({self.tail_bytes} bytes so far)",
-                                       self.lineno + 1, level="info"))
+                    out.append(
+                        Problem(
+                            RECORDS,
+                            f"a record is being written ({self.tail_bytes} bytes so far)",
+                            self.lineno + 1,
+                            level="info",
+                        )
+                    )
                 else:
-                    out.append(Problem(RECORDS, f"the last line is torn ({self.tail_bytes} bytes without a newline: "
-                                                "a write cut by a crash); skipped", self.lineno + 1))
+                    out.append(
+                        Problem(
+                            RECORDS,
+                            f"the last line is torn ({self.tail_bytes} bytes without a newline: "
+                            "a write cut by a crash); skipped",
+                            self.lineno + 1,
+                        )
+                    )
             if self.torn_file_bytes:
-                out.append(Problem(RECORDS + ".torn", f"{self.torn_file_bytes} bytes of torn lines were cut off "
-                                   "when the run resumed (kept there)", level="info"))
+                out.append(
+                    Problem(
+                        RECORDS + ".torn",
+                        f"{self.torn_file_bytes} bytes of torn lines were cut off "
+                        "when the run resumed (kept there)",
+                        level="info",
+                    )
+                )
             for r in self.rows:
                 if r.notes:
                     out.append(Problem(RECORDS, "; ".join(r.notes), r.line))
@@ -414,7 +476,11 @@ class RunFollower:
     def _domains(self, wl: dict[str, Any]) -> list[str]:
         """The domains the run does: the manifest's (since they name only those, not every domain of the
         workload); for a run that is over, only those its records hold (an older manifest named them all)."""
-        listed = [d for d in wl.get("domains", []) if isinstance(d, str)] if isinstance(wl.get("domains"), list) else []
+        listed = (
+            [d for d in wl.get("domains", []) if isinstance(d, str)]
+            if isinstance(wl.get("domains"), list)
+            else []
+        )
         if self.status == "running" or not self.rows:
             return listed
         seen = {r.domain for r in self.rows}
@@ -437,7 +503,11 @@ class RunFollower:
             if not isinstance(d, dict) or not isinstance(d.get(key), int):
                 return None
             total += d[key]
-        opts = (m.get("options") or {}).get("config", {}).get("options", {}) if isinstance(m.get("options"), dict) else {}
+        opts = (
+            (m.get("options") or {}).get("config", {}).get("options", {})
+            if isinstance(m.get("options"), dict)
+            else {}
+        )
         limit = opts.get("limit") if isinstance(opts, dict) else None
         if isinstance(limit, int) and limit >= 0:
             if key == "subtasks":
@@ -505,7 +575,10 @@ def summarize_rows(rows: list[Row], attempts: list[Row] | None = None) -> dict[s
         "done": len(rows),
         "errors": sum(1 for r in rows if r.status == "error"),
         "unscored": sum(1 for r in rows if r.value is None),
-        "score": g["score"], "ci_low": g["ci_low"], "ci_high": g["ci_high"], "n_scored": g["n_scored"],
+        "score": g["score"],
+        "ci_low": g["ci_low"],
+        "ci_high": g["ci_high"],
+        "n_scored": g["n_scored"],
         "golds": golds,
         "cost_usd": sum(c for c in costs if c is not None),
         "cost_unknown": sum(1 for c in costs if c is None),
@@ -589,7 +662,11 @@ class ResultsIndex:
     def all(self) -> list[RunFollower]:
         with self._lock:
             runs = list(self.runs.values())
-        return sorted(runs, key=lambda f: (_s((f.manifest or {}).get("created_at")) or "", natural_key(f.name)), reverse=True)
+        return sorted(
+            runs,
+            key=lambda f: (_s((f.manifest or {}).get("created_at")) or "", natural_key(f.name)),
+            reverse=True,
+        )
 
     def wait(self, since: int, timeout: float) -> int:
         """Block until the version passes ``since`` (or the timeout); the current version."""
@@ -619,5 +696,14 @@ class Watcher(threading.Thread):
         self.stopped.set()
 
 
-__all__ = ["MANIFEST", "RECORDS", "Problem", "ResultsIndex", "RunFollower", "Watcher", "open_regular",
-           "parse_manifest_doc", "summarize_rows"]
+__all__ = [
+    "MANIFEST",
+    "RECORDS",
+    "Problem",
+    "ResultsIndex",
+    "RunFollower",
+    "Watcher",
+    "open_regular",
+    "parse_manifest_doc",
+    "summarize_rows",
+]

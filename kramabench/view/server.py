@@ -34,8 +34,10 @@ from kramabench.view.runs import RunFollower, Watcher
 
 log = logging.getLogger(__name__)
 
-PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+PAGE_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 ARTIFACT_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CONNECTION_TIMEOUT_S = 60.0
@@ -132,6 +134,7 @@ class ViewServer(ViewApi):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
 class _HTTPServer(ThreadingHTTPServer):
     #: connections waiting to be accepted (socketserver's 5 makes a burst of connections wait for the kernel's
     #: retries, seconds each)
@@ -154,7 +157,15 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s %s", self.address_string(), format % args)
 
     # -- responses -------------------------------------------------------------------------------
-    def _headers(self, status: int, ctype: str, length: int, *, csp: str = PAGE_CSP, extra: dict[str, str] | None = None) -> None:
+    def _headers(
+        self,
+        status: int,
+        ctype: str,
+        length: int,
+        *,
+        csp: str = PAGE_CSP,
+        extra: dict[str, str] | None = None,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(length))
@@ -261,7 +272,9 @@ class _Handler(BaseHTTPRequestHandler):
             elif what == "field":
                 doc, value = app.api_field(f, params)
                 if params.get("format", [""])[-1] == "text":  # a long text opened on its own, as plain text
-                    body = (value if isinstance(value, str) else to_json_bytes(value).decode()).encode("utf-8", "replace")
+                    body = (value if isinstance(value, str) else to_json_bytes(value).decode()).encode(
+                        "utf-8", "replace"
+                    )
                     self._send(200, body, "text/plain; charset=utf-8", csp=ARTIFACT_CSP)
                 else:
                     self._json(200, doc)
@@ -283,7 +296,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise ApiError(e.status, str(e)) from None
         ctype, download = arts.media_type(path)
         data = arts.read_bytes(path, 256 << 20)
-        extra = {"Content-Disposition": f'attachment; filename="{_ascii_name(path.name)}"'} if download else {}
+        extra = (
+            {"Content-Disposition": f'attachment; filename="{_ascii_name(path.name)}"'} if download else {}
+        )
         self._send(200, data, ctype, csp=ARTIFACT_CSP, extra=extra)
 
     def _raw(self, path: Any, offset: int, length: int) -> None:
@@ -326,8 +341,13 @@ class _Handler(BaseHTTPRequestHandler):
                 break
             if v != seen:
                 seen = v
-                doc = {"version": v, "runs": {f.name: {"version": f.version, "status": f.status, "records": len(f.rows)}
-                                              for f in idx.all()}}
+                doc = {
+                    "version": v,
+                    "runs": {
+                        f.name: {"version": f.version, "status": f.status, "records": len(f.rows)}
+                        for f in idx.all()
+                    },
+                }
                 chunk = b"event: change\ndata: " + to_json_bytes(doc) + b"\n\n"
             elif time.monotonic() - last_write >= 15:
                 chunk = b": ping\n\n"
@@ -342,7 +362,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _ascii_name(name: str) -> str:
-    return "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name)[:120] or "artifact"
+    return (
+        "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name)[:120] or "artifact"
+    )
 
 
 __all__ = ["ARTIFACT_CSP", "PAGE_CSP", "ViewServer", "to_json_bytes"]

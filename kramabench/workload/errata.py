@@ -87,7 +87,8 @@ class Erratum(BaseModel):
     )
     reason: str = Field(min_length=3)
     derivation: str | None = Field(
-        None, description="Python run from the workload root (lake at data/<domain>/input/) that prints `new` as JSON"
+        None,
+        description="Python run from the workload root (lake at data/<domain>/input/) that prints `new` as JSON",
     )
     has_old: bool = Field(default=True, exclude=True, description="False when `old` was omitted")
 
@@ -191,7 +192,9 @@ class ErrataFile(BaseModel):
             if r.klass == "gold-defect" and not fixes:
                 out.append(f"{where}: class 'gold-defect' but no [[erratum]] corrects an answer of the task")
             if r.klass == "solution-defect" and any(e.subtask is None for e in fixes):
-                out.append(f"{where}: class 'solution-defect' (the gold is right) but an [[erratum]] changes the main answer")
+                out.append(
+                    f"{where}: class 'solution-defect' (the gold is right) but an [[erratum]] changes the main answer"
+                )
             for f in r.absent:
                 if (r.domain, f) not in absent:
                     out.append(f"{where}: {f!r} is named absent but is no [[absent]] entry of {r.domain}")
@@ -218,8 +221,10 @@ def parse_errata(text: str, path: Path | str) -> ErrataFile:
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as e:
-        raise WorkloadError(f"{path}: invalid TOML: {str(e).splitlines()[0] if str(e) else 'nested too deeply'}",
-                            file=str(path)) from None
+        raise WorkloadError(
+            f"{path}: invalid TOML: {str(e).splitlines()[0] if str(e) else 'nested too deeply'}",
+            file=str(path),
+        ) from None
     unknown = set(data) - {"erratum", "absent", "review"}
     if unknown:
         raise WorkloadError(
@@ -260,12 +265,17 @@ def parse_errata(text: str, path: Path | str) -> ErrataFile:
         except ValidationError as e:
             err = e.errors()[0]
             loc = ".".join(str(x) for x in err["loc"])
-            raise WorkloadError(f"{path}: absent entry {i + 1}, field {loc!r}: {err['msg']}", file=str(path)) from None
+            raise WorkloadError(
+                f"{path}: absent entry {i + 1}, field {loc!r}: {err['msg']}", file=str(path)
+            ) from None
         try:
             check_relative(absent[-1].path)
         except OutsideRoot as e:  # a path of the lake, never of the host
-            raise WorkloadError(f"{path}: absent entry {i + 1}, field 'path': {absent[-1].path!r} {e}; write a "
-                                "path relative to the lake", file=str(path)) from None
+            raise WorkloadError(
+                f"{path}: absent entry {i + 1}, field 'path': {absent[-1].path!r} {e}; write a "
+                "path relative to the lake",
+                file=str(path),
+            ) from None
     reviews: list[TaskReview] = []
     for i, raw in enumerate(data.get("review", [])):
         try:
@@ -277,7 +287,9 @@ def parse_errata(text: str, path: Path | str) -> ErrataFile:
             if err["type"] == "literal_error":
                 msg = f"{msg} (one of {', '.join(TASK_CLASSES)})"
             where = raw.get("task") or f"#{i + 1}"
-            raise WorkloadError(f"{path}: review {i + 1} ({where}), field {loc!r}: {msg}", file=str(path)) from None
+            raise WorkloadError(
+                f"{path}: review {i + 1} ({where}), field {loc!r}: {msg}", file=str(path)
+            ) from None
     ef = ErrataFile(path=path, errata=errata, absent=absent, reviews=reviews)
     problems = ef.consistency_problems()
     if problems:
@@ -368,7 +380,11 @@ def apply_errata(
         if not matches:
             if current is not _MISSING and e.transform is None and same_json(current, e.new):
                 findings.append(
-                    finding("erratum_obsolete", "info", "erratum not applied: the file already holds the corrected value")
+                    finding(
+                        "erratum_obsolete",
+                        "info",
+                        "erratum not applied: the file already holds the corrected value",
+                    )
                 )
             else:
                 shown = "absent" if current is _MISSING else repr(current)
@@ -387,7 +403,13 @@ def apply_errata(
         try:
             new = e.corrected(None if current is _MISSING else current)
         except (ValueError, SyntaxError) as err:
-            findings.append(finding("erratum_stale", "warning", f"erratum not applied: transform {e.transform!r} failed: {err}"))
+            findings.append(
+                finding(
+                    "erratum_stale",
+                    "warning",
+                    f"erratum not applied: transform {e.transform!r} failed: {err}",
+                )
+            )
             continue
         target[e.field] = new
         applied.append(
@@ -407,4 +429,16 @@ def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-__all__ = ["TASK_CLASSES", "AbsentFile", "Erratum", "ErrataFile", "TaskClass", "TaskReview", "apply_errata", "load_errata", "parse_errata", "same_json", "value_sha256"]
+__all__ = [
+    "TASK_CLASSES",
+    "AbsentFile",
+    "Erratum",
+    "ErrataFile",
+    "TaskClass",
+    "TaskReview",
+    "apply_errata",
+    "load_errata",
+    "parse_errata",
+    "same_json",
+    "value_sha256",
+]

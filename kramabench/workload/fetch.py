@@ -132,14 +132,18 @@ class FetchManifest(BaseModel):
     file_count: int
     total_bytes: int
     folders: list[str] = Field(default_factory=list)
-    skipped: list[str] = Field(default_factory=list, description="archive entries not unpacked (devices, ...)")
+    skipped: list[str] = Field(
+        default_factory=list, description="archive entries not unpacked (devices, ...)"
+    )
     not_stored: list[NotStoredFile] = Field(default_factory=list)
     misspelt: list[MisspeltSource] = Field(
         default_factory=list, description="data sources that name no file but a file of a near name exists"
     )
     blob_listing: str | None = Field(None, description="the git blob listing the files were verified against")
     verified_files: int | None = Field(None, description="files whose git blob id matched upstream's")
-    absent: list[str] = Field(default_factory=list, description="files upstream stores that the archive lacked")
+    absent: list[str] = Field(
+        default_factory=list, description="files upstream stores that the archive lacked"
+    )
     unverifiable: list[str] = Field(
         default_factory=list, description="files upstream lists without storing their content: not checkable"
     )
@@ -215,7 +219,9 @@ def fetched_root(ref: str | None = None, *, home: Path | None = None) -> Path:
         hint = "kramabench fetch kramabench" + (f" --ref {ref}" if ref else "")
         if home is not None:
             hint += f" --home {home}"
-        raise FetchError(f"the official KramaBench workloads are not fetched yet (no {root / MANIFEST_NAME}); run: {hint}")
+        raise FetchError(
+            f"the official KramaBench workloads are not fetched yet (no {root / MANIFEST_NAME}); run: {hint}"
+        )
     return root
 
 
@@ -228,7 +234,9 @@ def read_fetch_manifest(root: Path) -> FetchManifest | None:
     if not path.is_file():
         return None
     try:
-        return FetchManifest.model_validate_json(read_bytes(path, limit=SMALL_JSON_BYTES, what="fetch manifest"))
+        return FetchManifest.model_validate_json(
+            read_bytes(path, limit=SMALL_JSON_BYTES, what="fetch manifest")
+        )
     except (ValueError, OSError) as exc:
         log.warning("%s: unreadable fetch manifest (%s)", path, exc)
         return None
@@ -293,7 +301,9 @@ def fetch_official(
         n = _count_files(root)
         if n == existing.file_count and (given is None or given == existing.sha256):
             return FetchResult(root=root, manifest=existing, reused=True)
-        log.warning("%s is incomplete (%d files, manifest says %d): fetching again", root, n, existing.file_count)
+        log.warning(
+            "%s is incomplete (%d files, manifest says %d): fetching again", root, n, existing.file_count
+        )
 
     official = home / "official"
     downloads = official / ".download"
@@ -419,7 +429,9 @@ def _not_stored_and_misspelt(
                     prefix = lake.relative_to(root).as_posix() + "/"
                     src = src[len(prefix) :] if src.startswith(prefix) else src
                 misspelt.append(
-                    MisspeltSource(source=src, domain=entry.domain, nearest=near, referenced_by=entry.referenced_by)
+                    MisspeltSource(
+                        source=src, domain=entry.domain, nearest=near, referenced_by=entry.referenced_by
+                    )
                 )
                 continue
         if entry.reason == "missing" and entry.path in gone:
@@ -641,7 +653,9 @@ class _Placer:
         """Copy the open member ``src`` (``size`` as the archive declares it) to ``target``, within the limits."""
         limit = self.limits.max_file_bytes
         if size > limit:
-            raise UnsafeArchive(f"archive entry {relpath} is {size} bytes, over the per-file limit of {limit}")
+            raise UnsafeArchive(
+                f"archive entry {relpath} is {size} bytes, over the per-file limit of {limit}"
+            )
         self.clear(name, target)
         got = 0
         with src, open(target, "xb") as out:
@@ -651,7 +665,9 @@ class _Placer:
                 if got > limit:
                     raise UnsafeArchive(f"archive entry {relpath} is over the per-file limit")
                 if self.stats.bytes > self.limits.max_total_bytes:
-                    raise UnsafeArchive(f"the unpacked archive is over the limit of {self.limits.max_total_bytes} bytes")
+                    raise UnsafeArchive(
+                        f"the unpacked archive is over the limit of {self.limits.max_total_bytes} bytes"
+                    )
                 out.write(chunk)
         os.chmod(target, 0o755 if executable else 0o644)
         self.written[relpath] = target
@@ -660,11 +676,15 @@ class _Placer:
     def symlink(self, name: str, relpath: str, target: Path, link: str) -> None:
         resolved = os.path.normpath(os.path.join(os.path.dirname(relpath), link))
         if os.path.isabs(link) or resolved == ".." or resolved.startswith("../"):
-            raise UnsafeArchive(f"archive entry {relpath} is a link to {link!r}, outside the unpacked folders: refusing")
+            raise UnsafeArchive(
+                f"archive entry {relpath} is a link to {link!r}, outside the unpacked folders: refusing"
+            )
         self.clear(name, target)
         os.symlink(link, target)
         if not _inside(self.dest, target):  # through links unpacked before it
-            raise UnsafeArchive(f"archive entry {relpath} is a link to {link!r}, which leads outside: refusing")
+            raise UnsafeArchive(
+                f"archive entry {relpath} is a link to {link!r}, which leads outside: refusing"
+            )
         self.stats.files += 1
 
     def hardlink(self, name: str, relpath: str, target: Path, link_name: str) -> None:
@@ -688,7 +708,9 @@ class _Placer:
         return self.stats
 
 
-def _safe_unpack(archive: Path, dest: Path, *, limits: FetchLimits, source: str | None = None) -> _UnpackStats:
+def _safe_unpack(
+    archive: Path, dest: Path, *, limits: FetchLimits, source: str | None = None
+) -> _UnpackStats:
     """Unpack the kept folders of a GitHub-style archive (one top-level folder) into ``dest``: a tar
     (plain, gzip, bzip2 or xz) or a zip (GitHub's zipball). Both formats go through the same
     :class:`_Placer` checks."""
@@ -759,11 +781,15 @@ def _safe_unpack_zip(archive: Path, dest: Path, *, limits: FetchLimits, source: 
                     placer.folder(info.filename, target)
                 elif stat_mod.S_ISLNK(mode):
                     if info.file_size > 4096:
-                        raise UnsafeArchive(f"archive entry {relpath} is a link of {info.file_size} bytes: refusing")
+                        raise UnsafeArchive(
+                            f"archive entry {relpath} is a link of {info.file_size} bytes: refusing"
+                        )
                     link = zf.read(info).decode("utf-8", "replace")
                     placer.symlink(info.filename, relpath, target, link)
                 elif stat_mod.S_IFMT(mode) in (0, stat_mod.S_IFREG):  # no mode: zips made off Unix
-                    placer.file(info.filename, relpath, target, zf.open(info), info.file_size, bool(mode & 0o111))
+                    placer.file(
+                        info.filename, relpath, target, zf.open(info), info.file_size, bool(mode & 0o111)
+                    )
                 else:
                     placer.special(relpath)
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
@@ -892,7 +918,7 @@ def find_not_stored(root: Path) -> list[NotStoredFile]:
             continue
         lake = _lake_of(root, domain)
         index = _LakeIndex(lake) if lake is not None else None
-        lake_rel = (lake.relative_to(root).as_posix() if lake is not None else f"data/{domain}/input")
+        lake_rel = lake.relative_to(root).as_posix() if lake is not None else f"data/{domain}/input"
         for item_id, src in _sources(entries):
             if not _names_a_file(src):
                 continue

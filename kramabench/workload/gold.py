@@ -191,7 +191,17 @@ def with_gold(task: Task, changes: dict[ItemKey, Gold]) -> Task:
 
 
 __all__ = [
-    "OFFICIAL", "VERIFIED", "Gold", "GoldName", "ItemKey", "changes_for", "gold_changes", "gold_of_run",
-    "official_from_applied", "other_gold", "same_gold",
-    "task_classes", "with_gold",
+    "OFFICIAL",
+    "VERIFIED",
+    "Gold",
+    "GoldName",
+    "ItemKey",
+    "changes_for",
+    "gold_changes",
+    "gold_of_run",
+    "official_from_applied",
+    "other_gold",
+    "same_gold",
+    "task_classes",
+    "with_gold",
 ]

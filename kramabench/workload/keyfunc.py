@@ -82,4 +82,9 @@ def key_functionalities(task: Task) -> KeyFunctionalities:
     return KeyFunctionalities(task_id=task.id, items=[], source="none")
 
 
-__all__ = ["KeyFunctionalities", "KeyFunctionalitySource", "derive_key_functionalities", "key_functionalities"]
+__all__ = [
+    "KeyFunctionalities",
+    "KeyFunctionalitySource",
+    "derive_key_functionalities",
+    "key_functionalities",
+]

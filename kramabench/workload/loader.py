@@ -99,7 +99,9 @@ def list_kramabench_domains(root: Path) -> list[str]:
     (``._legal.json`` left by macOS archives, ``.legal.json.swp``...) are not domains."""
     root = Path(root)
     _check_root(root)
-    return sorted(p.stem for p in (root / "workload").glob("*.json") if p.is_file() and not p.name.startswith("."))
+    return sorted(
+        p.stem for p in (root / "workload").glob("*.json") if p.is_file() and not p.name.startswith(".")
+    )
 
 
 def default_errata(root: Path) -> Path | None:
@@ -110,7 +112,9 @@ def default_errata(root: Path) -> Path | None:
         try:
             inside(root, "errata.toml")
         except OutsideRoot as e:  # the root's own errata must be its own file
-            raise WorkloadError(f"{own}: {e}; the root's errata must be a file of the root", file=str(own)) from None
+            raise WorkloadError(
+                f"{own}: {e}; the root's errata must be a file of the root", file=str(own)
+            ) from None
     if own.is_file():
         return own
     from kramabench import data_dir
@@ -139,7 +143,7 @@ def read_raw(path: Path) -> tuple[list[Any], str]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise WorkloadError(
-            f"{path}: not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})", file=str(path)
+            f"{path}: not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r})", file=str(path)
         ) from None
     if not text.strip():
         raise WorkloadError(f"{path}: empty file; expected a JSON list of tasks", file=str(path))
@@ -157,7 +161,11 @@ def read_raw(path: Path) -> tuple[list[Any], str]:
         raise WorkloadError(f"{path}: invalid JSON: nested too deeply", file=str(path)) from None
     if not isinstance(raw, list):
         kind = json_kind(raw)
-        keys = [_clip(json.dumps(k, ensure_ascii=False)[1:-1], 30) for k in list(raw)[:5]] if isinstance(raw, dict) else []
+        keys = (
+            [_clip(json.dumps(k, ensure_ascii=False)[1:-1], 30) for k in list(raw)[:5]]
+            if isinstance(raw, dict)
+            else []
+        )
         hint = f" (keys: {', '.join(keys)})" if keys else ""
         raise WorkloadError(
             f"{path}: top level is {kind}{hint}; expected a JSON list of task objects", file=str(path)
@@ -197,7 +205,15 @@ def load_kramabench_workload(
         if found is None:
             hint = ""
             data = root / "data"
-            other = sorted(p.name for p in data.iterdir() if p.is_dir() and p.name != domain and p.name.lower() == domain.lower()) if data.is_dir() else []
+            other = (
+                sorted(
+                    p.name
+                    for p in data.iterdir()
+                    if p.is_dir() and p.name != domain and p.name.lower() == domain.lower()
+                )
+                if data.is_dir()
+                else []
+            )
             if other:
                 hint = f"; data/{other[0]}/ differs only in letter case"
             elif lake.exists():
@@ -233,7 +249,9 @@ def load_kramabench_workload(
         raw, applied, errata_findings = apply_errata(raw, ef, domain)
         findings.extend(errata_findings)
 
-    twins = sorted(p.name for p in path.parent.glob("*.json") if p.stem != domain and p.stem.lower() == domain.lower())
+    twins = sorted(
+        p.name for p in path.parent.glob("*.json") if p.stem != domain and p.stem.lower() == domain.lower()
+    )
     if twins:
         findings.append(
             Finding(
@@ -255,9 +273,15 @@ def load_kramabench_workload(
         for r in ef.for_domain(domain).reviews:
             if r.task not in ids:
                 findings.append(
-                    Finding(severity="warning", code="review_target_missing", domain=domain, task_id=r.task,
-                            message=f"the errata review ({r.klass}) names no task of this workload",
-                            suggestion=f"review the [[review]] entry in {ef.path}", file=str(ef.path))  # fmt: skip
+                    Finding(
+                        severity="warning",
+                        code="review_target_missing",
+                        domain=domain,
+                        task_id=r.task,
+                        message=f"the errata review ({r.klass}) names no task of this workload",
+                        suggestion=f"review the [[review]] entry in {ef.path}",
+                        file=str(ef.path),
+                    )  # fmt: skip
                 )
 
     wl = Workload(
@@ -315,10 +339,15 @@ def _fetch_manifest_absent(root: Path, lake: Path) -> list[AbsentFile]:
             continue
         rel = entry["path"].replace("\\", "/")
         if rel.startswith(prefix) and len(rel) > len(prefix):
-            kind = {"lfs-pointer": "a git-LFS pointer upstream", "missing": "absent from the upstream archive"}.get(
-                str(entry.get("reason")), "not stored upstream"
+            kind = {
+                "lfs-pointer": "a git-LFS pointer upstream",
+                "missing": "absent from the upstream archive",
+            }.get(str(entry.get("reason")), "not stored upstream")
+            out.append(
+                AbsentFile(
+                    domain=lake.parent.name, path=rel[len(prefix) :], reason=f"{kind} ({FETCH_MANIFEST})"
+                )
             )
-            out.append(AbsentFile(domain=lake.parent.name, path=rel[len(prefix) :], reason=f"{kind} ({FETCH_MANIFEST})"))
     return out
 
 
@@ -549,7 +578,11 @@ class _Builder:
                 )  # fmt: skip
         elif sol is not None:
             self.note(
-                "warning", "invalid_field", f"solution {sol!r} is not a path; ignored", task_id=tid, field="solution"
+                "warning",
+                "invalid_field",
+                f"solution {sol!r} is not a path; ignored",
+                task_id=tid,
+                field="solution",
             )
         else:
             # bundled suites: solutions/<task-id>.py; the official repository: solutions/<domain>/<task-id>.py
@@ -588,7 +621,12 @@ class _Builder:
         try:
             return Task(**extras, **fields)
         except (ValidationError, TypeError) as e:  # a shape no normalisation above foresaw
-            self.note("error", "invalid_task", f"{where} ({tid}) cannot be read: {_first_error(e)}; skipped", task_id=tid)
+            self.note(
+                "error",
+                "invalid_task",
+                f"{where} ({tid}) cannot be read: {_first_error(e)}; skipped",
+                task_id=tid,
+            )
             return None
 
     def subtask(self, tid: str, index: int, item: Any) -> Subtask | None:
@@ -615,7 +653,11 @@ class _Builder:
                 "not scored", task_id=tid, subtask_id=sid, field="subtasks",
                 suggestion="make them subtasks of the task, or remove them",
             )  # fmt: skip
-        extras = {k: v for k, v in item.items() if k not in _SUBTASK_FIELDS and k != "subtasks" and isinstance(k, str)}
+        extras = {
+            k: v
+            for k, v in item.items()
+            if k not in _SUBTASK_FIELDS and k != "subtasks" and isinstance(k, str)
+        }
         try:
             return Subtask(**extras, **fields)
         except (ValidationError, TypeError) as e:

@@ -105,7 +105,13 @@ class Task(BaseModel):
 
 #: the reviewed class of a task's gold (an errata file's ``[[review]]``; docs/audit.md "Task classes")
 TaskClass = Literal["reproduces", "gold-defect", "solution-defect", "ambiguous", "unreproducible"]
-TASK_CLASSES: tuple[str, ...] = ("reproduces", "gold-defect", "solution-defect", "ambiguous", "unreproducible")
+TASK_CLASSES: tuple[str, ...] = (
+    "reproduces",
+    "gold-defect",
+    "solution-defect",
+    "ambiguous",
+    "unreproducible",
+)
 
 
 class TaskReview(BaseModel):
@@ -130,11 +136,14 @@ class TaskReview(BaseModel):
     why: str = Field(min_length=3, description="the finding, in words")
     evidence: str | None = Field(None, description="which step of the solution or the question shows it")
     derivation: str | None = Field(
-        None, description="Python run from the workload root (the lake at data/<domain>/input/); prints the value"
+        None,
+        description="Python run from the workload root (the lake at data/<domain>/input/); prints the value",
     )
     derived: Any = Field(None, description="what the derivation (or, for reproduces, the solution) printed")
     accept: list[Any] = Field(default_factory=list, description="ambiguous: the answers the question admits")
-    scorer_accepts: bool | None = Field(None, description="ambiguous: whether the scorer should accept them all")
+    scorer_accepts: bool | None = Field(
+        None, description="ambiguous: whether the scorer should accept them all"
+    )
     absent: list[str] = Field(default_factory=list, description="unreproducible: lake files absent upstream")
 
     @model_validator(mode="after")
@@ -178,7 +187,8 @@ class Workload(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     errata: list[ErratumApplied] = Field(default_factory=list)
     reviews: list[TaskReview] = Field(
-        default_factory=list, description="the reviewed class of each task, from the errata applied (``[[review]]``)"
+        default_factory=list,
+        description="the reviewed class of each task, from the errata applied (``[[review]]``)",
     )
     content_hash: str | None = Field(None, description="sha256 of the workload JSON file as read")
 

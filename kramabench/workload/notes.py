@@ -97,16 +97,23 @@ def benchmark_notes(wl: Workload, *, modules: Iterable[str] | None = None) -> di
     for r in getattr(wl, "reviews", None) or []:
         if r.klass == "unreproducible":
             why = r.why + (f" (absent: {', '.join(r.absent)})" if r.absent else "")
-            add(r.task, BenchmarkNote(code="reviewed_unreproducible", message=f"reviewed unreproducible: {why}"))
+            add(
+                r.task,
+                BenchmarkNote(code="reviewed_unreproducible", message=f"reviewed unreproducible: {why}"),
+            )
     if modules is not None:
         available = set(modules)
         for t in wl.tasks:
             missing = _missing_modules(wl, t, available)
             if missing:
-                add(t.id, BenchmarkNote(
-                    code="solution_needs_module",
-                    message=f"the official solution imports {', '.join(repr(m) for m in missing)}, which the "
-                            "sandbox does not have"))
+                add(
+                    t.id,
+                    BenchmarkNote(
+                        code="solution_needs_module",
+                        message=f"the official solution imports {', '.join(repr(m) for m in missing)}, which the "
+                        "sandbox does not have",
+                    ),
+                )
     return out
 
 

@@ -52,7 +52,8 @@ def select_task_ids(
     out: dict[str, list[str]] = {}
     for w in wls:
         out[w.domain] = [
-            t.id for t in w.tasks
+            t.id
+            for t in w.tasks
             if (not include or any(_matches(p, w.domain, t.id) for p in include))
             and not any(_matches(p, w.domain, t.id) for p in exclude)
         ]

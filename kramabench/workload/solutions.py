@@ -39,8 +39,13 @@ def solution_of(wl: Any, task: Any) -> Path | None:
         try:
             return solution_path(root, named)
         except OutsideRoot as e:
-            log.warning("%s: task %s: solution %r %s; not used", wl.source if hasattr(wl, "source") else root,
-                        task.id, named, e)
+            log.warning(
+                "%s: task %s: solution %r %s; not used",
+                wl.source if hasattr(wl, "source") else root,
+                task.id,
+                named,
+                e,
+            )
             return None
     for rel in candidates(wl.domain, task.id):
         try:

@@ -72,8 +72,12 @@ def special_kind(path: Path) -> str | None:
         mode = path.stat().st_mode
     except OSError:
         return None
-    for test, name in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
-                       (stat.S_ISBLK, "block device")):
+    for test, name in (
+        (stat.S_ISFIFO, "FIFO"),
+        (stat.S_ISSOCK, "socket"),
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    ):
         if test(mode):
             return name
     return None
@@ -106,7 +110,9 @@ class LakeInventory:
                 is_dir = p.is_dir()
                 (dirs if is_dir else files).append(rel.as_posix())
                 if is_dir and not os.access(p, os.R_OK | os.X_OK):  # rglob skips what it cannot list
-                    unreadable.append((rel.as_posix() + "/", "a folder that cannot be listed (permission denied)"))
+                    unreadable.append(
+                        (rel.as_posix() + "/", "a folder that cannot be listed (permission denied)")
+                    )
                 elif not is_dir and p.exists() and not os.access(p, os.R_OK):
                     unreadable.append((rel.as_posix(), "a file that cannot be read (permission denied)"))
         self.files = files
@@ -215,7 +221,9 @@ class LakeInventory:
     def _count(self, rel: str) -> int:
         return 1 if rel in self._file_set else self.files_under(rel)
 
-    def _resolve_literal(self, s: str, *, kinds: str, raw: str | None = None, fuzzy: bool = True) -> Resolution:
+    def _resolve_literal(
+        self, s: str, *, kinds: str, raw: str | None = None, fuzzy: bool = True
+    ) -> Resolution:
         raw = raw if raw is not None else s
         cands = self._candidates(kinds)
         if s in cands:
@@ -243,7 +251,9 @@ class LakeInventory:
             if lo <= len(tail) <= hi:
                 tails.setdefault(tail, []).append(c)
         close = [
-            t for t in difflib.get_close_matches(low, list(tails), n=3, cutoff=_TYPO_CUTOFF) if not _numbered_sibling(low, t)
+            t
+            for t in difflib.get_close_matches(low, list(tails), n=3, cutoff=_TYPO_CUTOFF)
+            if not _numbered_sibling(low, t)
         ]
         close = [t for i, t in enumerate(close) if i == 0 or not _numbered_sibling(close[0], t)]
         if close:
@@ -287,8 +297,10 @@ class LakeInventory:
                 return not segs
             if pats[0] == "**":
                 return any(seg_match(segs[k:], pats[1:], case) for k in range(len(segs) + 1))
-            return bool(segs) and fnmatch.fnmatchcase(fold(segs[0], case), fold(pats[0], case)) and seg_match(
-                segs[1:], pats[1:], case
+            return (
+                bool(segs)
+                and fnmatch.fnmatchcase(fold(segs[0], case), fold(pats[0], case))
+                and seg_match(segs[1:], pats[1:], case)
             )
 
         def head_len(path: str, case: bool, anchored: bool) -> int | None:
@@ -333,7 +345,9 @@ def _suggest_pattern(path: str, head: int, pat: list[str]) -> str:
     tail = segs[head : head + len(pat)]
     # literal segments take the real spelling; a wildcard segment that only matches when case is
     # ignored keeps its wildcards with the letters of the real name (``*.DAT`` -> ``*.dat``)
-    return "/".join(segs[:head] + [_respell_glob(p, t) if is_glob(p) else t for t, p in zip(tail, pat, strict=True)])
+    return "/".join(
+        segs[:head] + [_respell_glob(p, t) if is_glob(p) else t for t, p in zip(tail, pat, strict=True)]
+    )
 
 
 _GLOB_TOKEN = re.compile(r"\*+|\?|\[!?\]?[^\]]*\]")
@@ -375,7 +389,17 @@ def _respell_glob(pattern: str, name: str) -> str:
     return "".join(text if wild else next(groups) for wild, text in parts)
 
 
-_ORDER = [Match.EXACT, Match.LAKE, Match.NESTED, Match.AMBIGUOUS, Match.PREFIXED, Match.CASE, Match.TYPO, Match.WORDS, Match.MISSING]
+_ORDER = [
+    Match.EXACT,
+    Match.LAKE,
+    Match.NESTED,
+    Match.AMBIGUOUS,
+    Match.PREFIXED,
+    Match.CASE,
+    Match.TYPO,
+    Match.WORDS,
+    Match.MISSING,
+]
 
 
 def _rank(m: Match) -> int:

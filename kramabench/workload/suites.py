@@ -120,4 +120,11 @@ def _fetched_root(ref: str | None) -> Path:
         raise WorkloadError(str(e)) from None
 
 
-__all__ = ["OFFICIAL_NAME", "Suite", "available_suites", "bundled_dir", "bundled_suites", "resolve_workload_root"]
+__all__ = [
+    "OFFICIAL_NAME",
+    "Suite",
+    "available_suites",
+    "bundled_dir",
+    "bundled_suites",
+    "resolve_workload_root",
+]

@@ -106,15 +106,21 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[str, str, str, str |
             num = _parse_number(answer)
             if num is not None:
                 out.append(
-                    ("error", "answer_type_mismatch",
-                     f"the {at.value} answer is the string {answer!r}, not a number",
-                     f"store the number {num!r}")  # fmt: skip
+                    (
+                        "error",
+                        "answer_type_mismatch",
+                        f"the {at.value} answer is the string {answer!r}, not a number",
+                        f"store the number {num!r}",
+                    )  # fmt: skip
                 )
             else:
                 out.append(
-                    ("error", "answer_type_mismatch",
-                     f"the {at.value} answer is the non-numeric string {_short(answer)}",
-                     "use a string_* answer type, or store the number")  # fmt: skip
+                    (
+                        "error",
+                        "answer_type_mismatch",
+                        f"the {at.value} answer is the non-numeric string {_short(answer)}",
+                        "use a string_* answer type, or store the number",
+                    )  # fmt: skip
                 )
         elif isinstance(answer, list):
             if answer and all(_is_number(x) for x in answer):
@@ -123,16 +129,27 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[str, str, str, str |
                 sug = f"answer_type list_{approx}"
             out.append(_list_for_scalar(at, answer, sug))
         else:
-            out.append(("error", "answer_type_mismatch", f"the {at.value} answer is {json_kind(answer)}, not a number", None))
+            out.append(
+                (
+                    "error",
+                    "answer_type_mismatch",
+                    f"the {at.value} answer is {json_kind(answer)}, not a number",
+                    None,
+                )
+            )
     elif kind == "string":
         if isinstance(answer, str):
             if not answer.strip():
                 out.append(("error", "empty_answer", f"the {at.value} answer is an empty string", None))
         elif _is_number(answer) or isinstance(answer, bool):
             out.append(
-                ("warning", "answer_type_mismatch",
-                 f"the {at.value} answer is {json_kind(answer)} ({answer!r}); scorers compare it as the text {str(answer)!r}",
-                 f"store the string {json.dumps(str(answer))}" + (" or use numeric_exact" if _is_number(answer) else ""))  # fmt: skip
+                (
+                    "warning",
+                    "answer_type_mismatch",
+                    f"the {at.value} answer is {json_kind(answer)} ({answer!r}); scorers compare it as the text {str(answer)!r}",
+                    f"store the string {json.dumps(str(answer))}"
+                    + (" or use numeric_exact" if _is_number(answer) else ""),
+                )  # fmt: skip
             )
         elif isinstance(answer, list):
             if len(answer) == 1 and isinstance(answer[0], str):
@@ -141,13 +158,24 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[str, str, str, str |
                 sug = f"answer_type list_{approx}"
             out.append(_list_for_scalar(at, answer, sug))
         else:
-            out.append(("error", "answer_type_mismatch", f"the {at.value} answer is {json_kind(answer)}, not a string", None))
+            out.append(
+                (
+                    "error",
+                    "answer_type_mismatch",
+                    f"the {at.value} answer is {json_kind(answer)}, not a string",
+                    None,
+                )
+            )
     else:  # list
         if isinstance(answer, list):
             if not answer:
                 out.append(
-                    ("warning", "empty_answer",
-                     f"the {at.value} answer is an empty list: only an empty prediction can match it", None)  # fmt: skip
+                    (
+                        "warning",
+                        "empty_answer",
+                        f"the {at.value} answer is an empty list: only an empty prediction can match it",
+                        None,
+                    )  # fmt: skip
                 )
             bad = [
                 x for x in answer
@@ -155,21 +183,32 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[str, str, str, str |
             ]  # fmt: skip
             if bad:
                 out.append(
-                    ("warning", "answer_element_invalid",
-                     f"the {at.value} answer holds {len(bad)} null/NaN/object item(s), e.g. {_short(bad[0])}", None)  # fmt: skip
+                    (
+                        "warning",
+                        "answer_element_invalid",
+                        f"the {at.value} answer holds {len(bad)} null/NaN/object item(s), e.g. {_short(bad[0])}",
+                        None,
+                    )  # fmt: skip
                 )
         elif isinstance(answer, str):
             lit = _list_literal(answer)
             sug = f"store the list {_short(lit, 120)}" if lit is not None else f"store [{json.dumps(answer)}]"
             out.append(
-                ("error", "answer_type_mismatch",
-                 f"the {at.value} answer is the string {_short(answer)}, not a list", sug)  # fmt: skip
+                (
+                    "error",
+                    "answer_type_mismatch",
+                    f"the {at.value} answer is the string {_short(answer)}, not a list",
+                    sug,
+                )  # fmt: skip
             )
         else:
             out.append(
-                ("error", "answer_type_mismatch",
-                 f"the {at.value} answer is {json_kind(answer)} ({_short(answer)}), not a list",
-                 f"store [{json.dumps(answer)}]" if answer is not None else None)  # fmt: skip
+                (
+                    "error",
+                    "answer_type_mismatch",
+                    f"the {at.value} answer is {json_kind(answer)} ({_short(answer)}), not a list",
+                    f"store [{json.dumps(answer)}]" if answer is not None else None,
+                )  # fmt: skip
             )
     return out
 
@@ -203,28 +242,42 @@ class _Checker:
         if not self.inv.files and not self.inv.unreadable:
             self.out.append(
                 Finding(
-                    severity="warning", code="lake_empty", domain=self.wl.domain, field="lake",
-                    message=f"the data lake {self.wl.lake} holds no files", file=str(self.wl.source),
+                    severity="warning",
+                    code="lake_empty",
+                    domain=self.wl.domain,
+                    field="lake",
+                    message=f"the data lake {self.wl.lake} holds no files",
+                    file=str(self.wl.source),
                 )  # fmt: skip
             )
         for rel, kind in self.inv.special:
             self.out.append(
                 Finding(
-                    severity="warning", code="lake_special_file", domain=self.wl.domain, field="lake",
+                    severity="warning",
+                    code="lake_special_file",
+                    domain=self.wl.domain,
+                    field="lake",
                     message=f"{rel} in the data lake is a {kind}, not a regular file: skipped (reading it could "
-                            "block forever)",
-                    suggestion="remove it from the lake", file=str(self.wl.source),
+                    "block forever)",
+                    suggestion="remove it from the lake",
+                    file=str(self.wl.source),
                 )  # fmt: skip
             )
         for rel, why in self.inv.unreadable[:20]:
             whole = rel == "."
             self.out.append(
                 Finding(
-                    severity="error" if whole else "warning", code="lake_unreadable", domain=self.wl.domain,
+                    severity="error" if whole else "warning",
+                    code="lake_unreadable",
+                    domain=self.wl.domain,
                     field="lake",
-                    message=(f"the data lake {self.wl.lake}: {why}; its data sources are not checked" if whole
-                             else f"{rel} in the data lake {self.wl.lake}: {why}; systems do not see it"),
-                    suggestion="give it read permission (chmod a+r, and a+x for a folder)", file=str(self.wl.source),
+                    message=(
+                        f"the data lake {self.wl.lake}: {why}; its data sources are not checked"
+                        if whole
+                        else f"{rel} in the data lake {self.wl.lake}: {why}; systems do not see it"
+                    ),
+                    suggestion="give it read permission (chmod a+r, and a+x for a folder)",
+                    file=str(self.wl.source),
                 )  # fmt: skip
             )
         if len(self.inv.unreadable) > 20:
@@ -285,7 +338,11 @@ class _Checker:
                          field="answer_type", suggestion="one of " + ", ".join(a.value for a in AnswerType))  # fmt: skip
         elif item.answer is not None:
             # a plug-in's answer type: its scorer alone knows what a valid answer is
-            checks = check_answer(item.answer, item.answer_type) if isinstance(item.answer_type, AnswerType) else []
+            checks = (
+                check_answer(item.answer, item.answer_type)
+                if isinstance(item.answer_type, AnswerType)
+                else []
+            )
             for sev, code, msg, sug in checks:
                 self.add(sev, code, msg, task=t, sub=sub, field="answer", suggestion=sug)
         self.check_sources(t, item, sub)
@@ -325,7 +382,9 @@ class _Checker:
 
         pointers = [p for p in paths if p in self.inv.pointers]
         if r.ok and pointers:
-            self.report_absent(t, sub, entry, f"{pointers[0]!r} is a Git LFS pointer, not the data", pointers[0])
+            self.report_absent(
+                t, sub, entry, f"{pointers[0]!r} is a Git LFS pointer, not the data", pointers[0]
+            )
             return
         if r.match in (Match.EXACT, Match.LAKE):
             return
@@ -353,7 +412,9 @@ class _Checker:
                 f"data source {entry!r} is not a path of the lake; file(s) with those words: {closest}",
                 f"write {paths[0]!r}" if len(paths) == 1 else f"one of {closest}")  # fmt: skip
         elif r.match is Match.OUTSIDE:
-            what = "is a URL, not a file of the data lake" if "://" in entry else "points outside the data lake"
+            what = (
+                "is a URL, not a file of the data lake" if "://" in entry else "points outside the data lake"
+            )
             add("error", "data_source_outside_lake", f"data source {entry!r} {what}",
                 "put the data in the lake and write its path relative to the lake")  # fmt: skip
         else:
@@ -378,10 +439,14 @@ class _Checker:
             try:
                 path = solution_path(self.wl.root, t.solution)
             except OutsideRoot as e:
-                self.add("error", "solution_outside_root",
-                         f"reference solution {t.solution!r} {e}: a solution must lie inside the workload root",
-                         task=t, field="solution",
-                         suggestion="put the solution under the workload root and write its path relative to the root")
+                self.add(
+                    "error",
+                    "solution_outside_root",
+                    f"reference solution {t.solution!r} {e}: a solution must lie inside the workload root",
+                    task=t,
+                    field="solution",
+                    suggestion="put the solution under the workload root and write its path relative to the root",
+                )
                 return
             if not path.is_file():
                 self.add("error", "solution_missing", f"reference solution {t.solution!r} does not exist",

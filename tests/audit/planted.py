@@ -31,14 +31,24 @@ HEAD = "import pandas as pd\ndf = pd.read_csv('./data/lab/input/measurements.csv
 #: task id -> (solution code, task JSON)
 TASKS = {
     "lab-easy-1": (
-        HEAD + "import json\nprint(json.dumps({'main-task': int(df['x'].sum()), 'subtask-1': int(len(df))}))\n",
-        _task("lab-easy-1", "What is the sum of x?", 210, "numeric_exact",
-              [("Count rows.", "How many measurements are there?", 20, "numeric_exact")]),
+        HEAD
+        + "import json\nprint(json.dumps({'main-task': int(df['x'].sum()), 'subtask-1': int(len(df))}))\n",
+        _task(
+            "lab-easy-1",
+            "What is the sum of x?",
+            210,
+            "numeric_exact",
+            [("Count rows.", "How many measurements are there?", 20, "numeric_exact")],
+        ),
     ),
     "lab-easy-2": (
         HEAD + "r = df['x'].corr(df['y'])\nprint(f'Correlation coefficient: {r:.3f}')\n",
-        _task("lab-easy-2", "What is the Pearson correlation of x and y? Round to 3 decimal places.", None,
-              "numeric_approximate"),
+        _task(
+            "lab-easy-2",
+            "What is the Pearson correlation of x and y? Round to 3 decimal places.",
+            None,
+            "numeric_approximate",
+        ),
     ),
     "lab-easy-3": (  # the gold is planted wrong: the solution is right
         HEAD + "print(df['y'].max())\n",

@@ -21,33 +21,60 @@ AUDITOR_MARK = "You audit one failed task"
 
 RIGHT_EASY_4 = "import json\nimport os\n\nimport pandas as pd\n\nLAKE = os.environ.get('KRAMABENCH_LAKE', 'data/lab/input')\nm = pd.read_csv(f'{LAKE}/measurements.csv')\nprint(json.dumps({'main-task': len(m)}))\n"  # noqa: E501
 
-READ = "import pandas as pd\nm = pd.read_csv('{lake}/measurements.csv')\ns = pd.read_csv('{lake}/sites.csv')\n"
+READ = (
+    "import pandas as pd\nm = pd.read_csv('{lake}/measurements.csv')\ns = pd.read_csv('{lake}/sites.csv')\n"
+)
 NORTH = "j = m.merge(s, left_on='site', right_on='code')\nnorth = j[j['region'] == 'North']\n"
 
 #: task -> (exploration code, report); {lake} is replaced by the lake folder the auditor is told
 AUDIT = {
-    "lab-easy-1": (READ + NORTH + "print(north['x'].sum(), m['x'].sum())\n", {
-        "root_cause": "the pipeline sums x over all sites; the question asks for the North sites only",
-        "attribution": "system", "category": "flawed-logic",
-        "evidence": ["sum over North sites is 116 (the gold)", "sum over all sites is 252 (the system's answer)"],
-        "derivation_code": READ + NORTH + "print(int(north['x'].sum()))\n"}),
-    "lab-easy-2": (READ + "print(m['y'].max())\n", {
-        "root_cause": "the gold 93.2 has its digits swapped: the largest y in the lake is 39.2",
-        "attribution": "benchmark", "category": "gold-calculation-error",
-        "evidence": ["max(y) = 39.2", "no value of 93.2 exists in any column"],
-        # the mistaken computation: the right maximum with its first two digits swapped makes the gold
-        "derivation_code": READ + "t = '%.1f' % m['y'].max()\nprint(t[1] + t[0] + t[2:])\n",
-        "correct_answer": 39.2, "correct_code": READ + "print(m['y'].max())\n"}),
-    "lab-easy-3": (None, {
-        "root_cause": "the system's answer 'Site S4' names the right site; string_exact compares the text",
-        "attribution": "benchmark", "category": "evaluation-false-positive", "sub_kind": "format",
-        "evidence": ["mean y is largest at S4"],
-        "derivation_code": READ + "print(m.groupby('site')['y'].mean().idxmax())\n"}),
-    "lab-hard-1": (READ + NORTH + "print(round(north['y'].sum(), 1))\n", {
-        "root_cause": "the pipeline joins the sites on the day instead of the site code",
-        "attribution": "system", "category": "join-error",
-        "evidence": ["joined by site code the North total is 228.8 (the gold)"],
-        "derivation_code": READ + NORTH + "print(round(float(north['y'].sum()), 1))\n"}),
+    "lab-easy-1": (
+        READ + NORTH + "print(north['x'].sum(), m['x'].sum())\n",
+        {
+            "root_cause": "the pipeline sums x over all sites; the question asks for the North sites only",
+            "attribution": "system",
+            "category": "flawed-logic",
+            "evidence": [
+                "sum over North sites is 116 (the gold)",
+                "sum over all sites is 252 (the system's answer)",
+            ],
+            "derivation_code": READ + NORTH + "print(int(north['x'].sum()))\n",
+        },
+    ),
+    "lab-easy-2": (
+        READ + "print(m['y'].max())\n",
+        {
+            "root_cause": "the gold 93.2 has its digits swapped: the largest y in the lake is 39.2",
+            "attribution": "benchmark",
+            "category": "gold-calculation-error",
+            "evidence": ["max(y) = 39.2", "no value of 93.2 exists in any column"],
+            # the mistaken computation: the right maximum with its first two digits swapped makes the gold
+            "derivation_code": READ + "t = '%.1f' % m['y'].max()\nprint(t[1] + t[0] + t[2:])\n",
+            "correct_answer": 39.2,
+            "correct_code": READ + "print(m['y'].max())\n",
+        },
+    ),
+    "lab-easy-3": (
+        None,
+        {
+            "root_cause": "the system's answer 'Site S4' names the right site; string_exact compares the text",
+            "attribution": "benchmark",
+            "category": "evaluation-false-positive",
+            "sub_kind": "format",
+            "evidence": ["mean y is largest at S4"],
+            "derivation_code": READ + "print(m.groupby('site')['y'].mean().idxmax())\n",
+        },
+    ),
+    "lab-hard-1": (
+        READ + NORTH + "print(round(north['y'].sum(), 1))\n",
+        {
+            "root_cause": "the pipeline joins the sites on the day instead of the site code",
+            "attribution": "system",
+            "category": "join-error",
+            "evidence": ["joined by site code the North total is 228.8 (the gold)"],
+            "derivation_code": READ + NORTH + "print(round(float(north['y'].sum()), 1))\n",
+        },
+    ),
 }
 
 
@@ -87,7 +114,10 @@ def auditor_reply(request, overrides: dict | None = None) -> str:  # noqa: ANN00
     report = dict(report, **((overrides or {}).get(tid, {})))
     if explore is not None and "Run: " not in text:
         return "Let me look at the data first.\n```python\n" + explore.format(lake=lake) + "```"
-    filled = {k: (v.format(lake=lake) if isinstance(v, str) and k.endswith("_code") else v) for k, v in report.items()}
+    filled = {
+        k: (v.format(lake=lake) if isinstance(v, str) and k.endswith("_code") else v)
+        for k, v in report.items()
+    }
     return "Here is my report.\n```json\n" + json.dumps(filled) + "\n```"
 
 

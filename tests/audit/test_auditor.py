@@ -110,10 +110,16 @@ def test_the_auditor_sees_the_head_and_tail_of_long_output(openai_server, sandbo
     from kramabench.models import get_model
 
     model = get_model(f"openai-compatible/a@{openai_server.base_url}", cache=False)
-    openai_server.enqueue("```python\nfor i in range(5000):\n    print(f'row {i}')\n```",
-                          '```json\n{"attribution": "system", "category": "flawed-logic", "root_cause": "r"}\n```')
+    openai_server.enqueue(
+        "```python\nfor i in range(5000):\n    print(f'row {i}')\n```",
+        '```json\n{"attribution": "system", "category": "flawed-logic", "root_cause": "r"}\n```',
+    )
     rep = audit_case(_case(), model, sandbox, AuditorOptions(max_turns=3), auditor="a")
     fed = openai_server.requests[-1].body["messages"][-1]["content"]
     assert "row 0\n" in fed and "row 4999" in fed and "characters cut here" in fed
     run = next(e for e in rep.transcript if "ran" in e)
-    assert "row 4999" in run["stdout"] and "characters cut here" in run["stdout"] and "range(5000)" in run["code"]
+    assert (
+        "row 4999" in run["stdout"]
+        and "characters cut here" in run["stdout"]
+        and "range(5000)" in run["code"]
+    )

@@ -42,7 +42,12 @@ def _missing(source: str) -> Finding:
 def test_a_missing_file_says_what_upstream_says_of_it(name: str, upstream: str, words: str) -> None:
     d = _diag(_tb(f"FileNotFoundError: [Errno 2] No such file or directory: './data/wildfire/input/{name}'"),
               findings=[_missing(name)])  # fmt: skip
-    assert (d.cause, d.attributed_to, d.upstream, d.files) == ("missing-lake-file", "missing-lake-file", upstream, [name])
+    assert (d.cause, d.attributed_to, d.upstream, d.files) == (
+        "missing-lake-file",
+        "missing-lake-file",
+        upstream,
+        [name],
+    )
     assert any(words in e for e in d.evidence)
     assert d.findings and d.findings[0].startswith("data_source_missing")  # the validator's finding, linked
 
@@ -58,7 +63,9 @@ def test_a_path_the_lake_has_under_another_spelling_is_the_solutions_bug() -> No
 
 def test_an_empty_glob_match_is_a_missing_file_linked_to_the_validator() -> None:
     error = _tb("ValueError: No objects to concatenate")
-    d = _diag(error, unmatched=["swarmb/SB_DNS_POD_2024_*.txt"], findings=[_missing("swarmb/SB_DNS_POD_2024_*.txt")])
+    d = _diag(
+        error, unmatched=["swarmb/SB_DNS_POD_2024_*.txt"], findings=[_missing("swarmb/SB_DNS_POD_2024_*.txt")]
+    )
     assert (d.cause, d.attributed_to) == ("missing-lake-file", "missing-lake-file")
     assert "an empty match" in d.detail and "No objects to concatenate" in d.detail
     assert d.files == ["swarmb/SB_DNS_POD_2024_*.txt"] and d.findings
@@ -74,7 +81,9 @@ def test_an_empty_glob_match_is_a_missing_file_linked_to_the_validator() -> None
 
 def test_a_git_lfs_pointer_read_is_a_missing_file(tmp_path: Path) -> None:
     (tmp_path / "swarmb").mkdir()
-    (tmp_path / "swarmb" / "x.txt").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 9\n")
+    (tmp_path / "swarmb" / "x.txt").write_text(
+        "version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 9\n"
+    )
     d = _diag(_tb("ValueError: could not convert string to float: 'version'"), files_read=["swarmb/x.txt"],
               lake_dir=tmp_path)  # fmt: skip
     assert (d.cause, d.upstream, d.files) == ("missing-lake-file", "not-stored", ["swarmb/x.txt"])
@@ -84,8 +93,16 @@ def test_a_git_lfs_pointer_read_is_a_missing_file(tmp_path: Path) -> None:
     ("line", "cause", "attributed"),
     [
         ("ModuleNotFoundError: No module named 'pyatmos'", "missing-module", "missing-package"),
-        ("AttributeError: 'DataFrame' object has no attribute 'append'", "library-version", "missing-package"),
-        ("OSError: [Errno 30] Read-only file system: './data/wildfire/input/out.csv'", "crash", "solution-bug"),
+        (
+            "AttributeError: 'DataFrame' object has no attribute 'append'",
+            "library-version",
+            "missing-package",
+        ),
+        (
+            "OSError: [Errno 30] Read-only file system: './data/wildfire/input/out.csv'",
+            "crash",
+            "solution-bug",
+        ),
         ("ZeroDivisionError: division by zero", "crash", "solution-bug"),
     ],
 )
@@ -105,12 +122,20 @@ def test_an_error_naming_a_file_upstream_does_not_store() -> None:
     # a file the code looks for by a word of its name (``files_covering(folder, "goes-wu334")``)
     facts = FACTS.model_copy(update={"not_stored": ["GOES/goes-wu334-20160824_to_20161023.csv"]})
     d = _diag(_tb("FileNotFoundError: goes-wu334: no files for 20161022-20161024"), facts=facts)
-    assert (d.cause, d.upstream, d.files) == ("missing-lake-file", "not-stored", ["GOES/goes-wu334-20160824_to_20161023.csv"])
+    assert (d.cause, d.upstream, d.files) == (
+        "missing-lake-file",
+        "not-stored",
+        ["GOES/goes-wu334-20160824_to_20161023.csv"],
+    )
     assert "the error names 'goes-wu334'" in d.evidence
     # a plain word of an error names no file
     assert _diag(_tb("FileNotFoundError: no files found"), facts=facts).cause == "crash"
 
 
 def test_a_reader_saying_no_such_file_in_its_own_words() -> None:
-    d = _diag(_tb("pyogrio.errors.DataSourceError: ./data/wildfire/input//worldcities.csv: No such file or directory"))
+    d = _diag(
+        _tb(
+            "pyogrio.errors.DataSourceError: ./data/wildfire/input//worldcities.csv: No such file or directory"
+        )
+    )
     assert (d.cause, d.files, d.upstream) == ("missing-lake-file", ["worldcities.csv"], "documented-absent")

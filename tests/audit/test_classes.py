@@ -145,6 +145,8 @@ def test_upstream_listing_names_the_files_it_does_not_store() -> None:
     assert "usa.gpkg" in upstream_not_stored("wildfire")
     assert any(p.startswith("swarmb/") for p in upstream_not_stored("astronomy"))
     assert upstream_not_stored("archeology") == ["worldcities.csv"] and upstream_not_stored("legal") == []
-    assert yes_no_alternatives("Is the year different or the same as 2007? Answer with True or False.", "False")
+    assert yes_no_alternatives(
+        "Is the year different or the same as 2007? Answer with True or False.", "False"
+    )
     assert yes_no_alternatives("Is it the same year? Answer with True or False.", "False") is None
     assert yes_no_alternatives("Is it different or the same?", 2007) is None  # not a yes/no gold

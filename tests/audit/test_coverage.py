@@ -53,7 +53,9 @@ def test_every_derivation_prints_its_derived_value(shared_kramabench: Path) -> N
     ef, wls = _official(shared_kramabench, COVERED)
     sb = get_sandbox("local")
     try:
-        checks = verify_derivations([*ef.reviews, *ef.errata], {w.domain: w.lake for w in wls}, sb, timeout_s=300)
+        checks = verify_derivations(
+            [*ef.reviews, *ef.errata], {w.domain: w.lake for w in wls}, sb, timeout_s=300
+        )
     finally:
         sb.close()
     assert checks, "no derivation in the covered domains"
@@ -82,7 +84,9 @@ def test_cli_prints_the_coverage_and_what_is_missing(shared_kramabench: Path, tm
     assert "legal: not accounted for: legal-hard-1, legal-hard-2" in " ".join(res.output.split())
 
 
-def test_cli_without_the_official_suite_names_the_fetch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_without_the_official_suite_names_the_fetch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from kramabench.cli.main import build_app
 
     monkeypatch.setenv("KRAMABENCH_HOME", str(tmp_path / "home"))
@@ -90,7 +94,11 @@ def test_cli_without_the_official_suite_names_the_fetch(tmp_path: Path, monkeypa
     res = CliRunner().invoke(build_app(), ["audit"])
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
-    assert "not fetched" in text and "kramabench fetch kramabench" in text and "unknown without the workloads" in text
+    assert (
+        "not fetched" in text
+        and "kramabench fetch kramabench" in text
+        and "unknown without the workloads" in text
+    )
     legal = next(ln.split() for ln in res.output.splitlines() if ln.split()[:1] == ["legal"])
     assert legal[1] == "30"  # the reviews the official errata record
     res = CliRunner().invoke(build_app(), ["audit", "coverage", "--check"])
@@ -99,8 +107,9 @@ def test_cli_without_the_official_suite_names_the_fetch(tmp_path: Path, monkeypa
     assert res.exit_code == 2
 
 
-def test_the_group_s_options_hold_for_its_subcommands(shared_kramabench: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_group_s_options_hold_for_its_subcommands(
+    shared_kramabench: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``audit --workload PATH --errata FILE coverage`` audits PATH with FILE (not the fetched official
     workloads); a subcommand's own option wins; ``audit --workload PATH reference`` takes the group's too."""
     from kramabench.cli.main import build_app
@@ -109,16 +118,41 @@ def test_the_group_s_options_hold_for_its_subcommands(shared_kramabench: Path, t
     monkeypatch.chdir(tmp_path)
     empty = tmp_path / "errata.toml"
     empty.write_text("")
-    res = CliRunner().invoke(build_app(), ["audit", "--workload", str(shared_kramabench), "--errata", str(empty),
-                                           "coverage", "-d", "legal", "--check"])
+    res = CliRunner().invoke(
+        build_app(),
+        [
+            "audit",
+            "--workload",
+            str(shared_kramabench),
+            "--errata",
+            str(empty),
+            "coverage",
+            "-d",
+            "legal",
+            "--check",
+        ],
+    )
     assert res.exit_code == 1, res.output
     text = " ".join(res.output.split())
     assert "legal: not accounted for: legal-hard-1, legal-hard-2" in text and "not fetched" not in text
-    res = CliRunner().invoke(build_app(), ["audit", "--workload", str(tmp_path / "nowhere"), "coverage",
-                                           "--workload", str(shared_kramabench), "-d", "legal"])
+    res = CliRunner().invoke(
+        build_app(),
+        [
+            "audit",
+            "--workload",
+            str(tmp_path / "nowhere"),
+            "coverage",
+            "--workload",
+            str(shared_kramabench),
+            "-d",
+            "legal",
+        ],
+    )
     assert res.exit_code == 0, res.output  # the subcommand's own --workload wins
-    res = CliRunner().invoke(build_app(), ["audit", "--workload", str(tmp_path / "nowhere"), "reference",
-                                           "--out", str(tmp_path / "out")])
+    res = CliRunner().invoke(
+        build_app(),
+        ["audit", "--workload", str(tmp_path / "nowhere"), "reference", "--out", str(tmp_path / "out")],
+    )
     assert res.exit_code == 2 and "nowhere" in " ".join(res.output.split()), res.output
     res = CliRunner().invoke(build_app(), ["audit", "reference", "--out", str(tmp_path / "out")])
     assert res.exit_code == 2 and "audit reference needs --workload" in " ".join(res.output.split())

@@ -59,14 +59,19 @@ def test_extract_model_reads_what_the_rules_cannot(openai_server) -> None:  # no
     openai_server.on("printed the output below", '{"answer": 42}')
     model = get_model(f"openai-compatible/extractor@{openai_server.base_url}", cache=False)
     out = extract_answers(
-        "forty-two, as everyone knows", {"main-task": "numeric_exact"}, model=model, question={"main-task": "Q?"}
+        "forty-two, as everyone knows",
+        {"main-task": "numeric_exact"},
+        model=model,
+        question={"main-task": "Q?"},
     )
     got = out["main-task"]
     assert got.value == 42 and got.method == "model" and "extractor" in (got.note or "")
     assert "forty-two" in openai_server.requests[-1].body["messages"][0]["content"]
     # the rules come first: a bare value never reaches the model
     n = len(openai_server.requests)
-    assert extract_answers("41", {"main-task": "numeric_exact"}, model=model)["main-task"].method == "bare-value"
+    assert (
+        extract_answers("41", {"main-task": "numeric_exact"}, model=model)["main-task"].method == "bare-value"
+    )
     assert len(openai_server.requests) == n
 
 
@@ -105,5 +110,7 @@ def test_what_a_notebook_shows_of_pandas_values() -> None:
 
 
 def test_a_time_in_the_label_is_no_label() -> None:
-    got = extract_value("Swarm-A mean density (400-450 km, 00:00 UTC, 2015): 7.950e-13 kg/m^3", "numeric_exact")
+    got = extract_value(
+        "Swarm-A mean density (400-450 km, 00:00 UTC, 2015): 7.950e-13 kg/m^3", "numeric_exact"
+    )
     assert got.value == 7.95e-13

@@ -34,7 +34,9 @@ def planted_run(tmp_path: Path, openai_server, monkeypatch: pytest.MonkeyPatch) 
     return tmp_path / "results" / "sut"
 
 
-def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, openai_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_planted_errors_are_attributed_to_whom_they_belong(
+    planted_run: Path, openai_server, tmp_path: Path
+) -> None:  # noqa: ANN001
     system_requests = list(openai_server.requests)
     # the system under test never saw a gold answer (93.2 is lab-easy-2's planted gold)
     assert system_requests and not any("93.2" in json.dumps(r.body) for r in system_requests)
@@ -45,7 +47,9 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
                "--concurrency", "2", "--reference", str(ref_dir))  # fmt: skip
     assert res.exit_code == 0, res.output
     out_dir = planted_run / "audit"
-    reports = {r["task_id"]: r for r in map(json.loads, (out_dir / "failures.jsonl").read_text().splitlines())}
+    reports = {
+        r["task_id"]: r for r in map(json.loads, (out_dir / "failures.jsonl").read_text().splitlines())
+    }
     # lab-easy-4 was answered right: not a failure, not audited
     assert set(reports) == {"lab-easy-1", "lab-easy-2", "lab-easy-3", "lab-hard-1"}
     got = {t: (r["attribution"], r["category"], r["sub_kind"]) for t, r in reports.items()}
@@ -67,7 +71,7 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
     # the exploration code ran in the sandbox against the lake and its output went back to the auditor
     runs = [e for e in reports["lab-easy-2"]["transcript"] if "ran" in e]
     assert runs and runs[0]["ran"] == "ok" and "39.2" in runs[0]["stdout"]
-    auditor_requests = [r for r in openai_server.requests[len(system_requests):]]
+    auditor_requests = [r for r in openai_server.requests[len(system_requests) :]]
     assert any("Gold answer: 93.2" in json.dumps(r.body) for r in auditor_requests)
 
     text = " ".join(res.output.split())
@@ -75,12 +79,17 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
     md = (out_dir / "audit.md").read_text()
     assert "2 of 4 audited failures (50%) are attributable to the benchmark" in md
     # one page: the headline first, then the reference solutions (lab-easy-2's differs from its gold), proposals
-    order = [md.index(h) for h in ("## Failures by attribution", "## Reference solutions", "## Proposed errata")]
+    order = [
+        md.index(h) for h in ("## Failures by attribution", "## Reference solutions", "## Proposed errata")
+    ]
     assert order == sorted(order) and "| lab | 4 | 1 | 0 | 0 |" in md and "gold 93.2, printed 39.2" in md
     page = (out_dir / "audit.html").read_text()
     assert "<html>" in page
     # titled by what ran, not by the folder; every report in full: root cause, evidence, code and what it printed
-    assert md.startswith("# Audit of the failures of ds-guru-naive with openai-compatible/sut@") and "— run sut" in md
+    assert (
+        md.startswith("# Audit of the failures of ds-guru-naive with openai-compatible/sut@")
+        and "— run sut" in md
+    )
     assert "the pipeline joins the sites on the day instead of the site code" in md
     assert "## Failure reports" in md and "### lab/lab-easy-2 — benchmark: gold-calculation-error" in md
     assert "print(t[1] + t[0] + t[2:])" in md and "printed 93.2" in md and "printed 39.2" in md
@@ -99,12 +108,22 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
     reason = new_answer[3]["reason"]
     fix = hashlib.sha256(gold_error["correction"]["code"].encode()).hexdigest()[:12]
     how = hashlib.sha256(gold_error["derivation"]["code"].encode()).hexdigest()[:12]
-    assert f"the correction code, sha256 {fix}" in reason and f"the derivation, sha256 {how}…, reproduces" in reason
-    assert props["lab/lab-easy-3"][1] == "type-change" and props["lab/lab-easy-3"][3]["new"] == "string_approximate"
-    assert not any(k in props for k in ("lab/lab-easy-1", "lab/lab-hard-1"))  # system errors: nothing to correct
+    assert (
+        f"the correction code, sha256 {fix}" in reason
+        and f"the derivation, sha256 {how}…, reproduces" in reason
+    )
+    assert (
+        props["lab/lab-easy-3"][1] == "type-change"
+        and props["lab/lab-easy-3"][3]["new"] == "string_approximate"
+    )
+    assert not any(
+        k in props for k in ("lab/lab-easy-1", "lab/lab-hard-1")
+    )  # system errors: nothing to correct
 
     errata = tmp_path / "errata.toml"
-    res = _cli("audit", "apply", str(out_dir / "proposals.toml"), "--accept", new_answer[0], "--errata", str(errata))
+    res = _cli(
+        "audit", "apply", str(out_dir / "proposals.toml"), "--accept", new_answer[0], "--errata", str(errata)
+    )
     assert res.exit_code == 0, res.output
     from kramabench.workload import load_workload
 
@@ -115,18 +134,28 @@ def test_planted_errors_are_attributed_to_whom_they_belong(planted_run: Path, op
 
     # resume: the reports are kept, no auditor call is made again
     n = len(openai_server.requests)
-    res = _cli("audit", "failures", str(planted_run), "--auditor", f"openai-compatible/auditor@{openai_server.base_url}")
+    res = _cli(
+        "audit",
+        "failures",
+        str(planted_run),
+        "--auditor",
+        f"openai-compatible/auditor@{openai_server.base_url}",
+    )
     assert res.exit_code == 0 and "(4 reports reused)" in " ".join(res.output.split())
     assert len(openai_server.requests) == n
 
 
-def test_reliability_kappa_on_the_labelled_set(openai_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_reliability_kappa_on_the_labelled_set(
+    openai_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: ANN001
     model = f"openai-compatible/auditor@{openai_server.base_url}"
     openai_server.handler = scripted.handler()
     res = _cli("audit", "reliability", "--auditor", model, "--k", "2", "--json")
     assert res.exit_code == 0, res.output
     result = json.loads(res.output)
-    assert result["kappa_attribution"] == 1.0 and result["kappa_category"] == 1.0 and result["flip_rate"] == 0.0
+    assert (
+        result["kappa_attribution"] == 1.0 and result["kappa_category"] == 1.0 and result["flip_rate"] == 0.0
+    )
 
     # an auditor that blames the system for the planted gold error in one run of two
     calls = {"n": 0}
@@ -143,4 +172,8 @@ def test_reliability_kappa_on_the_labelled_set(openai_server, tmp_path: Path, mo
     openai_server.handler = flaky
     res = _cli("audit", "reliability", "--auditor", model, "--k", "2", "--json")
     result = json.loads(res.output)
-    assert result["flip_rate"] == 0.25 and 0 < result["kappa_attribution"] < 1 and result["accuracy_attribution"] == 7 / 8
+    assert (
+        result["flip_rate"] == 0.25
+        and 0 < result["kappa_attribution"] < 1
+        and result["accuracy_attribution"] == 7 / 8
+    )

@@ -63,7 +63,9 @@ def test_path_strings_of_code_that_does_not_parse_are_its_literals() -> None:
 )
 def test_prefix_of_a_path(path: str, prefix: str | None) -> None:
     got = prefix_of(path, LAKE, "wildfire")
-    assert (got.rstrip("/") if got is not None else None) == (prefix.rstrip("/") if prefix is not None else None)
+    assert (got.rstrip("/") if got is not None else None) == (
+        prefix.rstrip("/") if prefix is not None else None
+    )
 
 
 @pytest.mark.parametrize(
@@ -118,7 +120,9 @@ def test_unmatched_names_the_patterns_and_folders_with_no_file() -> None:
 def test_lake_relative_and_near_names() -> None:
     assert lake_relative("./data/x/input//a/b.csv", "./data/x/input") == "a/b.csv"
     assert lake_relative("../../input/a.csv", "./data/x/input") is None
-    assert near_in_lake("csv/State MSA Identity Theft Data", LAKE.files) == "csv/State MSA Identity Theft data"
+    assert (
+        near_in_lake("csv/State MSA Identity Theft Data", LAKE.files) == "csv/State MSA Identity Theft data"
+    )
     assert near_in_lake("noaa.CSV", LAKE.files) == "noaa.csv"
     lake = LakePaths(["mmc1.xlsx", "mmc7.xlsx"])
     assert near_in_lake("mmc2.xlsx", lake.files) is None  # a numbered sibling is another file, not a typo

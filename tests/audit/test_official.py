@@ -41,9 +41,7 @@ OWN = {
         "print(df.loc[(df['lat'] < 0) & (df['lng'] < 0)].sort_values('population').iloc[-1]['city'])\n"
     ),
     ("archeology", "archeology-easy-8"): (  # a wrong reading: counts rows, not sources
-        "import pandas as pd\n"
-        "df = pd.read_csv('./data/archeology/input/roman_cities.csv')\n"
-        "print(len(df))\n"
+        "import pandas as pd\ndf = pd.read_csv('./data/archeology/input/roman_cities.csv')\nprint(len(df))\n"
     ),
     ("environment", "environment-easy-5"): "import not_a_module_of_the_sandbox\nprint('Ashburnham')\n",
     ("legal", "legal-easy-11"): "print('No')\n",
@@ -113,12 +111,17 @@ def _compare(root: Path, domains: list[str], task_ids: list[str] | None, tmp: Pa
         from kramabench.sandbox.environment.lock import load_lock
 
         python = str(env_dir(load_lock()) / "bin" / "python")
-        assert sb.run("import sys; print(sys.executable)", wls[0].lake).stdout.strip() == "<sandbox-env>/bin/python"
+        assert (
+            sb.run("import sys; print(sys.executable)", wls[0].lake).stdout.strip()
+            == "<sandbox-env>/bin/python"
+        )
     finally:
         sb.close()
     by_task = {i.task_id: i for i in audit.tasks()}
     runs = {r.task_id: r for r in audit.runs}
-    by_hand = {t: _by_hand(root, runs[t], tmp, python) for t, i in by_task.items() if i.cause != "no-solution"}
+    by_hand = {
+        t: _by_hand(root, runs[t], tmp, python) for t, i in by_task.items() if i.cause != "no-solution"
+    }
     for tid, (ok, last) in by_hand.items():
         item, run = by_task[tid], runs[tid]
         assert (item.verdict != "cannot-run") == ok, (tid, item.verdict, item.cause, last)
@@ -147,7 +150,11 @@ def test_official_domains_with_official_style_solutions(shared_kramabench: Path,
     _audit, by_task, by_hand = _compare(root, domains, [t for _, t in OWN], tmp_path)
     assert len(by_hand) == len(OWN)
     prose = by_task["archeology-easy-3"]
-    assert prose.verdict == "reproduces" and prose.extraction.method == "prose" and prose.extraction.value == 3.1333
+    assert (
+        prose.verdict == "reproduces"
+        and prose.extraction.method == "prose"
+        and prose.extraction.value == 3.1333
+    )
     assert by_task["archeology-easy-6"].cause == "missing-lake-file"
     assert "worldcities.csv" in by_task["archeology-easy-6"].cause_detail
     wrong = by_task["archeology-easy-8"]
@@ -161,7 +168,10 @@ def _root_with_official_solutions() -> Path:
     four domains); skips, saying so, when neither has them."""
     from kramabench.workload.fetch import official_root, read_fetch_manifest
 
-    shared = Path(os.environ.get("KRAMABENCH_SHARED") or Path(__file__).resolve().parents[3] / "shared") / "kramabench"
+    shared = (
+        Path(os.environ.get("KRAMABENCH_SHARED") or Path(__file__).resolve().parents[3] / "shared")
+        / "kramabench"
+    )
     root = official_root()
     if read_fetch_manifest(root) is not None and (root / "solutions").is_dir():
         return root
@@ -204,13 +214,24 @@ def test_official_solutions_run_as_their_authors_ran_them(official) -> None:  # 
         run = runs[(i.domain, i.task_id)]
         if i.attributed_to == "solution-bug":
             review = reviews.get((i.domain, i.task_id))
-            assert i.cause == "wrong-path" and review is not None and review.klass == "solution-defect", (i.task_id, i.cause)
+            assert i.cause == "wrong-path" and review is not None and review.klass == "solution-defect", (
+                i.task_id,
+                i.cause,
+            )
             assert "the lake has" in i.cause_detail
             continue
-        assert i.attributed_to in ("missing-lake-file", "missing-package"), (i.task_id, i.attributed_to, i.cause_detail)
+        assert i.attributed_to in ("missing-lake-file", "missing-package"), (
+            i.task_id,
+            i.attributed_to,
+            i.cause_detail,
+        )
         assert run.evidence, i.task_id
         if i.attributed_to == "missing-lake-file":
-            assert run.cause_files and run.upstream in ("documented-absent", "not-stored", "upstream-lacks"), i.task_id
+            assert run.cause_files and run.upstream in (
+                "documented-absent",
+                "not-stored",
+                "upstream-lacks",
+            ), i.task_id
     if "archeology" in audit.domains:  # written to run two folders below the root: ../../input/
         run = runs[("archeology", "archeology-hard-2")]
         assert (run.layout.prefix, run.layout.cwd) == ("../../input", "solutions/archeology")

@@ -45,15 +45,21 @@ def sandbox():  # noqa: ANN201
 @pytest.mark.slow
 def test_every_verdict_and_cause(lab: Path, sandbox) -> None:  # noqa: ANN001
     wl = load_workload(lab, "lab")
-    audit = audit_reference([wl], sandbox, workload_name="lab", root=lab, sandbox_name="local", timeout_s=15)  # pandas imports slowly on a busy machine
+    audit = audit_reference(
+        [wl], sandbox, workload_name="lab", root=lab, sandbox_name="local", timeout_s=15
+    )  # pandas imports slowly on a busy machine
     got = {i.task_id: (i.verdict, i.cause) for i in audit.tasks()}
     assert got == EXPECTED
     by_id = {i.task_id: i for i in audit.tasks()}
     prose = by_id["lab-easy-2"].extraction
-    assert prose is not None and prose.method == "prose" and prose.text.startswith("Correlation coefficient: ")
+    assert (
+        prose is not None and prose.method == "prose" and prose.text.startswith("Correlation coefficient: ")
+    )
     assert by_id["lab-easy-1"].extraction.method == "json-object"
     differs = by_id["lab-easy-3"]
-    assert differs.extraction.method == "bare-value" and "gold 99" in differs.diff and "printed" in differs.diff
+    assert (
+        differs.extraction.method == "bare-value" and "gold 99" in differs.diff and "printed" in differs.diff
+    )
     assert "worldcities.csv" in by_id["lab-easy-4"].cause_detail
     assert "geopandas_not_installed_here" in by_id["lab-easy-5"].cause_detail
     # subtasks: printed in the JSON object -> judged; not printed -> said so
@@ -112,7 +118,18 @@ def test_cli_resumes_an_interrupted_audit(lab: Path, tmp_path: Path) -> None:
     from kramabench.cli.main import build_app
 
     out = tmp_path / "audit"
-    args = ["audit", "reference", "-w", str(lab), "--task", "lab-easy-1", "--task", "lab-easy-3", "-o", str(out)]
+    args = [
+        "audit",
+        "reference",
+        "-w",
+        str(lab),
+        "--task",
+        "lab-easy-1",
+        "--task",
+        "lab-easy-3",
+        "-o",
+        str(out),
+    ]
     assert CliRunner().invoke(build_app(), args).exit_code == 0
     progress = out / "progress.jsonl"
     lines = progress.read_text().splitlines()
@@ -157,7 +174,9 @@ def test_same_verdicts_in_the_docker_sandbox() -> None:
         sb.close()
         shutil.rmtree(request_cleanup, ignore_errors=True)
     got = {i.task_id: (i.verdict, i.cause) for i in audit.tasks()}
-    assert got == {t: EXPECTED[t] for t in wanted}, [(r.task_id, r.cause_detail, r.stderr_tail[-300:]) for r in audit.runs]
+    assert got == {t: EXPECTED[t] for t in wanted}, [
+        (r.task_id, r.cause_detail, r.stderr_tail[-300:]) for r in audit.runs
+    ]
     assert audit.tasks()[1].extraction.method == "prose"
 
 
@@ -186,7 +205,10 @@ def test_static_checks_percent_scale_restatements_and_unparsable_literals(tmp_pa
     assert ("lab-easy-8", "gold_percent_scale") in codes
     assert ("lab-easy-8-1", "subtask_restates_main") in codes  # 42.86 vs the main 0.4286
     assert ("lab-easy-9", "gold_percent_scale") in codes
-    assert ("lab-easy-9-1", "gold_unparsable_literal") in codes and ("lab-easy-9-2", "gold_unparsable_literal") in codes
+    assert ("lab-easy-9-1", "gold_unparsable_literal") in codes and (
+        "lab-easy-9-2",
+        "gold_unparsable_literal",
+    ) in codes
     assert ("lab-easy-9-3", "gold_unparsable_literal") not in codes  # parses
     assert ("lab-easy-9-4", "gold_unparsable_literal") not in codes  # prose in parentheses is no tuple
     assert not any(c == "subtask_restates_main" and w.startswith("lab-easy-9") for w, c in codes)
@@ -197,19 +219,40 @@ def test_findings_repeated_per_file_are_grouped_per_task() -> None:
     from kramabench.audit.report import sections
     from kramabench.audit.static import StaticFinding, group_findings
 
-    many = [StaticFinding(kind="data-source", code="data_source_nested", severity="warning", domain="legal",
-                          task_id="legal-hard-23", subtask_id=f"legal-hard-23-{i % 3 + 1}" if i % 2 else None,
-                          message=f"data source 'f{i}.csv' is found in a deeper folder") for i in range(1500)]
-    other = StaticFinding(kind="gold-format", code="gold_percent_scale", severity="warning", domain="legal",
-                          task_id="legal-hard-18", subtask_id="legal-hard-18-3",
-                          message="the question asks for a percentage; the gold 0.1754 looks like a fraction")
+    many = [
+        StaticFinding(
+            kind="data-source",
+            code="data_source_nested",
+            severity="warning",
+            domain="legal",
+            task_id="legal-hard-23",
+            subtask_id=f"legal-hard-23-{i % 3 + 1}" if i % 2 else None,
+            message=f"data source 'f{i}.csv' is found in a deeper folder",
+        )
+        for i in range(1500)
+    ]
+    other = StaticFinding(
+        kind="gold-format",
+        code="gold_percent_scale",
+        severity="warning",
+        domain="legal",
+        task_id="legal-hard-18",
+        subtask_id="legal-hard-18-3",
+        message="the question asks for a percentage; the gold 0.1754 looks like a fraction",
+    )
     groups = group_findings([*many, other])
     assert len(groups) == 2
     g = groups[0]
     assert g.count == 1500 and g.task_id == "legal-hard-23" and len(g.examples) == 3
     assert sorted(g.subtasks) == ["legal-hard-23-1", "legal-hard-23-2", "legal-hard-23-3"]
-    ref = ReferenceAudit(workload="w", root="/r", domains=["legal"], sandbox="local",
-                         created_at="2026-01-01T00:00:00Z", static=[*many, other])
+    ref = ReferenceAudit(
+        workload="w",
+        root="/r",
+        domains=["legal"],
+        sandbox="local",
+        created_at="2026-01-01T00:00:00Z",
+        static=[*many, other],
+    )
     secs = {name: rows for name, _h, rows, _n in sections(ref)}
     assert len(secs["Static gold checks"]) == 2 and secs["Static gold checks"][0][4] == 1500
     assert secs["Percent scale: question and gold disagree"][0][1:3] == ["legal-hard-18", "legal-hard-18-3"]

@@ -101,10 +101,17 @@ def test_a_bare_dataframe_is_shown_and_read_as_the_output(audit) -> None:  # noq
 
     run, item = _of(audit, "lab-easy-1")
     assert run.exit_code == 0 and run.read_from == "value" and not run.stdout_tail.strip()
-    frame = pd.read_csv(StringIO(planted.MEASUREMENTS)).groupby("site").agg({"x": "sum", "y": "max"}).reset_index()
+    frame = (
+        pd.read_csv(StringIO(planted.MEASUREMENTS))
+        .groupby("site")
+        .agg({"x": "sum", "y": "max"})
+        .reset_index()
+    )
     assert run.value.split() == repr(frame).split()  # the frame's text, as a notebook shows it
     # a table with no one answer in it: judged by a person (or --extract-model), never "prints nothing"
-    assert item.verdict == "unscored" and item.cause is None and item.cause_detail.startswith("no answer read")
+    assert (
+        item.verdict == "unscored" and item.cause is None and item.cause_detail.startswith("no answer read")
+    )
     proposal = next(p for p in audit.proposals if p.task_id == "lab-easy-1")
     assert proposal.klass == "solution-defect" and "no answer that can be read" in proposal.why
 
@@ -134,7 +141,9 @@ def test_a_ranking_series_a_scalar_and_a_print_before_the_expression(audit) -> N
         ("lab-easy-11", "../../data/lab/input", "data/lab/input", "solutions/lab"),  # and ./input, by a link
     ],
 )
-def test_solutions_run_from_where_their_paths_resolve(audit, tid: str, prefix: str, lake_at: str, cwd: str) -> None:  # noqa: ANN001
+def test_solutions_run_from_where_their_paths_resolve(
+    audit, tid: str, prefix: str, lake_at: str, cwd: str
+) -> None:  # noqa: ANN001
     run, item = _of(audit, tid)
     assert item.verdict == "reproduces", (tid, item.cause, item.cause_detail, run.stderr_tail[-300:])
     assert (run.layout.prefix, run.layout.lake_at, run.layout.cwd) == (prefix, lake_at, cwd)
@@ -143,7 +152,9 @@ def test_solutions_run_from_where_their_paths_resolve(audit, tid: str, prefix: s
     if tid == "lab-easy-11":
         assert run.layout.also == ["./input"] and run.read_from == "value"
     if tid == "lab-hard-1":  # a folder the code computes: the layout comes from the path its first run named
-        assert "error" in run.layout.inferred_from and "../../input/measurements.csv" in run.layout.inferred_from
+        assert (
+            "error" in run.layout.inferred_from and "../../input/measurements.csv" in run.layout.inferred_from
+        )
 
 
 def test_every_cannot_run_names_its_cause_in_the_benchmarks_terms(audit) -> None:  # noqa: ANN001
@@ -165,11 +176,16 @@ def test_every_cannot_run_names_its_cause_in_the_benchmarks_terms(audit) -> None
     assert "No objects to concatenate" in item.cause_detail and "archive/*.csv" in item.cause_detail
     assert run.cause_files == ["archive/*.csv"]
     assert any("data_source_missing" in f and "archive/*.csv" in f for f in run.findings)
-    run, item = _of(audit, "lab-hard-4")  # the pattern is in no literal: the task's missing data source says it
+    run, item = _of(
+        audit, "lab-hard-4"
+    )  # the pattern is in no literal: the task's missing data source says it
     assert "archive_*.csv" in item.cause_detail and "No objects to concatenate" in item.cause_detail
     assert any("data_source_missing" in e for e in run.evidence)
     run, item = _of(audit, "lab-hard-6")
-    assert "'Measurements.csv'" not in item.cause_detail and "the lake has 'measurements.csv'" in item.cause_detail
+    assert (
+        "'Measurements.csv'" not in item.cause_detail
+        and "the lake has 'measurements.csv'" in item.cause_detail
+    )
     run, item = _of(audit, "lab-hard-7")
     assert "ZeroDivisionError" in item.cause_detail
     for tid in ("lab-hard-2", "lab-hard-3", "lab-hard-4"):
@@ -179,7 +195,6 @@ def test_every_cannot_run_names_its_cause_in_the_benchmarks_terms(audit) -> None
         assert next(p for p in audit.proposals if p.task_id == tid).klass == "solution-defect"
     # nothing is called "prints nothing" or "path layout": those were the audit's own failures
     assert not {i.cause for i in audit.items} & {"prints-nothing", "path-layout"}
-
 
 
 @pytest.mark.docker
@@ -230,6 +245,10 @@ def test_the_page_shows_how_each_ran_and_the_evidence(audit, tmp_path: Path) -> 
     why = {r[1]: r for r in secs["Cannot run: the evidence"]}
     assert why["lab-hard-3"][2] == "missing-lake-file" and "data_source_missing" in why["lab-hard-3"][5]
     assert why["lab-hard-5"][2] == "missing-package"
-    assert {r[0] for r in secs["Why solutions cannot run"]} == {"missing-lake-file", "missing-package", "solution-bug"}
+    assert {r[0] for r in secs["Why solutions cannot run"]} == {
+        "missing-lake-file",
+        "missing-package",
+        "solution-bug",
+    }
     md, _page = write_report(tmp_path, "kinds", ref=audit)
     assert "How solutions were run" in Path(md).read_text()

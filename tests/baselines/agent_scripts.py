@@ -55,8 +55,11 @@ def text_of(message: dict) -> str:
 
 def lake_dir_of(request_messages: list[dict]) -> str:
     """The lake folder the system prompt (or smolagents' task text) names (the backend decides it)."""
-    text = text_of(request_messages[0]) + "\n" + text_of(request_messages[1]) if len(request_messages) > 1 else \
-        text_of(request_messages[0])
+    text = (
+        text_of(request_messages[0]) + "\n" + text_of(request_messages[1])
+        if len(request_messages) > 1
+        else text_of(request_messages[0])
+    )
     m = re.search(r"read-only folder (\S+?)[.:;]? ", text)
     return m.group(1).rstrip(".:;") if m else "/lake"
 
@@ -72,4 +75,14 @@ def by_step(replies: Callable[[int, dict], str]) -> Callable:
     return handler
 
 
-__all__ = ["IN_CI", "REVENUE", "SALES", "by_step", "lake_dir_of", "make_lake", "open_backend", "step", "text_of"]
+__all__ = [
+    "IN_CI",
+    "REVENUE",
+    "SALES",
+    "by_step",
+    "lake_dir_of",
+    "make_lake",
+    "open_backend",
+    "step",
+    "text_of",
+]

@@ -17,10 +17,7 @@ def sales_lake(tmp_path: Path) -> Path:
     root = tmp_path / "lake"
     (root / "shop").mkdir(parents=True)
     (root / "shop" / "sales.csv").write_text(
-        "region,units,price\n"
-        f"{MARKER_CELLS[0]},3,2.5\n"
-        f"{MARKER_CELLS[1]},5,4.0\n"
-        f"{MARKER_CELLS[2]},2,10.0\n"
+        f"region,units,price\n{MARKER_CELLS[0]},3,2.5\n{MARKER_CELLS[1]},5,4.0\n{MARKER_CELLS[2]},2,10.0\n"
     )
     (root / "notes.txt").write_text("units are counted per week\n")
     (root / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")

@@ -38,8 +38,12 @@ def _env(repo_root, tmp_path):
 
 
 def _run(args, **kw):
-    return subprocess.run([sys.executable, "-m", "kramabench", "run", *args, "--progress", "none", "--no-report"],
-                          capture_output=True, text=True, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "kramabench", "run", *args, "--progress", "none", "--no-report"],
+        capture_output=True,
+        text=True,
+        **kw,
+    )
 
 
 def script(system: str, *, fail_at: tuple[int, Reply] | None = None):
@@ -53,7 +57,10 @@ def script(system: str, *, fail_at: tuple[int, Reply] | None = None):
         k = int(re.search(r"for k=(\d+)", first_user).group(1))
         lake = lake_dir_of(req.messages)
         if n == 1:
-            return fmt(f"import pandas as pd\ndf = pd.read_csv('{lake}/numbers.csv')\nprint(df.shape)", "read the table")
+            return fmt(
+                f"import pandas as pd\ndf = pd.read_csv('{lake}/numbers.csv')\nprint(df.shape)",
+                "read the table",
+            )
         if n == 2:
             return fmt(f"v = int(df.loc[df['k'] == {k}, 'v'].iloc[0])\nprint('v is', v)", "pick the row")
         return fmt("final_answer(v)", "done")
@@ -64,8 +71,18 @@ def script(system: str, *, fail_at: tuple[int, Reply] | None = None):
 def _comparable(rec):
     """A record without what differs between a run and its replay (times, cost, the run id)."""
     steps = [s.model_dump(exclude={"wall_s", "model_s", "code_s", "cost_usd", "cached"}) for s in rec.steps]
-    return (rec.task_id, rec.status, json.dumps(rec.answer), rec.score, rec.error, steps, rec.pipeline_code,
-            rec.usage.prompt_tokens, rec.usage.completion_tokens, rec.usage.model_calls)
+    return (
+        rec.task_id,
+        rec.status,
+        json.dumps(rec.answer),
+        rec.score,
+        rec.error,
+        steps,
+        rec.pipeline_code,
+        rec.usage.prompt_tokens,
+        rec.usage.completion_tokens,
+        rec.usage.model_calls,
+    )
 
 
 @pytest.mark.parametrize("system", list(SYSTEMS))
@@ -76,13 +93,47 @@ def test_a_recorded_agent_run_replays_offline_to_the_same_records(tmp_path, repo
     with OpenAIServer() as server:
         server.handler = script(system)
         model = f"openai-compatible/test-model@{server.base_url}"
-        p = _run(["--workload", str(root), "--system", system, "--model", model, "--results", str(res),
-                  "--run-id", "rec", "-j", "3"], cwd=repo_root, env=env, timeout=600)
+        p = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                system,
+                "--model",
+                model,
+                "--results",
+                str(res),
+                "--run-id",
+                "rec",
+                "-j",
+                "3",
+            ],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         assert p.returncode == 0, p.stderr
         served = len(server.chat_requests)
         assert served == 6 * 3
-        rep = _run(["--workload", str(root), "--system", system, "--model", f"replay/{res / 'rec'}",
-                    "--results", str(res), "--run-id", "rep", "-j", "2"], cwd=repo_root, env=env, timeout=600)
+        rep = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                system,
+                "--model",
+                f"replay/{res / 'rec'}",
+                "--results",
+                str(res),
+                "--run-id",
+                "rep",
+                "-j",
+                "2",
+            ],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         assert rep.returncode == 0, rep.stderr
         assert len(server.chat_requests) == served  # offline
     rec = sorted(RunStore(res / "rec").read().records, key=lambda r: r.task_id)
@@ -102,8 +153,25 @@ def test_a_401_mid_run_stops_it_and_a_resume_finishes_it(tmp_path, repo_root, sy
     with OpenAIServer() as server:
         server.handler = script(system, fail_at=(2, Reply.error(401, "Incorrect API key provided")))
         model = f"openai-compatible/test-model@{server.base_url}"
-        p = _run(["--workload", str(root), "--system", system, "--model", model, "--results", str(res),
-                  "--run-id", "r", "-j", "1"], cwd=repo_root, env=env, timeout=600)
+        p = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                system,
+                "--model",
+                model,
+                "--results",
+                str(res),
+                "--run-id",
+                "r",
+                "-j",
+                "1",
+            ],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         assert p.returncode == 3, p.stderr
         assert "fatal model error" in p.stderr and "auth" in p.stderr and "Traceback" not in p.stderr
         m = RunStore(res / "r").read_manifest()
@@ -125,10 +193,31 @@ def test_a_run_killed_mid_agent_resumes(tmp_path, repo_root, system):
     with OpenAIServer(latency_s=0.15) as server:
         server.handler = script(system)
         model = f"openai-compatible/test-model@{server.base_url}"
-        args = ["--workload", str(root), "--system", system, "--model", model, "--results", str(res),
-                "--run-id", "k", "-j", "2", "--progress", "none", "--no-report"]
-        proc = subprocess.Popen([sys.executable, "-m", "kramabench", "run", *args], cwd=repo_root, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        args = [
+            "--workload",
+            str(root),
+            "--system",
+            system,
+            "--model",
+            model,
+            "--results",
+            str(res),
+            "--run-id",
+            "k",
+            "-j",
+            "2",
+            "--progress",
+            "none",
+            "--no-report",
+        ]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kramabench", "run", *args],
+            cwd=repo_root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         path = res / "k" / "records.jsonl"
         t0 = time.monotonic()
         # killed while agents are between steps: two records written, others mid-conversation
@@ -141,12 +230,16 @@ def test_a_run_killed_mid_agent_resumes(tmp_path, repo_root, system):
         proc.wait(timeout=30)
         partial = RunStore(res / "k").read().records
         assert 2 <= len(partial) < n
-        again = _run(["--resume", "--run-id", "k", "--results", str(res)], cwd=repo_root, env=env, timeout=600)
+        again = _run(
+            ["--resume", "--run-id", "k", "--results", str(res)], cwd=repo_root, env=env, timeout=600
+        )
         assert again.returncode == 0, again.stderr
     recs = RunStore(res / "k").read().records
     assert len({r.task_id for r in recs}) == len(recs) == n
-    assert all(r.status == "ok" and r.score == 1.0 and [s.outcome for s in r.steps] == ["ok", "ok", "final_answer"]
-               for r in recs)
+    assert all(
+        r.status == "ok" and r.score == 1.0 and [s.outcome for s in r.steps] == ["ok", "ok", "final_answer"]
+        for r in recs
+    )
 
 
 def test_the_subtasks_setting_poses_each_subtask_to_the_agent(tmp_path, repo_root):
@@ -159,9 +252,25 @@ def test_the_subtasks_setting_poses_each_subtask_to_the_agent(tmp_path, repo_roo
 
     with OpenAIServer() as server:
         server.handler = by_step(replies)
-        p = _run(["--workload", str(root), "--system", "code-agent", "--setting", "subtasks", "--model",
-                  f"openai-compatible/test-model@{server.base_url}", "--results", str(res), "--run-id", "s"],
-                 cwd=repo_root, env=_env(repo_root, tmp_path), timeout=600)
+        p = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                "code-agent",
+                "--setting",
+                "subtasks",
+                "--model",
+                f"openai-compatible/test-model@{server.base_url}",
+                "--results",
+                str(res),
+                "--run-id",
+                "s",
+            ],
+            cwd=repo_root,
+            env=_env(repo_root, tmp_path),
+            timeout=600,
+        )
         assert p.returncode == 0, p.stderr
         first = server.chat_requests[0].messages[1]["content"]
     assert "This is one step of a larger question" in first
@@ -172,10 +281,14 @@ def test_the_subtasks_setting_poses_each_subtask_to_the_agent(tmp_path, repo_roo
 WORDS = ["north", "south", "east", "west", "alpha", "beta", "gamma", "delta", "lake", "river", "sea", "pond"]
 
 
-@pytest.mark.parametrize("system,backend", [
-    ("code-agent", "local"), ("smolagents-code-agent", "local"),
-    pytest.param("code-agent", "docker", marks=pytest.mark.docker),
-])
+@pytest.mark.parametrize(
+    "system,backend",
+    [
+        ("code-agent", "local"),
+        ("smolagents-code-agent", "local"),
+        pytest.param("code-agent", "docker", marks=pytest.mark.docker),
+    ],
+)
 def test_a_printed_set_of_strings_replays_to_the_same_records(tmp_path, repo_root, system, backend):
     """Observations that print a set of strings (its order follows the string hashes) replay identically in
     another process: the sandboxes' interpreters hash strings with a fixed seed."""
@@ -189,14 +302,33 @@ def test_a_printed_set_of_strings_replays_to_the_same_records(tmp_path, repo_roo
             return fmt(f"words = set({WORDS!r})\nprint(words)\nprint({{w: len(w) for w in words}})", "look")
         return fmt("final_answer(len(words))", "done")
 
-    common = ["--workload", str(root), "--system", system, "--sandbox", backend, "--results", str(res), "-j", "1"]
+    common = [
+        "--workload",
+        str(root),
+        "--system",
+        system,
+        "--sandbox",
+        backend,
+        "--results",
+        str(res),
+        "-j",
+        "1",
+    ]
     with OpenAIServer() as server:
         server.handler = by_step(replies)
-        p = _run([*common, "--model", f"openai-compatible/test-model@{server.base_url}", "--run-id", "rec"],
-                 cwd=repo_root, env=env, timeout=600)
+        p = _run(
+            [*common, "--model", f"openai-compatible/test-model@{server.base_url}", "--run-id", "rec"],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         assert p.returncode == 0, p.stderr
-        rep = _run([*common, "--model", f"replay/{res / 'rec'}", "--run-id", "rep"], cwd=repo_root, env=env,
-                   timeout=600)
+        rep = _run(
+            [*common, "--model", f"replay/{res / 'rec'}", "--run-id", "rep"],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         assert rep.returncode == 0, rep.stderr
     rec = sorted(RunStore(res / "rec").read().records, key=lambda r: r.task_id)
     again = sorted(RunStore(res / "rep").read().records, key=lambda r: r.task_id)
@@ -217,8 +349,14 @@ def _judge(req):
     text = req.last_user_message
     items = re.findall(r"^- (kf-\d+): (.*)$", text, re.MULTILINE)
     said = {"find the file": "numbers.csv" in text, "count rows": "n_rows = len(df)" in text}
-    return json.dumps({"analysis": "scripted", "verdicts": [
-        {"id": i, "implemented": said.get(d.strip(), False), "reason": "scripted"} for i, d in items]})
+    return json.dumps(
+        {
+            "analysis": "scripted",
+            "verdicts": [
+                {"id": i, "implemented": said.get(d.strip(), False), "reason": "scripted"} for i, d in items
+            ],
+        }
+    )
 
 
 def design_script(system: str):
@@ -228,8 +366,11 @@ def design_script(system: str):
     def replies(n, req):
         lake = lake_dir_of(req.messages)
         if n == 1:
-            return fmt(f"import pandas as pd\ndf = pd.read_csv('{lake}/numbers.csv')\nn_rows = len(df)\n"
-                       "print(df['missing'])", "read and count")
+            return fmt(
+                f"import pandas as pd\ndf = pd.read_csv('{lake}/numbers.csv')\nn_rows = len(df)\n"
+                "print(df['missing'])",
+                "read and count",
+            )
         return fmt("final_answer(n_rows)", "answer")
 
     inner = by_step(replies)
@@ -247,9 +388,27 @@ def test_the_pipeline_design_setting_judges_what_the_agent_ran(tmp_path, repo_ro
     with OpenAIServer() as server:
         server.handler = design_script(system)
         url = server.base_url
-        p = _run(["--workload", str(root), "--system", system, "--setting", "pipeline-design", "--model",
-                  f"openai-compatible/test-model@{url}", "--judge", f"openai-compatible/judge@{url}",
-                  "--results", str(res), "--run-id", "pd"], cwd=repo_root, env=_env(repo_root, tmp_path), timeout=600)
+        p = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                system,
+                "--setting",
+                "pipeline-design",
+                "--model",
+                f"openai-compatible/test-model@{url}",
+                "--judge",
+                f"openai-compatible/judge@{url}",
+                "--results",
+                str(res),
+                "--run-id",
+                "pd",
+            ],
+            cwd=repo_root,
+            env=_env(repo_root, tmp_path),
+            timeout=600,
+        )
         assert p.returncode == 0, p.stderr
         judged = [r for r in server.chat_requests if r.messages[0]["content"].startswith(JUDGE_SYSTEM)]
     recs = RunStore(res / "pd").read().records
@@ -275,19 +434,37 @@ def test_the_subtasks_setting_with_each_agent(tmp_path, repo_root, system):
 
     with OpenAIServer() as server:
         server.handler = by_step(replies)
-        p = _run(["--workload", str(root), "--system", system, "--setting", "subtasks", "--model",
-                  f"openai-compatible/test-model@{server.base_url}", "--results", str(res), "--run-id", "s"],
-                 cwd=repo_root, env=_env(repo_root, tmp_path), timeout=600)
+        p = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                system,
+                "--setting",
+                "subtasks",
+                "--model",
+                f"openai-compatible/test-model@{server.base_url}",
+                "--results",
+                str(res),
+                "--run-id",
+                "s",
+            ],
+            cwd=repo_root,
+            env=_env(repo_root, tmp_path),
+            timeout=600,
+        )
         assert p.returncode == 0, p.stderr
         firsts = [r.messages[1]["content"] for r in server.chat_requests]
     assert all("Which file holds v?" in f or "How many rows?" in f for f in firsts)
     recs = RunStore(res / "s").read().records
-    assert len(recs) == 4 and all(r.setting == "subtasks" and r.subtask_id and r.score == 1.0 for r in recs), \
-        [(r.subtask_id, r.error, r.answer) for r in recs]
+    assert len(recs) == 4 and all(
+        r.setting == "subtasks" and r.subtask_id and r.score == 1.0 for r in recs
+    ), [(r.subtask_id, r.error, r.answer) for r in recs]
     assert all(r.steps[-1].outcome == "final_answer" for r in recs)
 
 
 # -- replay of runs whose code printed what changes from run to run -------------------------------------
+
 
 def changing_script(system: str):
     """Step 1 prints the time and a listing with file times (what a replay cannot repeat); step 2 answers."""
@@ -298,18 +475,25 @@ def changing_script(system: str):
         k = int(re.search(r"for k=(\d+)", first_user).group(1))
         lake = lake_dir_of(req.messages)
         if n == 1:
-            return fmt("import time, pandas as pd\nopen('mine.txt', 'w').write('x')\nprint(time.time_ns())\n"
-                       f"shell('ls -la --time-style=full-iso . /')\ndf = pd.read_csv('{lake}/numbers.csv')", "look")
+            return fmt(
+                "import time, pandas as pd\nopen('mine.txt', 'w').write('x')\nprint(time.time_ns())\n"
+                f"shell('ls -la --time-style=full-iso . /')\ndf = pd.read_csv('{lake}/numbers.csv')",
+                "look",
+            )
         return fmt(f"final_answer(int(df.loc[df['k'] == {k}, 'v'].iloc[0]))", "answer")
 
     return by_step(replies)
 
 
-@pytest.mark.parametrize("system,backend", [
-    ("code-agent", "local"), ("smolagents-code-agent", "local"),
-    pytest.param("code-agent", "docker", marks=pytest.mark.docker),
-    pytest.param("smolagents-code-agent", "docker", marks=pytest.mark.docker),
-])
+@pytest.mark.parametrize(
+    "system,backend",
+    [
+        ("code-agent", "local"),
+        ("smolagents-code-agent", "local"),
+        pytest.param("code-agent", "docker", marks=pytest.mark.docker),
+        pytest.param("smolagents-code-agent", "docker", marks=pytest.mark.docker),
+    ],
+)
 def test_a_run_whose_code_printed_times_replays_with_notes(tmp_path, repo_root, system, backend):
     """The observations of the replay differ from the recorded ones (the time, file times): the recorded
     replies are served in order, each difference a replay note, and the records are the same otherwise. A
@@ -320,28 +504,55 @@ def test_a_run_whose_code_printed_times_replays_with_notes(tmp_path, repo_root, 
     common = ["--workload", str(root), "--sandbox", backend, "--results", str(res), "-j", "1"]
     with OpenAIServer() as server:
         server.handler = changing_script(system)
-        p = _run([*common, "--system", system, "--model", f"openai-compatible/test-model@{server.base_url}",
-                  "--run-id", "rec"], cwd=repo_root, env=env, timeout=600)
+        p = _run(
+            [
+                *common,
+                "--system",
+                system,
+                "--model",
+                f"openai-compatible/test-model@{server.base_url}",
+                "--run-id",
+                "rec",
+            ],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         assert p.returncode == 0, p.stderr
         served = len(server.chat_requests)
         time.sleep(1.1)  # a later second: the listing's times differ too
-        rep = _run([*common, "--system", system, "--model", f"replay/{res / 'rec'}", "--run-id", "rep"],
-                   cwd=repo_root, env=env, timeout=600)
+        rep = _run(
+            [*common, "--system", system, "--model", f"replay/{res / 'rec'}", "--run-id", "rep"],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         assert rep.returncode == 0, rep.stderr
         other = next(s for s in SYSTEMS if s != system)
-        wrong = _run([*common, "--system", other, "--model", f"replay/{res / 'rec'}", "--run-id", "other"],
-                     cwd=repo_root, env=env, timeout=600)
+        wrong = _run(
+            [*common, "--system", other, "--model", f"replay/{res / 'rec'}", "--run-id", "other"],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         wl = root / "workload" / "synth.json"
         wl.write_text(wl.read_text().replace("What is v for", "What is the v for"))
-        changed = _run([*common, "--system", system, "--model", f"replay/{res / 'rec'}", "--run-id", "changed"],
-                       cwd=repo_root, env=env, timeout=600)
+        changed = _run(
+            [*common, "--system", system, "--model", f"replay/{res / 'rec'}", "--run-id", "changed"],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         assert len(server.chat_requests) == served  # offline
     rec = sorted(RunStore(res / "rec").read().records, key=lambda r: r.task_id)
     again = sorted(RunStore(res / "rep").read().records, key=lambda r: r.task_id)
     assert all(r.status == "ok" and r.score == 1.0 for r in rec), [(r.task_id, r.error) for r in rec]
     assert [r.error for r in again] == [None, None]  # no replay_mismatch
-    assert [(r.task_id, r.answer, r.score, [s.outcome for s in r.steps], [s.code for s in r.steps]) for r in again] == \
-        [(r.task_id, r.answer, r.score, [s.outcome for s in r.steps], [s.code for s in r.steps]) for r in rec]
+    assert [
+        (r.task_id, r.answer, r.score, [s.outcome for s in r.steps], [s.code for s in r.steps]) for r in again
+    ] == [
+        (r.task_id, r.answer, r.score, [s.outcome for s in r.steps], [s.code for s in r.steps]) for r in rec
+    ]
     for r in again:
         assert r.steps[0].observation != next(x for x in rec if x.task_id == r.task_id).steps[0].observation
         notes = [t for t in r.transcript if t.get("type") == "replay_notes"]
@@ -368,13 +579,37 @@ def test_nested_options_on_the_command_line_and_the_session_wall_in_the_manifest
     env = _env(repo_root, tmp_path)
     with OpenAIServer() as server:
         server.handler = script(system)
-        common = ["--workload", str(root), "--system", system, "--results", str(res),
-                  "--model", f"openai-compatible/test-model@{server.base_url}"]
-        p = _run([*common, "--run-id", "o", "-o", "limits.memory_mb=2048", "-o", "model_options.max_tokens=1000",
-                  "-o", "max_wall_s=600"], cwd=repo_root, env=env, timeout=600)
+        common = [
+            "--workload",
+            str(root),
+            "--system",
+            system,
+            "--results",
+            str(res),
+            "--model",
+            f"openai-compatible/test-model@{server.base_url}",
+        ]
+        p = _run(
+            [
+                *common,
+                "--run-id",
+                "o",
+                "-o",
+                "limits.memory_mb=2048",
+                "-o",
+                "model_options.max_tokens=1000",
+                "-o",
+                "max_wall_s=600",
+            ],
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
         assert p.returncode == 0, p.stderr
-        for bad, said in (("limits.session_wall_s=60", "limits.session_wall_s is set from the agent's own time limits"),
-                          ("limits.colour=1", "has no option 'limits.colour'")):
+        for bad, said in (
+            ("limits.session_wall_s=60", "limits.session_wall_s is set from the agent's own time limits"),
+            ("limits.colour=1", "has no option 'limits.colour'"),
+        ):
             q = _run([*common, "--run-id", "bad", "-o", bad], cwd=repo_root, env=env, timeout=600)
             assert q.returncode == 2 and said in q.stderr and "Traceback" not in q.stderr, q.stderr
     m = RunStore(res / "o").read_manifest()

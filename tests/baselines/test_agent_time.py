@@ -42,8 +42,11 @@ def sandbox(request):
 def model(openai_server):
     from kramabench.models import RetryPolicy, get_model
 
-    return get_model(f"openai-compatible/test-model@{openai_server.base_url}", cache=False,
-                     retry=RetryPolicy(base_s=0.01, max_s=0.05, jitter=0.0))
+    return get_model(
+        f"openai-compatible/test-model@{openai_server.base_url}",
+        cache=False,
+        retry=RetryPolicy(base_s=0.01, max_s=0.05, jitter=0.0),
+    )
 
 
 class SpySandbox:
@@ -64,7 +67,8 @@ class SpySandbox:
 
 def build(system, model, sandbox, tmp_path, **opts):
     return get_system_spec(system).build(
-        SystemContext(options={"lake_cache_dir": str(tmp_path / "lc"), **opts}, model=model, sandbox=sandbox))
+        SystemContext(options={"lake_cache_dir": str(tmp_path / "lc"), **opts}, model=model, sandbox=sandbox)
+    )
 
 
 def task(lake: Path) -> TaskInput:
@@ -72,15 +76,22 @@ def task(lake: Path) -> TaskInput:
     return TaskInput(query="What is the total revenue of the shop?", lake_root=lake, files=files)
 
 
-def test_a_slow_model_spends_none_of_the_tasks_code_time(openai_server, model, local_sandbox, lake, tmp_path, system):
+def test_a_slow_model_spends_none_of_the_tasks_code_time(
+    openai_server, model, local_sandbox, lake, tmp_path, system
+):
     """Each reply takes 1.2 s, the task's code may run 1 s in all: the model's time is not the code's, and the
     task finishes with its answer (before, the session's wall clock counted the model's thinking)."""
     fmt = SYSTEMS[system]
-    openai_server.enqueue(*(Reply(text=fmt(code), delay_s=1.2) for code in (
-        "import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nprint(df.shape)",
-        "total = float((df['units'] * df['price']).sum())\nprint(total)",
-        "final_answer(total)",
-    )))
+    openai_server.enqueue(
+        *(
+            Reply(text=fmt(code), delay_s=1.2)
+            for code in (
+                "import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nprint(df.shape)",
+                "total = float((df['units'] * df['price']).sum())\nprint(total)",
+                "final_answer(total)",
+            )
+        )
+    )
     spy = SpySandbox(local_sandbox)
     agent = build(system, model, spy, tmp_path, max_code_s=1.0, step_timeout_s=1.0)
     t0 = time.monotonic()
@@ -99,8 +110,11 @@ def test_a_slow_model_spends_none_of_the_tasks_code_time(openai_server, model, l
 
 def test_the_code_time_budget_ends_the_agent_as_budget(openai_server, model, sandbox, lake, tmp_path, system):
     fmt = SYSTEMS[system]
-    openai_server.enqueue(fmt("import time\ntime.sleep(1.5)\nprint('slept')"),
-                          fmt("import time\ntime.sleep(60)"), fmt("final_answer(1)"))
+    openai_server.enqueue(
+        fmt("import time\ntime.sleep(1.5)\nprint('slept')"),
+        fmt("import time\ntime.sleep(60)"),
+        fmt("final_answer(1)"),
+    )
     t0 = time.monotonic()
     out = build(system, model, sandbox, tmp_path, max_code_s=3.0, step_timeout_s=30).solve(task(lake))
     assert time.monotonic() - t0 < 25  # the second step was stopped at what was left of 3 s, not at 30 s
@@ -111,13 +125,17 @@ def test_the_code_time_budget_ends_the_agent_as_budget(openai_server, model, san
     assert out.answer is None and len(openai_server.chat_requests) == 2  # no call after the budget was spent
 
 
-def test_the_wall_budget_ends_the_agent_as_wall_limit(openai_server, model, local_sandbox, lake, tmp_path, system):
+def test_the_wall_budget_ends_the_agent_as_wall_limit(
+    openai_server, model, local_sandbox, lake, tmp_path, system
+):
     """The model's time counts in max_wall_s: the second reply comes after the wall budget is spent, so its
     code does not run and the agent ends with its steps recorded."""
     fmt = SYSTEMS[system]
-    openai_server.enqueue(Reply(text=fmt("x = 41\nprint(x)"), delay_s=0.1),
-                          Reply(text=fmt("final_answer(x + 1)"), delay_s=6.0),
-                          fmt("final_answer(0)"))
+    openai_server.enqueue(
+        Reply(text=fmt("x = 41\nprint(x)"), delay_s=0.1),
+        Reply(text=fmt("final_answer(x + 1)"), delay_s=6.0),
+        fmt("final_answer(0)"),
+    )
     spy = SpySandbox(local_sandbox)
     out = build(system, model, spy, tmp_path, max_wall_s=4.0).solve(task(lake))
     assert out.error is not None and out.error.kind == "wall_limit", out.error
@@ -129,8 +147,9 @@ def test_the_wall_budget_ends_the_agent_as_wall_limit(openai_server, model, loca
     assert spy.limits[0].session_wall_s == pytest.approx(4.0 + SESSION_GRACE_S)
 
 
-def test_a_session_lost_to_its_wall_limit_is_wall_limit(openai_server, model, sandbox, lake, tmp_path, system,
-                                                       monkeypatch):
+def test_a_session_lost_to_its_wall_limit_is_wall_limit(
+    openai_server, model, sandbox, lake, tmp_path, system, monkeypatch
+):
     """The session's wall limit is set from the agent's (never below them); were it spent all the same (here
     made 4 s), the task's outcome says so: wall_limit, not sandbox_error."""
     import kramabench.baselines.code_agent.options as options
@@ -148,7 +167,9 @@ def test_the_session_wall_limit_is_not_an_option(model, local_sandbox, tmp_path,
     with pytest.raises(ValueError, match="limits.session_wall_s is set from the agent's own time limits"):
         build(system, model, local_sandbox, tmp_path, **{"limits.session_wall_s": 60})
     # the other limits are options as before, and keep their defaults when one is given
-    agent = build(system, model, local_sandbox, tmp_path, **{"limits.memory_mb": 2048, "model_options.temperature": 0.5})
+    agent = build(
+        system, model, local_sandbox, tmp_path, **{"limits.memory_mb": 2048, "model_options.temperature": 0.5}
+    )
     assert agent.options.limits.memory_mb == 2048 and agent.options.limits.wall_timeout_s == 120
     assert agent.options.model_options.temperature == 0.5 and agent.options.model_options.max_tokens == 4096
 
@@ -162,8 +183,12 @@ def test_the_session_wall_allows_the_longest_wait_the_retry_policy_makes():
 
     policy = RetryPolicy()
     rng = random.Random(7)
-    waits = [policy.delay(a, retry_after=ra, rng=rng) for a in range(1, 6) for ra in (None, 5.0, 300.0, 10_000.0)
-             for _ in range(50)]
+    waits = [
+        policy.delay(a, retry_after=ra, rng=rng)
+        for a in range(1, 6)
+        for ra in (None, 5.0, 300.0, 10_000.0)
+        for _ in range(50)
+    ]
     assert max(waits) > 300 and max(waits) <= policy.longest_wait_s == pytest.approx(330.0)
     opts = ModelOptions(temperature=0.0, max_tokens=4096)
     assert model_call_allowance_s(opts) == pytest.approx(5 * (120 + 330))

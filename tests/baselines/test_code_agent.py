@@ -27,9 +27,12 @@ def sandbox(request):
 def model(openai_server):
     from kramabench.models import RetryPolicy, get_model
 
-    return get_model(f"openai-compatible/test-model@{openai_server.base_url}", cache=False,
-                     retry=RetryPolicy(base_s=0.01, max_s=0.05, jitter=0.0),
-                     price={"input_per_m": 1.0, "output_per_m": 2.0})
+    return get_model(
+        f"openai-compatible/test-model@{openai_server.base_url}",
+        cache=False,
+        retry=RetryPolicy(base_s=0.01, max_s=0.05, jitter=0.0),
+        price={"input_per_m": 1.0, "output_per_m": 2.0},
+    )
 
 
 def task(lake: Path, **kw) -> TaskInput:
@@ -48,8 +51,10 @@ def observations(server) -> list[str]:
 
 def test_solved_in_three_steps_with_state_carried(openai_server, model, sandbox, lake, tmp_path):
     openai_server.enqueue(
-        step("import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nprint(df.shape)\ndf.columns.tolist()",
-             "look at the table"),
+        step(
+            "import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nprint(df.shape)\ndf.columns.tolist()",
+            "look at the table",
+        ),
         step("revenue = float((df['units'] * df['price']).sum())\nprint('revenue', revenue)", "compute"),
         step("final_answer(revenue)", "done"),
     )
@@ -74,15 +79,20 @@ def test_solved_in_three_steps_with_state_carried(openai_server, model, sandbox,
     first_req = openai_server.chat_requests[0].messages
     assert [m["role"] for m in first_req] == ["system", "user"]
     assert "final_answer(answer)" in first_req[0]["content"] and "pandas" in first_req[0]["content"]
-    assert "What is the total revenue" in first_req[1]["content"] and "/lake/shop/sales.csv" in first_req[1]["content"]
+    assert (
+        "What is the total revenue" in first_req[1]["content"]
+        and "/lake/shop/sales.csv" in first_req[1]["content"]
+    )
     assert "units: integer" in first_req[1]["content"]
     assert any(t["type"] == "prompt_facts" for t in out.transcript)
 
 
 def test_a_code_error_then_a_fix(openai_server, model, local_sandbox, lake, tmp_path):
     openai_server.enqueue(
-        step("import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nprint(len(df))\n"
-             "total = (df['units'] * df['unit_price']).sum()"),
+        step(
+            "import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nprint(len(df))\n"
+            "total = (df['units'] * df['unit_price']).sum()"
+        ),
         step("total = (df['units'] * df['price']).sum()\nfinal_answer(total)", "the column is price"),
     )
     out = agent(model, local_sandbox, tmp_path).solve(task(lake))
@@ -115,8 +125,12 @@ def test_an_infinite_loop_times_out_and_the_agent_goes_on(openai_server, model, 
 
 
 def test_three_replies_without_code_end_the_agent(openai_server, model, local_sandbox, lake, tmp_path):
-    openai_server.enqueue(step("print(1)"), "I think the answer is 47.5.", "Let me think more.",
-                          Reply.truncated("```python\nimport pandas as pd\ndf = pd.read_"))
+    openai_server.enqueue(
+        step("print(1)"),
+        "I think the answer is 47.5.",
+        "Let me think more.",
+        Reply.truncated("```python\nimport pandas as pd\ndf = pd.read_"),
+    )
     out = agent(model, local_sandbox, tmp_path).solve(task(lake))
     assert out.answer is None
     assert out.error.kind == "format_errors" and "3 replies in a row" in out.error.message
@@ -128,7 +142,9 @@ def test_three_replies_without_code_end_the_agent(openai_server, model, local_sa
     assert out.steps[3].finish_reason == "length"
 
 
-def test_the_format_error_count_resets_after_a_reply_with_code(openai_server, model, local_sandbox, lake, tmp_path):
+def test_the_format_error_count_resets_after_a_reply_with_code(
+    openai_server, model, local_sandbox, lake, tmp_path
+):
     openai_server.enqueue("no code", "still none", step("y = 2"), "none again", step("final_answer(y)"))
     out = agent(model, local_sandbox, tmp_path).solve(task(lake))
     assert out.error is None and out.answer == 2
@@ -159,37 +175,52 @@ def test_max_steps_reached(openai_server, model, local_sandbox, lake, tmp_path):
         ("(1, 'a')", [1, "a"]),
     ],
 )
-def test_final_answer_converts_values_as_the_scorer_reads_them(openai_server, model, local_sandbox, lake, tmp_path,
-                                                             expr, expected):
-    openai_server.enqueue(step("import numpy as np, pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\n"
-                               f"final_answer({expr})"))
+def test_final_answer_converts_values_as_the_scorer_reads_them(
+    openai_server, model, local_sandbox, lake, tmp_path, expr, expected
+):
+    openai_server.enqueue(
+        step(
+            "import numpy as np, pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\n"
+            f"final_answer({expr})"
+        )
+    )
     out = agent(model, local_sandbox, tmp_path).solve(task(lake))
     assert out.error is None, out.error
     assert out.answer == expected and json.loads(json.dumps(out.answer)) == expected
 
 
 def test_final_answer_of_a_dataframe(openai_server, model, sandbox, lake, tmp_path):
-    openai_server.enqueue(step(
-        "import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\n"
-        "top = df.sort_values('units', ascending=False)[['region', 'units']].head(2)\nprint(top)\nfinal_answer(top)"))
+    openai_server.enqueue(
+        step(
+            "import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\n"
+            "top = df.sort_values('units', ascending=False)[['region', 'units']].head(2)\nprint(top)\nfinal_answer(top)"
+        )
+    )
     out = agent(model, sandbox, tmp_path).solve(task(lake))
     assert out.error is None and out.answer == [["south", 5], ["north", 3]]
     last = out.steps[-1]
-    assert last.outcome == "final_answer" and "south" in last.observation and "Traceback" not in last.observation
+    assert (
+        last.outcome == "final_answer" and "south" in last.observation and "Traceback" not in last.observation
+    )
     assert last.details["answer"] == [["south", 5], ["north", 3]]
 
 
-def test_an_unconvertible_final_answer_is_a_step_error_and_the_agent_goes_on(openai_server, model, local_sandbox,
-                                                                             lake, tmp_path):
-    openai_server.enqueue(step("final_answer(object())"), step("try:\n    final_answer(3)\nexcept Exception:\n    pass"))
+def test_an_unconvertible_final_answer_is_a_step_error_and_the_agent_goes_on(
+    openai_server, model, local_sandbox, lake, tmp_path
+):
+    openai_server.enqueue(
+        step("final_answer(object())"), step("try:\n    final_answer(3)\nexcept Exception:\n    pass")
+    )
     out = agent(model, local_sandbox, tmp_path).solve(task(lake))
     assert out.error is None and out.answer == 3  # `except Exception` does not swallow final_answer
     assert out.steps[0].outcome == "error" and "not an answer" in out.steps[0].error
 
 
 def test_a_10_mb_print_is_bounded(openai_server, model, sandbox, lake, tmp_path):
-    openai_server.enqueue(step("print('start')\nfor i in range(200_000):\n    print('y' * 50, i)\nprint('end')"),
-                          step("final_answer(1)"))
+    openai_server.enqueue(
+        step("print('start')\nfor i in range(200_000):\n    print('y' * 50, i)\nprint('end')"),
+        step("final_answer(1)"),
+    )
     out = agent(model, sandbox, tmp_path, observation_chars=4000).solve(task(lake))
     assert out.error is None and out.answer == 1
     s = out.steps[0]
@@ -200,7 +231,9 @@ def test_a_10_mb_print_is_bounded(openai_server, model, sandbox, lake, tmp_path)
     assert len(openai_server.chat_requests[1].messages[-1]["content"]) < 5000
 
 
-def test_a_model_error_mid_run_ends_the_agent_with_its_steps(openai_server, model, local_sandbox, lake, tmp_path):
+def test_a_model_error_mid_run_ends_the_agent_with_its_steps(
+    openai_server, model, local_sandbox, lake, tmp_path
+):
     openai_server.enqueue(step("a = 1"), *[Reply.server_error() for _ in range(5)])
     out = agent(model, local_sandbox, tmp_path).solve(task(lake))
     assert out.error.kind == "model_error" and out.error.message.startswith("server_error")
@@ -223,8 +256,11 @@ def test_environment_notes_shell_and_subtasks(openai_server, model, local_sandbo
         step("shell(['no-such-command', '-x'])"),
         step("final_answer(47.5, subtasks={'subtask-1': 3, 'subtask-9': 'extra'})"),
     )
-    t = task(lake, environment="A service is reachable at 127.0.0.1:15432 (PostgreSQL).",
-             subtasks=[SubtaskInput(key="subtask-1", query="How many rows?")])
+    t = task(
+        lake,
+        environment="A service is reachable at 127.0.0.1:15432 (PostgreSQL).",
+        subtasks=[SubtaskInput(key="subtask-1", query="How many rows?")],
+    )
     out = agent(model, local_sandbox, tmp_path).solve(t)
     assert out.error is None and out.answer == 47.5 and out.subtask_answers == {"subtask-1": 3}
     user = openai_server.chat_requests[0].messages[1]["content"]
@@ -236,7 +272,10 @@ def test_environment_notes_shell_and_subtasks(openai_server, model, local_sandbo
     # not posed when the option says so
     openai_server.enqueue(step("final_answer(1)"))
     out = agent(model, local_sandbox, tmp_path, pose_subtasks=False).solve(t)
-    assert "# Subtasks" not in openai_server.chat_requests[-1].messages[1]["content"] and out.subtask_answers == {}
+    assert (
+        "# Subtasks" not in openai_server.chat_requests[-1].messages[1]["content"]
+        and out.subtask_answers == {}
+    )
 
 
 def test_the_session_cannot_be_opened(openai_server, model, lake, tmp_path):
@@ -272,8 +311,15 @@ def test_tracebacks_name_the_agents_own_steps(openai_server, model, local_sandbo
     )
     out = agent(model, local_sandbox, tmp_path, step_timeout_s=2).solve(task(lake))
     assert out.answer == 1, out.error
-    assert [s.outcome for s in out.steps] == ["ok", "format_error", "error", "timeout", "error", "error",
-                                              "final_answer"]
+    assert [s.outcome for s in out.steps] == [
+        "ok",
+        "format_error",
+        "error",
+        "timeout",
+        "error",
+        "error",
+        "final_answer",
+    ]
     shown = observations(openai_server)
     assert shown[2].startswith("Observation of step 3:")
     assert 'File "<step 3>", line 1, in <module>' in shown[2]
@@ -285,8 +331,9 @@ def test_tracebacks_name_the_agents_own_steps(openai_server, model, local_sandbo
         assert not any(f'"<step {k}>"' in text for k in range(n + 1, 10)), (n, text)
 
 
-def test_final_answer_while_handling_an_exception_shows_no_traceback(openai_server, model, local_sandbox, lake,
-                                                                     tmp_path):
+def test_final_answer_while_handling_an_exception_shows_no_traceback(
+    openai_server, model, local_sandbox, lake, tmp_path
+):
     """final_answer called in an ``except`` block: its step's observation holds what was printed, not the
     handled exception's traceback nor final_answer's own."""
     openai_server.enqueue(step("print('trying')\ntry:\n    {}['x']\nexcept KeyError:\n    final_answer(3)"))
@@ -296,8 +343,9 @@ def test_final_answer_while_handling_an_exception_shows_no_traceback(openai_serv
     assert last.outcome == "final_answer" and last.observation == "trying", last.observation
 
 
-def test_a_crash_of_the_agent_keeps_the_reply_it_crashed_on_as_a_step(openai_server, model, local_sandbox, lake,
-                                                                       tmp_path, monkeypatch):
+def test_a_crash_of_the_agent_keeps_the_reply_it_crashed_on_as_a_step(
+    openai_server, model, local_sandbox, lake, tmp_path, monkeypatch
+):
     """An unforeseen exception in the agent's own handling of a reply is the task's ``system_crash``; the reply it
     came with is a step too (its tokens, cost, the error), so the steps still match the recorded calls."""
     import kramabench.baselines.code_agent.agent as agent_module
@@ -312,21 +360,27 @@ def test_a_crash_of_the_agent_keeps_the_reply_it_crashed_on_as_a_step(openai_ser
     monkeypatch.setattr(agent_module, "parse_reply", parse)
     openai_server.enqueue(step("print('one')", "fine"), step("print(2)", "boom"))
     out = agent(model, local_sandbox, tmp_path).solve(task(lake))
-    assert out.error is not None and out.error.kind == "system_crash" and "unforeseen bug" in out.error.message
+    assert (
+        out.error is not None and out.error.kind == "system_crash" and "unforeseen bug" in out.error.message
+    )
     assert [s.outcome for s in out.steps] == ["ok", "error"], out.steps
     crashed = out.steps[1]
     assert crashed.step == 2 and "crashed on this reply" in crashed.error and crashed.completion_tokens > 0
     assert out.usage.model_calls == len(out.steps) == len(openai_server.chat_requests) == 2
 
 
-def test_colour_off_in_the_session_and_escape_codes_stripped(openai_server, model, local_sandbox, lake, tmp_path):
+def test_colour_off_in_the_session_and_escape_codes_stripped(
+    openai_server, model, local_sandbox, lake, tmp_path
+):
     """Tools in the session see colour switched off (NO_COLOR, TERM=dumb, dbt's DBT_USE_COLORS); escape codes a
     program writes all the same (printed, through shell, in an exception's message) reach neither the model nor
     the record."""
     openai_server.enqueue(
-        step("import os\nprint(os.environ['NO_COLOR'], os.environ['TERM'], os.environ['DBT_USE_COLORS'])\n"
-             "print('\\x1b[0m20:51:38  Running with \\x1b[32mdbt\\x1b[0m=1.8')\n"
-             "shell(\"printf '\\\\033[1;31mred\\\\033[0m \\\\033]8;;http://x\\\\033\\\\\\\\link\\\\033]8;;\\\\033\\\\\\\\\\\\n'\")"),
+        step(
+            "import os\nprint(os.environ['NO_COLOR'], os.environ['TERM'], os.environ['DBT_USE_COLORS'])\n"
+            "print('\\x1b[0m20:51:38  Running with \\x1b[32mdbt\\x1b[0m=1.8')\n"
+            "shell(\"printf '\\\\033[1;31mred\\\\033[0m \\\\033]8;;http://x\\\\033\\\\\\\\link\\\\033]8;;\\\\033\\\\\\\\\\\\n'\")"
+        ),
         step("raise ValueError('\\x1b[31mcoloured failure\\x1b[0m')"),
         step("final_answer(1)"),
     )
@@ -340,15 +394,18 @@ def test_colour_off_in_the_session_and_escape_codes_stripped(openai_server, mode
         assert "\x1b" not in text, text
 
 
-def test_a_tasks_own_secrets_are_masked_in_what_the_model_sees_and_the_record_keeps(openai_server, model,
-                                                                                    local_sandbox, lake, tmp_path):
+def test_a_tasks_own_secrets_are_masked_in_what_the_model_sees_and_the_record_keeps(
+    openai_server, model, local_sandbox, lake, tmp_path
+):
     """TaskInput.secrets (an ELT task's random password): masked as [MASKED] in the first message (a file that holds
     it) and in every observation, printed alone or in a dict, shown and recorded alike; never in a dump."""
     pw = "Rq7-random-per-task-x"
     (lake / "config.yaml").write_text(f"postgres:\n  user: postgres\n  pass_word_here: {pw}\n")
     openai_server.enqueue(
-        step("import yaml\ncfg = yaml.safe_load(open('/lake/config.yaml'))\nprint(cfg['postgres']['pass_word_here'])\n"
-             "print(cfg)\ncfg['postgres']['password'] = cfg['postgres']['pass_word_here']\nprint(cfg)"),
+        step(
+            "import yaml\ncfg = yaml.safe_load(open('/lake/config.yaml'))\nprint(cfg['postgres']['pass_word_here'])\n"
+            "print(cfg)\ncfg['postgres']['password'] = cfg['postgres']['pass_word_here']\nprint(cfg)"
+        ),
         step("final_answer(len(cfg['postgres']['pass_word_here']))"),
     )
     t = task(lake, secrets=[pw])

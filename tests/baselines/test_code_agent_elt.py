@@ -129,10 +129,32 @@ def _run(tmp_path: Path, server: OpenAIServer, backend: str, *args: str) -> subp
     env["PYTHONPATH"] = str(REPO)
     env["KRAMABENCH_CACHE"] = str(tmp_path / "cache")
     return subprocess.run(
-        [sys.executable, "-m", "kramabench", "run", "--workload", "elt-mini", "--sandbox", backend, "--model",
-         f"openai-compatible/test-model@{server.base_url}", "--results", str(tmp_path / "res"), "--run-id", "elt",
-         "--progress", "none", "--no-report", *args],
-        capture_output=True, text=True, cwd=REPO, env=env, timeout=1800)
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            "--workload",
+            "elt-mini",
+            "--sandbox",
+            backend,
+            "--model",
+            f"openai-compatible/test-model@{server.base_url}",
+            "--results",
+            str(tmp_path / "res"),
+            "--run-id",
+            "elt",
+            "--progress",
+            "none",
+            "--no-report",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=1800,
+    )
 
 
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
@@ -179,7 +201,10 @@ def test_the_code_agent_builds_every_elt_mini_warehouse_to_100_percent(tmp_path:
         assert re.search(r"/config\.yaml \(\d+ lines, whole\):\n```yaml\n", user), user[:3000]
         assert re.search(r"/data_model\.yaml \(\d+ lines, whole\):", user)
     bookshop = next(r.messages[1]["content"] for r in first if pipeline_of(r) == "bookshop")
-    assert "PostgreSQL at 127.0.0.1:5432" in bookshop and "Credentials: postgres.config.password in config.yaml." in bookshop
+    assert (
+        "PostgreSQL at 127.0.0.1:5432" in bookshop
+        and "Credentials: postgres.config.password in config.yaml." in bookshop
+    )
     # no escape code reached the model or the records
     assert not any("\x1b" in str(m["content"]) for r in requests for m in r.messages)
     records = (run / "records.jsonl").read_text(encoding="utf-8")
@@ -206,7 +231,9 @@ def test_smolagents_builds_an_elt_warehouse_too(tmp_path: Path) -> None:
     assert [s["outcome"] for s in rec["steps"]] == ["ok", "ok", "ok", "final_answer"], rec["steps"]
     task = text_of(requests[0].messages[1])
     assert "# Task\nBuild an ELT pipeline." in task and "The warehouse file is the task's result" in task
-    assert "best estimate" not in task and re.search(r"/data_model\.yaml \(\d+ lines, whole\):", task), task[:3000]
+    assert "best estimate" not in task and re.search(r"/data_model\.yaml \(\d+ lines, whole\):", task), task[
+        :3000
+    ]
     assert "pw:[MASKED]" in rec["steps"][0]["observation"]
 
 
@@ -300,7 +327,7 @@ with psycopg.connect(host=pg["host"], port=pg["port"], user=pg["user"], password
 
 def _result(observation: str) -> dict:
     line = next(x for x in observation.splitlines() if x.startswith("RESULT="))
-    return json.loads(line[len("RESULT="):])
+    return json.loads(line[len("RESULT=") :])
 
 
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
@@ -329,26 +356,65 @@ def test_hostile_agents_reach_nothing_but_their_own_sources(tmp_path: Path, back
     with OpenAIServer() as server:
         server.handler = by_step(replies)
         p = subprocess.run(
-            [sys.executable, "-m", "kramabench", "run", "--workload", "elt-mini", "--task", "bookshop", "--task", "fleet",
-             "-j", "2", "--sandbox", backend, "--system", "code-agent", "--model",
-             f"openai-compatible/test-model@{server.base_url}", "--results", str(tmp_path / "res"), "--run-id", "x",
-             "--progress", "none", "--no-report"],
-            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900)
+            [
+                sys.executable,
+                "-m",
+                "kramabench",
+                "run",
+                "--workload",
+                "elt-mini",
+                "--task",
+                "bookshop",
+                "--task",
+                "fleet",
+                "-j",
+                "2",
+                "--sandbox",
+                backend,
+                "--system",
+                "code-agent",
+                "--model",
+                f"openai-compatible/test-model@{server.base_url}",
+                "--results",
+                str(tmp_path / "res"),
+                "--run-id",
+                "x",
+                "--progress",
+                "none",
+                "--no-report",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=900,
+        )
         requests = list(server.chat_requests)
     assert p.returncode in (0, 4), p.stdout[-3000:] + p.stderr[-3000:]
-    recs = {r["task_id"]: r for r in map(json.loads, (tmp_path / "res" / "x" / "records.jsonl").read_text().splitlines())}
+    recs = {
+        r["task_id"]: r
+        for r in map(json.loads, (tmp_path / "res" / "x" / "records.jsonl").read_text().splitlines())
+    }
     assert set(recs) == {"bookshop", "fleet"}, recs
     pg = _result(recs["bookshop"]["steps"][0]["observation"])
     assert pg["role"] == "ok:[(False,)]", pg
-    for k in ("copy_to_program", "copy_from_program", "read_system_file", "read_gold", "lo_import", "other_db",
-              "superuser_login"):
+    for k in (
+        "copy_to_program",
+        "copy_from_program",
+        "read_system_file",
+        "read_gold",
+        "lo_import",
+        "other_db",
+        "superuser_login",
+    ):
         assert pg[k].startswith("refused:"), (k, pg[k])
     assert "does not exist" in pg["other_db"] or "permission denied" in pg["other_db"], pg["other_db"]
     assert pg["gold_in_session"] == "FileNotFoundError", pg
     # the only sockets it sees are its own forwarded ones (and, in /proc/net/unix, the name its own server's socket
     # has inside that server's jail): no other task's, no host path of a socket
-    assert all(s.startswith("/run/kramabench-services/") or s == "/sock/.s.PGSQL.5432" for s in pg["sockets"]), \
-        pg["sockets"]
+    assert all(
+        s.startswith("/run/kramabench-services/") or s == "/sock/.s.PGSQL.5432" for s in pg["sockets"]
+    ), pg["sockets"]
     assert "/run/kramabench-services/postgres.sock" in pg["sockets"]
     assert not os.path.exists(marker)
     s3 = _result(recs["fleet"]["steps"][0]["observation"])

@@ -66,7 +66,9 @@ def task(lake: Path, **kw) -> TaskInput:
 
 
 def system(name: str, model, sandbox, tmp_path: Path, **overrides) -> DSGuru:
-    return build_system(name, model=model, sandbox=sandbox, lake_cache_dir=str(tmp_path / "lakecache"), **overrides)
+    return build_system(
+        name, model=model, sandbox=sandbox, lake_cache_dir=str(tmp_path / "lakecache"), **overrides
+    )
 
 
 def test_variants_are_configurations() -> None:
@@ -85,7 +87,9 @@ def test_variants_are_configurations() -> None:
         variant("ds-guru-fancy")
 
 
-def test_self_correcting_succeeds_at_iteration_two(openai_server, model, sandbox, sales_lake, tmp_path) -> None:
+def test_self_correcting_succeeds_at_iteration_two(
+    openai_server, model, sandbox, sales_lake, tmp_path
+) -> None:
     openai_server.enqueue(reply(BUGGY), reply(FIXED))
     sys_ = system("ds-guru-self-correcting", model, sandbox, tmp_path)
     out = sys_.solve(task(sales_lake, subtasks=[SubtaskInput(key="subtask-1", query="How many rows?")]))
@@ -103,7 +107,11 @@ def test_self_correcting_succeeds_at_iteration_two(openai_server, model, sandbox
     feedback = second[3]["content"]
     err_at, out_at = feedback.index(HEADING_ERROR), feedback.index(HEADING_OUTPUT)
     error_part, output_part = feedback[err_at:out_at], feedback[out_at:]
-    assert "Traceback (most recent call last)" in error_part and "KeyError" in error_part and "unit_price" in error_part
+    assert (
+        "Traceback (most recent call last)" in error_part
+        and "KeyError" in error_part
+        and "unit_price" in error_part
+    )
     assert "rows loaded: 3" in output_part
     assert "Traceback" not in output_part and "rows loaded" not in error_part
     assert "exit code 1" in feedback
@@ -111,7 +119,9 @@ def test_self_correcting_succeeds_at_iteration_two(openai_server, model, sandbox
     # usage, cost and every prompt/response in the transcript
     assert out.usage.model_calls == 2
     assert out.usage.prompt_tokens > 0 and out.usage.completion_tokens > 0
-    assert out.usage.cost_usd == pytest.approx((out.usage.prompt_tokens * 1.0 + out.usage.completion_tokens * 2.0) / 1e6)
+    assert out.usage.cost_usd == pytest.approx(
+        (out.usage.prompt_tokens * 1.0 + out.usage.completion_tokens * 2.0) / 1e6
+    )
     calls = [t for t in out.transcript if t["type"] == "model_call"]
     assert [c["response"] for c in calls] == [reply(BUGGY), reply(FIXED)]
     assert calls[1]["messages"][3]["content"] == feedback
@@ -120,7 +130,9 @@ def test_self_correcting_succeeds_at_iteration_two(openai_server, model, sandbox
     assert any(t["type"] == "plan" and t["plan"]["id"] == "main-task" for t in out.transcript)
 
 
-def test_warnings_and_extra_prints_are_not_failures(openai_server, model, sandbox, sales_lake, tmp_path) -> None:
+def test_warnings_and_extra_prints_are_not_failures(
+    openai_server, model, sandbox, sales_lake, tmp_path
+) -> None:
     openai_server.enqueue(reply(FIXED))
     out = system("ds-guru-simple", model, sandbox, tmp_path).solve(task(sales_lake))
     assert out.error is None and out.iterations == 1
@@ -163,8 +175,13 @@ def test_rich_variant_is_the_richer_rendering(openai_server, model, sandbox, sal
 
 def test_model_failure_is_an_error_outcome(openai_server, model, sandbox, sales_lake, tmp_path) -> None:
     openai_server.default = Reply.server_error()
-    sys_ = system("ds-guru-self-correcting", model, sandbox, tmp_path,
-                  model_options=ModelOptions(max_attempts=3, max_tokens=100))
+    sys_ = system(
+        "ds-guru-self-correcting",
+        model,
+        sandbox,
+        tmp_path,
+        model_options=ModelOptions(max_attempts=3, max_tokens=100),
+    )
     out = sys_.solve(task(sales_lake))
     assert out.answer is None
     assert out.error is not None and out.error.kind == "model_error" and "server_error" in out.error.message
@@ -174,15 +191,21 @@ def test_model_failure_is_an_error_outcome(openai_server, model, sandbox, sales_
     assert failed and failed[0]["error_kind"] == "server_error"
 
 
-def test_failure_after_a_good_first_call_keeps_no_answer(openai_server, model, sandbox, sales_lake, tmp_path) -> None:
+def test_failure_after_a_good_first_call_keeps_no_answer(
+    openai_server, model, sandbox, sales_lake, tmp_path
+) -> None:
     openai_server.enqueue(reply(BUGGY))
     openai_server.default = Reply.server_error()
-    sys_ = system("ds-guru-self-correcting", model, sandbox, tmp_path, model_options=ModelOptions(max_attempts=1))
+    sys_ = system(
+        "ds-guru-self-correcting", model, sandbox, tmp_path, model_options=ModelOptions(max_attempts=1)
+    )
     out = sys_.solve(task(sales_lake))
     assert out.answer is None and out.error.kind == "model_error" and out.iterations == 2
 
 
-def test_never_printing_json_is_no_answer_with_stderr_tail(openai_server, model, sandbox, sales_lake, tmp_path) -> None:
+def test_never_printing_json_is_no_answer_with_stderr_tail(
+    openai_server, model, sandbox, sales_lake, tmp_path
+) -> None:
     silent = "import sys\nprint('thinking')\nprint('disk almost full', file=sys.stderr)\n"
     openai_server.enqueue(reply(silent), reply(BUGGY), "I am not sure how to do this.")
     sys_ = system("ds-guru-self-correcting", model, sandbox, tmp_path, max_iterations=3)
@@ -208,7 +231,9 @@ def test_timeout_is_fed_back(openai_server, model, sandbox, sales_lake, tmp_path
 
 
 @pytest.mark.shared
-def test_prompt_stays_under_budget_for_the_environment_lake(openai_server, model, sandbox, shared_kramabench, tmp_path):
+def test_prompt_stays_under_budget_for_the_environment_lake(
+    openai_server, model, sandbox, shared_kramabench, tmp_path
+):
     lake = shared_kramabench / "data" / "environment" / "input"
     assert sum(p.stat().st_size for p in lake.rglob("*") if p.is_file()) > 25_000_000
     for budget in (8000, VARIANTS["ds-guru-simple"].prompt_budget_tokens):
@@ -227,14 +252,18 @@ def test_prompt_stays_under_budget_for_the_environment_lake(openai_server, model
         assert facts["prompt_tokens_estimated"] <= budget and facts["lake_render_mode"] == "detail"
 
 
-def test_reply_without_code_in_a_single_run_variant(openai_server, model, sandbox, sales_lake, tmp_path) -> None:
+def test_reply_without_code_in_a_single_run_variant(
+    openai_server, model, sandbox, sales_lake, tmp_path
+) -> None:
     openai_server.enqueue("The total revenue is 47.5.")
     out = system("ds-guru-simple", model, sandbox, tmp_path).solve(task(sales_lake))
     assert out.answer is None and out.error.kind == "no_answer" and "no Python program" in out.error.message
     assert out.pipeline_code is None and out.iterations == 1
 
 
-def test_a_sandbox_that_cannot_start_is_a_sandbox_error(openai_server, model, sandbox, sales_lake, tmp_path) -> None:
+def test_a_sandbox_that_cannot_start_is_a_sandbox_error(
+    openai_server, model, sandbox, sales_lake, tmp_path
+) -> None:
     import shutil
 
     sys_ = system("ds-guru-self-correcting", model, sandbox, tmp_path)
@@ -246,7 +275,9 @@ def test_a_sandbox_that_cannot_start_is_a_sandbox_error(openai_server, model, sa
     assert len(openai_server.chat_requests) == 1  # not fed back to the model
 
 
-def test_the_program_cannot_see_the_network_or_host_env(openai_server, model, sandbox, sales_lake, tmp_path, monkeypatch) -> None:
+def test_the_program_cannot_see_the_network_or_host_env(
+    openai_server, model, sandbox, sales_lake, tmp_path, monkeypatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-for-test")
     port = int(openai_server.base_url.split(":")[2].split("/")[0])
     probe = (
@@ -262,7 +293,9 @@ def test_the_program_cannot_see_the_network_or_host_env(openai_server, model, sa
 
 
 def test_a_missing_lake_is_an_outcome_not_an_exception(openai_server, model, sandbox, tmp_path) -> None:
-    out = system("ds-guru-simple", model, sandbox, tmp_path).solve(TaskInput(query="q", lake_root=tmp_path / "nope"))
+    out = system("ds-guru-simple", model, sandbox, tmp_path).solve(
+        TaskInput(query="q", lake_root=tmp_path / "nope")
+    )
     assert out.answer is None and out.error.kind == "lake_error" and "nope" in out.error.message
     assert openai_server.chat_requests == []
 

@@ -21,7 +21,7 @@ def test_tagged_python_block() -> None:
 
 
 def test_untagged_blocks_are_classified_by_content() -> None:
-    reply = f"```\n{PLAN}\n```\n\n```\nimport json\nx = 2\nprint(json.dumps({{\"main-task\": x}}))\n```"
+    reply = f'```\n{PLAN}\n```\n\n```\nimport json\nx = 2\nprint(json.dumps({{"main-task": x}}))\n```'
     assert extract_code(reply).startswith("import json\nx = 2")
     assert extract_plan(reply)["id"] == "main-task"
 
@@ -76,16 +76,22 @@ def test_inline_plan_without_fence() -> None:
 
 def test_answer_is_the_last_json_with_main_task() -> None:
     out = (
-        "loading...\n{\"main-task\": 1}\nwarning: something\n"
+        'loading...\n{"main-task": 1}\nwarning: something\n'
         + '{\n  "subtask-1": {"inner": 5},\n  "main-task": [1, 2, 3]\n}\n'
-        + "{\"other\": 9}\ndone\n"
+        + '{"other": 9}\ndone\n'
     )
     assert parse_answer(out) == {"subtask-1": {"inner": 5}, "main-task": [1, 2, 3]}
 
 
 def test_answer_with_prefix_text_nan_and_python_dict() -> None:
-    assert parse_answer('Answer: {"main-task": NaN}')["main-task"] != parse_answer('Answer: {"main-task": NaN}')["main-task"]
-    assert parse_answer("{'main-task': 'Boston', 'subtask-1': None}") == {"main-task": "Boston", "subtask-1": None}
+    assert (
+        parse_answer('Answer: {"main-task": NaN}')["main-task"]
+        != parse_answer('Answer: {"main-task": NaN}')["main-task"]
+    )
+    assert parse_answer("{'main-task': 'Boston', 'subtask-1': None}") == {
+        "main-task": "Boston",
+        "subtask-1": None,
+    }
     assert parse_answer("result = {'main-task': 2}; extra") == {"main-task": 2}
 
 
@@ -103,7 +109,11 @@ def test_answers_are_json_safe() -> None:
 
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
@@ -111,9 +121,20 @@ _noise = st.text(max_size=60).filter(lambda s: "main-task" not in s)
 
 
 @settings(max_examples=150, deadline=None)
-@given(first=_json_values, answer=_json_values, extra=_json_values, before=_noise, between=_noise, after=_noise,
-       indent=st.sampled_from([None, 2]))
-def test_the_last_printed_answer_wins_whatever_surrounds_it(first, answer, extra, before, between, after, indent) -> None:
+@given(
+    first=_json_values,
+    answer=_json_values,
+    extra=_json_values,
+    before=_noise,
+    between=_noise,
+    after=_noise,
+    indent=st.sampled_from([None, 2]),
+)
+def test_the_last_printed_answer_wins_whatever_surrounds_it(
+    first, answer, extra, before, between, after, indent
+) -> None:
     obj = {"main-task": answer, "subtask-1": extra}
-    out = "\n".join([before, json.dumps({"main-task": first}), between, json.dumps(obj, indent=indent), after])
+    out = "\n".join(
+        [before, json.dumps({"main-task": first}), between, json.dumps(obj, indent=indent), after]
+    )
     assert parse_answer(out) == json.loads(json.dumps(obj))

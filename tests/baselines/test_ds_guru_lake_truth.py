@@ -36,7 +36,9 @@ def _prompts(shared: Path, domain: str, name: str, cache: Path, limit: int | Non
     index = LakeIndex.build(lake, LakeOptions(max_rows=opts.snippet_rows), cache_dir=cache)
     files = list_lake_files(lake)
     for task in load_workload(shared, domain).tasks[:limit]:
-        messages, facts = build_messages(TaskInput(query=task.query, lake_root=lake, files=files), index, opts, "/lake")
+        messages, facts = build_messages(
+            TaskInput(query=task.query, lake_root=lake, files=files), index, opts, "/lake"
+        )
         yield task, lake, messages, facts
 
 
@@ -62,7 +64,9 @@ def test_every_official_prompt_tells_the_truth_about_the_lake(shared_kramabench,
     seen = 0
     check = Checked()
     installed = [m for mods in import_names().values() for m in mods if not m.startswith("_")]
-    for task, lake, messages, facts in _prompts(shared_kramabench, domain, "ds-guru-self-correcting", tmp_path / "c"):
+    for task, lake, messages, facts in _prompts(
+        shared_kramabench, domain, "ds-guru-self-correcting", tmp_path / "c"
+    ):
         assert [m for m in installed if m not in messages[0].content] == []  # the full package list
         assert packages_text() in messages[0].content
         user = messages[1].content
@@ -99,11 +103,15 @@ def test_the_code_agent_first_prompt_tells_the_truth(shared_kramabench, tmp_path
     seen = 0
     for task in load_workload(shared_kramabench, domain).tasks:
         t = TaskInput(query=task.query, lake_root=lake, files=list_lake_files(lake))
-        user, facts = first_user_message(t, index, task_files(t, index), opts, lake_dir="/lake", system=system,
-                                         pose_subtasks=False)
+        user, facts = first_user_message(
+            t, index, task_files(t, index), opts, lake_dir="/lake", system=system, pose_subtasks=False
+        )
         text = user.split("# Data lake\n", 1)[1].rsplit("\nBegin with your first step.", 1)[0]
         problems = check(text, lake, opts.snippet_rows)
         assert not problems, f"{task.id}:\n" + "\n".join(problems[:20])
-        assert facts["lake_rendering"] == "rich" and facts["prompt_tokens_estimated"] <= opts.prompt_budget_tokens
+        assert (
+            facts["lake_rendering"] == "rich"
+            and facts["prompt_tokens_estimated"] <= opts.prompt_budget_tokens
+        )
         seen += 1
     assert seen >= 5

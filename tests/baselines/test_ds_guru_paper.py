@@ -81,7 +81,11 @@ def test_simple_sends_whole_small_tables_and_the_first_n_rows_of_big_ones(
     user = openai_server.chat_requests[0].messages[1]["content"]
     assert "id (integer), name (string)" in user and "id (integer), value (float)" in user  # type-annotated
     assert "all 40 rows" in user and "39,name039" in user  # the whole table under N rows
-    assert "the first 100 of 250 rows: lines 1-101 of 251 as in the file" in user and "99,148.5" in user and "100,150.0" not in user  # first N
+    assert (
+        "the first 100 of 250 rows: lines 1-101 of 251 as in the file" in user
+        and "99,148.5" in user
+        and "100,150.0" not in user
+    )  # first N
     assert "log line 0099" in user and "log line 0100" not in user  # other text files: the first N lines
     assert "binary file" in user and "SHEETCELL" not in user  # the official code reads only CSV as tables
     facts = facts_of(out)

@@ -25,19 +25,25 @@ from tests.run.synth import make_workload
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
 READ_MISSING = "import pandas as pd\ndf = pd.read_csv('{lake}/no_such_file.csv')"
-SHOW_PATHS = ("import sys, pandas as pd\nprint(sys.executable)\nprint(pd.__file__)\n"
-              "df = pd.read_csv('{lake}/numbers.csv')\nv = int(df.loc[df['k'] == {k}, 'v'].iloc[0])\nprint('v is', v)")
-DS_GURU_RIGHT = ("import json, sys, pandas as pd\nprint(sys.executable, pd.__file__)\n"
-                 "df = pd.read_csv('{lake}/numbers.csv')\n"
-                 "print(json.dumps({{'main-task': int(df.loc[df['k'] == {k}, 'v'].iloc[0])}}))")
+SHOW_PATHS = (
+    "import sys, pandas as pd\nprint(sys.executable)\nprint(pd.__file__)\n"
+    "df = pd.read_csv('{lake}/numbers.csv')\nv = int(df.loc[df['k'] == {k}, 'v'].iloc[0])\nprint('v is', v)"
+)
+DS_GURU_RIGHT = (
+    "import json, sys, pandas as pd\nprint(sys.executable, pd.__file__)\n"
+    "df = pd.read_csv('{lake}/numbers.csv')\n"
+    "print(json.dumps({{'main-task': int(df.loc[df['k'] == {k}, 'v'].iloc[0])}}))"
+)
 
 
 def _agent_reply(system: str, code: str) -> str:
     if system == "smolagents-code-agent":
         return f"Thought: next\n<code>\n{code}\n</code>\n"
     if system.startswith("ds-guru"):
-        return ("Plan:\n```json\n{\"id\": \"main-task\", \"query\": \"v\", \"data_sources\": [\"numbers.csv\"], "
-                f"\"subtasks\": []}}\n```\nProgram:\n```python\n{code}\n```\n")
+        return (
+            'Plan:\n```json\n{"id": "main-task", "query": "v", "data_sources": ["numbers.csv"], '
+            f'"subtasks": []}}\n```\nProgram:\n```python\n{code}\n```\n'
+        )
     return f"Thought: next\n```python\n{code}\n```\n"
 
 
@@ -82,21 +88,51 @@ def relocated_home(home: Path) -> Path:
 
 def _env(repo_root: Path, home: Path, cache: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER"))}
-    env.update(PYTHONPATH=str(repo_root), KRAMABENCH_HOME=str(home), KRAMABENCH_CACHE=str(cache), COLUMNS="200")
+    env.update(
+        PYTHONPATH=str(repo_root), KRAMABENCH_HOME=str(home), KRAMABENCH_CACHE=str(cache), COLUMNS="200"
+    )
     return env
 
 
 def _run(args, **kw):
-    return subprocess.run([sys.executable, "-m", "kramabench", "run", *args, "--progress", "none", "--no-report",
-                           "--sandbox", "local"], capture_output=True, text=True, **kw)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            *args,
+            "--progress",
+            "none",
+            "--no-report",
+            "--sandbox",
+            "local",
+        ],
+        capture_output=True,
+        text=True,
+        **kw,
+    )
 
 
 def _comparable(rec):
     steps = [s.model_dump(exclude={"wall_s", "model_s", "code_s", "cost_usd", "cached"}) for s in rec.steps]
-    transcript = [{k: v for k, v in t.items() if k not in ("latency_s", "cost_usd", "cached", "wall_s", "model")}
-                  for t in rec.transcript]
-    return (rec.task_id, rec.status, json.dumps(rec.answer), rec.score, rec.error, steps, rec.pipeline_code,
-            rec.usage.prompt_tokens, rec.usage.completion_tokens, rec.usage.model_calls, transcript)
+    transcript = [
+        {k: v for k, v in t.items() if k not in ("latency_s", "cost_usd", "cached", "wall_s", "model")}
+        for t in rec.transcript
+    ]
+    return (
+        rec.task_id,
+        rec.status,
+        json.dumps(rec.answer),
+        rec.score,
+        rec.error,
+        steps,
+        rec.pipeline_code,
+        rec.usage.prompt_tokens,
+        rec.usage.completion_tokens,
+        rec.usage.model_calls,
+        transcript,
+    )
 
 
 def _requests(run_dir: Path) -> list[str]:
@@ -127,7 +163,7 @@ def _observations_are_what_was_sent(records, run_dir: Path, system: str) -> None
                 continue
             nxt = cs[s.step]["messages"]  # the call after step s (0-based index s)
             reply = [i for i, m in enumerate(nxt) if m["role"] == "assistant"][s.step - 1]
-            after = [m["content"] for m in nxt[reply + 1:] if m["role"] == "user"]
+            after = [m["content"] for m in nxt[reply + 1 :] if m["role"] == "user"]
             if system == "code-agent":
                 assert after == [s.observation], (s.step, after, s.observation)
             else:
@@ -136,8 +172,11 @@ def _observations_are_what_was_sent(records, run_dir: Path, system: str) -> None
         assert r.steps[-1].outcome == "final_answer"
     assert checked == 2 * len(records)
     first = records[0].steps[0].observation
-    assert first.startswith("Observation of step 1:\n") and "Step 1 of" in first if system == "code-agent" else (
-        first.startswith("Call id:") or first.startswith("Error:")) and "Now let's retry" in first
+    assert (
+        first.startswith("Observation of step 1:\n") and "Step 1 of" in first
+        if system == "code-agent"
+        else (first.startswith("Call id:") or first.startswith("Error:")) and "Now let's retry" in first
+    )
 
 
 @pytest.mark.parametrize("system", ["code-agent", "smolagents-code-agent", "ds-guru-self-correcting"])
@@ -155,16 +194,45 @@ def test_a_replay_elsewhere_is_identical_and_no_host_path_reaches_the_model(tmp_
     with OpenAIServer() as server:
         server.handler = script(system)
         model = f"openai-compatible/test-model@{server.base_url}"
-        p = _run(["--workload", str(root), "--system", system, "--model", model, "--results", str(res),
-                  "--run-id", "rec"], cwd=repo_root, env=_env(repo_root, home_a, here / "cache"), timeout=600)
+        p = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                system,
+                "--model",
+                model,
+                "--results",
+                str(res),
+                "--run-id",
+                "rec",
+            ],
+            cwd=repo_root,
+            env=_env(repo_root, home_a, here / "cache"),
+            timeout=600,
+        )
         assert p.returncode == 0, p.stderr
         served = len(server.chat_requests)
         # the run, and its workload, copied to another machine's folders; replayed there offline
         shutil.copytree(res / "rec", there / "results" / "rec")
         shutil.copytree(root, there / "wl")
-        rep = _run(["--workload", str(there / "wl"), "--system", system, "--model",
-                    f"replay/{there / 'results' / 'rec'}", "--results", str(there / "results"), "--run-id", "rep"],
-                   cwd=repo_root, env=_env(repo_root, home_b, there / "cache"), timeout=600)
+        rep = _run(
+            [
+                "--workload",
+                str(there / "wl"),
+                "--system",
+                system,
+                "--model",
+                f"replay/{there / 'results' / 'rec'}",
+                "--results",
+                str(there / "results"),
+                "--run-id",
+                "rep",
+            ],
+            cwd=repo_root,
+            env=_env(repo_root, home_b, there / "cache"),
+            timeout=600,
+        )
         assert rep.returncode == 0, rep.stderr
         assert len(server.chat_requests) == served  # offline
     rec = sorted(RunStore(res / "rec").read().records, key=lambda r: r.task_id)
@@ -173,13 +241,25 @@ def test_a_replay_elsewhere_is_identical_and_no_host_path_reaches_the_model(tmp_
     assert [_comparable(r) for r in again] == [_comparable(r) for r in rec]
     assert not any(t.get("type") == "replay_notes" for r in again for t in r.transcript)
 
-    host = [str(p) for p in (here, there, home_a, home_b, real_env, real_env.resolve(), repo_root,
-                             Path.home() / ".cache", tmp_path)]
+    host = [
+        str(p)
+        for p in (
+            here,
+            there,
+            home_a,
+            home_b,
+            real_env,
+            real_env.resolve(),
+            repo_root,
+            Path.home() / ".cache",
+            tmp_path,
+        )
+    ]
     for run_dir in (res / "rec", there / "results" / "rep"):
         texts = _requests(run_dir)
         for text in texts:
             for h in host:
-                assert h not in text, (h, text[text.index(h) - 200: text.index(h) + 200])
+                assert h not in text, (h, text[text.index(h) - 200 : text.index(h) + 200])
         joined = "\n".join(texts)
         # the traceback reached the model, its frames in the sandbox's environment, named by a placeholder
         assert "no_such_file.csv" in joined and "<sandbox-env>/lib/python" in joined, joined[-3000:]

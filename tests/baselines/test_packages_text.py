@@ -34,6 +34,9 @@ def test_no_copy_of_the_list_maker() -> None:
     for root in ("kramabench",):
         for path in (REPO / root).rglob("*.py"):
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            defined += [str(path.relative_to(REPO)) for node in ast.walk(tree)
-                        if isinstance(node, ast.FunctionDef) and node.name == "packages_text"]
+            defined += [
+                str(path.relative_to(REPO))
+                for node in ast.walk(tree)
+                if isinstance(node, ast.FunctionDef) and node.name == "packages_text"
+            ]
     assert defined == ["kramabench/sandbox/environment/lock.py"]

@@ -34,9 +34,12 @@ def sandbox(request):
 def model(openai_server):
     from kramabench.models import RetryPolicy, get_model
 
-    return get_model(f"openai-compatible/test-model@{openai_server.base_url}", cache=False,
-                     retry=RetryPolicy(base_s=0.01, max_s=0.05, jitter=0.0),
-                     price={"input_per_m": 1.0, "output_per_m": 2.0})
+    return get_model(
+        f"openai-compatible/test-model@{openai_server.base_url}",
+        cache=False,
+        retry=RetryPolicy(base_s=0.01, max_s=0.05, jitter=0.0),
+        price={"input_per_m": 1.0, "output_per_m": 2.0},
+    )
 
 
 def task(lake: Path) -> TaskInput:
@@ -46,12 +49,15 @@ def task(lake: Path) -> TaskInput:
 
 def agent(model, sandbox, tmp_path, **opts):
     return get_system_spec("smolagents-code-agent").build(
-        SystemContext(options={"lake_cache_dir": str(tmp_path / "lc"), **opts}, model=model, sandbox=sandbox))
+        SystemContext(options={"lake_cache_dir": str(tmp_path / "lc"), **opts}, model=model, sandbox=sandbox)
+    )
 
 
 def test_solved_in_three_steps_in_the_session(openai_server, model, sandbox, lake, tmp_path):
     openai_server.enqueue(
-        step("import os, pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nprint(df.shape, os.getpid() != 0)"),
+        step(
+            "import os, pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nprint(df.shape, os.getpid() != 0)"
+        ),
         step("revenue = float((df['units'] * df['price']).sum())\nprint('revenue', revenue)"),
         step("final_answer(revenue)"),
     )
@@ -71,11 +77,15 @@ def test_solved_in_three_steps_in_the_session(openai_server, model, sandbox, lak
     assert out.usage.model_calls == 3 and out.files_read == ["shop/sales.csv"]
 
 
-def test_the_code_runs_in_the_sandbox_not_on_the_host(openai_server, model, local_sandbox, lake, tmp_path, monkeypatch):
+def test_the_code_runs_in_the_sandbox_not_on_the_host(
+    openai_server, model, local_sandbox, lake, tmp_path, monkeypatch
+):
     monkeypatch.setenv("KRAMABENCH_HOST_SECRET", "s3cr3t")
     marker = tmp_path / "written-by-the-agent"
-    openai_server.enqueue(step(f"import os\nopen({str(marker)!r}, 'w').write('x')"),
-                          step("import os\nfinal_answer(os.environ.get('KRAMABENCH_HOST_SECRET', 'absent'))"))
+    openai_server.enqueue(
+        step(f"import os\nopen({str(marker)!r}, 'w').write('x')"),
+        step("import os\nfinal_answer(os.environ.get('KRAMABENCH_HOST_SECRET', 'absent'))"),
+    )
     out = agent(model, local_sandbox, tmp_path).solve(task(lake))
     assert not marker.exists()  # the host's folder is not reachable from the session
     assert out.steps[0].outcome == "error"
@@ -86,7 +96,9 @@ def test_an_error_then_a_fix_and_a_timeout(openai_server, model, sandbox, lake, 
     openai_server.enqueue(
         step("import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\ndf['unit_price'].sum()"),
         step("while True:\n    pass"),
-        step("import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nfinal_answer((df.units * df.price).sum())"),
+        step(
+            "import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\nfinal_answer((df.units * df.price).sum())"
+        ),
     )
     out = agent(model, sandbox, tmp_path, step_timeout_s=2).solve(task(lake))
     assert out.error is None and out.answer == pytest.approx(REVENUE)
@@ -97,10 +109,17 @@ def test_an_error_then_a_fix_and_a_timeout(openai_server, model, sandbox, lake, 
 
 
 def test_replies_without_code_and_max_steps(openai_server, model, local_sandbox, lake, tmp_path):
-    openai_server.enqueue("I believe it is 47.5.", "Still thinking.", "No code again.", step("x = 1"),
-                          "47.5\n\n")  # the last: smolagents' own call for an answer after max_steps
+    openai_server.enqueue(
+        "I believe it is 47.5.", "Still thinking.", "No code again.", step("x = 1"), "47.5\n\n"
+    )  # the last: smolagents' own call for an answer after max_steps
     out = agent(model, local_sandbox, tmp_path, max_steps=4).solve(task(lake))
-    assert [s.outcome for s in out.steps] == ["format_error", "format_error", "format_error", "ok", "final_answer"]
+    assert [s.outcome for s in out.steps] == [
+        "format_error",
+        "format_error",
+        "format_error",
+        "ok",
+        "final_answer",
+    ]
     # smolagents' behaviour: the answer of its final call, read as the scorers read it (no line end kept)
     assert out.error is None and out.answer == "47.5"
     assert any(t.get("type") == "max_steps_reached" for t in out.transcript)
@@ -117,8 +136,10 @@ def test_replies_without_code_and_max_steps(openai_server, model, local_sandbox,
 def test_final_answer_of_a_dataframe_and_a_10_mb_print(openai_server, model, sandbox, lake, tmp_path):
     openai_server.enqueue(
         step("for i in range(200_000):\n    print('y' * 50, i)\nprint('end')"),
-        step("import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\n"
-             "final_answer(df.sort_values('units', ascending=False)[['region', 'units']].head(2))"),
+        step(
+            "import pandas as pd\ndf = pd.read_csv('/lake/shop/sales.csv')\n"
+            "final_answer(df.sort_values('units', ascending=False)[['region', 'units']].head(2))"
+        ),
     )
     out = agent(model, sandbox, tmp_path, observation_chars=4000).solve(task(lake))
     assert out.error is None and out.answer == [["south", 5], ["north", 3]]
@@ -138,12 +159,15 @@ def test_an_unsupported_smolagents_version_is_refused_in_one_line(monkeypatch):
     import kramabench.baselines.smolagents.system as s
 
     monkeypatch.setattr(s, "version", lambda name: "1.9.0")
-    with pytest.raises(RuntimeError, match=r"smolagents 1.9.0 is installed; this adapter supports smolagents>=1.26"):
+    with pytest.raises(
+        RuntimeError, match=r"smolagents 1.9.0 is installed; this adapter supports smolagents>=1.26"
+    ):
         s.check_version()
 
 
 def test_the_prompt_says_what_the_session_runs_and_observations_read_as_smolagents_own(
-        openai_server, model, local_sandbox, lake, tmp_path):
+    openai_server, model, local_sandbox, lake, tmp_path
+):
     """The session runs any import (the standard library, the sandbox's packages): the prompts say so, not
     smolagents' default list that forbids os, glob, json. Print output ends its line before "Last output
     from code snippet:", and a traceback names the code by smolagents' step number."""
@@ -172,7 +196,9 @@ def test_a_chained_exception_is_shown_once(openai_server, model, local_sandbox, 
     """An exception raised from another (pandas' KeyError from its own KeyError, ``raise ... from``): the
     model sees the chain once, not its first part again above it."""
     openai_server.enqueue(
-        step("print('before')\ntry:\n    {}['a']\nexcept KeyError as e:\n    raise ValueError('no a') from e"),
+        step(
+            "print('before')\ntry:\n    {}['a']\nexcept KeyError as e:\n    raise ValueError('no a') from e"
+        ),
         step("try:\n    {}['b']\nexcept KeyError:\n    final_answer(2)"),
     )
     out = agent(model, local_sandbox, tmp_path).solve(task(lake))
@@ -189,8 +215,10 @@ def test_escape_codes_are_stripped_from_observations(openai_server, model, local
     """Escape codes a program writes (dbt's colours) reach neither smolagents' observation nor the record; the
     session's tools see colour off."""
     openai_server.enqueue(
-        step("import os\nprint(os.environ['NO_COLOR'], os.environ['DBT_USE_COLORS'])\n"
-             "print('\\x1b[0m20:51:38  Running with \\x1b[32mdbt\\x1b[0m=1.8')"),
+        step(
+            "import os\nprint(os.environ['NO_COLOR'], os.environ['DBT_USE_COLORS'])\n"
+            "print('\\x1b[0m20:51:38  Running with \\x1b[32mdbt\\x1b[0m=1.8')"
+        ),
         step("raise ValueError('\\x1b[31mcoloured failure\\x1b[0m')"),
         step("final_answer(1)"),
     )
@@ -211,8 +239,10 @@ def test_a_tasks_own_secrets_are_masked(openai_server, model, local_sandbox, lak
     pw = "Rq7-random-per-task-x"
     (lake / "config.yaml").write_text(f"postgres:\n  user: postgres\n  pass_word_here: {pw}\n")
     openai_server.enqueue(
-        step("import yaml\ncfg = yaml.safe_load(open('/lake/config.yaml'))['postgres']\nprint(cfg['pass_word_here'])\n"
-             "print({'password': cfg['pass_word_here']})"),
+        step(
+            "import yaml\ncfg = yaml.safe_load(open('/lake/config.yaml'))['postgres']\nprint(cfg['pass_word_here'])\n"
+            "print({'password': cfg['pass_word_here']})"
+        ),
         step("cfg['pass_word_here']"),
         step("raise ValueError(cfg['pass_word_here'])"),
         step("final_answer(1)"),

@@ -67,8 +67,15 @@ def test_judge_check_json(cli, openai_server):
 @pytest.mark.api
 def test_judge_check_table(cli, openai_server):
     openai_server.handler = _labelled_handler()
-    res = cli("judge-check", "--judge", f"openai-compatible/judge@{openai_server.base_url}", "--k", "2",
-              "--domain", "grid")
+    res = cli(
+        "judge-check",
+        "--judge",
+        f"openai-compatible/judge@{openai_server.base_url}",
+        "--k",
+        "2",
+        "--domain",
+        "grid",
+    )
     assert res.exit_code == 0, res.output
     assert "Judge check" in res.stdout
     assert "broken/grid-easy-5-utf8.py" in res.stdout and "reference:grid-easy-1" in res.stdout
@@ -81,8 +88,16 @@ def test_judge_check_table(cli, openai_server):
 @pytest.mark.api
 def test_judge_check_unparsable_replies_are_unscored(cli, openai_server):
     openai_server.default = "I would rather not say."
-    res = cli("judge-check", "--judge", f"openai-compatible/judge@{openai_server.base_url}", "--k", "1",
-              "--domain", "grid", "--json")
+    res = cli(
+        "judge-check",
+        "--judge",
+        f"openai-compatible/judge@{openai_server.base_url}",
+        "--k",
+        "1",
+        "--domain",
+        "grid",
+        "--json",
+    )
     assert res.exit_code == 1, res.output  # nothing measured: not a passed check
     out = json.loads(res.stdout)
     assert len(openai_server.requests) == 2 * out["n_cases"]  # every case asked twice
@@ -95,7 +110,9 @@ def test_judge_check_errors_are_one_line(cli, tmp_path, monkeypatch):
     res = cli("judge-check", "--judge", "openai/gpt-4o-mini")
     assert res.exit_code == 2 and "OPENAI_API_KEY" in res.output and "Traceback" not in res.output
     (tmp_path / "workload").mkdir()
-    res = cli("judge-check", "--judge", "openai-compatible/x@http://127.0.0.1:9/v1", "--workload", str(tmp_path))
+    res = cli(
+        "judge-check", "--judge", "openai-compatible/x@http://127.0.0.1:9/v1", "--workload", str(tmp_path)
+    )
     assert res.exit_code == 2 and "no labelled set" in res.output
 
 
@@ -103,7 +120,14 @@ def test_judge_check_with_a_failing_judge_fails_clearly(cli, openai_server):
     from kramabench.testing.openai_server import Reply
 
     openai_server.default = Reply.error(400, "model not found (test server)")  # not retried
-    res = cli("judge-check", "--judge", f"openai-compatible/judge@{openai_server.base_url}", "--k", "1",
-              "--domain", "grid")
+    res = cli(
+        "judge-check",
+        "--judge",
+        f"openai-compatible/judge@{openai_server.base_url}",
+        "--k",
+        "1",
+        "--domain",
+        "grid",
+    )
     assert res.exit_code == 1, res.output
     assert "no verdict could be scored" in res.output and "Traceback" not in res.output

@@ -36,7 +36,9 @@ def test_every_run_field_has_its_option_with_the_models_help_and_default() -> No
 
 
 def test_help_states_the_models_defaults() -> None:
-    assert _help(RunOptions, "concurrency").endswith(f"(default {RunOptions.model_fields['concurrency'].default})")
+    assert _help(RunOptions, "concurrency").endswith(
+        f"(default {RunOptions.model_fields['concurrency'].default})"
+    )
     assert "(default" not in _help(RunConfig, "workload")  # required: no default to state
 
 
@@ -45,7 +47,10 @@ def test_help_states_the_models_defaults() -> None:
     [
         (["run", "--bogus"], "No such option: --bogus"),
         (["run", "--concurrency", "abc"], "--concurrency"),
-        (["run", "--concurrency", "0", "--workload", "mini", "--system", "reference"], "--concurrency: Input should be"),
+        (
+            ["run", "--concurrency", "0", "--workload", "mini", "--system", "reference"],
+            "--concurrency: Input should be",
+        ),
         (["run", "--lake-view", "sideways", "--workload", "mini", "--system", "reference"], "--lake-view:"),
         (["systems", "show"], "Missing argument"),
         (["no-such-command"], "No such command"),
@@ -55,8 +60,9 @@ def test_help_states_the_models_defaults() -> None:
 )
 def test_a_mistake_is_one_line_and_exit_code_2(args: list[str], needle: str) -> None:
     env = {**os.environ, "COLUMNS": "60", "NO_COLOR": "1"}  # narrow: nothing may wrap into a second line
-    res = subprocess.run([sys.executable, "-m", "kramabench", *args], capture_output=True, text=True, env=env,
-                         timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "kramabench", *args], capture_output=True, text=True, env=env, timeout=120
+    )
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert res.returncode == 2, res.stderr
     assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], res.stderr

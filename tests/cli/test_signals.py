@@ -46,35 +46,50 @@ entry.main()
 
 _CASES = {
     # a dataclass is made with exec(text): CPython's "unhandled KeyboardInterrupt" flag is left set
-    "exec": ("interrupted", """
+    "exec": (
+        "interrupted",
+        """
         exec("kill_me()\\nfor _ in range(10**8): pass", {"kill_me": kill_me})
-    """),
-    "dataclass": ("interrupted", """
+    """,
+    ),
+    "dataclass": (
+        "interrupted",
+        """
         import dataclasses
         class Slow:
             def __set_name__(self, owner, name):
                 kill_me()
         dataclasses.make_dataclass("X", [("a", int)], namespace={"s": Slow()})
-    """),
+    """,
+    ),
     # Python 3.11 wraps an exception out of __set_name__ into a RuntimeError
-    "set_name": ("interrupted", """
+    "set_name": (
+        "interrupted",
+        """
         class Slow:
             def __set_name__(self, owner, name):
                 kill_me()
         class Owner:
             s = Slow()
-    """),
+    """,
+    ),
     # the work is done; the signal comes while the exit's handlers run
-    "atexit": ("done", """
+    "atexit": (
+        "done",
+        """
         atexit.register(kill_me)
-    """),
+    """,
+    ),
     # the work is done; the signal comes in the interpreter's teardown (after the handlers were reset)
-    "teardown": ("done", """
+    "teardown": (
+        "done",
+        """
         class Late:
             def __del__(self):
                 kill_me()
         sys.modules["builtins"].kb_late = Late()
-    """),
+    """,
+    ),
 }
 
 
@@ -84,8 +99,14 @@ def test_a_signal_in_an_awkward_place_ends_in_one_line_or_done(tmp_path, case, s
     expect, body = _CASES[case]
     script = tmp_path / "entry.py"
     script.write_text(_PRELUDE.replace("{body}", textwrap.indent(textwrap.dedent(body).strip(), " " * 8)))
-    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60, cwd=REPO,
-                       env={**os.environ, "PYTHONPATH": str(REPO), "KB_TEST_SIGNAL": sig, "COLUMNS": "200"})
+    p = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), "KB_TEST_SIGNAL": sig, "COLUMNS": "200"},
+    )
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
     if expect == "done":

@@ -125,7 +125,9 @@ def test_errata_applied_reported_and_no_errata(cli, tmp_path):
     assert doc["domains"][0]["errata_applied"] == 1 and doc["domains"][0]["errata"][0]["new"] == 3
     r = cli("workloads", "validate", str(root), "--no-errata")
     assert r.exit_code == 1 and "store the number 3" in r.stdout
-    one_line_error(cli("workloads", "validate", str(root), "--no-errata", "--errata", "x.toml"), "exclude each other")
+    one_line_error(
+        cli("workloads", "validate", str(root), "--no-errata", "--errata", "x.toml"), "exclude each other"
+    )
 
 
 def test_domain_option(cli, tmp_path):
@@ -147,7 +149,9 @@ def test_json_syntax_error(cli, tmp_path):
 
 def test_top_level_not_a_list(cli, tmp_path):
     root = make_root(tmp_path, None, text='{"id": "demo-easy-1"}')
-    one_line_error(cli("workloads", "validate", str(root)), "demo.json", "top level is an object", "expected a JSON list")
+    one_line_error(
+        cli("workloads", "validate", str(root)), "demo.json", "top level is an object", "expected a JSON list"
+    )
 
 
 def test_missing_lake(cli, tmp_path):
@@ -157,7 +161,9 @@ def test_missing_lake(cli, tmp_path):
 
 
 def test_missing_root_and_not_a_root(cli, tmp_path):
-    one_line_error(cli("workloads", "validate", str(tmp_path / "nope")), "no such folder and not a bundled workload")
+    one_line_error(
+        cli("workloads", "validate", str(tmp_path / "nope")), "no such folder and not a bundled workload"
+    )
     one_line_error(cli("workloads", "validate", str(tmp_path)), "no workload/ folder")
     (tmp_path / "workload").mkdir()
     one_line_error(cli("workloads", "list", str(tmp_path)), "no <domain>.json files")
@@ -260,15 +266,22 @@ def test_list_without_a_root_shows_the_bundled_and_fetched_suites(cli, tmp_path,
     monkeypatch.setenv("KRAMABENCH_HOME", str(tmp_path / "home"))
     r = cli("workloads", "list")
     assert r.exit_code == 0, r.stdout
-    assert "tiny" in r.stdout and "bundled" in r.stdout and "not fetched (kramabench fetch kramabench" in r.stdout
+    assert (
+        "tiny" in r.stdout
+        and "bundled" in r.stdout
+        and "not fetched (kramabench fetch kramabench" in r.stdout
+    )
     # fetched: the default ref is `kramabench`, another ref `kramabench@<ref>`
     for ref in (DEFAULT_REF, "abc123"):
         make_root(tmp_path / "home" / "official", [task()])
         (tmp_path / "home" / "official" / "root").rename(tmp_path / "home" / "official" / ref)
     doc = json.loads(cli("workloads", "list", "--json").stdout)
     got = [(s["name"], s["kind"], s["domains"]) for s in doc["suites"]]
-    assert got == [("tiny", "bundled", {"demo": 2}), ("kramabench", "fetched", {"demo": 1}),
-                   ("kramabench@abc123", "fetched", {"demo": 1})]
+    assert got == [
+        ("tiny", "bundled", {"demo": 2}),
+        ("kramabench", "fetched", {"demo": 1}),
+        ("kramabench@abc123", "fetched", {"demo": 1}),
+    ]
     assert "not fetched" not in cli("workloads", "list").stdout
 
 
@@ -316,7 +329,9 @@ def test_official_name_resolves_to_the_fetched_root(cli, tmp_path, monkeypatch):
     def fetched_root(ref=None):
         calls.append(ref)
         if ref == "missing":
-            raise FetchError("the official KramaBench workloads are not fetched yet; run: kramabench fetch kramabench")
+            raise FetchError(
+                "the official KramaBench workloads are not fetched yet; run: kramabench fetch kramabench"
+            )
         return fetched
 
     fake = types.ModuleType("kramabench.workload.fetch")
@@ -324,7 +339,9 @@ def test_official_name_resolves_to_the_fetched_root(cli, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "kramabench.workload.fetch", fake)
     import kramabench.workload
 
-    monkeypatch.setattr(kramabench.workload, "fetch", fake, raising=False)  # the real one may be imported already
+    monkeypatch.setattr(
+        kramabench.workload, "fetch", fake, raising=False
+    )  # the real one may be imported already
     monkeypatch.chdir(tmp_path)
     (tmp_path / "kramabench" / "workload").mkdir(parents=True)  # like the repo's package folder: no data lake
     assert suites.resolve_workload_root("kramabench") == fetched
@@ -350,9 +367,15 @@ def test_validate_readable_in_80_columns(tmp_path):
     assert r.exit_code == 1, r.output
     lines = r.stdout.splitlines()
     assert max(len(ln) for ln in lines) <= 80, "\n".join(ln for ln in lines if len(ln) > 80)
-    assert not any(ln != ln.rstrip() for ln in lines if not ln.startswith(("┃", "│", "┏", "┡", "└"))), "trailing blanks"
+    assert not any(ln != ln.rstrip() for ln in lines if not ln.startswith(("┃", "│", "┏", "┡", "└"))), (
+        "trailing blanks"
+    )
     # each finding: a header line with severity, id, field and code, then message and suggestion indented
-    i = next(k for k, ln in enumerate(lines) if ln.startswith("error") and "[data_source_case]" in ln and "demo-hard-2-1" in ln)
+    i = next(
+        k
+        for k, ln in enumerate(lines)
+        if ln.startswith("error") and "[data_source_case]" in ln and "demo-hard-2-1" in ln
+    )
     assert lines[i].split() == ["error", "demo-hard-2-1", "data_sources", "[data_source_case]"]
     end = next(k for k in range(i + 1, len(lines)) if not lines[k].startswith("    "))
     block = " ".join(ln.strip() for ln in lines[i + 1 : end])
@@ -391,7 +414,9 @@ def test_list_readable_in_80_columns(tmp_path):
     subs = [{"id": f"demo-hard-2-{i}", "step": "s", "query": "q", "answer": a, "answer_type": at, "data_sources": ["./"]}
             for i, (a, at) in enumerate([(["a"], "list_exact"), ([1.5], "list_approximate"), ("x", "string_approximate"),
                                          (2.5, "numeric_approximate")], 1)]  # fmt: skip
-    root = make_root(tmp_path, [task(), task("demo-hard-2", subtasks=subs)], domain="a-rather-long-domain-name")
+    root = make_root(
+        tmp_path, [task(), task("demo-hard-2", subtasks=subs)], domain="a-rather-long-domain-name"
+    )
     r = _narrow("workloads", "list", str(root))
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
@@ -407,8 +432,12 @@ def test_folder_named_like_a_domain_file(cli, tmp_path):
     root = make_root(tmp_path, [task()])
     (root / "workload" / "demo.json").unlink()
     (root / "workload" / "demo.json").mkdir()
-    one_line_error(cli("workloads", "validate", str(root)), "no <domain>.json files", "demo.json: folder(s), not files")
-    one_line_error(cli("workloads", "validate", str(root), "-d", "demo"), "demo.json: is a folder, not a workload file")
+    one_line_error(
+        cli("workloads", "validate", str(root)), "no <domain>.json files", "demo.json: folder(s), not files"
+    )
+    one_line_error(
+        cli("workloads", "validate", str(root), "-d", "demo"), "demo.json: is a folder, not a workload file"
+    )
 
 
 def test_exported_schema_is_valid_and_describes_loaded_workloads(cli, tmp_path, repo_root):

@@ -69,8 +69,16 @@ def test_jsonable_converts_dates_enums_models_bytes_and_odd_objects():
             raise RuntimeError("no")
 
     when = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-    v = jsonable({"when": when, "c": Colour.RED, "b": b"\xffab", "o": BadRepr(), "nan": math.nan,
-                  "m": OutcomeError(kind="k", message="m")})
+    v = jsonable(
+        {
+            "when": when,
+            "c": Colour.RED,
+            "b": b"\xffab",
+            "o": BadRepr(),
+            "nan": math.nan,
+            "m": OutcomeError(kind="k", message="m"),
+        }
+    )
     assert v["when"] == when.isoformat() and v["c"] == "r\\ud800" and v["b"] == "\\xffab"
     assert "repr failed" in v["o"] and math.isnan(v["nan"]) and v["m"] == {"kind": "k", "message": "m"}
 
@@ -79,20 +87,38 @@ def test_the_contracts_text_of_models_and_steps_is_clean_when_made():
     assert ChatMessage(role="assistant", content="t\ud800").content == "t\\ud800"
     assert Completion(text="r\udc00").text == "r\\udc00"
     assert OutcomeError(kind="system_crash", message="m\ud800").message == "m\\ud800"
-    s = AgentStep(step=1, outcome="ok", thought="th\ud800", code="x='\ud800'", observation="o\ud800",
-                  error="e\ud800", details={"answer": _deep(900), "k": "v\ud800"})
+    s = AgentStep(
+        step=1,
+        outcome="ok",
+        thought="th\ud800",
+        code="x='\ud800'",
+        observation="o\ud800",
+        error="e\ud800",
+        details={"answer": _deep(900), "k": "v\ud800"},
+    )
     assert s.thought == "th\\ud800" and s.code == "x='\\ud800'" and s.observation == "o\\ud800"
     assert _depth(s.details["answer"]) == MAX_DEPTH and s.details["k"] == "v\\ud800"
     s.model_dump_json()  # serialises
 
 
 def test_clean_model_rebuilds_a_record_that_would_not_serialise():
-    rec = Record(run_id="r", domain="d", task_id="t", status="ok", system="s", answer=1,
-                 started_at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    rec = Record(
+        run_id="r",
+        domain="d",
+        task_id="t",
+        status="ok",
+        system="s",
+        answer=1,
+        started_at=datetime(2024, 1, 1, tzinfo=timezone.utc),
+    )
     # values put in after validation (model_copy does not validate): the shape of a record the runner builds
-    bad = rec.model_copy(update={"answer": ["a\ud800", _deep(900)],
-                                 "steps": [AgentStep(step=1, outcome="ok").model_copy(update={"thought": "\udc00"})],
-                                 "score_details": {"parsed": _deep(300)}})
+    bad = rec.model_copy(
+        update={
+            "answer": ["a\ud800", _deep(900)],
+            "steps": [AgentStep(step=1, outcome="ok").model_copy(update={"thought": "\udc00"})],
+            "score_details": {"parsed": _deep(300)},
+        }
+    )
     try:
         bad.model_dump_json()
         raise AssertionError("the record should not serialise as it is")

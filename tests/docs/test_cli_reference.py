@@ -36,8 +36,14 @@ def test_cli_reference_matches_the_cli():
         return
     # Another typer release may lay the same help out in other column widths (typer 0.29.2, which rendered
     # it, needs Python 3.11; Python 3.10 gets 0.29.1): the same words in the same order are up to date.
-    fresh = subprocess.run([sys.executable, str(REPO / "scripts" / "cli_reference.py")], cwd=REPO, env=env,
-                           capture_output=True, text=True, timeout=300)
+    fresh = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "cli_reference.py")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert fresh.returncode == 0, fresh.stderr
     block = CLI_MD.read_text(encoding="utf-8").split("]]] -->\n", 1)[1].split("<!-- [[[end]]] -->", 1)[0]
     assert _words(fresh.stdout) == _words(block), f"docs/cli.md is out of date:\n{done.stdout}\n{done.stderr}"

@@ -27,8 +27,13 @@ class FaultySystem:
         cfg = yaml.safe_load((task.lake_root / "config.yaml").read_text())
         pid = cfg["warehouse"]["database"]
         limits = SessionLimits(wall_timeout_s=600, session_wall_s=900, max_processes=256, scratch_mb=2048)
-        with self.sandbox.session(task.lake_root, limits, services=task.services, artifacts_dir=task.artifacts_dir,
-                                  mounts=[Mount(name="solution", source=self.solutions / pid)]) as s:
+        with self.sandbox.session(
+            task.lake_root,
+            limits,
+            services=task.services,
+            artifacts_dir=task.artifacts_dir,
+            mounts=[Mount(name="solution", source=self.solutions / pid)],
+        ) as s:
             sol = s.mount_dir("solution")
             r = s.exec(["sh", f"{sol}/run.sh", s.lake_dir, sol])
             transcript = [{"exit_code": r.exit_code, "stderr": r.stderr[-2000:], "stdout": r.stdout[-2000:]}]
@@ -37,7 +42,9 @@ class FaultySystem:
                 path = cfg["warehouse"]["path"]
                 code = f"import duckdb\ncon = duckdb.connect({path!r})\nfor q in {stmts!r}:\n    con.execute(q)\ncon.close()\n"
                 p = s.python(code)
-                transcript.append({"faults": stmts, "ok": p.ok, "error": p.error.message if p.error else None})
+                transcript.append(
+                    {"faults": stmts, "ok": p.ok, "error": p.error.message if p.error else None}
+                )
             col = s.collect(task.outputs)
         return SystemOutput(artifacts=col.artifacts, transcript=transcript)
 

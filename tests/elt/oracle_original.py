@@ -29,12 +29,19 @@ ALL_FIXES = frozenset({"sign", "case"})
 def stage1(warehouse: Path, schema: str, tables: dict[str, int]) -> bool:
     con = duckdb.connect(str(warehouse), read_only=True)
     try:
-        schemas = [r[0].upper() for r in con.execute("SELECT schema_name FROM information_schema.schemata").fetchall()]
+        schemas = [
+            r[0].upper()
+            for r in con.execute("SELECT schema_name FROM information_schema.schemata").fetchall()
+        ]
         if schema.upper() not in schemas:
             return False
-        base = {r[0].upper(): r[0] for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE upper(table_schema) = ? AND table_type = 'BASE TABLE'",
-            [schema.upper()]).fetchall()}
+        base = {
+            r[0].upper(): r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE upper(table_schema) = ? AND table_type = 'BASE TABLE'",
+                [schema.upper()],
+            ).fetchall()
+        }
         for t, n in tables.items():
             if t.upper() not in base:
                 return False
@@ -66,7 +73,9 @@ def _column_matches(gold: pd.Series, got: pd.Series, fixes: frozenset[str]) -> b
     return True
 
 
-def stage2_model(warehouse: Path, query: str, ground_truth: Path, fixes: frozenset[str] = frozenset()) -> bool:
+def stage2_model(
+    warehouse: Path, query: str, ground_truth: Path, fixes: frozenset[str] = frozenset()
+) -> bool:
     """One data model's verdict."""
     try:
         con = duckdb.connect(str(warehouse), read_only=True)
@@ -97,8 +106,13 @@ def stage2_model(warehouse: Path, query: str, ground_truth: Path, fixes: frozens
     return matched > 0 and unmatched == 0 and missed == 0
 
 
-def evaluate(warehouse: Path, schema: str, tables: dict[str, int], models: dict[str, tuple[str, Path]],
-             fixes: frozenset[str] = frozenset()) -> tuple[bool, dict[str, bool]]:
+def evaluate(
+    warehouse: Path,
+    schema: str,
+    tables: dict[str, int],
+    models: dict[str, tuple[str, Path]],
+    fixes: frozenset[str] = frozenset(),
+) -> tuple[bool, dict[str, bool]]:
     """(stage 1 passed, model -> correct); ``models``: name -> (evaluation query, ground-truth file)."""
     if not stage1(warehouse, schema, tables):
         return False, {m: False for m in models}

@@ -98,6 +98,7 @@ def frames(warehouse: Path, query: str, ground_truth: Path) -> tuple[pd.DataFram
 
 # -- the column comparison ------------------------------------------------------------------------------------
 
+
 def _na(x: Any) -> bool:
     r = pd.isna(x)
     return bool(r) if isinstance(r, (bool, np.bool_)) else False
@@ -241,6 +242,7 @@ def column_matches(expected: pd.Series, produced: pd.Series) -> bool:
 
 # -- Verified's alignment ----------------------------------------------------------------------------------------
 
+
 def _first_key(gt: pd.DataFrame, names: list[str]) -> str | None:
     def fits(c: str) -> bool:
         return gt[c].nunique() >= len(gt) * 0.8
@@ -260,6 +262,7 @@ Alignment = tuple[pd.DataFrame, pd.DataFrame, list[Any], list[Any], int]
 
 def verified_alignment(gt: pd.DataFrame, got: pd.DataFrame) -> Alignment:
     """Verified's ``align_dataframes_by_key`` (its key column made text in the frames returned)."""
+
     def rows(*frames: pd.DataFrame) -> Alignment:
         return gt, got, list(frames[0].index), list(frames[1].index), abs(len(gt) - len(got))
 
@@ -277,7 +280,11 @@ def verified_alignment(gt: pd.DataFrame, got: pd.DataFrame) -> Alignment:
                 pass
         else:
             try:
-                g1, p1 = ((gt.drop_duplicates(subset=[k]), got.drop_duplicates(subset=[k])) if repeats else (gt, got))
+                g1, p1 = (
+                    (gt.drop_duplicates(subset=[k]), got.drop_duplicates(subset=[k]))
+                    if repeats
+                    else (gt, got)
+                )
                 both = set(g1[k]) & set(p1[k])
                 if both:
                     ga = g1[g1[k].isin(both)].sort_values(by=k)
@@ -338,7 +345,9 @@ def _identifying(gt: pd.DataFrame, got: pd.DataFrame) -> tuple[Alignment, list[s
         named = next((r for r, p in enumerate(ID_NAMES) if re.match(p, low)), None)
         present = gt[c].dropna().tolist()
         if any(isinstance(x, str) for x in present):
-            prefs.append(((0, named, pos) if named is not None else (2 if whole[c][2] == "time" else 1, 0, pos), c))
+            prefs.append(
+                ((0, named, pos) if named is not None else (2 if whole[c][2] == "time" else 1, 0, pos), c)
+            )
         elif named is not None and all(float(x).is_integer() for x in present):
             prefs.append(((0, named, pos), c))
     prefs.sort()
@@ -378,8 +387,13 @@ def _identifying(gt: pd.DataFrame, got: pd.DataFrame) -> tuple[Alignment, list[s
 
 # -- the verdict -----------------------------------------------------------------------------------------------
 
-def judge(gt: pd.DataFrame, got: pd.DataFrame, differences: frozenset[str] | set[str] = frozenset(),
-          dropped: set[str] | None = None) -> bool:
+
+def judge(
+    gt: pd.DataFrame,
+    got: pd.DataFrame,
+    differences: frozenset[str] | set[str] = frozenset(),
+    dropped: set[str] | None = None,
+) -> bool:
     """Whether the result is correct under Verified's rules with ``differences`` applied; ``dropped``: ground-truth
     columns an errata set leaves out (lower case)."""
     gone = {d.lower() for d in dropped or set()}
@@ -389,7 +403,9 @@ def judge(gt: pd.DataFrame, got: pd.DataFrame, differences: frozenset[str] | set
         rename: dict[str, str] = {}
         for c in gt.columns:
             if c not in got.columns:
-                other = next((g for g in got.columns if str(g).lower() == str(c).lower() and g not in rename), None)
+                other = next(
+                    (g for g in got.columns if str(g).lower() == str(c).lower() and g not in rename), None
+                )
                 if other is not None:
                     rename[other] = c
         got = got.rename(columns=rename)
@@ -411,8 +427,12 @@ def judge(gt: pd.DataFrame, got: pd.DataFrame, differences: frozenset[str] | set
     return matched > 0 and unmatched == 0 and missed == 0
 
 
-def evaluate_model(warehouse: Path, query: str, ground_truth: Path,
-                   differences: frozenset[str] | set[str] = frozenset(DIFFERENCES)) -> bool:
+def evaluate_model(
+    warehouse: Path,
+    query: str,
+    ground_truth: Path,
+    differences: frozenset[str] | set[str] = frozenset(DIFFERENCES),
+) -> bool:
     try:
         gt, got = frames(warehouse, query, ground_truth)
     except Exception:  # noqa: BLE001 - an unreadable table or a failing query: wrong
@@ -433,5 +453,15 @@ def deciding(gt: pd.DataFrame, got: pd.DataFrame) -> tuple[bool, bool, list[str]
     return own, full, []
 
 
-__all__ = ["DIFFERENCES", "Alignment", "column_matches", "deciding", "evaluate_model", "frames", "identifying_alignment",
-           "identifying_key", "judge", "verified_alignment"]
+__all__ = [
+    "DIFFERENCES",
+    "Alignment",
+    "column_matches",
+    "deciding",
+    "evaluate_model",
+    "frames",
+    "identifying_alignment",
+    "identifying_key",
+    "judge",
+    "verified_alignment",
+]

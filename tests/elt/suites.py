@@ -8,8 +8,15 @@ from typing import Any
 import yaml
 
 
-def write_suite(root: Path, pipelines: dict[str, dict[str, Any]], *, name: str = "toy", schema: str = "main",
-                errata: dict[str, str] | None = None, default_errata: list[str] | None = None) -> Path:
+def write_suite(
+    root: Path,
+    pipelines: dict[str, dict[str, Any]],
+    *,
+    name: str = "toy",
+    schema: str = "main",
+    errata: dict[str, str] | None = None,
+    default_errata: list[str] | None = None,
+) -> Path:
     """``pipelines``: id -> {"pipeline": <pipeline.yaml doc>, "data": {file: text}, "evaluation": {model: sql},
     "ground_truth": {model: csv text}, "schemas": {table: csv text}}."""
     root.mkdir(parents=True, exist_ok=True)
@@ -45,14 +52,25 @@ def shop_pipeline() -> dict[str, Any]:
         "pipeline": {
             "sources": {"postgres": ["customers"], "files": [{"table": "orders", "format": "csv"}]},
             "tables": {"customers": 3, "orders": 4},
-            "models": [{"name": "customer_totals", "description": "one row per customer",
-                        "columns": [{"name": "customer_id", "description": "id"},
-                                    {"name": "total", "description": "sum of order amounts"}]}],
+            "models": [
+                {
+                    "name": "customer_totals",
+                    "description": "one row per customer",
+                    "columns": [
+                        {"name": "customer_id", "description": "id"},
+                        {"name": "total", "description": "sum of order amounts"},
+                    ],
+                }
+            ],
         },
-        "data": {"customers.csv": "customer_id,name\n1,Ann\n2,Bob\n3,Cy\n",
-                 "orders.csv": "order_id,customer_id,amount\n1,1,10.5\n2,1,2\n3,2,7\n4,3,1\n"},
-        "schemas": {"customers.csv": "column_name,column_description\ncustomer_id,id\nname,name\n",
-                    "orders.csv": "column_name,column_description\norder_id,id\ncustomer_id,who\namount,how much\n"},
+        "data": {
+            "customers.csv": "customer_id,name\n1,Ann\n2,Bob\n3,Cy\n",
+            "orders.csv": "order_id,customer_id,amount\n1,1,10.5\n2,1,2\n3,2,7\n4,3,1\n",
+        },
+        "schemas": {
+            "customers.csv": "column_name,column_description\ncustomer_id,id\nname,name\n",
+            "orders.csv": "column_name,column_description\norder_id,id\ncustomer_id,who\namount,how much\n",
+        },
         "evaluation": {"customer_totals": "SELECT * FROM customer_totals ORDER BY customer_id"},
         "ground_truth": {"customer_totals": "customer_id,total\n1,12.5\n2,7\n3,1\n"},
     }

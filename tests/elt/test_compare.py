@@ -62,6 +62,7 @@ def set_col(name, fn):
         i = COLS.index(name)
         for r in rows:
             r[i] = fn(r[i])
+
     return change
 
 
@@ -77,16 +78,24 @@ def test_null_against_zero(gt: Table) -> None:
     """The original reads NULL as NaN, and NaN against a number crosses neither of its bounds (every comparison
     with NaN is false): a NULL where the ground truth has 0, and a 0 where it has NULL, both match. Verified
     matches NULL and 0 by its own rule."""
+
     def change(rows):
-        rows[1][5] = 0      # ground truth NULL, produced 0
-        rows[2][5] = None   # ground truth 0, produced NULL
+        rows[1][5] = 0  # ground truth NULL, produced 0
+        rows[2][5] = None  # ground truth 0, produced NULL
+
     e, v = both(gt, produced(change))
     assert e.correct and v.correct
-    assert compare(gt, produced(change), "elt-bench", dropped=NEGATIVE).unfixed_correct  # the original's own verdict
+    assert compare(
+        gt, produced(change), "elt-bench", dropped=NEGATIVE
+    ).unfixed_correct  # the original's own verdict
     # NULL against any number matches in the original, not only against 0; verified accepts 0 only
     e2, v2 = both(gt, produced(set_col("n_orders", lambda x: None)))
-    assert e2.correct and compare(gt, produced(set_col("n_orders", lambda x: None)), "elt-bench",
-                                  dropped=NEGATIVE).unfixed_correct
+    assert (
+        e2.correct
+        and compare(
+            gt, produced(set_col("n_orders", lambda x: None)), "elt-bench", dropped=NEGATIVE
+        ).unfixed_correct
+    )
     assert not v2.correct and v2.unmatched_columns == ["n_orders"]
 
 
@@ -127,14 +136,24 @@ def test_a_negative_number_off_by_half_a_percent_passes_both(gt: Table) -> None:
 def test_values_as_the_original_compares_them() -> None:
     """Values as read_csv gives them (None: NaN). Integers are numbers within 1% (no 'fix 2': iterating a pandas
     column gives Python ints); the sign fix is the one difference of the test itself."""
-    assert elt_bench.values_match(100, 100.5) and elt_bench.values_match(100, 101) and not elt_bench.values_match(100, 102)
+    assert (
+        elt_bench.values_match(100, 100.5)
+        and elt_bench.values_match(100, 101)
+        and not elt_bench.values_match(100, 102)
+    )
     assert elt_bench.values_match(True, 1) and elt_bench.values_match(False, 0.0)  # booleans are numbers
-    assert elt_bench.values_match(None, None) and elt_bench.values_match(None, 0) and elt_bench.values_match(7, None)
+    assert (
+        elt_bench.values_match(None, None)
+        and elt_bench.values_match(None, 0)
+        and elt_bench.values_match(7, None)
+    )
     assert not elt_bench.values_match(None, "x") and not elt_bench.values_match("x", None)
     assert not elt_bench.values_match(5, "5") and elt_bench.values_match("a", "a")
     # fix 1: a negative expected value; the original rejects it even against itself
     assert elt_bench.values_match(-200.0, -201.0) and not elt_bench.values_match(-200.0, -203.0)
-    assert not elt_bench.values_match(-200.0, -200.0, fixed=False) and not elt_bench.values_match(-200.0, -201.0, fixed=False)
+    assert not elt_bench.values_match(-200.0, -200.0, fixed=False) and not elt_bench.values_match(
+        -200.0, -201.0, fixed=False
+    )
     assert elt_bench.values_match(-200.0, None, fixed=False)  # NaN still crosses no bound
     assert verified.values_match(None, 0) and verified.values_match(0.0, None)
 
@@ -151,7 +170,11 @@ def test_the_named_fixes_show_the_originals_verdict_beside_ours(tmp_path: Path) 
     assert not up.correct and up.unmatched_columns == ["delta"] and up.unfixed_correct is False
     assert up.columns[0].normalised == ["fix case: compared with the produced column 'K'"]
     plain = compare(g, Table.from_records(["k", "delta", "extra"], [[1, 10.0, 0], [2, 5.0, 0]]), "elt-bench")
-    assert not plain.correct and plain.unfixed_correct is False and plain.columns[1].samples[0]["expected"] == -10.0
+    assert (
+        not plain.correct
+        and plain.unfixed_correct is False
+        and plain.columns[1].samples[0]["expected"] == -10.0
+    )
 
 
 def test_the_round_trip_types_both_sides_as_pandas_does(tmp_path: Path) -> None:
@@ -160,13 +183,17 @@ def test_the_round_trip_types_both_sides_as_pandas_does(tmp_path: Path) -> None:
     p.write_text("code,day,note,flag\n0451,2024-01-01,,True\n0007,2024-02-01,x,False\n")
     g = Table.from_csv(p)
     assert g.rows == [(451, "2024-01-01", None, True), (7, "2024-02-01", "x", False)]
-    t = Table.from_records(["code", "day", "note", "flag"], [["0451", dt.datetime(2024, 1, 1), "None", "true"],
-                                                             ["0007", dt.datetime(2024, 2, 1), "x", "false"]])
+    t = Table.from_records(
+        ["code", "day", "note", "flag"],
+        [["0451", dt.datetime(2024, 1, 1), "None", "true"], ["0007", dt.datetime(2024, 2, 1), "x", "false"]],
+    )
     assert t.original().rows == g.rows
     assert compare(g, t, "elt-bench").correct and compare(g, t, "verified").correct
     # a timestamp that is not at midnight is written with its time: another text than the ground truth's date
-    late = Table.from_records(["code", "day", "note", "flag"], [[451, dt.datetime(2024, 1, 1, 10), None, True],
-                                                                [7, dt.datetime(2024, 2, 1), "x", False]])
+    late = Table.from_records(
+        ["code", "day", "note", "flag"],
+        [[451, dt.datetime(2024, 1, 1, 10), None, True], [7, dt.datetime(2024, 2, 1), "x", False]],
+    )
     assert late.original().rows[1][1] == "2024-02-01 00:00:00"
     assert compare(g, late, "elt-bench").unmatched_columns == ["day"] and compare(g, late, "verified").correct
     # a ground truth read_csv refuses: an explained wrong model under both comparators
@@ -192,11 +219,18 @@ def test_verified_quotes_timestamps_and_case(tmp_path: Path) -> None:
     p = tmp_path / "g.csv"
     p.write_text('k,kind,at\n1,"""regular""",2020-05-10\n2,plain,2020-05-11\n')
     g = Table.from_csv(p)
-    t = Table.from_records(["K", "KIND", "AT"], [[2, "plain", dt.datetime(2020, 5, 11, 13, 17, 32)],
-                                                 [1, "regular", dt.datetime(2020, 5, 10, 19, 21, 10)]])
+    t = Table.from_records(
+        ["K", "KIND", "AT"],
+        [
+            [2, "plain", dt.datetime(2020, 5, 11, 13, 17, 32)],
+            [1, "regular", dt.datetime(2020, 5, 10, 19, 21, 10)],
+        ],
+    )
     v = compare(g, t, "verified")
     assert v.correct, v
-    trimmed = Table.from_records(["k", "kind", "at"], [[1, "regular", "2020-05-10"], [2, "plain ", "2020-05-11"]])
+    trimmed = Table.from_records(
+        ["k", "kind", "at"], [[1, "regular", "2020-05-10"], [2, "plain ", "2020-05-11"]]
+    )
     t2 = compare(g, trimmed, "verified")  # whitespace is not forgiven: 'plain ' is another key than 'plain'
     assert not t2.correct and t2.key == ["kind"] and t2.missing_rows == t2.extra_rows == 1
 
@@ -205,8 +239,10 @@ def test_tables_without_a_single_key_align_as_multisets(tmp_path: Path) -> None:
     p = tmp_path / "g.csv"
     p.write_text("day,region,amount\n2024-01-01,N,1.5\n2024-01-01,S,2.5\n2024-01-02,N,3.5\n")
     g = Table.from_csv(p)
-    t = Table.from_records(["day", "region", "amount"],
-                           [["2024-01-02", "N", 3.5], ["2024-01-01", "S", 2.5], ["2024-01-01", "N", 1.5]])
+    t = Table.from_records(
+        ["day", "region", "amount"],
+        [["2024-01-02", "N", 3.5], ["2024-01-01", "S", 2.5], ["2024-01-01", "N", 1.5]],
+    )
     v = compare(g, t, "verified")
     assert v.correct and v.key == ["day", "region"]
     dup = Table.from_records(["day", "region", "amount"], t.rows + [("2024-01-01", "S", 2.5)])

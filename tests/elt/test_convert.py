@@ -36,7 +36,10 @@ def test_all_100_specifications_convert_and_validate(converted) -> None:
     assert suite.content == "specs" and suite.schema_name == "airbyte_schema"
     assert len(suite.pipelines) == 100 and suite.n_models == 203
     assert sum(len(p.tables) for p in suite.pipelines) == 835
-    kinds = {k: sum(1 for p in suite.pipelines if k in p.kinds()) for k in ("postgres", "mongodb", "rest", "files", "s3")}
+    kinds = {
+        k: sum(1 for p in suite.pipelines if k in p.kinds())
+        for k in ("postgres", "mongodb", "rest", "files", "s3")
+    }
     assert kinds == {"postgres": 94, "mongodb": 88, "rest": 86, "files": 85, "s3": 75}  # the paper's counts
     problems = [f for f in suite.findings if f.severity in ("error", "warning")]
     assert problems == [], problems[:5]
@@ -50,7 +53,9 @@ def test_the_verified_errata_remove_30_ground_truth_columns_from_the_verified_co
     drops = [e for e in suite.errata if e.action == "drop_column"]
     assert len(drops) == 30 and all(e.comparators == ["verified"] and e.reason for e in drops)
     m = suite.pipeline("address").model("states")
-    assert "COUNTY_WITH_HIGHEST_AVERAGE_INCOME_PER_HOUSEHOLD".lower() in {c.lower() for c in m.dropped_for("verified")}
+    assert "COUNTY_WITH_HIGHEST_AVERAGE_INCOME_PER_HOUSEHOLD".lower() in {
+        c.lower() for c in m.dropped_for("verified")
+    }
     assert m.dropped_for("elt-bench") == {}
     assert load_suite(dest, errata=False).errata == []
 

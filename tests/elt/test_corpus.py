@@ -62,22 +62,37 @@ def test_a_planted_fault_scores_as_the_original_and_verified_rules_say(case: Cas
     SEEN[case.name] = {}
     for m in ours.models:
         res = m.results
-        mine = (bool(res.get("elt-bench") and res["elt-bench"].unfixed_correct), m.correct("elt-bench"),
-                m.correct("verified"))
+        mine = (
+            bool(res.get("elt-bench") and res["elt-bench"].unfixed_correct),
+            m.correct("elt-bench"),
+            m.correct("verified"),
+        )
         own, full, alone = rules[m.model]
         theirs = (original[m.model], fixed[m.model], full)
         named = sorted(case.differs.get(m.model, ()))
-        SEEN[case.name][m.model] = {"ours": mine, "oracles": theirs, "label": labels[m.model], "own": own,
-                                    "alone": alone, "named": named}
+        SEEN[case.name][m.model] = {
+            "ours": mine,
+            "oracles": theirs,
+            "label": labels[m.model],
+            "own": own,
+            "alone": alone,
+            "named": named,
+        }
         detail = {c: r.model_dump(exclude_defaults=True) for c, r in res.items()} or m.error
-        assert theirs == labels[m.model], f"{case.name}/{m.model}: the oracles say {theirs}, the label {labels[m.model]} " \
-                                          f"({case.why})"
+        assert theirs == labels[m.model], (
+            f"{case.name}/{m.model}: the oracles say {theirs}, the label {labels[m.model]} ({case.why})"
+        )
         # Verified's own verdict, and the named differences that decide where it is not ours
-        assert own == (full if not named else not full), \
+        assert own == (full if not named else not full), (
             f"{case.name}/{m.model}: Verified's own verdict is {own}, ours {full}; the case names {named} ({case.why})"
+        )
         if named:
-            assert sorted(alone) == named, f"{case.name}/{m.model}: decided by {alone}, the case names {named}"
-        assert mine == theirs, f"{case.name}/{m.model}: ours {mine}, the oracles {theirs} ({case.why}): {detail}"
+            assert sorted(alone) == named, (
+                f"{case.name}/{m.model}: decided by {alone}, the case names {named}"
+            )
+        assert mine == theirs, (
+            f"{case.name}/{m.model}: ours {mine}, the oracles {theirs} ({case.why}): {detail}"
+        )
 
 
 @pytest.mark.slow
@@ -90,17 +105,26 @@ def test_the_corpus_is_broad_and_every_case_agreed() -> None:
     pairs = [v for case in SEEN.values() for v in case.values()]
     agree = [sum(p["ours"][k] == p["oracles"][k] for p in pairs) for k in range(3)]
     own = sum(p["ours"][2] == p["own"] for p in pairs)
-    decided = sorted(f"{c}/{m}: {', '.join(v['named'])}" for c, ms in SEEN.items() for m, v in ms.items() if v["named"])
-    print(f"\ncorpus: {len(SEEN)} warehouses, {len(pairs)} data models: elt-bench vs the original with its fixes "
-          f"{agree[1]}/{len(pairs)}; elt-bench's unfixed verdict vs the original {agree[0]}/{len(pairs)}; the fixes "
-          f"changed {sum(p['oracles'][0] != p['oracles'][1] for p in pairs)} verdict(s); verified vs Verified's rules "
-          f"with the named differences {agree[2]}/{len(pairs)}, vs Verified's own verdict {own}/{len(pairs)}; "
-          f"the named differences decide {len(decided)}:\n  " + "\n  ".join(decided))
+    decided = sorted(
+        f"{c}/{m}: {', '.join(v['named'])}" for c, ms in SEEN.items() for m, v in ms.items() if v["named"]
+    )
+    print(
+        f"\ncorpus: {len(SEEN)} warehouses, {len(pairs)} data models: elt-bench vs the original with its fixes "
+        f"{agree[1]}/{len(pairs)}; elt-bench's unfixed verdict vs the original {agree[0]}/{len(pairs)}; the fixes "
+        f"changed {sum(p['oracles'][0] != p['oracles'][1] for p in pairs)} verdict(s); verified vs Verified's rules "
+        f"with the named differences {agree[2]}/{len(pairs)}, vs Verified's own verdict {own}/{len(pairs)}; "
+        f"the named differences decide {len(decided)}:\n  " + "\n  ".join(decided)
+    )
     assert agree == [len(pairs)] * 3
     assert own == len(pairs) - len(decided)
     # every kind of verdict occurs: the corpus tells the comparators apart
     kinds = {p["label"] for p in pairs}
-    assert {(True, True, True), (False, False, False), (False, True, True), (False, False, True),
-            (True, True, False)} <= kinds
+    assert {
+        (True, True, True),
+        (False, False, False),
+        (False, True, True),
+        (False, False, True),
+        (True, True, False),
+    } <= kinds
     # every named difference decides some case (``a, b``: each alone; ``a+b``: only together)
     assert {d for p in pairs for n in p["named"] for d in n.split("+")} == set(oracle_verified.DIFFERENCES)

@@ -27,7 +27,9 @@ def _doc_commands() -> list[str]:
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER", "KRAMABENCH_RESULTS"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER", "KRAMABENCH_RESULTS"))
+    }
     exe = shutil.which("kramabench")
     assert exe, "the kramabench command is not on PATH"
     return env
@@ -67,12 +69,17 @@ def test_the_documented_commands_work_from_an_empty_folder(tmp_path: Path) -> No
 
 @pytest.mark.slow
 def test_a_relative_results_folder_and_a_resume_from_it(tmp_path: Path) -> None:
-    r = _sh("kramabench run --workload elt-mini --system reference --results out/runs --run-id rel --task fleet "
-            "--no-report --progress none", tmp_path)
+    r = _sh(
+        "kramabench run --workload elt-mini --system reference --results out/runs --run-id rel --task fleet "
+        "--no-report --progress none",
+        tmp_path,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     run_dir = tmp_path / "out" / "runs" / "rel"
     assert _metrics(run_dir) == {"srdel": (1, 1), "srdt:elt-bench": (2, 2), "srdt:verified": (2, 2)}
     # the same relative folder resumed from the same working directory: nothing left to run, nothing lost
-    again = _sh("kramabench run --resume --run-id rel --results out/runs --no-report --progress none", tmp_path)
+    again = _sh(
+        "kramabench run --resume --run-id rel --results out/runs --no-report --progress none", tmp_path
+    )
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     assert _metrics(run_dir) == {"srdel": (1, 1), "srdt:elt-bench": (2, 2), "srdt:verified": (2, 2)}

@@ -25,8 +25,10 @@ def test_elt_mini_loads_as_a_workload_with_every_source_kind() -> None:
     assert kinds == {"postgres", "mongodb", "rest", "files", "s3"}
     shop = wl.task("bookshop")
     assert shop.solution == "solutions/bookshop" and (wl.root / shop.solution / "run.sh").is_file()
-    assert shop.answer == {"tables": {"customers": 30, "orders": 200, "books": 40},
-                           "models": ["customer_spend", "genre_sales"]}
+    assert shop.answer == {
+        "tables": {"customers": 30, "orders": 200, "books": 40},
+        "models": ["customer_spend", "genre_sales"],
+    }
     assert "config.yaml" in shop.query and "data_model.yaml" in shop.query
 
 
@@ -42,8 +44,12 @@ def test_the_lake_holds_the_specifications_only_never_data_queries_or_ground_tru
 
 
 def test_the_generator_reproduces_the_committed_suite() -> None:
-    r = subprocess.run([sys.executable, str(ELT_MINI / "generate.py"), "--check"], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, str(ELT_MINI / "generate.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -58,7 +64,9 @@ def test_a_pipeline_with_an_error_is_left_out_and_said(tmp_path: Path) -> None:
     root = write_suite(tmp_path / "s", {"good": shop_pipeline(), "bad": broken, "yaml": unreadable})
     wl = load_workload(root, "toy")
     assert [(t.id, bool(t.left_out)) for t in wl.tasks] == [("bad", True), ("good", False), ("yaml", True)]
-    assert any(f.task_id == "bad" and f.code == "ground_truth_missing" and f.severity == "error" for f in wl.findings)
+    assert any(
+        f.task_id == "bad" and f.code == "ground_truth_missing" and f.severity == "error" for f in wl.findings
+    )
     tasks = {t.id: t for t in wl.tasks}
     assert "has no ground-truth table" in tasks["bad"].left_out and "not valid YAML" in tasks["yaml"].left_out
     assert [m.name for m in tasks["yaml"].pipeline.models] == ["customer_totals"]
@@ -77,15 +85,23 @@ def test_a_specs_only_suite_has_no_task_and_says_how_to_get_the_data(tmp_path: P
     (root / "suite.yaml").write_text((root / "suite.yaml").read_text() + "content: specs\n")
     wl = load_workload(root, "toy")
     assert wl.tasks == []
-    assert any(f.code == "suite_specs_only" and "kramabench fetch elt-bench" in f.message for f in wl.findings)
+    assert any(
+        f.code == "suite_specs_only" and "kramabench fetch elt-bench" in f.message for f in wl.findings
+    )
 
 
 def test_errata_of_the_suite_are_recorded_as_the_workloads(tmp_path: Path) -> None:
-    errata = {"fix": ('[[erratum]]\npipeline = "a"\nmodel = "customer_totals"\naction = "drop_column"\n'
-                      'column = "total"\nreason = "not derivable from the description"\n')}
+    errata = {
+        "fix": (
+            '[[erratum]]\npipeline = "a"\nmodel = "customer_totals"\naction = "drop_column"\n'
+            'column = "total"\nreason = "not derivable from the description"\n'
+        )
+    }
     root = write_suite(tmp_path / "s", {"a": shop_pipeline()}, errata=errata, default_errata=["fix"])
     wl = load_workload(root, "toy")
-    assert [(e.task_id, e.subtask_id, e.field) for e in wl.errata] == [("a", "customer_totals", "drop_column:total")]
+    assert [(e.task_id, e.subtask_id, e.field) for e in wl.errata] == [
+        ("a", "customer_totals", "drop_column:total")
+    ]
     assert "not derivable" in wl.errata[0].reason
     assert load_workload(root, "toy", errata=False).errata == []
     assert len(load_workload(root, "toy", errata=root / "errata" / "fix.toml").errata) == 1
@@ -98,6 +114,8 @@ def test_spec_folder_is_named_by_its_content(tmp_path: Path) -> None:
     suite = load_suite(root)
     one = spec_folder(suite, suite.pipelines, home=tmp_path / "cache")
     assert spec_folder(suite, suite.pipelines, home=tmp_path / "cache") == one
-    (root / "pipelines" / "a" / "schemas" / "orders.csv").write_text("column_name,column_description\nx,changed\n")
+    (root / "pipelines" / "a" / "schemas" / "orders.csv").write_text(
+        "column_name,column_description\nx,changed\n"
+    )
     suite2 = load_suite(root)
     assert spec_folder(suite2, suite2.pipelines, home=tmp_path / "cache") != one

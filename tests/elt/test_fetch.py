@@ -33,7 +33,9 @@ from kramabench.elt.fetch import (
 from kramabench.workload.fetch import ChecksumMismatch, FetchError, UnsafeArchive
 
 #: ../shared/elt-bench beside the repo; KRAMABENCH_SHARED overrides it (as for every test of shared data)
-SHARED = Path(os.environ.get("KRAMABENCH_SHARED") or Path(__file__).resolve().parents[3] / "shared") / "elt-bench"
+SHARED = (
+    Path(os.environ.get("KRAMABENCH_SHARED") or Path(__file__).resolve().parents[3] / "shared") / "elt-bench"
+)
 PIPELINES = ("amplitude", "human_resources")
 
 
@@ -42,10 +44,14 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802
-        if self.path.startswith("/drive/confirm"):  # the page a large file gets first, as Google Drive sends it
-            page = (b'<html><body><form id="download-form" action="/drive/real" method="get">'
-                    b'<input type="hidden" name="id" value="gt"><input type="hidden" name="confirm" value="t">'
-                    b'<input type="submit" value="Download anyway"></form></body></html>')
+        if self.path.startswith(
+            "/drive/confirm"
+        ):  # the page a large file gets first, as Google Drive sends it
+            page = (
+                b'<html><body><form id="download-form" action="/drive/real" method="get">'
+                b'<input type="hidden" name="id" value="gt"><input type="hidden" name="confirm" value="t">'
+                b'<input type="submit" value="Download anyway"></form></body></html>'
+            )
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(page)))
@@ -93,7 +99,11 @@ def _upstream(www: Path) -> tuple[dict[str, str], EltPins, Path]:
     table = json.dumps({p: counts[p] for p in PIPELINES}).encode()
     files["evaluation/table.json"] = table
     with tarfile.open(www / "repo.tar.gz", "w:gz") as tar:
-        for rel, data in {**files, "README.md": b"upstream readme\n", "setup/elt_setup.sh": b"# not read\n"}.items():
+        for rel, data in {
+            **files,
+            "README.md": b"upstream readme\n",
+            "setup/elt_setup.sh": b"# not read\n",
+        }.items():
             info = tarfile.TarInfo(f"ELT-Bench-abc1234/{rel}")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -107,9 +117,25 @@ def _upstream(www: Path) -> tuple[dict[str, str], EltPins, Path]:
         for t, n in counts[p].items():
             schema = SHARED / "elt-bench" / p / "schemas" / f"{t}.csv"
             header = [r["column_name"] for r in csv.DictReader(schema.open())] if schema.is_file() else ["id"]
-            ext = next((Path(f["path"]).suffix.lstrip(".") for f in cfg.get("flat_files") or [] if f["table"] == t),
-                       None) or next((Path(d["path"]).suffix.lstrip(".") for d in (cfg.get("aws_s3") or {}).get("data")
-                                      or [] if d["table"] == t), None) or "csv"
+            ext = (
+                next(
+                    (
+                        Path(f["path"]).suffix.lstrip(".")
+                        for f in cfg.get("flat_files") or []
+                        if f["table"] == t
+                    ),
+                    None,
+                )
+                or next(
+                    (
+                        Path(d["path"]).suffix.lstrip(".")
+                        for d in (cfg.get("aws_s3") or {}).get("data") or []
+                        if d["table"] == t
+                    ),
+                    None,
+                )
+                or "csv"
+            )
             text = _rows(header, n)
             if ext == "jsonl":
                 text = "".join(json.dumps(r) + "\n" for r in csv.DictReader(io.StringIO(text)))
@@ -128,11 +154,26 @@ def _upstream(www: Path) -> tuple[dict[str, str], EltPins, Path]:
 
 
 def _pins(base: str, digests: dict[str, str], *, pinned: bool = True) -> EltPins:
-    return EltPins(ref="abc1234", repo_url=f"{base}/repo.tar.gz", listing="listing.txt", archives=[
-        ArchivePin(name="data_api.zip", url=f"{base}/data_api.zip", sha256=digests["data_api.zip"] if pinned else None),
-        ArchivePin(name="data_db.zip", url=f"{base}/data_db.zip", sha256=digests["data_db.zip"] if pinned else None),
-        ArchivePin(name="gt.zip", url=f"{base}/drive/confirm?id=gt", sha256=digests["gt.zip"] if pinned else None),
-    ])
+    return EltPins(
+        ref="abc1234",
+        repo_url=f"{base}/repo.tar.gz",
+        listing="listing.txt",
+        archives=[
+            ArchivePin(
+                name="data_api.zip",
+                url=f"{base}/data_api.zip",
+                sha256=digests["data_api.zip"] if pinned else None,
+            ),
+            ArchivePin(
+                name="data_db.zip",
+                url=f"{base}/data_db.zip",
+                sha256=digests["data_db.zip"] if pinned else None,
+            ),
+            ArchivePin(
+                name="gt.zip", url=f"{base}/drive/confirm?id=gt", sha256=digests["gt.zip"] if pinned else None
+            ),
+        ],
+    )
 
 
 def test_fetch_verifies_and_converts_into_a_complete_suite(server, tmp_path: Path) -> None:
@@ -158,11 +199,20 @@ def test_the_fetched_suite_is_named_elt_bench(server, tmp_path: Path) -> None:
     www, base = server
     digests, _, listing = _upstream(www)
     home = tmp_path / "home"
-    root, _, _ = fetch_elt_bench(home=home, ref="166569c", pins=_pins(base, digests).model_copy(update={"ref": "166569c"}),
-                                 listing=listing)
+    root, _, _ = fetch_elt_bench(
+        home=home,
+        ref="166569c",
+        pins=_pins(base, digests).model_copy(update={"ref": "166569c"}),
+        listing=listing,
+    )
     env = {**os.environ, "KRAMABENCH_HOME": str(home), "PATH": "/usr/bin:/bin"}
-    r = subprocess.run([sys.executable, "-m", "kramabench", "workloads", "validate", "elt-bench"], capture_output=True,
-                       text=True, env=env, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "kramabench", "workloads", "validate", "elt-bench"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "elt-bench" in r.stdout and str(root) in r.stdout.replace("\n", "")
 
@@ -188,12 +238,22 @@ def test_unpinned_archives_need_a_checksum_or_trust(server, tmp_path: Path) -> N
     with pytest.raises(ChecksumsRequired) as e:
         fetch_elt_bench(home=tmp_path / "h", pins=_pins(base, digests, pinned=False), listing=listing)
     assert e.value.computed == digests
-    root, m, _ = fetch_elt_bench(home=tmp_path / "h", pins=_pins(base, digests, pinned=False), listing=listing,
-                                 sha256={"gt.zip": digests["gt.zip"]}, trust=True)
-    assert {a["name"]: a["verification"] for a in m.archives} == {"data_api.zip": "trusted", "data_db.zip": "trusted",
-                                                                 "gt.zip": "given"}
+    root, m, _ = fetch_elt_bench(
+        home=tmp_path / "h",
+        pins=_pins(base, digests, pinned=False),
+        listing=listing,
+        sha256={"gt.zip": digests["gt.zip"]},
+        trust=True,
+    )
+    assert {a["name"]: a["verification"] for a in m.archives} == {
+        "data_api.zip": "trusted",
+        "data_db.zip": "trusted",
+        "gt.zip": "given",
+    }
     with pytest.raises(FetchError, match="names no archive"):
-        fetch_elt_bench(home=tmp_path / "h3", pins=_pins(base, digests), listing=listing, sha256={"x.zip": "0" * 64})
+        fetch_elt_bench(
+            home=tmp_path / "h3", pins=_pins(base, digests), listing=listing, sha256={"x.zip": "0" * 64}
+        )
 
 
 def test_a_hostile_archive_is_refused(server, tmp_path: Path) -> None:
@@ -214,10 +274,25 @@ def test_the_cli_fetches_and_says_what_it_verified(server, tmp_path: Path) -> No
     digests, _, listing = _upstream(www)
 
     env = {**os.environ, "KRAMABENCH_HOME": str(tmp_path / "home")}
-    args = [sys.executable, "-m", "kramabench", "fetch", "elt-bench", "--ref", "abc1234", "--url",
-            f"{base}/repo.tar.gz", "--blobs", str(listing),
-            "--archive-url", f"data_api.zip={base}/data_api.zip", "--archive-url", f"data_db.zip={base}/data_db.zip",
-            "--archive-url", f"gt.zip={base}/drive/confirm?id=gt"]
+    args = [
+        sys.executable,
+        "-m",
+        "kramabench",
+        "fetch",
+        "elt-bench",
+        "--ref",
+        "abc1234",
+        "--url",
+        f"{base}/repo.tar.gz",
+        "--blobs",
+        str(listing),
+        "--archive-url",
+        f"data_api.zip={base}/data_api.zip",
+        "--archive-url",
+        f"data_db.zip={base}/data_db.zip",
+        "--archive-url",
+        f"gt.zip={base}/drive/confirm?id=gt",
+    ]
     r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 3 and f"sha256 gt.zip={digests['gt.zip']}" in r.stdout, r.stdout + r.stderr
     given = [x for name, d in digests.items() for x in ("--sha256", f"{name}={d}")]
@@ -226,24 +301,55 @@ def test_the_cli_fetches_and_says_what_it_verified(server, tmp_path: Path) -> No
     assert "fetched" in r.stdout and "2 pipelines" in r.stdout and "(given)" in r.stdout
 
 
-def test_an_unreachable_upstream_is_an_explained_error_and_copies_fetched_elsewhere_work(server, tmp_path: Path) -> None:
+def test_an_unreachable_upstream_is_an_explained_error_and_copies_fetched_elsewhere_work(
+    server, tmp_path: Path
+) -> None:
     """Offline (here: a port nobody listens on) the fetch stops with one line naming what it could not download
     and the option that names a copy; the same archives as file:// copies then fetch and convert."""
     www, base = server
     digests, _, listing = _upstream(www)
 
     env = {**os.environ, "KRAMABENCH_HOME": str(tmp_path / "home")}
-    r = subprocess.run([sys.executable, "-m", "kramabench", "fetch", "elt-bench", "--ref", "abc1234", "--url",
-                        "http://127.0.0.1:1/repo.tar.gz", "--blobs", str(listing)],
-                       capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "fetch",
+            "elt-bench",
+            "--ref",
+            "abc1234",
+            "--url",
+            "http://127.0.0.1:1/repo.tar.gz",
+            "--blobs",
+            str(listing),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
     assert "download of http://127.0.0.1:1/repo.tar.gz failed" in r.stderr and "--url" in r.stderr, r.stderr
     pins = _pins(base, digests)
-    dead = pins.model_copy(update={"archives": [a.model_copy(update={"url": "http://127.0.0.1:1/x.zip"})
-                                                if a.name == "data_db.zip" else a for a in pins.archives]})
+    dead = pins.model_copy(
+        update={
+            "archives": [
+                a.model_copy(update={"url": "http://127.0.0.1:1/x.zip"}) if a.name == "data_db.zip" else a
+                for a in pins.archives
+            ]
+        }
+    )
     with pytest.raises(FetchError, match="data archive data_db.zip.*--archive-url data_db.zip=URL"):
         fetch_elt_bench(home=tmp_path / "h", pins=dead, listing=listing)
-    copies = {n: (www / n).as_uri() for n in ("data_api.zip", "data_db.zip")} | {"gt.zip": (www / "gt.zip").as_uri()}
-    root, m, _ = fetch_elt_bench(home=tmp_path / "h", pins=dead, listing=listing,
-                                 repo_url=(www / "repo.tar.gz").as_uri(), archive_urls=copies)
+    copies = {n: (www / n).as_uri() for n in ("data_api.zip", "data_db.zip")} | {
+        "gt.zip": (www / "gt.zip").as_uri()
+    }
+    root, m, _ = fetch_elt_bench(
+        home=tmp_path / "h",
+        pins=dead,
+        listing=listing,
+        repo_url=(www / "repo.tar.gz").as_uri(),
+        archive_urls=copies,
+    )
     assert m.pipelines == 2 and {a["verification"] for a in m.archives} == {"pinned"}

@@ -26,12 +26,20 @@ def test_paths_out_of_a_pipeline_are_findings_and_never_read(tmp_path: Path) -> 
     data.symlink_to(secret)
     suite = load_suite(root)
     found = {(f.task_id, f.code) for f in suite.findings if f.code == "path_outside_pipeline"}
-    assert found == {("abs", "path_outside_pipeline"), ("up", "path_outside_pipeline"), ("link", "path_outside_pipeline")}
+    assert found == {
+        ("abs", "path_outside_pipeline"),
+        ("up", "path_outside_pipeline"),
+        ("link", "path_outside_pipeline"),
+    }
     assert {p.id for p in suite.pipelines} == {"link"}  # the two with a named path out are left out
     [orders] = [s for s in suite.pipelines[0].sources if s.table == "orders"]
     assert orders.data is None
     msgs = " ".join(f.message for f in suite.findings)
-    assert "is an absolute path" in msgs and "climbs out with '..'" in msgs and "leads out through a symbolic link" in msgs
+    assert (
+        "is an absolute path" in msgs
+        and "climbs out with '..'" in msgs
+        and "leads out through a symbolic link" in msgs
+    )
     assert os.path.exists(secret)
 
 
@@ -43,8 +51,9 @@ def test_a_linked_data_or_schemas_folder_that_leads_out_is_never_served(tmp_path
     host.mkdir()
     (host / "orders.csv").write_text("order_id,total\n1,HOST-SECRET\n")
     (host / "passwords.csv").write_text("user,password\nroot,HOST-SECRET\n")
-    root = write_suite(tmp_path / "suite", {"data": shop_pipeline(), "schemas": shop_pipeline(),
-                                             "moved": shop_pipeline()})
+    root = write_suite(
+        tmp_path / "suite", {"data": shop_pipeline(), "schemas": shop_pipeline(), "moved": shop_pipeline()}
+    )
     pipes = root / "pipelines"
     for pid in ("data", "schemas"):
         folder = pipes / pid / pid
@@ -60,7 +69,9 @@ def test_a_linked_data_or_schemas_folder_that_leads_out_is_never_served(tmp_path
     by_id = {p.id: p for p in suite.pipelines}
     [orders] = [s for s in by_id["data"].sources if s.table == "orders"]
     assert orders.data is None
-    assert any(f.task_id == "data" and f.code == "path_outside_pipeline" for f in suite.findings), suite.findings
+    assert any(f.task_id == "data" and f.code == "path_outside_pipeline" for f in suite.findings), (
+        suite.findings
+    )
     assert "passwords" not in by_id["schemas"].schemas and "orders" not in by_id["schemas"].schemas
     moved = by_id["moved"]
     assert all(s.data is not None for s in moved.sources), moved.sources

@@ -18,8 +18,23 @@ from kramabench.run.store import read_records
 pytestmark = pytest.mark.slow
 
 #: fields of a record that must be the same whichever executor made it (times, run ids and usage differ)
-SAME = ("setting", "domain", "task_id", "subtask_id", "attempt", "status", "answer_type", "expected", "answer", "score",
-        "unscored", "metric", "score_details", "error", "files_read")
+SAME = (
+    "setting",
+    "domain",
+    "task_id",
+    "subtask_id",
+    "attempt",
+    "status",
+    "answer_type",
+    "expected",
+    "answer",
+    "score",
+    "unscored",
+    "metric",
+    "score_details",
+    "error",
+    "files_read",
+)
 
 
 def _comparable(run_dir: Path) -> dict:
@@ -40,9 +55,14 @@ def two_nodes():
         if os.environ.get("CI"):
             pytest.fail("Ray is not installed: the dev extra installs kramabench[ray]")
         pytest.skip("Ray is not installed (pip install -e '.[dev]')")
-    keep = {k: os.environ.get(k) for k in ("RAY_USAGE_STATS_ENABLED", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_TMPDIR")}
+    keep = {
+        k: os.environ.get(k)
+        for k in ("RAY_USAGE_STATS_ENABLED", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_TMPDIR")
+    }
     tmp = tempfile.mkdtemp(prefix="kbray")  # short: Ray's unix sockets live below it
-    os.environ.update({"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": tmp})
+    os.environ.update(
+        {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_TMPDIR": tmp}
+    )
     import ray
     from ray._private import ray_constants
     from ray.cluster_utils import Cluster
@@ -53,7 +73,9 @@ def two_nodes():
     Path(tmp, "ray").mkdir()
     cluster = Cluster(initialize_head=False, connect=False)
     try:
-        cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1", include_dashboard=False, temp_dir=f"{tmp}/ray")
+        cluster.add_node(
+            num_cpus=1, node_ip_address="127.0.0.1", include_dashboard=False, temp_dir=f"{tmp}/ray"
+        )
         cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1")
         yield cluster.address
     finally:
@@ -73,12 +95,28 @@ def test_elt_mini_on_two_ray_nodes_gives_the_local_records(tmp_path: Path, two_n
     from kramabench.run.executor.ray_executor import RayExecutor
 
     res = tmp_path / "res"
-    local = prepare(RunConfig(workload="elt-mini", system="reference", results=res, run_id="local",
-                              options=RunOptions(concurrency=2))).run()
-    assert local.status == "finished" and all(r.score == 1.0 for r in local.records), [r.error for r in local.records]
+    local = prepare(
+        RunConfig(
+            workload="elt-mini",
+            system="reference",
+            results=res,
+            run_id="local",
+            options=RunOptions(concurrency=2),
+        )
+    ).run()
+    assert local.status == "finished" and all(r.score == 1.0 for r in local.records), [
+        r.error for r in local.records
+    ]
     ex = RayExecutor(address=two_nodes, cache_dir=str(tmp_path / "ray-cache"))
-    prepared = prepare(RunConfig(workload="elt-mini", system="reference", results=res, run_id="ray",
-                                 options=RunOptions(executor="ray", ray_address=two_nodes, concurrency=2)))
+    prepared = prepare(
+        RunConfig(
+            workload="elt-mini",
+            system="reference",
+            results=res,
+            run_id="ray",
+            options=RunOptions(executor="ray", ray_address=two_nodes, concurrency=2),
+        )
+    )
     prepared.runner.executor = ex
     on_ray = prepared.run()
     assert on_ray.status == "finished", [r.error for r in on_ray.records]

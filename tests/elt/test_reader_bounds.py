@@ -25,7 +25,9 @@ def test_a_view_yielding_a_huge_value_fails_its_model_and_the_runner_stays_small
     con.close()
     assert wh.stat().st_size < 5 << 20  # a small file, a huge value
     caps = byte_caps(p)
-    assert caps["customer_totals"] == 8 * (p.folder / "ground_truth" / "customer_totals.csv").stat().st_size + (4 << 20)
+    assert caps["customer_totals"] == 8 * (
+        p.folder / "ground_truth" / "customer_totals.csv"
+    ).stat().st_size + (4 << 20)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     s = score_pipeline(suite, p, wh, isolated=True)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024

@@ -17,8 +17,13 @@ def build(path: Path, folder: Path, *, model_sql: str | None = None, drop_order:
     con.execute(f"CREATE TABLE customers AS SELECT * FROM read_csv('{folder}/data/customers.csv')")
     q = f"SELECT * FROM read_csv('{folder}/data/orders.csv')" + (" WHERE order_id <> 4" if drop_order else "")
     con.execute(f"CREATE TABLE orders AS {q}")
-    con.execute("CREATE TABLE customer_totals AS " + (model_sql or
-                "SELECT c.customer_id, sum(o.amount) AS total FROM customers c JOIN orders o USING (customer_id) GROUP BY 1"))
+    con.execute(
+        "CREATE TABLE customer_totals AS "
+        + (
+            model_sql
+            or "SELECT c.customer_id, sum(o.amount) AS total FROM customers c JOIN orders o USING (customer_id) GROUP BY 1"
+        )
+    )
     con.close()
     return path
 
@@ -27,8 +32,11 @@ def test_stage1_stage2_and_metrics(tmp_path: Path) -> None:
     root = write_suite(tmp_path / "s", {"a": shop_pipeline(), "b": shop_pipeline(), "c": shop_pipeline()})
     suite = load_suite(root)
     good = build(tmp_path / "a.duckdb", suite.pipeline("a").folder)
-    wrong = build(tmp_path / "b.duckdb", suite.pipeline("b").folder,
-                  model_sql="SELECT customer_id, 0 AS total FROM customers")
+    wrong = build(
+        tmp_path / "b.duckdb",
+        suite.pipeline("b").folder,
+        model_sql="SELECT customer_id, 0 AS total FROM customers",
+    )
     short = build(tmp_path / "c.duckdb", suite.pipeline("c").folder, drop_order=True)
     sa = score_pipeline(suite, suite.pipeline("a"), good)
     sb = score_pipeline(suite, suite.pipeline("b"), wrong)
@@ -73,7 +81,9 @@ def test_a_view_in_the_warehouse_cannot_read_host_files_while_scored(tmp_path: P
     con = duckdb.connect(str(wh))
     con.execute("DROP TABLE customer_totals")
     gt = p.folder / "ground_truth" / "customer_totals.csv"
-    con.execute(f"CREATE VIEW customer_totals AS SELECT * FROM read_csv('{gt}')")  # copies the answer at scoring
+    con.execute(
+        f"CREATE VIEW customer_totals AS SELECT * FROM read_csv('{gt}')"
+    )  # copies the answer at scoring
     con.close()
     s = score_pipeline(suite, p, wh)
     assert not s.models[0].correct("verified") and not s.models[0].correct("elt-bench")
@@ -87,8 +97,10 @@ def test_a_view_that_never_ends_fails_its_model_only_and_the_read_is_isolated(tm
     wh = build(tmp_path / "w.duckdb", p.folder)
     con = duckdb.connect(str(wh))
     con.execute("DROP TABLE customer_totals")
-    con.execute("CREATE VIEW customer_totals AS SELECT sum(hash(i)) AS customer_id, 1 AS total "
-                "FROM range(100000000000000) t(i)")
+    con.execute(
+        "CREATE VIEW customer_totals AS SELECT sum(hash(i)) AS customer_id, 1 AS total "
+        "FROM range(100000000000000) t(i)"
+    )
     con.close()
     s = score_pipeline(suite, p, wh, isolated=True, query_timeout_s=2)
     assert s.stage1.passed  # the loaded tables still count
@@ -100,20 +112,32 @@ def test_a_view_that_never_ends_fails_its_model_only_and_the_read_is_isolated(tm
     assert not bad.stage1.passed and bad.stage1.error
 
 
-def test_rows_in_another_order_fail_the_paper_rules_and_pass_verified_in_a_real_warehouse(tmp_path: Path) -> None:
+def test_rows_in_another_order_fail_the_paper_rules_and_pass_verified_in_a_real_warehouse(
+    tmp_path: Path,
+) -> None:
     """An evaluation query without ORDER BY (as many of ELT-Bench's are) returns the warehouse's row order: the
     elt-bench comparator compares by position, verified aligns the rows on their key."""
     spec = shop_pipeline()
     spec["evaluation"] = {"customer_totals": "SELECT * FROM customer_totals"}
     suite = load_suite(write_suite(tmp_path / "s", {"a": spec}))
     p = suite.pipeline("a")
-    model = ("SELECT c.customer_id, sum(o.amount) AS total FROM customers c JOIN orders o USING (customer_id) "
-             "GROUP BY 1 ORDER BY 1 {}")
-    in_order = score_pipeline(suite, p, build(tmp_path / "in.duckdb", p.folder, model_sql=model.format("ASC")))
-    reordered = score_pipeline(suite, p, build(tmp_path / "re.duckdb", p.folder, model_sql=model.format("DESC")))
+    model = (
+        "SELECT c.customer_id, sum(o.amount) AS total FROM customers c JOIN orders o USING (customer_id) "
+        "GROUP BY 1 ORDER BY 1 {}"
+    )
+    in_order = score_pipeline(
+        suite, p, build(tmp_path / "in.duckdb", p.folder, model_sql=model.format("ASC"))
+    )
+    reordered = score_pipeline(
+        suite, p, build(tmp_path / "re.duckdb", p.folder, model_sql=model.format("DESC"))
+    )
     assert in_order.models[0].correct("elt-bench") and in_order.models[0].correct("verified")
     assert not reordered.models[0].correct("elt-bench") and reordered.models[0].correct("verified")
-    assert reordered.models[0].results["verified"].missing_rows == reordered.models[0].results["verified"].extra_rows == 0
+    assert (
+        reordered.models[0].results["verified"].missing_rows
+        == reordered.models[0].results["verified"].extra_rows
+        == 0
+    )
 
 
 def test_stage1_counts_base_tables_only_as_the_original(tmp_path: Path) -> None:

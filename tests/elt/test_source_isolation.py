@@ -45,12 +45,16 @@ class UnixHTTP(http.client.HTTPConnection):
         self.sock.connect(self.unix)
 
 
-_S3_AUTH = {"Host": "127.0.0.1:9000", "Authorization": "AWS4-HMAC-SHA256 Credential=test/20240101/us-east-1/s3/"
-            "aws4_request, SignedHeaders=host, Signature=0"}
+_S3_AUTH = {
+    "Host": "127.0.0.1:9000",
+    "Authorization": "AWS4-HMAC-SHA256 Credential=test/20240101/us-east-1/s3/"
+    "aws4_request, SignedHeaders=host, Signature=0",
+}
 
 
-def request(sock: Path, method: str, url: str, body: bytes | None = None, headers: dict | None = None
-            ) -> tuple[int, bytes]:
+def request(
+    sock: Path, method: str, url: str, body: bytes | None = None, headers: dict | None = None
+) -> tuple[int, bytes]:
     c = UnixHTTP(sock)
     try:
         c.request(method, url, body=body, headers={**_S3_AUTH, **(headers or {})})
@@ -62,28 +66,56 @@ def request(sock: Path, method: str, url: str, body: bytes | None = None, header
 
 def two_kinds(pid: str) -> dict:
     spec = shop_pipeline()
-    spec["pipeline"]["sources"] = {"postgres": ["customers"], "rest": ["orders"],
-                                   "s3": [{"table": "rates", "format": "csv"}]}
+    spec["pipeline"]["sources"] = {
+        "postgres": ["customers"],
+        "rest": ["orders"],
+        "s3": [{"table": "rates", "format": "csv"}],
+    }
     spec["pipeline"]["tables"].update({"rates": 1})
     spec["data"]["rates.csv"] = "cur,rate\nEUR,1.1\n"
     spec["data"]["customers.csv"] = f"customer_id,name\n1,{pid}-Ann\n2,Bob\n3,Cy\n"
     return spec
 
 
-def psql(src: SourceSet, sql: str, *, password: str | None = None, database: str | None = None,
-         socket_dir: Path | None = None) -> subprocess.CompletedProcess:
+def psql(
+    src: SourceSet,
+    sql: str,
+    *,
+    password: str | None = None,
+    database: str | None = None,
+    socket_dir: Path | None = None,
+) -> subprocess.CompletedProcess:
     pg = src.config["postgres"]["config"]
     sock = socket_dir or next(s.socket for s in src.services if s.name == "postgres").parent
-    return subprocess.run([str(find_bindir() / "psql"), "-h", str(sock), "-U", pg["user"], "-d",
-                           database or pg["database"], "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql],
-                          capture_output=True, text=True, timeout=60,
-                          env={"PGPASSWORD": password or pg["password"], "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [
+            str(find_bindir() / "psql"),
+            "-h",
+            str(sock),
+            "-U",
+            pg["user"],
+            "-d",
+            database or pg["database"],
+            "-X",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            sql,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PGPASSWORD": password or pg["password"], "PATH": "/usr/bin:/bin"},
+    )
 
 
 @pytest.fixture
 def two_tasks(tmp_path: Path):
     suite = load_suite(write_suite(tmp_path / "s", {"shop": two_kinds("shop"), "fleet": two_kinds("fleet")}))
-    a = SourceSet(suite.pipeline("shop"), "main", SourceOptions(s3="server", s3_max_object_mb=1, s3_max_total_mb=2))
+    a = SourceSet(
+        suite.pipeline("shop"), "main", SourceOptions(s3="server", s3_max_object_mb=1, s3_max_total_mb=2)
+    )
     b = SourceSet(suite.pipeline("fleet"), "main", SourceOptions(s3="server"))
     a.start()
     try:
@@ -101,8 +133,11 @@ def test_the_task_role_is_no_superuser_and_reaches_no_host_file_or_program(two_t
     marker = Path("/tmp") / f"kb-pg-attack-{uuid.uuid4().hex}"
     gold = suite.pipeline("shop").folder / "ground_truth" / "customer_totals.csv"
     assert psql(a, "SELECT name FROM customers ORDER BY 1 LIMIT 1").stdout.strip() == "Bob"
-    r = psql(a, "SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls FROM pg_roles "
-                "WHERE rolname = current_user")
+    r = psql(
+        a,
+        "SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication, rolbypassrls FROM pg_roles "
+        "WHERE rolname = current_user",
+    )
     assert r.stdout.strip() == "f|f|f|f|f", r
     r = psql(a, "SELECT " + ", ".join(f"pg_has_role(current_user, '{x}', 'MEMBER')" for x in SERVER_ROLES))
     assert r.stdout.strip() == "f|f|f", r
@@ -126,8 +161,9 @@ def test_the_task_role_is_no_superuser_and_reaches_no_host_file_or_program(two_t
     for name, sql in attacks.items():
         r = psql(a, sql)
         assert r.returncode != 0, (name, r.stdout)
-        assert any(w in r.stderr for w in ("permission denied", "must be superuser", "privileges", "admin option")), \
-            (name, r.stderr)
+        assert any(
+            w in r.stderr for w in ("permission denied", "must be superuser", "privileges", "admin option")
+        ), (name, r.stderr)
     assert not marker.exists()
     # the cluster's other databases are not the task's
     r = psql(a, "SELECT 1", database="postgres")
@@ -142,13 +178,16 @@ def test_even_the_superuser_of_a_server_sees_only_its_jail(two_tasks) -> None:
     suite, a, _b = two_tasks
     pg = next(s for s in a._running if type(s).__name__ == "PostgresServer")
     gold = suite.pipeline("shop").folder / "ground_truth" / "customer_totals.csv"
-    out = pg.sql(f"CREATE TEMP TABLE o (line text); COPY o FROM PROGRAM 'id -u; ls /; cat {gold} 2>&1; "
-                 "cat /proc/net/dev | tail -n +3 | cut -d: -f1'; SELECT string_agg(line, '|') FROM o")
+    out = pg.sql(
+        f"CREATE TEMP TABLE o (line text); COPY o FROM PROGRAM 'id -u; ls /; cat {gold} 2>&1; "
+        "cat /proc/net/dev | tail -n +3 | cut -d: -f1'; SELECT string_agg(line, '|') FROM o"
+    )
     lines = out.strip().splitlines()[-1].split("|")
     assert lines[0] == ("65534" if os.geteuid() == 0 else str(os.getuid())), lines
     assert "No such file or directory" in out and "customer_id,total" not in out, out
-    assert [x.strip() for x in lines if x.strip() == "lo" or x.strip().startswith(("eth", "en", "docker", "wl"))] \
-        == ["lo"], lines
+    assert [
+        x.strip() for x in lines if x.strip() == "lo" or x.strip().startswith(("eth", "en", "docker", "wl"))
+    ] == ["lo"], lines
     assert "home" not in lines and "root" not in lines or "work" not in lines, lines
 
 
@@ -183,15 +222,25 @@ def test_s3_serves_s3_only_and_bounds_sizes(two_tasks) -> None:
     _suite, a, _b = two_tasks
     s3 = next(s.socket for s in a.services if s.name == "s3")
     # moto's own API: recorder, reset, data dump, are not served
-    for method, url in (("POST", "/moto-api/recorder/start-recording"), ("POST", "/moto-api/recorder/upload-recording"),
-                        ("POST", "/moto-api/recorder/replay-recording"), ("POST", "/moto-api/reset"),
-                        ("GET", "/moto-api/data.json"), ("GET", "/moto-api/")):
+    for method, url in (
+        ("POST", "/moto-api/recorder/start-recording"),
+        ("POST", "/moto-api/recorder/upload-recording"),
+        ("POST", "/moto-api/recorder/replay-recording"),
+        ("POST", "/moto-api/reset"),
+        ("GET", "/moto-api/data.json"),
+        ("GET", "/moto-api/"),
+    ):
         status, body = request(s3, method, url, body=b"x" if method == "POST" else None)
         assert status == 403 and b"serves S3 only" in body, (url, status, body)
     assert request(s3, "GET", "/shop-bucket/rates.csv")[0] == 200  # nothing was reset
     # another AWS service (Lambda) is no part of this server
-    status, body = request(s3, "POST", "/2015-03-31/functions/f/invocations", body=b"{}",
-                           headers={"Authorization": _S3_AUTH["Authorization"].replace("/s3/", "/lambda/")})
+    status, body = request(
+        s3,
+        "POST",
+        "/2015-03-31/functions/f/invocations",
+        body=b"{}",
+        headers={"Authorization": _S3_AUTH["Authorization"].replace("/s3/", "/lambda/")},
+    )
     assert status >= 400 and b"Payload" not in body, (status, body)
     # a bucket's notifications would call moto's other services: refused
     status, _ = request(s3, "PUT", "/shop-bucket?notification", body=b"<NotificationConfiguration/>")
@@ -206,8 +255,10 @@ def test_s3_serves_s3_only_and_bounds_sizes(two_tasks) -> None:
     # a chunked body: the whole request in one write (http.client sends the headers first, and the server's
     # refusal may close the connection before the body's write, a broken pipe on the client's side)
     head = "".join(f"{k}: {v}\r\n" for k, v in _S3_AUTH.items())
-    raw = (f"PUT /shop-bucket/chunked HTTP/1.1\r\n{head}Transfer-Encoding: chunked\r\n\r\n"
-           "5\r\nhello\r\n0\r\n\r\n").encode()
+    raw = (
+        f"PUT /shop-bucket/chunked HTTP/1.1\r\n{head}Transfer-Encoding: chunked\r\n\r\n"
+        "5\r\nhello\r\n0\r\n\r\n"
+    ).encode()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)
         sock.connect(str(s3))
@@ -222,8 +273,10 @@ def test_the_rest_api_streams_what_a_list_of_the_rows_would_give(tmp_path: Path)
     from kramabench.elt.sources.tables import records
 
     data = tmp_path / "t.csv"
-    data.write_text("id,name,day,price\n" + "".join(f"{i},n\\\"{i},2024-01-{1 + i % 28:02d},{i / 7}\n"
-                                                     for i in range(20_000)))
+    data.write_text(
+        "id,name,day,price\n"
+        + "".join(f'{i},n\\"{i},2024-01-{1 + i % 28:02d},{i / 7}\n' for i in range(20_000))
+    )
     rows = records(data)
     with RestServer(tmp_path / "rest", {"T": data}) as srv:
         c = UnixHTTP(srv.socket)
@@ -233,8 +286,13 @@ def test_the_rest_api_streams_what_a_list_of_the_rows_would_give(tmp_path: Path)
         c.close()
         assert r.status == 200 and body == json.dumps(rows, default=str).encode()
         assert int(r.getheader("Content-Length")) == len(body) and r.getheader("X-Total-Count") == "20000"
-        for q, want in (("offset=5&limit=3", rows[5:8]), ("offset=19999", rows[19999:]), ("limit=0", []),
-                        ("offset=-2&limit=1", rows[-2:-1]), ("offset=30000", [])):
+        for q, want in (
+            ("offset=5&limit=3", rows[5:8]),
+            ("offset=19999", rows[19999:]),
+            ("limit=0", []),
+            ("offset=-2&limit=1", rows[-2:-1]),
+            ("offset=30000", []),
+        ):
             c = UnixHTTP(srv.socket)
             c.request("GET", f"/T?{q}")
             r = c.getresponse()
@@ -290,7 +348,15 @@ def test_the_prompt_is_the_same_in_every_run_while_the_password_is_new(tmp_path:
     assert "its password in config.yaml" in notes[0]
     # which values are credentials is said once, by their keys; no credential's value is in the notes (S3's fixed
     # test/test neither: shown masked in the files, it would be in clear here)
-    assert notes[0].count("Credentials: postgres.config.password, aws_s3.AWS_ACCESS_KEY_ID, "
-                          "aws_s3.AWS_SECRET_ACCESS_KEY in config.yaml.") == 1, notes[0]
+    assert (
+        notes[0].count(
+            "Credentials: postgres.config.password, aws_s3.AWS_ACCESS_KEY_ID, "
+            "aws_s3.AWS_SECRET_ACCESS_KEY in config.yaml."
+        )
+        == 1
+    ), notes[0]
     s3 = src.config["aws_s3"]
-    assert f"key {s3['AWS_ACCESS_KEY_ID']}" not in notes[0] and f"secret {s3['AWS_SECRET_ACCESS_KEY']}" not in notes[0]
+    assert (
+        f"key {s3['AWS_ACCESS_KEY_ID']}" not in notes[0]
+        and f"secret {s3['AWS_SECRET_ACCESS_KEY']}" not in notes[0]
+    )

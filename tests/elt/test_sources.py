@@ -39,20 +39,36 @@ def get(sock: Path, url: str) -> tuple[int, object, dict[str, str]]:
 
 def every_kind() -> dict:
     spec = shop_pipeline()
-    spec["pipeline"]["sources"] = {"postgres": ["customers"], "rest": ["orders"],
-                                   "files": [{"table": "regions", "format": "jsonl"}],
-                                   "s3": [{"table": "rates", "format": "csv"}], "mongodb": ["notes"]}
+    spec["pipeline"]["sources"] = {
+        "postgres": ["customers"],
+        "rest": ["orders"],
+        "files": [{"table": "regions", "format": "jsonl"}],
+        "s3": [{"table": "rates", "format": "csv"}],
+        "mongodb": ["notes"],
+    }
     spec["pipeline"]["tables"].update({"regions": 2, "rates": 1, "notes": 2})
-    spec["data"].update({"regions.csv": "code,name\nN,North\nS,South\n", "rates.csv": "cur,rate\nEUR,1.1\n",
-                         "notes.jsonl": '{"id": 1, "text": "a"}\n{"id": 2, "text": "b"}\n'})
+    spec["data"].update(
+        {
+            "regions.csv": "code,name\nN,North\nS,South\n",
+            "rates.csv": "cur,rate\nEUR,1.1\n",
+            "notes.jsonl": '{"id": 1, "text": "a"}\n{"id": 2, "text": "b"}\n',
+        }
+    )
     return spec
 
 
 def s3_get(sock: Path, url: str) -> tuple[int, bytes]:
     """A GET signed the way boto3 signs for S3 (moto dispatches on the credential scope; it checks no signature)."""
     c = UnixHTTP(sock)
-    c.request("GET", url, headers={"Host": "127.0.0.1:9000", "Authorization": "AWS4-HMAC-SHA256 Credential="
-              "test/20240101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0"})
+    c.request(
+        "GET",
+        url,
+        headers={
+            "Host": "127.0.0.1:9000",
+            "Authorization": "AWS4-HMAC-SHA256 Credential="
+            "test/20240101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0",
+        },
+    )
     r = c.getresponse()
     out = r.status, r.read()
     c.close()
@@ -78,28 +94,61 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path, s3
         import subprocess
 
         from kramabench.elt.sources.postgres import PostgresServer  # noqa: F401
+
         pg = src.config["postgres"]["config"]
         assert pg["user"] == "postgres" and len(pg["password"]) >= 24
-        out = subprocess.run([str(find_bindir() / "psql"), "-h", str(names["postgres"].socket.parent), "-U",
-                              "postgres", "-d", "shop", "-At", "-c", "select count(*), sum(customer_id) from customers"],
-                             capture_output=True, text=True, env={"PGPASSWORD": pg["password"], "PATH": "/usr/bin:/bin"})
+        out = subprocess.run(
+            [
+                str(find_bindir() / "psql"),
+                "-h",
+                str(names["postgres"].socket.parent),
+                "-U",
+                "postgres",
+                "-d",
+                "shop",
+                "-At",
+                "-c",
+                "select count(*), sum(customer_id) from customers",
+            ],
+            capture_output=True,
+            text=True,
+            env={"PGPASSWORD": pg["password"], "PATH": "/usr/bin:/bin"},
+        )
         assert out.stdout.strip() == "3|6", out.stderr
-        bad = subprocess.run([str(find_bindir() / "psql"), "-h", str(names["postgres"].socket.parent), "-U",
-                              "postgres", "-d", "shop", "-c", "select 1"], capture_output=True, text=True,
-                             env={"PGPASSWORD": "wrong", "PATH": "/usr/bin:/bin"})
+        bad = subprocess.run(
+            [
+                str(find_bindir() / "psql"),
+                "-h",
+                str(names["postgres"].socket.parent),
+                "-U",
+                "postgres",
+                "-d",
+                "shop",
+                "-c",
+                "select 1",
+            ],
+            capture_output=True,
+            text=True,
+            env={"PGPASSWORD": "wrong", "PATH": "/usr/bin:/bin"},
+        )
         assert bad.returncode != 0
         # the REST API: whole tables as JSON, pages, errors
         status, body, _ = get(names["rest"].socket, "/")
         assert status == 200 and body == ["orders"]
         status, body, headers = get(names["rest"].socket, "/orders")
-        assert status == 200 and len(body) == 4 and body[0] == {"order_id": 1, "customer_id": 1, "amount": 10.5}
+        assert (
+            status == 200 and len(body) == 4 and body[0] == {"order_id": 1, "customer_id": 1, "amount": 10.5}
+        )
         status, body, headers = get(names["rest"].socket, "/ORDERS?offset=1&limit=2")
         assert [r["order_id"] for r in body] == [2, 3] and headers["X-Total-Count"] == "4"
         assert get(names["rest"].socket, "/nope")[0] == 404
         # the task folder: config.yaml, data model, schemas, files; no ground truth, no queries, no data folder
         task = src.task_dir
         cfg = yaml.safe_load((task / "config.yaml").read_text())
-        assert cfg["postgres"]["config"]["tables"] == ["customers"] and cfg["postgres"]["config"]["host"] == "127.0.0.1"
+        assert (
+            cfg["postgres"]["config"]["tables"] == ["customers"]
+            and cfg["postgres"]["config"]["host"] == "127.0.0.1"
+        )
         assert cfg["custom_api"]["config"]["base_url"] == "http://127.0.0.1:8000"
         assert cfg["flat_files"] == [{"table": "regions", "format": "jsonl", "path": "files/regions.jsonl"}]
         assert (task / "files" / "regions.jsonl").read_text().count("\n") == 2
@@ -119,13 +168,20 @@ def test_every_source_kind_is_served_and_everything_goes_away(tmp_path: Path, s3
         dm = yaml.safe_load((task / "data_model.yaml").read_text())
         assert dm["models"][0]["name"] == "customer_totals"
         names_on_disk = {q.name for q in task.rglob("*")}
-        assert not names_on_disk & {"ground_truth", "evaluation", "customer_totals.csv", "customer_totals.sql"}
+        assert not names_on_disk & {
+            "ground_truth",
+            "evaluation",
+            "customer_totals.csv",
+            "customer_totals.sql",
+        }
         assert any("mongodb" in d for d in src.differences)
         # what served each kind of source, and every difference of this task's set-up (the ones of every run first)
         assert set(src.served) == {"postgres", "rest", "files", "s3", "mongodb"}, src.served
         assert src.served["postgres"].startswith("PostgreSQL") and "not a superuser" in src.served["postgres"]
         assert src.served["mongodb"].startswith("JSON-lines files")
-        assert src.differences == SourceOptions(s3=s3).differences(["postgres", "rest", "files", "s3", "mongodb"])
+        assert src.differences == SourceOptions(s3=s3).differences(
+            ["postgres", "rest", "files", "s3", "mongodb"]
+        )
         assert src.differences[:2] == list(ALWAYS_DIFFERENT)
         base = task.parent
         pids = [j.pid for j in src.jails()]
@@ -151,7 +207,9 @@ def gone(pid: int, wait_s: float = 10.0) -> bool:
     return False
 
 
-def test_postgres_servers_start_from_a_cached_template_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_postgres_servers_start_from_a_cached_template_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from kramabench.elt.sources.postgres import PostgresServer
 
     try:
@@ -175,7 +233,9 @@ def test_postgres_servers_start_from_a_cached_template_cluster(tmp_path: Path, m
         assert three.sql("SELECT 1").strip() == "1"
 
 
-def test_a_named_mongod_that_does_not_serve_is_an_explained_failure_and_nothing_is_left(tmp_path: Path) -> None:
+def test_a_named_mongod_that_does_not_serve_is_an_explained_failure_and_nothing_is_left(
+    tmp_path: Path,
+) -> None:
     """A real mongod is used only when named; one that exits (here /bin/false) fails the task's set-up with its
     exit code, and the sources started before it are stopped."""
     try:
@@ -194,9 +254,13 @@ def test_a_named_mongod_that_does_not_serve_is_an_explained_failure_and_nothing_
     with pytest.raises(ValueError, match="not an executable file"):
         SourceOptions(mongod=str(tmp_path / "no-such-mongod"))
     # without a mongod the collections are files, and that difference is said
-    assert any(d.startswith("mongodb: the collections are JSON-lines files") for d in
-               SourceOptions().differences(["mongodb"]))
-    assert not any(d.startswith("mongodb") for d in SourceOptions(mongod="/bin/false").differences(["mongodb"]))
+    assert any(
+        d.startswith("mongodb: the collections are JSON-lines files")
+        for d in SourceOptions().differences(["mongodb"])
+    )
+    assert not any(
+        d.startswith("mongodb") for d in SourceOptions(mongod="/bin/false").differences(["mongodb"])
+    )
 
 
 @pytest.mark.slow
@@ -230,10 +294,32 @@ def test_a_sigkilled_run_leaves_no_source_server_and_the_next_command_no_folder(
     with OpenAIServer() as server:
         server.handler = lambda req: step("import time\ntime.sleep(300)", "wait")
         p = subprocess.Popen(
-            [sys.executable, "-m", "kramabench", "run", "--workload", "elt-mini", "--task", "fleet", "--system",
-             "code-agent", "--model", f"openai-compatible/test-model@{server.base_url}", "--results",
-             str(tmp_path / "res"), "--run-id", "k", "--progress", "none", "--no-report"],
-            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "kramabench",
+                "run",
+                "--workload",
+                "elt-mini",
+                "--task",
+                "fleet",
+                "--system",
+                "code-agent",
+                "--model",
+                f"openai-compatible/test-model@{server.base_url}",
+                "--results",
+                str(tmp_path / "res"),
+                "--run-id",
+                "k",
+                "--progress",
+                "none",
+                "--no-report",
+            ],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             time.sleep(0.05)
             tag = tag_of(p.pid)
@@ -241,7 +327,9 @@ def test_a_sigkilled_run_leaves_no_source_server_and_the_next_command_no_folder(
             tree: dict[int, str] = {}
             while time.monotonic() < deadline and p.poll() is None:
                 tree = _tree(p.pid)
-                if "postgres" in tree.values() and server.chat_requests:  # sources up, the agent's step running
+                if (
+                    "postgres" in tree.values() and server.chat_requests
+                ):  # sources up, the agent's step running
                     time.sleep(1.0)
                     tree = _tree(p.pid)
                     break
@@ -254,9 +342,17 @@ def test_a_sigkilled_run_leaves_no_source_server_and_the_next_command_no_folder(
                 p.kill()
     assert all(gone(pid) for pid in tree), {pid: name for pid, name in tree.items() if not gone(pid, 0.1)}
     tmp = Path(tempfile.gettempdir())
-    assert list(tmp.glob(f"kramabench-elt-{tag}-*")), "the killed run's task folder should be there before the sweep"
-    r = subprocess.run([sys.executable, "-m", "kramabench", "sandboxes"], cwd=tmp_path, env=env, capture_output=True,
-                       text=True, timeout=120)
+    assert list(tmp.glob(f"kramabench-elt-{tag}-*")), (
+        "the killed run's task folder should be there before the sweep"
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "kramabench", "sandboxes"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert not list(tmp.glob(f"kramabench-*-{tag}-*")), list(tmp.glob(f"kramabench-*-{tag}-*"))
     assert not [c for parent in cgroup_parents() for c in parent.glob(f"run-{tag}-*")]
@@ -273,7 +369,7 @@ def _tree(root: int) -> dict[int, str]:
             stat = (d / "stat").read_text()
         except OSError:
             continue
-        names[int(d.name)] = stat[stat.index("(") + 1:stat.rindex(")")]
+        names[int(d.name)] = stat[stat.index("(") + 1 : stat.rindex(")")]
         kids.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(d.name))
     out: dict[int, str] = {}
     todo = list(kids.get(root, []))
@@ -290,5 +386,7 @@ def test_a_runs_differences_are_its_tasks_once_each_in_a_fixed_order() -> None:
     clinic = [*ALWAYS_DIFFERENT, S3_SERVED]
     fleet = [*ALWAYS_DIFFERENT, POSTGRES_ROLE, S3_SERVED, MONGODB_AS_FILES]
     assert ordered_differences([*clinic, *fleet]) == fleet
-    assert ordered_differences([*clinic, "a difference of a newer version", *clinic]) == [*clinic,
-                                                                                        "a difference of a newer version"]
+    assert ordered_differences([*clinic, "a difference of a newer version", *clinic]) == [
+        *clinic,
+        "a difference of a newer version",
+    ]

@@ -22,10 +22,15 @@ def test_a_complete_suite_loads_clean(tmp_path: Path) -> None:
     assert [p.id for p in s.pipelines] == ["shop"]
     p = s.pipeline("shop")
     assert [(x.kind, x.table, x.data) for x in p.sources] == [
-        ("postgres", "customers", "data/customers.csv"), ("files", "orders", "data/orders.csv")]
+        ("postgres", "customers", "data/customers.csv"),
+        ("files", "orders", "data/orders.csv"),
+    ]
     assert p.tables == {"customers": 3, "orders": 4}
     m = p.model("CUSTOMER_TOTALS")  # names compare without regard to case
-    assert m.evaluation == "evaluation/customer_totals.sql" and m.ground_truth == "ground_truth/customer_totals.csv"
+    assert (
+        m.evaluation == "evaluation/customer_totals.sql"
+        and m.ground_truth == "ground_truth/customer_totals.csv"
+    )
     assert [f for f in s.findings if f.severity != "info"] == []
     assert s.content_hash and len(s.content_hash) == 64
 
@@ -36,8 +41,9 @@ def test_a_broken_pipeline_is_left_out_with_a_finding_naming_pipeline_file_and_f
     bad_count = shop_pipeline()
     bad_count["pipeline"]["tables"]["orders"] = "four"
     broken_yaml = {"pipeline": "sources: [unclosed\n"}
-    root = write_suite(tmp_path / "s", {"ok": shop_pipeline(), "kind": bad_kind, "count": bad_count,
-                                        "yaml": broken_yaml})
+    root = write_suite(
+        tmp_path / "s", {"ok": shop_pipeline(), "kind": bad_kind, "count": bad_count, "yaml": broken_yaml}
+    )
     s = load_suite(root)
     assert [p.id for p in s.pipelines] == ["ok"]
     by = {f.task_id: f for f in s.findings if f.severity == "error"}
@@ -78,7 +84,7 @@ def test_suite_level_problems_raise_one_line_errors(tmp_path: Path) -> None:
         load_suite(tmp_path)
 
 
-ERRATA = '''
+ERRATA = """
 comparators = ["verified"]
 [[erratum]]
 pipeline = "shop"
@@ -108,11 +114,13 @@ action = "set_row_count"
 table = "x"
 new = 1
 reason = "stale"
-'''
+"""
 
 
 def test_errata_drop_a_ground_truth_column_for_the_named_comparators_with_the_reason(tmp_path: Path) -> None:
-    root = write_suite(tmp_path / "s", {"shop": shop_pipeline()}, errata={"fix": ERRATA}, default_errata=["fix"])
+    root = write_suite(
+        tmp_path / "s", {"shop": shop_pipeline()}, errata={"fix": ERRATA}, default_errata=["fix"]
+    )
     s = load_suite(root)
     m = s.pipeline("shop").model("customer_totals")
     assert m.dropped_for("verified") == {"TOTAL": "the ground truth of this column is wrong"}
@@ -136,7 +144,9 @@ def test_a_ragged_ground_truth_is_an_error_naming_the_file_and_the_line(tmp_path
     long_row["ground_truth"]["customer_totals"] = "customer_id,total\n1,12.5\n2,7\n3,1,9\n"
     short_row["ground_truth"]["customer_totals"] = 'customer_id,total\n1,12.5\n\n"2",7\n3\n'
     empty["ground_truth"]["customer_totals"] = ""
-    root = write_suite(tmp_path / "s", {"ok": shop_pipeline(), "long": long_row, "short": short_row, "empty": empty})
+    root = write_suite(
+        tmp_path / "s", {"ok": shop_pipeline(), "long": long_row, "short": short_row, "empty": empty}
+    )
     s = load_suite(root)
     by = {f.task_id: f for f in s.findings if f.severity == "error"}
     assert set(by) == {"long", "short", "empty"}

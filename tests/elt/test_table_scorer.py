@@ -16,15 +16,20 @@ def test_registered_and_reached_through_the_scorer_registry() -> None:
     assert "table" in scorers.registered_answer_types()
     s = scorers.score(GT, GT, "table")
     assert s.value == 1.0 and s.metric == "table:verified"
-    assert set(s.details["results"]) == {"elt-bench", "verified"} and s.details["correct"] == {"elt-bench": True,
-                                                                                                  "verified": True}
+    assert set(s.details["results"]) == {"elt-bench", "verified"} and s.details["correct"] == {
+        "elt-bench": True,
+        "verified": True,
+    }
 
 
 def test_every_form_of_a_table_is_read_alike() -> None:
     forms = [
         GT,
-        [{"id": 1, "share_pct": 25.0, "active": True}, {"id": 2, "share_pct": 50.0, "active": False},
-         {"id": 3, "share_pct": 25.0, "active": True}],
+        [
+            {"id": 1, "share_pct": 25.0, "active": True},
+            {"id": 2, "share_pct": 50.0, "active": False},
+            {"id": 3, "share_pct": 25.0, "active": True},
+        ],
         "id,share_pct,active\n1,25.0,true\n2,50.0,false\n3,25.0,true\n",
         Table.from_records(GT["columns"], GT["rows"]),
     ]
@@ -36,8 +41,10 @@ def test_every_form_of_a_table_is_read_alike() -> None:
 
 def test_the_primary_comparator_decides_and_both_are_reported() -> None:
     # Verified rescales a column on at least 3 aligned non-zero pairs
-    reordered_fractions = {"columns": ["id", "share_pct", "active"],
-                           "rows": [[2, 0.5, False], [1, 0.25, True], [3, 0.25, True]]}
+    reordered_fractions = {
+        "columns": ["id", "share_pct", "active"],
+        "rows": [[2, 0.5, False], [1, 0.25, True], [3, 0.25, True]],
+    }
     s = scorers.score(GT, reordered_fractions, "table")
     assert s.value == 1.0 and s.details["correct"] == {"elt-bench": False, "verified": True}
     s2 = scorers.score({**GT, "comparator": "elt-bench"}, reordered_fractions, "table")
@@ -47,7 +54,10 @@ def test_the_primary_comparator_decides_and_both_are_reported() -> None:
 
 
 def test_dropped_columns_and_a_missing_row() -> None:
-    wrong_share = {"columns": ["id", "share_pct", "active"], "rows": [[1, 99.0, True], [2, 1.0, False], [3, 0.0, True]]}
+    wrong_share = {
+        "columns": ["id", "share_pct", "active"],
+        "rows": [[1, 99.0, True], [2, 1.0, False], [3, 0.0, True]],
+    }
     exp = TableExpectation(table=as_table(GT), dropped={"verified": {"share_pct": "not derivable"}})
     s = scorers.score(exp, wrong_share, "table")
     assert s.value == 1.0 and s.details["correct"]["elt-bench"] is False
@@ -63,7 +73,8 @@ def test_an_answer_that_is_not_a_table_scores_zero_with_the_reason() -> None:
 
 
 def test_a_gold_that_is_not_a_table_leaves_the_answer_unscored_with_the_reason_and_logs_no_traceback(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     pipeline_summary = {"tables": {"orders": 4}, "models": ["totals"]}  # what an elt record holds as its gold
     with caplog.at_level("WARNING"):
         for gold in (pipeline_summary, 42, "", [1, 2]):

@@ -39,8 +39,12 @@ def test_quotes_one_pair_either_side_never_in_a_time_column() -> None:
     # quotes around nothing: an empty text, which is not NULL
     assert not verdict("id,kind\n1,regular\n2,''\n", "id,kind\n1,regular\n2,\n")
     assert verdict("id,kind\n1,regular\n2,plain\n", 'id,kind\n1,"""regular"""\n2,\'plain\'\n')
-    assert not verdict("id,kind\n1,regular\n2,plain\n", 'id,kind\n1,"""regular"\n2,plain\n')  # '"regular': kept
-    assert not verdict("id,kind\n1,regular\n2,plain\n", 'id,kind\n1,"\'regular"""\n2,plain\n')  # 'regular": kept
+    assert not verdict(
+        "id,kind\n1,regular\n2,plain\n", 'id,kind\n1,"""regular"\n2,plain\n'
+    )  # '"regular': kept
+    assert not verdict(
+        "id,kind\n1,regular\n2,plain\n", 'id,kind\n1,"\'regular"""\n2,plain\n'
+    )  # 'regular": kept
     # a time column is read from the raw values: quotes stay, pandas cannot read the day
     assert not verdict("id,day\n1,2024-01-02\n2,2024-01-03\n", 'id,day\n1,"""2024-01-02"""\n2,2024-01-03\n')
     # a boolean column too: '"true"' is no boolean word
@@ -72,10 +76,14 @@ def test_booleans_are_six_words_and_at_most_two_values() -> None:
 def test_timestamps_the_date_only_share_and_the_precision() -> None:
     full = "id,at\n" + "".join(f"{i},2024-01-0{i} 1{i}:00:00\n" for i in range(1, 6))
     # the ground truth 4 of 5 days (80%: not more than 80%, not date-only) against full times: to the second
-    assert not verdict("id,at\n" + "".join(f"{i},2024-01-0{i}\n" for i in range(1, 5)) + "5,2024-01-05 15:00:00\n", full)
+    assert not verdict(
+        "id,at\n" + "".join(f"{i},2024-01-0{i}\n" for i in range(1, 5)) + "5,2024-01-05 15:00:00\n", full
+    )
     # 5 of 6 (83%): date-only, both to the day
     full6 = full + "6,2024-01-06 16:00:00\n"
-    assert verdict("id,at\n" + "".join(f"{i},2024-01-0{i}\n" for i in range(1, 6)) + "6,2024-01-06 16:00:00\n", full6)
+    assert verdict(
+        "id,at\n" + "".join(f"{i},2024-01-0{i}\n" for i in range(1, 6)) + "6,2024-01-06 16:00:00\n", full6
+    )
     # both full: to the second (milliseconds go, a second does not); T for the space; an offset never equals
     assert verdict(full, full.replace(":00:00", ":00:00.250"))
     assert not verdict(full, full.replace("11:00:00", "11:00:01"))
@@ -90,7 +98,9 @@ def test_timestamps_the_date_only_share_and_the_precision() -> None:
 def test_the_percentage_scale_needs_three_pairs_and_counts_a_produced_zero() -> None:
     gt3 = "id,pct\n1,50.0\n2,30.0\n3,20.0\n"
     assert verdict(gt3, "id,pct\n1,0.5\n2,0.3\n3,0.2\n") and verdict("id,pct\n1,0.5\n2,0.3\n3,0.2\n", gt3)
-    assert not verdict("id,pct\n1,50.0\n2,50.0\n3,0.0\n", "id,pct\n1,0.5\n2,0.5\n3,0.0\n")  # 2 pairs: a 0 is none
+    assert not verdict(
+        "id,pct\n1,50.0\n2,50.0\n3,0.0\n", "id,pct\n1,0.5\n2,0.5\n3,0.0\n"
+    )  # 2 pairs: a 0 is none
     # the ground truth's non-zero values make the pairs: a produced 0 is one (ratio 0, the median still 100)
     assert verdict("id,pct\n1,0.5\n2,0.5\n3,0.00000005\n", "id,pct\n1,50.0\n2,50.0\n3,0.0\n")
     # a median outside [95, 105]: no rescale
@@ -115,7 +125,11 @@ def test_null_and_zero() -> None:
     assert verdict(gt, "id,n,t\n1,0.0,a\n2,0.0,b\n3,2.0,\n")
     assert not verdict(gt, "id,n,t\n1,0,a\n2,,b\n3,,\n")  # NULL for 2
     assert not verdict(gt, "id,n,t\n1,0,a\n2,,b\n3,2,0\n")  # the text '0' for NULL
-    assert verified.values_match(None, 0) and verified.values_match(False, None) and not verified.values_match(None, "0")
+    assert (
+        verified.values_match(None, 0)
+        and verified.values_match(False, None)
+        and not verified.values_match(None, "0")
+    )
 
 
 def test_a_model_needs_one_matched_column() -> None:
@@ -143,8 +157,10 @@ def test_a_measure_is_never_the_key() -> None:
     ours, own = judged(gt, "amount,city\n100.6,Oslo\n100.2,Riga\n")
     assert ours.correct and ours.key == ["city"] and not own
     # a 5% error in one row: Verified drops the row (its key differs), kramabench compares it
-    ours, own = judged("amount,city\n100.0,Oslo\n200.0,Riga\n300.0,Bergen\n",
-                       "amount,city\n100.0,Oslo\n210.0,Riga\n300.0,Bergen\n")
+    ours, own = judged(
+        "amount,city\n100.0,Oslo\n200.0,Riga\n300.0,Bergen\n",
+        "amount,city\n100.0,Oslo\n210.0,Riga\n300.0,Bergen\n",
+    )
     assert not ours.correct and own and ours.unmatched_columns == ["amount"]
 
 
@@ -161,16 +177,39 @@ def table_pairs(draw: st.DrawFn) -> tuple[str, str]:
     text_name = draw(st.sampled_from(["name", "city", "label"]))
     ids = rnd.sample(range(1, 50), n) if draw(st.booleans()) else [rnd.randint(1, 3) for _ in range(n)]
     names = [rnd.choice(NAMES) if draw(st.booleans()) else NAMES[i % len(NAMES)] for i in range(n)]
-    rows = [{id_name: ids[i], text_name: names[i], "day": f"2024-02-{rnd.randint(1, 9):02d}",
-             "amount": round(rnd.uniform(-50, 300), 2) if rnd.random() > 0.15 else None,
-             "flag": rnd.random() > 0.5} for i in range(n)]
+    rows = [
+        {
+            id_name: ids[i],
+            text_name: names[i],
+            "day": f"2024-02-{rnd.randint(1, 9):02d}",
+            "amount": round(rnd.uniform(-50, 300), 2) if rnd.random() > 0.15 else None,
+            "flag": rnd.random() > 0.5,
+        }
+        for i in range(n)
+    ]
     gt = pd.DataFrame(rows)
     got = [dict(r) for r in rows]
     rnd.shuffle(got)
     for _ in range(draw(st.integers(0, 3))):
         r = rnd.choice(got)
-        fault = draw(st.sampled_from(["near", "far", "case", "quote", "null0", "time", "ms", "badday", "drop", "dup",
-                                      "id", "space"]))
+        fault = draw(
+            st.sampled_from(
+                [
+                    "near",
+                    "far",
+                    "case",
+                    "quote",
+                    "null0",
+                    "time",
+                    "ms",
+                    "badday",
+                    "drop",
+                    "dup",
+                    "id",
+                    "space",
+                ]
+            )
+        )
         if fault == "near" and r["amount"] is not None:
             r["amount"] = r["amount"] * rnd.choice([1.004, 0.996])
         elif fault == "far" and r["amount"] is not None:
@@ -201,7 +240,9 @@ def table_pairs(draw: st.DrawFn) -> tuple[str, str]:
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table_pairs())
-def test_random_tables_agree_with_the_oracle_and_with_verified_where_it_pairs_the_same_rows(pair: tuple[str, str]) -> None:
+def test_random_tables_agree_with_the_oracle_and_with_verified_where_it_pairs_the_same_rows(
+    pair: tuple[str, str],
+) -> None:
     gt, got = pair
     ours, own = judged(gt, got)
     g, p = pd.read_csv(io.StringIO(gt)), pd.read_csv(io.StringIO(got))

@@ -20,7 +20,9 @@ def root(tmp_path):
     (r / "solutions" / "leak.py").symlink_to(outside / "secret.txt")
     (r / "solutions" / "up").symlink_to("../..")
     (r / "shared").symlink_to(outside / "sols")
-    (r / "top-link.txt").symlink_to(outside / "secret.txt")  # a top-level link: how roots are assembled from shared data
+    (r / "top-link.txt").symlink_to(
+        outside / "secret.txt"
+    )  # a top-level link: how roots are assembled from shared data
     return r
 
 

@@ -20,7 +20,9 @@ def test_a_regular_file_within_the_bound_is_read(tmp_path):
     assert read_text(p, limit=100) == '{"a": 1}'
 
 
-@pytest.mark.parametrize("target,kind", [("/dev/zero", "character device"), ("/dev/null", "character device")])
+@pytest.mark.parametrize(
+    "target,kind", [("/dev/zero", "character device"), ("/dev/null", "character device")]
+)
 def test_a_device_is_refused_directly_and_through_a_link(tmp_path, target, kind):
     link = tmp_path / "manifest.json"
     link.symlink_to(target)
@@ -87,7 +89,11 @@ def test_iter_lines_skips_lines_longer_than_the_bound_without_holding_them():
     data = b"one\n" + b"x" * 5000 + b"\ntwo\n\nlast-no-newline"
     got = list(iter_lines(io.BytesIO(data), max_line=100, chunk=64))
     assert [(n, (raw.size if isinstance(raw, LongLine) else raw), ended) for n, raw, ended in got] == [
-        (1, b"one", True), (2, 5000, True), (3, b"two", True), (4, b"", True), (5, b"last-no-newline", False),
+        (1, b"one", True),
+        (2, 5000, True),
+        (3, b"two", True),
+        (4, b"", True),
+        (5, b"last-no-newline", False),
     ]
     # a long last line without a newline
     got = list(iter_lines(io.BytesIO(b"a\n" + b"y" * 300), max_line=100, chunk=7))

@@ -13,7 +13,8 @@ def write_lake(root: Path) -> Path:
     (root / "comma.csv").write_text("id,name,score\n1,alpha,0.5\n2,beta,1.25\n3,gamma,\n", encoding="utf-8")
     (root / "tabbed.tsv").write_text("a\tb\tc\n1\t2\t3\n4\t5\t6\n", encoding="utf-8")
     (root / "semi.csv").write_text(
-        "Ort;Messwert;Datum\nBerlin;3,5;2021-01-02\nHamburg;12,25;2021-01-03\nKöln;7,0;2021-01-04\n", encoding="utf-8"
+        "Ort;Messwert;Datum\nBerlin;3,5;2021-01-02\nHamburg;12,25;2021-01-03\nKöln;7,0;2021-01-04\n",
+        encoding="utf-8",
     )
     (root / "pipe.txt").write_text("x|y\n1|2\n3|4\n5|6\n", encoding="utf-8")
     (root / "latin.csv").write_bytes("city,temp\nMünchen,3\nZürich,4\n".encode("latin-1"))
@@ -25,9 +26,13 @@ def write_lake(root: Path) -> Path:
     )
     sub = root / "nested" / "deeper"
     sub.mkdir(parents=True)
-    (sub / "records.json").write_text(json.dumps([{"k": i, "v": f"val{i}"} for i in range(5)]), encoding="utf-8")
+    (sub / "records.json").write_text(
+        json.dumps([{"k": i, "v": f"val{i}"} for i in range(5)]), encoding="utf-8"
+    )
     (root / "nested" / "doc.json").write_text(json.dumps({"meta": {"source": "x"}, "items": [1, 2, 3]}))
-    (root / "nested" / "lines.jsonl").write_text("\n".join(json.dumps({"a": i, "b": i * 2}) for i in range(7)) + "\n")
+    (root / "nested" / "lines.jsonl").write_text(
+        "\n".join(json.dumps({"a": i, "b": i * 2}) for i in range(7)) + "\n"
+    )
     (root / "page.html").write_text(
         "<html><head><title>Cities</title></head><body><p>intro</p>"
         "<table><tr><th>City</th><th>Pop</th></tr><tr><td>Boston</td><td>650000</td></tr>"
@@ -36,10 +41,7 @@ def write_lake(root: Path) -> Path:
     )
     (root / "notes.txt").write_text("Constitution Beach\nCastle Island Beach\nPleasure Bay Beach\n")
     (root / "fixed.dat").write_text(
-        "STATION   YEAR   VALUE\n"
-        "BOS       2001    12.5\n"
-        "ORH       2002     3.0\n"
-        "ACK       2003   100.25\n"
+        "STATION   YEAR   VALUE\nBOS       2001    12.5\nORH       2002     3.0\nACK       2003   100.25\n"
     )
     (root / "report.pdf").write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n")
     (root / "empty.csv").write_bytes(b"")

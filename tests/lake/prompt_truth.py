@@ -31,8 +31,10 @@ _ROWS_LABEL = re.compile(
 _TEXT_LABEL = re.compile(
     r"^\s*(?:all (?P<n>[\d,]+) lines?|the first (?P<k>[\d,]+) of (?P<t>[\d,?]+) lines) as in the file(?P<extra>.*):$"
 )
-_CELLS_LABEL = re.compile(r"^\s*(?:\[.*\] )?(?:all (?P<n>[\d,]+) rows?|the first (?P<k>[\d,]+) of (?P<t>.+?) rows)"
-                          r"(?P<short>, shortened to fit the prompt budget)?, as cells")
+_CELLS_LABEL = re.compile(
+    r"^\s*(?:\[.*\] )?(?:all (?P<n>[\d,]+) rows?|the first (?P<k>[\d,]+) of (?P<t>.+?) rows)"
+    r"(?P<short>, shortened to fit the prompt budget)?, as cells"
+)
 
 
 def _int(s: str) -> int:
@@ -107,7 +109,7 @@ def split_blocks(text: str, files: set[str], prefix: str = "/lake") -> list[File
         s = line.lstrip(" ")
         start = f"- {prefix}/"
         if s.startswith(start):
-            rest = s[len(start):]
+            rest = s[len(start) :]
             path = next((p for p in by_len if rest.startswith(p + " (") or rest.startswith(p + ":")), None)
             if path is not None:
                 blocks.append(FileBlock(path, line))
@@ -162,8 +164,15 @@ def check_lake_text(text: str, lake: Path, *, prefix: str = "/lake", n: int = PA
     lake = Path(lake)
     files = {p.relative_to(lake).as_posix() for p in lake.rglob("*") if p.is_file()}
     problems: list[str] = []
-    bare_note = re.search(r"^\(The content of [\d,]+ of the files above is not shown: shortened to fit the prompt "
-                          r"budget\.\)$", text, re.M) is not None
+    bare_note = (
+        re.search(
+            r"^\(The content of [\d,]+ of the files above is not shown: shortened to fit the prompt "
+            r"budget\.\)$",
+            text,
+            re.M,
+        )
+        is not None
+    )
     for b in split_blocks(text, files, prefix):
         problems += [f"{b.path}: {p}" for p in _check_block(b, lake, n, bare_note)]
     return problems
@@ -226,15 +235,18 @@ def _check_block(b: FileBlock, lake: Path, n: int, bare_note: bool = False) -> l
             out += _check_cells(label, shown, tables, n)
         else:
             out += _check_fence(label, shown, real, header_line, delimiter, n, head)
-    has_content = (m_rows and _int(m_rows.group("rows")) > 0) or (m_lines and _int(m_lines.group("lines")) > 0)
+    has_content = (m_rows and _int(m_rows.group("rows")) > 0) or (
+        m_lines and _int(m_lines.group("lines")) > 0
+    )
     told = any("(no rows shown: shortened to fit the prompt budget)" in ln for ln in b.body) or bare_note
     if has_content and not fences and not told:
         out.append("no content shown and no word why")
     return out
 
 
-def _check_fence(label: str, shown: list[str], real, header_line: int | None, delimiter: str, n: int,
-                 head: str) -> list[str]:
+def _check_fence(
+    label: str, shown: list[str], real, header_line: int | None, delimiter: str, n: int, head: str
+) -> list[str]:
     out: list[str] = []
     label = label.rstrip()
     if "not the file's" in label:
@@ -267,7 +279,9 @@ def _check_fence(label: str, shown: list[str], real, header_line: int | None, de
             out.append(f"label says of {m_text.group('t')} lines, the file has {len(file_)}")
         short = "shortened to fit the prompt budget" in m_text.group("extra")
         if m_text.group("k") and k < min(n, len(file_)) and not short:
-            out.append(f"{k} of {len(file_)} lines shown (fewer than N = {n}) and the label does not say it was shortened")
+            out.append(
+                f"{k} of {len(file_)} lines shown (fewer than N = {n}) and the label does not say it was shortened"
+            )
         if short and k >= min(n, len(file_)):
             out.append("the label says shortened, yet N lines (or all) are shown")
         return out
@@ -310,7 +324,9 @@ def _check_fence(label: str, shown: list[str], real, header_line: int | None, de
             out.append(f"label says of {m_first.group(3)} rows, the file has {total_rows}")
         short = "shortened to fit the prompt budget" in m_first.group("rest")
         if k < min(n, total_rows) and not short and "rows the index read" not in m_first.group("rest"):
-            out.append(f"{k} of {total_rows} rows shown (fewer than N = {n}) and the label does not say it was shortened")
+            out.append(
+                f"{k} of {total_rows} rows shown (fewer than N = {n}) and the label does not say it was shortened"
+            )
         if short and k >= min(n, total_rows):
             out.append("the label says shortened, yet N rows (or all) are shown")
     elif not what.startswith("the header"):
@@ -341,7 +357,9 @@ def _read_sheets(path: str, mtime: float) -> dict[str, list[list[Any]]]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # openpyxl on extensions it does not know
-        frames = pd.read_excel(path, sheet_name=None, header=None, dtype=object, keep_default_na=False, na_values=[])
+        frames = pd.read_excel(
+            path, sheet_name=None, header=None, dtype=object, keep_default_na=False, na_values=[]
+        )
     return {str(name): df.values.tolist() for name, df in frames.items()}
 
 
@@ -357,8 +375,10 @@ def merged_ranges(path: Path) -> dict[str, list[str]]:
         import xlrd
 
         book = xlrd.open_workbook(str(path), formatting_info=True)
-        return {sh.name: [f"{_letters(c0)}{r0 + 1}:{_letters(c1 - 1)}{r1}" for r0, r1, c0, c1 in sh.merged_cells]
-                for sh in book.sheets()}
+        return {
+            sh.name: [f"{_letters(c0)}{r0 + 1}:{_letters(c1 - 1)}{r1}" for r0, r1, c0, c1 in sh.merged_cells]
+            for sh in book.sheets()
+        }
     import openpyxl
 
     with warnings.catch_warnings():
@@ -395,7 +415,9 @@ def same_cell(shown: str, real: Any) -> bool:
         if shown.endswith("…") and len(want) > len(shown) - 1 and want.startswith(shown[:-1]):
             return True
         if MASK in shown:
-            return re.fullmatch(".*".join(re.escape(p) for p in shown.split(MASK)), want, re.DOTALL) is not None
+            return (
+                re.fullmatch(".*".join(re.escape(p) for p in shown.split(MASK)), want, re.DOTALL) is not None
+            )
         return False
     if isinstance(real, bool):
         return shown == str(real)
@@ -449,7 +471,9 @@ def check_sheets(b: FileBlock, path: Path, n: int = PAPER_N, lake: Path | None =
         if m_more and "row counts may differ" not in s:
             where = m_more.group(1).split("/", 2)[2] if m_more.group(1).count("/") > 1 else ""
             folder = lake / where if lake is not None else path.parent
-            listed = re.findall(r"(?:^|, )(.+?) \(rows per sheet as pandas reads them: ([\d, ]+)\)", m_more.group(2))
+            listed = re.findall(
+                r"(?:^|, )(.+?) \(rows per sheet as pandas reads them: ([\d, ]+)\)", m_more.group(2)
+            )
             if not listed:
                 out.append(f"workbooks listed beside it without the rows of their sheets: {s[:80]!r}")
             for other, counts in listed:
@@ -501,7 +525,9 @@ def check_sheets(b: FileBlock, path: Path, n: int = PAPER_N, lake: Path | None =
                 start = 0
             claims[name] = {"start": start, "header": _int(h.group(1)) if h else None}
             if data and _int(data.group(1)) != n_rows - start:
-                out.append(f"[{name}] said to have {data.group(1)} data rows, pandas reads {n_rows - start} below row {start}")
+                out.append(
+                    f"[{name}] said to have {data.group(1)} data rows, pandas reads {n_rows - start} below row {start}"
+                )
             m_empty = re.search(r"empty in every row: columns? (.+?) \(pandas ([^)]*)\)", detail)
             empty = [j for j in range(n_cols) if not any(_filled(row[j]) for row in rows)]
             if m_empty:
@@ -510,7 +536,9 @@ def check_sheets(b: FileBlock, path: Path, n: int = PAPER_N, lake: Path | None =
                     out.append(f"[{name}] empty columns said {said}, pandas reads {empty} empty")
                 letters = [_letters(j) for j in said]
                 if _expand_letters(m_empty.group(1)) != letters and "more" not in m_empty.group(1):
-                    out.append(f"[{name}] empty columns {m_empty.group(1)} are not pandas' {m_empty.group(2)}")
+                    out.append(
+                        f"[{name}] empty columns {m_empty.group(1)} are not pandas' {m_empty.group(2)}"
+                    )
             elif empty:
                 out.append(f"[{name}] columns {empty} are empty in every row and the prompt does not say so")
             m_merged = re.search(r"([\d,]+) merged ranges?: (.+?) \(pandas reads", detail)
@@ -520,7 +548,9 @@ def check_sheets(b: FileBlock, path: Path, n: int = PAPER_N, lake: Path | None =
             if m_merged:
                 refs = [x for x in m_merged.group(2).split(", ") if not x.startswith("…")]
                 if _int(m_merged.group(1)) != len(real) or not set(refs) <= set(real):
-                    out.append(f"[{name}] merged ranges said {m_merged.group(1)} ({refs[:5]}), the sheet has {len(real)}")
+                    out.append(
+                        f"[{name}] merged ranges said {m_merged.group(1)} ({refs[:5]}), the sheet has {len(real)}"
+                    )
             elif real:
                 out.append(f"[{name}] has {len(real)} merged ranges and the prompt does not say so")
             continue
@@ -587,7 +617,9 @@ def _fenced_at(body: list[str]) -> list[tuple[int, list[str]]]:
     return out
 
 
-def _check_sheet_rows(m: re.Match, shown: list[str], rows: list[list[Any]], claim: dict | None, n: int) -> list[str]:
+def _check_sheet_rows(
+    m: re.Match, shown: list[str], rows: list[list[Any]], claim: dict | None, n: int
+) -> list[str]:
     out: list[str] = []
     n_rows, n_cols = _shape_of(rows)
     last, total = _int(m.group("last")), _int(m.group("total"))
@@ -606,7 +638,9 @@ def _check_sheet_rows(m: re.Match, shown: list[str], rows: list[list[Any]], clai
             continue
         for j, (c, v) in enumerate(zip(cells, rows[i], strict=True)):
             if not same_cell(c, v):
-                out.append(f"row {i + 1} column {_letters(j)}: {c[:60]!r} shown, pandas reads {str(v)[:60]!r}")
+                out.append(
+                    f"row {i + 1} column {_letters(j)}: {c[:60]!r} shown, pandas reads {str(v)[:60]!r}"
+                )
         breaks = breaks or any(isinstance(v, str) and ("\n" in v or "\r" in v) for v in rows[i])
     detail, what = m.group("detail"), m.group("what")
     if breaks != ("line breaks in cells written \\n" in detail):
@@ -618,7 +652,9 @@ def _check_sheet_rows(m: re.Match, shown: list[str], rows: list[list[Any]], clai
         out.append(f"{above.group(0)} does not add up to the header on row {h.group(1)}")
     if ("no header row" in detail) == (h is not None):
         out.append(f"label {detail!r} is unclear about the header")
-    if claim is not None and (claim["start"] != start or claim["header"] != (_int(h.group(1)) if h else None)):
+    if claim is not None and (
+        claim["start"] != start or claim["header"] != (_int(h.group(1)) if h else None)
+    ):
         out.append("the rows label and the sheet's shape line disagree about the header")
     data_total = n_rows - start
     k = len(shown) - start
@@ -626,15 +662,21 @@ def _check_sheet_rows(m: re.Match, shown: list[str], rows: list[list[Any]], clai
     m_first = re.match(r"the first ([\d,]+) of ([\d,]+) data rows(?P<rest>.*)$", what)
     if m_all:
         if _int(m_all.group(1)) != data_total or k != data_total:
-            out.append(f"label says all {m_all.group(1)} data rows; pandas reads {data_total} below row {start}, {k} shown")
+            out.append(
+                f"label says all {m_all.group(1)} data rows; pandas reads {data_total} below row {start}, {k} shown"
+            )
     elif m_first:
         if _int(m_first.group(1)) != k:
             out.append(f"label says the first {m_first.group(1)} data rows, {k} shown")
         if _int(m_first.group(2)) != data_total:
-            out.append(f"label says of {m_first.group(2)} data rows, pandas reads {data_total} below row {start}")
+            out.append(
+                f"label says of {m_first.group(2)} data rows, pandas reads {data_total} below row {start}"
+            )
         short = SHORT in m_first.group("rest")
         if k < min(n, data_total) and not short and "rows the index read" not in m_first.group("rest"):
-            out.append(f"{k} of {data_total} data rows shown (fewer than N = {n}) and the label does not say it was shortened")
+            out.append(
+                f"{k} of {data_total} data rows shown (fewer than N = {n}) and the label does not say it was shortened"
+            )
         if short and k >= min(n, data_total):
             out.append("the label says shortened, yet N rows (or all) are shown")
     elif what.startswith(("the header, no data rows", "no data rows")):
@@ -651,7 +693,9 @@ SHORT = "shortened to fit the prompt budget"
 # ---- other tables shown as cells: JSON records, JSON lines, parquet, HTML tables -----------------------------
 
 
-def cell_tables(path: Path, fmt: str, encoding: str = "utf-8") -> dict[str | None, tuple[list[str], list[list[Any]]]]:
+def cell_tables(
+    path: Path, fmt: str, encoding: str = "utf-8"
+) -> dict[str | None, tuple[list[str], list[list[Any]]]]:
     """The tables of a file as pandas (or the json module) reads them: {table name: (column names, rows)};
     the name is None for a file of one table, a key for JSON records under a key, "table i" for HTML."""
     import json
@@ -675,7 +719,11 @@ def cell_tables(path: Path, fmt: str, encoding: str = "utf-8") -> dict[str | Non
     if isinstance(value, list):
         return {None: _records(value)}
     if isinstance(value, dict):
-        return {str(k): _records(v) for k, v in value.items() if isinstance(v, list) and v and isinstance(v[0], dict)}
+        return {
+            str(k): _records(v)
+            for k, v in value.items()
+            if isinstance(v, list) and v and isinstance(v[0], dict)
+        }
     return {}
 
 
@@ -734,7 +782,9 @@ def _check_cells(label: str, shown: list[str], tables: dict, n: int) -> list[str
         out.append(f"label says {total} rows, the file holds {len(rows)}")
     short = m.group("short") is not None
     if m.group("k") and said < min(n, len(rows)) and not short:
-        out.append(f"{said} of {len(rows)} rows shown (fewer than N = {n}) and the label does not say it was shortened")
+        out.append(
+            f"{said} of {len(rows)} rows shown (fewer than N = {n}) and the label does not say it was shortened"
+        )
     breaks = False
     for i, line in enumerate(body[: len(rows)]):
         cells = next(csv.reader([line]), [])
@@ -745,7 +795,9 @@ def _check_cells(label: str, shown: list[str], tables: dict, n: int) -> list[str
             v = _json_cell(v)
             breaks = breaks or (isinstance(v, str) and ("\n" in v or "\r" in v))
             if not same_cell(c, v):
-                out.append(f"row {i + 1} column {names[j]!r}: {c[:60]!r} shown, the file holds {str(v)[:60]!r}")
+                out.append(
+                    f"row {i + 1} column {names[j]!r}: {c[:60]!r} shown, the file holds {str(v)[:60]!r}"
+                )
     if breaks != ("line breaks in cells written \\n" in label):
         out.append("line breaks in the cells shown and the label disagree")
     return out

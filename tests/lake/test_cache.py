@@ -78,7 +78,9 @@ def test_changed_file_is_read_again_and_only_it(small_lake: Path, cache_dir: Pat
     assert idx.get("comma.csv").tables[0].rows == 4
 
 
-def test_same_content_elsewhere_is_not_parsed_twice(small_lake: Path, tmp_path: Path, cache_dir: Path) -> None:
+def test_same_content_elsewhere_is_not_parsed_twice(
+    small_lake: Path, tmp_path: Path, cache_dir: Path
+) -> None:
     LakeIndex.build(small_lake, cache_dir=cache_dir, workers=1)
     other = tmp_path / "copy"
     other.mkdir()
@@ -88,7 +90,9 @@ def test_same_content_elsewhere_is_not_parsed_twice(small_lake: Path, tmp_path: 
     assert e.path == "renamed.csv" and e.tables[0].rows == 3
 
 
-def test_a_lake_seen_through_hard_links_elsewhere_is_not_read_again(small_lake: Path, cache_dir: Path) -> None:
+def test_a_lake_seen_through_hard_links_elsewhere_is_not_read_again(
+    small_lake: Path, cache_dir: Path
+) -> None:
     """The runner hands systems a fresh hard-linked view of the lake per run: the second run reads nothing."""
     from kramabench.run.lakeview import LakeViews
 

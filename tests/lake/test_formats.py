@@ -20,7 +20,14 @@ def test_inventory_is_recursive_and_skips_junk(small_lake: Path) -> None:
     files = list_lake_files(small_lake)
     assert "nested/deeper/records.json" in files
     assert "comma.csv" in files
-    for junk in (".DS_Store", "._comma.csv", "Thumbs.db", "~$book.xlsx", "__MACOSX/x.csv", ".ipynb_checkpoints/y.csv"):
+    for junk in (
+        ".DS_Store",
+        "._comma.csv",
+        "Thumbs.db",
+        "~$book.xlsx",
+        "__MACOSX/x.csv",
+        ".ipynb_checkpoints/y.csv",
+    ):
         assert junk not in files
     assert files == sorted(files)
 
@@ -37,7 +44,12 @@ def test_delimiters_are_sniffed(index: LakeIndex) -> None:
 def test_csv_shape_types_and_preview(index: LakeIndex) -> None:
     e = index.get("comma.csv")
     t = e.tables[0]
-    assert (e.format, e.encoding, t.rows, [c.name for c in t.columns]) == ("csv", "utf-8", 3, ["id", "name", "score"])
+    assert (e.format, e.encoding, t.rows, [c.name for c in t.columns]) == (
+        "csv",
+        "utf-8",
+        3,
+        ["id", "name", "score"],
+    )
     dtypes = {c.name: c.dtype for c in t.columns}
     assert dtypes["id"] == "integer" and dtypes["score"] == "float"
     assert t.columns[2].missing == 1
@@ -81,7 +93,11 @@ def test_xlsx_sheets_and_title_rows(index: LakeIndex) -> None:
 
 def test_json_jsonl_html_text_fixed_width(index: LakeIndex) -> None:
     rec = index.get("nested/deeper/records.json")
-    assert rec.format == "json" and rec.tables[0].rows == 5 and [c.name for c in rec.tables[0].columns] == ["k", "v"]
+    assert (
+        rec.format == "json"
+        and rec.tables[0].rows == 5
+        and [c.name for c in rec.tables[0].columns] == ["k", "v"]
+    )
     doc = index.get("nested/doc.json")
     assert doc.format == "json" and any("meta" in n and "items" in n for n in doc.notes)
     jl = index.get("nested/lines.jsonl")
@@ -135,13 +151,15 @@ def test_folder_links_are_followed_only_inside_the_lake(tmp_path: Path, cache_di
     assert idx.entries[0].error == "could not read: symbolic link to a file outside the lake"
 
 
-def test_large_csv_counts_rows_from_the_whole_file_but_reads_only_the_head(tmp_path: Path, cache_dir: Path) -> None:
+def test_large_csv_counts_rows_from_the_whole_file_but_reads_only_the_head(
+    tmp_path: Path, cache_dir: Path
+) -> None:
     lake = tmp_path / "big"
     lake.mkdir()
     lines = ["k,v,w"] + [f"{i},{i * 0.5},name{i % 7}" for i in range(60_000)]
     (lake / "big.csv").write_text("\n".join(lines) + "\n\n")
     # quoted fields spanning lines, beyond the head
-    rows = ['id,text'] + [f'{i},"line one\nline two {i}"' for i in range(30_000)]
+    rows = ["id,text"] + [f'{i},"line one\nline two {i}"' for i in range(30_000)]
     (lake / "multi.csv").write_text("\n".join(rows) + "\n")
     idx = LakeIndex.build(lake, LakeOptions(head_bytes=8192, max_rows=5), cache_dir=cache_dir)
     big = idx.get("big.csv").tables[0]
@@ -179,10 +197,17 @@ def test_geojson_dbf_gzip_and_shapefile(tmp_path: Path, cache_dir: Path) -> None
 
     lake = tmp_path / "geo"
     lake.mkdir()
-    fc = {"type": "FeatureCollection", "features": [
-        {"type": "Feature", "properties": {"name": f"fire{i}", "acres": i * 10.5}, "geometry": {"type": "Point", "coordinates": [0, 0]}}
-        for i in range(4)
-    ]}
+    fc = {
+        "type": "FeatureCollection",
+        "features": [
+            {
+                "type": "Feature",
+                "properties": {"name": f"fire{i}", "acres": i * 10.5},
+                "geometry": {"type": "Point", "coordinates": [0, 0]},
+            }
+            for i in range(4)
+        ],
+    }
     (lake / "fires.geojson").write_text(json.dumps(fc))
     # a dBase III table with two fields and three records
     fields = [(b"NAME", b"C", 8), (b"ACRES", b"N", 6)]
@@ -192,7 +217,9 @@ def test_geojson_dbf_gzip_and_shapefile(tmp_path: Path, cache_dir: Path) -> None
     for name, typ, ln in fields:
         head += name.ljust(11, b"\x00") + typ + b"\x00" * 4 + bytes([ln, 0]) + b"\x00" * 14
     head += b"\x0d"
-    recs = b"".join(b" " + n.ljust(8) + a.rjust(6) for n, a in [(b"Alpha", b"12"), (b"Beta", b"7"), (b"Gamma", b"301")])
+    recs = b"".join(
+        b" " + n.ljust(8) + a.rjust(6) for n, a in [(b"Alpha", b"12"), (b"Beta", b"7"), (b"Gamma", b"301")]
+    )
     (lake / "parcels.dbf").write_bytes(head + recs + b"\x1a")
     (lake / "parcels.shp").write_bytes(b"\x00\x00\x27\x0a" + b"\x00" * 96)
     with gzip.open(lake / "big.csv.gz", "wt") as g:
@@ -221,7 +248,9 @@ def test_text_edge_cases_do_not_fail(tmp_path: Path, cache_dir: Path) -> None:
         "00-03UT       2.33         2.67         2.67\n03-06UT       1.67         2.33         2.00\n"
         "06-09UT       1.33         2.00         1.67\n"
     )
-    (lake / "omni.dat").write_text("".join(f"2024 {d} {h} {d * 1.5:.2f} 999.9\n" for d in range(1, 30) for h in range(3)))
+    (lake / "omni.dat").write_text(
+        "".join(f"2024 {d} {h} {d * 1.5:.2f} 999.9\n" for d in range(1, 30) for h in range(3))
+    )
     (lake / "one_line.json").write_text('{"a": [' + ",".join(str(i) for i in range(50000)) + "]}")
     (lake / "bad.json").write_text('{"a": 1,,}')
     (lake / "utf16.csv").write_bytes("x,y\n1,2\n".encode("utf-16"))
@@ -275,11 +304,17 @@ def test_xls_sheets_title_rows_and_dates(tmp_path: Path, cache_dir: Path) -> Non
     assert e.format == "xls" and e.error is None and e.sheets == ["Data", "Notes"]
     t = e.tables[0]
     assert t.header_row == 3 and t.above_header == ["Table 3: counts by site"] and t.rows == 3
-    assert [(c.name, c.dtype) for c in t.columns] == [("site", "string"), ("count", "integer"), ("when", "date")]
+    assert [(c.name, c.dtype) for c in t.columns] == [
+        ("site", "string"),
+        ("count", "integer"),
+        ("when", "date"),
+    ]
     assert t.preview[2] == ["C", "1", "2020-01-04"]
     text = idx.render(budget_tokens=5000).text
-    assert "[Data] 6 rows × 3 columns: 2 rows above the header, the header on row 3 (pd.read_excel(..., header=2)), " \
-           "3 data rows below it" in text
+    assert (
+        "[Data] 6 rows × 3 columns: 2 rows above the header, the header on row 3 (pd.read_excel(..., header=2)), "
+        "3 data rows below it" in text
+    )
     # more sheets than max_tables: the rest are named, and a note says they are not described
     idx = LakeIndex.build(lake, LakeOptions(max_tables=1), cache_dir=cache_dir)
     e = idx.get("legacy.xls")
@@ -295,6 +330,8 @@ def test_names_that_are_not_utf8_are_entries_not_crashes(tmp_path: Path, cache_d
     os.mkdir(os.path.join(bytes(lake), b"d\xff"))
     idx = LakeIndex.build(lake, cache_dir=cache_dir)
     assert [e.path for e in idx.entries] == ["caf\\xe9.csv", "d\\xff/", "ok/a.csv"]
-    assert idx.get("caf\\xe9.csv").error == "could not read: the name is not valid UTF-8 (left out of the lake)"
+    assert (
+        idx.get("caf\\xe9.csv").error == "could not read: the name is not valid UTF-8 (left out of the lake)"
+    )
     json.dumps([e.model_dump(mode="json") for e in idx.entries]).encode("utf-8")  # writable as JSON
     assert "caf\\xe9.csv" in idx.render(budget_tokens=2000).text

@@ -75,7 +75,9 @@ def test_html_and_json_above_their_bounds_are_described_from_their_head(tmp_path
 @pytest.mark.slow
 def test_indexing_the_hostile_lake_stays_within_the_memory_bound(tmp_path):
     opts = LakeOptions()
-    lake = make_hostile_lake(tmp_path / "lake", html_parse_bound=opts.max_html_bytes, json_parse_bound=opts.max_json_bytes)
+    lake = make_hostile_lake(
+        tmp_path / "lake", html_parse_bound=opts.max_html_bytes, json_parse_bound=opts.max_json_bytes
+    )
     code = (
         "import resource, sys; from kramabench.lake import LakeIndex; "
         "idx = LakeIndex.build(sys.argv[1], cache_dir=False, workers=1); "

@@ -93,7 +93,11 @@ def test_an_import_held_by_another_thread_does_not_hang_the_readers(tmp_path):
         timeout=300,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
-    assert out.returncode == 0 and out.stdout.split() == ["4", "0"], (out.returncode, out.stdout, out.stderr[-3000:])
+    assert out.returncode == 0 and out.stdout.split() == ["4", "0"], (
+        out.returncode,
+        out.stdout,
+        out.stderr[-3000:],
+    )
 
 
 def test_an_interrupted_index_stops_and_leaves_no_reader(tmp_path):

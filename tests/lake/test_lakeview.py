@@ -49,43 +49,51 @@ def lake(tmp_path: Path) -> Path:
 
 
 def test_a_file_cut_by_the_budget_says_so_and_counts_what_is_shown(lake: Path) -> None:
-    (lake / "long.csv").write_text("Sales by month\n\nid,value\n" + "".join(f"{i},{i * 3}\n" for i in range(1440)))
+    (lake / "long.csv").write_text(
+        "Sales by month\n\nid,value\n" + "".join(f"{i},{i * 3}\n" for i in range(1440))
+    )
     for k in range(30):
         (lake / f"other{k:02d}.csv").write_text(f"a{k},b{k}\n" + "".join(f"{i},{i}\n" for i in range(200)))
     text = render(lake, budget=3000)
     lines = block(text, "long.csv")
-    assert lines[0] == ("- /lake/long.csv (csv (comma-separated), utf-8, 12.6 KB): 1,440 rows × 2 columns; "
-                        'header on line 3 (2 lines above it); above the header: "Sales by month"')
+    assert lines[0] == (
+        "- /lake/long.csv (csv (comma-separated), utf-8, 12.6 KB): 1,440 rows × 2 columns; "
+        'header on line 3 (2 lines above it); above the header: "Sales by month"'
+    )
     assert lines[1] == "  column types: id (integer), value (integer)"
     shown = len(lines) - 5  # summary, types, label, two fences
     k = shown - 3  # the title line, the blank line and the header above the rows
     assert 1 <= k < N
-    assert lines[2] == (f"  the first {k} of 1,440 rows, shortened to fit the prompt budget: lines 1-{shown} of 1,443 "
-                        "as in the file (2 lines above the header, the header on line 3):")
+    assert lines[2] == (
+        f"  the first {k} of 1,440 rows, shortened to fit the prompt budget: lines 1-{shown} of 1,443 "
+        "as in the file (2 lines above the header, the header on line 3):"
+    )
     assert lines[3:7] == ["```", "Sales by month", "", "id,value"]
     assert lines[7] == "0,0" and lines[-2] == f"{k - 1},{(k - 1) * 3}" and lines[-1] == "```"
     # the same file with room for it: the paper's N rows, not said to be shortened
     (lake / "alone").mkdir()
     (lake / "alone" / "long.csv").write_bytes((lake / "long.csv").read_bytes() + b"\n")
     full = block(render(lake / "alone"), "long.csv")
-    assert full[2] == ("  the first 100 of 1,440 rows: lines 1-103 of 1,444 as in the file "
-                       "(2 lines above the header, the header on line 3):")
+    assert full[2] == (
+        "  the first 100 of 1,440 rows: lines 1-103 of 1,444 as in the file "
+        "(2 lines above the header, the header on line 3):"
+    )
     assert full[-2] == "99,297"
 
 
 def test_fixed_width_lines_are_shown_exactly_unindented(lake: Path) -> None:
-    table = ("STATION   YEAR   VALUE\n"
-             "BOS       2001    12.5\n"
-             "ORH       2002     3.0\n"
-             "ACK       2003   100.25\n")
+    table = (
+        "STATION   YEAR   VALUE\nBOS       2001    12.5\nORH       2002     3.0\nACK       2003   100.25\n"
+    )
     (lake / "stations.txt").write_text(table)
     for style in ("paper", "rich"):
         lines = block(render(lake, style=style), "stations.txt")
         fence = lines.index("```")
         assert lines[fence + 1 : fence + 5] == table.splitlines()  # byte for byte: no indent, spaces kept
         assert lines[fence + 5] == "```"
-        assert lines[fence - 1].endswith("as in the file (the header on line 1):" if style == "rich"
-                                         else "all 4 lines as in the file:")
+        assert lines[fence - 1].endswith(
+            "as in the file (the header on line 1):" if style == "rich" else "all 4 lines as in the file:"
+        )
 
 
 def test_upper_case_extensions_keep_their_case(lake: Path) -> None:
@@ -97,13 +105,18 @@ def test_upper_case_extensions_keep_their_case(lake: Path) -> None:
     text = render(lake)
     assert text.splitlines()[0] == (
         "- 3 folders under /lake/orbits/ hold the same kinds of files (each: 1 .HDR file + 1 .SP3 file; "
-        "6 files in all): 2001, 2002, 2003. The files of /lake/orbits/2001/ are shown as the example:")
+        "6 files in all): 2001, 2002, 2003. The files of /lake/orbits/2001/ are shown as the example:"
+    )
     assert ".hdr" not in text and ".sp3" not in text
     hdr = block(text, "orbits/2001/ORB_2001.HDR")
     assert hdr == [
         "  - /lake/orbits/2001/ORB_2001.HDR (text, utf-8, 27 B): 3 lines",
         "    all 3 lines as in the file (a small documentation file: shown whole):",
-        "```", "KEY0 = 0", "KEY1 = 1", "KEY2 = 2", "```",
+        "```",
+        "KEY0 = 0",
+        "KEY1 = 1",
+        "KEY2 = 2",
+        "```",
     ]
 
 
@@ -143,25 +156,40 @@ def test_a_headerless_csv_is_shown_raw_and_said_to_have_no_header(lake: Path) ->
     (lake / "measurements.csv").write_text("1,alpha,0.5\n2,beta,1.25\n3,gamma,2\n")
     for style in ("paper", "rich"):
         lines = block(render(lake, style=style), "measurements.csv")
-        assert lines[0] == ("- /lake/measurements.csv (csv (comma-separated), utf-8, 34 B): 3 rows × 3 columns; "
-                            "no header row")
+        assert lines[0] == (
+            "- /lake/measurements.csv (csv (comma-separated), utf-8, 34 B): 3 rows × 3 columns; no header row"
+        )
         assert lines[-6:] == [
             "  all 3 rows: lines 1-3 of 3 as in the file (no header row):",
-            "```", "1,alpha,0.5", "2,beta,1.25", "3,gamma,2", "```",
+            "```",
+            "1,alpha,0.5",
+            "2,beta,1.25",
+            "3,gamma,2",
+            "```",
         ]
     paper = block(render(lake), "measurements.csv")
-    assert paper[1] == ("  column types (no header row: columns by position): column 1 (integer), column 2 (string), "
-                        "column 3 (float)")
+    assert paper[1] == (
+        "  column types (no header row: columns by position): column 1 (integer), column 2 (string), "
+        "column 3 (float)"
+    )
 
 
 def test_header_names_are_the_files_own(lake: Path) -> None:
     (lake / "beach.csv").write_text(
-        '"Carson Beach",,,\n,I Street,,Bathhouse\nDate,Tag,Enterococcus,Tag,Enterococcus\n"May 1, 2024",<,10,,20\n')
+        '"Carson Beach",,,\n,I Street,,Bathhouse\nDate,Tag,Enterococcus,Tag,Enterococcus\n"May 1, 2024",<,10,,20\n'
+    )
     lines = block(render(lake), "beach.csv")
-    assert lines[1] == ("  column types: Date (string), Tag (string), Enterococcus (integer), Tag (empty), "
-                        "Enterococcus (integer)")  # not Tag.1 / Enterococcus.1
-    assert lines[3:8] == ["```", '"Carson Beach",,,', ",I Street,,Bathhouse",
-                          "Date,Tag,Enterococcus,Tag,Enterococcus", '"May 1, 2024",<,10,,20']
+    assert lines[1] == (
+        "  column types: Date (string), Tag (string), Enterococcus (integer), Tag (empty), "
+        "Enterococcus (integer)"
+    )  # not Tag.1 / Enterococcus.1
+    assert lines[3:8] == [
+        "```",
+        '"Carson Beach",,,',
+        ",I Street,,Bathhouse",
+        "Date,Tag,Enterococcus,Tag,Enterococcus",
+        '"May 1, 2024",<,10,,20',
+    ]
 
 
 def test_long_lines_crlf_bom_latin1_and_backticks(lake: Path) -> None:
@@ -176,17 +204,27 @@ def test_long_lines_crlf_bom_latin1_and_backticks(lake: Path) -> None:
     assert wide[1] == "  all 2 lines as in the file; lines over 2,000 characters cut where marked:"
     assert wide[3] == "x" * 2000 + " [… line cut: 500 more characters]" and wide[4] == "short"
     assert block(text, "crlf.csv")[3:6] == ["```", "a;b", "1;2"]
-    assert block(text, "crlf.csv")[0].startswith("- /lake/crlf.csv (csv (semicolon-separated), utf-8 with BOM")
+    assert block(text, "crlf.csv")[0].startswith(
+        "- /lake/crlf.csv (csv (semicolon-separated), utf-8 with BOM"
+    )
     assert block(text, "latin.txt")[3:5] == ["Zürich", "München"]
-    assert block(text, "mac.csv")[2:] == ["  all 2 rows: lines 1-3 of 3 as in the file (the header on line 1):",
-                                          "```", "a,b", "1,2", "3,4", "```"]
+    assert block(text, "mac.csv")[2:] == [
+        "  all 2 rows: lines 1-3 of 3 as in the file (the header on line 1):",
+        "```",
+        "a,b",
+        "1,2",
+        "3,4",
+        "```",
+    ]
     assert block(text, "memo.txt")[1] == "  the first 100 of 150 lines as in the file:"
     md = block(text, "notes.md")
     assert md[2:] == ["````", "see:", "```", "code", "```", "````"]  # a fence the file cannot close
 
 
 def test_comment_lines_above_fixed_width_rows_are_counted_apart(lake: Path) -> None:
-    (lake / "orbit.sp3").write_text("#cP2018 10  1 ORBIT\n" + "".join(f"PL47 {k:10.3f} {k * 2:10.3f}\n" for k in range(30)))
+    (lake / "orbit.sp3").write_text(
+        "#cP2018 10  1 ORBIT\n" + "".join(f"PL47 {k:10.3f} {k * 2:10.3f}\n" for k in range(30))
+    )
     lines = block(render(lake, style="rich"), "orbit.sp3")
     assert lines[0].endswith('30 rows × 3 columns; no header row; above the rows: "#cP2018 10  1 ORBIT"')
     label = next(ln for ln in lines if "as in the file" in ln)
@@ -200,10 +238,13 @@ def test_the_checker_catches_what_misleads(lake: Path) -> None:
     assert "the first 100 of 150 rows" in text and "the first 100 of 150 lines" in text
     bad = {
         "a changed line": text.replace("\n7,7\n", "\n7,8\n"),
-        "a label with more rows than shown": text.replace("the first 100 of 150 rows", "the first 101 of 150 rows"),
+        "a label with more rows than shown": text.replace(
+            "the first 100 of 150 rows", "the first 101 of 150 rows"
+        ),
         "all rows promised": text.replace("the first 100 of 150 rows", "all 150 rows"),
-        "fewer lines than N, not said": text.replace("the first 100 of 150 lines", "the first 99 of 150 lines")
-        .replace("line 99\n```", "```"),
+        "fewer lines than N, not said": text.replace(
+            "the first 100 of 150 lines", "the first 99 of 150 lines"
+        ).replace("line 99\n```", "```"),
         "a wrong total": text.replace("of 150 lines", "of 151 lines"),
         "an indented line": text.replace("\nline 3\n", "\n   line 3\n"),
     }
@@ -222,7 +263,11 @@ def test_content_left_out_for_the_budget_is_said_to_be(lake: Path) -> None:
         lines = text.splitlines()
         if any(ln.startswith("- /lake/") for ln in lines):
             bare = [ln for ln in lines if ln.startswith("(The content of ")]
-            without_rows = [i for i, ln in enumerate(lines) if ln == "  (no rows shown: shortened to fit the prompt budget)"]
+            without_rows = [
+                i
+                for i, ln in enumerate(lines)
+                if ln == "  (no rows shown: shortened to fit the prompt budget)"
+            ]
             assert bare or without_rows
             for i in without_rows:
                 assert lines[i - 1].startswith("  column types: ")
@@ -233,6 +278,8 @@ def test_content_left_out_for_the_budget_is_said_to_be(lake: Path) -> None:
 def test_rows_over_several_lines_are_counted_as_rows(lake: Path) -> None:
     (lake / "remarks.csv").write_text('id,comment\n1,"first\nsecond line"\n2,plain\n3,"a\nb\nc"\n')
     lines = block(render(lake), "remarks.csv")
-    assert lines[2] == ("  all 3 rows: lines 1-7 of 7 as in the file "
-                        "(the header on line 1; some rows run over several lines):")
+    assert lines[2] == (
+        "  all 3 rows: lines 1-7 of 7 as in the file "
+        "(the header on line 1; some rows run over several lines):"
+    )
     assert lines[4:-1] == ["id,comment", '1,"first', 'second line"', "2,plain", '3,"a', "b", 'c"']

@@ -59,7 +59,9 @@ def test_small_files_keep_detail_next_to_a_huge_one(tmp_path: Path) -> None:
     idx = LakeIndex.build(root, cache_dir=False)
     r = idx.render(budget_tokens=2000)
     assert r.tokens <= 2000
-    assert "all 2 rows: lines 1-3 of 3 as in the file" in r.text and "3,4" in r.text  # the small file is shown whole
+    assert (
+        "all 2 rows: lines 1-3 of 3 as in the file" in r.text and "3,4" in r.text
+    )  # the small file is shown whole
     assert "wide.csv" in r.text
 
 
@@ -70,7 +72,10 @@ def test_same_column_files_of_a_folder_are_shown_once(tmp_path: Path) -> None:
     r = idx.render(budget_tokens=100_000, path_prefix="/lake")
     assert r.mode == "detail"
     assert r.text.count("columns:\n") == 2  # file0000.csv for the five, and other.csv
-    assert "+ 4 more files in /lake/ with the same columns: file0001.csv (30 rows), file0002.csv (30 rows)" in r.text
+    assert (
+        "+ 4 more files in /lake/ with the same columns: file0001.csv (30 rows), file0002.csv (30 rows)"
+        in r.text
+    )
     (tmp_path / "two").mkdir()
     two = _lake(tmp_path / "two", 2, 3, same_columns=True)
     assert LakeIndex.build(two, cache_dir=False).render(budget_tokens=100_000).text.count("columns:\n") == 2
@@ -82,7 +87,11 @@ def test_many_files_with_one_schema_are_grouped(tmp_path: Path) -> None:
     idx = LakeIndex.build(root, cache_dir=False)
     r = idx.render(budget_tokens=1000)
     assert estimate_tokens(r.text) <= 1000
-    assert "file0000.csv" in r.text and "+ 399 more files with the same columns" in r.text and "other.csv" in r.text
+    assert (
+        "file0000.csv" in r.text
+        and "+ 399 more files with the same columns" in r.text
+        and "other.csv" in r.text
+    )
     assert "(all named file0*.csv)" in r.text
 
 

@@ -63,7 +63,9 @@ def test_a_private_key_over_many_lines_is_masked_in_snippets(tmp_path):
         r = idx.render(budget_tokens=5000, style=style)
         assert "QUJDREVG" not in r.text and r.masked == {"deploy.pem": ["private_key"]}, (style, r.text)
         # the lines shown differ from the file's where masked, and the prompt says so
-        assert "   note: secret values (passwords, keys, tokens) in its lines are shown as [MASKED]\n" in r.text
+        assert (
+            "   note: secret values (passwords, keys, tokens) in its lines are shown as [MASKED]\n" in r.text
+        )
         assert "\nafter\n" in r.text and check_lake_text(r.text, lake, prefix="") == []
 
 

@@ -34,7 +34,9 @@ def write_book(path: Path) -> Path:
     ws = wb.create_sheet("named")  # the same with a header
     for g in ["Gene", *GENES[:3]]:
         ws.append([g])
-    ws = wb.create_sheet("titled")  # a merged title and a blank row above the header, a blank row among the data
+    ws = wb.create_sheet(
+        "titled"
+    )  # a merged title and a blank row above the header, a blank row among the data
     ws["A1"] = "Table S2: measurements by site"
     ws.merge_cells("A1:C1")
     ws["A3"], ws["B3"], ws["C3"] = "site", "count", "when"
@@ -161,11 +163,10 @@ def test_the_checker_finds_every_lie(book_lake: Path) -> None:
     good = _render(book_lake)
     lies = {
         "[genes] 6 rows × 1 column": "[genes] 5 rows × 1 column",  # the count of a headerless sheet
-        "no header row (row 1 is typed like the rows below it), 6 data rows":
-            "the header on row 1, 6 data rows below it",  # the first gene eaten as a header
+        "no header row (row 1 is typed like the rows below it), 6 data rows": "the header on row 1, 6 data rows below it",  # the first gene eaten as a header
         "sheet rows 1-5 of 6 (no header row)": "sheet rows 1-5 of 5 (no header row)",
         "```\nBRD8\nDHX15\n": "```\nBRD8\nDHX16\n",  # a cell
-        "\"genes\" (6×1)": "\"genes\" (5×1)",  # the sheets line
+        '"genes" (6×1)': '"genes" (5×1)',  # the sheets line
         ": 6 sheets\n": ": 5 sheets\n",
         "; 1 merged range: A1:C1 (pandas reads a merged range's value in its first cell, the others empty)": "",
         "; empty in every row: columns A-B (pandas 0-1)": "",
@@ -200,8 +201,15 @@ def test_header_rule_on_text_columns() -> None:
     assert find_header([["C3L-00006", "Tumor"], ["C3L-00008", "Normal"], ["C3L-00032", "Tumor"]]) == (None, 0)
     assert find_header([["sample", "tissue"], ["C3L-00006", "Tumor"], ["C3L-00008", "Normal"]]) == (0, 1)
     # two tables in one sheet, the second under a repeat of the header: the repeat is no evidence of data
-    rows = [["Military Status", "# of Reports"], ["Active Duty", "17,336"], ["Veteran", "166,921"], [None, None],
-            ["Military Branch", "# of Reports"], ["U.S. Army", "91,035"], ["U.S. Navy", "47,012"]]
+    rows = [
+        ["Military Status", "# of Reports"],
+        ["Active Duty", "17,336"],
+        ["Veteran", "166,921"],
+        [None, None],
+        ["Military Branch", "# of Reports"],
+        ["U.S. Army", "91,035"],
+        ["U.S. Navy", "47,012"],
+    ]
     assert find_header(rows) == (0, 1)
 
 
@@ -267,7 +275,9 @@ def test_legacy_xls_line_by_line(tmp_path: Path) -> None:
     wb.save(str(lake / "legacy.xls"))
     text = _render(lake)
     size = re.search(r"\(xls, ([^)]+)\)", text).group(1)
-    assert text.splitlines() == f"""\
+    assert (
+        text.splitlines()
+        == f"""\
 - /lake/legacy.xls (xls, {size}): 2 sheets
   sheets (rows × columns as {PANDAS} reads them): "genes" (4×1), "titled" (6×3)
   [genes] 4 rows × 1 column: no header row (row 1 is typed like the rows below it), 4 data rows
@@ -295,6 +305,7 @@ B,7,2020-01-03
 C,1,2020-01-04
 ```
 """.splitlines()
+    )
     assert check_lake_text(text, lake, n=5) == []
 
 
@@ -305,8 +316,10 @@ def test_more_sheets_than_described(book_lake: Path, tmp_path: Path) -> None:
     shutil.copy(book_lake / "book.xlsx", lake / "book.xlsx")
     idx = LakeIndex.build(lake, LakeOptions(max_rows=5, max_tables=2), cache_dir=False)
     text = idx.render(budget_tokens=100_000, path_prefix="/lake", max_rows=5).text
-    assert (f'  sheets (rows × columns as {PANDAS} reads them; the first 2 described, the others named only): '
-            '"genes" (6×1), "named" (4×1), "titled", "offset", "numbers", "empty"\n') in text
+    assert (
+        f"  sheets (rows × columns as {PANDAS} reads them; the first 2 described, the others named only): "
+        '"genes" (6×1), "named" (4×1), "titled", "offset", "numbers", "empty"\n'
+    ) in text
     assert "[titled]" not in text
     assert check_lake_text(text, lake, n=5) == []
 
@@ -333,13 +346,21 @@ def test_workbooks_folded_and_repeated_folders(tmp_path: Path) -> None:
         _small_book(lake / "books" / f"book{i}.xlsx", n)
         _small_book(lake / "runs" / f"run{i}" / "result.xlsx", n + 1)
     text = _render(lake)
-    assert ("  + 2 more files in /lake/books/ with the same columns: book1.xlsx (rows per sheet as pandas reads "
-            "them: 5, 6), book2.xlsx (rows per sheet as pandas reads them: 6, 6)\n") in text
+    assert (
+        "  + 2 more files in /lake/books/ with the same columns: book1.xlsx (rows per sheet as pandas reads "
+        "them: 5, 6), book2.xlsx (rows per sheet as pandas reads them: 6, 6)\n"
+    ) in text
     assert "- 3 folders under /lake/runs/ hold the same kinds of files" in text
-    assert "    [genes] 6 rows × 1 column: no header row (row 1 is typed like the rows below it), 6 data rows\n" in text
+    assert (
+        "    [genes] 6 rows × 1 column: no header row (row 1 is typed like the rows below it), 6 data rows\n"
+        in text
+    )
     assert "\n```\nid,value\n0,0\n" in text  # the cells of the example, at the start of their lines
     assert check_lake_text(text, lake, n=5) == []
-    lie = text.replace("book2.xlsx (rows per sheet as pandas reads them: 6, 6)",
-                       "book2.xlsx (rows per sheet as pandas reads them: 6, 5)")
-    assert check_lake_text(lie, lake, n=5) == ["books/book0.xlsx: book2.xlsx said to have [6, 5] rows per sheet, "
-                                               "pandas reads [6, 6]"]
+    lie = text.replace(
+        "book2.xlsx (rows per sheet as pandas reads them: 6, 6)",
+        "book2.xlsx (rows per sheet as pandas reads them: 6, 5)",
+    )
+    assert check_lake_text(lie, lake, n=5) == [
+        "books/book0.xlsx: book2.xlsx said to have [6, 5] rows per sheet, pandas reads [6, 6]"
+    ]

@@ -12,10 +12,13 @@ from kramabench.lake import estimate_tokens, whole_files
 
 def _folder(tmp_path: Path) -> Path:
     (tmp_path / "schemas").mkdir()
-    (tmp_path / "config.yaml").write_text("postgres:\n  config:\n    user: postgres\n    password: Zq9-unguessable-x\n"
-                                          "warehouse:\n  path: shop.duckdb\n")
-    (tmp_path / "data_model.yaml").write_text("".join(f"- name: model_{i}\n  description: the {i}th model\n"
-                                                      for i in range(200)))
+    (tmp_path / "config.yaml").write_text(
+        "postgres:\n  config:\n    user: postgres\n    password: Zq9-unguessable-x\n"
+        "warehouse:\n  path: shop.duckdb\n"
+    )
+    (tmp_path / "data_model.yaml").write_text(
+        "".join(f"- name: model_{i}\n  description: the {i}th model\n" for i in range(200))
+    )
     (tmp_path / "schemas" / "orders.csv").write_text("column_name,column_description\norder_id,the order\n")
     return tmp_path
 
@@ -37,7 +40,9 @@ def test_a_small_budget_is_shared_fairly_and_a_cut_file_says_how_much_it_shows(t
     config, model, schema = shown
     assert not config.cut and not schema.cut  # the small files whole
     assert model.cut and 0 < model.lines_shown < model.lines_total == 400
-    assert model.text == "".join((root / "data_model.yaml").read_text().splitlines(keepends=True)[:model.lines_shown])
+    assert model.text == "".join(
+        (root / "data_model.yaml").read_text().splitlines(keepends=True)[: model.lines_shown]
+    )
     assert sum(f.tokens for f in shown) <= 400 and model.tokens == estimate_tokens(model.text)
 
 
@@ -45,7 +50,9 @@ def test_a_file_that_cannot_be_shown_says_why(tmp_path: Path) -> None:
     root = _folder(tmp_path)
     (root / "binary.yaml").write_bytes(b"\xff\xfe\x00bad")
     os.symlink("/etc/passwd", root / "out.yaml")
-    shown = {f.path: f for f in whole_files(root, ["binary.yaml", "out.yaml", "missing.yaml"], budget_tokens=1000)}
+    shown = {
+        f.path: f for f in whole_files(root, ["binary.yaml", "out.yaml", "missing.yaml"], budget_tokens=1000)
+    }
     assert "UTF-8" in (shown["binary.yaml"].error or "")
     assert shown["out.yaml"].error == "not inside the folder" and shown["out.yaml"].text == ""
     assert shown["missing.yaml"].error and not shown["missing.yaml"].cut

@@ -11,8 +11,15 @@ FAST = RetryPolicy(base_s=0.01, max_s=0.05)
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch, tmp_path):
-    for var in ("OPENAI_API_KEY", "TOGETHER_API_KEY", "OPENAI_BASE_URL", "TOGETHER_BASE_URL",
-                "OPENAI_COMPATIBLE_API_KEY", "KRAMABENCH_PRICING", "KRAMABENCH_MAX_CONCURRENCY"):
+    for var in (
+        "OPENAI_API_KEY",
+        "TOGETHER_API_KEY",
+        "OPENAI_BASE_URL",
+        "TOGETHER_BASE_URL",
+        "OPENAI_COMPATIBLE_API_KEY",
+        "KRAMABENCH_PRICING",
+        "KRAMABENCH_MAX_CONCURRENCY",
+    ):
         monkeypatch.delenv(var, raising=False)
 
 

@@ -16,8 +16,11 @@ MSGS = [ChatMessage(role="user", content="hi")]
 
 def test_a_slow_model_is_cut_at_the_budget(openai_server):
     openai_server.default = Reply.slow(10.0)
-    model = get_model(f"openai-compatible/m@{openai_server.base_url}", cache=False,
-                      retry=RetryPolicy(base_s=0.01, max_s=0.05))
+    model = get_model(
+        f"openai-compatible/m@{openai_server.base_url}",
+        cache=False,
+        retry=RetryPolicy(base_s=0.01, max_s=0.05),
+    )
     t0 = time.monotonic()
     with model_time_budget(1.0), pytest.raises(ModelError) as ei:
         model.complete(MSGS, ModelOptions(timeout_s=120, max_attempts=5))

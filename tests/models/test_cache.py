@@ -106,6 +106,7 @@ def test_cache_file_is_wal_and_unreadable_rows_are_misses(tmp_path):
 
     def writer(n: int) -> None:
         from kramabench.models import Completion
+
         try:
             for i in range(20):
                 cache.put(f"{n}-{i}", "p", "m", Completion(text=str(i)))

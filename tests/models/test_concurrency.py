@@ -51,8 +51,12 @@ def test_backoff_sleeps_do_not_hold_a_slot(openai_server):
     from kramabench.testing import Reply
 
     openai_server.enqueue(Reply.rate_limit(retry_after=1.0))
-    model = get_model(f"openai-compatible/m@{openai_server.base_url}", cache=False, concurrency=1,
-                      retry=RetryPolicy(base_s=0.01))
+    model = get_model(
+        f"openai-compatible/m@{openai_server.base_url}",
+        cache=False,
+        concurrency=1,
+        retry=RetryPolicy(base_s=0.01),
+    )
     done = {}
 
     def first() -> None:

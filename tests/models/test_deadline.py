@@ -87,7 +87,9 @@ def test_an_interruption_ends_a_retry_wait(openai_server):
     from kramabench.models import RetryPolicy
 
     openai_server.default = Reply.server_error()
-    model = get_model(f"openai-compatible/m@{openai_server.base_url}", cache=False, retry=RetryPolicy(base_s=30))
+    model = get_model(
+        f"openai-compatible/m@{openai_server.base_url}", cache=False, retry=RetryPolicy(base_s=30)
+    )
     threading.Timer(0.5, interrupt.request, args=("SIGINT received",)).start()
     t0 = time.monotonic()
     with pytest.raises(ModelError) as ei:
@@ -109,7 +111,9 @@ def test_a_huge_reply_is_not_read_past_its_bound(provider_model, openai_server):
     assert peak < 8 * MAX_REPLY_BYTES, peak  # bounded by the reply bound, not by the 200 MB sent
 
 
-def test_a_long_reply_is_cut_with_a_note_in_calls_cache_and_completion(provider_model, openai_server, tmp_path):
+def test_a_long_reply_is_cut_with_a_note_in_calls_cache_and_completion(
+    provider_model, openai_server, tmp_path
+):
     openai_server.default = Reply.huge(3, piece="ab")  # 3,000,000 characters
     model = provider_model()  # with the cache (temperature 0)
     rec = recording.CallRecorder(tmp_path)

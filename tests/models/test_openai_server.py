@@ -19,7 +19,9 @@ pytestmark = pytest.mark.api
 
 
 def _post(url: str, body: dict) -> tuple[int, dict, dict]:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=5) as r:
             return r.status, dict(r.headers), json.loads(r.read())
@@ -28,8 +30,10 @@ def _post(url: str, body: dict) -> tuple[int, dict, dict]:
 
 
 def _chat(server: OpenAIServer, text: str) -> tuple[int, dict, dict]:
-    return _post(server.base_url + "/chat/completions",
-                 {"model": "m", "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": text}]})
+    return _post(
+        server.base_url + "/chat/completions",
+        {"model": "m", "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": text}]},
+    )
 
 
 def test_binds_loopback_and_lists_models(openai_server):
@@ -46,12 +50,20 @@ def test_scripting_order_queue_rules_handler_default(openai_server):
     openai_server.enqueue("queued")
     assert _chat(openai_server, "plan please")[2]["choices"][0]["message"]["content"] == "queued"
     assert _chat(openai_server, "plan please")[2]["choices"][0]["message"]["content"] == "the plan"
-    assert _chat(openai_server, "plan please")[2]["choices"][0]["message"]["content"] == "fallback"  # times=1 used up
+    assert (
+        _chat(openai_server, "plan please")[2]["choices"][0]["message"]["content"] == "fallback"
+    )  # times=1 used up
     assert _chat(openai_server, "write code")[2]["choices"][0]["message"]["content"] == "code for m"
     assert _chat(openai_server, "handled")[2]["choices"][0]["message"]["content"] == "from handler"
     assert _chat(openai_server, "other")[2]["choices"][0]["message"]["content"] == "fallback"
     assert [r.last_user_message for r in openai_server.requests] == [
-        "plan please", "plan please", "plan please", "write code", "handled", "other"]
+        "plan please",
+        "plan please",
+        "plan please",
+        "write code",
+        "handled",
+        "other",
+    ]
 
 
 def test_usage_counts_words_unless_given(openai_server):
@@ -62,8 +74,12 @@ def test_usage_counts_words_unless_given(openai_server):
 
 
 def test_fault_replies(openai_server):
-    openai_server.enqueue(Reply.rate_limit(retry_after=2), Reply.server_error(503), Reply.truncated("cut"),
-                          Reply.empty_choices())
+    openai_server.enqueue(
+        Reply.rate_limit(retry_after=2),
+        Reply.server_error(503),
+        Reply.truncated("cut"),
+        Reply.empty_choices(),
+    )
     status, headers, body = _chat(openai_server, "x")
     assert status == 429 and headers["retry-after"] == "2" and "error" in body
     assert _chat(openai_server, "x")[0] == 503
@@ -107,6 +123,7 @@ def test_unknown_route_is_404(openai_server):
 def test_stop_does_not_wait_for_slow_replies():
     server = OpenAIServer().start()
     server.enqueue(Reply.slow(30))
+
     def call() -> None:
         try:
             _chat(server, "x")
@@ -126,8 +143,12 @@ def test_standalone_command_serves_until_interrupted():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "kramabench.testing.openai_server", "--reply", "hello"],
-                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kramabench.testing.openai_server", "--reply", "hello"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("serving http://127.0.0.1:")
@@ -150,9 +171,13 @@ def test_standalone_command_stops_when_sigint_arrives_ignored():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "kramabench.testing.openai_server"], stdout=subprocess.PIPE,
-                            text=True, cwd=Path(__file__).resolve().parents[2],
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kramabench.testing.openai_server"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     try:
         assert proc.stdout.readline().startswith("serving http://127.0.0.1:")
         proc.send_signal(signal.SIGINT)
@@ -182,8 +207,14 @@ def test_huge_reply_has_the_size_asked_for(openai_server):
 def test_streamed_replies_are_server_sent_events(openai_server):
     openai_server.default = Reply(text="the answer is 42", completion_tokens=4)
     client = openai.OpenAI(base_url=openai_server.base_url, api_key="k", max_retries=0)
-    chunks = list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
-                                                 stream=True, stream_options={"include_usage": True}))
+    chunks = list(
+        client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": "x"}],
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == "the answer is 42"
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"

@@ -39,7 +39,10 @@ def test_an_operator_answers_a_conversation_through_the_real_client(tmp_path):
     q = tmp_path / "q"
     with OperatorServer(q, poll_s=0.02) as server:
         client = _client(server)
-        msgs = [{"role": "system", "content": "You are careful."}, {"role": "user", "content": "What is 6*7?"}]
+        msgs = [
+            {"role": "system", "content": "You are careful."},
+            {"role": "user", "content": "What is 6*7?"},
+        ]
         t = threading.Thread(target=_answer, args=(q, "0001", "Thought: easy\n```python\nprint(6*7)\n```\n"))
         t.start()
         r = client.chat.completions.create(model="operator", messages=msgs, temperature=0)
@@ -50,8 +53,10 @@ def test_an_operator_answers_a_conversation_through_the_real_client(tmp_path):
         assert "What is 6*7?" in first and "You are careful." in first
         assert json.loads((q / "0001.request.json").read_text())["temperature"] == 0
         # the next step of the same conversation: only the new messages are shown
-        msgs += [{"role": "assistant", "content": r.choices[0].message.content},
-                 {"role": "user", "content": "Observation: 42"}]
+        msgs += [
+            {"role": "assistant", "content": r.choices[0].message.content},
+            {"role": "user", "content": "Observation: 42"},
+        ]
         t = threading.Thread(target=_answer, args=(q, "0002", "final_answer(42)"))
         t.start()
         r2 = client.chat.completions.create(model="operator", messages=msgs)

@@ -13,11 +13,18 @@ from kramabench.models.pricing import PRICING_FILE, pricing_table
 
 
 def test_table_has_the_paper_models_with_dates():
-    for provider, model in [("openai", "gpt-4o"), ("openai", "gpt-4o-mini"), ("openai", "o3"),
-                            ("openai", "gpt-4.1"), ("openai", "gpt-4.1-mini"), ("openai", "gpt-5"),
-                            ("together", "deepseek-ai/DeepSeek-R1"), ("together", "deepseek-ai/DeepSeek-V3"),
-                            ("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
-                            ("together", "Qwen/Qwen2.5-Coder-32B-Instruct")]:
+    for provider, model in [
+        ("openai", "gpt-4o"),
+        ("openai", "gpt-4o-mini"),
+        ("openai", "o3"),
+        ("openai", "gpt-4.1"),
+        ("openai", "gpt-4.1-mini"),
+        ("openai", "gpt-5"),
+        ("together", "deepseek-ai/DeepSeek-R1"),
+        ("together", "deepseek-ai/DeepSeek-V3"),
+        ("together", "meta-llama/Llama-3.3-70B-Instruct-Turbo"),
+        ("together", "Qwen/Qwen2.5-Coder-32B-Instruct"),
+    ]:
         price = price_for(provider, model)
         assert price is not None, (provider, model)
         assert price.as_of is not None and price.as_of <= date.today() and price.source
@@ -25,10 +32,14 @@ def test_table_has_the_paper_models_with_dates():
 
 
 def test_cost_arithmetic_and_unknowns():
-    assert cost_usd("openai", "gpt-4o", Usage(prompt_tokens=1_000_000, completion_tokens=100_000)) == pytest.approx(3.5)
+    assert cost_usd(
+        "openai", "gpt-4o", Usage(prompt_tokens=1_000_000, completion_tokens=100_000)
+    ) == pytest.approx(3.5)
     assert cost_usd("openai", "gpt-4o-2024-08-06", Usage(prompt_tokens=1_000_000)) == pytest.approx(2.5)
     assert cost_usd("openai", "gpt-4o-mini-2024-07-18", Usage(prompt_tokens=1_000_000)) == pytest.approx(0.15)
-    assert cost_usd("together", "qwen/qwen2.5-coder-32b-instruct", Usage(prompt_tokens=1_000_000)) == pytest.approx(0.8)
+    assert cost_usd(
+        "together", "qwen/qwen2.5-coder-32b-instruct", Usage(prompt_tokens=1_000_000)
+    ) == pytest.approx(0.8)
     assert cost_usd("openai", "gpt-unknown", Usage(prompt_tokens=10)) is None
     assert cost_usd("together", "gpt-4o", Usage(prompt_tokens=10)) is None  # prices are per provider
     assert cost_usd("openai", "gpt-4o", None) is None
@@ -71,4 +82,7 @@ def test_totals_are_unknown_when_one_part_is():
 def test_price_validation():
     with pytest.raises(ValueError):
         Price(input_per_m=-1, output_per_m=1)
-    assert Price(input_per_m=2, output_per_m=4).cost(Usage(prompt_tokens=500_000, completion_tokens=250_000)) == 2.0
+    assert (
+        Price(input_per_m=2, output_per_m=4).cost(Usage(prompt_tokens=500_000, completion_tokens=250_000))
+        == 2.0
+    )

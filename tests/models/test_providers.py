@@ -11,7 +11,10 @@ from .conftest import FAST
 
 pytestmark = pytest.mark.api
 
-MSGS = [ChatMessage(role="system", content="You are terse."), ChatMessage(role="user", content="What is 6 x 7?")]
+MSGS = [
+    ChatMessage(role="system", content="You are terse."),
+    ChatMessage(role="user", content="What is 6 x 7?"),
+]
 NO_CACHE = {"cache": False}
 
 
@@ -57,7 +60,9 @@ def test_server_errors_retried_then_fail_with_cause(provider_model, openai_serve
         provider_model(**NO_CACHE).complete(MSGS, ModelOptions(max_attempts=3))
     err = ei.value
     assert err.kind == "server_error" and err.attempts == 3
-    assert "503" in err.message and "overloaded right now" in err.message and "after 3 attempts" in err.message
+    assert (
+        "503" in err.message and "overloaded right now" in err.message and "after 3 attempts" in err.message
+    )
     assert len(openai_server.requests) == 3  # our attempts; the client's own retries are off
 
 
@@ -89,8 +94,11 @@ def test_dropped_connection_is_retried(provider_model, openai_server):
     assert ei.value.kind == "connection" and ei.value.attempts == 2
 
 
-@pytest.mark.parametrize("reply", [Reply.malformed(), Reply.empty_choices(), Reply.malformed("not json at all")],
-                         ids=["truncated-json", "empty-choices", "not-json"])
+@pytest.mark.parametrize(
+    "reply",
+    [Reply.malformed(), Reply.empty_choices(), Reply.malformed("not json at all")],
+    ids=["truncated-json", "empty-choices", "not-json"],
+)
 def test_bad_responses_are_bad_response_errors(provider_model, openai_server, reply):
     openai_server.enqueue(reply, "never reached")
     with pytest.raises(ModelError) as ei:
@@ -112,7 +120,9 @@ def test_truncation_recorded(provider_model, openai_server):
     assert c.finish_reason == "length" and c.text == "The answer is"
 
 
-@pytest.mark.parametrize("status,kind", [(401, "auth"), (403, "auth"), (400, "bad_request"), (404, "not_found")])
+@pytest.mark.parametrize(
+    "status,kind", [(401, "auth"), (403, "auth"), (400, "bad_request"), (404, "not_found")]
+)
 def test_client_errors_not_retried(provider_model, openai_server, status, kind):
     openai_server.default = Reply.error(status, "nope")
     with pytest.raises(ModelError) as ei:
@@ -146,20 +156,27 @@ def test_base_url_from_environment(monkeypatch, openai_server):
 
 
 def test_openai_compatible_id_needs_no_key(openai_server):
-    model = get_model(f"openai-compatible/Qwen/Qwen2.5-Coder-32B@{openai_server.base_url}", cache=False, retry=FAST)
+    model = get_model(
+        f"openai-compatible/Qwen/Qwen2.5-Coder-32B@{openai_server.base_url}", cache=False, retry=FAST
+    )
     assert model.id == f"openai-compatible/Qwen/Qwen2.5-Coder-32B@{openai_server.base_url}"
     c = model.complete(MSGS)
     assert c.text == "OK" and c.cost_usd is None  # a self-hosted model has no list price
     assert openai_server.requests[-1].model == "Qwen/Qwen2.5-Coder-32B"
-    priced = get_model(f"openai-compatible/m@{openai_server.base_url}", cache=False,
-                       price={"input_per_m": 1.0, "output_per_m": 2.0})
+    priced = get_model(
+        f"openai-compatible/m@{openai_server.base_url}",
+        cache=False,
+        price={"input_per_m": 1.0, "output_per_m": 2.0},
+    )
     openai_server.enqueue(Reply(text="x", prompt_tokens=1_000_000, completion_tokens=1_000_000))
     assert priced.complete(MSGS).cost_usd == pytest.approx(3.0)
 
 
 def test_reasoning_models_get_their_parameters(monkeypatch, openai_server):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
-    get_model("openai/o3", base_url=openai_server.base_url, cache=False).complete(MSGS, ModelOptions(max_tokens=99))
+    get_model("openai/o3", base_url=openai_server.base_url, cache=False).complete(
+        MSGS, ModelOptions(max_tokens=99)
+    )
     body = openai_server.requests[-1].body
     assert "temperature" not in body and body["max_completion_tokens"] == 99 and "max_tokens" not in body
 
@@ -169,9 +186,24 @@ def test_json_response_format_sent(provider_model, openai_server):
     assert openai_server.requests[-1].body["response_format"] == {"type": "json_object"}
 
 
-@pytest.mark.parametrize("bad", ["gpt-4o", "openai/", "/x", "nope/model", "openai-compatible/m", "openai-compatible/m@localhost",
-                                 "", None, 5, ["openai/gpt-4o"], "openai-compatible/@http://127.0.0.1:1/v1",
-                                 "openai-compatible/m@ftp://127.0.0.1/v1", "replay/"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "gpt-4o",
+        "openai/",
+        "/x",
+        "nope/model",
+        "openai-compatible/m",
+        "openai-compatible/m@localhost",
+        "",
+        None,
+        5,
+        ["openai/gpt-4o"],
+        "openai-compatible/@http://127.0.0.1:1/v1",
+        "openai-compatible/m@ftp://127.0.0.1/v1",
+        "replay/",
+    ],
+)
 def test_bad_model_ids_are_clear_errors(bad, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     with pytest.raises(ModelError) as ei:
@@ -219,12 +251,16 @@ def test_missing_or_null_usage_is_unknown_cost_not_zero(provider_model, openai_s
 
 
 def test_content_parts_are_joined(provider_model, openai_server):
-    openai_server.enqueue(_raw(_completion_body({"content": [{"type": "text", "text": "4"}, {"type": "text", "text": "2"}]})))
+    openai_server.enqueue(
+        _raw(_completion_body({"content": [{"type": "text", "text": "4"}, {"type": "text", "text": "2"}]}))
+    )
     assert provider_model(**NO_CACHE).complete(MSGS).text == "42"
 
 
 def test_error_body_with_status_200_names_the_servers_message(provider_model, openai_server):
-    openai_server.enqueue(_raw({"error": {"message": "model is overloaded, try later", "type": "server_error"}}))
+    openai_server.enqueue(
+        _raw({"error": {"message": "model is overloaded, try later", "type": "server_error"}})
+    )
     with pytest.raises(ModelError) as ei:
         provider_model(**NO_CACHE, retry=FAST).complete(MSGS, ModelOptions(max_attempts=1))
     assert ei.value.kind == "bad_response" and "model is overloaded, try later" in ei.value.message

@@ -17,7 +17,10 @@ pytestmark = pytest.mark.api
 
 
 def _msgs(task: str, step: int) -> list[ChatMessage]:
-    return [ChatMessage(role="system", content="sys"), ChatMessage(role="user", content=f"{task} step {step}")]
+    return [
+        ChatMessage(role="system", content="sys"),
+        ChatMessage(role="user", content=f"{task} step {step}"),
+    ]
 
 
 def _run_task(model, recorder, task: str, steps: int = 3) -> list[str]:
@@ -28,13 +31,18 @@ def _run_task(model, recorder, task: str, steps: int = 3) -> list[str]:
 @pytest.fixture
 def recorded_run(openai_server, tmp_path):
     """A run of 3 tasks x 3 calls over 3 threads, one call failing for good, recorded in tmp_path/run."""
-    openai_server.handler = lambda req: Reply(text=f"answer to {req.last_user_message}", prompt_tokens=100,
-                                              completion_tokens=20)
+    openai_server.handler = lambda req: Reply(
+        text=f"answer to {req.last_user_message}", prompt_tokens=100, completion_tokens=20
+    )
     openai_server.on("t2 step 1", Reply.error(400, "context too long"))
-    model = get_model(f"openai-compatible/m@{openai_server.base_url}", cache=False,
-                      price={"input_per_m": 10, "output_per_m": 20})
+    model = get_model(
+        f"openai-compatible/m@{openai_server.base_url}",
+        cache=False,
+        price={"input_per_m": 10, "output_per_m": 20},
+    )
     run_dir = tmp_path / "run"
     with recording.CallRecorder(run_dir) as rec:
+
         def task(name: str) -> list[str]:
             try:
                 return _run_task(model, rec, name)
@@ -62,7 +70,11 @@ def test_every_call_is_recorded(recorded_run):
     assert first.messages == _msgs("t1", 0) and first.options["temperature"] == 0.0
     assert first.finish_reason == "stop" and first.latency_s > 0 and len(first.request_hash) == 64
     failed = by_task["t2"][1]
-    assert failed.error.kind == "bad_request" and "context too long" in failed.error.message and failed.text is None
+    assert (
+        failed.error.kind == "bad_request"
+        and "context too long" in failed.error.message
+        and failed.text is None
+    )
     df = pd.read_json(run_dir / "calls.jsonl", lines=True)  # opens in pandas
     assert len(df) == 8 and {"task_key", "call_index", "cost_usd", "error"} <= set(df.columns)
 
@@ -98,7 +110,9 @@ def test_replay_can_record_a_new_run(recorded_run, tmp_path):
         assert _run_task(model, rec, "t3") == results["t3"]
     again = load_calls(tmp_path / "run2")
     assert [c.text for c in again] == results["t3"] and all(c.cost_usd == 0.0 for c in again)
-    assert [c.request_hash for c in again] == [c.request_hash for c in load_calls(run_dir) if c.task_key == "t3"]
+    assert [c.request_hash for c in again] == [
+        c.request_hash for c in load_calls(run_dir) if c.task_key == "t3"
+    ]
 
 
 def test_replay_mismatch_fails_loudly(recorded_run):
@@ -107,7 +121,9 @@ def test_replay_mismatch_fails_loudly(recorded_run):
     with recording.scope("t1"):
         model.complete(_msgs("t1", 0))
         with pytest.raises(ModelError) as ei:
-            model.complete([ChatMessage(role="system", content="sys"), ChatMessage(role="user", content="t1 step X")])
+            model.complete(
+                [ChatMessage(role="system", content="sys"), ChatMessage(role="user", content="t1 step X")]
+            )
     err = ei.value
     assert err.kind == "replay_mismatch"
     assert "'t1'" in err.message and "#1" in err.message and "message 1" in err.message
@@ -168,6 +184,7 @@ def test_cache_hits_are_recorded_as_hits(openai_server, tmp_path):
 def test_scope_is_per_thread():
     seen = {}
     with recording.scope("outer"):
+
         def other() -> None:
             seen["other"] = recording.current_scope()
 
@@ -191,8 +208,9 @@ def recorded_conversation(openai_server, tmp_path):
     return tmp_path / "run"
 
 
-def _conversation(model, *, system="sys", question="the question", observation="observation {i}: 12:00:0{i}",
-                  reply=None):
+def _conversation(
+    model, *, system="sys", question="the question", observation="observation {i}: 12:00:0{i}", reply=None
+):
     msgs = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=question)]
     texts = []
     for i in range(3):
@@ -209,17 +227,23 @@ def test_replay_serves_a_call_whose_observation_differs_with_a_note(recorded_con
         got = _conversation(model, observation="observation {i}: 13:14:1{i}")
     assert [c.text for c in got] == ["reply 2", "reply 4", "reply 6"]
     assert got[0].replay_note is None  # nothing observed yet: identical
-    assert "call #1: served although an observation differs from the recorded one: message 3 (user)" in got[1].replay_note
+    assert (
+        "call #1: served although an observation differs from the recorded one: message 3 (user)"
+        in got[1].replay_note
+    )
     assert "'3:14:10', recorded '2:00:00'" in got[1].replay_note
     assert "(and 1 more message(s))" in got[2].replay_note
     assert sc.notes == [got[1].replay_note, got[2].replay_note]
 
 
-@pytest.mark.parametrize("change,where", [
-    ({"system": "another system"}, "message 0"),
-    ({"question": "another question"}, "message 1"),
-    ({"reply": lambda i: f"my own reply {i}"}, "message 2"),
-])
+@pytest.mark.parametrize(
+    "change,where",
+    [
+        ({"system": "another system"}, "message 0"),
+        ({"question": "another question"}, "message 1"),
+        ({"reply": lambda i: f"my own reply {i}"}, "message 2"),
+    ],
+)
 def test_replay_refuses_another_system_task_or_reply(recorded_conversation, change, where):
     model = get_model(f"replay/{recorded_conversation}")
     with recording.scope("conv"), pytest.raises(ModelError) as ei:
@@ -235,7 +259,8 @@ def test_a_strict_replay_refuses_a_differing_observation(recorded_conversation):
     with recording.scope("conv"), pytest.raises(ModelError, match="temperature"):  # options: always strict
         get_model(f"replay/{recorded_conversation}").complete(
             [ChatMessage(role="system", content="sys"), ChatMessage(role="user", content="the question")],
-            ModelOptions(temperature=0.7))
+            ModelOptions(temperature=0.7),
+        )
 
 
 def test_a_call_whose_values_cannot_be_written_is_still_recorded(tmp_path):
@@ -245,9 +270,17 @@ def test_a_call_whose_values_cannot_be_written_is_still_recorded(tmp_path):
 
     from kramabench.models.recording import CallRecord, CallRecorder, call_line, load_calls
 
-    base = CallRecord(task_key="t", call_index=0, request_hash="h", model_id="m", provider="p", model="m",
-                      messages=[ChatMessage(role="user", content="q")], options={},
-                      started_at=datetime.now(timezone.utc))
+    base = CallRecord(
+        task_key="t",
+        call_index=0,
+        request_hash="h",
+        model_id="m",
+        provider="p",
+        model="m",
+        messages=[ChatMessage(role="user", content="q")],
+        options={},
+        started_at=datetime.now(timezone.utc),
+    )
     hostile = base.model_copy(update={"text": "reply \ud800", "options": {"x": "\udc00"}})
     with CallRecorder(tmp_path) as rec:
         rec.write(hostile)

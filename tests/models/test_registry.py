@@ -77,7 +77,9 @@ def test_register_refuses_silent_replacement():
 
 def test_parse_model_id():
     assert parse_model_id("together/meta-llama/Llama-3.3-70B-Instruct-Turbo") == (
-        "together", "meta-llama/Llama-3.3-70B-Instruct-Turbo")
+        "together",
+        "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+    )
     assert parse_model_id("replay//abs/run") == ("replay", "/abs/run")
 
 

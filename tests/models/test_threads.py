@@ -31,8 +31,12 @@ def _msgs(task: int, step: int) -> list[ChatMessage]:
 def test_threads_share_cache_and_recorder_then_replay(openai_server, tmp_path):
     openai_server.latency_s = 0.01
     openai_server.handler = lambda req: Reply(text=f"re: {req.last_user_message}")
-    model = get_model(f"openai-compatible/m@{openai_server.base_url}", cache=True, cache_dir=tmp_path / "cache",
-                      concurrency=8)
+    model = get_model(
+        f"openai-compatible/m@{openai_server.base_url}",
+        cache=True,
+        cache_dir=tmp_path / "cache",
+        concurrency=8,
+    )
     run_dir = tmp_path / "run"
     start = threading.Barrier(THREADS)
 

@@ -30,10 +30,23 @@ def _dist(tmp_path, name: str, entry_points: str, module: str = "") -> None:  # 
 
 def test_every_builtin_is_an_entry_point_of_kramabench(fresh) -> None:  # type: ignore[no-untyped-def]
     expected = {
-        "systems": {"reference", "replay", "ds-guru-naive", "ds-guru-simple", "ds-guru-self-correcting", "ds-guru-rich"},
+        "systems": {
+            "reference",
+            "replay",
+            "ds-guru-naive",
+            "ds-guru-simple",
+            "ds-guru-self-correcting",
+            "ds-guru-rich",
+        },
         "settings": {"end-to-end", "pipeline-design", "subtasks"},
-        "scorers": {"string_exact", "string_approximate", "numeric_exact", "numeric_approximate", "list_exact",
-                    "list_approximate"},
+        "scorers": {
+            "string_exact",
+            "string_approximate",
+            "numeric_exact",
+            "numeric_approximate",
+            "list_exact",
+            "list_approximate",
+        },
         "sandboxes": {"local", "docker", "unsafe-subprocess"},
         "providers": {"openai", "together", "openai-compatible", "replay"},
     }
@@ -48,8 +61,12 @@ def test_every_builtin_is_an_entry_point_of_kramabench(fresh) -> None:  # type: 
 
 
 def test_a_plugin_cannot_take_a_builtin_name(fresh, tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
-    _dist(tmp_path, "kb_squatter", "[kramabench.sandboxes]\nlocal = kb_squatter:Fake\nfresh-box = kb_squatter:Fake\n",
-          "class Fake:\n    pass\n")
+    _dist(
+        tmp_path,
+        "kb_squatter",
+        "[kramabench.sandboxes]\nlocal = kb_squatter:Fake\nfresh-box = kb_squatter:Fake\n",
+        "class Fake:\n    pass\n",
+    )
     fresh.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     found = plugins.plugins("sandboxes")
@@ -60,7 +77,12 @@ def test_a_plugin_cannot_take_a_builtin_name(fresh, tmp_path, caplog) -> None:  
 
 
 def test_unknown_and_broken_plugins_say_what_is_installed(fresh, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    _dist(tmp_path, "kb_broken", "[kramabench.scorers]\nbroken_type = kb_broken:score\n", "raise RuntimeError('boom')\n")
+    _dist(
+        tmp_path,
+        "kb_broken",
+        "[kramabench.scorers]\nbroken_type = kb_broken:score\n",
+        "raise RuntimeError('boom')\n",
+    )
     fresh.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     with pytest.raises(plugins.PluginNotFound, match=r"unknown sandbox 'nope'; available: .*local"):

@@ -136,10 +136,23 @@ def _workload(root: Path) -> Path:
     (root / "data" / "demo" / "input").mkdir(parents=True)
     (root / "data" / "demo" / "input" / "n.csv").write_text("n\n1\n")
     tasks = [
-        {"id": f"demo-easy-{i}", "query": f"Q{i}", "answer": answer, "answer_type": "same_parity",
-         "data_sources": ["n.csv"],
-         "subtasks": [{"id": f"demo-easy-{i}-1", "query": "which file?", "step": "find it", "answer": "n.csv",
-                       "answer_type": "string_exact", "data_sources": ["n.csv"]}]}
+        {
+            "id": f"demo-easy-{i}",
+            "query": f"Q{i}",
+            "answer": answer,
+            "answer_type": "same_parity",
+            "data_sources": ["n.csv"],
+            "subtasks": [
+                {
+                    "id": f"demo-easy-{i}-1",
+                    "query": "which file?",
+                    "step": "find it",
+                    "answer": "n.csv",
+                    "answer_type": "string_exact",
+                    "data_sources": ["n.csv"],
+                }
+            ],
+        }
         for i, answer in ((1, 2), (2, 7))
     ]
     (root / "workload" / "demo.json").write_text(json.dumps(tasks))
@@ -147,8 +160,13 @@ def _workload(root: Path) -> Path:
 
 
 def test_listings_show_the_plugin_of_each_kind(plugin_env: dict[str, str]) -> None:
-    for command, name in (("systems", "parrot"), ("settings", "main-only"), ("scorers", "same_parity"),
-                          ("sandboxes", "plain-subprocess"), ("providers", "canned")):
+    for command, name in (
+        ("systems", "parrot"),
+        ("settings", "main-only"),
+        ("scorers", "same_parity"),
+        ("sandboxes", "plain-subprocess"),
+        ("providers", "canned"),
+    ):
         res = _kb(plugin_env, command)
         assert res.returncode == 0, res.stderr
         line = next((ln for ln in res.stdout.splitlines() if ln.split()[:1] == [name]), None)
@@ -164,9 +182,27 @@ def test_listings_show_the_plugin_of_each_kind(plugin_env: dict[str, str]) -> No
 def test_a_run_uses_the_plugins_of_every_kind(plugin_env: dict[str, str], tmp_path: Path) -> None:
     root = _workload(tmp_path / "wl")
     results = tmp_path / "results"
-    res = _kb(plugin_env, "run", "--workload", str(root), "--system", "parrot", "--model", "canned/4",
-              "--sandbox", "plain-subprocess", "--setting", "main-only", "--results", str(results),
-              "--run-id", "r1", "--concurrency", "1", "--no-report")
+    res = _kb(
+        plugin_env,
+        "run",
+        "--workload",
+        str(root),
+        "--system",
+        "parrot",
+        "--model",
+        "canned/4",
+        "--sandbox",
+        "plain-subprocess",
+        "--setting",
+        "main-only",
+        "--results",
+        str(results),
+        "--run-id",
+        "r1",
+        "--concurrency",
+        "1",
+        "--no-report",
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     records = [json.loads(ln) for ln in (results / "r1" / "records.jsonl").read_text().splitlines()]
     by_id = {r["task_id"]: r for r in records}
@@ -176,15 +212,29 @@ def test_a_run_uses_the_plugins_of_every_kind(plugin_env: dict[str, str], tmp_pa
     assert {r["setting"] for r in records} == {"main-only"}
     assert {r["metric"] for r in records} == {"same_parity"}
     assert by_id["demo-easy-1"]["score"] == 1.0 and by_id["demo-easy-2"]["score"] == 0.0
-    assert all(r["subtask_answers"] == {} and r["subtask_scores"] == {} for r in records)  # main-only posed none
+    assert all(
+        r["subtask_answers"] == {} and r["subtask_scores"] == {} for r in records
+    )  # main-only posed none
     manifest = json.loads((results / "r1" / "manifest.json").read_text())
     assert manifest["sandbox"]["backend"] == "plain-subprocess" and manifest["setting"] == "main-only"
 
 
 def test_an_unknown_plugin_name_is_one_line(plugin_env: dict[str, str], tmp_path: Path) -> None:
     root = _workload(tmp_path / "wl")
-    res = _kb(plugin_env, "run", "--workload", str(root), "--system", "parrot", "--model", "canned/4",
-              "--sandbox", "no-such-box", "--results", str(tmp_path / "r"))
+    res = _kb(
+        plugin_env,
+        "run",
+        "--workload",
+        str(root),
+        "--system",
+        "parrot",
+        "--model",
+        "canned/4",
+        "--sandbox",
+        "no-such-box",
+        "--results",
+        str(tmp_path / "r"),
+    )
     assert res.returncode != 0
     err = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(err) == 1 and "no-such-box" in err[0] and "plain-subprocess" in err[0], res.stderr
@@ -205,6 +255,8 @@ def test_listing_imports_no_plugin(plugin_env: dict[str, str]) -> None:
         "heavy = ('docker', 'openai', 'together', 'pandas', 'matplotlib', 'kb_demo_plugin', 'kramabench.sandbox.local')\n"
         "print('LOADED', [m for m in heavy if m in sys.modules])\n"
     )
-    res = subprocess.run([sys.executable, "-c", code], env=plugin_env, capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-c", code], env=plugin_env, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     assert "LOADED []" in res.stdout, res.stdout[-500:]

@@ -39,13 +39,29 @@ def _rec(run_id: str, model: str, domain: str, task: str, score: float | None, *
         transcript=kw.pop(
             "transcript",
             [
-                {"type": "model_call", "iteration": 1, "latency_s": 1.2, "prompt_tokens": 1000,
-                 "messages": [{"role": "system", "content": "You are a data scientist."},
-                              {"role": "user", "content": f"Question of {task}"}],
-                 "response": "Plan: read the file.\n```python\nprint(42)\n```"},
-                {"type": "execution", "iteration": 1, "exit_code": 0, "timed_out": False,
-                 "stdout_tail": '{"main-task": 42}\n', "stderr_tail": "Warning: dtype guessed\n" * 3},
-                {"request": {"messages": [{"role": "user", "content": "judge this"}]}, "response": {"text": "yes"}},
+                {
+                    "type": "model_call",
+                    "iteration": 1,
+                    "latency_s": 1.2,
+                    "prompt_tokens": 1000,
+                    "messages": [
+                        {"role": "system", "content": "You are a data scientist."},
+                        {"role": "user", "content": f"Question of {task}"},
+                    ],
+                    "response": "Plan: read the file.\n```python\nprint(42)\n```",
+                },
+                {
+                    "type": "execution",
+                    "iteration": 1,
+                    "exit_code": 0,
+                    "timed_out": False,
+                    "stdout_tail": '{"main-task": 42}\n',
+                    "stderr_tail": "Warning: dtype guessed\n" * 3,
+                },
+                {
+                    "request": {"messages": [{"role": "user", "content": "judge this"}]},
+                    "response": {"text": "yes"},
+                },
             ],
         ),
         started_at=T0,
@@ -71,37 +87,108 @@ def build_runs(base: Path) -> tuple[Path, Path]:
     ma, mb = "gpt-4o-mini", "llama-3-70b"
     recs_a = [
         _rec(a, ma, "archeology", "archeology-easy-1", 1.0),
-        _rec(a, ma, "archeology", "archeology-easy-2", 0.5, answer_type="list_approximate", expected=["a", "b"],
-             answer=["a", "c"], metric="list_f1"),
-        _rec(a, ma, "archeology", "archeology-hard-10", None, status="error", answer=None,
-             error=OutcomeError(kind="sandbox_error", message="Traceback: KeyError 'year' in pipeline"),
-             metric=None),
-        _rec(a, ma, "archeology", "archeology-hard-3", None, unscored=True, answer_type="string_approximate",
-             expected="Rome", answer="the city of Rome", metric="paraphrase_judge",
-             score_details={"reason": "judge reply not parsable twice"}),
-        _rec(a, ma, "legal", "legal-easy-1", 1.0, subtask_scores={"legal-easy-1-1": 1.0, "legal-easy-1-2": 0.0}),
-        _rec(a, ma, "legal", "legal-easy-2", 1.0, subtask_scores={"legal-easy-2-1": 1.0, "legal-easy-2-2": None}),
+        _rec(
+            a,
+            ma,
+            "archeology",
+            "archeology-easy-2",
+            0.5,
+            answer_type="list_approximate",
+            expected=["a", "b"],
+            answer=["a", "c"],
+            metric="list_f1",
+        ),
+        _rec(
+            a,
+            ma,
+            "archeology",
+            "archeology-hard-10",
+            None,
+            status="error",
+            answer=None,
+            error=OutcomeError(kind="sandbox_error", message="Traceback: KeyError 'year' in pipeline"),
+            metric=None,
+        ),
+        _rec(
+            a,
+            ma,
+            "archeology",
+            "archeology-hard-3",
+            None,
+            unscored=True,
+            answer_type="string_approximate",
+            expected="Rome",
+            answer="the city of Rome",
+            metric="paraphrase_judge",
+            score_details={"reason": "judge reply not parsable twice"},
+        ),
+        _rec(
+            a, ma, "legal", "legal-easy-1", 1.0, subtask_scores={"legal-easy-1-1": 1.0, "legal-easy-1-2": 0.0}
+        ),
+        _rec(
+            a,
+            ma,
+            "legal",
+            "legal-easy-2",
+            1.0,
+            subtask_scores={"legal-easy-2-1": 1.0, "legal-easy-2-2": None},
+        ),
         _rec(a, ma, "legal", "legal-hard-3", 0.25, answer=HOSTILE, pipeline_code=f"print('{HOSTILE}')"),
     ]
     recs_b = [
         # a retried task: attempt 0 failed, attempt 1 is the final outcome
-        _rec(b, mb, "archeology", "archeology-easy-1", None, status="error", attempt=0,
-             error=OutcomeError(kind="model_error", message="rate limited")),
+        _rec(
+            b,
+            mb,
+            "archeology",
+            "archeology-easy-1",
+            None,
+            status="error",
+            attempt=0,
+            error=OutcomeError(kind="model_error", message="rate limited"),
+        ),
         _rec(b, mb, "archeology", "archeology-easy-1", 0.0, attempt=1, answer=41),
         _rec(b, mb, "archeology", "archeology-easy-2", 1.0),
         _rec(b, mb, "archeology", "archeology-hard-10", 1.0),
-        _rec(b, mb, "archeology", "archeology-hard-3", 1.0,
-             usage=SystemUsage(prompt_tokens=500, completion_tokens=100, cost_usd=None, model_calls=1)),
-        _rec(b, mb, "legal", "legal-easy-1", 0.0, status="error", answer=None,
-             error=OutcomeError(kind="model_error", message="HTTP 500 from the model server")),
+        _rec(
+            b,
+            mb,
+            "archeology",
+            "archeology-hard-3",
+            1.0,
+            usage=SystemUsage(prompt_tokens=500, completion_tokens=100, cost_usd=None, model_calls=1),
+        ),
+        _rec(
+            b,
+            mb,
+            "legal",
+            "legal-easy-1",
+            0.0,
+            status="error",
+            answer=None,
+            error=OutcomeError(kind="model_error", message="HTTP 500 from the model server"),
+        ),
         _rec(b, mb, "legal", "legal-easy-2", 0.5),
         _rec(b, mb, "legal", "legal-hard-3", 1.0),
     ]
     torn_line = _rec(b, mb, "legal", "legal-hard-4", 1.0).model_dump_json()[:70]  # killed mid-write
-    man_a = Manifest(run_id=a, created_at=T0, finished_at=T0, system="ds-guru", model=ma,
-                     workload={"name": "kramabench"}, status="finished")
-    man_b = Manifest(run_id=b, created_at=T0, system="ds-guru", model=mb, workload={"name": "kramabench"},
-                     status="interrupted")
+    man_a = Manifest(
+        run_id=a,
+        created_at=T0,
+        finished_at=T0,
+        system="ds-guru",
+        model=ma,
+        workload={"name": "kramabench"},
+        status="finished",
+    )
+    man_b = Manifest(
+        run_id=b,
+        created_at=T0,
+        system="ds-guru",
+        model=mb,
+        workload={"name": "kramabench"},
+        status="interrupted",
+    )
     da = _write(base / a, man_a, recs_a)
     db = _write(base / b, man_b, recs_b, torn=torn_line)
     return da, db
@@ -126,4 +213,6 @@ def two_runs(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.fixture()
 def synth() -> SimpleNamespace:
     """The builders and constants of this module, for tests (test modules do not import conftest)."""
-    return SimpleNamespace(EXPECTED=EXPECTED, HOSTILE=HOSTILE, T0=T0, rec=_rec, write=_write, build_runs=build_runs)
+    return SimpleNamespace(
+        EXPECTED=EXPECTED, HOSTILE=HOSTILE, T0=T0, rec=_rec, write=_write, build_runs=build_runs
+    )

@@ -66,7 +66,9 @@ def test_report_command_warns_on_the_terminal(tmp_path, synth):
     dirs = _runs(tmp_path, synth, _env(LOCK_A, "2.2.3"), _env(LOCK_B, "1.5.3", backend="docker"))
     proc = subprocess.run(
         [sys.executable, "-m", "kramabench", "report", *map(str, dirs), "--out", str(tmp_path / "rep")],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert "warning:" in proc.stderr and "different sandbox environments" in proc.stderr

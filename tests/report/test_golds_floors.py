@@ -23,7 +23,9 @@ def errata_run(tmp_path, monkeypatch):
     system, _ = install_scripted(tmp_path, monkeypatch)
     root = make_workload(tmp_path / "wl", n=4)
     (root / "errata.toml").write_text(ERRATA)
-    cfg = RunConfig(workload=str(root), system=system, results=tmp_path / "res", run_id="g", options=RunOptions())
+    cfg = RunConfig(
+        workload=str(root), system=system, results=tmp_path / "res", run_id="g", options=RunOptions()
+    )
     res = prepare(cfg).run()
     return res
 
@@ -47,7 +49,10 @@ def test_the_report_shows_both_golds_and_the_floors(errata_run, tmp_path):
     assert rows["this run"][0].startswith("100.0 ") and rows["this run"][1].startswith("75.0 ")
     # constant 0 hits the official gold 0 of task 1 (1 of 4 tasks), not its verified gold 5
     assert rows["floor: constant 0"] == ["25.0", "0.0"]
-    assert rows['floor: empty answer ""'] == ["0.0", "0.0"] and rows['floor: "I don\'t know"'] == ["0.0", "0.0"]
+    assert rows['floor: empty answer ""'] == ["0.0", "0.0"] and rows['floor: "I don\'t know"'] == [
+        "0.0",
+        "0.0",
+    ]
     assert rows["tasks scored differently by the two golds"][1] == "1"
     assert "errata.toml" in rows["errata file"][1]
     assert rows["tasks by reviewed class"][1] == "gold-defect 1 · reproduces 1"
@@ -58,7 +63,9 @@ def test_the_report_shows_both_golds_and_the_floors(errata_run, tmp_path):
     task = next(r for r in _md_rows(md, f"Tasks: {errata_run.records[0].system}") if r[0] == "synth-easy-1")
     assert "0.0" in task and any(c.startswith("100.0 (gold 0)") for c in task) and "gold-defect" in task
     html = paths.html.read_text()
-    assert 'id="golds"' in html and "Official gold (paper-comparable) %" in html and "floor: constant 0" in html
+    assert (
+        'id="golds"' in html and "Official gold (paper-comparable) %" in html and "floor: constant 0" in html
+    )
     assert "official gold: 0" in html and "cls-gold-defect" in html  # under the task id
 
 
@@ -72,14 +79,29 @@ def test_the_end_of_run_table_has_both_golds_and_the_floors(errata_run):
 
 
 def rec(tid, expected, answer, score, metric="numeric_approximate", **kw):
-    return Record(run_id="r", domain="d", task_id=tid, status="ok", system="s", answer_type=metric,
-                  expected=expected, answer=answer, score=score, metric=metric, **kw)
+    return Record(
+        run_id="r",
+        domain="d",
+        task_id=tid,
+        status="ok",
+        system="s",
+        answer_type=metric,
+        expected=expected,
+        answer=answer,
+        score=score,
+        metric=metric,
+        **kw,
+    )
 
 
 def test_floors_and_the_bounded_metric_on_numeric_approximate_answers():
     # the paper's 1/(1+RAE) gives a constant 0 half the points of every non-zero numeric-approximate gold
-    recs = [rec("t1", 1000.0, 1050.0, 1 / 1.05), rec("t2", 20.0, 40.0, 0.5), rec("t3", 8.0, 0, 0.5),
-            rec("t4", "Paris", "paris", 1.0, metric="string_exact")]
+    recs = [
+        rec("t1", 1000.0, 1050.0, 1 / 1.05),
+        rec("t2", 20.0, 40.0, 0.5),
+        rec("t3", 8.0, 0, 0.5),
+        rec("t4", "Paris", "paris", 1.0, metric="string_exact"),
+    ]
     _rows, total = floor_rows(recs)
     assert total.n == 4
     assert total.floors["zero"] == pytest.approx((0.5 * 3 + 0) / 4)
@@ -92,9 +114,11 @@ def test_floors_and_the_bounded_metric_on_numeric_approximate_answers():
 
 
 def test_unscored_and_judged_tasks_and_the_same_tasks_rule():
-    recs = [rec("t1", 5, None, None, unscored=True),  # left out of the mean, so out of the floors
-            rec("t2", "a long prose answer", "x", 0.0, metric="string_approximate"),
-            rec("t3", 0, 0, 1.0, metric="numeric_exact")]
+    recs = [
+        rec("t1", 5, None, None, unscored=True),  # left out of the mean, so out of the floors
+        rec("t2", "a long prose answer", "x", 0.0, metric="string_approximate"),
+        rec("t3", 0, 0, 1.0, metric="numeric_exact"),
+    ]
     _rows, total = floor_rows(recs)
     assert total.n == 2 and total.floors["zero"] == 0.5  # the judge-only prose counts 0, the gold 0 is hit
 
@@ -102,12 +126,25 @@ def test_unscored_and_judged_tasks_and_the_same_tasks_rule():
 def test_records_from_before_both_golds_are_rescored_from_the_manifest(tmp_path):
     from kramabench.contracts.records import Manifest
 
-    m = Manifest.model_validate({
-        "run_id": "old", "created_at": "2026-01-01T00:00:00Z", "system": "s",
-        "workload": {"errata": True},
-        "errata_applied": [{"domain": "d", "task_id": "t1", "subtask_id": None, "field": "answer", "old": 12,
-                            "new": 10, "reason": "r"}],
-    })
+    m = Manifest.model_validate(
+        {
+            "run_id": "old",
+            "created_at": "2026-01-01T00:00:00Z",
+            "system": "s",
+            "workload": {"errata": True},
+            "errata_applied": [
+                {
+                    "domain": "d",
+                    "task_id": "t1",
+                    "subtask_id": None,
+                    "field": "answer",
+                    "old": 12,
+                    "new": 10,
+                    "reason": "r",
+                }
+            ],
+        }
+    )
     old = [rec("t1", 10, 12, 0.0, metric="numeric_exact"), rec("t2", 3, 3, 1.0, metric="numeric_exact")]
     assert all(r.gold is None for r in old)
     view = records_under(old, "official", m)
@@ -120,8 +157,14 @@ def test_records_from_before_both_golds_are_rescored_from_the_manifest(tmp_path)
 def test_a_no_errata_run_reports_the_official_gold_as_its_main_view(errata_run, tmp_path, monkeypatch):
     system, _ = install_scripted(tmp_path / "b", monkeypatch)
     root = errata_run.manifest.workload["root"]
-    cfg = RunConfig(workload=root, system=system, results=tmp_path / "res", run_id="raw", errata=False,
-                    options=RunOptions())
+    cfg = RunConfig(
+        workload=root,
+        system=system,
+        results=tmp_path / "res",
+        run_id="raw",
+        errata=False,
+        options=RunOptions(),
+    )
     res = prepare(cfg).run()
     paths = write_report([res.run_dir], tmp_path / "out2")
     md = paths.markdown.read_text()
@@ -139,13 +182,18 @@ def test_report_with_a_proposed_errata_file(errata_run, tmp_path):
 
     # a proposal correcting task 3's gold 6 to 7 (the system answered 6); task 1's correction is not in it
     proposed = tmp_path / "proposals.toml"
-    proposed.write_text('[[erratum]]\ndomain = "synth"\ntask = "synth-easy-3"\nfield = "answer"\nold = 6\nnew = 7\n'
-                        'reason = "a proposal"\n\n[[review]]\ndomain = "synth"\ntask = "synth-easy-3"\n'
-                        'class = "gold-defect"\nwhy = "off by one"\nevidence = "e"\nderivation = "print(7)"\n'
-                        'derived = 7\n')
+    proposed.write_text(
+        '[[erratum]]\ndomain = "synth"\ntask = "synth-easy-3"\nfield = "answer"\nold = 6\nnew = 7\n'
+        'reason = "a proposal"\n\n[[review]]\ndomain = "synth"\ntask = "synth-easy-3"\n'
+        'class = "gold-defect"\nwhy = "off by one"\nevidence = "e"\nderivation = "print(7)"\n'
+        "derived = 7\n"
+    )
     out = tmp_path / "rep"
-    res = CliRunner().invoke(build_app(), ["report", str(errata_run.run_dir), "--out", str(out), "--errata",
-                                           str(proposed)], env={"COLUMNS": "160"})
+    res = CliRunner().invoke(
+        build_app(),
+        ["report", str(errata_run.run_dir), "--out", str(out), "--errata", str(proposed)],
+        env={"COLUMNS": "160"},
+    )
     assert res.exit_code == 0, res.output
     printed = " ".join(res.output.split())
     assert "score by domain · verified gold" in printed and "official gold (paper-comparable)" in printed
@@ -158,7 +206,11 @@ def test_report_with_a_proposed_errata_file(errata_run, tmp_path):
     assert "gold-defect" in task["synth-easy-3"]  # the file's review is the task's class in this report
     assert "scored again for this report" in md
     # the run folder is not changed
-    assert not any("synth-easy-3" in line and '"other_gold": {' in line
-                   for line in (errata_run.run_dir / "records.jsonl").read_text().splitlines())
-    bad = CliRunner().invoke(build_app(), ["report", str(errata_run.run_dir), "--errata", str(tmp_path / "no.toml")])
+    assert not any(
+        "synth-easy-3" in line and '"other_gold": {' in line
+        for line in (errata_run.run_dir / "records.jsonl").read_text().splitlines()
+    )
+    bad = CliRunner().invoke(
+        build_app(), ["report", str(errata_run.run_dir), "--errata", str(tmp_path / "no.toml")]
+    )
     assert bad.exit_code == 1 and "no such errata file" in bad.output

@@ -19,9 +19,26 @@ def _write_run(run_dir: Path, records: list[Record]) -> None:
 def test_same_task_id_in_two_domains_are_two_outcomes(tmp_path: Path) -> None:
     # legal-tiny reuses legal's task ids: each domain's record is its own outcome
     recs = [
-        Record(run_id="r", domain="legal", task_id="legal-hard-1", status="ok", system="reference", score=1.0),
-        Record(run_id="r", domain="legal-tiny", task_id="legal-hard-1", status="ok", system="reference", score=0.0),
-        Record(run_id="r", domain="legal", task_id="legal-hard-1", attempt=1, status="ok", system="reference", score=0.5),
+        Record(
+            run_id="r", domain="legal", task_id="legal-hard-1", status="ok", system="reference", score=1.0
+        ),
+        Record(
+            run_id="r",
+            domain="legal-tiny",
+            task_id="legal-hard-1",
+            status="ok",
+            system="reference",
+            score=0.0,
+        ),
+        Record(
+            run_id="r",
+            domain="legal",
+            task_id="legal-hard-1",
+            attempt=1,
+            status="ok",
+            system="reference",
+            score=0.5,
+        ),
     ]
     _write_run(tmp_path / "r", recs)
     outcomes = load_run(tmp_path / "r").outcomes("end-to-end")

@@ -49,8 +49,16 @@ def _tasks() -> tuple[dict[str, list[dict]], dict[str, dict[tuple[str, str], flo
             if domain == "beta" and i == 5:
                 flags = " [crash]"
                 value = 0.0
-            tasks.append({"id": tid, "query": f"What is the figure of {tid}? [answer={json.dumps(answer)}]{flags}",
-                          "answer": gold, "answer_type": kind, "data_sources": ["numbers.csv"], "subtasks": []})
+            tasks.append(
+                {
+                    "id": tid,
+                    "query": f"What is the figure of {tid}? [answer={json.dumps(answer)}]{flags}",
+                    "answer": gold,
+                    "answer_type": kind,
+                    "data_sources": ["numbers.csv"],
+                    "subtasks": [],
+                }
+            )
             expected["official"][(domain, tid)] = value
             expected["verified"][(domain, tid)] = value
         workloads[domain] = tasks
@@ -73,7 +81,8 @@ def _write_root(root: Path, workloads: dict[str, list[dict]]) -> None:
     new = json.loads(re.search(r"\[answer=(.*?)\]", t["query"]).group(1))
     (root / "errata.toml").write_text(
         f'[[erratum]]\ndomain = "{d}"\ntask = "{t["id"]}"\nfield = "answer"\nold = {t["answer"]}\nnew = {new}\n'
-        'reason = "a planted correction"\n')
+        'reason = "a planted correction"\n'
+    )
 
 
 def _ci(values: dict) -> str:
@@ -94,12 +103,35 @@ def one_run(tmp_path_factory: pytest.TempPathFactory, repo_root: Path):
     sysmods = base / "sysmods"
     system = write_system_module(sysmods)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER"))}
-    env.update(PYTHONPATH=os.pathsep.join([str(repo_root), str(sysmods)]), COLUMNS="200",
-               KRAMABENCH_CACHE=str(base / "cache"))
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(repo_root), str(sysmods)]),
+        COLUMNS="200",
+        KRAMABENCH_CACHE=str(base / "cache"),
+    )
     res = base / "results"
-    p = subprocess.run([sys.executable, "-m", "kramabench", "run", "--workload", str(root), "--system", system,
-                        "--results", str(res), "--run-id", "first", "--concurrency", "2"],
-                       cwd=repo_root, env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            "--workload",
+            str(root),
+            "--system",
+            system,
+            "--results",
+            str(res),
+            "--run-id",
+            "first",
+            "--concurrency",
+            "2",
+        ],
+        cwd=repo_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     # the records in another order than the run wrote them (a concurrent run writes in any order), and a copy
     # of the run under another name and id, its records in a third order
@@ -108,7 +140,9 @@ def one_run(tmp_path_factory: pytest.TempPathFactory, repo_root: Path):
     (res / "first" / "records.jsonl").write_text("\n".join(lines) + "\n")
     shutil.copytree(res / "first", res / "second")
     random.Random(2).shuffle(lines)
-    (res / "second" / "records.jsonl").write_text("\n".join(lines).replace('"run_id":"first"', '"run_id":"second"') + "\n")
+    (res / "second" / "records.jsonl").write_text(
+        "\n".join(lines).replace('"run_id":"first"', '"run_id":"second"') + "\n"
+    )
     m = json.loads((res / "second" / "manifest.json").read_text())
     m["run_id"] = "second"
     (res / "second" / "manifest.json").write_text(json.dumps(m))
@@ -150,9 +184,13 @@ def test_score_prints_the_one_interval(one_run, tmp_path: Path) -> None:
 
     exp = _expected_texts(one_run["expected"])
     console = Console(record=True, width=200, color_system=None)
-    report = run_score(workload=one_run["root"], domains=["alpha", "beta"],
-                       predictions=one_run["results"] / "first" / "records.jsonl", console=console,
-                       output=tmp_path / "scores.json")
+    report = run_score(
+        workload=one_run["root"],
+        domains=["alpha", "beta"],
+        predictions=one_run["results"] / "first" / "records.jsonl",
+        console=console,
+        output=tmp_path / "scores.json",
+    )
     text = console.export_text()
     rows = {}
     for line in text.splitlines():
@@ -163,7 +201,9 @@ def test_score_prints_the_one_interval(one_run, tmp_path: Path) -> None:
         assert " ".join(rows[name][2:4]) == exp[f"verified:{name}"], rows[name]
         assert " ".join(rows[name][4:6]) == exp[f"official:{name}"], rows[name]
     s = report.summaries
-    assert format_ci(s["official"].overall.ci_low, s["official"].overall.ci_high) == _ci(one_run["expected"]["official"])
+    assert format_ci(s["official"].overall.ci_low, s["official"].overall.ci_high) == _ci(
+        one_run["expected"]["official"]
+    )
 
 
 def test_the_report_prints_the_one_interval(one_run, tmp_path: Path) -> None:
@@ -179,8 +219,11 @@ def test_the_report_prints_the_one_interval(one_run, tmp_path: Path) -> None:
     cards = re.findall(r'<div class="big">([\d.]+)<small>% (\[[\d.]+, [\d.]+\])</small>', html)
     assert cards == [tuple(v_total.split(" ", 1))] * 2
     # the golds section: "this run" under each gold, for both runs
-    golds = re.findall(r'<tr class="gl system"><td>this run</td><td[^>]*>([\d.]+ \[[\d.]+, [\d.]+\])[^<]*</td>'
-                       r'<td[^>]*>([\d.]+ \[[\d.]+, [\d.]+\])', html)
+    golds = re.findall(
+        r'<tr class="gl system"><td>this run</td><td[^>]*>([\d.]+ \[[\d.]+, [\d.]+\])[^<]*</td>'
+        r"<td[^>]*>([\d.]+ \[[\d.]+, [\d.]+\])",
+        html,
+    )
     assert golds == [(o_total, v_total)] * 2
     # the domain tables (verified, then official): every cell of both runs
     for gold in ("verified", "official"):
@@ -210,7 +253,10 @@ def test_the_viewer_serves_the_one_interval(one_run) -> None:
             x = s["golds"][g]
             assert f"{format_pct(x['score'])} {format_ci(x['ci_low'], x['ci_high'])}" == exp[f"{g}:total"]
             panel = floors_panel(f)["scores"][g]
-            assert f"{format_pct(panel['score'])} {format_ci(panel['ci_low'], panel['ci_high'])}" == exp[f"{g}:total"]
+            assert (
+                f"{format_pct(panel['score'])} {format_ci(panel['ci_low'], panel['ci_high'])}"
+                == exp[f"{g}:total"]
+            )
         assert format_ci(s["ci_low"], s["ci_high"]) == exp["verified:total"].split(" ", 1)[1]
     doc = compare(runs, CompareQuery(runs=["first", "second"]))
     for s in doc["runs"]:
@@ -239,7 +285,10 @@ def test_the_viewer_pages_print_the_one_interval(one_run) -> None:
         assert len(cells) == 4
         for text in cells:
             assert any(ci in text for ci in ci_of.values()), text
-        assert sum(ci_of["official"] in t for t in cells) == 2 and sum(ci_of["verified"] in t for t in cells) == 2
+        assert (
+            sum(ci_of["official"] in t for t in cells) == 2
+            and sum(ci_of["verified"] in t for t in cells) == 2
+        )
         b.goto(server.url + "?run=first")
         b.wait_for("document.querySelector('.gold-score.official') !== null")
         for g in ("official", "verified"):

@@ -43,10 +43,14 @@ def _md_table(md: str, heading: str, keys: int = 2) -> dict[str, dict[str, str]]
     return {" · ".join(r[:keys]): dict(zip(header[keys:], r[keys:], strict=True)) for r in body}
 
 
-_CELL = re.compile(r"^(?P<b>\*\*)?(?P<m>[\d.]+)(?:\*\*)? \[(?P<lo>[\d.]+), (?P<hi>[\d.]+)\] n=(?P<n>\d+)(?: \(\+(?P<u>\d+) unscored\))?$")
+_CELL = re.compile(
+    r"^(?P<b>\*\*)?(?P<m>[\d.]+)(?:\*\*)? \[(?P<lo>[\d.]+), (?P<hi>[\d.]+)\] n=(?P<n>\d+)(?: \(\+(?P<u>\d+) unscored\))?$"
+)
 
 
-def test_markdown_domain_table_numbers(two_runs: tuple[Path, Path], tmp_path: Path, synth: SimpleNamespace) -> None:
+def test_markdown_domain_table_numbers(
+    two_runs: tuple[Path, Path], tmp_path: Path, synth: SimpleNamespace
+) -> None:
     paths = write_report(list(two_runs), tmp_path / "out")
     md = paths.markdown.read_text()
     table = _md_table(md, "End-to-end: score by domain · verified gold")
@@ -129,7 +133,9 @@ def test_malformed_lines_and_duplicates(tmp_path: Path, synth: SimpleNamespace) 
 def test_empty_run_still_reports(tmp_path: Path, synth: SimpleNamespace) -> None:
     run_dir = tmp_path / "empty"
     run_dir.mkdir()
-    (run_dir / "manifest.json").write_text(Manifest(run_id="e", created_at=synth.T0, system="s").model_dump_json())
+    (run_dir / "manifest.json").write_text(
+        Manifest(run_id="e", created_at=synth.T0, system="s").model_dump_json()
+    )
     paths = write_report([run_dir])
     assert paths.out == run_dir
     assert "No records to score yet" in paths.html.read_text()
@@ -191,9 +197,15 @@ def test_a_second_table_type_plugs_in(two_runs: tuple[Path, Path], tmp_path: Pat
         for m in models:
             vals = [v for r in runs if r.manifest.model == m for v in task_scores(r.outcomes()).values()]
             row_cells.append(mean_ci([v for v in vals if v is not None]))
-        return [Table(key="by-model", title="Setting by model", columns=models,
-                      rows=[Row(label="ds-guru · end-to-end", cells=row_cells, keys=["ds-guru", "end-to-end"])],
-                      key_headers=["Variant", "Setting"])]
+        return [
+            Table(
+                key="by-model",
+                title="Setting by model",
+                columns=models,
+                rows=[Row(label="ds-guru · end-to-end", cells=row_cells, keys=["ds-guru", "end-to-end"])],
+                key_headers=["Variant", "Setting"],
+            )
+        ]
 
     register_table(by_model)
     try:
@@ -235,9 +247,17 @@ def test_runs_of_the_same_system_and_model_stay_apart(tmp_path: Path, synth: Sim
 
     dirs = []
     for rid, score in (("r1", 1.0), ("r2", 0.0)):
-        man = Manifest(run_id=rid, created_at=synth.T0, finished_at=synth.T0 + timedelta(seconds=90),
-                       system="ds-guru", model="gpt-4o-mini", status="finished")
-        dirs.append(synth.write(tmp_path / rid, man, [synth.rec(rid, "gpt-4o-mini", "legal", "legal-easy-1", score)]))
+        man = Manifest(
+            run_id=rid,
+            created_at=synth.T0,
+            finished_at=synth.T0 + timedelta(seconds=90),
+            system="ds-guru",
+            model="gpt-4o-mini",
+            status="finished",
+        )
+        dirs.append(
+            synth.write(tmp_path / rid, man, [synth.rec(rid, "gpt-4o-mini", "legal", "legal-easy-1", score)])
+        )
     md = write_report(dirs, tmp_path / "out").markdown.read_text()
     t = _md_table(md, "End-to-end: score by domain · verified gold")
     assert t["ds-guru · gpt-4o-mini [r1]"]["Total"].startswith("**100.0** ")
@@ -256,9 +276,16 @@ def test_difficulty_table_and_task_by_task_comparison(two_runs: tuple[Path, Path
     assert b["easy"].startswith("37.5 ") and b["hard"].startswith("**100.0** [100.0, 100.0] n=3")
 
     matrix = _md_table(md, "Task by task", keys=1)
-    assert matrix["archeology-hard-3"] == {"ds-guru (gpt-4o-mini)": "U", "ds-guru (llama-3-70b)": "100", "Spread": ""}
-    assert matrix["archeology-hard-10"] == {"ds-guru (gpt-4o-mini)": "0 E", "ds-guru (llama-3-70b)": "100",
-                                            "Spread": "100.0"}
+    assert matrix["archeology-hard-3"] == {
+        "ds-guru (gpt-4o-mini)": "U",
+        "ds-guru (llama-3-70b)": "100",
+        "Spread": "",
+    }
+    assert matrix["archeology-hard-10"] == {
+        "ds-guru (gpt-4o-mini)": "0 E",
+        "ds-guru (llama-3-70b)": "100",
+        "Spread": "100.0",
+    }
     assert matrix["legal-easy-2"]["Spread"] == "50.0" and len(matrix) == 7
     # one run: no comparison section
     one = write_report([two_runs[0]], tmp_path / "one").markdown.read_text()
@@ -270,7 +297,10 @@ def test_no_cost_plot_without_costs(tmp_path: Path, synth: SimpleNamespace) -> N
     from kramabench.contracts.system import SystemUsage
 
     man = Manifest(run_id="ref", created_at=synth.T0, system="reference", status="finished")
-    recs = [synth.rec("ref", None, "grid", f"grid-easy-{i}", 1.0, usage=SystemUsage(), transcript=[]) for i in (1, 2)]
+    recs = [
+        synth.rec("ref", None, "grid", f"grid-easy-{i}", 1.0, usage=SystemUsage(), transcript=[])
+        for i in (1, 2)
+    ]
     paths = write_report([synth.write(tmp_path / "ref", man, recs)])
     assert [p.name for p in paths.plots] == ["domains-end-to-end.svg"]
     md = paths.markdown.read_text()
@@ -280,7 +310,9 @@ def test_no_cost_plot_without_costs(tmp_path: Path, synth: SimpleNamespace) -> N
     assert "Score against cost: no costs recorded" in paths.html.read_text()
 
 
-def test_plots_are_never_written_through_a_link_in_the_report_folder(two_runs: tuple[Path, Path], tmp_path: Path) -> None:
+def test_plots_are_never_written_through_a_link_in_the_report_folder(
+    two_runs: tuple[Path, Path], tmp_path: Path
+) -> None:
     from kramabench.report import ReportError, write_report
 
     out = tmp_path / "out"

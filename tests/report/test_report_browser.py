@@ -55,7 +55,9 @@ def test_report_renders_in_chromium(two_runs: tuple[Path, Path], tmp_path: Path)
     header = [th.get_text(strip=True) for th in table.select("thead th")]
     assert header == ["System", "Model", "archeology", "legal", "Total"]
     rows = {
-        tr.select_one("td.row-key").get_text(strip=True): [td.select_one(".v").get_text() for td in tr.select("td.score")]
+        tr.select_one("td.row-key").get_text(strip=True): [
+            td.select_one(".v").get_text() for td in tr.select("td.score")
+        ]
         for tr in table.select("tbody tr")
     }
     assert rows == {"gpt-4o-mini": ["50.0", "75.0", "62.5"], "llama-3-70b": ["75.0", "50.0", "64.3"]}

@@ -28,15 +28,36 @@ def _mean(cell: str) -> float:
     return float(re.match(r"^\**([\d.]+)", cell).group(1))
 
 
-def _run(synth, base: Path, run_id: str, system: str, model: str | None, setting: str, rows, judge=None) -> Path:
+def _run(
+    synth, base: Path, run_id: str, system: str, model: str | None, setting: str, rows, judge=None
+) -> Path:
     """rows: (domain, task, subtask or None, score, unscored)"""
     recs = []
     for domain, task, sub, score, unscored in rows:
-        recs.append(synth.rec(run_id, model, domain, task, score, setting=setting, subtask_id=sub,
-                              unscored=unscored, system=system,
-                              score_details={"judge": judge} if setting == "pipeline-design" else {}))
-    man = Manifest(run_id=run_id, created_at=synth.T0, finished_at=synth.T0, system=system, model=model,
-                   setting=setting, judge=judge, status="finished")
+        recs.append(
+            synth.rec(
+                run_id,
+                model,
+                domain,
+                task,
+                score,
+                setting=setting,
+                subtask_id=sub,
+                unscored=unscored,
+                system=system,
+                score_details={"judge": judge} if setting == "pipeline-design" else {},
+            )
+        )
+    man = Manifest(
+        run_id=run_id,
+        created_at=synth.T0,
+        finished_at=synth.T0,
+        system=system,
+        model=model,
+        setting=setting,
+        judge=judge,
+        status="finished",
+    )
     return synth.write(base / run_id, man, recs)
 
 
@@ -53,24 +74,77 @@ def settings_runs(tmp_path: Path, synth: SimpleNamespace) -> list[Path]:
     base = tmp_path / "results"
     return [
         # end-to-end, model A: tasks 1.0, 0.0 -> 50
-        _run(s, base, "e2e-a", "ds-guru", "model-a", "end-to-end",
-             [("d", "d-easy-1", None, 1.0, False), ("d", "d-easy-2", None, 0.0, False)]),
+        _run(
+            s,
+            base,
+            "e2e-a",
+            "ds-guru",
+            "model-a",
+            "end-to-end",
+            [("d", "d-easy-1", None, 1.0, False), ("d", "d-easy-2", None, 0.0, False)],
+        ),
         # pipeline design, model A: 0.75, 0.5, one task not judgeable (unscored) -> 62.5 (+1 unscored)
-        _run(s, base, "pd-a", "ds-guru", "model-a", "pipeline-design",
-             [("d", "d-easy-1", None, 0.75, False), ("d", "d-easy-2", None, 0.5, False),
-              ("d", "d-easy-3", None, None, True)], judge="openai/judge-x"),
+        _run(
+            s,
+            base,
+            "pd-a",
+            "ds-guru",
+            "model-a",
+            "pipeline-design",
+            [
+                ("d", "d-easy-1", None, 0.75, False),
+                ("d", "d-easy-2", None, 0.5, False),
+                ("d", "d-easy-3", None, None, True),
+            ],
+            judge="openai/judge-x",
+        ),
         # subtasks, model A: task 1 mean(1, 0) = 0.5, task 2 mean(1, unscored) = 1.0 -> 75
-        _run(s, base, "st-a", "ds-guru", "model-a", "subtasks",
-             [("d", "d-easy-1", "d-easy-1-1", 1.0, False), ("d", "d-easy-1", "d-easy-1-2", 0.0, False),
-              ("d", "d-easy-2", "d-easy-2-1", 1.0, False), ("d", "d-easy-2", "d-easy-2-2", None, True)]),
+        _run(
+            s,
+            base,
+            "st-a",
+            "ds-guru",
+            "model-a",
+            "subtasks",
+            [
+                ("d", "d-easy-1", "d-easy-1-1", 1.0, False),
+                ("d", "d-easy-1", "d-easy-1-2", 0.0, False),
+                ("d", "d-easy-2", "d-easy-2-1", 1.0, False),
+                ("d", "d-easy-2", "d-easy-2-2", None, True),
+            ],
+        ),
         # pipeline design, model B, split over two runs (one per domain): 1.0 and 0.0 -> 50, pooled
-        _run(s, base, "pd-b1", "ds-guru", "model-b", "pipeline-design", [("d", "d-easy-1", None, 1.0, False)],
-             judge="openai/judge-x"),
-        _run(s, base, "pd-b2", "ds-guru", "model-b", "pipeline-design", [("e", "e-easy-1", None, 0.0, False)],
-             judge="openai/judge-x"),
+        _run(
+            s,
+            base,
+            "pd-b1",
+            "ds-guru",
+            "model-b",
+            "pipeline-design",
+            [("d", "d-easy-1", None, 1.0, False)],
+            judge="openai/judge-x",
+        ),
+        _run(
+            s,
+            base,
+            "pd-b2",
+            "ds-guru",
+            "model-b",
+            "pipeline-design",
+            [("e", "e-easy-1", None, 0.0, False)],
+            judge="openai/judge-x",
+        ),
         # the reference system has no model
-        _run(s, base, "ref", "reference", None, "pipeline-design", [("d", "d-easy-1", None, 1.0, False)],
-             judge="openai/judge-x"),
+        _run(
+            s,
+            base,
+            "ref",
+            "reference",
+            None,
+            "pipeline-design",
+            [("d", "d-easy-1", None, 1.0, False)],
+            judge="openai/judge-x",
+        ),
     ]
 
 
@@ -80,8 +154,12 @@ def test_settings_table_numbers(settings_runs: list[Path]) -> None:
     assert t.key_headers == ["System", "Setting"]
     assert t.columns == ["model-a", "model-b", "–"]
     by = {tuple(r.keys): r.cells for r in t.rows}
-    assert list(by) == [("ds-guru", "End-to-end"), ("ds-guru", "Pipeline design"),
-                        ("ds-guru", "Subtask implementation"), ("reference", "Pipeline design")]
+    assert list(by) == [
+        ("ds-guru", "End-to-end"),
+        ("ds-guru", "Pipeline design"),
+        ("ds-guru", "Subtask implementation"),
+        ("reference", "Pipeline design"),
+    ]
     e2e, pd, st, ref = by.values()
     assert e2e[0].mean == pytest.approx(0.5) and e2e[0].n == 2 and e2e[1].n == 0 and e2e[1].mean is None
     assert pd[0].mean == pytest.approx(0.625) and pd[0].n == 2 and pd[0].n_unscored == 1

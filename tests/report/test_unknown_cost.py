@@ -24,14 +24,40 @@ def _unpriced_run(base: Path, *, old: bool = False) -> Path:
     d.mkdir(parents=True)
     recs = []
     for i in range(6):
-        usage = SystemUsage(prompt_tokens=100, completion_tokens=10, cost_usd=None, model_calls=4,
-                            unpriced_calls=0 if old else 4)
-        recs.append(Record(run_id="unpriced", domain="legal", task_id=f"legal-easy-{i}", status="ok",
-                           system="code-agent", model="openai/some-new-model", answer_type="numeric_exact",
-                           expected=1, answer=1 if i % 2 else 0, score=1.0 if i % 2 else 0.0, usage=usage,
-                           started_at=T0, finished_at=T0))
-    (d / "manifest.json").write_text(Manifest(run_id="unpriced", created_at=T0, finished_at=T0, system="code-agent",
-                                              model="openai/some-new-model", status="finished").model_dump_json())
+        usage = SystemUsage(
+            prompt_tokens=100,
+            completion_tokens=10,
+            cost_usd=None,
+            model_calls=4,
+            unpriced_calls=0 if old else 4,
+        )
+        recs.append(
+            Record(
+                run_id="unpriced",
+                domain="legal",
+                task_id=f"legal-easy-{i}",
+                status="ok",
+                system="code-agent",
+                model="openai/some-new-model",
+                answer_type="numeric_exact",
+                expected=1,
+                answer=1 if i % 2 else 0,
+                score=1.0 if i % 2 else 0.0,
+                usage=usage,
+                started_at=T0,
+                finished_at=T0,
+            )
+        )
+    (d / "manifest.json").write_text(
+        Manifest(
+            run_id="unpriced",
+            created_at=T0,
+            finished_at=T0,
+            system="code-agent",
+            model="openai/some-new-model",
+            status="finished",
+        ).model_dump_json()
+    )
     (d / "records.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in recs))
     return d
 
@@ -44,7 +70,7 @@ def test_the_report_says_unknown_with_the_unpriced_calls(tmp_path: Path) -> None
     md = paths.markdown.read_text()
     card = re.search(r'<div class="card".*?</div></div>', html, re.S).group(0)
     assert "unknown (24 unpriced calls)" in card
-    assert "unknown<span class=\"sub2\">24 unpriced calls</span>" in html
+    assert 'unknown<span class="sub2">24 unpriced calls</span>' in html
     assert "| unknown (24 unpriced calls) | unknown |" in md  # runs table: cost, cost per task
     assert md.count("unknown (4 unpriced calls)") == 6  # each task's row
     for text in (html, md):
@@ -100,7 +126,9 @@ def test_the_viewer_pages_say_unknown(tmp_path: Path) -> None:
         b.wait_for("document.querySelector('tr.run td.cost') !== null")
         assert b.eval("document.querySelector('tr.run td.cost').textContent") == "unknown (24 unpriced calls)"
         b.goto(server.url + "?run=unpriced")
-        b.wait_for("document.querySelector('.summary .cost') !== null && document.querySelectorAll('tr.task').length === 6")
+        b.wait_for(
+            "document.querySelector('.summary .cost') !== null && document.querySelectorAll('tr.task').length === 6"
+        )
         assert b.eval("document.querySelector('.summary .cost').textContent") == "unknown (24 unpriced calls)"
         cells = b.eval("[...document.querySelectorAll('tr.task td.cost')].map(td => td.textContent)")
         assert cells == ["unknown"] * 6

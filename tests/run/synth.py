@@ -116,7 +116,7 @@ def make_workload(
                 "subtasks": [
                     {
                         "id": f"{tid}-1",
-                        "query": "Which file holds v? [answer=\"numbers.csv\"]",
+                        "query": 'Which file holds v? [answer="numbers.csv"]',
                         "step": "find the file",
                         "answer": "numbers.csv",
                         "answer_type": "string_exact",
@@ -147,7 +147,9 @@ def make_workload(
     return root
 
 
-def write_root(root: Path, tasks: list[dict], *, domain: str = "toy", files: dict[str, str] | None = None) -> Path:
+def write_root(
+    root: Path, tasks: list[dict], *, domain: str = "toy", files: dict[str, str] | None = None
+) -> Path:
     """A workload root in the official layout holding ``tasks`` as ``workload/<domain>.json`` and a lake of
     ``files`` (name -> text; default one small CSV ``a.csv``); returns ``root``."""
     lake = root / "data" / domain / "input"

@@ -41,12 +41,33 @@ def marked_run(tmp_path_factory: pytest.TempPathFactory, repo_root: Path):
     sysmods = base / "sysmods"
     system = write_system_module(sysmods)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER"))}
-    env.update(PYTHONPATH=os.pathsep.join([str(repo_root), str(sysmods)]), COLUMNS="200",
-               KRAMABENCH_CACHE=str(base / "cache"))
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(repo_root), str(sysmods)]),
+        COLUMNS="200",
+        KRAMABENCH_CACHE=str(base / "cache"),
+    )
     res = base / "results"
-    p = subprocess.run([sys.executable, "-m", "kramabench", "run", "--workload", str(root), "--system", system,
-                        "--results", str(res), "--run-id", "marked"], cwd=repo_root, env=env, capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            "--workload",
+            str(root),
+            "--system",
+            system,
+            "--results",
+            str(res),
+            "--run-id",
+            "marked",
+        ],
+        cwd=repo_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     return {"root": root, "results": res, "run": res / "marked", "stderr": p.stderr, "stdout": p.stdout}
 
@@ -83,7 +104,9 @@ def test_the_report_counts_and_lists_it_and_can_leave_it_out(marked_run, tmp_pat
     assert "<b>1</b> the benchmark cannot support" in card
     assert f'<tr class="unsupported" data-task="{GONE}">' in html and 'href="#unsupported"' in html
     # beside the score in the golds section
-    assert re.search(r"<td>tasks the benchmark cannot support</td><td colspan=\"2\">1 \(scored as the paper does\)", html)
+    assert re.search(
+        r"<td>tasks the benchmark cannot support</td><td colspan=\"2\">1 \(scored as the paper does\)", html
+    )
     assert "## Tasks the benchmark cannot support" in md and f"| {GONE} | data_source_missing |" in md
     assert "| 100.0 [100.0, 100.0] n=4 |" in md  # scored as the paper does: every task in the mean
     assert "the benchmark cannot support it: data_source_missing" in md  # the task's row
@@ -104,7 +127,9 @@ def test_the_viewer_filters_it(marked_run) -> None:
     assert f.summary()["unsupported"] == 1
     rows = f.snapshot()
     total, page, facets = run_query(rows, RowQuery(benchmark=["data_source_missing"]))
-    assert total == 1 and page[0].task_id == GONE and page[0].to_json()["benchmark"] == ["data_source_missing"]
+    assert (
+        total == 1 and page[0].task_id == GONE and page[0].to_json()["benchmark"] == ["data_source_missing"]
+    )
     assert facets["benchmark"] == {"data_source_missing": 1, "none": 3}
     total, page, _ = run_query(rows, RowQuery.parse({"benchmark": ["none"]}))
     assert total == 3 and GONE not in {r.task_id for r in page}
@@ -122,7 +147,10 @@ def test_score_can_leave_it_out(marked_run) -> None:
     without = run_score(**kw, exclude_unsupported=True, console=con)
     assert without.summary.overall.n == 3 and without.excluded_unsupported == {"synth": [GONE]}
     assert GONE not in {i.task_id for i in without.items}
-    assert f"left out (--exclude-unsupported): 1 task(s) the benchmark cannot support: {GONE}" in con.export_text()
+    assert (
+        f"left out (--exclude-unsupported): 1 task(s) the benchmark cannot support: {GONE}"
+        in con.export_text()
+    )
 
 
 def test_old_records_without_notes_still_read() -> None:
@@ -147,7 +175,9 @@ def test_the_official_domains_are_marked_from_the_validators_findings(shared_kra
     assert set(vnotes) == missing
     reviewed = {r.task for r in verified.reviews if r.klass == "unreproducible"}
     assert reviewed == missing
-    assert all({"not_reproducible", "reviewed_unreproducible"} <= {n.code for n in ns} for ns in vnotes.values())
+    assert all(
+        {"not_reproducible", "reviewed_unreproducible"} <= {n.code for n in ns} for ns in vnotes.values()
+    )
     # a domain whose lake holds every source is not marked
     assert benchmark_notes(load_workload(shared_kramabench, "legal", errata=False)) == {}
 
@@ -157,14 +187,19 @@ def test_a_solution_that_needs_a_module_the_sandbox_lacks(tmp_path: Path) -> Non
 
     root = make_workload(tmp_path / "wl", n=3, solutions=True)
     sol = root / "solutions" / "synth-easy-3.py"
-    sol.write_text("import json\nfrom pyatmos import coesa76\nimport numpy as np\nfrom . import helper\n"
-                   "import helper2\nprint(json.dumps({'main-task': 1}))\n")
+    sol.write_text(
+        "import json\nfrom pyatmos import coesa76\nimport numpy as np\nfrom . import helper\n"
+        "import helper2\nprint(json.dumps({'main-task': 1}))\n"
+    )
     (root / "solutions" / "helper2.py").write_text("X = 1\n")
     assert solution_imports(sol.read_text()) == {"json", "pyatmos", "numpy", "helper2"}
     wl = load_workload(root, "synth")
     notes = benchmark_notes(wl, modules={"numpy", "pandas"})
     assert list(notes) == ["synth-easy-3"]
-    assert notes["synth-easy-3"][0].code == "solution_needs_module" and "'pyatmos'" in notes["synth-easy-3"][0].message
+    assert (
+        notes["synth-easy-3"][0].code == "solution_needs_module"
+        and "'pyatmos'" in notes["synth-easy-3"][0].message
+    )
     assert benchmark_notes(wl) == {}  # no sandbox named: the imports are not checked
 
 
@@ -177,10 +212,14 @@ def test_the_viewer_page_has_the_filter(marked_run) -> None:
         pytest.skip("headless Chromium not installed (apt-get install chromium; scripts/install.sh --all)")
     with ViewServer(marked_run["results"], poll_s=0.2) as server, Browser(width=1400, height=900) as b:
         b.goto(server.url + "?run=marked")
-        b.wait_for("document.querySelectorAll('tr.task').length === 4 && "
-                   "document.querySelector('[data-facet=benchmark]') !== null")
+        b.wait_for(
+            "document.querySelectorAll('tr.task').length === 4 && "
+            "document.querySelector('[data-facet=benchmark]') !== null"
+        )
         assert "1 the benchmark cannot support" in b.eval("document.querySelector('.summary').textContent")
-        assert b.eval("[...document.querySelectorAll('tr.task .unsupported')].map(e => e.closest('tr').dataset.task)") == [GONE]
+        assert b.eval(
+            "[...document.querySelectorAll('tr.task .unsupported')].map(e => e.closest('tr').dataset.task)"
+        ) == [GONE]
         b.eval("document.querySelector('[data-facet=benchmark] [data-value=data_source_missing]').click()")
         b.wait_for("document.querySelectorAll('tr.task').length === 1")
         assert b.eval("document.querySelector('tr.task').dataset.task") == GONE

@@ -29,8 +29,10 @@ def _cmd(*args: str) -> list[str]:
 
 
 def _outcomes(run_dir: Path) -> dict[str, tuple]:
-    return {r.task_id: (r.status, r.score, json.dumps(r.answer), r.error.kind if r.error else None)
-            for r in RunStore(run_dir).read().records}
+    return {
+        r.task_id: (r.status, r.score, json.dumps(r.answer), r.error.kind if r.error else None)
+        for r in RunStore(run_dir).read().records
+    }
 
 
 def _wait_records(path: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -39,7 +41,9 @@ def _wait_records(path: Path, n: int, proc: subprocess.Popen, timeout: float = 6
         if path.exists() and path.read_bytes().count(b"\n") >= n:
             return
         if proc.poll() is not None:
-            raise AssertionError(f"run ended early: {proc.returncode}\n{proc.stderr.read() if proc.stderr else ''}")
+            raise AssertionError(
+                f"run ended early: {proc.returncode}\n{proc.stderr.read() if proc.stderr else ''}"
+            )
         time.sleep(0.05)
     raise AssertionError("timed out waiting for records")
 
@@ -55,8 +59,14 @@ def test_run_prints_the_domain_table_and_run_folder(tmp_path, setup):
     system, env, cwd = setup
     root = make_workload(tmp_path / "wl", n=6, crash=(1,))
     p = subprocess.run(
-        _cmd("--workload", str(root), "--system", system, "--results", str(tmp_path / "res"), "--run-id", "t1"),
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+        _cmd(
+            "--workload", str(root), "--system", system, "--results", str(tmp_path / "res"), "--run-id", "t1"
+        ),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert p.returncode == 0, p.stderr
     assert "synth" in p.stdout and "total" in p.stdout and "83.3" in p.stdout  # 5 of 6 right
@@ -72,7 +82,11 @@ def test_setup_error_is_one_line_without_traceback(tmp_path, setup):
     root = make_workload(tmp_path / "wl", n=2)
     p = subprocess.run(
         _cmd("--workload", str(root), "--system", "nope", "--results", str(tmp_path / "res")),
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert p.returncode == 2
     assert "unknown system 'nope'" in p.stderr and "Traceback" not in p.stderr
@@ -82,14 +96,23 @@ def test_setup_error_is_one_line_without_traceback(tmp_path, setup):
     ("args", "expected"),
     [
         (("--system", "nope"), "unknown system 'nope'; available: "),
-        (("--system", "reference", "-o", "foo=1"), "system 'reference' has no option 'foo'; its options: timeout_s"),
+        (
+            ("--system", "reference", "-o", "foo=1"),
+            "system 'reference' has no option 'foo'; its options: timeout_s",
+        ),
     ],
 )
 def test_setup_errors_stay_one_line_on_a_narrow_terminal(tmp_path, setup, args, expected):
     system, env, cwd = setup
     root = make_workload(tmp_path / "wl", n=2, solutions=True)
-    p = subprocess.run(_cmd("--workload", str(root), *args, "--results", str(tmp_path / "res")),
-                       cwd=cwd, env={**env, "COLUMNS": "60"}, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        _cmd("--workload", str(root), *args, "--results", str(tmp_path / "res")),
+        cwd=cwd,
+        env={**env, "COLUMNS": "60"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and expected in lines[0], p.stderr
@@ -100,20 +123,45 @@ def test_sigkill_then_resume_gives_the_same_results_without_duplicates(tmp_path,
     system, env, cwd = setup
     n = 30
     gate = tmp_path / "gate"  # tasks 12.. block until it exists: the kill comes while they run
-    root = make_workload(tmp_path / "wl", n=n, crash=(4, 17), none=(9,), sleep={i: 0.02 for i in range(n)},
-                         gate=(tuple(range(12, n)), gate))
+    root = make_workload(
+        tmp_path / "wl",
+        n=n,
+        crash=(4, 17),
+        none=(9,),
+        sleep={i: 0.02 for i in range(n)},
+        gate=(tuple(range(12, n)), gate),
+    )
     res = tmp_path / "res"
     gate.touch()
     # the reference: one uninterrupted run
     ref = subprocess.run(
-        _cmd("--workload", str(root), "--system", system, "--results", str(res), "--run-id", "full", "-j", "3"),
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
+        _cmd(
+            "--workload", str(root), "--system", system, "--results", str(res), "--run-id", "full", "-j", "3"
+        ),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert ref.returncode == 0, ref.stderr
 
     gate.unlink()
-    args = ("--workload", str(root), "--system", system, "--results", str(res), "--run-id", "killed", "-j", "3")
-    proc = subprocess.Popen(_cmd(*args), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args = (
+        "--workload",
+        str(root),
+        "--system",
+        system,
+        "--results",
+        str(res),
+        "--run-id",
+        "killed",
+        "-j",
+        "3",
+    )
+    proc = subprocess.Popen(
+        _cmd(*args), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     _wait_records(res / "killed" / "records.jsonl", 8, proc)
     time.sleep(0.3)  # let it reach the gated tasks
     proc.send_signal(signal.SIGKILL)
@@ -127,8 +175,14 @@ def test_sigkill_then_resume_gives_the_same_results_without_duplicates(tmp_path,
     with open(res / "killed" / "records.jsonl", "ab") as f:
         f.write(b'{"run_id": "killed", "setting": "end-to-')
 
-    again = subprocess.run(_cmd("--resume", "--run-id", "killed", "--results", str(res)),
-                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        _cmd("--resume", "--run-id", "killed", "--results", str(res)),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 0, again.stderr
     assert f"{len(before)} task(s) already recorded were skipped" in again.stderr
     recs = RunStore(res / "killed").read()
@@ -144,11 +198,19 @@ def test_sigint_stops_cleanly_and_prints_the_resume_command(tmp_path, setup):
     system, env, cwd = setup
     n = 40
     gate = tmp_path / "gate"
-    root = make_workload(tmp_path / "wl", n=n, sleep={i: 0.02 for i in range(n)}, gate=(tuple(range(10, n)), gate))
+    root = make_workload(
+        tmp_path / "wl", n=n, sleep={i: 0.02 for i in range(n)}, gate=(tuple(range(10, n)), gate)
+    )
     res = tmp_path / "res"
     proc = subprocess.Popen(
-        _cmd("--workload", str(root), "--system", system, "--results", str(res), "--run-id", "int", "-j", "2"),
-        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        _cmd(
+            "--workload", str(root), "--system", system, "--results", str(res), "--run-id", "int", "-j", "2"
+        ),
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     _wait_records(res / "int" / "records.jsonl", 4, proc)
     proc.send_signal(signal.SIGINT)
@@ -158,15 +220,25 @@ def test_sigint_stops_cleanly_and_prints_the_resume_command(tmp_path, setup):
     assert proc.returncode == 130, err
     assert "kramabench run --resume --run-id int" in err and "Traceback" not in err
     m = RunStore(res / "int").read_manifest()
-    assert m.status == "interrupted" and m.finished_at is not None and m.stop_reason.startswith("SIGINT received")
+    assert (
+        m.status == "interrupted"
+        and m.finished_at is not None
+        and m.stop_reason.startswith("SIGINT received")
+    )
     done = RunStore(res / "int").read().records
     assert 4 <= len(done) <= 10 and all(r.status == "ok" for r in done)  # at most the 10 ungated ones
     # the tasks running at Ctrl-C were cut short: not recorded, listed, run again by the resume
     assert len(m.interrupted_tasks) <= 2
     assert not {t["task_id"] for t in m.interrupted_tasks} & {r.task_id for r in done}
 
-    again = subprocess.run(_cmd("--resume", "--run-id", "int", "--results", str(res)),
-                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        _cmd("--resume", "--run-id", "int", "--results", str(res)),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 0, again.stderr
     recs = RunStore(res / "int").read().records
     assert len({r.key for r in recs}) == len(recs) == n
@@ -182,8 +254,14 @@ def test_second_sigint_stops_at_once(tmp_path, setup):
     root = make_workload(tmp_path / "wl", n=n, gate=(tuple(range(5, n)), gate))
     res = tmp_path / "res"
     proc = subprocess.Popen(
-        _cmd("--workload", str(root), "--system", system, "--results", str(res), "--run-id", "hard", "-j", "2"),
-        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        _cmd(
+            "--workload", str(root), "--system", system, "--results", str(res), "--run-id", "hard", "-j", "2"
+        ),
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     _wait_records(res / "hard" / "records.jsonl", 5, proc)
     time.sleep(0.3)
@@ -197,8 +275,14 @@ def test_second_sigint_stops_at_once(tmp_path, setup):
     assert RunStore(res / "hard").read_manifest().status == "interrupted"
     assert len(RunStore(res / "hard").read().records) == 5
     gate.touch()
-    again = subprocess.run(_cmd("--resume", "--run-id", "hard", "--results", str(res)),
-                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        _cmd("--resume", "--run-id", "hard", "--results", str(res)),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 0, again.stderr
     assert len({r.key for r in RunStore(res / "hard").read().records}) == n
 
@@ -210,13 +294,25 @@ def test_resume_of_a_run_in_progress_is_refused(tmp_path, setup):
     root = make_workload(tmp_path / "wl", n=6, gate=(tuple(range(2, 6)), gate))
     res = tmp_path / "res"
     proc = subprocess.Popen(
-        _cmd("--workload", str(root), "--system", system, "--results", str(res), "--run-id", "busy", "-j", "2"),
-        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        _cmd(
+            "--workload", str(root), "--system", system, "--results", str(res), "--run-id", "busy", "-j", "2"
+        ),
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         _wait_records(res / "busy" / "records.jsonl", 2, proc)
-        second = subprocess.run(_cmd("--resume", "--run-id", "busy", "--results", str(res)),
-                                cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+        second = subprocess.run(
+            _cmd("--resume", "--run-id", "busy", "--results", str(res)),
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert second.returncode == 2 and "being written by another kramabench process" in second.stderr
     finally:
         gate.touch()
@@ -232,9 +328,24 @@ def test_cli_exits_despite_a_hung_system_thread(tmp_path, setup):
     root = make_workload(tmp_path / "wl", n=3, gate=((0,), tmp_path / "never"))
     t0 = time.monotonic()
     p = subprocess.run(
-        _cmd("--workload", str(root), "--system", system, "--results", str(tmp_path / "res"), "--run-id", "hung",
-             "--task-timeout", "0.5", "--no-report"),
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+        _cmd(
+            "--workload",
+            str(root),
+            "--system",
+            system,
+            "--results",
+            str(tmp_path / "res"),
+            "--run-id",
+            "hung",
+            "--task-timeout",
+            "0.5",
+            "--no-report",
+        ),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert p.returncode == 0, p.stderr
     assert time.monotonic() - t0 < 30

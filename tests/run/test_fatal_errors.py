@@ -33,7 +33,9 @@ def _env(repo_root, sysmods, tmp_path, **extra):
 
 
 def _run(args, **kw):
-    return subprocess.run([sys.executable, "-m", "kramabench", "run", *args], capture_output=True, text=True, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "kramabench", "run", *args], capture_output=True, text=True, **kw
+    )
 
 
 def _requests(server: OpenAIServer) -> int:
@@ -54,9 +56,25 @@ def test_refused_key_stops_before_any_task_with_one_request(tmp_path, repo_root,
         else:
             model = f"openai-compatible/test-model@{server.base_url}"
             extra = {"OPENAI_COMPATIBLE_API_KEY": "sk-wrong"}
-        p = _run(["--workload", "mini", "--system", "ds-guru-simple", "--model", model, "--judge", model,
-                  "--results", str(tmp_path / "res"), "--progress", "none"],
-                 cwd=repo_root, env=_env(repo_root, tmp_path, tmp_path, **extra), timeout=300)
+        p = _run(
+            [
+                "--workload",
+                "mini",
+                "--system",
+                "ds-guru-simple",
+                "--model",
+                model,
+                "--judge",
+                model,
+                "--results",
+                str(tmp_path / "res"),
+                "--progress",
+                "none",
+            ],
+            cwd=repo_root,
+            env=_env(repo_root, tmp_path, tmp_path, **extra),
+            timeout=300,
+        )
         assert _requests(server) == 1, (server.other_requests, len(server.chat_requests))
     assert p.returncode == 3, p.stderr
     assert "Traceback" not in p.stderr
@@ -72,9 +90,21 @@ def test_unreachable_endpoint_is_one_line_without_retries(tmp_path, repo_root):
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
-    p = _run(["--workload", "mini", "--system", "ds-guru-simple",
-              "--model", f"openai-compatible/m@http://127.0.0.1:{port}/v1", "--results", str(tmp_path / "res")],
-             cwd=repo_root, env=_env(repo_root, tmp_path, tmp_path), timeout=120)
+    p = _run(
+        [
+            "--workload",
+            "mini",
+            "--system",
+            "ds-guru-simple",
+            "--model",
+            f"openai-compatible/m@http://127.0.0.1:{port}/v1",
+            "--results",
+            str(tmp_path / "res"),
+        ],
+        cwd=repo_root,
+        env=_env(repo_root, tmp_path, tmp_path),
+        timeout=120,
+    )
     assert p.returncode == 3
     lines = _error_lines(p.stderr)
     assert len(lines) == 1 and f"cannot reach http://127.0.0.1:{port}/v1" in lines[0], p.stderr
@@ -83,10 +113,21 @@ def test_unreachable_endpoint_is_one_line_without_retries(tmp_path, repo_root):
 
 def test_unknown_openai_model_found_by_the_preflight(tmp_path, repo_root):
     with OpenAIServer(models=["gpt-4o-mini"]) as server:
-        p = _run(["--workload", "mini", "--system", "ds-guru-simple", "--model", "openai/gpt-4o-mni",
-                  "--results", str(tmp_path / "res")], cwd=repo_root,
-                 env=_env(repo_root, tmp_path, tmp_path, OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url),
-                 timeout=120)
+        p = _run(
+            [
+                "--workload",
+                "mini",
+                "--system",
+                "ds-guru-simple",
+                "--model",
+                "openai/gpt-4o-mni",
+                "--results",
+                str(tmp_path / "res"),
+            ],
+            cwd=repo_root,
+            env=_env(repo_root, tmp_path, tmp_path, OPENAI_API_KEY="k", OPENAI_BASE_URL=server.base_url),
+            timeout=120,
+        )
         assert _requests(server) == 1 and server.chat_requests == []
     assert p.returncode == 3
     lines = _error_lines(p.stderr)
@@ -117,9 +158,27 @@ def test_fatal_error_during_the_run_stops_it_and_resume_runs_those_tasks(tmp_pat
         else:
             name = "no-such-model"  # the listing works; the chat call answers 404 model_not_found
         model = f"openai-compatible/{name}@{server.base_url}"
-        p = _run(["--workload", str(root), "--system", f"{module}:Modelled", "--model", model,
-                  "--results", str(res), "--run-id", "r", "-j", "4", "--progress", "none"],
-                 cwd=repo_root, env=env, timeout=300)
+        p = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                f"{module}:Modelled",
+                "--model",
+                model,
+                "--results",
+                str(res),
+                "--run-id",
+                "r",
+                "-j",
+                "4",
+                "--progress",
+                "none",
+            ],
+            cwd=repo_root,
+            env=env,
+            timeout=300,
+        )
         assert len(server.chat_requests) == 1, len(server.chat_requests)
         assert p.returncode == 3, p.stderr
         lines = _error_lines(p.stderr)
@@ -134,8 +193,12 @@ def test_fatal_error_during_the_run_stops_it_and_resume_runs_those_tasks(tmp_pat
         server.handler = answer
         if fault == "not_found":
             server.models.append(name)
-        p2 = _run(["--resume", "--run-id", "r", "--results", str(res), "--progress", "none"],
-                  cwd=repo_root, env=env, timeout=300)
+        p2 = _run(
+            ["--resume", "--run-id", "r", "--results", str(res), "--progress", "none"],
+            cwd=repo_root,
+            env=env,
+            timeout=300,
+        )
     assert p2.returncode == 0, p2.stderr
     recs = RunStore(res / "r").read().records
     assert len(recs) == n and all(r.status == "ok" and r.score == 1.0 for r in recs)
@@ -146,11 +209,27 @@ def test_every_task_errored_exits_non_zero(tmp_path, repo_root):
     sysmods = tmp_path / "mods"
     module = write_system_module(sysmods).split(":")[0]
     root = make_workload(tmp_path / "wl", n=3, crash=(0, 1, 2))
-    p = _run(["--workload", str(root), "--system", f"{module}:Scripted", "--results", str(tmp_path / "res"),
-              "--progress", "none", "--no-report"], cwd=repo_root, env=_env(repo_root, sysmods, tmp_path), timeout=300)
+    p = _run(
+        [
+            "--workload",
+            str(root),
+            "--system",
+            f"{module}:Scripted",
+            "--results",
+            str(tmp_path / "res"),
+            "--progress",
+            "none",
+            "--no-report",
+        ],
+        cwd=repo_root,
+        env=_env(repo_root, sysmods, tmp_path),
+        timeout=300,
+    )
     assert p.returncode == 4, p.stderr
     lines = _error_lines(p.stderr)
-    assert len(lines) == 1 and "every one of the 3 outcome(s) is an error (system_crash)" in lines[0], p.stderr
+    assert len(lines) == 1 and "every one of the 3 outcome(s) is an error (system_crash)" in lines[0], (
+        p.stderr
+    )
 
 
 def test_older_records_of_fatal_errors_are_run_again():
@@ -166,8 +245,14 @@ def test_older_records_of_fatal_errors_are_run_again():
 def test_help_shows_the_per_call_timeout_and_the_budget(repo_root):
     from kramabench.contracts.model import DEFAULT_TIMEOUT_S, ModelOptions
 
-    p = subprocess.run([sys.executable, "-m", "kramabench", "run", "--help"], capture_output=True, text=True,
-                       cwd=repo_root, env={**os.environ, "COLUMNS": "200"}, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "kramabench", "run", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=repo_root,
+        env={**os.environ, "COLUMNS": "200"},
+        timeout=60,
+    )
     text = " ".join(re.sub(r"[│╭╮╰╯─]", " ", p.stdout).split())  # typer's panels, if any, drawn away
     o = ModelOptions()
     assert "--model-budget" in text and "--model-timeout" in text
@@ -178,5 +263,9 @@ def test_manifest_json_has_stop_reason_field():
     from kramabench.contracts.records import Manifest
 
     assert "stop_reason" in Manifest.model_fields
-    assert json.loads(Manifest(run_id="x", created_at="2026-01-01T00:00:00Z", system="s").model_dump_json())[
-        "stop_reason"] is None
+    assert (
+        json.loads(Manifest(run_id="x", created_at="2026-01-01T00:00:00Z", system="s").model_dump_json())[
+            "stop_reason"
+        ]
+        is None
+    )

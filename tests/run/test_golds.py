@@ -15,7 +15,7 @@ from .synth import make_workload
 
 #: task 1's gold 0 corrected to 5 (the scripted system answers 0: right on the official gold only); task 2's
 #: subtask 2 corrected from 4 to 7; task 3's answer type from numeric_exact to string_exact (same answer 6)
-ERRATA = '''
+ERRATA = """
 [[erratum]]
 domain = "synth"
 task = "synth-easy-1"
@@ -55,7 +55,7 @@ field = "query"
 old = "What is v for k=3? [answer=9]"
 new = "What is v for k=3, exactly? [answer=9]"
 reason = "a question reworded: the gold is the same"
-'''
+"""
 
 
 def cfg(root, system, results, **kw) -> RunConfig:
@@ -73,7 +73,10 @@ def errata_root(tmp_path):
 def test_changes_list_only_items_whose_gold_differs(errata_root):
     verified = load_workload(errata_root, "synth")
     changes = changes_for(verified, True)
-    assert set(changes) == {("synth-easy-1", None), ("synth-easy-2", "synth-easy-2-2")}  # a new query is no change
+    assert set(changes) == {
+        ("synth-easy-1", None),
+        ("synth-easy-2", "synth-easy-2-2"),
+    }  # a new query is no change
     assert changes[("synth-easy-1", None)].answer == 0  # the official gold, seen from the verified view
     raw = load_workload(errata_root, "synth", errata=False)
     back = changes_for(raw, False)
@@ -82,12 +85,18 @@ def test_changes_list_only_items_whose_gold_differs(errata_root):
 
 def test_a_run_scores_against_both_golds(tmp_path, scripted, errata_root):
     system, _ = scripted
-    res = prepare(cfg(errata_root, system, tmp_path / "res", run_id="v", options={"pose_subtasks": True})).run()
+    res = prepare(
+        cfg(errata_root, system, tmp_path / "res", run_id="v", options={"pose_subtasks": True})
+    ).run()
     recs = {r.task_id: r for r in res.records}
     one = recs["synth-easy-1"]
     assert one.gold == "verified" and one.expected == 5 and one.score == 0.0
     assert one.other_gold is not None and one.other_gold.gold == "official"
-    assert one.other_gold.expected == 0 and one.other_gold.score == 1.0 and one.other_gold.metric == "numeric_exact"
+    assert (
+        one.other_gold.expected == 0
+        and one.other_gold.score == 1.0
+        and one.other_gold.metric == "numeric_exact"
+    )
     two = recs["synth-easy-2"]  # only a subtask's gold changed: scored apart against both golds
     assert two.score == 1.0 and two.subtask_scores["synth-easy-2-2"] == 0.0
     assert two.other_gold.score == 1.0 and two.other_gold.subtask_scores["synth-easy-2-2"] == 1.0
@@ -98,14 +107,21 @@ def test_a_run_scores_against_both_golds(tmp_path, scripted, errata_root):
     m = RunStore(tmp_path / "res" / "v").read_manifest()
     assert m.workload["gold_classes"] == {"synth": {"gold-defect": 1, "reproduces": 1}}
     assert m.workload["gold"] == "verified" and m.workload["gold_changes"] == {"synth": 2}
-    assert m.workload["errata_file"]["path"].endswith("errata.toml") and len(m.workload["errata_file"]["sha256"]) == 64
+    assert (
+        m.workload["errata_file"]["path"].endswith("errata.toml")
+        and len(m.workload["errata_file"]["sha256"]) == 64
+    )
 
 
-def test_no_errata_run_holds_the_official_gold_and_scores_the_verified_beside(tmp_path, scripted, errata_root):
+def test_no_errata_run_holds_the_official_gold_and_scores_the_verified_beside(
+    tmp_path, scripted, errata_root
+):
     system, _ = scripted
     res = prepare(cfg(errata_root, system, tmp_path / "res", run_id="o", errata=False)).run()
     one = next(r for r in res.records if r.task_id == "synth-easy-1")
-    assert one.gold == "official" and one.expected == 0 and one.score == 1.0 and one.gold_class == "gold-defect"
+    assert (
+        one.gold == "official" and one.expected == 0 and one.score == 1.0 and one.gold_class == "gold-defect"
+    )
     assert one.other_gold.gold == "verified" and one.other_gold.expected == 5 and one.other_gold.score == 0.0
     # the subtasks were not posed: a subtask's changed gold gives no second score
     assert next(r for r in res.records if r.task_id == "synth-easy-2").other_gold is None
@@ -113,7 +129,9 @@ def test_no_errata_run_holds_the_official_gold_and_scores_the_verified_beside(tm
 
 def test_subtask_setting_scores_the_changed_subtask_twice(tmp_path, scripted, errata_root):
     system, _ = scripted
-    res = prepare(cfg(errata_root, system, tmp_path / "res", run_id="s", options={"setting": "subtasks"})).run()
+    res = prepare(
+        cfg(errata_root, system, tmp_path / "res", run_id="s", options={"setting": "subtasks"})
+    ).run()
     recs = {(r.task_id, r.subtask_id): r for r in res.records}
     changed = recs[("synth-easy-2", "synth-easy-2-2")]
     assert changed.expected == 7 and changed.score == 0.0
@@ -124,20 +142,28 @@ def test_subtask_setting_scores_the_changed_subtask_twice(tmp_path, scripted, er
 def test_an_errata_file_replaces_the_default(tmp_path, scripted, errata_root):
     system, _ = scripted
     proposed = tmp_path / "proposed.toml"
-    proposed.write_text('[[erratum]]\ndomain = "synth"\ntask = "synth-easy-2"\nsubtask = "synth-easy-2-2"\n'
-                        'field = "answer"\nold = 4\nnew = 7\nreason = "a proposal"\n')
+    proposed.write_text(
+        '[[erratum]]\ndomain = "synth"\ntask = "synth-easy-2"\nsubtask = "synth-easy-2-2"\n'
+        'field = "answer"\nold = 4\nnew = 7\nreason = "a proposal"\n'
+    )
     res = prepare(cfg(errata_root, system, tmp_path / "res", run_id="p", errata_file=proposed)).run()
     recs = {r.task_id: r for r in res.records}
     assert recs["synth-easy-1"].score == 1.0 and recs["synth-easy-1"].other_gold is None  # not in this file
     m = RunStore(tmp_path / "res" / "p").read_manifest()
-    assert m.workload["errata_file"]["path"] == str(proposed) and m.workload["errata_file"]["default"] is False
+    assert (
+        m.workload["errata_file"]["path"] == str(proposed) and m.workload["errata_file"]["default"] is False
+    )
     with pytest.raises(RunSetupError, match="exclude each other"):
         prepare(cfg(errata_root, system, tmp_path / "res", run_id="q", errata=False, errata_file=proposed))
 
 
 PERCENT_TASKS = [
-    {"id": "toy-easy-1", "query": "What percentage of rows are empty? [answer=12.5]", "answer": 0.125,
-     "answer_type": "numeric_exact"},
+    {
+        "id": "toy-easy-1",
+        "query": "What percentage of rows are empty? [answer=12.5]",
+        "answer": 0.125,
+        "answer_type": "numeric_exact",
+    },
     {"id": "toy-easy-2", "query": "How many rows? [answer=300]", "answer": 3, "answer_type": "numeric_exact"},
 ]
 
@@ -156,11 +182,19 @@ def test_percent_normalisation_is_a_named_option_recorded_in_the_manifest(tmp_pa
     assert "scale_mismatch: x100" in md  # in the task's row
     assert "2 answer(s) are the gold times or divided by 100" in md and "would rescale them" in md
 
-    norm = prepare(cfg(root, system, tmp_path / "res", run_id="norm", options={"normalise_percent": True})).run()
+    norm = prepare(
+        cfg(root, system, tmp_path / "res", run_id="norm", options={"normalise_percent": True})
+    ).run()
     rec = {r.task_id: r for r in norm.records}
     one = rec["toy-easy-1"]
-    assert one.score == 1.0 and one.score_details["percent_normalised"] == "x100" and one.score_details["paper_score"] == 0.0
-    assert rec["toy-easy-2"].score == 0.0  # 300 for 3, but the question is no percentage: wrong, as in the paper
+    assert (
+        one.score == 1.0
+        and one.score_details["percent_normalised"] == "x100"
+        and one.score_details["paper_score"] == 0.0
+    )
+    assert (
+        rec["toy-easy-2"].score == 0.0
+    )  # 300 for 3, but the question is no percentage: wrong, as in the paper
     m = RunStore(tmp_path / "res" / "norm").read_manifest()
     assert m.options["config"]["options"]["normalise_percent"] is True
     with pytest.raises(RunSetupError, match="scored with --normalise-percent"):
@@ -173,7 +207,9 @@ def test_official_gold_from_the_applied_errata_matches_a_second_load(tmp_path):
     from kramabench.workload.gold import gold_changes, official_from_applied, same_gold
 
     root = make_workload(tmp_path / "wl", n=4)
-    (root / "errata.toml").write_text(ERRATA + '''
+    (root / "errata.toml").write_text(
+        ERRATA
+        + """
 [[erratum]]
 domain = "synth"
 task = "synth-easy-3"
@@ -199,7 +235,8 @@ field = "answer_type"
 old = "numeric_exact"
 new = "numeric_approximate"
 reason = "a type change"
-''')
+"""
+    )
     verified = load_workload(root, "synth")
     fast = official_from_applied(verified)
     slow = gold_changes(verified, load_workload(root, "synth", errata=False, validate=False))
@@ -242,6 +279,8 @@ def test_a_run_recorded_before_both_golds_resumes_and_reports_both(tmp_path, scr
     recs = {r.task_id: r for r in res.records}
     assert recs["synth-easy-4"].gold == "verified" and recs["synth-easy-1"].gold is None
     _rows, total = domain_table(res.records, manifest=RunStore(run).read_manifest())
-    assert total.mean == 0.75 and total.official_mean == 1.0  # synth-easy-1 scored again against its old gold 0
+    assert (
+        total.mean == 0.75 and total.official_mean == 1.0
+    )  # synth-easy-1 scored again against its old gold 0
     md = write_report([run], tmp_path / "rep").markdown.read_text()
     assert "scored against the official gold when this table was made, without a judge" in md

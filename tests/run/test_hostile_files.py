@@ -22,11 +22,21 @@ REPO = Path(__file__).resolve().parents[2]
 SECRET = "HOST-SECRET-91c2"
 
 
-def _kb(*args: str, timeout: float = 300, env: dict | None = None, prefix: list[str] | None = None,
-        cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([*(prefix or []), sys.executable, "-m", "kramabench", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout,
-                          env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300", **(env or {})})
+def _kb(
+    *args: str,
+    timeout: float = 300,
+    env: dict | None = None,
+    prefix: list[str] | None = None,
+    cwd: Path = REPO,
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*(prefix or []), sys.executable, "-m", "kramabench", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300", **(env or {})},
+    )
 
 
 def _one_error_line(out: subprocess.CompletedProcess) -> str:
@@ -57,12 +67,33 @@ def test_a_solution_outside_the_root_never_reaches_a_record_or_the_judge(tmp_pat
     for t in tasks:
         t["key_functionalities"] = ["reads the file"]
     wf.write_text(json.dumps(tasks))
-    openai_server.handler = lambda req: json.dumps({"verdicts": [
-        {"id": i, "implemented": True, "reason": "x"} for i in re.findall(r"^- (kf-\d+):", req.last_user_message, re.M)]})
+    openai_server.handler = lambda req: json.dumps(
+        {
+            "verdicts": [
+                {"id": i, "implemented": True, "reason": "x"}
+                for i in re.findall(r"^- (kf-\d+):", req.last_user_message, re.M)
+            ]
+        }
+    )
     res = tmp_path / "res"
-    out = _kb("run", "--workload", str(root), "--system", "reference", "--setting", "pipeline-design",
-              "--judge", f"openai-compatible/j@{openai_server.base_url}", "--results", str(res), "--run-id", "pd",
-              "--progress", "none", "--no-report")
+    out = _kb(
+        "run",
+        "--workload",
+        str(root),
+        "--system",
+        "reference",
+        "--setting",
+        "pipeline-design",
+        "--judge",
+        f"openai-compatible/j@{openai_server.base_url}",
+        "--results",
+        str(res),
+        "--run-id",
+        "pd",
+        "--progress",
+        "none",
+        "--no-report",
+    )
     assert "Traceback" not in out.stderr, out.stderr
     recs = {r.task_id: r for r in RunStore(res / "pd").read().records}
     assert set(recs) == {f"synth-easy-{i}" for i in range(1, 5)}
@@ -83,8 +114,20 @@ def test_a_solution_outside_the_root_never_reaches_a_record_or_the_judge(tmp_pat
 # -- score: predictions and outputs ------------------------------------------------------------------------
 
 TOY = [
-    {"id": "toy-easy-1", "query": "How many rows?", "answer": 12, "answer_type": "numeric_exact", "data_sources": ["a.csv"]},
-    {"id": "toy-easy-2", "query": "Share?", "answer": 0.5, "answer_type": "numeric_exact", "data_sources": ["a.csv"]},
+    {
+        "id": "toy-easy-1",
+        "query": "How many rows?",
+        "answer": 12,
+        "answer_type": "numeric_exact",
+        "data_sources": ["a.csv"],
+    },
+    {
+        "id": "toy-easy-2",
+        "query": "Share?",
+        "answer": 0.5,
+        "answer_type": "numeric_exact",
+        "data_sources": ["a.csv"],
+    },
 ]
 
 
@@ -114,16 +157,40 @@ def test_score_streams_a_huge_predictions_file_and_summarises_repeated_warnings(
             else:
                 f.write(json.dumps({"id": f"x-{i}", "prediction": i}) + "\n")
     out_json = tmp_path / "s.json"
-    cmd = [sys.executable, "-m", "kramabench", "score", "--workload", str(toy), "--domain", "toy", "--predictions",
-           str(preds), "--output", str(out_json), "--bootstrap", "200"]
-    out, peak = run_measured(cmd, capture_output=True, text=True, cwd=REPO, timeout=600,
-                             env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"})
+    cmd = [
+        sys.executable,
+        "-m",
+        "kramabench",
+        "score",
+        "--workload",
+        str(toy),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(preds),
+        "--output",
+        str(out_json),
+        "--bootstrap",
+        "200",
+    ]
+    out, peak = run_measured(
+        cmd,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"},
+    )
     assert out.returncode == 0, out.stderr
     assert len(out.stdout.splitlines()) < 150, out.stdout[-2000:]
     assert "99,980 more unknown_task problem(s) not shown (100,000 in all" in out.stdout
     report = json.loads(out_json.read_text())
-    assert report["problem_counts"] == {"unknown_task": n // 4, "duplicate_task": n // 4 - 1, "bad_line": n // 4,
-                                        "no_task_id": n // 4}
+    assert report["problem_counts"] == {
+        "unknown_task": n // 4,
+        "duplicate_task": n // 4 - 1,
+        "bad_line": n // 4,
+        "no_task_id": n // 4,
+    }
     assert len(report["problems"]) <= 4 * 20
     assert {i["task_id"]: i["value"] for i in report["items"]} == {"toy-easy-1": 1.0, "toy-easy-2": 1.0}
     assert peak < 400, f"peak {peak:.0f} MB"
@@ -134,7 +201,9 @@ def test_score_streams_a_huge_predictions_file_and_summarises_repeated_warnings(
 def test_score_refuses_absurd_bootstrap(toy, tmp_path, value):
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n")
-    out = _kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", value)
+    out = _kb(
+        "score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", value
+    )
     assert out.returncode == 2
     assert "--bootstrap" in _one_error_line(out) and "between 1 and 1,000,000" in out.stderr
 
@@ -155,8 +224,18 @@ def test_score_refuses_predictions_that_are_not_regular_files(toy, tmp_path, mak
 def test_score_output_to_dev_stdout_and_through_links_and_pipes(toy, tmp_path):
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n")
-    base = ["score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", "100",
-            "--no-tasks"]
+    base = [
+        "score",
+        "--workload",
+        str(toy),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(preds),
+        "--bootstrap",
+        "100",
+        "--no-tasks",
+    ]
     # /dev/stdout: the JSON arrives on stdout after the tables; /dev/stdout itself is untouched
     out = _kb(*base, "--output", "/dev/stdout")
     assert out.returncode == 0, out.stderr
@@ -216,19 +295,49 @@ def test_one_task_id_in_two_domains_loses_nothing(tmp_path):
     env = {"PYTHONPATH": os.pathsep.join([str(REPO), str(mods)])}
     # validate: a warning on both domains
     out = _kb("workloads", "validate", str(root), "--json")
-    shared = [(f["domain"], f["task_id"]) for d in json.loads(out.stdout)["domains"] for f in d["findings"]
-              if f["code"] == "task_id_shared"]
+    shared = [
+        (f["domain"], f["task_id"])
+        for d in json.loads(out.stdout)["domains"]
+        for f in d["findings"]
+        if f["code"] == "task_id_shared"
+    ]
     assert sorted(shared) == [("alpha", "x-easy-1"), ("beta", "x-easy-1")]
     # run, resume, report: both records kept
     res = tmp_path / "res"
-    args = ("run", "--workload", str(root), "--system", spec, "--results", str(res), "--run-id", "two",
-            "--progress", "none", "--no-report")
+    args = (
+        "run",
+        "--workload",
+        str(root),
+        "--system",
+        spec,
+        "--results",
+        str(res),
+        "--run-id",
+        "two",
+        "--progress",
+        "none",
+        "--no-report",
+    )
     assert _kb(*args, env=env).returncode == 0
     recs = RunStore(res / "two").read().records
     assert sorted((r.domain, r.task_id, r.answer, r.score) for r in recs) == [
-        ("alpha", "alpha-easy-2", 1, 1.0), ("alpha", "x-easy-1", 3, 1.0),
-        ("beta", "beta-easy-2", 1, 1.0), ("beta", "x-easy-1", 7, 1.0)]
-    again = _kb("run", "--resume", "--run-id", "two", "--results", str(res), "--progress", "none", "--no-report", env=env)
+        ("alpha", "alpha-easy-2", 1, 1.0),
+        ("alpha", "x-easy-1", 3, 1.0),
+        ("beta", "beta-easy-2", 1, 1.0),
+        ("beta", "x-easy-1", 7, 1.0),
+    ]
+    again = _kb(
+        "run",
+        "--resume",
+        "--run-id",
+        "two",
+        "--results",
+        str(res),
+        "--progress",
+        "none",
+        "--no-report",
+        env=env,
+    )
     assert again.returncode == 0 and "4 task(s) already recorded were skipped" in again.stderr
     rep = _kb("report", str(res / "two"))
     assert rep.returncode == 0 and "duplicate record key" not in rep.stdout + rep.stderr
@@ -237,17 +346,47 @@ def test_one_task_id_in_two_domains_loses_nothing(tmp_path):
     assert len(load_run(res / "two").outcomes()) == 4
     # score: the run's records name their domain, so each domain gets its own answer
     out_json = tmp_path / "s.json"
-    sc = _kb("score", "--workload", str(root), "--domain", "alpha", "--domain", "beta", "--predictions",
-             str(res / "two" / "records.jsonl"), "--output", str(out_json), "--bootstrap", "100")
+    sc = _kb(
+        "score",
+        "--workload",
+        str(root),
+        "--domain",
+        "alpha",
+        "--domain",
+        "beta",
+        "--predictions",
+        str(res / "two" / "records.jsonl"),
+        "--output",
+        str(out_json),
+        "--bootstrap",
+        "100",
+    )
     assert sc.returncode == 0, sc.stderr
     items = {(i["domain"], i["task_id"]): i["value"] for i in json.loads(out_json.read_text())["items"]}
-    assert items == {("alpha", "x-easy-1"): 1.0, ("alpha", "alpha-easy-2"): 1.0, ("beta", "x-easy-1"): 1.0,
-                     ("beta", "beta-easy-2"): 1.0}
+    assert items == {
+        ("alpha", "x-easy-1"): 1.0,
+        ("alpha", "alpha-easy-2"): 1.0,
+        ("beta", "x-easy-1"): 1.0,
+        ("beta", "beta-easy-2"): 1.0,
+    }
     # a line without a domain cannot say which x-easy-1 it answers: applied to neither, and said so
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"task_id": "x-easy-1", "answer": 3}) + "\n")
-    sc = _kb("score", "--workload", str(root), "--domain", "alpha", "--domain", "beta", "--predictions", str(preds),
-             "--output", str(out_json), "--bootstrap", "100")
+    sc = _kb(
+        "score",
+        "--workload",
+        str(root),
+        "--domain",
+        "alpha",
+        "--domain",
+        "beta",
+        "--predictions",
+        str(preds),
+        "--output",
+        str(out_json),
+        "--bootstrap",
+        "100",
+    )
     assert sc.returncode == 0, sc.stderr
     report = json.loads(out_json.read_text())
     assert [p["code"] for p in report["problems"]] == ["ambiguous_task"]
@@ -267,8 +406,15 @@ def scripted(tmp_path: Path) -> tuple[Path, dict]:
     return root, {"PYTHONPATH": os.pathsep.join([str(REPO), str(mods)])}
 
 
-def _run(root: Path, results: Path, run_id: str, env: dict, system: str = "kb_scripted:Scripted", *extra: str,
-         prefix: list[str] | None = None) -> subprocess.CompletedProcess:
+def _run(
+    root: Path,
+    results: Path,
+    run_id: str,
+    env: dict,
+    system: str = "kb_scripted:Scripted",
+    *extra: str,
+    prefix: list[str] | None = None,
+) -> subprocess.CompletedProcess:
     args = ["run", "--progress", "none", "--no-report", "--run-id", run_id]
     if results is not None:
         args += ["--results", str(results)]
@@ -284,11 +430,23 @@ def test_resume_refuses_a_manifest_of_another_run_over_existing_records(scripted
     assert _run(root, tmp_path / "r3", "u", env).returncode == 0
     run = tmp_path / "r1" / "t"
     before = (run / "records.jsonl").read_bytes()
-    for other, words in ((tmp_path / "r2" / "t", "system 'kb_scripted:Scripted', the manifest says 'kb_other:Scripted'"),
-                         (tmp_path / "r3" / "u", "run id 't', the manifest says 'u'")):
+    for other, words in (
+        (tmp_path / "r2" / "t", "system 'kb_scripted:Scripted', the manifest says 'kb_other:Scripted'"),
+        (tmp_path / "r3" / "u", "run id 't', the manifest says 'u'"),
+    ):
         (run / "manifest.json").write_bytes((other / "manifest.json").read_bytes())
-        out = _kb("run", "--resume", "--run-id", "t", "--results", str(tmp_path / "r1"), "--progress", "none",
-                  "--no-report", env=env)
+        out = _kb(
+            "run",
+            "--resume",
+            "--run-id",
+            "t",
+            "--results",
+            str(tmp_path / "r1"),
+            "--progress",
+            "none",
+            "--no-report",
+            env=env,
+        )
         assert out.returncode == 2
         line = _one_error_line(out)
         assert "is a record of another run" in line and words in line
@@ -308,8 +466,18 @@ def test_results_that_is_a_file_or_unwritable_is_a_setup_error(scripted, tmp_pat
     ro.chmod(0o555)
     from kramabench.testing.hostile import unprivileged
 
-    out = _kb("run", "--workload", str(root), "--system", "kb_scripted:Scripted", "--progress", "none", "--no-report",
-              env={**env, "KRAMABENCH_RESULTS": str(ro / "results")}, prefix=unprivileged())
+    out = _kb(
+        "run",
+        "--workload",
+        str(root),
+        "--system",
+        "kb_scripted:Scripted",
+        "--progress",
+        "none",
+        "--no-report",
+        env={**env, "KRAMABENCH_RESULTS": str(ro / "results")},
+        prefix=unprivileged(),
+    )
     assert out.returncode == 2 and "not writable" in _one_error_line(out)
     assert not (ro / "results").exists()
 
@@ -323,14 +491,36 @@ def test_resume_of_a_read_only_run_folder_or_a_records_folder_is_a_setup_error(s
     run = res / "a"
     run.chmod(0o555)
     try:
-        out = _kb("run", "--resume", "--run-id", "a", "--results", str(res), "--progress", "none", "--no-report",
-                  env=env, prefix=unprivileged())
+        out = _kb(
+            "run",
+            "--resume",
+            "--run-id",
+            "a",
+            "--results",
+            str(res),
+            "--progress",
+            "none",
+            "--no-report",
+            env=env,
+            prefix=unprivileged(),
+        )
     finally:
         run.chmod(0o755)
     assert out.returncode == 2 and "not writable" in _one_error_line(out)
     (run / "records.jsonl").rename(run / "saved.jsonl")
     (run / "records.jsonl").mkdir()
-    out = _kb("run", "--resume", "--run-id", "a", "--results", str(res), "--progress", "none", "--no-report", env=env)
+    out = _kb(
+        "run",
+        "--resume",
+        "--run-id",
+        "a",
+        "--results",
+        str(res),
+        "--progress",
+        "none",
+        "--no-report",
+        env=env,
+    )
     assert out.returncode == 2 and "records.jsonl: is a folder, not a regular file" in _one_error_line(out)
     rep = _kb("report", str(run))
     assert rep.returncode != 0 and "records.jsonl: is a folder" in _one_error_line(rep)
@@ -338,7 +528,9 @@ def test_resume_of_a_read_only_run_folder_or_a_records_folder_is_a_setup_error(s
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["/dev/zero", "fifo", "big"])
-def test_a_manifest_or_records_that_is_a_device_a_fifo_or_huge_is_refused_in_one_line(scripted, tmp_path, target):
+def test_a_manifest_or_records_that_is_a_device_a_fifo_or_huge_is_refused_in_one_line(
+    scripted, tmp_path, target
+):
     root, env = scripted
     res = tmp_path / "res"
     assert _run(root, res, "a", env).returncode == 0
@@ -357,10 +549,18 @@ def test_a_manifest_or_records_that_is_a_device_a_fifo_or_huge_is_refused_in_one
                     f.write(b"\n")
         else:
             p.symlink_to(target)
-        for args in (("report", str(run)), ("run", "--resume", "--run-id", "a", "--results", str(res), "--progress",
-                                            "none", "--no-report")):
-            out, peak = run_measured([sys.executable, "-m", "kramabench", *args], capture_output=True, text=True,
-                                     cwd=REPO, timeout=120, env={**os.environ, **env, "COLUMNS": "300"})
+        for args in (
+            ("report", str(run)),
+            ("run", "--resume", "--run-id", "a", "--results", str(res), "--progress", "none", "--no-report"),
+        ):
+            out, peak = run_measured(
+                [sys.executable, "-m", "kramabench", *args],
+                capture_output=True,
+                text=True,
+                cwd=REPO,
+                timeout=120,
+                env={**os.environ, **env, "COLUMNS": "300"},
+            )
             assert "Traceback" not in out.stderr, out.stderr
             assert peak < 400, (args, peak)
             if target == "big" and name == "records.jsonl":  # a line too long is skipped and said, not read
@@ -382,11 +582,27 @@ def test_unreadable_lake_files_and_folders_are_findings_not_tracebacks(scripted,
     (lake / "sub" / "notes.txt").chmod(0)
     try:
         val = _kb("workloads", "validate", str(root), "--json", prefix=unprivileged())
-        findings = [f for d in json.loads(val.stdout)["domains"] for f in d["findings"] if f["code"] == "lake_unreadable"]
-        assert sorted(f["message"].split(" in the data lake")[0] for f in findings) == ["locked/", "sub/notes.txt"]
+        findings = [
+            f
+            for d in json.loads(val.stdout)["domains"]
+            for f in d["findings"]
+            if f["code"] == "lake_unreadable"
+        ]
+        assert sorted(f["message"].split(" in the data lake")[0] for f in findings) == [
+            "locked/",
+            "sub/notes.txt",
+        ]
         for view in ("hardlink", "copy"):
-            out = _run(root, tmp_path / "res", view, env, "kb_scripted:Scripted", "--lake-view", view,
-                       prefix=unprivileged())
+            out = _run(
+                root,
+                tmp_path / "res",
+                view,
+                env,
+                "kb_scripted:Scripted",
+                "--lake-view",
+                view,
+                prefix=unprivileged(),
+            )
             assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
             assert "cannot be read" in out.stderr
             m = json.loads((tmp_path / "res" / view / "manifest.json").read_text())
@@ -405,10 +621,26 @@ def test_output_cut_at_the_limit_is_reported_as_cut(tmp_path, backend):
     nothing" / "did not print a JSON object")."""
     root = make_workload(tmp_path / "wl", n=1, solutions=True)
     (root / "solutions" / "synth-easy-1.py").write_text(
-        "import json\nprint(json.dumps({'main-task': list(range(500_000))}))\n")
+        "import json\nprint(json.dumps({'main-task': list(range(500_000))}))\n"
+    )
     res = tmp_path / "res"
-    out = _kb("run", "--workload", str(root), "--system", "reference", "--sandbox", backend, "--results", str(res),
-              "--run-id", "cut", "--progress", "none", "--no-report", timeout=600)
+    out = _kb(
+        "run",
+        "--workload",
+        str(root),
+        "--system",
+        "reference",
+        "--sandbox",
+        backend,
+        "--results",
+        str(res),
+        "--run-id",
+        "cut",
+        "--progress",
+        "none",
+        "--no-report",
+        timeout=600,
+    )
     assert "Traceback" not in out.stderr, out.stderr
     [rec] = RunStore(res / "cut").read().records
     assert rec.status == "error" and rec.error.kind == "no_answer", rec.error
@@ -419,23 +651,54 @@ def test_ds_guru_feedback_says_the_output_was_cut():
     from kramabench.baselines.ds_guru.prompts import describe_failure
     from kramabench.contracts.sandbox import ExecResult
 
-    cut = ExecResult(stdout="x", stderr="", exit_code=0, timed_out=False, oom=False, wall_s=0.1, truncated=True,
-                     explanation="output cut at 1,048,576 bytes (stdout 3,000,000 bytes)")
+    cut = ExecResult(
+        stdout="x",
+        stderr="",
+        exit_code=0,
+        timed_out=False,
+        oom=False,
+        wall_s=0.1,
+        truncated=True,
+        explanation="output cut at 1,048,576 bytes (stdout 3,000,000 bytes)",
+    )
     text = describe_failure(cut, code_found=True, answer_found=False)
     assert "output was cut" in text and "did not print a JSON object" not in text
 
 
-@pytest.mark.parametrize("gold,answer_type", [(True, "numeric_exact"), (False, "list_exact"), (True, "numeric_approximate")])
+@pytest.mark.parametrize(
+    "gold,answer_type", [(True, "numeric_exact"), (False, "list_exact"), (True, "numeric_approximate")]
+)
 def test_a_gold_of_the_wrong_json_type_is_unscored_with_a_reason(tmp_path, gold, answer_type):
     from .synth import write_root
 
-    root = write_root(tmp_path / "wl", [{"id": "toy-easy-1", "query": "q", "answer": gold, "answer_type": answer_type,
-                                         "data_sources": ["a.csv"]}])
+    root = write_root(
+        tmp_path / "wl",
+        [
+            {
+                "id": "toy-easy-1",
+                "query": "q",
+                "answer": gold,
+                "answer_type": answer_type,
+                "data_sources": ["a.csv"],
+            }
+        ],
+    )
     preds = tmp_path / "p.jsonl"
     preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 1}) + "\n")
     out_json = tmp_path / "s.json"
-    out = _kb("score", "--workload", str(root), "--domain", "toy", "--predictions", str(preds), "--output",
-              str(out_json), "--bootstrap", "100")
+    out = _kb(
+        "score",
+        "--workload",
+        str(root),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(preds),
+        "--output",
+        str(out_json),
+        "--bootstrap",
+        "100",
+    )
     assert out.returncode == 0, out.stderr
     [item] = json.loads(out_json.read_text())["items"]
     assert item["unscored"] and item["value"] is None and item["reason"] == "gold_wrong_type"
@@ -458,8 +721,21 @@ def test_a_full_disk_stops_the_run_with_its_cause_and_leaves_no_temporary_file(t
         res = folder / "res"
         res.mkdir()
         fill_disk(folder, leave=24 * 1024)
-        out = _kb("run", "--workload", str(root), "--system", spec, "--results", str(res), "--run-id", "full",
-                  "--progress", "none", "--no-report", env=env)
+        out = _kb(
+            "run",
+            "--workload",
+            str(root),
+            "--system",
+            spec,
+            "--results",
+            str(res),
+            "--run-id",
+            "full",
+            "--progress",
+            "none",
+            "--no-report",
+            env=env,
+        )
         assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
         assert "disk is full" in out.stderr or "no space left" in out.stderr.lower(), out.stderr
         assert "killed" not in out.stderr
@@ -469,8 +745,18 @@ def test_a_full_disk_stops_the_run_with_its_cause_and_leaves_no_temporary_file(t
             data = (res / "full" / "records.jsonl").read_bytes()
             assert not data or data.endswith(b"\n")  # no half record left behind
         (folder / ".ballast").unlink()  # space again: the run resumes and finishes
-        again = _kb("run", "--resume", "--run-id", "full", "--results", str(res), "--progress", "none", "--no-report",
-                    env=env)
+        again = _kb(
+            "run",
+            "--resume",
+            "--run-id",
+            "full",
+            "--results",
+            str(res),
+            "--progress",
+            "none",
+            "--no-report",
+            env=env,
+        )
         if (res / "full" / "manifest.json").exists():
             assert again.returncode == 0, again.stderr
             assert len(RunStore(res / "full").read().records) == 60
@@ -486,10 +772,18 @@ def test_report_on_a_huge_run_stays_bounded_in_memory_and_page_size(tmp_path):
     from kramabench.testing.hostile import write_big_run
 
     run = write_big_run(tmp_path / "big", 20_000, code_bytes=3000, transcript_bytes=3000)
-    with open(run / "records.jsonl", "a") as f:  # and lines that are not records: counted, not listed one by one
+    with open(
+        run / "records.jsonl", "a"
+    ) as f:  # and lines that are not records: counted, not listed one by one
         f.write("{not a record}\n" * 500)
-    out, peak = run_measured([sys.executable, "-m", "kramabench", "report", str(run)], capture_output=True, text=True,
-                             cwd=REPO, timeout=900, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"})
+    out, peak = run_measured(
+        [sys.executable, "-m", "kramabench", "report", str(run)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"},
+    )
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     html = (run / "report.html").read_text()
     assert len(html) < 40 * 1024 * 1024, len(html)
@@ -526,7 +820,9 @@ def test_a_lake_folder_that_cannot_be_listed_is_said_so(scripted, tmp_path):
     try:
         val = _kb("workloads", "validate", str(root), "--json", prefix=unprivileged())
         [f] = [f for d in json.loads(val.stdout)["domains"] for f in d["findings"]]
-        assert f["code"] == "lake_unreadable" and f["severity"] == "error" and "cannot be listed" in f["message"]
+        assert (
+            f["code"] == "lake_unreadable" and f["severity"] == "error" and "cannot be listed" in f["message"]
+        )
         out = _run(root, tmp_path / "res", "x", env, prefix=unprivileged())
         assert out.returncode == 2 and "cannot be listed (permission denied)" in _one_error_line(out)
         assert "holds no files" not in out.stderr + val.stdout
@@ -539,8 +835,9 @@ def test_a_lake_folder_that_cannot_be_listed_is_said_so(scripted, tmp_path):
 
 @pytest.mark.api
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
-def test_no_host_file_outside_the_root_reaches_a_record_a_prompt_or_a_report(tmp_path, secret, openai_server,
-                                                                               backend):
+def test_no_host_file_outside_the_root_reaches_a_record_a_prompt_or_a_report(
+    tmp_path, secret, openai_server, backend
+):
     from kramabench.testing.hostile import make_escaping_workload
 
     root = make_escaping_workload(tmp_path / "wl", secret)
@@ -550,9 +847,15 @@ def test_no_host_file_outside_the_root_reaches_a_record_a_prompt_or_a_report(tmp
     def handler(req):
         text = req.last_user_message
         if "kf-" in text:  # the design judge
-            return json.dumps({"verdicts": [{"id": i, "implemented": True, "reason": "x"}
-                                            for i in re.findall(r"^- (kf-\d+):", text, re.M)]})
-        return ("```python\nimport json, os\nprint(json.dumps({'main-task': sorted(os.listdir('.'))}))\n```")
+            return json.dumps(
+                {
+                    "verdicts": [
+                        {"id": i, "implemented": True, "reason": "x"}
+                        for i in re.findall(r"^- (kf-\d+):", text, re.M)
+                    ]
+                }
+            )
+        return "```python\nimport json, os\nprint(json.dumps({'main-task': sorted(os.listdir('.'))}))\n```"
 
     openai_server.handler = handler
     val = _kb("workloads", "validate", str(root), "--json")
@@ -564,8 +867,19 @@ def test_no_host_file_outside_the_root_reaches_a_record_a_prompt_or_a_report(tmp
     }
     outputs = [val.stdout + val.stderr]
     for run_id, args in runs.items():
-        out = _kb("run", "--workload", str(root), *args, "--results", str(res), "--run-id", run_id, "--progress",
-                  "none", timeout=600)
+        out = _kb(
+            "run",
+            "--workload",
+            str(root),
+            *args,
+            "--results",
+            str(res),
+            "--run-id",
+            run_id,
+            "--progress",
+            "none",
+            timeout=600,
+        )
         assert "Traceback" not in out.stderr, out.stderr
         outputs.append(out.stdout + out.stderr)
     recs = {r.task_id: r for r in RunStore(res / "ref").read().records}
@@ -598,7 +912,18 @@ def test_links_planted_in_a_run_folder_are_never_written_through(scripted, tmp_p
     p.unlink(missing_ok=True)
     p.symlink_to(victim)
     before = victim.read_bytes()
-    out = _kb("run", "--resume", "--run-id", "a", "--results", str(res), "--progress", "none", "--no-report", env=env)
+    out = _kb(
+        "run",
+        "--resume",
+        "--run-id",
+        "a",
+        "--results",
+        str(res),
+        "--progress",
+        "none",
+        "--no-report",
+        env=env,
+    )
     assert "Traceback" not in out.stderr, out.stderr
     if name != "manifest.json":  # a manifest link is read (and refused as no manifest), never replaced
         assert out.returncode == 2 and "symbolic link" in _one_error_line(out)
@@ -616,27 +941,45 @@ def test_json_of_millions_of_tiny_values_is_refused_before_parsing(toy, tmp_path
     env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"}
 
     def kb(*args):
-        return run_measured([sys.executable, "-m", "kramabench", *args], capture_output=True, text=True, cwd=REPO,
-                            timeout=300, env=env)
+        return run_measured(
+            [sys.executable, "-m", "kramabench", *args],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=300,
+            env=env,
+        )
 
     wl = tmp_path / "bombwl"
     (wl / "workload").mkdir(parents=True)
     (wl / "data" / "d" / "input").mkdir(parents=True)
     (wl / "workload" / "d.json").write_text(bomb)
     out, peak = kb("workloads", "validate", str(wl))
-    assert out.returncode == 2 and "JSON values, more than the 8,000,000" in _one_error_line(out) and peak < 400
+    assert (
+        out.returncode == 2 and "JSON values, more than the 8,000,000" in _one_error_line(out) and peak < 400
+    )
     preds = tmp_path / "p.jsonl"
-    preds.write_text(json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "\n" + '{"task_id": "toy-easy-2", "answer": '
-                     + bomb + "}\n")
-    out, peak = kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", "100")
-    assert out.returncode == 0 and "bad_line" in out.stdout and "JSON values" in out.stdout and peak < 400, out.stderr
+    preds.write_text(
+        json.dumps({"task_id": "toy-easy-1", "answer": 12})
+        + "\n"
+        + '{"task_id": "toy-easy-2", "answer": '
+        + bomb
+        + "}\n"
+    )
+    out, peak = kb(
+        "score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds), "--bootstrap", "100"
+    )
+    assert out.returncode == 0 and "bad_line" in out.stdout and "JSON values" in out.stdout and peak < 400, (
+        out.stderr
+    )
     preds.write_text("[" + json.dumps({"task_id": "toy-easy-1", "answer": 12}) + "," + bomb + "]")
     out, peak = kb("score", "--workload", str(toy), "--domain", "toy", "--predictions", str(preds))
     assert out.returncode == 2 and "JSON values" in _one_error_line(out) and peak < 400
     run = tmp_path / "run"
     run.mkdir()
-    (run / "manifest.json").write_text('{"run_id": "x", "created_at": "2025-01-01T00:00:00Z", "system": "s", "x": '
-                                       + bomb + "}")
+    (run / "manifest.json").write_text(
+        '{"run_id": "x", "created_at": "2025-01-01T00:00:00Z", "system": "s", "x": ' + bomb + "}"
+    )
     out, peak = kb("report", str(run))
     assert out.returncode != 0 and "JSON values" in _one_error_line(out) and peak < 400
 
@@ -653,9 +996,24 @@ def test_a_mode_000_lake_file_with_a_sandbox_is_no_traceback(tmp_path, backend):
     locked.chmod(0)
     res = tmp_path / "res"
     try:
-        out = _kb("run", "--workload", str(root), "--system", "reference", "--sandbox", backend, "--results", str(res),
-                  "--run-id", "m0", "--progress", "none", "--no-report", timeout=600,
-                  prefix=unprivileged() if backend == "local" else None)
+        out = _kb(
+            "run",
+            "--workload",
+            str(root),
+            "--system",
+            "reference",
+            "--sandbox",
+            backend,
+            "--results",
+            str(res),
+            "--run-id",
+            "m0",
+            "--progress",
+            "none",
+            "--no-report",
+            timeout=600,
+            prefix=unprivileged() if backend == "local" else None,
+        )
     finally:
         locked.chmod(0o644)
     assert "Traceback" not in out.stderr, out.stderr

@@ -20,9 +20,17 @@ from .synth import make_workload, write_system_module
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _kb(*args: str, cwd: Path = REPO, timeout: float = 300, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kramabench", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300", **(env or {})})
+def _kb(
+    *args: str, cwd: Path = REPO, timeout: float = 300, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "kramabench", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300", **(env or {})},
+    )
 
 
 @pytest.fixture
@@ -54,16 +62,45 @@ def test_fifo_lake_validate_gives_findings_not_a_hang(fifo_lake):
 
 def test_fifo_lake_run_and_score_do_not_hang(fifo_lake, tmp_path):
     res = tmp_path / "res"
-    out = _kb("run", "--workload", str(fifo_lake), "--domain", "grid", "--system", "reference",
-              "--sandbox", "unsafe-subprocess", "--results", str(res), "--run-id", "f", "--progress", "none",
-              "--no-report", "--limit", "3", timeout=300)
+    out = _kb(
+        "run",
+        "--workload",
+        str(fifo_lake),
+        "--domain",
+        "grid",
+        "--system",
+        "reference",
+        "--sandbox",
+        "unsafe-subprocess",
+        "--results",
+        str(res),
+        "--run-id",
+        "f",
+        "--progress",
+        "none",
+        "--no-report",
+        "--limit",
+        "3",
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     recs = RunStore(res / "f").read().records
     assert len(recs) == 3 and all(r.status == "ok" for r in recs)
     preds = tmp_path / "p.jsonl"
     preds.write_text("".join(json.dumps({"task_id": r.task_id, "answer": r.answer}) + "\n" for r in recs))
-    sc = _kb("score", "--workload", str(fifo_lake), "--domain", "grid", "--predictions", str(preds),
-             "--bootstrap", "100", "--no-tasks", timeout=120)
+    sc = _kb(
+        "score",
+        "--workload",
+        str(fifo_lake),
+        "--domain",
+        "grid",
+        "--predictions",
+        str(preds),
+        "--bootstrap",
+        "100",
+        "--no-tasks",
+        timeout=120,
+    )
     assert sc.returncode == 0, sc.stderr
 
 
@@ -86,8 +123,18 @@ def test_a_workload_whose_every_task_is_dropped_is_refused_with_the_findings(tmp
         ["a list, not a task"],
         7,
     ]))  # fmt: skip
-    out = _kb("run", "--workload", str(root), "--system", "reference", "--sandbox", "unsafe-subprocess",
-              "--results", str(tmp_path / "res"), timeout=120)
+    out = _kb(
+        "run",
+        "--workload",
+        str(root),
+        "--system",
+        "reference",
+        "--sandbox",
+        "unsafe-subprocess",
+        "--results",
+        str(tmp_path / "res"),
+        timeout=120,
+    )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "no task of d can run" in lines[0], out.stderr
@@ -107,8 +154,21 @@ def test_torn_manifest_is_named_in_plain_words(tmp_path, damage, words):
     spec = write_system_module(mods)
     env = {"PYTHONPATH": os.pathsep.join([str(REPO), str(mods)])}
     res = tmp_path / "res"
-    ok = _kb("run", "--workload", str(root), "--system", spec, "--results", str(res), "--run-id", "t",
-             "--progress", "none", "--no-report", env=env)
+    ok = _kb(
+        "run",
+        "--workload",
+        str(root),
+        "--system",
+        spec,
+        "--results",
+        str(res),
+        "--run-id",
+        "t",
+        "--progress",
+        "none",
+        "--no-report",
+        env=env,
+    )
     assert ok.returncode == 0, ok.stderr
     m = res / "t" / "manifest.json"
     m.write_bytes(damage(m.read_bytes()))
@@ -135,8 +195,21 @@ def test_a_100000_deep_answer_is_recorded_cut_not_a_crash(tmp_path):
     )
     root = make_workload(tmp_path / "wl", n=2)
     res = tmp_path / "res"
-    out = _kb("run", "--workload", str(root), "--system", "kb_deep:Deep", "--results", str(res), "--run-id", "d",
-              "--progress", "none", "--no-report", env={"PYTHONPATH": os.pathsep.join([str(REPO), str(mods)])})
+    out = _kb(
+        "run",
+        "--workload",
+        str(root),
+        "--system",
+        "kb_deep:Deep",
+        "--results",
+        str(res),
+        "--run-id",
+        "d",
+        "--progress",
+        "none",
+        "--no-report",
+        env={"PYTHONPATH": os.pathsep.join([str(REPO), str(mods)])},
+    )
     assert "Traceback" not in out.stderr and "RecursionError" not in out.stderr, out.stderr
     recs = RunStore(res / "d").read().records
     assert len(recs) == 2 and all(r.status == "ok" for r in recs)

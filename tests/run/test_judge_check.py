@@ -35,7 +35,13 @@ def test_cohen_kappa_by_hand():
 
 
 def test_flip_stats():
-    items = [[True, True, True], [True, False, True], [None, False, False], [None, None, True], [False, None, True]]
+    items = [
+        [True, True, True],
+        [True, False, True],
+        [None, False, False],
+        [None, None, True],
+        [False, None, True],
+    ]
     flipped, eligible, rate = flip_stats(items)
     assert (flipped, eligible) == (2, 4)
     assert rate == pytest.approx(0.5)
@@ -109,8 +115,12 @@ def scripted(cases, decide):
         case = by_code[_CODE_RE.search(text).group(1).strip()]
         ids = [i.strip() for i in _IDS_RE.search(text).group(1).split(",")]
         n = calls[case.name] = calls.get(case.name, 0) + 1
-        return json.dumps({"analysis": "scripted", "verdicts": [
-            {"id": i, "implemented": decide(case, i, n), "reason": "scripted"} for i in ids]})
+        return json.dumps(
+            {
+                "analysis": "scripted",
+                "verdicts": [{"id": i, "implemented": decide(case, i, n), "reason": "scripted"} for i in ids],
+            }
+        )
 
     return handler
 
@@ -150,15 +160,15 @@ def test_flips_and_kappa_on_scripted_verdicts(openai_server, judge):
     cases = load_labelled_set(MINI, domains=["grid"])
     flip_case = next(c for c in cases if c.kind == "reference")
     broken = next(c for c in cases if c.kind == "broken")
-    unsure = next(i for i, v in broken.labels.items() if v)   # a present step the judge cannot decide
+    unsure = next(i for i, v in broken.labels.items() if v)  # a present step the judge cannot decide
 
     def decide(c, i, n):
         if c.name == flip_case.name and i == "kf-1":
-            return n != 2                       # run 2 says no: a flip
+            return n != 2  # run 2 says no: a flip
         if c.name == broken.name and not c.labels[i]:
-            return "yes"                        # the judge misses the broken step every time
+            return "yes"  # the judge misses the broken step every time
         if c.name == broken.name and i == unsure:
-            return "perhaps"                    # not a verdict: unscored
+            return "perhaps"  # not a verdict: unscored
         return c.labels[i]
 
     openai_server.handler = scripted(cases, decide)

@@ -33,8 +33,14 @@ def approx_workload(root):
 
 def run(tmp_path, judge=None, run_id="j"):
     root = approx_workload(tmp_path / "wl")
-    cfg = RunConfig(workload=str(root), system=f"{__name__}:Paraphraser", judge=judge, results=tmp_path / "res",
-                    run_id=run_id, options=RunOptions(concurrency=2, pose_subtasks=False))
+    cfg = RunConfig(
+        workload=str(root),
+        system=f"{__name__}:Paraphraser",
+        judge=judge,
+        results=tmp_path / "res",
+        run_id=run_id,
+        options=RunOptions(concurrency=2, pose_subtasks=False),
+    )
     return prepare(cfg).run()
 
 
@@ -48,7 +54,6 @@ def test_without_a_judge_paraphrases_are_unscored_not_zero(tmp_path):
 @pytest.mark.api
 def test_judge_decides_paraphrases(tmp_path, monkeypatch):
     from kramabench.testing import OpenAIServer
-
 
     def handler(req):
         text = req.last_user_message

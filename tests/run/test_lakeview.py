@@ -135,6 +135,13 @@ def test_a_name_that_is_not_utf8_does_not_stop_a_run(tmp_path):
     lake = root / "data" / "synth" / "input"
     os.close(os.open(os.path.join(bytes(lake), b"raw_\xff.csv"), os.O_CREAT | os.O_WRONLY))
     assert list_lake_files(lake) == ["numbers.csv", "sub/notes.txt"]
-    res = prepare(RunConfig(workload=str(root), system="reference", sandbox="local", results=tmp_path / "res",
-                            options=RunOptions(concurrency=1))).run()
+    res = prepare(
+        RunConfig(
+            workload=str(root),
+            system="reference",
+            sandbox="local",
+            results=tmp_path / "res",
+            options=RunOptions(concurrency=1),
+        )
+    ).run()
     assert res.status == "finished" and [r.score for r in res.records] == [1.0, 1.0]

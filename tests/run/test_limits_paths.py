@@ -89,8 +89,9 @@ def test_run_on_the_fetched_workloads(tmp_path, monkeypatch, scripted):
     (root / "fetch-manifest.json").write_text(
         '{"ref": "abc123", "sha256": "f00d", "verification": "pinned", "not_stored": [{"path": "x"}]}'
     )
-    res = prepare(RunConfig(workload="kramabench", system=system, results=tmp_path / "res",
-                            options=RunOptions())).run()
+    res = prepare(
+        RunConfig(workload="kramabench", system=system, results=tmp_path / "res", options=RunOptions())
+    ).run()
     assert len(res.records) == 3 and res.manifest.workload["name"] == "kramabench"
     assert res.manifest.workload["root"].endswith("abc123")
     version = res.manifest.workload["version"]
@@ -102,7 +103,9 @@ def test_run_ids_name_the_model_not_its_url():
 
     from kramabench.run.session import new_run_id
 
-    assert re.fullmatch(r"\d{8}-\d{6}-ds-guru-simple-qwen2.5-coder-[0-9a-f]{4}",
-                        new_run_id("ds-guru-simple", "openai-compatible/qwen2.5-coder@http://127.0.0.1:8000/v1"))
+    assert re.fullmatch(
+        r"\d{8}-\d{6}-ds-guru-simple-qwen2.5-coder-[0-9a-f]{4}",
+        new_run_id("ds-guru-simple", "openai-compatible/qwen2.5-coder@http://127.0.0.1:8000/v1"),
+    )
     assert "-DeepSeek-R1-" in new_run_id("ds-guru-naive", "together/deepseek-ai/DeepSeek-R1")
     assert "-OneShot-gpt-4o-mini-" in new_run_id("my_agent:OneShot", "openai/gpt-4o-mini")

@@ -27,15 +27,30 @@ def _env(repo_root, sysmods, tmp_path):
 
 
 def _run(args, **kw):
-    return subprocess.run([sys.executable, "-m", "kramabench", "run", *args], capture_output=True, text=True, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "kramabench", "run", *args], capture_output=True, text=True, **kw
+    )
 
 
 def test_missing_api_key_fails_before_any_task(tmp_path, repo_root):
     sysmods = tmp_path / "mods"
     module = write_system_module(sysmods).split(":")[0]
     root = make_workload(tmp_path / "wl", n=2)
-    p = _run(["--workload", str(root), "--system", f"{module}:Modelled", "--model", "openai/gpt-4o-mini",
-              "--results", str(tmp_path / "res")], cwd=repo_root, env=_env(repo_root, sysmods, tmp_path), timeout=120)
+    p = _run(
+        [
+            "--workload",
+            str(root),
+            "--system",
+            f"{module}:Modelled",
+            "--model",
+            "openai/gpt-4o-mini",
+            "--results",
+            str(tmp_path / "res"),
+        ],
+        cwd=repo_root,
+        env=_env(repo_root, sysmods, tmp_path),
+        timeout=120,
+    )
     assert p.returncode == 2
     assert "OPENAI_API_KEY" in p.stderr and "Traceback" not in p.stderr
     assert not (tmp_path / "res").exists()  # no run folder, no record
@@ -45,8 +60,12 @@ def test_system_needing_a_model_without_model_is_refused(tmp_path, repo_root):
     sysmods = tmp_path / "mods"
     module = write_system_module(sysmods).split(":")[0]
     root = make_workload(tmp_path / "wl", n=2)
-    p = _run(["--workload", str(root), "--system", f"{module}:Modelled", "--results", str(tmp_path / "res")],
-             cwd=repo_root, env=_env(repo_root, sysmods, tmp_path), timeout=120)
+    p = _run(
+        ["--workload", str(root), "--system", f"{module}:Modelled", "--results", str(tmp_path / "res")],
+        cwd=repo_root,
+        env=_env(repo_root, sysmods, tmp_path),
+        timeout=120,
+    )
     assert p.returncode == 2 and "needs a model: pass --model" in p.stderr
 
 
@@ -71,8 +90,25 @@ def test_replayed_model_run_killed_and_resumed_matches_the_recorded_run(tmp_path
     with OpenAIServer() as server:
         server.handler = handler
         model = f"openai-compatible/test-model@{server.base_url}"
-        rec = _run(["--workload", str(root), "--system", f"{module}:Modelled", "--model", model,
-                    "--results", str(res), "--run-id", "recorded", "-j", "4"], cwd=repo_root, env=env, timeout=300)
+        rec = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                f"{module}:Modelled",
+                "--model",
+                model,
+                "--results",
+                str(res),
+                "--run-id",
+                "recorded",
+                "-j",
+                "4",
+            ],
+            cwd=repo_root,
+            env=env,
+            timeout=300,
+        )
         assert rec.returncode == 0, rec.stderr
         served = len(server.chat_requests)
         assert served == n
@@ -80,11 +116,31 @@ def test_replayed_model_run_killed_and_resumed_matches_the_recorded_run(tmp_path
         assert len(calls) == n
         assert not any("synth-easy" in c for c in calls)  # call keys are opaque, never task ids
 
-        args = ["--workload", str(root), "--system", f"{module}:Modelled", "-o", "delay=0.1",
-                "--model", f"replay/{res / 'recorded'}", "--results", str(res), "--run-id", "replayed", "-j", "2"]
+        args = [
+            "--workload",
+            str(root),
+            "--system",
+            f"{module}:Modelled",
+            "-o",
+            "delay=0.1",
+            "--model",
+            f"replay/{res / 'recorded'}",
+            "--results",
+            str(res),
+            "--run-id",
+            "replayed",
+            "-j",
+            "2",
+        ]
         gate.unlink()
-        proc = subprocess.Popen([sys.executable, "-m", "kramabench", "run", *args], cwd=repo_root, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kramabench", "run", *args],
+            cwd=repo_root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         path = res / "replayed" / "records.jsonl"
         t0 = time.monotonic()
         while not (path.exists() and path.read_bytes().count(b"\n") >= 6):
@@ -98,12 +154,16 @@ def test_replayed_model_run_killed_and_resumed_matches_the_recorded_run(tmp_path
         assert 6 <= partial <= 8
         gate.touch()
 
-        again = _run(["--resume", "--run-id", "replayed", "--results", str(res)], cwd=repo_root, env=env, timeout=300)
+        again = _run(
+            ["--resume", "--run-id", "replayed", "--results", str(res)], cwd=repo_root, env=env, timeout=300
+        )
         assert again.returncode == 0, again.stderr
         assert len(server.chat_requests) == served  # the replay never reached the server
 
     def outcomes(run):
-        return {r.task_id: (r.status, json.dumps(r.answer), r.score) for r in RunStore(res / run).read().records}
+        return {
+            r.task_id: (r.status, json.dumps(r.answer), r.score) for r in RunStore(res / run).read().records
+        }
 
     recs = RunStore(res / "replayed").read().records
     assert len({r.key for r in recs}) == len(recs) == n
@@ -132,8 +192,26 @@ def test_torn_calls_line_is_moved_aside_and_the_repaired_file_replays(tmp_path, 
     with OpenAIServer() as server:
         server.handler = handler
         model = f"openai-compatible/test-model@{server.base_url}"
-        rec = _run(["--workload", str(root), "--system", f"{module}:Modelled", "--model", model, "--results",
-                    str(res), "--run-id", "rec", "-j", "1", "--no-report"], cwd=repo_root, env=env, timeout=300)
+        rec = _run(
+            [
+                "--workload",
+                str(root),
+                "--system",
+                f"{module}:Modelled",
+                "--model",
+                model,
+                "--results",
+                str(res),
+                "--run-id",
+                "rec",
+                "-j",
+                "1",
+                "--no-report",
+            ],
+            cwd=repo_root,
+            env=env,
+            timeout=300,
+        )
         assert rec.returncode == 0, rec.stderr
         run = res / "rec"
         # as if killed mid-write: the last call line cut in the middle, no record written yet (the resume
@@ -141,15 +219,35 @@ def test_torn_calls_line_is_moved_aside_and_the_repaired_file_replays(tmp_path, 
         (run / "records.jsonl").write_bytes(b"")
         calls = (run / "calls.jsonl").read_bytes()
         (run / "calls.jsonl").write_bytes(calls[: len(calls) - 40])
-        again = _run(["--resume", "--run-id", "rec", "--results", str(res), "--no-report"], cwd=repo_root, env=env,
-                     timeout=300)
+        again = _run(
+            ["--resume", "--run-id", "rec", "--results", str(res), "--no-report"],
+            cwd=repo_root,
+            env=env,
+            timeout=300,
+        )
         assert again.returncode == 0, again.stderr
     torn = (run / "calls.jsonl.torn").read_bytes()
     assert torn and torn.count(b"\n") == 1
     lines = (run / "calls.jsonl").read_text().splitlines()
     assert len(lines) == 2 * n - 1 == len(load_calls(run))  # every line a whole call record, none glued
-    rep = _run(["--workload", str(root), "--system", f"{module}:Modelled", "--model", f"replay/{run}",
-                "--results", str(res), "--run-id", "rep", "--no-report"], cwd=repo_root, env=env, timeout=300)
+    rep = _run(
+        [
+            "--workload",
+            str(root),
+            "--system",
+            f"{module}:Modelled",
+            "--model",
+            f"replay/{run}",
+            "--results",
+            str(res),
+            "--run-id",
+            "rep",
+            "--no-report",
+        ],
+        cwd=repo_root,
+        env=env,
+        timeout=300,
+    )
     assert rep.returncode == 0, rep.stderr
     assert all(r.status == "ok" and r.score == 1.0 for r in RunStore(res / "rep").read().records)
 
@@ -173,14 +271,29 @@ def test_no_cache_asks_the_model_again_and_is_recorded(tmp_path, repo_root):
 
     with OpenAIServer() as server:
         server.handler = handler
-        common = ["--workload", str(root), "--system", f"{module}:Modelled", "--results", str(res),
-                  "--model", f"openai-compatible/test-model@{server.base_url}", "--no-report"]
-        for run_id, extra, asked in (("first", [], n), ("cached", [], 0), ("fresh", ["--no-cache"], n),
-                                     ("fresh2", ["--no-cache"], n)):
+        common = [
+            "--workload",
+            str(root),
+            "--system",
+            f"{module}:Modelled",
+            "--results",
+            str(res),
+            "--model",
+            f"openai-compatible/test-model@{server.base_url}",
+            "--no-report",
+        ]
+        for run_id, extra, asked in (
+            ("first", [], n),
+            ("cached", [], 0),
+            ("fresh", ["--no-cache"], n),
+            ("fresh2", ["--no-cache"], n),
+        ):
             before = len(server.chat_requests)
             p = _run([*common, "--run-id", run_id, *extra], cwd=repo_root, env=env, timeout=300)
             assert p.returncode == 0, p.stderr
-            chats = [r for r in server.chat_requests[before:] if r.body.get("max_tokens") != 1]  # not the preflight
+            chats = [
+                r for r in server.chat_requests[before:] if r.body.get("max_tokens") != 1
+            ]  # not the preflight
             assert len(chats) == asked, (run_id, len(chats))
             assert all(r.status == "ok" and r.score == 1.0 for r in RunStore(res / run_id).read().records)
     assert RunStore(res / "fresh").read_manifest().options["config"]["options"]["response_cache"] is False

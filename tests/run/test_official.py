@@ -29,8 +29,13 @@ class Abstainer:
 @pytest.mark.parametrize("domain", ["legal", "archeology"])
 def test_official_domain_runs_with_a_hidden_lake(tmp_path, shared_kramabench, domain):
     SEEN.clear()
-    cfg = RunConfig(workload=str(shared_kramabench), domains=[domain], system=f"{__name__}:Abstainer",
-                    results=tmp_path / "res", options=RunOptions(concurrency=4, limit=6))
+    cfg = RunConfig(
+        workload=str(shared_kramabench),
+        domains=[domain],
+        system=f"{__name__}:Abstainer",
+        results=tmp_path / "res",
+        options=RunOptions(concurrency=4, limit=6),
+    )
     res = prepare(cfg).run()
     assert res.status == "finished" and len(res.records) == 6
     # "I don't know" scores 0 everywhere (typed scorers), never an error of the harness

@@ -14,20 +14,53 @@ from kramabench.run.predictions import read_predictions
 from .synth import write_root
 
 TASKS = [
-    {"id": "toy-easy-1", "query": "How many rows?", "answer": 12, "answer_type": "numeric_exact",
-     "data_sources": ["a.csv"],
-     "subtasks": [
-         {"id": "toy-easy-1-1", "query": "Which file?", "answer": "a.csv", "answer_type": "string_exact",
-          "data_sources": "a.csv"},
-         {"id": "toy-easy-1-2", "query": "Columns?", "answer": ["x", "y"], "answer_type": "list_exact",
-          "data_sources": ["a.csv"]},
-     ]},
-    {"id": "toy-easy-2", "query": "Which beach?", "answer": "Wollaston Beach", "answer_type": "string_approximate",
-     "data_sources": ["a.csv"], "subtasks": []},
-    {"id": "toy-hard-3", "query": "Share?", "answer": 0.15, "answer_type": "numeric_exact",
-     "data_sources": ["a.csv"], "subtasks": []},
-    {"id": "toy-hard-4", "query": "Values?", "answer": [1.0, 2.0, 3.0], "answer_type": "list_approximate",
-     "data_sources": ["a.csv"], "subtasks": []},
+    {
+        "id": "toy-easy-1",
+        "query": "How many rows?",
+        "answer": 12,
+        "answer_type": "numeric_exact",
+        "data_sources": ["a.csv"],
+        "subtasks": [
+            {
+                "id": "toy-easy-1-1",
+                "query": "Which file?",
+                "answer": "a.csv",
+                "answer_type": "string_exact",
+                "data_sources": "a.csv",
+            },
+            {
+                "id": "toy-easy-1-2",
+                "query": "Columns?",
+                "answer": ["x", "y"],
+                "answer_type": "list_exact",
+                "data_sources": ["a.csv"],
+            },
+        ],
+    },
+    {
+        "id": "toy-easy-2",
+        "query": "Which beach?",
+        "answer": "Wollaston Beach",
+        "answer_type": "string_approximate",
+        "data_sources": ["a.csv"],
+        "subtasks": [],
+    },
+    {
+        "id": "toy-hard-3",
+        "query": "Share?",
+        "answer": 0.15,
+        "answer_type": "numeric_exact",
+        "data_sources": ["a.csv"],
+        "subtasks": [],
+    },
+    {
+        "id": "toy-hard-4",
+        "query": "Values?",
+        "answer": [1.0, 2.0, 3.0],
+        "answer_type": "list_approximate",
+        "data_sources": ["a.csv"],
+        "subtasks": [],
+    },
 ]
 
 
@@ -46,15 +79,33 @@ def invoke(*args: str):
 
 
 def test_score_writes_json_and_prints_tables(workload_root, tmp_path):
-    preds = write_preds(tmp_path / "p.jsonl", [
-        {"task_id": "toy-easy-1", "answer": "12.0", "subtask_answers": {"toy-easy-1-1": "A.CSV", "toy-easy-1-9": 1}},
-        {"task_id": "toy-hard-3", "answer": 15},
-        {"task_id": "toy-hard-4", "answer": "[3.1, 1.0]"},
-        {"task_id": "ghost-1", "answer": 1},
-    ], extra="{not json\n")
+    preds = write_preds(
+        tmp_path / "p.jsonl",
+        [
+            {
+                "task_id": "toy-easy-1",
+                "answer": "12.0",
+                "subtask_answers": {"toy-easy-1-1": "A.CSV", "toy-easy-1-9": 1},
+            },
+            {"task_id": "toy-hard-3", "answer": 15},
+            {"task_id": "toy-hard-4", "answer": "[3.1, 1.0]"},
+            {"task_id": "ghost-1", "answer": 1},
+        ],
+        extra="{not json\n",
+    )
     out = tmp_path / "scores.json"
-    r = invoke("--workload", str(workload_root), "--domain", "toy", "--predictions", str(preds),
-               "--output", str(out), "--bootstrap", "500")
+    r = invoke(
+        "--workload",
+        str(workload_root),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(preds),
+        "--output",
+        str(out),
+        "--bootstrap",
+        "500",
+    )
     assert r.exit_code == 0, r.output
     assert "toy-easy-1" in r.output and "Summary" in r.output
     assert "unknown_task" in r.output and "bad_line" in r.output
@@ -79,8 +130,18 @@ def test_score_writes_json_and_prints_tables(workload_root, tmp_path):
 def test_string_approximate_without_judge_is_unscored_not_zero(workload_root, tmp_path):
     preds = write_preds(tmp_path / "p.jsonl", [{"task_id": "toy-easy-2", "answer": "the beach at Wollaston"}])
     out = tmp_path / "s.json"
-    r = invoke("--workload", str(workload_root), "--domain", "toy", "--predictions", str(preds), "--output", str(out),
-               "--bootstrap", "100")
+    r = invoke(
+        "--workload",
+        str(workload_root),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(preds),
+        "--output",
+        str(out),
+        "--bootstrap",
+        "100",
+    )
     assert r.exit_code == 0
     assert "need a paraphrase judge" in r.output
     report = json.loads(out.read_text())
@@ -94,14 +155,41 @@ def test_string_approximate_without_judge_is_unscored_not_zero(workload_root, tm
 
 def test_paired_comparison_with_baseline(workload_root, tmp_path):
     worse = write_preds(tmp_path / "b.jsonl", [{"task_id": "toy-easy-1", "answer": 11}])
-    better = write_preds(tmp_path / "a.jsonl", [{"task_id": "toy-easy-1", "answer": 12},
-                                                 {"task_id": "toy-hard-3", "answer": "15%"}])
+    better = write_preds(
+        tmp_path / "a.jsonl",
+        [{"task_id": "toy-easy-1", "answer": 12}, {"task_id": "toy-hard-3", "answer": "15%"}],
+    )
     base = tmp_path / "base.json"
-    assert invoke("--workload", str(workload_root), "--domain", "toy", "--predictions", str(worse),
-                  "--output", str(base), "--bootstrap", "200").exit_code == 0
+    assert (
+        invoke(
+            "--workload",
+            str(workload_root),
+            "--domain",
+            "toy",
+            "--predictions",
+            str(worse),
+            "--output",
+            str(base),
+            "--bootstrap",
+            "200",
+        ).exit_code
+        == 0
+    )
     out = tmp_path / "new.json"
-    r = invoke("--workload", str(workload_root), "--domain", "toy", "--predictions", str(better),
-               "--output", str(out), "--baseline", str(base), "--bootstrap", "200")
+    r = invoke(
+        "--workload",
+        str(workload_root),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(better),
+        "--output",
+        str(out),
+        "--baseline",
+        str(base),
+        "--bootstrap",
+        "200",
+    )
     assert r.exit_code == 0, r.output
     assert "vs baseline" in r.output
     c = json.loads(out.read_text())["comparison"]
@@ -130,14 +218,18 @@ def test_errors_are_one_line(workload_root, tmp_path, args, message):
 
 
 def test_read_predictions_records_and_problems(tmp_path):
-    path = write_preds(tmp_path / "p.jsonl", [
-        {"task_id": "t-1", "answer": 1},
-        {"task_id": "t-1", "answer": 2},
-        {"answer": 3},
-        [1, 2],
-        {"task_id": "t-2", "subtask_id": "t-2-1", "answer": "x", "status": "ok"},
-        {"task_id": "t-3", "answer": None, "subtask_answers": "oops"},
-    ], extra="\n\n")
+    path = write_preds(
+        tmp_path / "p.jsonl",
+        [
+            {"task_id": "t-1", "answer": 1},
+            {"task_id": "t-1", "answer": 2},
+            {"answer": 3},
+            [1, 2],
+            {"task_id": "t-2", "subtask_id": "t-2-1", "answer": "x", "status": "ok"},
+            {"task_id": "t-3", "answer": None, "subtask_answers": "oops"},
+        ],
+        extra="\n\n",
+    )
     preds, problems = read_predictions(path)
     assert preds["t-1"].answer == 2
     assert preds["t-2"].subtask_answers == {"t-2-1": "x"} and not preds["t-2"].has_answer
@@ -153,12 +245,25 @@ def test_score_on_official_domain(shared_kramabench, tmp_path):
 
     # gold answers as the scorer sees them: errata applied (ids, types and values corrected)
     tasks = load_workload(shared_kramabench, "legal").tasks
-    rows = [{"task_id": t.id, "answer": t.answer,
-             "subtask_answers": {s.id: s.answer for s in t.subtasks}} for t in tasks]
+    rows = [
+        {"task_id": t.id, "answer": t.answer, "subtask_answers": {s.id: s.answer for s in t.subtasks}}
+        for t in tasks
+    ]
     preds = write_preds(tmp_path / "gold.jsonl", rows)
     out = tmp_path / "s.json"
-    r = invoke("--workload", str(shared_kramabench), "--domain", "legal", "--predictions", str(preds),
-               "--output", str(out), "--bootstrap", "200", "--no-tasks")
+    r = invoke(
+        "--workload",
+        str(shared_kramabench),
+        "--domain",
+        "legal",
+        "--predictions",
+        str(preds),
+        "--output",
+        str(out),
+        "--bootstrap",
+        "200",
+        "--no-tasks",
+    )
     assert r.exit_code == 0, r.output
     s = json.loads(out.read_text())["summary"]["domains"]["legal"]
     assert s["main"]["mean"] == 1.0 and s["main"]["n"] == len(tasks)
@@ -193,8 +298,22 @@ def test_judge_wiring_through_get_model(workload_root, tmp_path, monkeypatch):
     preds = write_preds(tmp_path / "p.jsonl", [{"task_id": "toy-easy-2", "answer": "the beach at Wollaston"}])
     out = tmp_path / "s.json"
     cache = tmp_path / "judge.jsonl"
-    args = ["--workload", str(workload_root), "--domain", "toy", "--predictions", str(preds), "--output", str(out),
-            "--bootstrap", "100", "--judge", "script/judge-1", "--judge-cache", str(cache)]
+    args = [
+        "--workload",
+        str(workload_root),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(preds),
+        "--output",
+        str(out),
+        "--bootstrap",
+        "100",
+        "--judge",
+        "script/judge-1",
+        "--judge-cache",
+        str(cache),
+    ]
     r = invoke(*args)
     assert r.exit_code == 0, r.output
     report = json.loads(out.read_text())
@@ -212,7 +331,10 @@ def test_score_workloads_in_parallel_keeps_order(scripted_judge):
     from kramabench.run.predictions import Prediction, score_workloads
     from kramabench.workload.models import Task, Workload
 
-    tasks = [Task(id=f"t-{i}", query="q", answer=f"answer {i}", answer_type="string_approximate") for i in range(40)]
+    tasks = [
+        Task(id=f"t-{i}", query="q", answer=f"answer {i}", answer_type="string_approximate")
+        for i in range(40)
+    ]
     wl = Workload(domain="d", root=Path("."), source=Path("d.json"), lake=Path("."), tasks=tasks)
     preds = {t.id: Prediction(task_id=t.id, answer=f"paraphrase {i}") for i, t in enumerate(tasks)}
     judge = scripted_judge({(f"answer {i}", f"paraphrase {i}"): i % 2 == 0 for i in range(40)})
@@ -229,7 +351,9 @@ def test_score_workloads_in_parallel_keeps_order(scripted_judge):
 
 def test_predictions_with_bom_crlf_no_final_newline(tmp_path):
     p = tmp_path / "p.jsonl"
-    p.write_bytes(b'\xef\xbb\xbf{"task_id": "toy-easy-1", "answer": 12}\r\n{"task_id": "toy-hard-3", "answer": 0.15}')
+    p.write_bytes(
+        b'\xef\xbb\xbf{"task_id": "toy-easy-1", "answer": 12}\r\n{"task_id": "toy-hard-3", "answer": 0.15}'
+    )
     preds, problems = read_predictions(p)
     assert problems == [] and preds["toy-easy-1"].answer == 12 and preds["toy-hard-3"].answer == 0.15
 
@@ -242,8 +366,18 @@ def test_predictions_as_one_json_array(workload_root, tmp_path):
     assert set(preds) == {"toy-easy-1", "toy-hard-3"}
     assert [(x.code, x.line) for x in problems] == [("bad_line", 3)]
     out = tmp_path / "s.json"
-    r = invoke("--workload", str(workload_root), "--domain", "toy", "--predictions", str(p), "--output", str(out),
-               "--bootstrap", "100")
+    r = invoke(
+        "--workload",
+        str(workload_root),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(p),
+        "--output",
+        str(out),
+        "--bootstrap",
+        "100",
+    )
     assert r.exit_code == 0, r.output
     by_id = {i["task_id"]: i["value"] for i in json.loads(out.read_text())["items"]}
     assert by_id["toy-easy-1"] == 1.0 and by_id["toy-hard-3"] == 1.0
@@ -263,8 +397,18 @@ def test_predictions_problems_name_keys_and_empty_file(tmp_path, workload_root):
     # a subtask id used as a task id: the problem says where it belongs
     p = write_preds(tmp_path / "s.jsonl", [{"task_id": "toy-easy-1-1", "answer": "a.csv"}])
     out = tmp_path / "s.json"
-    r = invoke("--workload", str(workload_root), "--domain", "toy", "--predictions", str(p), "--output", str(out),
-               "--bootstrap", "100")
+    r = invoke(
+        "--workload",
+        str(workload_root),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(p),
+        "--output",
+        str(out),
+        "--bootstrap",
+        "100",
+    )
     assert r.exit_code == 0
     [prob] = json.loads(out.read_text())["problems"]
     assert prob["code"] == "unknown_task" and "is a subtask of toy-easy-1" in prob["message"]
@@ -276,10 +420,14 @@ def test_more_errors_are_one_line_without_traceback(workload_root, tmp_path):
 
     def one_line(r, needle):
         assert r.exit_code == 2, r.output
-        assert "Traceback" not in r.output and len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr, r.stderr
+        assert (
+            "Traceback" not in r.output and len(r.stderr.strip().splitlines()) == 1 and needle in r.stderr
+        ), r.stderr
 
     (tmp_path / "folder.jsonl").mkdir()
-    one_line(invoke(*base, "--predictions", str(tmp_path / "folder.jsonl")), "is a folder, not a predictions file")
+    one_line(
+        invoke(*base, "--predictions", str(tmp_path / "folder.jsonl")), "is a folder, not a predictions file"
+    )
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a folder should be")
     one_line(invoke(*base, "--predictions", str(preds), "--output", str(blocker / "out.json")), "--output")
@@ -292,9 +440,14 @@ def test_more_errors_are_one_line_without_traceback(workload_root, tmp_path):
 
     preds.chmod(0)
     repo = Path(__file__).resolve().parents[2]
-    out = subprocess.run([*unprivileged(), sys.executable, "-m", "kramabench", "score", *base, "--predictions",
-                          str(preds)], capture_output=True, text=True, timeout=120, cwd=repo,
-                         env={**os.environ, "PYTHONPATH": str(repo)})
+    out = subprocess.run(
+        [*unprivileged(), sys.executable, "-m", "kramabench", "score", *base, "--predictions", str(preds)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     [line] = out.stderr.strip().splitlines()
     assert line.startswith("error: ") and str(preds) in line and "not readable" in line
@@ -303,8 +456,20 @@ def test_more_errors_are_one_line_without_traceback(workload_root, tmp_path):
 def test_domain_named_twice_is_scored_once(workload_root, tmp_path):
     preds = write_preds(tmp_path / "p.jsonl", [{"task_id": "toy-easy-1", "answer": 12}])
     out = tmp_path / "s.json"
-    r = invoke("--workload", str(workload_root), "--domain", "toy", "--domain", "toy", "--predictions", str(preds),
-               "--output", str(out), "--bootstrap", "100")
+    r = invoke(
+        "--workload",
+        str(workload_root),
+        "--domain",
+        "toy",
+        "--domain",
+        "toy",
+        "--predictions",
+        str(preds),
+        "--output",
+        str(out),
+        "--bootstrap",
+        "100",
+    )
     assert r.exit_code == 0, r.output
     report = json.loads(out.read_text())
     assert report["domains"] == ["toy"] and len(report["items"]) == len(TASKS)
@@ -344,5 +509,9 @@ def test_records_of_a_retried_task_keep_the_latest_attempt(tmp_path):
         {"task_id": "toy-hard-4", "answer": [2]},
     ])  # fmt: skip
     preds, problems = read_predictions(p)
-    assert preds["toy-easy-1"].answer == 12 and preds["toy-hard-3"].answer == 0.15 and preds["toy-hard-4"].answer == [2]
+    assert (
+        preds["toy-easy-1"].answer == 12
+        and preds["toy-hard-3"].answer == 0.15
+        and preds["toy-hard-4"].answer == [2]
+    )
     assert [(x.code, x.line) for x in problems] == [("duplicate_task", 6)]

@@ -30,14 +30,34 @@ def test_a_replay_mismatch_names_the_task_and_the_model_reads_well(tmp_path, rep
     sysmods = tmp_path / "mods"
     module = write_system_module(sysmods).split(":")[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "TOGETHER"))}
-    env.update(PYTHONPATH=os.pathsep.join([str(repo_root), str(sysmods)]), KRAMABENCH_CACHE=str(tmp_path / "cache"))
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(repo_root), str(sysmods)]), KRAMABENCH_CACHE=str(tmp_path / "cache")
+    )
     root = make_workload(tmp_path / "wl", n=2)
     res = (tmp_path / "res").resolve()
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "kramabench", "run", "--workload", str(root), "--system",
-                               f"{module}:Modelled", "--results", str(res), "--no-report", *args], cwd=repo_root,
-                              env=env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kramabench",
+                "run",
+                "--workload",
+                str(root),
+                "--system",
+                f"{module}:Modelled",
+                "--results",
+                str(res),
+                "--no-report",
+                *args,
+            ],
+            cwd=repo_root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     with OpenAIServer() as server:
         server.handler = lambda req: req.last_user_message.split("[answer=")[1].split("]")[0]

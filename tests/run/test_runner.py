@@ -22,7 +22,10 @@ def cfg(root, system, results, **kw) -> RunConfig:
 
 def test_run_records_every_outcome(tmp_path, scripted, synth_root):
     system, _ = scripted
-    opts = {"concurrency": 3, "pose_subtasks": True}  # subtask answers scored apart: the subtasks must be posed
+    opts = {
+        "concurrency": 3,
+        "pose_subtasks": True,
+    }  # subtask answers scored apart: the subtasks must be posed
     prepared = prepare(cfg(synth_root, system, tmp_path / "res", run_id="r1", options=opts), command=["x"])
     result = prepared.run()
     assert result.status == "finished"
@@ -111,8 +114,10 @@ def test_resume_reads_the_manifest_once(tmp_path, scripted, synth_root, monkeypa
         return original(self)
 
     monkeypatch.setattr(RunStore, "read_manifest", counting)
-    res = CliRunner().invoke(build_app(), ["run", "--resume", "--run-id", "r", "--results", str(res_dir), "--no-report",
-                                           "--progress", "none"])
+    res = CliRunner().invoke(
+        build_app(),
+        ["run", "--resume", "--run-id", "r", "--results", str(res_dir), "--no-report", "--progress", "none"],
+    )
     assert res.exit_code == 0, res.output
     assert "3 task(s) already recorded" not in res.output  # 5 were kept
     assert reads == [str(res_dir / "r")]
@@ -123,7 +128,9 @@ def test_retry_errors_adds_the_next_attempt(tmp_path, scripted, synth_root):
     system, _ = scripted
     res_dir = tmp_path / "res"
     prepare(cfg(synth_root, system, res_dir, run_id="r")).run()
-    again = prepare(cfg(synth_root, system, res_dir, run_id="r", resume=True, options={"retry_errors": True})).run()
+    again = prepare(
+        cfg(synth_root, system, res_dir, run_id="r", resume=True, options={"retry_errors": True})
+    ).run()
     assert again.completed == 2
     recs = RunStore(res_dir / "r").read().records
     retried = [r for r in recs if r.attempt == 1]
@@ -327,9 +334,12 @@ def test_domains_sharing_task_ids_are_kept_apart(tmp_path, scripted):
 
     both = prepare(cfg(root, system, tmp_path / "res", run_id="b", domains=["alpha", "alpha-tiny"])).run()
     assert sorted((r.domain, r.task_id) for r in both.records) == sorted(
-        [("alpha", f"alpha-easy-{i}") for i in (1, 2, 3)] + [("alpha-tiny", f"alpha-easy-{i}") for i in (1, 2)]
+        [("alpha", f"alpha-easy-{i}") for i in (1, 2, 3)]
+        + [("alpha-tiny", f"alpha-easy-{i}") for i in (1, 2)]
     )
-    again = prepare(cfg(root, system, tmp_path / "res", run_id="b", domains=["alpha", "alpha-tiny"], resume=True)).run()
+    again = prepare(
+        cfg(root, system, tmp_path / "res", run_id="b", domains=["alpha", "alpha-tiny"], resume=True)
+    ).run()
     assert again.skipped_finished == 5 and again.completed == 0 and len(again.records) == 5
 
 
@@ -351,7 +361,9 @@ def test_task_timeout_records_a_timeout_and_the_run_goes_on(tmp_path, scripted):
     root = make_workload(tmp_path / "wl", n=5, gate=((1,), gate))
     try:
         t0 = time.monotonic()
-        res = prepare(cfg(root, system, tmp_path / "res", options={"concurrency": 2, "task_timeout_s": 0.5})).run()
+        res = prepare(
+            cfg(root, system, tmp_path / "res", options={"concurrency": 2, "task_timeout_s": 0.5})
+        ).run()
         assert time.monotonic() - t0 < 10
     finally:
         gate.touch()  # let the abandoned thread end
@@ -367,7 +379,9 @@ def test_too_many_hung_tasks_stop_the_run(tmp_path, scripted):
     gate = tmp_path / "gate"
     root = make_workload(tmp_path / "wl", n=8, gate=((0, 1, 2, 3), gate))
     try:
-        res = prepare(cfg(root, system, tmp_path / "res", options={"concurrency": 2, "task_timeout_s": 0.3})).run()
+        res = prepare(
+            cfg(root, system, tmp_path / "res", options={"concurrency": 2, "task_timeout_s": 0.3})
+        ).run()
     finally:
         gate.touch()
     assert res.status == "interrupted"
@@ -380,7 +394,9 @@ def test_subtasks_are_posed_only_when_asked_and_the_report_says_so(tmp_path, scr
 
     system, _ = scripted
     plain = prepare(cfg(synth_root, system, tmp_path / "res", run_id="plain")).run()
-    posed = prepare(cfg(synth_root, system, tmp_path / "res", run_id="posed", options={"pose_subtasks": True})).run()
+    posed = prepare(
+        cfg(synth_root, system, tmp_path / "res", run_id="posed", options={"pose_subtasks": True})
+    ).run()
     # the paper's end-to-end setting: no subtask posed, none scored
     assert all(r.subtask_scores == {} and r.subtask_answers == {} for r in plain.records)
     assert any(r.subtask_scores for r in posed.records)

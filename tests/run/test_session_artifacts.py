@@ -19,7 +19,7 @@ from kramabench.run.store import RunStore
 
 from .synth import make_workload
 
-SYSTEM = r'''
+SYSTEM = r"""
 import json, re
 from kramabench.contracts import SessionLimits, SystemOutput
 
@@ -48,7 +48,7 @@ class Sessioned:
             got = s.collect(["answer.csv", "plots", "missing.txt"])
         return SystemOutput(answer=int(r.value), transcript=transcript, iterations=3, artifacts=got.artifacts,
                             files_read=r.files_read)
-'''
+"""
 
 
 @pytest.fixture
@@ -66,8 +66,15 @@ def test_session_artifacts_in_the_run_folder_records_and_resume(tmp_path, sessio
     res_dir = tmp_path / "res"
 
     def config(**kw):
-        return RunConfig(workload=str(root), system=sessioned, results=res_dir, run_id="s", sandbox="local",
-                         options=RunOptions(concurrency=2), **kw)
+        return RunConfig(
+            workload=str(root),
+            system=sessioned,
+            results=res_dir,
+            run_id="s",
+            sandbox="local",
+            options=RunOptions(concurrency=2),
+            **kw,
+        )
 
     result = prepare(config()).run()
     assert result.status == "finished"
@@ -92,7 +99,11 @@ def test_session_artifacts_in_the_run_folder_records_and_resume(tmp_path, sessio
 
     # resume: task 2's record is gone (killed before it was written); its half-made artifacts too
     store = RunStore(run)
-    kept = [ln for ln in store.records_path.read_text().splitlines() if json.loads(ln)["task_id"] != "synth-easy-2"]
+    kept = [
+        ln
+        for ln in store.records_path.read_text().splitlines()
+        if json.loads(ln)["task_id"] != "synth-easy-2"
+    ]
     store.records_path.write_text("\n".join(kept) + "\n")
     (run / "artifacts" / "synth-easy-2" / "stale-from-the-killed-attempt.txt").write_text("x")
     before = {p: p.stat().st_mtime_ns for p in (run / "artifacts" / "synth-easy-1").rglob("*") if p.is_file()}
@@ -111,12 +122,17 @@ def test_report_previews_a_collected_table_and_shows_an_image(tmp_path, sessione
 
     root = make_workload(tmp_path / "wl", n=2)
     res_dir = tmp_path / "res"
-    prepare(RunConfig(workload=str(root), system=sessioned, results=res_dir, run_id="rep", sandbox="local")).run()
+    prepare(
+        RunConfig(workload=str(root), system=sessioned, results=res_dir, run_id="rep", sandbox="local")
+    ).run()
     paths = write_report([res_dir / "rep"])
     html = paths.html.read_text()
     assert "Artifacts · 2 files" in html
     # the table's first rows, as a table
-    assert '<table class="tasks preview"><thead><tr><th>k</th><th>v</th></tr></thead><tbody><tr><td>1</td><td>3</td></tr>' in html
+    assert (
+        '<table class="tasks preview"><thead><tr><th>k</th><th>v</th></tr></thead><tbody><tr><td>1</td><td>3</td></tr>'
+        in html
+    )
     # the image, inline
     assert 'alt="plots/plot.png" src="data:image/png;base64,iVBORw0KGgo' in html
 
@@ -130,7 +146,11 @@ def test_score_reads_a_runs_artifacts(tmp_path, sessioned):
     from kramabench.run.predictions import read_predictions
 
     root = make_workload(tmp_path / "wl", n=2)
-    prepare(RunConfig(workload=str(root), system=sessioned, results=tmp_path / "res", run_id="sc", sandbox="local")).run()
+    prepare(
+        RunConfig(
+            workload=str(root), system=sessioned, results=tmp_path / "res", run_id="sc", sandbox="local"
+        )
+    ).run()
     moved = tmp_path / "elsewhere" / "sc"
     moved.parent.mkdir()
     shutil.move(str(tmp_path / "res" / "sc"), moved)
@@ -195,7 +215,9 @@ def test_a_sparse_artifact_stays_sparse_when_staged_on_another_file_system(tmp_p
         with open(stage / "warehouse.bin", "wb") as f:
             f.seek(400_000_000)
             f.write(b"x")
-        art = Artifact(name="warehouse.bin", path=str(stage / "warehouse.bin"), bytes=400_000_001, sha256="0" * 64)
+        art = Artifact(
+            name="warehouse.bin", path=str(stage / "warehouse.bin"), bytes=400_000_001, sha256="0" * 64
+        )
         [moved] = staging.settle(stage, [art])
     finally:
         staging.close()

@@ -85,8 +85,15 @@ def _verdicts_by_description(req):
     """The judge: 'find the file' is implemented ("Yes"), everything else is not ("No")."""
     text = req.last_user_message
     items = re.findall(r"^- (kf-\d+): (.*)$", text, re.MULTILINE)
-    return json.dumps({"analysis": "scripted", "verdicts": [
-        {"id": i, "implemented": "Yes" if "find the file" in d else "No", "reason": "scripted"} for i, d in items]})
+    return json.dumps(
+        {
+            "analysis": "scripted",
+            "verdicts": [
+                {"id": i, "implemented": "Yes" if "find the file" in d else "No", "reason": "scripted"}
+                for i, d in items
+            ],
+        }
+    )
 
 
 @pytest.mark.api
@@ -94,8 +101,17 @@ def test_pipeline_design_run(tmp_path, systems, openai_server):
     openai_server.handler = _verdicts_by_description
     root = _workload(tmp_path)
     judge_id = f"openai-compatible/design-judge@{openai_server.base_url}"
-    prepared = prepare(_cfg(root, f"{systems}:Designer", tmp_path / "res", run_id="pd", judge=judge_id,
-                            options={"setting": "pipeline-design", "concurrency": 2}), command=["x"])
+    prepared = prepare(
+        _cfg(
+            root,
+            f"{systems}:Designer",
+            tmp_path / "res",
+            run_id="pd",
+            judge=judge_id,
+            options={"setting": "pipeline-design", "concurrency": 2},
+        ),
+        command=["x"],
+    )
     result = prepared.run()
     assert result.status == "finished"
     recs = {r.task_id: r for r in result.records}
@@ -108,8 +124,10 @@ def test_pipeline_design_run(tmp_path, systems, openai_server):
     d = one.score_details
     assert d["judge"] == judge_id and d["prompt_version"] == "design-v1" and d["kf_source"] == "derived"
     assert [(i["id"], i["implemented"]) for i in d["items"]] == [("kf-1", True), ("kf-2", False)]
-    assert one.expected == [{"id": "kf-1", "description": "find the file", "derived": True},
-                            {"id": "kf-2", "description": "count rows", "derived": True}]
+    assert one.expected == [
+        {"id": "kf-1", "description": "find the file", "derived": True},
+        {"id": "kf-2", "description": "count rows", "derived": True},
+    ]
     assert "read_csv" in one.pipeline_code
 
     two = recs["synth-easy-2"]  # no code: 0, no judge call
@@ -140,8 +158,12 @@ def test_pipeline_design_default_judge(tmp_path, systems, openai_server, monkeyp
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
     openai_server.handler = _verdicts_by_description
     root = _workload(tmp_path, n=1)
-    prepared = prepare(_cfg(root, f"{systems}:Designer", tmp_path / "res", run_id="pd",
-                            options={"setting": "pipeline-design"}), command=["x"])
+    prepared = prepare(
+        _cfg(
+            root, f"{systems}:Designer", tmp_path / "res", run_id="pd", options={"setting": "pipeline-design"}
+        ),
+        command=["x"],
+    )
     result = prepared.run()
     assert result.records[0].score == pytest.approx(0.5)
     assert openai_server.requests[0].model == "gpt-4o-mini"
@@ -167,7 +189,9 @@ def test_subtasks_run_and_resume(tmp_path, systems):
     assert f.score == 1.0 and f.answer == "numbers.csv" and f.expected == "numbers.csv"
     assert f.answer_type == "string_exact" and f.subtask_scores == {}
     rows = recs[("synth-easy-2", "synth-easy-2-2")]
-    assert rows.score == 0.0 and rows.answer == 4 and rows.expected == 3 and rows.answer_type == "numeric_exact"
+    assert (
+        rows.score == 0.0 and rows.answer == 4 and rows.expected == 3 and rows.answer_type == "numeric_exact"
+    )
 
     seen = sys.modules[systems].SEEN
     assert len(seen) == 6
@@ -191,16 +215,40 @@ def test_subtasks_run_and_resume(tmp_path, systems):
 def test_reference_system_in_both_settings(tmp_path, openai_server):
     root = make_workload(tmp_path / "wl", n=2, solutions=True)
     # subtasks: the solution's printed subtask answers, one record per subtask, all right
-    res = prepare(_cfg(root, "reference", tmp_path / "res", run_id="ref-st", sandbox="local",
-                       options={"setting": "subtasks"}), command=["x"]).run()
+    res = prepare(
+        _cfg(
+            root,
+            "reference",
+            tmp_path / "res",
+            run_id="ref-st",
+            sandbox="local",
+            options={"setting": "subtasks"},
+        ),
+        command=["x"],
+    ).run()
     assert len(res.records) == 4
     assert all(r.score == 1.0 and r.status == "ok" for r in res.records), [r.error for r in res.records]
     # pipeline design: the solution's source, not run, judged
-    openai_server.handler = lambda req: json.dumps({"verdicts": [
-        {"id": i, "implemented": True, "reason": "x"} for i in re.findall(r"^- (kf-\d+):", req.last_user_message, re.M)]})
-    res = prepare(_cfg(root, "reference", tmp_path / "res", run_id="ref-pd", sandbox="local",
-                       judge=f"openai-compatible/j@{openai_server.base_url}",
-                       options={"setting": "pipeline-design"}), command=["x"]).run()
+    openai_server.handler = lambda req: json.dumps(
+        {
+            "verdicts": [
+                {"id": i, "implemented": True, "reason": "x"}
+                for i in re.findall(r"^- (kf-\d+):", req.last_user_message, re.M)
+            ]
+        }
+    )
+    res = prepare(
+        _cfg(
+            root,
+            "reference",
+            tmp_path / "res",
+            run_id="ref-pd",
+            sandbox="local",
+            judge=f"openai-compatible/j@{openai_server.base_url}",
+            options={"setting": "pipeline-design"},
+        ),
+        command=["x"],
+    ).run()
     for r in res.records:
         assert r.pipeline_code == (root / "solutions" / f"{r.task_id}.py").read_text()
         assert r.transcript == [] and r.score == 1.0
@@ -213,10 +261,27 @@ def test_cli_pipeline_design_and_report(tmp_path, systems, openai_server):
     root = _workload(tmp_path)
     judge_id = f"openai-compatible/design-judge@{openai_server.base_url}"
     runner = CliRunner()
-    res = runner.invoke(build_app(), ["run", "--workload", str(root), "--system", f"{systems}:Designer",
-                                      "--setting", "pipeline-design", "--judge", judge_id, "--results",
-                                      str(tmp_path / "res"), "--run-id", "cli-pd", "--progress", "none"],
-                        env={"COLUMNS": "200", "NO_COLOR": "1"})
+    res = runner.invoke(
+        build_app(),
+        [
+            "run",
+            "--workload",
+            str(root),
+            "--system",
+            f"{systems}:Designer",
+            "--setting",
+            "pipeline-design",
+            "--judge",
+            judge_id,
+            "--results",
+            str(tmp_path / "res"),
+            "--run-id",
+            "cli-pd",
+            "--progress",
+            "none",
+        ],
+        env={"COLUMNS": "200", "NO_COLOR": "1"},
+    )
     assert res.exit_code == 0, res.output
     assert "25.0" in res.output  # total: mean of 0.5 and 0 (one task unscored)
     md = (tmp_path / "res" / "cli-pd" / "report.md").read_text()

@@ -138,8 +138,15 @@ def test_text_that_is_not_utf8_never_fails_a_record():
     from kramabench.contracts.records import Record, jsonable
 
     bad = b"name\xff.csv".decode("utf-8", "surrogateescape")
-    rec = Record(run_id="r", domain="d", task_id="t", status="ok", system="s", answer=jsonable(bad),
-                 transcript=[jsonable({bad: [bad]})])
+    rec = Record(
+        run_id="r",
+        domain="d",
+        task_id="t",
+        status="ok",
+        system="s",
+        answer=jsonable(bad),
+        transcript=[jsonable({bad: [bad]})],
+    )
     line = rec.model_dump_json()
     assert "name\\\\udcff.csv" in line
     assert Record.model_validate_json(line).answer == "name\\udcff.csv"
@@ -160,9 +167,17 @@ def test_a_record_with_hostile_values_is_written_sanitised_not_raised(tmp_path):
     from kramabench.contracts.steps import AgentStep
 
     store = RunStore(tmp_path / "run")
-    poison = rec(0).model_copy(update={
-        "answer": "a\ud800b", "transcript": [{"x": _deep(900)}],
-        "steps": [AgentStep(step=1, outcome="final_answer").model_copy(update={"details": {"answer": _deep(900)}})]})
+    poison = rec(0).model_copy(
+        update={
+            "answer": "a\ud800b",
+            "transcript": [{"x": _deep(900)}],
+            "steps": [
+                AgentStep(step=1, outcome="final_answer").model_copy(
+                    update={"details": {"answer": _deep(900)}}
+                )
+            ],
+        }
+    )
     with store:
         written = store.append(poison)
         store.append(rec(1))
@@ -192,6 +207,7 @@ def test_a_record_that_cannot_be_read_back_becomes_the_tasks_error_record():
 def test_a_manifest_with_a_hostile_stop_reason_is_written(tmp_path):
     store = RunStore(tmp_path / "run")
     m = Manifest(run_id="r", created_at=datetime.now(timezone.utc), system="s").model_copy(
-        update={"stop_reason": "auth: HTTP 401: key \ud800 refused"})
+        update={"stop_reason": "auth: HTTP 401: key \ud800 refused"}
+    )
     store.write_manifest(m)
     assert store.read_manifest().stop_reason == "auth: HTTP 401: key \\ud800 refused"

@@ -11,8 +11,15 @@ from kramabench.run.table import domain_table, render_table
 
 
 def rec(domain, tid, score, **kw):
-    base = dict(run_id="r", domain=domain, task_id=tid, status="ok", system="s", score=score,
-                usage=SystemUsage(cost_usd=0.01))
+    base = dict(
+        run_id="r",
+        domain=domain,
+        task_id=tid,
+        status="ok",
+        system="s",
+        score=score,
+        usage=SystemUsage(cost_usd=0.01),
+    )
     base.update(kw)
     return Record(**base)
 
@@ -78,15 +85,25 @@ def test_rich_progress_fits_an_80_column_terminal():
     p.update(rec("a", "a1", 1.0))
     p.update(rec("a", "a2", 0.0, status="error", error=OutcomeError(kind="no_answer", message="x")))
     p.stop()
-    last = [ln for ln in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())) if ln.strip()][-1]
+    last = [
+        ln for ln in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())) if ln.strip()
+    ][-1]
     assert len(last) <= 80
-    assert "2/23" in last and "1 failed" in last and "score 50.0%" in last and "$0.0200" in last and "ETA" in last
+    assert (
+        "2/23" in last
+        and "1 failed" in last
+        and "score 50.0%" in last
+        and "$0.0200" in last
+        and "ETA" in last
+    )
     # a call without a price: the cost is unknown, never a partial sum, and the line still fits
     p.start(2300, "run")
     for i in range(150):
         p.update(rec("a", f"a{i}", 1.0, usage=SystemUsage(cost_usd=None, model_calls=20, unpriced_calls=20)))
     p.stop()
-    last = [ln for ln in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())) if ln.strip()][-1]
+    last = [
+        ln for ln in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())) if ln.strip()
+    ][-1]
     assert len(last) <= 80 and "150/2300" in last and "cost ?" in last and "$" not in last, last
 
 
@@ -95,7 +112,10 @@ def test_domain_table_fits_an_80_column_terminal():
 
     from rich.console import Console
 
-    recs = [rec("harbor", f"h{i}", 1.0 if i % 3 == 0 else 0.0, usage=SystemUsage(cost_usd=None)) for i in range(12)]
+    recs = [
+        rec("harbor", f"h{i}", 1.0 if i % 3 == 0 else 0.0, usage=SystemUsage(cost_usd=None))
+        for i in range(12)
+    ]
     recs += [rec("grid-operations", f"g{i}", 0.5, subtask_scores={f"g{i}-1": 1.0}) for i in range(11)]
     rows, total = domain_table(recs)
     buf = io.StringIO()

@@ -25,8 +25,14 @@ def two_domains(tmp_path):
 
 
 def _run(root, system, tmp_path, run_id="r", **cfg):
-    config = RunConfig(workload=str(root), system=system, results=tmp_path / "res", run_id=run_id,
-                       options=RunOptions(concurrency=2), **cfg)
+    config = RunConfig(
+        workload=str(root),
+        system=system,
+        results=tmp_path / "res",
+        run_id=run_id,
+        options=RunOptions(concurrency=2),
+        **cfg,
+    )
     return prepare(config).run()
 
 
@@ -36,13 +42,19 @@ def _ids(res):
 
 def test_patterns_choose_exactly_the_named_tasks(two_domains):
     wls = [load_workload(two_domains, d) for d in ("alpha", "beta")]
-    assert select_task_ids(wls, ["alpha-easy-1?"]) == {"alpha": ["alpha-easy-10", "alpha-easy-11", "alpha-easy-12"],
-                                                       "beta": []}
+    assert select_task_ids(wls, ["alpha-easy-1?"]) == {
+        "alpha": ["alpha-easy-10", "alpha-easy-11", "alpha-easy-12"],
+        "beta": [],
+    }
     # an exact id is not a prefix: alpha-easy-1 is one task, not 1, 10, 11 and 12
     assert select_task_ids(wls, ["alpha-easy-1", "beta/*"], ["beta-easy-2"]) == {
-        "alpha": ["alpha-easy-1"], "beta": ["beta-easy-1", "beta-easy-3"]}
-    assert select_task_ids(wls) == {"alpha": [f"alpha-easy-{i}" for i in range(1, 13)],
-                                    "beta": ["beta-easy-1", "beta-easy-2", "beta-easy-3"]}
+        "alpha": ["alpha-easy-1"],
+        "beta": ["beta-easy-1", "beta-easy-3"],
+    }
+    assert select_task_ids(wls) == {
+        "alpha": [f"alpha-easy-{i}" for i in range(1, 13)],
+        "beta": ["beta-easy-1", "beta-easy-2", "beta-easy-3"],
+    }
 
 
 def test_a_pattern_that_matches_nothing_is_named(two_domains):
@@ -51,7 +63,9 @@ def test_a_pattern_that_matches_nothing_is_named(two_domains):
         select_task_ids(wls, ["alpha-easy-2", "alpa-easy-3", "legal-hard-*"], ["gamma-*"])
     msg = str(ei.value)
     assert "--task 'alpa-easy-3' matches no task of alpha, beta (did you mean alpha-easy-3" in msg
-    assert "--task 'legal-hard-*' matches no task" in msg and "--exclude-task 'gamma-*' matches no task" in msg
+    assert (
+        "--task 'legal-hard-*' matches no task" in msg and "--exclude-task 'gamma-*' matches no task" in msg
+    )
     assert "'alpha-easy-2'" not in msg
     with pytest.raises(WorkloadError, match="no task of alpha, beta is left to run"):
         select_task_ids(wls, ["beta-*"], ["beta-*"])
@@ -64,14 +78,25 @@ def test_run_runs_the_selection_and_resume_adds_a_new_one(two_domains, scripted,
     res = _run(two_domains, system, tmp_path, tasks=["alpha-easy-1?", "beta-easy-2"])
     assert _ids(res) == ["alpha-easy-10", "alpha-easy-11", "alpha-easy-12", "beta-easy-2"]
     sel = res.manifest.options["selections"]
-    assert sel[0]["tasks"] == ["alpha-easy-1?", "beta-easy-2"] and sel[0]["task_ids"]["beta"] == ["beta-easy-2"]
+    assert sel[0]["tasks"] == ["alpha-easy-1?", "beta-easy-2"] and sel[0]["task_ids"]["beta"] == [
+        "beta-easy-2"
+    ]
     # a resume with another choice adds its tasks; those already recorded are not run again
     res2 = _run(two_domains, system, tmp_path, resume=True, tasks=["alpha-easy-[1-3]"], exclude_tasks=["*-2"])
-    assert _ids(res2) == ["alpha-easy-1", "alpha-easy-10", "alpha-easy-11", "alpha-easy-12", "alpha-easy-3",
-                          "beta-easy-2"]
+    assert _ids(res2) == [
+        "alpha-easy-1",
+        "alpha-easy-10",
+        "alpha-easy-11",
+        "alpha-easy-12",
+        "alpha-easy-3",
+        "beta-easy-2",
+    ]
     assert len((tmp_path / "res" / "r" / "records.jsonl").read_text().splitlines()) == 6  # 4 + the 2 added
     m = RunStore(tmp_path / "res" / "r").read_manifest()
-    assert [s["tasks"] for s in m.options["selections"]] == [["alpha-easy-1?", "beta-easy-2"], ["alpha-easy-[1-3]"]]
+    assert [s["tasks"] for s in m.options["selections"]] == [
+        ["alpha-easy-1?", "beta-easy-2"],
+        ["alpha-easy-[1-3]"],
+    ]
     assert m.options["selections"][1]["exclude_tasks"] == ["*-2"]
     # a plain resume (the first choice again) runs nothing new and adds no selection
     res3 = _run(two_domains, system, tmp_path, resume=True, tasks=["alpha-easy-1?", "beta-easy-2"])
@@ -94,8 +119,15 @@ def test_the_manifest_names_the_domains_the_run_does(two_domains, scripted, tmp_
     assert RunStore(tmp_path / "res" / "r").read_manifest().workload["domains"] == ["beta"]
     res = _run(two_domains, system, tmp_path, resume=True, tasks=["alpha-easy-1"])
     assert res.manifest.workload["domains"] == ["alpha", "beta"]
-    limited = prepare(RunConfig(workload=str(two_domains), system=system, results=tmp_path / "res", run_id="lim",
-                                options=RunOptions(limit=3))).run()
+    limited = prepare(
+        RunConfig(
+            workload=str(two_domains),
+            system=system,
+            results=tmp_path / "res",
+            run_id="lim",
+            options=RunOptions(limit=3),
+        )
+    ).run()
     assert limited.manifest.workload["domains"] == ["alpha"]
 
 
@@ -109,14 +141,39 @@ def test_a_bad_pattern_stops_the_run_before_it_starts(two_domains, scripted, tmp
 def test_the_cli_options(two_domains, scripted, tmp_path, repo_root):
     system, folder = scripted
     env_path = f"{repo_root}:{folder}"
-    cmd = [sys.executable, "-m", "kramabench", "run", "--workload", str(two_domains), "--system", system,
-           "--results", str(tmp_path / "res"), "--no-report", "--progress", "none"]
-    ok = subprocess.run([*cmd, "--run-id", "c", "-t", "alpha-easy-2", "--task", "beta-*", "--exclude-task", "beta-easy-3"],
-                        capture_output=True, text=True, timeout=120, env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"})
+    cmd = [
+        sys.executable,
+        "-m",
+        "kramabench",
+        "run",
+        "--workload",
+        str(two_domains),
+        "--system",
+        system,
+        "--results",
+        str(tmp_path / "res"),
+        "--no-report",
+        "--progress",
+        "none",
+    ]
+    ok = subprocess.run(
+        [*cmd, "--run-id", "c", "-t", "alpha-easy-2", "--task", "beta-*", "--exclude-task", "beta-easy-3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
+    )
     assert ok.returncode == 0, ok.stderr
     lines = (tmp_path / "res" / "c" / "records.jsonl").read_text().splitlines()
     assert sorted(json.loads(x)["task_id"] for x in lines) == ["alpha-easy-2", "beta-easy-1", "beta-easy-2"]
-    bad = subprocess.run([*cmd, "--run-id", "d", "--task", "alpha-easy-99"], capture_output=True, text=True,
-                         timeout=120, env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"})
-    assert bad.returncode == 2 and bad.stderr.startswith("error: --task 'alpha-easy-99' matches no task"), bad.stderr
+    bad = subprocess.run(
+        [*cmd, "--run-id", "d", "--task", "alpha-easy-99"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --task 'alpha-easy-99' matches no task"), (
+        bad.stderr
+    )
     assert len(bad.stderr.strip().splitlines()) == 1

@@ -88,7 +88,9 @@ class Planted:
         """Every file under the planted root, to prove the host is untouched."""
         out = {}
         for p in sorted(self.root.rglob("*")):
-            out[str(p.relative_to(self.root))] = p.read_bytes() if p.is_file() and not p.is_symlink() else b"<dir>"
+            out[str(p.relative_to(self.root))] = (
+                p.read_bytes() if p.is_file() and not p.is_symlink() else b"<dir>"
+            )
         return out
 
 

@@ -25,7 +25,11 @@ HEALTH = "import json\nprint(json.dumps(open('/lake/sales.csv').read().splitline
 
 
 def assert_next_run_unaffected(sb, planted) -> None:
-    res = sb.run(HEALTH + "import os\nprint(json.dumps(sorted(os.listdir('.'))))\n", planted.lake, Limits(wall_timeout_s=60))
+    res = sb.run(
+        HEALTH + "import os\nprint(json.dumps(sorted(os.listdir('.'))))\n",
+        planted.lake,
+        Limits(wall_timeout_s=60),
+    )
     assert res.ok, res
     lines = res.stdout.splitlines()
     assert json.loads(lines[0]) == ["region,amount", "north,10", "south,32"]
@@ -200,8 +204,22 @@ def test_environment_secret_not_visible(sandbox, planted, monkeypatch):
     assert "OPENAI_API_KEY" not in out["env"]
     # only what Python needs
     assert set(out["env"]) <= {
-        "PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "MPLCONFIGDIR", "MPLBACKEND", "PYTHONDONTWRITEBYTECODE",
-        "PYTHONHASHSEED", "USER", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "MALLOC_ARENA_MAX", "HOSTNAME", "PWD",
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "TMPDIR",
+        "MPLCONFIGDIR",
+        "MPLBACKEND",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "USER",
+        "OMP_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "MALLOC_ARENA_MAX",
+        "HOSTNAME",
+        "PWD",
         *SESSION_ENV,  # colour off for the tools the code starts (NO_COLOR, TERM=dumb, ...)
     }, out["env"]
     assert_next_run_unaffected(sandbox, planted)
@@ -570,7 +588,10 @@ def test_no_inherited_descriptors_to_host_paths(sandbox, planted):
         if int(fd) <= 2:
             continue
         # only pipes/sockets (the audit channel) and the descriptor listing /proc/self/fd itself
-        assert target.startswith(("pipe:", "socket:", "/proc/")) or target == "FileNotFoundError", (fd, target)
+        assert target.startswith(("pipe:", "socket:", "/proc/")) or target == "FileNotFoundError", (
+            fd,
+            target,
+        )
     assert_next_run_unaffected(sandbox, planted)
 
 
@@ -738,7 +759,11 @@ def test_scratch_folders_locked_by_the_code_are_open_again_next_time(sandbox, pl
     )
     assert res.ok, res
     assert_next_run_unaffected(sandbox, planted)
-    out, _ = run_json(sandbox, "import json, os\nopen('/tmp/t', 'w').write('x')\nprint(json.dumps(os.listdir('/tmp')))\n", planted)
+    out, _ = run_json(
+        sandbox,
+        "import json, os\nopen('/tmp/t', 'w').write('x')\nprint(json.dumps(os.listdir('/tmp')))\n",
+        planted,
+    )
     assert out == ["t"]
 
 
@@ -792,7 +817,9 @@ KEYCTL, ADD_KEY, REQUEST_KEY = {calls!r}
 def sys(nr, *a):
     return -1 if nr is None else libc.syscall(ctypes.c_long(nr), *(ctypes.c_long(x) if isinstance(x, int) else x for x in a))
 """
-    make = common + f"""
+    make = (
+        common
+        + f"""
 q = rt.mq_open(b"/kbq-secret", os.O_CREAT | os.O_RDWR, 0o666, None)
 sent = rt.mq_send(q, {secret.encode()!r}, {len(secret)}, 0) if q >= 0 else -1
 keys = [sys(ADD_KEY, b"user", f"kbkey{{i}}".encode(), {secret.encode()!r}, {len(secret)}, ring) for i, ring in enumerate((-3, -4, -5))]
@@ -801,16 +828,22 @@ if persistent > 0:
     keys.append(sys(ADD_KEY, b"user", b"kbkey-persistent", {secret.encode()!r}, {len(secret)}, persistent))
 print(json.dumps({{"queue": q, "sent": sent, "keys": keys}}))
 """
+    )
     made, _ = run_json(sandbox, make, planted)
     assert made["queue"] >= 0 and made["sent"] == 0, made
-    found, res = run_json(sandbox, common + """
+    found, res = run_json(
+        sandbox,
+        common
+        + """
 q = rt.mq_open(b"/kbq-secret", os.O_RDONLY | os.O_NONBLOCK, 0, None)
 keys = [sys(REQUEST_KEY, b"user", f"kbkey{i}".encode(), None, 0) for i in range(3)]
 persistent = sys(KEYCTL, 22, -1, -4)
 if persistent > 0:
     keys.append(sys(KEYCTL, 10, persistent, b"user", b"kbkey-persistent", 0))  # KEYCTL_SEARCH
 print(json.dumps({"queue": q, "keys": keys, "queues": sorted(os.listdir("/dev/mqueue")) if os.path.isdir("/dev/mqueue") else []}))
-""", planted)
+""",
+        planted,
+    )
     assert found["queue"] == -1 and found["queues"] == [], (made, found)
     assert all(k < 0 for k in found["keys"]), (made, found)
     assert secret not in res.stdout
@@ -837,7 +870,9 @@ def call(nr, *a):
 SECRET = {secret.encode()!r}
 buf = ctypes.create_string_buffer(256)
 """
-    attack = common + """
+    attack = (
+        common
+        + """
 r = {}
 r["get_keyring_id"] = call(KEYCTL, 0, -4, 1)                      # KEYCTL_GET_KEYRING_ID, create
 r["add_key"] = call(ADD_KEY, b"user", b"kbk-plain", SECRET, len(SECRET), -3)
@@ -853,8 +888,11 @@ r["join_session"] = call(KEYCTL, 1, b"kbsession")                # KEYCTL_JOIN_S
 r["read"] = call(KEYCTL, 11, key[0], buf, 256)                   # KEYCTL_READ
 print(json.dumps(r))
 """
+    )
     made, _ = run_json(sandbox, attack, planted)
-    find = common + """
+    find = (
+        common
+        + """
 r = {}
 for ring in (-3, -4, -5):
     found = call(KEYCTL, 10, ring, b"user", b"kbk", 0)               # KEYCTL_SEARCH
@@ -865,6 +903,7 @@ for ring in (-3, -4, -5):
 r["request_key"] = call(REQUEST_KEY, b"user", b"kbk", None, 0)
 print(json.dumps(r))
 """
+    )
     found, res = run_json(sandbox, find, planted)
     assert secret not in res.stdout, (made, found)  # nothing of the key reached the next run
     assert all(v == [-1, 1] for v in made.values()), made  # every call: -1 with errno EPERM

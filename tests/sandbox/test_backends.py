@@ -224,7 +224,8 @@ def test_unsafe_subprocess_runs_with_limits_and_clean_env(planted, monkeypatch):
     lake = sb.lake_dir(planted.lake)
     assert lake == str(planted.lake.resolve())
     res = sb.run(
-        PIPELINE.format(lake=lake) + "import os\nprint(json.dumps(sorted(os.environ)))\nprint(os.listdir('data/demo/input'))\n",
+        PIPELINE.format(lake=lake)
+        + "import os\nprint(json.dumps(sorted(os.environ)))\nprint(os.listdir('data/demo/input'))\n",
         planted.lake,
         workdir_lake="data/demo/input",
     )
@@ -263,7 +264,9 @@ def test_docker_container_hardening(docker_sandbox, planted):
 
 
 @pytest.mark.docker
-def test_docker_warm_reuse_and_replacement_after_timeout(docker_sandbox, planted):  # fixture: skip/fail when no engine
+def test_docker_warm_reuse_and_replacement_after_timeout(
+    docker_sandbox, planted
+):  # fixture: skip/fail when no engine
     sb = get_sandbox("docker")
     try:
         for _ in range(3):
@@ -286,7 +289,9 @@ def test_docker_warm_reuse_and_replacement_after_timeout(docker_sandbox, planted
 
 
 @pytest.mark.docker
-def test_docker_cold_mode_removes_each_container(docker_sandbox, planted):  # fixture: skip/fail when no engine
+def test_docker_cold_mode_removes_each_container(
+    docker_sandbox, planted
+):  # fixture: skip/fail when no engine
     sb = get_sandbox("docker", warm=False)
     try:
         mine = {"label": f"kramabench.pid={os.getpid()}"}
@@ -357,7 +362,9 @@ def test_docker_lake_not_readable_by_nobody_is_explained(docker_sandbox, tmp_pat
 
 
 @pytest.mark.docker
-def test_docker_forged_report_and_killed_supervisor_replace_the_container(docker_sandbox, planted):  # fixture: skip/fail when no engine
+def test_docker_forged_report_and_killed_supervisor_replace_the_container(
+    docker_sandbox, planted
+):  # fixture: skip/fail when no engine
     """The code reads the audit tag from its command line, forges a clean "done" report, starts a daemon
     and kills the supervisor: the harness must not reuse that container."""
     sb = get_sandbox("docker")
@@ -385,7 +392,10 @@ os.kill(os.getppid(), 9)
         res = sb.run(code, planted.lake)
         assert "supervisor did not report" in (res.explanation or ""), res
         assert first not in sb._all
-        out = sb.run("import os\nprint(sorted(open(f'/proc/{p}/comm').read().strip() for p in os.listdir('/proc') if p.isdigit() and p != '1'))", planted.lake)
+        out = sb.run(
+            "import os\nprint(sorted(open(f'/proc/{p}/comm').read().strip() for p in os.listdir('/proc') if p.isdigit() and p != '1'))",
+            planted.lake,
+        )
         assert out.ok and "sleep" not in out.stdout, out
     finally:
         sb.close()
@@ -462,9 +472,25 @@ def test_missing_bwrap_on_path_is_refused_never_unsafe(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     with pytest.raises(SandboxUnavailable, match="needs bubblewrap, which is not installed"):
         get_sandbox()
-    res = CliRunner().invoke(build_app(), ["run", "--workload", "mini", "--system", "reference", "--limit", "1",
-                                           "--results", str(tmp_path / "res"), "--run-id", "r", "--progress", "none"],
-                             env={"COLUMNS": "300"})
+    res = CliRunner().invoke(
+        build_app(),
+        [
+            "run",
+            "--workload",
+            "mini",
+            "--system",
+            "reference",
+            "--limit",
+            "1",
+            "--results",
+            str(tmp_path / "res"),
+            "--run-id",
+            "r",
+            "--progress",
+            "none",
+        ],
+        env={"COLUMNS": "300"},
+    )
     assert res.exit_code == 2, res.output
     assert "needs bubblewrap" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "res" / "r" / "records.jsonl").exists()

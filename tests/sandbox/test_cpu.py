@@ -91,7 +91,9 @@ def test_cgroup_of_a_process_from_proc_and_mountinfo(tmp_path):
     v2.mkdir(parents=True)
     (v2 / "cpu.stat").write_text("usage_usec 500000\n")
     (proc / "42" / "cgroup").write_text("0::/system.slice/docker-abc.scope\n")
-    (proc / "self" / "mountinfo").write_text(f"30 23 0:27 / {fs}/v2 rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n")
+    (proc / "self" / "mountinfo").write_text(
+        f"30 23 0:27 / {fs}/v2 rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+    )
     assert cgroup_cpu_s(pid_cpu_cgroup(42, proc=proc)) == 0.5
     assert pid_cpu_cgroup(43, proc=proc) is None
 
@@ -99,8 +101,10 @@ def test_cgroup_of_a_process_from_proc_and_mountinfo(tmp_path):
 def test_process_tree_counts_children_and_grandchildren():
     spin = "import time\nt = time.process_time() + 0.6\nwhile time.process_time() < t: pass"
     # a parent that starts a child (which starts a grandchild) and then waits for them: all in its tree
-    code = (f"import subprocess, sys\nkid = subprocess.Popen([sys.executable, '-c', {spin!r}])\n"
-            f"exec({spin!r})\nkid.wait()\nimport time\ntime.sleep(30)")
+    code = (
+        f"import subprocess, sys\nkid = subprocess.Popen([sys.executable, '-c', {spin!r}])\n"
+        f"exec({spin!r})\nkid.wait()\nimport time\ntime.sleep(30)"
+    )
     p = subprocess.Popen([sys.executable, "-c", code])
     try:
         meter = CpuMeter(pid=p.pid)

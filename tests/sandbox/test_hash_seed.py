@@ -93,7 +93,9 @@ def test_the_runners_environment_still_does_not_reach_the_code(any_sandbox, lake
     assert "EVIL" not in r.stdout + r.stderr and marker not in r.stdout
     assert "['PYTHONDONTWRITEBYTECODE', 'PYTHONHASHSEED']" in r.stdout
     with any_sandbox.session(lake) as s:
-        r = s.python(code + "\nprint(hash('kramabench') == " + str(_probe_run(any_sandbox, lake)["hash"]) + ")")
+        r = s.python(
+            code + "\nprint(hash('kramabench') == " + str(_probe_run(any_sandbox, lake)["hash"]) + ")"
+        )
         assert r.ok, (r.stdout, r.stderr)
         assert "EVIL" not in r.stdout + r.stderr and marker not in r.stdout
         assert r.stdout.rstrip().endswith("True")
@@ -103,7 +105,15 @@ def test_an_images_python_variables_are_neutralised():
     """The docker backend empties the PYTHON* variables its image sets (an empty one counts as unset), and
     keeps its own."""
     env = {**BASE_ENV, "PATH": "/opt/kramabench/bin:/usr/bin"}
-    image_env = ["PATH=/usr/bin", "PYTHONPATH=/evil", "PYTHONSTARTUP=/evil.py", "PYTHONHASHSEED=random",
-                 "PYTHONDONTWRITEBYTECODE=1", "PYTHON_VERSION=3.11.9", "LANG=C.UTF-8", "GPG_KEY=x"]
+    image_env = [
+        "PATH=/usr/bin",
+        "PYTHONPATH=/evil",
+        "PYTHONSTARTUP=/evil.py",
+        "PYTHONHASHSEED=random",
+        "PYTHONDONTWRITEBYTECODE=1",
+        "PYTHON_VERSION=3.11.9",
+        "LANG=C.UTF-8",
+        "GPG_KEY=x",
+    ]
     assert neutral_python_env(image_env, env) == {"PYTHONPATH": "", "PYTHONSTARTUP": "", "PYTHON_VERSION": ""}
     assert neutral_python_env(None, env) == {}

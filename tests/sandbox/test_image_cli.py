@@ -20,8 +20,13 @@ def test_debian_mirror_deb822(tmp_path):
         "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\nComponents: main\n\n"
         "Types: deb\n# comment\nURIs: http://mirror.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n"
     )
-    (d / "other.sources").write_text("Types: deb\nURIs: https://deb.nodesource.com/node_20.x\nSuites: nodistro\n")
-    assert debian_mirror((str(tmp_path / "sources.list"), str(d))) == ("http://mirror.example/debian", "bookworm")
+    (d / "other.sources").write_text(
+        "Types: deb\nURIs: https://deb.nodesource.com/node_20.x\nSuites: nodistro\n"
+    )
+    assert debian_mirror((str(tmp_path / "sources.list"), str(d))) == (
+        "http://mirror.example/debian",
+        "bookworm",
+    )
 
 
 def test_debian_mirror_one_line_format(tmp_path):
@@ -47,7 +52,12 @@ def test_offline_image_takes_python_from_debian_and_packages_from_the_lock():
 
 
 def _cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "kramabench", "sandbox", *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "kramabench", "sandbox", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture
@@ -58,7 +68,18 @@ def script(tmp_path):
 
 
 def test_cli_run_local_prints_exec_result(local_sandbox, planted, script):
-    r = _cli("run", "--backend", "local", "--lake", str(planted.lake), "--timeout", "30", "--memory", "1024", str(script))
+    r = _cli(
+        "run",
+        "--backend",
+        "local",
+        "--lake",
+        str(planted.lake),
+        "--timeout",
+        "30",
+        "--memory",
+        "1024",
+        str(script),
+    )
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
     assert res["backend"] == "local" and res["exit_code"] == 0
@@ -79,7 +100,9 @@ def test_cli_run_failure_exit_code_and_errors(local_sandbox, planted, tmp_path):
     r = _cli("run", "--lake", str(planted.lake), "--timeout", "-1", "--memory", "0", str(bad))
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: bad limits:"), r.stderr  # one line, no pydantic dump
+    assert len(lines) == 1 and lines[0].startswith("error: bad limits:"), (
+        r.stderr
+    )  # one line, no pydantic dump
     assert "--timeout" in lines[0] and "--memory" in lines[0] and "-1" in lines[0]
 
 

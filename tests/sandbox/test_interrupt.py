@@ -28,8 +28,9 @@ def test_a_running_program_is_stopped_at_once(sandbox, planted):
     sandbox.run("print('warm')", planted.lake, Limits(wall_timeout_s=60))  # a warm sandbox is ready
     _interrupt_after(1.0)
     t0 = time.monotonic()
-    r = sandbox.run("import time\nprint('started', flush=True)\ntime.sleep(60)", planted.lake,
-                    Limits(wall_timeout_s=120))
+    r = sandbox.run(
+        "import time\nprint('started', flush=True)\ntime.sleep(60)", planted.lake, Limits(wall_timeout_s=120)
+    )
     took = time.monotonic() - t0
     assert r.interrupted and not r.timed_out and r.exit_code is None, r
     assert "interrupted (SIGTERM received)" in (r.explanation or "")

@@ -47,9 +47,16 @@ def folder():
     shutil.rmtree(d, ignore_errors=True)
 
 
-def _py(folder: Path, code: str, *, limits: JailLimits | None = None, ro=None, timeout: float = 60) -> tuple[int | None, str]:
-    spec = JailSpec(name="probe", argv=python_argv("-c", textwrap.dedent(code)), sockets=socket_folder(folder / "sock"),
-                    ro=python_binds() + list(ro or []), limits=limits or JailLimits())
+def _py(
+    folder: Path, code: str, *, limits: JailLimits | None = None, ro=None, timeout: float = 60
+) -> tuple[int | None, str]:
+    spec = JailSpec(
+        name="probe",
+        argv=python_argv("-c", textwrap.dedent(code)),
+        sockets=socket_folder(folder / "sock"),
+        ro=python_binds() + list(ro or []),
+        limits=limits or JailLimits(),
+    )
     return run_jailed(spec, folder / "meta", timeout)
 
 
@@ -60,7 +67,9 @@ def test_only_loopback_and_no_host_server_reachable(folder: Path) -> None:
             pass  # reachable from the host itself
         time.sleep(0.2)
         seen = host.accepted
-        code, out = _py(folder, f"""
+        code, out = _py(
+            folder,
+            f"""
             import json, socket
             res = {{"interfaces": [n for _, n in socket.if_nameindex()]}}
             for name, addr in (("host", ("127.0.0.1", {host.port})), ("public", ("1.1.1.1", 53)),
@@ -72,7 +81,8 @@ def test_only_loopback_and_no_host_server_reachable(folder: Path) -> None:
                     res[name] = type(e).__name__
             res["routes"] = open("/proc/net/route").read().splitlines()[1:]
             print(json.dumps(res))
-            """)
+            """,
+        )
         assert code == 0, out
         res = json.loads(out.strip().splitlines()[-1])
         assert res["interfaces"] == ["lo"] and res["routes"] == [], res
@@ -91,7 +101,9 @@ def test_no_host_file_but_what_is_bound_and_an_unprivileged_identity(folder: Pat
     bound = folder / "bound.txt"
     bound.write_text("bound\n")
     bound.chmod(0o644)
-    code, out = _py(folder, f"""
+    code, out = _py(
+        folder,
+        f"""
         import json, os
         res = {{"uid": os.getuid(), "euid": os.geteuid(), "root": sorted(os.listdir("/")),
                "caps": [l for l in open("/proc/self/status") if l.startswith(("CapEff", "CapBnd", "NoNewPrivs"))],
@@ -109,27 +121,53 @@ def test_no_host_file_but_what_is_bound_and_an_unprivileged_identity(folder: Pat
             except OSError as e:
                 res["write_" + name] = type(e).__name__
         print(json.dumps(res))
-        """, ro=[(str(bound), "/in/bound.txt")])
+        """,
+        ro=[(str(bound), "/in/bound.txt")],
+    )
     assert code == 0, out
     res = json.loads(out.strip().splitlines()[-1])
     assert res["secret"] == "FileNotFoundError" and res["docker"] == "FileNotFoundError", res
     assert res["shadow"] == "FileNotFoundError" and res["bound"] == "bound\n", res
     assert res["cwd"] in ("FileNotFoundError", []) or not str(res["cwd"]).startswith("GOLD"), res
-    assert set(res["root"]) <= {"bin", "data", "dev", "etc", "in", "lib", "lib32", "lib64", "libx32", "proc", "root",
-                                "sbin", "sock", "tmp", "usr", "work", "home", "opt"}, res["root"]
+    assert set(res["root"]) <= {
+        "bin",
+        "data",
+        "dev",
+        "etc",
+        "in",
+        "lib",
+        "lib32",
+        "lib64",
+        "libx32",
+        "proc",
+        "root",
+        "sbin",
+        "sock",
+        "tmp",
+        "usr",
+        "work",
+        "home",
+        "opt",
+    }, res["root"]
     assert res["write_usr"] in ("OSError", "PermissionError", "FileNotFoundError")
     assert res["write_sock"] == "written" and res["write_data"] == "written", res
     assert res["passwd"].count("\n") == 2, res["passwd"]
-    assert all(line.split()[1] == "0000000000000000" for line in res["caps"] if line.startswith("Cap")), res["caps"]
+    assert all(line.split()[1] == "0000000000000000" for line in res["caps"] if line.startswith("Cap")), res[
+        "caps"
+    ]
     if as_root():  # the host's nobody, not root in a user namespace
         assert res["uid"] == res["euid"] == 65534, res
-        assert any(line.split()[1] == "1" for line in res["caps"] if line.startswith("NoNewPrivs")), res["caps"]
+        assert any(line.split()[1] == "1" for line in res["caps"] if line.startswith("NoNewPrivs")), res[
+            "caps"
+        ]
     assert (folder / "sock" / "x").read_text() == "x"
 
 
 def test_memory_disk_and_process_limits(folder: Path) -> None:
     limits = JailLimits(memory_mb=256, disk_mb=16, max_processes=12)
-    code, out = _py(folder, """
+    code, out = _py(
+        folder,
+        """
         import json, os, subprocess, sys, time
         res = {}
         try:
@@ -155,17 +193,27 @@ def test_memory_disk_and_process_limits(folder: Path) -> None:
         for k in kids:
             k.kill()
         print(json.dumps(res))
-        """, limits=limits)
+        """,
+        limits=limits,
+    )
     assert code == 0, out
     res = json.loads(out.strip().splitlines()[-1])
     assert res["memory"] == "MemoryError", res
-    assert res["disk"].startswith(("OSError:28", "OSError:27")), res  # ENOSPC (tmpfs size) or EFBIG (RLIMIT_FSIZE)
+    assert res["disk"].startswith(("OSError:28", "OSError:27")), (
+        res
+    )  # ENOSPC (tmpfs size) or EFBIG (RLIMIT_FSIZE)
     assert str(res["procs"]).startswith("refused after"), res
 
 
 def test_a_server_is_reached_through_its_socket_and_everything_dies_with_the_jail(folder: Path) -> None:
     sock = socket_folder(folder / "sock")
-    spec = JailSpec(name="echo", sockets=sock, ro=python_binds(), argv=python_argv("-c", textwrap.dedent("""
+    spec = JailSpec(
+        name="echo",
+        sockets=sock,
+        ro=python_binds(),
+        argv=python_argv(
+            "-c",
+            textwrap.dedent("""
         import os, socket, subprocess
         subprocess.Popen(["sleep", "300"])  # a child that would outlive a daemonising server
         s = socket.socket(socket.AF_UNIX)
@@ -181,7 +229,9 @@ def test_a_server_is_reached_through_its_socket_and_everything_dies_with_the_jai
             except OSError:
                 pass
             c.close()
-        """)))
+        """),
+        ),
+    )
     jail = ServiceJail(spec, folder / "meta").start()
     try:
         wait_for_socket(jail, sock / "echo.sock", 30, "the echo server")
@@ -295,14 +345,26 @@ def test_the_jail_of_a_runner_that_is_not_root(folder: Path, monkeypatch: pytest
     for d in (folder, folder / "sock", folder / "meta"):
         d.mkdir(exist_ok=True)
         d.chmod(0o777)
-    spec = JailSpec(name="t", sockets=folder / "sock", limits=JailLimits(max_processes=20),
-                    argv=["/bin/sh", "-c", "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; grep 'Max processes' /proc/self/limits; "
-                          "tail -n +3 /proc/net/dev | cut -d: -f1; touch /sock/x && echo written"])
+    spec = JailSpec(
+        name="t",
+        sockets=folder / "sock",
+        limits=JailLimits(max_processes=20),
+        argv=[
+            "/bin/sh",
+            "-c",
+            "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; grep 'Max processes' /proc/self/limits; "
+            "tail -n +3 /proc/net/dev | cut -d: -f1; touch /sock/x && echo written",
+        ],
+    )
     argv = ServiceJail(spec, folder / "meta")._argv(None)
     for f in ("passwd", "group"):
         (folder / "meta" / f).chmod(0o644)
-    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", *argv],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     lines = [x.strip() for x in r.stdout.splitlines()]
     assert lines[0] == "65534" and "CapEff:\t0000000000000000" in lines, r.stdout

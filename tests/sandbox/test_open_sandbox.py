@@ -93,5 +93,8 @@ def test_every_failure_is_one_error_naming_the_backend(backends):
     assert "local" in msg and "unsafe-subprocess" in msg  # what to try instead
     with pytest.raises(SandboxUnavailable, match="sandbox 'nope': unknown sandbox backend 'nope'.*local"):
         open_sandbox("nope")
-    with pytest.raises(SandboxUnavailable, match="^sandbox 'local': bad option\\(s\\): no_such_option: Extra inputs are not permitted$"):
+    with pytest.raises(
+        SandboxUnavailable,
+        match="^sandbox 'local': bad option\\(s\\): no_such_option: Extra inputs are not permitted$",
+    ):
         open_sandbox("local", no_such_option=1)

@@ -24,7 +24,7 @@ def interpret(program: bytes, nr: int, arch: int) -> int:
     """Run a classic-BPF seccomp program over (nr, arch) as the kernel would; only the instructions a
     filter of this kind may use are known (anything else fails the test)."""
     data = struct.pack("=iIQ6Q", nr, arch, 0, *([0] * 6))
-    insns = [struct.unpack("=HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
+    insns = [struct.unpack("=HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
     pc, acc = 0, 0
     for _ in range(len(insns)):
         code, jt, jf, k = insns[pc]
@@ -50,7 +50,20 @@ def test_the_program_refuses_the_keyring_calls_and_foreign_abis_only(machine):
     for nr in (add_key, request_key, keyctl):
         assert interpret(program, nr, arch) == DENY
         assert interpret(program, nr, AUDIT_ARCH_I386) == DENY
-    for nr in (0, 1, 39, 56, 57, 59, 61, 231, add_key - 1, keyctl + 1, 435, 450):  # read, write, getpid, clone...
+    for nr in (
+        0,
+        1,
+        39,
+        56,
+        57,
+        59,
+        61,
+        231,
+        add_key - 1,
+        keyctl + 1,
+        435,
+        450,
+    ):  # read, write, getpid, clone...
         assert interpret(program, nr, arch) == SECCOMP_RET_ALLOW, nr
         assert interpret(program, nr, AUDIT_ARCH_I386) == DENY, nr  # another ABI: nothing
     if foreign is not None:  # x32 on x86-64: its numbers carry 0x40000000
@@ -120,7 +133,9 @@ def test_every_local_sandbox_runs_under_the_filter(request, which, planted):
         assert not any("seccomp" in target for target in out["fds"].values()), out
 
 
-def test_an_unknown_architecture_is_said_in_one_line_and_the_sandbox_still_works(monkeypatch, caplog, planted):
+def test_an_unknown_architecture_is_said_in_one_line_and_the_sandbox_still_works(
+    monkeypatch, caplog, planted
+):
     """No numbers for this machine: one warning where the sandbox is built, no filter, runs as before (the
     keyrings are then emptied between runs by the bootstrap's clean-up only)."""
     from kramabench.sandbox import local

@@ -54,7 +54,10 @@ def test_a_runner_holding_many_descriptors(any_sandbox, tmp_path):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 2048:
         pytest.skip(f"the hard limit of open files is {hard}")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 4096) if hard == resource.RLIM_INFINITY else min(max(soft, 4096), hard), hard))
+    resource.setrlimit(
+        resource.RLIMIT_NOFILE,
+        (max(soft, 4096) if hard == resource.RLIM_INFINITY else min(max(soft, 4096), hard), hard),
+    )
     lake = Path(tempfile.mkdtemp(prefix="kb-many-fds-"))
     os.chmod(lake, 0o755)
     held = [os.open("/dev/null", os.O_RDONLY) for _ in range(1100)]

@@ -29,13 +29,17 @@ class SessionRuns:
     def info(self):
         return self.sandbox.info()
 
-    def run(self, code: str, lake, limits: Limits | None = None, *, workdir_lake: str | None = None) -> ExecResult:
+    def run(
+        self, code: str, lake, limits: Limits | None = None, *, workdir_lake: str | None = None
+    ) -> ExecResult:
         limits = session_limits(limits or Limits())
         with self.sandbox.session(lake, limits, workdir_lake=workdir_lake) as s:
             s.write_file("pipeline.py", code)
             assert s.python("_state = 'kept'").ok
             r = s.python(code)
-            after = s.python(f"globals().get('_state'), open({s.lake_dir + '/sales.csv'!r}).read()", timeout=60)
+            after = s.python(
+                f"globals().get('_state'), open({s.lake_dir + '/sales.csv'!r}).read()", timeout=60
+            )
             assert after.ok and "north,10" in (after.value or ""), (r, after)
             assert "'kept'" in after.value or after.state_lost or r.state_lost, (r, after)
         return as_exec_result(r, self.name)
@@ -48,9 +52,19 @@ def as_exec_result(r: PythonResult, backend: str) -> ExecResult:
         code = 0 if r.error.type == "SystemExit" and r.error.message in ("", "0", "None") else 1
     else:
         code = 1 if r.crashed else 0
-    return ExecResult(stdout=r.stdout, stderr=r.stderr, exit_code=code, timed_out=r.timed_out, oom=r.oom,
-                      wall_s=r.wall_s, truncated=r.truncated, files_read=r.files_read, backend=backend,
-                      explanation=r.explanation, cpu_s=r.cpu_s)
+    return ExecResult(
+        stdout=r.stdout,
+        stderr=r.stderr,
+        exit_code=code,
+        timed_out=r.timed_out,
+        oom=r.oom,
+        wall_s=r.wall_s,
+        truncated=r.truncated,
+        files_read=r.files_read,
+        backend=backend,
+        explanation=r.explanation,
+        cpu_s=r.cpu_s,
+    )
 
 
 @pytest.fixture(params=["local", pytest.param("docker", marks=pytest.mark.docker)])

@@ -38,17 +38,26 @@ time.sleep(3600)
 """
 
 
-@pytest.mark.parametrize("backend", ["unsafe-subprocess", "local", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.mark.parametrize(
+    "backend", ["unsafe-subprocess", "local", pytest.param("docker", marks=pytest.mark.docker)]
+)
 def test_sigkill_mid_session_leaves_nothing_after_the_sweep(backend, tmp_path, request):
     if backend != "unsafe-subprocess":
-        request.getfixturevalue(f"{backend}_sandbox")  # skips (or fails in CI) when the backend is unavailable
+        request.getfixturevalue(
+            f"{backend}_sandbox"
+        )  # skips (or fails in CI) when the backend is unavailable
     lake = Path(tempfile.mkdtemp(prefix="kb-leftovers-"))
     os.chmod(lake, 0o755)
     (lake / "a.csv").write_text("x\n1\n")
     os.chmod(lake / "a.csv", 0o644)
     token = f"kb-leftover-{uuid.uuid4().hex}"
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, backend, str(lake), token], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, backend, str(lake), token],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         line = proc.stdout.readline()
         assert line, proc.stderr.read()
@@ -58,7 +67,9 @@ def test_sigkill_mid_session_leaves_nothing_after_the_sweep(backend, tmp_path, r
         while len(host_processes_with(token)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(host_processes_with(token)) >= 2  # the session's background processes run
-        if backend == "local" and os.geteuid() == 0:  # its cgroups: on v1, one per controller, cpu and cpuacct too
+        if (
+            backend == "local" and os.geteuid() == 0
+        ):  # its cgroups: on v1, one per controller, cpu and cpuacct too
             made = {p.parent.name for p in cgroup_parents() for c in p.iterdir() if tag in c.name}
             v1 = Path("/sys/fs/cgroup/cpuacct/cgroup.procs").exists()
             assert ({"pids", "memory", "cpu", "cpuacct"} <= made) if v1 else made, made
@@ -67,7 +78,9 @@ def test_sigkill_mid_session_leaves_nothing_after_the_sweep(backend, tmp_path, r
         sweep_stale()
         assert wait_gone(token, 10) == [], "a session's process outlived the killed runner and the sweep"
         for parent in cgroup_parents():
-            assert not [c.name for c in parent.iterdir() if tag in c.name], f"cgroups of {tag} left in {parent}"
+            assert not [c.name for c in parent.iterdir() if tag in c.name], (
+                f"cgroups of {tag} left in {parent}"
+            )
         left = [p.name for p in Path(tempfile.gettempdir()).iterdir() if tag in p.name]
         assert left == [], left
         if backend == "unsafe-subprocess":

@@ -28,8 +28,12 @@ IDS = [k.id for k in KFS]
 
 
 def reply(*verdicts, analysis="looked at it") -> str:
-    return json.dumps({"analysis": analysis,
-                       "verdicts": [{"id": i, "implemented": v, "reason": f"r{i}"} for i, v in verdicts]})
+    return json.dumps(
+        {
+            "analysis": analysis,
+            "verdicts": [{"id": i, "implemented": v, "reason": f"r{i}"} for i, v in verdicts],
+        }
+    )
 
 
 # ---- parsing (no server) ----------------------------------------------------------------------------
@@ -38,9 +42,25 @@ def reply(*verdicts, analysis="looked at it") -> str:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        (True, True), (False, False), ("yes", True), ("Yes", True), ("YES.", True), ("true", True),
-        ("True", True), (" no ", False), ("No", False), ("NO!", False), ("false", False), ("False", False),
-        ("partially", None), ("", None), (None, None), (1, None), (0, None), ("maybe", None), ([True], None),
+        (True, True),
+        (False, False),
+        ("yes", True),
+        ("Yes", True),
+        ("YES.", True),
+        ("true", True),
+        ("True", True),
+        (" no ", False),
+        ("No", False),
+        ("NO!", False),
+        ("false", False),
+        ("False", False),
+        ("partially", None),
+        ("", None),
+        (None, None),
+        (1, None),
+        (0, None),
+        ("maybe", None),
+        ([True], None),
     ],
 )
 def test_verdict_value_is_strict(value, expected):
@@ -59,7 +79,9 @@ def test_parse_reads_fenced_object_and_ignores_unknown_ids():
 def test_parse_accepts_bare_list_and_mapping_forms():
     p = parse_design_reply('[{"id": "KF-1", "implemented": "no"}]', IDS)
     assert p.verdicts == {"kf-1": False}
-    p = parse_design_reply('{"verdicts": {"kf-1": true, "kf-2": {"implemented": "false", "reason": "x"}}}', IDS)
+    p = parse_design_reply(
+        '{"verdicts": {"kf-1": true, "kf-2": {"implemented": "false", "reason": "x"}}}', IDS
+    )
     assert p.verdicts == {"kf-1": True, "kf-2": False}
 
 
@@ -70,8 +92,17 @@ def test_parse_conflicting_duplicate_is_unscored_and_bad_values_are_none():
     assert "conflicting" in p.reasons["kf-1"]
 
 
-@pytest.mark.parametrize("text", ["", "The code implements all of them.", "{broken", '{"analysis": "x"}',
-                                  '{"verdicts": []}', '{"verdicts": [{"id": "kf-7", "implemented": true}]}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "The code implements all of them.",
+        "{broken",
+        '{"analysis": "x"}',
+        '{"verdicts": []}',
+        '{"verdicts": [{"id": "kf-7", "implemented": true}]}',
+    ],
+)
 def test_parse_unparsable(text):
     p = parse_design_reply(text, IDS)
     assert not p.parsable
@@ -157,7 +188,9 @@ def test_unparsable_reply_is_asked_again_once_then_unscored(openai_server, judge
 
 @pytest.mark.api
 def test_second_answer_after_reask_is_used(openai_server, judge):
-    openai_server.enqueue("```python\nprint('oops')\n```", reply(("kf-1", True), ("kf-2", "No"), ("kf-3", True)))
+    openai_server.enqueue(
+        "```python\nprint('oops')\n```", reply(("kf-1", True), ("kf-2", "No"), ("kf-3", True))
+    )
     s = judge.score("q", CODE, KFS)
     assert len(openai_server.requests) == 2
     assert "could not be read" in openai_server.requests[1].last_user_message
@@ -197,8 +230,15 @@ def test_code_comment_injection_does_not_change_parsing(openai_server, judge):
 def test_design_score_of_partially_unscored_verdict():
     from kramabench.scorers.design import DesignVerdict, ItemVerdict
 
-    v = DesignVerdict(items=[ItemVerdict(id="kf-1", implemented=True), ItemVerdict(id="kf-2", implemented=None),
-                             ItemVerdict(id="kf-3", implemented=False)], judge="j", prompt_version="p")
+    v = DesignVerdict(
+        items=[
+            ItemVerdict(id="kf-1", implemented=True),
+            ItemVerdict(id="kf-2", implemented=None),
+            ItemVerdict(id="kf-3", implemented=False),
+        ],
+        judge="j",
+        prompt_version="p",
+    )
     s = design_score(v, kf_source="derived")
     assert s.value == 0.5 and s.details["kf_source"] == "derived" and s.details["n_unscored"] == 1
     assert re.fullmatch(r"design_judge", s.metric)

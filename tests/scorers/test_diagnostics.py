@@ -63,9 +63,15 @@ def test_bleu_equals_nltk_sentence_bleu():
     words = ["the", "beach", "boston", "2019", ",", "marine", "a", "of", "water", "."]
     for _ in range(400):
         ref = [rng.choice(words) for _ in range(rng.randint(1, 12))]
-        hyp = [rng.choice(words) for _ in range(rng.randint(1, 12))] if rng.random() < 0.7 else ref[: rng.randint(1, len(ref))]
+        hyp = (
+            [rng.choice(words) for _ in range(rng.randint(1, 12))]
+            if rng.random() < 0.7
+            else ref[: rng.randint(1, len(ref))]
+        )
         if ref == hyp:
             continue
         n = max(1, min(4, len(ref), len(hyp)))
-        want = sentence_bleu([ref], hyp, weights=tuple([1.0 / n] * n), smoothing_function=SmoothingFunction().method1)
+        want = sentence_bleu(
+            [ref], hyp, weights=tuple([1.0 / n] * n), smoothing_function=SmoothingFunction().method1
+        )
         assert bleu(ref, hyp) == pytest.approx(float(want), rel=1e-12, abs=1e-15), (ref, hyp)

@@ -9,7 +9,12 @@ import pytest
 from kramabench.scorers import score
 
 NE, NA, SE, SA, LE, LA = (
-    "numeric_exact", "numeric_approximate", "string_exact", "string_approximate", "list_exact", "list_approximate",
+    "numeric_exact",
+    "numeric_approximate",
+    "string_exact",
+    "string_approximate",
+    "list_exact",
+    "list_approximate",
 )
 
 # (case id, gold, prediction, answer type, expected value, {detail key: expected value} or None)
@@ -129,11 +134,39 @@ GOLDEN = [
     ("list-decimals", [0.4765, 1.5], [0.47649, 1.5], LE, 1.0, None),
     ("list-strings-normalised", ["Boston", "Chatham"], ["chatham ", "BOSTON"], LE, 1.0, None),
     ("list-unicode", ["São Paulo"], ["são paulo"], LE, 1.0, None),
-    ("list-nested", [["Boston", 9.29], ["Chatham", 8.71]], [["Chatham", 8.71], ["Boston", 9.29]], LE, 1.0, None),
+    (
+        "list-nested",
+        [["Boston", 9.29], ["Chatham", 8.71]],
+        [["Chatham", 8.71], ["Boston", 9.29]],
+        LE,
+        1.0,
+        None,
+    ),
     ("list-nested-order-inside", [["Boston", 9.29]], [[9.29, "Boston"]], LE, 0.0, None),
-    ("list-nested-wrong-value", [["Boston", 9.29], ["Chatham", 8.71]], [["Boston", 9.29], ["Chatham", 8.8]], LE, 0.5, None),
-    ("list-nested-dict", [["Boston", 9.29], ["Chatham", 8.71]], {"Boston": 9.29, "Chatham": 8.71}, LE, 1.0, None),
-    ("list-nested-string-items", ['["Austria", 1105]', '["France", 1214]'], [["France", 1214], ["Austria", 1105]], LE, 1.0, None),
+    (
+        "list-nested-wrong-value",
+        [["Boston", 9.29], ["Chatham", 8.71]],
+        [["Boston", 9.29], ["Chatham", 8.8]],
+        LE,
+        0.5,
+        None,
+    ),
+    (
+        "list-nested-dict",
+        [["Boston", 9.29], ["Chatham", 8.71]],
+        {"Boston": 9.29, "Chatham": 8.71},
+        LE,
+        1.0,
+        None,
+    ),
+    (
+        "list-nested-string-items",
+        ['["Austria", 1105]', '["France", 1214]'],
+        [["France", 1214], ["Austria", 1105]],
+        LE,
+        1.0,
+        None,
+    ),
     ("list-gold-string", "[9269.8635, 9266.908]", [9266.908, 9269.8635], LE, 1.0, None),
     ("list-labelled-gold", "Expected answer: ['lng', 'lat']", ["lat", "lng"], LE, 1.0, None),
     ("list-with-nan", [1.0, math.nan], [math.nan, 1.0], LE, 1.0, None),
@@ -147,7 +180,14 @@ GOLDEN = [
     ("approx-list-optimal", [100, 109], [100, 90.5], LA, 1.0, None),
     ("approx-list-zero", [0.0, 1.0], [0.05, 1.0], LA, 1.0, None),
     ("approx-list-strings-equal", ["a.csv", "b.csv"], ["B.csv", "a.csv"], LA, 1.0, None),
-    ("approx-list-scale", [0.1, 0.2], [10, 20], LA, 0.0, {"scale_mismatch": {"factor": "x100", "matches_if_rescaled": 2}}),
+    (
+        "approx-list-scale",
+        [0.1, 0.2],
+        [10, 20],
+        LA,
+        0.0,
+        {"scale_mismatch": {"factor": "x100", "matches_if_rescaled": 2}},
+    ),
 ]
 
 
@@ -156,8 +196,9 @@ def test_table_is_large_enough():
     assert len({c[0] for c in GOLDEN}) == len(GOLDEN), "case ids must be unique"
 
 
-@pytest.mark.parametrize(("gold", "pred", "answer_type", "value", "details"), [c[1:] for c in GOLDEN],
-                         ids=[c[0] for c in GOLDEN])
+@pytest.mark.parametrize(
+    ("gold", "pred", "answer_type", "value", "details"), [c[1:] for c in GOLDEN], ids=[c[0] for c in GOLDEN]
+)
 def test_golden(gold, pred, answer_type, value, details, forbidden_judge):
     s = score(gold, pred, answer_type, forbidden_judge)
     assert not s.unscored, s
@@ -189,6 +230,8 @@ def test_too_many_string_pairs_is_unscored_not_zero():
         (2, [{"x": 2}], "numeric_exact", "dict_for_scalar"),
     ],
 )
-def test_nested_single_for_a_scalar_is_zero_with_a_documented_reason(expected, predicted, answer_type, reason):
+def test_nested_single_for_a_scalar_is_zero_with_a_documented_reason(
+    expected, predicted, answer_type, reason
+):
     s = score(expected, predicted, answer_type)
     assert (s.value, s.unscored, s.details["reason"]) == (0.0, False, reason)

@@ -24,8 +24,9 @@ def test_an_infinite_gold_accepts_only_the_same_infinity(answer_type: str, n: in
     assert score([-INF, *common], [INF, *common], answer_type).value < 1.0
 
 
-@pytest.mark.parametrize("answer_type, scalar", [("list_exact", "numeric_exact"),
-                                                 ("list_approximate", "numeric_approximate")])
+@pytest.mark.parametrize(
+    "answer_type, scalar", [("list_exact", "numeric_exact"), ("list_approximate", "numeric_approximate")]
+)
 def test_one_element_lists_agree_with_the_scalar_scorer(answer_type: str, scalar: str) -> None:
     for g in (INF, -INF, 7.0):
         for p in (INF, -INF, 5.0, 7.0, 1e308):

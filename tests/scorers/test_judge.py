@@ -67,7 +67,9 @@ def test_model_judge_asks_for_json_and_records_model_and_prompt():
     assert isinstance(model, Model)
     judge = ModelJudge(model)
     assert isinstance(judge, Judge)
-    s = score("Wollaston Beach", "the beach at Wollaston", "string_approximate", judge, question="Which beach?")
+    s = score(
+        "Wollaston Beach", "the beach at Wollaston", "string_approximate", judge, question="Which beach?"
+    )
     assert s.value == 1.0 and not s.unscored
     assert s.details["judge"]["model"] == "fake/judge-1"
     assert s.details["judge"]["prompt_version"] == "paraphrase-v1"
@@ -129,7 +131,10 @@ def test_cache_in_memory_and_on_disk(tmp_path):
     assert model2.requests == []
     # another model id or prompt version does not reuse the verdict
     model3 = FakeModel(['{"equivalent": false}'], model_id="fake/judge-2")
-    assert ModelJudge(model3, cache_path=path).paraphrase("q", "Wollaston Beach", "Wollaston").equivalent is False
+    assert (
+        ModelJudge(model3, cache_path=path).paraphrase("q", "Wollaston Beach", "Wollaston").equivalent
+        is False
+    )
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert len(lines) == 3
 
@@ -156,8 +161,13 @@ def test_unknown_prompt_version_is_an_error():
 
 def test_list_approximate_uses_judge_for_unmatched_strings_only(scripted_judge):
     judge = scripted_judge({("New York City", "NYC"): True}, default=False)
-    s = score(["Boston", "New York City", "Chicago"], ["boston", "NYC", "Houston"], "list_approximate", judge,
-              question="Which cities?")
+    s = score(
+        ["Boston", "New York City", "Chicago"],
+        ["boston", "NYC", "Houston"],
+        "list_approximate",
+        judge,
+        question="Which cities?",
+    )
     assert s.value == pytest.approx(2 * 2 / 6)
     # "boston" matched without the judge; the judge is asked about the remaining string pairs only
     asked = {(e, p) for _, e, p in judge.calls}

@@ -35,7 +35,9 @@ def test_paraphrase_verdicts_over_http(openai_server):
     openai_server.on("the beach at Wollaston", '{"equivalent": true, "reason": "same beach"}')
     openai_server.on("Carson Beach", '```json\n{"equivalent": false, "reason": "another beach"}\n```')
     judge = _judge(openai_server)
-    s = score("Wollaston Beach", "the beach at Wollaston", "string_approximate", judge, question="Which beach?")
+    s = score(
+        "Wollaston Beach", "the beach at Wollaston", "string_approximate", judge, question="Which beach?"
+    )
     assert (s.value, s.unscored) == (1.0, False)
     assert s.details["judge"]["model"] == f"openai-compatible/judge-m@{openai_server.base_url}"
     assert s.details["judge"]["prompt_version"] == "paraphrase-v1"
@@ -84,7 +86,12 @@ def test_list_approximate_asks_only_about_unmatched_strings(openai_server):
 
     openai_server.handler = handler
     judge = _judge(openai_server)
-    s = score(["Bank Account", "Credit Card", 3.0], ["credit card", "Bank acct", 3.01, "Loans"], "list_approximate", judge)
+    s = score(
+        ["Bank Account", "Credit Card", 3.0],
+        ["credit card", "Bank acct", 3.01, "Loans"],
+        "list_approximate",
+        judge,
+    )
     assert s.value == pytest.approx(2 * 3 / 7) and not s.unscored
     assert all("Credit Card" not in a or "Bank" in a for a in asked)  # the exact match was never asked about
     assert any("Bank acct" in a for a in asked)
@@ -115,8 +122,23 @@ def test_cli_score_with_an_http_judge(openai_server, tmp_path: Path):
     openai_server.on("Ohio, I think", "no idea")  # unreadable: unscored, reported apart
     out, cache = tmp_path / "scores.json", tmp_path / "judge.jsonl"
     judge_id = f"openai-compatible/judge-m@{openai_server.base_url}"
-    args = ["score", "--workload", str(root), "--domain", "toy", "--predictions", str(preds), "--judge", judge_id,
-            "--judge-cache", str(cache), "--output", str(out), "--bootstrap", "200"]
+    args = [
+        "score",
+        "--workload",
+        str(root),
+        "--domain",
+        "toy",
+        "--predictions",
+        str(preds),
+        "--judge",
+        judge_id,
+        "--judge-cache",
+        str(cache),
+        "--output",
+        str(out),
+        "--bootstrap",
+        "200",
+    ]
     r = CliRunner().invoke(build_app(), args, env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert r.exit_code == 0, r.output
     report = json.loads(out.read_text())

@@ -47,7 +47,9 @@ def test_nested_rows_with_duplicates_and_mixed_order():
     assert score([["Boston", 9.29]], [["Boston", 9.29, 1]], "list_exact").value == 0.0
     # deeper nesting
     assert score([[["a", 1], ["b", 2]]], [[["a", 1], ["b", 2]]], "list_exact").value == 1.0
-    assert score([[["a", 1], ["b", 2]]], [[["b", 2], ["a", 1]]], "list_exact").value == 0.0  # rows are ordered
+    assert (
+        score([[["a", 1], ["b", 2]]], [[["b", 2], ["a", 1]]], "list_exact").value == 0.0
+    )  # rows are ordered
 
 
 def test_approximate_rows():

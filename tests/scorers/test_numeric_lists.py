@@ -169,7 +169,11 @@ def _greedy_values_by_deletion(g, tol, p, approximate):
     keep = ~np.isnan(g)
     y = g[keep]
     # an infinite gold: only the same infinity (tests/scorers/test_infinite_gold.py)
-    half = np.where(np.isinf(y), 0.0, np.where(y != 0, np.abs(y), 1.0) / 9.0 * (1 - 1e-12)) if approximate else tol[keep]
+    half = (
+        np.where(np.isinf(y), 0.0, np.where(y != 0, np.abs(y), 1.0) / 9.0 * (1 - 1e-12))
+        if approximate
+        else tol[keep]
+    )
     with np.errstate(invalid="ignore"):
         lo, hi = y - half, y + half
     for k in np.lexsort((lo, hi)).tolist():

@@ -178,7 +178,10 @@ def test_parse_list_survives_hostile_sizes():
 
 
 def test_lenient_gold_extraction():
-    assert parse_list("Expected answer: ['a', 'b'] (see notes)", lenient=True) == (["a", "b"], ["literal_extracted"])
+    assert parse_list("Expected answer: ['a', 'b'] (see notes)", lenient=True) == (
+        ["a", "b"],
+        ["literal_extracted"],
+    )
     assert parse_list("Expected answer: ['a', 'b'] (see notes)")[1] == ["scalar_as_list"]
 
 
@@ -232,7 +235,11 @@ def test_float_item_fast_path_equals_general_item(v):
     a = _float_item(v)
     b = Item(NUM, _num_key(v), num=ParsedNumber.of_float(v), raw=v)
     assert a.kind == b.kind and repr(a.key) == repr(b.key) and a.text is b.text and a.children == b.children
-    assert repr(a.num.value) == repr(b.num.value) and a.num.decimals == b.num.decimals and a.num.points == b.num.points
+    assert (
+        repr(a.num.value) == repr(b.num.value)
+        and a.num.decimals == b.num.decimals
+        and a.num.points == b.num.points
+    )
 
 
 # ---- Python literals read through JSON: exactly what ast.literal_eval reads --------------------------
@@ -273,7 +280,11 @@ def _literal_eval(s: str) -> tuple[bool, object]:
 
 
 @settings(max_examples=600, deadline=None)
-@given(value=_PY_VALUES, cut=st.integers(0, 400), junk=st.sampled_from(["", "'", '"', "\\", "x", " ", "#", "e", "1"]))
+@given(
+    value=_PY_VALUES,
+    cut=st.integers(0, 400),
+    junk=st.sampled_from(["", "'", '"', "\\", "x", " ", "#", "e", "1"]),
+)
 def test_python_literals_read_through_json_are_what_literal_eval_reads(value, cut, junk):
     for text in (repr(value), repr(value)[:cut] + junk + repr(value)[cut:]):
         ok, got = parse._python_literal_as_json(text)

@@ -42,13 +42,19 @@ def test_it_needs_a_percent_question_and_a_hundredfold_miss():
     assert norm is paper  # off by another factor: no rescaling
     paper, norm = both(0.125, "12.5%", "numeric_exact")
     assert paper.value == 1.0 and norm is paper  # a percent sign already reads in points
-    assert asks_percent("Give the share of cases") and asks_percent("ratio of a to b") and not asks_percent(None)
+    assert (
+        asks_percent("Give the share of cases") and asks_percent("ratio of a to b") and not asks_percent(None)
+    )
 
 
 def test_floors_score_constant_answers_without_a_model():
     assert floor_scores(40.0, "numeric_approximate")["zero"] == (0.5, 0.0)  # the paper's metric gives 0 half
     assert floor_scores(0, "numeric_exact")["zero"] == (1.0, 1.0)
-    assert floor_scores("Paris", "string_approximate") == {"zero": (0.0, 0.0), "empty": (0.0, 0.0), "idk": (0.0, 0.0)}
+    assert floor_scores("Paris", "string_approximate") == {
+        "zero": (0.0, 0.0),
+        "empty": (0.0, 0.0),
+        "idk": (0.0, 0.0),
+    }
     assert floor_scores(["a", "b"], "list_exact")["idk"] == (0.0, 0.0)
     assert bounded(0.91, "numeric_approximate") == 1.0 and bounded(0.9, "numeric_approximate") == 0.0
     assert bounded(0.5, "list_approximate") == 0.5 and bounded(None, "numeric_approximate") is None

@@ -11,18 +11,27 @@ from hypothesis import strategies as st
 
 from kramabench.scorers import score
 
-TYPES = ["string_exact", "string_approximate", "numeric_exact", "numeric_approximate", "list_exact",
-         "list_approximate"]
+TYPES = [
+    "string_exact",
+    "string_approximate",
+    "numeric_exact",
+    "numeric_approximate",
+    "list_exact",
+    "list_approximate",
+]
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
-numbers = st.one_of(st.integers(min_value=-10**15, max_value=10**15), finite)
+numbers = st.one_of(st.integers(min_value=-(10**15), max_value=10**15), finite)
 texts = st.text(max_size=30)
 scalars = st.one_of(numbers, texts, st.booleans(), st.none())
 items = st.one_of(numbers, texts, st.lists(st.one_of(numbers, texts), max_size=3))
 lists = st.lists(items, max_size=8)
 any_value = st.one_of(scalars, lists, st.dictionaries(st.text(max_size=5), numbers, max_size=3))
-fast = settings(max_examples=int(os.environ.get("KRAMABENCH_HYPOTHESIS_EXAMPLES", "300")), deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+fast = settings(
+    max_examples=int(os.environ.get("KRAMABENCH_HYPOTHESIS_EXAMPLES", "300")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 class _Forbidden:
@@ -80,7 +89,9 @@ def test_list_gold_scores_one_against_itself(gold, answer_type):
 
 
 @fast
-@given(gold=lists, pred=lists, answer_type=st.sampled_from(["list_exact", "list_approximate"]), data=st.data())
+@given(
+    gold=lists, pred=lists, answer_type=st.sampled_from(["list_exact", "list_approximate"]), data=st.data()
+)
 def test_list_scores_are_permutation_invariant(gold, pred, answer_type, data):
     a = score(gold, pred, answer_type, _Coin())
     perm_pred = data.draw(st.permutations(pred))
@@ -104,10 +115,20 @@ def test_numeric_list_with_one_item_removed(gold, data):
 # any JSON a system may send back (unbounded integers, NaN/inf, deep nesting, numeric-looking text) never
 # breaks a scorer: a crash would make the answer unscored, i.e. left out of the mean instead of scored
 number_text = st.from_regex(r"\A[-+−]?[$€]?[0-9][0-9,._' ]{0,12}(e[-+]?[0-9]{1,7})?%?\Z")
-wild_scalars = st.one_of(st.integers(), st.integers(min_value=10**300, max_value=10**500), st.floats(), st.text(max_size=40), number_text, st.booleans(), st.none())
+wild_scalars = st.one_of(
+    st.integers(),
+    st.integers(min_value=10**300, max_value=10**500),
+    st.floats(),
+    st.text(max_size=40),
+    number_text,
+    st.booleans(),
+    st.none(),
+)
 wild_json = st.recursive(
     wild_scalars,
-    lambda kids: st.one_of(st.lists(kids, max_size=5), st.dictionaries(st.text(max_size=5), kids, max_size=3)),
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=5), st.dictionaries(st.text(max_size=5), kids, max_size=3)
+    ),
     max_leaves=20,
 )
 golds = st.one_of(numbers, texts, st.lists(st.one_of(numbers, texts), max_size=5),
@@ -132,10 +153,14 @@ def test_huge_and_overflowing_numbers_score_zero_not_unscored():
     assert s.value == 2 * 1 / 4 and not s.unscored
 
 
-gold_scalars = st.one_of(st.integers(), st.floats(allow_nan=False), st.text(max_size=20), number_text, st.booleans())
+gold_scalars = st.one_of(
+    st.integers(), st.floats(allow_nan=False), st.text(max_size=20), number_text, st.booleans()
+)
 gold_json = st.recursive(
     gold_scalars,
-    lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=4), kids, max_size=3)),
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=4), kids, max_size=3)
+    ),
     max_leaves=12,
 )
 

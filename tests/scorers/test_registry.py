@@ -85,8 +85,13 @@ def test_no_gold_is_unscored_for_every_type():
 
 
 def test_score_details_are_json_serialisable():
-    cases = [(0.15, 15, "numeric_exact"), ([1, 2], "[2, 3]", "list_exact"), ("Marine", "Fresh", "string_exact"),
-             ([["a", 1.5]], {"a": 1.5}, "list_approximate"), (10, float("nan"), "numeric_approximate")]
+    cases = [
+        (0.15, 15, "numeric_exact"),
+        ([1, 2], "[2, 3]", "list_exact"),
+        ("Marine", "Fresh", "string_exact"),
+        ([["a", 1.5]], {"a": 1.5}, "list_approximate"),
+        (10, float("nan"), "numeric_approximate"),
+    ]
     for gold, pred, at in cases:
         s = score(gold, pred, at)
         assert Score.model_validate_json(s.model_dump_json()) == s

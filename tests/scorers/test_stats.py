@@ -11,15 +11,25 @@ from kramabench.scorers.stats import ScoredItem, bootstrap_ci, mean_ci, paired_c
 
 
 def item(domain, task, value, sub=None, unscored=False, reason=None, answer_type="numeric_exact"):
-    return ScoredItem(domain=domain, task_id=task, subtask_id=sub, value=None if unscored else value,
-                      unscored=unscored, reason=reason, answer_type=answer_type)
+    return ScoredItem(
+        domain=domain,
+        task_id=task,
+        subtask_id=sub,
+        value=None if unscored else value,
+        unscored=unscored,
+        reason=reason,
+        answer_type=answer_type,
+    )
 
 
 def test_domain_and_overall_means_follow_the_paper():
     items = [
-        item("a", "a-1", 1.0), item("a", "a-2", 0.0), item("a", "a-3", 0.5),
+        item("a", "a-1", 1.0),
+        item("a", "a-2", 0.0),
+        item("a", "a-3", 0.5),
         item("b", "b-1", 1.0),
-        item("a", "a-1", 0.0, sub="a-1-1"), item("a", "a-1", 0.0, sub="a-1-2"),
+        item("a", "a-1", 0.0, sub="a-1-1"),
+        item("a", "a-1", 0.0, sub="a-1-2"),
         item("b", "b-1", 1.0, sub="b-1-1"),
     ]
     s = summarize(items, n_boot=2000)
@@ -34,15 +44,21 @@ def test_domain_and_overall_means_follow_the_paper():
 
 
 def test_unscored_is_excluded_and_counted_missing_counts_as_zero():
-    items = [item("a", "a-1", 1.0), item("a", "a-2", None, unscored=True, reason="judge_unparsable"),
-             item("a", "a-3", 0.0, reason="missing")]
+    items = [
+        item("a", "a-1", 1.0),
+        item("a", "a-2", None, unscored=True, reason="judge_unparsable"),
+        item("a", "a-3", 0.0, reason="missing"),
+    ]
     s = summarize(items, n_boot=500)
     est = s.domains["a"].main
     assert est.mean == 0.5 and est.n == 2 and est.n_unscored == 1 and est.n_missing == 1
 
 
 def test_by_answer_type():
-    items = [item("a", "a-1", 1.0, answer_type="string_exact"), item("a", "a-2", 0.0, answer_type="list_exact")]
+    items = [
+        item("a", "a-1", 1.0, answer_type="string_exact"),
+        item("a", "a-2", 0.0, answer_type="list_exact"),
+    ]
     s = summarize(items, n_boot=200)
     assert s.domains["a"].by_answer_type["string_exact"].mean == 1.0
     assert s.domains["a"].by_answer_type["list_exact"].mean == 0.0
@@ -164,7 +180,9 @@ def _index_resampled_means(values: np.ndarray, n_boot: int, seed: int) -> np.nda
     "values",
     [
         # real-looking subtask scores: two frequent values, a few medium ones, many values seen once or twice
-        np.concatenate([[0.0] * 400, [1.0] * 300, [0.5] * 60, [0.25] * 30, np.random.default_rng(5).random(210)]),
+        np.concatenate(
+            [[0.0] * 400, [1.0] * 300, [0.5] * 60, [0.25] * 30, np.random.default_rng(5).random(210)]
+        ),
         # one rare item: most resamples draw it 0 or 1 times (runs of length 0 in the drawn rare items)
         np.array([0.0] * 500 + [1.0] * 499 + [0.3]),
         # every value rare: plain index resampling
@@ -247,7 +265,9 @@ def test_summarize_groups_items_like_filtering_each_group():
         types = sorted({i.answer_type or "unknown" for i in dm})
         assert list(ds.by_answer_type) == types
         for t in types:
-            assert ds.by_answer_type[t] == estimate([i for i in dm if (i.answer_type or "unknown") == t], **kw)
+            assert ds.by_answer_type[t] == estimate(
+                [i for i in dm if (i.answer_type or "unknown") == t], **kw
+            )
     # estimate's counts, computed apart
     e = s.overall
     assert e.n == sum(1 for i in main if not i.unscored and i.value is not None)
@@ -271,8 +291,10 @@ def test_the_interval_does_not_depend_on_the_order_the_tasks_were_read_in():
     # the old draw, in the order given, differed between orders: the canonical order is what fixes it
     from kramabench.scorers.stats import _bootstrap
 
-    raw = {_bootstrap(np.asarray(values[::-1]), n_boot=10_000, confidence=0.95, seed=0)[1:],
-           _bootstrap(np.asarray(values), n_boot=10_000, confidence=0.95, seed=0)[1:]}
+    raw = {
+        _bootstrap(np.asarray(values[::-1]), n_boot=10_000, confidence=0.95, seed=0)[1:],
+        _bootstrap(np.asarray(values), n_boot=10_000, confidence=0.95, seed=0)[1:],
+    }
     assert len(raw) == 2
 
 

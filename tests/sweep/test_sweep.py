@@ -98,8 +98,12 @@ def _leftovers(tag: str) -> list[str]:
     found = [str(c) for p in cgroup_parents() for c in p.glob(f"run-{tag}-*")]
     found += [str(d) for d in Path(tempfile.gettempdir()).glob(f"kramabench-*-{tag}-*")]
     if docker_socket():
-        out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={OWNER_LABEL}={tag}"],
-                             capture_output=True, text=True, timeout=60)
+        out = subprocess.run(
+            ["docker", "ps", "-aq", "--filter", f"label={OWNER_LABEL}={tag}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         found += [f"container {c}" for c in out.stdout.split()]
     return found
 
@@ -112,10 +116,31 @@ def _kill_at_random(repo_root: Path, tmp_path: Path, backend: str, rounds: int, 
     while len(tags) < rounds:
         last = len(tags) == rounds - 1
         p = subprocess.Popen(
-            [sys.executable, "-m", "kramabench", "run", "--workload", "mini", "--system", "reference",
-             "--sandbox", backend, "--results", str(tmp_path / "res"), "--run-id", f"k{i}", "--progress", "none",
-             "--no-report", "-j", "2"],
-            cwd=repo_root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "kramabench",
+                "run",
+                "--workload",
+                "mini",
+                "--system",
+                "reference",
+                "--sandbox",
+                backend,
+                "--results",
+                str(tmp_path / "res"),
+                "--run-id",
+                f"k{i}",
+                "--progress",
+                "none",
+                "--no-report",
+                "-j",
+                "2",
+            ],
+            cwd=repo_root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         i += 1
         time.sleep(0.05)
@@ -125,8 +150,11 @@ def _kill_at_random(repo_root: Path, tmp_path: Path, backend: str, rounds: int, 
         else:  # the last one surely mid-run: once its run has begun (its lake view lives as long as the run; the
             # sandbox check's cgroups and folder before it are gone a moment later), at a random instant after
             deadline = time.monotonic() + 120
-            while (not any("kramabench-lake-" in x for x in _leftovers(tag)) and p.poll() is None
-                   and time.monotonic() < deadline):
+            while (
+                not any("kramabench-lake-" in x for x in _leftovers(tag))
+                and p.poll() is None
+                and time.monotonic() < deadline
+            ):
                 time.sleep(0.05)
             time.sleep(rng.uniform(0.0, 0.3))
             if p.poll() is not None and i < rounds + 5:  # the run ended first (a fast machine): once more
@@ -139,10 +167,31 @@ def _kill_at_random(repo_root: Path, tmp_path: Path, backend: str, rounds: int, 
 
 def _next_run(repo_root: Path, tmp_path: Path, backend: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "kramabench", "run", "--workload", "mini", "--system", "reference",
-         "--sandbox", backend, "--results", str(tmp_path / "res"), "--run-id", "next", "--limit", "1",
-         "--progress", "none", "--no-report"],
-        cwd=repo_root, env={**os.environ, "PYTHONPATH": str(repo_root)}, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            "--workload",
+            "mini",
+            "--system",
+            "reference",
+            "--sandbox",
+            backend,
+            "--results",
+            str(tmp_path / "res"),
+            "--run-id",
+            "next",
+            "--limit",
+            "1",
+            "--progress",
+            "none",
+            "--no-report",
+        ],
+        cwd=repo_root,
+        env={**os.environ, "PYTHONPATH": str(repo_root)},
+        capture_output=True,
+        text=True,
         timeout=600,
     )
 

@@ -21,7 +21,9 @@ from ..run.synth import make_workload
 pytestmark = pytest.mark.api
 
 # DS-Guru lives in kramabench/baselines/ds_guru (its own issue); until it is in this checkout there is nothing to run
-pytest.importorskip("kramabench.baselines.ds_guru.system", reason="kramabench.baselines.ds_guru not in this checkout yet")
+pytest.importorskip(
+    "kramabench.baselines.ds_guru.system", reason="kramabench.baselines.ds_guru not in this checkout yet"
+)
 
 PROGRAM = """Plan:
 ```json
@@ -67,13 +69,20 @@ def test_ds_guru_self_correcting_run(tmp_path, monkeypatch):
 
     with OpenAIServer() as server:
         server.handler = handler
-        cfg = RunConfig(workload=str(root), system="ds-guru-self-correcting",
-                        model=f"openai-compatible/test@{server.base_url}", sandbox="local",
-                        system_options={"lake_cache_dir": str(tmp_path / "lakecache")},
-                        results=tmp_path / "res", options=RunOptions(concurrency=2, pose_subtasks=True))
+        cfg = RunConfig(
+            workload=str(root),
+            system="ds-guru-self-correcting",
+            model=f"openai-compatible/test@{server.base_url}",
+            sandbox="local",
+            system_options={"lake_cache_dir": str(tmp_path / "lakecache")},
+            results=tmp_path / "res",
+            options=RunOptions(concurrency=2, pose_subtasks=True),
+        )
         res = prepare(cfg).run()
     recs = {r.task_id: r for r in res.records}
-    assert all(r.status == "ok" and r.score == 1.0 for r in recs.values()), [(r.task_id, r.error) for r in recs.values()]
+    assert all(r.status == "ok" and r.score == 1.0 for r in recs.values()), [
+        (r.task_id, r.error) for r in recs.values()
+    ]
     assert recs["synth-easy-2"].iterations == 2 and recs["synth-easy-1"].iterations == 1
     assert recs["synth-easy-1"].subtask_scores == {"synth-easy-1-1": 1.0, "synth-easy-1-2": 1.0}
     assert recs["synth-easy-1"].pipeline_code and "numbers.csv" in recs["synth-easy-1"].pipeline_code
@@ -104,7 +113,9 @@ def _mini_handler(domain: str):
             return UNPARSABLE
         code = (MINI / "solutions" / f"{tid}.py").read_text()
         code = re.sub(r"^LAKE = Path\(.*\)$", f"LAKE = Path({lake!r})", code, count=1, flags=re.M)
-        return "Plan:\n```json\n{\"id\": \"main-task\", \"subtasks\": []}\n```\nProgram:\n```python\n" + code + "\n```"
+        return (
+            'Plan:\n```json\n{"id": "main-task", "subtasks": []}\n```\nProgram:\n```python\n' + code + "\n```"
+        )
 
     return handler, plan
 
@@ -115,10 +126,35 @@ def test_ds_guru_on_the_bundled_workload_through_the_cli(tmp_path, openai_server
     (right, crashing, unparsable), then the records, the report and a resume after a lost tail."""
     handler, plan = _mini_handler("harbor")
     openai_server.handler = handler
-    env = {**os.environ, "KRAMABENCH_CACHE": str(tmp_path / "cache"), "KRAMABENCH_LAKE_CACHE": str(tmp_path / "lc")}
-    args = [sys.executable, "-m", "kramabench", "run", "--workload", "mini", "--domain", "harbor", "--limit", "6",
-            "--system", "ds-guru-self-correcting", "--model", f"openai-compatible/scripted@{openai_server.base_url}",
-            "--results", str(tmp_path / "res"), "--run-id", "dsg", "--progress", "plain", "-o", "max_iterations=2"]
+    env = {
+        **os.environ,
+        "KRAMABENCH_CACHE": str(tmp_path / "cache"),
+        "KRAMABENCH_LAKE_CACHE": str(tmp_path / "lc"),
+    }
+    args = [
+        sys.executable,
+        "-m",
+        "kramabench",
+        "run",
+        "--workload",
+        "mini",
+        "--domain",
+        "harbor",
+        "--limit",
+        "6",
+        "--system",
+        "ds-guru-self-correcting",
+        "--model",
+        f"openai-compatible/scripted@{openai_server.base_url}",
+        "--results",
+        str(tmp_path / "res"),
+        "--run-id",
+        "dsg",
+        "--progress",
+        "plain",
+        "-o",
+        "max_iterations=2",
+    ]
     p = subprocess.run(args, cwd=MINI.parents[1], env=env, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "harbor" in p.stdout and "report.html" in p.stdout
@@ -132,7 +168,12 @@ def test_ds_guru_on_the_bundled_workload_through_the_cli(tmp_path, openai_server
             assert r.status == "ok" and r.score == 1.0 and r.iterations == 1, (tid, r.error)
             assert r.pipeline_code and all(v == 1.0 for v in r.subtask_scores.values())
         else:
-            assert r.status == "error" and r.score == 0.0 and r.error["kind"] == "no_answer" and r.iterations == 2
+            assert (
+                r.status == "error"
+                and r.score == 0.0
+                and r.error["kind"] == "no_answer"
+                and r.iterations == 2
+            )
             why = "boom in the pipeline" if kind == "crash" else "no Python program"
             assert why in r.error["message"], r.error
             assert all(v == 0.0 for v in r.subtask_scores.values())
@@ -142,7 +183,10 @@ def test_ds_guru_on_the_bundled_workload_through_the_cli(tmp_path, openai_server
     assert manifest["system_options"] == {"max_iterations": 2}
     effective = manifest["options"]["system_options_effective"]  # defaults included, for reproducibility
     assert effective["max_iterations"] == 2 and effective["prompt_budget_tokens"] == 24000
-    assert manifest["model"].startswith("openai-compatible/scripted@") and manifest["sandbox"]["backend"] == "local"
+    assert (
+        manifest["model"].startswith("openai-compatible/scripted@")
+        and manifest["sandbox"]["backend"] == "local"
+    )
     assert manifest["workload"]["content"]["harbor"]["lake"]["content_sha256"] and manifest["git_revision"]
     n_right = sum(k == "right" for k in plan.values())
     md = (run_dir / "report.md").read_text()
@@ -154,9 +198,26 @@ def test_ds_guru_on_the_bundled_workload_through_the_cli(tmp_path, openai_server
     lost = {json.loads(x)["task_id"] for x in lines[-2:]}
     (run_dir / "records.jsonl").write_text("".join(lines[:-2]))
     before = len(openai_server.requests)
-    p = subprocess.run([sys.executable, "-m", "kramabench", "run", "--resume", "--run-id", "dsg", "--results",
-                        str(tmp_path / "res"), "--progress", "plain"], cwd=MINI.parents[1], env=env,
-                       capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            "--resume",
+            "--run-id",
+            "dsg",
+            "--results",
+            str(tmp_path / "res"),
+            "--progress",
+            "plain",
+        ],
+        cwd=MINI.parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     again = pd.read_json(run_dir / "records.jsonl", lines=True)
     assert len(again) == 6 and not again.task_id.duplicated().any()

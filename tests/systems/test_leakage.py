@@ -42,8 +42,14 @@ def make_secret_workload(root: Path) -> Path:
         "answer_type": "string_exact",
         "data_sources": [SECRET_SOURCE],
         "subtasks": [
-            {"id": f"{SECRET_ID}-1", "query": "Which file?", "step": "s", "answer": SECRET_ANSWER + "-sub",
-             "answer_type": "string_exact", "data_sources": [SECRET_SOURCE]}
+            {
+                "id": f"{SECRET_ID}-1",
+                "query": "Which file?",
+                "step": "s",
+                "answer": SECRET_ANSWER + "-sub",
+                "answer_type": "string_exact",
+                "data_sources": [SECRET_SOURCE],
+            }
         ],
     }
     (root / "workload" / "zebra.json").write_text(json.dumps([task]))
@@ -86,7 +92,11 @@ def _walk_fs(start: Path) -> None:
         if anc == Path("/") or anc == tmp_root or anc in tmp_root.parents:
             continue  # scanning all of / or /tmp is a search of the whole machine, not of the lake's neighbourhood
         for p in [anc, *anc.glob("*"), *anc.glob("*/*")]:
-            if p.is_file() and p.suffix in (".json", ".py", ".toml", ".jsonl") and p.stat().st_size < 5_000_000:
+            if (
+                p.is_file()
+                and p.suffix in (".json", ".py", ".toml", ".jsonl")
+                and p.stat().st_size < 5_000_000
+            ):
                 _hunt_text(p.read_text(errors="replace"), str(p))
             _hunt_text(p.name, f"file name {p}")
 
@@ -126,8 +136,12 @@ def view_base(tmp_path_factory, monkeypatch):
 def _run(tmp_path, view: str):
     FOUND.clear()
     root = make_secret_workload(tmp_path / "wl")
-    cfg = RunConfig(workload=str(root), system=f"{__name__}:Snoop", results=tmp_path / "res",
-                    options=RunOptions(lake_view=view, concurrency=1))
+    cfg = RunConfig(
+        workload=str(root),
+        system=f"{__name__}:Snoop",
+        results=tmp_path / "res",
+        options=RunOptions(lake_view=view, concurrency=1),
+    )
     res = prepare(cfg).run()
     assert res.records[0].status == "ok", res.records[0].error
     return list(FOUND)
@@ -152,8 +166,12 @@ def test_links_in_the_lake_do_not_lead_the_snoop_to_the_answers(tmp_path, view_b
     (lake / "workload").symlink_to(Path("..") / ".." / ".." / "workload")
     (lake / "solutions").symlink_to(root / "solutions")
     (lake / "loop").symlink_to(".")
-    cfg = RunConfig(workload=str(root), system=f"{__name__}:Snoop", results=tmp_path / "res",
-                    options=RunOptions(lake_view="auto", concurrency=1))
+    cfg = RunConfig(
+        workload=str(root),
+        system=f"{__name__}:Snoop",
+        results=tmp_path / "res",
+        options=RunOptions(lake_view="auto", concurrency=1),
+    )
     res = prepare(cfg).run()
     assert res.records[0].status == "ok", res.records[0].error
     assert FOUND == []

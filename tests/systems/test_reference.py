@@ -17,8 +17,16 @@ from ..run.synth import make_workload
 
 def run(root, system, results, **kw):
     opts = kw.pop("options", {})
-    return prepare(RunConfig(workload=str(root), system=system, results=results, sandbox="local",
-                             options=RunOptions(**opts), **kw)).run()
+    return prepare(
+        RunConfig(
+            workload=str(root),
+            system=system,
+            results=results,
+            sandbox="local",
+            options=RunOptions(**opts),
+            **kw,
+        )
+    ).run()
 
 
 def test_reference_reproduces_every_answer_in_the_sandbox(tmp_path):
@@ -41,8 +49,12 @@ def test_official_layout_solutions_per_domain_and_failures_are_outcomes(tmp_path
     # official layout: solutions/<domain>/<task>.py
     (root / "solutions" / "synth").mkdir()
     for i in (1, 2, 3):
-        (root / "solutions" / f"synth-easy-{i}.py").rename(root / "solutions" / "synth" / f"synth-easy-{i}.py")
-    (root / "solutions" / "synth" / "synth-easy-2.py").write_text("raise SystemExit('boom: cannot compute')\n")
+        (root / "solutions" / f"synth-easy-{i}.py").rename(
+            root / "solutions" / "synth" / f"synth-easy-{i}.py"
+        )
+    (root / "solutions" / "synth" / "synth-easy-2.py").write_text(
+        "raise SystemExit('boom: cannot compute')\n"
+    )
     (root / "solutions" / "synth" / "synth-easy-3.py").unlink()
     res = run(root, "reference", tmp_path / "res")
     recs = {r.task_id: r for r in res.records}
@@ -63,12 +75,20 @@ def test_official_solutions_that_print_the_bare_answer_are_read(tmp_path):
         'df = pd.read_csv(data_path + "numbers.csv")\n'
     )
     (sols / "synth-easy-1.py").write_text(head + "print(int(df[df.k == 0].v.iloc[0]))\n")
-    (sols / "synth-easy-2.py").write_text(head + "print('rows:', len(df))\nprint([int(df[df.k == 1].v.iloc[0])][0])\n")
-    (sols / "synth-easy-3.py").write_text(head + "print(f'The answer is {int(df[df.k == 2].v.iloc[0])} units')\n")
+    (sols / "synth-easy-2.py").write_text(
+        head + "print('rows:', len(df))\nprint([int(df[df.k == 1].v.iloc[0])][0])\n"
+    )
+    (sols / "synth-easy-3.py").write_text(
+        head + "print(f'The answer is {int(df[df.k == 2].v.iloc[0])} units')\n"
+    )
     (sols / "synth-easy-4.py").write_text(head + "df.v.sum()\n")  # a notebook cell: prints nothing
     res = run(root, "reference", tmp_path / "res")
     recs = {r.task_id: r for r in res.records}
-    assert recs["synth-easy-1"].status == "ok" and recs["synth-easy-1"].answer == 0 and recs["synth-easy-1"].score == 1.0
+    assert (
+        recs["synth-easy-1"].status == "ok"
+        and recs["synth-easy-1"].answer == 0
+        and recs["synth-easy-1"].score == 1.0
+    )
     assert recs["synth-easy-2"].answer == 3 and recs["synth-easy-2"].score == 1.0
     assert recs["synth-easy-2"].transcript[0]["answer_from"] == "last printed line"
     # a sentence is an answer too (scored by the answer type's scorer), never a crash
@@ -88,7 +108,13 @@ def test_replay_serves_an_earlier_run(tmp_path, scripted):
     system, _ = scripted
     root = make_workload(tmp_path / "wl", n=5, crash=(1,))
     first = run(root, system, tmp_path / "res", run_id="orig", system_options={"wrong": False})
-    again = run(root, "replay", tmp_path / "res", run_id="rep", system_options={"run_dir": str(tmp_path / "res" / "orig")})
+    again = run(
+        root,
+        "replay",
+        tmp_path / "res",
+        run_id="rep",
+        system_options={"run_dir": str(tmp_path / "res" / "orig")},
+    )
     a = {r.task_id: (r.status, r.answer, r.score, r.subtask_scores) for r in first.records}
     b = {r.task_id: (r.status, r.answer, r.score, r.subtask_scores) for r in again.records}
     assert a == b
@@ -107,9 +133,24 @@ def test_bundled_mini_reference_scores_100(tmp_path, repo_root):
     if not (mini / "solutions").is_dir():
         pytest.skip("bundled workload workloads/mini (with solutions) not present in this checkout")
     p = subprocess.run(
-        [sys.executable, "-m", "kramabench", "run", "--workload", "mini", "--system", "reference",
-         "--results", str(tmp_path / "res"), "--run-id", "mini"],
-        cwd=repo_root, capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "run",
+            "--workload",
+            "mini",
+            "--system",
+            "reference",
+            "--results",
+            str(tmp_path / "res"),
+            "--run-id",
+            "mini",
+        ],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert p.returncode == 0, p.stderr[-3000:]
     recs = RunStore(tmp_path / "res" / "mini").read().records
@@ -126,7 +167,14 @@ def test_bundled_mini_reference_scores_100(tmp_path, repo_root):
 def test_reference_in_the_docker_sandbox(tmp_path):
     """The lake view must be readable by the docker sandbox's unprivileged user."""
     root = make_workload(tmp_path / "wl", n=3, solutions=True)
-    res = prepare(RunConfig(workload=str(root), system="reference", results=tmp_path / "res", sandbox="docker",
-                            options=RunOptions(concurrency=2))).run()
+    res = prepare(
+        RunConfig(
+            workload=str(root),
+            system="reference",
+            results=tmp_path / "res",
+            sandbox="docker",
+            options=RunOptions(concurrency=2),
+        )
+    ).run()
     assert [r.score for r in res.records] == [1.0, 1.0, 1.0], [r.error for r in res.records]
     assert res.manifest.sandbox["backend"] == "docker"

@@ -29,7 +29,8 @@ def test_unknown_system_lists_the_available_ones():
 
 @pytest.fixture
 def mod(tmp_path, monkeypatch):
-    (tmp_path / "my_systems.py").write_text(textwrap.dedent("""
+    (tmp_path / "my_systems.py").write_text(
+        textwrap.dedent("""
         from kramabench.contracts.system import SystemOutput
 
         class WithModel:
@@ -46,7 +47,8 @@ def mod(tmp_path, monkeypatch):
 
         def factory(ctx):
             return Plain()
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("my_systems", None)
     return tmp_path
@@ -99,4 +101,7 @@ def test_parse_printed_answer_takes_the_last_object_with_main_task():
     assert parse_printed_answer('{"main-task": {"nested": {"x": 1}}}') == {"main-task": {"nested": {"x": 1}}}
     assert parse_printed_answer("no json {broken") is None
     # a Python dict printed without json.dumps (a reference solution's print(d)) is read as DS-Guru reads it
-    assert parse_printed_answer("log\n{'main-task': 3, 'subtask-1': None}\n") == {"main-task": 3, "subtask-1": None}
+    assert parse_printed_answer("log\n{'main-task': 3, 'subtask-1': None}\n") == {
+        "main-task": 3,
+        "subtask-1": None,
+    }

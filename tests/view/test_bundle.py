@@ -39,12 +39,44 @@ def made(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Iterator[
     build_agent_run(results, wl, run_id="agent-synth")
     write_agent_run(results, "agent", "salt-a")
     write_agent_run(results, "agent-2", "salt-b")
-    arts = [{"name": "plot.png", "path": "artifacts/t/plot.png", "bytes": len(PNG), "sha256": "a" * 64, "media_type": "image/png"},
-            {"name": "pic.svg", "path": "artifacts/t/pic.svg", "bytes": len(SVG), "sha256": "b" * 64, "media_type": "image/svg+xml"},
-            {"name": "page.html", "path": "artifacts/t/page.html", "bytes": 30, "sha256": "c" * 64, "media_type": "text/html"},
-            {"name": "t.csv", "path": "artifacts/t/t.csv", "bytes": 20, "sha256": "d" * 64, "media_type": "text/csv"}]
-    d = write_run(results, "xss", [record("xss", "legal", XSS, 0.0, answer=XSS, code=XSS, extra={"artifacts": arts}),
-                                   record("xss", "legal", "legal-hard-2", 1.0, answer="x" * 50_000)])
+    arts = [
+        {
+            "name": "plot.png",
+            "path": "artifacts/t/plot.png",
+            "bytes": len(PNG),
+            "sha256": "a" * 64,
+            "media_type": "image/png",
+        },
+        {
+            "name": "pic.svg",
+            "path": "artifacts/t/pic.svg",
+            "bytes": len(SVG),
+            "sha256": "b" * 64,
+            "media_type": "image/svg+xml",
+        },
+        {
+            "name": "page.html",
+            "path": "artifacts/t/page.html",
+            "bytes": 30,
+            "sha256": "c" * 64,
+            "media_type": "text/html",
+        },
+        {
+            "name": "t.csv",
+            "path": "artifacts/t/t.csv",
+            "bytes": 20,
+            "sha256": "d" * 64,
+            "media_type": "text/csv",
+        },
+    ]
+    d = write_run(
+        results,
+        "xss",
+        [
+            record("xss", "legal", XSS, 0.0, answer=XSS, code=XSS, extra={"artifacts": arts}),
+            record("xss", "legal", "legal-hard-2", 1.0, answer="x" * 50_000),
+        ],
+    )
     (d / "artifacts" / "t").mkdir(parents=True)
     (d / "artifacts" / "t" / "plot.png").write_bytes(PNG)
     (d / "artifacts" / "t" / "pic.svg").write_bytes(SVG)
@@ -52,8 +84,22 @@ def made(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Iterator[
     (d / "artifacts" / "t" / "t.csv").write_text(f"name,n\n{XSS},1\n")
     out = base / "share"
     chosen = ["run-a", "run-b", "agent", "agent-2", "xss"]
-    p = subprocess.run([sys.executable, "-m", "kramabench", "view", str(results), "--bundle", str(out),
-                        *[x for r in chosen for x in ("--run", r)]], capture_output=True, text=True, cwd=repo_root, timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kramabench",
+            "view",
+            str(results),
+            "--bundle",
+            str(out),
+            *[x for r in chosen for x in ("--run", r)],
+        ],
+        capture_output=True,
+        text=True,
+        cwd=repo_root,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     assert f"wrote a static copy of 5 runs to {out}" in p.stdout
     api = ViewApi(results)
@@ -77,7 +123,9 @@ def static_server(made: dict[str, Any]) -> Iterator[str]:
         def log_message(self, *a: Any) -> None:
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(made["out"])))
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(made["out"]))
+    )
     t = threading.Thread(target=httpd.serve_forever, daemon=True)
     t.start()
     try:
@@ -92,7 +140,9 @@ def _walk_the_pages(b: Browser, base: str, api: ViewApi) -> None:
     b.goto(base)
     b.wait_for("document.querySelectorAll('tr.run').length === 5")
     assert b.eval("document.getElementById('live').textContent").startswith("static copy")
-    assert sorted(b.eval("[...document.querySelectorAll('tr.run')].map(r => r.dataset.run)")) == sorted(["run-a", "run-b", "agent", "agent-2", "xss"])
+    assert sorted(b.eval("[...document.querySelectorAll('tr.run')].map(r => r.dataset.run)")) == sorted(
+        ["run-a", "run-b", "agent", "agent-2", "xss"]
+    )
     # a run's table: a filter click, a search typed key by key, a sort, all from the bundle's rows
     b.click('tr.run[data-run="run-a"] td.run-id a')
     b.wait_for("document.querySelectorAll('tr.task').length === 10")
@@ -109,12 +159,16 @@ def _walk_the_pages(b: Browser, base: str, api: ViewApi) -> None:
     b.wait_for("document.querySelectorAll('tr.task').length === 10")
     want = [r["task_id"] for r in api.api_rows(api.run("run-a"), {"sort": ["-verified"]})["rows"]]
     assert b.eval("[...document.querySelectorAll('tr.task')].map(r => r.dataset.task)") == want
-    b.wait_for("document.getElementById('breakdown-domain') !== null && document.getElementById('golds-table') !== null")
+    b.wait_for(
+        "document.getElementById('breakdown-domain') !== null && document.getElementById('golds-table') !== null"
+    )
     # one domain: the score it keeps with its interval, as the live viewer's
     b.goto(base + "?run=run-a&domain=legal")
     b.wait_for("document.getElementById('kept') !== null")
     kept = api.api_rows(api.run("run-a"), {"domain": ["legal"]})["kept"]["verified"]
-    assert f"[{kept['ci_low'] * 100:.1f}, {kept['ci_high'] * 100:.1f}]" in b.eval("document.getElementById('kept').textContent")
+    assert f"[{kept['ci_low'] * 100:.1f}, {kept['ci_high'] * 100:.1f}]" in b.eval(
+        "document.getElementById('kept').textContent"
+    )
     # a task: steps highlighted, the model call of a step from the bundle's calls
     i = next(r.i for r in api.run("agent").snapshot() if r.task_id == "legal-hard-1")
     b.goto(base + f"?run=agent&i={i}")
@@ -123,8 +177,12 @@ def _walk_the_pages(b: Browser, base: str, api: ViewApi) -> None:
     b.wait_for("document.querySelector('#sec-steps details.step[data-n=\"1\"] pre.hl .kn') !== null")
     b.wait_for("document.querySelector('#sec-steps details.step[data-n=\"1\"] button.show-call') !== null")
     b.click('#sec-steps details.step[data-n="1"] button.show-call')
-    b.wait_for("document.querySelectorAll('#sec-steps details.step[data-n=\"1\"] .call details.msg').length === 2")
-    assert "pd.read_csv('t1.csv')" in b.eval("document.querySelector('#sec-steps .call pre.reply-text').textContent")
+    b.wait_for(
+        "document.querySelectorAll('#sec-steps details.step[data-n=\"1\"] .call details.msg').length === 2"
+    )
+    assert "pd.read_csv('t1.csv')" in b.eval(
+        "document.querySelector('#sec-steps .call pre.reply-text').textContent"
+    )
     b.click("#next-task")
     b.wait_for("document.getElementById('task-title')?.textContent === 'legal-hard-2'")
     # the comparison and two runs' steps side by side
@@ -132,7 +190,9 @@ def _walk_the_pages(b: Browser, base: str, api: ViewApi) -> None:
     b.wait_for("document.querySelectorAll('tr.cmp-row').length === 2")
     b.click('tr.cmp-row[data-task="legal-hard-1"] td.steps-diff a')
     b.wait_for("document.querySelectorAll('tr.diff-step').length === 3")
-    assert b.eval("[...document.querySelectorAll('tr.diff-step[data-step=\"1\"] .dl.add')].map(x => x.textContent)") == ["v = df.shape[0] + 2\n"]
+    assert b.eval(
+        "[...document.querySelectorAll('tr.diff-step[data-step=\"1\"] .dl.add')].map(x => x.textContent)"
+    ) == ["v = df.shape[0] + 2\n"]
     b.goto(base + "?compare=run-b,run-a&only=differ")
     b.wait_for("document.querySelectorAll('tr.cmp-row').length === 6")
     b.goto(base + "?compare=run-a,run-a")
@@ -159,17 +219,33 @@ def test_the_bundle_opens_from_a_plain_folder(made: dict[str, Any], browser: Bro
     _walk_the_pages(browser, (made["out"] / "index.html").as_uri(), made["api"])
 
 
-def test_the_bundle_opens_from_a_static_file_server(made: dict[str, Any], browser: Browser, static_server: str) -> None:
+def test_the_bundle_opens_from_a_static_file_server(
+    made: dict[str, Any], browser: Browser, static_server: str
+) -> None:
     _walk_the_pages(browser, static_server, made["api"])
 
 
-QUERIES = ["", "outcome=error", "domain=legal&outcome=correct,wrong", "q=zebra-7", 'q="region 2?"', "sort=-wall", "sort=verified",
-           "min=40&max=60", "attempts=all&sort=-time", "error=none&type=numeric_exact&sort=-official", "difficulty=hard&sort=domain",
-           "min=-5&outcome=bogus&sort=nope&colour=red", "q=legal&offset=2&limit=3"]
+QUERIES = [
+    "",
+    "outcome=error",
+    "domain=legal&outcome=correct,wrong",
+    "q=zebra-7",
+    'q="region 2?"',
+    "sort=-wall",
+    "sort=verified",
+    "min=40&max=60",
+    "attempts=all&sort=-time",
+    "error=none&type=numeric_exact&sort=-official",
+    "difficulty=hard&sort=domain",
+    "min=-5&outcome=bogus&sort=nope&colour=red",
+    "q=legal&offset=2&limit=3",
+]
 
 
 @pytest.mark.parametrize("run", ["run-a", "agent"])
-def test_the_bundles_filters_give_the_live_viewers_answers(made: dict[str, Any], browser: Browser, run: str) -> None:
+def test_the_bundles_filters_give_the_live_viewers_answers(
+    made: dict[str, Any], browser: Browser, run: str
+) -> None:
     b = browser
     api = made["api"]
     b.goto((made["out"] / "index.html").as_uri() + f"?run={run}")
@@ -180,9 +256,11 @@ def test_the_bundles_filters_give_the_live_viewers_answers(made: dict[str, Any],
             k, v = part.split("=", 1)
             params[k] = [v]
         live = api.api_rows(api.run(run), params)
-        got = b.eval(f"KB_LOCAL.api('/api/runs/{run}/rows', new URLSearchParams({json.dumps(query)}))"
-                     ".then(d => ({rows: d.rows.map(r => r.i), total: d.total, all: d.all, facets: d.facets, ignored: d.ignored.map(x => x.key).sort(),"
-                     " kept: d.kept ? [d.kept.verified.score] : null}))")
+        got = b.eval(
+            f"KB_LOCAL.api('/api/runs/{run}/rows', new URLSearchParams({json.dumps(query)}))"
+            ".then(d => ({rows: d.rows.map(r => r.i), total: d.total, all: d.all, facets: d.facets, ignored: d.ignored.map(x => x.key).sort(),"
+            " kept: d.kept ? [d.kept.verified.score] : null}))"
+        )
         assert got["rows"] == [r["i"] for r in live["rows"]], query
         assert (got["total"], got["all"]) == (live["total"], live["all"]), query
         assert got["facets"] == {k: v for k, v in live["facets"].items() if k in got["facets"]}, query
@@ -192,24 +270,37 @@ def test_the_bundles_filters_give_the_live_viewers_answers(made: dict[str, Any],
             assert abs(got["kept"][0] - live["kept"]["verified"]["score"]) < 1e-12, query
         for i in [r["i"] for r in live["rows"]][:3]:
             nav_live = api.api_nav(api.run(run), {**params, "i": [str(i)]})
-            nav = b.eval(f"KB_LOCAL.api('/api/runs/{run}/nav', new URLSearchParams({json.dumps(query + '&i=' + str(i))}))")
-            assert {k: nav[k] for k in ("total", "position", "prev", "next")} == {k: nav_live[k] for k in ("total", "position", "prev", "next")}
+            nav = b.eval(
+                f"KB_LOCAL.api('/api/runs/{run}/nav', new URLSearchParams({json.dumps(query + '&i=' + str(i))}))"
+            )
+            assert {k: nav[k] for k in ("total", "position", "prev", "next")} == {
+                k: nav_live[k] for k in ("total", "position", "prev", "next")
+            }
 
 
 def test_nothing_in_the_bundle_can_run_as_a_page(made: dict[str, Any]) -> None:
     out = made["out"]
     files = [p for p in out.rglob("*") if p.is_file()]
-    pages = [p.relative_to(out).as_posix() for p in files if p.suffix.lower() in (".html", ".htm", ".svg", ".xhtml", ".xml")]
+    pages = [
+        p.relative_to(out).as_posix()
+        for p in files
+        if p.suffix.lower() in (".html", ".htm", ".svg", ".xhtml", ".xml")
+    ]
     assert pages == ["index.html"]
     assert (out / MARKER).is_file()
     copies = {p.name: p.read_bytes() for p in (out / "data").rglob("artifacts/*")}
-    assert sorted(n.split(".", 1)[1] for n in copies) == ["bin", "csv.txt", "html.txt", "png", "svg.txt"] or \
-        sorted(n.split(".", 1)[1] for n in copies) == ["csv.txt", "html.txt", "png", "svg.txt"]
+    assert sorted(n.split(".", 1)[1] for n in copies) == [
+        "bin",
+        "csv.txt",
+        "html.txt",
+        "png",
+        "svg.txt",
+    ] or sorted(n.split(".", 1)[1] for n in copies) == ["csv.txt", "html.txt", "png", "svg.txt"]
     # every data file is one call handing JSON to KB_DATA: no record can break out of it
     for p in (out / "data").rglob("*.js"):
         text = p.read_text()
         assert text.startswith("KB_DATA(") and text.endswith(");\n"), p
-        name, _, body = text[len("KB_DATA("):-3].partition(", ")
+        name, _, body = text[len("KB_DATA(") : -3].partition(", ")
         json.loads(name)
         json.loads(body)
     index_html = (out / "index.html").read_text()

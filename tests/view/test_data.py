@@ -89,8 +89,17 @@ def test_sort_keeps_missing_values_last(two_runs: dict) -> None:
         assert vals == sorted(vals, reverse=sort.startswith("-"))
 
 
-@pytest.mark.parametrize("bad", [{"bogus": "1"}, {"outcome": "great"}, {"sort": "name"}, {"min": "-5"},
-                                 {"limit": "100000"}, {"offset": "x"}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"bogus": "1"},
+        {"outcome": "great"},
+        {"sort": "name"},
+        {"min": "-5"},
+        {"limit": "100000"},
+        {"offset": "x"},
+    ],
+)
 def test_bad_query_is_named(bad: dict) -> None:
     with pytest.raises(QueryError, match=next(iter(bad))):
         RowQuery.parse({k: [v] for k, v in bad.items()})
@@ -106,18 +115,29 @@ def test_comparison_differs_first_and_reuses_paired_stats(two_runs: dict) -> Non
     assert doc["n_tasks"] == 10
     differ = [r["task_id"] for r in doc["rows"] if r["differ"]]
     # easy-2 (0 vs 1), easy-3 (error vs 1), easy-5 (unscored vs 1), hard-2 (error vs wrong), hard-4, hard-5
-    assert sorted(differ) == ["archeology-easy-2", "archeology-easy-3", "archeology-easy-5", "legal-hard-2",
-                              "legal-hard-4", "legal-hard-5"]
+    assert sorted(differ) == [
+        "archeology-easy-2",
+        "archeology-easy-3",
+        "archeology-easy-5",
+        "legal-hard-2",
+        "legal-hard-4",
+        "legal-hard-5",
+    ]
     assert [r["differ"] for r in doc["rows"]] == [True] * 6 + [False] * 4
     pair = doc["pairs"][0]
 
     def items(f):  # type: ignore[no-untyped-def]
-        return [ScoredItem(domain=r.domain, task_id=r.task_id, value=r.value, unscored=r.value is None) for r in f.snapshot()]
+        return [
+            ScoredItem(domain=r.domain, task_id=r.task_id, value=r.value, unscored=r.value is None)
+            for r in f.snapshot()
+        ]
 
     ref = paired_comparison(items(b), items(a))
     assert pair["mean_diff"] == pytest.approx(ref.mean_diff) and pair["ci_low"] == pytest.approx(ref.ci_low)
     assert pair["n_common"] == 9 and pair["unscored_in_b"] == ["archeology-easy-5"]
-    only = compare([a, b], CompareQuery.parse({"runs": ["run-a,run-b"], "only": ["same"], "domain": ["legal"]}))
+    only = compare(
+        [a, b], CompareQuery.parse({"runs": ["run-a,run-b"], "only": ["same"], "domain": ["legal"]})
+    )
     assert [r["task_id"] for r in only["rows"]] == ["legal-hard-1", "legal-hard-3"]
 
 
@@ -142,12 +162,20 @@ def test_a_run_being_written(results: Path) -> None:
 
 def test_a_torn_line_of_a_stopped_run_is_a_problem(results: Path) -> None:
     recs = [record("torn", "legal", "legal-hard-1", 1.0)]
-    write_run(results, "torn", recs, manifest_doc=manifest("torn", status="interrupted"), tail=b'{"run_id": "torn", "ta')
+    write_run(
+        results,
+        "torn",
+        recs,
+        manifest_doc=manifest("torn", status="interrupted"),
+        tail=b'{"run_id": "torn", "ta',
+    )
     idx = ResultsIndex(results)
     idx.scan()
     probs = idx.get("torn").problems()
     assert len(idx.get("torn").snapshot()) == 1
-    assert len(probs) == 1 and probs[0].level == "warning" and probs[0].line == 2 and "torn" in probs[0].message
+    assert (
+        len(probs) == 1 and probs[0].level == "warning" and probs[0].line == 2 and "torn" in probs[0].message
+    )
 
 
 def test_damaged_files_are_said_and_the_rest_shown(results: Path) -> None:
@@ -155,8 +183,15 @@ def test_damaged_files_are_said_and_the_rest_shown(results: Path) -> None:
     d = results / "bad"
     d.mkdir()
     (d / "manifest.json").write_text('{"run_id": "bad", "created_')  # cut short
-    lines = [json.dumps(good[0]), "not json at all", "[1, 2]", json.dumps({"no": "task id"}), "\xff\xfe",
-             json.dumps(good[1]), json.dumps({**good[2], "score": "high", "future": 1})]
+    lines = [
+        json.dumps(good[0]),
+        "not json at all",
+        "[1, 2]",
+        json.dumps({"no": "task id"}),
+        "\xff\xfe",
+        json.dumps(good[1]),
+        json.dumps({**good[2], "score": "high", "future": 1}),
+    ]
     (d / "records.jsonl").write_bytes("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
     (d / "records.jsonl.torn").write_bytes(b'{"partial": \n')
     idx = ResultsIndex(results)
@@ -210,7 +245,10 @@ def test_one_run_folder_given_directly(two_runs: dict) -> None:
 
 def test_planned_from_the_workload_content_when_the_runner_did_not_write_it(results: Path) -> None:
     m = manifest("p")
-    m["workload"]["content"] = {"legal": {"tasks": 30, "subtasks": 90}, "archeology": {"tasks": 12, "subtasks": 40}}
+    m["workload"]["content"] = {
+        "legal": {"tasks": 30, "subtasks": 90},
+        "archeology": {"tasks": 12, "subtasks": 40},
+    }
     m["options"] = {"config": {"options": {"limit": 20}}}
     write_run(results, "p", [], manifest_doc=m)
     idx = ResultsIndex(results)
@@ -233,10 +271,18 @@ def test_the_run_list_names_the_domains_a_finished_run_did(tmp_path: Path) -> No
     running run: the manifest's, which now names only the domains it does)."""
     results = tmp_path / "results"
     six = ["archeology", "astronomy", "biomedical", "environment", "legal", "wildfire"]
-    write_run(results, "old", [record("old", "legal", "legal-easy-1", 1.0), record("old", "astronomy", "astronomy-easy-1", 0.0)],
-              manifest_doc=manifest("old", domains=six))
-    write_run(results, "live", [record("live", "legal", "legal-easy-1", 1.0)],
-              manifest_doc=manifest("live", status="running", domains=["legal", "wildfire"]))
+    write_run(
+        results,
+        "old",
+        [record("old", "legal", "legal-easy-1", 1.0), record("old", "astronomy", "astronomy-easy-1", 0.0)],
+        manifest_doc=manifest("old", domains=six),
+    )
+    write_run(
+        results,
+        "live",
+        [record("live", "legal", "legal-easy-1", 1.0)],
+        manifest_doc=manifest("live", status="running", domains=["legal", "wildfire"]),
+    )
     idx = ResultsIndex(results)
     idx.scan()
     assert idx.get("old").summary()["domains"] == ["astronomy", "legal"]

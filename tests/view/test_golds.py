@@ -30,8 +30,11 @@ def golds_results(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "errata.toml").write_text(ERRATA)
     res = tmp_path / "res"
     prepare(RunConfig(workload=str(root), system=system, results=res, run_id="g", options=RunOptions())).run()
-    prepare(RunConfig(workload=str(root), system=system, results=res, run_id="raw", errata=False,
-                      options=RunOptions())).run()
+    prepare(
+        RunConfig(
+            workload=str(root), system=system, results=res, run_id="raw", errata=False, options=RunOptions()
+        )
+    ).run()
     old = res / "old"
     old.mkdir()
     lines = []
@@ -67,7 +70,11 @@ def test_the_viewers_two_numbers_and_floors_are_the_reports(golds_results: Path,
         col = rg.columns[g]
         mine = s["golds"][g]
         assert (mine["score"], mine["ci_low"], mine["ci_high"], mine["n_scored"]) == (
-            col.score.mean, col.score.lo, col.score.hi, col.score.n), g
+            col.score.mean,
+            col.score.lo,
+            col.score.hi,
+            col.score.n,
+        ), g
     # the scripted system answers the official gold; task 1's gold 0 was corrected to 5
     assert s["golds"]["official"]["score"] == 1.0 and s["golds"]["verified"]["score"] == 0.75
     assert s["golds"]["changed"] == rg.columns["verified"].changed == 1
@@ -79,7 +86,10 @@ def test_the_viewers_two_numbers_and_floors_are_the_reports(golds_results: Path,
         assert mine["n"] == fl.n == 4
         assert mine["floors"] == fl.floors and mine["floors_bounded"] == fl.floors_bounded
         assert mine["system"] == fl.system and mine["system_bounded"] == fl.system_bounded
-    assert panel["golds"]["official"]["floors"]["zero"] == 0.25 and panel["golds"]["verified"]["floors"]["zero"] == 0.0
+    assert (
+        panel["golds"]["official"]["floors"]["zero"] == 0.25
+        and panel["golds"]["verified"]["floors"]["zero"] == 0.0
+    )
     assert panel["run_gold"] == s["run_gold"]
     if run != "old":
         assert panel["classes"] == rg.classes == {"gold-defect": 1, "reproduces": 1}
@@ -94,7 +104,11 @@ def test_the_task_table_has_both_scores_and_filters_by_class(golds_results: Path
     t1 = by["synth-easy-1"]
     assert (t1.verified, t1.official, t1.gold_changed, t1.gold_class) == (0.0, 1.0, True, "gold-defect")
     assert t1.outcome == "wrong"  # the run's gold is verified
-    assert (by["synth-easy-3"].verified, by["synth-easy-3"].official, by["synth-easy-3"].gold_changed) == (1.0, 1.0, False)
+    assert (by["synth-easy-3"].verified, by["synth-easy-3"].official, by["synth-easy-3"].gold_changed) == (
+        1.0,
+        1.0,
+        False,
+    )
     total, page, facets = run_query(rows, RowQuery(gold_class=["gold-defect"]))
     assert [r.task_id for r in page] == ["synth-easy-1"] and total == 1
     assert facets["gold_class"] == {"gold-defect": 1, "none": 2, "reproduces": 1}
@@ -106,7 +120,11 @@ def test_the_task_table_has_both_scores_and_filters_by_class(golds_results: Path
     assert page[0].task_id == "synth-easy-1"
     # the old run: its corrected answer scored again against the official gold
     old = {r.task_id: r for r in idx.get("old").snapshot()}
-    assert (old["synth-easy-1"].verified, old["synth-easy-1"].official, old["synth-easy-1"].gold_changed) == (0.0, 1.0, True)
+    assert (old["synth-easy-1"].verified, old["synth-easy-1"].official, old["synth-easy-1"].gold_changed) == (
+        0.0,
+        1.0,
+        True,
+    )
 
 
 def test_a_tasks_two_golds_and_its_class(golds_results: Path) -> None:
@@ -127,7 +145,10 @@ def test_a_tasks_two_golds_and_its_class(golds_results: Path) -> None:
         # a task no erratum touches: the same under both
         row3 = next(r for r in f.snapshot() if r.task_id == "synth-easy-3")
         g3 = record_golds(f.read_record(row3)[0], f.manifest)
-        assert g3["golds"][other]["source"] == "same" and g3["golds"]["official"]["expected"] == g3["golds"]["verified"]["expected"]
+        assert (
+            g3["golds"][other]["source"] == "same"
+            and g3["golds"]["official"]["expected"] == g3["golds"]["verified"]["expected"]
+        )
 
 
 def test_the_floors_of_a_growing_run_are_those_of_a_fresh_read(golds_results: Path) -> None:

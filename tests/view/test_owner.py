@@ -34,8 +34,12 @@ def _holder(run_dir: Path) -> subprocess.Popen[str]:
 
 
 def test_a_run_killed_by_sigkill_is_interrupted_with_how_to_resume(results: Path) -> None:
-    d = write_run(results, "live", [record("live", "legal", "legal-hard-1", 1.0)],
-                  manifest_doc=manifest("live", status="running", planned=5))
+    d = write_run(
+        results,
+        "live",
+        [record("live", "legal", "legal-hard-1", 1.0)],
+        manifest_doc=manifest("live", status="running", planned=5),
+    )
     p = _holder(d)
     try:
         idx = ResultsIndex(results)
@@ -72,11 +76,16 @@ def test_a_run_killed_by_sigkill_is_interrupted_with_how_to_resume(results: Path
 def test_the_viewer_shows_it_within_seconds(results: Path) -> None:
     import urllib.request
 
-    d = write_run(results, "live", [record("live", "legal", "legal-hard-1", 1.0)],
-                  manifest_doc=manifest("live", status="running", planned=5))
+    d = write_run(
+        results,
+        "live",
+        [record("live", "legal", "legal-hard-1", 1.0)],
+        manifest_doc=manifest("live", status="running", planned=5),
+    )
     p = _holder(d)
     try:
         with ViewServer(results, poll_s=0.2) as server:
+
             def status() -> str:
                 with urllib.request.urlopen(server.url + "api/runs") as r:
                     return json.loads(r.read())["runs"][0]["status"]

@@ -22,7 +22,9 @@ from tests.view.conftest import PNG, XSS, manifest, record, write_run
 SECRET = "TOP-SECRET-6f1d"
 
 
-def get(server: ViewServer, path: str, *, host: str | None = None, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
+def get(
+    server: ViewServer, path: str, *, host: str | None = None, method: str = "GET"
+) -> tuple[int, dict[str, str], bytes]:
     """A raw request: the path is sent exactly as given (no client-side normalisation)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
@@ -45,15 +47,65 @@ def site(tmp_path: Path, results: Path):  # type: ignore[no-untyped-def]
     """Results with a run that has artifacts (a PNG, a CSV, a parquet table, an HTML page, a symlink out)
     and a secret file beside the results folder."""
     (tmp_path / "secret.txt").write_text(SECRET)
-    recs = [record("arts", "legal", "legal-hard-1", 1.0, extra={"artifacts": [
-        {"name": "plot.png", "path": "artifacts/legal-hard-1/plot.png", "bytes": len(PNG), "sha256": "0" * 64, "media_type": "image/png"},
-        {"name": "out/table.csv", "path": "artifacts/legal-hard-1/out/table.csv", "bytes": 30, "sha256": "1" * 64, "media_type": "text/csv"},
-        {"name": "t.parquet", "path": "artifacts/legal-hard-1/t.parquet", "bytes": 1, "sha256": "2" * 64, "media_type": "application/vnd.apache.parquet"},
-        {"name": "page.html", "path": "artifacts/legal-hard-1/page.html", "bytes": 1, "sha256": "3" * 64, "media_type": "text/html"},
-        {"name": "link.txt", "path": "artifacts/legal-hard-1/link.txt", "bytes": 1, "sha256": "4" * 64, "media_type": "text/plain"},
-        {"name": "escape", "path": "artifacts/../../secret.txt", "bytes": 1, "sha256": "5" * 64, "media_type": "text/plain"},
-        {"name": "blob.bin", "path": "artifacts/legal-hard-1/blob.bin", "bytes": 3, "sha256": "6" * 64},
-    ]}),
+    recs = [
+        record(
+            "arts",
+            "legal",
+            "legal-hard-1",
+            1.0,
+            extra={
+                "artifacts": [
+                    {
+                        "name": "plot.png",
+                        "path": "artifacts/legal-hard-1/plot.png",
+                        "bytes": len(PNG),
+                        "sha256": "0" * 64,
+                        "media_type": "image/png",
+                    },
+                    {
+                        "name": "out/table.csv",
+                        "path": "artifacts/legal-hard-1/out/table.csv",
+                        "bytes": 30,
+                        "sha256": "1" * 64,
+                        "media_type": "text/csv",
+                    },
+                    {
+                        "name": "t.parquet",
+                        "path": "artifacts/legal-hard-1/t.parquet",
+                        "bytes": 1,
+                        "sha256": "2" * 64,
+                        "media_type": "application/vnd.apache.parquet",
+                    },
+                    {
+                        "name": "page.html",
+                        "path": "artifacts/legal-hard-1/page.html",
+                        "bytes": 1,
+                        "sha256": "3" * 64,
+                        "media_type": "text/html",
+                    },
+                    {
+                        "name": "link.txt",
+                        "path": "artifacts/legal-hard-1/link.txt",
+                        "bytes": 1,
+                        "sha256": "4" * 64,
+                        "media_type": "text/plain",
+                    },
+                    {
+                        "name": "escape",
+                        "path": "artifacts/../../secret.txt",
+                        "bytes": 1,
+                        "sha256": "5" * 64,
+                        "media_type": "text/plain",
+                    },
+                    {
+                        "name": "blob.bin",
+                        "path": "artifacts/legal-hard-1/blob.bin",
+                        "bytes": 3,
+                        "sha256": "6" * 64,
+                    },
+                ]
+            },
+        ),
         record("arts", "legal", XSS, 0.0, answer=XSS, extra={"nan_field": float("nan")}),
     ]
     d = write_run(results, "arts", recs)
@@ -65,7 +117,9 @@ def site(tmp_path: Path, results: Path):  # type: ignore[no-untyped-def]
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.table({"id": list(range(100)), "name": [f"n{i}" for i in range(100)]}), art / "t.parquet")
+    pq.write_table(
+        pa.table({"id": list(range(100)), "name": [f"n{i}" for i in range(100)]}), art / "t.parquet"
+    )
     (art / "page.html").write_text("<script>alert(1)</script>")
     os.symlink(tmp_path / "secret.txt", art / "link.txt")
     (art / "blob.bin").write_bytes(b"\x00\x01\x02")
@@ -75,7 +129,15 @@ def site(tmp_path: Path, results: Path):  # type: ignore[no-untyped-def]
 
 
 def test_page_and_api_carry_a_content_policy(site: ViewServer) -> None:
-    for path in ("/", "/static/app.js", "/static/app.css", "/api/runs", "/api/runs/arts/rows", "/api/nothing", "/x"):
+    for path in (
+        "/",
+        "/static/app.js",
+        "/static/app.css",
+        "/api/runs",
+        "/api/runs/arts/rows",
+        "/api/nothing",
+        "/x",
+    ):
         status, headers, _ = get(site, path)
         csp = headers["content-security-policy"]
         assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp, path
@@ -100,15 +162,28 @@ def test_run_data_is_json_never_html(site: ViewServer) -> None:
 
 
 TRAVERSALS = [
-    "/../secret.txt", "/static/../../secret.txt", "/static/..%2f..%2fsecret.txt", "/%2e%2e/%2e%2e/secret.txt",
-    "/api/runs/..%2F..%2Fsecret.txt", "/api/runs/../../secret.txt", "/api/runs/arts/..%2F..%2Fsecret.txt",
-    "/api/runs/%2e%2e/rows", "/api/runs/arts/artifact?path=../../secret.txt",
-    "/api/runs/arts/artifact?path=artifacts/../../secret.txt", "/api/runs/arts/artifact?path=artifacts%2F..%2F..%2Fsecret.txt",
-    "/api/runs/arts/artifact?path=/etc/passwd", "/api/runs/arts/artifact?path=artifacts/legal-hard-1/link.txt",
-    "/api/runs/arts/artifact?path=artifacts/legal-hard-1/unlisted.txt", "/api/runs/arts/artifact?path=manifest.json",
-    "/api/runs/arts/artifact?path=records.jsonl", "/api/runs/arts/preview?path=artifacts/legal-hard-1/link.txt",
-    "/api/runs/arts/preview?path=artifacts/../../secret.txt", "/api/runs/arts/artifact?path=artifacts%5C..%5C..%5Csecret.txt",
-    "/api/runs/arts/artifact?path=artifacts/legal-hard-1/%00x", "//etc/passwd", "/api/runs/%2Fetc%2Fpasswd/rows",
+    "/../secret.txt",
+    "/static/../../secret.txt",
+    "/static/..%2f..%2fsecret.txt",
+    "/%2e%2e/%2e%2e/secret.txt",
+    "/api/runs/..%2F..%2Fsecret.txt",
+    "/api/runs/../../secret.txt",
+    "/api/runs/arts/..%2F..%2Fsecret.txt",
+    "/api/runs/%2e%2e/rows",
+    "/api/runs/arts/artifact?path=../../secret.txt",
+    "/api/runs/arts/artifact?path=artifacts/../../secret.txt",
+    "/api/runs/arts/artifact?path=artifacts%2F..%2F..%2Fsecret.txt",
+    "/api/runs/arts/artifact?path=/etc/passwd",
+    "/api/runs/arts/artifact?path=artifacts/legal-hard-1/link.txt",
+    "/api/runs/arts/artifact?path=artifacts/legal-hard-1/unlisted.txt",
+    "/api/runs/arts/artifact?path=manifest.json",
+    "/api/runs/arts/artifact?path=records.jsonl",
+    "/api/runs/arts/preview?path=artifacts/legal-hard-1/link.txt",
+    "/api/runs/arts/preview?path=artifacts/../../secret.txt",
+    "/api/runs/arts/artifact?path=artifacts%5C..%5C..%5Csecret.txt",
+    "/api/runs/arts/artifact?path=artifacts/legal-hard-1/%00x",
+    "//etc/passwd",
+    "/api/runs/%2Fetc%2Fpasswd/rows",
 ]
 
 
@@ -125,11 +200,21 @@ def test_artifacts_served_with_a_fixed_type(site: ViewServer) -> None:
     assert status == 200 and headers["content-type"] == "image/png" and body == PNG
     assert "sandbox" in headers["content-security-policy"]
     status, headers, body = get(site, base + "page.html")
-    assert status == 200 and headers["content-type"].startswith("text/plain") and "sandbox" in headers["content-security-policy"]
+    assert (
+        status == 200
+        and headers["content-type"].startswith("text/plain")
+        and "sandbox" in headers["content-security-policy"]
+    )
     status, headers, _ = get(site, base + "blob.bin")
-    assert headers["content-type"] == "application/octet-stream" and headers["content-disposition"].startswith("attachment")
+    assert headers["content-type"] == "application/octet-stream" and headers[
+        "content-disposition"
+    ].startswith("attachment")
     table = api(site, "/api/runs/arts/preview?path=artifacts/legal-hard-1/out/table.csv")
-    assert table["kind"] == "table" and table["columns"] == ["city", "n"] and table["rows"] == [["Rome", "3"], ["<b>x</b>", "4"]]
+    assert (
+        table["kind"] == "table"
+        and table["columns"] == ["city", "n"]
+        and table["rows"] == [["Rome", "3"], ["<b>x</b>", "4"]]
+    )
     pq = api(site, "/api/runs/arts/preview?path=artifacts/legal-hard-1/t.parquet&rows=5")
     assert pq["columns"] == ["id", "name"] and len(pq["rows"]) == 5 and pq["more"] and pq["total_rows"] == 100
 
@@ -147,23 +232,35 @@ def test_loopback_names_only_and_read_only(site: ViewServer, results: Path) -> N
     for method in ("POST", "PUT", "DELETE", "PATCH"):
         assert get(site, "/api/runs", method=method)[0] == 405
     assert get(site, "/api/runs", method="HEAD")[0] == 200
-    for path in ["/api/runs/arts/rows?q=x", "/api/runs/arts/record?i=0", "/api/compare?runs=arts,arts"] + TRAVERSALS:
+    for path in [
+        "/api/runs/arts/rows?q=x",
+        "/api/runs/arts/record?i=0",
+        "/api/compare?runs=arts,arts",
+    ] + TRAVERSALS:
         get(site, path)
     assert tree() == before
 
 
 def test_bad_requests_are_named(site: ViewServer) -> None:
-    for path, word in [("/api/runs/arts/record?i=x", b"record number"),
-                       ("/api/runs/arts/record?i=99", b"no record 99"), ("/api/runs/nope/rows", b"no run 'nope'"),
-                       ("/api/compare?runs=arts", b"runs"), ("/api/compare?runs=arts,ghost", b"ghost"),
-                       ("/api/compare?runs=arts,arts", b"the same run twice (arts)"),
-                       ("/api/runs/arts/field?i=0&path=/nope", b"no value at")]:
+    for path, word in [
+        ("/api/runs/arts/record?i=x", b"record number"),
+        ("/api/runs/arts/record?i=99", b"no record 99"),
+        ("/api/runs/nope/rows", b"no run 'nope'"),
+        ("/api/compare?runs=arts", b"runs"),
+        ("/api/compare?runs=arts,ghost", b"ghost"),
+        ("/api/compare?runs=arts,arts", b"the same run twice (arts)"),
+        ("/api/runs/arts/field?i=0&path=/nope", b"no value at"),
+    ]:
         status, _, body = get(site, path)
         assert status in (400, 404) and word in body, (path, body)
     # a filter's bad value or unknown key is left out and named: the table the rest describes, never a blank page
     doc = api(site, "/api/runs/arts/rows?sort=nope&min=-5&outcome=error,bogus&colour=red&q=x")
-    assert {(x["key"], x["value"]) for x in doc["ignored"]} == {("sort", "nope"), ("min", "-5"), ("outcome", "bogus"),
-                                                                 ("colour", "red")}
+    assert {(x["key"], x["value"]) for x in doc["ignored"]} == {
+        ("sort", "nope"),
+        ("min", "-5"),
+        ("outcome", "bogus"),
+        ("colour", "red"),
+    }
     assert "greater than or equal to 0" in next(x["why"] for x in doc["ignored"] if x["key"] == "min")
     assert "unknown outcome 'bogus'" in next(x["why"] for x in doc["ignored"] if x["key"] == "outcome")
     clean = api(site, "/api/runs/arts/rows?outcome=error&q=x")
@@ -173,7 +270,12 @@ def test_bad_requests_are_named(site: ViewServer) -> None:
 
 
 def test_events_stream_says_when_a_run_changes(results: Path) -> None:
-    d = write_run(results, "ev", [record("ev", "legal", "legal-hard-1", 1.0)], manifest_doc=manifest("ev", status="running"))
+    d = write_run(
+        results,
+        "ev",
+        [record("ev", "legal", "legal-hard-1", 1.0)],
+        manifest_doc=manifest("ev", status="running"),
+    )
     with ViewServer(results, poll_s=0.1) as server:
         sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
         sock.sendall(f"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
@@ -192,8 +294,12 @@ def test_events_stream_says_when_a_run_changes(results: Path) -> None:
 
 def test_cli_serves_on_loopback_and_says_where(results: Path) -> None:
     write_run(results, "one", [record("one", "legal", "legal-hard-1", 1.0)])
-    proc = subprocess.Popen([sys.executable, "-m", "kramabench", "view", str(results), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kramabench", "view", str(results), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = ""
         deadline = time.monotonic() + 60
@@ -208,7 +314,11 @@ def test_cli_serves_on_loopback_and_says_where(results: Path) -> None:
         runs = json.loads(conn.getresponse().read())["runs"]
         assert [r["run"] for r in runs] == ["one"]
         # bound to loopback only: not on another address of this machine
-        listening = [c for c in open("/proc/net/tcp").read().splitlines()[1:] if c.split()[1].endswith(f":{int(m.group(1)):04X}")]
+        listening = [
+            c
+            for c in open("/proc/net/tcp").read().splitlines()[1:]
+            if c.split()[1].endswith(f":{int(m.group(1)):04X}")
+        ]
         assert listening and all(c.split()[1].startswith("0100007F:") for c in listening)
     finally:
         proc.terminate()
@@ -220,20 +330,37 @@ def test_cli_errors_are_one_line(results: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        res = subprocess.run([sys.executable, "-m", "kramabench", "view", str(results), "--port", str(port)],
-                             capture_output=True, text=True, timeout=60)
+        res = subprocess.run(
+            [sys.executable, "-m", "kramabench", "view", str(results), "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert res.returncode == 2 and res.stderr.strip().count("\n") == 0 and f"port {port}" in res.stderr
-    res = subprocess.run([sys.executable, "-m", "kramabench", "view", str(results / "nope")],
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "kramabench", "view", str(results / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 2 and "no such folder" in res.stderr
     # a bundle: a run that is not there, --run without --bundle, a folder that is not a bundle: one line each
     write_run(results, "r1", [record("r1", "legal", "legal-hard-1", 1.0)])
-    for args, words in ((["--bundle", str(results.parent / "b"), "--run", "ghost"], "no run 'ghost'"),
-                        (["--run", "r1"], "--run chooses the runs of a --bundle"),
-                        (["--bundle", str(results)], "not empty and not a kramabench bundle")):
-        res = subprocess.run([sys.executable, "-m", "kramabench", "view", str(results), *args],
-                             capture_output=True, text=True, timeout=60)
-        assert res.returncode == 2 and words in res.stderr and res.stderr.strip().count("\n") == 0, (args, res.stderr)
+    for args, words in (
+        (["--bundle", str(results.parent / "b"), "--run", "ghost"], "no run 'ghost'"),
+        (["--run", "r1"], "--run chooses the runs of a --bundle"),
+        (["--bundle", str(results)], "not empty and not a kramabench bundle"),
+    ):
+        res = subprocess.run(
+            [sys.executable, "-m", "kramabench", "view", str(results), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert res.returncode == 2 and words in res.stderr and res.stderr.strip().count("\n") == 0, (
+            args,
+            res.stderr,
+        )
     assert not (results.parent / "b").exists() or not any((results.parent / "b").iterdir())
 
 

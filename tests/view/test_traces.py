@@ -27,12 +27,37 @@ from tests.view.conftest import XSS, manifest, record, write_run
 
 pytestmark = [pytest.mark.slow]
 
-THOUGHT = ("I will **read the table** first, then `count` rows:\n\n- step one\n- step two\n\n"
-           f"{XSS} [docs](https://example.org/x) [bad](javascript:alert(1)) ![img](http://127.0.0.1:9/x.png)")
+THOUGHT = (
+    "I will **read the table** first, then `count` rows:\n\n- step one\n- step two\n\n"
+    f"{XSS} [docs](https://example.org/x) [bad](javascript:alert(1)) ![img](http://127.0.0.1:9/x.png)"
+)
 
 #: every tag a Markdown tree may hold
-TAGS = {"p", "h3", "h4", "h5", "h6", "em", "strong", "s", "code", "pre", "ul", "ol", "li", "blockquote", "hr", "br",
-        "table", "thead", "tbody", "tr", "th", "td", "a"}
+TAGS = {
+    "p",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "em",
+    "strong",
+    "s",
+    "code",
+    "pre",
+    "ul",
+    "ol",
+    "li",
+    "blockquote",
+    "hr",
+    "br",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "a",
+}
 
 
 def _script():
@@ -58,10 +83,34 @@ def agent_run(tmp_path_factory: pytest.TempPathFactory, repo_root: Path) -> Iter
     env.update(PYTHONPATH=str(repo_root), KRAMABENCH_CACHE=str(tmp / "cache"), COLUMNS="200")
     with OpenAIServer() as server:
         server.handler = _script()
-        p = subprocess.run([sys.executable, "-m", "kramabench", "run", "--workload", str(root), "--system", "code-agent",
-                            "--model", f"openai-compatible/test-model@{server.base_url}", "--results", str(res),
-                            "--run-id", "agent", "-j", "1", "--progress", "none", "--no-report"],
-                           capture_output=True, text=True, cwd=repo_root, env=env, timeout=600)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kramabench",
+                "run",
+                "--workload",
+                str(root),
+                "--system",
+                "code-agent",
+                "--model",
+                f"openai-compatible/test-model@{server.base_url}",
+                "--results",
+                str(res),
+                "--run-id",
+                "agent",
+                "-j",
+                "1",
+                "--progress",
+                "none",
+                "--no-report",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=repo_root,
+            env=env,
+            timeout=600,
+        )
     assert p.returncode == 0, p.stderr[-3000:]
     yield res
 
@@ -82,7 +131,9 @@ def test_each_step_has_its_model_call_one_request_away(agent_run: Path) -> None:
         # each step found by its text in the reply of the call that made it
         assert doc["steps"] == [{"step": n, "call": n - 1, "matched": "text"} for n in (1, 2, 3)]
         assert [c["step"] for c in solve] == [1, 2, 3]
-        assert all(c["prompt_tokens"] and c["model"].startswith("openai-compatible/test-model") for c in solve)
+        assert all(
+            c["prompt_tokens"] and c["model"].startswith("openai-compatible/test-model") for c in solve
+        )
         call = api.api_call(f, {"i": [str(row.i)], "index": ["1"]})
         msgs = call["call"]["messages"]
         assert msgs[0]["role"] == "system" and msgs[-1]["role"] == "user"  # the whole request, as sent
@@ -121,8 +172,12 @@ def test_thoughts_are_safe_markdown_and_code_is_highlighted(agent_run: Path) -> 
     text = "".join(n for n in nodes if isinstance(n, str))
     assert XSS in text  # the markup is text, whole
     assert "[bad](javascript:alert(1))" in text and "[image: img](http://127.0.0.1:9/x.png)" in text
-    assert [n["a"]["href"] for n in nodes if isinstance(n, dict) and n["t"] == "a"] == ["https://example.org/x"]
-    assert all(set(n.get("a", {})) <= {"href", "start", "align", "lang"} for n in nodes if isinstance(n, dict))
+    assert [n["a"]["href"] for n in nodes if isinstance(n, dict) and n["t"] == "a"] == [
+        "https://example.org/x"
+    ]
+    assert all(
+        set(n.get("a", {})) <= {"href", "start", "align", "lang"} for n in nodes if isinstance(n, dict)
+    )
     rec = doc["record"]
     code = render["/steps/0/code"]["hl"]
     assert "".join(t for _c, t in code) == rec["steps"][0]["code"]
@@ -136,14 +191,21 @@ def test_thoughts_are_safe_markdown_and_code_is_highlighted(agent_run: Path) -> 
 def test_highlight_and_markdown_keep_every_character() -> None:
     text = "x = '\u202eexe.png'  # \x1b[31m<b>\n\tprint(x)\r\n"
     assert "".join(t for _c, t in highlight(text)).replace("\r", "") == text.replace("\r", "")
-    assert "".join(t for _c, t in highlight("Traceback (most recent call last):\n  File \"a\"\nKeyError: 'k'\n", "output"))
+    assert "".join(
+        t
+        for _c, t in highlight("Traceback (most recent call last):\n  File \"a\"\nKeyError: 'k'\n", "output")
+    )
     assert highlight("x" * 300_000) is None  # too long: shown plain
     md = markdown("<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>")
-    assert md == [{"t": "p", "c": ["<script>alert(1)</script>"]}, {"t": "p", "c": ["<img src=x onerror=alert(2)>"]}]
+    assert md == [
+        {"t": "p", "c": ["<script>alert(1)</script>"]},
+        {"t": "p", "c": ["<img src=x onerror=alert(2)>"]},
+    ]
     fence = markdown("```python\nprint(1)\n```")[0]
     assert fence["t"] == "pre" and fence["c"][0]["hl"][0] == ["nb", "print"]
-    assert record_render({"steps": [{"thought": "**a**", "code": "x=1"}], "transcript": [{"response": "# t"}]}).keys() == {
-        "/steps/0/thought", "/steps/0/code", "/transcript/0/response"}
+    assert record_render(
+        {"steps": [{"thought": "**a**", "code": "x=1"}], "transcript": [{"response": "# t"}]}
+    ).keys() == {"/steps/0/thought", "/steps/0/code", "/transcript/0/response"}
 
 
 def test_a_big_record_is_cut_and_whole_one_request_away(results: Path) -> None:
@@ -153,10 +215,17 @@ def test_a_big_record_is_cut_and_whole_one_request_away(results: Path) -> None:
 
     big = "line of a huge reply\n" * 600_000  # 12.6 MB
     many = list(range(50_000))
-    rec = record("big", "legal", "legal-hard-1", 1.0, answer=many, extra={"steps": [{"step": 1, "outcome": "ok",
-                                                                                     "observation": big, "code": "print(1)"}]})
+    rec = record(
+        "big",
+        "legal",
+        "legal-hard-1",
+        1.0,
+        answer=many,
+        extra={"steps": [{"step": 1, "outcome": "ok", "observation": big, "code": "print(1)"}]},
+    )
     write_run(results, "big", [rec], manifest_doc=manifest("big"))
     with ViewServer(results) as server:
+
         def get(path: str) -> tuple[bytes, dict[str, str]]:
             with urllib.request.urlopen(server.url + path.lstrip("/")) as r:
                 return r.read(), {k.lower(): v for k, v in r.headers.items()}
@@ -171,7 +240,9 @@ def test_a_big_record_is_cut_and_whole_one_request_away(results: Path) -> None:
         assert json.loads(whole)["value"] == big
         text, headers = get("/api/runs/big/field?i=0&path=/steps/0/observation&format=text")
         assert text.decode() == big and headers["content-type"].startswith("text/plain")
-        assert "sandbox" in headers["content-security-policy"] and headers["x-content-type-options"] == "nosniff"
+        assert (
+            "sandbox" in headers["content-security-policy"] and headers["x-content-type-options"] == "nosniff"
+        )
         assert json.loads(get("/api/runs/big/field?i=0&path=/answer")[0])["value"] == many
         raw, headers = get("/api/runs/big/raw?i=0")
         assert json.loads(raw) == rec and "sandbox" in headers["content-security-policy"]
@@ -188,7 +259,9 @@ def test_cut_paths_are_json_pointers() -> None:
     assert [len(s) for s in cut["x"]] == [50, 50, 50, 5]
 
 
-def test_the_tables_by_domain_and_difficulty_are_the_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_tables_by_domain_and_difficulty_are_the_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from kramabench.report.load import load_run
     from kramabench.report.tables import difficulty_table, domain_table
     from kramabench.run.runner import RunOptions
@@ -214,18 +287,27 @@ def test_the_tables_by_domain_and_difficulty_are_the_reports(tmp_path: Path, mon
     f = api.run("t")
     doc = api.api_breakdown(f)
     run = load_run(res / "t")
-    for table, mine in ((domain_table([run], "end-to-end"), doc["domains"]),
-                        (difficulty_table([run], "end-to-end"), doc["difficulties"])):
+    for table, mine in (
+        (domain_table([run], "end-to-end"), doc["domains"]),
+        (difficulty_table([run], "end-to-end"), doc["difficulties"]),
+    ):
         assert table is not None
         assert [c["label"] for c in mine] == table.columns
         for cell, ref in zip(mine, table.rows[0].cells, strict=True):
             got = cell["verified"]
             assert (got["score"], got["ci_low"], got["ci_high"], got["n_scored"], got["n_unscored"]) == (
-                ref.mean, ref.lo, ref.hi, ref.n, ref.n_unscored), cell["label"]
+                ref.mean,
+                ref.lo,
+                ref.hi,
+                ref.n,
+                ref.n_unscored,
+            ), cell["label"]
     # the score of what a filter keeps: one domain is that domain's cell, to the digit
     rows = api.api_rows(f, {"domain": ["beta"]})
     beta = next(c for c in doc["domains"] if c["label"] == "beta")
     assert rows["kept"]["verified"] == beta["verified"] and rows["kept"]["official"] == beta["official"]
-    assert api.api_rows(f, {"sort": ["-verified"]})["kept"] is None  # no filter: the whole run's, in the summary
+    assert (
+        api.api_rows(f, {"sort": ["-verified"]})["kept"] is None
+    )  # no filter: the whole run's, in the summary
     both = api.api_rows(f, {"domain": ["beta"], "q": ["beta-easy"]})["kept"]["verified"]
     assert both["tasks"] == 3

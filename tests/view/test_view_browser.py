@@ -29,11 +29,34 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ViewServer,
     results.mkdir()
     build_two_runs(results, write_workload(base / "wl"))
     recs = [
-        record("xss", "legal", XSS, 0.0, answer=XSS, code=XSS, error=None,
-               extra={"artifacts": [
-                   {"name": "plot.png", "path": "artifacts/t/plot.png", "bytes": len(PNG), "sha256": "a" * 64, "media_type": "image/png"},
-                   {"name": "t.csv", "path": "artifacts/t/t.csv", "bytes": 20, "sha256": "b" * 64, "media_type": "text/csv"}],
-                   XSS: XSS}),
+        record(
+            "xss",
+            "legal",
+            XSS,
+            0.0,
+            answer=XSS,
+            code=XSS,
+            error=None,
+            extra={
+                "artifacts": [
+                    {
+                        "name": "plot.png",
+                        "path": "artifacts/t/plot.png",
+                        "bytes": len(PNG),
+                        "sha256": "a" * 64,
+                        "media_type": "image/png",
+                    },
+                    {
+                        "name": "t.csv",
+                        "path": "artifacts/t/t.csv",
+                        "bytes": 20,
+                        "sha256": "b" * 64,
+                        "media_type": "text/csv",
+                    },
+                ],
+                XSS: XSS,
+            },
+        ),
     ]
     d = write_run(results, "xss", recs)
     (d / "artifacts" / "t").mkdir(parents=True)
@@ -127,7 +150,9 @@ def test_open_a_task_with_50_steps_and_unknown_fields(site: Any, browser: Browse
     assert "step 1" in summary and "Step 1: look at the table" in summary
     b.click("#sec-steps button.expand-all")
     assert b.eval("[...document.querySelectorAll('#sec-steps details.step')].every(d => d.open)")
-    assert "print(len(df))" in b.eval("document.querySelector('#sec-steps details.step pre.code').textContent")
+    assert "print(len(df))" in b.eval(
+        "document.querySelector('#sec-steps details.step pre.code').textContent"
+    )
     # back to the filtered table through the crumbs
     b.click("#crumbs a")
     assert rows_now(b, 5)[0] == "legal-hard-1"
@@ -151,9 +176,13 @@ def test_compare_two_runs(site: Any, browser: Browser) -> None:
     b.click('input.pick[data-run="run-b"]')
     b.click("#compare-btn")
     b.wait_for("document.querySelectorAll('tr.cmp-row').length === 10")
-    rows = b.eval("[...document.querySelectorAll('tr.cmp-row')].map(r => [r.dataset.task, r.classList.contains('differ')])")
+    rows = b.eval(
+        "[...document.querySelectorAll('tr.cmp-row')].map(r => [r.dataset.task, r.classList.contains('differ')])"
+    )
     assert [d for _, d in rows] == [True] * 6 + [False] * 4
-    ref = compare([server.index.get("run-b"), server.index.get("run-a")], CompareQuery(runs=["run-b", "run-a"]))
+    ref = compare(
+        [server.index.get("run-b"), server.index.get("run-a")], CompareQuery(runs=["run-b", "run-a"])
+    )
     diff = b.eval("document.querySelector('td.diff').textContent")
     pair = ref["pairs"][0]
     assert diff == f"{pair['mean_diff'] * -100:+.1f} pp" or diff == f"+{-pair['mean_diff'] * 100:.1f} pp"
@@ -163,7 +192,9 @@ def test_compare_two_runs(site: Any, browser: Browser) -> None:
     assert "attempt 1" in b.eval("document.querySelector('main').innerText")
     b.eval("history.back()")
     b.wait_for("document.querySelectorAll('tr.cmp-row').length === 10")
-    b.eval("document.getElementById('only').value = 'same'; document.getElementById('only').dispatchEvent(new Event('change'))")
+    b.eval(
+        "document.getElementById('only').value = 'same'; document.getElementById('only').dispatchEvent(new Event('change'))"
+    )
     b.wait_for("document.querySelectorAll('tr.cmp-row').length === 4")
     assert not b.errors, b.errors
 

@@ -37,8 +37,15 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ViewServer,
     size = (unit / "warehouse.duckdb").stat().st_size
     lines = (d / "records.jsonl").read_text().splitlines()
     rec = json.loads(lines[4])
-    rec["artifacts"] = [{"name": "out/warehouse.duckdb", "path": "artifacts/legal-hard-5/out/warehouse.duckdb", "bytes": size,
-                         "sha256": "e" * 64, "media_type": "application/vnd.duckdb"}]
+    rec["artifacts"] = [
+        {
+            "name": "out/warehouse.duckdb",
+            "path": "artifacts/legal-hard-5/out/warehouse.duckdb",
+            "bytes": size,
+            "sha256": "e" * 64,
+            "media_type": "application/vnd.duckdb",
+        }
+    ]
     lines[4] = json.dumps(rec)
     (d / "records.jsonl").write_text("\n".join(lines) + "\n")
     with ViewServer(results, poll_s=0.2) as server:
@@ -78,9 +85,15 @@ def test_the_run_list_shows_both_numbers(site: Any, browser: Browser) -> None:
     open_page(b, server)
     b.wait_for("document.querySelectorAll('tr.run').length === 3")
     s = server.index.get("agent").summary()
-    cells = b.eval("(() => { const r = document.querySelector('tr.run[data-run=\"agent\"]'); "
-                   "return [r.querySelector('td.score.verified b').textContent, r.querySelector('td.score.official b').textContent]; })()")
-    assert cells == [pct(s["golds"]["verified"]["score"]), pct(s["golds"]["official"]["score"])] == ["40.0", "30.1"]
+    cells = b.eval(
+        "(() => { const r = document.querySelector('tr.run[data-run=\"agent\"]'); "
+        "return [r.querySelector('td.score.verified b').textContent, r.querySelector('td.score.official b').textContent]; })()"
+    )
+    assert (
+        cells
+        == [pct(s["golds"]["verified"]["score"]), pct(s["golds"]["official"]["score"])]
+        == ["40.0", "30.1"]
+    )
     heads = b.eval("[...document.querySelectorAll('table.runs th')].map(t => t.textContent)")
     assert "Verified % [95% CI]" in heads and "Official % (paper-comparable)" in heads
     assert not b.errors, b.errors
@@ -95,16 +108,26 @@ def test_the_run_page_shows_the_floors_and_the_agents_totals(site: Any, browser:
     rows_now(b, 5)
     b.wait_for("document.getElementById('golds-table') !== null")
     # the floors in one line above the table (verified / official), the whole golds section one click away
-    line = b.eval("Object.fromEntries([...document.querySelectorAll('#floors-line b[data-floor]')].map(e => [e.dataset.floor, e.textContent]))")
+    line = b.eval(
+        "Object.fromEntries([...document.querySelectorAll('#floors-line b[data-floor]')].map(e => [e.dataset.floor, e.textContent]))"
+    )
     assert line == {"zero": "10.0 / 10.0", "empty": "0.0 / 0.0", "idk": "0.0 / 0.0", "bounded": "40.0 / 20.0"}
     panel = floors_panel(server.index.get("agent"))
-    got = b.eval("Object.fromEntries([...document.querySelectorAll('#golds-table tr.gl[data-line]')].filter(r => r.dataset.line)"
-                 ".map(r => [r.dataset.line, [...r.querySelectorAll('td.num')].map(c => c.textContent)]))")
+    got = b.eval(
+        "Object.fromEntries([...document.querySelectorAll('#golds-table tr.gl[data-line]')].filter(r => r.dataset.line)"
+        ".map(r => [r.dataset.line, [...r.querySelectorAll('td.num')].map(c => c.textContent)]))"
+    )
     for k in ("zero", "empty", "idk"):
-        assert got["floor-" + k] == [pct(panel["golds"]["official"]["floors"][k]), pct(panel["golds"]["verified"]["floors"][k])]
+        assert got["floor-" + k] == [
+            pct(panel["golds"]["official"]["floors"][k]),
+            pct(panel["golds"]["verified"]["floors"][k]),
+        ]
     # constant 0 on a numeric-approximate gold gets half its points (official gold 31 of legal-hard-1)
     assert got["floor-zero"] == ["10.0", "10.0"]
-    assert got["bounded"] == [pct(panel["golds"]["official"]["system_bounded"]), pct(panel["golds"]["verified"]["system_bounded"])]
+    assert got["bounded"] == [
+        pct(panel["golds"]["official"]["system_bounded"]),
+        pct(panel["golds"]["verified"]["system_bounded"]),
+    ]
     assert got["system"][0].startswith("30.1") and got["system"][1].startswith("40.0")
     text = b.eval("document.getElementById('golds').textContent")
     assert "tasks by reviewed class" in text and "gold-defect 1" in text and "reproduces 2" in text
@@ -112,7 +135,9 @@ def test_the_run_page_shows_the_floors_and_the_agents_totals(site: Any, browser:
     assert f"{facts['steps']} steps" in totals and f"{facts['format_errors']} replies without code" in totals
     assert f"{facts['step_timeouts']} steps timed out" in totals and "max_steps 1" in totals
     # the step count column, and how each task ended
-    ends = b.eval("Object.fromEntries([...document.querySelectorAll('tr.task')].map(r => [r.dataset.task, r.querySelector('td.agent-end').firstChild.textContent]))")
+    ends = b.eval(
+        "Object.fromEntries([...document.querySelectorAll('tr.task')].map(r => [r.dataset.task, r.querySelector('td.agent-end').firstChild.textContent]))"
+    )
     assert ends == facts["ends"]
     assert not b.errors, b.errors
 
@@ -140,7 +165,12 @@ def test_filters_by_class_agent_end_and_a_step_that_timed_out(site: Any, browser
     # a run without classes or steps offers no such chips
     open_page(b, server, "?run=run-a")
     rows_now(b, 10)
-    assert b.eval("document.querySelectorAll('.facet[data-facet=\"gold_class\"], .facet[data-facet=\"agent\"], .facet[data-facet=\"step\"]').length") == 0
+    assert (
+        b.eval(
+            'document.querySelectorAll(\'.facet[data-facet="gold_class"], .facet[data-facet="agent"], .facet[data-facet="step"]\').length'
+        )
+        == 0
+    )
     assert not b.errors, b.errors
 
 
@@ -151,14 +181,20 @@ def test_a_task_shows_both_golds_with_its_class(site: Any, browser: Browser) -> 
     rows_now(b, 5)
     b.click('tr.task[data-task="legal-hard-1"] a')
     b.wait_for("document.querySelectorAll('#sec-golds tr.gold-row').length === 2")
-    golds = b.eval("Object.fromEntries([...document.querySelectorAll('#sec-golds tr.gold-row')].map(r => "
-                   "[r.dataset.gold, [r.querySelector('pre').textContent, r.querySelector('td.num').textContent]]))")
+    golds = b.eval(
+        "Object.fromEntries([...document.querySelectorAll('#sec-golds tr.gold-row')].map(r => "
+        "[r.dataset.gold, [r.querySelector('pre').textContent, r.querySelector('td.num').textContent]]))"
+    )
     assert golds == {"verified": ["0.31", "100.0"], "official": ["31", "50.3"]}
     assert b.eval("document.querySelector('#sec-golds .badge.cls').textContent") == "gold-defect"
-    assert "the run's gold" in b.eval("document.querySelector('#sec-golds tr.gold-row[data-gold=\"verified\"] th').textContent")
+    assert "the run's gold" in b.eval(
+        "document.querySelector('#sec-golds tr.gold-row[data-gold=\"verified\"] th').textContent"
+    )
     # the steps: how the agent ended, the step that timed out marked
     assert "ended: final_answer" in b.eval("document.querySelector('#sec-steps .agent-facts').textContent")
-    assert b.eval("[...document.querySelectorAll('#sec-steps details.step')].map(d => d.dataset.outcome)") == ["ok", "timeout", "final_answer"]
+    assert b.eval(
+        "[...document.querySelectorAll('#sec-steps details.step')].map(d => d.dataset.outcome)"
+    ) == ["ok", "timeout", "final_answer"]
     assert not b.errors, b.errors
 
 
@@ -166,8 +202,13 @@ def test_previous_and_next_follow_the_filter_and_the_sort(site: Any, browser: Br
     server, _ = site
     b = browser
     query = "run=run-a&outcome=correct,wrong,error&sort=-wall"
-    want = [r.task_id for r in filtered(server.index.get("run-a").snapshot(),
-                                        RowQuery(outcome=["correct", "wrong", "error"], sort="-wall"))]
+    want = [
+        r.task_id
+        for r in filtered(
+            server.index.get("run-a").snapshot(),
+            RowQuery(outcome=["correct", "wrong", "error"], sort="-wall"),
+        )
+    ]
     open_page(b, server, "?" + query)
     table = rows_now(b, len(want))
     assert table == want and len(want) >= 4
@@ -176,7 +217,10 @@ def test_previous_and_next_follow_the_filter_and_the_sort(site: Any, browser: Br
     for k in range(len(want)):
         b.wait_for(f"document.getElementById('task-nav')?.dataset.position === '{k + 1}'")
         seen.append(b.eval("document.getElementById('task-title').textContent"))
-        assert b.eval("document.getElementById('task-nav').textContent").count(f"task {k + 1} of {len(want)}") == 1
+        assert (
+            b.eval("document.getElementById('task-nav').textContent").count(f"task {k + 1} of {len(want)}")
+            == 1
+        )
         if k + 1 < len(want):
             if k % 2:
                 b.click("#next-task")
@@ -204,14 +248,18 @@ def test_a_duckdb_warehouse_is_previewed_as_tables_never_run(site: Any, browser:
     i = next(r.i for r in server.index.get("agent").snapshot() if r.task_id == "legal-hard-5")
     open_page(b, server, f"?run=agent&i={i}")
     b.wait_for("document.querySelector('.database') !== null", timeout=60)
-    tables = b.eval("[...document.querySelectorAll('.database details.db-table')].map(d => [d.dataset.table, "
-                    "d.querySelector('summary').textContent, d.querySelectorAll('tbody tr').length])")
+    tables = b.eval(
+        "[...document.querySelectorAll('.database details.db-table')].map(d => [d.dataset.table, "
+        "d.querySelector('summary').textContent, d.querySelectorAll('tbody tr').length])"
+    )
     names = [t[0] for t in tables]
     assert names == [XSS, "customers", "marts.revenue"]
     assert "1,234 rows" in tables[1][1] and tables[1][2] == 20
     assert "2 rows" in tables[2][1] and "generated, not shown: doubled" in tables[2][1]
-    cells = b.eval("[...document.querySelectorAll('.database details.db-table[data-table=\"marts.revenue\"] tbody tr')]"
-                   ".map(r => [...r.children].map(c => c.textContent))")
+    cells = b.eval(
+        "[...document.querySelectorAll('.database details.db-table[data-table=\"marts.revenue\"] tbody tr')]"
+        ".map(r => [...r.children].map(c => c.textContent))"
+    )
     assert cells == [["north", "7.50", "0.25", "[a, b]"], ["south", "NULL", "0.75", "[]"]]
     # the hostile table name and value are text; the view that reads a host file is listed, not run
     assert b.eval("document.querySelector('.database details.db-table tbody td').textContent") == XSS
@@ -230,16 +278,26 @@ def test_comparison_shows_both_numbers_and_switches_gold(site: Any, browser: Bro
     s = server.index.get("agent").summary()
     cells = b.eval("[...document.querySelectorAll('tr.cmp-run')][1].querySelectorAll('td.score b')")
     assert cells is not None
-    got = b.eval("[...[...document.querySelectorAll('tr.cmp-run')][1].querySelectorAll('td.score b')].map(c => c.textContent)")
+    got = b.eval(
+        "[...[...document.querySelectorAll('tr.cmp-run')][1].querySelectorAll('td.score b')].map(c => c.textContent)"
+    )
     assert got == [pct(s["golds"]["verified"]["score"]), pct(s["golds"]["official"]["score"])]
-    deltas = b.eval("[document.querySelector('td.diff-verified').textContent, document.querySelector('td.diff-official').textContent]")
+    deltas = b.eval(
+        "[document.querySelector('td.diff-verified').textContent, document.querySelector('td.diff-official').textContent]"
+    )
     assert deltas[0] != deltas[1]
     cell = "document.querySelector('tr.cmp-row[data-task=\"legal-hard-1\"] td.cell:last-of-type').textContent"
-    cell = ("(() => { const r = document.querySelector('tr.cmp-row[data-task=\"legal-hard-1\"]'); "
-            "return [...r.querySelectorAll('td.cell')].map(c => c.textContent); })()")
+    cell = (
+        "(() => { const r = document.querySelector('tr.cmp-row[data-task=\"legal-hard-1\"]'); "
+        "return [...r.querySelectorAll('td.cell')].map(c => c.textContent); })()"
+    )
     assert b.eval(cell) == ["100.0", "100.0"]
-    b.eval("document.getElementById('gold').value = 'official'; document.getElementById('gold').dispatchEvent(new Event('change'))")
-    b.wait_for("location.search.includes('gold=official') && document.querySelectorAll('tr.cmp-row').length === 5")
+    b.eval(
+        "document.getElementById('gold').value = 'official'; document.getElementById('gold').dispatchEvent(new Event('change'))"
+    )
+    b.wait_for(
+        "location.search.includes('gold=official') && document.querySelectorAll('tr.cmp-row').length === 5"
+    )
     b.wait_for("document.querySelector('h1').textContent.includes('official gold')")
     assert b.eval(cell) == ["100.0", "50.3"]
     assert not b.errors, b.errors

@@ -27,7 +27,9 @@ pytestmark = pytest.mark.browser
 
 LONG = "legal-hard-" + "x" * 2000
 BIDI = "safe\u202egnp.exe"
-THOUGHT = f"I will **read the table**, then `count` rows:\n\n- one\n- two\n\n{XSS}\n\n[docs](https://example.org/x)"
+THOUGHT = (
+    f"I will **read the table**, then `count` rows:\n\n- one\n- two\n\n{XSS}\n\n[docs](https://example.org/x)"
+)
 
 
 def agent_steps(run: str, task: int) -> list[dict[str, Any]]:
@@ -35,12 +37,25 @@ def agent_steps(run: str, task: int) -> list[dict[str, Any]]:
 
     steps = []
     for k in range(1, 4):
-        code = "final_answer(v)" if k == 3 else f"import pandas as pd\ndf = pd.read_csv('t{task}.csv')\nv = df.shape[{k - 1}] + {k if run == 'agent' else k + 1}\nprint(v)"
-        steps.append(AgentStep(step=k, outcome="final_answer" if k == 3 else ("timeout" if k == 2 and task == 1 else "ok"),
-                               thought=THOUGHT if k == 1 else f"step {k} of task {task}", code=code,
-                               observation="   a  b\n0  1  2\nKeyError: 'year'\n" if k == 1 else f"{k * 10}\n",
-                               prompt_tokens=1200 * k, completion_tokens=80, model_s=1.5 * k, code_s=0.5 if k < 3 else None,
-                               wall_s=2.2 * k).model_dump(mode="json"))
+        code = (
+            "final_answer(v)"
+            if k == 3
+            else f"import pandas as pd\ndf = pd.read_csv('t{task}.csv')\nv = df.shape[{k - 1}] + {k if run == 'agent' else k + 1}\nprint(v)"
+        )
+        steps.append(
+            AgentStep(
+                step=k,
+                outcome="final_answer" if k == 3 else ("timeout" if k == 2 and task == 1 else "ok"),
+                thought=THOUGHT if k == 1 else f"step {k} of task {task}",
+                code=code,
+                observation="   a  b\n0  1  2\nKeyError: 'year'\n" if k == 1 else f"{k * 10}\n",
+                prompt_tokens=1200 * k,
+                completion_tokens=80,
+                model_s=1.5 * k,
+                code_s=0.5 if k < 3 else None,
+                wall_s=2.2 * k,
+            ).model_dump(mode="json")
+        )
     return steps
 
 
@@ -57,17 +72,44 @@ def write_agent_run(results: Path, run: str, salt: str) -> None:
         for task in (1, 2):
             steps = agent_steps(run, task)
             tid = f"legal-hard-{task}"
-            recs.append(record(run, "legal", tid, 1.0 if task == 1 else 0.0, system="code-agent", model="openai/gpt-4.1",
-                               extra={"steps": steps}))
-            messages = [ChatMessage(role="system", content="You are a data scientist."), ChatMessage(role="user", content=f"Task {tid}: {XSS}")]
+            recs.append(
+                record(
+                    run,
+                    "legal",
+                    tid,
+                    1.0 if task == 1 else 0.0,
+                    system="code-agent",
+                    model="openai/gpt-4.1",
+                    extra={"steps": steps},
+                )
+            )
+            messages = [
+                ChatMessage(role="system", content="You are a data scientist."),
+                ChatMessage(role="user", content=f"Task {tid}: {XSS}"),
+            ]
             for n, s in enumerate(steps):
                 reply = f"Thought: {s['thought']}\n```python\n{s['code']}\n```\n"
-                rec_calls.write(CallRecord(task_key=call_key(salt, "end-to-end", "legal", tid, None), call_index=n,
-                                           request_hash="0" * 64, model_id="openai/gpt-4.1", provider="openai", model="gpt-4.1",
-                                           messages=list(messages), options={}, text=reply,
-                                           usage=Usage(prompt_tokens=s["prompt_tokens"], completion_tokens=80), latency_s=1.5,
-                                           finish_reason="stop", started_at=T0 + timedelta(seconds=n)))
-                messages += [ChatMessage(role="assistant", content=reply), ChatMessage(role="user", content=f"Observation: {s['observation']}")]
+                rec_calls.write(
+                    CallRecord(
+                        task_key=call_key(salt, "end-to-end", "legal", tid, None),
+                        call_index=n,
+                        request_hash="0" * 64,
+                        model_id="openai/gpt-4.1",
+                        provider="openai",
+                        model="gpt-4.1",
+                        messages=list(messages),
+                        options={},
+                        text=reply,
+                        usage=Usage(prompt_tokens=s["prompt_tokens"], completion_tokens=80),
+                        latency_s=1.5,
+                        finish_reason="stop",
+                        started_at=T0 + timedelta(seconds=n),
+                    )
+                )
+                messages += [
+                    ChatMessage(role="assistant", content=reply),
+                    ChatMessage(role="user", content=f"Observation: {s['observation']}"),
+                ]
     m = manifest(run, model="openai/gpt-4.1", domains=["legal"], planned=2)
     m["system"] = "code-agent"
     m["workload"]["name"] = "agent-suite"
@@ -92,19 +134,62 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ViewServer,
     write_agent_run(results, "agent", "salt-a")
     write_agent_run(results, "agent-2", "salt-b")
     hostile = "hostile-" + "h" * 200
-    write_run(results, hostile, [
-        record(hostile, "legal", LONG, 1.0, answer=LONG),
-        record(hostile, "legal", BIDI, 0.0, answer="abc\u202edef\u200b", code="x = 1  # \u202ereversed\n"),
-        record(hostile, "legal", XSS, 0.0, answer=XSS, extra={"steps": [{"step": 1, "outcome": "ok", "thought": XSS, "code": XSS}]}),
-        record(hostile, "legal", "legal-hard-99", 0.0),  # not in the workload file
-    ], manifest_doc=manifest(hostile, root=wl, domains=["legal"]))
-    write_run(results, "nowl", [record("nowl", "legal", "legal-hard-1", 1.0)],
-              manifest_doc=manifest("nowl", root=base / "gone", domains=["legal"]))
+    write_run(
+        results,
+        hostile,
+        [
+            record(hostile, "legal", LONG, 1.0, answer=LONG),
+            record(
+                hostile, "legal", BIDI, 0.0, answer="abc\u202edef\u200b", code="x = 1  # \u202ereversed\n"
+            ),
+            record(
+                hostile,
+                "legal",
+                XSS,
+                0.0,
+                answer=XSS,
+                extra={"steps": [{"step": 1, "outcome": "ok", "thought": XSS, "code": XSS}]},
+            ),
+            record(hostile, "legal", "legal-hard-99", 0.0),  # not in the workload file
+        ],
+        manifest_doc=manifest(hostile, root=wl, domains=["legal"]),
+    )
+    write_run(
+        results,
+        "nowl",
+        [record("nowl", "legal", "legal-hard-1", 1.0)],
+        manifest_doc=manifest("nowl", root=base / "gone", domains=["legal"]),
+    )
     big = "a line of a long reply\n" * 200_000
-    write_run(results, "big", [record("big", "legal", "legal-hard-1", 1.0, extra={"steps": [
-        {"step": 1, "outcome": "ok", "thought": "read it", "code": "print(open('x').read())", "observation": big}]})])
-    d = write_run(results, "killed", [record("killed", "legal", "legal-hard-1", 1.0)],
-                  manifest_doc=manifest("killed", status="running", planned=5))
+    write_run(
+        results,
+        "big",
+        [
+            record(
+                "big",
+                "legal",
+                "legal-hard-1",
+                1.0,
+                extra={
+                    "steps": [
+                        {
+                            "step": 1,
+                            "outcome": "ok",
+                            "thought": "read it",
+                            "code": "print(open('x').read())",
+                            "observation": big,
+                        }
+                    ]
+                },
+            )
+        ],
+    )
+    d = write_run(
+        results,
+        "killed",
+        [record("killed", "legal", "legal-hard-1", 1.0)],
+        manifest_doc=manifest("killed", status="running", planned=5),
+    )
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(d)], stdout=subprocess.PIPE, text=True)
     assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
     with ViewServer(results, poll_s=0.2) as server:
@@ -133,22 +218,36 @@ def open_page(b: Browser, server: ViewServer, query: str = "") -> None:
 
 def fits(b: Browser) -> None:
     """Nothing wider than the window: no horizontal scroll of the page."""
-    assert b.eval("document.documentElement.scrollWidth") <= b.eval("window.innerWidth"), b.eval("location.search")
+    assert b.eval("document.documentElement.scrollWidth") <= b.eval("window.innerWidth"), b.eval(
+        "location.search"
+    )
 
 
 def index_of(server: ViewServer, run: str, task: str) -> int:
     return next(r.i for r in server.index.get(run).snapshot() if r.task_id == task)
 
 
-def test_every_page_fits_1280_px_and_long_ids_are_cut_with_the_whole_id_on_hover(site: Any, browser: Browser) -> None:
+def test_every_page_fits_1280_px_and_long_ids_are_cut_with_the_whole_id_on_hover(
+    site: Any, browser: Browser
+) -> None:
     server, _ = site
     b = browser
     h = server.hostile
     i = index_of(server, h, LONG)
-    for query in ("", f"?run={h}", f"?run={h}&i={i}", f"?compare={h},run-a", "?run=agent", f"?run=agent&i={index_of(server, 'agent', 'legal-hard-1')}",
-                  "?compare=run-a,run-b", "?compare=agent,agent-2&diff=0,0"):
+    for query in (
+        "",
+        f"?run={h}",
+        f"?run={h}&i={i}",
+        f"?compare={h},run-a",
+        "?run=agent",
+        f"?run=agent&i={index_of(server, 'agent', 'legal-hard-1')}",
+        "?compare=run-a,run-b",
+        "?compare=agent,agent-2&diff=0,0",
+    ):
         open_page(b, server, query)
-        b.wait_for("document.querySelector('main table, main h1#task-title, main #diff-title') !== null && !document.querySelector('main').textContent.includes('Loading')")
+        b.wait_for(
+            "document.querySelector('main table, main h1#task-title, main #diff-title') !== null && !document.querySelector('main').textContent.includes('Loading')"
+        )
         b.wait_for("document.querySelector('main').textContent.length > 200")
         fits(b)
         assert not b.errors, (query, b.errors)
@@ -165,8 +264,10 @@ def test_the_comparisons_baseline_row_is_readable_and_clickable(site: Any, brows
     b = browser
     open_page(b, server, "?compare=run-a,run-b")
     b.wait_for("document.querySelectorAll('tr.cmp-run').length === 2")
-    probe = ("(() => { const td = document.querySelector('tr.cmp-run td.score.verified'); const r = td.getBoundingClientRect();"
-             " const e = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); return e !== null && td.contains(e); })()")
+    probe = (
+        "(() => { const td = document.querySelector('tr.cmp-run td.score.verified'); const r = td.getBoundingClientRect();"
+        " const e = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2); return e !== null && td.contains(e); })()"
+    )
     for y in (0, 40, 80):
         b.eval(f"window.scrollTo(0, {y})")
         b.eval("new Promise(r => requestAnimationFrame(() => r(1)))")
@@ -204,7 +305,9 @@ def test_bidi_and_control_characters_are_shown_escaped(site: Any, browser: Brows
     b.wait_for("document.querySelectorAll('tr.task').length === 4")
     ids = b.eval("[...document.querySelectorAll('tr.task td.task-id a')].map(a => a.textContent)")
     assert "safe\\u202egnp.exe" in ids
-    assert "\u202e" not in b.eval("document.body.innerText") and "\u200b" not in b.eval("document.body.innerText")
+    assert "\u202e" not in b.eval("document.body.innerText") and "\u200b" not in b.eval(
+        "document.body.innerText"
+    )
     assert "abc\\u202edef\\u200b" in b.eval("document.body.innerText")
     b.click(f'tr.task[data-i="{index_of(server, h, BIDI)}"] td.task-id a')
     b.wait_for("document.getElementById('task-title') !== null")
@@ -230,11 +333,15 @@ def test_markup_in_any_record_stays_text(site: Any, browser: Browser) -> None:
     md = b.eval("document.querySelector('#sec-steps details.step .md').innerHTML")
     assert "<strong>read the table</strong>" in md and "<code>count</code>" in md and "<li>one</li>" in md
     assert "&lt;script&gt;" in md and "<script" not in md and "<img" not in md
-    assert b.eval("document.querySelector('#sec-steps .md a').getAttribute('href')") == "https://example.org/x"
+    assert (
+        b.eval("document.querySelector('#sec-steps .md a').getAttribute('href')") == "https://example.org/x"
+    )
     assert b.eval("document.querySelector('#sec-steps .md a').rel").startswith("noopener")
 
 
-def test_an_agents_steps_highlighted_with_a_timeline_and_their_model_calls(site: Any, browser: Browser) -> None:
+def test_an_agents_steps_highlighted_with_a_timeline_and_their_model_calls(
+    site: Any, browser: Browser
+) -> None:
     server, _ = site
     b = browser
     i = index_of(server, "agent", "legal-hard-1")
@@ -244,27 +351,42 @@ def test_an_agents_steps_highlighted_with_a_timeline_and_their_model_calls(site:
     assert b.eval("document.querySelectorAll('#timeline .tl-row').length") == 3
     legend = b.eval("document.querySelector('#timeline .tl-legend').textContent")
     assert "model 9.00 s" in legend and "code 1.00 s" in legend and "7,440 tokens" in legend
-    widths = b.eval("[...document.querySelectorAll('#timeline .tl-row .seg.model')].map(s => parseFloat(s.style.width))")
+    widths = b.eval(
+        "[...document.querySelectorAll('#timeline .tl-row .seg.model')].map(s => parseFloat(s.style.width))"
+    )
     assert widths[0] < widths[1] < widths[2]
     b.click('#timeline .tl-row[data-step="2"]')
     b.wait_for("document.querySelector('#sec-steps details.step[data-n=\"2\"]').open")
     # code and output highlighted (Pygments' classes), the whole text kept
-    step1 = "#sec-steps details.step[data-n=\"1\"]"
+    step1 = '#sec-steps details.step[data-n="1"]'
     b.click(f"{step1} summary")
     b.wait_for(f"document.querySelector('{step1} [data-field=\"code\"] pre.hl') !== null")
-    assert b.eval(f"document.querySelector('{step1} [data-field=\"code\"] pre.hl .kn').textContent") == "import"
-    assert "pd.read_csv('t1.csv')" in b.eval(f"document.querySelector('{step1} [data-field=\"code\"] pre').textContent")
-    assert b.eval(f"document.querySelector('{step1} [data-field=\"observation\"] pre.hl .gr').textContent") == "KeyError: 'year'"
-    assert b.eval("getComputedStyle(document.querySelector('pre.hl .kn')).color") != b.eval("getComputedStyle(document.querySelector('pre.hl')).color")
+    assert (
+        b.eval(f"document.querySelector('{step1} [data-field=\"code\"] pre.hl .kn').textContent") == "import"
+    )
+    assert "pd.read_csv('t1.csv')" in b.eval(
+        f"document.querySelector('{step1} [data-field=\"code\"] pre').textContent"
+    )
+    assert (
+        b.eval(f"document.querySelector('{step1} [data-field=\"observation\"] pre.hl .gr').textContent")
+        == "KeyError: 'year'"
+    )
+    assert b.eval("getComputedStyle(document.querySelector('pre.hl .kn')).color") != b.eval(
+        "getComputedStyle(document.querySelector('pre.hl')).color"
+    )
     # its model call, one click away: the whole request and the reply
     b.wait_for(f"document.querySelector('{step1} button.show-call') !== null")
     b.click(f"{step1} button.show-call")
     b.wait_for(f"document.querySelector('{step1} .call details.msg') !== null")
-    msgs = b.eval(f"[...document.querySelectorAll('{step1} .call details.msg')].map(d => d.querySelector('summary b').textContent)")
+    msgs = b.eval(
+        f"[...document.querySelectorAll('{step1} .call details.msg')].map(d => d.querySelector('summary b').textContent)"
+    )
     assert msgs == ["system", "user"]
     assert XSS in b.eval(f"document.querySelector('{step1} .call details.msg:last-of-type pre').textContent")
-    assert "pd.read_csv('t1.csv')" in b.eval(f"document.querySelector('{step1} .call pre.reply-text').textContent")
-    step3 = "#sec-steps details.step[data-n=\"3\"]"
+    assert "pd.read_csv('t1.csv')" in b.eval(
+        f"document.querySelector('{step1} .call pre.reply-text').textContent"
+    )
+    step3 = '#sec-steps details.step[data-n="3"]'
     b.click(f"{step3} summary")
     b.wait_for(f"document.querySelector('{step3} button.show-call') !== null")
     b.click(f"{step3} button.show-call")
@@ -284,11 +406,20 @@ def test_two_runs_steps_side_by_side(site: Any, browser: Browser) -> None:
     b.wait_for("document.querySelectorAll('tr.diff-step').length === 3")
     assert "diff=" in b.eval("location.search")
     # step 1's code differs in one line: the first run's line marked −, the second's +
-    dels = b.eval("[...document.querySelectorAll('tr.diff-step[data-step=\"1\"] .dl.del')].map(x => x.textContent)")
-    adds = b.eval("[...document.querySelectorAll('tr.diff-step[data-step=\"1\"] .dl.add')].map(x => x.textContent)")
+    dels = b.eval(
+        "[...document.querySelectorAll('tr.diff-step[data-step=\"1\"] .dl.del')].map(x => x.textContent)"
+    )
+    adds = b.eval(
+        "[...document.querySelectorAll('tr.diff-step[data-step=\"1\"] .dl.add')].map(x => x.textContent)"
+    )
     assert dels == ["v = df.shape[0] + 1\n"] and adds == ["v = df.shape[0] + 2\n"]
     assert b.eval("document.querySelector('tr.diff-step[data-step=\"3\"]').classList.contains('same')")
-    assert b.eval("kbLineDiff('a\\nb\\nc', 'a\\nx\\nc')") == [["same", "a"], ["del", "b"], ["add", "x"], ["same", "c"]]
+    assert b.eval("kbLineDiff('a\\nb\\nc', 'a\\nx\\nc')") == [
+        ["same", "a"],
+        ["del", "b"],
+        ["add", "x"],
+        ["same", "c"],
+    ]
     fits(b)
     assert not b.errors, b.errors
 
@@ -305,10 +436,14 @@ def test_a_big_record_opens_fast_cut_with_show_all(site: Any, browser: Browser) 
     assert "1 value shown in part" in b.eval("document.querySelector('.cut-summary').textContent")
     b.click("#sec-steps details.step summary")
     b.wait_for("document.querySelector('.cut-note') !== null")
-    assert "showing the first 20,000 of 4,600,000 characters" in b.eval("document.querySelector('.cut-note').textContent")
+    assert "showing the first 20,000 of 4,600,000 characters" in b.eval(
+        "document.querySelector('.cut-note').textContent"
+    )
     link = b.eval("document.querySelector('.cut-note a').getAttribute('href')")
     assert "format=text" in link and "path=%2Fsteps%2F0%2Fobservation" in link
-    assert b.eval("document.querySelector('.cut-note button.show-all')") is None  # too long to show here: opened apart
+    assert (
+        b.eval("document.querySelector('.cut-note button.show-all')") is None
+    )  # too long to show here: opened apart
     assert b.eval("document.querySelector('[data-field=\"observation\"] pre').textContent.length") == 20_000
     assert not b.errors, b.errors
 
@@ -389,7 +524,10 @@ def test_the_run_list_filters_sorts_and_searches(site: Any, browser: Browser) ->
     b.wait_for(f"document.querySelectorAll('tr.run').length === {n}")
     b.click('#run-facets .facet[data-facet="system"] .chip[data-value="code-agent"]')
     b.wait_for("document.querySelectorAll('tr.run').length === 2")
-    assert sorted(b.eval("[...document.querySelectorAll('tr.run')].map(r => r.dataset.run)")) == ["agent", "agent-2"]
+    assert sorted(b.eval("[...document.querySelectorAll('tr.run')].map(r => r.dataset.run)")) == [
+        "agent",
+        "agent-2",
+    ]
     assert "system=code-agent" in b.eval("location.search")
     b.click('#run-facets .facet[data-facet="system"] .chip[data-value="code-agent"]')
     b.wait_for(f"document.querySelectorAll('tr.run').length === {n}")
@@ -401,7 +539,11 @@ def test_the_run_list_filters_sorts_and_searches(site: Any, browser: Browser) ->
     b.wait_for("location.search.includes('sort=-verified')")
     scores = b.eval("[...document.querySelectorAll('tr.run td.score.verified b')].map(b => b.textContent)")
     nums = [float(x) for x in scores if x != "–"]
-    assert nums == sorted(nums, reverse=True) and scores[-len(scores) + len(nums):] == scores[len(nums):] or True
+    assert (
+        nums == sorted(nums, reverse=True)
+        and scores[-len(scores) + len(nums) :] == scores[len(nums) :]
+        or True
+    )
     assert nums == sorted(nums, reverse=True)
     # a shared link gives the same view
     open_page(b, server, "?status=interrupted,finished&sort=run&q=agent")
@@ -410,7 +552,9 @@ def test_the_run_list_filters_sorts_and_searches(site: Any, browser: Browser) ->
     assert not b.errors, b.errors
 
 
-def test_the_run_page_has_the_reports_tables_and_the_score_of_what_the_filter_keeps(site: Any, browser: Browser) -> None:
+def test_the_run_page_has_the_reports_tables_and_the_score_of_what_the_filter_keeps(
+    site: Any, browser: Browser
+) -> None:
     server, _ = site
     b = browser
     open_page(b, server, "?run=run-a")
@@ -426,7 +570,11 @@ def test_the_run_page_has_the_reports_tables_and_the_score_of_what_the_filter_ke
     b.wait_for("document.getElementById('kept') !== null")
     kept = b.eval("document.getElementById('kept').textContent")
     lo, hi = legal["verified"]["ci_low"] * 100, legal["verified"]["ci_high"] * 100
-    assert f"{legal['verified']['score'] * 100:.1f}%" in kept and f"[{lo:.1f}, {hi:.1f}]" in kept and "5 tasks" in kept
+    assert (
+        f"{legal['verified']['score'] * 100:.1f}%" in kept
+        and f"[{lo:.1f}, {hi:.1f}]" in kept
+        and "5 tasks" in kept
+    )
     whole = b.eval("document.querySelector('.summary .whole').textContent")
     s = server.index.get("run-a").summary()
     assert f"{s['golds']['verified']['score'] * 100:.1f}%" in whole  # beside the whole run's

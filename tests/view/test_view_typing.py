@@ -74,12 +74,18 @@ FOCUS = "(() => { const e = document.activeElement; return [e.id, e.value, e.sel
 def focus(b: Browser, selector: str) -> None:
     """Focus a field once (as a click would) and mark the element: a field built again loses the mark."""
     b.wait_for(f"document.querySelector({json.dumps(selector)}) !== null")
-    b.eval(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.__mark = 1; e.focus(); }})()")
+    b.eval(
+        f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.__mark = 1; e.focus(); }})()"
+    )
 
 
 def live_records(b: Browser) -> int:
     """How many records the page says the live run has now (its progress)."""
-    return int(b.eval("document.querySelector('.summary .progress').textContent.trim().split('/')[0].replace(/,/g, '')"))
+    return int(
+        b.eval(
+            "document.querySelector('.summary .progress').textContent.trim().split('/')[0].replace(/,/g, '')"
+        )
+    )
 
 
 def typed(b: Browser, field_id: str, want: str, caret: int | None = None) -> None:
@@ -92,7 +98,9 @@ def open_page(b: Browser, server: ViewServer, query: str) -> None:
     b.goto(server.url + query)
 
 
-def test_a_person_typing_in_a_runs_search_keeps_every_character_and_the_focus(site: Any, browser: Browser) -> None:
+def test_a_person_typing_in_a_runs_search_keeps_every_character_and_the_focus(
+    site: Any, browser: Browser
+) -> None:
     server, writer = site
     b = browser
     open_page(b, server, "?run=live")
@@ -114,7 +122,9 @@ def test_a_person_typing_in_a_runs_search_keeps_every_character_and_the_focus(si
     b.wait_for("(document.getElementById('count').dataset.query || '').includes('q=legal-hard')")
     time.sleep(1.0)  # several live updates
     typed(b, "search", "legal-hard")
-    assert b.eval("[...document.querySelectorAll('tr.task')].every(r => r.dataset.task.includes('legal-hard'))")
+    assert b.eval(
+        "[...document.querySelectorAll('tr.task')].every(r => r.dataset.task.includes('legal-hard'))"
+    )
     assert not b.errors, b.errors
 
 
@@ -142,14 +152,20 @@ def test_an_input_method_composition_is_never_cut(site: Any, browser: Browser) -
     b.wait_for("document.querySelectorAll('tr.task').length >= 4")
     focus(b, "#search")
     # every search the page asks the viewer for
-    b.eval("window.__asked = []; const f = window.fetch; window.fetch = (u, o) => { window.__asked.push(String(u)); return f(u, o); }")
+    b.eval(
+        "window.__asked = []; const f = window.fetch; window.fetch = (u, o) => { window.__asked.push(String(u)); return f(u, o); }"
+    )
     b.type_keys("x ", pause_s=HUMAN)
-    b.compose(["に", "にほ", "にほん"], "日本", pause_s=HUMAN)  # each step longer than the page's typing pause
+    b.compose(
+        ["に", "にほ", "にほん"], "日本", pause_s=HUMAN
+    )  # each step longer than the page's typing pause
     typed(b, "search", "x 日本")
     b.wait_for("new URLSearchParams(location.search).get('q') === 'x 日本'")
     b.wait_for("(document.getElementById('count').dataset.query || '').includes('q=x+%E6%97%A5%E6%9C%AC')")
     # nothing was searched for in the middle of the composition
-    asked = b.eval("window.__asked.filter(u => u.includes('/rows?')).map(u => new URLSearchParams(u.split('?')[1]).get('q'))")
+    asked = b.eval(
+        "window.__asked.filter(u => u.includes('/rows?')).map(u => new URLSearchParams(u.split('?')[1]).get('q'))"
+    )
     assert "x 日本" in asked and not [q for q in asked if q and any(c in q for c in "にほん")], asked
     typed(b, "search", "x 日本")
     assert not b.errors, b.errors
@@ -162,16 +178,24 @@ def test_the_score_range_keeps_what_is_typed(site: Any, browser: Browser) -> Non
     b.wait_for("document.querySelectorAll('tr.task').length >= 4")
     focus(b, "#min")
     b.type_keys("50", pause_s=HUMAN)
-    assert b.eval("[document.activeElement.id, document.activeElement.value, document.activeElement.__mark]") == ["min", "50", 1]
+    assert b.eval(
+        "[document.activeElement.id, document.activeElement.value, document.activeElement.__mark]"
+    ) == ["min", "50", 1]
     b.wait_for("(document.getElementById('count').dataset.query || '').includes('min=50')")
     time.sleep(0.6)
-    assert b.eval("[document.activeElement.id, document.activeElement.value, document.activeElement.__mark]") == ["min", "50", 1]
-    assert b.eval("[...document.querySelectorAll('tr.task td.gold-verified')].every(c => parseFloat(c.textContent) >= 50)")
+    assert b.eval(
+        "[document.activeElement.id, document.activeElement.value, document.activeElement.__mark]"
+    ) == ["min", "50", 1]
+    assert b.eval(
+        "[...document.querySelectorAll('tr.task td.gold-verified')].every(c => parseFloat(c.textContent) >= 50)"
+    )
     b.key("Tab")  # on to the next field, which keeps what is typed too
     assert b.eval("document.activeElement.id") == "max"
     b.eval("document.activeElement.__mark = 1")
     b.type_keys("99", pause_s=HUMAN)
-    assert b.eval("[document.activeElement.id, document.activeElement.value, document.activeElement.__mark]") == ["max", "99", 1]
+    assert b.eval(
+        "[document.activeElement.id, document.activeElement.value, document.activeElement.__mark]"
+    ) == ["max", "99", 1]
     assert not b.errors, b.errors
 
 
@@ -185,12 +209,16 @@ def test_the_comparisons_search_while_a_run_grows(site: Any, browser: Browser) -
     typed(b, "search", "grid")
     b.wait_for("(document.getElementById('count').dataset.query || '').includes('q=grid')")
     n1 = b.eval("document.querySelectorAll('tr.cmp-row').length")
-    b.wait_for(f"document.querySelectorAll('tr.cmp-row').length > {n1}", timeout=10)  # the live run's new grid tasks
+    b.wait_for(
+        f"document.querySelectorAll('tr.cmp-row').length > {n1}", timeout=10
+    )  # the live run's new grid tasks
     typed(b, "search", "grid")
     b.type_keys("-1", pause_s=0.05)
     typed(b, "search", "grid-1")
     b.wait_for("(document.getElementById('count').dataset.query || '').includes('q=grid-1')")
-    assert b.eval("[...document.querySelectorAll('tr.cmp-row')].every(r => r.dataset.task.includes('grid-1'))")
+    assert b.eval(
+        "[...document.querySelectorAll('tr.cmp-row')].every(r => r.dataset.task.includes('grid-1'))"
+    )
     assert not b.errors, b.errors
 
 
@@ -204,13 +232,17 @@ def test_the_run_lists_search_while_runs_change(site: Any, browser: Browser) -> 
     b.type_keys("live", pause_s=HUMAN)
     typed(b, "runs-search", "live")
     b.wait_for("document.querySelectorAll('tr.run').length === 1")
-    b.wait_for(f"document.querySelector('tr.run[data-run=\"live\"] td.done').textContent !== {json.dumps(before)}")
+    b.wait_for(
+        f"document.querySelector('tr.run[data-run=\"live\"] td.done').textContent !== {json.dumps(before)}"
+    )
     typed(b, "runs-search", "live")
     for _ in range(4):
         b.key("Backspace")
     b.type_keys("llama")
     typed(b, "runs-search", "llama")
-    b.wait_for("document.querySelectorAll('tr.run').length === 1 && document.querySelector('tr.run').dataset.run === 'run-b'")
+    b.wait_for(
+        "document.querySelectorAll('tr.run').length === 1 && document.querySelector('tr.run').dataset.run === 'run-b'"
+    )
     assert "q=llama" in b.eval("location.search")
     assert not b.errors, b.errors
 
@@ -234,9 +266,18 @@ def test_sort_headers_are_reached_and_used_by_keyboard(site: Any, browser: Brows
     b.key("Enter")
     b.wait_for("(document.getElementById('count').dataset.query || '').includes('sort=verified')")
     assert b.eval("document.activeElement.closest('th').dataset.sort") == "verified"  # the focus stays on it
-    assert b.eval("document.querySelector('th[data-sort=\"verified\"]').getAttribute('aria-sort')") == "ascending"
+    assert (
+        b.eval("document.querySelector('th[data-sort=\"verified\"]').getAttribute('aria-sort')")
+        == "ascending"
+    )
     b.key(" ")
     b.wait_for("(document.getElementById('count').dataset.query || '').includes('sort=-verified')")
-    assert b.eval("document.querySelector('th[data-sort=\"verified\"]').getAttribute('aria-sort')") == "descending"
-    assert b.eval("[...document.querySelectorAll('tr.task')].map(r => r.dataset.task)")[-1] == "archeology-easy-5"
+    assert (
+        b.eval("document.querySelector('th[data-sort=\"verified\"]').getAttribute('aria-sort')")
+        == "descending"
+    )
+    assert (
+        b.eval("[...document.querySelectorAll('tr.task')].map(r => r.dataset.task)")[-1]
+        == "archeology-easy-5"
+    )
     assert not b.errors, b.errors

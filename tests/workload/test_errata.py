@@ -164,7 +164,16 @@ def test_absent_field_erratum_is_stale_once_upstream_adds_the_field(task_factory
     from kramabench.workload.errata import ErrataFile, Erratum
 
     ef = ErrataFile(
-        errata=[Erratum(domain="d", task="demo-easy-1", field="data_sources", new=["x"], reason="missing", has_old=False)]
+        errata=[
+            Erratum(
+                domain="d",
+                task="demo-easy-1",
+                field="data_sources",
+                new=["x"],
+                reason="missing",
+                has_old=False,
+            )
+        ]
     )
     _, applied, found = apply_errata([task_factory()], ef, "d")
     assert applied == [] and [f.code for f in found] == ["erratum_stale"]
@@ -174,7 +183,16 @@ def test_failing_transform_is_reported(task_factory):
     from kramabench.workload.errata import ErrataFile, Erratum
 
     ef = ErrataFile(
-        errata=[Erratum(domain="d", task="demo-easy-1", field="answer", old=1, transform="parse_list", reason="bad one")]
+        errata=[
+            Erratum(
+                domain="d",
+                task="demo-easy-1",
+                field="answer",
+                old=1,
+                transform="parse_list",
+                reason="bad one",
+            )
+        ]
     )
     raw = [task_factory()]
     tasks, applied, found = apply_errata(raw, ef, "d")
@@ -186,7 +204,9 @@ def test_errata_do_not_modify_the_input_list(task_factory):
 
     raw = [task_factory()]
     before = json.dumps(raw)
-    ef = ErrataFile(errata=[Erratum(domain="d", task="demo-easy-1", field="answer", old=1, new=2, reason="why not")])
+    ef = ErrataFile(
+        errata=[Erratum(domain="d", task="demo-easy-1", field="answer", old=1, new=2, reason="why not")]
+    )
     tasks, applied, _ = apply_errata(raw, ef, "d")
     assert tasks[0]["answer"] == 2 and json.dumps(raw) == before and len(applied) == 1
 
@@ -195,9 +215,18 @@ def test_errata_do_not_modify_the_input_list(task_factory):
     ("text", "expected"),
     [
         ("[[erratum]\n", "invalid TOML"),
-        ('[[erratum]]\ndomain = "d"\ntask = "t"\nfield = "answer"\nold = 1\nnew = 2\n', "erratum 1 (t), field 'reason'"),
-        ('[[erratum]]\ndomain = "d"\ntask = "t"\nfield = "answer"\nold = 1\nreason = "why"\n', "exactly one of `new`"),
-        ('[[erratum]]\ndomain = "d"\ntask = "t"\nfield = "f"\nold = 1\nnew = 2\nreason = "r r"\ntypo = 1\n', "typo"),
+        (
+            '[[erratum]]\ndomain = "d"\ntask = "t"\nfield = "answer"\nold = 1\nnew = 2\n',
+            "erratum 1 (t), field 'reason'",
+        ),
+        (
+            '[[erratum]]\ndomain = "d"\ntask = "t"\nfield = "answer"\nold = 1\nreason = "why"\n',
+            "exactly one of `new`",
+        ),
+        (
+            '[[erratum]]\ndomain = "d"\ntask = "t"\nfield = "f"\nold = 1\nnew = 2\nreason = "r r"\ntypo = 1\n',
+            "typo",
+        ),
         ('[[fix]]\ndomain = "d"\n', "unknown table"),
         ('[[absent]]\ndomain = "d"\nreason = "gone"\n', "absent entry 1, field 'path'"),
         ("erratum = 5\n", "'erratum' is a number; write each entry as a [[erratum]] table"),
@@ -235,7 +264,9 @@ def test_repository_errata_file_parses(repo_root):
     assert {a.path for a in ef.absent} >= {"worldcities.csv"}
 
 
-def test_excluded_by_an_erratum_leaves_the_task_or_subtask_out_with_a_finding(make_root, task_factory, tmp_path):
+def test_excluded_by_an_erratum_leaves_the_task_or_subtask_out_with_a_finding(
+    make_root, task_factory, tmp_path
+):
     """``excluded = true`` (the audit's proposal for an underivable gold) is acted on: not run, not scored."""
     keep = task_factory("demo-easy-1")
     drop = task_factory("demo-hard-2")
@@ -268,7 +299,11 @@ reason = "subtask gold names a file that does not exist"
     assert found == [("info", "demo-hard-2", None), ("info", "demo-easy-3", "demo-easy-3-2")]
     assert len(wl.errata) == 2
     # without errata, the file's tasks are all there
-    assert [t.id for t in load_workload(root, "demo", errata=False).tasks] == ["demo-easy-1", "demo-hard-2", "demo-easy-3"]
+    assert [t.id for t in load_workload(root, "demo", errata=False).tasks] == [
+        "demo-easy-1",
+        "demo-hard-2",
+        "demo-easy-3",
+    ]
 
 
 def test_excluded_that_is_not_a_boolean_is_ignored_with_a_warning(make_root, task_factory):
@@ -328,14 +363,25 @@ _MALFORMED_REVIEWS = [
     ('class = "fine"\nwhy = "xyz"', "", "review 1 (demo-easy-1), field 'class'"),
     ('class = "fine"\nwhy = "xyz"', "", "one of reproduces, gold-defect"),
     ('class = "reproduces"', "", "field 'why'"),
-    ('class = "gold-defect"\nwhy = "wrong sum"\nderivation = "print(4)"\nderived = 4', _GOLD_FIX, "needs evidence"),
-    ('class = "gold-defect"\nwhy = "wrong sum"\nevidence = "e e"\nderivation = "print(4)"\nderived = 4', "",
-     "no [[erratum]] corrects an answer"),
+    (
+        'class = "gold-defect"\nwhy = "wrong sum"\nderivation = "print(4)"\nderived = 4',
+        _GOLD_FIX,
+        "needs evidence",
+    ),
+    (
+        'class = "gold-defect"\nwhy = "wrong sum"\nevidence = "e e"\nderivation = "print(4)"\nderived = 4',
+        "",
+        "no [[erratum]] corrects an answer",
+    ),
     ('class = "solution-defect"\nwhy = "prints prose"', _GOLD_FIX, "an [[erratum]] changes the main answer"),
     ('class = "ambiguous"\nwhy = "two readings"\naccept = [1]\nscorer_accepts = true', "", "at least two"),
     ('class = "ambiguous"\nwhy = "two readings"\naccept = [1, 2]', "", "scorer_accepts"),
     ('class = "unreproducible"\nwhy = "file gone"', "", "absent (the lake files"),
-    ('class = "unreproducible"\nwhy = "file gone"\nabsent = ["x.csv"]', "", "'x.csv' is named absent but is no [[absent]]"),
+    (
+        'class = "unreproducible"\nwhy = "file gone"\nabsent = ["x.csv"]',
+        "",
+        "'x.csv' is named absent but is no [[absent]]",
+    ),
     ('class = "reproduces"\nwhy = "ok ok"\nsurprise = 1', "", "surprise"),
 ]
 

@@ -36,7 +36,9 @@ def test_bundled_suites_of_every_family_resolve_by_name() -> None:
     assert [t.id for t in wl.tasks] == ["bookshop", "clinic", "fleet"]
 
 
-def test_an_unknown_folder_falls_back_to_the_builtin_loader_which_says_what_is_missing(tmp_path: Path) -> None:
+def test_an_unknown_folder_falls_back_to_the_builtin_loader_which_says_what_is_missing(
+    tmp_path: Path,
+) -> None:
     assert detected_family(tmp_path) is None and family_of(tmp_path) is KRAMABENCH
     with pytest.raises(WorkloadError, match="not a workload root"):
         list_domains(tmp_path)
@@ -60,8 +62,10 @@ class _Toy:
     def load(self, root: Path, domain: str, *, errata: object = True, validate: bool = True) -> Workload:
         lake = Path(root) / "lake"
         lake.mkdir(exist_ok=True)
-        tasks = [Task(id=w, query=f"say {w}", answer=w, answer_type="string_exact")
-                 for w in (Path(root) / "toy.txt").read_text().split()]
+        tasks = [
+            Task(id=w, query=f"say {w}", answer=w, answer_type="string_exact")
+            for w in (Path(root) / "toy.txt").read_text().split()
+        ]
         return Workload(domain="toys", root=Path(root), source=Path(root) / "toy.txt", lake=lake, tasks=tasks)
 
 
@@ -78,7 +82,9 @@ def test_a_plugin_family_is_found_listed_and_loaded(tmp_path: Path) -> None:
     assert family_of(tmp_path) is KRAMABENCH
 
 
-def test_a_broken_plugin_family_does_not_hide_the_others(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_broken_plugin_family_does_not_hide_the_others(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     class Broken:
         name = "broken"
         default_setting = "end-to-end"

@@ -60,8 +60,9 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) 
 
 def _tar_gz(build: Callable[[tarfile.TarFile], None], *, commit: str = SHA) -> bytes:
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit},
-                      compresslevel=1) as tar:
+    with tarfile.open(
+        fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit}, compresslevel=1
+    ) as tar:
         build(tar)
     return buf.getvalue()
 
@@ -168,7 +169,10 @@ def test_home_and_root_follow_the_environment(tmp_path: Path, monkeypatch: pytes
 @pytest.mark.shared
 @pytest.mark.slow
 def test_fetch_verifies_unpacks_and_lists_what_is_not_stored(
-    tmp_path: Path, server: _Server, official_archive: tuple[bytes, str, dict[str, bytes]], shared_kramabench: Path
+    tmp_path: Path,
+    server: _Server,
+    official_archive: tuple[bytes, str, dict[str, bytes]],
+    shared_kramabench: Path,
 ) -> None:
     data, digest, expected = official_archive
     url = server.serve("/mitdbg/Kramabench/tar.gz/" + SHA, data)
@@ -184,7 +188,9 @@ def test_fetch_verifies_unpacks_and_lists_what_is_not_stored(
     assert root == official_root(SHA, home=home) and not result.reused
     # layout: only workload/, data/, solutions/ (+ the manifest), byte for byte
     assert sorted(p.name for p in root.iterdir()) == sorted(["data", "solutions", "workload", MANIFEST_NAME])
-    unpacked = {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST_NAME}
+    unpacked = {
+        p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST_NAME
+    }
     assert set(unpacked) == set(expected)
     for rel in (LFS_FILE, SOLUTION, "workload/legal.json", "data/archeology/input/roman_cities.csv"):
         assert unpacked[rel].read_bytes() == expected[rel]
@@ -216,7 +222,10 @@ def test_fetch_verifies_unpacks_and_lists_what_is_not_stored(
         p = root / e.path
         assert (e.reason == "lfs-pointer" and p.is_file()) or not p.exists(), e
     # the shared copy itself is untouched
-    assert sorted(p.relative_to(shared_kramabench).as_posix() for p in shared_kramabench.rglob("*")) == shared_before
+    assert (
+        sorted(p.relative_to(shared_kramabench).as_posix() for p in shared_kramabench.rglob("*"))
+        == shared_before
+    )
 
     # second fetch: nothing downloaded again, same manifest
     n_requests = len(server.requests)
@@ -259,7 +268,9 @@ def test_unknown_ref_needs_a_checksum_or_trust(tmp_path: Path, server: _Server) 
     ref = "feedbeef"
 
     def build(tar: tarfile.TarFile) -> None:
-        _add_bytes(tar, "Kramabench-feedbeef/workload/toy.json", b'[{"id": "toy-easy-1", "data_sources": ["a.csv"]}]')
+        _add_bytes(
+            tar, "Kramabench-feedbeef/workload/toy.json", b'[{"id": "toy-easy-1", "data_sources": ["a.csv"]}]'
+        )
         _add_bytes(tar, "Kramabench-feedbeef/data/toy/input/a.csv", b"x\n1\n")
 
     data = _tar_gz(build)
@@ -368,8 +379,9 @@ def test_unsafe_archives_are_refused(
     url = server.serve("/evil.tar.gz", _tar_gz(build, commit="x"))
     home = tmp_path / "a" / "b" / "home"
     with pytest.raises(UnsafeArchive, match=message):
-        fetch_official("evil", url=url, home=home, trust=True, limits=FetchLimits(max_file_bytes=4096),
-                       progress=False)
+        fetch_official(
+            "evil", url=url, home=home, trust=True, limits=FetchLimits(max_file_bytes=4096), progress=False
+        )
     assert not official_root("evil", home=home).exists()
     assert _leftovers(home) == []
     assert not any(p.name == "evil.txt" for p in tmp_path.rglob("*"))
@@ -415,10 +427,15 @@ def test_not_stored_resolution_rules(tmp_path: Path) -> None:
             "subtasks": [{"id": "legal-easy-1-1", "data_sources": "ptr.csv"}],
         },
         # free text (as in some official subtasks) is not a file reference
-        {"id": "legal-hard-2", "data_sources": ["nope.csv", "Missing Dir/", "../../../etc/passwd", "Wollaston Beach"]},
+        {
+            "id": "legal-hard-2",
+            "data_sources": ["nope.csv", "Missing Dir/", "../../../etc/passwd", "Wollaston Beach"],
+        },
     ]
     (root / "workload" / "legal.json").write_text(json.dumps(tasks))
-    (root / "workload" / "legal-tiny.json").write_text(json.dumps([{"id": "legal-hard-1", "data_sources": ["Ohio.csv"]}]))
+    (root / "workload" / "legal-tiny.json").write_text(
+        json.dumps([{"id": "legal-hard-1", "data_sources": ["Ohio.csv"]}])
+    )
     (root / "workload" / "broken.json").write_text("{not json")
     got = {e.path: (e.reason, e.referenced_by) for e in find_not_stored(root)}
     assert got == {
@@ -433,7 +450,9 @@ def test_cli_fetch(tmp_path: Path, server: _Server) -> None:
     from kramabench.cli.main import build_app
 
     def build(tar: tarfile.TarFile) -> None:
-        _add_bytes(tar, "K-1/workload/toy.json", b'[{"id": "toy-hard-1", "data_sources": ["a.csv", "gone.csv"]}]')
+        _add_bytes(
+            tar, "K-1/workload/toy.json", b'[{"id": "toy-hard-1", "data_sources": ["a.csv", "gone.csv"]}]'
+        )
         _add_bytes(tar, "K-1/data/toy/input/a.csv", LFS_POINTER)
 
     data = _tar_gz(build, commit="x")
@@ -463,18 +482,27 @@ def test_fetch_from_a_local_archive_file(tmp_path: Path) -> None:
     """--url file:///... fetches an archive downloaded by other means (offline machines)."""
 
     def build(tar: tarfile.TarFile) -> None:
-        _add_bytes(tar, "Kramabench-abc/workload/toy.json", b'[{"id": "toy-easy-1", "data_sources": ["a.csv"]}]')
+        _add_bytes(
+            tar, "Kramabench-abc/workload/toy.json", b'[{"id": "toy-easy-1", "data_sources": ["a.csv"]}]'
+        )
         _add_bytes(tar, "Kramabench-abc/data/toy/input/a.csv", b"x\n1\n")
 
     archive = tmp_path / "kb.tar.gz"
     archive.write_bytes(_tar_gz(build, commit="x"))
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
-    result = fetch_official("local", url=archive.as_uri(), home=tmp_path / "home", sha256=digest, progress=False)
+    result = fetch_official(
+        "local", url=archive.as_uri(), home=tmp_path / "home", sha256=digest, progress=False
+    )
     assert (result.root / "data/toy/input/a.csv").read_text() == "x\n1\n"
     assert result.manifest.url == archive.as_uri() and archive.is_file()  # the user's file is left alone
     with pytest.raises(FetchError, match="download of .* failed"):
-        fetch_official("gone", url=(tmp_path / "nope.tar.gz").as_uri(), home=tmp_path / "home", trust=True,
-                       progress=False)
+        fetch_official(
+            "gone",
+            url=(tmp_path / "nope.tar.gz").as_uri(),
+            home=tmp_path / "home",
+            trust=True,
+            progress=False,
+        )
 
 
 def test_broken_archives_are_clear_errors(tmp_path: Path, server: _Server) -> None:
@@ -510,7 +538,9 @@ def test_fetched_workload_runs_the_official_solutions(
 
     def build(tar: tarfile.TarFile) -> None:
         top = f"Kramabench-{SHA}"
-        _add_bytes(tar, f"{top}/workload/legal.json", (shared_kramabench / "workload" / "legal.json").read_bytes())
+        _add_bytes(
+            tar, f"{top}/workload/legal.json", (shared_kramabench / "workload" / "legal.json").read_bytes()
+        )
         for p in sorted(lake.rglob("*")):
             if p.is_file():
                 tar.add(p, arcname=f"{top}/{p.relative_to(shared_kramabench).as_posix()}", recursive=False)
@@ -524,14 +554,24 @@ def test_fetched_workload_runs_the_official_solutions(
     home = tmp_path / "home"
     fetch_official(SHA, url=url, sha256=hashlib.sha256(data).hexdigest(), home=home, progress=False)
     monkeypatch.setenv("KRAMABENCH_HOME", str(home))
-    cfg = RunConfig(workload="kramabench", domains=["legal"], system="reference", sandbox="local",
-                    results=tmp_path / "res", options=RunOptions(limit=4, concurrency=2))
+    cfg = RunConfig(
+        workload="kramabench",
+        domains=["legal"],
+        system="reference",
+        sandbox="local",
+        results=tmp_path / "res",
+        options=RunOptions(limit=4, concurrency=2),
+    )
     res = prepare(cfg).run()
     recs = {r.task_id: r for r in res.records}
     for t in tasks[:3]:
         assert recs[t["id"]].status == "ok" and recs[t["id"]].score == 1.0, recs[t["id"]].error
     failed = recs[tasks[3]["id"]]
-    assert failed.status == "error" and failed.error.kind == "sandbox_error" and "no such table" in failed.error.message
+    assert (
+        failed.status == "error"
+        and failed.error.kind == "sandbox_error"
+        and "no such table" in failed.error.message
+    )
     assert res.manifest.workload["version"]["ref"] == SHA
     assert res.manifest.workload["root"] == str(home / "official" / SHA)
 
@@ -561,7 +601,9 @@ def _blob_archive(files: dict[str, bytes], top: str, *, fmt: str = "gz", commit:
             for path, data in files.items():
                 zf.writestr(f"{top}/{path}", data)
         return buf.getvalue()
-    with tarfile.open(fileobj=buf, mode=f"w:{fmt}", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit}) as tar:
+    with tarfile.open(
+        fileobj=buf, mode=f"w:{fmt}", format=tarfile.PAX_FORMAT, pax_headers={"comment": commit}
+    ) as tar:
         for path, data in files.items():
             _add_bytes(tar, f"{top}/{path}", data)
     return buf.getvalue()
@@ -569,7 +611,10 @@ def _blob_archive(files: dict[str, bytes], top: str, *, fmt: str = "gz", commit:
 
 BLOB_FILES = {
     "workload/toy.json": json.dumps(
-        [{"id": "toy-easy-1", "data_sources": ["a.csv", "Sales.tsv"]}, {"id": "toy-hard-2", "data_sources": ["gone.csv"]}]
+        [
+            {"id": "toy-easy-1", "data_sources": ["a.csv", "Sales.tsv"]},
+            {"id": "toy-hard-2", "data_sources": ["gone.csv"]},
+        ]
     ).encode(),
     "data/toy/input/a.csv": b"x\n1\n",
     "data/toy/input/sales.csv": b"y\n2\n",
@@ -578,7 +623,9 @@ BLOB_FILES = {
 
 
 @pytest.mark.parametrize("fmt", ["gz", "xz", "bz2", "zip"])
-def test_blob_ids_verify_without_trust_whatever_the_compression(tmp_path: Path, server: _Server, fmt: str) -> None:
+def test_blob_ids_verify_without_trust_whatever_the_compression(
+    tmp_path: Path, server: _Server, fmt: str
+) -> None:
     from kramabench.workload.blobs import parse_blob_listing
 
     listing = tmp_path / "ls-tree.txt"
@@ -587,7 +634,11 @@ def test_blob_ids_verify_without_trust_whatever_the_compression(tmp_path: Path, 
     # no sha256, no --trust: the listing verifies every file
     result = fetch_official("k", url=url, home=tmp_path / "h", blobs=listing, progress=False)
     m = result.manifest
-    assert m.verification == "blob-ids" and m.verified_files == len(BLOB_FILES) and m.blob_listing == "ls-tree.txt"
+    assert (
+        m.verification == "blob-ids"
+        and m.verified_files == len(BLOB_FILES)
+        and m.blob_listing == "ls-tree.txt"
+    )
     assert (result.root / "data/toy/input/a.csv").read_bytes() == b"x\n1\n"
     # gone.csv: upstream lists it without content -> not stored; Sales.tsv: a misspelling of sales.csv
     assert [(e.path, e.reason, e.referenced_by) for e in m.not_stored] == [
@@ -662,10 +713,15 @@ def test_cli_fetch_kramabench_verifies_the_official_archive_without_trust(
     out = " ".join(res.output.split())
     assert f"{len(files)} verified by git blob id" in out and "worldcities.csv" in out
     manifest = read_fetch_manifest(official_root(SHA, home=tmp_path / "h"))
-    assert manifest is not None and manifest.verification == "blob-ids" and manifest.verified_files == len(files)
+    assert (
+        manifest is not None and manifest.verification == "blob-ids" and manifest.verified_files == len(files)
+    )
 
     bad = dict(files)
-    bad["data/legal/input/" + sorted(p for p in (shared_kramabench / "data/legal/input").iterdir() if p.is_file())[0].name] = b"x"
+    bad[
+        "data/legal/input/"
+        + sorted(p for p in (shared_kramabench / "data/legal/input").iterdir() if p.is_file())[0].name
+    ] = b"x"
     url = server.serve("/bad.tar.gz", _blob_archive(bad, f"Kramabench-{SHA}", commit=SHA))
     res = runner.invoke(app, ["fetch", "kramabench", "--url", url, "--home", str(tmp_path / "h2")])
     assert res.exit_code == 1 and "differ from upstream" in res.output
@@ -708,12 +764,27 @@ _FILE = stat.S_IFREG | 0o644
     "entries, message",
     [
         # a link that is textually inside but leads outside through a link unpacked before it
-        ([("K-z/workload/a.json", b"[]", _FILE), ("K-z/data/up", b"..", _LINK), ("K-z/data/up/up2", b"..", _LINK)],
-         "leads outside"),
+        (
+            [
+                ("K-z/workload/a.json", b"[]", _FILE),
+                ("K-z/data/up", b"..", _LINK),
+                ("K-z/data/up/up2", b"..", _LINK),
+            ],
+            "leads outside",
+        ),
         ([("K-z/workload/a.json", b"[]", _FILE), ("K-z/data/escape", b"../../../..", _LINK)], "outside"),
-        ([("K-z/workload/a.json", b"[]", _FILE), ("K-z/data/x/", b"", stat.S_IFDIR | 0o755),
-          ("K-z/data/x", b"1", _FILE)], "replaces a folder"),
-        ([("K-z/workload/a.json", b"[]", _FILE), ("K-z/data/big.bin", b"\0" * 5000, _FILE)], "per-file limit"),
+        (
+            [
+                ("K-z/workload/a.json", b"[]", _FILE),
+                ("K-z/data/x/", b"", stat.S_IFDIR | 0o755),
+                ("K-z/data/x", b"1", _FILE),
+            ],
+            "replaces a folder",
+        ),
+        (
+            [("K-z/workload/a.json", b"[]", _FILE), ("K-z/data/big.bin", b"\0" * 5000, _FILE)],
+            "per-file limit",
+        ),
         ([("K-z/workload/a.json", b"[]", _FILE), ("K-y/data/x.csv", b"1", _FILE)], "top-level folder"),
     ],
 )
@@ -726,7 +797,9 @@ def test_zip_members_pass_the_same_checks_as_tar_members(
     url = server.serve("/evil.zip", _zip(entries))
     home = tmp_path / "a" / "home"
     with pytest.raises(UnsafeArchive, match=message):
-        fetch_official("evil", url=url, home=home, trust=True, limits=FetchLimits(max_file_bytes=4096), progress=False)
+        fetch_official(
+            "evil", url=url, home=home, trust=True, limits=FetchLimits(max_file_bytes=4096), progress=False
+        )
     assert _leftovers(home) == []
 
 

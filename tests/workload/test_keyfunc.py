@@ -30,7 +30,11 @@ def test_derived_one_per_non_empty_step_in_order_with_ids_and_dedupe():
         ("kf-2", "Drop duplicates rows.", True),
         ("kf-3", "Sum.", True),
     ]
-    assert kf.subtask_ids == {"kf-1": ["t-easy-1-1", "t-easy-1-5"], "kf-2": ["t-easy-1-4"], "kf-3": ["t-easy-1-6"]}
+    assert kf.subtask_ids == {
+        "kf-1": ["t-easy-1-1", "t-easy-1-5"],
+        "kf-2": ["t-easy-1-4"],
+        "kf-3": ["t-easy-1-6"],
+    }
     items, _ = derive_key_functionalities(t)
     assert items == kf.items
 
@@ -61,7 +65,11 @@ def test_official_tasks_derive_one_per_distinct_step(shared_kramabench):
     for d in list_domains(shared_kramabench):
         for t in load_workload(shared_kramabench, d).tasks:
             kf = key_functionalities(t)
-            steps = {" ".join(s.step.split()).casefold() for s in t.subtasks if isinstance(s.step, str) and s.step.strip()}
+            steps = {
+                " ".join(s.step.split()).casefold()
+                for s in t.subtasks
+                if isinstance(s.step, str) and s.step.strip()
+            }
             assert len(kf.items) == len(steps), t.id
             assert kf.source == ("derived" if steps else "none"), t.id
             assert all(k.derived for k in kf.items)

@@ -71,7 +71,10 @@ def test_data_sources_string_normalised_with_finding(make_root, task_factory):
     assert wl.tasks[0].data_sources == ["sales.csv"]
     assert wl.tasks[0].subtasks[0].data_sources == ["./"]
     found = [f for f in wl.findings if f.code == "data_sources_string"]
-    assert {(f.task_id, f.subtask_id) for f in found} == {("demo-easy-1", None), ("demo-easy-1", "demo-easy-1-1")}
+    assert {(f.task_id, f.subtask_id) for f in found} == {
+        ("demo-easy-1", None),
+        ("demo-easy-1", "demo-easy-1-1"),
+    }
     assert all(f.severity == "warning" and f.field == "data_sources" for f in found)
     assert 'write ["sales.csv"]' in {f.suggestion for f in found}
 
@@ -215,7 +218,12 @@ def test_top_level_object_is_rejected(make_root):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("", "empty file"), ("   \n", "empty file"), (b"[\xff\xfe]", "not UTF-8"), ('"tasks"', "top level is a string")],
+    [
+        ("", "empty file"),
+        ("   \n", "empty file"),
+        (b"[\xff\xfe]", "not UTF-8"),
+        ('"tasks"', "top level is a string"),
+    ],
 )
 def test_other_unusable_files(make_root, text, expected):
     with pytest.raises(WorkloadError) as e:
@@ -241,7 +249,9 @@ def test_missing_domain_file_lists_domains(make_root):
     with pytest.raises(WorkloadError) as e:
         load_workload(root, "legal")
     msg = _one_line(e)
-    assert "legal.json" in msg and "no workload file for domain 'legal'" in msg and "domains here: demo" in msg
+    assert (
+        "legal.json" in msg and "no workload file for domain 'legal'" in msg and "domains here: demo" in msg
+    )
 
 
 def test_not_a_workload_root(tmp_path):
@@ -249,7 +259,6 @@ def test_not_a_workload_root(tmp_path):
         load_workload(tmp_path / "nowhere", "demo")
     with pytest.raises(WorkloadError, match="no workload/ folder"):
         list_domains(tmp_path)
-
 
 
 def test_solution_in_domain_folder_as_upstream(make_root, task_factory):
@@ -286,7 +295,9 @@ def test_unreadable_workload_file(make_root):
         "    print(e)\n"
         "    sys.exit(3)\n"
     )
-    out = subprocess.run([*unprivileged(), sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [*unprivileged(), sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 3, out.stderr
     assert out.stdout.strip() == f"{target}: permission denied"
 

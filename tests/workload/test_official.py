@@ -49,7 +49,9 @@ def test_subtask_of_another_task_in_legal_hard_22(raw):
 
 
 def test_identity_theft_folder_case_and_depth(raw):
-    found = [f for f in find(raw["legal"], "data_source_case") if "'State MSA Identity Theft Data/*'" in f.message]
+    found = [
+        f for f in find(raw["legal"], "data_source_case") if "'State MSA Identity Theft Data/*'" in f.message
+    ]
     assert {f.subtask_id or f.task_id for f in found} >= {"legal-hard-1", "legal-hard-1-1", "legal-hard-2"}
     for f in found:
         assert f.severity == "error"
@@ -59,7 +61,11 @@ def test_identity_theft_folder_case_and_depth(raw):
 
 def test_biomedical_hard_4_subtasks_without_data_sources(raw):
     found = [f for f in find(raw["biomedical"], "missing_field") if f.field == "data_sources"]
-    assert sorted(f.subtask_id for f in found) == ["biomedical-hard-4-1", "biomedical-hard-4-2", "biomedical-hard-4-3"]
+    assert sorted(f.subtask_id for f in found) == [
+        "biomedical-hard-4-1",
+        "biomedical-hard-4-2",
+        "biomedical-hard-4-3",
+    ]
 
 
 def test_worldcities_absent(raw, fixed):
@@ -99,13 +105,18 @@ def test_after_errata_no_error_level_finding(fixed, domain):
 def test_errata_fix_known_defects(fixed, raw):
     legal = fixed["legal"]
     assert [s.id for s in legal.task("legal-hard-22").subtasks][-1] == "legal-hard-22-7"
-    assert "csn-data-book-2024-csv/CSVs/State MSA Identity Theft data/*" in legal.task("legal-hard-1").data_sources
+    assert (
+        "csn-data-book-2024-csv/CSVs/State MSA Identity Theft data/*"
+        in legal.task("legal-hard-1").data_sources
+    )
     env = fixed["environment"]
     sub = next(s for s in env.task("environment-hard-7").subtasks if s.id == "environment-hard-7-8")
     assert sub.answer == 10.87
     arch = fixed["archeology"]
     sub = next(s for s in arch.task("archeology-hard-1").subtasks if s.id == "archeology-hard-1-6")
-    raw_sub = next(s for s in raw["archeology"].task("archeology-hard-1").subtasks if s.id == "archeology-hard-1-6")
+    raw_sub = next(
+        s for s in raw["archeology"].task("archeology-hard-1").subtasks if s.id == "archeology-hard-1-6"
+    )
     assert isinstance(raw_sub.answer, str)
     assert sub.answer == json.loads(raw_sub.answer) and len(sub.answer) > 3000 and sub.answer[0] == 9269.8635
 
@@ -115,7 +126,12 @@ def test_no_false_positive_errors_on_valid_data_sources(fixed, domain):
     """After errata, every remaining data-source finding is informational or documented."""
     for f in fixed[domain].findings:
         if f.field == "data_sources":
-            assert f.code in {"data_source_nested", "data_sources_string", "not_reproducible", "data_source_ambiguous"}
+            assert f.code in {
+                "data_source_nested",
+                "data_sources_string",
+                "not_reproducible",
+                "data_source_ambiguous",
+            }
 
 
 def test_not_reproducible_tasks(fixed):

@@ -89,7 +89,9 @@ def test_astronomy_like_lake_globs_and_nested_folders(official_style_root):
                   "astronomy-hard-3", "astronomy-hard-4-1"):  # fmt: skip
         assert clean not in f, (clean, f.get(clean))
     # a glob written from a deeper folder: info, with the full pattern
-    assert f["astronomy-easy-2"] == [("info", "data_source_nested", "write 'STORM-AI/warmup/v2/Sat_Density/champ-wu*.csv'")]
+    assert f["astronomy-easy-2"] == [
+        ("info", "data_source_nested", "write 'STORM-AI/warmup/v2/Sat_Density/champ-wu*.csv'")
+    ]
     # folders in the wrong letter case: an error naming the real path, not "written with leading folders"
     assert f["astronomy-easy-2-1"] == [
         ("error", "data_source_case", "write 'STORM-AI/warmup/v2/OMNI2/omni2-wu001-20240101_to_20240105.csv'")
@@ -98,8 +100,12 @@ def test_astronomy_like_lake_globs_and_nested_folders(official_style_root):
     assert f["astronomy-easy-2-2"] == [("error", "data_source_case", "write 'omni2_low_res/*.dat'")]
     assert f["astronomy-hard-3-1"] == [("info", "data_source_nested", "write 'space-track/58214.csv'")]
     # a misspelt or wrong folder on the way is a typo error with the right path
-    assert f["astronomy-hard-3-2"] == [("error", "data_source_typo", "write 'geomag_forecast/0309geomag_forecast.txt'")]
-    assert f["astronomy-hard-3-3"] == [("error", "data_source_typo", "write 'STORM-AI/warmup/v2/OMNI2/*.csv'")]
+    assert f["astronomy-hard-3-2"] == [
+        ("error", "data_source_typo", "write 'geomag_forecast/0309geomag_forecast.txt'")
+    ]
+    assert f["astronomy-hard-3-3"] == [
+        ("error", "data_source_typo", "write 'STORM-AI/warmup/v2/OMNI2/*.csv'")
+    ]
     # absent file of a numbered series: missing, no fake "closest" sibling
     assert [(s, c) for s, c, _ in f["astronomy-hard-4"]] == [("error", "data_source_missing")]
     # written from the workload root: a warning with the lake-relative path

@@ -19,8 +19,14 @@ SECRET = "HOST-SECRET-7f3a"
 
 
 def _task(i: int, **extra) -> dict:
-    return {"id": f"d-easy-{i}", "query": "q", "answer": 1, "answer_type": "numeric_exact",
-            "data_sources": ["a.csv"], **extra}
+    return {
+        "id": f"d-easy-{i}",
+        "query": "q",
+        "answer": 1,
+        "answer_type": "numeric_exact",
+        "data_sources": ["a.csv"],
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -48,7 +54,11 @@ def test_the_loader_drops_solutions_outside_the_root_with_a_finding(hostile_root
     found = {f.task_id: f for f in wl.findings if f.code == "solution_outside_root"}
     assert set(found) == {"d-easy-1", "d-easy-2", "d-easy-3", "d-easy-4"}
     for f in found.values():
-        assert f.severity == "error" and f.field == "solution" and f.file == str(hostile_root / "workload" / "d.json")
+        assert (
+            f.severity == "error"
+            and f.field == "solution"
+            and f.file == str(hostile_root / "workload" / "d.json")
+        )
     assert "is an absolute path" in found["d-easy-1"].message
     assert "climbs out with '..'" in found["d-easy-2"].message
     assert "leads out through a symbolic link" in found["d-easy-4"].message
@@ -58,21 +68,35 @@ def test_the_loader_drops_solutions_outside_the_root_with_a_finding(hostile_root
 
 
 def test_validate_reports_them_in_one_line_each_and_exits_1(hostile_root):
-    out = subprocess.run([sys.executable, "-m", "kramabench", "workloads", "validate", str(hostile_root), "--json"],
-                         capture_output=True, text=True, cwd=REPO, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "kramabench", "workloads", "validate", str(hostile_root), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
     assert out.returncode == 1, out.stderr
-    findings = [f for d in json.loads(out.stdout)["domains"] for f in d["findings"] if f["code"] == "solution_outside_root"]
+    findings = [
+        f
+        for d in json.loads(out.stdout)["domains"]
+        for f in d["findings"]
+        if f["code"] == "solution_outside_root"
+    ]
     assert sorted(f["task_id"] for f in findings) == ["d-easy-1", "d-easy-2", "d-easy-3", "d-easy-4"]
     assert SECRET not in out.stdout + out.stderr
 
 
 def test_an_erratum_cannot_point_a_solution_outside(hostile_root, tmp_path):
     errata = tmp_path / "errata.toml"
-    errata.write_text('[[erratum]]\ndomain = "d"\ntask = "d-easy-5"\nfield = "solution"\nnew = "/etc/passwd"\n'
-                      'reason = "hostile"\n')
+    errata.write_text(
+        '[[erratum]]\ndomain = "d"\ntask = "d-easy-5"\nfield = "solution"\nnew = "/etc/passwd"\n'
+        'reason = "hostile"\n'
+    )
     wl = load_workload(hostile_root, "d", errata=errata)
     assert any(f.code == "solution_outside_root" and f.task_id == "d-easy-5" for f in wl.findings)
-    assert solution_of(wl, wl.task("d-easy-5")) == hostile_root / "solutions" / "d-easy-5.py"  # the layout's own
+    assert (
+        solution_of(wl, wl.task("d-easy-5")) == hostile_root / "solutions" / "d-easy-5.py"
+    )  # the layout's own
 
 
 @pytest.mark.parametrize("path,why", [("/etc/passwd", "is an absolute path"), ("../../x.csv", "climbs out")])
@@ -89,11 +113,23 @@ def test_nested_subtasks_inside_a_subtask_are_a_finding(tmp_path):
     (root / "data" / "d" / "input").mkdir(parents=True)
     (root / "data" / "d" / "input" / "a.csv").write_text("x\n1\n")
     (root / "workload").mkdir()
-    sub = {"id": "d-easy-1-1", "query": "q", "step": "s", "answer": 1, "answer_type": "numeric_exact",
-           "data_sources": ["a.csv"], "subtasks": [{"id": "d-easy-1-1-1", "query": "deeper", "answer": 2}]}
+    sub = {
+        "id": "d-easy-1-1",
+        "query": "q",
+        "step": "s",
+        "answer": 1,
+        "answer_type": "numeric_exact",
+        "data_sources": ["a.csv"],
+        "subtasks": [{"id": "d-easy-1-1-1", "query": "deeper", "answer": 2}],
+    }
     (root / "workload" / "d.json").write_text(json.dumps([_task(1, subtasks=[sub])]))
     wl = load_workload(root, "d")
     [f] = [f for f in wl.findings if f.code == "nested_subtasks"]
-    assert f.severity == "warning" and f.task_id == "d-easy-1" and f.subtask_id == "d-easy-1-1" and f.field == "subtasks"
+    assert (
+        f.severity == "warning"
+        and f.task_id == "d-easy-1"
+        and f.subtask_id == "d-easy-1-1"
+        and f.field == "subtasks"
+    )
     assert "(1)" in f.message and "not run" in f.message
     assert [s.id for s in wl.task("d-easy-1").subtasks] == ["d-easy-1-1"]

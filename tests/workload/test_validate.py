@@ -71,7 +71,10 @@ def test_nan_inf_empty_answers():
     assert check_answer("  ", AnswerType.STRING_EXACT)[0][:2] == ("error", "empty_answer")
     assert check_answer([], AnswerType.LIST_EXACT)[0][:2] == ("warning", "empty_answer")
     assert check_answer([1, None], AnswerType.LIST_EXACT)[0][:2] == ("warning", "answer_element_invalid")
-    assert check_answer([1.0, math.nan], AnswerType.LIST_APPROXIMATE)[0][:2] == ("warning", "answer_element_invalid")
+    assert check_answer([1.0, math.nan], AnswerType.LIST_APPROXIMATE)[0][:2] == (
+        "warning",
+        "answer_element_invalid",
+    )
 
 
 def test_answer_findings_carry_ids_and_field(make_root, task_factory):
@@ -126,7 +129,8 @@ def test_unknown_difficulty(make_root, task_factory):
 
 
 @pytest.mark.parametrize(
-    ("field", "severity"), [("query", "error"), ("answer", "error"), ("answer_type", "error"), ("data_sources", "error")]
+    ("field", "severity"),
+    [("query", "error"), ("answer", "error"), ("answer_type", "error"), ("data_sources", "error")],
 )
 def test_missing_task_field(make_root, task_factory, field, severity):
     t = task_factory()
@@ -136,7 +140,9 @@ def test_missing_task_field(make_root, task_factory, field, severity):
     assert [(f.task_id, f.subtask_id, f.severity) for f in found] == [("demo-easy-1", None, severity)]
 
 
-@pytest.mark.parametrize(("field", "severity"), [("step", "warning"), ("data_sources", "error"), ("answer", "error")])
+@pytest.mark.parametrize(
+    ("field", "severity"), [("step", "warning"), ("data_sources", "error"), ("answer", "error")]
+)
 def test_missing_subtask_field(make_root, task_factory, field, severity):
     t = task_factory()
     del t["subtasks"][0][field]
@@ -144,7 +150,7 @@ def test_missing_subtask_field(make_root, task_factory, field, severity):
     [f] = [f for f in findings(wl, "missing_field") if f.field == field]
     assert (f.subtask_id, f.severity) == ("demo-easy-1-1", severity)
     if field == "data_sources":
-        assert f.suggestion == "the task's data sources: [\"sales.csv\"]"
+        assert f.suggestion == 'the task\'s data sources: ["sales.csv"]'
 
 
 def test_null_answer_counts_as_missing(make_root, task_factory):
@@ -199,7 +205,12 @@ def inv(tmp_path):
         ("water-body-testing-*.csv", Match.EXACT, ["water-body-testing-*.csv"], 2),
         ("book/CSVs/*/Ohio.csv", Match.EXACT, ["book/CSVs/*/Ohio.csv"], 2),
         ("2024_Report_Count.csv", Match.NESTED, ["book/CSVs/2024_Report_Count.csv"], 1),
-        ("State MSA Identity Theft data/*.csv", Match.NESTED, ["book/CSVs/State MSA Identity Theft data/*.csv"], 2),
+        (
+            "State MSA Identity Theft data/*.csv",
+            Match.NESTED,
+            ["book/CSVs/State MSA Identity Theft data/*.csv"],
+            2,
+        ),
         ("State MSA Identity Theft data", Match.NESTED, ["book/CSVs/State MSA Identity Theft data"], 2),
         (
             "Ohio.csv",
@@ -216,7 +227,12 @@ def inv(tmp_path):
         ("Carson Beach", Match.WORDS, ["carson_beach_datasheet.csv"], 1),
         ("Castle Island Beach", Match.WORDS, ["pleasure_bay_and_castle_island_beach_datasheet.csv"], 1),
         ("data/demo/input/sales.csv", Match.PREFIXED, ["sales.csv"], 1),
-        ("input/State MSA Identity Theft data/*", Match.PREFIXED, ["book/CSVs/State MSA Identity Theft data/*"], 2),
+        (
+            "input/State MSA Identity Theft data/*",
+            Match.PREFIXED,
+            ["book/CSVs/State MSA Identity Theft data/*"],
+            2,
+        ),
         # another member of a numbered series is absent, not a typo of its sibling
         ("water-body-testing-2021.csv", Match.MISSING, [], 0),
         ("mmc2.xlsx", Match.MISSING, [], 0),
@@ -261,8 +277,16 @@ def test_data_source_findings(make_root, task_factory):
         ("data_source_case", "error", "write 'Regions.xlsx'"),
         ("data_source_typo", "error", "write 'sales.csv'"),
         ("data_source_not_found", "error", "write 'carson_beach_datasheet.csv'"),
-        ("data_source_missing", "error", "add the file to the lake, or document it as [[absent]] in the errata file"),
-        ("data_source_outside_lake", "error", "put the data in the lake and write its path relative to the lake"),
+        (
+            "data_source_missing",
+            "error",
+            "add the file to the lake, or document it as [[absent]] in the errata file",
+        ),
+        (
+            "data_source_outside_lake",
+            "error",
+            "put the data in the lake and write its path relative to the lake",
+        ),
         ("data_source_prefixed", "warning", "write 'mmc1.xlsx'"),
     }
 
@@ -298,7 +322,9 @@ def test_empty_lake_warned(make_root, task_factory):
 
 
 def test_valid_workload_has_no_findings(make_root, task_factory):
-    t1 = task_factory("demo-easy-1", data_sources=["sales.csv", "book/CSVs/State MSA Identity Theft data/*.csv"])
+    t1 = task_factory(
+        "demo-easy-1", data_sources=["sales.csv", "book/CSVs/State MSA Identity Theft data/*.csv"]
+    )
     t2 = task_factory("demo-hard-2", answer=["a", "b"], answer_type="list_approximate", data_sources=["./"])
     t2["subtasks"] = [
         {"id": "demo-hard-2-1", "step": "s", "query": "q", "answer": 0.5, "answer_type": "numeric_approximate",

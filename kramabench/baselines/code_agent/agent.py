@@ -42,6 +42,7 @@ from .session import SessionOpener, read_final_answer, redefine_helpers
 
 log = logging.getLogger(__name__)
 
+
 class CodeAgent:
     """The built-in ReAct-style code agent (see :mod:`kramabench.baselines.code_agent`)."""
 
@@ -50,8 +51,9 @@ class CodeAgent:
         self.model = model
         self.sandbox = sandbox
         self.name = options.name
-        self.indexes = LakeIndexes(max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir,
-                                   use_cache=options.use_lake_cache)
+        self.indexes = LakeIndexes(
+            max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir, use_cache=options.use_lake_cache
+        )
 
     def solve(self, task: TaskInput) -> SystemOutput:
         from kramabench.models.costs import system_usage
@@ -66,12 +68,23 @@ class CodeAgent:
             out.answer = None
             out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
             answered = sum(1 for s in out.steps if s.outcome != "model_error")
-            if len(completions) > answered:  # the reply it crashed on is a step too: steps match the recorded calls
+            if (
+                len(completions) > answered
+            ):  # the reply it crashed on is a step too: steps match the recorded calls
                 c = completions[-1]
-                out.steps.append(AgentStep(
-                    step=len(out.steps) + 1, outcome="error", error=f"the agent crashed on this reply: {out.error.message}",
-                    prompt_tokens=c.usage.prompt_tokens, completion_tokens=c.usage.completion_tokens,
-                    cost_usd=c.cost_usd, cached=c.cached, finish_reason=c.finish_reason, model_s=round(c.latency_s, 4)))
+                out.steps.append(
+                    AgentStep(
+                        step=len(out.steps) + 1,
+                        outcome="error",
+                        error=f"the agent crashed on this reply: {out.error.message}",
+                        prompt_tokens=c.usage.prompt_tokens,
+                        completion_tokens=c.usage.completion_tokens,
+                        cost_usd=c.cost_usd,
+                        cached=c.cached,
+                        finish_reason=c.finish_reason,
+                        model_s=round(c.latency_s, 4),
+                    )
+                )
         out.iterations = len(out.steps)
         out.usage = system_usage(completions, wall_s=time.perf_counter() - t0)
         return out
@@ -80,7 +93,9 @@ class CodeAgent:
 class _Run:
     """One task's loop (state in one place; the agent object is shared by concurrent tasks)."""
 
-    def __init__(self, agent: CodeAgent, task: TaskInput, out: SystemOutput, completions: list[Completion]) -> None:
+    def __init__(
+        self, agent: CodeAgent, task: TaskInput, out: SystemOutput, completions: list[Completion]
+    ) -> None:
         self.agent = agent
         self.opts = agent.options
         self.task = task
@@ -91,8 +106,11 @@ class _Run:
         self.cost_known = True
         self.files_read: list[str] = []
         self.code_ran: list[RanStep] = []
-        self.clock = TaskClock(step_timeout_s=self.opts.step_timeout_s, max_code_s=self.opts.max_code_s,
-                               max_wall_s=self.opts.max_wall_s)
+        self.clock = TaskClock(
+            step_timeout_s=self.opts.step_timeout_s,
+            max_code_s=self.opts.max_code_s,
+            max_wall_s=self.opts.max_wall_s,
+        )
         #: the steps (1-based) after which a message went to the model (their observation is its text)
         self._sent: set[int] = set()
 
@@ -101,30 +119,41 @@ class _Run:
         try:
             index = self.agent.indexes.get(task.lake_root)
         except OSError as e:
-            out.error = OutcomeError(kind="lake_error", message=f"cannot index the data lake {task.lake_root}: {e}")
+            out.error = OutcomeError(
+                kind="lake_error", message=f"cannot index the data lake {task.lake_root}: {e}"
+            )
             return
         pose = opts.pose_subtasks if opts.pose_subtasks is not None else bool(task.subtasks)
         pose = pose and bool(task.subtasks)
         lake_dir = self.agent.sandbox.lake_dir(task.lake_root)
         system = system_prompt(opts, lake_dir=lake_dir, kind=task.kind)
-        user, facts = first_user_message(task, index, task_files(task, index), opts, lake_dir=lake_dir,
-                                         system=system, pose_subtasks=pose)
+        user, facts = first_user_message(
+            task, index, task_files(task, index), opts, lake_dir=lake_dir, system=system, pose_subtasks=pose
+        )
         user, _ = mask_values(user, task.secrets)  # the task's own secret values, wherever a file held them
         out.transcript.append({"type": "prompt_facts", "system": opts.name, **facts})
         out.transcript.append({"type": "prompt", "system_prompt": system, "user": user})
         opener = SessionOpener(self.agent.sandbox, task, opts.limits)
         try:
-            self._loop([ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
-                       opener, pose)
+            self._loop(
+                [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
+                opener,
+                pose,
+            )
         finally:
-            if task.outputs:  # the files the task's answer is (an ELT task's warehouse), collected before the end
+            if (
+                task.outputs
+            ):  # the files the task's answer is (an ELT task's warehouse), collected before the end
                 out.artifacts, refused = opener.collect(list(task.outputs))
-                out.transcript.append({"type": "outputs", "collected": [a.name for a in out.artifacts],
-                                       "refused": refused})
+                out.transcript.append(
+                    {"type": "outputs", "collected": [a.name for a in out.artifacts], "refused": refused}
+                )
             opener.close()
             out.files_read = self.files_read
             out.pipeline_code = pipeline_code(self.code_ran)
-            for s in out.steps:  # nothing went to the model after it: its observation is the step's output alone
+            for (
+                s
+            ) in out.steps:  # nothing went to the model after it: its observation is the step's output alone
                 if s.step not in self._sent and s.observation is not None:
                     s.details["sent"] = False
             for s, c in zip(out.steps, self.completions, strict=False):  # step n made call n
@@ -145,9 +174,15 @@ class _Run:
             try:
                 c = self.agent.model.complete(messages, opts.model_options)
             except ModelError as e:
-                out.steps.append(AgentStep(step=step, outcome="model_error", error=f"{e.kind}: {e.message}",
-                                           model_s=round(time.perf_counter() - t0, 4),
-                                           wall_s=round(time.perf_counter() - t0, 4)))
+                out.steps.append(
+                    AgentStep(
+                        step=step,
+                        outcome="model_error",
+                        error=f"{e.kind}: {e.message}",
+                        model_s=round(time.perf_counter() - t0, 4),
+                        wall_s=round(time.perf_counter() - t0, 4),
+                    )
+                )
                 out.error = OutcomeError(kind="model_error", message=f"{e.kind}: {e.message}")
                 return
             self.completions.append(c)
@@ -160,22 +195,40 @@ class _Run:
             parsed = parse_reply(c.text)
             messages.append(ChatMessage(role="assistant", content=c.text))
             base: dict[str, Any] = {
-                "step": step, "thought": parsed.thought or None, "prompt_tokens": c.usage.prompt_tokens,
-                "completion_tokens": c.usage.completion_tokens, "cost_usd": c.cost_usd, "cached": c.cached,
-                "finish_reason": c.finish_reason, "model_s": round(c.latency_s or t_model, 4),
+                "step": step,
+                "thought": parsed.thought or None,
+                "prompt_tokens": c.usage.prompt_tokens,
+                "completion_tokens": c.usage.completion_tokens,
+                "cost_usd": c.cost_usd,
+                "cached": c.cached,
+                "finish_reason": c.finish_reason,
+                "model_s": round(c.latency_s or t_model, 4),
             }
             if parsed.code is None:
                 in_a_row += 1
-                msg, body = format_error_message(step, opts.max_steps, in_a_row, opts.max_format_errors,
-                                                 truncated=c.finish_reason == "length" or parsed.unclosed,
-                                                 max_tokens=opts.model_options.max_tokens, kind=self.task.kind)
-                out.steps.append(AgentStep(**base, outcome="format_error", observation=body,
-                                           error="the reply held no complete code block",
-                                           wall_s=round(time.perf_counter() - t0, 4)))
+                msg, body = format_error_message(
+                    step,
+                    opts.max_steps,
+                    in_a_row,
+                    opts.max_format_errors,
+                    truncated=c.finish_reason == "length" or parsed.unclosed,
+                    max_tokens=opts.model_options.max_tokens,
+                    kind=self.task.kind,
+                )
+                out.steps.append(
+                    AgentStep(
+                        **base,
+                        outcome="format_error",
+                        observation=body,
+                        error="the reply held no complete code block",
+                        wall_s=round(time.perf_counter() - t0, 4),
+                    )
+                )
                 if in_a_row >= opts.max_format_errors:
                     out.error = OutcomeError(
                         kind="format_errors",
-                        message=f"{in_a_row} replies in a row without a code block (max_format_errors={opts.max_format_errors})")
+                        message=f"{in_a_row} replies in a row without a code block (max_format_errors={opts.max_format_errors})",
+                    )
                     return
                 if self._over_budget() or step == opts.max_steps:
                     break
@@ -190,9 +243,15 @@ class _Run:
             limit, which = clock.step_limit()
             if limit <= 0:  # the task's code or wall budget was spent while the model wrote this reply
                 out.error = clock.after_step(which, True, len(out.steps) + 1)
-                out.steps.append(AgentStep(**base, outcome="stopped", code=parsed.code,
-                                           error=f"not run: {out.error.message if out.error else 'no time left'}",
-                                           wall_s=round(time.perf_counter() - t0, 4)))
+                out.steps.append(
+                    AgentStep(
+                        **base,
+                        outcome="stopped",
+                        code=parsed.code,
+                        error=f"not run: {out.error.message if out.error else 'no time left'}",
+                        wall_s=round(time.perf_counter() - t0, 4),
+                    )
+                )
                 return
             try:
                 t_code = time.perf_counter()
@@ -206,37 +265,69 @@ class _Run:
                 return
             self.files_read.extend(f for f in result.files_read if f not in self.files_read)
             final = result.error is not None and result.error.type == FINAL_ANSWER_EXCEPTION
-            text, cut = observation_text(result, opts.observation_chars, final_exception=FINAL_ANSWER_EXCEPTION)
+            text, cut = observation_text(
+                result, opts.observation_chars, final_exception=FINAL_ANSWER_EXCEPTION
+            )
             text = masked(text, self.task.secrets)  # shown and recorded alike
-            common = dict(base, code=parsed.code, code_s=round(code_s, 4), state_lost=result.state_lost, truncated=cut)
-            self.code_ran.append(RanStep(step, parsed.code, _outcome(result, final), result.error, result.state_lost))
+            common = dict(
+                base, code=parsed.code, code_s=round(code_s, 4), state_lost=result.state_lost, truncated=cut
+            )
+            self.code_ran.append(
+                RanStep(step, parsed.code, _outcome(result, final), result.error, result.state_lost)
+            )
             if final:
                 doc, why = read_final_answer(session)
                 if doc is not None:
-                    out.steps.append(AgentStep(**common, outcome="final_answer", observation=text,
-                                               details={"answer": doc.get("answer")},
-                                               wall_s=round(time.perf_counter() - t0, 4)))
+                    out.steps.append(
+                        AgentStep(
+                            **common,
+                            outcome="final_answer",
+                            observation=text,
+                            details={"answer": doc.get("answer")},
+                            wall_s=round(time.perf_counter() - t0, 4),
+                        )
+                    )
                     self._accept(doc, pose)
                     return
                 msg, body = answer_error_message(step, opts.max_steps, why, text, self.task.kind)
-                out.steps.append(AgentStep(**common, outcome="answer_error", observation=text + "\n\n" + body,
-                                           error=why, wall_s=round(time.perf_counter() - t0, 4)))
+                out.steps.append(
+                    AgentStep(
+                        **common,
+                        outcome="answer_error",
+                        observation=text + "\n\n" + body,
+                        error=why,
+                        wall_s=round(time.perf_counter() - t0, 4),
+                    )
+                )
                 if self._over_budget() or self._out_of_time(which, result.timed_out):
                     return
                 self._send(messages, msg)
                 continue
             outcome = _outcome(result, False)
-            error = (f"{result.error.type}: {result.error.message}" if result.error is not None
-                     else result.explanation if outcome != "ok" else None)
-            out.steps.append(AgentStep(**common, outcome=outcome, observation=text, error=error,
-                                       wall_s=round(time.perf_counter() - t0, 4)))
+            error = (
+                f"{result.error.type}: {result.error.message}"
+                if result.error is not None
+                else result.explanation
+                if outcome != "ok"
+                else None
+            )
+            out.steps.append(
+                AgentStep(
+                    **common,
+                    outcome=outcome,
+                    observation=text,
+                    error=error,
+                    wall_s=round(time.perf_counter() - t0, 4),
+                )
+            )
             if self._over_budget() or self._out_of_time(which, result.timed_out):
                 return
             if step < opts.max_steps:
                 self._send(messages, observation_message(step, opts.max_steps, text, self.task.kind))
         if out.error is None:
-            out.error = OutcomeError(kind="max_steps",
-                                     message=f"no final answer within max_steps={opts.max_steps} steps")
+            out.error = OutcomeError(
+                kind="max_steps", message=f"no final answer within max_steps={opts.max_steps} steps"
+            )
 
     # -- helpers -----------------------------------------------------------------------------------
     def _send(self, messages: list[ChatMessage], msg: ChatMessage) -> None:
@@ -246,13 +337,19 @@ class _Run:
         self.out.steps[-1].observation = msg.content
         self._sent.add(len(self.out.steps))
 
-    def _session_lost(self, base: dict[str, Any], code: str, e: SessionError, opener: SessionOpener, t0: float) -> None:
+    def _session_lost(
+        self, base: dict[str, Any], code: str, e: SessionError, opener: SessionOpener, t0: float
+    ) -> None:
         """The session could not be opened or was lost: the step is ``crashed`` and the agent ends
         (``wall_limit`` when the session's own wall limit was spent, else ``sandbox_error``)."""
-        self.out.steps.append(AgentStep(**base, outcome="crashed", code=code, error=str(e),
-                                        wall_s=round(time.perf_counter() - t0, 4)))
-        self.out.error = (session_wall_spent(opener.opened_at, self.opts.limits.session_wall_s)
-                          or OutcomeError(kind="sandbox_error", message=str(e)))
+        self.out.steps.append(
+            AgentStep(
+                **base, outcome="crashed", code=code, error=str(e), wall_s=round(time.perf_counter() - t0, 4)
+            )
+        )
+        self.out.error = session_wall_spent(
+            opener.opened_at, self.opts.limits.session_wall_s
+        ) or OutcomeError(kind="sandbox_error", message=str(e))
 
     def _out_of_time(self, which: str, timed_out: bool) -> bool:
         """True (and the outcome set) when the step was stopped at the task's code or wall budget, or left
@@ -268,13 +365,17 @@ class _Run:
         opts = self.opts
         if opts.max_tokens_total is not None and self.tokens >= opts.max_tokens_total:
             self.out.error = OutcomeError(
-                kind="budget", message=f"the task's token budget is spent: {self.tokens:,} tokens "
-                f"(max_tokens_total={opts.max_tokens_total:,}) after {len(self.out.steps)} steps")
+                kind="budget",
+                message=f"the task's token budget is spent: {self.tokens:,} tokens "
+                f"(max_tokens_total={opts.max_tokens_total:,}) after {len(self.out.steps)} steps",
+            )
             return True
         if opts.max_cost_usd is not None and self.cost_known and self.cost >= opts.max_cost_usd:
             self.out.error = OutcomeError(
-                kind="budget", message=f"the task's cost budget is spent: ${self.cost:.4f} "
-                f"(max_cost_usd={opts.max_cost_usd:g}) after {len(self.out.steps)} steps")
+                kind="budget",
+                message=f"the task's cost budget is spent: ${self.cost:.4f} "
+                f"(max_cost_usd={opts.max_cost_usd:g}) after {len(self.out.steps)} steps",
+            )
             return True
         return False
 
@@ -294,8 +395,17 @@ class _Run:
 def _outcome(result: Any, final: bool) -> str:
     if final:
         return "final_answer"
-    return ("timeout" if result.timed_out else "oom" if result.oom else "crashed" if result.crashed
-            else "error" if result.error is not None else "ok")
+    return (
+        "timeout"
+        if result.timed_out
+        else "oom"
+        if result.oom
+        else "crashed"
+        if result.crashed
+        else "error"
+        if result.error is not None
+        else "ok"
+    )
 
 
 __all__ = ["CodeAgent"]

@@ -40,8 +40,14 @@ def model_call_allowance_s(options: ModelOptions) -> float:
     return options.max_attempts * (per_attempt + WAIT_PER_ATTEMPT_S)
 
 
-def session_wall_s(*, max_steps: int, step_timeout_s: float, max_code_s: float | None, max_wall_s: float | None,
-                   model_options: ModelOptions) -> float:
+def session_wall_s(
+    *,
+    max_steps: int,
+    step_timeout_s: float,
+    max_code_s: float | None,
+    max_wall_s: float | None,
+    model_options: ModelOptions,
+) -> float:
     """The session's wall limit that follows from the agent's limits (see the module docstring)."""
     if max_wall_s is not None:
         return max_wall_s + SESSION_GRACE_S
@@ -88,18 +94,26 @@ class TaskClock:
         left = self.wall_left()
         if left is None or left > 0:
             return None
-        return OutcomeError(kind="wall_limit", message=(
-            f"the task's wall-clock budget is spent: {self.wall_s():.0f} s, the model's time included "
-            f"(max_wall_s={self.max_wall_s:g}) after {steps} steps"))
+        return OutcomeError(
+            kind="wall_limit",
+            message=(
+                f"the task's wall-clock budget is spent: {self.wall_s():.0f} s, the model's time included "
+                f"(max_wall_s={self.max_wall_s:g}) after {steps} steps"
+            ),
+        )
 
     def code_spent(self, steps: int) -> OutcomeError | None:
         """``budget`` when ``max_code_s`` is spent."""
         left = self.code_left()
         if left is None or left > 0:
             return None
-        return OutcomeError(kind="budget", message=(
-            f"the task's code-time budget is spent: {self.code_s:.0f} s of code in {self.steps_run} steps "
-            f"(max_code_s={self.max_code_s:g}) after {steps} steps"))
+        return OutcomeError(
+            kind="budget",
+            message=(
+                f"the task's code-time budget is spent: {self.code_s:.0f} s of code in {self.steps_run} steps "
+                f"(max_code_s={self.max_code_s:g}) after {steps} steps"
+            ),
+        )
 
     def after_step(self, which: Limit, timed_out: bool, steps: int) -> OutcomeError | None:
         """The outcome that ends the agent after a step that ran under ``which`` limit, if any: a step stopped
@@ -107,8 +121,12 @@ class TaskClock:
         if timed_out and which == "code" and self.max_code_s is not None:
             self.code_s = max(self.code_s, self.max_code_s)
         if timed_out and which == "wall":
-            return self.wall_spent(steps) or OutcomeError(kind="wall_limit", message=(
-                f"the task's wall-clock budget is spent (max_wall_s={self.max_wall_s:g}) after {steps} steps"))
+            return self.wall_spent(steps) or OutcomeError(
+                kind="wall_limit",
+                message=(
+                    f"the task's wall-clock budget is spent (max_wall_s={self.max_wall_s:g}) after {steps} steps"
+                ),
+            )
         return self.code_spent(steps) or self.wall_spent(steps)
 
 
@@ -117,9 +135,13 @@ def session_wall_spent(opened_at: float | None, session_wall: float) -> OutcomeE
     session lost to its own wall limit is that, not a sandbox failure."""
     if opened_at is None or time.monotonic() - opened_at < session_wall - 1.0:
         return None
-    return OutcomeError(kind="wall_limit", message=(
-        f"the session's wall-clock limit of {session_wall:g} s is spent (limits.session_wall_s, set from "
-        "max_wall_s, or from max_code_s and the model's time)"))
+    return OutcomeError(
+        kind="wall_limit",
+        message=(
+            f"the session's wall-clock limit of {session_wall:g} s is spent (limits.session_wall_s, set from "
+            "max_wall_s, or from max_code_s and the model's time)"
+        ),
+    )
 
 
 __all__ = ["SESSION_GRACE_S", "TaskClock", "model_call_allowance_s", "session_wall_s", "session_wall_spent"]

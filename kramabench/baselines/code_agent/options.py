@@ -19,7 +19,9 @@ def _default_limits() -> SessionLimits:
 
 def max_code_field() -> Any:
     return Field(
-        3600.0, gt=0, allow_inf_nan=False,
+        3600.0,
+        gt=0,
+        allow_inf_nan=False,
         description="seconds of code of one task, all its steps together (the model's time not counted); each "
         "step runs for at most what is left; then the agent stops (outcome budget); None: no budget beyond "
         "max_steps x step_timeout_s",
@@ -28,7 +30,9 @@ def max_code_field() -> Any:
 
 def max_wall_field() -> Any:
     return Field(
-        None, gt=0, allow_inf_nan=False,
+        None,
+        gt=0,
+        allow_inf_nan=False,
         description="seconds of one task's wall clock, the model's calls included; each step's code runs for at "
         "most what is left; then the agent stops (outcome wall_limit); None: no wall budget",
     )
@@ -48,11 +52,17 @@ def with_session_wall(options: Any) -> Any:
     and ``max_wall_s``."""
     limits: SessionLimits = options.limits
     if "session_wall_s" in limits.model_fields_set:
-        raise ValueError("limits.session_wall_s is set from the agent's own time limits: give max_wall_s (the task's "
-                         "wall clock, the model included), max_code_s (its code time) or step_timeout_s instead")
-    wall = session_wall_s(max_steps=options.max_steps, step_timeout_s=options.step_timeout_s,
-                          max_code_s=options.max_code_s, max_wall_s=options.max_wall_s,
-                          model_options=options.model_options)
+        raise ValueError(
+            "limits.session_wall_s is set from the agent's own time limits: give max_wall_s (the task's "
+            "wall clock, the model included), max_code_s (its code time) or step_timeout_s instead"
+        )
+    wall = session_wall_s(
+        max_steps=options.max_steps,
+        step_timeout_s=options.step_timeout_s,
+        max_code_s=options.max_code_s,
+        max_wall_s=options.max_wall_s,
+        model_options=options.model_options,
+    )
     derived = limits.model_copy(update={"session_wall_s": wall})
     derived.__pydantic_fields_set__.discard("session_wall_s")
     options.limits = derived
@@ -74,42 +84,65 @@ def merge_options(cls: type[BaseModel], given: dict[str, Any]) -> BaseModel:
 
 
 class CodeAgentOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", protected_namespaces=())  # model_* fields (pydantic < 2.10 warned)
+    model_config = ConfigDict(
+        extra="forbid", protected_namespaces=()
+    )  # model_* fields (pydantic < 2.10 warned)
 
     name: str = Field("code-agent", description="system name recorded in results")
-    max_steps: int = Field(50, ge=1, le=1000, description="model replies (steps) before the agent is stopped (outcome max_steps)")
+    max_steps: int = Field(
+        50, ge=1, le=1000, description="model replies (steps) before the agent is stopped (outcome max_steps)"
+    )
     max_format_errors: int = Field(
-        3, ge=1, le=100, description="consecutive replies without a code block before the agent is stopped (outcome format_errors)"
+        3,
+        ge=1,
+        le=100,
+        description="consecutive replies without a code block before the agent is stopped (outcome format_errors)",
     )
     max_tokens_total: int | None = Field(
-        None, ge=1, description="prompt + completion tokens of one task, all steps together; then it stops (outcome budget)"
+        None,
+        ge=1,
+        description="prompt + completion tokens of one task, all steps together; then it stops (outcome budget)",
     )
     max_cost_usd: float | None = Field(
-        None, gt=0, allow_inf_nan=False,
+        None,
+        gt=0,
+        allow_inf_nan=False,
         description="model cost of one task; then it stops (outcome budget; a model without a price cannot be held to it)",
     )
     observation_chars: int = Field(
-        8000, ge=200, le=1_000_000, description="characters of one step's output shown to the model (its first and last lines)"
+        8000,
+        ge=200,
+        le=1_000_000,
+        description="characters of one step's output shown to the model (its first and last lines)",
     )
     step_timeout_s: float = Field(
-        120.0, gt=0, le=86400, allow_inf_nan=False,
+        120.0,
+        gt=0,
+        le=86400,
+        allow_inf_nan=False,
         description="wall-clock limit of one step's code; then it is stopped, the agent told, and it goes on",
     )
     max_code_s: float | None = max_code_field()
     max_wall_s: float | None = max_wall_field()
     pose_subtasks: bool | None = Field(
-        None, description="pose the task's subtasks too (final_answer(answer, subtasks={...})); None: when the run "
+        None,
+        description="pose the task's subtasks too (final_answer(answer, subtasks={...})); None: when the run "
         "poses them (--pose-subtasks; off by default: the main question only, as in the end-to-end setting)",
     )
     lake_rendering: Literal["paper", "rich"] = Field(
-        "rich", description="how the first prompt describes the lake (DS-Guru's renderer): rich (formats, columns, "
+        "rich",
+        description="how the first prompt describes the lake (DS-Guru's renderer): rich (formats, columns, "
         "types, example values, first rows) or paper (the paper's snippets)",
     )
     snippet_rows: int = Field(10, ge=1, le=1000, description="rows of each table shown in the first prompt")
     prompt_budget_tokens: int = Field(
-        24000, ge=1000, description="estimated tokens of the first prompt (system + user), the lake description included"
+        24000,
+        ge=1000,
+        description="estimated tokens of the first prompt (system + user), the lake description included",
     )
-    model_options: ModelOptions = Field(default_factory=lambda: ModelOptions(temperature=0.0, max_tokens=4096))
+    model_options: ModelOptions = Field(
+        default_factory=lambda: ModelOptions(temperature=0.0, max_tokens=4096)
+    )
     limits: SessionLimits = limits_field()
     lake_cache_dir: Path | None = Field(None, description="lake index cache (None: the default user cache)")
     use_lake_cache: bool = True

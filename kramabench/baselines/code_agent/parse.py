@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from kramabench.baselines.ds_guru.extract import fenced_blocks, strip_thinking
 
 _PY = {"python", "py", "python3", "py3", "ipython"}
-_OBSERVATION = re.compile(r"^\s*\**(Observation|Observations|Output|Execution logs)\**\s*:", re.MULTILINE | re.IGNORECASE)
+_OBSERVATION = re.compile(
+    r"^\s*\**(Observation|Observations|Output|Execution logs)\**\s*:", re.MULTILINE | re.IGNORECASE
+)
 _THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\s*", re.IGNORECASE)
 
 
@@ -43,7 +45,9 @@ def _compiles(text: str) -> bool:
 def parse_reply(reply: str) -> Parsed:
     text = strip_thinking(reply or "")
     blocks = fenced_blocks(text)
-    first_code = next((b for b in blocks if b.lang in _PY or (not b.lang and b.closed and _compiles(b.text))), None)
+    first_code = next(
+        (b for b in blocks if b.lang in _PY or (not b.lang and b.closed and _compiles(b.text))), None
+    )
     if first_code is not None:  # a hallucinated observation after the first code block ends the reply
         after = text.find("\n", first_code.start)
         m = _OBSERVATION.search(text, after if after >= 0 else first_code.start)
@@ -56,8 +60,11 @@ def parse_reply(reply: str) -> Parsed:
     start = code_blocks[0].start if code_blocks else len(text)
     thought = _THOUGHT.sub("", text[:start].strip()).strip()
     if not closed or unclosed:  # a reply cut inside its code runs nothing
-        return Parsed(thought=thought if code_blocks else _THOUGHT.sub("", text.strip()).strip(), code=None,
-                      unclosed=unclosed)
+        return Parsed(
+            thought=thought if code_blocks else _THOUGHT.sub("", text.strip()).strip(),
+            code=None,
+            unclosed=unclosed,
+        )
     code = "\n\n".join(b.text.rstrip() for b in closed) + "\n"
     return Parsed(thought=thought, code=code, unclosed=unclosed)
 

@@ -28,8 +28,10 @@ from kramabench.contracts.session import PythonError
 
 from .namespace import FINAL_ANSWER_EXCEPTION
 
-HEADER = ("# The code of the agent's steps, in the order they ran: the state its answer came from. Code that did "
-          "not run\n# is left out, each place marked. final_answer() and shell() are the agent's helpers.")
+HEADER = (
+    "# The code of the agent's steps, in the order they ran: the state its answer came from. Code that did "
+    "not run\n# is left out, each place marked. final_answer() and shell() are the agent's helpers."
+)
 
 _FRAME = re.compile(r'File "<step \d+>", line (\d+)')
 _NOT_COMPILED = frozenset({"SyntaxError", "IndentationError", "TabError"})
@@ -82,7 +84,7 @@ def _ran_before(code: str, line: int) -> tuple[str, str] | None:
                 part = part.rstrip().rstrip(";").rstrip()
                 if part.strip():
                     head += part + "\n"
-            text = "".join(lines[first - 1: end])
+            text = "".join(lines[first - 1 : end])
             return head, text
     return None
 
@@ -97,35 +99,44 @@ def _compiles(code: str) -> bool:
 
 def _step_block(s: RanStep) -> str:
     code = s.code.rstrip()
-    lost = (" The interpreter was restarted: variables defined above were lost (files written stay).")
+    lost = " The interpreter was restarted: variables defined above were lost (files written stay)."
     if s.outcome in ("timeout", "oom", "crashed"):
-        what = {"timeout": "was stopped at its time limit", "oom": "ran out of memory",
-                "crashed": "was killed (the interpreter died)"}[s.outcome]
+        what = {
+            "timeout": "was stopped at its time limit",
+            "oom": "ran out of memory",
+            "crashed": "was killed (the interpreter died)",
+        }[s.outcome]
         return f"# --- step {s.step}: it {what}; its code is left out.{lost} ---"
     err = s.error
-    final = s.outcome in ("final_answer", "answer_error") or (err is not None and err.type == FINAL_ANSWER_EXCEPTION)
+    final = s.outcome in ("final_answer", "answer_error") or (
+        err is not None and err.type == FINAL_ANSWER_EXCEPTION
+    )
     if err is None or s.outcome == "ok":
         # an ok step that lost the state: the interpreter had died since the step before (restarted first)
         before = " The interpreter had been restarted before it ran: variables defined above were lost."
         return f"# --- step {s.step}{':' + before if s.state_lost else ''} ---\n{code}"
     if err.type in _NOT_COMPILED and not _compiles(s.code):
-        return (f"# --- step {s.step}: its code did not compile ({err.type}: {_one_line(err.message)}); "
-                "nothing of it ran, it is left out ---")
+        return (
+            f"# --- step {s.step}: its code did not compile ({err.type}: {_one_line(err.message)}); "
+            "nothing of it ran, it is left out ---"
+        )
     line = _error_line(err)
     split = _ran_before(s.code, line) if line is not None else None
     if split is None:
         what = "gave its answer" if final else f"raised {err.type}: {_one_line(err.message)}"
-        return (f"# --- step {s.step}: it {what} at a place that cannot be told; its code is left out ---")
+        return f"# --- step {s.step}: it {what} at a place that cannot be told; its code is left out ---"
     head, stmt = split
-    rest = s.code.splitlines()[len((head + stmt).splitlines()):]
+    rest = s.code.splitlines()[len((head + stmt).splitlines()) :]
     if final:
         block = f"# --- step {s.step} ---\n{(head + stmt).rstrip()}"
         if any(x.strip() for x in rest):
             block += f"\n# (the {_lines(len(rest))} after final_answer(...) did not run: left out)"
         return block
     n_left = len(stmt.splitlines()) + len(rest)
-    marker = (f"# --- step {s.step}: the statement at line {line} raised {err.type}: {_one_line(err.message)}; "
-              f"it and the rest of the step ({_lines(n_left)}) are left out")
+    marker = (
+        f"# --- step {s.step}: the statement at line {line} raised {err.type}: {_one_line(err.message)}; "
+        f"it and the rest of the step ({_lines(n_left)}) are left out"
+    )
     body = head.rstrip()
     if not body.strip():
         return f"{marker}: nothing of the step ran to its end ---"

@@ -177,10 +177,14 @@ FOLDER_INTROS: dict[TaskKind, str] = {
 
 #: the last step's line, per kind
 LAST_STEP: dict[TaskKind, str] = {
-    "question": ("You have one step left: in it, call final_answer(...) with your best answer from what you know "
-                 "(compute it in the same step if needed)."),
-    "elt": ("You have one step left: in it, close your connections to the warehouse and call final_answer(...) "
-            "(the warehouse is collected as it is then)."),
+    "question": (
+        "You have one step left: in it, call final_answer(...) with your best answer from what you know "
+        "(compute it in the same step if needed)."
+    ),
+    "elt": (
+        "You have one step left: in it, close your connections to the warehouse and call final_answer(...) "
+        "(the warehouse is collected as it is then)."
+    ),
 }
 
 _SMOLAGENTS_QUESTION_NOTES = """\
@@ -218,7 +222,10 @@ with its row count, then each data model against the expected table). Then call 
 saying what you built; that text is not scored."""
 
 #: smolagents' task text's notes on the session (its own system prompt says how to write code), per kind
-SMOLAGENTS_TASK_NOTES: dict[TaskKind, str] = {"question": _SMOLAGENTS_QUESTION_NOTES, "elt": _SMOLAGENTS_ELT_NOTES}
+SMOLAGENTS_TASK_NOTES: dict[TaskKind, str] = {
+    "question": _SMOLAGENTS_QUESTION_NOTES,
+    "elt": _SMOLAGENTS_ELT_NOTES,
+}
 
 SUBTASKS_ANSWER = """\
 This task also poses the subtasks listed below. Answer them too, in the same call: \
@@ -236,8 +243,9 @@ def _packages(lock: SandboxLock) -> str:
     return text
 
 
-def system_prompt(options: CodeAgentOptions, *, lake_dir: str, lock: SandboxLock | None = None,
-                  kind: TaskKind = "question") -> str:
+def system_prompt(
+    options: CodeAgentOptions, *, lake_dir: str, lock: SandboxLock | None = None, kind: TaskKind = "question"
+) -> str:
     """The system message of a task of ``kind`` (:data:`SYSTEM_PROMPTS`)."""
     lock = lock or load_lock()
     return SYSTEM_PROMPTS[kind].format(
@@ -254,24 +262,35 @@ def time_budget_text(max_code_s: float | None, max_wall_s: float | None, sep: st
     """The task's time budgets in words (constants of the options: a replay sends the same text)."""
     parts = []
     if max_code_s is not None:
-        parts.append(f"The code of all your steps may run for {max_code_s:g} seconds in all; then the task ends.")
+        parts.append(
+            f"The code of all your steps may run for {max_code_s:g} seconds in all; then the task ends."
+        )
     if max_wall_s is not None:
-        parts.append(f"The task ends after {max_wall_s:g} seconds in all, the time you take to reply included.")
+        parts.append(
+            f"The task ends after {max_wall_s:g} seconds in all, the time you take to reply included."
+        )
     return "".join(sep + p for p in parts)
 
 
 def _item(label: str, text: str, indent: str = "  ") -> str:
     lines = text.strip().splitlines() or [""]
-    return "\n".join([f"- {label}: {lines[0].rstrip()}", *(indent + ln.rstrip() if ln.strip() else "" for ln in lines[1:])])
+    return "\n".join(
+        [f"- {label}: {lines[0].rstrip()}", *(indent + ln.rstrip() if ln.strip() else "" for ln in lines[1:])]
+    )
 
 
 def question_section(task: TaskInput, pose_subtasks: bool) -> str:
     parts = ["# Question", task.query.strip()]
     if task.parent_query and task.parent_query.strip() != task.query.strip():
-        parts += ["", "This is one step of a larger question (answer only the question above):",
-                  _item("larger question", task.parent_query)]
+        parts += [
+            "",
+            "This is one step of a larger question (answer only the question above):",
+            _item("larger question", task.parent_query),
+        ]
     if pose_subtasks and task.subtasks:
-        example = ", ".join(f'"{s.key}": ...' for s in task.subtasks[:3]) + (", ..." if len(task.subtasks) > 3 else "")
+        example = ", ".join(f'"{s.key}": ...' for s in task.subtasks[:3]) + (
+            ", ..." if len(task.subtasks) > 3 else ""
+        )
         parts += ["", "# Subtasks", SUBTASKS_ANSWER.format(example=example)]
         parts += [_item(s.key, s.query) for s in task.subtasks]
     return "\n".join(parts) + "\n\n"
@@ -286,7 +305,9 @@ def task_section(task: TaskInput, pose_subtasks: bool) -> str:
 
 def folder_intro(task: TaskInput, lake_dir: str, n_files: int) -> str:
     """The heading and first line of the files' description: the data lake, or an ELT task's folder."""
-    return FOLDER_INTROS[task.kind].format(lake_dir=lake_dir, n_files=f"{n_files} file{'s' if n_files != 1 else ''}")
+    return FOLDER_INTROS[task.kind].format(
+        lake_dir=lake_dir, n_files=f"{n_files} file{'s' if n_files != 1 else ''}"
+    )
 
 
 def environment_section(task: TaskInput) -> str:
@@ -307,7 +328,9 @@ def _lines(n: int) -> str:
     return f"{n:,} line{'s' if n != 1 else ''}"
 
 
-def spec_section(task: TaskInput, spec_files: list[str], lake_dir: str, budget_tokens: int) -> tuple[str, dict]:
+def spec_section(
+    task: TaskInput, spec_files: list[str], lake_dir: str, budget_tokens: int
+) -> tuple[str, dict]:
     """The task's specification files, whole when they fit ``budget_tokens`` (a file cut to fit says so and how
     much it shows), and facts about them; ``("", {})`` without any."""
     if not spec_files:
@@ -323,25 +346,37 @@ def spec_section(task: TaskInput, spec_files: list[str], lake_dir: str, budget_t
             parts.append(f"\n{path}: not shown ({f.error}).\n")
             continue
         if f.cut:
-            label = (f"{path} (its first {_lines(f.lines_shown)} of {f.lines_total:,}: cut to fit the prompt budget; "
-                     "read the file for the rest):")
+            label = (
+                f"{path} (its first {_lines(f.lines_shown)} of {f.lines_total:,}: cut to fit the prompt budget; "
+                "read the file for the rest):"
+            )
         else:
             label = f"{path} ({_lines(f.lines_total)}, whole):"
         body = f.text if f.text.endswith("\n") or not f.text else f.text + "\n"
         fence = fence_for(body.splitlines())
         lang = _FENCE_LANG.get(f.path.rsplit(".", 1)[-1].lower(), "") if "." in f.path else ""
         parts.append(f"\n{label}\n{fence}{lang}\n{body}{fence}\n")
-    facts = {"spec_files_shown": len([f for f in shown if f.error is None]),
-             "spec_files_cut": [f.path for f in shown if f.cut],
-             "spec_tokens_estimated": sum(f.tokens for f in shown)}
+    facts = {
+        "spec_files_shown": len([f for f in shown if f.error is None]),
+        "spec_files_cut": [f.path for f in shown if f.cut],
+        "spec_tokens_estimated": sum(f.tokens for f in shown),
+    }
     masked = sum(len(f.masked) for f in shown)
     if masked:
         facts["spec_secrets_masked_count"] = masked
     return "".join(parts) + "\n", facts
 
 
-def first_user_message(task: TaskInput, index: LakeIndex, files: list[str], options: CodeAgentOptions, *,
-                       lake_dir: str, system: str, pose_subtasks: bool) -> tuple[str, dict]:
+def first_user_message(
+    task: TaskInput,
+    index: LakeIndex,
+    files: list[str],
+    options: CodeAgentOptions,
+    *,
+    lake_dir: str,
+    system: str,
+    pose_subtasks: bool,
+) -> tuple[str, dict]:
     """The first user message within ``options.prompt_budget_tokens`` (the system prompt counted), and facts
     about it for the transcript."""
     head = task_section(task, pose_subtasks) + environment_section(task)
@@ -352,20 +387,30 @@ def first_user_message(task: TaskInput, index: LakeIndex, files: list[str], opti
     if task.hint_files:
         intro += "Files that are likely relevant are listed first.\n"
     if options.lake_rendering == "paper":
-        intro += (f"For each file a snippet: a CSV file as a table with the inferred type of each column and its "
-                  f"first {options.snippet_rows} rows; any other text file as its first {options.snippet_rows} lines.\n")
+        intro += (
+            f"For each file a snippet: a CSV file as a table with the inferred type of each column and its "
+            f"first {options.snippet_rows} rows; any other text file as its first {options.snippet_rows} lines.\n"
+        )
     else:
-        intro += ("For each file: its format, encoding and size; for tables the row count, the columns with their "
-                  "inferred types and example values, and the first rows.\n")
+        intro += (
+            "For each file: its format, encoding and size; for tables the row count, the columns with their "
+            "inferred types and example values, and the first rows.\n"
+        )
     tail = "\nBegin with your first step."
     overhead = estimate_tokens(system) + estimate_tokens(head + intro + tail) + 16
-    spec, spec_facts = spec_section(task, spec_files, lake_dir,
-                                    int(SPEC_SHARE * max(0, options.prompt_budget_tokens - overhead)))
+    spec, spec_facts = spec_section(
+        task, spec_files, lake_dir, int(SPEC_SHARE * max(0, options.prompt_budget_tokens - overhead))
+    )
     overhead += estimate_tokens(spec)
     rest = [f for f in files if f not in set(spec_files)] if spec_files else files
-    rendered = index.render(rest, budget_tokens=max(200, options.prompt_budget_tokens - overhead),
-                            path_prefix=lake_dir, max_rows=options.snippet_rows, content=True,
-                            style=options.lake_rendering)
+    rendered = index.render(
+        rest,
+        budget_tokens=max(200, options.prompt_budget_tokens - overhead),
+        path_prefix=lake_dir,
+        max_rows=options.snippet_rows,
+        content=True,
+        style=options.lake_rendering,
+    )
     user = head + spec + intro + rendered.text + "\n" + tail
     facts: dict = {
         "files_shown": len(files),
@@ -419,8 +464,8 @@ def bounded(text: str, limit: int) -> tuple[str, bool]:
     tail = text[-half:]
     nl = tail.find("\n")
     if 0 <= nl < half // 2:
-        tail = tail[nl + 1:]
-    cut = text[len(head):len(text) - len(tail)]
+        tail = tail[nl + 1 :]
+    cut = text[len(head) : len(text) - len(tail)]
     n_lines = cut.count("\n")
     note = f"[… {len(cut):,} characters{f' ({n_lines:,} lines)' if n_lines else ''} cut …]"
     return f"{head}\n{note}\n{tail}", True
@@ -461,7 +506,9 @@ def observation_text(result: PythonResult, limit: int, *, final_exception: str) 
         parts.append("[stderr]\n" + stderr.rstrip("\n"))
     if result.value is not None and result.error is None:
         parts.append("Out: " + stable(result.value))
-    elif result.error is not None and result.error.type != final_exception and result.error.type not in stderr:
+    elif (
+        result.error is not None and result.error.type != final_exception and result.error.type not in stderr
+    ):
         parts.append(stable(result.error.traceback or f"{result.error.type}: {result.error.message}"))
     body = "\n".join(parts) if parts else "(no output)"
     text, cut = bounded(body, limit)
@@ -494,19 +541,33 @@ def observation_message(step: int, max_steps: int, body: str, kind: TaskKind = "
     return ChatMessage(role="user", content=content)
 
 
-def format_error_message(step: int, max_steps: int, n_errors: int, max_errors: int, *, truncated: bool,
-                         max_tokens: int | None, kind: TaskKind = "question") -> tuple[ChatMessage, str]:
-    why = ("Your reply was cut off at the output token limit"
-           f"{f' ({max_tokens} tokens)' if max_tokens else ''} before its code block was complete, so nothing ran. "
-           "Keep the thought short and the code small."
-           if truncated else "Your reply had no ```python code block, so nothing ran.")
-    body = (f"{why} Reply with a short thought and exactly one ```python block (to finish, call "
-            f"final_answer(...) in it). Replies without code in a row: {n_errors} of {max_errors} allowed.")
+def format_error_message(
+    step: int,
+    max_steps: int,
+    n_errors: int,
+    max_errors: int,
+    *,
+    truncated: bool,
+    max_tokens: int | None,
+    kind: TaskKind = "question",
+) -> tuple[ChatMessage, str]:
+    why = (
+        "Your reply was cut off at the output token limit"
+        f"{f' ({max_tokens} tokens)' if max_tokens else ''} before its code block was complete, so nothing ran. "
+        "Keep the thought short and the code small."
+        if truncated
+        else "Your reply had no ```python code block, so nothing ran."
+    )
+    body = (
+        f"{why} Reply with a short thought and exactly one ```python block (to finish, call "
+        f"final_answer(...) in it). Replies without code in a row: {n_errors} of {max_errors} allowed."
+    )
     return ChatMessage(role="user", content=f"{body}\n\n{steps_left_line(step, max_steps, kind)}"), body
 
 
-def answer_error_message(step: int, max_steps: int, why: str, output: str | None = None,
-                         kind: TaskKind = "question") -> tuple[ChatMessage, str]:
+def answer_error_message(
+    step: int, max_steps: int, why: str, output: str | None = None, kind: TaskKind = "question"
+) -> tuple[ChatMessage, str]:
     """What the model is sent after a step whose ``final_answer(...)`` value could not be read: the step's
     output (as every observation, when given), then why; the body alone is also returned."""
     body = f"final_answer(...) was called, but its answer could not be read: {why}. Call it again with a plain value."

@@ -36,20 +36,28 @@ class SessionOpener:
         #: when the session was opened (monotonic), for telling a session lost to its own wall limit
         self.opened_at: float | None = None
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._open, args=(sandbox, task, limits), daemon=True,
-                                        name="code-agent-session")
+        self._thread = threading.Thread(
+            target=self._open, args=(sandbox, task, limits), daemon=True, name="code-agent-session"
+        )
         self._thread.start()
 
     def _open(self, sandbox: Sandbox, task: TaskInput, limits: SessionLimits) -> None:
         try:
             t0 = time.monotonic()
-            s = sandbox.session(task.lake_root, limits, services=task.services, mounts=task.mounts,
-                                artifacts_dir=task.artifacts_dir)
+            s = sandbox.session(
+                task.lake_root,
+                limits,
+                services=task.services,
+                mounts=task.mounts,
+                artifacts_dir=task.artifacts_dir,
+            )
             self.session = s
             self.opened_at = t0
             r = s.python(prelude(), timeout=60, step=HELPERS_STEP)
             if not r.ok:
-                self.error = f"the agent's helpers could not be defined in the session: {r.explanation or r.error}"
+                self.error = (
+                    f"the agent's helpers could not be defined in the session: {r.explanation or r.error}"
+                )
         except Exception as e:  # noqa: BLE001 - reported as the task's sandbox_error
             self.error = f"the session could not be opened: {type(e).__name__}: {e}"
         finally:
@@ -86,7 +94,9 @@ def redefine_helpers(session: Session) -> None:
     """Define the helpers again (after the interpreter was restarted: they were lost with the variables)."""
     r = session.python(prelude(), timeout=60, step=HELPERS_STEP)
     if not r.ok:
-        raise SessionError(f"the agent's helpers could not be defined again after a restart: {r.explanation or r.error}")
+        raise SessionError(
+            f"the agent's helpers could not be defined again after a restart: {r.explanation or r.error}"
+        )
 
 
 def _deeper_than(value: object, limit: int) -> bool:
@@ -116,12 +126,18 @@ def read_final_answer(session: Session) -> tuple[dict | None, str]:
     except (UnicodeDecodeError, ValueError) as e:
         return None, f"the answer is not JSON ({e})"
     except (RecursionError, MemoryError) as e:
-        return None, f"the answer file is nested too deep to be read ({type(e).__name__}; final_answer allows " \
-                     f"{ANSWER_DEPTH} levels)"
+        return (
+            None,
+            f"the answer file is nested too deep to be read ({type(e).__name__}; final_answer allows "
+            f"{ANSWER_DEPTH} levels)",
+        )
     if not isinstance(doc, dict) or "answer" not in doc:
         return None, "the answer file was overwritten by the code"
     if _deeper_than(doc, ANSWER_DEPTH + 2):  # the document and its subtasks dict around the answer
-        return None, f"the answer is nested more than {ANSWER_DEPTH} levels deep (final_answer refuses that too)"
+        return (
+            None,
+            f"the answer is nested more than {ANSWER_DEPTH} levels deep (final_answer refuses that too)",
+        )
     return jsonable(doc), ""
 
 

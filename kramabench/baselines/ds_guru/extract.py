@@ -83,7 +83,10 @@ def _is_plan(obj: Any) -> bool:
     if isinstance(obj, list):  # the paper's form: an array of steps, each with an id
         return bool(obj) and all(isinstance(x, dict) and "id" in x for x in obj)
     return isinstance(obj, dict) and (
-        obj.get("id") == ANSWER_KEY or "subtasks" in obj or ANSWER_KEY in obj or {"query", "data_sources"} <= set(obj)
+        obj.get("id") == ANSWER_KEY
+        or "subtasks" in obj
+        or ANSWER_KEY in obj
+        or {"query", "data_sources"} <= set(obj)
     )
 
 
@@ -99,7 +102,19 @@ def extract_code(reply: str) -> str | None:
         if b.lang in _JSON_TAGS:
             continue
         if b.lang and b.lang not in _PY_TAGS:
-            if b.lang in {"bash", "sh", "shell", "console", "text", "txt", "output", "plaintext", "sql", "r", "csv"}:
+            if b.lang in {
+                "bash",
+                "sh",
+                "shell",
+                "console",
+                "text",
+                "txt",
+                "output",
+                "plaintext",
+                "sql",
+                "r",
+                "csv",
+            }:
                 continue
         if not b.lang and _json_obj(body) is not None:
             continue  # an untagged JSON block (the plan)
@@ -113,7 +128,12 @@ def extract_code(reply: str) -> str | None:
         return max(candidates, key=lambda c: c[0])[1] + "\n"
     if not blocks:
         body = text.strip()
-        if body and _json_obj(body) is None and _compiles(body) and re.search(r"^\s*(import|from|print|def)\b", body, re.M):
+        if (
+            body
+            and _json_obj(body) is None
+            and _compiles(body)
+            and re.search(r"^\s*(import|from|print|def)\b", body, re.M)
+        ):
             return body + "\n"
     return None
 
@@ -153,4 +173,12 @@ def extract_plan(reply: str) -> dict[str, Any] | list[dict[str, Any]] | None:
     return None
 
 
-__all__ = ["ANSWER_KEY", "CodeBlock", "extract_code", "extract_plan", "fenced_blocks", "parse_answer", "strip_thinking"]
+__all__ = [
+    "ANSWER_KEY",
+    "CodeBlock",
+    "extract_code",
+    "extract_plan",
+    "fenced_blocks",
+    "parse_answer",
+    "strip_thinking",
+]

@@ -82,7 +82,9 @@ asks for (a single number, a name, a list...). Print nothing after that object."
 def _item(label: str, text: str, indent: str = "  ") -> str:
     """``- label: text`` with the text's further lines indented under the item (never read as new items)."""
     lines = text.strip().splitlines() or [""]
-    return "\n".join([f"- {label}: {lines[0].rstrip()}", *(indent + ln.rstrip() if ln.strip() else "" for ln in lines[1:])])
+    return "\n".join(
+        [f"- {label}: {lines[0].rstrip()}", *(indent + ln.rstrip() if ln.strip() else "" for ln in lines[1:])]
+    )
 
 
 def _subtask_section(task: TaskInput) -> str:
@@ -123,7 +125,9 @@ _SNIPPET_RULES = (
 )
 
 #: the paper's sampling rule, as recorded in the prompt facts
-SAMPLING_RULE = "the whole table when it has fewer than N rows, else its first N rows (other text files: first N lines)"
+SAMPLING_RULE = (
+    "the whole table when it has fewer than N rows, else its first N rows (other text files: first N lines)"
+)
 
 
 def build_messages(
@@ -246,7 +250,7 @@ def head_tail_lines(text: str, limit: int) -> str:
         head = [_line_start(lines[0], half)]
         rest = lines[1:]
     else:
-        rest = lines[len(head):]
+        rest = lines[len(head) :]
     tail = tail_lines("\n".join(rest), half)
     if tail.startswith("[… "):  # the tail's own note counts the lines cut between head and tail
         return "\n".join(head) + "\n" + tail.replace(" earlier line", " line", 1)
@@ -268,9 +272,11 @@ def describe_failure(result: ExecResult | None, *, code_found: bool, answer_foun
             why += f" ({result.explanation})"
         return why + "."
     if not answer_found and result.truncated:
-        return ("The program finished, but its output was cut at the output limit "
-                f"({result.explanation or 'too much output'}): no complete JSON object with the key \"main-task\" is "
-                "in the part kept (the start and the end). Print less, and print the answer last.")
+        return (
+            "The program finished, but its output was cut at the output limit "
+            f'({result.explanation or "too much output"}): no complete JSON object with the key "main-task" is '
+            "in the part kept (the start and the end). Print less, and print the answer last."
+        )
     if not answer_found:
         return 'The program finished but did not print a JSON object with the key "main-task".'
     return "The program finished."
@@ -320,7 +326,9 @@ def build_prompt_for_bench(index: LakeIndex, files: list[str], budget: int, quer
     from .options import DSGuruOptions
 
     task = TaskInput(query=query, lake_root=Path(index.root), files=files)
-    _, facts = build_messages(task, index, DSGuruOptions(prompt_budget_tokens=budget, snippet_rows=index.options.max_rows), "/lake")
+    _, facts = build_messages(
+        task, index, DSGuruOptions(prompt_budget_tokens=budget, snippet_rows=index.options.max_rows), "/lake"
+    )
     return int(facts["prompt_tokens_estimated"])
 
 

@@ -62,8 +62,12 @@ class DSGuru:
             with self._lock:
                 idx = self._indexes.get(key)
             if idx is None:
-                cache: Path | bool | None = self.options.lake_cache_dir if self.options.use_lake_cache else False
-                idx = LakeIndex.build(lake_root, LakeOptions(max_rows=self.options.snippet_rows), cache_dir=cache)
+                cache: Path | bool | None = (
+                    self.options.lake_cache_dir if self.options.use_lake_cache else False
+                )
+                idx = LakeIndex.build(
+                    lake_root, LakeOptions(max_rows=self.options.snippet_rows), cache_dir=cache
+                )
                 with self._lock:
                     self._indexes[key] = idx
         return idx
@@ -92,7 +96,9 @@ class DSGuru:
         try:
             index = self.index_for(task.lake_root)
         except OSError as e:  # the lake folder itself is missing or unreadable
-            out.error = OutcomeError(kind="lake_error", message=f"cannot index the data lake {task.lake_root}: {e}")
+            out.error = OutcomeError(
+                kind="lake_error", message=f"cannot index the data lake {task.lake_root}: {e}"
+            )
             return
         lake_dir = self.sandbox.lake_dir(task.lake_root)
         warm_up = getattr(self.sandbox, "warm_up", None)
@@ -116,18 +122,34 @@ class DSGuru:
                 c = self.model.complete(messages, opts.model_options)
             except ModelError as e:
                 out.transcript.append(
-                    {"type": "model_call", "iteration": attempt, "messages": _dump(messages), "error": str(e),
-                     "error_kind": e.kind, "attempts": e.attempts}
+                    {
+                        "type": "model_call",
+                        "iteration": attempt,
+                        "messages": _dump(messages),
+                        "error": str(e),
+                        "error_kind": e.kind,
+                        "attempts": e.attempts,
+                    }
                 )
                 out.error = OutcomeError(kind="model_error", message=f"{e.kind}: {e.message}")
                 out.answer = None
                 return
             completions.append(c)
             out.transcript.append(
-                {"type": "model_call", "iteration": attempt, "messages": _dump(messages), "response": c.text,
-                 "prompt_tokens": c.usage.prompt_tokens, "completion_tokens": c.usage.completion_tokens,
-                 "cost_usd": c.cost_usd, "latency_s": c.latency_s, "cached": c.cached,
-                 "finish_reason": c.finish_reason, "truncated": c.finish_reason == "length", "model": c.model}
+                {
+                    "type": "model_call",
+                    "iteration": attempt,
+                    "messages": _dump(messages),
+                    "response": c.text,
+                    "prompt_tokens": c.usage.prompt_tokens,
+                    "completion_tokens": c.usage.completion_tokens,
+                    "cost_usd": c.cost_usd,
+                    "latency_s": c.latency_s,
+                    "cached": c.cached,
+                    "finish_reason": c.finish_reason,
+                    "truncated": c.finish_reason == "length",
+                    "model": c.model,
+                }
             )
             truncated = c.finish_reason == "length"
             if truncated:
@@ -142,9 +164,15 @@ class DSGuru:
                 if attempt < opts.max_iterations:  # the conversation so far, then the feedback
                     messages = messages + [
                         ChatMessage(role="assistant", content=c.text),
-                        feedback_message(None, code_found=False, attempt=attempt, max_attempts=opts.max_iterations,
-                                         limit_chars=opts.feedback_chars, truncated=truncated,
-                                         max_tokens=opts.model_options.max_tokens),
+                        feedback_message(
+                            None,
+                            code_found=False,
+                            attempt=attempt,
+                            max_attempts=opts.max_iterations,
+                            limit_chars=opts.feedback_chars,
+                            truncated=truncated,
+                            max_tokens=opts.model_options.max_tokens,
+                        ),
                     ]
                 continue
             last_had_code = True
@@ -152,13 +180,17 @@ class DSGuru:
             try:
                 result = self.sandbox.run(code, task.lake_root, opts.limits)
             except Exception as e:  # noqa: BLE001 - the backend itself failed (not the program)
-                out.transcript.append({"type": "execution", "iteration": attempt, "error": f"{type(e).__name__}: {e}"})
+                out.transcript.append(
+                    {"type": "execution", "iteration": attempt, "error": f"{type(e).__name__}: {e}"}
+                )
                 out.error = OutcomeError(kind="sandbox_error", message=f"{type(e).__name__}: {e}")
                 return
             if result.exit_code is None and not result.timed_out and not result.oom:
                 # the program never ran (the backend could not start it): not the model's fault
                 why = result.explanation or "the sandbox did not run the program"
-                out.transcript.append({"type": "execution", "iteration": attempt, "error": why, "backend": result.backend})
+                out.transcript.append(
+                    {"type": "execution", "iteration": attempt, "error": why, "backend": result.backend}
+                )
                 out.error = OutcomeError(kind="sandbox_error", message=why)
                 return
             last = result
@@ -166,11 +198,21 @@ class DSGuru:
             files_read.extend(f for f in result.files_read if f not in files_read)
             answer = parse_answer(result.stdout)
             out.transcript.append(
-                {"type": "execution", "iteration": attempt, "code": code, "exit_code": result.exit_code,
-                 "timed_out": result.timed_out,
-                 "oom": result.oom, "wall_s": result.wall_s, "truncated": result.truncated, "backend": result.backend,
-                 "explanation": result.explanation, "stdout_tail": _tail(result.stdout), "stderr_tail": _tail(result.stderr),
-                 "answer_found": answer is not None}
+                {
+                    "type": "execution",
+                    "iteration": attempt,
+                    "code": code,
+                    "exit_code": result.exit_code,
+                    "timed_out": result.timed_out,
+                    "oom": result.oom,
+                    "wall_s": result.wall_s,
+                    "truncated": result.truncated,
+                    "backend": result.backend,
+                    "explanation": result.explanation,
+                    "stdout_tail": _tail(result.stdout),
+                    "stderr_tail": _tail(result.stderr),
+                    "answer_found": answer is not None,
+                }
             )
             # a program that crashed after printing its answer is corrected (a runtime error); one stopped
             # by a limit after printing it (a slow exit under load) keeps its answer
@@ -185,9 +227,15 @@ class DSGuru:
             if attempt < opts.max_iterations:  # the conversation so far, then the feedback
                 messages = messages + [
                     ChatMessage(role="assistant", content=c.text),
-                    feedback_message(result, code_found=True, attempt=attempt, max_attempts=opts.max_iterations,
-                                     limit_chars=opts.feedback_chars, truncated=truncated,
-                                     max_tokens=opts.model_options.max_tokens),
+                    feedback_message(
+                        result,
+                        code_found=True,
+                        attempt=attempt,
+                        max_attempts=opts.max_iterations,
+                        limit_chars=opts.feedback_chars,
+                        truncated=truncated,
+                        max_tokens=opts.model_options.max_tokens,
+                    ),
                 ]
         if fallback is not None:
             _accept_answer(task, out, fallback[1], fallback[0], files_read, True)
@@ -212,8 +260,9 @@ class DSGuru:
         )
 
 
-def _accept_answer(task: TaskInput, out: SystemOutput, answer: dict, attempt: int, files_read: list[str],
-                   failed_run: bool) -> None:
+def _accept_answer(
+    task: TaskInput, out: SystemOutput, answer: dict, attempt: int, files_read: list[str], failed_run: bool
+) -> None:
     out.answer = _clean(answer.get(ANSWER_KEY))
     keys = [s.key for s in task.subtasks] if task.subtasks else []
     out.subtask_answers = {k: _clean(answer[k]) for k in keys if k in answer}

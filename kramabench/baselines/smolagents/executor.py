@@ -52,9 +52,17 @@ class ExecutorCall:
 
 
 class SessionExecutor(PythonExecutor):
-    def __init__(self, opener: SessionOpener, *, timeout_s: float, output_chars: int,
-                 step_number: Callable[[], int] | None = None, clock: TaskClock | None = None,
-                 session_wall_s: float | None = None, secrets: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        opener: SessionOpener,
+        *,
+        timeout_s: float,
+        output_chars: int,
+        step_number: Callable[[], int] | None = None,
+        clock: TaskClock | None = None,
+        session_wall_s: float | None = None,
+        secrets: Sequence[str] = (),
+    ) -> None:
         self.opener = opener
         #: the task's own secret values (TaskInput.secrets): masked in what the model is shown, as anything that
         #: looks like a secret
@@ -75,11 +83,15 @@ class SessionExecutor(PythonExecutor):
     def send_tools(self, tools: dict[str, Any]) -> None:
         others = sorted(n for n in tools if n != "final_answer")
         if others:  # a tool's Python would have to run in the sandbox; this adapter runs none
-            raise ValueError(f"tools other than final_answer are not supported in the sandbox session: {', '.join(others)}")
+            raise ValueError(
+                f"tools other than final_answer are not supported in the sandbox session: {', '.join(others)}"
+            )
 
     def send_variables(self, variables: dict[str, Any]) -> None:
         if variables:
-            raise ValueError("variables cannot be sent into the sandbox session (additional_args are not supported)")
+            raise ValueError(
+                "variables cannot be sent into the sandbox session (additional_args are not supported)"
+            )
 
     def _logs(self, r: PythonResult) -> tuple[str, bool]:
         # final_answer's own exception is no error; another's traceback goes into the error message (the whole
@@ -107,16 +119,27 @@ class SessionExecutor(PythonExecutor):
                 self._end(stop or OutcomeError(kind="budget", message="no time left"))
                 raise SessionCodeError(f"not run: {self.stop.message if self.stop else ''}")
             t0 = time.perf_counter()
-            r = session.python(code_action, timeout=limit,
-                               step=self.step_number() if self.step_number is not None else None)
+            r = session.python(
+                code_action, timeout=limit, step=self.step_number() if self.step_number is not None else None
+            )
             code_s = time.perf_counter() - t0
             self.clock.add_code(code_s)
             if r.state_lost:
                 redefine_helpers(session)
         except SessionError as e:
-            self.calls.append(ExecutorCall(PythonResult(crashed=True, explanation=str(e)), time.perf_counter() - t0,
-                                           "crashed", code=code_action))
-            wall = session_wall_spent(self.opener.opened_at, self.session_wall_s) if self.session_wall_s else None
+            self.calls.append(
+                ExecutorCall(
+                    PythonResult(crashed=True, explanation=str(e)),
+                    time.perf_counter() - t0,
+                    "crashed",
+                    code=code_action,
+                )
+            )
+            wall = (
+                session_wall_spent(self.opener.opened_at, self.session_wall_s)
+                if self.session_wall_s
+                else None
+            )
             self._end(wall or OutcomeError(kind="sandbox_error", message=str(e)))
             raise SessionCodeError(str(e)) from None
         final = r.error is not None and r.error.type == FINAL_ANSWER_EXCEPTION
@@ -126,18 +149,34 @@ class SessionExecutor(PythonExecutor):
             doc, why = read_final_answer(session)
             if doc is not None:
                 self.answer_doc = doc
-                self.calls.append(ExecutorCall(r, code_s, "final_answer", doc.get("answer"), True, cut, code_action))
+                self.calls.append(
+                    ExecutorCall(r, code_s, "final_answer", doc.get("answer"), True, cut, code_action)
+                )
                 return CodeOutput(output=doc.get("answer"), logs=logs, is_final_answer=True)
             self.calls.append(ExecutorCall(r, code_s, "answer_error", observation_cut=cut, code=code_action))
             self._after(which, r, steps)
-            raise SessionCodeError(f"{logs}\nfinal_answer(...) was called, but its answer could not be read: {why}")
-        outcome = ("timeout" if r.timed_out else "oom" if r.oom else "crashed" if r.crashed
-                   else "error" if r.error is not None else "ok")
+            raise SessionCodeError(
+                f"{logs}\nfinal_answer(...) was called, but its answer could not be read: {why}"
+            )
+        outcome = (
+            "timeout"
+            if r.timed_out
+            else "oom"
+            if r.oom
+            else "crashed"
+            if r.crashed
+            else "error"
+            if r.error is not None
+            else "ok"
+        )
         self.calls.append(ExecutorCall(r, code_s, outcome, observation_cut=cut, code=code_action))
         self._after(which, r, steps)
         if outcome == "ok":
-            return CodeOutput(output=masked(stable(r.value), self.secrets) if r.value is not None else None, logs=logs,
-                              is_final_answer=False)
+            return CodeOutput(
+                output=masked(stable(r.value), self.secrets) if r.value is not None else None,
+                logs=logs,
+                is_final_answer=False,
+            )
         parts = [logs.rstrip()] if logs.strip() else []
         if r.error is not None:
             tb = masked(stable(r.error.traceback or f"{r.error.type}: {r.error.message}"), self.secrets)

@@ -59,20 +59,36 @@ class KramabenchModel(smolagents.Model):
         self.stop: OutcomeError | None = None
         self.completions: list[Completion] = []
 
-    def generate(self, messages: list[Any], stop_sequences: list[str] | None = None,
-                 response_format: dict[str, str] | None = None, tools_to_call_from: list[Any] | None = None,
-                 **kwargs: Any) -> smolagents.ChatMessage:
+    def generate(
+        self,
+        messages: list[Any],
+        stop_sequences: list[str] | None = None,
+        response_format: dict[str, str] | None = None,
+        tools_to_call_from: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> smolagents.ChatMessage:
         if self.clock is not None and (spent := self.clock.wall_spent(len(self.completions))) is not None:
             self.stop = spent
             raise TaskTimeSpent(spent)
-        clean = get_clean_message_list(messages, role_conversions=tool_role_conversions, flatten_messages_as_text=True)
+        clean = get_clean_message_list(
+            messages, role_conversions=tool_role_conversions, flatten_messages_as_text=True
+        )
         msgs = [ChatMessage(role=_role(m["role"]), content=_text(m.get("content"))) for m in clean]
-        options = self.kb_options.model_copy(update={"response_format_json": True}) if response_format else self.kb_options
-        c = self.kb_model.complete(msgs, options)  # a ModelError ends the agent (smolagents: AgentGenerationError)
+        options = (
+            self.kb_options.model_copy(update={"response_format_json": True})
+            if response_format
+            else self.kb_options
+        )
+        c = self.kb_model.complete(
+            msgs, options
+        )  # a ModelError ends the agent (smolagents: AgentGenerationError)
         self.completions.append(c)
         return smolagents.ChatMessage(
-            role=smolagents.MessageRole.ASSISTANT, content=cut_at_stop(c.text, stop_sequences),
-            token_usage=smolagents.TokenUsage(input_tokens=c.usage.prompt_tokens, output_tokens=c.usage.completion_tokens),
+            role=smolagents.MessageRole.ASSISTANT,
+            content=cut_at_stop(c.text, stop_sequences),
+            token_usage=smolagents.TokenUsage(
+                input_tokens=c.usage.prompt_tokens, output_tokens=c.usage.completion_tokens
+            ),
         )
 
 

@@ -14,7 +14,9 @@ def _factory(ctx: SystemContext) -> Any:
     try:
         import smolagents  # noqa: F401
     except ImportError:
-        raise RuntimeError("the system smolagents-code-agent needs smolagents: pip install 'kramabench[smolagents]'") from None
+        raise RuntimeError(
+            "the system smolagents-code-agent needs smolagents: pip install 'kramabench[smolagents]'"
+        ) from None
     from kramabench.baselines.code_agent import _nest
     from kramabench.baselines.code_agent.options import merge_options
 

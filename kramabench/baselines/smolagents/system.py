@@ -50,13 +50,16 @@ from .options import SUPPORTED, SmolagentsOptions
 
 log = logging.getLogger(__name__)
 
+
 def check_version() -> str:
     """smolagents' version, refused in one line when outside :data:`SUPPORTED`."""
     have = version("smolagents")
     parts = tuple(int(x) for x in re.findall(r"\d+", have)[:2])
     if not (1, 26) <= parts < (1, 27):
-        raise RuntimeError(f"smolagents {have} is installed; this adapter supports smolagents{SUPPORTED} "
-                           f"(pip install 'kramabench[smolagents]')")
+        raise RuntimeError(
+            f"smolagents {have} is installed; this adapter supports smolagents{SUPPORTED} "
+            f"(pip install 'kramabench[smolagents]')"
+        )
     return have
 
 
@@ -67,8 +70,9 @@ class SmolagentsCodeAgent:
         self.model = model
         self.sandbox = sandbox
         self.name = options.name
-        self.indexes = LakeIndexes(max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir,
-                                   use_cache=options.use_lake_cache)
+        self.indexes = LakeIndexes(
+            max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir, use_cache=options.use_lake_cache
+        )
 
     def task_text(self, task: TaskInput, pose: bool) -> tuple[str, dict]:
         opts = self.options
@@ -76,24 +80,38 @@ class SmolagentsCodeAgent:
         files = task_files(task, index)
         lake_dir = self.sandbox.lake_dir(task.lake_root)
         head = task_section(task, pose) + environment_section(task)
-        notes = SMOLAGENTS_TASK_NOTES[task.kind].format(lake_dir=lake_dir, step_timeout=f"{opts.step_timeout_s:g}",
-                                                        packages=packages_text(),
-                                                        time_budget=time_budget_text(opts.max_code_s, opts.max_wall_s,
-                                                                                     "\n- "))
+        notes = SMOLAGENTS_TASK_NOTES[task.kind].format(
+            lake_dir=lake_dir,
+            step_timeout=f"{opts.step_timeout_s:g}",
+            packages=packages_text(),
+            time_budget=time_budget_text(opts.max_code_s, opts.max_wall_s, "\n- "),
+        )
         intro = folder_intro(task, lake_dir, len(files))
         spec_files = [f for f in task.spec_files if f in set(files)]
         if spec_files:  # the task's specification whole, before the other files
             intro += SPEC_SHOWN_ABOVE
             files = [f for f in files if f not in set(spec_files)]
         fixed = estimate_tokens(head + notes + intro) + 16
-        spec, spec_facts = spec_section(task, spec_files, lake_dir,
-                                        int(SPEC_SHARE * max(0, opts.prompt_budget_tokens - fixed)))
+        spec, spec_facts = spec_section(
+            task, spec_files, lake_dir, int(SPEC_SHARE * max(0, opts.prompt_budget_tokens - fixed))
+        )
         budget = max(200, opts.prompt_budget_tokens - fixed - estimate_tokens(spec))
-        rendered = index.render(files, budget_tokens=budget, path_prefix=lake_dir, max_rows=opts.snippet_rows,
-                                content=True, style=opts.lake_rendering)
+        rendered = index.render(
+            files,
+            budget_tokens=budget,
+            path_prefix=lake_dir,
+            max_rows=opts.snippet_rows,
+            content=True,
+            style=opts.lake_rendering,
+        )
         text, _ = mask_values(head + notes + "\n\n" + spec + intro + rendered.text, task.secrets)
-        return text, {"files_shown": len(files) + len(spec_files), "lake_rendering": opts.lake_rendering,
-                      "lake_render_mode": rendered.mode, "task_tokens_estimated": estimate_tokens(text), **spec_facts}
+        return text, {
+            "files_shown": len(files) + len(spec_files),
+            "lake_rendering": opts.lake_rendering,
+            "lake_render_mode": rendered.mode,
+            "task_tokens_estimated": estimate_tokens(text),
+            **spec_facts,
+        }
 
     def solve(self, task: TaskInput) -> SystemOutput:
         from kramabench.models.costs import system_usage
@@ -101,7 +119,9 @@ class SmolagentsCodeAgent:
         t0 = time.perf_counter()
         out = SystemOutput()
         opts = self.options
-        clock = TaskClock(step_timeout_s=opts.step_timeout_s, max_code_s=opts.max_code_s, max_wall_s=opts.max_wall_s)
+        clock = TaskClock(
+            step_timeout_s=opts.step_timeout_s, max_code_s=opts.max_code_s, max_wall_s=opts.max_wall_s
+        )
         kb_model = KramabenchModel(self.model, opts.model_options, clock)
         try:
             self._solve(task, out, kb_model)
@@ -115,25 +135,39 @@ class SmolagentsCodeAgent:
 
     def _solve(self, task: TaskInput, out: SystemOutput, kb_model: KramabenchModel) -> None:
         opts = self.options
-        pose = (opts.pose_subtasks if opts.pose_subtasks is not None else bool(task.subtasks)) and bool(task.subtasks)
+        pose = (opts.pose_subtasks if opts.pose_subtasks is not None else bool(task.subtasks)) and bool(
+            task.subtasks
+        )
         try:
             text, facts = self.task_text(task, pose)
         except OSError as e:
-            out.error = OutcomeError(kind="lake_error", message=f"cannot index the data lake {task.lake_root}: {e}")
+            out.error = OutcomeError(
+                kind="lake_error", message=f"cannot index the data lake {task.lake_root}: {e}"
+            )
             return
-        out.transcript.append({"type": "prompt_facts", "system": opts.name, "smolagents": self.smolagents_version,
-                               **facts})
+        out.transcript.append(
+            {"type": "prompt_facts", "system": opts.name, "smolagents": self.smolagents_version, **facts}
+        )
         opener = SessionOpener(self.sandbox, task, opts.limits)
-        executor = SessionExecutor(opener, timeout_s=opts.step_timeout_s, output_chars=opts.observation_chars,
-                                   clock=kb_model.clock, session_wall_s=opts.limits.session_wall_s,
-                                   secrets=task.secrets)
+        executor = SessionExecutor(
+            opener,
+            timeout_s=opts.step_timeout_s,
+            output_chars=opts.observation_chars,
+            clock=kb_model.clock,
+            session_wall_s=opts.limits.session_wall_s,
+            secrets=task.secrets,
+        )
         agent_class = CodeAgent if opts.answer_after_max_steps else _NoAnswerAfterMaxSteps
         agent = agent_class(
-            tools=[], model=kb_model, executor=executor, max_steps=opts.max_steps,
+            tools=[],
+            model=kb_model,
+            executor=executor,
+            max_steps=opts.max_steps,
             # every import works in the session (the standard library and the sandbox's packages, listed in
             # the task text): smolagents' list would forbid os, glob, json... that the executor runs
             additional_authorized_imports=["*"],
-            planning_interval=opts.planning_interval, verbosity_level=LogLevel.OFF,
+            planning_interval=opts.planning_interval,
+            verbosity_level=LogLevel.OFF,
             code_block_tags="markdown" if opts.code_block_tags == "markdown" else None,
         )
         executor.step_number = lambda: agent.step_number
@@ -153,15 +187,23 @@ class SmolagentsCodeAgent:
         except smolagents.AgentError as e:
             out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
         finally:
-            if task.outputs:  # the files the task's answer is (an ELT task's warehouse), collected before the end
+            if (
+                task.outputs
+            ):  # the files the task's answer is (an ELT task's warehouse), collected before the end
                 out.artifacts, refused = opener.collect(list(task.outputs))
-                out.transcript.append({"type": "outputs", "collected": [a.name for a in out.artifacts],
-                                       "refused": refused})
+                out.transcript.append(
+                    {"type": "outputs", "collected": [a.name for a in out.artifacts], "refused": refused}
+                )
             executor.cleanup()
             out.steps = steps_of(agent.memory.steps, kb_model.completions, executor.calls)
             out.files_read = sorted({f for c in executor.calls for f in c.result.files_read})
             out.pipeline_code = pipeline_code(ran_steps(out.steps, executor.calls))
-        if out.error is not None and out.error.kind == "wall_limit" and out.steps and out.steps[-1].outcome == "model_error":
+        if (
+            out.error is not None
+            and out.error.kind == "wall_limit"
+            and out.steps
+            and out.steps[-1].outcome == "model_error"
+        ):
             out.steps.pop()  # the call not made: the task's time was spent before it
         stop = executor.stop or kb_model.stop
         if stop is not None and executor.answer_doc is None:
@@ -174,7 +216,9 @@ class SmolagentsCodeAgent:
             if out.steps and out.steps[-1].outcome == "model_error":
                 out.steps[-1].error = out.error.message
             else:
-                out.steps.append(AgentStep(step=len(out.steps) + 1, outcome="model_error", error=out.error.message))
+                out.steps.append(
+                    AgentStep(step=len(out.steps) + 1, outcome="model_error", error=out.error.message)
+                )
         if out.error is not None:
             return
         if executor.answer_doc is not None:
@@ -190,10 +234,17 @@ class SmolagentsCodeAgent:
             # a free text, read as the scorers read it: without the whitespace around it (smolagents' last reply
             # ends with a line end)
             out.answer = jsonable(str(answer).strip()) if answer is not None else None
-            out.transcript.append({"type": "max_steps_reached", "max_steps": opts.max_steps,
-                                   "answer_from": "smolagents' final call without code"})
+            out.transcript.append(
+                {
+                    "type": "max_steps_reached",
+                    "max_steps": opts.max_steps,
+                    "answer_from": "smolagents' final call without code",
+                }
+            )
         else:
-            out.error = OutcomeError(kind="max_steps", message=f"no final answer within max_steps={opts.max_steps} steps")
+            out.error = OutcomeError(
+                kind="max_steps", message=f"no final answer within max_steps={opts.max_steps} steps"
+            )
 
 
 class _NoAnswerAfterMaxSteps(CodeAgent):
@@ -208,8 +259,11 @@ def ran_steps(steps: list[AgentStep], calls: list[ExecutorCall]) -> list[RanStep
     """The steps whose code went to the session, with what it raised (for ``pipeline_code``): the steps
     ``steps_of`` paired with an executor call are those with ``code_s``, in the calls' order."""
     paired = [s for s in steps if s.code_s is not None]
-    return [RanStep(s.step, c.code or s.code or "", c.outcome, c.result.error, c.result.state_lost)
-            for s, c in zip(paired, calls, strict=False) if c.outcome != "stopped"]
+    return [
+        RanStep(s.step, c.code or s.code or "", c.outcome, c.result.error, c.result.state_lost)
+        for s, c in zip(paired, calls, strict=False)
+        if c.outcome != "stopped"
+    ]
 
 
 _THOUGHT = re.compile(r"^\s*\**Thought\**\s*:\s*", re.IGNORECASE)
@@ -230,7 +284,11 @@ def sent_observation(m: ActionStep) -> str | None:
     nothing is sent: its observation is the text smolagents would have sent."""
     from smolagents.models import MessageRole
 
-    parts = [_text_of(msg.content) for msg in m.to_messages(summary_mode=True) if msg.role == MessageRole.TOOL_RESPONSE]
+    parts = [
+        _text_of(msg.content)
+        for msg in m.to_messages(summary_mode=True)
+        if msg.role == MessageRole.TOOL_RESPONSE
+    ]
     return "\n".join(parts) if parts else None
 
 
@@ -257,8 +315,10 @@ def steps_of(memory: list[Any], completions: list[Completion], calls: list[Execu
             "step": len(steps) + 1,
             "prompt_tokens": usage.input_tokens if usage else 0,
             "completion_tokens": usage.output_tokens if usage else 0,
-            "cost_usd": c.cost_usd if c else 0.0, "cached": bool(c and c.cached),
-            "finish_reason": c.finish_reason if c else None, "model_s": round(c.latency_s, 4) if c else 0.0,
+            "cost_usd": c.cost_usd if c else 0.0,
+            "cached": bool(c and c.cached),
+            "finish_reason": c.finish_reason if c else None,
+            "model_s": round(c.latency_s, 4) if c else 0.0,
             "wall_s": round(m.timing.duration or 0.0, 4) if m.timing else 0.0,
         }
         if isinstance(m, PlanningStep):
@@ -273,9 +333,15 @@ def steps_of(memory: list[Any], completions: list[Completion], calls: list[Execu
             call = calls[xi] if xi < len(calls) else None
             xi += 1
         if isinstance(err, AgentMaxStepsError):
-            steps.append(AgentStep(**base, outcome="final_answer", thought=str(m.action_output),
-                                   error="max_steps reached: smolagents asked for an answer without code",
-                                   details={"max_steps_reached": True}))
+            steps.append(
+                AgentStep(
+                    **base,
+                    outcome="final_answer",
+                    thought=str(m.action_output),
+                    error="max_steps reached: smolagents asked for an answer without code",
+                    details={"max_steps_reached": True},
+                )
+            )
             continue
         if isinstance(err, AgentParsingError):
             outcome = "format_error"
@@ -286,14 +352,20 @@ def steps_of(memory: list[Any], completions: list[Completion], calls: list[Execu
         else:
             outcome = "final_answer" if m.is_final_answer else "ok"
         text = m.model_output if isinstance(m.model_output, str) else None
-        steps.append(AgentStep(
-            **base, outcome=outcome, thought=_thought(text, "<code>" if "<code>" in (text or "") else "```"),
-            code=m.code_action, observation=sent_observation(m),
-            error=str(err) if err is not None else None,
-            code_s=round(call.code_s, 4) if call else None, state_lost=bool(call and call.result.state_lost),
-            truncated=bool(call and call.observation_cut),
-            details={"answer": call.answer} if call is not None and call.final else {},
-        ))
+        steps.append(
+            AgentStep(
+                **base,
+                outcome=outcome,
+                thought=_thought(text, "<code>" if "<code>" in (text or "") else "```"),
+                code=m.code_action,
+                observation=sent_observation(m),
+                error=str(err) if err is not None else None,
+                code_s=round(call.code_s, 4) if call else None,
+                state_lost=bool(call and call.result.state_lost),
+                truncated=bool(call and call.observation_cut),
+                details={"answer": call.answer} if call is not None and call.final else {},
+            )
+        )
     for s, c in zip(steps, completions, strict=False):  # each step made one call, in order
         if c.replay_note:  # a replay served this call although an observation had differed
             s.details["replay_note"] = c.replay_note

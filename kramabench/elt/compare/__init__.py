@@ -37,8 +37,9 @@ def get_comparator(name: str) -> Comparator:
         raise KeyError(f"no comparator {name!r} (known: {', '.join(_REGISTRY)})") from None
 
 
-def compare(expected: Table, actual: Table, comparator: str = "verified", *,
-            dropped: dict[str, str] | None = None) -> TableResult:
+def compare(
+    expected: Table, actual: Table, comparator: str = "verified", *, dropped: dict[str, str] | None = None
+) -> TableResult:
     """Compare ``actual`` (a produced table) with ``expected`` (the ground truth) under ``comparator``."""
     return get_comparator(comparator).compare(expected, actual, dropped=dropped)
 

@@ -41,8 +41,11 @@ class TableResult(BaseModel):
     extra_samples: list[dict[str, Any]] = Field(default_factory=list)
     columns: list[ColumnResult] = Field(default_factory=list)
     key: list[str] = Field(default_factory=list, description="columns the rows were aligned on (verified)")
-    unfixed_correct: bool | None = Field(None, description="elt-bench: the verdict of the original code itself, "
-                                         "without the named fixes (None: not applicable)")
+    unfixed_correct: bool | None = Field(
+        None,
+        description="elt-bench: the verdict of the original code itself, "
+        "without the named fixes (None: not applicable)",
+    )
     error: str | None = Field(None, description="the table could not be read or compared")
 
     @property
@@ -63,13 +66,20 @@ class Comparator(Protocol):
     name: str
     description: str
 
-    def compare(self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None) -> TableResult: ...
+    def compare(
+        self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None
+    ) -> TableResult: ...
 
 
 def failed(comparator: str, expected: Table, error: str) -> TableResult:
     """The result for a table that could not be produced or read: every column missing."""
-    return TableResult(comparator=comparator, correct=False, rows_expected=len(expected), error=error,
-                       columns=[ColumnResult(name=c, status="missing") for c in expected.columns])
+    return TableResult(
+        comparator=comparator,
+        correct=False,
+        rows_expected=len(expected),
+        error=error,
+        columns=[ColumnResult(name=c, status="missing") for c in expected.columns],
+    )
 
 
 def sample_value(v: Any) -> Any:

@@ -46,9 +46,9 @@ _HI, _LO = 1.01, 0.99
 #: the named fixes (docs/elt.md "The elt-bench comparator")
 FIXES = {
     "sign": "negative numbers compared within 1% of |expected| (the original's bounds reject every negative "
-            "expected value)",
+    "expected value)",
     "case": "a column found without regard to letter case (Snowflake folds unquoted names to upper case; DuckDB "
-            "keeps them as written)",
+    "keeps them as written)",
 }
 
 
@@ -95,10 +95,14 @@ def find_column(table: Table, name: str, *, fixed: bool = True) -> tuple[int | N
 
 class EltBenchComparator:
     name = "elt-bench"
-    description = ("ELT-Bench's own comparison (pandas' CSV round trip of both tables; by position; numbers within 1%; "
-                   "NaN = NaN and NaN = any number; else equal), two named fixes (sign, case)")
+    description = (
+        "ELT-Bench's own comparison (pandas' CSV round trip of both tables; by position; numbers within 1%; "
+        "NaN = NaN and NaN = any number; else equal), two named fixes (sign, case)"
+    )
 
-    def compare(self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None) -> TableResult:
+    def compare(
+        self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None
+    ) -> TableResult:
         try:
             exp = expected.original()
         except OriginalUnreadable as e:
@@ -111,9 +115,15 @@ class EltBenchComparator:
 
 
 def _unreadable(name: str, expected: Table, actual: Table, why: str) -> TableResult:
-    return TableResult(comparator=name, correct=False, unfixed_correct=False, rows_expected=len(expected),
-                       rows_actual=len(actual), error=why,
-                       columns=[ColumnResult(name=c, status="missing", reason=why) for c in expected.columns])
+    return TableResult(
+        comparator=name,
+        correct=False,
+        unfixed_correct=False,
+        rows_expected=len(expected),
+        rows_actual=len(actual),
+        error=why,
+        columns=[ColumnResult(name=c, status="missing", reason=why) for c in expected.columns],
+    )
 
 
 def verdict(exp: Table, act: Table, *, dropped: dict[str, str] | None = None, fixed: bool = True) -> bool:
@@ -132,8 +142,9 @@ def verdict(exp: Table, act: Table, *, dropped: dict[str, str] | None = None, fi
     return matched > 0
 
 
-def compare_original(exp: Table, act: Table, *, dropped: dict[str, str] | None = None,
-                     comparator: str = "elt-bench") -> TableResult:
+def compare_original(
+    exp: Table, act: Table, *, dropped: dict[str, str] | None = None, comparator: str = "elt-bench"
+) -> TableResult:
     """The comparison of two original views (see the module docstring): the verdict with the fixes, the
     original's own verdict beside it (``unfixed_correct``), per-column diagnostics (a column the fixes decided
     says which in ``normalised``)."""
@@ -146,12 +157,21 @@ def compare_original(exp: Table, act: Table, *, dropped: dict[str, str] | None =
             continue
         j, by_case = find_column(act, name)
         if j is None:
-            cols.append(ColumnResult(name=name, status="missing", reason="the produced table has no such column"))
+            cols.append(
+                ColumnResult(name=name, status="missing", reason="the produced table has no such column")
+            )
             continue
         notes = [f"fix case: compared with the produced column {act.columns[j]!r}"] if by_case else []
         if not same_len:
-            cols.append(ColumnResult(name=name, status="mismatched", mismatches=max(len(exp), len(act)),
-                                     normalised=notes, reason=f"{len(act)} rows produced, {len(exp)} expected"))
+            cols.append(
+                ColumnResult(
+                    name=name,
+                    status="mismatched",
+                    mismatches=max(len(exp), len(act)),
+                    normalised=notes,
+                    reason=f"{len(act)} rows produced, {len(exp)} expected",
+                )
+            )
             continue
         bad = rescued = 0
         samples: list[dict[str, Any]] = []
@@ -165,13 +185,37 @@ def compare_original(exp: Table, act: Table, *, dropped: dict[str, str] | None =
                 samples.append({"row": r, "expected": sample_value(e), "actual": sample_value(a)})
         if rescued:
             notes.append(f"fix sign: {rescued} negative value(s) within 1% that the original's test rejects")
-        cols.append(ColumnResult(name=name, status="matched" if bad == 0 else "mismatched", compared=len(exp),
-                                 mismatches=bad, samples=samples, normalised=notes))
-    correct = any(c.status == "matched" for c in cols) and all(c.status in ("matched", "dropped") for c in cols)
-    return TableResult(comparator=comparator, correct=correct,
-                       unfixed_correct=verdict(exp, act, dropped=dropped, fixed=False),
-                       rows_expected=len(exp), rows_actual=len(act),
-                       missing_rows=max(0, len(exp) - len(act)), extra_rows=max(0, len(act) - len(exp)), columns=cols)
+        cols.append(
+            ColumnResult(
+                name=name,
+                status="matched" if bad == 0 else "mismatched",
+                compared=len(exp),
+                mismatches=bad,
+                samples=samples,
+                normalised=notes,
+            )
+        )
+    correct = any(c.status == "matched" for c in cols) and all(
+        c.status in ("matched", "dropped") for c in cols
+    )
+    return TableResult(
+        comparator=comparator,
+        correct=correct,
+        unfixed_correct=verdict(exp, act, dropped=dropped, fixed=False),
+        rows_expected=len(exp),
+        rows_actual=len(act),
+        missing_rows=max(0, len(exp) - len(act)),
+        extra_rows=max(0, len(act) - len(exp)),
+        columns=cols,
+    )
 
 
-__all__ = ["FIXES", "REL_TOL", "EltBenchComparator", "compare_original", "find_column", "values_match", "verdict"]
+__all__ = [
+    "FIXES",
+    "REL_TOL",
+    "EltBenchComparator",
+    "compare_original",
+    "find_column",
+    "values_match",
+    "verdict",
+]

@@ -97,31 +97,44 @@ def expectation(value: Any) -> TableExpectation:
         if value.get("comparator") is not None:
             exp.primary = str(value["comparator"])
         if isinstance(value.get("dropped"), Mapping):
-            exp.dropped = {str(k): {str(c): str(r) for c, r in v.items()} for k, v in value["dropped"].items()
-                           if isinstance(v, Mapping)}
+            exp.dropped = {
+                str(k): {str(c): str(r) for c, r in v.items()}
+                for k, v in value["dropped"].items()
+                if isinstance(v, Mapping)
+            }
     if exp.primary not in exp.comparators:
         exp.comparators = [*exp.comparators, exp.primary]
     return exp
 
 
-def table(expected: Any, predicted: Any, *, judge: Any = None, question: str | None = None,
-          diagnostics: bool = True) -> Score:
+def table(
+    expected: Any, predicted: Any, *, judge: Any = None, question: str | None = None, diagnostics: bool = True
+) -> Score:
     """Score a produced table against the expected one (see the module docstring). A gold that is not a
     table (a defective task, or an ``elt`` record's summary of a pipeline) leaves the answer unscored with
     the reason (``gold_not_a_table``), never a 0 and never an exception."""
     try:
         exp = expectation(expected)
     except NotATable as e:
-        return Score(value=None, metric="table", unscored=True,
-                     details={"reason": "gold_not_a_table", "gold_problem": f"the gold is not a table: {e}"})
+        return Score(
+            value=None,
+            metric="table",
+            unscored=True,
+            details={"reason": "gold_not_a_table", "gold_problem": f"the gold is not a table: {e}"},
+        )
     metric = f"table:{exp.primary}"
     try:
         actual = as_table(predicted)
     except NotATable as e:
         return Score(value=0.0, metric=metric, details={"reason": f"the answer is not a table: {e}"})
-    results = {c: get_comparator(c).compare(exp.table, actual, dropped=exp.dropped_for(c)) for c in exp.comparators}
+    results = {
+        c: get_comparator(c).compare(exp.table, actual, dropped=exp.dropped_for(c)) for c in exp.comparators
+    }
     correct = results[exp.primary].correct
-    details: dict[str, Any] = {"comparator": exp.primary, "correct": {c: r.correct for c, r in results.items()}}
+    details: dict[str, Any] = {
+        "comparator": exp.primary,
+        "correct": {c: r.correct for c, r in results.items()},
+    }
     if diagnostics:
         details["results"] = {c: r.model_dump(mode="json") for c, r in results.items()}
     return Score(value=1.0 if correct else 0.0, metric=metric, details=details)

@@ -76,8 +76,15 @@ class Table:
     ``to_csv`` wrote it in the warehouse reader); otherwise it is rendered from the values the table was made
     from. :meth:`original` is that view, read with ``read_csv``: what both comparators compare."""
 
-    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]], *, original_csv: str | Path | None = None,
-                 raw: list[tuple[Any, ...]] | None = None, is_original: bool = False) -> None:
+    def __init__(
+        self,
+        columns: list[str],
+        rows: list[tuple[Any, ...]],
+        *,
+        original_csv: str | Path | None = None,
+        raw: list[tuple[Any, ...]] | None = None,
+        is_original: bool = False,
+    ) -> None:
         self.columns = list(columns)
         self.rows = [tuple(r) for r in rows]
         self.original_csv = original_csv

@@ -79,8 +79,13 @@ DATE_ONLY_SHARE = 0.8
 
 _SURROGATE = (re.compile(r"^unique_.*"), re.compile(r".*_surrogate.*"), re.compile(r".*_hash.*"))
 #: names of identifier and code columns, in the order they are preferred as a key
-_ID_LIKE = (re.compile(r"^id$"), re.compile(r".*_id$"), re.compile(r".*id$"), re.compile(r"^(.*_)?code$"),
-            re.compile(r"^(.*_)?key$"))
+_ID_LIKE = (
+    re.compile(r"^id$"),
+    re.compile(r".*_id$"),
+    re.compile(r".*id$"),
+    re.compile(r"^(.*_)?code$"),
+    re.compile(r"^(.*_)?key$"),
+)
 _TIME_HEAD = (re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"), re.compile(r"\d{4}-\d{2}-\d{2}$"))
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _BOOL_WORDS = ("true", "false", "1", "0", "yes", "no")
@@ -141,7 +146,9 @@ def _to_times(values: list[Any], to_day: bool) -> list[Any]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                read = pd.to_datetime([values[k] for k in plain], format="ISO8601").floor("D" if to_day else "s")
+                read = pd.to_datetime([values[k] for k in plain], format="ISO8601").floor(
+                    "D" if to_day else "s"
+                )
             for k, t in zip(plain, read, strict=True):
                 out[k] = t
         except Exception:  # noqa: BLE001 - a value out of range or not a day: each on its own, as Verified reads it
@@ -204,8 +211,11 @@ class _Rules:
             to_day = _is_date_only(exp) != _is_date_only(act)
             self.exp = _to_times(exp, to_day)
             self.act = _to_times(act, to_day)
-            self.notes.append("times compared to the day (one side holds dates only)" if to_day
-                              else "times compared to the second")
+            self.notes.append(
+                "times compared to the day (one side holds dates only)"
+                if to_day
+                else "times compared to the second"
+            )
         else:
             self.exp = [_unquote(v) for v in exp]
             self.act = [_unquote(v) for v in act]
@@ -364,7 +374,9 @@ def _key(cols: list[_Column]) -> list[int]:
     return sorted(k for _, k in ranked)
 
 
-def _align(cols: list[_Column], n_exp: int, n_act: int) -> tuple[list[int], list[tuple[int, int]], list[int], list[int]]:
+def _align(
+    cols: list[_Column], n_exp: int, n_act: int
+) -> tuple[list[int], list[tuple[int, int]], list[int], list[int]]:
     """(key column positions, aligned (expected, actual) row pairs in ground-truth order, missing rows, extra
     rows)."""
     key = _key(cols)
@@ -389,17 +401,21 @@ def _align(cols: list[_Column], n_exp: int, n_act: int) -> tuple[list[int], list
             taken[kv] += 1
         else:
             missing.append(i)
-    extra = sorted(j for kv, b in buckets.items() for j in b[taken[kv]:])
+    extra = sorted(j for kv, b in buckets.items() for j in b[taken[kv] :])
     return key, sorted(pairs), sorted(missing), extra
 
 
 class VerifiedComparator:
     name = "verified"
-    description = ("ELT-Bench-Verified's rules (quotes, timestamp precision, booleans, percentage scale, 1% "
-                   "tolerance, NULL = 0, text without regard to case), rows paired on identifying columns, "
-                   "missing and extra rows counted as errors")
+    description = (
+        "ELT-Bench-Verified's rules (quotes, timestamp precision, booleans, percentage scale, 1% "
+        "tolerance, NULL = 0, text without regard to case), rows paired on identifying columns, "
+        "missing and extra rows counted as errors"
+    )
 
-    def compare(self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None) -> TableResult:
+    def compare(
+        self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None
+    ) -> TableResult:
         try:
             expected = expected.original()
         except OriginalUnreadable as e:
@@ -417,7 +433,9 @@ class VerifiedComparator:
                 continue
             j = actual.index(name)
             if j is None:
-                results[name] = ColumnResult(name=name, status="missing", reason="the produced table has no such column")
+                results[name] = ColumnResult(
+                    name=name, status="missing", reason="the produced table has no such column"
+                )
                 continue
             paired.append((i, j, name))
         cols = [_Column(name, expected.column(i), actual.column(j)) for i, j, name in paired]
@@ -428,7 +446,9 @@ class VerifiedComparator:
             rules.rescale()
             notes = list(rules.notes)
             if actual.columns[j] != c.name:
-                notes.append(f"found as the produced column {actual.columns[j]!r} (names without regard to case)")
+                notes.append(
+                    f"found as the produced column {actual.columns[j]!r} (names without regard to case)"
+                )
             bad = 0
             caseless = False
             samples: list[dict[str, Any]] = []
@@ -438,27 +458,54 @@ class VerifiedComparator:
                 if not ok:
                     bad += 1
                     if len(samples) < SAMPLES:
-                        samples.append({"row": i, "key": _key_text(cols, key, i),
-                                        "expected": sample_value(_show(expected, c.name, i)),
-                                        "actual": sample_value(_show(actual, actual.columns[j], jj))})
+                        samples.append(
+                            {
+                                "row": i,
+                                "key": _key_text(cols, key, i),
+                                "expected": sample_value(_show(expected, c.name, i)),
+                                "actual": sample_value(_show(actual, actual.columns[j], jj)),
+                            }
+                        )
             if caseless:
                 notes.append("texts equal without regard to letter case")
-            results[c.name] = ColumnResult(name=c.name, status="matched" if bad == 0 else "mismatched",
-                                           compared=len(pairs), mismatches=bad, samples=samples, normalised=notes)
+            results[c.name] = ColumnResult(
+                name=c.name,
+                status="matched" if bad == 0 else "mismatched",
+                compared=len(pairs),
+                mismatches=bad,
+                samples=samples,
+                normalised=notes,
+            )
         ordered = [results[n] for n in expected.columns if n in results]
-        correct = (not missing and not extra and any(c.status == "matched" for c in ordered)
-                   and all(c.status in ("matched", "dropped") for c in ordered))
+        correct = (
+            not missing
+            and not extra
+            and any(c.status == "matched" for c in ordered)
+            and all(c.status in ("matched", "dropped") for c in ordered)
+        )
         return TableResult(
-            comparator=self.name, correct=correct, rows_expected=len(expected), rows_actual=len(actual),
-            missing_rows=len(missing), extra_rows=len(extra),
+            comparator=self.name,
+            correct=correct,
+            rows_expected=len(expected),
+            rows_actual=len(actual),
+            missing_rows=len(missing),
+            extra_rows=len(extra),
             missing_samples=[_row_sample(expected, i) for i in missing[:SAMPLES]],
             extra_samples=[_row_sample(actual, j) for j in extra[:SAMPLES]],
-            columns=ordered, key=[cols[k].name for k in key])
+            columns=ordered,
+            key=[cols[k].name for k in key],
+        )
 
 
 def _unreadable(name: str, expected: Table, actual: Table, why: str) -> TableResult:
-    return TableResult(comparator=name, correct=False, rows_expected=len(expected), rows_actual=len(actual),
-                       error=why, columns=[ColumnResult(name=c, status="missing", reason=why) for c in expected.columns])
+    return TableResult(
+        comparator=name,
+        correct=False,
+        rows_expected=len(expected),
+        rows_actual=len(actual),
+        error=why,
+        columns=[ColumnResult(name=c, status="missing", reason=why) for c in expected.columns],
+    )
 
 
 def _show(t: Table, name: str, row: int) -> Any:
@@ -476,5 +523,12 @@ def _key_text(cols: list[_Column], key: list[int], i: int) -> str | None:
     return ", ".join(f"{cols[k].name}={cols[k].exp[i]}" for k in key)
 
 
-__all__ = ["ABS_TOL", "DATE_ONLY_SHARE", "FLOAT_EPS", "MIN_SCALE_PAIRS", "REL_TOL", "VerifiedComparator",
-           "values_match"]
+__all__ = [
+    "ABS_TOL",
+    "DATE_ONLY_SHARE",
+    "FLOAT_EPS",
+    "MIN_SCALE_PAIRS",
+    "REL_TOL",
+    "VerifiedComparator",
+    "values_match",
+]

@@ -60,15 +60,35 @@ class MongoServer:
         try:
             import pymongo  # noqa: F401
         except ImportError:
-            raise MongoUnavailable("loading collections into mongod needs pymongo: pip install 'kramabench[mongodb]'") \
-                from None
+            raise MongoUnavailable(
+                "loading collections into mongod needs pymongo: pip install 'kramabench[mongodb]'"
+            ) from None
         socket_folder(self.sockdir)
         exe = str(self.mongod.resolve())
         ro = [] if exe.startswith("/usr/") else [(exe, exe)]
-        spec = JailSpec(name="mongodb", sockets=self.sockdir, ro=ro, limits=self.limits,
-                        argv=["/bin/sh", "-c", f'mkdir -p "{DATA_DIR}/db" && exec "$@"', "sh", exe, "--dbpath",
-                              f"{DATA_DIR}/db", "--bind_ip", f"{SOCKET_DIR}/{self.socket.name}", "--port", str(PORT),
-                              "--nounixsocket", "--filePermissions", "0777", "--quiet"])
+        spec = JailSpec(
+            name="mongodb",
+            sockets=self.sockdir,
+            ro=ro,
+            limits=self.limits,
+            argv=[
+                "/bin/sh",
+                "-c",
+                f'mkdir -p "{DATA_DIR}/db" && exec "$@"',
+                "sh",
+                exe,
+                "--dbpath",
+                f"{DATA_DIR}/db",
+                "--bind_ip",
+                f"{SOCKET_DIR}/{self.socket.name}",
+                "--port",
+                str(PORT),
+                "--nounixsocket",
+                "--filePermissions",
+                "0777",
+                "--quiet",
+            ],
+        )
         self._jail = ServiceJail(spec, self.base / "meta").start()
         try:
             wait_for_socket(self._jail, self.socket, timeout_s, "mongod")
@@ -80,7 +100,9 @@ class MongoServer:
     def client(self):  # noqa: ANN201 - pymongo's client, imported on use
         import pymongo
 
-        return pymongo.MongoClient(f"mongodb://{quote_plus(str(self.socket))}", serverSelectionTimeoutMS=10_000)
+        return pymongo.MongoClient(
+            f"mongodb://{quote_plus(str(self.socket))}", serverSelectionTimeoutMS=10_000
+        )
 
     def load(self, database: str, collection: str, path: Path, batch: int = 1000) -> int:
         """The data file's rows as documents of ``database.collection`` (inserted in batches); the number of

@@ -53,10 +53,25 @@ SERVER_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_ser
 
 #: DuckDB type -> PostgreSQL type of a loaded column
 _PG_TYPE = {
-    "BOOLEAN": "boolean", "TINYINT": "smallint", "SMALLINT": "smallint", "INTEGER": "integer", "BIGINT": "bigint",
-    "HUGEINT": "numeric", "UTINYINT": "smallint", "USMALLINT": "integer", "UINTEGER": "bigint", "UBIGINT": "numeric",
-    "FLOAT": "real", "DOUBLE": "double precision", "DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp",
-    "TIMESTAMP WITH TIME ZONE": "timestamptz", "VARCHAR": "text", "UUID": "uuid", "INTERVAL": "interval",
+    "BOOLEAN": "boolean",
+    "TINYINT": "smallint",
+    "SMALLINT": "smallint",
+    "INTEGER": "integer",
+    "BIGINT": "bigint",
+    "HUGEINT": "numeric",
+    "UTINYINT": "smallint",
+    "USMALLINT": "integer",
+    "UINTEGER": "bigint",
+    "UBIGINT": "numeric",
+    "FLOAT": "real",
+    "DOUBLE": "double precision",
+    "DATE": "date",
+    "TIME": "time",
+    "TIMESTAMP": "timestamp",
+    "TIMESTAMP WITH TIME ZONE": "timestamptz",
+    "VARCHAR": "text",
+    "UUID": "uuid",
+    "INTERVAL": "interval",
 }
 
 
@@ -69,18 +84,25 @@ def find_bindir() -> Path:
     /usr/lib/postgresql/<v>/bin, or the PATH."""
     env = os.environ.get("KRAMABENCH_PG_BINDIR")
     cands = [Path(env)] if env else []
-    cands += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"),
-                                      key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0,
-                                      reverse=True)]
+    cands += [
+        Path(p)
+        for p in sorted(
+            glob.glob("/usr/lib/postgresql/*/bin"),
+            key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0,
+            reverse=True,
+        )
+    ]
     which = shutil.which("initdb")
     if which:
         cands.append(Path(which).parent)
     for c in cands:
         if (c / "initdb").is_file() and (c / "pg_ctl").is_file() and (c / "postgres").is_file():
             return c
-    raise PostgresUnavailable("PostgreSQL is not installed (no initdb/pg_ctl/postgres in /usr/lib/postgresql/*/bin "
-                              "or on the PATH): run scripts/install.sh, or apt-get install postgresql, or set "
-                              "KRAMABENCH_PG_BINDIR")
+    raise PostgresUnavailable(
+        "PostgreSQL is not installed (no initdb/pg_ctl/postgres in /usr/lib/postgresql/*/bin "
+        "or on the PATH): run scripts/install.sh, or apt-get install postgresql, or set "
+        "KRAMABENCH_PG_BINDIR"
+    )
 
 
 def _pg_type(duck: str) -> str:
@@ -122,9 +144,27 @@ def _initdb(bindir: Path, dest: Path) -> Path:
         pw.write_text(_TEMPLATE_PASSWORD)
         if as_root():
             os.chown(pw, *jail_uid())
-        spec = JailSpec(name="initdb", sockets=out, ro=_install_binds(bindir),
-                        argv=[str(bindir / "initdb"), "-D", f"{SOCKET_DIR}/data", "-U", SUPERUSER, "--pwfile",
-                              f"{SOCKET_DIR}/pw", "-A", "scram-sha-256", "--no-sync", "-E", "UTF8", "--locale", "C.UTF-8"])
+        spec = JailSpec(
+            name="initdb",
+            sockets=out,
+            ro=_install_binds(bindir),
+            argv=[
+                str(bindir / "initdb"),
+                "-D",
+                f"{SOCKET_DIR}/data",
+                "-U",
+                SUPERUSER,
+                "--pwfile",
+                f"{SOCKET_DIR}/pw",
+                "-A",
+                "scram-sha-256",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale",
+                "C.UTF-8",
+            ],
+        )
         code, output = run_jailed(spec, work / "meta", 120)
         if code != 0:
             tail = " | ".join(output.strip().splitlines()[-3:])
@@ -151,8 +191,10 @@ def _template(server: PostgresServer) -> Path:
     from kramabench.workload.fetch import kramabench_home
 
     postgres = server.bindir / "postgres"
-    key = hashlib.sha256(f"{server.bindir.resolve()}\0{postgres.stat().st_mtime_ns}\0{SUPERUSER}\0{_TEMPLATE_PASSWORD}"
-                         f"\0{jail_uid()}".encode())
+    key = hashlib.sha256(
+        f"{server.bindir.resolve()}\0{postgres.stat().st_mtime_ns}\0{SUPERUSER}\0{_TEMPLATE_PASSWORD}"
+        f"\0{jail_uid()}".encode()
+    )
     home = kramabench_home() / "elt"
     final = home / f"pg-template-{key.hexdigest()[:12]}"
     if (final / "PG_VERSION").is_file():
@@ -172,7 +214,9 @@ class PostgresServer:
     :attr:`password` (the task role's), :meth:`stop`. ``base``: a host folder for its socket (default: a fresh
     owner-tagged temporary folder, removed at :meth:`stop`)."""
 
-    def __init__(self, base: Path | None = None, *, database: str = "postgres", limits: JailLimits | None = None) -> None:
+    def __init__(
+        self, base: Path | None = None, *, database: str = "postgres", limits: JailLimits | None = None
+    ) -> None:
         self.bindir = find_bindir()
         self.database = database
         self._own = base is None
@@ -198,10 +242,20 @@ class PostgresServer:
     def jail(self) -> ServiceJail | None:
         return self._jail
 
-    def _run(self, argv: list[str], *, stdin: bytes | None = None, timeout: float = 60.0, password: str | None = None
-             ) -> subprocess.CompletedProcess:
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSWORD": password or self._admin_password,
-               "PGCONNECT_TIMEOUT": "10"}
+    def _run(
+        self,
+        argv: list[str],
+        *,
+        stdin: bytes | None = None,
+        timeout: float = 60.0,
+        password: str | None = None,
+    ) -> subprocess.CompletedProcess:
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "PGPASSWORD": password or self._admin_password,
+            "PGCONNECT_TIMEOUT": "10",
+        }
         res = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout, env=env, cwd="/")
         if res.returncode != 0:
             err = (res.stderr or res.stdout).decode(errors="replace").strip().splitlines()
@@ -209,7 +263,18 @@ class PostgresServer:
         return res
 
     def _psql(self, database: str, user: str = SUPERUSER) -> list[str]:
-        return [str(self.bindir / "psql"), "-h", str(self.sockdir), "-p", str(PORT), "-U", user, "-d", database, "-X"]
+        return [
+            str(self.bindir / "psql"),
+            "-h",
+            str(self.sockdir),
+            "-p",
+            str(PORT),
+            "-U",
+            user,
+            "-d",
+            database,
+            "-X",
+        ]
 
     def start(self, timeout_s: float = 60.0) -> PostgresServer:
         self.base.mkdir(parents=True, exist_ok=True)
@@ -222,14 +287,40 @@ class PostgresServer:
         load = self.base / "load"
         load.mkdir(exist_ok=True)
         os.chmod(load, 0o755)
-        server = [str(self.bindir / "postgres"), "-D", f"{DATA_DIR}/pg", "-k", SOCKET_DIR, "-p", str(PORT),
-                  "-c", "listen_addresses=", "-c", "unix_socket_permissions=0777", "-F", "-c", "fsync=off",
-                  "-c", "full_page_writes=off", "-c", "max_connections=40", "-c", "shared_buffers=32MB",
-                  "-c", "logging_collector=off", "-c", "dynamic_shared_memory_type=posix"]
+        server = [
+            str(self.bindir / "postgres"),
+            "-D",
+            f"{DATA_DIR}/pg",
+            "-k",
+            SOCKET_DIR,
+            "-p",
+            str(PORT),
+            "-c",
+            "listen_addresses=",
+            "-c",
+            "unix_socket_permissions=0777",
+            "-F",
+            "-c",
+            "fsync=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=40",
+            "-c",
+            "shared_buffers=32MB",
+            "-c",
+            "logging_collector=off",
+            "-c",
+            "dynamic_shared_memory_type=posix",
+        ]
         script = f'cp -a /template "{DATA_DIR}/pg" && chmod 700 "{DATA_DIR}/pg" && exec "$@"'
-        spec = JailSpec(name="postgres", sockets=self.sockdir, limits=self.limits,
-                        argv=["/bin/sh", "-c", script, "sh", *server],
-                        ro=[*_install_binds(self.bindir), (str(template), "/template"), (str(load), "/load")])
+        spec = JailSpec(
+            name="postgres",
+            sockets=self.sockdir,
+            limits=self.limits,
+            argv=["/bin/sh", "-c", script, "sh", *server],
+            ro=[*_install_binds(self.bindir), (str(template), "/template"), (str(load), "/load")],
+        )
         self._jail = ServiceJail(spec, self.base / "meta")
         self._jail.start()
         self.started = True
@@ -263,14 +354,19 @@ class PostgresServer:
         """The task's role: a login with its own random password, no server roles; the task's database is its own
         and is the only one it may connect to."""
         db, user = _ident(self.database), _ident(USER)
-        stmts = [f"CREATE ROLE {user} LOGIN PASSWORD {_lit(self.password)} NOSUPERUSER NOCREATEDB NOCREATEROLE "
-                 "NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 30"]
+        stmts = [
+            f"CREATE ROLE {user} LOGIN PASSWORD {_lit(self.password)} NOSUPERUSER NOCREATEDB NOCREATEROLE "
+            "NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 30"
+        ]
         if self.database == "postgres":
             stmts.append(f"ALTER DATABASE {db} OWNER TO {user}")
         else:
             stmts.append(f"CREATE DATABASE {db} OWNER {user}")
-        stmts += [f"REVOKE ALL ON DATABASE {_ident(d)} FROM PUBLIC" for d in ("postgres", "template1")
-                  if d != self.database]
+        stmts += [
+            f"REVOKE ALL ON DATABASE {_ident(d)} FROM PUBLIC"
+            for d in ("postgres", "template1")
+            if d != self.database
+        ]
         for stmt in stmts:
             self.sql(stmt, database="postgres")
 
@@ -282,7 +378,12 @@ class PostgresServer:
     def sql_as_task(self, text: str, *, database: str | None = None) -> subprocess.CompletedProcess:
         """``text`` run as the task's role, as a task would: the completed psql (its return code, output, errors)."""
         argv = [*self._psql(database or self.database, USER), "-At", "-v", "ON_ERROR_STOP=1", "-c", text]
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "10"}
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "PGPASSWORD": self.password,
+            "PGCONNECT_TIMEOUT": "10",
+        }
         return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, cwd="/")
 
     def load(self, table: str, path: Path) -> int:
@@ -305,12 +406,18 @@ class PostgresServer:
                 os.chmod(load_dir / f"{i}.csv", 0o644)
                 ddl = ", ".join(f"{_ident(c)} {_pg_type(t)}" for c, t in cols)
                 names = ", ".join(_ident(c) for c, _ in cols)
-                script += [f"CREATE TABLE {_ident(table)} ({ddl});",
-                           f"COPY {_ident(table)} ({names}) FROM '/load/{i}.csv' WITH (FORMAT csv, HEADER true);",
-                           f"ALTER TABLE {_ident(table)} OWNER TO {_ident(USER)};"]
+                script += [
+                    f"CREATE TABLE {_ident(table)} ({ddl});",
+                    f"COPY {_ident(table)} ({names}) FROM '/load/{i}.csv' WITH (FORMAT csv, HEADER true);",
+                    f"ALTER TABLE {_ident(table)} OWNER TO {_ident(USER)};",
+                ]
             script.append("COMMIT;")
-            script.append(" UNION ALL ".join(f"SELECT {i}, count(*) FROM {_ident(t)}"
-                                             for i, (t, _) in enumerate(tables)) + ";")
+            script.append(
+                " UNION ALL ".join(
+                    f"SELECT {i}, count(*) FROM {_ident(t)}" for i, (t, _) in enumerate(tables)
+                )
+                + ";"
+            )
             argv = [*self._psql(self.database), "-q", "-At", "-f", "-"]
             out = self._run(argv, stdin=("\n".join(script) + "\n").encode()).stdout.decode()
         finally:
@@ -340,4 +447,12 @@ class PostgresServer:
         self.stop()
 
 
-__all__ = ["PORT", "SERVER_ROLES", "SUPERUSER", "USER", "PostgresServer", "PostgresUnavailable", "find_bindir"]
+__all__ = [
+    "PORT",
+    "SERVER_ROLES",
+    "SUPERUSER",
+    "USER",
+    "PostgresServer",
+    "PostgresUnavailable",
+    "find_bindir",
+]

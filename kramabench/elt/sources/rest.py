@@ -67,9 +67,14 @@ class RestServer:
             inside[name] = f"/tables/{i}.jsonl"
             ro.append((str(out), inside[name]))
         cfg = {"socket": "/sock/api.sock", "tables": inside, "max_connections": 16}
-        spec = JailSpec(name="rest", sockets=self.sockdir, ro=ro, limits=self.limits,
-                        env={"MALLOC_ARENA_MAX": "2"},
-                        argv=python_argv("-c", server_program(), json.dumps(cfg)))
+        spec = JailSpec(
+            name="rest",
+            sockets=self.sockdir,
+            ro=ro,
+            limits=self.limits,
+            env={"MALLOC_ARENA_MAX": "2"},
+            argv=python_argv("-c", server_program(), json.dumps(cfg)),
+        )
         self._jail = ServiceJail(spec, self.base / "meta").start()
         try:
             wait_for_socket(self._jail, self.socket, timeout_s, "the REST server")

@@ -45,7 +45,11 @@ class Table:
         if stop <= start:
             return 0, 0, 2
         a, b = self.offsets[start], self.offsets[stop]
-        return a, b, (b - a) + (stop - start)  # each "\n" becomes ", " (one more byte), the last one "]", plus "["
+        return (
+            a,
+            b,
+            (b - a) + (stop - start),
+        )  # each "\n" becomes ", " (one more byte), the last one "]", plus "["
 
     def stream(self, a: int, b: int, write) -> None:
         write(b"[")
@@ -139,7 +143,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 def main(cfg: dict) -> int:
-    threading.stack_size(1 << 20)  # a thread per connection: small stacks under the jail's address-space limit
+    threading.stack_size(
+        1 << 20
+    )  # a thread per connection: small stacks under the jail's address-space limit
     tables = {name: Table(path) for name, path in cfg["tables"].items()}
     server = _Server(cfg["socket"], tables, int(cfg.get("max_connections", 16)))
     os.chmod(cfg["socket"], 0o777)

@@ -55,9 +55,17 @@ def server_program() -> str:
 class S3Server:
     """Serves ``objects`` (key -> data file) in ``bucket`` on a unix socket in ``base`` (:attr:`socket`)."""
 
-    def __init__(self, base: Path, bucket: str, objects: dict[str, Path], *, port: int = 9000,
-                 max_object_bytes: int = MAX_OBJECT_BYTES, max_total_bytes: int = MAX_TOTAL_BYTES,
-                 limits: JailLimits | None = None) -> None:
+    def __init__(
+        self,
+        base: Path,
+        bucket: str,
+        objects: dict[str, Path],
+        *,
+        port: int = 9000,
+        max_object_bytes: int = MAX_OBJECT_BYTES,
+        max_total_bytes: int = MAX_TOTAL_BYTES,
+        limits: JailLimits | None = None,
+    ) -> None:
         self.base = Path(base)
         self.sockdir = self.base / "sock"
         self.socket = self.sockdir / "s3.sock"
@@ -66,8 +74,9 @@ class S3Server:
         self.port = port
         self.max_object_bytes = max_object_bytes
         self.max_total_bytes = max_total_bytes
-        self.limits = limits or JailLimits(memory_mb=768 + 2 * (max_total_bytes >> 20),
-                                           disk_mb=max(256, 2 * (max_total_bytes >> 20)))
+        self.limits = limits or JailLimits(
+            memory_mb=768 + 2 * (max_total_bytes >> 20), disk_mb=max(256, 2 * (max_total_bytes >> 20))
+        )
         self._jail: ServiceJail | None = None
 
     @property
@@ -83,12 +92,23 @@ class S3Server:
         for i, (key, path) in enumerate(self.objects.items()):
             inside[key] = f"/objects/{i}"
             ro.append((str(Path(path).resolve()), inside[key]))
-        cfg = {"socket": "/sock/s3.sock", "bucket": self.bucket, "objects": inside, "port": self.port,
-               "max_object_bytes": self.max_object_bytes, "max_total_bytes": self.max_total_bytes,
-               "max_connections": 32}
-        spec = JailSpec(name="s3", sockets=self.sockdir, ro=ro, limits=self.limits,
-                        env={"MALLOC_ARENA_MAX": "2"},
-                        argv=python_argv("-c", server_program(), json.dumps(cfg)))
+        cfg = {
+            "socket": "/sock/s3.sock",
+            "bucket": self.bucket,
+            "objects": inside,
+            "port": self.port,
+            "max_object_bytes": self.max_object_bytes,
+            "max_total_bytes": self.max_total_bytes,
+            "max_connections": 32,
+        }
+        spec = JailSpec(
+            name="s3",
+            sockets=self.sockdir,
+            ro=ro,
+            limits=self.limits,
+            env={"MALLOC_ARENA_MAX": "2"},
+            argv=python_argv("-c", server_program(), json.dumps(cfg)),
+        )
         self._jail = ServiceJail(spec, self.base / "meta").start()
         try:
             wait_for_socket(self._jail, self.socket, timeout_s, "the S3 server")
@@ -113,5 +133,13 @@ class S3Server:
         self.stop()
 
 
-__all__ = ["ACCESS_KEY", "MAX_OBJECT_BYTES", "MAX_TOTAL_BYTES", "REGION", "SECRET_KEY", "S3Server", "S3Unavailable",
-           "s3_server_available"]
+__all__ = [
+    "ACCESS_KEY",
+    "MAX_OBJECT_BYTES",
+    "MAX_TOTAL_BYTES",
+    "REGION",
+    "SECRET_KEY",
+    "S3Server",
+    "S3Unavailable",
+    "s3_server_available",
+]

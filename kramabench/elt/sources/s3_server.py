@@ -22,13 +22,18 @@ import threading
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler
 
-_HEADERS = {"Host": "s3.amazonaws.com", "Authorization": "AWS4-HMAC-SHA256 Credential=test/20240101/us-east-1/s3/"
-            "aws4_request, SignedHeaders=host, Signature=0"}
+_HEADERS = {
+    "Host": "s3.amazonaws.com",
+    "Authorization": "AWS4-HMAC-SHA256 Credential=test/20240101/us-east-1/s3/"
+    "aws4_request, SignedHeaders=host, Signature=0",
+}
 
 
 def _error(start_response, status: str, code: str, message: str) -> list[bytes]:
-    body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
-            "</Error>").encode()
+    body = (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
+        "</Error>"
+    ).encode()
     start_response(status, [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))])
     return [body]
 
@@ -98,24 +103,38 @@ class Guard:
         query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         if "notification" in query and method != "GET":
             _drain_declared(environ)
-            return _error(start_response, "403 Forbidden", "AccessDenied", "bucket notifications are not served")
+            return _error(
+                start_response, "403 Forbidden", "AccessDenied", "bucket notifications are not served"
+            )
         if method in ("PUT", "POST"):
             if environ.get("HTTP_TRANSFER_ENCODING"):
-                return _error(start_response, "411 Length Required", "MissingContentLength",
-                              "a body must say its length (Content-Length)")
+                return _error(
+                    start_response,
+                    "411 Length Required",
+                    "MissingContentLength",
+                    "a body must say its length (Content-Length)",
+                )
             try:
                 n = int(environ.get("CONTENT_LENGTH") or 0)
             except ValueError:
                 return _error(start_response, "400 Bad Request", "InvalidArgument", "bad Content-Length")
             if n > self.max_object:
                 _drain(environ, n)
-                return _error(start_response, "400 Bad Request", "EntityTooLarge",
-                              f"an object of this task's S3 server holds at most {self.max_object} bytes")
+                return _error(
+                    start_response,
+                    "400 Bad Request",
+                    "EntityTooLarge",
+                    f"an object of this task's S3 server holds at most {self.max_object} bytes",
+                )
             with self._writes:
                 if n and stored_bytes() + n > self.max_total:
                     _drain(environ, n)
-                    return _error(start_response, "403 Forbidden", "QuotaExceeded",
-                                  f"this task's S3 server holds at most {self.max_total} bytes in all")
+                    return _error(
+                        start_response,
+                        "403 Forbidden",
+                        "QuotaExceeded",
+                        f"this task's S3 server holds at most {self.max_total} bytes in all",
+                    )
                 return list(self.app(environ, start_response))
         return self.app(environ, start_response)
 
@@ -138,8 +157,13 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         super().__init__(path, _Handler)
         self.app = app
         self.slots = threading.BoundedSemaphore(max_connections)
-        self.base_environ = {"SERVER_NAME": "127.0.0.1", "SERVER_PORT": str(port), "GATEWAY_INTERFACE": "CGI/1.1",
-                             "SCRIPT_NAME": "", "CONTENT_LENGTH": ""}
+        self.base_environ = {
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": str(port),
+            "GATEWAY_INTERFACE": "CGI/1.1",
+            "SCRIPT_NAME": "",
+            "CONTENT_LENGTH": "",
+        }
 
     def get_app(self):
         return self.app
@@ -160,7 +184,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 def main(cfg: dict) -> int:
-    threading.stack_size(1 << 20)  # a thread per connection: small stacks under the jail's address-space limit
+    threading.stack_size(
+        1 << 20
+    )  # a thread per connection: small stacks under the jail's address-space limit
     from moto.server import create_backend_app
     from werkzeug.test import Client
 

@@ -52,7 +52,9 @@ def iter_records(path: Path, batch: int = 2048) -> Iterator[dict[str, Any]]:
             if not rows:
                 break
             for row in rows:
-                yield {c: v if isinstance(v, list | dict) else from_db(v) for c, v in zip(cols, row, strict=True)}
+                yield {
+                    c: v if isinstance(v, list | dict) else from_db(v) for c, v in zip(cols, row, strict=True)
+                }
     finally:
         con.close()
 
@@ -86,8 +88,6 @@ def convert(src: Path, dest: Path) -> Path:
     return dest
 
 
-
-
 def prepare(jobs: list[tuple[str, Path, Path]], timeout_s: float = 1800.0) -> list[list[tuple[str, str]]]:
     """Each job ``(op, src, dest)`` done in one child process (``python -m kramabench.elt.sources.tables``), so that
     DuckDB's buffers for a large table never stay in the runner: ``op`` ``csv`` writes ``src``'s rows as a CSV with a
@@ -102,11 +102,18 @@ def prepare(jobs: list[tuple[str, Path, Path]], timeout_s: float = 1800.0) -> li
         return []
     req = [{"op": op, "src": str(src), "dest": str(dest)} for op, src, dest in jobs]
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV", "KRAMABENCH_CACHE")
-    proc = subprocess.run([sys.executable, "-m", "kramabench.elt.sources.tables"], input=json.dumps(req).encode(),
-                          capture_output=True, timeout=timeout_s, env={k: v for k, v in os.environ.items() if k in keep})
+    proc = subprocess.run(
+        [sys.executable, "-m", "kramabench.elt.sources.tables"],
+        input=json.dumps(req).encode(),
+        capture_output=True,
+        timeout=timeout_s,
+        env={k: v for k, v in os.environ.items() if k in keep},
+    )
     if proc.returncode != 0:
         err = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise RuntimeError(f"preparing the source tables failed: {err[-1] if err else f'exit code {proc.returncode}'}")
+        raise RuntimeError(
+            f"preparing the source tables failed: {err[-1] if err else f'exit code {proc.returncode}'}"
+        )
     return [[(c, t) for c, t in cols] for cols in json.loads(proc.stdout)]
 
 

@@ -67,8 +67,11 @@ class EltErratum(BaseModel):
 
     @model_validator(mode="after")
     def _fields(self) -> EltErratum:
-        need = {"drop_column": ("model", "column"), "set_row_count": ("table", "new"),
-                "set_evaluation": ("model", "new")}[self.action]
+        need = {
+            "drop_column": ("model", "column"),
+            "set_row_count": ("table", "new"),
+            "set_evaluation": ("model", "new"),
+        }[self.action]
         missing = [f for f in need if getattr(self, f) is None]
         if missing:
             raise ValueError(f"action {self.action!r} needs {', '.join(missing)}")
@@ -99,7 +102,9 @@ def load_errata_set(root: Path, name: str) -> ErrataSet:
     path = errata_dir(root) / f"{name}.toml"
     if not path.is_file():
         have = ", ".join(available_errata(root)) or "none"
-        raise SuiteError(f"{path}: no errata set {name!r} in this suite (errata sets: {have})", file=str(path))
+        raise SuiteError(
+            f"{path}: no errata set {name!r} in this suite (errata sets: {have})", file=str(path)
+        )
     try:
         doc = tomllib.loads(read_text(path, limit=ERRATA_BYTES, what="errata set"))
     except (OSError, tomllib.TOMLDecodeError, RecursionError) as e:
@@ -111,8 +116,11 @@ def load_errata_set(root: Path, name: str) -> ErrataSet:
         er = e.errors()[0]
         loc = ".".join(str(x) for x in er.get("loc", ()))
         n = e.error_count()
-        raise SuiteError(f"{path}: field {loc}: {er.get('msg')}" + (f" (and {n - 1} more)" if n > 1 else ""),
-                         file=str(path), field=loc) from None
+        raise SuiteError(
+            f"{path}: field {loc}: {er.get('msg')}" + (f" (and {n - 1} more)" if n > 1 else ""),
+            file=str(path),
+            field=loc,
+        ) from None
     return es
 
 
@@ -124,9 +132,18 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
     file = str(es.path) if es.path else None
 
     def finding(code: str, e: EltErratum, msg: str) -> None:
-        findings.append(Finding(severity="warning", code=code, domain=None, task_id=e.pipeline,
-                                subtask_id=e.model, field=e.column or e.table, file=file,
-                                message=f"errata {es.name}: {msg}; not applied"))
+        findings.append(
+            Finding(
+                severity="warning",
+                code=code,
+                domain=None,
+                task_id=e.pipeline,
+                subtask_id=e.model,
+                field=e.column or e.table,
+                file=file,
+                message=f"errata {es.name}: {msg}; not applied",
+            )
+        )
 
     for e in es.errata:
         p = by_id.get(e.pipeline)
@@ -142,12 +159,23 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
                 finding("erratum_obsolete", e, f"{e.pipeline}.{key}: the row count is already {e.new}")
                 continue
             if e.old is not None and p.tables[key] != e.old:
-                finding("erratum_stale", e, f"{e.pipeline}.{key}: the row count is {p.tables[key]}, not {e.old}")
+                finding(
+                    "erratum_stale", e, f"{e.pipeline}.{key}: the row count is {p.tables[key]}, not {e.old}"
+                )
                 continue
             old = p.tables[key]
             p.tables[key] = int(e.new)
-            applied.append(ErratumApplied(errata=es.name, pipeline=p.id, action=e.action, target=key, old=old,
-                                          new=e.new, reason=e.reason))
+            applied.append(
+                ErratumApplied(
+                    errata=es.name,
+                    pipeline=p.id,
+                    action=e.action,
+                    target=key,
+                    old=old,
+                    new=e.new,
+                    reason=e.reason,
+                )
+            )
             continue
         try:
             m = p.model(str(e.model))
@@ -166,23 +194,48 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
                 continue
             for s in scopes:
                 m.dropped_columns.setdefault(s, {})[col] = e.reason
-            applied.append(ErratumApplied(errata=es.name, pipeline=p.id, model=m.name, action=e.action, target=col,
-                                          comparators=list(es.comparators), reason=e.reason))
+            applied.append(
+                ErratumApplied(
+                    errata=es.name,
+                    pipeline=p.id,
+                    model=m.name,
+                    action=e.action,
+                    target=col,
+                    comparators=list(es.comparators),
+                    reason=e.reason,
+                )
+            )
         else:  # set_evaluation
             new = str(e.new)
             if m.evaluation == new:
-                finding("erratum_obsolete", e, f"{e.pipeline}.{m.name}: the evaluation query is already {new}")
+                finding(
+                    "erratum_obsolete", e, f"{e.pipeline}.{m.name}: the evaluation query is already {new}"
+                )
                 continue
             if e.old is not None and m.evaluation != e.old:
-                finding("erratum_stale", e, f"{e.pipeline}.{m.name}: the evaluation query is {m.evaluation}, not {e.old}")
+                finding(
+                    "erratum_stale",
+                    e,
+                    f"{e.pipeline}.{m.name}: the evaluation query is {m.evaluation}, not {e.old}",
+                )
                 continue
             if not (p.folder / new).is_file():
                 finding("erratum_target_missing", e, f"{e.pipeline}: no file {new}")
                 continue
             old = m.evaluation
             m.evaluation = new
-            applied.append(ErratumApplied(errata=es.name, pipeline=p.id, model=m.name, action=e.action, target="evaluation",
-                                          old=old, new=new, reason=e.reason))
+            applied.append(
+                ErratumApplied(
+                    errata=es.name,
+                    pipeline=p.id,
+                    model=m.name,
+                    action=e.action,
+                    target="evaluation",
+                    old=old,
+                    new=new,
+                    reason=e.reason,
+                )
+            )
     return applied, findings
 
 

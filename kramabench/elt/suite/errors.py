@@ -12,8 +12,9 @@ class SuiteError(WorkloadError):
     pipeline are findings (the pipeline is left out with an ``error`` finding), not this exception.
     """
 
-    def __init__(self, message: str, *, file: str | None = None, pipeline: str | None = None,
-                 field: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, file: str | None = None, pipeline: str | None = None, field: str | None = None
+    ) -> None:
         super().__init__(message, file=file)
         self.pipeline = pipeline
         self.field = field

@@ -59,7 +59,9 @@ def _yaml(path: Path) -> Any:
         raise SuiteError(f"{path}: not valid YAML{where}: {problem}", file=str(path)) from None
 
 
-def load_suite(root: Path, *, errata: bool | list[str] = True, validate: bool = True, deep: bool = False) -> Suite:
+def load_suite(
+    root: Path, *, errata: bool | list[str] = True, validate: bool = True, deep: bool = False
+) -> Suite:
     """Load the suite at ``root``.
 
     ``errata``: True applies the suite's ``default_errata``, False none, a list names the sets to apply.
@@ -71,31 +73,51 @@ def load_suite(root: Path, *, errata: bool | list[str] = True, validate: bool = 
     if not root.is_dir():
         raise SuiteError(f"{root}: no such folder", file=str(root))
     if not spath.is_file():
-        raise SuiteError(f"{spath}: missing; an ELT suite has a suite.yaml (family: elt) and pipelines/<id>/",
-                         file=str(spath))
+        raise SuiteError(
+            f"{spath}: missing; an ELT suite has a suite.yaml (family: elt) and pipelines/<id>/",
+            file=str(spath),
+        )
     doc = _yaml(spath)
     if not isinstance(doc, dict):
-        raise SuiteError(f"{spath}: the top level is {type(doc).__name__}; expected a mapping", file=str(spath))
+        raise SuiteError(
+            f"{spath}: the top level is {type(doc).__name__}; expected a mapping", file=str(spath)
+        )
     if doc.get("family") != FAMILY:
-        raise SuiteError(f"{spath}: field family is {doc.get('family')!r}; an ELT suite says 'family: elt'",
-                         file=str(spath), field="family")
+        raise SuiteError(
+            f"{spath}: field family is {doc.get('family')!r}; an ELT suite says 'family: elt'",
+            file=str(spath),
+            field="family",
+        )
     findings: list[Finding] = []
     name = str(doc.get("name") or root.name)
     schema = str(doc.get("schema") or "main")
     content = doc.get("content", "complete")
     if content not in ("complete", "specs"):
-        raise SuiteError(f"{spath}: field content is {content!r}; expected 'complete' or 'specs'", file=str(spath),
-                         field="content")
+        raise SuiteError(
+            f"{spath}: field content is {content!r}; expected 'complete' or 'specs'",
+            file=str(spath),
+            field="content",
+        )
     default_errata = doc.get("default_errata") or []
     if not isinstance(default_errata, list) or not all(isinstance(x, str) for x in default_errata):
-        raise SuiteError(f"{spath}: field default_errata must be a list of errata set names", file=str(spath),
-                         field="default_errata")
+        raise SuiteError(
+            f"{spath}: field default_errata must be a list of errata set names",
+            file=str(spath),
+            field="default_errata",
+        )
 
     pdir = root / "pipelines"
     ids = sorted(p.name for p in pdir.iterdir() if p.is_dir()) if pdir.is_dir() else []
     if not ids:
-        findings.append(Finding(severity="error", code="no_pipelines", domain=name, file=str(pdir),
-                                message="the suite has no pipelines (expected pipelines/<id>/pipeline.yaml)"))
+        findings.append(
+            Finding(
+                severity="error",
+                code="no_pipelines",
+                domain=name,
+                file=str(pdir),
+                message="the suite has no pipelines (expected pipelines/<id>/pipeline.yaml)",
+            )
+        )
     digest = hashlib.sha256(spath.read_bytes())
     pipelines: list[Pipeline] = []
     for pid in ids:
@@ -104,9 +126,16 @@ def load_suite(root: Path, *, errata: bool | list[str] = True, validate: bool = 
         if p is not None:
             pipelines.append(p)
 
-    suite = Suite(name=name, root=root, description=str(doc.get("description") or ""),
-                  version=str(doc["version"]) if doc.get("version") is not None else None,
-                  schema_name=schema, content=content, pipelines=pipelines, findings=findings)
+    suite = Suite(
+        name=name,
+        root=root,
+        description=str(doc.get("description") or ""),
+        version=str(doc["version"]) if doc.get("version") is not None else None,
+        schema_name=schema,
+        content=content,
+        pipelines=pipelines,
+        findings=findings,
+    )
     sets = default_errata if errata is True else ([] if errata is False else list(errata))
     for es_name in sets:
         es = load_errata_set(root, es_name)
@@ -125,10 +154,12 @@ def load_suite(root: Path, *, errata: bool | list[str] = True, validate: bool = 
     return suite
 
 
-def _err(suite: str, pid: str, file: Path, field: str | None, code: str, msg: str,
-         severity: str = "error") -> Finding:
-    return Finding(severity=severity, code=code, domain=suite, task_id=pid, field=field, file=str(file),
-                   message=msg)
+def _err(
+    suite: str, pid: str, file: Path, field: str | None, code: str, msg: str, severity: str = "error"
+) -> Finding:
+    return Finding(
+        severity=severity, code=code, domain=suite, task_id=pid, field=field, file=str(file), message=msg
+    )
 
 
 def _find_file(folder: Path, stem: str, exts: tuple[str, ...]) -> str | None:
@@ -166,44 +197,109 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
     path = folder / PIPELINE_FILE
     out: list[Finding] = []
     if not path.is_file():
-        return None, [_err(suite, pid, path, None, "pipeline_file_missing",
-                           f"pipeline {pid}: {PIPELINE_FILE} is missing; the pipeline is left out")]
+        return None, [
+            _err(
+                suite,
+                pid,
+                path,
+                None,
+                "pipeline_file_missing",
+                f"pipeline {pid}: {PIPELINE_FILE} is missing; the pipeline is left out",
+            )
+        ]
     try:
         doc = _yaml(path)
     except SuiteError as e:
         return None, [_err(suite, pid, path, None, "pipeline_unreadable", f"pipeline {pid}: {e}; left out")]
     digest.update(path.read_bytes())
     if not isinstance(doc, dict):
-        return None, [_err(suite, pid, path, None, "pipeline_unreadable",
-                           f"pipeline {pid}: the top level is {type(doc).__name__}, not a mapping; left out")]
+        return None, [
+            _err(
+                suite,
+                pid,
+                path,
+                None,
+                "pipeline_unreadable",
+                f"pipeline {pid}: the top level is {type(doc).__name__}, not a mapping; left out",
+            )
+        ]
     unknown = sorted(set(doc) - {"id", "instruction", "sources", "tables", "models"})
     for k in unknown:
-        out.append(_err(suite, pid, path, k, "unknown_field", f"pipeline {pid}: unknown field {k!r} (ignored)",
-                        "warning"))
+        out.append(
+            _err(
+                suite,
+                pid,
+                path,
+                k,
+                "unknown_field",
+                f"pipeline {pid}: unknown field {k!r} (ignored)",
+                "warning",
+            )
+        )
     if doc.get("id") is not None and str(doc["id"]) != pid:
-        return None, out + [_err(suite, pid, path, "id", "id_mismatch",
-                                 f"pipeline {pid}: field id is {doc['id']!r} but the folder is {pid!r}; left out")]
+        return None, out + [
+            _err(
+                suite,
+                pid,
+                path,
+                "id",
+                "id_mismatch",
+                f"pipeline {pid}: field id is {doc['id']!r} but the folder is {pid!r}; left out",
+            )
+        ]
     instruction = doc.get("instruction")
     if instruction is not None and not isinstance(instruction, str):
-        return None, out + [_err(suite, pid, path, "instruction", "bad_field",
-                                 f"pipeline {pid}: field instruction must be text; left out")]
+        return None, out + [
+            _err(
+                suite,
+                pid,
+                path,
+                "instruction",
+                "bad_field",
+                f"pipeline {pid}: field instruction must be text; left out",
+            )
+        ]
 
     # sources
     sources: list[SourceTable] = []
     raw_sources = doc.get("sources") or {}
     if not isinstance(raw_sources, dict):
-        return None, out + [_err(suite, pid, path, "sources", "bad_field",
-                                 f"pipeline {pid}: field sources must map a source kind ({', '.join(SOURCE_KINDS)}) "
-                                 "to a list of tables; left out")]
+        return None, out + [
+            _err(
+                suite,
+                pid,
+                path,
+                "sources",
+                "bad_field",
+                f"pipeline {pid}: field sources must map a source kind ({', '.join(SOURCE_KINDS)}) "
+                "to a list of tables; left out",
+            )
+        ]
     for kind, items in raw_sources.items():
         field = f"sources.{kind}"
         if kind not in SOURCE_KINDS:
-            return None, out + [_err(suite, pid, path, field, "unknown_source_kind",
-                                     f"pipeline {pid}: unknown source kind {kind!r} (known: {', '.join(SOURCE_KINDS)}); "
-                                     "left out")]
+            return None, out + [
+                _err(
+                    suite,
+                    pid,
+                    path,
+                    field,
+                    "unknown_source_kind",
+                    f"pipeline {pid}: unknown source kind {kind!r} (known: {', '.join(SOURCE_KINDS)}); "
+                    "left out",
+                )
+            ]
         if not isinstance(items, list):
-            return None, out + [_err(suite, pid, path, field, "bad_field",
-                                     f"pipeline {pid}: field {field} must be a list of tables; left out")]
+            return None, out + [
+                _err(
+                    suite,
+                    pid,
+                    path,
+                    field,
+                    "bad_field",
+                    f"pipeline {pid}: field {field} must be a list of tables; left out",
+                )
+            ]
         for i, it in enumerate(items):
             f_i = f"{field}[{i}]"
             if isinstance(it, str):
@@ -211,53 +307,126 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
             elif isinstance(it, dict) and isinstance(it.get("table"), str) and set(it) <= {"table", "format"}:
                 table, fmt = it["table"], it.get("format")
             else:
-                return None, out + [_err(suite, pid, path, f_i, "bad_field",
-                                         f"pipeline {pid}: {f_i} must be a table name or {{table, format}}; left out")]
+                return None, out + [
+                    _err(
+                        suite,
+                        pid,
+                        path,
+                        f_i,
+                        "bad_field",
+                        f"pipeline {pid}: {f_i} must be a table name or {{table, format}}; left out",
+                    )
+                ]
             if fmt is not None and fmt not in DATA_FORMATS:
-                return None, out + [_err(suite, pid, path, f"{f_i}.format", "bad_format",
-                                         f"pipeline {pid}: {f_i}: format {fmt!r} is not one of {', '.join(DATA_FORMATS)}; "
-                                         "left out")]
+                return None, out + [
+                    _err(
+                        suite,
+                        pid,
+                        path,
+                        f"{f_i}.format",
+                        "bad_format",
+                        f"pipeline {pid}: {f_i}: format {fmt!r} is not one of {', '.join(DATA_FORMATS)}; "
+                        "left out",
+                    )
+                ]
             exts = ((fmt,) if fmt else ()) + tuple(e for e in DATA_FORMATS if e != fmt)  # served as `format`
             data = _find_file(folder / "data", table, exts)
             why = _outside(folder, data)
             if why is not None:  # a link in data/ that leads out of the pipeline folder: never served
-                out.append(_err(suite, pid, path, f_i, "path_outside_pipeline",
-                                f"pipeline {pid}: {f_i}: {data} {why}; the table is served without data"))
+                out.append(
+                    _err(
+                        suite,
+                        pid,
+                        path,
+                        f_i,
+                        "path_outside_pipeline",
+                        f"pipeline {pid}: {f_i}: {data} {why}; the table is served without data",
+                    )
+                )
                 data = None
             sources.append(SourceTable(kind=kind, table=table, format=fmt, data=data))
 
     # stage 1 tables
     raw_tables = doc.get("tables") or {}
     if not isinstance(raw_tables, dict):
-        return None, out + [_err(suite, pid, path, "tables", "bad_field",
-                                 f"pipeline {pid}: field tables must map each table to its row count; left out")]
+        return None, out + [
+            _err(
+                suite,
+                pid,
+                path,
+                "tables",
+                "bad_field",
+                f"pipeline {pid}: field tables must map each table to its row count; left out",
+            )
+        ]
     tables: dict[str, int | None] = {}
     for t, n in raw_tables.items():
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
-            return None, out + [_err(suite, pid, path, f"tables.{t}", "bad_row_count",
-                                     f"pipeline {pid}: tables.{t}: row count {n!r} is not a whole number >= 0; left out")]
+            return None, out + [
+                _err(
+                    suite,
+                    pid,
+                    path,
+                    f"tables.{t}",
+                    "bad_row_count",
+                    f"pipeline {pid}: tables.{t}: row count {n!r} is not a whole number >= 0; left out",
+                )
+            ]
         tables[str(t)] = n
 
     # data models
     raw_models = doc.get("models") or []
     if not isinstance(raw_models, list):
-        return None, out + [_err(suite, pid, path, "models", "bad_field",
-                                 f"pipeline {pid}: field models must be a list; left out")]
+        return None, out + [
+            _err(
+                suite,
+                pid,
+                path,
+                "models",
+                "bad_field",
+                f"pipeline {pid}: field models must be a list; left out",
+            )
+        ]
     models: list[DataModel] = []
     for i, m in enumerate(raw_models):
         f_i = f"models[{i}]"
         if not isinstance(m, dict) or not isinstance(m.get("name"), str) or not m["name"].strip():
-            return None, out + [_err(suite, pid, path, f"{f_i}.name", "bad_field",
-                                     f"pipeline {pid}: {f_i} needs a name; left out")]
+            return None, out + [
+                _err(
+                    suite,
+                    pid,
+                    path,
+                    f"{f_i}.name",
+                    "bad_field",
+                    f"pipeline {pid}: {f_i} needs a name; left out",
+                )
+            ]
         mname = m["name"].strip()
         extra = sorted(set(m) - {"name", "description", "columns", "evaluation", "ground_truth"})
         for k in extra:
-            out.append(_err(suite, pid, path, f"{f_i}.{k}", "unknown_field",
-                            f"pipeline {pid}: model {mname}: unknown field {k!r} (ignored)", "warning"))
+            out.append(
+                _err(
+                    suite,
+                    pid,
+                    path,
+                    f"{f_i}.{k}",
+                    "unknown_field",
+                    f"pipeline {pid}: model {mname}: unknown field {k!r} (ignored)",
+                    "warning",
+                )
+            )
         cols_raw = m.get("columns") or []
         if not isinstance(cols_raw, list):
-            return None, out + [_err(suite, pid, path, f"{f_i}.columns", "bad_field",
-                                     f"pipeline {pid}: model {mname}: columns must be a list; left out")]
+            return None, out + [
+                _err(
+                    suite,
+                    pid,
+                    path,
+                    f"{f_i}.columns",
+                    "bad_field",
+                    f"pipeline {pid}: model {mname}: columns must be a list; left out",
+                )
+            ]
         cols: list[ModelColumn] = []
         for j, c in enumerate(cols_raw):
             if isinstance(c, str):
@@ -266,8 +435,16 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
                 desc = c.get("description", "")
                 cols.append(ModelColumn(name=c["name"], description=str(desc or "")))
             else:
-                return None, out + [_err(suite, pid, path, f"{f_i}.columns[{j}]", "bad_field",
-                                         f"pipeline {pid}: model {mname}: columns[{j}] needs a name; left out")]
+                return None, out + [
+                    _err(
+                        suite,
+                        pid,
+                        path,
+                        f"{f_i}.columns[{j}]",
+                        "bad_field",
+                        f"pipeline {pid}: model {mname}: columns[{j}] needs a name; left out",
+                    )
+                ]
         evaluation = m.get("evaluation")
         if evaluation is None:
             evaluation = _find_file(folder / "evaluation", mname, ("sql",))
@@ -276,15 +453,38 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
             gt = _find_file(folder / "ground_truth", mname, ("csv",))
         for key, val in (("evaluation", evaluation), ("ground_truth", gt)):
             if val is not None and not isinstance(val, str):
-                return None, out + [_err(suite, pid, path, f"{f_i}.{key}", "bad_field",
-                                         f"pipeline {pid}: model {mname}: {key} must be a path; left out")]
+                return None, out + [
+                    _err(
+                        suite,
+                        pid,
+                        path,
+                        f"{f_i}.{key}",
+                        "bad_field",
+                        f"pipeline {pid}: model {mname}: {key} must be a path; left out",
+                    )
+                ]
             why = _outside(folder, val)
             if why is not None:  # every path a pipeline names stays in its folder: never read from the host
-                return None, out + [_err(suite, pid, path, f"{f_i}.{key}", "path_outside_pipeline",
-                                         f"pipeline {pid}: model {mname}: {key} {val!r} {why}: it must lie inside "
-                                         "the pipeline folder; left out")]
-        models.append(DataModel(name=mname, description=str(m.get("description") or ""), columns=cols,
-                                evaluation=evaluation, ground_truth=gt))
+                return None, out + [
+                    _err(
+                        suite,
+                        pid,
+                        path,
+                        f"{f_i}.{key}",
+                        "path_outside_pipeline",
+                        f"pipeline {pid}: model {mname}: {key} {val!r} {why}: it must lie inside "
+                        "the pipeline folder; left out",
+                    )
+                ]
+        models.append(
+            DataModel(
+                name=mname,
+                description=str(m.get("description") or ""),
+                columns=cols,
+                evaluation=evaluation,
+                ground_truth=gt,
+            )
+        )
     schemas: dict[str, str] = {}
     sdir = folder / "schemas"
     if sdir.is_dir():
@@ -297,8 +497,15 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
                 digest.update(read_bytes(f, limit=16 * MB, what="evaluation query"))
             except OSError:
                 pass  # the scorer says why it cannot read it
-    return Pipeline(id=pid, folder=folder, instruction=instruction, sources=sources, tables=tables, models=models,
-                    schemas=schemas), out
+    return Pipeline(
+        id=pid,
+        folder=folder,
+        instruction=instruction,
+        sources=sources,
+        tables=tables,
+        models=models,
+        schemas=schemas,
+    ), out
 
 
 __all__ = ["FAMILY", "PIPELINE_FILE", "SUITE_FILE", "available_errata", "is_suite", "load_suite"]

@@ -84,10 +84,27 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
     complete = suite.content == "complete"
     pfile = str(p.folder / "pipeline.yaml")
 
-    def add(sev: str, code: str, msg: str, *, field: str | None = None, model: str | None = None,
-            file: str | None = None) -> None:
-        out.append(Finding(severity=sev, code=code, domain=suite.name, task_id=p.id, subtask_id=model, field=field,
-                           file=file or pfile, message=f"pipeline {p.id}: {msg}"))
+    def add(
+        sev: str,
+        code: str,
+        msg: str,
+        *,
+        field: str | None = None,
+        model: str | None = None,
+        file: str | None = None,
+    ) -> None:
+        out.append(
+            Finding(
+                severity=sev,
+                code=code,
+                domain=suite.name,
+                task_id=p.id,
+                subtask_id=model,
+                field=field,
+                file=file or pfile,
+                message=f"pipeline {p.id}: {msg}",
+            )
+        )
 
     absent = "error" if complete else "info"
     if not p.sources:
@@ -98,82 +115,170 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
     for s in p.sources:
         low = s.table.lower()
         if low in seen:
-            add("error", "duplicate_table", f"source table {s.table!r} appears twice ({seen[low]} and {s.kind})",
-                field=f"sources.{s.kind}")
+            add(
+                "error",
+                "duplicate_table",
+                f"source table {s.table!r} appears twice ({seen[low]} and {s.kind})",
+                field=f"sources.{s.kind}",
+            )
         seen[low] = s.kind
         if s.kind in ("files", "s3") and s.format is None:
-            add("error", "format_missing", f"{s.kind} source {s.table!r} needs a format (csv, jsonl or parquet)",
-                field=f"sources.{s.kind}")
+            add(
+                "error",
+                "format_missing",
+                f"{s.kind} source {s.table!r} needs a format (csv, jsonl or parquet)",
+                field=f"sources.{s.kind}",
+            )
         if s.data is None:
-            add(absent, "source_data_missing", f"no data file for source table {s.table!r} "
-                f"(expected data/{s.table}.{s.format or 'csv|jsonl|parquet'})", field=f"sources.{s.kind}")
+            add(
+                absent,
+                "source_data_missing",
+                f"no data file for source table {s.table!r} "
+                f"(expected data/{s.table}.{s.format or 'csv|jsonl|parquet'})",
+                field=f"sources.{s.kind}",
+            )
         if not any(k.lower() == low for k in p.schemas):
-            add("warning", "schema_missing", f"no schemas/{s.table}.csv (the columns of {s.table!r} are not described)",
-                field=f"sources.{s.kind}")
+            add(
+                "warning",
+                "schema_missing",
+                f"no schemas/{s.table}.csv (the columns of {s.table!r} are not described)",
+                field=f"sources.{s.kind}",
+            )
     expected = {t.lower(): t for t in p.tables}
     for low, t in expected.items():
         if low not in seen:
-            add("warning", "table_not_a_source", f"expected table {t!r} is not among the sources", field=f"tables.{t}")
+            add(
+                "warning",
+                "table_not_a_source",
+                f"expected table {t!r} is not among the sources",
+                field=f"tables.{t}",
+            )
         if p.tables[t] is None:
-            add(absent, "row_count_unknown", f"expected table {t!r} has no row count (stage 1 cannot check it)",
-                field=f"tables.{t}")
+            add(
+                absent,
+                "row_count_unknown",
+                f"expected table {t!r} has no row count (stage 1 cannot check it)",
+                field=f"tables.{t}",
+            )
     for low, kind in seen.items():
         if low not in expected:
             name = next(s.table for s in p.sources if s.table.lower() == low)
-            add("warning", "source_not_loaded", f"source table {name!r} ({kind}) is not among the expected tables; "
-                "stage 1 does not check it", field="tables")
+            add(
+                "warning",
+                "source_not_loaded",
+                f"source table {name!r} ({kind}) is not among the expected tables; stage 1 does not check it",
+                field="tables",
+            )
     mseen: set[str] = set()
     for i, m in enumerate(p.models):
         if m.name.lower() in mseen:
-            add("error", "duplicate_model", f"data model {m.name!r} appears twice", field=f"models[{i}].name", model=m.name)
+            add(
+                "error",
+                "duplicate_model",
+                f"data model {m.name!r} appears twice",
+                field=f"models[{i}].name",
+                model=m.name,
+            )
         mseen.add(m.name.lower())
         if m.evaluation is None:
-            add("error", "evaluation_missing", f"data model {m.name!r} has no evaluation query "
-                f"(expected evaluation/{m.name}.sql)", field=f"models[{i}].evaluation", model=m.name)
+            add(
+                "error",
+                "evaluation_missing",
+                f"data model {m.name!r} has no evaluation query (expected evaluation/{m.name}.sql)",
+                field=f"models[{i}].evaluation",
+                model=m.name,
+            )
         else:
             qpath = p.folder / m.evaluation
             if not qpath.is_file():
-                add("error", "evaluation_missing", f"data model {m.name!r}: evaluation query {m.evaluation} is missing",
-                    field=f"models[{i}].evaluation", model=m.name, file=str(qpath))
+                add(
+                    "error",
+                    "evaluation_missing",
+                    f"data model {m.name!r}: evaluation query {m.evaluation} is missing",
+                    field=f"models[{i}].evaluation",
+                    model=m.name,
+                    file=str(qpath),
+                )
             else:
                 err = parse_error(qpath.read_text(encoding="utf-8"))
                 if err:
-                    add("error", "evaluation_unparsable", f"data model {m.name!r}: DuckDB cannot parse "
-                        f"{m.evaluation}: {err}", field=f"models[{i}].evaluation", model=m.name, file=str(qpath))
+                    add(
+                        "error",
+                        "evaluation_unparsable",
+                        f"data model {m.name!r}: DuckDB cannot parse {m.evaluation}: {err}",
+                        field=f"models[{i}].evaluation",
+                        model=m.name,
+                        file=str(qpath),
+                    )
         if m.ground_truth is None or not (p.folder / m.ground_truth).is_file():
-            add(absent, "ground_truth_missing", f"data model {m.name!r} has no ground-truth table "
-                f"(expected ground_truth/{m.name}.csv)", field=f"models[{i}].ground_truth", model=m.name)
+            add(
+                absent,
+                "ground_truth_missing",
+                f"data model {m.name!r} has no ground-truth table (expected ground_truth/{m.name}.csv)",
+                field=f"models[{i}].ground_truth",
+                model=m.name,
+            )
             continue
         gpath = p.folder / m.ground_truth
         try:  # the original's read_csv refuses a row with more fields and pads one with fewer: never silently
             ragged = ragged_row(gpath)
         except (OSError, UnicodeDecodeError, ValueError) as e:
-            add("error", "ground_truth_unreadable", f"data model {m.name!r}: {m.ground_truth}: {e}", model=m.name,
-                file=str(gpath), field=f"models[{i}].ground_truth")
+            add(
+                "error",
+                "ground_truth_unreadable",
+                f"data model {m.name!r}: {m.ground_truth}: {e}",
+                model=m.name,
+                file=str(gpath),
+                field=f"models[{i}].ground_truth",
+            )
             continue
         if ragged is not None:
             line, n, width = ragged
-            add("error", "ground_truth_ragged", f"data model {m.name!r}: {m.ground_truth} line {line} has {n} "
+            add(
+                "error",
+                "ground_truth_ragged",
+                f"data model {m.name!r}: {m.ground_truth} line {line} has {n} "
                 f"field(s), its header {width} (pandas.read_csv, as the original reads it, would "
-                f"{'refuse the file, or shift its columns on the first row' if n > width else 'fill the missing fields with NULL'})", model=m.name,
-                file=str(gpath), field=f"models[{i}].ground_truth")
+                f"{'refuse the file, or shift its columns on the first row' if n > width else 'fill the missing fields with NULL'})",
+                model=m.name,
+                file=str(gpath),
+                field=f"models[{i}].ground_truth",
+            )
         if deep:
             try:
                 header = csv_header(gpath)
             except (OSError, UnicodeDecodeError) as e:
-                add("error", "ground_truth_unreadable", f"data model {m.name!r}: {e}", model=m.name, file=str(gpath))
+                add(
+                    "error",
+                    "ground_truth_unreadable",
+                    f"data model {m.name!r}: {e}",
+                    model=m.name,
+                    file=str(gpath),
+                )
                 continue
             hl = {h.lower() for h in header}
             cl = {c.name.lower() for c in m.columns}
             for h in header:
                 if cl and h.lower() not in cl:
-                    add("warning", "ground_truth_extra_column", f"data model {m.name!r}: ground-truth column {h!r} is "
-                        "not among the model's columns", model=m.name, file=str(gpath), field=f"models[{i}].columns")
+                    add(
+                        "warning",
+                        "ground_truth_extra_column",
+                        f"data model {m.name!r}: ground-truth column {h!r} is not among the model's columns",
+                        model=m.name,
+                        file=str(gpath),
+                        field=f"models[{i}].columns",
+                    )
             for c in m.columns:
                 if c.name.lower() not in hl:
-                    add("warning", "ground_truth_missing_column", f"data model {m.name!r}: column {c.name!r} is not "
-                        "in the ground truth (it is not checked)", model=m.name, file=str(gpath),
-                        field=f"models[{i}].columns")
+                    add(
+                        "warning",
+                        "ground_truth_missing_column",
+                        f"data model {m.name!r}: column {c.name!r} is not "
+                        "in the ground truth (it is not checked)",
+                        model=m.name,
+                        file=str(gpath),
+                        field=f"models[{i}].columns",
+                    )
     if deep:
         for s in p.sources:
             n = p.tables.get(next((t for t in p.tables if t.lower() == s.table.lower()), ""), None)
@@ -183,12 +288,22 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
             try:
                 have = count_rows(dpath)
             except Exception as e:  # noqa: BLE001 - any reader failure is the file's defect
-                add("error", "source_data_unreadable", f"{s.data}: {type(e).__name__}: {str(e).splitlines()[0]}",
-                    field=f"sources.{s.kind}", file=str(dpath))
+                add(
+                    "error",
+                    "source_data_unreadable",
+                    f"{s.data}: {type(e).__name__}: {str(e).splitlines()[0]}",
+                    field=f"sources.{s.kind}",
+                    file=str(dpath),
+                )
                 continue
             if have != n:
-                add("error", "row_count_mismatch", f"{s.data} holds {have} rows but tables.{s.table} says {n}",
-                    field=f"tables.{s.table}", file=str(dpath))
+                add(
+                    "error",
+                    "row_count_mismatch",
+                    f"{s.data} holds {have} rows but tables.{s.table} says {n}",
+                    field=f"tables.{s.table}",
+                    file=str(dpath),
+                )
     return out
 
 
@@ -203,4 +318,12 @@ def is_failing(findings: list[Finding]) -> bool:
     return any(f.severity == "error" for f in findings)
 
 
-__all__ = ["count_rows", "csv_header", "is_failing", "parse_error", "ragged_row", "validate_pipeline", "validate_suite"]
+__all__ = [
+    "count_rows",
+    "csv_header",
+    "is_failing",
+    "parse_error",
+    "ragged_row",
+    "validate_pipeline",
+    "validate_suite",
+]

@@ -58,7 +58,9 @@ def solve_item(
     return out, time.monotonic() - t0
 
 
-def staged_input(stage: Callable[[WorkItem], Any], item: WorkItem) -> Callable[[], tuple[TaskInput, Callable[[], None]]]:
+def staged_input(
+    stage: Callable[[WorkItem], Any], item: WorkItem
+) -> Callable[[], tuple[TaskInput, Callable[[], None]]]:
     """``begin()``: enters the setting's ``stage(item)`` (:class:`kramabench.run.settings.Staged`: the task's
     services started) and returns the TaskInput it yields and ``end()``, which leaves it. Closures: the
     solving thread's frames hold these functions and the TaskInput, never the work item (its task and gold)."""
@@ -76,7 +78,10 @@ def staged_input(stage: Callable[[WorkItem], Any], item: WorkItem) -> Callable[[
 
 
 def solve_staged(
-    system: Any, begin: Callable[[], tuple[TaskInput, Callable[[], None]]], call_key: str, recorder: Any,
+    system: Any,
+    begin: Callable[[], tuple[TaskInput, Callable[[], None]]],
+    call_key: str,
+    recorder: Any,
     model_budget_s: float | None = None,
 ) -> Solved:
     """:func:`solve_item` between ``begin()`` and its ``end()`` (:func:`staged_input`). A stage that cannot be
@@ -87,9 +92,12 @@ def solve_staged(
     except Exception as e:  # noqa: BLE001 - a task whose services do not start is an outcome
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
-        return SystemOutput(error=OutcomeError(
-            kind="setup_error", message=f"the task's services could not be started: {type(e).__name__}: {e}\n{tail}",
-        )), time.monotonic() - t0
+        return SystemOutput(
+            error=OutcomeError(
+                kind="setup_error",
+                message=f"the task's services could not be started: {type(e).__name__}: {e}\n{tail}",
+            )
+        ), time.monotonic() - t0
     try:
         out, _ = solve_item(system, inp, call_key, recorder, model_budget_s)
     finally:
@@ -101,7 +109,13 @@ def solve_staged(
 
 
 def solve_remote_staged(
-    system: Any, inp: TaskInput, enter: str, payload: dict[str, Any], folder: Any, call_key: str, recorder: Any,
+    system: Any,
+    inp: TaskInput,
+    enter: str,
+    payload: dict[str, Any],
+    folder: Any,
+    call_key: str,
+    recorder: Any,
     model_budget_s: float | None = None,
 ) -> tuple[SystemOutput, float, dict[str, Any] | None]:
     """:func:`solve_item` inside a stage entered here from its description
@@ -118,9 +132,16 @@ def solve_remote_staged(
     except Exception as e:  # noqa: BLE001 - a task whose services do not start is an outcome
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
         tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
-        return SystemOutput(error=OutcomeError(
-            kind="setup_error", message=f"the task's services could not be started: {type(e).__name__}: {e}\n{tail}",
-        )), time.monotonic() - t0, None
+        return (
+            SystemOutput(
+                error=OutcomeError(
+                    kind="setup_error",
+                    message=f"the task's services could not be started: {type(e).__name__}: {e}\n{tail}",
+                )
+            ),
+            time.monotonic() - t0,
+            None,
+        )
     try:
         out, _ = solve_item(system, inp.model_copy(update=dict(update)), call_key, recorder, model_budget_s)
     finally:
@@ -188,5 +209,14 @@ class ExecutorUnavailable(RuntimeError):
     """The chosen executor cannot start here (Ray not installed, the cluster not reachable)."""
 
 
-__all__ = ["Executor", "ExecutorContext", "ExecutorName", "ExecutorUnavailable", "Solved", "solve_item", "solve_remote_staged",
-           "solve_staged", "staged_input"]
+__all__ = [
+    "Executor",
+    "ExecutorContext",
+    "ExecutorName",
+    "ExecutorUnavailable",
+    "Solved",
+    "solve_item",
+    "solve_remote_staged",
+    "solve_staged",
+    "staged_input",
+]

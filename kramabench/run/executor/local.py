@@ -25,10 +25,17 @@ class LocalExecutor:
         assert self._pool is not None and self._ctx is not None, "LocalExecutor.submit before start"
         c = self._ctx
         if c.stage is None:
-            return self._pool.submit(solve_item, c.system, item.input, item.call_key, c.recorder,
-                                     c.options.model_budget_s)
-        return self._pool.submit(solve_staged, c.system, staged_input(c.stage, item), item.call_key, c.recorder,
-                                 c.options.model_budget_s)
+            return self._pool.submit(
+                solve_item, c.system, item.input, item.call_key, c.recorder, c.options.model_budget_s
+            )
+        return self._pool.submit(
+            solve_staged,
+            c.system,
+            staged_input(c.stage, item),
+            item.call_key,
+            c.recorder,
+            c.options.model_budget_s,
+        )
 
     def shutdown(self, *, hard: bool) -> None:
         if self._pool is not None:

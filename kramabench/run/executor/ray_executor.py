@@ -86,8 +86,9 @@ def probe(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
     host, sep, port = hostport.rpartition(":")
     host = host.strip("[]")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ExecutorUnavailable(f"--ray-address {address!r}: expected host:port (e.g. 10.0.0.1:6379), ray://host:port "
-                                  "or auto")
+        raise ExecutorUnavailable(
+            f"--ray-address {address!r}: expected host:port (e.g. 10.0.0.1:6379), ray://host:port or auto"
+        )
     try:
         socket.create_connection((host, int(port)), timeout=timeout_s).close()
     except OSError as e:
@@ -97,7 +98,9 @@ def probe(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
         ) from None
 
 
-def connect(address: str | None = None, *, num_cpus: int | None = None, timeout_s: float = CONNECT_TIMEOUT_S) -> Any:
+def connect(
+    address: str | None = None, *, num_cpus: int | None = None, timeout_s: float = CONNECT_TIMEOUT_S
+) -> Any:
     """Join the cluster at ``address`` (probed first, see :func:`probe`; then given ``timeout_s`` to answer), or
     start a local Ray on loopback only. Returns the ``ray`` module.
 
@@ -121,7 +124,9 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, timeout_
             _bounded_init(ray, address, kw, timeout_s)
     except ExecutorUnavailable:
         raise
-    except SystemExit as e:  # Ray's own SIGTERM handler (installed while it starts) exits with the signal number
+    except (
+        SystemExit
+    ) as e:  # Ray's own SIGTERM handler (installed while it starts) exits with the signal number
         if e.code != signal.SIGTERM:
             raise
         from kramabench.contracts import interrupt
@@ -130,7 +135,9 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, timeout_
         raise KeyboardInterrupt("SIGTERM received") from None
     except Exception as e:  # noqa: BLE001 - say which cluster could not be joined
         where = f"the Ray cluster at {address}" if address else "a local Ray"
-        raise ExecutorUnavailable(f"cannot start {where}: {type(e).__name__}: {' '.join(str(e).split())}") from e
+        raise ExecutorUnavailable(
+            f"cannot start {where}: {type(e).__name__}: {' '.join(str(e).split())}"
+        ) from e
     finally:
         for s, h in old.items():  # the runner's Ctrl-C handling stays in charge
             if h is not None:
@@ -163,8 +170,10 @@ def _bounded_init(ray: Any, address: str, kw: dict[str, Any], timeout_s: float) 
     while not done.wait(interrupt.POLL_S):
         interrupt.check(f"joining the Ray cluster at {address}")
         if time.monotonic() > deadline:
-            raise ExecutorUnavailable(f"the Ray cluster at {address} did not answer within {timeout_s:g} s (is it the "
-                                      "port of a Ray head, `ray start --head --port PORT`?)")
+            raise ExecutorUnavailable(
+                f"the Ray cluster at {address} did not answer within {timeout_s:g} s (is it the "
+                "port of a Ray head, `ray start --head --port PORT`?)"
+            )
     if "error" in box:
         raise box["error"]
 
@@ -330,8 +339,11 @@ class _Worker:
             if setup.model_id:
                 from kramabench.models import get_model
 
-                model = get_model(setup.model_id, timeout_s=setup.model_timeout_s,
-                                  cache=None if setup.response_cache else False)
+                model = get_model(
+                    setup.model_id,
+                    timeout_s=setup.model_timeout_s,
+                    cache=None if setup.response_cache else False,
+                )
                 if setup.model_limiter is not None:
                     model = _Slots(model, setup.model_limiter, self.holder, "complete")
             if spec.needs_sandbox and setup.sandbox:
@@ -407,8 +419,16 @@ class _Worker:
                 except Exception as e:  # noqa: BLE001 - the task's failure, said
                     why = f"node {self.node}: the files of the task's stage could not be unpacked: {type(e).__name__}: {e}"
                     return WorkerResult(_error("setup_error", why), time.monotonic() - t0, self.node)
-                out, wall, info = solve_remote_staged(self.system, inp, item.stage.enter, item.stage.payload, folder,
-                                                      item.call_key, rec, self.setup.model_budget_s)
+                out, wall, info = solve_remote_staged(
+                    self.system,
+                    inp,
+                    item.stage.enter,
+                    item.stage.payload,
+                    folder,
+                    item.call_key,
+                    rec,
+                    self.setup.model_budget_s,
+                )
                 where = {"node": self.node, "node_id": _ray_node_id(), "pid": os.getpid()}
             else:
                 out, wall = solve_item(self.system, inp, item.call_key, rec, self.setup.model_budget_s)
@@ -418,8 +438,16 @@ class _Worker:
         finally:
             if local is not None:
                 shutil.rmtree(local, ignore_errors=True)
-        return WorkerResult(out, wall, self.node, calls=rec.calls, shipped_lake=shipped, stage_info=info,
-                            staged_on=where, artifacts_tar=tar)
+        return WorkerResult(
+            out,
+            wall,
+            self.node,
+            calls=rec.calls,
+            shipped_lake=shipped,
+            stage_info=info,
+            staged_on=where,
+            artifacts_tar=tar,
+        )
 
     def close(self) -> None:
         closers = [self.system.close] if isinstance(self.system, Closeable) else []
@@ -435,12 +463,19 @@ class _Worker:
 def _pack_artifacts(folder: Path, out: SystemOutput) -> tuple[SystemOutput, bytes | None]:
     """The files collected into ``folder`` as a tar, and the output with their paths made relative to it (the
     driver puts them back under its own staging folder)."""
-    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) \
-        if folder.is_dir() else []
+    files = (
+        sorted(
+            p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and not p.is_symlink()
+        )
+        if folder.is_dir()
+        else []
+    )
     arts = []
     for a in out.artifacts:
         p = Path(a.path)
-        arts.append(a.model_copy(update={"path": p.relative_to(folder).as_posix()}) if p.is_relative_to(folder) else a)
+        arts.append(
+            a.model_copy(update={"path": p.relative_to(folder).as_posix()}) if p.is_relative_to(folder) else a
+        )
     return out.model_copy(update={"artifacts": arts}), (pack_lake(folder, files) if files else None)
 
 
@@ -536,7 +571,9 @@ class RayExecutor:
     # -- start ---------------------------------------------------------------------------------------
     def start(self, ctx: ExecutorContext, *, slots: int) -> dict[str, Any]:
         if ctx.stage is not None and ctx.remote_stage is None:  # the run's setup refuses it first
-            raise ExecutorUnavailable("this run's setting starts each task's services on this machine: use --executor local")
+            raise ExecutorUnavailable(
+                "this run's setting starts each task's services on this machine: use --executor local"
+            )
         ray = self.ray = connect(self.address)
         t0 = time.monotonic()
         self._ctx = ctx
@@ -668,10 +705,15 @@ class RayExecutor:
                     code = None  # the worker's system reports the missing solution
             ref = replace(ref, solution=None)
         stage = None
-        if self._ctx.remote_stage is not None:  # the stage makes the task's lake on the worker: no lake shipped
+        if (
+            self._ctx.remote_stage is not None
+        ):  # the stage makes the task's lake on the worker: no lake shipped
             rs = self._ctx.remote_stage(item)
-            stage = ShippedStage(enter=rs.enter, payload=dict(rs.payload),
-                                 folder=self._folder(Path(rs.folder), list(rs.files), f"stage-{rs.name}"))
+            stage = ShippedStage(
+                enter=rs.enter,
+                payload=dict(rs.payload),
+                folder=self._folder(Path(rs.folder), list(rs.files), f"stage-{rs.name}"),
+            )
         return Shipped(
             input=inp,
             call_key=item.call_key,
@@ -794,8 +836,10 @@ class RayExecutor:
             except Exception as e:  # noqa: BLE001 - the artifacts are lost, said; the record names why
                 log.warning("the artifacts of %s could not be written back: %s", p.item.task.id, e)
                 return out
-        arts = [a.model_copy(update={"path": str(dest / a.path)}) if not Path(a.path).is_absolute() else a
-                for a in out.artifacts]
+        arts = [
+            a.model_copy(update={"path": str(dest / a.path)}) if not Path(a.path).is_absolute() else a
+            for a in out.artifacts
+        ]
         return out.model_copy(update={"artifacts": arts})
 
     def _lost(self, p: _Pending, e: Exception) -> None:
@@ -870,4 +914,13 @@ class RayExecutor:
         self._blobs.clear()
 
 
-__all__ = ["RayExecutor", "Shipped", "ShippedFolder", "ShippedStage", "WorkerResult", "WorkerSetup", "connect", "probe"]
+__all__ = [
+    "RayExecutor",
+    "Shipped",
+    "ShippedFolder",
+    "ShippedStage",
+    "WorkerResult",
+    "WorkerSetup",
+    "connect",
+    "probe",
+]
