@@ -59,6 +59,12 @@ def test_ruff_format_is_kept() -> None:
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
 
 
+def test_the_type_checker_is_clean() -> None:
+    """mypy as pyproject.toml sets it: strict on contracts, files, plugins and scorers, the debt list aside."""
+    res = _run(sys.executable, "-m", "mypy")
+    assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-2000:]
+
+
 def test_an_upward_import_breaks_the_layers(tmp_path: Path) -> None:
     """The check can fail: a copy of the packages where a contract imports the runner is rejected."""
     import os
