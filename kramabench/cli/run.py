@@ -187,14 +187,14 @@ def register(app: typer.Typer) -> None:
 
         from kramabench.run.paths import default_results_dir
         from kramabench.run.progress import make_progress
-        from kramabench.run.session import (
+        from kramabench.run.settings import setting_metrics
+        from kramabench.run.setup import (
             ModelUnusable,
             RunSetupError,
             config_for_resume,
             open_resume,
             prepare,
         )
-        from kramabench.run.settings import setting_metrics
         from kramabench.run.table import domain_table, floors_text, render_metrics, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
