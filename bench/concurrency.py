@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from kramabench.run.progress import Progress
     from kramabench.run.runner import RunOptions
-    from kramabench.run.session import RunConfig, prepare
+    from kramabench.run.setup import RunConfig, prepare
     from kramabench.sandbox import Limits, SandboxUnavailable, get_sandbox
     from kramabench.sandbox._common import thread_env
     from kramabench.testing import OpenAIServer

@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from kramabench.run.progress import Progress  # noqa: E402
 from kramabench.run.runner import RunOptions  # noqa: E402
-from kramabench.run.session import RunConfig, prepare  # noqa: E402
+from kramabench.run.setup import RunConfig, prepare  # noqa: E402
 from tests.run.synth import make_workload, write_system_module  # noqa: E402
 
 

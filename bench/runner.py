@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 from bench._common import alternate, median, ratio_line  # noqa: E402
 from kramabench.run.progress import Progress  # noqa: E402
 from kramabench.run.runner import RunOptions  # noqa: E402
-from kramabench.run.session import RunConfig, prepare  # noqa: E402
+from kramabench.run.setup import RunConfig, prepare  # noqa: E402
 from kramabench.run.table import domain_table  # noqa: E402
 from tests.run.synth import make_workload, write_system_module  # noqa: E402
 
@@ -75,7 +75,7 @@ def main() -> None:
         imp = [
             sys.executable,
             "-c",
-            "import kramabench.run.session, kramabench.run.predictions, kramabench.scorers; "
+            "import kramabench.run.setup, kramabench.run.predictions, kramabench.scorers; "
             "import kramabench.scorers as scorers; scorers.score(1, 1, 'numeric_exact')",
         ]
         bare = [sys.executable, "-c", "pass"]

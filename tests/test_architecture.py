@@ -39,13 +39,13 @@ def test_import_contracts_are_kept() -> None:
 
 
 def test_layers_contract_names_every_package() -> None:
-    """A new top-level package of kramabench must be given a floor (else nothing checks its imports)."""
+    """A new top-level package of kramabench must be given a layer (else nothing checks its imports)."""
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
     layers = next(c for c in contracts if c["id"] == "layers")["layers"]
     named = {m.strip().strip("()") for layer in layers for m in layer.split("|")}
     packages = {f"kramabench.{p.parent.name}" for p in (ROOT / "kramabench").glob("*/__init__.py")}
     apart = {"kramabench.testing"}  # its own forbidden contracts
-    assert packages - apart <= named, f"packages without a floor: {sorted(packages - apart - named)}"
+    assert packages - apart <= named, f"packages without a layer: {sorted(packages - apart - named)}"
 
 
 def test_ruff_is_clean() -> None:

@@ -14,8 +14,12 @@ from kramabench.audit.reference import ItemVerdict, ReferenceAudit, SolutionRun,
 from kramabench.audit.reliability import ReliabilityResult, check_reliability, cohen_kappa
 from kramabench.audit.static import StaticFinding, static_checks
 from kramabench.audit.taxonomy import BENCHMARK_CATEGORIES, FALSE_POSITIVE_KINDS, SYSTEM_CATEGORIES
+from kramabench.audit.workflows import AuditInputError, CoverageCheck, check_coverage
 
 __all__ = [
+    "AuditInputError",
+    "CoverageCheck",
+    "check_coverage",
     "BENCHMARK_CATEGORIES",
     "FALSE_POSITIVE_KINDS",
     "SYSTEM_CATEGORIES",

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from rich.text import Text
+from typer.models import OptionInfo
 
 from kramabench.cli import _signals
 from kramabench.cli._common import error_console, fail
@@ -73,30 +76,10 @@ def _parse_option(text: str) -> tuple[str, Any]:
         return k.strip(), v
 
 
-#: each field of RunConfig / RunOptions and the option of `kramabench run` that sets it (checked by a test)
-OPTION_FIELDS: dict[str, tuple[str, str]] = {
-    "--workload": ("RunConfig", "workload"), "--domain": ("RunConfig", "domains"), "--system": ("RunConfig", "system"),
-    "--task": ("RunConfig", "tasks"), "--exclude-task": ("RunConfig", "exclude_tasks"),
-    "--option": ("RunConfig", "system_options"), "--setting-option": ("RunConfig", "setting_options"), "--model": ("RunConfig", "model"), "--judge": ("RunConfig", "judge"),
-    "--sandbox": ("RunConfig", "sandbox"), "--no-errata": ("RunConfig", "errata"), "--run-id": ("RunConfig", "run_id"),
-    "--errata": ("RunConfig", "errata_file"),
-    "--resume": ("RunConfig", "resume"), "--results": ("RunConfig", "results"),
-    "--setting": ("RunOptions", "setting"), "--concurrency": ("RunOptions", "concurrency"),
-    "--model-concurrency": ("RunOptions", "model_concurrency"),
-    "--sandbox-concurrency": ("RunOptions", "sandbox_concurrency"), "--limit": ("RunOptions", "limit"),
-    "--seed": ("RunOptions", "seed"), "--retry-errors": ("RunOptions", "retry_errors"),
-    "--pose-subtasks": ("RunOptions", "pose_subtasks"), "--lake-view": ("RunOptions", "lake_view"),
-    "--task-timeout": ("RunOptions", "task_timeout_s"), "--model-budget": ("RunOptions", "model_budget_s"),
-    "--model-timeout": ("RunOptions", "model_timeout_s"),
-    "--no-cache": ("RunOptions", "response_cache"),
-    "--executor": ("RunOptions", "executor"), "--ray-address": ("RunOptions", "ray_address"),
-    "--normalise-percent": ("RunOptions", "normalise_percent"),
-}  # fmt: skip
-
-
-def _option_errors(e: ValidationError) -> str:
-    """``--concurrency: Input should be greater than or equal to 1; ...`` (the flag, not the field)."""
-    flag_of = {field: flag for flag, (_, field) in OPTION_FIELDS.items()}
+def _option_errors(e: ValidationError, flags: dict[str, tuple[str, str]]) -> str:
+    """``--concurrency: Input should be greater than or equal to 1; ...`` (the flag, not the field; ``flags``:
+    :func:`option_fields` of the command)."""
+    flag_of = {field: flag for flag, (_, field) in flags.items()}
     parts = []
     for er in e.errors():
         loc = [str(x) for x in er.get("loc", ()) if x != "options"]
@@ -118,53 +101,63 @@ def _help(model: type, name: str) -> str:
     return text
 
 
+class FieldOption(OptionInfo):
+    """The option of ``kramabench run`` that sets one field of RunConfig or RunOptions: its flags are named
+    where the command declares it, its help and default are the field's (:func:`_help`), and which flag sets
+    which field is read back from the command (:func:`option_fields`), never written down a second time."""
+
+    def __init__(self, model: type[BaseModel], name: str, *decls: str, default: Any = None) -> None:
+        super().__init__(default=default, param_decls=decls, help=_help(model, name))
+        self.model_name = model.__name__
+        self.field = name
+
+
+def option_fields(command: Callable[..., Any]) -> dict[str, tuple[str, str]]:
+    """Each flag of ``command`` that sets a field -> (model name, field), from the command's signature (a typer
+    command's callback is followed to the function it wraps)."""
+    out: dict[str, tuple[str, str]] = {}
+    for p in inspect.signature(command).parameters.values():
+        if isinstance(p.default, FieldOption):
+            flag = (p.default.param_decls or ("",))[0].split("/")[0]
+            out[flag] = (p.default.model_name, p.default.field)
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
-        workload: str = typer.Option(None, "--workload", "-w", help=_help(RunConfig, "workload")),
-        domain: list[str] = typer.Option(None, "--domain", "-d", help=_help(RunConfig, "domains")),
-        task: list[str] = typer.Option(None, "--task", "-t", help=_help(RunConfig, "tasks")),
-        exclude_task: list[str] = typer.Option(
-            None, "--exclude-task", help=_help(RunConfig, "exclude_tasks")
-        ),
-        system: str = typer.Option(None, "--system", "-s", help=_help(RunConfig, "system")),
-        option: list[str] = typer.Option(None, "--option", "-o", help=_help(RunConfig, "system_options")),
-        setting_option: list[str] = typer.Option(
-            None, "--setting-option", "-S", help=_help(RunConfig, "setting_options")
-        ),
-        model: str = typer.Option(None, "--model", "-m", help=_help(RunConfig, "model")),
-        judge: str = typer.Option(None, "--judge", help=_help(RunConfig, "judge")),
-        concurrency: int = typer.Option(None, "--concurrency", "-j", help=_help(RunOptions, "concurrency")),
-        model_concurrency: int = typer.Option(
-            None, "--model-concurrency", help=_help(RunOptions, "model_concurrency")
-        ),
-        sandbox_concurrency: int = typer.Option(
-            None, "--sandbox-concurrency", help=_help(RunOptions, "sandbox_concurrency")
-        ),
-        sandbox: str = typer.Option(None, "--sandbox", help=_help(RunConfig, "sandbox")),
-        run_id: str = typer.Option(None, "--run-id", help=_help(RunConfig, "run_id")),
-        resume: bool = typer.Option(False, "--resume", help=_help(RunConfig, "resume")),
-        retry_errors: bool = typer.Option(False, "--retry-errors", help=_help(RunOptions, "retry_errors")),
-        results: Path = typer.Option(None, "--results", help=_help(RunConfig, "results")),
-        setting: str = typer.Option(None, "--setting", help=_help(RunOptions, "setting")),
-        no_errata: bool = typer.Option(False, "--no-errata", help=_help(RunConfig, "errata")),
-        errata_file: Path = typer.Option(None, "--errata", help=_help(RunConfig, "errata_file")),
-        limit: int = typer.Option(None, "--limit", help=_help(RunOptions, "limit")),
-        pose_subtasks: bool = typer.Option(
-            None, "--pose-subtasks/--no-subtasks", help=_help(RunOptions, "pose_subtasks")
-        ),
-        seed: int = typer.Option(None, "--seed", help=_help(RunOptions, "seed")),
-        task_timeout: float = typer.Option(None, "--task-timeout", help=_help(RunOptions, "task_timeout_s")),
-        lake_view: str = typer.Option(None, "--lake-view", help=_help(RunOptions, "lake_view")),
-        model_timeout: float = typer.Option(
-            None, "--model-timeout", help=_help(RunOptions, "model_timeout_s")
-        ),
-        model_budget: float = typer.Option(None, "--model-budget", help=_help(RunOptions, "model_budget_s")),
-        no_cache: bool = typer.Option(False, "--no-cache", help=_help(RunOptions, "response_cache")),
-        executor: str = typer.Option(None, "--executor", help=_help(RunOptions, "executor")),
-        ray_address: str = typer.Option(None, "--ray-address", help=_help(RunOptions, "ray_address")),
-        normalise_percent: bool = typer.Option(
-            None, "--normalise-percent/--paper-percent", help=_help(RunOptions, "normalise_percent")
+        workload: str = FieldOption(RunConfig, "workload", "--workload", "-w"),
+        domain: list[str] = FieldOption(RunConfig, "domains", "--domain", "-d"),
+        task: list[str] = FieldOption(RunConfig, "tasks", "--task", "-t"),
+        exclude_task: list[str] = FieldOption(RunConfig, "exclude_tasks", "--exclude-task"),
+        system: str = FieldOption(RunConfig, "system", "--system", "-s"),
+        option: list[str] = FieldOption(RunConfig, "system_options", "--option", "-o"),
+        setting_option: list[str] = FieldOption(RunConfig, "setting_options", "--setting-option", "-S"),
+        model: str = FieldOption(RunConfig, "model", "--model", "-m"),
+        judge: str = FieldOption(RunConfig, "judge", "--judge"),
+        concurrency: int = FieldOption(RunOptions, "concurrency", "--concurrency", "-j"),
+        model_concurrency: int = FieldOption(RunOptions, "model_concurrency", "--model-concurrency"),
+        sandbox_concurrency: int = FieldOption(RunOptions, "sandbox_concurrency", "--sandbox-concurrency"),
+        sandbox: str = FieldOption(RunConfig, "sandbox", "--sandbox"),
+        run_id: str = FieldOption(RunConfig, "run_id", "--run-id"),
+        resume: bool = FieldOption(RunConfig, "resume", "--resume", default=False),
+        retry_errors: bool = FieldOption(RunOptions, "retry_errors", "--retry-errors", default=False),
+        results: Path = FieldOption(RunConfig, "results", "--results"),
+        setting: str = FieldOption(RunOptions, "setting", "--setting"),
+        no_errata: bool = FieldOption(RunConfig, "errata", "--no-errata", default=False),
+        errata_file: Path = FieldOption(RunConfig, "errata_file", "--errata"),
+        limit: int = FieldOption(RunOptions, "limit", "--limit"),
+        pose_subtasks: bool = FieldOption(RunOptions, "pose_subtasks", "--pose-subtasks/--no-subtasks"),
+        seed: int = FieldOption(RunOptions, "seed", "--seed"),
+        task_timeout: float = FieldOption(RunOptions, "task_timeout_s", "--task-timeout"),
+        lake_view: str = FieldOption(RunOptions, "lake_view", "--lake-view"),
+        model_timeout: float = FieldOption(RunOptions, "model_timeout_s", "--model-timeout"),
+        model_budget: float = FieldOption(RunOptions, "model_budget_s", "--model-budget"),
+        no_cache: bool = FieldOption(RunOptions, "response_cache", "--no-cache", default=False),
+        executor: str = FieldOption(RunOptions, "executor", "--executor"),
+        ray_address: str = FieldOption(RunOptions, "ray_address", "--ray-address"),
+        normalise_percent: bool = FieldOption(
+            RunOptions, "normalise_percent", "--normalise-percent/--paper-percent"
         ),
         progress: str = typer.Option(
             "auto",
@@ -187,14 +180,14 @@ def register(app: typer.Typer) -> None:
 
         from kramabench.run.paths import default_results_dir
         from kramabench.run.progress import make_progress
-        from kramabench.run.session import (
+        from kramabench.run.settings import setting_metrics
+        from kramabench.run.setup import (
             ModelUnusable,
             RunSetupError,
             config_for_resume,
             open_resume,
             prepare,
         )
-        from kramabench.run.settings import setting_metrics
         from kramabench.run.table import domain_table, floors_text, render_metrics, render_table
 
         err = error_console()  # errors stay one line, whatever the terminal width
@@ -281,7 +274,7 @@ def register(app: typer.Typer) -> None:
             err.print("interrupted before the run started; nothing was run", highlight=False)
             raise typer.Exit(RESUME_EXIT) from None
         except ValidationError as e:  # an option's value: named by its flag, as the user typed it
-            raise fail(_option_errors(e)) from None
+            raise fail(_option_errors(e, option_fields(run_cmd))) from None
         except (ValueError, TypeError) as e:
             raise fail(f"{str(e).splitlines()[0]}: {_first_detail(e)}") from None
 

@@ -1,7 +1,7 @@
 """The contracts every layer builds on: answer types, the Model and Sandbox protocols, what a system
 receives and returns (TaskInput/SystemOutput), and what a run saves (Record/Manifest).
 
-This package imports nothing else of kramabench: it is the bottom floor (see docs/architecture.md).
+This package imports nothing else of kramabench: it is the bottom layer (see docs/architecture.md).
 """
 
 from kramabench.contracts.answers import AnswerType, KeyFunctionality

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from kramabench.contracts.records import Manifest, Record
     from kramabench.run.paths import default_results_dir, kramabench_home, official_root
     from kramabench.run.runner import Runner, RunOptions, RunResult
-    from kramabench.run.session import RunConfig, RunSetupError, prepare
     from kramabench.run.settings import BaseSetting, Setting, SettingContext, get_setting, setting_names
+    from kramabench.run.setup import RunConfig, RunSetupError, prepare
     from kramabench.run.store import RunStore, latest_records, read_records
     from kramabench.run.table import domain_table
 
@@ -28,9 +28,9 @@ _LAZY = {
     "Runner": "kramabench.run.runner",
     "RunOptions": "kramabench.run.runner",
     "RunResult": "kramabench.run.runner",
-    "RunConfig": "kramabench.run.session",
-    "RunSetupError": "kramabench.run.session",
-    "prepare": "kramabench.run.session",
+    "RunConfig": "kramabench.run.setup",
+    "RunSetupError": "kramabench.run.setup",
+    "prepare": "kramabench.run.setup",
     "BaseSetting": "kramabench.run.settings",
     "Setting": "kramabench.run.settings",
     "SettingContext": "kramabench.run.settings",

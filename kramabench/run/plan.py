@@ -1,6 +1,6 @@
 """The run plan: everything a run needs, resolved and checked once before any task starts.
 
-:func:`kramabench.run.session.prepare` turns a :class:`~kramabench.run.session.RunConfig` (the CLI's
+:func:`kramabench.run.setup.prepare` turns a :class:`~kramabench.run.setup.RunConfig` (the CLI's
 options) into a :class:`RunPlan` in one pass: the workload and its domains, the system spec, the model
 (made and checked), the judge, the sandbox, the store, the manifest (new, or the resumed run's, read
 once) and the setting. The :class:`~kramabench.run.runner.Runner` executes a plan; it resolves nothing.
@@ -30,7 +30,7 @@ class ResumeState:
 
 @dataclass
 class RunPlan:
-    config: Any  # kramabench.run.session.RunConfig (as given, resume merged in)
+    config: Any  # kramabench.run.setup.RunConfig (as given, resume merged in)
     root: Path
     workloads: list[Any]  # kramabench.workload.Workload, one per domain
     spec: SystemSpec

@@ -11,7 +11,7 @@ import pytest
 import typer
 
 from kramabench.cli.main import build_app
-from kramabench.cli.run import OPTION_FIELDS, _help
+from kramabench.cli.run import _help, option_fields
 from kramabench.contracts.run import RunConfig, RunOptions
 
 MODELS = {"RunConfig": RunConfig, "RunOptions": RunOptions}
@@ -23,12 +23,13 @@ def _run_command():  # type: ignore[no-untyped-def]
 
 
 def test_every_run_field_has_its_option_with_the_models_help_and_default() -> None:
-    covered = {(m, f) for m, f in OPTION_FIELDS.values()}
+    flags = option_fields(_run_command().callback)  # read from the command, as `kramabench run` reads it
+    covered = {(m, f) for m, f in flags.values()}
     fields = {("RunConfig", f) for f in RunConfig.model_fields if f != "options"}
     fields |= {("RunOptions", f) for f in RunOptions.model_fields}
     assert fields == covered, f"fields without an option: {sorted(fields - covered)}"
     params = {opt: p for p in _run_command().params for opt in p.opts}
-    for flag, (model, field) in OPTION_FIELDS.items():
+    for flag, (model, field) in flags.items():
         p = params[flag]
         assert p.help == _help(MODELS[model], field), flag
         # the command line never restates a default: None/False means "the model's default"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, prepare
+from kramabench.run.setup import RunConfig, prepare
 from kramabench.run.store import read_records
 
 pytestmark = pytest.mark.slow

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from kramabench.contracts.run import RunConfig, RunOptions
-from kramabench.run.session import RunSetupError, prepare
 from kramabench.run.settings import setting_metrics
+from kramabench.run.setup import RunSetupError, prepare
 from tests.elt.suites import write_suite
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 
 from kramabench.models import ManagedModel, ModelError, ModelId
 from kramabench.models.ids import split_compatible
-from kramabench.run.session import new_run_id
+from kramabench.run.setup import new_run_id
 
 
 @pytest.mark.parametrize("text, provider, model, base_url, short", [

@@ -12,7 +12,7 @@ from kramabench.report import write_report
 from kramabench.run.floors import floor_rows
 from kramabench.run.golds import records_under
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, prepare
+from kramabench.run.setup import RunConfig, prepare
 from kramabench.run.table import domain_table, floors_text
 from tests.run.synth import install_scripted, make_workload
 from tests.run.test_golds import ERRATA

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, RunSetupError, prepare
+from kramabench.run.setup import RunConfig, RunSetupError, prepare
 from kramabench.run.store import RunStore
 from kramabench.workload import load_workload
 from kramabench.workload.gold import changes_for

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kramabench.contracts.run import RunConfig, RunOptions
-from kramabench.run.session import prepare
+from kramabench.run.setup import prepare
 from kramabench.run.store import RunStore
 from kramabench.testing import OpenAIServer, Reply
 

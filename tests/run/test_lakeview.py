@@ -129,7 +129,7 @@ def test_links_never_lead_out_of_the_lake(tmp_path, mode):
 
 def test_a_name_that_is_not_utf8_does_not_stop_a_run(tmp_path):
     from kramabench.run.runner import RunOptions
-    from kramabench.run.session import RunConfig, prepare
+    from kramabench.run.setup import RunConfig, prepare
 
     root = make_workload(tmp_path / "wl", n=2, solutions=True)
     lake = root / "data" / "synth" / "input"

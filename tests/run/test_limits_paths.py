@@ -7,7 +7,7 @@ import time
 
 from kramabench.run.paths import kramabench_home, official_root
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, prepare
+from kramabench.run.setup import RunConfig, prepare
 from kramabench.run.throttle import LimitedModel
 from kramabench.sandbox import LimitedSandbox
 from kramabench.workload import WorkloadError, resolve_workload_root
@@ -101,7 +101,7 @@ def test_run_on_the_fetched_workloads(tmp_path, monkeypatch, scripted):
 def test_run_ids_name_the_model_not_its_url():
     import re
 
-    from kramabench.run.session import new_run_id
+    from kramabench.run.setup import new_run_id
 
     assert re.fullmatch(
         r"\d{8}-\d{6}-ds-guru-simple-qwen2.5-coder-[0-9a-f]{4}",

@@ -8,7 +8,7 @@ import pytest
 
 from kramabench.contracts.system import SystemOutput
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, prepare
+from kramabench.run.setup import RunConfig, prepare
 
 SEEN: dict[str, list] = {}
 

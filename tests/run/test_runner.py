@@ -9,7 +9,7 @@ import time
 import pytest
 
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, RunSetupError, prepare
+from kramabench.run.setup import RunConfig, RunSetupError, prepare
 from kramabench.run.store import RunStore
 
 from .synth import make_workload
@@ -318,7 +318,7 @@ def test_resume_of_a_lake_whose_content_changed_is_refused(tmp_path, scripted, m
 
 def test_domains_sharing_task_ids_are_kept_apart(tmp_path, scripted):
     """Official roots hold legal and legal-tiny, with the same task ids."""
-    from kramabench.run.session import default_domains
+    from kramabench.run.setup import default_domains
 
     system, _ = scripted
     root = make_workload(tmp_path / "wl", domain="alpha", n=3)

@@ -14,7 +14,7 @@ import pytest
 
 from kramabench.contracts.artifacts import Artifact
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, prepare
+from kramabench.run.setup import RunConfig, prepare
 from kramabench.run.store import RunStore
 
 from .synth import make_workload

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from kramabench.cli.main import build_app
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, RunSetupError, prepare
+from kramabench.run.setup import RunConfig, RunSetupError, prepare
 from kramabench.run.store import RunStore
 from kramabench.run.table import domain_table
 

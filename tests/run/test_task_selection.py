@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from kramabench.contracts.run import RunConfig, RunOptions
-from kramabench.run.session import RunSetupError, prepare
+from kramabench.run.setup import RunSetupError, prepare
 from kramabench.run.store import RunStore
 from kramabench.workload import WorkloadError, load_workload, select_task_ids
 

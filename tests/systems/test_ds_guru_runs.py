@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, prepare
+from kramabench.run.setup import RunConfig, prepare
 from kramabench.systems import available_systems, get_system_spec
 
 from ..run.synth import make_workload

@@ -19,7 +19,7 @@ import pytest
 
 from kramabench.contracts.system import SystemOutput
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, prepare
+from kramabench.run.setup import RunConfig, prepare
 
 SECRET_ID = "zebra-hard-9137"
 SECRET_ANSWER = "quokka-answer-5521"

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, RunSetupError, prepare
+from kramabench.run.setup import RunConfig, RunSetupError, prepare
 from kramabench.run.store import RunStore
 
 from ..run.synth import make_workload

@@ -13,7 +13,7 @@ import pytest
 from kramabench.report.build import collect
 from kramabench.report.load import load_run
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, prepare
+from kramabench.run.setup import RunConfig, prepare
 from kramabench.view.golds import floors_panel, record_golds
 from kramabench.view.query import RowQuery, run_query
 from kramabench.view.runs import ResultsIndex

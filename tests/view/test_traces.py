@@ -265,7 +265,7 @@ def test_the_tables_by_domain_and_difficulty_are_the_reports(
     from kramabench.report.load import load_run
     from kramabench.report.tables import difficulty_table, domain_table
     from kramabench.run.runner import RunOptions
-    from kramabench.run.session import RunConfig, prepare
+    from kramabench.run.setup import RunConfig, prepare
     from tests.run.synth import install_scripted
 
     system, _ = install_scripted(tmp_path, monkeypatch)

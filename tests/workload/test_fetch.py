@@ -530,7 +530,7 @@ def test_fetched_workload_runs_the_official_solutions(
     """fetch (served on loopback) then ``run --workload kramabench --system reference``: the solutions read
     ./data/<domain>/input/ relative to their working directory and print the bare answer, as upstream's do."""
     from kramabench.run.runner import RunOptions
-    from kramabench.run.session import RunConfig, prepare
+    from kramabench.run.setup import RunConfig, prepare
 
     tasks = json.loads((shared_kramabench / "workload" / "legal.json").read_text())[:4]
     lake = shared_kramabench / "data" / "legal" / "input"

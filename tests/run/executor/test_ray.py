@@ -13,7 +13,7 @@ import time
 import pytest
 
 from kramabench.run.runner import RunOptions
-from kramabench.run.session import RunConfig, prepare
+from kramabench.run.setup import RunConfig, prepare
 from kramabench.run.store import RunStore
 
 from ..synth import make_workload
