@@ -334,9 +334,10 @@ def register(app: typer.Typer) -> None:
         from kramabench.audit.failures import audit_failures
         from kramabench.audit.report import write_report
         from kramabench.cli._common import SafeConsole as Console
+        from kramabench.runfolder import MANIFEST, RunFolder
 
-        if not (run_dir / "manifest.json").is_file():
-            raise fail(f"{run_dir}: not a run folder (no manifest.json)")
+        if not RunFolder(run_dir).manifest.is_file():
+            raise fail(f"{run_dir}: not a run folder (no {MANIFEST})")
         ref_audit = None
         if reference is not None:
             from kramabench.audit.reference import ReferenceAudit
@@ -581,10 +582,10 @@ def _print_errata_only(why: str, domains: list[str] | None, check: bool) -> None
 def _failures_title(run_dir: Path) -> str:
     """ "Audit of the failures of SYSTEM with MODEL on WORKLOAD (domains) — run RUN_ID", from the run's manifest
     (the folder name when the manifest cannot be read)."""
-    from kramabench.run.store import RunStore
+    from kramabench.runfolder import read_manifest
 
     try:
-        m = RunStore(run_dir).read_manifest()
+        m = read_manifest(run_dir)
     except (OSError, ValueError):
         return f"Audit of the failures of run {run_dir.name}"
     wl = m.workload or {}
@@ -622,10 +623,10 @@ def _model_and_sandbox(model_id: str, backend: str, *, cache: bool | None):  # n
 
 
 def _workloads_of(run_dir: Path, reports) -> dict:  # noqa: ANN001
-    from kramabench.run.store import RunStore
+    from kramabench.runfolder import read_manifest
     from kramabench.workload import load_workload
 
-    manifest = RunStore(run_dir).read_manifest()
+    manifest = read_manifest(run_dir)
     root = Path(manifest.workload.get("root", ""))
     errata = bool(manifest.workload.get("errata", True))
     return {d: load_workload(root, d, errata=errata) for d in sorted({r.domain for r in reports})}
