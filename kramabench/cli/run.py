@@ -7,7 +7,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic import ValidationError
@@ -17,6 +17,10 @@ from kramabench.cli import _signals
 from kramabench.cli._common import error_console, fail
 from kramabench.contracts import interrupt
 from kramabench.contracts.run import RunConfig, RunOptions
+
+if TYPE_CHECKING:
+    from kramabench.run.runner import RunResult
+    from kramabench.run.session import Prepared
 
 #: exit codes of ``kramabench run`` (docs/running.md lists them)
 EXIT_OK = 0
@@ -242,7 +246,7 @@ def _prepare(
     resume: bool,
     results: Path | None,
     progress: str,
-) -> tuple[RunConfig, Any]:
+) -> tuple[RunConfig, Prepared]:
     """The run's configuration (:func:`kramabench.run.resume.resolve_config`) and the run prepared; a setup
     problem is one line and its exit code."""
     from kramabench.run.paths import default_results_dir
@@ -288,7 +292,7 @@ def _resume_command(config: RunConfig, run_id: str) -> str:
     return cmd
 
 
-def _execute(config: RunConfig, prepared: Any, *, no_report: bool) -> tuple[Any, list[Any]]:
+def _execute(config: RunConfig, prepared: Prepared, *, no_report: bool) -> tuple[RunResult, list[Any]]:
     """Run what is prepared: the result and the tasks the workload's error findings left out. A run that
     cannot start or stops on an error is said in one line, with how to resume it."""
     from kramabench.run.store import RunLocked, RunUnwritable
@@ -342,19 +346,21 @@ def _execute(config: RunConfig, prepared: Any, *, no_report: bool) -> tuple[Any,
         raise typer.Exit(EXIT_FAILED) from None
 
 
-def _print_outcome(config: RunConfig, prepared: Any, result: Any, out: Any) -> None:
+def _print_outcome(config: RunConfig, prepared: Prepared, result: RunResult, out: Any) -> None:
     """The end-of-run tables: the domain table, the floors, the unsupported tasks, the setting's metrics and
     its deliberate differences."""
     from kramabench.run.settings import setting_metrics
     from kramabench.run.table import domain_table, floors_text, render_metrics, render_table
 
-    rows, total = domain_table(result.records, setting=config.options.setting, manifest=prepared.manifest)
+    # prepare() resolved the setting (the workload's own, or the resumed run's): the manifest records it
+    setting = config.options.setting or prepared.manifest.setting
+    rows, total = domain_table(result.records, setting=setting, manifest=prepared.manifest)
     title = f"{prepared.manifest.system}" + (
         f" · {prepared.manifest.model}" if prepared.manifest.model else ""
     )
-    if config.options.setting != "end-to-end":
-        title += f" · {config.options.setting}" + (
-            f" (judge {prepared.manifest.judge})" if config.options.setting == "pipeline-design" else ""
+    if setting != "end-to-end":
+        title += f" · {setting}" + (
+            f" (judge {prepared.manifest.judge})" if setting == "pipeline-design" else ""
         )
     if rows:
         info = prepared.manifest.options.get("setting_info") or {}
@@ -368,11 +374,9 @@ def _print_outcome(config: RunConfig, prepared: Any, result: Any, out: Any) -> N
                 score_note=info.get("score_note"),
             )
         )
-        for line in floors_text(result.records, setting=config.options.setting, manifest=prepared.manifest):
+        for line in floors_text(result.records, setting=setting, manifest=prepared.manifest):
             out.print(Text(line))
-    marked = sorted(
-        {r.task_id for r in result.records if r.benchmark_notes and r.setting == config.options.setting}
-    )
+    marked = sorted({r.task_id for r in result.records if r.benchmark_notes and r.setting == setting})
     if marked:
         out.print(
             Text(
@@ -381,15 +385,9 @@ def _print_outcome(config: RunConfig, prepared: Any, result: Any, out: Any) -> N
                 "(scored as the paper does; the report lists why)"
             )
         )
-    declared = setting_metrics(
-        config.options.setting, [r for r in result.records if r.setting == config.options.setting]
-    )
+    declared = setting_metrics(setting, [r for r in result.records if r.setting == setting])
     if declared:
-        out.print(
-            render_metrics(
-                declared, title=f"{config.options.setting}: the setting's metrics", width=out.width
-            )
-        )
+        out.print(render_metrics(declared, title=f"{setting}: the setting's metrics", width=out.width))
     differences = (prepared.manifest.options.get("setting_info") or {}).get("differences") or []
     if differences:
         out.print(
@@ -401,7 +399,13 @@ def _print_outcome(config: RunConfig, prepared: Any, result: Any, out: Any) -> N
 
 
 def _finish(
-    config: RunConfig, prepared: Any, result: Any, left_out: list[Any], out: Any, *, no_report: bool
+    config: RunConfig,
+    prepared: Prepared,
+    result: RunResult,
+    left_out: list[Any],
+    out: Any,
+    *,
+    no_report: bool,
 ) -> int:
     """What the run's end says (resumed tasks, the run folder, the report, why it stopped) and its exit code."""
     from kramabench.runfolder import RunFolder

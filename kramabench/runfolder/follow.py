@@ -34,10 +34,12 @@ class RecordLine:
 
 @dataclass(frozen=True)
 class LineProblem:
-    """A line of ``records.jsonl`` that is not a record: its 1-based number and why (it is skipped)."""
+    """A line of a run's file that is not a record: the file's name in the run folder, the line's 1-based
+    number and why (it is skipped)."""
 
     line: int
     message: str
+    file: str = RECORDS
 
 
 @dataclass

@@ -173,7 +173,7 @@ class RunFollower:
         model_box: list[Any] = []
         for got_line in got.lines:
             if isinstance(got_line, LineProblem):
-                self.bad_lines.append(Problem(RECORDS, got_line.message, got_line.line))
+                self.bad_lines.append(Problem(got_line.file, got_line.message, got_line.line))
                 continue
             rec = got_line.doc
             domain = rec.get("domain") if isinstance(rec.get("domain"), str) else ""

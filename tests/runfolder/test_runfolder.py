@@ -64,6 +64,7 @@ def test_a_run_being_written_is_read_as_far_as_it_is_complete(tmp_path: Path) ->
     doc, why = read_doc_at(run, first.line, first.offset, first.length, "t-1")
     assert why is None and doc is not None and Record.model_validate(doc) == _rec(1)
     problems = [x for x in got.lines if isinstance(x, LineProblem)]
+    assert {p.file for p in problems} == {RECORDS}
     assert [(p.line, p.message) for p in problems] == [
         (3, "a JSON object without a task_id; skipped"),
         (4, "a JSON list, not a record object; skipped"),
