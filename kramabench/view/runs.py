@@ -1,5 +1,5 @@
 """Run folders followed as they are written: the manifest re-read when it changes, ``records.jsonl`` read
-from where the last read stopped.
+from where the last read stopped (both by :mod:`kramabench.runfolder`: ``ManifestWatch``, ``RecordsTail``).
 
 Nothing here writes. A run folder may be in the middle of a write: a last line without its newline is
 left for the next read while the run is going (and reported as torn once it is not); a line that is not a
