@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +45,12 @@ class LineProblem:
 @dataclass
 class TailRead:
     """What one :meth:`RecordsTail.poll` found: ``reset`` when what was read before no longer holds (the file
-    was replaced, cut or removed: start over), the new complete lines, and ``problem`` when the file cannot be
-    read at all."""
+    was replaced, cut or removed: start over), the new complete lines (parsed one at a time as they are
+    iterated: a read of hundreds of MB never holds all its records at once), and ``problem`` when the file
+    cannot be read at all."""
 
     reset: bool = False
-    lines: list[RecordLine | LineProblem] = field(default_factory=list)
+    lines: Iterable[RecordLine | LineProblem] = ()
     problem: str | None = None
 
 
@@ -117,38 +118,46 @@ class RecordsTail:
                 data = f.read(min(st.st_size - self.offset, self.max_read))
         finally:
             os.close(fd)
-        out.lines = list(self._lines(data))
+        out.lines = self._take(data)
         return out
 
-    def _lines(self, data: bytes) -> Iterator[RecordLine | LineProblem]:
+    def _take(self, data: bytes) -> Iterable[RecordLine | LineProblem]:
+        """Count ``data`` as read (the complete lines; a last line without its newline is left for the next
+        poll) and give its lines, parsed as they are iterated."""
         end = data.rfind(b"\n")
         if end < 0:
             self.tail_bytes = len(data)
-            if len(data) > self.max_line:  # no newline for too long: skip what there is
-                self.lineno += 1
-                yield LineProblem(self.lineno, f"a line longer than {self.max_line} bytes; skipped")
-                self.offset += len(data)
-                self.tail_bytes = 0
-            return
+            if len(data) <= self.max_line:
+                return ()
+            # no newline for too long: skip what there is
+            self.lineno += 1
+            self.offset += len(data)
+            self.tail_bytes = 0
+            return (LineProblem(self.lineno, f"a line longer than {self.max_line} bytes; skipped"),)
         complete, self.tail_bytes = data[: end + 1], len(data) - end - 1
+        offset, lineno = self.offset, self.lineno
+        self.offset += len(complete)
+        self.lineno += complete.count(b"\n")
+        return self._lines(complete, offset, lineno)
+
+    def _lines(self, complete: bytes, offset: int, lineno: int) -> Iterator[RecordLine | LineProblem]:
         pos, n = 0, len(complete)
         while pos < n:
             nl = complete.index(b"\n", pos)
             raw = complete[pos:nl]
-            start = self.offset + pos
+            start = offset + pos
             pos = nl + 1
-            self.lineno += 1
+            lineno += 1
             if not raw.strip():
                 continue
             if len(raw) > self.max_line:
-                yield LineProblem(self.lineno, f"a line of {len(raw)} bytes (over {self.max_line}); skipped")
+                yield LineProblem(lineno, f"a line of {len(raw)} bytes (over {self.max_line}); skipped")
                 continue
             doc = record_doc(raw)
             if isinstance(doc, str):
-                yield LineProblem(self.lineno, doc)
+                yield LineProblem(lineno, doc)
             else:
-                yield RecordLine(self.lineno, start, len(raw), doc)
-        self.offset += len(complete)
+                yield RecordLine(lineno, start, len(raw), doc)
 
 
 def read_docs_at(run_dir: Path, places: list[tuple[int, int, str]]) -> Iterator[dict[str, Any] | None]:

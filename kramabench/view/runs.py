@@ -161,8 +161,6 @@ class RunFollower:
         if got.reset:
             self._reset_records()
         self.records_problem = got.problem
-        if not got.lines:
-            return
         root = workload_root(self.manifest)
         run_gold = manifest_gold(self.manifest)
         # a verified run recorded before both golds were kept: the items an erratum changed are scored again

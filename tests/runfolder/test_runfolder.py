@@ -48,22 +48,22 @@ def test_a_run_being_written_is_read_as_far_as_it_is_complete(tmp_path: Path) ->
     run.mkdir()
     path = RunFolder(run).records
     tail = RecordsTail(run)
-    assert tail.poll().lines == [] and not tail.started  # no records file yet
+    assert list(tail.poll().lines) == [] and not tail.started  # no records file yet
     whole = _line(1)
     path.write_bytes(_line(0) + whole[:30])  # the second record half written
-    got = tail.poll()
-    assert [x.doc["task_id"] for x in got.lines if isinstance(x, RecordLine)] == ["t-0"]
+    got = list(tail.poll().lines)
+    assert [x.doc["task_id"] for x in got if isinstance(x, RecordLine)] == ["t-0"]
     assert tail.tail_bytes == 30 and tail.lineno == 1
-    assert tail.poll().lines == []  # nothing new: nothing read again
+    assert list(tail.poll().lines) == []  # nothing new: nothing read again
     with open(path, "ab") as f:
         f.write(whole[30:] + b'{"no": "task id"}\n[1, 2]\n{not json\n')
-    got = tail.poll()
-    first = got.lines[0]
+    got = list(tail.poll().lines)
+    first = got[0]
     assert isinstance(first, RecordLine) and first.doc["task_id"] == "t-1" and first.line == 2
     # the line is where the reader says it is: read again from its place, as the viewer's task page does
     doc, why = read_doc_at(run, first.line, first.offset, first.length, "t-1")
     assert why is None and doc is not None and Record.model_validate(doc) == _rec(1)
-    problems = [x for x in got.lines if isinstance(x, LineProblem)]
+    problems = [x for x in got if isinstance(x, LineProblem)]
     assert {p.file for p in problems} == {RECORDS}
     assert [(p.line, p.message) for p in problems] == [
         (3, "a JSON object without a task_id; skipped"),
@@ -79,12 +79,12 @@ def test_a_replaced_records_file_is_read_again_from_its_start(tmp_path: Path) ->
     path = RunFolder(run).records
     path.write_bytes(_line(0) + _line(1))
     tail = RecordsTail(run)
-    assert len(tail.poll().lines) == 2
+    assert len(list(tail.poll().lines)) == 2
     tmp = path.with_name("new")
     tmp.write_bytes(_line(7))
     os.replace(tmp, path)
-    got = tail.poll()
-    assert got.reset and [x.doc["task_id"] for x in got.lines if isinstance(x, RecordLine)] == ["t-7"]
+    again = tail.poll()
+    assert again.reset and [x.doc["task_id"] for x in again.lines if isinstance(x, RecordLine)] == ["t-7"]
     path.unlink()
     assert tail.poll().reset and not tail.started
 
@@ -95,7 +95,7 @@ def test_a_records_file_that_is_a_link_is_not_followed(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").write_bytes(_line(0))
     RunFolder(run).records.symlink_to(tmp_path / "elsewhere")
     got = RecordsTail(run).poll()
-    assert got.problem == "cannot read: a symbolic link; not read" and not got.lines
+    assert got.problem == "cannot read: a symbolic link; not read" and not list(got.lines)
 
 
 def test_the_tolerant_reader_names_each_bad_line_and_keeps_the_rest(tmp_path: Path) -> None:
