@@ -2,7 +2,8 @@
 
 Records are keyed by (setting, task_id, subtask_id, attempt). They are appended atomically, one JSON
 line each; resume skips keys that already have a finished record. Every field opens in pandas
-(``pandas.read_json(path, lines=True)``).
+(``pandas.read_json(path, lines=True)``). The files themselves are read and written through
+:mod:`kramabench.runfolder` (this module is only their schema).
 """
 
 from __future__ import annotations
