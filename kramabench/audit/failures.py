@@ -85,12 +85,12 @@ def _session(record: Any) -> tuple[str, str]:
 
 def failure_cases(run_dir: Path, *, task_ids: Iterable[str] | None = None) -> tuple[list[FailureCase], Any]:
     """The failures of a run as auditor cases, and the run's manifest."""
-    from kramabench.run.store import RunStore, latest_records, read_records
+    from kramabench.contracts.records import latest_records
+    from kramabench.runfolder import RunFolder, read_manifest, read_records
     from kramabench.workload import load_workload
 
-    store = RunStore(Path(run_dir))
-    manifest = store.read_manifest()
-    records = latest_records(read_records(store.records_path).records)
+    manifest = read_manifest(run_dir)
+    records = latest_records(read_records(RunFolder(Path(run_dir)).records).records)
     wanted = set(task_ids) if task_ids else None
     root = Path(manifest.workload.get("root", ""))
     errata = bool(manifest.workload.get("errata", True))

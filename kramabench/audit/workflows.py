@@ -198,10 +198,10 @@ def write_failures_files(
 def failures_title(run_dir: Path) -> str:
     """ "Audit of the failures of SYSTEM with MODEL on WORKLOAD (domains) — run RUN_ID", from the run's manifest
     (the folder name when the manifest cannot be read)."""
-    from kramabench.run.store import RunStore
+    from kramabench.runfolder import read_manifest
 
     try:
-        m = RunStore(run_dir).read_manifest()
+        m = read_manifest(run_dir)
     except (OSError, ValueError):
         return f"Audit of the failures of run {run_dir.name}"
     wl = m.workload or {}
@@ -216,9 +216,9 @@ def failures_title(run_dir: Path) -> str:
 
 def run_workloads(run_dir: Path, domains: Iterable[str]) -> dict[str, Workload]:
     """The workloads of ``domains`` as the run in ``run_dir`` loaded them (its root, errata or not)."""
-    from kramabench.run.store import RunStore
+    from kramabench.runfolder import read_manifest
 
-    manifest = RunStore(run_dir).read_manifest()
+    manifest = read_manifest(run_dir)
     root = Path(manifest.workload.get("root", ""))
     errata = bool(manifest.workload.get("errata", True))
     return {d: load_workload(root, d, errata=errata) for d in sorted(domains)}

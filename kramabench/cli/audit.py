@@ -206,9 +206,10 @@ def failures(
     from kramabench.audit.failures import audit_failures
     from kramabench.audit.workflows import read_reference_audit, write_failures_files
     from kramabench.cli._common import SafeConsole as Console
+    from kramabench.runfolder import MANIFEST, RunFolder
 
-    if not (run_dir / "manifest.json").is_file():
-        raise fail(f"{run_dir}: not a run folder (no manifest.json)")
+    if not RunFolder(run_dir).manifest.is_file():
+        raise fail(f"{run_dir}: not a run folder (no {MANIFEST})")
     ref_audit = None
     if reference is not None:
         try:

@@ -9,7 +9,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from pydantic import BaseModel, ValidationError
@@ -20,6 +20,10 @@ from kramabench.cli import _signals
 from kramabench.cli._common import error_console, fail
 from kramabench.contracts import interrupt
 from kramabench.contracts.run import RunConfig, RunOptions
+
+if TYPE_CHECKING:
+    from kramabench.run.runner import RunResult
+    from kramabench.run.setup import Prepared
 
 #: exit codes of ``kramabench run`` (docs/running.md lists them)
 EXIT_OK = 0
@@ -112,6 +116,11 @@ class FieldOption(OptionInfo):
         self.field = name
 
 
+def field_option(model: type[BaseModel], name: str, *decls: str, default: Any = None) -> Any:
+    """A :class:`FieldOption` typed as typer's ``Option`` is (``Any``), so it can be any parameter's default."""
+    return FieldOption(model, name, *decls, default=default)
+
+
 def option_fields(command: Callable[..., Any]) -> dict[str, tuple[str, str]]:
     """Each flag of ``command`` that sets a field -> (model name, field), from the command's signature (a typer
     command's callback is followed to the function it wraps)."""
@@ -126,37 +135,37 @@ def option_fields(command: Callable[..., Any]) -> dict[str, tuple[str, str]]:
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
-        workload: str = FieldOption(RunConfig, "workload", "--workload", "-w"),
-        domain: list[str] = FieldOption(RunConfig, "domains", "--domain", "-d"),
-        task: list[str] = FieldOption(RunConfig, "tasks", "--task", "-t"),
-        exclude_task: list[str] = FieldOption(RunConfig, "exclude_tasks", "--exclude-task"),
-        system: str = FieldOption(RunConfig, "system", "--system", "-s"),
-        option: list[str] = FieldOption(RunConfig, "system_options", "--option", "-o"),
-        setting_option: list[str] = FieldOption(RunConfig, "setting_options", "--setting-option", "-S"),
-        model: str = FieldOption(RunConfig, "model", "--model", "-m"),
-        judge: str = FieldOption(RunConfig, "judge", "--judge"),
-        concurrency: int = FieldOption(RunOptions, "concurrency", "--concurrency", "-j"),
-        model_concurrency: int = FieldOption(RunOptions, "model_concurrency", "--model-concurrency"),
-        sandbox_concurrency: int = FieldOption(RunOptions, "sandbox_concurrency", "--sandbox-concurrency"),
-        sandbox: str = FieldOption(RunConfig, "sandbox", "--sandbox"),
-        run_id: str = FieldOption(RunConfig, "run_id", "--run-id"),
-        resume: bool = FieldOption(RunConfig, "resume", "--resume", default=False),
-        retry_errors: bool = FieldOption(RunOptions, "retry_errors", "--retry-errors", default=False),
-        results: Path = FieldOption(RunConfig, "results", "--results"),
-        setting: str = FieldOption(RunOptions, "setting", "--setting"),
-        no_errata: bool = FieldOption(RunConfig, "errata", "--no-errata", default=False),
-        errata_file: Path = FieldOption(RunConfig, "errata_file", "--errata"),
-        limit: int = FieldOption(RunOptions, "limit", "--limit"),
-        pose_subtasks: bool = FieldOption(RunOptions, "pose_subtasks", "--pose-subtasks/--no-subtasks"),
-        seed: int = FieldOption(RunOptions, "seed", "--seed"),
-        task_timeout: float = FieldOption(RunOptions, "task_timeout_s", "--task-timeout"),
-        lake_view: str = FieldOption(RunOptions, "lake_view", "--lake-view"),
-        model_timeout: float = FieldOption(RunOptions, "model_timeout_s", "--model-timeout"),
-        model_budget: float = FieldOption(RunOptions, "model_budget_s", "--model-budget"),
-        no_cache: bool = FieldOption(RunOptions, "response_cache", "--no-cache", default=False),
-        executor: str = FieldOption(RunOptions, "executor", "--executor"),
-        ray_address: str = FieldOption(RunOptions, "ray_address", "--ray-address"),
-        normalise_percent: bool = FieldOption(
+        workload: str = field_option(RunConfig, "workload", "--workload", "-w"),
+        domain: list[str] = field_option(RunConfig, "domains", "--domain", "-d"),
+        task: list[str] = field_option(RunConfig, "tasks", "--task", "-t"),
+        exclude_task: list[str] = field_option(RunConfig, "exclude_tasks", "--exclude-task"),
+        system: str = field_option(RunConfig, "system", "--system", "-s"),
+        option: list[str] = field_option(RunConfig, "system_options", "--option", "-o"),
+        setting_option: list[str] = field_option(RunConfig, "setting_options", "--setting-option", "-S"),
+        model: str = field_option(RunConfig, "model", "--model", "-m"),
+        judge: str = field_option(RunConfig, "judge", "--judge"),
+        concurrency: int = field_option(RunOptions, "concurrency", "--concurrency", "-j"),
+        model_concurrency: int = field_option(RunOptions, "model_concurrency", "--model-concurrency"),
+        sandbox_concurrency: int = field_option(RunOptions, "sandbox_concurrency", "--sandbox-concurrency"),
+        sandbox: str = field_option(RunConfig, "sandbox", "--sandbox"),
+        run_id: str = field_option(RunConfig, "run_id", "--run-id"),
+        resume: bool = field_option(RunConfig, "resume", "--resume", default=False),
+        retry_errors: bool = field_option(RunOptions, "retry_errors", "--retry-errors", default=False),
+        results: Path = field_option(RunConfig, "results", "--results"),
+        setting: str = field_option(RunOptions, "setting", "--setting"),
+        no_errata: bool = field_option(RunConfig, "errata", "--no-errata", default=False),
+        errata_file: Path = field_option(RunConfig, "errata_file", "--errata"),
+        limit: int = field_option(RunOptions, "limit", "--limit"),
+        pose_subtasks: bool = field_option(RunOptions, "pose_subtasks", "--pose-subtasks/--no-subtasks"),
+        seed: int = field_option(RunOptions, "seed", "--seed"),
+        task_timeout: float = field_option(RunOptions, "task_timeout_s", "--task-timeout"),
+        lake_view: str = field_option(RunOptions, "lake_view", "--lake-view"),
+        model_timeout: float = field_option(RunOptions, "model_timeout_s", "--model-timeout"),
+        model_budget: float = field_option(RunOptions, "model_budget_s", "--model-budget"),
+        no_cache: bool = field_option(RunOptions, "response_cache", "--no-cache", default=False),
+        executor: str = field_option(RunOptions, "executor", "--executor"),
+        ray_address: str = field_option(RunOptions, "ray_address", "--ray-address"),
+        normalise_percent: bool = field_option(
             RunOptions, "normalise_percent", "--normalise-percent/--paper-percent"
         ),
         progress: str = typer.Option(
@@ -177,278 +186,299 @@ def register(app: typer.Typer) -> None:
         if list_systems:
             _print_systems(Console())
             return
-
-        from kramabench.run.paths import default_results_dir
-        from kramabench.run.progress import make_progress
-        from kramabench.run.settings import setting_metrics
-        from kramabench.run.setup import (
-            ModelUnusable,
-            RunSetupError,
-            config_for_resume,
-            open_resume,
-            prepare,
-        )
-        from kramabench.run.table import domain_table, floors_text, render_metrics, render_table
-
-        err = error_console()  # errors stay one line, whatever the terminal width
         if progress not in PROGRESS_KINDS:
             raise fail(f"--progress {progress!r}: choose one of {', '.join(PROGRESS_KINDS)}")
-        out = Console() if sys.stdout.isatty() else Console(width=140)
-        results_dir = results or default_results_dir()
         sys_opts = dict(_parse_option(o) for o in (option or []))
-        try:
-            resume_state = None
-            if resume:
-                if not run_id:
-                    raise RunSetupError("--resume needs --run-id")
-                resume_state = open_resume(results_dir, run_id)  # the manifest is read here, once
-                base = config_for_resume(resume_state, results_dir)
-            else:
-                missing = [n for n, v in (("--workload", workload), ("--system", system)) if not v]
-                if missing:
-                    raise RunSetupError(
-                        f"missing {' and '.join(missing)} (e.g. kramabench run --workload mini --system reference)"
-                    )
-                base = None
-            given: dict[str, Any] = {
-                "workload": workload,
-                "domains": list(domain) if domain else None,
-                "tasks": list(task) if task else None,
-                "exclude_tasks": list(exclude_task) if exclude_task else None,
-                "system": system,
-                "system_options": sys_opts or None,
-                "setting_options": dict(_parse_option(o) for o in (setting_option or [])) or None,
-                "model": model,
-                "judge": judge,
-                "sandbox": sandbox,
-                "errata": False if no_errata else None,
-                "errata_file": errata_file,
-            }
-            opt_given = {
-                "setting": setting,
-                "concurrency": concurrency,
-                "model_concurrency": model_concurrency,
-                "sandbox_concurrency": sandbox_concurrency,
-                "limit": limit,
-                "seed": seed,
-                "retry_errors": retry_errors or None,
-                "pose_subtasks": pose_subtasks,
-                "lake_view": lake_view,
-                "task_timeout_s": task_timeout,
-                "model_timeout_s": model_timeout,
-                "model_budget_s": model_budget,
-                "response_cache": False if no_cache else None,
-                "executor": executor,
-                "ray_address": ray_address,
-                "normalise_percent": normalise_percent,
-            }
-            if base is not None:
-                cfg = base.model_dump()
-                opts = base.options.model_dump()
-                cfg.update({k: v for k, v in given.items() if v is not None})
-                opts.update({k: v for k, v in opt_given.items() if v is not None})
-                if (
-                    executor is not None
-                ):  # a resume on another executor: the old cluster address does not carry over
-                    opts["ray_address"] = ray_address
-            else:
-                cfg = {k: v for k, v in given.items() if v is not None}
-                opts = {k: v for k, v in opt_given.items() if v is not None}
-            cfg["options"] = RunOptions.model_validate(opts)
-            cfg["run_id"] = run_id
-            cfg["resume"] = resume
-            cfg["results"] = results_dir
-            config = RunConfig.model_validate(cfg)
-            prepared = prepare(
-                config,
-                resume=resume_state,
-                progress=make_progress(progress),
-                command=["kramabench", *sys.argv[1:]],
-            )
-        except ModelUnusable as e:
-            raise fail(_one_line(e), EXIT_MODEL) from None
-        except RunSetupError as e:
-            raise fail(_one_line(e)) from None
-        except KeyboardInterrupt:
-            _signals.said()
-            err.print("interrupted before the run started; nothing was run", highlight=False)
-            raise typer.Exit(RESUME_EXIT) from None
-        except ValidationError as e:  # an option's value: named by its flag, as the user typed it
-            raise fail(_option_errors(e, option_fields(run_cmd))) from None
-        except (ValueError, TypeError) as e:
-            raise fail(f"{str(e).splitlines()[0]}: {_first_detail(e)}") from None
-
-        from kramabench.run.store import RunLocked, RunUnwritable
-
-        left_out = (prepared.manifest.options.get("setting_info") or {}).get("left_out") or []
-        for x in left_out:  # said before anything runs: they count as failed in the setting's metrics
-            err.print(
-                Text(
-                    f"left out: {x.get('domain')}/{x.get('task_id')}: {x.get('reason')} (recorded as failed; it "
-                    "counts in the metrics)",
-                    style="yellow",
-                )
-            )
-        resume_cmd = f"kramabench run --resume --run-id {prepared.manifest.run_id}"
-        if config.results and Path(config.results) != Path("results"):
-            resume_cmd += f" --results {shlex.quote(str(config.results))}"
-        if not no_report:
-            _preload_report_libraries()
-        _say_unsupported(prepared.plan.unsupported(), err)
-        try:
-            result = prepared.run()
-        except (RunLocked, RunUnwritable) as e:  # the run folder cannot be used: a setup error, nothing run
-            raise fail(str(e)) from None
-        except KeyboardInterrupt:  # a signal before the runner took over, or after it gave back: nothing lost
-            _signals.said()
-            err.print(
-                Text.assemble(
-                    ("interrupted", "yellow"),
-                    f" ({interrupt.reason() or 'SIGINT received'}); "
-                    f"records so far are in {prepared.store.dir}. Resume with:\n  {resume_cmd}",
-                )
-            )
-            raise typer.Exit(RESUME_EXIT) from None
-        except Exception as e:  # noqa: BLE001 - e.g. the disk is full: say so, records so far are kept
-            import errno
-            import logging
-
-            logging.getLogger(__name__).debug("run failed", exc_info=True)
-            if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
-                why = f"the disk is full ({e})"
-            else:
-                why = f"{type(e).__name__}: {e}" if not isinstance(e, OSError) else str(e)
-            err.print(
-                Text(f"error: the run stopped: {why}", style="red"),
-                Text(
-                    f"records so far are in {prepared.store.dir}; resume with: kramabench run --resume --run-id "
-                    f"{prepared.manifest.run_id}"
-                    + (f" --results {shlex.quote(str(config.results))}" if config.results else "")
-                ),
-                sep="\n",
-            )
-            raise typer.Exit(EXIT_FAILED) from None
-        rows, total = domain_table(result.records, setting=config.options.setting, manifest=prepared.manifest)
-        title = f"{prepared.manifest.system}" + (
-            f" · {prepared.manifest.model}" if prepared.manifest.model else ""
+        given: dict[str, Any] = {
+            "workload": workload,
+            "domains": list(domain) if domain else None,
+            "tasks": list(task) if task else None,
+            "exclude_tasks": list(exclude_task) if exclude_task else None,
+            "system": system,
+            "system_options": sys_opts or None,
+            "model": model,
+            "judge": judge,
+            "sandbox": sandbox,
+            "errata": False if no_errata else None,
+            "errata_file": errata_file,
+        }
+        opt_given = {
+            "setting": setting,
+            "concurrency": concurrency,
+            "model_concurrency": model_concurrency,
+            "sandbox_concurrency": sandbox_concurrency,
+            "limit": limit,
+            "seed": seed,
+            "retry_errors": retry_errors or None,
+            "pose_subtasks": pose_subtasks,
+            "lake_view": lake_view,
+            "task_timeout_s": task_timeout,
+            "model_timeout_s": model_timeout,
+            "model_budget_s": model_budget,
+            "response_cache": False if no_cache else None,
+            "executor": executor,
+            "ray_address": ray_address,
+            "normalise_percent": normalise_percent,
+        }
+        config, prepared = _prepare(
+            given,
+            opt_given,
+            setting_option,
+            run_id=run_id,
+            resume=resume,
+            results=results,
+            progress=progress,
+            flags=option_fields(run_cmd),
         )
-        if config.options.setting != "end-to-end":
-            title += f" · {config.options.setting}" + (
-                f" (judge {prepared.manifest.judge})" if config.options.setting == "pipeline-design" else ""
-            )
-        if rows:
-            info = prepared.manifest.options.get("setting_info") or {}
-            out.print(
-                render_table(
-                    rows,
-                    total,
-                    title=title,
-                    width=out.width,
-                    score_label=info.get("score_label"),
-                    score_note=info.get("score_note"),
-                )
-            )
-            for line in floors_text(
-                result.records, setting=config.options.setting, manifest=prepared.manifest
-            ):
-                out.print(Text(line))
-        marked = sorted(
-            {r.task_id for r in result.records if r.benchmark_notes and r.setting == config.options.setting}
-        )
-        if marked:
-            out.print(
-                Text(
-                    f"{len(marked)} task{'s' if len(marked) != 1 else ''} the benchmark cannot support: "
-                    f"{', '.join(marked[:SHOWN_UNSUPPORTED])}{' ...' if len(marked) > SHOWN_UNSUPPORTED else ''} "
-                    "(scored as the paper does; the report lists why)"
-                )
-            )
-        declared = setting_metrics(
-            config.options.setting, [r for r in result.records if r.setting == config.options.setting]
-        )
-        if declared:
-            out.print(
-                render_metrics(
-                    declared, title=f"{config.options.setting}: the setting's metrics", width=out.width
-                )
-            )
-        differences = (prepared.manifest.options.get("setting_info") or {}).get("differences") or []
-        if differences:
-            out.print(
-                Text(
-                    "deliberate differences from the original set-up:\n"
-                    + "\n".join(f"  - {d}" for d in differences)
-                )
-            )
-        if result.skipped_finished:
-            err.print(
-                f"resumed: {result.skipped_finished} task(s) already recorded were skipped", highlight=False
-            )
-        out.print(Text(f"run folder: {result.run_dir}"))
-        if result.signal is not None:  # asked to stop: no report now (it can take a while)
-            if not no_report and result.records:
-                err.print(
-                    Text(
-                        f"no report written (interrupted); write it with: kramabench report {result.run_dir}"
-                    )
-                )
-        elif not no_report and result.records:
-            _write_report(result.run_dir, out, err)
-        code = EXIT_OK
-        if result.status == "interrupted":
-            cmd = resume_cmd
-            if result.fatal:
-                err.print(
-                    Text(
-                        f"error: the run stopped on a fatal model error: {_one_line(Exception(result.fatal))}",
-                        style="red",
-                    )
-                )
-                err.print(
-                    Text(f"{result.completed} new record(s) saved; fix the cause, then resume with:\n  {cmd}")
-                )
-                code = EXIT_MODEL
-            else:
-                why = f" ({result.signal})" if result.signal else ""
-                cut = (
-                    f", {len(result.interrupted_tasks)} running task(s) stopped and not recorded"
-                    if result.interrupted_tasks
-                    else ""
-                )
-                _signals.said()
-                err.print(
-                    Text.assemble(
-                        ("interrupted", "yellow"),
-                        f"{why}: {result.completed} new record(s) saved{cut}. Resume with:\n  {cmd}",
-                    )
-                )
-                code = RESUME_EXIT
-        elif result.records and all(r.status == "error" for r in result.records):
-            kinds = sorted({r.error.kind for r in result.records if r.error is not None})
-            err.print(
-                Text(
-                    f"error: every one of the {len(result.records)} outcome(s) is an error "
-                    f"({', '.join(kinds)}); see {result.run_dir / 'records.jsonl'}",
-                    style="red",
-                )
-            )
-            code = EXIT_ALL_ERRORS
-        elif left_out:
-            err.print(
-                Text(
-                    f"error: {len(left_out)} task(s) were left out by the workload's error findings and count as "
-                    f"failed: {', '.join(str(x.get('task_id')) for x in left_out)} (kramabench workloads validate "
-                    f"{config.workload})",
-                    style="red",
-                )
-            )
-            code = EXIT_LEFT_OUT
+        result, left_out = _execute(config, prepared, no_report=no_report)
+        out = Console() if sys.stdout.isatty() else Console(width=140)
+        _print_outcome(config, prepared, result, out)
+        code = _finish(config, prepared, result, left_out, out, no_report=no_report)
         if result.hard_stop:  # threads of timed-out tasks still run: do not wait for them at exit
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)  # running threads cannot be joined; records and manifest are on disk
         if code:
             raise typer.Exit(code)
+
+
+def _prepare(
+    given: dict[str, Any],
+    opt_given: dict[str, Any],
+    setting_option: list[str] | None,
+    *,
+    run_id: str | None,
+    resume: bool,
+    results: Path | None,
+    progress: str,
+    flags: dict[str, tuple[str, str]],
+) -> tuple[RunConfig, Prepared]:
+    """The run's configuration (:func:`kramabench.run.resume.resolve_config`) and the run prepared; a setup
+    problem is one line and its exit code."""
+    from kramabench.run.paths import default_results_dir
+    from kramabench.run.progress import make_progress
+    from kramabench.run.resume import resolve_config
+    from kramabench.run.setup import ModelUnusable, RunSetupError, prepare
+
+    err = error_console()  # errors stay one line, whatever the terminal width
+    results_dir = results or default_results_dir()
+
+    def setting_options() -> dict[str, Any]:
+        return {"setting_options": dict(_parse_option(o) for o in (setting_option or [])) or None}
+
+    try:
+        config, resume_state = resolve_config(
+            given, opt_given, run_id=run_id, resume=resume, results=results_dir, parsed_late=setting_options
+        )
+        prepared = prepare(
+            config,
+            resume=resume_state,
+            progress=make_progress(progress),
+            command=["kramabench", *sys.argv[1:]],
+        )
+    except ModelUnusable as e:
+        raise fail(_one_line(e), EXIT_MODEL) from None
+    except RunSetupError as e:
+        raise fail(_one_line(e)) from None
+    except KeyboardInterrupt:
+        _signals.said()
+        err.print("interrupted before the run started; nothing was run", highlight=False)
+        raise typer.Exit(RESUME_EXIT) from None
+    except ValidationError as e:  # an option's value: named by its flag, as the user typed it
+        raise fail(_option_errors(e, flags)) from None
+    except (ValueError, TypeError) as e:
+        raise fail(f"{str(e).splitlines()[0]}: {_first_detail(e)}") from None
+    return config, prepared
+
+
+def _resume_command(config: RunConfig, run_id: str) -> str:
+    cmd = f"kramabench run --resume --run-id {run_id}"
+    if config.results and Path(config.results) != Path("results"):
+        cmd += f" --results {shlex.quote(str(config.results))}"
+    return cmd
+
+
+def _execute(config: RunConfig, prepared: Prepared, *, no_report: bool) -> tuple[RunResult, list[Any]]:
+    """Run what is prepared: the result and the tasks the workload's error findings left out. A run that
+    cannot start or stops on an error is said in one line, with how to resume it."""
+    from kramabench.run.store import RunLocked, RunUnwritable
+
+    err = error_console()
+    left_out = (prepared.manifest.options.get("setting_info") or {}).get("left_out") or []
+    for x in left_out:  # said before anything runs: they count as failed in the setting's metrics
+        err.print(
+            Text(
+                f"left out: {x.get('domain')}/{x.get('task_id')}: {x.get('reason')} (recorded as failed; it "
+                "counts in the metrics)",
+                style="yellow",
+            )
+        )
+    resume_cmd = _resume_command(config, prepared.manifest.run_id)
+    if not no_report:
+        _preload_report_libraries()
+    _say_unsupported(prepared.plan.unsupported(), err)
+    try:
+        return prepared.run(), left_out
+    except (RunLocked, RunUnwritable) as e:  # the run folder cannot be used: a setup error, nothing run
+        raise fail(str(e)) from None
+    except KeyboardInterrupt:  # a signal before the runner took over, or after it gave back: nothing lost
+        _signals.said()
+        err.print(
+            Text.assemble(
+                ("interrupted", "yellow"),
+                f" ({interrupt.reason() or 'SIGINT received'}); "
+                f"records so far are in {prepared.store.dir}. Resume with:\n  {resume_cmd}",
+            )
+        )
+        raise typer.Exit(RESUME_EXIT) from None
+    except Exception as e:  # noqa: BLE001 - e.g. the disk is full: say so, records so far are kept
+        import errno
+        import logging
+
+        logging.getLogger(__name__).debug("run failed", exc_info=True)
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            why = f"the disk is full ({e})"
+        else:
+            why = f"{type(e).__name__}: {e}" if not isinstance(e, OSError) else str(e)
+        err.print(
+            Text(f"error: the run stopped: {why}", style="red"),
+            Text(
+                f"records so far are in {prepared.store.dir}; resume with: kramabench run --resume --run-id "
+                f"{prepared.manifest.run_id}"
+                + (f" --results {shlex.quote(str(config.results))}" if config.results else "")
+            ),
+            sep="\n",
+        )
+        raise typer.Exit(EXIT_FAILED) from None
+
+
+def _print_outcome(config: RunConfig, prepared: Prepared, result: RunResult, out: Any) -> None:
+    """The end-of-run tables: the domain table, the floors, the unsupported tasks, the setting's metrics and
+    its deliberate differences."""
+    from kramabench.run.settings import setting_metrics
+    from kramabench.run.table import domain_table, floors_text, render_metrics, render_table
+
+    # prepare() resolved the setting (the workload's own, or the resumed run's): the manifest records it
+    setting = config.options.setting or prepared.manifest.setting
+    rows, total = domain_table(result.records, setting=setting, manifest=prepared.manifest)
+    title = f"{prepared.manifest.system}" + (
+        f" · {prepared.manifest.model}" if prepared.manifest.model else ""
+    )
+    if setting != "end-to-end":
+        title += f" · {setting}" + (
+            f" (judge {prepared.manifest.judge})" if setting == "pipeline-design" else ""
+        )
+    if rows:
+        info = prepared.manifest.options.get("setting_info") or {}
+        out.print(
+            render_table(
+                rows,
+                total,
+                title=title,
+                width=out.width,
+                score_label=info.get("score_label"),
+                score_note=info.get("score_note"),
+            )
+        )
+        for line in floors_text(result.records, setting=setting, manifest=prepared.manifest):
+            out.print(Text(line))
+    marked = sorted({r.task_id for r in result.records if r.benchmark_notes and r.setting == setting})
+    if marked:
+        out.print(
+            Text(
+                f"{len(marked)} task{'s' if len(marked) != 1 else ''} the benchmark cannot support: "
+                f"{', '.join(marked[:SHOWN_UNSUPPORTED])}{' ...' if len(marked) > SHOWN_UNSUPPORTED else ''} "
+                "(scored as the paper does; the report lists why)"
+            )
+        )
+    declared = setting_metrics(setting, [r for r in result.records if r.setting == setting])
+    if declared:
+        out.print(render_metrics(declared, title=f"{setting}: the setting's metrics", width=out.width))
+    differences = (prepared.manifest.options.get("setting_info") or {}).get("differences") or []
+    if differences:
+        out.print(
+            Text(
+                "deliberate differences from the original set-up:\n"
+                + "\n".join(f"  - {d}" for d in differences)
+            )
+        )
+
+
+def _finish(
+    config: RunConfig,
+    prepared: Prepared,
+    result: RunResult,
+    left_out: list[Any],
+    out: Any,
+    *,
+    no_report: bool,
+) -> int:
+    """What the run's end says (resumed tasks, the run folder, the report, why it stopped) and its exit code."""
+    from kramabench.runfolder import RunFolder
+
+    err = error_console()
+    if result.skipped_finished:
+        err.print(
+            f"resumed: {result.skipped_finished} task(s) already recorded were skipped", highlight=False
+        )
+    out.print(Text(f"run folder: {result.run_dir}"))
+    if result.signal is not None:  # asked to stop: no report now (it can take a while)
+        if not no_report and result.records:
+            err.print(
+                Text(f"no report written (interrupted); write it with: kramabench report {result.run_dir}")
+            )
+    elif not no_report and result.records:
+        _write_report(result.run_dir, out, err)
+    code = EXIT_OK
+    if result.status == "interrupted":
+        cmd = _resume_command(config, prepared.manifest.run_id)
+        if result.fatal:
+            err.print(
+                Text(
+                    f"error: the run stopped on a fatal model error: {_one_line(Exception(result.fatal))}",
+                    style="red",
+                )
+            )
+            err.print(
+                Text(f"{result.completed} new record(s) saved; fix the cause, then resume with:\n  {cmd}")
+            )
+            code = EXIT_MODEL
+        else:
+            why = f" ({result.signal})" if result.signal else ""
+            cut = (
+                f", {len(result.interrupted_tasks)} running task(s) stopped and not recorded"
+                if result.interrupted_tasks
+                else ""
+            )
+            _signals.said()
+            err.print(
+                Text.assemble(
+                    ("interrupted", "yellow"),
+                    f"{why}: {result.completed} new record(s) saved{cut}. Resume with:\n  {cmd}",
+                )
+            )
+            code = RESUME_EXIT
+    elif result.records and all(r.status == "error" for r in result.records):
+        kinds = sorted({r.error.kind for r in result.records if r.error is not None})
+        err.print(
+            Text(
+                f"error: every one of the {len(result.records)} outcome(s) is an error "
+                f"({', '.join(kinds)}); see {RunFolder(result.run_dir).records}",
+                style="red",
+            )
+        )
+        code = EXIT_ALL_ERRORS
+    elif left_out:
+        err.print(
+            Text(
+                f"error: {len(left_out)} task(s) were left out by the workload's error findings and count as "
+                f"failed: {', '.join(str(x.get('task_id')) for x in left_out)} (kramabench workloads validate "
+                f"{config.workload})",
+                style="red",
+            )
+        )
+        code = EXIT_LEFT_OUT
+    return code
 
 
 def _print_systems(console: Any) -> None:

@@ -21,11 +21,9 @@ from kramabench.contracts.records import (
     GoldName,
     GoldScore,
     Manifest,
-    ReadResult,
     Record,
     jsonable,
     latest_records,
-    read_records,
     unit_key,
 )
 from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable
@@ -102,7 +100,6 @@ __all__ = [
     "ModelErrorKind",
     "ModelOptions",
     "OutcomeError",
-    "ReadResult",
     "Record",
     "Sandbox",
     "SandboxUnavailable",
@@ -116,6 +113,5 @@ __all__ = [
     "Usage",
     "jsonable",
     "latest_records",
-    "read_records",
     "unit_key",
 ]

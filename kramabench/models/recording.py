@@ -44,14 +44,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.model import AttemptFailure, ChatMessage, ModelOptions, Usage
-from kramabench.contracts.records import MAX_RECORD_LINE, repair_torn_tail
 from kramabench.contracts.values import clean_model, clean_text, jsonable
 from kramabench.files import LongLine, human_size, iter_lines, open_append, open_regular
 from kramabench.models.cache import answer_options
+from kramabench.runfolder import CALLS, MAX_RECORD_LINE, repair_torn_tail
 
 logger = logging.getLogger(__name__)
 
-CALLS_FILE = "calls.jsonl"
+CALLS_FILE = CALLS
 
 
 def request_hash(messages: list[ChatMessage], options: ModelOptions) -> str:

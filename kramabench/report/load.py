@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
@@ -10,13 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kramabench.contracts.records import Manifest, Record, iter_records
-from kramabench.files import MANIFEST_BYTES, MB, FileRefused, read_bytes
+from kramabench.contracts.records import Manifest, Record
+from kramabench.files import MB, FileRefused
+from kramabench.runfolder import RECORDS, RunFolder, iter_records, read_manifest
 
 log = logging.getLogger(__name__)
-
-MANIFEST = "manifest.json"
-RECORDS = "records.jsonl"
 
 
 class ReportError(Exception):
@@ -128,9 +125,9 @@ GLIMPSE = 0
 ERROR_KEPT = 512
 
 
-_CODE_LEFT_OUT = "# the pipeline code is left out of the report (its size is bounded): see records.jsonl"
+_CODE_LEFT_OUT = f"# the pipeline code is left out of the report (its size is bounded): see {RECORDS}"
 _TRANSCRIPT_LEFT_OUT = {
-    "note": "the transcript is left out of the report (its size is bounded): see records.jsonl"
+    "note": f"the transcript is left out of the report (its size is bounded): see {RECORDS}"
 }
 
 
@@ -141,7 +138,7 @@ def _cut_details(doc: dict[str, Any], keep: int = KEPT_DETAIL) -> bool:
     code = doc.get("pipeline_code")
     if isinstance(code, str) and len(code) > keep:
         doc["pipeline_code"] = (
-            code[:keep] + f"\n# … {len(code) - keep:,} more characters: see records.jsonl"
+            code[:keep] + f"\n# … {len(code) - keep:,} more characters: see {RECORDS}"
             if keep
             else _CODE_LEFT_OUT
         )
@@ -158,7 +155,7 @@ def _cut_details(doc: dict[str, Any], keep: int = KEPT_DETAIL) -> bool:
             kept.append(
                 {
                     "note": f"{len(tr) - len(kept)} more transcript entries are left out of the report "
-                    "(its size is bounded): see records.jsonl"
+                    f"(its size is bounded): see {RECORDS}"
                 }
                 if kept
                 else _TRANSCRIPT_LEFT_OUT
@@ -171,14 +168,16 @@ def _cut_details(doc: dict[str, Any], keep: int = KEPT_DETAIL) -> bool:
         and isinstance(err.get("message"), str)
         and len(err["message"]) > max(keep, ERROR_KEPT)
     ):
-        err["message"] = err["message"][: max(keep, ERROR_KEPT)] + " … (cut: see records.jsonl)"
+        err["message"] = err["message"][: max(keep, ERROR_KEPT)] + f" … (cut: see {RECORDS})"
         cut = True
     for name in ("answer", "expected", "subtask_answers", "score_details", "subtask_details"):
         v = doc.get(name)
         if isinstance(v, (list, dict, str)) and len(v) > 16:  # a long value: its JSON text measured
             text = json.dumps(v, default=str)
             if len(text) > 8 * keep:
-                shown = f"{text[:keep]} … ({len(text):,} characters of JSON: cut in the report, see records.jsonl)"
+                shown = (
+                    f"{text[:keep]} … ({len(text):,} characters of JSON: cut in the report, see {RECORDS})"
+                )
                 doc[name] = shown if name in ("answer", "expected") else {"cut": shown}
                 cut = True
     return cut
@@ -226,30 +225,26 @@ def load_run(run_dir: Path | str, budget: DetailBudget | None = None) -> RunData
     budget = budget or DetailBudget()
     if not run_dir.is_dir():
         raise ReportError(f"{run_dir}: not a run folder (no such directory)")
-    mpath = run_dir / MANIFEST
-    from kramabench.contracts.records import parse_manifest
-
+    folder = RunFolder(run_dir)
     try:
-        manifest = parse_manifest(read_bytes(mpath, limit=MANIFEST_BYTES, what="manifest"), mpath)
-    except FileRefused as exc:
-        if exc.errno == errno.ENOENT:
-            raise ReportError(f"{mpath}: missing; {run_dir} is not a run folder") from None
-        raise ReportError(str(exc)) from None  # a FIFO, /dev/zero, a folder, too large: one line
-    except ValueError as exc:  # names the file and the problem in plain words
+        manifest = read_manifest(run_dir)
+    except FileNotFoundError:
+        raise ReportError(f"{folder.manifest}: missing; {run_dir} is not a run folder") from None
+    except ValueError as exc:  # names the file and the problem in plain words (a FIFO, too large: one line)
         raise ReportError(str(exc)) from None
     warnings: list[str] = []
     cut_before = budget.cut
-    records = _read_records(run_dir / RECORDS, warnings, budget)
+    records = _read_records(folder.records, warnings, budget)
     if budget.cut > cut_before:
         warnings.append(
-            f"{run_dir / RECORDS}: the pipeline code and transcripts of {budget.cut - cut_before:,} record(s) are cut "
+            f"{folder.records}: the pipeline code and transcripts of {budget.cut - cut_before:,} record(s) are cut "
             "to their start in this report (a report holds at most "
-            f"{DETAIL_BUDGET // MB} MB of them); records.jsonl holds them whole"
+            f"{DETAIL_BUDGET // MB} MB of them); {RECORDS} holds them whole"
         )
     other = [r for r in records if r.run_id != manifest.run_id]
     if other:
         warnings.append(
-            f"{run_dir / RECORDS}: {len(other)} record(s) carry another run id "
+            f"{folder.records}: {len(other)} record(s) carry another run id "
             f"({sorted({r.run_id for r in other})[0]!r}); reported with this run"
         )
     for w in warnings:
@@ -267,4 +262,4 @@ def label_runs(runs: list[RunData]) -> None:
         run.keys = [run.manifest.system, f"{model} [{run.run_id}]" if clash else model]
 
 
-__all__ = ["MANIFEST", "RECORDS", "DetailBudget", "ReportError", "RunData", "label_runs", "load_run"]
+__all__ = ["DetailBudget", "ReportError", "RunData", "label_runs", "load_run"]

@@ -14,28 +14,12 @@ answer stays unscored, said in the notes).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.records import GoldName, Manifest, Record
-
-OFFICIAL: GoldName = "official"
-VERIFIED: GoldName = "verified"
-GOLDS: tuple[GoldName, GoldName] = (OFFICIAL, VERIFIED)
-#: how reports and tables name each gold
-GOLD_TITLES = {OFFICIAL: "official gold (paper-comparable)", VERIFIED: "verified gold (official + errata)"}
-
-
-def run_gold(manifest: Manifest | None) -> GoldName:
-    """The gold a run loaded: the manifest's ``workload.gold``; for runs recorded before it, verified unless
-    the run was started with ``--no-errata``."""
-    wl = manifest.workload if manifest is not None else {}
-    g = wl.get("gold")
-    if g in GOLDS:
-        return g  # type: ignore[return-value]
-    return VERIFIED if wl.get("errata", True) is not False else OFFICIAL
+from kramabench.runfolder.golds import GOLD_TITLES, GOLDS, OFFICIAL, VERIFIED, old_official_values, run_gold
 
 
 @dataclass
@@ -47,16 +31,6 @@ class GoldView:
     #: items whose score differs from the run's gold (an erratum changed their gold)
     changed: int = 0
     notes: list[str] = field(default_factory=list)
-
-
-def _official_of_old(manifest: Manifest | None) -> dict[tuple[str, str | None], dict[str, Any]]:
-    """(task id, subtask id) -> {field: official value} of the answer/answer_type errata a verified run
-    applied (the first erratum of a field holds the file's value)."""
-    out: dict[tuple[str, str | None], dict[str, Any]] = defaultdict(dict)
-    for e in manifest.errata_applied if manifest is not None else []:
-        if e.get("field") in ("answer", "answer_type") and isinstance(e.get("task_id"), str):
-            out[(e["task_id"], e.get("subtask_id"))].setdefault(e["field"], e.get("old"))
-    return dict(out)
 
 
 def _rescore_old(r: Record, fields: dict[str, Any]) -> Record:
@@ -77,7 +51,11 @@ def records_under(records: list[Record], gold: GoldName, manifest: Manifest | No
     """The records as scored against ``gold``: each record's own score where it holds that gold (or where
     both golds are the same for it), its ``other_gold`` where an erratum changed it."""
     default = run_gold(manifest)
-    old_fix = _official_of_old(manifest) if gold == OFFICIAL and default == VERIFIED else {}
+    old_fix = (
+        old_official_values(manifest.errata_applied)
+        if manifest is not None and gold == OFFICIAL and default == VERIFIED
+        else {}
+    )
     out: list[Record] = []
     changed = 0
     unknown = 0
@@ -175,7 +153,7 @@ def with_errata_file(
 
     def rescore(
         expected: Any, at: Any, answer: Any, where: str
-    ) -> tuple[float | None, bool, str | None, dict]:
+    ) -> tuple[float | None, bool, str | None, dict[str, Any]]:
         nonlocal rescored, unscored
         from kramabench.run.scoring import score_answer
 

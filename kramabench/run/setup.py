@@ -20,7 +20,7 @@ from typing import Any
 
 from kramabench import plugins
 from kramabench.contracts.model import ModelError
-from kramabench.contracts.records import Manifest, Record, iter_records
+from kramabench.contracts.records import Manifest, Record
 from kramabench.contracts.run import RunConfig, RunOptions
 from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.contracts.system import Configured
@@ -50,6 +50,7 @@ from kramabench.run.settings import (
 )
 from kramabench.run.store import RunLocked, RunStore, RunUnwritable
 from kramabench.run.throttle import FatalGuard, LimitedModel
+from kramabench.runfolder import MANIFEST, iter_records
 from kramabench.sandbox import open_sandbox
 from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
@@ -355,7 +356,7 @@ def open_resume(results: Path, run_id: str | None) -> ResumeState:
         what = "is not a folder" if store.dir.exists() else "does not exist"
         raise RunSetupError(f"cannot resume: {store.dir} {what} (no run {run_id!r} under {results})")
     if not store.exists():
-        raise RunSetupError(f"cannot resume: {store.dir} has no manifest.json")
+        raise RunSetupError(f"cannot resume: {store.dir} has no {MANIFEST}")
     try:
         store.check_files()  # a link or a device planted in the run folder: refused before anything is read
     except RunUnwritable as e:

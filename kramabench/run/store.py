@@ -23,32 +23,24 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from kramabench.contracts.records import (
-    Manifest,
+from kramabench.contracts.records import Manifest, Record, latest_records, unit_key
+from kramabench.contracts.values import clean_model, clean_text
+from kramabench.files import FileRefused, ensure_dir, kind_of, open_append, write_file
+from kramabench.runfolder import (
+    CALLS,
+    LOCK,
+    MANIFEST,
+    RECORDS,
     ReadResult,
-    Record,
-    latest_records,
+    RunFolder,
     parse_manifest,
+    read_manifest,
     read_records,
     record_line,
     repair_torn_tail,
-    unit_key,
-)
-from kramabench.contracts.values import clean_model, clean_text
-from kramabench.files import (
-    MANIFEST_BYTES,
-    FileRefused,
-    ensure_dir,
-    kind_of,
-    open_append,
-    read_bytes,
-    write_file,
 )
 
 log = logging.getLogger(__name__)
-
-MANIFEST = "manifest.json"
-RECORDS = "records.jsonl"
 
 RecordKey = tuple[str, str, "str | None", int]
 
@@ -59,11 +51,6 @@ class RunLocked(RuntimeError):
 
 class RunUnwritable(RuntimeError):
     """The run folder cannot be written (read-only, a file where a folder must be, a device as records file)."""
-
-
-LOCK = ".lock"
-#: the model calls of a run (written by kramabench.models.recording.CallRecorder)
-CALLS = "calls.jsonl"
 
 
 def lock_line() -> str:
@@ -104,7 +91,9 @@ class RunStore:
         self.check_files()
         try:
             fd = os.open(
-                self.dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644
+                RunFolder(self.dir).lock,
+                os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW,
+                0o644,
             )
         except (
             OSError
@@ -139,8 +128,7 @@ class RunStore:
         """The files of the run folder are its own: a symbolic link, a folder, a FIFO or a device where the
         manifest, the records, the calls or the lock belong is a :class:`RunUnwritable` (one line), before
         anything is read or written."""
-        for name in (MANIFEST, RECORDS, CALLS, LOCK, RECORDS + ".torn", CALLS + ".torn"):
-            p = self.dir / name
+        for p in RunFolder(self.dir).own_files():
             if not os.path.lexists(p):
                 continue
             mode = os.lstat(p).st_mode
@@ -154,11 +142,11 @@ class RunStore:
     # -- paths -----------------------------------------------------------------------------------
     @property
     def manifest_path(self) -> Path:
-        return self.dir / MANIFEST
+        return RunFolder(self.dir).manifest
 
     @property
     def records_path(self) -> Path:
-        return self.dir / RECORDS
+        return RunFolder(self.dir).records
 
     def exists(self) -> bool:
         return self.manifest_path.exists()
@@ -167,13 +155,7 @@ class RunStore:
     def read_manifest(self) -> Manifest:
         """The run's manifest; a missing, torn or invalid one is a ValueError/FileNotFoundError that names
         the file and the problem in plain words."""
-        try:
-            data = read_bytes(self.manifest_path, limit=MANIFEST_BYTES, what="manifest")
-        except FileRefused as e:
-            if e.errno == errno.ENOENT:
-                raise FileNotFoundError(f"{self.manifest_path}: no manifest (not a run folder)") from None
-            raise ValueError(str(e)) from None  # a folder, a FIFO, /dev/zero, too large: one line
-        return parse_manifest(data, self.manifest_path)
+        return read_manifest(self.dir)
 
     def write_manifest(self, manifest: Manifest) -> None:
         """Replace the manifest atomically (:func:`kramabench.files.write_file`; only a regular file or nothing
@@ -275,6 +257,7 @@ class RunStore:
 
 
 __all__ = [
+    "CALLS",
     "LOCK",
     "MANIFEST",
     "RECORDS",

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.contracts.records import latest_records, read_records
+from kramabench.contracts.records import latest_records
 from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
+from kramabench.runfolder import RunFolder, read_records
 from kramabench.systems.context import SystemContext, TaskResolver
 from kramabench.systems.spec import SystemSpec
 
@@ -30,7 +31,7 @@ class ReplaySystem:
     def __init__(self, resolver: TaskResolver, options: ReplayOptions) -> None:
         self._resolver = resolver
         self.options = options
-        path = Path(options.run_dir) / "records.jsonl"
+        path = RunFolder(Path(options.run_dir)).records
         if not path.is_file():
             raise FileNotFoundError(f"replay: {path} not found (run_dir must be an earlier run's folder)")
         self._by_key = {
@@ -62,7 +63,7 @@ class ReplaySystem:
             pipeline_code=rec.pipeline_code,
             subtask_answers=subtask_answers,
             transcript=[{"kind": "replay", "from_run": rec.run_id, "system": rec.system, "model": rec.model}],
-            usage=SystemUsage(),
+            usage=SystemUsage.model_validate({}),
             files_read=list(rec.files_read),
             iterations=rec.iterations,
             steps=list(rec.steps),

@@ -1,8 +1,9 @@
 """``kramabench view``: a local, read-only, live viewer of the runs under a results folder.
 
 The data layer (:mod:`~kramabench.view.runs`, :mod:`~kramabench.view.rows`) follows run folders as they
-are written and reads records as plain JSON objects, so a field a newer kramabench (or a plug-in) adds is
-shown without a change here; :mod:`~kramabench.view.query` filters, searches, sorts and pages a run's
+are written through :mod:`kramabench.runfolder` (its followed reader gives each complete line as a record object
+or a problem with its line number) and makes a row of each record object, so a field a newer kramabench (or a
+plug-in) adds is shown without a change here (what scoring needs is read into its type there); :mod:`~kramabench.view.query` filters, searches, sorts and pages a run's
 rows; :mod:`~kramabench.view.compare` puts runs side by side with the paired difference of
 :mod:`kramabench.scorers.stats`; :mod:`~kramabench.view.api` answers the page's requests (a record cut where it is
 long, its code and output highlighted, its thoughts as Markdown: :mod:`~kramabench.view.render`; its model

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from kramabench.runfolder import RunFolder
 from kramabench.view import artifacts as arts
 from kramabench.view.calls import CallsIndex, calls_doc, one_call
 from kramabench.view.compare import CompareQuery, compare
@@ -206,7 +207,7 @@ class ViewApi:
     def calls_available(self, f: RunFollower) -> bool:
         opts = (f.manifest or {}).get("options")
         salt = opts.get("call_key_salt") if isinstance(opts, dict) else None
-        return bool(salt) and (f.dir / "calls.jsonl").is_file()
+        return bool(salt) and RunFolder(f.dir).calls.is_file()
 
     def api_field(self, f: RunFollower, params: dict[str, list[str]]) -> tuple[dict[str, Any], Any]:
         """One value of a record whole (a text or a list the record page shows cut), by its JSON pointer."""
@@ -224,7 +225,7 @@ class ViewApi:
         row = f.row(i)
         if row is None:
             raise ApiError(404, f"run {f.name!r} has no record {i}")
-        return f.dir / "records.jsonl", row.offset, row.length
+        return RunFolder(f.dir).records, row.offset, row.length
 
     def api_calls(self, f: RunFollower, params: dict[str, list[str]]) -> dict[str, Any]:
         """The model calls a record's task made (one line each, the step each made), from calls.jsonl."""

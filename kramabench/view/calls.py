@@ -20,10 +20,10 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from kramabench.runfolder import CALLS
 from kramabench.view.cut import cut_record
 from kramabench.view.runs import open_regular
 
-CALLS = "calls.jsonl"
 #: a calls.jsonl line longer than this is not read (as a records.jsonl line; the recorder caps a reply at 1,000,000
 #: characters)
 MAX_CALL_LINE = 64 << 20

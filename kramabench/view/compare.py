@@ -9,8 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kramabench.runfolder.golds import GOLDS, OFFICIAL, VERIFIED
 from kramabench.view.query import MAX_LIMIT, QueryError, search_terms
-from kramabench.view.rows import GOLDS, OFFICIAL, VERIFIED, Row, natural_key, outcome_of
+from kramabench.view.rows import Row, natural_key, outcome_of
 from kramabench.view.runs import RunFollower
 
 #: a task is "different" when its scores differ by more than this (or its outcomes differ)

@@ -15,7 +15,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from kramabench.view.rows import GOLDS, OFFICIAL, VERIFIED, natural_key, other_gold_of, record_value
+from kramabench.runfolder.golds import GOLD_TITLES, GOLDS, OFFICIAL, VERIFIED, other_gold, workload_gold
+from kramabench.runfolder.typed import json_object, manifest_of, scoring_record
+from kramabench.view.rows import natural_key, record_value
 
 if TYPE_CHECKING:
     from kramabench.contracts.records import Manifest, Record
@@ -23,92 +25,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: how the viewer names each gold (as the report and ``kramabench score`` do)
-GOLD_TITLES = {OFFICIAL: "official gold (paper-comparable)", VERIFIED: "verified gold (official + errata)"}
 #: the settings in the order a run's main setting is chosen (the report's order)
 SETTING_ORDER = ("end-to-end", "pipeline-design", "subtasks")
-#: the fields of a record that scoring against a gold and the floors need (the rest stays on disk)
-SCORING_FIELDS = (
-    "run_id",
-    "setting",
-    "domain",
-    "task_id",
-    "subtask_id",
-    "attempt",
-    "status",
-    "system",
-    "model",
-    "answer_type",
-    "expected",
-    "answer",
-    "score",
-    "unscored",
-    "metric",
-    "score_details",
-    "subtask_answers",
-    "subtask_scores",
-    "subtask_details",
-    "error",
-    "gold",
-    "other_gold",
-    "gold_class",
-)
 #: the report's row label of a run's total (part of the bootstrap's seed)
 TOTAL = "Total"
 
 
 def manifest_gold(manifest: dict[str, Any] | None) -> str:
-    """The gold a run loaded: the manifest's ``workload.gold``; for runs recorded before it, verified unless
-    the run was started with ``--no-errata`` (:func:`kramabench.run.golds.run_gold`, on a plain object)."""
-    wl = (manifest or {}).get("workload")
-    wl = wl if isinstance(wl, dict) else {}
-    g = wl.get("gold")
-    if g in GOLDS:
-        return g
-    return VERIFIED if wl.get("errata", True) is not False else OFFICIAL
-
-
-def old_errata_keys(manifest: dict[str, Any] | None) -> set[tuple[str, str | None]]:
-    """(task id, subtask id) of the answer errata a verified run applied (``errata_applied``): the items whose
-    official score a record written before both golds were kept does not hold."""
-    out: set[tuple[str, str | None]] = set()
-    errata = (manifest or {}).get("errata_applied")
-    for e in errata if isinstance(errata, list) else []:
-        if (
-            isinstance(e, dict)
-            and e.get("field") in ("answer", "answer_type")
-            and isinstance(e.get("task_id"), str)
-        ):
-            sub = e.get("subtask_id")
-            out.add((e["task_id"], sub if isinstance(sub, str) else None))
-    return out
-
-
-def manifest_model(manifest: dict[str, Any] | None) -> Manifest | None:
-    """The manifest as the run's model (None when it does not validate: the golds are then read from the
-    records alone)."""
-    from pydantic import ValidationError
-
-    from kramabench.contracts.records import Manifest
-
-    if not manifest:
-        return None
-    try:
-        return Manifest.model_validate(manifest)
-    except (ValidationError, ValueError, TypeError):
-        return None
-
-
-def record_model(rec: dict[str, Any]) -> Record | None:
-    """The scoring fields of a record object as a Record (None when they do not validate)."""
-    from pydantic import ValidationError
-
-    from kramabench.contracts.records import Record
-
-    try:
-        return Record.model_validate({k: rec[k] for k in SCORING_FIELDS if k in rec})
-    except (ValidationError, ValueError, TypeError, RecursionError):
-        return None
+    """The gold a run loaded, from its manifest object (:func:`kramabench.runfolder.golds.workload_gold`)."""
+    return workload_gold((manifest or {}).get("workload"))
 
 
 def _value(r: Record) -> float | None:
@@ -122,7 +47,7 @@ def official_of_old(
     the official gold, scored again as the report does (without a judge). (value, whether it could be)."""
     from kramabench.run.golds import records_under
 
-    r = record_model(rec)
+    r = scoring_record(rec)
     if r is None:
         return None, False
     view = records_under([r], OFFICIAL, model)
@@ -136,9 +61,10 @@ def record_golds(rec: dict[str, Any], manifest: dict[str, Any] | None) -> dict[s
     again here against the official gold)."""
     from kramabench.run.golds import records_under
 
-    mine = rec.get("gold") if rec.get("gold") in GOLDS else manifest_gold(manifest)
-    other = other_gold_of(mine)
-    r = record_model(rec)
+    named = rec.get("gold")
+    mine = named if isinstance(named, str) and named in GOLDS else manifest_gold(manifest)
+    other = other_gold(mine)
+    r = scoring_record(rec)
     cls = rec.get("gold_class") if isinstance(rec.get("gold_class"), str) else None
     out: dict[str, Any] = {"run_gold": mine, "gold_class": cls, "golds": {}, "note": None}
     if r is None:
@@ -149,7 +75,7 @@ def record_golds(rec: dict[str, Any], manifest: dict[str, Any] | None) -> dict[s
         )
         out["note"] = "the record does not read as a kramabench record; its fields are shown as they are"
         return out
-    model = manifest_model(manifest)
+    model = manifest_of(manifest)
     for g in GOLDS:
         view = records_under([r], g, model)
         x = view.records[0]
@@ -305,13 +231,13 @@ def floors_panel(f: Any) -> dict[str, Any]:
     records: list[Record] = []
     bad = 0
     for rec in f.read_records(main):
-        r = record_model(rec) if rec is not None else None
+        r = scoring_record(rec) if rec is not None else None
         if r is None:
             bad += 1
         else:
             records.append(r)
     manifest = f.manifest
-    views = both_golds(records, manifest_model(manifest))
+    views = both_golds(records, manifest_of(manifest))
     cache, canon = f.floor_cache()
     golds: dict[str, Any] = {}
     # a setting that states its own floor (an ELT pipeline's: an empty warehouse) has no constant-answer floors
@@ -346,7 +272,7 @@ def floors_panel(f: Any) -> dict[str, Any]:
         if r.gold_class and (r.domain, r.task_id) not in seen:
             seen.add((r.domain, r.task_id))
             classes[r.gold_class] = classes.get(r.gold_class, 0) + 1
-    wl = (manifest or {}).get("workload") if isinstance((manifest or {}).get("workload"), dict) else {}
+    wl = json_object((manifest or {}).get("workload"))
     notes = [n for g in GOLDS for n in views[g].notes]
     if bad:
         notes.append(f"{bad} record(s) do not read as kramabench records: left out of the floors")
@@ -362,7 +288,7 @@ def floors_panel(f: Any) -> dict[str, Any]:
         "golds": golds,
         "scores": gold_scores(rows),
         "classes": dict(sorted(classes.items(), key=lambda kv: natural_key(kv[0]))),
-        "errata_file": wl.get("errata_file") if isinstance(wl.get("errata_file"), dict) else None,
+        "errata_file": errata_file if isinstance(errata_file := wl.get("errata_file"), dict) else None,
         "notes": notes,
         "version": f.version,
     }
@@ -393,8 +319,6 @@ __all__ = [
     "main_setting",
     "manifest_gold",
     "official_of_old",
-    "old_errata_keys",
     "record_golds",
-    "record_model",
     "task_values",
 ]

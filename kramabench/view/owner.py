@@ -17,9 +17,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from kramabench.runfolder import LOCK
 from kramabench.sweep.owner import find_tag, is_alive, pid_alive
-
-LOCK = ".lock"
 
 
 @dataclass(frozen=True)

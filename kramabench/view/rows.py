@@ -16,17 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kramabench.contracts.cost import format_cost
+from kramabench.runfolder.golds import GOLDS, OFFICIAL, VERIFIED, other_gold
+from kramabench.runfolder.typed import json_object
 
 #: outcomes of a row, in the order the filter offers them
 OUTCOMES = ("correct", "partial", "wrong", "error", "unscored")
 
 #: characters of an answer or expected value kept for the table (the task page shows it whole)
 PREVIEW_CHARS = 160
-
-#: the two golds a record is scored against (kramabench.run.golds): the official gold (the workload files, the
-#: paper-comparable number) and the verified gold (official + errata)
-OFFICIAL, VERIFIED = "official", "verified"
-GOLDS = (OFFICIAL, VERIFIED)
 
 #: step outcomes that are the normal course of an agent (not offered as "happened in a step")
 QUIET_STEP_OUTCOMES = frozenset({"ok", "final_answer"})
@@ -218,10 +215,6 @@ def task_order(domain: str, task_id: str, subtask_id: str | None, attempt: int) 
     return (natural_key(domain), natural_key(task_id), natural_key(subtask_id or ""), attempt)
 
 
-def other_gold_of(gold: str) -> str:
-    return OFFICIAL if gold == VERIFIED else VERIFIED
-
-
 def agent_facts(steps: Any, error_kind: str | None) -> tuple[int, int, int, tuple[str, ...], str | None]:
     """(steps, replies without code, steps timed out, the unusual step outcomes, how the agent ended) of a
     record's ``steps`` list: the early end an error names (``max_steps``, ``budget``, ``format_errors``,
@@ -273,7 +266,7 @@ def make_row(
         error_kind = "error"
     elif status == "error":
         error_kind = "error"
-    usage = rec.get("usage") if isinstance(rec.get("usage"), dict) else {}
+    usage = json_object(rec.get("usage"))
     pt, ct = usage.get("prompt_tokens"), usage.get("completion_tokens")
     tokens = (
         (pt if isinstance(pt, int) else 0) + (ct if isinstance(ct, int) else 0)
@@ -300,8 +293,9 @@ def make_row(
         text_field("task_id") or "",
         text_field("subtask_id"),
     )
-    gold = rec.get("gold") if rec.get("gold") in GOLDS else run_gold
-    other = other_gold_of(gold)
+    named = rec.get("gold")
+    gold = named if isinstance(named, str) and named in GOLDS else run_gold
+    other = other_gold(gold)
     golds = {gold: value, other: value}
     og = rec.get("other_gold")
     changed = False
@@ -388,14 +382,10 @@ def _unpriced(usage: dict[str, Any]) -> int:
 
 
 __all__ = [
-    "GOLDS",
-    "OFFICIAL",
     "OUTCOMES",
-    "VERIFIED",
     "Row",
     "agent_facts",
     "make_row",
-    "other_gold_of",
     "natural_key",
     "outcome_of",
     "preview",

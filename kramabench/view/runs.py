@@ -1,5 +1,5 @@
 """Run folders followed as they are written: the manifest re-read when it changes, ``records.jsonl`` read
-from where the last read stopped.
+from where the last read stopped (both by :mod:`kramabench.runfolder`: ``ManifestWatch``, ``RecordsTail``).
 
 Nothing here writes. A run folder may be in the middle of a write: a last line without its newline is
 left for the next read while the run is going (and reported as torn once it is not); a line that is not a
@@ -10,8 +10,6 @@ link and only when they are regular files.
 
 from __future__ import annotations
 
-import errno
-import json
 import logging
 import os
 import stat
@@ -23,64 +21,29 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.cost import format_cost
-from kramabench.view.golds import gold_scores, manifest_gold, manifest_model, official_of_old, old_errata_keys
+from kramabench.runfolder import (
+    MANIFEST,
+    OFFICIAL,
+    RECORDS,
+    VERIFIED,
+    LineProblem,
+    ManifestWatch,
+    RecordsTail,
+    is_run_dir,
+    json_object,
+    manifest_of,
+    old_official_values,
+    read_doc_at,
+    read_docs_at,
+    torn_name,
+)
+from kramabench.runfolder import open_nofollow as open_regular
+from kramabench.view.golds import gold_scores, manifest_gold, official_of_old
 from kramabench.view.owner import Owner, run_owner
 from kramabench.view.questions import Questions, workload_root
-from kramabench.view.rows import OFFICIAL, VERIFIED, Row, make_row, natural_key
+from kramabench.view.rows import Row, make_row, natural_key
 
 log = logging.getLogger(__name__)
-
-MANIFEST = "manifest.json"
-RECORDS = "records.jsonl"
-#: a manifest larger than this is not read (a real one is a few kB)
-MAX_MANIFEST_BYTES = 16 << 20
-#: bytes of records.jsonl read by one refresh; the rest is read by the next (a huge file appears in steps)
-MAX_READ_BYTES = 256 << 20
-#: a single record line longer than this is skipped with a note
-MAX_LINE_BYTES = 64 << 20
-
-
-class NotRegular(OSError):
-    pass
-
-
-def open_regular(path: Path) -> int:
-    """A read-only descriptor of a regular file, never through a symbolic link (ELOOP otherwise)."""
-    fd = os.open(
-        path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-    )
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise NotRegular(errno.EINVAL, "not a regular file")
-    return fd
-
-
-def _why(exc: OSError) -> str:
-    if isinstance(exc, NotRegular):
-        return "not a regular file; not read"
-    if exc.errno == errno.ELOOP:
-        return "a symbolic link; not read"
-    return exc.strerror or str(exc)
-
-
-def parse_manifest_doc(data: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    """The manifest as a plain object (unknown fields kept), or None and the problem in plain words."""
-    if not data.strip():
-        return None, "the manifest is empty"
-    try:
-        doc = json.loads(data)
-    except UnicodeDecodeError:
-        return None, "the manifest is not UTF-8 text"
-    except json.JSONDecodeError as e:
-        cut = e.pos >= len(data.rstrip()) - 1 or e.msg.startswith("Unterminated string")
-        what = "is cut short" if cut else f"is not valid JSON ({e.msg})"
-        return None, f"the manifest {what} at line {e.lineno}, column {e.colno}"
-    except RecursionError:
-        return None, "the manifest is nested too deeply"
-    if not isinstance(doc, dict):
-        return None, f"the manifest holds a JSON {type(doc).__name__}, not an object"
-    return doc, None
 
 
 @dataclass
@@ -105,9 +68,9 @@ class RunFollower:
         self.questions = questions
         self._lock = threading.RLock()
         self.version = 0
-        self.manifest: dict[str, Any] | None = None
-        self.manifest_problem: str | None = None
-        self._manifest_sig: tuple[int, int, int] | None = None
+        #: the manifest, re-read when it changes; the records, read from where the last read stopped
+        self._manifest = ManifestWatch(run_dir)
+        self._tail = RecordsTail(run_dir)
         self._reset_records()
         self.last_change = time.time()
         self._summary_cache: tuple[int, dict[str, Any]] | None = None
@@ -127,11 +90,26 @@ class RunFollower:
         self.latest: dict[tuple[str, str, str, str | None], int] = {}
         self.bad_lines: list[Problem] = []
         self.records_problem: str | None = None
-        self.offset = 0
-        self.lineno = 0
-        self.tail_bytes = 0
-        self._ino: int | None = None
         self.torn_file_bytes = 0
+
+    @property
+    def manifest(self) -> dict[str, Any] | None:
+        """The manifest as a plain object (unknown fields kept); None when it cannot be read."""
+        return self._manifest.doc
+
+    @property
+    def manifest_problem(self) -> str | None:
+        return self._manifest.problem
+
+    @property
+    def lineno(self) -> int:
+        """Lines of ``records.jsonl`` read so far."""
+        return self._tail.lineno
+
+    @property
+    def tail_bytes(self) -> int:
+        """Bytes of a last line not yet ended (a record being written, or torn)."""
+        return self._tail.tail_bytes
 
     # -- reading ---------------------------------------------------------------------------------
     def refresh(self) -> bool:
@@ -169,152 +147,48 @@ class RunFollower:
             return False
 
     def _refresh_manifest(self) -> bool:
-        path = self.dir / MANIFEST
-        try:
-            fd = open_regular(path)
-        except FileNotFoundError:
-            sig = None
-            if self._manifest_sig != sig or self.manifest_problem is None:
-                self._manifest_sig, self.manifest, self.manifest_problem = sig, None, "no manifest.json"
-                return True
-            return False
-        except OSError as e:
-            problem = f"cannot read: {_why(e)}"
-            if problem != self.manifest_problem:
-                self.manifest, self.manifest_problem, self._manifest_sig = None, problem, None
-                return True
-            return False
-        try:
-            st = os.fstat(fd)
-            sig = (st.st_ino, st.st_size, st.st_mtime_ns)
-            if sig == self._manifest_sig:
-                return False
-            if st.st_size > MAX_MANIFEST_BYTES:
-                self.manifest, self.manifest_problem = (
-                    None,
-                    f"{st.st_size} bytes: too large for a manifest; not read",
-                )
-            else:
-                with os.fdopen(os.dup(fd), "rb") as f:
-                    data = f.read(MAX_MANIFEST_BYTES + 1)
-                doc, problem = parse_manifest_doc(data)
-                self.manifest, self.manifest_problem = doc, problem
-            self._manifest_sig = sig
-            return True
-        finally:
-            os.close(fd)
+        return self._manifest.poll()
 
     def _refresh_torn(self) -> None:
         try:
-            st = os.stat(self.dir / (RECORDS + ".torn"), follow_symlinks=False)
+            st = os.stat(self.dir / torn_name(RECORDS), follow_symlinks=False)
             self.torn_file_bytes = st.st_size if stat.S_ISREG(st.st_mode) else 0
         except OSError:
             self.torn_file_bytes = 0
 
     def _refresh_records(self) -> None:
-        path = self.dir / RECORDS
-        try:
-            fd = open_regular(path)
-        except FileNotFoundError:
-            if self.rows or self._ino is not None:
-                self._reset_records()
-            self.records_problem = None
-            return
-        except OSError as e:
+        got = self._tail.poll()
+        if got.reset:
             self._reset_records()
-            self.records_problem = f"cannot read: {_why(e)}"
-            return
-        try:
-            st = os.fstat(fd)
-            if self._ino is not None and (st.st_ino != self._ino or st.st_size < self.offset):
-                self._reset_records()  # replaced or cut (a resume cut a torn line off): read again
-            self._ino = st.st_ino
-            self.records_problem = None
-            if st.st_size == self.offset + self.tail_bytes:
-                return
-            with os.fdopen(os.dup(fd), "rb") as f:
-                f.seek(self.offset)
-                data = f.read(min(st.st_size - self.offset, MAX_READ_BYTES))
-        finally:
-            os.close(fd)
-        self._ingest(data)
-
-    def _ingest(self, data: bytes) -> None:
-        end = data.rfind(b"\n")
-        if end < 0:
-            self.tail_bytes = len(data)
-            if len(data) > MAX_LINE_BYTES:  # no newline for too long: skip what there is
-                self.lineno += 1
-                self.bad_lines.append(
-                    Problem(RECORDS, f"a line longer than {MAX_LINE_BYTES} bytes; skipped", self.lineno)
-                )
-                self.offset += len(data)
-                self.tail_bytes = 0
-            return
-        complete, self.tail_bytes = data[: end + 1], len(data) - end - 1
+        self.records_problem = got.problem
         root = workload_root(self.manifest)
         run_gold = manifest_gold(self.manifest)
         # a verified run recorded before both golds were kept: the items an erratum changed are scored again
         # against the official gold, as the report does
-        old_fix = old_errata_keys(self.manifest) if run_gold == VERIFIED else set()
+        old_fix = (
+            old_official_values((self.manifest or {}).get("errata_applied")) if run_gold == VERIFIED else {}
+        )
         model_box: list[Any] = []
-        pos = 0
-        n = len(complete)
-        while pos < n:
-            nl = complete.index(b"\n", pos)
-            raw = complete[pos:nl]
-            start = self.offset + pos
-            pos = nl + 1
-            self.lineno += 1
-            if not raw.strip():
+        for got_line in got.lines:
+            if isinstance(got_line, LineProblem):
+                self.bad_lines.append(Problem(got_line.file, got_line.message, got_line.line))
                 continue
-            if len(raw) > MAX_LINE_BYTES:
-                self.bad_lines.append(
-                    Problem(
-                        RECORDS, f"a line of {len(raw)} bytes (over {MAX_LINE_BYTES}); skipped", self.lineno
-                    )
-                )
-                continue
-            try:
-                rec = json.loads(raw)
-            except UnicodeDecodeError:
-                self.bad_lines.append(Problem(RECORDS, "not UTF-8 text; skipped", self.lineno))
-                continue
-            except json.JSONDecodeError as e:
-                self.bad_lines.append(
-                    Problem(RECORDS, f"not JSON ({e.msg} at column {e.colno}); skipped", self.lineno)
-                )
-                continue
-            except RecursionError:
-                self.bad_lines.append(Problem(RECORDS, "nested too deeply; skipped", self.lineno))
-                continue
-            if not isinstance(rec, dict):
-                self.bad_lines.append(
-                    Problem(
-                        RECORDS, f"a JSON {type(rec).__name__}, not a record object; skipped", self.lineno
-                    )
-                )
-                continue
-            if not isinstance(rec.get("task_id"), str):
-                self.bad_lines.append(
-                    Problem(RECORDS, "a JSON object without a task_id; skipped", self.lineno)
-                )
-                continue
+            rec = got_line.doc
             domain = rec.get("domain") if isinstance(rec.get("domain"), str) else ""
             sub = rec.get("subtask_id") if isinstance(rec.get("subtask_id"), str) else None
             question = self.questions.of(root, domain, rec["task_id"], sub) if domain else ""
             row = make_row(
                 rec,
                 i=len(self.rows),
-                line=self.lineno,
-                offset=start,
-                length=len(raw),
+                line=got_line.line,
+                offset=got_line.offset,
+                length=got_line.length,
                 question=question,
                 run_gold=run_gold,
             )
             if old_fix and "gold" not in rec and (row.task_id, row.subtask_id) in old_fix:
                 if not model_box:
-                    model_box.append(manifest_model(self.manifest))
+                    model_box.append(manifest_of(self.manifest))
                 value, ok = official_of_old(rec, self.manifest, model_box[0])
                 if ok:
                     row.official, row.gold_changed = value, True
@@ -332,7 +206,6 @@ class RunFollower:
                 self.latest[row.unit] = row.i
             else:
                 row.latest = False
-        self.offset += len(complete)
 
     # -- state -----------------------------------------------------------------------------------
     @property
@@ -396,7 +269,7 @@ class RunFollower:
             if self.torn_file_bytes:
                 out.append(
                     Problem(
-                        RECORDS + ".torn",
+                        torn_name(RECORDS),
                         f"{self.torn_file_bytes} bytes of torn lines were cut off "
                         "when the run resumed (kept there)",
                         level="info",
@@ -433,44 +306,14 @@ class RunFollower:
         return self._floor_cache, self._floor_canon
 
     def read_records(self, rows: list[Row]) -> Iterator[dict[str, Any] | None]:
-        """The whole records of ``rows``, read again from their lines in one pass (None for a line that
-        changed since it was read)."""
-        try:
-            fd = open_regular(self.dir / RECORDS)
-        except OSError:
-            for _ in rows:
-                yield None
-            return
-        with os.fdopen(fd, "rb") as f:
-            for row in sorted(rows, key=lambda r: r.offset):
-                f.seek(row.offset)
-                raw = f.read(row.length)
-                try:
-                    rec = json.loads(raw)
-                except (ValueError, RecursionError):
-                    yield None
-                    continue
-                yield rec if isinstance(rec, dict) and rec.get("task_id") == row.task_id else None
+        """The whole records of ``rows``, read again from their lines in one pass, in file order (None for a
+        line that changed since it was read)."""
+        ordered = sorted(rows, key=lambda r: r.offset)
+        return read_docs_at(self.dir, [(r.offset, r.length, r.task_id) for r in ordered])
 
     def read_record(self, row: Row) -> tuple[dict[str, Any] | None, str | None]:
         """The whole record of a row, read again from its line; None and why when it cannot be."""
-        try:
-            fd = open_regular(self.dir / RECORDS)
-        except OSError as e:
-            return None, f"{RECORDS}: cannot read: {_why(e)}"
-        try:
-            with os.fdopen(os.dup(fd), "rb") as f:
-                f.seek(row.offset)
-                raw = f.read(row.length)
-        finally:
-            os.close(fd)
-        try:
-            rec = json.loads(raw)
-        except (ValueError, RecursionError):
-            return None, f"{RECORDS} line {row.line} changed since it was read; reload the page"
-        if not isinstance(rec, dict) or rec.get("task_id") != row.task_id:
-            return None, f"{RECORDS} line {row.line} changed since it was read; reload the page"
-        return rec, None
+        return read_doc_at(self.dir, row.line, row.offset, row.length, row.task_id)
 
     # -- the run list ------------------------------------------------------------------------------
     def _domains(self, wl: dict[str, Any]) -> list[str]:
@@ -490,11 +333,11 @@ class RunFollower:
         """Units the run set out to do: the manifest's ``counts.planned`` when the runner wrote it, else what
         its workload's task counts (and ``--limit``) say; None when neither tells."""
         m = self.manifest or {}
-        counts = m.get("counts") if isinstance(m.get("counts"), dict) else {}
-        if isinstance(counts.get("planned"), int):
-            return counts["planned"]
-        wl = m.get("workload") if isinstance(m.get("workload"), dict) else {}
-        content = wl.get("content") if isinstance(wl.get("content"), dict) else {}
+        planned = json_object(m.get("counts")).get("planned")
+        if isinstance(planned, int):
+            return planned
+        wl = json_object(m.get("workload"))
+        content = json_object(wl.get("content"))
         if not content:
             return None
         key = "subtasks" if m.get("setting") == "subtasks" else "tasks"
@@ -521,10 +364,11 @@ class RunFollower:
                 return self._summary_cache[1]
             rows = [r for r in self.rows if r.latest]
             m = self.manifest or {}
-            run_id = m.get("run_id") if isinstance(m.get("run_id"), str) else self.name
+            named = m.get("run_id")
+            run_id = named if isinstance(named, str) else self.name
             out = summarize_rows(rows, attempts=self.rows)
             out["run_gold"] = manifest_gold(self.manifest)
-            wl = m.get("workload") if isinstance(m.get("workload"), dict) else {}
+            wl = json_object(m.get("workload"))
             created = m.get("created_at")
             out.update(
                 run=self.name,
@@ -595,10 +439,6 @@ def summarize_rows(rows: list[Row], attempts: list[Row] | None = None) -> dict[s
     }
 
 
-def _is_run_dir(p: Path) -> bool:
-    return (p / MANIFEST).exists() or (p / RECORDS).exists() or os.path.lexists(p / MANIFEST)
-
-
 class ResultsIndex:
     """Every run under a results folder (its direct sub-folders that hold a manifest or records), or the
     folder itself when it is one run. Sub-folders that are symbolic links are not followed."""
@@ -610,7 +450,7 @@ class ResultsIndex:
         self.runs: dict[str, RunFollower] = {}
         self.version = 0
         self.changed = threading.Condition()
-        self.single = _is_run_dir(self.root)
+        self.single = is_run_dir(self.root)
 
     def scan(self) -> bool:
         """Find new and removed run folders and read what changed; True when anything did."""
@@ -624,7 +464,7 @@ class ResultsIndex:
                         if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
                             continue
                         p = Path(e.path)
-                        if _is_run_dir(p):
+                        if is_run_dir(p):
                             found[e.name] = p
             except OSError as e:
                 log.warning("%s: cannot list: %s", self.root, e.strerror)
@@ -697,13 +537,10 @@ class Watcher(threading.Thread):
 
 
 __all__ = [
-    "MANIFEST",
-    "RECORDS",
     "Problem",
     "ResultsIndex",
     "RunFollower",
     "Watcher",
     "open_regular",
-    "parse_manifest_doc",
     "summarize_rows",
 ]

@@ -87,8 +87,8 @@ def test_old_records_without_the_count_say_unknown_too(tmp_path: Path) -> None:
 def test_the_end_of_run_table_says_unknown(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from kramabench.contracts.records import read_records
     from kramabench.run.table import domain_table, render_table
+    from kramabench.runfolder import read_records
 
     recs = read_records(_unpriced_run(tmp_path) / "records.jsonl").records
     rows, total = domain_table(recs)

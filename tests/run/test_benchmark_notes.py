@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kramabench.contracts.records import Record, read_records
+from kramabench.contracts.records import Record
+from kramabench.runfolder import read_records
 from tests.run.synth import make_workload, write_system_module
 
 #: the task whose data source is not in the lake

@@ -190,7 +190,7 @@ def test_a_record_with_hostile_values_is_written_sanitised_not_raised(tmp_path):
 
 
 def test_a_record_that_cannot_be_read_back_becomes_the_tasks_error_record():
-    from kramabench.contracts.records import record_line
+    from kramabench.runfolder import record_line
 
     big = rec(0, answer="x" * 5000, transcript=[{"t": "y" * 5000}])
     line, note = record_line(big, max_line=2000)
