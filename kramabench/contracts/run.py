@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.bounds import MAX_CONCURRENCY, MAX_SECONDS
 from kramabench.contracts.model import DEFAULT_TIMEOUT_S, ModelOptions
 from kramabench.contracts.system import SettingName
 
@@ -20,13 +21,6 @@ ViewMode = Literal["auto", "hardlink", "copy", "direct"]
 
 #: where a run's tasks are solved (kramabench.run.executor)
 ExecutorName = Literal["local", "ray"]
-
-
-#: the largest number of tasks, model calls or sandbox runs at once a run accepts (a larger value is a typo, not a
-#: plan: each concurrent task holds a thread, and each concurrent sandbox run a warm sandbox)
-MAX_CONCURRENCY = 1024
-#: the longest time limit a run accepts, in seconds (7 days)
-MAX_SECONDS = 7 * 24 * 3600.0
 
 
 class RunOptions(BaseModel):
