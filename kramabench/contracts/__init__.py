@@ -13,6 +13,10 @@ from kramabench._lazy import lazy_exports
 if TYPE_CHECKING:  # the names as the type checker sees them (at run time: _LAZY)
     from kramabench.contracts.answers import AnswerType, KeyFunctionality
     from kramabench.contracts.artifacts import Artifact
+    from kramabench.contracts.family import (
+        FetchedSuites,
+        WorkloadFamily,
+    )
     from kramabench.contracts.metrics import RatioMetric
     from kramabench.contracts.model import (
         ChatMessage,
@@ -35,7 +39,15 @@ if TYPE_CHECKING:  # the names as the type checker sees them (at run time: _LAZY
         read_records,
         unit_key,
     )
-    from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable
+    from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable, Warm
+    from kramabench.contracts.scoring import (
+        CountsCalls,
+        Judge,
+        NamedJudge,
+        Score,
+        Scorer,
+        Verdict,
+    )
     from kramabench.contracts.session import (
         CollectRefusal,
         CollectResult,
@@ -52,6 +64,24 @@ if TYPE_CHECKING:  # the names as the type checker sees them (at run time: _LAZY
         SessionLimits,
         StepResult,
         WorkspaceError,
+    )
+    from kramabench.contracts.setting import (
+        Configurable,
+        Described,
+        Differing,
+        Floored,
+        ForFamily,
+        LakeView,
+        RemoteStaged,
+        Setting,
+        SettingContext,
+        Staged,
+        SubtaskSpec,
+        Summarized,
+        TaskRef,
+        TaskSpec,
+        WorkItem,
+        WorkloadSpec,
     )
     from kramabench.contracts.stage import RemoteStage
     from kramabench.contracts.steps import AgentStep, StepOutcome
@@ -70,6 +100,31 @@ if TYPE_CHECKING:  # the names as the type checker sees them (at run time: _LAZY
     from kramabench.contracts.values import clean_model, clean_text
 
 _LAZY = {
+    "Warm": "kramabench.contracts.sandbox",
+    "CountsCalls": "kramabench.contracts.scoring",
+    "Judge": "kramabench.contracts.scoring",
+    "NamedJudge": "kramabench.contracts.scoring",
+    "Score": "kramabench.contracts.scoring",
+    "Scorer": "kramabench.contracts.scoring",
+    "Verdict": "kramabench.contracts.scoring",
+    "Configurable": "kramabench.contracts.setting",
+    "Described": "kramabench.contracts.setting",
+    "Differing": "kramabench.contracts.setting",
+    "Floored": "kramabench.contracts.setting",
+    "ForFamily": "kramabench.contracts.setting",
+    "LakeView": "kramabench.contracts.setting",
+    "RemoteStaged": "kramabench.contracts.setting",
+    "Setting": "kramabench.contracts.setting",
+    "SettingContext": "kramabench.contracts.setting",
+    "Staged": "kramabench.contracts.setting",
+    "SubtaskSpec": "kramabench.contracts.setting",
+    "Summarized": "kramabench.contracts.setting",
+    "TaskRef": "kramabench.contracts.setting",
+    "TaskSpec": "kramabench.contracts.setting",
+    "WorkItem": "kramabench.contracts.setting",
+    "WorkloadSpec": "kramabench.contracts.setting",
+    "FetchedSuites": "kramabench.contracts.family",
+    "WorkloadFamily": "kramabench.contracts.family",
     "AgentStep": "kramabench.contracts.steps",
     "AnswerType": "kramabench.contracts.answers",
     "Artifact": "kramabench.contracts.artifacts",
@@ -130,6 +185,31 @@ _LAZY = {
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
+    "Warm",
+    "CountsCalls",
+    "Judge",
+    "NamedJudge",
+    "Score",
+    "Scorer",
+    "Verdict",
+    "Configurable",
+    "Described",
+    "Differing",
+    "Floored",
+    "ForFamily",
+    "LakeView",
+    "RemoteStaged",
+    "Setting",
+    "SettingContext",
+    "Staged",
+    "SubtaskSpec",
+    "Summarized",
+    "TaskRef",
+    "TaskSpec",
+    "WorkItem",
+    "WorkloadSpec",
+    "FetchedSuites",
+    "WorkloadFamily",
     "clean_model",
     "clean_text",
     "AgentStep",

@@ -34,7 +34,7 @@ class KeyFunctionality(BaseModel):
 
     id: str
     description: str
-    derived: bool = Field(False, description="True when derived from a subtask's `step` text")
+    derived: bool = Field(default=False, description="True when derived from a subtask's `step` text")
 
 
 __all__ = ["AnswerType", "KeyFunctionality"]

@@ -37,13 +37,13 @@ class ModelOptions(BaseModel):
     max_tokens: int | None = None
     seed: int | None = None
     timeout_s: float | None = Field(
-        None,
+        default=None,
         gt=0,
         allow_inf_nan=False,
         description="seconds one attempt may take in all, from the request to the last byte of the reply (a "
         "deadline, not an idle limit); None: the model's default (the run's --model-timeout, else 120 s)",
     )
-    max_attempts: int = Field(5, ge=1, description="attempts including the first")
+    max_attempts: int = Field(default=5, ge=1, description="attempts including the first")
     response_format_json: bool = False
 
 
@@ -55,7 +55,7 @@ class AttemptFailure(BaseModel):
     attempt: int
     kind: str
     message: str
-    elapsed_s: float = Field(0.0, description="seconds the attempt took")
+    elapsed_s: float = Field(default=0.0, description="seconds the attempt took")
 
 
 class Usage(BaseModel):
@@ -75,7 +75,9 @@ class Completion(BaseModel):
     #: the reply, cleaned (a lone surrogate escaped: :func:`~kramabench.contracts.values.clean_text`)
     text: CleanText
     usage: Usage = Field(default_factory=Usage)
-    cost_usd: float | None = Field(None, description="None when the model's price is unknown (never 0 then)")
+    cost_usd: float | None = Field(
+        default=None, description="None when the model's price is unknown (never 0 then)"
+    )
     latency_s: float = 0.0
     model: str = ""
     finish_reason: str | None = None
@@ -85,10 +87,11 @@ class Completion(BaseModel):
         default_factory=list, description="the attempts that failed before this answer (each one retried)"
     )
     cut_from_chars: int | None = Field(
-        None, description=f"the reply had this many characters; only the first {MAX_REPLY_CHARS:,} are kept"
+        default=None,
+        description=f"the reply had this many characters; only the first {MAX_REPLY_CHARS:,} are kept",
     )
     replay_note: str | None = Field(
-        None,
+        default=None,
         description="a replayed call served although its request differed from the recorded one in an "
         "observation (a user message after the first): where and how",
     )

@@ -279,7 +279,7 @@ class DesignJudge:
                 f"unknown design prompt version {prompt_version!r}; known: {sorted(DESIGN_PROMPTS)}"
             )
         self.model = model
-        self.id = getattr(model, "id", type(model).__name__)
+        self.id = model.id
         self.prompt_version = prompt_version
         self.options = options or ModelOptions(temperature=0.0, max_tokens=2000, response_format_json=True)
         self.stats: dict[str, float] = {

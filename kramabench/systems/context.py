@@ -8,26 +8,12 @@ to systems registered as privileged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-
-@dataclass(frozen=True)
-class TaskRef:
-    """The identity of one work item, resolvable from its token by privileged systems only."""
-
-    setting: str
-    domain: str
-    task_id: str
-    subtask_id: str | None
-    #: reference solution file (absolute) if the workload has one
-    solution: Path | None
-    #: where official solutions expect the lake, relative to their working directory
-    workdir_lake: str
-    #: subtask key given to the system ("subtask-1", ...) -> official subtask id
-    subtask_keys: Mapping[str, str] = field(default_factory=dict)
+from kramabench.contracts.model import Model
+from kramabench.contracts.sandbox import Sandbox
+from kramabench.contracts.setting import TaskRef
 
 
 class TaskResolver:
@@ -54,9 +40,9 @@ class SystemContext:
     """Everything a system factory may use. ``model``/``sandbox`` are None unless the system needs them."""
 
     options: dict[str, Any] = field(default_factory=dict)
-    model: Any = None  # kramabench.models.Model
+    model: Model | None = None
     model_id: str | None = None
-    sandbox: Any = None  # kramabench.sandbox.Sandbox
+    sandbox: Sandbox | None = None
     seed: int = 0
     #: only for privileged built-ins
     resolver: TaskResolver | None = None

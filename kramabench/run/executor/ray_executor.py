@@ -40,11 +40,16 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kramabench.contracts.limits import Limits
+from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOptions
+from kramabench.contracts.sandbox import ExecResult, Sandbox, Warm
+from kramabench.contracts.session import Mount, ServiceForward, Session
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput, TaskInput
 from kramabench.run.executor.base import (
     ExecutorContext,
@@ -274,26 +279,79 @@ class _ListRecorder:
             self.calls.append(record)
 
 
-class _Slots:
-    """Wraps a model or sandbox so that each call holds a slot of a cluster-wide :class:`Limiter`."""
+class _Slot:
+    """A slot of a cluster-wide :class:`Limiter`, held for one call (``with slot: ...``)."""
 
-    def __init__(self, inner: Any, limiter: Any, holder: str, method: str) -> None:
-        self._inner, self._limiter, self._holder, self._method = inner, limiter, holder, method
+    def __init__(self, limiter: Any, holder: str) -> None:
+        self._limiter, self._holder = limiter, holder
 
-    def _held(self, fn: Any, *a: Any, **kw: Any) -> Any:
+    def __enter__(self) -> None:
         import ray
 
         ray.get(self._limiter.acquire.remote(self._holder))
-        try:
-            return fn(*a, **kw)
-        finally:
-            self._limiter.release.remote(self._holder)
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._inner, name)
-        if name == self._method:
-            return lambda *a, **kw: self._held(attr, *a, **kw)
-        return attr
+    def __exit__(self, *exc: object) -> None:
+        self._limiter.release.remote(self._holder)
+
+
+class _SlotModel:
+    """A :class:`Model` each of whose calls holds a slot of the cluster-wide model limiter."""
+
+    def __init__(self, inner: Model, slot: _Slot) -> None:
+        self._inner, self._slot = inner, slot
+        self.id = inner.id
+
+    def complete(self, messages: list[ChatMessage], options: ModelOptions | None = None) -> Completion:
+        with self._slot:
+            return self._inner.complete(messages, options)
+
+
+class _SlotSandbox:
+    """A :class:`Sandbox` each of whose ``run`` calls holds a slot of the cluster-wide sandbox limiter
+    (``session`` does not: see :class:`kramabench.sandbox.LimitedSandbox`)."""
+
+    def __init__(self, inner: Sandbox, slot: _Slot) -> None:
+        self._inner, self._slot = inner, slot
+        self.name = inner.name
+
+    def run(
+        self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
+    ) -> ExecResult:
+        with self._slot:
+            return self._inner.run(code, lake, limits, workdir_lake=workdir_lake)
+
+    def session(
+        self,
+        lake: Path,
+        limits: Limits | None = None,
+        *,
+        services: Sequence[ServiceForward] = (),
+        mounts: Sequence[Mount] = (),
+        artifacts_dir: Path | None = None,
+        workdir_lake: str | None = None,
+    ) -> Session:
+        return self._inner.session(
+            lake,
+            limits,
+            services=services,
+            mounts=mounts,
+            artifacts_dir=artifacts_dir,
+            workdir_lake=workdir_lake,
+        )
+
+    def warm_up(self, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> int:
+        if isinstance(self._inner, Warm):
+            return self._inner.warm_up(lake, limits, workdir_lake=workdir_lake)
+        return 0
+
+    def lake_dir(self, lake: Path) -> str:
+        return self._inner.lake_dir(lake)
+
+    def info(self) -> dict[str, str]:
+        return self._inner.info()
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 def _node_label() -> str:
@@ -345,14 +403,14 @@ class _Worker:
                     cache=None if setup.response_cache else False,
                 )
                 if setup.model_limiter is not None:
-                    model = _Slots(model, setup.model_limiter, self.holder, "complete")
+                    model = _SlotModel(model, _Slot(setup.model_limiter, self.holder))
             if spec.needs_sandbox and setup.sandbox:
                 from kramabench.sandbox import open_sandbox
 
                 self.sandbox = open_sandbox(setup.sandbox)
                 sandbox = self.sandbox
                 if setup.sandbox_limiter is not None:
-                    sandbox = _Slots(sandbox, setup.sandbox_limiter, self.holder, "run")
+                    sandbox = _SlotSandbox(sandbox, _Slot(setup.sandbox_limiter, self.holder))
             ctx = SystemContext(
                 options=dict(setup.system_options),
                 model=model,
