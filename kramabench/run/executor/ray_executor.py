@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts.limits import Limits
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOptions
@@ -62,6 +62,9 @@ from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_l
 from kramabench.run.settings import WorkItem
 from kramabench.systems.context import TaskRef
 from kramabench.workload.solutions import read_solution
+
+if TYPE_CHECKING:
+    from kramabench.models.recording import CallRecord
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +129,7 @@ def connect(
         if local:  # in this thread: the processes a local Ray starts die with the thread that started them
             ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kw)
         else:  # joining starts no process: in a helper thread, so that a silent cluster and a signal are heard
+            assert address is not None  # not local
             _bounded_init(ray, address, kw, timeout_s)
     except ExecutorUnavailable:
         raise
@@ -271,10 +275,10 @@ class _ListRecorder:
     """Collects a task's model-call records on the worker; the driver writes them to calls.jsonl."""
 
     def __init__(self) -> None:
-        self.calls: list[Any] = []
+        self.calls: list[CallRecord] = []
         self._lock = threading.Lock()
 
-    def write(self, record: Any) -> None:
+    def write(self, record: CallRecord) -> None:
         with self._lock:
             self.calls.append(record)
 
@@ -373,7 +377,7 @@ def _ray_node_id() -> str | None:
 def _ray_node_ip() -> str:
     import ray
 
-    return str(ray.util.get_node_ip_address())
+    return str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # ray's own, untyped
 
 
 class _Worker:
@@ -393,7 +397,8 @@ class _Worker:
         self.sandbox: Any = None
         try:
             spec = get_system_spec(setup.system)
-            model = sandbox = None
+            model: Model | None = None
+            sandbox: Sandbox | None = None
             if setup.model_id:
                 from kramabench.models import get_model
 
@@ -703,6 +708,7 @@ class RayExecutor:
     def _add_worker(self) -> Any:
         with self._lock:
             self._serial += 1
+            assert self._setup is not None, "workers are added once the executor has started"
             holder = f"{self._setup.run_id}-w{self._serial}"
             extra: dict[str, Any] = {"runtime_env": {"env_vars": self.worker_env}} if self.worker_env else {}
             w = self._worker_cls.options(max_concurrency=self.per_worker + 1, **extra).remote(
