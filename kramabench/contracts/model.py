@@ -146,11 +146,44 @@ class Model(Protocol):
     def complete(self, messages: list[ChatMessage], options: ModelOptions | None = None) -> Completion: ...
 
 
+# What a model provider's factory (entry-point group ``kramabench.model_providers``) returns is a :class:`Model`,
+# its backend; ``kramabench.models.get_model`` wraps it with the response cache and the call recording. A backend
+# may say more, by the optional members below (each checked with ``isinstance``).
+
+
+@runtime_checkable
+class Endpoint(Protocol):
+    """Optional for a backend: the provider, model name and endpoint its calls go to (what the response cache is
+    keyed by; without them, the model id's)."""
+
+    provider: str
+    model: str
+    base_url: str | None
+
+
+@runtime_checkable
+class Cacheable(Protocol):
+    """Optional for a backend: ``cacheable`` False keeps its replies out of the response cache (a replay, a
+    canned reply); without it, they are cached."""
+
+    cacheable: bool
+
+
+@runtime_checkable
+class Preflighted(Protocol):
+    """Optional for a backend: a cheap check of key, endpoint and model name before a run; raises ModelError."""
+
+    def preflight(self) -> None: ...
+
+
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "FATAL_KINDS",
     "MAX_REPLY_CHARS",
     "AttemptFailure",
+    "Cacheable",
+    "Endpoint",
+    "Preflighted",
     "ChatMessage",
     "Completion",
     "Model",

@@ -98,7 +98,7 @@ class CallRecord(BaseModel):
         default_factory=list, description="attempts that failed and were tried again (a timeout, a 429, ...)"
     )
     cut_from_chars: int | None = Field(
-        None, description="the reply was this long; `text` holds its first part"
+        default=None, description="the reply was this long; `text` holds its first part"
     )
     error: CallErrorInfo | None = None
     started_at: datetime
