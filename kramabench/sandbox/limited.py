@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kramabench.contracts.limits import Limits
-from kramabench.contracts.sandbox import ExecResult, Sandbox, Warm
+from kramabench.contracts.sandbox import ExecResult, Pooled, Sandbox, Warm
 from kramabench.contracts.session import Mount, ServiceForward, Session
 
 
 class LimitedSandbox:
     """A :class:`Sandbox` whose ``run`` calls are limited to ``limit`` at a time. It has the members of the
-    contract (and ``warm_up``, a no-op when the wrapped backend keeps no warm sandboxes); anything else of the
+    contract (and ``warm_up`` and ``set_concurrency``, no-ops when the wrapped backend keeps no warm sandboxes); anything else of the
     backend (its pool's state) is reached through :attr:`backend`.
 
     ``session`` is not limited here: a session is one task's workspace, held for the task's whole life (its
@@ -61,6 +61,12 @@ class LimitedSandbox:
         if isinstance(self._sandbox, Warm):
             return self._sandbox.warm_up(lake, limits, workdir_lake=workdir_lake)
         return 0
+
+    def set_concurrency(self, n: int) -> None:
+        """The backend's warm pool sized for ``n`` runs at once (:class:`~kramabench.contracts.sandbox.Pooled`);
+        nothing when it keeps none warm."""
+        if isinstance(self._sandbox, Pooled):
+            self._sandbox.set_concurrency(n)
 
     def lake_dir(self, lake: Path) -> str:
         return self._sandbox.lake_dir(lake)

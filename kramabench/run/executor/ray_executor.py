@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts.limits import Limits
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOptions
-from kramabench.contracts.sandbox import ExecResult, Sandbox, Warm
+from kramabench.contracts.sandbox import ExecResult, Pooled, Sandbox, Warm
 from kramabench.contracts.session import Mount, ServiceForward, Session
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput, TaskInput
 from kramabench.run.executor.base import (
@@ -347,6 +347,12 @@ class _SlotSandbox:
         if isinstance(self._inner, Warm):
             return self._inner.warm_up(lake, limits, workdir_lake=workdir_lake)
         return 0
+
+    def set_concurrency(self, n: int) -> None:
+        """The backend's warm pool sized for ``n`` runs at once (:class:`~kramabench.contracts.sandbox.Pooled`);
+        nothing when it keeps none warm."""
+        if isinstance(self._inner, Pooled):
+            self._inner.set_concurrency(n)
 
     def lake_dir(self, lake: Path) -> str:
         return self._inner.lake_dir(lake)
