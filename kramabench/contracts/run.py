@@ -12,7 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.bounds import MAX_CONCURRENCY, MAX_SECONDS
 from kramabench.contracts.model import DEFAULT_TIMEOUT_S, ModelOptions
-from kramabench.contracts.system import SettingName
 
 _ATTEMPTS = ModelOptions.model_fields["max_attempts"].default
 
@@ -28,7 +27,7 @@ class RunOptions(BaseModel):
         extra="forbid", protected_namespaces=()
     )  # model_* fields (pydantic < 2.10 warned)
 
-    setting: SettingName | None = Field(
+    setting: str | None = Field(  # a setting's name (SettingName: plain str, not imported: start-up)
         default=None,
         description="end-to-end, pipeline-design, subtasks, elt, or an installed plug-in's (kramabench settings); "
         "default: the workload's (end-to-end; elt for an ELT suite)",
