@@ -47,5 +47,18 @@ class SystemContext:
     #: only for privileged built-ins
     resolver: TaskResolver | None = None
 
+    def given_model(self, system: str) -> Model:
+        """The model of a system that declares ``needs_model`` (a run gives it one); ValueError naming it if not."""
+        if self.model is None:
+            raise ValueError(f"system {system!r} needs a model (--model)")
+        return self.model
+
+    def given_sandbox(self, system: str) -> Sandbox:
+        """The sandbox of a system that declares ``needs_sandbox`` (a run gives it one); ValueError naming it if
+        not."""
+        if self.sandbox is None:
+            raise ValueError(f"system {system!r} needs a sandbox (--sandbox)")
+        return self.sandbox
+
 
 __all__ = ["SystemContext", "TaskRef", "TaskResolver"]
