@@ -36,7 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kramabench.contracts.answers import AnswerType
+from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.scoring import CountsCalls
 from kramabench.files import (
@@ -558,7 +558,7 @@ def _artifacts(raw: Any, path: Path, line: int, tid: str, problems: list[Problem
 def _item(
     domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any = None, missing: bool = False
 ) -> ScoredItem:
-    at = answer_type.value if isinstance(answer_type, AnswerType) else answer_type
+    at = answer_type_name(answer_type)
     if missing:
         return ScoredItem(
             domain=domain,

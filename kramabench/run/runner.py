@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts import interrupt
+from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.cost import unpriced_calls
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
@@ -381,11 +382,11 @@ class Runner:
         alt_item = replace(it, task=alt_task, subtask=alt_sub)
         scored = self.setting.score(self.setting_ctx, alt_item, out)
         unit = alt_sub if alt_sub is not None else alt_task
-        at = scored.get("answer_type", getattr(unit, "answer_type", None))
+        at = scored.get("answer_type", unit.answer_type)
         return GoldScore(
             gold=name,
             expected=scored.get("expected", unit.answer),
-            answer_type=at.value if hasattr(at, "value") else at,
+            answer_type=answer_type_name(at),
             score=scored.get("score"),
             unscored=bool(scored.get("unscored", False)),
             metric=scored.get("metric"),

@@ -53,7 +53,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kramabench import plugins
-from kramabench.contracts.answers import AnswerType
+from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.model import Model
 from kramabench.contracts.records import Record, jsonable
@@ -410,7 +410,7 @@ class Subtasks(BaseSetting):
                 normalise_percent=ctx.normalise_percent,
             )
         return {
-            "answer_type": at.value if isinstance(at, AnswerType) else at,
+            "answer_type": answer_type_name(at),
             "expected": st.answer,
             "status": "error" if error is not None else "ok",
             "error": error,

@@ -18,7 +18,7 @@ import logging
 from typing import Any
 
 from kramabench import plugins
-from kramabench.contracts.answers import AnswerType
+from kramabench.contracts.answers import AnswerType, answer_type_name
 from kramabench.contracts.scoring import Judge, Score, Scorer
 
 logger = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ GROUP = plugins.GROUPS["scorers"]
 
 
 def _key(answer_type: AnswerType | str) -> str:
-    return answer_type.value if isinstance(answer_type, AnswerType) else str(answer_type)
+    return str(answer_type_name(answer_type))
 
 
 def register_scorer(answer_type: AnswerType | str, scorer: Scorer, *, replace: bool = False) -> None:
