@@ -11,6 +11,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.bounds import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT_S
 from kramabench.contracts.values import CleanText
 
 
@@ -23,8 +24,6 @@ class ChatMessage(BaseModel):
     content: CleanText
 
 
-#: seconds one attempt of a model call may take in all, when neither the call nor the run says otherwise
-DEFAULT_TIMEOUT_S = 120.0
 #: characters of a reply kept (in the completion, and so in calls.jsonl, records and the cache); the rest is
 #: cut, and ``Completion.cut_from_chars`` says how long the reply was
 MAX_REPLY_CHARS = 1_000_000
@@ -43,7 +42,7 @@ class ModelOptions(BaseModel):
         description="seconds one attempt may take in all, from the request to the last byte of the reply (a "
         "deadline, not an idle limit); None: the model's default (the run's --model-timeout, else 120 s)",
     )
-    max_attempts: int = Field(default=5, ge=1, description="attempts including the first")
+    max_attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1, description="attempts including the first")
     response_format_json: bool = False
 
 

@@ -10,10 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.contracts.bounds import MAX_CONCURRENCY, MAX_SECONDS
-from kramabench.contracts.model import DEFAULT_TIMEOUT_S, ModelOptions
-
-_ATTEMPTS = ModelOptions.model_fields["max_attempts"].default
+from kramabench.contracts.bounds import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT_S, MAX_CONCURRENCY, MAX_SECONDS
 
 #: how host-side systems see a data lake (kramabench.run.lakeview)
 ViewMode = Literal["auto", "hardlink", "copy", "direct"]
@@ -87,7 +84,7 @@ class RunOptions(BaseModel):
         allow_inf_nan=False,
         description="seconds of model calls one task may spend, retries and waits included; past it a call fails "
         "as a 'timeout' model error (default: no budget; each attempt of a call may take --model-timeout, and a "
-        f"call is tried up to {_ATTEMPTS} times)",
+        f"call is tried up to {DEFAULT_ATTEMPTS} times)",
     )
     normalise_percent: bool = Field(
         default=False,
