@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.answers import answer_type_name
 from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ class Extraction(BaseModel):
 
 
 def _kind(answer_type: Any) -> str | None:
-    value = getattr(answer_type, "value", answer_type)
+    value = answer_type_name(answer_type)
     return str(value).split("_")[0] if value else None
 
 

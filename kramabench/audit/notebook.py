@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from kramabench.audit.layout import PathLayout, link_targets
-from kramabench.contracts.sandbox import ExecResult
+from kramabench.contracts.sandbox import ExecResult, Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -76,13 +76,13 @@ def _exit_of(r: Any) -> tuple[int | None, str | None]:
     return 1, None
 
 
-def run_notebook(sandbox: Any, lake: Path, code: str, layout: PathLayout, *, timeout_s: float, memory_mb: int,
+def run_notebook(sandbox: Sandbox, lake: Path, code: str, layout: PathLayout, *, timeout_s: float, memory_mb: int,
                  name: str = "solution.py") -> NotebookRun:  # fmt: skip
     """Run ``code`` notebook-style over ``lake`` under ``layout``; every failure is a result, never raised."""
     from kramabench.contracts.sandbox import SandboxUnavailable
     from kramabench.contracts.session import SessionError, SessionLimits
 
-    backend = getattr(sandbox, "name", "")
+    backend = sandbox.name
     limits = SessionLimits(
         wall_timeout_s=timeout_s, memory_mb=memory_mb, session_wall_s=timeout_s + PREPARE_S + 60
     )

@@ -53,6 +53,7 @@ from kramabench.audit.layout import (
     unmatched,
 )
 from kramabench.audit.static import StaticFinding, static_checks
+from kramabench.contracts.answers import answer_type_name
 from kramabench.files import LongLine, lines_of, open_append
 from kramabench.workload.models import Task, Workload
 
@@ -205,7 +206,7 @@ def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_
     """Score one extracted value against the gold and say what that means."""
     from kramabench.scorers.registry import score
 
-    at = getattr(answer_type, "value", answer_type)
+    at = answer_type_name(answer_type)
     base = dict(domain=domain, task_id=task_id, subtask_id=sub_id, answer_type=at, gold=gold, extraction=ext)
     if not ext.found:
         # it ran and showed something, but nothing the rules read as an answer of this item (a subtask a solution
@@ -294,7 +295,7 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
                 cause_detail=detail,
                 attributed_to=ATTRIBUTION[cause],
                 gold=gold,
-                answer_type=getattr(at, "value", at),
+                answer_type=answer_type_name(at),
             )  # fmt: skip
             for sid, gold, at, _q in keys.values()
         ]

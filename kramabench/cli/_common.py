@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
 
-from kramabench.contracts.run import MAX_CONCURRENCY, MAX_SECONDS
+from kramabench.contracts.bounds import MAX_CONCURRENCY, MAX_SECONDS
 from kramabench.contracts.text import safe_text
 
 

@@ -17,7 +17,7 @@ import typer
 from rich.text import Text
 
 from kramabench.cli._common import MAX_CONCURRENCY
-from kramabench.scorers.design import DEFAULT_DESIGN_JUDGE
+from kramabench.scorers.defaults import DEFAULT_DESIGN_JUDGE
 
 logger = logging.getLogger(__name__)
 

@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import typer
-from pydantic import ValidationError
 
+from kramabench import plugins
 from kramabench.cli._common import fail
-from kramabench.sandbox import Limits, SandboxUnavailable, backends, open_sandbox
 
 
 def _fail(msg: str, code: int = 2) -> None:
@@ -27,7 +26,9 @@ def register(app: typer.Typer) -> None:
     def run_cmd(
         script: Path = typer.Argument(..., help="Python file to run (read on the host, run in the sandbox)"),
         lake: Path = typer.Option(..., "--lake", help="data-lake folder, mounted read-only"),
-        backend: str = typer.Option("local", "--backend", "-b", help=f"one of: {', '.join(backends())}"),
+        backend: str = typer.Option(
+            "local", "--backend", "-b", help=f"one of: {', '.join(plugins.names('sandboxes'))}"
+        ),
         timeout: float = typer.Option(120.0, "--timeout", help="wall-clock limit, seconds"),
         memory: int = typer.Option(4096, "--memory", help="memory limit, MB"),
         workdir_lake: str | None = typer.Option(
@@ -36,6 +37,10 @@ def register(app: typer.Typer) -> None:
         image: str | None = typer.Option(None, "--image", help="docker image (docker backend)"),
     ) -> None:
         """Run SCRIPT once and print the ExecResult as JSON (exit code 0 if it ran to success, 1 if not)."""
+        from pydantic import ValidationError
+
+        from kramabench.sandbox import Limits, SandboxUnavailable, open_sandbox
+
         if not script.is_file():
             _fail(f"script not found: {script}")
         if not lake.is_dir():
@@ -87,6 +92,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Build the sandbox environment from the sandbox lock: the local venv, or the docker image."""
+        from kramabench.sandbox import SandboxUnavailable
         from kramabench.sandbox.environment import (
             LockError,
             SandboxEnvironmentError,
@@ -142,6 +148,8 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Show each backend's availability, Python and package versions (as recorded in run manifests)."""
+        from kramabench.sandbox import SandboxUnavailable, open_sandbox
+
         out: dict[str, object] = {}
         for name in backend or ["local", "docker"]:
             try:

@@ -1,66 +1,211 @@
 """The contracts every layer builds on: answer types, the Model and Sandbox protocols, what a system
 receives and returns (TaskInput/SystemOutput), and what a run saves (Record/Manifest).
 
-This package imports nothing else of kramabench: it is the bottom layer (see docs/architecture.md).
+This package imports nothing else of kramabench (but the stdlib-only ``kramabench._lazy``): it is the
+bottom layer (see docs/architecture.md). Its names are imported on first use (PEP 562): ``from kramabench.contracts import interrupt`` (the CLI's
+signal handling, at start-up) must not build every pydantic model of the package (``kramabench --help``).
 """
 
-from kramabench.contracts.answers import AnswerType, KeyFunctionality
-from kramabench.contracts.artifacts import Artifact
-from kramabench.contracts.metrics import RatioMetric
-from kramabench.contracts.model import (
-    ChatMessage,
-    Completion,
-    Model,
-    ModelError,
-    ModelErrorKind,
-    ModelOptions,
-    Usage,
-)
-from kramabench.contracts.records import (
-    BenchmarkNote,
-    GoldName,
-    GoldScore,
-    Manifest,
-    Record,
-    jsonable,
-    latest_records,
-    unit_key,
-)
-from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable
-from kramabench.contracts.session import (
-    CollectRefusal,
-    CollectResult,
-    CommandResult,
-    FileInfo,
-    Mount,
-    PythonError,
-    PythonResult,
-    ServiceForward,
-    Session,
-    SessionBudgetSpent,
-    SessionClosed,
-    SessionError,
-    SessionLimits,
-    StepResult,
-    WorkspaceError,
-)
-from kramabench.contracts.stage import RemoteStage
-from kramabench.contracts.steps import AgentStep, StepOutcome
-from kramabench.contracts.system import (
-    Closeable,
-    Configured,
-    OutcomeError,
-    SettingName,
-    SubtaskInput,
-    System,
-    SystemOutput,
-    SystemUsage,
-    TaskInput,
-    TaskKind,
-)
-from kramabench.contracts.values import clean_model, clean_text
+from typing import TYPE_CHECKING
+
+from kramabench._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names as the type checker sees them (at run time: _LAZY)
+    from kramabench.contracts.answers import AnswerType, KeyFunctionality
+    from kramabench.contracts.artifacts import Artifact
+    from kramabench.contracts.family import (
+        FetchedSuites,
+        WorkloadFamily,
+    )
+    from kramabench.contracts.metrics import RatioMetric
+    from kramabench.contracts.model import (
+        ChatMessage,
+        Completion,
+        Model,
+        ModelError,
+        ModelErrorKind,
+        ModelOptions,
+        Usage,
+    )
+    from kramabench.contracts.records import (
+        BenchmarkNote,
+        GoldName,
+        GoldScore,
+        Manifest,
+        Record,
+        jsonable,
+        latest_records,
+        unit_key,
+    )
+    from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox, SandboxUnavailable, Warm
+    from kramabench.contracts.scoring import (
+        CountsCalls,
+        Judge,
+        NamedJudge,
+        Score,
+        Scorer,
+        Verdict,
+    )
+    from kramabench.contracts.session import (
+        CollectRefusal,
+        CollectResult,
+        CommandResult,
+        FileInfo,
+        Mount,
+        PythonError,
+        PythonResult,
+        ServiceForward,
+        Session,
+        SessionBudgetSpent,
+        SessionClosed,
+        SessionError,
+        SessionLimits,
+        StepResult,
+        WorkspaceError,
+    )
+    from kramabench.contracts.setting import (
+        Configurable,
+        Described,
+        Differing,
+        Floored,
+        ForFamily,
+        LakeView,
+        RemoteStaged,
+        Setting,
+        SettingContext,
+        Staged,
+        SubtaskSpec,
+        Summarized,
+        TaskRef,
+        TaskSpec,
+        WorkItem,
+        WorkloadSpec,
+    )
+    from kramabench.contracts.stage import RemoteStage
+    from kramabench.contracts.steps import AgentStep, StepOutcome
+    from kramabench.contracts.system import (
+        Closeable,
+        Configured,
+        OutcomeError,
+        SettingName,
+        SubtaskInput,
+        System,
+        SystemOutput,
+        SystemUsage,
+        TaskInput,
+        TaskKind,
+    )
+    from kramabench.contracts.values import clean_model, clean_text
+
+_LAZY = {
+    "Warm": "kramabench.contracts.sandbox",
+    "CountsCalls": "kramabench.contracts.scoring",
+    "Judge": "kramabench.contracts.scoring",
+    "NamedJudge": "kramabench.contracts.scoring",
+    "Score": "kramabench.contracts.scoring",
+    "Scorer": "kramabench.contracts.scoring",
+    "Verdict": "kramabench.contracts.scoring",
+    "Configurable": "kramabench.contracts.setting",
+    "Described": "kramabench.contracts.setting",
+    "Differing": "kramabench.contracts.setting",
+    "Floored": "kramabench.contracts.setting",
+    "ForFamily": "kramabench.contracts.setting",
+    "LakeView": "kramabench.contracts.setting",
+    "RemoteStaged": "kramabench.contracts.setting",
+    "Setting": "kramabench.contracts.setting",
+    "SettingContext": "kramabench.contracts.setting",
+    "Staged": "kramabench.contracts.setting",
+    "SubtaskSpec": "kramabench.contracts.setting",
+    "Summarized": "kramabench.contracts.setting",
+    "TaskRef": "kramabench.contracts.setting",
+    "TaskSpec": "kramabench.contracts.setting",
+    "WorkItem": "kramabench.contracts.setting",
+    "WorkloadSpec": "kramabench.contracts.setting",
+    "FetchedSuites": "kramabench.contracts.family",
+    "WorkloadFamily": "kramabench.contracts.family",
+    "AgentStep": "kramabench.contracts.steps",
+    "AnswerType": "kramabench.contracts.answers",
+    "Artifact": "kramabench.contracts.artifacts",
+    "BenchmarkNote": "kramabench.contracts.records",
+    "ChatMessage": "kramabench.contracts.model",
+    "Closeable": "kramabench.contracts.system",
+    "CollectRefusal": "kramabench.contracts.session",
+    "CollectResult": "kramabench.contracts.session",
+    "CommandResult": "kramabench.contracts.session",
+    "Completion": "kramabench.contracts.model",
+    "Configured": "kramabench.contracts.system",
+    "ExecResult": "kramabench.contracts.sandbox",
+    "FileInfo": "kramabench.contracts.session",
+    "GoldName": "kramabench.contracts.records",
+    "GoldScore": "kramabench.contracts.records",
+    "KeyFunctionality": "kramabench.contracts.answers",
+    "Limits": "kramabench.contracts.sandbox",
+    "Manifest": "kramabench.contracts.records",
+    "Model": "kramabench.contracts.model",
+    "ModelError": "kramabench.contracts.model",
+    "ModelErrorKind": "kramabench.contracts.model",
+    "ModelOptions": "kramabench.contracts.model",
+    "Mount": "kramabench.contracts.session",
+    "OutcomeError": "kramabench.contracts.system",
+    "PythonError": "kramabench.contracts.session",
+    "PythonResult": "kramabench.contracts.session",
+    "RatioMetric": "kramabench.contracts.metrics",
+    "Record": "kramabench.contracts.records",
+    "RemoteStage": "kramabench.contracts.stage",
+    "Sandbox": "kramabench.contracts.sandbox",
+    "SandboxUnavailable": "kramabench.contracts.sandbox",
+    "ServiceForward": "kramabench.contracts.session",
+    "Session": "kramabench.contracts.session",
+    "SessionBudgetSpent": "kramabench.contracts.session",
+    "SessionClosed": "kramabench.contracts.session",
+    "SessionError": "kramabench.contracts.session",
+    "SessionLimits": "kramabench.contracts.session",
+    "SettingName": "kramabench.contracts.system",
+    "StepOutcome": "kramabench.contracts.steps",
+    "StepResult": "kramabench.contracts.session",
+    "SubtaskInput": "kramabench.contracts.system",
+    "System": "kramabench.contracts.system",
+    "SystemOutput": "kramabench.contracts.system",
+    "SystemUsage": "kramabench.contracts.system",
+    "TaskInput": "kramabench.contracts.system",
+    "TaskKind": "kramabench.contracts.system",
+    "Usage": "kramabench.contracts.model",
+    "WorkspaceError": "kramabench.contracts.session",
+    "clean_model": "kramabench.contracts.values",
+    "clean_text": "kramabench.contracts.values",
+    "jsonable": "kramabench.contracts.records",
+    "latest_records": "kramabench.contracts.records",
+    "unit_key": "kramabench.contracts.records",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
+    "Warm",
+    "CountsCalls",
+    "Judge",
+    "NamedJudge",
+    "Score",
+    "Scorer",
+    "Verdict",
+    "Configurable",
+    "Described",
+    "Differing",
+    "Floored",
+    "ForFamily",
+    "LakeView",
+    "RemoteStaged",
+    "Setting",
+    "SettingContext",
+    "Staged",
+    "SubtaskSpec",
+    "Summarized",
+    "TaskRef",
+    "TaskSpec",
+    "WorkItem",
+    "WorkloadSpec",
+    "FetchedSuites",
+    "WorkloadFamily",
     "clean_model",
     "clean_text",
     "AgentStep",

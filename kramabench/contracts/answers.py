@@ -27,6 +27,13 @@ class AnswerType(str, Enum):
         return self.value.endswith("_approximate")
 
 
+def answer_type_name(answer_type: AnswerType | str | None) -> str | None:
+    """An answer type as the plain string records, scores and reports hold (``numeric_exact``; a plug-in's own
+    name as it is; None for none): what a task's ``answer_type`` (a built-in :class:`AnswerType` or a plug-in
+    scorer's name) is written as."""
+    return answer_type.value if isinstance(answer_type, AnswerType) else answer_type
+
+
 class KeyFunctionality(BaseModel):
     """A step a correct pipeline must implement (judged in the pipeline-design setting)."""
 
@@ -34,7 +41,7 @@ class KeyFunctionality(BaseModel):
 
     id: str
     description: str
-    derived: bool = Field(False, description="True when derived from a subtask's `step` text")
+    derived: bool = Field(default=False, description="True when derived from a subtask's `step` text")
 
 
-__all__ = ["AnswerType", "KeyFunctionality"]
+__all__ = ["AnswerType", "KeyFunctionality", "answer_type_name"]

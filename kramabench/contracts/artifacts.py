@@ -24,7 +24,7 @@ class Artifact(BaseModel):
     bytes: int = Field(ge=0, description="size of the copy")
     sha256: str = Field(description="hex digest of the copy")
     media_type: str = Field(
-        "application/octet-stream", description="e.g. text/csv, image/png, application/vnd.duckdb"
+        default="application/octet-stream", description="e.g. text/csv, image/png, application/vnd.duckdb"
     )
 
 

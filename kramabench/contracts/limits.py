@@ -9,19 +9,27 @@ class Limits(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     wall_timeout_s: float = Field(
-        120.0, gt=0, description="wall-clock limit; the whole process tree is killed"
+        default=120.0, gt=0, description="wall-clock limit; the whole process tree is killed"
     )
     cpu_s: int | None = Field(
-        None, gt=0, description="CPU-seconds limit (RLIMIT_CPU); None = wall limit only"
+        default=None, gt=0, description="CPU-seconds limit (RLIMIT_CPU); None = wall limit only"
     )
-    memory_mb: int = Field(4096, gt=0, description="address-space / cgroup memory limit")
+    memory_mb: int = Field(default=4096, gt=0, description="address-space / cgroup memory limit")
     cpus: float = Field(
-        1.0, gt=0, description="CPU share of the whole sandbox in cores (a CFS quota: docker, local as root)"
+        default=1.0,
+        gt=0,
+        description="CPU share of the whole sandbox in cores (a CFS quota: docker, local as root)",
     )
-    max_processes: int = Field(64, gt=0, description="process / pids limit")
-    max_open_files: int = Field(1024, gt=0, description="open file descriptors per process (RLIMIT_NOFILE)")
-    output_bytes: int = Field(1_000_000, gt=0, description="stdout and stderr are each cut at this size")
-    scratch_mb: int = Field(512, gt=0, description="size of the scratch folder (tmpfs where possible)")
+    max_processes: int = Field(default=64, gt=0, description="process / pids limit")
+    max_open_files: int = Field(
+        default=1024, gt=0, description="open file descriptors per process (RLIMIT_NOFILE)"
+    )
+    output_bytes: int = Field(
+        default=1_000_000, gt=0, description="stdout and stderr are each cut at this size"
+    )
+    scratch_mb: int = Field(
+        default=512, gt=0, description="size of the scratch folder (tmpfs where possible)"
+    )
 
 
 __all__ = ["Limits"]

@@ -11,6 +11,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.bounds import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT_S
 from kramabench.contracts.values import CleanText
 
 
@@ -23,8 +24,6 @@ class ChatMessage(BaseModel):
     content: CleanText
 
 
-#: seconds one attempt of a model call may take in all, when neither the call nor the run says otherwise
-DEFAULT_TIMEOUT_S = 120.0
 #: characters of a reply kept (in the completion, and so in calls.jsonl, records and the cache); the rest is
 #: cut, and ``Completion.cut_from_chars`` says how long the reply was
 MAX_REPLY_CHARS = 1_000_000
@@ -37,13 +36,13 @@ class ModelOptions(BaseModel):
     max_tokens: int | None = None
     seed: int | None = None
     timeout_s: float | None = Field(
-        None,
+        default=None,
         gt=0,
         allow_inf_nan=False,
         description="seconds one attempt may take in all, from the request to the last byte of the reply (a "
         "deadline, not an idle limit); None: the model's default (the run's --model-timeout, else 120 s)",
     )
-    max_attempts: int = Field(5, ge=1, description="attempts including the first")
+    max_attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1, description="attempts including the first")
     response_format_json: bool = False
 
 
@@ -55,7 +54,7 @@ class AttemptFailure(BaseModel):
     attempt: int
     kind: str
     message: str
-    elapsed_s: float = Field(0.0, description="seconds the attempt took")
+    elapsed_s: float = Field(default=0.0, description="seconds the attempt took")
 
 
 class Usage(BaseModel):
@@ -75,7 +74,9 @@ class Completion(BaseModel):
     #: the reply, cleaned (a lone surrogate escaped: :func:`~kramabench.contracts.values.clean_text`)
     text: CleanText
     usage: Usage = Field(default_factory=Usage)
-    cost_usd: float | None = Field(None, description="None when the model's price is unknown (never 0 then)")
+    cost_usd: float | None = Field(
+        default=None, description="None when the model's price is unknown (never 0 then)"
+    )
     latency_s: float = 0.0
     model: str = ""
     finish_reason: str | None = None
@@ -85,10 +86,11 @@ class Completion(BaseModel):
         default_factory=list, description="the attempts that failed before this answer (each one retried)"
     )
     cut_from_chars: int | None = Field(
-        None, description=f"the reply had this many characters; only the first {MAX_REPLY_CHARS:,} are kept"
+        default=None,
+        description=f"the reply had this many characters; only the first {MAX_REPLY_CHARS:,} are kept",
     )
     replay_note: str | None = Field(
-        None,
+        default=None,
         description="a replayed call served although its request differed from the recorded one in an "
         "observation (a user message after the first): where and how",
     )
@@ -143,11 +145,44 @@ class Model(Protocol):
     def complete(self, messages: list[ChatMessage], options: ModelOptions | None = None) -> Completion: ...
 
 
+# What a model provider's factory (entry-point group ``kramabench.model_providers``) returns is a :class:`Model`,
+# its backend; ``kramabench.models.get_model`` wraps it with the response cache and the call recording. A backend
+# may say more, by the optional members below (each checked with ``isinstance``).
+
+
+@runtime_checkable
+class Endpoint(Protocol):
+    """Optional for a backend: the provider, model name and endpoint its calls go to (what the response cache is
+    keyed by; without them, the model id's)."""
+
+    provider: str
+    model: str
+    base_url: str | None
+
+
+@runtime_checkable
+class Cacheable(Protocol):
+    """Optional for a backend: ``cacheable`` False keeps its replies out of the response cache (a replay, a
+    canned reply); without it, they are cached."""
+
+    cacheable: bool
+
+
+@runtime_checkable
+class Preflighted(Protocol):
+    """Optional for a backend: a cheap check of key, endpoint and model name before a run; raises ModelError."""
+
+    def preflight(self) -> None: ...
+
+
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "FATAL_KINDS",
     "MAX_REPLY_CHARS",
     "AttemptFailure",
+    "Cacheable",
+    "Endpoint",
+    "Preflighted",
     "ChatMessage",
     "Completion",
     "Model",

@@ -56,7 +56,9 @@ class BenchmarkNote(BaseModel):
         "reviewed_unreproducible, solution_needs_module"
     )
     message: str = Field(description="what is missing, in words (the file, the module)")
-    subtask_id: str | None = Field(None, description="the subtask whose data source it is; None: the task's")
+    subtask_id: str | None = Field(
+        default=None, description="the subtask whose data source it is; None: the task's"
+    )
 
 
 class Record(BaseModel):
@@ -76,7 +78,7 @@ class Record(BaseModel):
     answer_type: str | None = None
     expected: Any = None
     answer: Any = None
-    score: float | None = Field(None, description="in [0,1]; None when unscored")
+    score: float | None = Field(default=None, description="in [0,1]; None when unscored")
     unscored: bool = False
     metric: str | None = None
     score_details: dict[str, Any] = Field(default_factory=dict)
@@ -102,18 +104,18 @@ class Record(BaseModel):
         default_factory=dict, description="per subtask id: metric, details, expected, unscored"
     )
     gold: GoldName | None = Field(
-        None,
+        default=None,
         description="the gold `expected` and `score` are against: verified (official + errata; the default) or "
         "official (--no-errata); None in records written before both golds were kept (the manifest's "
         "workload.errata tells)",
     )
     other_gold: GoldScore | None = Field(
-        None,
+        default=None,
         description="the same answer scored against the other gold, when an erratum changed this item's gold "
         "(answer or answer type); absent: `score` holds for both golds",
     )
     gold_class: str | None = Field(
-        None,
+        default=None,
         description="the task's class in the errata data (reproduces, gold-defect, ...); None: not classified",
     )
     artifacts: list[Artifact] = Field(
@@ -161,7 +163,7 @@ class Manifest(BaseModel):
     concurrency: int = 1
     status: Literal["running", "finished", "interrupted"] = "running"
     stop_reason: str | None = Field(
-        None,
+        default=None,
         description="why an interrupted run stopped early (SIGTERM or SIGINT received, a fatal model error)",
     )
     interrupted_tasks: list[dict[str, Any]] = Field(
@@ -174,7 +176,9 @@ class Manifest(BaseModel):
         description="run options as given (limits, limit, lake view, ...); used by --resume",
     )
     resumed_at: list[datetime] = Field(default_factory=list)
-    lake_view: str | None = Field(None, description="how systems saw the lake: hardlink, copy or direct")
+    lake_view: str | None = Field(
+        default=None, description="how systems saw the lake: hardlink, copy or direct"
+    )
     counts: dict[str, Any] = Field(
         default_factory=dict, description="records, errors, cost at the last update"
     )

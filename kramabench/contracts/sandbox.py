@@ -34,14 +34,14 @@ class ExecResult(BaseModel):
     truncated: bool = False
     files_read: list[str] = Field(default_factory=list, description="lake files opened, relative to the lake")
     backend: str = ""
-    explanation: str | None = Field(None, description="why the run ended abnormally, in plain words")
+    explanation: str | None = Field(default=None, description="why the run ended abnormally, in plain words")
     cpu_s: float | None = Field(
-        None,
+        default=None,
         description="CPU time (user + system) of the code's process tree, as its supervisor measured it; "
         "None when not reported",
     )
     interrupted: bool = Field(
-        False,
+        default=False,
         description="the process was interrupted (SIGINT, SIGTERM) during the run: the code was stopped, or "
         "never started; not an outcome of the code",
     )
@@ -112,4 +112,15 @@ class Pooled(Protocol):
     def set_concurrency(self, n: int) -> None: ...
 
 
-__all__ = ["ExecResult", "Limits", "Pooled", "Sandbox", "SandboxUnavailable"]
+@runtime_checkable
+class Warm(Protocol):
+    """Optional for a backend that keeps warm sandboxes: ``warm_up(lake, limits)`` starts, in the background,
+    the warm sandboxes that runs on ``lake`` with ``limits`` will use, and returns at once with how many it
+    started (a system calls it while its model writes the first program)."""
+
+    def warm_up(
+        self, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
+    ) -> int: ...
+
+
+__all__ = ["ExecResult", "Limits", "Pooled", "Sandbox", "SandboxUnavailable", "Warm"]

@@ -55,22 +55,24 @@ class SessionLimits(Limits):
     session, all its processes together."""
 
     session_wall_s: float = Field(
-        3600.0, gt=0, description="wall-clock limit of the whole session; then it is closed"
+        default=3600.0, gt=0, description="wall-clock limit of the whole session; then it is closed"
     )
     session_cpu_s: float | None = Field(
-        None,
+        default=None,
         gt=0,
         description="CPU-seconds budget of the whole session: every process it ran or runs (the "
         "interpreter, commands, background processes), user + system time; once spent, everything in it is killed "
         "and no more code runs (files can still be read and collected). None: the wall-clock limits only",
     )
-    read_bytes: int = Field(10_000_000, gt=0, description="read_file returns at most this many bytes")
-    artifact_bytes: int = Field(500_000_000, gt=0, description="largest file collect() copies out")
+    read_bytes: int = Field(default=10_000_000, gt=0, description="read_file returns at most this many bytes")
+    artifact_bytes: int = Field(default=500_000_000, gt=0, description="largest file collect() copies out")
     artifacts_total_bytes: int = Field(
-        2_000_000_000, gt=0, description="all artifacts of one task (its folder)"
+        default=2_000_000_000, gt=0, description="all artifacts of one task (its folder)"
     )
-    max_artifacts: int = Field(1000, gt=0, description="files in one task's artifacts folder")
-    list_entries: int = Field(10_000, gt=0, description="list_files returns at most this many entries")
+    max_artifacts: int = Field(default=1000, gt=0, description="files in one task's artifacts folder")
+    list_entries: int = Field(
+        default=10_000, gt=0, description="list_files returns at most this many entries"
+    )
 
 
 class ServiceForward(BaseModel):
@@ -99,7 +101,9 @@ class Mount(BaseModel):
 class StepResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    stdout: str = Field("", description="bounded by Limits.output_bytes: the head and the tail are kept")
+    stdout: str = Field(
+        default="", description="bounded by Limits.output_bytes: the head and the tail are kept"
+    )
     stderr: str = ""
     truncated: bool = False
     wall_s: float = 0.0
@@ -107,11 +111,11 @@ class StepResult(BaseModel):
     timed_out: bool = False
     oom: bool = False
     session_over: bool = Field(
-        False,
+        default=False,
         description="the session's CPU-time budget or wall-clock limit ran out "
         "during this call: everything in it was killed and no more code runs in it",
     )
-    explanation: str | None = Field(None, description="why the call ended abnormally, in plain words")
+    explanation: str | None = Field(default=None, description="why the call ended abnormally, in plain words")
     backend: str = ""
 
 
@@ -125,12 +129,16 @@ class PythonError(BaseModel):
 
 class PythonResult(StepResult):
     error: PythonError | None = Field(
-        None, description="the exception the code raised (the interpreter lives on)"
+        default=None, description="the exception the code raised (the interpreter lives on)"
     )
-    value: str | None = Field(None, description="repr of the value of a final expression statement, bounded")
-    crashed: bool = Field(False, description="the interpreter died during the call (not an exception)")
+    value: str | None = Field(
+        default=None, description="repr of the value of a final expression statement, bounded"
+    )
+    crashed: bool = Field(
+        default=False, description="the interpreter died during the call (not an exception)"
+    )
     state_lost: bool = Field(
-        False,
+        default=False,
         description="the interpreter was restarted after this call: variables, "
         "imports and open files of earlier calls are gone (files in the workspace stay)",
     )
@@ -150,9 +158,11 @@ class PythonResult(StepResult):
 class CommandResult(StepResult):
     argv: list[str] = Field(default_factory=list)
     exit_code: int | None = Field(
-        None, description="negative: killed by that signal; None: timed out or not run"
+        default=None, description="negative: killed by that signal; None: timed out or not run"
     )
-    not_found: bool = Field(False, description="the command is not installed in this sandbox (exit code 127)")
+    not_found: bool = Field(
+        default=False, description="the command is not installed in this sandbox (exit code 127)"
+    )
 
     @property
     def ok(self) -> bool:

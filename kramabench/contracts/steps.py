@@ -45,27 +45,29 @@ class AgentStep(BaseModel):
 
     step: int = Field(ge=1, description="1-based")
     outcome: StepOutcome
-    thought: CleanOptionalText = Field(None, description="the reply's text outside its code")
-    code: CleanOptionalText = Field(None, description="the code the step ran (None: the reply held none)")
+    thought: CleanOptionalText = Field(default=None, description="the reply's text outside its code")
+    code: CleanOptionalText = Field(
+        default=None, description="the code the step ran (None: the reply held none)"
+    )
     observation: CleanOptionalText = Field(
-        None, description="what the model was shown after the step (bounded)"
+        default=None, description="what the model was shown after the step (bounded)"
     )
     error: CleanOptionalText = Field(
-        None, description="'Type: message' of the exception, or why the step failed"
+        default=None, description="'Type: message' of the exception, or why the step failed"
     )
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
-    cached: bool = Field(False, description="the reply came from the response cache")
+    cached: bool = Field(default=False, description="the reply came from the response cache")
     finish_reason: CleanOptionalText = None
-    model_s: float = Field(0.0, description="seconds the model call took")
-    code_s: float | None = Field(None, description="seconds the code ran (None: nothing ran)")
-    wall_s: float = Field(0.0, description="seconds of the whole step, harness included")
+    model_s: float = Field(default=0.0, description="seconds the model call took")
+    code_s: float | None = Field(default=None, description="seconds the code ran (None: nothing ran)")
+    wall_s: float = Field(default=0.0, description="seconds of the whole step, harness included")
     state_lost: bool = Field(
-        False, description="the interpreter was restarted after this step: variables are gone"
+        default=False, description="the interpreter was restarted after this step: variables are gone"
     )
     truncated: bool = Field(
-        False, description="the output was cut (the sandbox's limit or the observation's)"
+        default=False, description="the output was cut (the sandbox's limit or the observation's)"
     )
     details: dict[str, CleanJson] = Field(
         default_factory=dict,

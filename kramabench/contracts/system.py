@@ -43,9 +43,13 @@ class TaskInput(BaseModel):
     lake_root: Path = Field(description="the data lake, read-only")
     files: list[str] = Field(default_factory=list, description="lake files, relative to lake_root")
     setting: SettingName = "end-to-end"
-    kind: TaskKind = Field("question", description="what the task asks (TaskKind): the setting's task_kind")
+    kind: TaskKind = Field(
+        default="question", description="what the task asks (TaskKind): the setting's task_kind"
+    )
     subtasks: list[SubtaskInput] | None = None
-    parent_query: str | None = Field(None, description="in the subtask setting: the end-to-end question")
+    parent_query: str | None = Field(
+        default=None, description="in the subtask setting: the end-to-end question"
+    )
     hint_files: list[str] | None = None
     spec_files: list[str] = Field(
         default_factory=list,
@@ -53,14 +57,16 @@ class TaskInput(BaseModel):
         "task's config.yaml, data_model.yaml and schemas/: an agent shows them whole when they fit its prompt budget "
         "(and says so when they are cut), before the other files",
     )
-    token: str = Field("", description="opaque per-run handle; only privileged built-ins can resolve it")
+    token: str = Field(
+        default="", description="opaque per-run handle; only privileged built-ins can resolve it"
+    )
     artifacts_dir: Path | None = Field(
-        None,
+        default=None,
         description="the host folder where this task's sessions collect files (Sandbox.session(artifacts_dir=...)); "
         "set by the runner: an opaque staging folder, moved into results/<run_id>/artifacts/<unit>/ with the record",
     )
     environment: str | None = Field(
-        None,
+        default=None,
         description="notes on the task's environment a setting gives the system for its prompt (services "
         "reachable in the session, tools to use, where the task's files are); None: nothing beyond the lake",
     )
@@ -105,13 +111,13 @@ class SystemUsage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = Field(
-        0.0, description="None when a call had no known price (see unpriced_calls)"
+        default=0.0, description="None when a call had no known price (see unpriced_calls)"
     )
     model_calls: int = 0
     cache_hits: int = 0
     wall_s: float = 0.0
     unpriced_calls: int = Field(
-        0,
+        default=0,
         description="model calls without a known price (cost_usd is then None); 0 in "
         "records written before it was counted",
     )

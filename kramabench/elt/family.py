@@ -24,7 +24,6 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
@@ -83,7 +82,7 @@ def _suite_name(root: Path) -> str:
     return str(name or Path(root).name)
 
 
-def _errata_arg(root: Path, errata: Any) -> bool | list[str]:
+def _errata_arg(root: Path, errata: object) -> bool | list[str]:
     """``load_workload``'s errata argument as an ELT suite takes it: True, False, or errata set names (a
     path names the set ``errata/<name>.toml`` of the suite)."""
     if isinstance(errata, bool):
@@ -201,7 +200,7 @@ class EltFamily:
             "truth, verified and converted)"
         }
 
-    def load(self, root: Path, domain: str, *, errata: Any = True, validate: bool = True) -> Workload:
+    def load(self, root: Path, domain: str, *, errata: object = True, validate: bool = True) -> Workload:
         root = Path(root)
         suite = load_suite(root, errata=_errata_arg(root, errata), validate=validate)
         if domain != suite.name:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -33,12 +33,23 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kramabench.contracts.metrics import RatioMetric
+from kramabench.contracts.model import Model
+from kramabench.contracts.records import Record
+from kramabench.contracts.scoring import NamedJudge
 from kramabench.contracts.session import ServiceForward
+from kramabench.contracts.setting import (
+    LakeView,
+    SettingContext,
+    SubtaskSpec,
+    TaskSpec,
+    WorkItem,
+    WorkloadSpec,
+)
 from kramabench.contracts.stage import RemoteStage
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput, TaskKind
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed
 from kramabench.elt.compare.values import Table
-from kramabench.elt.family import ANSWER_TYPE, FAMILY
+from kramabench.elt.family import ANSWER_TYPE, FAMILY, EltTask
 from kramabench.elt.scoring import ModelScore, PipelineScore, Stage1, score_pipeline
 from kramabench.elt.sources import SourceOptions, SourceSet, ordered_differences
 from kramabench.elt.suite.models import DataModel, Pipeline
@@ -257,6 +268,13 @@ def enter_remote_stage(
         yield staged
 
 
+def elt_task(task: TaskSpec) -> EltTask:
+    """``task`` as the ELT pipeline it is (the elt setting runs only the workloads of the elt family)."""
+    if not isinstance(task, EltTask):
+        raise TypeError(f"the elt setting runs ELT pipelines: task {task.id} is a {type(task).__name__}")
+    return task
+
+
 class EltSetting:
     """See the module docstring."""
 
@@ -281,11 +299,17 @@ class EltSetting:
         return EltSetting(EltOptions.model_validate(options.model_dump()))
 
     # -- the work items -----------------------------------------------------------------------------
-    def units(self, task: Any) -> list[Any | None]:
+    def units(self, task: TaskSpec) -> list[SubtaskSpec | None]:
         return [None]
 
     def task_input(
-        self, ctx: Any, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
+        self,
+        ctx: SettingContext,
+        task: TaskSpec,
+        unit: SubtaskSpec | None,
+        view: LakeView,
+        token: str,
+        keys: dict[str, str],
     ) -> TaskInput:
         prefix = f"{task.id}/"
         files = [f[len(prefix) :] for f in view.files if f.startswith(prefix)]
@@ -306,32 +330,33 @@ class EltSetting:
         name = self.options.warehouse_file(pipeline_id)
         return [name, f"{name}.wal"]
 
-    def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
+    def presolved(self, task: TaskSpec, unit: SubtaskSpec | None) -> SystemOutput | None:
         """A pipeline left out by its findings: failed, without asking the system (it counts in SRDEL/SRDT)."""
-        why = getattr(task, "left_out", None)
+        why = elt_task(task).left_out
         if why:
             return SystemOutput(error=OutcomeError(kind=LEFT_OUT, message=f"the pipeline cannot run: {why}"))
         return None
 
-    def make_judge(self, model: Any) -> Any:
+    def make_judge(self, model: Model) -> NamedJudge:
         from kramabench.scorers.judge import ModelJudge
 
         return ModelJudge(model)
 
     # -- the sources around the solving -------------------------------------------------------------
     @contextmanager
-    def stage(self, item: Any) -> Iterator[TaskInput]:
-        task = item.task
+    def stage(self, item: WorkItem) -> Iterator[TaskInput]:
+        task = elt_task(item.task)
         with open_sources(task.pipeline, task.schema_name, self.options) as (update, info):
             with self._lock:
                 self._staged[item.input.token] = info
             yield item.input.model_copy(update=update)
 
-    def remote_stage(self, item: Any) -> RemoteStage:
+    def remote_stage(self, item: WorkItem) -> RemoteStage:
         """How a Ray worker starts the task's sources itself (:func:`enter_remote_stage`, the same
         :class:`SourceSet` as here): the pipeline without its row counts, evaluation queries and ground truth,
         and the files the sources serve (``data/``, ``schemas/``) shipped by content."""
-        p = item.task.pipeline
+        task = elt_task(item.task)
+        p = task.pipeline
         files = sorted({s.data for s in p.sources if s.data} | set(p.schemas.values()))
         public = p.model_copy(
             update={
@@ -350,17 +375,17 @@ class EltSetting:
             files=tuple(files),
             payload={
                 "pipeline": public.model_dump(mode="json"),
-                "schema": item.task.schema_name,
+                "schema": task.schema_name,
                 "options": self.options.model_dump(mode="json"),
             },
         )
 
-    def staged_remotely(self, item: Any, info: dict[str, Any]) -> None:
+    def staged_remotely(self, item: WorkItem, info: dict[str, Any]) -> None:
         with self._lock:
             self._staged[item.input.token] = dict(info)
 
     # -- scoring ------------------------------------------------------------------------------------
-    def _warehouse(self, item: Any, out: SystemOutput) -> tuple[Path | None, str | None]:
+    def _warehouse(self, item: WorkItem, out: SystemOutput) -> tuple[Path | None, str | None]:
         """The warehouse file the system collected: the artifact named as ``config.yaml`` says, a regular file
         whose content is what the session's ``collect`` copied (its sha256)."""
         name = self.options.warehouse_file(item.task.id)
@@ -380,13 +405,13 @@ class EltSetting:
             "directory and collect it: TaskInput.outputs)"
         )
 
-    def score(self, ctx: Any, item: Any, out: SystemOutput) -> dict[str, Any]:
-        task = item.task
+    def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
+        task = elt_task(item.task)
         p = task.pipeline
         with self._lock:
             staged = self._staged.pop(item.input.token, None)
         error = out.error
-        left_out = getattr(task, "left_out", None)
+        left_out = task.left_out
         warehouse, why = (None, f"left out: {left_out}") if left_out else self._warehouse(item, out)
         if warehouse is None:
             if error is None:
@@ -440,7 +465,7 @@ class EltSetting:
         }
 
     # -- what a run declares ------------------------------------------------------------------------
-    def summary(self, records: list[Any]) -> list[RatioMetric]:
+    def summary(self, records: list[Record]) -> list[RatioMetric]:
         """SRDEL and SRDT per comparator over the records of a run (one per pipeline, its last attempt)."""
         stage1: list[tuple[float, float]] = []
         models: dict[str, list[tuple[float, float]]] = {c: [] for c in self.comparators}
@@ -476,7 +501,7 @@ class EltSetting:
             )
         return out
 
-    def floor_note(self, records: list[Any]) -> str | None:
+    def floor_note(self, records: list[Record]) -> str | None:
         """The floor of ELT records: what an empty warehouse scores on the same pipelines. Constant answers
         (``0``, ``""``, ``"I don't know"``) are not warehouses, so they are no floor here. An empty warehouse
         holds no table: it passes stage 1 only for a pipeline that expects none, and it holds no data model, so
@@ -498,7 +523,7 @@ class EltSetting:
             'constant answers (0, "", "I don\'t know") are not warehouses and are no floor here'
         )
 
-    def differences(self, records: list[Any]) -> list[str] | None:
+    def differences(self, records: list[Record]) -> list[str] | None:
         """The deliberate differences of the tasks that ran: the union of their records' (``score_details.sources``,
         what the task's set-up had), in a fixed order; None when no record says (no task's sources started)."""
         said = [((r.score_details or {}).get("sources") or {}).get("differences") for r in records]
@@ -507,12 +532,12 @@ class EltSetting:
             return None
         return ordered_differences(str(x) for d in said for x in d)
 
-    def describe(self, workloads: list[Any]) -> dict[str, Any]:
-        kinds = sorted({k for w in workloads for t in w.tasks if not t.left_out for k in t.pipeline.kinds()})
+    def describe(self, workloads: Sequence[WorkloadSpec]) -> dict[str, Any]:
+        tasks = [(w.domain, elt_task(t)) for w in workloads for t in w.tasks]
+        kinds = sorted({k for _, t in tasks if not t.left_out for k in t.pipeline.kinds()})
         left = [
-            {"domain": w.domain, "task_id": t.id, "models": len(t.pipeline.models), "reason": t.left_out}
-            for w in workloads
-            for t in w.tasks
+            {"domain": domain, "task_id": t.id, "models": len(t.pipeline.models), "reason": t.left_out}
+            for domain, t in tasks
             if t.left_out
         ]
         return {
@@ -539,4 +564,12 @@ class EltSetting:
         }
 
 
-__all__ = ["LEFT_OUT", "PRIMARY", "EltOptions", "EltSetting", "enter_remote_stage", "open_sources"]
+__all__ = [
+    "LEFT_OUT",
+    "PRIMARY",
+    "EltOptions",
+    "EltSetting",
+    "elt_task",
+    "enter_remote_stage",
+    "open_sources",
+]

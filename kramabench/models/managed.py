@@ -11,11 +11,14 @@ from typing import Any
 from kramabench.contracts import interrupt
 from kramabench.contracts.model import (
     MAX_REPLY_CHARS,
+    Cacheable,
     ChatMessage,
     Completion,
+    Endpoint,
     Model,
     ModelError,
     ModelOptions,
+    Preflighted,
 )
 from kramabench.models.cache import ResponseCache, cache_key
 from kramabench.models.ids import ModelId
@@ -29,6 +32,12 @@ from kramabench.models.recording import (
 )
 
 logger = logging.getLogger(__name__)
+
+
+def cacheable(backend: Model) -> bool:
+    """Whether a backend's replies may be cached (:class:`~kramabench.contracts.model.Cacheable`; yes unless it
+    says no)."""
+    return backend.cacheable if isinstance(backend, Cacheable) else True
 
 
 class ManagedModel:
@@ -59,10 +68,11 @@ class ManagedModel:
         self.backend = backend
         self.id = model_id
         mid = ModelId.parse(model_id)
-        self.provider: str = getattr(backend, "provider", None) or mid.provider
-        self.model: str = getattr(backend, "model", None) or mid.model
-        self.base_url: str | None = getattr(backend, "base_url", None) or mid.base_url
-        self.cache = cache if getattr(backend, "cacheable", True) else None
+        served = backend if isinstance(backend, Endpoint) else None
+        self.provider: str = (served.provider if served else None) or mid.provider
+        self.model: str = (served.model if served else None) or mid.model
+        self.base_url: str | None = (served.base_url if served else None) or mid.base_url
+        self.cache = cache if cacheable(backend) else None
         self.cache_policy = cache_policy
         self.timeout_s = timeout_s
 
@@ -71,9 +81,8 @@ class ManagedModel:
 
     def preflight(self) -> None:
         """The backend's cheap check of key, endpoint and model (if it has one); raises ModelError."""
-        check = getattr(self.backend, "preflight", None)
-        if callable(check):
-            check()
+        if isinstance(self.backend, Preflighted):
+            self.backend.preflight()
 
     def uses_cache(self, options: ModelOptions) -> bool:
         if self.cache is None or self.cache_policy is False:

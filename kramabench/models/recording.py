@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,10 +98,16 @@ class CallRecord(BaseModel):
         default_factory=list, description="attempts that failed and were tried again (a timeout, a 429, ...)"
     )
     cut_from_chars: int | None = Field(
-        None, description="the reply was this long; `text` holds its first part"
+        default=None, description="the reply was this long; `text` holds its first part"
     )
     error: CallErrorInfo | None = None
     started_at: datetime
+
+
+class RecordsCalls(Protocol):
+    """Where a scope's calls go: :class:`CallRecorder` (a run's ``calls.jsonl``), or a list a Ray worker sends back."""
+
+    def write(self, record: CallRecord) -> None: ...
 
 
 class CallRecorder:
@@ -199,7 +205,7 @@ class CallScope:
     """The calls of one task: its key, its recorder and the running call index."""
 
     task_key: str
-    recorder: CallRecorder | None = None
+    recorder: RecordsCalls | None = None
     _next: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     #: replay notes of the calls made in this scope (a replayed call served although an observation differed)
@@ -226,7 +232,7 @@ _scope: contextvars.ContextVar[CallScope | None] = contextvars.ContextVar(
 
 
 @contextmanager
-def scope(task_key: str, recorder: CallRecorder | None = None) -> Iterator[CallScope]:
+def scope(task_key: str, recorder: RecordsCalls | None = None) -> Iterator[CallScope]:
     """Number (and, with a recorder, record) the model calls made inside, under ``task_key``."""
     if not task_key:
         raise ValueError("a call scope needs a non-empty task key")

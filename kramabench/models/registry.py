@@ -29,7 +29,7 @@ from kramabench import plugins
 from kramabench.contracts.model import Model, ModelError
 from kramabench.models.cache import open_cache
 from kramabench.models.ids import ModelId, parse_model_id, split_compatible
-from kramabench.models.managed import ManagedModel
+from kramabench.models.managed import ManagedModel, cacheable
 from kramabench.models.providers import ChatBackend, ProviderOptions
 from kramabench.models.replay import ReplayBackend, ReplayOptions
 
@@ -117,15 +117,21 @@ def get_model(
         raise ModelError("bad_request", f"{model_id}: bad option(s): {problems}") from exc
     except TypeError as exc:
         raise ModelError("bad_request", f"{model_id}: {exc}") from exc
+    if not isinstance(backend, Model):
+        raise ModelError(
+            "bad_request",
+            f"{model_id}: provider {provider!r} made a {type(backend).__name__}, not a model "
+            "(kramabench.contracts.Model: an id and complete(messages, options))",
+        )
     store = None
-    if cache is not False and getattr(backend, "cacheable", True):
+    if cache is not False and cacheable(backend):
         try:
             store = open_cache(cache_dir)
         except Exception as exc:  # an unusable cache folder: run without a cache, say so
             logger.warning("response cache unavailable (%s); continuing without it", exc)
     return ManagedModel(
         backend,
-        getattr(backend, "id", None) or str(mid),
+        backend.id or str(mid),
         cache=store,
         cache_policy=cache,
         timeout_s=timeout_s,

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 from kramabench.contracts.cost import unpriced_calls
-from kramabench.contracts.records import Record
+from kramabench.contracts.records import Manifest, Record
 from kramabench.report.load import RunData
 from kramabench.report.tables import SETTING_ORDER, cell_stat, is_unscored, natural_key, task_scores
 from kramabench.report.unsupported import unsupported_text
@@ -146,22 +145,22 @@ def summarize(run: RunData, index: int) -> RunSummary:
     )
 
 
-def declared_differences(manifest: Any) -> list[str]:
+def declared_differences(manifest: Manifest) -> list[str]:
     """The deliberate differences from the original set-up a run's setting recorded
     (``options.setting_info.differences``)."""
-    info = ((getattr(manifest, "options", None) or {}).get("setting_info")) or {}
+    info = manifest.options.get("setting_info") or {}
     diffs = info.get("differences") if isinstance(info, dict) else None
     return [str(d) for d in diffs] if isinstance(diffs, list) else []
 
 
-def subtasks_posed(manifest: Any) -> bool:
+def subtasks_posed(manifest: Manifest) -> bool:
     """Whether an end-to-end run also posed the subtask questions (``--pose-subtasks``, recorded in the
     manifest's configuration); the paper's end-to-end setting poses the main question only."""
-    opts = ((getattr(manifest, "options", None) or {}).get("config") or {}).get("options") or {}
+    opts = (manifest.options.get("config") or {}).get("options") or {}
     return bool(opts.get("pose_subtasks", False))
 
 
-def _setting_label(setting: str, manifest: Any) -> str:
+def _setting_label(setting: str, manifest: Manifest) -> str:
     if setting == "end-to-end" and subtasks_posed(manifest):
         return "end-to-end (subtasks posed with the question)"
     return setting

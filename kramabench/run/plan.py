@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.records import BenchmarkNote, Manifest
+from kramabench.contracts.run import RunConfig
+from kramabench.contracts.scoring import NamedJudge
 from kramabench.run.settings import Setting
 from kramabench.run.store import RunStore
 from kramabench.systems.context import SystemContext
 from kramabench.systems.spec import SystemSpec
+from kramabench.workload.models import Workload
 
 
 @dataclass
@@ -30,13 +33,16 @@ class ResumeState:
 
 @dataclass
 class RunPlan:
-    config: Any  # kramabench.run.setup.RunConfig (as given, resume merged in)
+    #: the run's config as given, resume merged in
+    config: RunConfig
     root: Path
-    workloads: list[Any]  # kramabench.workload.Workload, one per domain
+    #: one per domain
+    workloads: list[Workload]
     spec: SystemSpec
     system_context: SystemContext  # options, model, sandbox, seed for the system factory
     setting: Setting
-    judge: Any  # the setting's judge, None without one
+    #: the setting's judge, None without one
+    judge: NamedJudge | None
     store: RunStore
     manifest: Manifest
     #: the run continued (its manifest is ``resume.manifest``), None for a new run

@@ -36,7 +36,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.artifacts import Artifact
+from kramabench.contracts.scoring import CountsCalls
 from kramabench.files import (
     MB,
     FileRefused,
@@ -109,8 +111,8 @@ class Problems(list):
     def extend(self, items: Iterable[Problem]) -> None:  # type: ignore[override]
         for p in items:
             self.append(p)
-        extra = getattr(items, "counts", None)
-        if isinstance(extra, dict):  # counted beyond what the other list kept
+        extra = items.counts if isinstance(items, Problems) else None
+        if extra is not None:  # counted beyond what the other list kept
             kept: dict[str, int] = {}
             for p in items:
                 kept[p.code] = kept.get(p.code, 0) + 1
@@ -556,7 +558,7 @@ def _artifacts(raw: Any, path: Path, line: int, tid: str, problems: list[Problem
 def _item(
     domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any = None, missing: bool = False
 ) -> ScoredItem:
-    at = answer_type.value if hasattr(answer_type, "value") else answer_type
+    at = answer_type_name(answer_type)
     if missing:
         return ScoredItem(
             domain=domain,
@@ -583,7 +585,7 @@ def _item(
 
 def _lake_paths(wl: Workload) -> LakePaths | None:
     """The files of a workload's lake (None when it has none on disk)."""
-    lake = getattr(wl, "lake", None)
+    lake = wl.lake
     if lake is None or not Path(lake).is_dir():
         return None
     from kramabench.lake import list_lake_files
@@ -635,7 +637,9 @@ def score_workloads(
     the result keeps the workload's order. ``progress`` is called once per answer scored."""
     workloads = list(workloads)
     problems = Problems()
-    scoped: dict[tuple[str, str], Prediction] = getattr(predictions, "scoped", {})
+    scoped: dict[tuple[str, str], Prediction] = (
+        predictions.scoped if isinstance(predictions, PredictionSet) else {}
+    )
     # task id -> the (domain, task) pairs that carry it: two domains of a root may share ids
     owners: dict[str, list[tuple[str, Task]]] = {}
     for wl in workloads:
@@ -817,7 +821,8 @@ def score_other_gold(
         return absent
     wanted = {t.id for w in other_wls for t in w.tasks}
     preds = PredictionSet({k: p for k, p in predictions.items() if k in wanted})
-    preds.scoped = {k: p for k, p in getattr(predictions, "scoped", {}).items() if k[1] in wanted}
+    if isinstance(predictions, PredictionSet):
+        preds.scoped = {k: p for k, p in predictions.scoped.items() if k[1] in wanted}
     items, _problems, _subs = score_workloads(
         other_wls,
         preds,
@@ -899,12 +904,11 @@ def build_report(
     judge_info = None
     if judge is not None:
         judge_info = {
-            "model": getattr(judge, "id", None),
-            "prompt_version": getattr(judge, "prompt_version", None),
+            "model": judge.id,
+            "prompt_version": judge.prompt_version,
         }
-        stats = getattr(judge, "stats", None)
-        if isinstance(stats, dict):
-            judge_info["stats"] = dict(stats)
+        if isinstance(judge, CountsCalls):
+            judge_info["stats"] = dict(judge.stats)
     return ScoreReport(
         workload=str(workload_root),
         domains=domains,
@@ -913,7 +917,9 @@ def build_report(
         items=items,
         summary=summarize(items, n_boot=n_boot, seed=seed),
         problems=list(problems),
-        problem_counts=dict(getattr(problems, "counts", None) or _count(problems)),
+        problem_counts=dict(
+            (problems.counts if isinstance(problems, Problems) else None) or _count(problems)
+        ),
         subtasks_scored=subtasks_scored,
     )
 

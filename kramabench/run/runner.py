@@ -37,11 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts import interrupt
+from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.cost import unpriced_calls
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
 from kramabench.contracts.sandbox import Pooled
+from kramabench.contracts.setting import LakeView, Setting, SubtaskSpec, TaskSpec
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
 from kramabench.run.artifacts import ArtifactStaging, record_artifacts, unit_folder
 from kramabench.run.executor import ExecutorContext, make_executor
@@ -53,6 +55,7 @@ from kramabench.run.throttle import FatalGuard
 from kramabench.scorers.judge import CountsCalls
 from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
+from kramabench.workload.models import Workload
 from kramabench.workload.solutions import solution_of
 
 log = logging.getLogger(__name__)
@@ -202,12 +205,20 @@ class Runner:
         return items, skipped
 
     @staticmethod
-    def solution_of(wl: Any, task: Any) -> Path | None:
+    def solution_of(wl: Workload, task: TaskSpec) -> Path | None:
         """The reference solution (:func:`kramabench.workload.solutions.solution_of`: inside the workload root
         or None)."""
         return solution_of(wl, task)
 
-    def _item(self, setting: Any, wl: Any, task: Any, unit: Any | None, view: Any, attempt: int) -> WorkItem:
+    def _item(
+        self,
+        setting: Setting,
+        wl: Workload,
+        task: TaskSpec,
+        unit: SubtaskSpec | None,
+        view: LakeView,
+        attempt: int,
+    ) -> WorkItem:
         token = secrets.token_urlsafe(18)
         keys = {f"subtask-{i}": st.id for i, st in enumerate(task.subtasks, start=1)}
         sub_id = unit.id if unit is not None else None
@@ -371,11 +382,11 @@ class Runner:
         alt_item = replace(it, task=alt_task, subtask=alt_sub)
         scored = self.setting.score(self.setting_ctx, alt_item, out)
         unit = alt_sub if alt_sub is not None else alt_task
-        at = scored.get("answer_type", getattr(unit, "answer_type", None))
+        at = scored.get("answer_type", unit.answer_type)
         return GoldScore(
             gold=name,
             expected=scored.get("expected", unit.answer),
-            answer_type=at.value if hasattr(at, "value") else at,
+            answer_type=answer_type_name(at),
             score=scored.get("score"),
             unscored=bool(scored.get("unscored", False)),
             metric=scored.get("metric"),

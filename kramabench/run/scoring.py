@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kramabench import scorers
+from kramabench.contracts.scoring import Judge
+
+if TYPE_CHECKING:
+    from kramabench.scorers.paths import LakePaths
 
 log = logging.getLogger(__name__)
 
@@ -22,12 +27,12 @@ class Scored:
 def score_answer(
     expected: Any,
     predicted: Any,
-    answer_type: Any,
-    judge: Any = None,
+    answer_type: str | None,
+    judge: Judge | None = None,
     *,
     where: str = "",
     question: str | None = None,
-    lake_files: Any = None,
+    lake_files: LakePaths | Sequence[str] | None = None,
     normalise_percent: bool = False,
 ) -> Scored:
     """Score ``predicted`` against ``expected``.

@@ -49,104 +49,38 @@ Built in: ``end-to-end`` (:class:`EndToEnd`), ``pipeline-design`` (:class:`Pipel
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
-
-from pydantic import BaseModel
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from kramabench import plugins
-from kramabench.contracts.answers import AnswerType
+from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.metrics import RatioMetric
-from kramabench.contracts.records import jsonable
+from kramabench.contracts.model import Model
+from kramabench.contracts.records import Record, jsonable
+from kramabench.contracts.scoring import Judge, NamedJudge
+from kramabench.contracts.setting import (
+    DEFAULT_FAMILY,
+    Configurable,
+    Described,
+    Differing,
+    Floored,
+    ForFamily,
+    LakeView,
+    RemoteStaged,
+    Setting,
+    SettingContext,
+    Staged,
+    SubtaskSpec,
+    Summarized,
+    TaskSpec,
+    WorkItem,
+)
 from kramabench.contracts.stage import RemoteStage
 from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput, TaskKind
 from kramabench.run.scoring import Scored, no_answer, score_answer
-from kramabench.systems.context import TaskRef
 
-#: (setting, task id, subtask id, attempt)
-RecordKey = tuple[str, str, "str | None", int]
-
-
-@dataclass(frozen=True)
-class SettingContext:
-    """What a setting may use of the run: never the Runner, the store or the workload list."""
-
-    #: end-to-end: also pose the subtask questions (answers scored apart); off, as in the paper
-    pose_subtasks: bool = False
-    #: the judge built by the setting's ``make_judge`` (None: no judge configured)
-    judge: Any = None
-    #: the system is a privileged built-in (it knows the official subtask numbering)
-    privileged: bool = False
-    #: score an answer 100x off the gold as its rescaled value when the question asks for a percentage
-    #: (kramabench.scorers.percent; off: the paper's scoring)
-    normalise_percent: bool = False
-
-
-@dataclass
-class WorkItem:
-    key: RecordKey
-    domain: str
-    task: Any  # kramabench.workload.Task
-    subtask: Any | None
-    attempt: int
-    input: TaskInput
-    ref: TaskRef
-    call_key: str = ""
-    started_at: datetime | None = None
-    #: an outcome known without calling the system (a setting's ``presolved``, e.g. a task not judgeable)
-    presolved: SystemOutput | None = None
-
-    @property
-    def label(self) -> str:
-        """The unit as a person names it: ``legal/legal-easy-1`` (``/<subtask id>`` for a subtask), what
-        messages about its model calls say (its call key is an opaque hash)."""
-        sub = self.key[2]
-        return f"{self.domain}/{self.key[1]}" + (f"/{sub}" if sub else "")
-
-
-@runtime_checkable
-class Setting(Protocol):
-    name: str
-    default_judge: str | None
-    #: its score depends on the gold answers (end-to-end, subtasks): an item whose gold an erratum changed is
-    #: scored against the official and the verified gold; False (pipeline-design) scores it once
-    scores_answers: bool
-    #: what the system is asked (``question``: a value; ``elt``: a warehouse); the runner writes it into every
-    #: TaskInput (``TaskInput.kind``)
-    task_kind: TaskKind
-
-    def units(self, task: Any) -> list[Any | None]: ...
-
-    def task_input(
-        self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
-    ) -> TaskInput: ...
-
-    def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None: ...
-
-    def make_judge(self, model: Any) -> Any: ...
-
-    def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]: ...
-
-
-@runtime_checkable
-class ForFamily(Protocol):
-    """Optional: the workload family (kramabench.workload.families) whose workloads the setting runs."""
-
-    family: str
-
-
-@runtime_checkable
-class Configurable(Protocol):
-    """Optional: options a run gives the setting (``--setting-option key=value``), validated by its model."""
-
-    #: the validated options model (``extra="forbid"``: an unknown option is refused, naming the valid ones)
-    options_model: type[BaseModel]
-
-    def with_options(self, options: BaseModel) -> Setting:
-        """A setting like this one, with these options."""
-        ...
+if TYPE_CHECKING:
+    from kramabench.scorers.paths import LakePaths
 
 
 def configure_setting(setting: Setting, given: dict[str, Any]) -> Setting:
@@ -169,63 +103,12 @@ def configure_setting(setting: Setting, given: dict[str, Any]) -> Setting:
     return setting.with_options(opts)
 
 
-@runtime_checkable
-class Staged(Protocol):
-    """Optional: what must run around one item's solving (services started for the task)."""
-
-    def stage(self, item: WorkItem) -> AbstractContextManager[TaskInput]: ...
-
-
-@runtime_checkable
-class RemoteStaged(Protocol):
-    """Optional, with :class:`Staged`: the stage can be entered on the worker that solves the item, on any
-    machine (the Ray executor)."""
-
-    def remote_stage(self, item: WorkItem) -> RemoteStage: ...
-
-    def staged_remotely(self, item: WorkItem, info: dict[str, Any]) -> None: ...
-
-
-@runtime_checkable
-class Summarized(Protocol):
-    """Optional: the setting's own metrics over a run's records."""
-
-    def summary(self, records: list[Any]) -> list[RatioMetric]: ...
-
-
-@runtime_checkable
-class Floored(Protocol):
-    """Optional: the setting's own floor (what no work at all scores on the same tasks, and why), in place of
-    the constant answers' floors."""
-
-    def floor_note(self, records: list[Any]) -> str | None: ...
-
-
-@runtime_checkable
-class Described(Protocol):
-    """Optional: what the manifest records about the setting for a run (``options.setting_info``)."""
-
-    def describe(self, workloads: list[Any]) -> dict[str, Any]: ...
-
-
-@runtime_checkable
-class Differing(Protocol):
-    """Optional: the deliberate differences from the original set-up of the tasks that ran, from their records
-    (what served each task; None when no record says)."""
-
-    def differences(self, records: list[Any]) -> list[str] | None: ...
-
-
-#: the family of a setting that does not say (the KramaBench layout)
-DEFAULT_FAMILY = "kramabench"
-
-
-def setting_family(setting: Any) -> str:
+def setting_family(setting: Setting) -> str:
     """The workload family a setting runs (``kramabench`` when it does not say)."""
     return setting.family if isinstance(setting, ForFamily) else DEFAULT_FAMILY
 
 
-def setting_metrics(name: str, records: list[Any]) -> list[RatioMetric] | None:
+def setting_metrics(name: str, records: list[Record]) -> list[RatioMetric] | None:
     """The metrics the setting ``name`` declares over ``records`` (None: it declares none, or it is not
     installed here)."""
     try:
@@ -237,7 +120,7 @@ def setting_metrics(name: str, records: list[Any]) -> list[RatioMetric] | None:
     return setting.summary(records)
 
 
-def setting_floor_note(name: str, records: list[Any]) -> str | None:
+def setting_floor_note(name: str, records: list[Record]) -> str | None:
     """The floor the setting ``name`` states for ``records`` in place of the constant answers' (None: it states
     none, or it is not installed here: the constants' floors apply)."""
     try:
@@ -259,16 +142,21 @@ class BaseSetting:
     scores_answers = True
     task_kind: TaskKind = "question"
 
-    def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
+    def presolved(self, task: TaskSpec, unit: SubtaskSpec | None) -> SystemOutput | None:
         return None
 
-    def make_judge(self, model: Any) -> Any:
+    def make_judge(self, model: Model) -> NamedJudge:
         from kramabench.scorers.judge import ModelJudge
 
         return ModelJudge(model)
 
 
-def _lake_paths(item: WorkItem) -> Any:
+def _paraphrase_judge(ctx: SettingContext) -> Judge | None:
+    """The run's judge as the answer scorers ask it (a judge that cannot paraphrase is none for them)."""
+    return ctx.judge if isinstance(ctx.judge, Judge) else None
+
+
+def _lake_paths(item: WorkItem) -> LakePaths:
     """The lake's files of a work item, for matching file names in answers whatever their prefix."""
     from kramabench.scorers.paths import LakePaths
 
@@ -280,11 +168,17 @@ class EndToEnd(BaseSetting):
 
     name = "end-to-end"
 
-    def units(self, task: Any) -> list[Any | None]:
+    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
         return [None]
 
     def task_input(
-        self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
+        self,
+        ctx: SettingContext,
+        task: TaskSpec,
+        unit: SubtaskSpec | None,
+        view: LakeView,
+        token: str,
+        keys: dict[str, str],
     ) -> TaskInput:
         subtasks = (
             [SubtaskInput(key=k, query=st.query) for k, st in zip(keys, task.subtasks, strict=True)]
@@ -313,7 +207,7 @@ class EndToEnd(BaseSetting):
                 task.answer,
                 answer,
                 task.answer_type,
-                ctx.judge,
+                _paraphrase_judge(ctx),
                 where=task.id,
                 question=task.query,
                 lake_files=_lake_paths(item),
@@ -345,7 +239,7 @@ class EndToEnd(BaseSetting):
                     st.answer,
                     sub_answers[sid],
                     st.answer_type,
-                    ctx.judge,
+                    _paraphrase_judge(ctx),
                     where=sid,
                     question=st.query,
                     lake_files=_lake_paths(item),
@@ -385,22 +279,28 @@ class PipelineDesign(BaseSetting):
 
         return DEFAULT_DESIGN_JUDGE
 
-    def make_judge(self, model: Any) -> Any:
+    def make_judge(self, model: Model) -> NamedJudge:
         from kramabench.scorers.design import DesignJudge
 
         return DesignJudge(model)
 
-    def units(self, task: Any) -> list[Any | None]:
+    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
         return [None]
 
     def task_input(
-        self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
+        self,
+        ctx: SettingContext,
+        task: TaskSpec,
+        unit: SubtaskSpec | None,
+        view: LakeView,
+        token: str,
+        keys: dict[str, str],
     ) -> TaskInput:
         return TaskInput(
             query=task.query, lake_root=view.path, files=list(view.files), setting=self.name, token=token
         )
 
-    def presolved(self, task: Any, unit: Any | None) -> SystemOutput | None:
+    def presolved(self, task: TaskSpec, unit: SubtaskSpec | None) -> SystemOutput | None:
         from kramabench.workload import key_functionalities
 
         return None if key_functionalities(task).judgeable else SystemOutput()
@@ -464,12 +364,20 @@ class Subtasks(BaseSetting):
 
     name = "subtasks"
 
-    def units(self, task: Any) -> list[Any | None]:
+    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
         return list(task.subtasks)
 
     def task_input(
-        self, ctx: SettingContext, task: Any, unit: Any | None, view: Any, token: str, keys: dict[str, str]
+        self,
+        ctx: SettingContext,
+        task: TaskSpec,
+        unit: SubtaskSpec | None,
+        view: LakeView,
+        token: str,
+        keys: dict[str, str],
     ) -> TaskInput:
+        if unit is None:
+            raise ValueError(f"task {task.id}: the subtasks setting poses subtasks, not the task itself")
         return TaskInput(
             query=unit.query,
             parent_query=task.query,
@@ -481,6 +389,8 @@ class Subtasks(BaseSetting):
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         st = item.subtask
+        if st is None:
+            raise ValueError(f"{item.label}: the subtasks setting scores subtasks, not the task itself")
         at = st.answer_type
         error = out.error
         answer = jsonable(out.answer)
@@ -493,14 +403,14 @@ class Subtasks(BaseSetting):
                 st.answer,
                 answer,
                 at,
-                ctx.judge,
+                _paraphrase_judge(ctx),
                 where=st.id,
                 question=st.query,
                 lake_files=_lake_paths(item),
                 normalise_percent=ctx.normalise_percent,
             )
         return {
-            "answer_type": at.value if isinstance(at, AnswerType) else at,
+            "answer_type": answer_type_name(at),
             "expected": st.answer,
             "status": "error" if error is not None else "ok",
             "error": error,

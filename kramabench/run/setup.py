@@ -56,6 +56,7 @@ from kramabench.systems.context import SystemContext
 from kramabench.systems.registry import SystemNotFound, get_system_spec
 from kramabench.systems.spec import SystemSpec
 from kramabench.workload import (
+    Workload,
     WorkloadError,
     benchmark_notes,
     list_domains,
@@ -162,7 +163,7 @@ def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[
     return out
 
 
-def _check_family(setting: Setting, family: WorkloadFamily, workload: str) -> None:
+def _check_family(setting: Setting, family: WorkloadFamily[Workload], workload: str) -> None:
     """A setting runs the workloads of one family: ``--setting elt`` on ``mini`` (or ``end-to-end`` on an ELT
     suite) is refused, naming the settings that fit."""
     have = setting_family(setting)

@@ -5,7 +5,17 @@ against fatal model errors (a bad key, an unknown model). The sandbox's limit is
 from __future__ import annotations
 
 import threading
-from typing import Any
+
+from kramabench.contracts.model import (
+    ChatMessage,
+    Completion,
+    Model,
+    ModelError,
+    ModelErrorKind,
+    ModelOptions,
+)
+from kramabench.models.ids import REPLAY
+from kramabench.models.managed import ManagedModel
 
 
 class FatalGuard:
@@ -19,7 +29,7 @@ class FatalGuard:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.cause: str | None = None
-        self.kind: str | None = None
+        self.kind: ModelErrorKind | None = None
         self.model_id: str | None = None
         self._local = threading.local()
 
@@ -27,7 +37,7 @@ class FatalGuard:
     def tripped(self) -> bool:
         return self.cause is not None
 
-    def trip(self, model_id: str, kind: str, message: str) -> None:
+    def trip(self, model_id: str, kind: ModelErrorKind, message: str) -> None:
         self._local.hit = True
         with self._lock:
             if self.cause is None:
@@ -47,55 +57,53 @@ class LimitedModel:
     With a :class:`FatalGuard`: until the model has answered once, its calls go one at a time (so a bad key
     costs one request, not one per concurrent task); a fatal error trips the guard, and a tripped guard
     fails every later call without a request. Models replaying a recording are not guarded (a recorded
-    ``auth`` error is an outcome being replayed, not a fault of this run)."""
+    ``auth`` error is an outcome being replayed, not a fault of this run). It has the members of the
+    contract (``id``, ``complete``); the wrapped model is :attr:`inner`."""
 
-    def __init__(self, model: Any, limit: int, guard: FatalGuard | None = None) -> None:
-        self._model = model
+    def __init__(self, model: Model, limit: int, guard: FatalGuard | None = None) -> None:
+        self.inner = model
         self._sem = threading.BoundedSemaphore(max(1, limit))
-        self.id = getattr(model, "id", str(model))
-        replay = getattr(model, "provider", None) == "replay"
+        self.id = model.id
+        replay = isinstance(model, ManagedModel) and model.provider == REPLAY
         self._guard = None if replay else guard
         self._probe = threading.Lock()
         self._answered = threading.Event()
 
-    def complete(self, messages, options=None):
+    def complete(self, messages: list[ChatMessage], options: ModelOptions | None = None) -> Completion:
         guard = self._guard
         if guard is None:
             with self._sem:
-                return self._model.complete(messages, options)
-        from kramabench.contracts.model import ModelError
-
-        self._refuse_if_tripped(guard, ModelError)
+                return self.inner.complete(messages, options)
+        self._refuse_if_tripped(guard)
         if not self._answered.is_set():
             with self._probe:  # the first call alone; the others wait for its outcome
-                self._refuse_if_tripped(guard, ModelError)
+                self._refuse_if_tripped(guard)
                 if not self._answered.is_set():
-                    return self._call(guard, messages, options, ModelError)
-        return self._call(guard, messages, options, ModelError)
+                    return self._call(guard, messages, options)
+        return self._call(guard, messages, options)
 
-    def _refuse_if_tripped(self, guard: FatalGuard, error: type) -> None:
+    def _refuse_if_tripped(self, guard: FatalGuard) -> None:
         if guard.tripped:
-            raise error(
+            raise ModelError(
                 guard.kind or "auth",
                 f"{self.id}: not called: the run is stopping after a fatal model error ({guard.cause})",
             )
 
-    def _call(self, guard: FatalGuard, messages: Any, options: Any, error: type) -> Any:
+    def _call(
+        self, guard: FatalGuard, messages: list[ChatMessage], options: ModelOptions | None
+    ) -> Completion:
         with self._sem:
-            self._refuse_if_tripped(guard, error)
+            self._refuse_if_tripped(guard)
             try:
-                out = self._model.complete(messages, options)
-            except error as e:
-                if getattr(e, "fatal", False):
+                out = self.inner.complete(messages, options)
+            except ModelError as e:
+                if e.fatal:
                     guard.trip(self.id, e.kind, e.message)
                 else:
                     self._answered.set()
                 raise
             self._answered.set()
             return out
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
 
 
 __all__ = ["FatalGuard", "LimitedModel"]

@@ -5,7 +5,7 @@
 ``open_sandbox(backend, concurrency=n)`` (one error type, the warm pool sized for ``n`` runs at once).
 """
 
-from kramabench.contracts.sandbox import ExecResult, Limits, Pooled, Sandbox, SandboxUnavailable
+from kramabench.contracts.sandbox import ExecResult, Limits, Pooled, Sandbox, SandboxUnavailable, Warm
 from kramabench.sandbox.limited import LimitedSandbox
 from kramabench.sandbox.registry import DEFAULT_BACKEND, backends, get_sandbox, open_sandbox, register_backend
 
@@ -17,6 +17,7 @@ __all__ = [
     "Pooled",
     "Sandbox",
     "SandboxUnavailable",
+    "Warm",
     "backends",
     "get_sandbox",
     "open_sandbox",

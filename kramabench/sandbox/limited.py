@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from kramabench.contracts.sandbox import ExecResult, Limits, Sandbox
+from kramabench.contracts.limits import Limits
+from kramabench.contracts.sandbox import ExecResult, Pooled, Sandbox, Warm
+from kramabench.contracts.session import Mount, ServiceForward, Session
 
 
 class LimitedSandbox:
-    """A :class:`Sandbox` whose ``run`` calls are limited to ``limit`` at a time; every other member is the
-    wrapped backend's (``warm_up``, the pool's state)."""
+    """A :class:`Sandbox` whose ``run`` calls are limited to ``limit`` at a time. It has the members of the
+    contract (and ``warm_up`` and ``set_concurrency``, no-ops when the wrapped backend keeps no warm sandboxes); anything else of the
+    backend (its pool's state) is reached through :attr:`backend`.
+
+    ``session`` is not limited here: a session is one task's workspace, held for the task's whole life (its
+    steps run in it, not through ``run``), so sessions are bounded by the run's task concurrency; holding a
+    ``run`` slot for a session's life would starve, or with a limit of 1 deadlock, a task that runs a program
+    while its session is open."""
 
     def __init__(self, sandbox: Sandbox, limit: int) -> None:
         self._sandbox = sandbox
@@ -29,6 +37,37 @@ class LimitedSandbox:
         with self._sem:
             return self._sandbox.run(code, lake, limits, workdir_lake=workdir_lake)
 
+    def session(
+        self,
+        lake: Path,
+        limits: Limits | None = None,
+        *,
+        services: Sequence[ServiceForward] = (),
+        mounts: Sequence[Mount] = (),
+        artifacts_dir: Path | None = None,
+        workdir_lake: str | None = None,
+    ) -> Session:
+        return self._sandbox.session(
+            lake,
+            limits,
+            services=services,
+            mounts=mounts,
+            artifacts_dir=artifacts_dir,
+            workdir_lake=workdir_lake,
+        )
+
+    def warm_up(self, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> int:
+        """The backend's warm-up (:class:`~kramabench.contracts.sandbox.Warm`); 0 when it keeps none warm."""
+        if isinstance(self._sandbox, Warm):
+            return self._sandbox.warm_up(lake, limits, workdir_lake=workdir_lake)
+        return 0
+
+    def set_concurrency(self, n: int) -> None:
+        """The backend's warm pool sized for ``n`` runs at once (:class:`~kramabench.contracts.sandbox.Pooled`);
+        nothing when it keeps none warm."""
+        if isinstance(self._sandbox, Pooled):
+            self._sandbox.set_concurrency(n)
+
     def lake_dir(self, lake: Path) -> str:
         return self._sandbox.lake_dir(lake)
 
@@ -37,9 +76,6 @@ class LimitedSandbox:
 
     def close(self) -> None:
         self._sandbox.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sandbox, name)
 
 
 __all__ = ["LimitedSandbox"]

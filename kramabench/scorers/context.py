@@ -80,8 +80,8 @@ class JudgeContext:
             return
         info: dict[str, Any] = {"calls": self.asked, "cached": self.cached}
         if self.judge is not None:
-            info["model"] = getattr(self.judge, "id", type(self.judge).__name__)
-            info["prompt_version"] = getattr(self.judge, "prompt_version", None)
+            info["model"] = self.judge.id
+            info["prompt_version"] = self.judge.prompt_version
         if self.unparsable:
             info["unparsable"] = self.unparsable
         if self.missing:

@@ -40,11 +40,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.contracts.answers import KeyFunctionality
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError, ModelOptions
 from kramabench.scorers.base import Score
+from kramabench.scorers.defaults import DEFAULT_DESIGN_JUDGE
 
 logger = logging.getLogger(__name__)
 
-#: judge model used when none is named (``kramabench run --setting pipeline-design --judge ...``)
-DEFAULT_DESIGN_JUDGE = "openai/gpt-4o-mini"
 DESIGN_PROMPT_VERSION = "design-v1"
 METRIC = "design_judge"
 #: code longer than this (characters) is cut in the prompt, and the cut recorded in the details
@@ -279,7 +278,7 @@ class DesignJudge:
                 f"unknown design prompt version {prompt_version!r}; known: {sorted(DESIGN_PROMPTS)}"
             )
         self.model = model
-        self.id = getattr(model, "id", type(model).__name__)
+        self.id = model.id
         self.prompt_version = prompt_version
         self.options = options or ModelOptions(temperature=0.0, max_tokens=2000, response_format_json=True)
         self.stats: dict[str, float] = {

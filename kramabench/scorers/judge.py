@@ -27,11 +27,10 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 from kramabench.contracts.model import ChatMessage, Model, ModelError, ModelOptions
+from kramabench.contracts.scoring import CountsCalls, Judge, Verdict
 from kramabench.files import FileRefused, LongLine, iter_lines, open_append, open_regular
 
 logger = logging.getLogger(__name__)
@@ -48,33 +47,6 @@ PROMPTS: dict[str, tuple[str, str]] = {
     ),
 }
 DEFAULT_PROMPT_VERSION = "paraphrase-v1"
-
-
-class Verdict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    equivalent: bool | None
-    reason: str = ""
-    raw: str = ""
-    cached: bool = False
-
-
-@runtime_checkable
-class Judge(Protocol):
-    """What a scorer needs from a judge. ``id`` and ``prompt_version`` go into score details."""
-
-    id: str
-    prompt_version: str
-
-    def paraphrase(self, question: str | None, expected: str, predicted: str) -> Verdict: ...
-
-
-@runtime_checkable
-class CountsCalls(Protocol):
-    """A judge that counts its calls (``calls``, ``cache_hits``, ``errors``, ``cost_usd``...): a run's manifest
-    records ``stats`` under ``counts.judge``. :class:`ModelJudge` and the design judge are."""
-
-    stats: dict[str, Any]
 
 
 # ---- reading a verdict ----------------------------------------------------------------------------
@@ -250,7 +222,7 @@ class ModelJudge:
         if prompt_version not in PROMPTS:
             raise ValueError(f"unknown judge prompt version {prompt_version!r}; known: {sorted(PROMPTS)}")
         self.model = model
-        self.id = getattr(model, "id", type(model).__name__)
+        self.id = model.id
         self.prompt_version = prompt_version
         self.cache = cache if cache is not None else JudgeCache(cache_path)
         self.options = options or ModelOptions(temperature=0.0, max_tokens=300, response_format_json=True)

@@ -2,7 +2,7 @@
 
 The scorers are entry points of the group ``kramabench.scorers`` (name = answer type), the built-ins
 included (this project's ``pyproject.toml``). A scorer is any callable ``(expected, predicted, *, judge=None, question=None, diagnostics=True) ->
-Score`` (:class:`Scorer`). Each :class:`~kramabench.contracts.AnswerType` has one; a user replaces or adds
+Score`` (:class:`~kramabench.contracts.scoring.Scorer`). Each :class:`~kramabench.contracts.AnswerType` has one; a user replaces or adds
 a metric with :func:`register_scorer`::
 
     from kramabench.scorers import register_scorer, score
@@ -15,34 +15,20 @@ a metric with :func:`register_scorer`::
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from kramabench import plugins
-from kramabench.contracts.answers import AnswerType
-from kramabench.scorers.base import Score
-from kramabench.scorers.judge import Judge
+from kramabench.contracts.answers import AnswerType, answer_type_name
+from kramabench.contracts.scoring import Judge, Score, Scorer
 
 logger = logging.getLogger(__name__)
-
-
-@runtime_checkable
-class Scorer(Protocol):
-    def __call__(
-        self,
-        expected: Any,
-        predicted: Any,
-        *,
-        judge: Judge | None = None,
-        question: str | None = None,
-        diagnostics: bool = True,
-    ) -> Score: ...
 
 
 GROUP = plugins.GROUPS["scorers"]
 
 
 def _key(answer_type: AnswerType | str) -> str:
-    return answer_type.value if isinstance(answer_type, AnswerType) else str(answer_type)
+    return str(answer_type_name(answer_type))
 
 
 def register_scorer(answer_type: AnswerType | str, scorer: Scorer, *, replace: bool = False) -> None:

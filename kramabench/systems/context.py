@@ -8,26 +8,12 @@ to systems registered as privileged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-
-@dataclass(frozen=True)
-class TaskRef:
-    """The identity of one work item, resolvable from its token by privileged systems only."""
-
-    setting: str
-    domain: str
-    task_id: str
-    subtask_id: str | None
-    #: reference solution file (absolute) if the workload has one
-    solution: Path | None
-    #: where official solutions expect the lake, relative to their working directory
-    workdir_lake: str
-    #: subtask key given to the system ("subtask-1", ...) -> official subtask id
-    subtask_keys: Mapping[str, str] = field(default_factory=dict)
+from kramabench.contracts.model import Model
+from kramabench.contracts.sandbox import Sandbox
+from kramabench.contracts.setting import TaskRef
 
 
 class TaskResolver:
@@ -54,12 +40,25 @@ class SystemContext:
     """Everything a system factory may use. ``model``/``sandbox`` are None unless the system needs them."""
 
     options: dict[str, Any] = field(default_factory=dict)
-    model: Any = None  # kramabench.models.Model
+    model: Model | None = None
     model_id: str | None = None
-    sandbox: Any = None  # kramabench.sandbox.Sandbox
+    sandbox: Sandbox | None = None
     seed: int = 0
     #: only for privileged built-ins
     resolver: TaskResolver | None = None
+
+    def given_model(self, system: str) -> Model:
+        """The model of a system that declares ``needs_model`` (a run gives it one); ValueError naming it if not."""
+        if self.model is None:
+            raise ValueError(f"system {system!r} needs a model (--model)")
+        return self.model
+
+    def given_sandbox(self, system: str) -> Sandbox:
+        """The sandbox of a system that declares ``needs_sandbox`` (a run gives it one); ValueError naming it if
+        not."""
+        if self.sandbox is None:
+            raise ValueError(f"system {system!r} needs a sandbox (--sandbox)")
+        return self.sandbox
 
 
 __all__ = ["SystemContext", "TaskRef", "TaskResolver"]

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
 
 from kramabench import plugins
+from kramabench.contracts.family import FetchedSuites, WorkloadFamily
 from kramabench.workload.models import Workload
 
 log = logging.getLogger(__name__)
@@ -29,46 +30,9 @@ log = logging.getLogger(__name__)
 KRAMABENCH_FAMILY = "kramabench"
 
 
-@runtime_checkable
-class WorkloadFamily(Protocol):
-    #: the family's name (its entry point's name)
-    name: str
-    #: the setting a run uses when none is given
-    default_setting: str
-
-    def detect(self, root: Path) -> bool:
-        """Whether ``root`` is a workload root of this family (cheap: a file or two looked at)."""
-        ...
-
-    def list_domains(self, root: Path) -> list[str]: ...
-
-    def count_tasks(self, root: Path, domain: str) -> int | None:
-        """The number of tasks of a domain without loading it fully (None: cannot be told)."""
-        ...
-
-    def load(self, root: Path, domain: str, *, errata: Any = True, validate: bool = True) -> Workload:
-        """One domain of the root as a :class:`Workload` (findings for defects; ``WorkloadError`` when the root
-        cannot be read at all)."""
-        ...
-
-
-@runtime_checkable
-class FetchedSuites(Protocol):
-    """Optional for a family: suites it fetches by name (``kramabench fetch NAME``), so that ``--workload NAME``
-    resolves to the fetched copy."""
-
-    def fetched_suites(self) -> dict[str, Path]:
-        """The suites fetched on this machine: name -> root."""
-        ...
-
-    def fetch_hints(self) -> dict[str, str]:
-        """The names this family fetches -> the command that fetches each (for a name not fetched yet)."""
-        ...
-
-
-def families() -> list[WorkloadFamily]:
+def families() -> list[WorkloadFamily[Workload]]:
     """Every installed family that can be loaded (the built-in first)."""
-    out: list[WorkloadFamily] = []
+    out: list[WorkloadFamily[Workload]] = []
     for name in family_names():
         try:
             out.append(get_family(name))
@@ -100,10 +64,16 @@ class KramaBenchFamily:
             return None
         return len(data) if isinstance(data, list) else None
 
-    def load(self, root: Path, domain: str, *, errata: Any = True, validate: bool = True) -> Workload:
+    def load(self, root: Path, domain: str, *, errata: object = True, validate: bool = True) -> Workload:
+        from kramabench.workload.errata import ErrataFile
         from kramabench.workload.loader import load_kramabench_workload
 
-        return load_kramabench_workload(Path(root), domain, errata=errata, validate=validate)
+        if errata is None:
+            errata = False
+        if not isinstance(errata, bool | ErrataFile | str | os.PathLike):
+            raise TypeError(f"errata: {errata!r} is not True, False, an errata file's path or an ErrataFile")
+        given = errata if isinstance(errata, bool | ErrataFile) else Path(errata)
+        return load_kramabench_workload(Path(root), domain, errata=given, validate=validate)
 
 
 #: the built-in family's one instance (its entry point)
@@ -116,7 +86,7 @@ def family_names() -> list[str]:
     return sorted(names, key=lambda n: (n != KRAMABENCH_FAMILY, n))
 
 
-def get_family(name: str) -> WorkloadFamily:
+def get_family(name: str) -> WorkloadFamily[Workload]:
     """The family registered under ``name``."""
     if name == KRAMABENCH_FAMILY:
         return KRAMABENCH
@@ -126,7 +96,7 @@ def get_family(name: str) -> WorkloadFamily:
     return fam
 
 
-def detected_family(root: Path) -> WorkloadFamily | None:
+def detected_family(root: Path) -> WorkloadFamily[Workload] | None:
     """The family that recognises ``root`` (the built-in layout first), or None."""
     root = Path(root)
     if KRAMABENCH.detect(root):
@@ -145,7 +115,7 @@ def detected_family(root: Path) -> WorkloadFamily | None:
     return None
 
 
-def family_of(root: Path) -> WorkloadFamily:
+def family_of(root: Path) -> WorkloadFamily[Workload]:
     """The family of ``root``; the built-in one when no family recognises it (its loader then says what is
     missing)."""
     return detected_family(root) or KRAMABENCH
@@ -157,7 +127,7 @@ def list_domains(root: Path) -> list[str]:
     return family_of(Path(root)).list_domains(Path(root))
 
 
-def load_workload(root: Path, domain: str, *, errata: Any = True, validate: bool = True) -> Workload:
+def load_workload(root: Path, domain: str, *, errata: object = True, validate: bool = True) -> Workload:
     """One domain of a workload root of any family (for KramaBench's layout
     :func:`kramabench.workload.loader.load_kramabench_workload`: ``errata`` True applies the default errata,
     False none, a path or an ErrataFile those; ``validate`` adds the validator's findings)."""

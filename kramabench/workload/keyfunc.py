@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from kramabench.workload.models import KeyFunctionality, Task
+from kramabench.contracts.setting import TaskSpec
+from kramabench.workload.models import KeyFunctionality
 
 KeyFunctionalitySource = Literal["workload", "derived", "none"]
 
@@ -50,7 +51,7 @@ class KeyFunctionalities:
         return [k.id for k in self.items]
 
 
-def derive_key_functionalities(task: Task) -> tuple[list[KeyFunctionality], dict[str, list[str]]]:
+def derive_key_functionalities(task: TaskSpec) -> tuple[list[KeyFunctionality], dict[str, list[str]]]:
     """Functionalities derived from ``task``'s subtask steps (the rule in the module docstring)."""
     items: list[KeyFunctionality] = []
     sources: dict[str, list[str]] = {}
@@ -71,7 +72,7 @@ def derive_key_functionalities(task: Task) -> tuple[list[KeyFunctionality], dict
     return items, sources
 
 
-def key_functionalities(task: Task) -> KeyFunctionalities:
+def key_functionalities(task: TaskSpec) -> KeyFunctionalities:
     """The task's own functionalities if it lists any, else those derived from its subtask steps."""
     own = [k for k in task.key_functionalities if k.description.strip()]
     if own:

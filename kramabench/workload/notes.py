@@ -94,7 +94,7 @@ def benchmark_notes(wl: Workload, *, modules: Iterable[str] | None = None) -> di
     for f in wl.findings:
         if f.code in SOURCE_CODES:
             add(f.task_id, BenchmarkNote(code=f.code, message=f.message, subtask_id=f.subtask_id))
-    for r in getattr(wl, "reviews", None) or []:
+    for r in wl.reviews:
         if r.klass == "unreproducible":
             why = r.why + (f" (absent: {', '.join(r.absent)})" if r.absent else "")
             add(

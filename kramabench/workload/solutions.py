@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
+from kramabench.contracts.setting import TaskSpec
 from kramabench.files import SOLUTION_BYTES, OutsideRoot, inside, read_text
+from kramabench.workload.models import Workload
 
 log = logging.getLogger(__name__)
 
@@ -29,19 +30,19 @@ def candidates(domain: str, task_id: str) -> tuple[str, str]:
     return f"solutions/{domain}/{task_id}.py", f"solutions/{task_id}.py"
 
 
-def solution_of(wl: Any, task: Any) -> Path | None:
+def solution_of(wl: Workload, task: TaskSpec) -> Path | None:
     """The reference solution of ``task`` (of the loaded workload ``wl``): ``Task.solution``, else the first
     existing candidate (:func:`candidates`); None when there is none, or when the path leads outside the
     workload root (the loader reports that as a ``solution_outside_root`` finding)."""
     root = Path(wl.root)
-    named = getattr(task, "solution", None)
+    named = task.solution
     if named:
         try:
             return solution_path(root, named)
         except OutsideRoot as e:
             log.warning(
                 "%s: task %s: solution %r %s; not used",
-                wl.source if hasattr(wl, "source") else root,
+                wl.source,
                 task.id,
                 named,
                 e,

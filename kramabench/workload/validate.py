@@ -43,6 +43,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kramabench.files import OutsideRoot
+from kramabench.workload.errata import AbsentFile
 from kramabench.workload.jsonkind import json_kind
 from kramabench.workload.models import AnswerType, Difficulty, Finding, Subtask, Task, Workload
 from kramabench.workload.solutions import solution_path
@@ -214,11 +215,16 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[str, str, str, str |
 
 
 class _Checker:
-    def __init__(self, wl: Workload, absent: Sequence[Any]) -> None:
+    def __init__(self, wl: Workload, absent: Sequence[AbsentFile | str]) -> None:
         self.wl = wl
         self.out: list[Finding] = []
         self.inv = LakeInventory(wl.lake)
-        self.absent = {_norm_path(str(getattr(a, "path", a))): str(getattr(a, "reason", "")) for a in absent}
+        self.absent = {
+            _norm_path(a.path if isinstance(a, AbsentFile) else str(a)): a.reason
+            if isinstance(a, AbsentFile)
+            else ""
+            for a in absent
+        }
         self._resolved: dict[str, Any] = {}
         self._loader_codes = {(f.task_id, f.subtask_id, f.code) for f in wl.findings}
 
@@ -469,7 +475,7 @@ def difficulty_unknown(t: Task) -> bool:
     return t.difficulty is Difficulty.UNKNOWN
 
 
-def validate_workload(wl: Workload, *, absent: Iterable[Any] = ()) -> list[Finding]:
+def validate_workload(wl: Workload, *, absent: Iterable[AbsentFile | str] = ()) -> list[Finding]:
     """Findings of the validator for a loaded workload (not including the loader's own findings).
 
     ``absent``: lake paths documented as absent (``AbsentFile`` entries of the errata, or plain

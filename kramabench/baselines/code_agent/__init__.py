@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kramabench.contracts.model import Model
+from kramabench.contracts.sandbox import Sandbox
+
 from .agent import CodeAgent
 from .namespace import ANSWER_FILE, FINAL_ANSWER_EXCEPTION, PRELUDE, prelude
 from .options import CodeAgentOptions, merge_options
@@ -30,7 +33,7 @@ def _nest(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build_system(*, model: Any, sandbox: Any, **options: Any) -> CodeAgent:
+def build_system(*, model: Model, sandbox: Sandbox, **options: Any) -> CodeAgent:
     """The code agent with validated options (dotted keys for nested ones: ``limits.memory_mb=2048``)."""
     return CodeAgent(merge_options(CodeAgentOptions, _nest(options)), model, sandbox)  # type: ignore[arg-type]
 

@@ -11,7 +11,9 @@ from .options import CodeAgentOptions
 
 
 def _factory(ctx: SystemContext) -> CodeAgent:
-    return build_system(model=ctx.model, sandbox=ctx.sandbox, **ctx.options)
+    return build_system(
+        model=ctx.given_model("code-agent"), sandbox=ctx.given_sandbox("code-agent"), **ctx.options
+    )
 
 
 CODE_AGENT = SystemSpec(

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kramabench.contracts.model import Model
+from kramabench.contracts.sandbox import Sandbox
+
 from .extract import ANSWER_KEY, extract_code, extract_plan, parse_answer
 from .options import VARIANTS, DSGuruOptions, variant
 from .prompts import HEADING_ERROR, HEADING_OUTPUT, SYSTEM_PROMPT_TEMPLATE, build_messages, system_prompt
@@ -30,7 +33,7 @@ def _nest(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def build_system(name: str, *, model: Any, sandbox: Any, **options: Any) -> DSGuru:
+def build_system(name: str, *, model: Model, sandbox: Sandbox, **options: Any) -> DSGuru:
     """The registered variant ``name`` with validated option overrides (dotted keys for nested ones)."""
     nested = _nest(options)
     base = variant(name).model_dump()

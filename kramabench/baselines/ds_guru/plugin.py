@@ -14,7 +14,7 @@ _RICH_NOTE = "; the richer lake rendering, not the paper's"
 
 def _spec(name: str) -> SystemSpec:
     def factory(ctx: SystemContext) -> DSGuru:
-        return build_system(name, model=ctx.model, sandbox=ctx.sandbox, **ctx.options)
+        return build_system(name, model=ctx.given_model(name), sandbox=ctx.given_sandbox(name), **ctx.options)
 
     opts = VARIANTS[name]
     return SystemSpec(

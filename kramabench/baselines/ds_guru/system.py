@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError
-from kramabench.contracts.sandbox import ExecResult, Sandbox
+from kramabench.contracts.sandbox import ExecResult, Sandbox, Warm
 from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
 from kramabench.lake import LakeIndex, LakeOptions
 
@@ -101,10 +101,11 @@ class DSGuru:
             )
             return
         lake_dir = self.sandbox.lake_dir(task.lake_root)
-        warm_up = getattr(self.sandbox, "warm_up", None)
-        if callable(warm_up):  # the sandbox's warm pool starts while the model writes the first program
+        if isinstance(
+            self.sandbox, Warm
+        ):  # the sandbox's warm pool starts while the model writes the first program
             try:
-                warm_up(task.lake_root, opts.limits)
+                self.sandbox.warm_up(task.lake_root, opts.limits)
             except Exception as e:  # noqa: BLE001 - an optimisation: run() reports a sandbox that cannot start
                 log.debug("sandbox warm-up failed: %s", e)
         first, facts = build_messages(task, index, opts, lake_dir)

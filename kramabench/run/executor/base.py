@@ -19,13 +19,17 @@ import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kramabench.contracts.records import Manifest
-from kramabench.contracts.run import ExecutorName
-from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
+from kramabench.contracts.run import ExecutorName, RunOptions
+from kramabench.contracts.system import OutcomeError, System, SystemOutput, TaskInput
 from kramabench.run.settings import WorkItem
+
+if TYPE_CHECKING:
+    from kramabench.models.recording import CallScope, RecordsCalls
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +37,11 @@ Solved = tuple[SystemOutput, float]
 
 
 def solve_item(
-    system: Any, inp: TaskInput, key: str, recorder: Any, model_budget_s: float | None = None
+    system: System,
+    inp: TaskInput,
+    key: str,
+    recorder: RecordsCalls | None,
+    model_budget_s: float | None = None,
 ) -> Solved:
     """One task on an executor's worker: the system sees only ``inp``; its model calls are recorded under
     ``key`` (when there is a recorder) and share ``model_budget_s`` seconds (``--model-budget``; None: no
@@ -46,7 +54,7 @@ def solve_item(
             out = system.solve(inp)
         if not isinstance(out, SystemOutput):
             out = SystemOutput.model_validate(out)
-        notes = getattr(scope, "notes", None)
+        notes = scope.notes if scope is not None else None
         if notes:  # replayed calls served although an observation differed (kramabench.models.replay)
             out.transcript.append({"type": "replay_notes", "notes": list(notes)})
     except Exception as e:  # noqa: BLE001 - a crashing system is an outcome, never the end of the run
@@ -78,10 +86,10 @@ def staged_input(
 
 
 def solve_staged(
-    system: Any,
+    system: System,
     begin: Callable[[], tuple[TaskInput, Callable[[], None]]],
     call_key: str,
-    recorder: Any,
+    recorder: RecordsCalls | None,
     model_budget_s: float | None = None,
 ) -> Solved:
     """:func:`solve_item` between ``begin()`` and its ``end()`` (:func:`staged_input`). A stage that cannot be
@@ -109,13 +117,13 @@ def solve_staged(
 
 
 def solve_remote_staged(
-    system: Any,
+    system: System,
     inp: TaskInput,
     enter: str,
     payload: dict[str, Any],
     folder: Any,
     call_key: str,
-    recorder: Any,
+    recorder: RecordsCalls | None,
     model_budget_s: float | None = None,
 ) -> tuple[SystemOutput, float, dict[str, Any] | None]:
     """:func:`solve_item` inside a stage entered here from its description
@@ -152,7 +160,7 @@ def solve_remote_staged(
     return out, time.monotonic() - t0, dict(info or {})
 
 
-def _call_scope(call_key: str, recorder: Any) -> Any:
+def _call_scope(call_key: str, recorder: RecordsCalls | None) -> AbstractContextManager[CallScope | None]:
     """The model-call recording scope of one task (kramabench.models.recording), if available."""
     if recorder is None:
         return contextlib.nullcontext()
@@ -167,12 +175,12 @@ class ExecutorContext:
 
     #: the run's manifest: run id, system name and options, model id, sandbox backend, lake fingerprints
     manifest: Manifest
-    #: kramabench.run.runner.RunOptions: concurrency limits, seed
-    options: Any
+    #: concurrency limits, seed
+    options: RunOptions
     #: the system built on the driver (the local executor solves with it)
-    system: Any
+    system: System
     #: the driver's model-call recorder (``<run_dir>/calls.jsonl``), or None
-    recorder: Any
+    recorder: RecordsCalls | None
     #: the system gets the run's task resolver (reference, replay)
     privileged: bool
     needs_sandbox: bool

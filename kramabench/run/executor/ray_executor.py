@@ -40,11 +40,16 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kramabench.contracts.limits import Limits
+from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOptions
+from kramabench.contracts.sandbox import ExecResult, Pooled, Sandbox, Warm
+from kramabench.contracts.session import Mount, ServiceForward, Session
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput, TaskInput
 from kramabench.run.executor.base import (
     ExecutorContext,
@@ -57,6 +62,9 @@ from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_l
 from kramabench.run.settings import WorkItem
 from kramabench.systems.context import TaskRef
 from kramabench.workload.solutions import read_solution
+
+if TYPE_CHECKING:
+    from kramabench.models.recording import CallRecord
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +129,7 @@ def connect(
         if local:  # in this thread: the processes a local Ray starts die with the thread that started them
             ray.init(num_cpus=num_cpus, _node_ip_address="127.0.0.1", **kw)
         else:  # joining starts no process: in a helper thread, so that a silent cluster and a signal are heard
+            assert address is not None  # not local
             _bounded_init(ray, address, kw, timeout_s)
     except ExecutorUnavailable:
         raise
@@ -266,34 +275,93 @@ class _ListRecorder:
     """Collects a task's model-call records on the worker; the driver writes them to calls.jsonl."""
 
     def __init__(self) -> None:
-        self.calls: list[Any] = []
+        self.calls: list[CallRecord] = []
         self._lock = threading.Lock()
 
-    def write(self, record: Any) -> None:
+    def write(self, record: CallRecord) -> None:
         with self._lock:
             self.calls.append(record)
 
 
-class _Slots:
-    """Wraps a model or sandbox so that each call holds a slot of a cluster-wide :class:`Limiter`."""
+class _Slot:
+    """A slot of a cluster-wide :class:`Limiter`, held for one call (``with slot: ...``)."""
 
-    def __init__(self, inner: Any, limiter: Any, holder: str, method: str) -> None:
-        self._inner, self._limiter, self._holder, self._method = inner, limiter, holder, method
+    def __init__(self, limiter: Any, holder: str) -> None:
+        self._limiter, self._holder = limiter, holder
 
-    def _held(self, fn: Any, *a: Any, **kw: Any) -> Any:
+    def __enter__(self) -> None:
         import ray
 
         ray.get(self._limiter.acquire.remote(self._holder))
-        try:
-            return fn(*a, **kw)
-        finally:
-            self._limiter.release.remote(self._holder)
 
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._inner, name)
-        if name == self._method:
-            return lambda *a, **kw: self._held(attr, *a, **kw)
-        return attr
+    def __exit__(self, *exc: object) -> None:
+        self._limiter.release.remote(self._holder)
+
+
+class _SlotModel:
+    """A :class:`Model` each of whose calls holds a slot of the cluster-wide model limiter."""
+
+    def __init__(self, inner: Model, slot: _Slot) -> None:
+        self._inner, self._slot = inner, slot
+        self.id = inner.id
+
+    def complete(self, messages: list[ChatMessage], options: ModelOptions | None = None) -> Completion:
+        with self._slot:
+            return self._inner.complete(messages, options)
+
+
+class _SlotSandbox:
+    """A :class:`Sandbox` each of whose ``run`` calls holds a slot of the cluster-wide sandbox limiter
+    (``session`` does not: see :class:`kramabench.sandbox.LimitedSandbox`)."""
+
+    def __init__(self, inner: Sandbox, slot: _Slot) -> None:
+        self._inner, self._slot = inner, slot
+        self.name = inner.name
+
+    def run(
+        self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
+    ) -> ExecResult:
+        with self._slot:
+            return self._inner.run(code, lake, limits, workdir_lake=workdir_lake)
+
+    def session(
+        self,
+        lake: Path,
+        limits: Limits | None = None,
+        *,
+        services: Sequence[ServiceForward] = (),
+        mounts: Sequence[Mount] = (),
+        artifacts_dir: Path | None = None,
+        workdir_lake: str | None = None,
+    ) -> Session:
+        return self._inner.session(
+            lake,
+            limits,
+            services=services,
+            mounts=mounts,
+            artifacts_dir=artifacts_dir,
+            workdir_lake=workdir_lake,
+        )
+
+    def warm_up(self, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> int:
+        if isinstance(self._inner, Warm):
+            return self._inner.warm_up(lake, limits, workdir_lake=workdir_lake)
+        return 0
+
+    def set_concurrency(self, n: int) -> None:
+        """The backend's warm pool sized for ``n`` runs at once (:class:`~kramabench.contracts.sandbox.Pooled`);
+        nothing when it keeps none warm."""
+        if isinstance(self._inner, Pooled):
+            self._inner.set_concurrency(n)
+
+    def lake_dir(self, lake: Path) -> str:
+        return self._inner.lake_dir(lake)
+
+    def info(self) -> dict[str, str]:
+        return self._inner.info()
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 def _node_label() -> str:
@@ -315,7 +383,7 @@ def _ray_node_id() -> str | None:
 def _ray_node_ip() -> str:
     import ray
 
-    return str(ray.util.get_node_ip_address())
+    return str(ray.util.get_node_ip_address())  # type: ignore[no-untyped-call]  # ray's own, untyped
 
 
 class _Worker:
@@ -335,7 +403,8 @@ class _Worker:
         self.sandbox: Any = None
         try:
             spec = get_system_spec(setup.system)
-            model = sandbox = None
+            model: Model | None = None
+            sandbox: Sandbox | None = None
             if setup.model_id:
                 from kramabench.models import get_model
 
@@ -345,14 +414,14 @@ class _Worker:
                     cache=None if setup.response_cache else False,
                 )
                 if setup.model_limiter is not None:
-                    model = _Slots(model, setup.model_limiter, self.holder, "complete")
+                    model = _SlotModel(model, _Slot(setup.model_limiter, self.holder))
             if spec.needs_sandbox and setup.sandbox:
                 from kramabench.sandbox import open_sandbox
 
                 self.sandbox = open_sandbox(setup.sandbox)
                 sandbox = self.sandbox
                 if setup.sandbox_limiter is not None:
-                    sandbox = _Slots(sandbox, setup.sandbox_limiter, self.holder, "run")
+                    sandbox = _SlotSandbox(sandbox, _Slot(setup.sandbox_limiter, self.holder))
             ctx = SystemContext(
                 options=dict(setup.system_options),
                 model=model,
@@ -645,6 +714,7 @@ class RayExecutor:
     def _add_worker(self) -> Any:
         with self._lock:
             self._serial += 1
+            assert self._setup is not None, "workers are added once the executor has started"
             holder = f"{self._setup.run_id}-w{self._serial}"
             extra: dict[str, Any] = {"runtime_env": {"env_vars": self.worker_env}} if self.worker_env else {}
             w = self._worker_cls.options(max_concurrency=self.per_worker + 1, **extra).remote(

@@ -1,0 +1,262 @@
+"""The setting contract: what a work item is, what the system is asked, how its output is scored.
+
+A setting implements :class:`Setting` (subclass :class:`BaseSetting` for the defaults) and is registered under
+the entry-point group ``kramabench.settings``. It sees a run through :class:`SettingContext`, a task through
+:class:`TaskSpec` (the workload's task: :class:`kramabench.workload.Task` or a family's subclass of it), the
+task's lake through :class:`LakeView` and one work item as a :class:`WorkItem`; the optional members are the
+protocols below (checked with ``isinstance``). What each member does: :mod:`kramabench.run.settings`, which
+holds the built-in settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from kramabench.contracts.answers import KeyFunctionality
+from kramabench.contracts.metrics import RatioMetric
+from kramabench.contracts.model import Model
+from kramabench.contracts.records import Record
+from kramabench.contracts.scoring import NamedJudge
+from kramabench.contracts.stage import RemoteStage
+from kramabench.contracts.system import SystemOutput, TaskInput, TaskKind
+
+#: (setting, task id, subtask id, attempt)
+RecordKey = tuple[str, str, "str | None", int]
+
+#: the family of a setting that does not say (the KramaBench layout)
+DEFAULT_FAMILY = "kramabench"
+
+
+class SubtaskSpec(Protocol):
+    """A subtask as a setting reads it (:class:`kramabench.workload.Subtask`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def query(self) -> str: ...
+    @property
+    def step(self) -> str | None: ...
+    @property
+    def answer(self) -> Any: ...  # the gold: a JSON value
+    @property
+    def answer_type(self) -> str | None: ...
+
+
+class TaskSpec(Protocol):
+    """A task as a setting reads it (:class:`kramabench.workload.Task`; a family's tasks subclass it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def query(self) -> str: ...
+    @property
+    def answer(self) -> Any: ...  # the gold: a JSON value
+    @property
+    def answer_type(self) -> str | None: ...
+    @property
+    def subtasks(self) -> Sequence[SubtaskSpec]: ...
+    @property
+    def key_functionalities(self) -> Sequence[KeyFunctionality]: ...
+    @property
+    def solution(self) -> str | None: ...
+
+
+class WorkloadSpec(Protocol):
+    """A loaded workload as a setting reads it (:class:`kramabench.workload.Workload`)."""
+
+    @property
+    def domain(self) -> str: ...
+    @property
+    def tasks(self) -> Sequence[TaskSpec]: ...
+
+
+class LakeView(Protocol):
+    """The lake a system sees for one task (:class:`kramabench.run.lakeview.View`): its folder and its files,
+    relative to it."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def files(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """The identity of one work item, resolvable from its token by privileged systems only."""
+
+    setting: str
+    domain: str
+    task_id: str
+    subtask_id: str | None
+    #: reference solution file (absolute) if the workload has one
+    solution: Path | None
+    #: where official solutions expect the lake, relative to their working directory
+    workdir_lake: str
+    #: subtask key given to the system ("subtask-1", ...) -> official subtask id
+    subtask_keys: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SettingContext:
+    """What a setting may use of the run: never the Runner, the store or the workload list."""
+
+    #: end-to-end: also pose the subtask questions (answers scored apart); off, as in the paper
+    pose_subtasks: bool = False
+    #: the judge built by the setting's ``make_judge`` (None: no judge configured)
+    judge: NamedJudge | None = None
+    #: the system is a privileged built-in (it knows the official subtask numbering)
+    privileged: bool = False
+    #: score an answer 100x off the gold as its rescaled value when the question asks for a percentage
+    #: (kramabench.scorers.percent; off: the paper's scoring)
+    normalise_percent: bool = False
+
+
+@dataclass
+class WorkItem:
+    """One unit of work: a task (or one of its subtasks) of one attempt, with what its system gets."""
+
+    key: RecordKey
+    domain: str
+    task: TaskSpec
+    subtask: SubtaskSpec | None
+    attempt: int
+    input: TaskInput
+    ref: TaskRef
+    call_key: str = ""
+    started_at: datetime | None = None
+    #: an outcome known without calling the system (a setting's ``presolved``, e.g. a task not judgeable)
+    presolved: SystemOutput | None = None
+
+    @property
+    def label(self) -> str:
+        """The unit as a person names it: ``legal/legal-easy-1`` (``/<subtask id>`` for a subtask), what
+        messages about its model calls say (its call key is an opaque hash)."""
+        sub = self.key[2]
+        return f"{self.domain}/{self.key[1]}" + (f"/{sub}" if sub else "")
+
+
+@runtime_checkable
+class Setting(Protocol):
+    """An evaluation setting (see :mod:`kramabench.run.settings` for what each member does)."""
+
+    name: str
+    default_judge: str | None
+    #: its score depends on the gold answers (end-to-end, subtasks): an item whose gold an erratum changed is
+    #: scored against the official and the verified gold; False (pipeline-design) scores it once
+    scores_answers: bool
+    #: what the system is asked (``question``: a value; ``elt``: a warehouse); the runner writes it into every
+    #: TaskInput (``TaskInput.kind``)
+    task_kind: TaskKind
+
+    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]: ...
+
+    def task_input(
+        self,
+        ctx: SettingContext,
+        task: TaskSpec,
+        unit: SubtaskSpec | None,
+        view: LakeView,
+        token: str,
+        keys: dict[str, str],
+    ) -> TaskInput: ...
+
+    def presolved(self, task: TaskSpec, unit: SubtaskSpec | None) -> SystemOutput | None: ...
+
+    def make_judge(self, model: Model) -> NamedJudge: ...
+
+    def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ForFamily(Protocol):
+    """Optional: the workload family (kramabench.workload.families) whose workloads the setting runs."""
+
+    family: str
+
+
+@runtime_checkable
+class Configurable(Protocol):
+    """Optional: options a run gives the setting (``--setting-option key=value``), validated by its model."""
+
+    #: the validated options model (``extra="forbid"``: an unknown option is refused, naming the valid ones)
+    options_model: type[BaseModel]
+
+    def with_options(self, options: BaseModel) -> Setting:
+        """A setting like this one, with these options."""
+        ...
+
+
+@runtime_checkable
+class Staged(Protocol):
+    """Optional: what must run around one item's solving (services started for the task)."""
+
+    def stage(self, item: WorkItem) -> AbstractContextManager[TaskInput]: ...
+
+
+@runtime_checkable
+class RemoteStaged(Protocol):
+    """Optional, with :class:`Staged`: the stage can be entered on the worker that solves the item, on any
+    machine (the Ray executor)."""
+
+    def remote_stage(self, item: WorkItem) -> RemoteStage: ...
+
+    def staged_remotely(self, item: WorkItem, info: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class Summarized(Protocol):
+    """Optional: the setting's own metrics over a run's records."""
+
+    def summary(self, records: list[Record]) -> list[RatioMetric]: ...
+
+
+@runtime_checkable
+class Floored(Protocol):
+    """Optional: the setting's own floor (what no work at all scores on the same tasks, and why), in place of
+    the constant answers' floors."""
+
+    def floor_note(self, records: list[Record]) -> str | None: ...
+
+
+@runtime_checkable
+class Described(Protocol):
+    """Optional: what the manifest records about the setting for a run (``options.setting_info``)."""
+
+    def describe(self, workloads: Sequence[WorkloadSpec]) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Differing(Protocol):
+    """Optional: the deliberate differences from the original set-up of the tasks that ran, from their records
+    (what served each task; None when no record says)."""
+
+    def differences(self, records: list[Record]) -> list[str] | None: ...
+
+
+__all__ = [
+    "DEFAULT_FAMILY",
+    "Configurable",
+    "Described",
+    "Differing",
+    "Floored",
+    "ForFamily",
+    "LakeView",
+    "RecordKey",
+    "RemoteStaged",
+    "Setting",
+    "SettingContext",
+    "Staged",
+    "SubtaskSpec",
+    "Summarized",
+    "TaskRef",
+    "TaskSpec",
+    "WorkItem",
+    "WorkloadSpec",
+]
