@@ -321,7 +321,7 @@ def value_sha256(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _find(raw_tasks: list[Any], e: Erratum) -> tuple[dict | None, str]:
+def _find(raw_tasks: list[Any], e: Erratum) -> tuple[dict[str, Any] | None, str]:
     tasks = [t for t in raw_tasks if isinstance(t, dict) and t.get("id") == e.task]
     if not tasks:
         return None, f"no task with id {e.task!r}"

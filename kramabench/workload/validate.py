@@ -66,7 +66,7 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _list_for_scalar(at: AnswerType, answer: list, suggestion: str) -> tuple[str, str, str, str]:
+def _list_for_scalar(at: AnswerType, answer: list[Any], suggestion: str) -> tuple[str, str, str, str]:
     n = len(answer)
     return ("error", "answer_type_mismatch",
             f"the {at.value} answer is a list of {n} item{'s' if n != 1 else ''} {_short(answer)}", suggestion)  # fmt: skip
@@ -77,7 +77,7 @@ def _short(v: Any, n: int = 70) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _list_literal(s: str) -> list | None:
+def _list_literal(s: str) -> list[Any] | None:
     """A list written inside a string (``"Expected answer: ['a', 'b']"``), if there is exactly one."""
     start, end = s.find("["), s.rfind("]")
     if start < 0 or end <= start:
