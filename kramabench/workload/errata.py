@@ -60,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kramabench.files import ERRATA_BYTES, FileRefused, OutsideRoot, check_relative, read_text
 from kramabench.workload.errors import WorkloadError
-from kramabench.workload.models import TASK_CLASSES, ErratumApplied, Finding, TaskClass, TaskReview
+from kramabench.workload.models import TASK_CLASSES, ErratumApplied, Finding, Severity, TaskClass, TaskReview
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -351,9 +351,9 @@ def apply_errata(
     src = str(errata.path) if errata.path else None
     for e in errata.for_domain(domain).errata:
 
-        def finding(code: str, severity: str, message: str, e: Erratum = e) -> Finding:
+        def finding(code: str, severity: Severity, message: str, e: Erratum = e) -> Finding:
             return Finding(
-                severity=severity,  # type: ignore[arg-type]
+                severity=severity,
                 code=code,
                 domain=domain,
                 task_id=e.task,

@@ -43,6 +43,7 @@ from kramabench.workload.models import (
     ErratumApplied,
     Finding,
     KeyFunctionality,
+    Severity,
     Subtask,
     Task,
     Workload,
@@ -401,7 +402,7 @@ class _Builder:
 
     def note(
         self,
-        severity: str,
+        severity: Severity,
         code: str,
         message: str,
         *,
@@ -412,7 +413,7 @@ class _Builder:
     ) -> None:
         self.findings.append(
             Finding(
-                severity=severity,  # type: ignore[arg-type]
+                severity=severity,
                 code=code,
                 domain=self.domain,
                 task_id=task_id,

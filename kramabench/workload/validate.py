@@ -44,7 +44,7 @@ from typing import Any
 
 from kramabench.files import OutsideRoot
 from kramabench.workload.jsonkind import json_kind
-from kramabench.workload.models import AnswerType, Difficulty, Finding, Subtask, Task, Workload
+from kramabench.workload.models import AnswerType, Difficulty, Finding, Severity, Subtask, Task, Workload
 from kramabench.workload.solutions import solution_path
 from kramabench.workload.sources import LakeInventory, Match
 
@@ -66,7 +66,7 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _list_for_scalar(at: AnswerType, answer: list[Any], suggestion: str) -> tuple[str, str, str, str]:
+def _list_for_scalar(at: AnswerType, answer: list[Any], suggestion: str) -> tuple[Severity, str, str, str]:
     n = len(answer)
     return ("error", "answer_type_mismatch",
             f"the {at.value} answer is a list of {n} item{'s' if n != 1 else ''} {_short(answer)}", suggestion)  # fmt: skip
@@ -93,9 +93,9 @@ def _list_literal(s: str) -> list[Any] | None:
     return None
 
 
-def check_answer(answer: Any, at: AnswerType) -> list[tuple[str, str, str, str | None]]:
+def check_answer(answer: Any, at: AnswerType) -> list[tuple[Severity, str, str, str | None]]:
     """Problems of one answer under its type: (severity, code, message, suggestion)."""
-    out: list[tuple[str, str, str, str | None]] = []
+    out: list[tuple[Severity, str, str, str | None]] = []
     kind = at.kind
     approx = "approximate" if at.approximate else "exact"
     if kind == "numeric":
@@ -222,11 +222,11 @@ class _Checker:
         self._resolved: dict[str, Any] = {}
         self._loader_codes = {(f.task_id, f.subtask_id, f.code) for f in wl.findings}
 
-    def add(self, severity: str, code: str, message: str, *, task: Task, sub: Subtask | None = None,
+    def add(self, severity: Severity, code: str, message: str, *, task: Task, sub: Subtask | None = None,
             field: str | None = None, suggestion: str | None = None) -> None:  # fmt: skip
         self.out.append(
             Finding(
-                severity=severity,  # type: ignore[arg-type]
+                severity=severity,
                 code=code,
                 domain=self.wl.domain,
                 task_id=task.id,
@@ -377,7 +377,7 @@ class _Checker:
         paths = r.paths
         closest = ", ".join(repr(p) for p in paths)
 
-        def add(sev: str, code: str, msg: str, sug: str | None) -> None:
+        def add(sev: Severity, code: str, msg: str, sug: str | None) -> None:
             self.add(sev, code, msg, task=t, sub=sub, field="data_sources", suggestion=sug)
 
         pointers = [p for p in paths if p in self.inv.pointers]
