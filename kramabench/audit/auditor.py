@@ -184,10 +184,10 @@ def _json_block(text: str) -> dict[str, Any] | None:
             continue
         if isinstance(obj, dict) and ("attribution" in obj or "category" in obj):
             return obj
-    m = re.search(r"\{.*\}", text, re.S)
-    if m:
+    braces = re.search(r"\{.*\}", text, re.S)
+    if braces:
         try:
-            obj = json.loads(m.group(0))
+            obj = json.loads(braces.group(0))
         except ValueError:
             return None
         if isinstance(obj, dict) and ("attribution" in obj or "category" in obj):
@@ -201,7 +201,8 @@ _PY_BLOCK_RE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.S | r
 def _python_block(text: str) -> str | None:
     """The last fenced Python program of a reply (a ```json block is the report, never a program)."""
     text = re.sub(r"<think>.*?</think>", "", text or "", flags=re.S)
-    for body in reversed(_PY_BLOCK_RE.findall(text)):
+    bodies: list[str] = _PY_BLOCK_RE.findall(text)
+    for body in reversed(bodies):
         if not body.strip() or body.lstrip().startswith("{"):
             continue
         try:

@@ -16,7 +16,7 @@ data sources are missing and the error is what an empty match leads to.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -313,7 +313,7 @@ def _upstream_notes(paths: Sequence[str], facts: LakeFacts | None) -> tuple[list
 
 def _unique(findings: Iterable[Any]) -> list[str]:
     """The findings' texts, one per code and data source (a task's subtasks repeat their task's sources)."""
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[object, object]] = set()
     out: list[str] = []
     for f in findings:
         key = (getattr(f, "code", ""), _source_of(f) or getattr(f, "message", ""))
@@ -329,21 +329,21 @@ def _absent_named(error: str, facts: LakeFacts | None) -> tuple[str, list[str], 
     files for ...``)."""
     if facts is None:
         return None
-    known = [(a, "documented-absent") for a in facts.documented_absent] + [
-        (a, "not-stored") for a in facts.not_stored
-    ]
+    known: list[tuple[str, UpstreamSays]] = [(a, "documented-absent") for a in facts.documented_absent]
+    known += [(a, "not-stored") for a in facts.not_stored]
     for token in re.findall(r"[A-Za-z0-9][\w.\-]{5,}", error or ""):
         low = token.lower()
         if low.isdigit() or not re.search(r"\d|[-_.]", low):
             continue  # a plain word ("FileNotFoundError", "files") names nothing
         hits = [(a, says) for a, says in known if low in PurePosixPath(a).name.lower()]
         if hits:
-            return token, [a for a, _ in hits], hits[0][1]  # type: ignore[return-value]
+            return token, [a for a, _ in hits], hits[0][1]
     return None
 
 
 def _missing_path(path: str, stderr: str, layout: PathLayout, lake: LakePaths, domain: str, lake_dir: Path | None,
-                  facts: LakeFacts | None, linked: Any, out: Any) -> Diagnosis:  # fmt: skip
+                  facts: LakeFacts | None, linked: Callable[[Iterable[str]], list[str]],
+                  out: Callable[..., Diagnosis]) -> Diagnosis:  # fmt: skip
     """The diagnosis of an error naming a file that is not there."""
     error = last_exception(stderr)
     rel = next((r for r in (lake_relative(path, p) for p in (layout.prefix, *layout.also))

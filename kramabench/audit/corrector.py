@@ -34,7 +34,7 @@ from kramabench.audit.text import clip_words
 from kramabench.files import ERRATA_BYTES, read_text, write_file
 from kramabench.workload.errata import Erratum, load_errata
 from kramabench.workload.errata import parse_errata as load_errata_text
-from kramabench.workload.models import Workload
+from kramabench.workload.models import Workload, answer_type_name
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -92,7 +92,7 @@ def propose(reports: list[AuditReport], workloads: dict[str, Workload]) -> Propo
         except KeyError:
             continue
         pid = f"P{len(out.proposals) + 1}"
-        at = task.answer_type.value if task.answer_type else None
+        at = answer_type_name(task.answer_type)
         if rep.category == "ambiguous-question":
             out.ambiguous.append(Ambiguous(task_id=task.id, report=rep.id,
                                            reason=rep.ambiguity or rep.root_cause or "ambiguous"))  # fmt: skip

@@ -89,7 +89,7 @@ def _literal(text: str) -> Any:
     return list(v) if isinstance(v, tuple | set | frozenset) else v
 
 
-def _list_in(text: str) -> list | None:
+def _list_in(text: str) -> list[Any] | None:
     start, end = text.find("["), text.rfind("]")
     if 0 <= start < end:
         v = _literal(text[start : end + 1])
@@ -113,13 +113,16 @@ def _from_prose(line: str, kind: str | None) -> tuple[Any, str] | None:
     labelled = _LABEL_RE.match(line)
     value_part = labelled.group("value") if labelled else None
     if kind == "numeric" or kind is None:
-        for part, note in ((value_part, "the value after the label"), (line, "the only number of the line")):
+        for part, note, after_label in (
+            (value_part, "the value after the label", True),
+            (line, "the only number of the line", False),
+        ):
             if part is None:
                 continue
             nums = _numbers(part)
             if len(nums) == 1:
                 return nums[0], note
-            if part is value_part and nums and _number(part.split()[0].rstrip(".,;")) is not None:
+            if after_label and nums and _number(part.split()[0].rstrip(".,;")) is not None:
                 return nums[0], "the first number after the label"
         if kind == "numeric":
             nums = _numbers(line)
@@ -144,7 +147,7 @@ _PANDAS_FOOTER_RE = re.compile(r"^(?:Name: .*, )?(?:Length: \d+, )?dtype: \w+$|^
 _ARRAY_ITEM_RE = re.compile(r"'([^']*)'|\"([^\"]*)\"|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 
 
-def _numpy_array(lines: list[str]) -> tuple[list, str] | None:
+def _numpy_array(lines: list[str]) -> tuple[list[Any], str] | None:
     """A numpy array printout at the end (``['a' 'b'\n 'c']``, no commas, maybe over several lines)."""
     if not lines[-1].endswith("]"):
         return None
@@ -154,7 +157,7 @@ def _numpy_array(lines: list[str]) -> tuple[list, str] | None:
             inner = text[1:-1]
             if "," in inner or "[" in inner:
                 return None
-            items: list = []
+            items: list[Any] = []
             for q1, q2, num in _ARRAY_ITEM_RE.findall(inner):
                 items.append(q1 or q2 if (q1 or q2 or not num) else _number(num))
             return (items, text) if items else None
@@ -178,7 +181,7 @@ def _series_rows(lines: list[str]) -> tuple[list[tuple[str, Any]], str] | None:
     return (rows[::-1], lines[-1]) if rows else None
 
 
-def _series(lines: list[str]) -> tuple[list, str] | None:
+def _series(lines: list[str]) -> tuple[list[Any], str] | None:
     """The values of a pandas Series printout (``<index>  <value>`` rows above its ``dtype`` line)."""
     got = _series_rows(lines)
     return ([v for _label, v in got[0]], got[1]) if got else None
@@ -237,13 +240,13 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
         return Extraction(note="the program printed nothing")
     kind = _kind(answer_type)
     if kind == "string":
-        got = _series_string(lines)
-        if got is not None:
-            return got
+        from_series = _series_string(lines)
+        if from_series is not None:
+            return from_series
     for reader, note in ((_numpy_array, "a numpy array printout"), (_series, "a pandas Series printout")):
-        got = reader(lines)
-        if got is not None:
-            values, text = got
+        printout = reader(lines)
+        if printout is not None:
+            values, text = printout
             if kind == "list":
                 return Extraction(value=values, method="prose", text=text[:300], note=note)
             if len(values) == 1:
@@ -259,10 +262,10 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
             return Extraction(value=[_number(v) if _number(v) is not None else v for v in labels], method="prose",
                               text=shown, note=f"the labels of the table's index ({index_name})")  # fmt: skip
         if len(rows) == 1 and kind in ("string", None):
-            text = next((c for c in rows[0][1:] if _number(c) is None), None)
-            if text is not None:
+            cell = next((c for c in rows[0][1:] if _number(c) is None), None)
+            if cell is not None:
                 return Extraction(
-                    value=text, method="prose", text=shown, note="the first text cell of a one-row table"
+                    value=cell, method="prose", text=shown, note="the first text cell of a one-row table"
                 )
         if len(rows) == 1 and len(header) == 1 and kind == "numeric" and _number(rows[0][1]) is not None:
             return Extraction(
@@ -285,9 +288,9 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
     for line in reversed(lines[-SCAN_LINES:]):
         if _PANDAS_FOOTER_RE.match(line):
             continue
-        got = _from_prose(line, kind)
-        if got is not None:
-            value, note = got
+        in_prose = _from_prose(line, kind)
+        if in_prose is not None:
+            value, note = in_prose
             if line is not last:
                 note += f" (line {len(lines) - lines[::-1].index(line)} of {len(lines)}, not the last)"
             return Extraction(value=value, method="prose", text=line, note=note)

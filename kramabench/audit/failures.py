@@ -16,14 +16,18 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase, audit_case
 from kramabench.audit.reference import REPRODUCE_AT
 from kramabench.files import FileRefused, LongLine, lines_of, open_append, write_file
+from kramabench.workload.models import answer_type_name
 from kramabench.workload.solutions import read_solution, solution_of
+
+if TYPE_CHECKING:
+    from kramabench.contracts.records import Manifest, Record
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +55,7 @@ class FailuresAudit(BaseModel):
         )
 
 
-def is_failure(record: Any) -> bool:
+def is_failure(record: Record) -> bool:
     if record.subtask_id is not None or record.setting == "pipeline-design":
         return False
     if record.status == "error":
@@ -83,7 +87,9 @@ def _session(record: Any) -> tuple[str, str]:
     return output, "\n".join(lines)
 
 
-def failure_cases(run_dir: Path, *, task_ids: Iterable[str] | None = None) -> tuple[list[FailureCase], Any]:
+def failure_cases(
+    run_dir: Path, *, task_ids: Iterable[str] | None = None
+) -> tuple[list[FailureCase], Manifest]:
     """The failures of a run as auditor cases, and the run's manifest."""
     from kramabench.contracts.records import latest_records
     from kramabench.runfolder import RunFolder, read_manifest, read_records
@@ -107,7 +113,7 @@ def failure_cases(run_dir: Path, *, task_ids: Iterable[str] | None = None) -> tu
         output, session = _session(r)
         cases.append(FailureCase(
             domain=r.domain, task_id=r.task_id, question=task.query,
-            answer_type=task.answer_type.value if task.answer_type else None, gold=task.answer, system=r.system,
+            answer_type=answer_type_name(task.answer_type), gold=task.answer, system=r.system,
             system_answer=r.answer, system_code=r.pipeline_code, system_output=output[-3000:], transcript=session,
             score=r.score, score_details=r.score_details,
             reference_solution=solution_text(sol),

@@ -55,7 +55,7 @@ from kramabench.audit.layout import (
 from kramabench.audit.static import StaticFinding, static_checks
 from kramabench.contracts.answers import answer_type_name
 from kramabench.files import LongLine, lines_of, open_append
-from kramabench.workload.models import Task, Workload
+from kramabench.workload.models import AnswerTypeName, Task, Workload
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +280,9 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
     ctx = context or DomainContext(wl)
     sol = solution_of(wl, task)
     run = SolutionRun(domain=wl.domain, task_id=task.id, solution=str(sol) if sol else None)
-    keys = {"main-task": (None, task.answer, task.answer_type, task.query)}
+    keys: dict[str, tuple[str | None, Any, AnswerTypeName | None, str]] = {
+        "main-task": (None, task.answer, task.answer_type, task.query)
+    }
     for i, st in enumerate(task.subtasks, start=1):
         keys[f"subtask-{i}"] = (st.id, st.answer, st.answer_type, st.query)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +74,7 @@ class ReliabilityResult(BaseModel):
     reports: list[AuditReport] = Field(default_factory=list)
 
 
-def cohen_kappa(pairs: Sequence[tuple[Any, Any]]) -> float | None:
+def cohen_kappa(pairs: Sequence[tuple[Hashable, Hashable]]) -> float | None:
     """Cohen's kappa of (rater A, rater B) label pairs over any number of classes; None when undefined."""
     n = len(pairs)
     if n == 0:

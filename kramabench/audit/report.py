@@ -161,8 +161,8 @@ def sections(
         out.append(("Per task", ["Domain", "Task", "Verdict", "Gold", "Printed (how read)", "Detail", "Proposed class"],
                     rows, None))  # fmt: skip
         if ref.static:
-            shown = [f for f in ref.static if f.kind != "validator" or f.severity != "info"]
-            groups = group_findings(shown)
+            kept = [f for f in ref.static if f.kind != "validator" or f.severity != "info"]
+            groups = group_findings(kept)
             rows = [[g.domain, (g.task_id or "—") + (f" ({len(g.subtasks)} subtask{'s' if len(g.subtasks) != 1 else ''})"
                                                      if g.subtasks else ""),
                      g.kind, g.code, g.count, " · ".join(g.examples) + (" …" if g.count > len(g.examples) else "")]
@@ -172,7 +172,7 @@ def sections(
                     "Static gold checks",
                     ["Domain", "Task", "Kind", "Code", "Findings", "Examples"],
                     rows,
-                    f"{len(shown)} finding(s) grouped per task and kind into {len(groups)} row(s); every finding "
+                    f"{len(kept)} finding(s) grouped per task and kind into {len(groups)} row(s); every finding "
                     "is in reference.json",
                 )
             )

@@ -122,7 +122,7 @@ def _unparsable_literal(text: str) -> str | None:
 
 
 def format_problems(
-    query: str, answer: Any, answer_type: AnswerType | None, lake_names: set[str]
+    query: str, answer: Any, answer_type: AnswerType | str | None, lake_names: set[str]
 ) -> list[tuple[str, str]]:
     """(code, message) for each way ``answer`` disagrees with the format ``query`` states."""
     q = (query or "").lower()
@@ -190,7 +190,9 @@ def format_problems(
                 f"as one: {answer[:80]!r}" + ("…" if len(answer) > 80 else ""),
             )
         )
-    kind = answer_type.kind if answer_type is not None else None
+    # a plug-in's answer type (a name) has no kind known here: the kind's checks do not apply
+    known = answer_type if isinstance(answer_type, AnswerType) else None
+    kind = known.kind if known is not None else None
     if kind == "list" and not isinstance(answer, list):
         out.append(
             (
@@ -198,11 +200,11 @@ def format_problems(
                 f"the answer type is a list; the gold is {type(answer).__name__} {answer!r}"[:200],
             )
         )
-    if kind in ("numeric", "string") and isinstance(answer, list) and len(answer) > 1:
+    if known is not None and kind in ("numeric", "string") and isinstance(answer, list) and len(answer) > 1:
         out.append(
             (
                 "gold_list_for_scalar",
-                f"the answer type is {answer_type.value}; the gold is a list of {len(answer)}",
+                f"the answer type is {known.value}; the gold is a list of {len(answer)}",
             )
         )
     if lake_names:
@@ -222,11 +224,11 @@ def format_problems(
     return out
 
 
-def _same(a: Any, b: Any, answer_type: AnswerType | None) -> bool:
+def _same(a: Any, b: Any, answer_type: AnswerType | str | None) -> bool:
     from kramabench.scorers.registry import score
 
     if answer_type is None:
-        return a == b
+        return bool(a == b)
     s = score(a, b, answer_type, diagnostics=False)
     if s.unscored or s.value is None:
         return str(a).strip().lower() == str(b).strip().lower()

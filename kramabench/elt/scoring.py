@@ -17,6 +17,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -427,7 +428,7 @@ def read_warehouse_isolated(
 
     def drain_stderr() -> None:
         assert proc.stderr is not None
-        for chunk in iter(lambda: proc.stderr.read(1 << 16), b""):  # type: ignore[union-attr]
+        for chunk in iter(partial(proc.stderr.read, 1 << 16), b""):
             err_tail.extend(chunk)
             del err_tail[:-8192]
 
@@ -449,7 +450,7 @@ def read_warehouse_isolated(
             proc.stdin.close()
         except BrokenPipeError:
             pass
-        for chunk in iter(lambda: proc.stdout.read(1 << 16), b""):  # type: ignore[union-attr]
+        for chunk in iter(partial(proc.stdout.read, 1 << 16), b""):
             out.extend(chunk)
             if limit is not None and len(out) > limit:
                 too_large = True
@@ -531,7 +532,7 @@ def score_read(
             continue
         q = by_model.get(m.name.lower())
         if q is None or q.error is not None:
-            msg = q.error if q is not None else "not read"
+            msg = q.error if q is not None and q.error is not None else "not read"
             results = (
                 {c: failed(c, expected, msg) for c in comps}
                 if q is not None and q.error != "no evaluation query"

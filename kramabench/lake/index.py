@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
+from multiprocessing.context import BaseContext
 from pathlib import Path
 
 from kramabench.contracts import interrupt
@@ -19,7 +20,7 @@ from kramabench.contracts import interrupt
 from .cache import LakeCache, default_cache_dir
 from .models import FileEntry, LakeOptions
 from .readers import read_entry
-from .render import Rendered, render_entries
+from .render import RenderCache, Rendered, render_entries
 from .sniff import scan_file
 
 log = logging.getLogger(__name__)
@@ -167,7 +168,7 @@ class LakeIndex:
     entries: list[FileEntry]
     stats: BuildStats = field(default_factory=BuildStats)
     _by_path: dict[str, FileEntry] = field(default_factory=dict, repr=False)
-    _render_cache: dict = field(default_factory=dict, repr=False)
+    _render_cache: RenderCache = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self._by_path = {e.path: e for e in self.entries}
@@ -239,8 +240,10 @@ class LakeIndex:
         cache = (
             None
             if cache_dir is False
-            else LakeCache(default_cache_dir() if cache_dir in (None, True) else Path(cache_dir), options)
-        )  # type: ignore[arg-type]
+            else LakeCache(
+                default_cache_dir() if cache_dir is None or cache_dir is True else Path(cache_dir), options
+            )
+        )
         bad_names: list[str] = []
         if files is not None:
             rels = list(files)
@@ -374,7 +377,7 @@ def _sequential(jobs: list[tuple[str, str, LakeOptions]], e: BaseException) -> l
     return [_describe(j) for j in jobs]
 
 
-def _pool_context():
+def _pool_context() -> BaseContext | None:
     """Where the readers' processes come from: a fork server (one single-threaded process, started once, with
     this module imported), never a fork of this process. A run indexes lakes while its other threads work,
     and a child forked while one of them is importing a module inherits that module's import lock held by a
@@ -387,8 +390,18 @@ def _pool_context():
     return ctx
 
 
-def build_index(root: Path | str, options: LakeOptions | None = None, **kw) -> LakeIndex:
-    return LakeIndex.build(root, options, **kw)
+def build_index(
+    root: Path | str,
+    options: LakeOptions | None = None,
+    *,
+    cache_dir: Path | str | None | bool = None,
+    workers: int | None = None,
+    files: Iterable[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> LakeIndex:
+    return LakeIndex.build(
+        root, options, cache_dir=cache_dir, workers=workers, files=files, progress=progress
+    )
 
 
 __all__ = [

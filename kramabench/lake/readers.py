@@ -471,7 +471,10 @@ class _TextLines:
     """An lxml parser target: the page's text lines in document order (script and style left out)."""
 
     def __init__(self, n: int) -> None:
-        self.n, self.lines, self.skip, self.part = n, [], 0, []
+        self.n = n
+        self.lines: list[str] = []
+        self.skip = 0
+        self.part: list[str] = []
 
     def start(self, tag: str, attrib: Any) -> None:
         self._flush()
@@ -592,7 +595,7 @@ def read_html(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
 
 def _isna(v: Any) -> bool:
     try:
-        return v != v  # NaN
+        return bool(v != v)  # NaN
     except Exception:  # noqa: BLE001
         return False
 

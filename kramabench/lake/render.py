@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -34,6 +34,12 @@ from .snippets import (
     whole_from_level_1,
 )
 from .snippets import _ext as _ext_case
+
+#: what a file is, for grouping it with the same-column files of its folder (see :func:`_signature`)
+Signature = tuple[Hashable, ...]
+#: what :func:`render_entries` keeps across calls (the index holds one), by keys of distinct shapes: the
+#: files' signatures and the renders prepared
+RenderCache = dict[tuple[Hashable, ...], "Signature | FileRender"]
 
 #: same-column files of one folder shown once (with the others' names and row counts) from this many on
 FOLD_MIN = 3
@@ -207,7 +213,7 @@ def list_paths(paths: Sequence[str], budget: int) -> str:
     return "".join(out)
 
 
-def _signature(e: FileEntry) -> tuple:
+def _signature(e: FileEntry) -> Signature:
     d = e.path.rpartition("/")[0]
     if e.error:
         return (d, "error", e.path)
@@ -230,12 +236,13 @@ def _compact_names(names: list[str]) -> str:
     return ", ".join(names[:3]) + ", …, " + ", ".join(names[-2:]) + pattern
 
 
-def _groups(entries: list[FileEntry], cache: dict | None) -> list[list[FileEntry]]:
+def _groups(entries: list[FileEntry], cache: RenderCache | None) -> list[list[FileEntry]]:
     """Entries grouped by folder, format and columns, in order of first appearance."""
-    groups: dict[tuple, list[FileEntry]] = {}
+    groups: dict[Signature, list[FileEntry]] = {}
     for e in entries:
         skey = ("sig", e.content_hash, e.path, e.error)
-        sig = cache.get(skey) if cache is not None else None
+        hit = cache.get(skey) if cache is not None else None
+        sig = hit if isinstance(hit, tuple) else None
         if sig is None:
             sig = _signature(e)
             if cache is not None:
@@ -248,16 +255,17 @@ def _single(
     e: FileEntry,
     prefix: str,
     max_rows: int,
-    cache: dict | None,
+    cache: RenderCache | None,
     style: str = "rich",
     root: Path | None = None,
 ) -> FileRender:
     key = (e.content_hash, e.path, e.error, prefix, max_rows, style)
-    fr = cache.get(key) if cache is not None else None
-    if fr is None:
-        fr = prepare(e, prefix + e.path, max_rows, style=style, root=root)
-        if cache is not None:
-            cache[key] = fr
+    hit = cache.get(key) if cache is not None else None
+    if isinstance(hit, FileRender):
+        return hit
+    fr = prepare(e, prefix + e.path, max_rows, style=style, root=root)
+    if cache is not None:
+        cache[key] = fr
     return fr
 
 
@@ -275,7 +283,7 @@ def _folded(
     members: list[FileEntry],
     prefix: str,
     max_rows: int,
-    cache: dict | None,
+    cache: RenderCache | None,
     with_rows: bool,
     style: str = "rich",
     root: Path | None = None,
@@ -291,9 +299,9 @@ def _folded(
         with_rows,
         style,
     )
-    fr = cache.get(key) if cache is not None else None
-    if fr is not None:
-        return fr
+    hit = cache.get(key) if cache is not None else None
+    if isinstance(hit, FileRender):
+        return hit
     fr = prepare(rep, prefix + rep.path, max_rows, style=style, root=root)
     d = rep.path.rpartition("/")[0]
     names = [m.path.rpartition("/")[2] for m in members[1:]]
@@ -341,7 +349,7 @@ def _indent_text(text: str) -> str:
 _DIGITS_RE = re.compile(r"\d+")
 
 
-def _kind(e: FileEntry) -> tuple:
+def _kind(e: FileEntry) -> tuple[str, str, tuple[str, ...], bool]:
     """What a file is, for deciding whether two folders hold the same kind of files: its extension and
     format, and for a delimited table its columns (two folders of different tables are not repeats)."""
     ext = _ext_case(e.path)  # as on disk: a folder of .HDR files is not one of .hdr files
@@ -360,7 +368,7 @@ def repeated_folders(entries: Sequence[FileEntry], min_folders: int = FOLD_MIN) 
         d = e.path.rpartition("/")[0]
         if d:
             by_folder.setdefault(d, []).append(e)
-    groups: dict[tuple, list[str]] = {}
+    groups: dict[tuple[str, tuple[tuple[str, str, tuple[str, ...], bool], ...]], list[str]] = {}
     for d, files in by_folder.items():
         parent = d.rpartition("/")[0]
         shape = tuple(sorted(_kind(e) for e in files))
@@ -382,7 +390,7 @@ def _folder_group(
     files_of: dict[str, list[FileEntry]],
     prefix: str,
     max_rows: int,
-    cache: dict | None,
+    cache: RenderCache | None,
     style: str,
     root: Path | None,
 ) -> FileRender:
@@ -397,9 +405,9 @@ def _folder_group(
         max_rows,
         style,
     )
-    fr = cache.get(key) if cache is not None else None
-    if fr is not None:
-        return fr
+    hit = cache.get(key) if cache is not None else None
+    if isinstance(hit, FileRender):
+        return hit
     parent = posixpath.commonpath(folders) if len(folders) > 1 else rep.rpartition("/")[0]
     if parent in folders:
         parent = parent.rpartition("/")[0]
@@ -440,7 +448,7 @@ class Rendered:
     #: lake path -> kinds of secrets masked in the text shown of it
     masked: dict[str, list[str]] = field(default_factory=dict)
     #: groups of repeated folders shown once (count, example folder)
-    folded_folders: list[dict] = field(default_factory=list)
+    folded_folders: list[dict[str, int | str]] = field(default_factory=list)
     #: files shown with fewer rows/lines than the sampling rule gives, for the budget
     shortened: list[str] = field(default_factory=list)
 
@@ -504,7 +512,7 @@ def render_entries(
     path_prefix: str = "",
     max_rows: int = 10,
     content: bool = True,
-    cache: dict | None = None,
+    cache: RenderCache | None = None,
     style: str = "rich",
     root: Path | None = None,
 ) -> Rendered:

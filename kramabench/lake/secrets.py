@@ -20,7 +20,7 @@ What is masked:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 MASK = "[MASKED]"
 
@@ -118,7 +118,7 @@ def mask_secrets(text: str) -> tuple[str, list[str]]:
         return text, []
     found: list[str] = []
 
-    def shape(kind: str):
+    def shape(kind: str) -> Callable[[re.Match[str]], str]:
         def sub(m: re.Match[str]) -> str:
             found.append(kind)
             return MASK

@@ -13,9 +13,13 @@ import io
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _csv import Reader
 
 CHUNK = 1 << 20
 _CONTROL = bytes([*range(0, 9), *range(14, 32)])
@@ -345,12 +349,12 @@ def sniff_text_format(text: str, path: str) -> str:
     return "text"
 
 
-def csv_reader(source: Iterable[str], **options) -> Iterator[list[str]]:
+def csv_reader(source: Iterable[str], *, delimiter: str = ",") -> Reader:
     """``csv.reader`` that reads a NUL character the same on every Python: 3.10's csv refuses it ("line
     contains NUL") and would skip the line, 3.11 reads it as text; on 3.10 it is read as U+FFFD."""
     if sys.version_info < (3, 11):
         source = (line.replace("\x00", "\ufffd") for line in source)
-    return csv.reader(source, **options)
+    return csv.reader(source, delimiter=delimiter)
 
 
 __all__ = [

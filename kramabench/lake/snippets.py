@@ -107,7 +107,9 @@ class FileRender:
     prefmax: list[int]  # running max of costs (for monotone search)
     masked: list[str] = field(default_factory=list)  # kinds of secrets masked in this render
     masked_files: dict[str, list[str]] = field(default_factory=dict)  # lake path -> kinds masked
-    folded: dict | None = None  # what a folded group stands for (recorded in the prompt facts)
+    folded: dict[str, int | str] | None = (
+        None  # what a folded group stands for (recorded in the prompt facts)
+    )
     #: the level shown whenever the budget allows it (a small documentation file: whole)
     floor: int = 0
 
@@ -200,10 +202,9 @@ def csv_line(cells: Sequence[str], delimiter: str | None = ",") -> str:
 # ---- raw lines ------------------------------------------------------------------------------------
 
 
-def read_raw(
-    e: FileEntry, root: Path | None, count: int | None, *, doc: str | None = None
-) -> RawLines | None:
-    """The first ``count`` lines of the file (all when None), or None without a lake root."""
+def read_raw(e: FileEntry, root: Path | None, count: int | None, *, doc: bool = False) -> RawLines | None:
+    """The first ``count`` lines of the file (all when None), or None without a lake root; ``doc``: a
+    documentation file shown whole (its lines are not cut to a width)."""
     if root is None or e.error:
         return None
     return read_raw_lines(
@@ -244,9 +245,13 @@ def whole_from_level_1(blocks: list[Block]) -> list[Block]:
         if b.lo == 0:
             out.append(b)
         elif b.hi >= _BIG:
-            f = b.label
-            out.append(replace(b, lo=1, label=(lambda lv, f=f: f(_BIG)) if f is not None else None))
+            out.append(replace(b, lo=1, label=_at_big(b.label) if b.label is not None else None))
     return out
+
+
+def _at_big(label: Callable[[int], str]) -> Callable[[int], str]:
+    """``label`` as shown at the deepest level, whatever the level asked."""
+    return lambda _level: label(_BIG)
 
 
 def _where(e: FileEntry, last: int) -> str:
@@ -420,16 +425,16 @@ def paper_file_blocks(
         blocks += raw_blocks(
             raw.lines, bounds, 2, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc)
         )
-        return blocks, doc and bool(bounds)
+        return blocks, doc is not None and bool(bounds)
     if e.format not in TEXT_FORMATS:
         blocks.append(Block("  (binary file: its content is not shown)\n", 0))
         return blocks, False
-    raw = read_raw(e, root, None if doc else max_rows, doc=doc)
+    raw = read_raw(e, root, None if doc else max_rows, doc=doc is not None)
     if raw is None or not raw.lines:
         return blocks, False
     bounds = list(range(1, len(raw.lines) + 1))
     blocks += raw_blocks(raw.lines, bounds, 1, text_label(e, len(bounds), raw.cut, doc=doc))
-    return blocks, doc
+    return blocks, doc is not None
 
 
 def _text_desc(e: FileEntry) -> str:
@@ -576,7 +581,7 @@ def file_blocks(
     if _line_based(e):
         t = e.tables[0]
         want = None if doc else max(t.preview_line_ends[:max_rows])
-        raw = read_raw(e, root, want, doc=doc)
+        raw = read_raw(e, root, want, doc=doc is not None)
         blocks += _columns_blocks(t, column_names(t, e, raw))
         blocks += [Block(f"   note: {n}\n", 1) for n in t.notes]
         if raw is None:
@@ -590,7 +595,7 @@ def file_blocks(
         blocks += raw_blocks(
             raw.lines, bounds, 3, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc)
         )
-        return blocks, doc and bool(bounds)
+        return blocks, doc is not None and bool(bounds)
     for t in e.tables:
         blocks += _columns_blocks(t, [c.name for c in t.columns])
         blocks += [Block(f"   note: {n}\n", 1) for n in t.notes]
@@ -600,11 +605,11 @@ def file_blocks(
         blocks += rows
     if e.text_preview and not e.tables:
         if _raw_text(e):
-            raw = read_raw(e, root, None if doc else max_rows, doc=doc)
+            raw = read_raw(e, root, None if doc else max_rows, doc=doc is not None)
             if raw is not None and raw.lines:
                 bounds = list(range(1, len(raw.lines) + 1))
                 blocks += raw_blocks(raw.lines, bounds, 1, text_label(e, len(bounds), raw.cut, doc=doc))
-                return blocks, doc
+                return blocks, doc is not None
             return blocks, False
         lines = e.text_preview[:max_rows]
         what = (
@@ -612,12 +617,12 @@ def file_blocks(
             if e.format in ("json", "jsonl")
             else "the text of the page (markup removed, not the file's lines)"
         )
-        blocks += raw_blocks(
-            lines,
-            list(range(1, len(lines) + 1)),
-            1,
-            lambda k, n=len(lines), w=what: f"  {w}" + (f", {SHORTENED}" if k < n else "") + ":\n",
-        )
+        n_lines = len(lines)
+
+        def label(k: int) -> str:
+            return f"  {what}" + (f", {SHORTENED}" if k < n_lines else "") + ":\n"
+
+        blocks += raw_blocks(lines, list(range(1, n_lines + 1)), 1, label)
     return blocks, False
 
 

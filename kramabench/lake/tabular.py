@@ -383,6 +383,7 @@ def describe_columns(
 ) -> list[ColumnInfo]:
     cols: list[ColumnInfo] = []
     width = len(names)
+    columns: list[list[Any]]  # cells as read (typed), or as text
     if typed:
         columns = [[r[j] if j < len(r) else None for r in data] for j in range(width)]
     else:

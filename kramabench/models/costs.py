@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.model import Completion
 from kramabench.models.recording import CallRecord, load_calls
+
+if TYPE_CHECKING:
+    from kramabench.contracts.system import SystemUsage
 
 
 class CostSummary(BaseModel):
@@ -80,7 +84,9 @@ class RunCosts(BaseModel):
 def summarize_calls(records: Iterable[CallRecord]) -> RunCosts:
     """Totals per task key, per model id and overall, over every record given (so for a resumed run
     the calls of an interrupted attempt count too: they were paid for)."""
-    total, per_task, per_model = CostSummary(), {}, {}
+    total = CostSummary()
+    per_task: dict[str, CostSummary] = {}
+    per_model: dict[str, CostSummary] = {}
     for rec in records:
         total.add(rec)
         per_task.setdefault(rec.task_key, CostSummary()).add(rec)
@@ -93,7 +99,7 @@ def summarize_run(run_dir: Path | str) -> RunCosts:
     return summarize_calls(load_calls(run_dir))
 
 
-def system_usage(completions: Iterable[Completion], wall_s: float = 0.0):  # -> SystemUsage
+def system_usage(completions: Iterable[Completion], wall_s: float = 0.0) -> SystemUsage:
     """The :class:`~kramabench.contracts.system.SystemUsage` of a system's completions (for ``SystemOutput``)."""
     from kramabench.contracts.system import SystemUsage
 

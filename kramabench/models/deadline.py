@@ -117,14 +117,15 @@ def bounded(fn: Callable[[], T], seconds: float, *, max_bytes: int = MAX_REPLY_B
     interrupt.check(what)
     watch = _Watch(deadline=time.monotonic() + seconds, max_bytes=max_bytes)
     done = threading.Event()
-    box: dict[str, Any] = {}
+    value: list[T] = []  # fn's result, or
+    error: list[BaseException] = []  # what it raised
 
     def target() -> None:
         _watch.set(watch)
         try:
-            box["value"] = fn()
+            value.append(fn())
         except BaseException as e:  # noqa: BLE001 - handed to the caller
-            box["error"] = e
+            error.append(e)
         finally:
             done.set()
 
@@ -137,9 +138,9 @@ def bounded(fn: Callable[[], T], seconds: float, *, max_bytes: int = MAX_REPLY_B
         if time.monotonic() >= watch.deadline:
             watch.abandoned.set()
             raise DeadlineExceeded(f"no complete reply within {seconds:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    if error:
+        raise error[0]
+    return value[0]
 
 
 def cause_of(exc: BaseException) -> BaseException | None:

@@ -301,8 +301,9 @@ class ChatBackend:
                 raise _BadResponse(f"response message has no text content (finish_reason={finish!r})")
         if isinstance(text, list):  # content parts ([{"type": "text", "text": ...}, ...]): their text, joined
             parts = [p.get("text") if isinstance(p, dict) else getattr(p, "text", None) for p in text]
-            if parts and all(isinstance(x, str) for x in parts):
-                text = "".join(parts)
+            texts = [x for x in parts if isinstance(x, str)]
+            if parts and len(texts) == len(parts):
+                text = "".join(texts)
         if not isinstance(text, str):
             raise _BadResponse(f"response content is not text: {type(text).__name__}")
         raw_usage = getattr(resp, "usage", None)

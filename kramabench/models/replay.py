@@ -23,10 +23,11 @@ A call with no recording (another task key, more calls than recorded, no scope a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict
 
-from kramabench.contracts.model import ChatMessage, Completion, ModelError, ModelOptions
+from kramabench.contracts.model import ChatMessage, Completion, ModelError, ModelErrorKind, ModelOptions
 from kramabench.models.recording import (
     CALLS_FILE,
     CallRecord,
@@ -110,8 +111,10 @@ class ReplayBackend:
                 scope.add_note(note)
         if rec.error is not None:
             raise ModelError(
-                rec.error.kind,
-                f"(replayed) {rec.error.message}",  # type: ignore[arg-type]
+                cast(
+                    "ModelErrorKind", rec.error.kind
+                ),  # recorded from a ModelError (CallErrorInfo keeps a str)
+                f"(replayed) {rec.error.message}",
                 attempts=rec.error.attempts,
             )
         return Completion(

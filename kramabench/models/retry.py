@@ -47,12 +47,13 @@ class RetryPolicy(BaseModel):
         parallel callers do not all come back at the same instant); else exponential backoff
         ``min(max_s, base_s * 2**(attempt-1))`` of which the ``jitter`` fraction is random.
         """
-        r = rng or random
+        uniform = rng.uniform if rng is not None else random.uniform
         if retry_after is not None and retry_after >= 0:
             wait = min(retry_after, self.max_retry_after_s)
-            return wait + r.uniform(0, 0.1 * wait)
-        backoff = min(self.max_s, self.base_s * (2 ** max(0, attempt - 1)))
-        return backoff * (1 - self.jitter) + r.uniform(0, backoff * self.jitter)
+            return wait + uniform(0, 0.1 * wait)
+        doubling: int = 2 ** max(0, attempt - 1)
+        backoff = min(self.max_s, self.base_s * doubling)
+        return backoff * (1 - self.jitter) + uniform(0, backoff * self.jitter)
 
 
 def parse_retry_after(headers: Any) -> float | None:

@@ -7,6 +7,7 @@ and says so plainly when runs put side by side did not run in the same environme
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kramabench.report.load import RunData
@@ -29,7 +30,7 @@ class RunEnvironment:
     def lock_short(self) -> str:
         return self.lock_hash[:12] if len(self.lock_hash) == 64 else self.lock_hash
 
-    def identity(self) -> tuple:
+    def identity(self) -> tuple[str, str, tuple[tuple[str, str], ...]]:
         """What must match for two runs' scores to come from the same environment."""
         return (self.python, self.lock_hash, tuple(sorted(self.packages.items())))
 
@@ -60,7 +61,11 @@ def environment_warning(envs: list[RunEnvironment]) -> str | None:
     if len(envs) < 2 or len({e.identity() for e in envs}) == 1:
         return None
     diffs: list[str] = []
-    for what, get in (("Python", lambda e: e.python), ("sandbox lock", lambda e: e.lock_short)):
+    getters: tuple[tuple[str, Callable[[RunEnvironment], str]], ...] = (
+        ("Python", lambda e: e.python),
+        ("sandbox lock", lambda e: e.lock_short),
+    )
+    for what, get in getters:
         values = {get(e) for e in envs}
         if len(values) > 1:
             diffs.append(f"{what} " + " vs ".join(f"{get(e)} ({e.label})" for e in envs))

@@ -9,13 +9,15 @@ the bounded numeric metric (numeric-approximate answers scored 1 within the pape
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kramabench.contracts.records import Record
 from kramabench.report.load import RunData
 from kramabench.report.tables import TOTAL, cell_stat, task_scores
 from kramabench.report.unsupported import unsupported_text
-from kramabench.run.floors import FloorRow, floor_rows
+from kramabench.run.floors import FloorCache, FloorRow, floor_rows
 from kramabench.run.golds import GOLD_TITLES, GOLDS, OFFICIAL, VERIFIED, both_golds, run_gold
 from kramabench.run.settings import setting_floor_note
 from kramabench.scorers.stats import MeanCI
@@ -40,7 +42,7 @@ class RunGolds:
     run_gold: str
     columns: dict[str, GoldColumn]
     #: the errata file the run applied (path, sha256), None when none
-    errata_file: dict | None = None
+    errata_file: dict[str, Any] | None = None
     #: reviewed class -> number of the run's tasks in it (``Record.gold_class``)
     classes: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -63,7 +65,7 @@ def attach_golds(runs: list[RunData]) -> str:
     main = OFFICIAL if runs and all(run_gold(r.manifest) == OFFICIAL for r in runs) else VERIFIED
     for run in runs:
         if not run.golds:
-            run.golds = both_golds(run.records, run.manifest)
+            run.golds = {name: view for name, view in both_golds(run.records, run.manifest).items()}
         run.records = run.golds[main].records
         run.gold = main
     return main
@@ -71,8 +73,8 @@ def attach_golds(runs: list[RunData]) -> str:
 
 def run_golds(run: RunData, index: int, setting: str) -> RunGolds:
     cols: dict[str, GoldColumn] = {}
-    per_gold: dict[str, dict] = {}
-    cache: dict = {}  # the golds both views share are scored once
+    per_gold: dict[str, dict[tuple[str, str], float | None]] = {}
+    cache: FloorCache = {}  # the golds both views share are scored once
     floor_note = setting_floor_note(setting, run.outcomes(setting))
     for g in GOLDS:
         recs = [r for r in run.under(g).outcomes(setting)]
@@ -123,7 +125,7 @@ class GoldLine:
     values: tuple[float | None, float | None] = (None, None)
 
 
-def other_records(run: RunData) -> dict[tuple, Record]:
+def other_records(run: RunData) -> dict[tuple[str, str, str, str | None, int], Record]:
     """The run's records against the other gold than its main view, by (domain, setting, task, subtask,
     attempt): for the task rows' second score."""
     other = OFFICIAL if run.gold == VERIFIED else VERIFIED
@@ -169,7 +171,7 @@ def gold_lines(rg: RunGolds) -> list[GoldLine]:
 
     o, v = rg.columns[OFFICIAL], rg.columns[VERIFIED]
 
-    def pair(f) -> tuple[str, str, tuple[float | None, float | None]]:
+    def pair(f: Callable[[GoldColumn], float | None]) -> tuple[str, str, tuple[float | None, float | None]]:
         a, b = f(o), f(v)
         return (fmt.pct(a) if a is not None else "–", fmt.pct(b) if b is not None else "–", (a, b))
 
@@ -179,7 +181,11 @@ def gold_lines(rg: RunGolds) -> list[GoldLine]:
     lines = [GoldLine("system", "this run", ci(o), ci(v), (o.score.mean, v.score.mean))]
     if rg.floors_apply and (o.floors.n or v.floors.n):
         for k in FLOOR_TITLES:
-            a, b, vals = pair(lambda c, k=k: c.floors.floors.get(k) if c.floors.n else None)
+
+            def floor_of(c: GoldColumn, k: str = k) -> float | None:
+                return c.floors.floors.get(k) if c.floors.n else None
+
+            a, b, vals = pair(floor_of)
             lines.append(GoldLine("floor", f"floor: {FLOOR_TITLES[k]}", a, b, vals))
         if o.floors.n_numeric or v.floors.n_numeric:
             a, b, vals = pair(lambda c: c.floors.system_bounded)
@@ -210,7 +216,11 @@ def gold_lines(rg: RunGolds) -> list[GoldLine]:
             a, b, vals = pair(lambda c: c.floors.numeric_band)
             lines.append(GoldLine("numeric", "… within band (RAE < 11.1%)", a, b, vals))
             for bound in RAE_BANDS:
-                a, b, vals = pair(lambda c, bound=bound: c.floors.numeric_rae.get(bound))
+
+                def within(c: GoldColumn, bound: float = bound) -> float | None:
+                    return c.floors.numeric_rae.get(bound)
+
+                a, b, vals = pair(within)
                 lines.append(GoldLine("numeric", f"… RAE ≤ {bound:.0%}", a, b, vals))
     if rg.floor_note:
         lines.append(GoldLine("floor", "floor", "", rg.floor_note))

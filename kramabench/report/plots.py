@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
@@ -14,12 +15,15 @@ from kramabench.report.load import RunData
 from kramabench.report.summary import RunSummary, record_cost
 from kramabench.report.tables import Table, record_value
 
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
+
 #: colour-blind safe (Okabe-Ito), one per run, in run order
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7f7f7f", "#F0E442"]
 INK = "#1f2933"
 MUTED = "#8a94a6"
 
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "svg.hashsalt": "kramabench",
     "svg.fonttype": "none",
     "font.size": 10,
@@ -57,8 +61,13 @@ def domain_bars(table: Table) -> str | None:
         x = np.arange(n_cols)
         for j, row in enumerate(table.rows):
             means = np.array([c.mean * 100 if c.mean is not None else np.nan for c in row.cells])
-            lo = np.array([(c.mean - c.lo) * 100 if c.mean is not None else 0 for c in row.cells])
-            hi = np.array([(c.hi - c.mean) * 100 if c.mean is not None else 0 for c in row.cells])
+            # whiskers: the interval; none for a mean without one (a setting's metric given without its parts)
+            lo = np.array(
+                [(c.mean - c.lo) * 100 if c.mean is not None and c.lo is not None else 0 for c in row.cells]
+            )
+            hi = np.array(
+                [(c.hi - c.mean) * 100 if c.mean is not None and c.hi is not None else 0 for c in row.cells]
+            )
             color = run_color(row.run_index if row.run_index is not None else j)
             offs = x + (j - (n_rows - 1) / 2) * width
             ax.bar(offs, np.nan_to_num(means), width * 0.92, color=color, label=row.label, zorder=2)
@@ -129,10 +138,13 @@ def score_vs_cost(runs: list[RunData], summaries: list[RunSummary]) -> tuple[str
             )
             mx = s.cost_per_task or 0.0
             m = s.score
+            mean = m.mean if m.mean is not None else 0.0  # (a run is plotted only with a mean score)
+            lo_m = m.lo if m.lo is not None else mean
+            hi_m = m.hi if m.hi is not None else mean
             ax.errorbar(
                 [mx],
-                [m.mean * 100],
-                yerr=[[(m.mean - m.lo) * 100], [(m.hi - m.mean) * 100]],
+                [mean * 100],
+                yerr=[[(mean - lo_m) * 100], [(hi_m - mean) * 100]],
                 fmt="o",
                 ms=9,
                 color=color,

@@ -605,7 +605,8 @@ def transcript_html(entries: list[dict[str, Any]]) -> str:
         if "role" in e and "content" in e and len(e) <= 3:
             parts.append(_message_html(str(e["role"]), e["content"]))
             continue
-        request = e.get("request") if isinstance(e.get("request"), dict) else {}
+        req = e.get("request")
+        request = req if isinstance(req, dict) else {}
         messages = e.get("messages") if isinstance(e.get("messages"), list) else request.get("messages") or []
         response = next((e[k] for k in _RESPONSE_KEYS if k in e), None)
         if isinstance(response, dict):

@@ -81,9 +81,7 @@ class Table:
         """Per column: the rows with the highest mean (empty when fewer than two rows have a value)."""
         out: list[set[int]] = []
         for j in range(len(self.columns)):
-            vals = [
-                (row.cells[j].mean, i) for i, row in enumerate(self.rows) if row.cells[j].mean is not None
-            ]
+            vals = [(mean, i) for i, row in enumerate(self.rows) if (mean := row.cells[j].mean) is not None]
             if len(vals) < 2:
                 out.append(set())
                 continue
@@ -298,12 +296,12 @@ def metric_table(runs: list[RunData], setting: str) -> Table | None:
         by = {m.label: m for m in metrics}
         cells = []
         for label in labels:
-            m = by.get(label)
-            if m is None or m.value is None:
+            got = by.get(label)
+            if got is None or got.value is None:
                 cells.append(MeanCI(None, None, None, 0))
                 continue
-            lo, hi = ratio_ci(m.parts) if m.parts else (None, None)
-            cells.append(MeanCI(m.value, lo, hi, len(m.parts) or int(m.denominator)))
+            lo, hi = ratio_ci(got.parts) if got.parts else (None, None)
+            cells.append(MeanCI(got.value, lo, hi, len(got.parts) or int(got.denominator)))
         rows.append(Row(label=run.label, cells=cells, run_index=i, sublabel=run.run_id, keys=list(run.keys)))
     caption = (
         "Metrics the setting declares over each run, in %, with a 95% bootstrap interval over the units "

@@ -60,7 +60,7 @@ def rougeL_f(ref: list[str], hyp: list[str]) -> float:  # noqa: N802 - the metri
     return _f(lcs / len(hyp), lcs / len(ref))
 
 
-def _ngrams(tokens: list[str], n: int) -> Counter:
+def _ngrams(tokens: list[str], n: int) -> Counter[tuple[str, ...]]:
     return Counter(zip(*(tokens[i:] for i in range(n)), strict=False)) if len(tokens) >= n else Counter()
 
 

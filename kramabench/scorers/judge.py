@@ -98,8 +98,8 @@ def _as_bool(v: Any) -> bool | None:
     return None
 
 
-def _json_objects(text: str) -> list[dict]:
-    out: list[dict] = []
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     blocks = [m.group(1) for m in _FENCE_RE.finditer(text)] + [text]
     dec = json.JSONDecoder()
     for block in blocks:

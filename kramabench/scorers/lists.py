@@ -33,14 +33,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Hashable
+from enum import Enum
 from itertools import repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, Final, Literal, TypeVar
 
 import numpy as np
 
 from kramabench.scorers.base import Score
 from kramabench.scorers.context import JudgeContext
+from kramabench.scorers.judge import Judge
 from kramabench.scorers.matching import first_true, interval_matching, max_matching, runs_matching
 from kramabench.scorers.numeric import (
     APPROX_ITEM_THRESHOLD,
@@ -81,31 +84,35 @@ MAX_MATRIX = 4_000_000
 
 
 _max_matching = max_matching
+_K = TypeVar("_K", bound=Hashable)
 
 
 # ---- numbers --------------------------------------------------------------------------------------
 
 
 def _num_matrix(gold: list[Item], pred: list[Item], approximate: bool, factor: float = 1.0) -> np.ndarray:
-    g = np.array([i.num.value for i in gold], dtype=float)  # type: ignore[union-attr]
-    p = np.array([i.num.value for i in pred], dtype=float)  # type: ignore[union-attr]
+    g = np.array([i.number.value for i in gold], dtype=np.float64)
+    p = np.array([i.number.value for i in pred], dtype=np.float64)
     order = np.argsort(p, kind="stable")
     if len(p) > 1 and (order[1:] < order[:-1]).any():
         # columns in value order: a gold's matches are then one run of columns (see kramabench.scorers.matching)
         p = p[order]
         pred = [pred[j] for j in order.tolist()]
     pts = None
-    if any(i.num.points is not None for i in pred):  # type: ignore[union-attr]
-        pts = np.array([i.num.points if i.num.points is not None else np.nan for i in pred], dtype=float)  # type: ignore[union-attr]
+    if any(i.number.points is not None for i in pred):
+        pts = np.array(
+            [pt if (pt := i.number.points) is not None else np.nan for i in pred], dtype=np.float64
+        )
     if approximate:
         return _value_matrix(g, p, pts, True, factor)
-    tol = np.array([exact_tolerance(i.num) for i in gold], dtype=float)  # type: ignore[arg-type]
-    unrounded = np.array([is_unrounded(i.num) for i in gold], dtype=bool)  # type: ignore[arg-type]
+    tol = np.array([exact_tolerance(i.number) for i in gold], dtype=np.float64)
+    unrounded = np.array([is_unrounded(i.number) for i in gold], dtype=np.bool_)
     ptol = None
     if unrounded.any():
         ptol = np.array(
-            [prediction_tolerance(v, d) for i in pred for v, d, _ in candidates(i.num)[:1]], dtype=float
-        )  # type: ignore[arg-type]
+            [prediction_tolerance(v, d) for i in pred for v, d, _ in candidates(i.number)[:1]],
+            dtype=np.float64,
+        )
     return _value_matrix(g, p, pts, False, factor, tol, unrounded, ptol)
 
 
@@ -122,6 +129,7 @@ def _value_matrix(
     """Which predicted values (``p``, percentage points ``pts``; scaled by ``factor``) match which gold values
     ``g``: numeric_approximate items (1/(1+RAE) > 0.9), or numeric_exact ones (within ``tol`` of the gold; for
     an ``unrounded`` gold also within ``ptol``, half a unit of the prediction's last decimal)."""
+    m: np.ndarray
     with np.errstate(all="ignore"):
         p = p * factor
         gc = g[:, None]
@@ -131,7 +139,8 @@ def _value_matrix(
             if pts is not None:
                 m |= (1.0 / (1.0 + np.abs(pts[None, :] * factor - gc) / denom)) > APPROX_ITEM_THRESHOLD
         else:
-            t = tol[:, None]  # type: ignore[index]
+            assert tol is not None, "numeric_exact compares within the gold tolerances"
+            t = tol[:, None]
             m = np.abs(p[None, :] - gc) <= t
             if pts is not None:
                 m |= np.abs(pts[None, :] * factor - gc) <= t
@@ -174,9 +183,9 @@ def _pair_identical(gold: list[Item], pred: list[Item]) -> tuple[int, list[Item]
     return pairs, rest_gold, _grouped(pred, pk, keep)
 
 
-def _grouped(items: list[Item], keys: list, keep: Counter) -> list[Item]:
+def _grouped(items: list[Item], keys: list[Hashable], keep: Counter[Hashable]) -> list[Item]:
     """The first ``keep[k]`` items of each key, grouped by key in the order the keys first appear."""
-    groups: dict[Any, list[Item]] = {}
+    groups: dict[Hashable, list[Item]] = {}
     for it, k in zip(items, keys, strict=True):
         g = groups.setdefault(k, [])
         if len(g) < keep.get(k, 0):
@@ -200,12 +209,12 @@ def _match_numbers(gold: list[Item], pred: list[Item], approximate: bool, notes:
 
 def _interval(g: Item, approximate: bool) -> tuple[float, float]:
     """The predicted values a gold number accepts (ignoring percentage points and rounded predictions)."""
-    y = g.num.value  # type: ignore[union-attr]
+    y = g.number.value
     if approximate:
         # 1/(1+RAE) > 0.9  <=>  RAE < 1/9; RAE = |p - y| / |y|, or |p| for y = 0
         half = (abs(y) if y != 0 else 1.0) / 9.0 * (1 - 1e-12) if math.isfinite(y) else 0.0
     else:
-        half = exact_tolerance(g.num)  # type: ignore[arg-type]
+        half = exact_tolerance(g.number)
     return y - half, y + half
 
 
@@ -215,23 +224,23 @@ def _greedy_numbers(gold: list[Item], pred: list[Item], approximate: bool) -> in
     the matrix; percentage points and the unrounded-gold rule are not considered here. Counted on arrays by
     :func:`~kramabench.scorers.numeric_lists.greedy_values` (deleting each taken value from a sorted Python list was
     quadratic in the list's length)."""
-    g = np.fromiter((i.num.value for i in gold), dtype=float, count=len(gold))  # type: ignore[union-attr]
-    p = np.fromiter((i.num.value for i in pred), dtype=float, count=len(pred))  # type: ignore[union-attr]
+    g = np.fromiter((i.number.value for i in gold), dtype=np.float64, count=len(gold))
+    p = np.fromiter((i.number.value for i in pred), dtype=np.float64, count=len(pred))
     tol = (
         None
         if approximate
-        else np.fromiter((exact_tolerance(i.num) for i in gold), dtype=float, count=len(gold))
-    )  # type: ignore[arg-type]
+        else np.fromiter((exact_tolerance(i.number) for i in gold), dtype=np.float64, count=len(gold))
+    )
     return greedy_values(g, tol, p, approximate)
 
 
 def _num_item_match(g: Item, p: Item, approximate: bool) -> bool:
-    gv = g.num  # type: ignore[union-attr]
-    for v, d, _ in candidates(p.num):  # type: ignore[arg-type]
+    gv = g.number
+    for v, d, _ in candidates(p.number):
         if approximate:
-            if rae_score(gv.value, v) > APPROX_ITEM_THRESHOLD:  # type: ignore[union-attr]
+            if rae_score(gv.value, v) > APPROX_ITEM_THRESHOLD:
                 return True
-        elif exact_match(gv, v, d):  # type: ignore[arg-type]
+        elif exact_match(gv, v, d):
             return True
     return False
 
@@ -328,7 +337,7 @@ def count_matches(
     return n + lo_s + lo_l, n + hi_s + hi_l
 
 
-def items_of(values: list) -> list[Item]:
+def items_of(values: list[Any]) -> list[Item]:
     """The items of a list (:func:`kramabench.scorers.parse.to_item`); a list of short strings goes through the cached
     string reader, a list of ints or of floats through the shared number items, without a Python call per
     element."""
@@ -346,7 +355,7 @@ def items_of(values: list) -> list[Item]:
 _STR = frozenset({str})
 
 
-def _exact_strings(gold: _Gold, pred: list) -> int | None:
+def _exact_strings(gold: _Gold, pred: list[Any]) -> int | None:
     """list_exact matches between two lists of strings, or None when the general path is needed.
 
     Equal strings are paired first (a multiset intersection): each such pair is a pair of identical items,
@@ -370,17 +379,17 @@ def _exact_strings(gold: _Gold, pred: list) -> int | None:
     return pairs + _common_total(Counter(map(_KEY, rest_g)), Counter(map(_KEY, rest_p)))
 
 
-def _common_total(a: Counter, b: Counter) -> int:
+def _common_total(a: Counter[_K], b: Counter[_K]) -> int:
     """``(a & b).total()`` without building the intersection (no Python loop over the keys)."""
     if len(a) > len(b):
         a, b = b, a
     return sum(map(min, a.values(), map(b.get, a, repeat(0))))
 
 
-def _left_over(a: Counter, b: Counter) -> list:
+def _left_over(a: Counter[_K], b: Counter[_K]) -> list[_K]:
     """The elements of ``a - b`` (each as many times as it is left), found from the (key, count) pairs of
     ``a`` that ``b`` does not have."""
-    out: list = []
+    out: list[_K] = []
     for k, c in a.items() - b.items():
         n = c - b.get(k, 0)
         if n > 0:
@@ -391,7 +400,7 @@ def _left_over(a: Counter, b: Counter) -> list:
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
-def same_values(a: list, b: list) -> bool:
+def same_values(a: list[Any], b: list[Any]) -> bool:
     """``a`` and ``b`` hold equal values of the same types, position by position (``1`` and ``1.0`` and
     ``True`` are equal for ``==`` but not here); nested lists are compared the same way. Anything else
     inside (a dict, a tuple, an object) makes it False."""
@@ -414,9 +423,12 @@ def _f1(matches: int, n_gold: int, n_pred: int) -> float:
     return 2.0 * matches / (n_gold + n_pred)
 
 
-def _scale_check(gold: list[Item], pred: list[Item], approximate: bool, matched_numbers: int) -> dict | None:
-    g = [i for i in gold if i.kind == NUM and math.isfinite(i.num.value) and i.num.value != 0]  # type: ignore[union-attr]
-    p = [i for i in pred if i.kind == NUM and math.isfinite(i.num.value) and i.num.value != 0]  # type: ignore[union-attr]
+def _scale_check(
+    gold: list[Item], pred: list[Item], approximate: bool, matched_numbers: int
+) -> dict[str, object] | None:
+    # the NUM items, by the number they carry (no other kind carries one)
+    g = [i for i in gold if (n := i.num) is not None and math.isfinite(n.value) and n.value != 0]
+    p = [i for i in pred if (n := i.num) is not None and math.isfinite(n.value) and n.value != 0]
     if not g or not p or len(g) * len(p) > MAX_MATRIX:
         return None
     for factor, label in ((0.01, "x100"), (100.0, "/100")):
@@ -435,31 +447,34 @@ class _Gold:
         self.raw = raw
         self.lst, self.notes = parse_list(raw, lenient=True)
         self._items: list[Item] | None = None
-        self._array: Any = _UNSET
+        self._array: np.ndarray | None | Literal[_Unset.UNSET] = _UNSET
         self._distinct: tuple[np.ndarray, np.ndarray] | None = None
         self._all_str: bool | None = None
-        self._counter: Counter | None = None
+        self._counter: Counter[str] | None = None
 
     def facts(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(exact tolerance, unrounded flag) of the gold numbers at ``index``."""
-        return gold_facts(self.lst, index)  # type: ignore[arg-type]
+        assert self.lst is not None, "facts of the numbers of a gold list"
+        return gold_facts(self.lst, index)
 
     def all_str(self) -> bool:
         """Every element of the gold list is a ``str``."""
         if self._all_str is None:
-            self._all_str = bool(self.lst) and set(map(type, self.lst)) == _STR
+            self._all_str = set(map(type, self.lst)) == _STR if self.lst else False
         return self._all_str
 
-    def counter(self) -> Counter:
+    def counter(self) -> Counter[str]:
         """The gold list's strings with their counts."""
         if self._counter is None:
-            self._counter = Counter(self.lst)
+            self._counter = Counter(self.lst or [])
         return self._counter
 
     def distinct(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct values of :meth:`array` (sorted, NaN last) and their counts."""
         if self._distinct is None:
-            self._distinct = np.unique(self.array(), return_counts=True)
+            arr = self.array()
+            assert arr is not None, "distinct values of a gold of plain numbers only"
+            self._distinct = np.unique(arr, return_counts=True)
         return self._distinct
 
     def items(self) -> list[Item]:
@@ -473,7 +488,11 @@ class _Gold:
         return self._array
 
 
-_UNSET: Any = object()
+class _Unset(Enum):
+    UNSET = "unset"
+
+
+_UNSET: Final = _Unset.UNSET
 #: gold answers already read, by identity (the entry holds the gold, so an id is never reused while cached)
 _GOLD_CACHE: dict[int, _Gold] = {}
 _GOLD_CACHE_MAX = 4096
@@ -518,22 +537,28 @@ def _sorted_values_matching(
         if not (np.isfinite(g).all() and np.isfinite(ps).all()):
             return None
         if approximate:
-            denom = np.where(g == 0, 1.0, np.abs(g))
+            denom: np.ndarray = np.where(g == 0, 1.0, np.abs(g))
 
             def accepts(i: np.ndarray, x: np.ndarray) -> np.ndarray:
-                return (1.0 / (1.0 + np.abs(x) / denom[i])) > APPROX_ITEM_THRESHOLD
+                ok: np.ndarray = (1.0 / (1.0 + np.abs(x) / denom[i])) > APPROX_ITEM_THRESHOLD
+                return ok
         else:
+            assert tol is not None, "numeric_exact compares within the gold tolerances"
+            gold_tol = tol
 
             def accepts(i: np.ndarray, x: np.ndarray) -> np.ndarray:
-                return np.abs(x) <= tol[i]  # type: ignore[index]
+                ok: np.ndarray = np.abs(x) <= gold_tol[i]
+                return ok
 
         def from_left(i: np.ndarray, j: np.ndarray) -> np.ndarray:  # at or past the run's start
-            x = ps[j] - g[i]
-            return (x >= 0) | accepts(i, x)
+            x: np.ndarray = ps[j] - g[i]
+            at_or_past: np.ndarray = (x >= 0) | accepts(i, x)
+            return at_or_past
 
         def past(i: np.ndarray, j: np.ndarray) -> np.ndarray:  # past the run's end
-            x = ps[j] - g[i]
-            return (x > 0) & ~accepts(i, x)
+            x: np.ndarray = ps[j] - g[i]
+            beyond: np.ndarray = (x > 0) & ~accepts(i, x)
+            return beyond
 
         first = first_true(len(g), len(ps), from_left)
         last = first_true(len(g), len(ps), past) - 1
@@ -541,7 +566,7 @@ def _sorted_values_matching(
 
 
 def _numeric_fast(
-    gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool, notes: list[str]
+    gold: _Gold, g: np.ndarray, pred: list[Any], p: np.ndarray, approximate: bool, notes: list[str]
 ) -> int:
     """Matches between two lists of plain numbers (the rules of :func:`_match_numbers`, on arrays)."""
     if approximate:
@@ -574,8 +599,8 @@ def _numeric_fast(
 
 
 def _numeric_scale_check(
-    gold: _Gold, g: np.ndarray, pred: list, p: np.ndarray, approximate: bool, matched: int
-) -> dict | None:
+    gold: _Gold, g: np.ndarray, pred: list[Any], p: np.ndarray, approximate: bool, matched: int
+) -> dict[str, object] | None:
     """:func:`_scale_check` for two lists of plain numbers."""
     with np.errstate(all="ignore"):
         gi = np.nonzero(np.isfinite(g) & (g != 0))[0]
@@ -602,7 +627,7 @@ def score_list(
     *,
     approximate: bool,
     metric: str,
-    judge=None,
+    judge: Judge | None = None,
     question: str | None = None,
     diagnostics: bool = True,
     details: dict[str, Any] | None = None,
@@ -655,7 +680,9 @@ def score_list(
         details["recall"] = lo / ng if ng else float(np_ == 0)
     if lo < min(ng, np_) and diagnostics and not strings_only:  # (strings_only: no scale mismatch to find)
         if pred_items is None:
-            sc = _numeric_scale_check(gold, g_arr, pred_list, p_arr, approximate, lo)  # type: ignore[arg-type]
+            # plain numbers on both sides (the gold's very values match everything: lo is not below)
+            assert g_arr is not None and p_arr is not None
+            sc = _numeric_scale_check(gold, g_arr, pred_list, p_arr, approximate, lo)
             if sc:
                 details["scale_mismatch"] = sc
         elif any(i.kind == NUM for i in gold_items):
@@ -688,7 +715,12 @@ def score_list(
 
 
 def list_exact(
-    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+    expected: Any,
+    predicted: Any,
+    *,
+    judge: Judge | None = None,
+    question: str | None = None,
+    diagnostics: bool = True,
 ) -> Score:
     return score_list(
         expected,
@@ -702,7 +734,12 @@ def list_exact(
 
 
 def list_approximate(
-    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+    expected: Any,
+    predicted: Any,
+    *,
+    judge: Judge | None = None,
+    question: str | None = None,
+    diagnostics: bool = True,
 ) -> Score:
     return score_list(
         expected,

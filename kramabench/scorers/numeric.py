@@ -62,10 +62,11 @@ def exact_tolerance(gold: ParsedNumber) -> float:
     y = abs(gold.value)
     if not math.isfinite(y):
         return 0.0
-    rel = REL_TOL * max(1.0, y) if gold.integral else REL_TOL * y
-    if gold.integral:
+    decimals = gold.decimals  # None: an integral gold
+    rel = REL_TOL * max(1.0, y) if decimals is None else REL_TOL * y
+    if decimals is None:
         return rel
-    return max(0.5 * 10.0 ** (-gold.decimals) * (1 + 1e-9), rel)  # type: ignore[operator]
+    return max(0.5 * 10.0 ** (-decimals) * (1 + 1e-9), rel)
 
 
 def is_unrounded(gold: ParsedNumber) -> bool:

@@ -26,7 +26,7 @@ from kramabench.scorers.parse import _BIG_INT, ParsedNumber, _decimals_of_float
 _NUMERIC_TYPES = frozenset({int, float})
 
 
-def numeric_array(values: list) -> np.ndarray | None:
+def numeric_array(values: list[Any]) -> np.ndarray | None:
     """``values`` as a float64 array when every element is an ``int`` or a ``float`` (not a ``bool``, not a
     subclass) and no integer is beyond the float range the item rules use; else None."""
     if not values:
@@ -54,7 +54,7 @@ _FACTS: dict[tuple[type, Any], tuple[float, bool]] = {}
 _FACTS_MAX = 200_000
 
 
-def gold_facts(raw: list, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def gold_facts(raw: list[Any], index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(exact tolerance, unrounded flag) of the gold elements at ``index``; an all-``int`` list at once
     (integral: a relative tolerance of the value, never unrounded), others per distinct value."""
     idx = index.tolist()
@@ -78,7 +78,7 @@ def gold_facts(raw: list, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return tol, unr
 
 
-def pred_tolerances(raw: list, index: np.ndarray) -> np.ndarray:
+def pred_tolerances(raw: list[Any], index: np.ndarray) -> np.ndarray:
     """Half a unit of the last decimal of each predicted element at ``index`` (for unrounded golds)."""
     out = np.empty(len(index), dtype=float)
     for k, i in enumerate(index.tolist()):
@@ -130,7 +130,8 @@ def greedy_values(g: np.ndarray, tol: np.ndarray | None, p: np.ndarray, approxim
         # an infinite gold accepts only the same infinity (as numeric_approximate), not [nan, inf]
         half = np.where(np.isinf(y), 0.0, np.where(y != 0, np.abs(y), 1.0) / 9.0 * (1 - 1e-12))
     else:
-        half = tol[keep]  # type: ignore[index]
+        assert tol is not None, "numeric_exact accepts within the gold tolerances"
+        half = tol[keep]
     with np.errstate(invalid="ignore"):
         lo, hi = y - half, y + half
     first = np.where(np.isnan(lo), 0, np.searchsorted(values, lo, side="left"))

@@ -56,10 +56,12 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from enum import Enum
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final, Literal, TypeGuard, TypeVar
 
 #: longest string given to ``json.loads``/``ast.literal_eval`` when looking for a list
 MAX_LITERAL_CHARS = 2_000_000
@@ -99,7 +101,12 @@ _LABELLED_LIST_RE = re.compile(r"^[^\[\]\n:]{1,80}:\s*(\[.*\])\s*\.?$", re.DOTAL
 _MINUS_CHARS = str.maketrans({"\u2212": "-", "\u2012": "-", "\u2013": "-", "\ufe63": "-", "\uff0d": "-"})
 
 
-_LAZY: Any = object()
+class _Lazy(Enum):
+    LAZY = "lazy"
+
+
+#: the decimals of a float value, not yet counted (see :attr:`ParsedNumber.decimals`)
+_LAZY: Final = _Lazy.LAZY
 #: integers at least this large (in absolute value) read as infinities (hoisted: ``2**1023`` is not folded
 #: into a constant by the compiler, and evaluating it on every integer cost more than the rest of the parse)
 _BIG_INT = 2**1023
@@ -118,7 +125,7 @@ class ParsedNumber:
 
     def __init__(self, value: float, decimals: int | None = None, points: float | None = None) -> None:
         self.value = value
-        self._decimals = decimals
+        self._decimals: int | None | Literal[_Lazy.LAZY] = decimals
         self.points = points
 
     @classmethod
@@ -179,7 +186,7 @@ def _decimals_of_float(x: float) -> int:
     r = repr(x)
     if "e" in r or "E" in r:
         exp = Decimal(r).as_tuple().exponent
-        return max(0, -int(exp))  # type: ignore[arg-type]
+        return max(0, -int(exp))
     if "." in r:
         return len(r.split(".", 1)[1])
     return 0
@@ -318,7 +325,7 @@ def _literal(s: str) -> tuple[bool, Any]:
         return False, None
 
 
-def _as_list(v: Any) -> list | None:
+def _as_list(v: object) -> list[Any] | None:
     if isinstance(v, list):
         return v
     if isinstance(v, tuple):
@@ -328,7 +335,7 @@ def _as_list(v: Any) -> list | None:
     return None
 
 
-def parse_list(value: Any, *, lenient: bool = False) -> tuple[list | None, list[str]]:
+def parse_list(value: Any, *, lenient: bool = False) -> tuple[list[Any] | None, list[str]]:
     """Read a list from ``value``. Returns ``(items, notes)``; ``items`` is None for ``None``.
 
     ``notes`` lists what was done (``parsed_literal``, ``scalar_as_list``, ``dict_as_pairs``,
@@ -407,6 +414,13 @@ class Item:
         self.raw = raw
         self.children = children
 
+    @property
+    def number(self) -> ParsedNumber:
+        """The number of a NUM item (only NUM items carry one: a TypeError for a string or a nested list)."""
+        if self.num is None:
+            raise TypeError(f"not a number item: {self!r}")
+        return self.num
+
     def __repr__(self) -> str:
         return f"Item(kind={('NUM', 'STR', 'LST')[self.kind]}, key={self.key!r})"
 
@@ -464,11 +478,8 @@ def to_item(value: Any, _depth: int = 0) -> Item:
     t = type(value)
     if t is float:
         return _float_item(value)
-    if t is int:
-        if -_BIG_INT < value < _BIG_INT:
-            return _int_item(value)
-        n = parse_number(value)
-        return Item(NUM, _num_key(n.value), num=n, raw=value)  # type: ignore[union-attr]
+    if t is int and -_BIG_INT < value < _BIG_INT:
+        return _int_item(value)  # a larger int: read below by parse_number (an infinity)
     if t is str:
         if len(value) <= 200:
             return _str_item(value, _depth)
@@ -480,24 +491,24 @@ def to_item(value: Any, _depth: int = 0) -> Item:
     if isinstance(value, (list, tuple)) and _depth < 20:
         return _row_item(value, _depth)
     if isinstance(value, (bool, type(None))):
-        t = normalize_string(value)
-        return Item(STR, t, text=t, raw=value)
+        s = normalize_string(value)
+        return Item(STR, s, text=s, raw=value)
     n = parse_number(value, leading_zeros=False)
     if isinstance(n, ParsedNumber):
         return Item(NUM, _num_key(n.value), num=n, raw=value)
-    t = normalize_string(value)
-    return Item(STR, t, text=t, raw=value)
+    s = normalize_string(value)
+    return Item(STR, s, text=s, raw=value)
 
 
 #: items of short rows of plain values (``["Boston", 9.29]``), by depth, element types and values: a row
 #: read once is shared by every equal row (a prediction's rows are mostly the gold's); rows holding -0.0 are
 #: not kept (-0.0 == 0.0); a row with a NaN is found again only with that very NaN object
-_ROW_ITEMS: dict[tuple, Item] = {}
+_ROW_ITEMS: dict[tuple[int, tuple[type, ...], tuple[object, ...]], Item] = {}
 _ROW_ITEMS_MAX = 100_000
 _ROW_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
-def _negative_zero(values: list | tuple) -> bool:
+def _negative_zero(values: Sequence[object]) -> bool:
     return any(type(x) is float and x == 0.0 and math.copysign(1.0, x) < 0 for x in values)
 
 
@@ -509,10 +520,17 @@ _NUM_ITEMS_MAX = 200_000
 _INT_ONLY, _FLOAT_ONLY = frozenset({int}), frozenset({float})
 
 
-def _number_items(values: list | tuple, memo: dict, make: Any) -> list[Item]:
+_N = TypeVar("_N", int, float)
+
+
+def _all_found(items: list[Item | None]) -> TypeGuard[list[Item]]:
+    return None not in items
+
+
+def _number_items(values: Sequence[_N], memo: dict[_N, Item], make: Callable[[_N], Item]) -> list[Item]:
     """The items of a list of ints (or of floats), known values without a Python call per element."""
     items = list(map(memo.get, values))
-    if None not in items:
+    if _all_found(items):
         return items
     if len(memo) >= _NUM_ITEMS_MAX:
         memo.clear()
@@ -526,7 +544,7 @@ def _number_items(values: list | tuple, memo: dict, make: Any) -> list[Item]:
     return out
 
 
-def plain_number_items(values: list | tuple, types: set | frozenset) -> list[Item] | None:
+def plain_number_items(values: Sequence[Any], types: set[type] | frozenset[type]) -> list[Item] | None:
     """``[to_item(v) for v in values]`` for a list of ints only (below ``2**1023``) or floats only (``types``:
     the element types), equal numbers sharing one item; None for any other list."""
     if types == _INT_ONLY and -_BIG_INT < min(values) and max(values) < _BIG_INT:
@@ -536,7 +554,7 @@ def plain_number_items(values: list | tuple, types: set | frozenset) -> list[Ite
     return None
 
 
-def _row_item(value: list | tuple, _depth: int) -> Item:
+def _row_item(value: list[Any] | tuple[Any, ...], _depth: int) -> Item:
     """``to_item`` of a list or tuple (a nested list: the tuple of its children's keys)."""
     key = None
     if len(value) <= 16:

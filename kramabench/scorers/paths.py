@@ -17,11 +17,19 @@ Pure: the caller passes the lake's file list.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import Enum
 from itertools import chain, repeat
-from typing import Any
+from typing import Any, Final
 
 _QUOTES = "\"'`"
-_MISS = object()
+
+
+class _Missing(Enum):
+    MISS = "miss"
+
+
+#: what the memo gives for a text it does not hold
+_MISS: Final = _Missing.MISS
 _MEMO_MAX = 500_000
 _NO_PATHS = frozenset({int, float, bool, type(None)})
 _STR_ONLY = frozenset({str})
@@ -47,7 +55,7 @@ class LakePaths:
         """The lake-relative path ``text`` names, or None."""
         hit = self._memo.get(text, _MISS)
         if hit is not _MISS:
-            return hit  # type: ignore[return-value]
+            return hit
         r = self._resolve(text)
         if len(self._memo) < _MEMO_MAX:
             self._memo[text] = r
@@ -91,7 +99,7 @@ def canonical_lake_paths(value: Any, lake: LakePaths | Iterable[str] | None) -> 
     return (out, counter[0]) if counter[0] else (value, 0)
 
 
-def _no_path(v: list, paths: LakePaths) -> bool:
+def _no_path(v: list[Any], paths: LakePaths) -> bool:
     """No string of the flat list ``v`` names a lake file other than itself (nothing to rewrite)."""
     strs = [x for x in v if type(x) is str]
     if paths._kept.issuperset(strs):

@@ -40,6 +40,7 @@ from typing import Any
 from kramabench.scorers.base import Score
 from kramabench.scorers.context import JudgeContext
 from kramabench.scorers.diagnostics import string_diagnostics
+from kramabench.scorers.judge import Judge
 from kramabench.scorers.lists import score_list
 from kramabench.scorers.numeric import compare_numbers
 from kramabench.scorers.parse import (
@@ -73,7 +74,7 @@ def _is_listlike(value: Any) -> bool:
     return hasattr(value, "tolist") and hasattr(value, "__len__") and not isinstance(value, (bytes, dict))
 
 
-def _gold_as_list(expected: Any) -> list | None:
+def _gold_as_list(expected: Any) -> list[Any] | None:
     """The gold as a list when it is one (a list value or a string holding a list literal; an object — a
     mapping such as {"CA": 12, "NV": 3} — is the list of its [key, value] pairs, as for predictions)."""
     if isinstance(expected, dict):
@@ -122,7 +123,14 @@ ALL_OR_NOTHING = {"string_exact", "string_approximate", "numeric_exact"}
 
 
 def _delegate_to_list(
-    expected_list: list, predicted: Any, answer_type: str, approximate: bool, **kw: Any
+    expected_list: list[Any],
+    predicted: Any,
+    answer_type: str,
+    approximate: bool,
+    *,
+    judge: Judge | None,
+    question: str | None,
+    diagnostics: bool,
 ) -> Score:
     """A list gold under a scalar answer type: compared as lists; a 0/1 metric (Table 3) stays 0/1 —
     1 only when every item matches (F1 = 1) — while numeric_approximate keeps the list's F1."""
@@ -133,7 +141,9 @@ def _delegate_to_list(
         approximate=approximate,
         metric=metric,
         details={"answer_type": answer_type, "gold_is_list": True},
-        **kw,
+        judge=judge,
+        question=question,
+        diagnostics=diagnostics,
     )
     if answer_type not in ALL_OR_NOTHING or s.value is None:
         return s
@@ -143,14 +153,25 @@ def _delegate_to_list(
     )
 
 
-def _common_cases(expected: Any, predicted: Any, metric: str, approximate: bool, **kw: Any) -> Score | None:
+def _common_cases(
+    expected: Any,
+    predicted: Any,
+    metric: str,
+    approximate: bool,
+    *,
+    judge: Judge | None,
+    question: str | None,
+    diagnostics: bool,
+) -> Score | None:
     """What every scalar metric does first: no gold -> unscored; a list gold -> the list metric of the same
     strictness; no prediction -> 0. ``None`` when the metric has to compare the values itself."""
     if expected is None:
         return Score(value=None, metric=metric, unscored=True, details={"reason": "no_gold"})
     gold_list = _gold_as_list(expected)
     if gold_list is not None:
-        return _delegate_to_list(gold_list, predicted, metric, approximate, **kw)
+        return _delegate_to_list(
+            gold_list, predicted, metric, approximate, judge=judge, question=question, diagnostics=diagnostics
+        )
     if predicted is None:
         return Score(value=0.0, metric=metric, details={"reason": "none"})
     return None
@@ -177,7 +198,13 @@ def _string_compare(expected: Any, predicted: Any, details: dict[str, Any]) -> b
 
 
 def _score_string(
-    expected: Any, predicted: Any, *, approximate: bool, judge=None, question=None, diagnostics: bool = True
+    expected: Any,
+    predicted: Any,
+    *,
+    approximate: bool,
+    judge: Judge | None = None,
+    question: str | None = None,
+    diagnostics: bool = True,
 ) -> Score:
     metric = "string_approximate" if approximate else "string_exact"
     early = _common_cases(
@@ -221,7 +248,12 @@ def _text(v: Any) -> str:
 
 
 def string_exact(
-    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+    expected: Any,
+    predicted: Any,
+    *,
+    judge: Judge | None = None,
+    question: str | None = None,
+    diagnostics: bool = True,
 ) -> Score:
     return _score_string(
         expected, predicted, approximate=False, judge=judge, question=question, diagnostics=diagnostics
@@ -229,7 +261,12 @@ def string_exact(
 
 
 def string_approximate(
-    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+    expected: Any,
+    predicted: Any,
+    *,
+    judge: Judge | None = None,
+    question: str | None = None,
+    diagnostics: bool = True,
 ) -> Score:
     return _score_string(
         expected, predicted, approximate=True, judge=judge, question=question, diagnostics=diagnostics
@@ -240,24 +277,34 @@ def string_approximate(
 
 
 def _score_number(
-    expected: Any, predicted: Any, *, approximate: bool, judge=None, question=None, diagnostics: bool = True
+    expected: Any,
+    predicted: Any,
+    *,
+    approximate: bool,
+    judge: Judge | None = None,
+    question: str | None = None,
+    diagnostics: bool = True,
 ) -> Score:
     metric = "numeric_approximate" if approximate else "numeric_exact"
+    gold: ParsedNumber | None = None
     if expected is not None and _gold_as_list(expected) is None:
-        gold = parse_number(expected)
-        if isinstance(gold, NumberError):
+        parsed = parse_number(expected)
+        if isinstance(parsed, NumberError):
             s = _score_string(expected, predicted, approximate=False, diagnostics=diagnostics)
             return Score(
                 value=s.value,
                 metric=metric,
                 unscored=s.unscored,
-                details={**s.details, "gold_not_a_number": gold.reason},
+                details={**s.details, "gold_not_a_number": parsed.reason},
             )
+        gold = parsed
     early = _common_cases(
         expected, predicted, metric, approximate, judge=judge, question=question, diagnostics=diagnostics
     )
     if early is not None:
         return early
+    # no early case: the gold is neither None nor a list, so it was read as a number above
+    assert gold is not None
     details: dict[str, Any] = {}
     ok, pred_value = unwrap_prediction(predicted, details)
     if not ok:
@@ -282,7 +329,12 @@ def _score_number(
 
 
 def numeric_exact(
-    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+    expected: Any,
+    predicted: Any,
+    *,
+    judge: Judge | None = None,
+    question: str | None = None,
+    diagnostics: bool = True,
 ) -> Score:
     return _score_number(
         expected, predicted, approximate=False, judge=judge, question=question, diagnostics=diagnostics
@@ -290,7 +342,12 @@ def numeric_exact(
 
 
 def numeric_approximate(
-    expected: Any, predicted: Any, *, judge=None, question=None, diagnostics: bool = True
+    expected: Any,
+    predicted: Any,
+    *,
+    judge: Judge | None = None,
+    question: str | None = None,
+    diagnostics: bool = True,
 ) -> Score:
     return _score_number(
         expected, predicted, approximate=True, judge=judge, question=question, diagnostics=diagnostics

@@ -319,7 +319,10 @@ def summarize(
     seed: int = DEFAULT_SEED,
 ) -> Summary:
     """Domain and overall means (main tasks), subtask means apart, each with a bootstrap CI."""
-    kw = {"n_boot": n_boot, "confidence": confidence, "seed": seed}
+
+    def est(group: list[ScoredItem]) -> Estimate:
+        return estimate(group, n_boot=n_boot, confidence=confidence, seed=seed)
+
     main: list[ScoredItem] = []
     subs: list[ScoredItem] = []
     # domain -> (main items, subtask items, main items by answer type), each in the order given
@@ -338,15 +341,15 @@ def summarize(
     domains = {
         domain: DomainSummary(
             domain=domain,
-            main=estimate(g[0], **kw),
-            subtasks=estimate(g[1], **kw),
-            by_answer_type={t: estimate(v, **kw) for t, v in sorted(g[2].items())},
+            main=est(g[0]),
+            subtasks=est(g[1]),
+            by_answer_type={t: est(v) for t, v in sorted(g[2].items())},
         )
         for domain, g in sorted(groups.items())
     }
     return Summary(
-        overall=estimate(main, **kw),
-        overall_subtasks=estimate(subs, **kw),
+        overall=est(main),
+        overall_subtasks=est(subs),
         domains=domains,
         confidence=confidence,
         n_bootstrap=n_boot,

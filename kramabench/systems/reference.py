@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,6 +30,9 @@ from kramabench.systems.context import SystemContext, TaskResolver
 from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
 from kramabench.systems.spec import SystemSpec
 from kramabench.workload.solutions import read_solution
+
+if TYPE_CHECKING:
+    from kramabench.contracts.sandbox import Sandbox
 
 
 class ReferenceOptions(BaseModel):
@@ -54,10 +57,22 @@ def _last_line_cut(stdout: str) -> bool:
     return bool(notes) and "\n" not in stdout[notes[-1].end() :].rstrip("\n")
 
 
+class _RunFields(TypedDict):
+    """The fields of every output of a run of a solution program."""
+
+    pipeline_code: str
+    transcript: list[dict[str, Any]]
+    usage: SystemUsage
+    files_read: list[str]
+    iterations: int
+
+
 class ReferenceSystem:
     name = "reference"
 
-    def __init__(self, sandbox, resolver: TaskResolver, options: ReferenceOptions | None = None) -> None:
+    def __init__(
+        self, sandbox: Sandbox | None, resolver: TaskResolver, options: ReferenceOptions | None = None
+    ) -> None:
         if sandbox is None:
             raise ValueError("the reference system needs a sandbox")
         self.sandbox = sandbox
@@ -137,13 +152,13 @@ class ReferenceSystem:
                 "explanation": res.explanation,
             }
         ]
-        common = dict(
-            pipeline_code=code,
-            transcript=transcript,
-            usage=usage,
-            files_read=list(res.files_read),
-            iterations=1,
-        )
+        common: _RunFields = {
+            "pipeline_code": code,
+            "transcript": transcript,
+            "usage": usage,
+            "files_read": list(res.files_read),
+            "iterations": 1,
+        }
         if not res.ok:
             why = res.explanation or (
                 "timed out" if res.timed_out else "out of memory" if res.oom else f"exit code {res.exit_code}"

@@ -31,12 +31,16 @@ import textwrap
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.session import (
     Mount,
+    PythonResult,
     ServiceForward,
     Session,
     SessionBudgetSpent,
@@ -196,20 +200,20 @@ class LoopbackServer:
         self.sock.close()
 
 
-def _limits(**kw) -> SessionLimits:
+def _limits(**kw: Any) -> SessionLimits:
     return SessionLimits(**{"wall_timeout_s": 60, **kw})
 
 
 class _Base:
     @pytest.fixture
-    def kit(self):
+    def kit(self) -> Iterator[KitLake]:
         lake = KitLake()
         try:
             yield lake
         finally:
             lake.close()
 
-    def open(self, sandbox, kit: KitLake, **kw) -> Session:
+    def open(self, sandbox: Sandbox, kit: KitLake, **kw: Any) -> Session:
         kw.setdefault("artifacts_dir", kit.artifacts)
         limits = kw.pop("limits", None) or _limits()
         return sandbox.session(kit.lake, limits, **kw)
@@ -218,7 +222,7 @@ class _Base:
 class SessionContract(_Base):
     """What every backend's sessions do (isolated or not)."""
 
-    def test_state_persists_across_calls(self, sandbox, kit):
+    def test_state_persists_across_calls(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             assert isinstance(s, Session)
             r = s.python("import json\nx = 41\nf = open('notes.txt', 'w')\nprint('first')")
@@ -230,7 +234,7 @@ class SessionContract(_Base):
             assert r.ok and r.value is None
             assert s.python("double(x)").value == "84"
 
-    def test_exception_keeps_the_interpreter(self, sandbox, kit):
+    def test_exception_keeps_the_interpreter(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             s.python("kept = 'yes'")
             r = s.python("print('before')\nraise ValueError('bad value 7')")
@@ -244,7 +248,9 @@ class SessionContract(_Base):
             assert r.error is not None and r.error.type == "SystemExit", r
             assert s.python("kept").value == "'yes'"
 
-    def test_code_that_rebinds_the_interpreters_plumbing_does_not_stall_a_call(self, sandbox, kit):
+    def test_code_that_rebinds_the_interpreters_plumbing_does_not_stall_a_call(
+        self, sandbox: Sandbox, kit: KitLake
+    ) -> None:
         """Code may rebind json.dumps, os.write or a builtin (for its own reasons, or by mistake): the call's
         report still comes at once, and later calls work. A line on the interpreter's status channel that is no
         report ends the call at once (said, the interpreter restarted), never at its wall limit."""
@@ -269,7 +275,12 @@ class SessionContract(_Base):
                 "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'not a report\\n')\n"
                 "    except OSError:\n        pass\nimport time\ntime.sleep(30)"
             )
-            assert time.monotonic() - t0 < 20 and r.crashed and r.state_lost and "report" in r.explanation, r
+            assert (
+                time.monotonic() - t0 < 20
+                and r.crashed
+                and r.state_lost
+                and "report" in (r.explanation or "")
+            ), r
             r = s.python("x = 5\nx * 2")
             assert r.ok and r.value == "10", r
             # a report the code forges is its own say about its own call (like its output); the calls after it
@@ -283,7 +294,7 @@ class SessionContract(_Base):
                 r = s.python(expr)
                 assert r.ok and r.value == value, r
 
-    def test_lake_read_only_and_files_read(self, sandbox, kit):
+    def test_lake_read_only_and_files_read(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             lake = s.lake_dir
             r = s.python(
@@ -294,12 +305,12 @@ class SessionContract(_Base):
             r = s.python(f"open({lake + '/sales.csv'!r}, 'a').write('x')")
             if sandbox.name != "unsafe-subprocess":
                 assert r.error is not None and r.error.type in ("PermissionError", "OSError"), r
-            r = s.exec(["cat", f"{lake}/sub/notes.txt"])
-            assert r.ok and r.stdout == "lake notes\n", r
+            c = s.exec(["cat", f"{lake}/sub/notes.txt"])
+            assert c.ok and c.stdout == "lake notes\n", c
         if sandbox.name == "unsafe-subprocess":  # the host lake itself: put it back as it was
             (kit.lake / "sales.csv").write_text(SALES)
 
-    def test_timeout_restarts_only_the_interpreter(self, sandbox, kit):
+    def test_timeout_restarts_only_the_interpreter(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             s.python("x = 1")
             s.write_file("kept.txt", "still here")
@@ -308,7 +319,9 @@ class SessionContract(_Base):
                 "import time\nprint('started', flush=True)\nwhile True:\n    time.sleep(0.01)", timeout=1.5
             )
             assert r.timed_out and r.state_lost and not r.ok, r
-            assert "wall-clock limit of 1.5 s" in r.explanation and "restarted" in r.explanation
+            assert "wall-clock limit of 1.5 s" in (r.explanation or "") and "restarted" in (
+                r.explanation or ""
+            )
             assert r.stdout == "started\n"
             assert time.monotonic() - t0 < 20
             r = s.python("x")
@@ -324,69 +337,72 @@ class SessionContract(_Base):
             "import ctypes\nctypes.string_at(0)",
         ],
     )
-    def test_crash_restarts_the_interpreter(self, sandbox, kit, crash):
+    def test_crash_restarts_the_interpreter(self, sandbox: Sandbox, kit: KitLake, crash: str) -> None:
         with self.open(sandbox, kit) as s:
             s.python("x = 1")
             r = s.python(crash)
             assert r.crashed and r.state_lost and not r.ok and not r.timed_out, r
-            assert "the interpreter died" in r.explanation and "restarted" in r.explanation
+            assert "the interpreter died" in (r.explanation or "") and "restarted" in (r.explanation or "")
             assert r.wall_s < 10
-            assert s.python("x").error.type == "NameError"
+            error = s.python("x").error
+            assert error is not None and error.type == "NameError"
             assert s.python("x = 5\nx").value == "5"
 
-    def test_output_is_bounded_head_and_tail_kept(self, sandbox, kit):
+    def test_output_is_bounded_head_and_tail_kept(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit, limits=_limits(output_bytes=10_000)) as s:
             r = s.python("print('HEAD')\nfor i in range(200000):\n    print('line', i)\nprint('TAIL')")
             assert r.ok and r.truncated, r
             assert r.stdout.startswith("HEAD\n") and r.stdout.rstrip().endswith("TAIL")
             assert len(r.stdout) < 10_300 and "bytes of output cut" in r.stdout
-            assert "output cut at 10,000 bytes" in r.explanation
-            r = s.exec(["sh", "-c", "echo START >&2; yes 0123456789 | head -c 5000000 >&2; echo END >&2"])
+            assert "output cut at 10,000 bytes" in (r.explanation or "")
+            c = s.exec(["sh", "-c", "echo START >&2; yes 0123456789 | head -c 5000000 >&2; echo END >&2"])
             assert (
-                r.ok and r.truncated and r.stderr.startswith("START") and r.stderr.rstrip().endswith("END")
-            ), r.explanation
+                c.ok and c.truncated and c.stderr.startswith("START") and c.stderr.rstrip().endswith("END")
+            ), c.explanation
             assert s.python("print('small')").stdout == "small\n"
 
-    def test_exec_commands(self, sandbox, kit):
+    def test_exec_commands(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             r = s.exec(["sh", "-c", "pwd; echo out; echo err >&2; exit 3"])
             assert (
                 r.exit_code == 3 and not r.ok and r.stdout == f"{s.workdir}\nout\n" and r.stderr == "err\n"
             ), r
-            assert "exited with code 3" in r.explanation
+            assert "exited with code 3" in (r.explanation or "")
             r = s.exec(["cat"], input="from stdin\n")
             assert r.ok and r.stdout == "from stdin\n", r
             r = s.exec(["wc", "-c"], input=b"\x00" * 100_000)
             assert r.ok and r.stdout.strip() == "100000", r
             r = s.exec(["kb-no-such-command-xyz", "--version"])
             assert r.not_found and r.exit_code == 127 and not r.ok, r
-            assert "kb-no-such-command-xyz" in r.explanation and "not installed" in r.explanation
+            assert "kb-no-such-command-xyz" in (r.explanation or "") and "not installed" in (
+                r.explanation or ""
+            )
             s.write_file("script.py", "import sys\nprint('args', sys.argv[1:])\n")
             r = s.exec(["python3", "script.py", "a b", "c"])
             if r.not_found:
                 r = s.exec(["python", "script.py", "a b", "c"])
             assert r.ok and r.stdout == "args ['a b', 'c']\n", r
             r = s.exec(["sh", "-c", "kill -9 $$"])
-            assert r.exit_code == -9 and "SIGKILL" in r.explanation, r
+            assert r.exit_code == -9 and "SIGKILL" in (r.explanation or ""), r
             with pytest.raises(TypeError):
-                s.exec("echo hi")  # type: ignore[arg-type]
+                s.exec("echo hi")
 
-    def test_tools_write_no_colour(self, sandbox, kit):
+    def test_tools_write_no_colour(self, sandbox: Sandbox, kit: KitLake) -> None:
         """The code's interpreter and every command see colour switched off (what they print is read by a model
         and recorded, not shown on a terminal): NO_COLOR, CLICOLOR=0, TERM=dumb, dbt's DBT_USE_COLORS."""
         want = {"NO_COLOR": "1", "CLICOLOR": "0", "TERM": "dumb", "DBT_USE_COLORS": "false"}
         with self.open(sandbox, kit) as s:
             r = s.python(f"import os\nprint({{k: os.environ.get(k) for k in {sorted(want)!r}}})")
             assert r.ok and r.stdout.strip() == repr(dict(sorted(want.items()))), r
-            r = s.exec(["sh", "-c", "echo $NO_COLOR $CLICOLOR $TERM $DBT_USE_COLORS"])
-            assert r.ok and r.stdout == "1 0 dumb false\n", r
+            c = s.exec(["sh", "-c", "echo $NO_COLOR $CLICOLOR $TERM $DBT_USE_COLORS"])
+            assert c.ok and c.stdout == "1 0 dumb false\n", c
             r = s.python(
                 "import subprocess\nprint(subprocess.run(['sh', '-c', 'echo $NO_COLOR $TERM'], "
                 "capture_output=True, text=True).stdout)"
             )
             assert r.ok and r.stdout.strip() == "1 dumb", r
 
-    def test_exec_timeout_kills_the_command_tree(self, sandbox, kit):
+    def test_exec_timeout_kills_the_command_tree(self, sandbox: Sandbox, kit: KitLake) -> None:
         token = f"kb-exec-tree-{uuid.uuid4().hex}"
         with self.open(sandbox, kit) as s:
             t0 = time.monotonic()
@@ -394,12 +410,12 @@ class SessionContract(_Base):
                 ["sh", "-c", f"sleep 600 & sleep 600 & echo started; sleep 600; : {token}"], timeout=1.5
             )
             assert r.timed_out and r.exit_code is None and not r.ok, r
-            assert "wall-clock limit of 1.5 s" in r.explanation and r.stdout == "started\n"
+            assert "wall-clock limit of 1.5 s" in (r.explanation or "") and r.stdout == "started\n"
             assert time.monotonic() - t0 < 15
             assert wait_gone(token) == []
             assert s.exec(["echo", "next"]).stdout == "next\n"
 
-    def test_files_in_and_out(self, sandbox, kit):
+    def test_files_in_and_out(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             info = s.write_file("data/in.csv", "a,b\n1,2\n")
             assert info.path == "data/in.csv" and info.bytes == 8 and info.kind == "file"
@@ -444,7 +460,7 @@ class SessionContract(_Base):
             with pytest.raises(WorkspaceError, match="FIFO"):
                 s.read_file("pipe")
 
-    def test_collect_artifacts(self, sandbox, kit):
+    def test_collect_artifacts(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             s.python(
                 textwrap.dedent("""
@@ -470,7 +486,7 @@ class SessionContract(_Base):
             assert {x.name: x.media_type for x in res.artifacts}["out/plots/p.png"] == "image/png"
         assert (kit.artifacts / "out" / "plots" / "p.png").exists()  # the copies outlive the session
 
-    def test_collect_refuses_links_and_special_files(self, sandbox, kit):
+    def test_collect_refuses_links_and_special_files(self, sandbox: Sandbox, kit: KitLake) -> None:
         outside = kit.root / "host-secret.txt"
         outside.write_text(kit.secret)
         os.chmod(outside, 0o644)
@@ -521,7 +537,7 @@ class SessionContract(_Base):
         for p in kit.artifacts.rglob("*"):
             assert not p.is_symlink() and kit.secret not in (p.read_text() if p.is_file() else "")
 
-    def test_collect_refuses_names_that_are_not_text(self, sandbox, kit):
+    def test_collect_refuses_names_that_are_not_text(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             r = s.python(
                 "open(b'bad\\xff.csv'.decode('utf-8', 'surrogateescape'), 'w').write('x')\n"
@@ -537,7 +553,7 @@ class SessionContract(_Base):
             for x in res.refused:
                 x.path.encode("utf-8")  # refusals are text a record can hold
 
-    def test_collect_names_as_long_as_a_file_name_can_be(self, sandbox, kit):
+    def test_collect_names_as_long_as_a_file_name_can_be(self, sandbox: Sandbox, kit: KitLake) -> None:
         """A name of 250 bytes (a file system takes 255): collected, whatever the harness names its copy."""
         long_name = "n" * 246 + ".csv"
         with self.open(sandbox, kit) as s:
@@ -546,7 +562,7 @@ class SessionContract(_Base):
             assert res.ok and [a.name for a in res.artifacts] == [f"out/{long_name}"], res
         assert (kit.artifacts / "out" / long_name).read_bytes() == b"a,b\n1,2\n"
 
-    def test_collect_keeps_the_holes_of_a_sparse_file(self, sandbox, kit):
+    def test_collect_keeps_the_holes_of_a_sparse_file(self, sandbox: Sandbox, kit: KitLake) -> None:
         """A file of a few blocks that says it is 300 MB long (seek, write at the end): its copy is the same bytes
         and takes on the host what it took in the workspace, not 300 MB of zeros; its length counts against
         the artifacts' bounds."""
@@ -582,7 +598,7 @@ class SessionContract(_Base):
             res = s.collect(["sparse.bin"])
             assert res.artifacts == [] and "too large" in res.refused[0].reason, res
 
-    def test_collect_bounds(self, sandbox, kit):
+    def test_collect_bounds(self, sandbox: Sandbox, kit: KitLake) -> None:
         limits = _limits(artifact_bytes=10_000, artifacts_total_bytes=25_000, max_artifacts=4)
         with self.open(sandbox, kit, limits=limits) as s:
             s.python(
@@ -619,7 +635,7 @@ class SessionContract(_Base):
                 s.write_file("x.txt", "x")
                 s.collect(["x.txt"])
 
-    def test_background_processes_die_with_the_session(self, sandbox, kit):
+    def test_background_processes_die_with_the_session(self, sandbox: Sandbox, kit: KitLake) -> None:
         token = f"kb-session-bg-{uuid.uuid4().hex}"
         with self.open(sandbox, kit) as s:
             r = s.python(
@@ -637,15 +653,15 @@ class SessionContract(_Base):
                 """)
             )
             assert r.ok, r
-            r = s.exec(["sh", "-c", f"nohup sh -c 'sleep 3600; : {token}-nohup' >/dev/null 2>&1 & echo bg"])
-            assert r.ok and r.stdout == "bg\n", r
+            c = s.exec(["sh", "-c", f"nohup sh -c 'sleep 3600; : {token}-nohup' >/dev/null 2>&1 & echo bg"])
+            assert c.ok and c.stdout == "bg\n", c
             time.sleep(0.3)
             # background processes may serve later calls: alive between calls
             assert len(host_processes_with(token)) >= 3, host_processes_with(token)
             assert s.exec(["sh", "-c", "test -s marker && echo growing"]).stdout == "growing\n"
         assert wait_gone(token) == [], "a background process outlived its session"
 
-    def test_cpu_budget_spent_across_calls(self, sandbox, kit):
+    def test_cpu_budget_spent_across_calls(self, sandbox: Sandbox, kit: KitLake) -> None:
         """``session_cpu_s`` counts every call's CPU time, python and commands: the call that spends it is
         stopped and says so, later calls raise SessionBudgetSpent, the workspace stays readable."""
         with self.open(sandbox, kit, limits=_limits(session_cpu_s=2.5)) as s:
@@ -653,15 +669,15 @@ class SessionContract(_Base):
             r = s.python(BURN.format(s=0.8))
             assert r.ok and r.value == "'burnt'" and not r.session_over, r
             py = "python3"
-            r = s.exec([py, "-c", BURN.format(s=0.8).replace("'burnt'", "print('burnt')")])
-            if r.not_found:
+            c = s.exec([py, "-c", BURN.format(s=0.8).replace("'burnt'", "print('burnt')")])
+            if c.not_found:
                 py = "python"
-                r = s.exec([py, "-c", BURN.format(s=0.8).replace("'burnt'", "print('burnt')")])
-            assert r.ok and r.stdout == "burnt\n" and not r.session_over, r
+                c = s.exec([py, "-c", BURN.format(s=0.8).replace("'burnt'", "print('burnt')")])
+            assert c.ok and c.stdout == "burnt\n" and not c.session_over, c
             t0 = time.monotonic()
             r = s.python("x = 1\n" + BURN.format(s=30), timeout=120)
             assert r.session_over and not r.ok and not r.timed_out and not r.crashed, r
-            assert "CPU-time budget of 2.5 s is spent" in r.explanation, r.explanation
+            assert "CPU-time budget of 2.5 s is spent" in (r.explanation or ""), r.explanation
             assert time.monotonic() - t0 < 60
             used = getattr(s, "cpu_used", lambda: None)()
             if used is not None:  # an implementation's own figure (not in the protocol)
@@ -679,7 +695,7 @@ class SessionContract(_Base):
         with self.open(sandbox, kit) as s:  # the next session starts afresh
             assert s.python(BURN.format(s=0.3)).ok
 
-    def test_cpu_budget_counts_background_processes(self, sandbox, kit):
+    def test_cpu_budget_counts_background_processes(self, sandbox: Sandbox, kit: KitLake) -> None:
         """A process left running in the background spends the budget between and during calls: a call that
         only sleeps is stopped when it runs out, and the process is killed."""
         token = f"kb-session-cpu-{uuid.uuid4().hex}"
@@ -689,8 +705,12 @@ class SessionContract(_Base):
             )
             assert r.ok and r.stdout == "bg\n", r
             t0 = time.monotonic()
-            r = s.python("import time\ntime.sleep(100)", timeout=110)
-            assert r.session_over and not r.ok and "CPU-time budget of 1.5 s is spent" in r.explanation, r
+            res = s.python("import time\ntime.sleep(100)", timeout=110)
+            assert (
+                res.session_over
+                and not res.ok
+                and "CPU-time budget of 1.5 s is spent" in (res.explanation or "")
+            ), res
             assert (
                 time.monotonic() - t0 < 90
             )  # not the sleep's end: the budget's (the spinner may get a small share)
@@ -698,7 +718,7 @@ class SessionContract(_Base):
             with pytest.raises(SessionBudgetSpent):
                 s.python("1")
 
-    def test_closed_session(self, sandbox, kit):
+    def test_closed_session(self, sandbox: Sandbox, kit: KitLake) -> None:
         s = self.open(sandbox, kit)
         s.python("x = 1")
         s.close()
@@ -714,20 +734,24 @@ class SessionContract(_Base):
             with pytest.raises(SessionClosed):
                 call()
 
-    def test_session_wall_limit_ends_everything(self, sandbox, kit):
+    def test_session_wall_limit_ends_everything(self, sandbox: Sandbox, kit: KitLake) -> None:
         token = f"kb-session-wall-{uuid.uuid4().hex}"
         s = self.open(sandbox, kit, limits=_limits(session_wall_s=4))
         try:
             s.exec(["sh", "-c", f"nohup sh -c 'sleep 3600; : {token}' >/dev/null 2>&1 &"])
             r = s.python("import time\ntime.sleep(30)", timeout=30)
-            assert r.timed_out and r.session_over and "session's wall-clock limit of 4 s" in r.explanation, r
+            assert (
+                r.timed_out
+                and r.session_over
+                and "session's wall-clock limit of 4 s" in (r.explanation or "")
+            ), r
             with pytest.raises(SessionClosed, match="wall-clock limit"):
                 s.python("1")
             assert wait_gone(token) == []
         finally:
             s.close()
 
-    def test_workspace_is_fresh_and_removed(self, sandbox, kit):
+    def test_workspace_is_fresh_and_removed(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             s.write_file("left.txt", "x")
             s.exec(["sh", "-c", 'echo t > "$TMPDIR/left-in-tmp"'])
@@ -746,7 +770,7 @@ class SessionContract(_Base):
         if sandbox.name == "unsafe-subprocess":
             assert not os.path.exists(where), "the workspace folder is left on the host"
 
-    def test_forwarded_service_and_mounts(self, sandbox, kit):
+    def test_forwarded_service_and_mounts(self, sandbox: Sandbox, kit: KitLake) -> None:
         svc = UnixEchoServer(kit.root)
         extra = kit.root / "extra"
         extra.mkdir()
@@ -773,9 +797,9 @@ class SessionContract(_Base):
                 assert s.python(code).value == "'echo:hello'"
                 d = s.mount_dir("project")
                 assert s.exec(["cat", f"{d}/model.sql"]).stdout == "select 1"
-                r = s.exec(["sh", "-c", f"echo x > {d}/new.sql"])
+                c = s.exec(["sh", "-c", f"echo x > {d}/new.sql"])
                 if sandbox.name != "unsafe-subprocess":
-                    assert not r.ok and not (extra / "new.sql").exists(), r
+                    assert not c.ok and not (extra / "new.sql").exists(), c
                 with pytest.raises(KeyError):
                     s.mount_dir("nope")
             assert svc.accepted >= 2
@@ -788,16 +812,16 @@ class SessionContract(_Base):
                 services=[ServiceForward(name="gone", port=port, socket=kit.root / "nope.sock")],
             )
 
-    def test_two_sessions_at_once_are_independent(self, sandbox, kit):
+    def test_two_sessions_at_once_are_independent(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as a, self.open(sandbox, kit) as b:
             a.python("who = 'a'")
             b.python("who = 'b'")
             a.write_file("mine.txt", "a")
             assert a.python("who").value == "'a'" and b.python("who").value == "'b'"
             assert [f.path for f in b.list_files()] == []
-            results = {}
+            results: dict[str, PythonResult] = {}
 
-            def step(name, s):
+            def step(name: str, s: Session) -> None:
                 results[name] = s.python("import time\ntime.sleep(0.5)\nwho")
 
             threads = [threading.Thread(target=step, args=(n, x)) for n, x in (("a", a), ("b", b))]
@@ -813,7 +837,7 @@ class SessionContract(_Base):
 class SessionIsolation(_Base):
     """What an isolating backend guarantees in a session, in each call and across calls."""
 
-    def test_no_network_but_the_forwarded_service(self, sandbox, kit):
+    def test_no_network_but_the_forwarded_service(self, sandbox: Sandbox, kit: KitLake) -> None:
         host = LoopbackServer()
         svc = UnixEchoServer(kit.root)
         port = 21000 + (os.getpid() % 20000)
@@ -850,21 +874,23 @@ class SessionIsolation(_Base):
                     assert out[name] != "connected", out
                 assert out["interfaces"] == ["lo"] and out["default_routes"] == [], out
                 # a command in the next call cannot reach the host either
-                r = s.exec(
+                c = s.exec(
                     [
                         "python3",
                         "-c",
                         f"import socket; socket.create_connection(('127.0.0.1', {host.port}), timeout=2)",
                     ]
                 )
-                assert not r.ok, r
+                assert not c.ok, c
             time.sleep(0.3)
             assert host.accepted == seen, "a connection from the session reached the host's loopback"
         finally:
             host.close()
             svc.close()
 
-    def test_a_forwarded_service_is_reached_from_its_own_session_only(self, sandbox, kit):
+    def test_a_forwarded_service_is_reached_from_its_own_session_only(
+        self, sandbox: Sandbox, kit: KitLake
+    ) -> None:
         """Two sessions at once, each with a service of its own (as two ELT tasks of a run have their own sources):
         each reaches its own service, never the other's, by its port, its socket or any unix socket it can find."""
         mine, theirs = UnixEchoServer(kit.root), UnixEchoServer(kit.root)
@@ -926,7 +952,9 @@ class SessionIsolation(_Base):
             mine.close()
             theirs.close()
 
-    def test_no_secrets_no_host_files_in_any_call(self, sandbox, kit, monkeypatch):
+    def test_no_secrets_no_host_files_in_any_call(
+        self, sandbox: Sandbox, kit: KitLake, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         secret = f"sk-kit-{uuid.uuid4().hex}"
         monkeypatch.setenv("OPENAI_API_KEY", secret)
         home_secret = Path.home() / f".kb-session-kit-{uuid.uuid4().hex}"
@@ -950,14 +978,14 @@ class SessionIsolation(_Base):
                     blob = r.stdout + r.stderr
                     assert secret not in blob and kit.secret not in blob, blob
                     assert "OPENAI_API_KEY" not in blob
-                r = s.exec(
+                c = s.exec(
                     [
                         "sh",
                         "-c",
                         f"env; cat {kit.answers} {home_secret} /proc/1/environ; ls -la {Path.home()}",
                     ]
                 )
-                assert secret not in r.stdout + r.stderr and kit.secret not in r.stdout + r.stderr
+                assert secret not in c.stdout + c.stderr and kit.secret not in c.stdout + c.stderr
                 # a symlink made in one call, followed in a later one, still leads nowhere
                 s.exec(["ln", "-s", str(kit.answers), "answers"])
                 r = s.python("open('answers').read()")
@@ -965,7 +993,7 @@ class SessionIsolation(_Base):
         finally:
             home_secret.unlink(missing_ok=True)
 
-    def test_cannot_write_outside_the_workspace(self, sandbox, kit):
+    def test_cannot_write_outside_the_workspace(self, sandbox: Sandbox, kit: KitLake) -> None:
         before = {str(p): p.read_bytes() for p in kit.root.rglob("*") if p.is_file()}
         targets = [
             f"{kit.lake}/new.csv",
@@ -979,14 +1007,14 @@ class SessionIsolation(_Base):
             for t in [f"{s.lake_dir}/sales.csv", f"{s.lake_dir}/new.csv", *targets]:
                 r = s.python(f"open({t!r}, 'a').write('pwned')")
                 assert r.error is not None, (t, r)
-                r = s.exec(["sh", "-c", f"echo pwned >> {t}"])
-                assert not r.ok, (t, r)
+                c = s.exec(["sh", "-c", f"echo pwned >> {t}"])
+                assert not c.ok, (t, c)
         after = {str(p): p.read_bytes() for p in kit.root.rglob("*") if p.is_file()}
         assert after == before
         for t in targets:
             assert not Path(t).exists() or t == str(kit.answers)
 
-    def test_pid_one_is_out_of_reach_across_calls(self, sandbox, kit):
+    def test_pid_one_is_out_of_reach_across_calls(self, sandbox: Sandbox, kit: KitLake) -> None:
         with self.open(sandbox, kit) as s:
             r = s.python(
                 textwrap.dedent("""
@@ -1006,7 +1034,8 @@ class SessionIsolation(_Base):
                 out
                 """)
             )
-            assert r.ok and "'mem': 'opened'" not in r.value and "'ptrace': 0" not in r.value, r
+            assert r.ok and r.value is not None, r
+            assert "'mem': 'opened'" not in r.value and "'ptrace': 0" not in r.value, r
             # everything of the user but pid 1, from a command: the session survives, the interpreter restarts
             s.exec(["sh", "-c", "kill -9 -1"])
             r = s.python("1 + 1")
@@ -1014,7 +1043,7 @@ class SessionIsolation(_Base):
             e = s.exec(["echo", "alive"])  # may be starved too (the files hold the memory): then it is said
             assert e.stdout == "alive\n" or (e.exit_code != 0 and e.explanation), e
 
-    def test_process_and_memory_limits_hold_for_the_session(self, sandbox, kit):
+    def test_process_and_memory_limits_hold_for_the_session(self, sandbox: Sandbox, kit: KitLake) -> None:
         limits = _limits(max_processes=16, memory_mb=512)
         with self.open(sandbox, kit, limits=limits) as s:
             r = s.python(
@@ -1034,13 +1063,13 @@ class SessionIsolation(_Base):
                 (len(kids), err)
                 """)
             )
-            assert r.ok and r.value.endswith("'BlockingIOError')"), r
+            assert r.ok and r.value is not None and r.value.endswith("'BlockingIOError')"), r
             assert int(r.value.strip("()").split(",")[0]) < 16
             r = s.python("x = bytearray(10 * 1024**3)")
-            assert r.oom and not r.ok and "512 MB" in r.explanation, r
+            assert r.oom and not r.ok and "512 MB" in (r.explanation or ""), r
             assert s.python("'alive'").value == "'alive'"
 
-    def test_memory_cgroup_kill_is_said_and_the_session_goes_on(self, sandbox, kit):
+    def test_memory_cgroup_kill_is_said_and_the_session_goes_on(self, sandbox: Sandbox, kit: KitLake) -> None:
         """Memory the address-space limit does not see (the kernel's inodes of empty files in scratch) is
         stopped by the sandbox's memory cgroup: the call is reported killed by the memory limit and the
         interpreter restarted; the session goes on. The files stay in the workspace and keep their memory, so a
@@ -1052,7 +1081,7 @@ class SessionIsolation(_Base):
                 r.oom
                 and r.crashed
                 and r.state_lost
-                and "killed by the memory limit of 256 MB" in r.explanation
+                and "killed by the memory limit of 256 MB" in (r.explanation or "")
             ), r
             e = s.exec(["echo", "alive"])  # may be starved too (the files hold the memory): then it is said
             assert e.stdout == "alive\n" or (e.exit_code != 0 and e.explanation), e
@@ -1060,20 +1089,22 @@ class SessionIsolation(_Base):
             if (
                 r.error is None
             ):  # the files' memory starved the new interpreter too (killed, or it could not start):
-                assert r.crashed and "memory limit of 256 MB" in r.explanation, r  # said so either way
+                assert r.crashed and "memory limit of 256 MB" in (r.explanation or ""), (
+                    r
+                )  # said so either way
             elif r.error.type == "MemoryError":  # the new interpreter ran short of memory: said so
-                assert r.oom and "memory" in r.explanation, r
+                assert r.oom and "memory" in (r.explanation or ""), r
             else:  # killed again between the calls, said so, restarted: the call ran
                 assert r.error.type == "NameError", r
-                assert r.state_lost is False or "memory limit of 256 MB" in r.explanation, r
+                assert r.state_lost is False or "memory limit of 256 MB" in (r.explanation or ""), r
 
-    def test_cpu_share_holds_for_the_session(self, sandbox, kit):
+    def test_cpu_share_holds_for_the_session(self, sandbox: Sandbox, kit: KitLake) -> None:
         """``cpus`` is the share of the whole session: two spinning threads get about half a core at cpus=0.5,
         and so do two threads and two more processes together."""
         with self.open(sandbox, kit, limits=_limits(cpus=0.5)) as s:
             for procs in (0, 2):
                 r = s.python(SPINNER.format(secs=3, procs=procs))
-                assert r.ok, r
+                assert r.ok and r.value is not None, r
                 cores = float(r.value)
                 # at most half a core (the CFS quota; a little for the periods' edges); at least some of it,
                 # whatever else this machine runs

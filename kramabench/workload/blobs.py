@@ -144,7 +144,7 @@ def load_blob_table(ref: str) -> BlobTable | None:
     """The blob listing shipped for ``ref`` (``official_blobs/<ref>.txt`` beside this module), if any."""
     if not re.fullmatch(r"[0-9a-f]{40}", ref):
         return None
-    res = resources.files("kramabench.workload").joinpath("official_blobs", f"{ref}.txt")
+    res = resources.files("kramabench.workload").joinpath("official_blobs").joinpath(f"{ref}.txt")
     if not res.is_file():
         return None
     return parse_blob_listing(res.read_text(encoding="utf-8"), source=f"official_blobs/{ref}.txt")

@@ -60,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kramabench.files import ERRATA_BYTES, FileRefused, OutsideRoot, check_relative, read_text
 from kramabench.workload.errors import WorkloadError
-from kramabench.workload.models import TASK_CLASSES, ErratumApplied, Finding, TaskClass, TaskReview
+from kramabench.workload.models import TASK_CLASSES, ErratumApplied, Finding, Severity, TaskClass, TaskReview
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -321,7 +321,7 @@ def value_sha256(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _find(raw_tasks: list[Any], e: Erratum) -> tuple[dict | None, str]:
+def _find(raw_tasks: list[Any], e: Erratum) -> tuple[dict[str, Any] | None, str]:
     tasks = [t for t in raw_tasks if isinstance(t, dict) and t.get("id") == e.task]
     if not tasks:
         return None, f"no task with id {e.task!r}"
@@ -351,9 +351,9 @@ def apply_errata(
     src = str(errata.path) if errata.path else None
     for e in errata.for_domain(domain).errata:
 
-        def finding(code: str, severity: str, message: str, e: Erratum = e) -> Finding:
+        def finding(code: str, severity: Severity, message: str, e: Erratum = e) -> Finding:
             return Finding(
-                severity=severity,  # type: ignore[arg-type]
+                severity=severity,
                 code=code,
                 domain=domain,
                 task_id=e.task,

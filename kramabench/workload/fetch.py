@@ -281,13 +281,13 @@ def fetch_official(
     is used instead, False verifies by sha256 only. A second fetch of a complete
     root returns ``reused=True`` without touching the network unless ``force``.
     """
-    table = load_pins()
-    ref = _check_ref(ref or table.default_ref or DEFAULT_REF)
+    pin_table = load_pins()
+    ref = _check_ref(ref or pin_table.default_ref or DEFAULT_REF)
     limits = limits or FetchLimits()
     home = Path(home) if home is not None else kramabench_home()
     root = official_root(ref, home=home)
-    url = url or table.url_template.format(ref=ref)
-    pinned = (dict(pins) if pins is not None else {k: v.sha256 for k, v in table.refs.items()}).get(ref)
+    url = url or pin_table.url_template.format(ref=ref)
+    pinned = (dict(pins) if pins is not None else {k: v.sha256 for k, v in pin_table.refs.items()}).get(ref)
     given = sha256.lower().strip() if sha256 else None
     if given is not None and not re.fullmatch(r"[0-9a-f]{64}", given):
         raise FetchError(f"--sha256 {sha256!r} is not a sha256 hex digest (64 hex digits)")

@@ -17,9 +17,9 @@ from kramabench.workload.errata import ErrataFile, same_json
 from kramabench.workload.models import Task, Workload
 
 #: the gold the paper scored against: the workload files as they are
-OFFICIAL = "official"
+OFFICIAL: GoldName = "official"
 #: official + errata
-VERIFIED = "verified"
+VERIFIED: GoldName = "verified"
 
 #: (task id, subtask id or None)
 ItemKey = tuple[str, "str | None"]

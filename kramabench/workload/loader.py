@@ -43,6 +43,7 @@ from kramabench.workload.models import (
     ErratumApplied,
     Finding,
     KeyFunctionality,
+    Severity,
     Subtask,
     Task,
     Workload,
@@ -401,7 +402,7 @@ class _Builder:
 
     def note(
         self,
-        severity: str,
+        severity: Severity,
         code: str,
         message: str,
         *,
@@ -412,7 +413,7 @@ class _Builder:
     ) -> None:
         self.findings.append(
             Finding(
-                severity=severity,  # type: ignore[arg-type]
+                severity=severity,
                 code=code,
                 domain=self.domain,
                 task_id=task_id,
@@ -425,7 +426,7 @@ class _Builder:
         )
 
     # -- shared fields -------------------------------------------------------------------------------
-    def _id(self, item: dict, where: str, task_id: str | None) -> str | None:
+    def _id(self, item: dict[str, Any], where: str, task_id: str | None) -> str | None:
         raw = item.get("id")
         if isinstance(raw, str) and raw.strip():
             if raw != raw.strip():
@@ -454,7 +455,7 @@ class _Builder:
         )  # fmt: skip
         return None
 
-    def _common(self, item: dict, tid: str, sid: str | None) -> dict[str, Any]:
+    def _common(self, item: dict[str, Any], tid: str, sid: str | None) -> dict[str, Any]:
         out: dict[str, Any] = {}
         ids = {"task_id": tid, "subtask_id": sid}
         # query / step: text
@@ -667,7 +668,7 @@ class _Builder:
             )  # fmt: skip
             return None
 
-    def _excluded(self, item: dict, tid: str, sid: str | None) -> bool:
+    def _excluded(self, item: dict[str, Any], tid: str, sid: str | None) -> bool:
         """``excluded = true`` (set by a reviewed erratum, e.g. an underivable gold the audit found): the item
         is left out of the workload, with an info finding; ``--no-errata`` keeps it."""
         flag = item.get("excluded")

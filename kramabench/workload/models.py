@@ -35,6 +35,13 @@ class _InstalledAnswerTypes:
 AnswerTypeName = Annotated[AnswerType | str, Field(union_mode="left_to_right"), _InstalledAnswerTypes]
 
 
+def answer_type_name(answer_type: AnswerType | str | None) -> str | None:
+    """The name of an answer type: a built-in's value, a plug-in's name (as given); None for none."""
+    if not answer_type:
+        return None
+    return answer_type.value if isinstance(answer_type, AnswerType) else answer_type
+
+
 class Difficulty(str, Enum):
     EASY = "easy"
     MEDIUM = "medium"
@@ -220,5 +227,6 @@ __all__ = [
     "Subtask",
     "Task",
     "Workload",
+    "answer_type_name",
     "difficulty_from_id",
 ]

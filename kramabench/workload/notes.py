@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kramabench.contracts.records import BenchmarkNote
+from kramabench.contracts.setting import TaskSpec
 from kramabench.workload.models import Workload
 from kramabench.workload.solutions import read_solution, solution_of
 
@@ -63,7 +64,7 @@ def solution_imports(code: str) -> set[str]:
     return out
 
 
-def _missing_modules(wl: Workload, task: object, available: set[str]) -> list[str]:
+def _missing_modules(wl: Workload, task: TaskSpec, available: set[str]) -> list[str]:
     path = solution_of(wl, task)
     if path is None or not path.is_file():
         return []

@@ -380,12 +380,12 @@ def _respell_glob(pattern: str, name: str) -> str:
             body = text[1:-1]
             regex += "[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]"
     try:
-        m = re.fullmatch(regex, name, re.IGNORECASE | re.DOTALL)
+        found = re.fullmatch(regex, name, re.IGNORECASE | re.DOTALL)
     except re.error:
         return pattern
-    if m is None:
+    if found is None:
         return pattern
-    groups = iter(m.groups())
+    groups = iter(found.groups())
     return "".join(text if wild else next(groups) for wild, text in parts)
 
 

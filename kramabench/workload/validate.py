@@ -45,7 +45,7 @@ from typing import Any
 from kramabench.files import OutsideRoot
 from kramabench.workload.errata import AbsentFile
 from kramabench.workload.jsonkind import json_kind
-from kramabench.workload.models import AnswerType, Difficulty, Finding, Subtask, Task, Workload
+from kramabench.workload.models import AnswerType, Difficulty, Finding, Severity, Subtask, Task, Workload
 from kramabench.workload.solutions import solution_path
 from kramabench.workload.sources import LakeInventory, Match
 
@@ -67,7 +67,7 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _list_for_scalar(at: AnswerType, answer: list, suggestion: str) -> tuple[str, str, str, str]:
+def _list_for_scalar(at: AnswerType, answer: list[Any], suggestion: str) -> tuple[Severity, str, str, str]:
     n = len(answer)
     return ("error", "answer_type_mismatch",
             f"the {at.value} answer is a list of {n} item{'s' if n != 1 else ''} {_short(answer)}", suggestion)  # fmt: skip
@@ -78,7 +78,7 @@ def _short(v: Any, n: int = 70) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _list_literal(s: str) -> list | None:
+def _list_literal(s: str) -> list[Any] | None:
     """A list written inside a string (``"Expected answer: ['a', 'b']"``), if there is exactly one."""
     start, end = s.find("["), s.rfind("]")
     if start < 0 or end <= start:
@@ -94,9 +94,9 @@ def _list_literal(s: str) -> list | None:
     return None
 
 
-def check_answer(answer: Any, at: AnswerType) -> list[tuple[str, str, str, str | None]]:
+def check_answer(answer: Any, at: AnswerType) -> list[tuple[Severity, str, str, str | None]]:
     """Problems of one answer under its type: (severity, code, message, suggestion)."""
-    out: list[tuple[str, str, str, str | None]] = []
+    out: list[tuple[Severity, str, str, str | None]] = []
     kind = at.kind
     approx = "approximate" if at.approximate else "exact"
     if kind == "numeric":
@@ -228,11 +228,11 @@ class _Checker:
         self._resolved: dict[str, Any] = {}
         self._loader_codes = {(f.task_id, f.subtask_id, f.code) for f in wl.findings}
 
-    def add(self, severity: str, code: str, message: str, *, task: Task, sub: Subtask | None = None,
+    def add(self, severity: Severity, code: str, message: str, *, task: Task, sub: Subtask | None = None,
             field: str | None = None, suggestion: str | None = None) -> None:  # fmt: skip
         self.out.append(
             Finding(
-                severity=severity,  # type: ignore[arg-type]
+                severity=severity,
                 code=code,
                 domain=self.wl.domain,
                 task_id=task.id,
@@ -383,7 +383,7 @@ class _Checker:
         paths = r.paths
         closest = ", ".join(repr(p) for p in paths)
 
-        def add(sev: str, code: str, msg: str, sug: str | None) -> None:
+        def add(sev: Severity, code: str, msg: str, sug: str | None) -> None:
             self.add(sev, code, msg, task=t, sub=sub, field="data_sources", suggestion=sug)
 
         pointers = [p for p in paths if p in self.inv.pointers]

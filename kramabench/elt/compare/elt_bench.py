@@ -74,7 +74,7 @@ def _pair(e: Any, a: Any, *, fixed: bool = True) -> bool:
         return True
     if _numeric(e) and _numeric(a):
         return _within(e, a, fixed=fixed)
-    return e == a
+    return bool(e == a)
 
 
 def values_match(expected: Any, actual: Any, *, fixed: bool = True) -> bool:

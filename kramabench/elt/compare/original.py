@@ -77,8 +77,9 @@ def render_result(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "pandas only supports SQLAlchemy connectable ...": the DB-API path
-        frame = pd.read_sql("SELECT 1", _ReplayConnection(columns, rows))  # type: ignore[call-overload]
-    return frame.to_csv(index=False)
+        frame = pd.read_sql("SELECT 1", _ReplayConnection(columns, rows))
+    text: str = frame.to_csv(index=False)
+    return text
 
 
 def _value(v: Any) -> Any:

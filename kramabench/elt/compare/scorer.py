@@ -60,14 +60,14 @@ def as_table(value: Any) -> Table:
     if isinstance(value, TableExpectation):
         return value.table
     if isinstance(value, Mapping):
-        cols, rows = value.get("columns"), value.get("rows")
-        if not isinstance(cols, list) or not isinstance(rows, list):
+        names, rows = value.get("columns"), value.get("rows")
+        if not isinstance(names, list) or not isinstance(rows, list):
             raise NotATable("a table mapping needs 'columns' (a list of names) and 'rows' (a list of rows)")
-        width = len(cols)
+        width = len(names)
         for i, r in enumerate(rows):
             if not isinstance(r, list | tuple) or len(r) != width:
                 raise NotATable(f"row {i} is not a list of {width} values")
-        return Table.from_records([str(c) for c in cols], [list(r) for r in rows])
+        return Table.from_records([str(c) for c in names], [list(r) for r in rows])
     if isinstance(value, list):
         if not all(isinstance(r, Mapping) for r in value):
             raise NotATable("a list of rows must hold mappings (column -> value)")

@@ -384,8 +384,7 @@ def _align(
         oe = sorted(range(n_exp), key=lambda i: tuple(c.sort_exp[i] for c in cols))
         oa = sorted(range(n_act), key=lambda j: tuple(c.sort_act[j] for c in cols))
         n = min(n_exp, n_act)
-        pairs = sorted(zip(oe[:n], oa[:n], strict=True))
-        return [], pairs, sorted(oe[n:]), sorted(oa[n:])
+        return [], sorted(zip(oe[:n], oa[:n], strict=True)), sorted(oe[n:]), sorted(oa[n:])
     others = [c for k, c in enumerate(cols) if k not in key]
     buckets: dict[tuple[Any, ...], list[int]] = defaultdict(list)
     for j in sorted(range(n_act), key=lambda j: tuple(c.sort_act[j] for c in others)):
@@ -452,8 +451,8 @@ class VerifiedComparator:
             bad = 0
             caseless = False
             samples: list[dict[str, Any]] = []
-            for (i, jj), e, a in zip(pairs, rules.exp, rules.act, strict=True):
-                ok, by_case = _pair_matches(e, a)
+            for (i, jj), exp_v, act_v in zip(pairs, rules.exp, rules.act, strict=True):
+                ok, by_case = _pair_matches(exp_v, act_v)
                 caseless = caseless or by_case
                 if not ok:
                     bad += 1

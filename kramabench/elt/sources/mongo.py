@@ -10,7 +10,11 @@ import logging
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus
+
+if TYPE_CHECKING:
+    from pymongo import MongoClient
 
 from kramabench.sandbox.jail import (
     DATA_DIR,
@@ -35,7 +39,8 @@ class MongoUnavailable(RuntimeError):
 def check_mongod(path: str) -> Path:
     """``path`` as an executable file, else :class:`MongoUnavailable` naming it."""
     p = Path(path).expanduser()
-    found = p if p.is_file() else (Path(shutil.which(path)) if shutil.which(path) else None)
+    which = shutil.which(path)
+    found = p if p.is_file() else (Path(which) if which else None)
     if found is None or not os.access(found, os.X_OK):
         raise MongoUnavailable(f"mongod {path!r}: not an executable file")
     return found
@@ -97,7 +102,7 @@ class MongoServer:
             raise MongoUnavailable(str(e)) from None
         return self
 
-    def client(self):  # noqa: ANN201 - pymongo's client, imported on use
+    def client(self) -> MongoClient[dict[str, Any]]:  # pymongo imported on use
         import pymongo
 
         return pymongo.MongoClient(
@@ -114,7 +119,7 @@ class MongoServer:
         rows = self.base / f"{collection}.load.jsonl"
         prepare([("jsonl", path, rows)])
         with self.client() as c, open(rows, encoding="ascii") as f:
-            docs: list[dict] = []
+            docs: list[dict[str, Any]] = []
             for line in f:
                 docs.append(json.loads(line))
                 if len(docs) >= batch:

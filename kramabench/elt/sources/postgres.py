@@ -249,7 +249,7 @@ class PostgresServer:
         stdin: bytes | None = None,
         timeout: float = 60.0,
         password: str | None = None,
-    ) -> subprocess.CompletedProcess:
+    ) -> subprocess.CompletedProcess[bytes]:
         env = {
             "PATH": "/usr/bin:/bin",
             "LANG": "C.UTF-8",
@@ -375,7 +375,7 @@ class PostgresServer:
         argv = [*self._psql(database or self.database), "-v", "ON_ERROR_STOP=1", "-At", "-c", text]
         return self._run(argv, stdin=stdin).stdout.decode()
 
-    def sql_as_task(self, text: str, *, database: str | None = None) -> subprocess.CompletedProcess:
+    def sql_as_task(self, text: str, *, database: str | None = None) -> subprocess.CompletedProcess[str]:
         """``text`` run as the task's role, as a task would: the completed psql (its return code, output, errors)."""
         argv = [*self._psql(database or self.database, USER), "-At", "-v", "ON_ERROR_STOP=1", "-c", text]
         env = {
@@ -425,9 +425,9 @@ class PostgresServer:
                 f.unlink(missing_ok=True)
         counts: dict[str, int] = {}
         for line in out.splitlines():
-            i, _, n = line.partition("|")
-            if i.strip().isdigit() and n.strip().isdigit():
-                counts[tables[int(i)][0]] = int(n)
+            index, _, count = line.partition("|")
+            if index.strip().isdigit() and count.strip().isdigit():
+                counts[tables[int(index)][0]] = int(count)
         return counts
 
     def stop(self) -> None:

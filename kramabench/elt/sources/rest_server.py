@@ -19,8 +19,14 @@ import socketserver
 import sys
 import threading
 from array import array
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
+from socket import socket
+from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+#: what socketserver hands a server: a stream socket (or a datagram and its socket)
+_Request = socket | tuple[bytes, socket]
 
 CHUNK = 1 << 16
 
@@ -51,7 +57,7 @@ class Table:
             (b - a) + (stop - start),
         )  # each "\n" becomes ", " (one more byte), the last one "]", plus "["
 
-    def stream(self, a: int, b: int, write) -> None:
+    def stream(self, a: int, b: int, write: Callable[[bytes], object]) -> None:
         write(b"[")
         with open(self.path, "rb") as f:
             f.seek(a)
@@ -73,7 +79,7 @@ class _Handler(BaseHTTPRequestHandler):
     def address_string(self) -> str:  # a unix socket has no client address
         return "unix"
 
-    def log_message(self, format, *args) -> None:  # noqa: A002 - http.server's name
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
         pass
 
     def _head(self, code: int, length: int, extra: dict[str, str] | None = None) -> None:
@@ -91,7 +97,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         url = urlparse(self.path)
         name = url.path.strip("/")
-        tables = self.server.tables  # type: ignore[attr-defined]
+        server = self.server
+        assert isinstance(server, _Server)
+        tables = server.tables
         if name == "":
             self._send(200, json.dumps(sorted(tables)).encode())
             return
@@ -127,7 +135,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         self.tables = tables
         self.slots = threading.BoundedSemaphore(max_connections)
 
-    def process_request(self, request, client_address) -> None:
+    def process_request(self, request: _Request, client_address: Any) -> None:
         self.slots.acquire()
         try:
             super().process_request(request, client_address)
@@ -135,14 +143,14 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             self.slots.release()
             raise
 
-    def process_request_thread(self, request, client_address) -> None:
+    def process_request_thread(self, request: _Request, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
             self.slots.release()
 
 
-def main(cfg: dict) -> int:
+def main(cfg: dict[str, Any]) -> int:
     threading.stack_size(
         1 << 20
     )  # a thread per connection: small stacks under the jail's address-space limit

@@ -19,8 +19,17 @@ import os
 import socketserver
 import sys
 import threading
+from collections.abc import Iterable
+from socket import socket
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+#: what socketserver hands a server: a stream socket (or a datagram and its socket)
+_Request = socket | tuple[bytes, socket]
 
 _HEADERS = {
     "Host": "s3.amazonaws.com",
@@ -29,7 +38,7 @@ _HEADERS = {
 }
 
 
-def _error(start_response, status: str, code: str, message: str) -> list[bytes]:
+def _error(start_response: StartResponse, status: str, code: str, message: str) -> list[bytes]:
     body = (
         f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
         "</Error>"
@@ -57,7 +66,7 @@ def stored_bytes() -> int:
 DRAIN_BYTES = 1 << 30
 
 
-def _drain(environ, n: int) -> None:
+def _drain(environ: WSGIEnvironment, n: int) -> None:
     """Read a refused body and keep nothing of it (a client waiting for ``100 Continue`` sends none: the read ends
     at once), at most :data:`DRAIN_BYTES`."""
     if environ.get("HTTP_EXPECT", "").lower() == "100-continue":
@@ -74,7 +83,7 @@ def _drain(environ, n: int) -> None:
         pass
 
 
-def _drain_declared(environ) -> None:
+def _drain_declared(environ: WSGIEnvironment) -> None:
     """Drain the body a refused request declares (``Content-Length``), so that its client, still sending it, reads
     the refusal instead of a broken pipe; a body without a valid length is left unread."""
     try:
@@ -88,13 +97,13 @@ def _drain_declared(environ) -> None:
 class Guard:
     """The WSGI application the socket serves: the checks of the module docstring, then moto's S3."""
 
-    def __init__(self, app, max_object: int, max_total: int) -> None:
+    def __init__(self, app: WSGIApplication, max_object: int, max_total: int) -> None:
         self.app = app
         self.max_object = max_object
         self.max_total = max_total
         self._writes = threading.Lock()
 
-    def __call__(self, environ, start_response):
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "") or "/"
         method = environ.get("REQUEST_METHOD", "GET").upper()
         if path.lstrip("/").lower().startswith("moto-api"):
@@ -144,7 +153,7 @@ class _Handler(WSGIRequestHandler):
         self.client_address = ("127.0.0.1", 0)  # a unix socket has no peer address; WSGI wants one
         super().setup()
 
-    def log_message(self, format, *args) -> None:  # noqa: A002 - http.server's name
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
         pass
 
 
@@ -153,7 +162,7 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     #: connections waiting to be accepted (socketserver's 5 makes a unix socket refuse the 6th client at once)
     request_queue_size = 128
 
-    def __init__(self, path: str, app, port: int, max_connections: int) -> None:
+    def __init__(self, path: str, app: WSGIApplication, port: int, max_connections: int) -> None:
         super().__init__(path, _Handler)
         self.app = app
         self.slots = threading.BoundedSemaphore(max_connections)
@@ -165,10 +174,10 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             "CONTENT_LENGTH": "",
         }
 
-    def get_app(self):
+    def get_app(self) -> WSGIApplication:
         return self.app
 
-    def process_request(self, request, client_address) -> None:
+    def process_request(self, request: _Request, client_address: Any) -> None:
         self.slots.acquire()  # at most max_connections at once; the others wait in the listen queue
         try:
             super().process_request(request, client_address)
@@ -176,18 +185,18 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             self.slots.release()
             raise
 
-    def process_request_thread(self, request, client_address) -> None:
+    def process_request_thread(self, request: _Request, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
             self.slots.release()
 
 
-def main(cfg: dict) -> int:
+def main(cfg: dict[str, Any]) -> int:
     threading.stack_size(
         1 << 20
     )  # a thread per connection: small stacks under the jail's address-space limit
-    from moto.server import create_backend_app
+    from moto.moto_server.werkzeug_app import create_backend_app
     from werkzeug.test import Client
 
     app = create_backend_app("s3")

@@ -222,7 +222,7 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
             if not (p.folder / new).is_file():
                 finding("erratum_target_missing", e, f"{e.pipeline}: no file {new}")
                 continue
-            old = m.evaluation
+            was = m.evaluation
             m.evaluation = new
             applied.append(
                 ErratumApplied(
@@ -231,7 +231,7 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
                     model=m.name,
                     action=e.action,
                     target="evaluation",
-                    old=old,
+                    old=was,
                     new=new,
                     reason=e.reason,
                 )

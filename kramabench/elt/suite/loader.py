@@ -24,7 +24,7 @@ from kramabench.elt.suite.models import (
     Suite,
 )
 from kramabench.files import MB, OutsideRoot, inside, read_bytes, read_text
-from kramabench.workload.models import Finding
+from kramabench.workload.models import Finding, Severity
 
 SUITE_FILE = "suite.yaml"
 PIPELINE_FILE = "pipeline.yaml"
@@ -155,7 +155,7 @@ def load_suite(
 
 
 def _err(
-    suite: str, pid: str, file: Path, field: str | None, code: str, msg: str, severity: str = "error"
+    suite: str, pid: str, file: Path, field: str | None, code: str, msg: str, severity: Severity = "error"
 ) -> Finding:
     return Finding(
         severity=severity, code=code, domain=suite, task_id=pid, field=field, file=str(file), message=msg

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from kramabench.elt.suite.models import Pipeline, Suite
-from kramabench.workload.models import Finding
+from kramabench.workload.models import Finding, Severity
 
 
 def parse_error(sql: str) -> str | None:
@@ -27,7 +27,9 @@ def parse_error(sql: str) -> str | None:
     con = duckdb.connect()
     try:
         # the cast: duckdb 1.1 binds a parameter of json_serialize_sql as no type and refuses it
-        doc = json.loads(con.execute("SELECT json_serialize_sql(CAST(? AS VARCHAR))", [sql]).fetchone()[0])
+        row = con.execute("SELECT json_serialize_sql(CAST(? AS VARCHAR))", [sql]).fetchone()
+        assert row is not None  # a SELECT of one value: one row
+        doc = json.loads(row[0])
     finally:
         con.close()
     if doc.get("error"):
@@ -50,7 +52,9 @@ def count_rows(path: Path) -> int:
             q = "SELECT count(*) FROM read_json(?, format='newline_delimited', records=false)"
         else:
             q = "SELECT count(*) FROM read_parquet(?)"
-        return int(con.execute(q, [str(path)]).fetchone()[0])
+        row = con.execute(q, [str(path)]).fetchone()
+        assert row is not None  # count(*): one row
+        return int(row[0])
     finally:
         con.close()
 
@@ -85,7 +89,7 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
     pfile = str(p.folder / "pipeline.yaml")
 
     def add(
-        sev: str,
+        sev: Severity,
         code: str,
         msg: str,
         *,
@@ -106,7 +110,7 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
             )
         )
 
-    absent = "error" if complete else "info"
+    absent: Severity = "error" if complete else "info"
     if not p.sources:
         add("error", "no_sources", "no sources", field="sources")
     if not p.models:
@@ -281,8 +285,8 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
                     )
     if deep:
         for s in p.sources:
-            n = p.tables.get(next((t for t in p.tables if t.lower() == s.table.lower()), ""), None)
-            if s.data is None or n is None:
+            declared = p.tables.get(next((t for t in p.tables if t.lower() == s.table.lower()), ""), None)
+            if s.data is None or declared is None:
                 continue
             dpath = p.folder / s.data
             try:
@@ -296,11 +300,11 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
                     file=str(dpath),
                 )
                 continue
-            if have != n:
+            if have != declared:
                 add(
                     "error",
                     "row_count_mismatch",
-                    f"{s.data} holds {have} rows but tables.{s.table} says {n}",
+                    f"{s.data} holds {have} rows but tables.{s.table} says {declared}",
                     field=f"tables.{s.table}",
                     file=str(dpath),
                 )
