@@ -52,9 +52,10 @@ from kramabench.contracts.session import (
 )
 from kramabench.contracts.text import safe_text
 from kramabench.contracts.values import clean_text
-from kramabench.sandbox._common import SESSION_ENV, HeadTailBuffer, wait_readable
 from kramabench.sandbox.cpu import CpuMeter
 from kramabench.sandbox.hostpaths import HostPaths
+from kramabench.sandbox.interpreter import SESSION_ENV
+from kramabench.sandbox.streams import HeadTailBuffer, wait_readable
 
 log = logging.getLogger(__name__)
 
