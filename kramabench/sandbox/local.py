@@ -62,7 +62,7 @@ from kramabench.sandbox.seccomp import REFUSED, filter_fd, keyring_filter
 from kramabench.sandbox.session import MOUNT_ROOT, SERVICE_ROOT
 from kramabench.sandbox.spawn import spawn
 from kramabench.sandbox.streams import wait_and_drain
-from kramabench.sandbox.warm import LAKE, WIPE, WORKDIR, WarmSandbox
+from kramabench.sandbox.warm import LAKE, WORKDIR, WarmSandbox, warm_run_config
 from kramabench.sandbox.zygote_client import run_on_zygote
 from kramabench.sweep import sweep_cgroups, tempdir
 
@@ -596,14 +596,7 @@ class LocalSandbox(WarmSandbox[_Warm]):
     ) -> tuple[ExecResult | None, bool]:
         """One run forked from the warm sandbox's fork server: (result, whether the sandbox may be reused);
         the result is None when the sandbox could not take the run (dead before it was sent)."""
-        cfg = {
-            "workdir": WORKDIR,
-            "supervise": True,
-            "wipe": WIPE,
-            "lake_prefixes": [LAKE] + ([wl] if wl else []),
-            "symlinks": [[wl, LAKE]] if wl else [],
-            "rlimits": rlimits(limits),
-        }
+        cfg = warm_run_config(wl, limits)
         oom_before = oom_kills(w.memcg) if w.memcg is not None else 0
         run = run_on_zygote(w.ctl, cfg, code, limits)
         if run is None:

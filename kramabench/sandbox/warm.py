@@ -41,7 +41,21 @@ from kramabench.sandbox.session import (
 WORKDIR = "/work"
 LAKE = "/lake"
 #: what a warm sandbox's fork server empties after each run and at a session's reset
-WIPE = [WORKDIR, "/tmp", "/dev/shm"]
+WIPE = (WORKDIR, "/tmp", "/dev/shm")
+
+
+def warm_run_config(wl: str | None, limits: Limits, *, nproc: bool = True) -> dict[str, Any]:
+    """The fork server's request of one run in a warm sandbox: supervised (the code's leftovers killed, the
+    scratch folders emptied after it), the lake and its alias ``wl`` under the working directory, the rlimits
+    (``nproc``: with ``RLIMIT_NPROC``)."""
+    return {
+        "workdir": WORKDIR,
+        "supervise": True,
+        "wipe": list(WIPE),
+        "lake_prefixes": [LAKE] + ([wl] if wl else []),
+        "symlinks": [[wl, LAKE]] if wl else [],
+        "rlimits": rlimits(limits, nproc=nproc),
+    }
 
 
 class WarmOptions(Protocol):
@@ -319,7 +333,7 @@ class WarmSandbox(ABC, Generic[W]):
         """The fork server's ``session`` request."""
         return {
             "workdir": WORKDIR,
-            "wipe": WIPE,
+            "wipe": list(WIPE),
             "symlinks": [[wl, LAKE]] if wl else [],
             "lake_prefixes": [LAKE] + ([wl] if wl else []),
             "rlimits": rlimits(limits, nproc=self.nproc_rlimit),
@@ -367,4 +381,13 @@ def join_all(threads: Sequence[threading.Thread], deadline: float) -> None:
         t.join(timeout=max(0.0, deadline - time.monotonic()))
 
 
-__all__ = ["LAKE", "WIPE", "WORKDIR", "WarmOptions", "WarmSandbox", "join_all", "wait_started"]
+__all__ = [
+    "LAKE",
+    "WIPE",
+    "WORKDIR",
+    "WarmOptions",
+    "WarmSandbox",
+    "join_all",
+    "wait_started",
+    "warm_run_config",
+]

@@ -19,11 +19,11 @@ from kramabench.contracts.sandbox import ExecResult, Limits
 from kramabench.sandbox.docker.container import USER, Container, oom_counter
 from kramabench.sandbox.docker.options import DockerOptions
 from kramabench.sandbox.docker.streams import Relay, TaggedStderr, pump_exec
-from kramabench.sandbox.interpreter import PYTHON_FLAGS, bootstrap_source, rlimits
+from kramabench.sandbox.interpreter import PYTHON_FLAGS, bootstrap_source
 from kramabench.sandbox.reports import parse_audit, reported_cpu, status_report
 from kramabench.sandbox.results import finish
 from kramabench.sandbox.streams import HeadTailBuffer
-from kramabench.sandbox.warm import LAKE, WIPE, WORKDIR
+from kramabench.sandbox.warm import WORKDIR, warm_run_config
 from kramabench.sandbox.zygote_client import run_on_zygote
 
 log = logging.getLogger(__name__)
@@ -36,16 +36,8 @@ Outcome = tuple[ExecResult | None, bool]
 def run_config(wl: str | None, limits: Limits | None = None) -> dict[str, Any]:
     """The bootstrap's configuration of one run (a fresh audit tag each time)."""
     limits = limits or Limits.model_validate({})
-    return {
-        "workdir": WORKDIR,
-        "audit_tag": secrets.token_hex(8),
-        "supervise": True,
-        "wipe": WIPE,
-        "lake_prefixes": [LAKE] + ([wl] if wl else []),
-        "symlinks": [[wl, LAKE]] if wl else [],
-        # processes are capped by the container's pids limit (RLIMIT_NPROC would count host-wide)
-        "rlimits": rlimits(limits, nproc=False),
-    }
+    # processes are capped by the container's pids limit (RLIMIT_NPROC would count host-wide)
+    return {**warm_run_config(wl, limits, nproc=False), "audit_tag": secrets.token_hex(8)}
 
 
 class Runs:
