@@ -13,7 +13,6 @@ from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox.cpu import CpuMeter, pid_cpu_cgroup
@@ -27,13 +26,12 @@ from kramabench.sandbox.docker.container import (
     not_world_readable,
     oom_counter,
 )
+from kramabench.sandbox.docker.engine import connect_direct, direct_possible, keeper_command, remove_stale
 from kramabench.sandbox.docker.options import DockerOptions
 from kramabench.sandbox.docker.runs import Outcome, Runs, run_config
 from kramabench.sandbox.image import ENV_PREFIX, versions_snippet
 from kramabench.sandbox.interpreter import (
     BASE_ENV,
-    PYTHON_FLAGS,
-    bootstrap_source,
     neutral_python_env,
     thread_env,
 )
@@ -41,7 +39,7 @@ from kramabench.sandbox.pool import StartFailed
 from kramabench.sandbox.results import not_started
 from kramabench.sandbox.session import MOUNT_ROOT, SERVICE_ROOT
 from kramabench.sandbox.warm import LAKE, WORKDIR, WarmSandbox, join_all, wait_started
-from kramabench.sweep import OWNER_LABEL, container_is_orphan, make_tempdir, owner_tag, tempdir
+from kramabench.sweep import OWNER_LABEL, make_tempdir, owner_tag, tempdir
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +85,8 @@ class DockerSandbox(WarmSandbox[Container]):
         self._runs = Runs(self.name, self.options, self._client)
         self._reapers: list[threading.Thread] = []
         self._info: dict[str, str] | None = None
-        self._direct = self._direct_possible(client)
-        self._remove_stale()
+        self._direct = direct_possible(client, self.options)
+        remove_stale(self._client())
 
     # -- engine helpers ------------------------------------------------------------------------------
     def _client(self) -> Any:
@@ -100,36 +98,6 @@ class DockerSandbox(WarmSandbox[Container]):
                 c = self._docker.from_env(timeout=120)
             self._local.client = c
         return c
-
-    def _remove_stale(self) -> None:
-        """Remove containers left by kramabench processes that are gone (owner tag; never a live one's)."""
-        try:  # the list as the engine gives it (no inspect per container: one removed meanwhile is no error)
-            found = self._client().api.containers(all=True, filters={"label": LABEL})
-        except Exception as e:  # best effort
-            log.debug("stale container cleanup: %s", e)
-            return
-        for c in found:
-            if container_is_orphan(c.get("Labels") or {}):
-                try:
-                    self._client().api.remove_container(c["Id"], force=True)
-                except Exception as e:  # noqa: BLE001 - gone meanwhile, or removed by another sweep
-                    log.debug("stale container %s: %s", str(c.get("Id"))[:12], e)
-
-    def _direct_possible(self, client: Any) -> bool:
-        """Whether warm containers get the direct channel: the harness must be root (the fork server serves
-        uid 0 only) on the engine's host (a unix socket), without user-namespace remapping (host root and
-        the container's nobody would not be who they are inside)."""
-        o = self.options
-        if not (o.direct and o.warm and o.fork_server) or os.geteuid() != 0:
-            return False
-        host = o.base_url or os.environ.get("DOCKER_HOST", "")
-        if host and not host.startswith("unix://"):
-            return False
-        try:
-            security = " ".join(client.info().get("SecurityOptions") or [])
-        except Exception:  # noqa: BLE001
-            return False
-        return "userns" not in security and "rootless" not in security
 
     def _create(
         self, lake: Path, limits: Limits, key: tuple[Any, ...], extra: Sequence[Any] = ()
@@ -178,7 +146,7 @@ class DockerSandbox(WarmSandbox[Container]):
             self.options.image,
             # pid 1 keeps the container alive (and is the fork server); the bootstrap reaps the code's
             # orphans (subreaper) and kill(-1) never reaches pid 1
-            command=self._keeper_command(sockdir is not None),
+            command=keeper_command(self.options, sockdir is not None),
             network_mode="none",
             read_only=True,
             user=USER,
@@ -219,15 +187,6 @@ class DockerSandbox(WarmSandbox[Container]):
         self._pool.add(c.id, c)
         return c
 
-    def _keeper_command(self, direct: bool = False) -> list[str]:
-        if not self.options.fork_server:
-            return ["sleep", "infinity"]
-        zcfg: dict[str, Any] = {"preload": self.options.preload}
-        if direct:
-            zcfg["socket_path"] = f"{SOCKET_DIR}/{SOCKET_NAME}"
-        cfg = json.dumps(zcfg)
-        return [self.options.python, *PYTHON_FLAGS, "-c", bootstrap_source(), "--zygote", cfg]
-
     def _acquire(self, lake: Path, limits: Limits, key: tuple[Any, ...], wl: str | None) -> Container:
         """An idle warm container for this (lake, limits), from the pool (kramabench.sandbox.pool: the first
         request on a key starts ``pool_size`` containers in parallel, each with its fork server ready); without
@@ -265,48 +224,8 @@ class DockerSandbox(WarmSandbox[Container]):
         return c
 
     def _connect_direct(self, c: Container) -> None:
-        """Connect to the fork server's socket in the container's host folder (it appears once the preload
-        modules are imported), then make the folder root's: the code (nobody) cannot reach the socket. When
-        the fork server reports that it could not bind the socket, the container keeps the relay."""
-        assert c.sockdir is not None
-        path = c.sockdir / SOCKET_NAME
-        api = self._client().api
-        deadline = time.monotonic() + 120  # importing pandas on a busy machine
-        check = time.monotonic() + 0.5
-        while not path.exists():
-            now = time.monotonic()
-            if now > deadline:
-                raise StartFailed("the fork server's socket did not appear within 120 s")
-            if interrupt.requested():
-                raise StartFailed(f"not started: {interrupt.reason()}")
-            if now >= check:
-                check = now + 0.5
-                if b"no direct channel" in api.logs(c.id, stdout=False, stderr=True, tail=20):
-                    log.info("container %s: no direct channel; runs go through docker exec", c.id[:12])
-                    return
-                if not api.inspect_container(c.id)["State"].get("Running"):
-                    raise StartFailed("the container's fork server exited")
-            time.sleep(0.01)
-        os.chown(c.sockdir, 0, 0)
-        os.chmod(c.sockdir, 0o700)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            for _ in range(500):
-                try:
-                    s.connect(str(path))
-                    break
-                except ConnectionRefusedError:  # bound, not yet listening
-                    time.sleep(0.01)
-            s.settimeout(30)
-            hello = s.recv(64)
-            s.settimeout(None)
-        except OSError:
-            s.close()
-            raise
-        if hello != b"ready":
-            s.close()
-            raise StartFailed("the fork server did not answer on its socket")
-        c.direct = s
+        """Connect to the fork server's socket of ``c`` (:func:`~kramabench.sandbox.docker.engine.connect_direct`)."""
+        connect_direct(c, self._client().api)
 
     def _release(self, c: Container, healthy: bool) -> None:
         self._pool.release(c, healthy and self.options.warm)
