@@ -20,6 +20,11 @@ fresh process; when that process ends the bootstrap kills every other process of
 container: the image (read-only), the lake (read-only), the kernel-level container (hostname, cgroup
 counters) and nothing written by earlier code. A container is replaced, never reused, after a timeout,
 a memory kill or whenever the cleanup did not report success.
+
+The package: ``options`` (DockerOptions), ``container`` (one warm container, its user, label, OOM counter),
+``engine`` (stale containers, the direct channel, pid 1's command), ``streams`` (docker's multiplexed stream,
+the relay's frames, the tagged audit records), ``runs`` (a run by the direct channel, the relay or one
+``docker exec``) and ``sandbox`` (DockerSandbox, on the warm-backend base :mod:`kramabench.sandbox.warm`).
 """
 
 from kramabench.sandbox.docker.options import DockerOptions
