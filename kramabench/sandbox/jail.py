@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kramabench.sandbox.cgroups import cgroup_root, oom_counter
+from kramabench.sandbox.cgroups import cgroup_root, kill_all, oom_counter
 from kramabench.sandbox.seccomp import filter_fd, keyring_filter
 from kramabench.sandbox.spawn import spawn
 from kramabench.sandbox.streams import CappedReader
@@ -444,19 +444,7 @@ class ServiceJail:
 
     @staticmethod
     def _kill_cgroup(cg: Path) -> None:
-        for _ in range(50):
-            try:
-                pids = (cg / "cgroup.procs").read_text().split()
-            except OSError:
-                return
-            if not pids:
-                return
-            for p in pids:
-                try:
-                    os.kill(int(p), signal.SIGKILL)
-                except (ProcessLookupError, ValueError):
-                    pass
-            time.sleep(0.02)
+        kill_all(cg, tries=50, pause=0.02)
 
     def _remove_cgroups(self) -> None:
         for cg in self._cgroups:
