@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     from kramabench.run.runner import RunOptions
     from kramabench.run.setup import RunConfig, prepare
     from kramabench.sandbox import Limits, SandboxUnavailable, get_sandbox
-    from kramabench.sandbox._common import thread_env
+    from kramabench.sandbox.interpreter import thread_env
     from kramabench.testing import OpenAIServer
 
     cores = os.cpu_count() or 1

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import alternate, load_note, median, ratio_line  # noqa: E402
 from kramabench.sandbox import Limits, SandboxUnavailable, get_sandbox  # noqa: E402
-from kramabench.sandbox._common import thread_env  # noqa: E402
+from kramabench.sandbox.interpreter import thread_env
 
 PIPELINE = """
 import json

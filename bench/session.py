@@ -54,7 +54,7 @@ def in_process(steps: int) -> float:
 
 def wait_idle(sb, n: int, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
-    while len(sb._pool.idle) < n and time.monotonic() < deadline:
+    while len(sb.pool.idle) < n and time.monotonic() < deadline:
         time.sleep(0.05)
 
 

@@ -1,4 +1,6 @@
-# The program every backend starts inside the sandbox (passed with ``python -c``; standard library only).
+# The program every backend starts inside the sandbox (passed with ``python -c``; standard library only), the
+# last part of its source: audit_hook.py (the audit hook that reports the lake files the code names) and
+# session_server.py (a session's side) come first (kramabench.sandbox.interpreter.bootstrap_source).
 #
 # argv[1] is a JSON config written by the harness. The bootstrap reads the untrusted code from stdin,
 # closes every inherited descriptor except the audit channel, lowers the resource limits (hard and soft,
@@ -303,62 +305,12 @@ def _child(cfg, data, emit, workdir):
         f.write(data)
     del data
 
-    prefixes = [(p.rstrip("/") + "/") for p in cfg.get("lake_prefixes", [])]
-    cwd = workdir
     seen = set()
-    busy = [False]
 
-    def note(path):
-        if isinstance(path, int) or path is None:
-            return
-        if isinstance(path, bytes):
-            path = path.decode("utf-8", "surrogateescape")
-        path = str(path)
-        if path.startswith("file:"):  # sqlite URIs
-            path = path[5:].split("?", 1)[0]
-        if not path.startswith("/"):
-            try:
-                base = os.getcwd()
-            except BaseException:
-                base = cwd
-            path = base + "/" + path
-        path = os.path.normpath(path)
-        for pre in prefixes:
-            if path.startswith(pre):
-                rel = path[len(pre) :]
-                if rel and rel not in seen:
-                    seen.add(rel)
-                    emit({"open": rel})
-                break
-
-    # "open": Python's open()/os.open (pandas, numpy, openpyxl, ...); sqlite3 opens its file in C; a
-    # program started with subprocess or os.system/exec reads what its arguments name (the harness
-    # keeps only entries that are files of the lake)
-    def hook(event, args):
-        if busy[0] or event not in (
-            "open",
-            "sqlite3.connect",
-            "subprocess.Popen",
-            "os.system",
-            "os.exec",
-            "os.posix_spawn",
-        ):
-            return
-        busy[0] = True
-        try:
-            if event in ("open", "sqlite3.connect"):
-                note(args[0])
-            elif event == "os.system":
-                for word in str(args[0]).split():
-                    note(word.strip("'\""))
-            else:  # subprocess.Popen(executable, args, cwd, env); os.exec/posix_spawn(path, args, env)
-                argv = args[1]
-                for word in [argv] if isinstance(argv, str | bytes) else list(argv or ()):
-                    note(word)
-        except BaseException:
-            pass
-        finally:
-            busy[0] = False
+    def found(rel):
+        if rel not in seen:
+            seen.add(rel)
+            emit({"open": rel})
 
     if "random" in sys.modules:
         sys.modules["random"].seed()
@@ -367,7 +319,7 @@ def _child(cfg, data, emit, workdir):
             sys.modules["numpy"].random.seed()
         except BaseException:
             pass
-    sys.addaudithook(hook)
+    _lake_audit(cfg.get("lake_prefixes", []), workdir, found)  # noqa: F821 - audit_hook.py's, before this file
     sys.dont_write_bytecode = True
     try:
         sys.stdout.reconfigure(line_buffering=True)

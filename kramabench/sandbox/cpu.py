@@ -45,8 +45,8 @@ def cpu_share(cg: Path) -> float | None:
     """The cap of a cgroup in cores (None: no cap, or not readable)."""
     try:
         if (cg / "cpu.max").exists():
-            quota, _, period = (cg / "cpu.max").read_text().partition(" ")
-            return None if quota == "max" else int(quota) / int(period)
+            text, _, period = (cg / "cpu.max").read_text().partition(" ")
+            return None if text == "max" else int(text) / int(period)
         quota = int((cg / "cpu.cfs_quota_us").read_text())
         return None if quota < 0 else quota / int((cg / "cpu.cfs_period_us").read_text())
     except (OSError, ValueError):

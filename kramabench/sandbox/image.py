@@ -18,8 +18,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts.sandbox import SandboxUnavailable
+
+if TYPE_CHECKING:
+    from kramabench.sandbox.environment.lock import SandboxLock
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +72,7 @@ def _dockerfile() -> Path:
 DOCKERFILE = _dockerfile()
 
 
-def image_tag(lock=None) -> str:
+def image_tag(lock: SandboxLock | None = None) -> str:
     """``kramabench-sandbox:<lock hash, 12 hex>`` of the sandbox lock in force (or of ``lock``)."""
     from kramabench.sandbox.environment import load_lock
 
@@ -144,13 +148,14 @@ def debian_mirror(
     )
 
 
-def _docker_client():
+def _docker_client() -> Any:
     try:
         import docker
     except ImportError as e:  # pragma: no cover - docker is a dependency
         raise SandboxUnavailable("the 'docker' Python package is not installed (pip install docker)") from e
     try:
-        client = docker.from_env(timeout=600)
+        sdk: Any = docker  # untyped (and, for mypy, shadowed by the repository's docker/ folder)
+        client = sdk.from_env(timeout=600)
         client.ping()
     except Exception as e:
         raise SandboxUnavailable(
@@ -170,7 +175,7 @@ def image_exists(tag: str | None = None) -> bool:
         return False
 
 
-def _chroot(root: Path, *cmd: str) -> subprocess.CompletedProcess:
+def _chroot(root: Path, *cmd: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [shutil.which("chroot") or "/usr/sbin/chroot", str(root), *cmd],
         capture_output=True,
@@ -179,7 +184,7 @@ def _chroot(root: Path, *cmd: str) -> subprocess.CompletedProcess:
     )
 
 
-def download_wheels(lock, python_version: str) -> Path:
+def download_wheels(lock: SandboxLock, python_version: str) -> Path:
     """The lock's wheels for CPython ``python_version`` on this machine's architecture, downloaded on the
     host (``pip download --only-binary=:all: --platform manylinux2014_<arch>``) into the cache, where a
     later build finds them."""
@@ -222,7 +227,7 @@ def download_wheels(lock, python_version: str) -> Path:
     return dest
 
 
-def _install_wheels(lock, wheels: Path, site: Path, python_version: str) -> None:
+def _install_wheels(lock: SandboxLock, wheels: Path, site: Path, python_version: str) -> None:
     """Install the lock's wheels into the image's environment from the host (pip --target: no network,
     no interpreter run in the root filesystem)."""
     import platform
@@ -285,7 +290,7 @@ def _move_scripts(site: Path, bindir: Path, python: str) -> None:
 def build_offline(
     tag: str | None = None,
     *,
-    lock=None,
+    lock: SandboxLock | None = None,
     packages: list[str] | None = None,
     mirror: str | None = None,
     suite: str | None = None,
@@ -389,7 +394,8 @@ def build_offline(
                 src=tar.stdout, repository=repo, tag=tagname, changes=changes, stream_src=True
             )
         finally:
-            tar.stdout.close()
+            if tar.stdout is not None:
+                tar.stdout.close()
             tar.wait()
         t_import = time.monotonic() - t2
         if tar.returncode != 0:
@@ -412,7 +418,7 @@ def build_offline(
 
 
 def build_dockerfile(
-    tag: str | None = None, dockerfile: Path = DOCKERFILE, *, lock=None
+    tag: str | None = None, dockerfile: Path = DOCKERFILE, *, lock: SandboxLock | None = None
 ) -> dict[str, object]:
     """Build ``tag`` from docker/Dockerfile (needs a registry for the python:3.11-slim base, and PyPI);
     the build context holds the Dockerfile and the sandbox lock, which it installs."""

@@ -36,11 +36,14 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kramabench.sandbox._common import CappedReader, spawn
+from kramabench.sandbox.cgroups import cgroup_root, kill_all, oom_counter
 from kramabench.sandbox.seccomp import filter_fd, keyring_filter
+from kramabench.sandbox.spawn import spawn
+from kramabench.sandbox.streams import CappedReader
 from kramabench.sweep import cgroup_name
 
 log = logging.getLogger(__name__)
@@ -143,12 +146,6 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _cgroup_root(controller: str) -> Path | None:
-    from kramabench.sandbox.local import _cgroup_root as root
-
-    return root(controller)
-
-
 class ServiceJail:
     """One jailed server (see the module): :meth:`start`, :attr:`pid`, :meth:`alive`, :attr:`log`, :meth:`stop`;
     a context manager. ``meta``: a host folder for the jail's own files (its ``passwd`` and ``group``)."""
@@ -163,7 +160,7 @@ class ServiceJail:
                 "apt-get install bubblewrap (scripts/install.sh installs it)"
             )
         self._bwrap = exe
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._cgroups: list[Path] = []
         self._memcg: Path | None = None
         self._reader: CappedReader | None = None
@@ -302,7 +299,7 @@ class ServiceJail:
         lim = self.spec.limits
         name = cgroup_name(f"{self.spec.name}-{uuid.uuid4().hex[:10]}")
         made: list[Path] = []
-        for controller, setup in (
+        setups: tuple[tuple[str, Callable[[Path], object]], ...] = (
             ("pids", lambda cg: (cg / "pids.max").write_text(str(lim.max_processes + 3))),
             (
                 "memory",
@@ -310,8 +307,9 @@ class ServiceJail:
                     cg / ("memory.max" if (cg / "memory.max").exists() else "memory.limit_in_bytes")
                 ).write_text(str(lim.cgroup_bytes())),
             ),
-        ):
-            root = _cgroup_root(controller)
+        )
+        for controller, setup in setups:
+            root = cgroup_root(controller)
             if root is None:
                 log.warning(
                     "%s source: no %s cgroup; its %s limit is an rlimit only",
@@ -399,12 +397,7 @@ class ServiceJail:
         """Whether the kernel killed a process of the jail at its memory limit (as root)."""
         if self._memcg is None:
             return False
-        from kramabench.sandbox._common import CgroupCounter
-
-        n = CgroupCounter(
-            [str(self._memcg / "memory.events"), str(self._memcg / "memory.oom_control")], "oom_kill"
-        ).read()
-        return bool(n)
+        return bool(oom_counter(self._memcg).read())
 
     def wait(self, timeout: float) -> int | None:
         """The command's exit status once it has ended within ``timeout`` s (None: still running)."""
@@ -451,19 +444,7 @@ class ServiceJail:
 
     @staticmethod
     def _kill_cgroup(cg: Path) -> None:
-        for _ in range(50):
-            try:
-                pids = (cg / "cgroup.procs").read_text().split()
-            except OSError:
-                return
-            if not pids:
-                return
-            for p in pids:
-                try:
-                    os.kill(int(p), signal.SIGKILL)
-                except (ProcessLookupError, ValueError):
-                    pass
-            time.sleep(0.02)
+        kill_all(cg, tries=50, pause=0.02)
 
     def _remove_cgroups(self) -> None:
         for cg in self._cgroups:

@@ -27,59 +27,50 @@ import json
 import logging
 import os
 import platform
-import shlex
 import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
-import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
-from kramabench.sandbox._common import (
+from kramabench.sandbox import cgroups
+from kramabench.sandbox.cgroups import SHM_BYTES, Groups, Roots, oom_counter, oom_kills
+from kramabench.sandbox.cpu import CpuMeter
+from kramabench.sandbox.environment.local_env import EnvironmentFacts
+from kramabench.sandbox.hostpaths import HostPaths, host_paths
+from kramabench.sandbox.interpreter import (
     BASE_ENV,
     PYTHON_FLAGS,
-    CgroupCounter,
     bootstrap_source,
-    check_request,
-    finish,
     fork_server_default,
-    interrupted_result,
-    parse_audit,
-    reported_cpu,
     rlimits,
-    spawn,
     thread_env,
-    wait_and_drain,
-    workdir_lake_path,
 )
-from kramabench.sandbox.cpu import CpuMeter, set_cpu_share
-from kramabench.sandbox.environment.local_env import EnvironmentFacts
-from kramabench.sandbox.hostpaths import host_paths
-from kramabench.sandbox.pool import StartFailed, WarmPool, pool_key
+from kramabench.sandbox.pool import StartFailed
+from kramabench.sandbox.reports import parse_audit, reported_cpu
+from kramabench.sandbox.request import workdir_lake_path
+from kramabench.sandbox.results import finish, not_started
 from kramabench.sandbox.seccomp import REFUSED, filter_fd, keyring_filter
-from kramabench.sandbox.session import (
-    MOUNT_ROOT,
-    SERVICE_ROOT,
-    ForkServerSession,
-    check_extras,
-    session_limits,
-)
+from kramabench.sandbox.session import MOUNT_ROOT, SERVICE_ROOT
+from kramabench.sandbox.spawn import spawn
+from kramabench.sandbox.streams import wait_and_drain
+from kramabench.sandbox.warm import LAKE, WORKDIR, WarmSandbox, warm_run_config
 from kramabench.sandbox.zygote_client import run_on_zygote
-from kramabench.sweep import cgroup_name, sweep_cgroups, tempdir
+from kramabench.sweep import sweep_cgroups, tempdir
 
 log = logging.getLogger(__name__)
 
-WORKDIR = "/work"
-LAKE = "/lake"
-SHM_BYTES = 64 * 1024 * 1024
+
+#: the limits of the trial run that checks the backend works here
+_CHECK_LIMITS = Limits.model_validate({"wall_timeout_s": 60})
 
 
 class LocalOptions(BaseModel):
@@ -99,7 +90,9 @@ class LocalOptions(BaseModel):
     )
     bwrap: str = Field("bwrap", description="bubblewrap executable")
     extra_ro_binds: list[str] = Field(default_factory=list, description="more host paths bound read-only")
-    limits: Limits = Field(default_factory=Limits, description="default limits of run()")
+    limits: Limits = Field(
+        default_factory=lambda: Limits.model_validate({}), description="default limits of run()"
+    )
     fork_server: bool = Field(
         default_factory=fork_server_default,
         description="warm sandboxes: each (lake, limits) keeps bwrap sandboxes whose pid 1 has the preload "
@@ -123,55 +116,6 @@ class LocalOptions(BaseModel):
     )
 
 
-def _cgroup_root(controller: str, fs: Path = Path("/sys/fs/cgroup")) -> Path | None:
-    """A writable cgroup folder for kramabench with ``controller`` (pids, memory, cpu, cpuacct) enabled (root
-    only). cgroup v1: ``<fs>/<controller>/kramabench``; v2: ``<fs>/kramabench``, where ``cpuacct`` is no
-    controller (every v2 cgroup counts its CPU time in ``cpu.stat``): its folder is returned as is."""
-    if os.geteuid() != 0:
-        return None
-    v1 = fs / controller
-    try:
-        if (v1 / "cgroup.procs").exists():
-            d = v1 / "kramabench"
-            d.mkdir(exist_ok=True)
-            return d
-        v2 = fs
-        if not (v2 / "cgroup.controllers").exists():
-            return None
-        if controller == "cpuacct":
-            d = v2 / "kramabench"
-            d.mkdir(exist_ok=True)
-            return d
-        if controller in (v2 / "cgroup.controllers").read_text().split():
-            d = v2 / "kramabench"
-            d.mkdir(exist_ok=True)
-            if controller not in (d / "cgroup.subtree_control").read_text().split():
-                (d / "cgroup.subtree_control").write_text(f"+{controller}")
-            return d
-    except OSError as e:
-        log.warning("no %s cgroup for the local sandbox: %s", controller, e)
-    return None
-
-
-def _cgroup_pids_root() -> Path | None:
-    return _cgroup_root("pids")
-
-
-def memory_cap_bytes(limits: Limits) -> int:
-    """The memory cgroup's cap of one run: the code's budget, both scratch tmpfs, /dev/shm, and the
-    interpreter and supervisor. It bounds what rlimits cannot: tmpfs pages and the kernel memory of
-    files (a million empty files in scratch take about 1 GB of inodes, whatever the tmpfs size)."""
-    return (limits.memory_mb + 2 * limits.scratch_mb + 256) * 1024 * 1024 + SHM_BYTES
-
-
-def _oom_counter(cg: Path) -> CgroupCounter:
-    return CgroupCounter([str(cg / "memory.events"), str(cg / "memory.oom_control")], "oom_kill")  # v2, v1
-
-
-def _oom_kills(cg: Path) -> int:
-    return _oom_counter(cg).read() or 0
-
-
 def _machine() -> str:
     """The host's architecture (``x86_64``, ``aarch64``...): the seccomp filter's system call numbers."""
     return platform.machine()
@@ -191,32 +135,12 @@ def _bwrap_version(exe: str) -> str:
     return _BWRAP_VERSIONS[exe]
 
 
-class _Groups:
-    """The cgroups of one sandbox (each None when unavailable; on cgroup v2 all are the same folder): ``pids``
-    (the process limit), ``memory``, ``cpu`` (the CPU share) and ``acct`` (where its CPU time is counted)."""
-
-    def __init__(
-        self,
-        pids: Path | None = None,
-        memory: Path | None = None,
-        cpu: Path | None = None,
-        acct: Path | None = None,
-    ) -> None:
-        self.pids, self.memory, self.cpu, self.acct = pids, memory, cpu, acct
-
-    def all(self) -> list[Path]:
-        """Each distinct folder once (co-mounted v1 controllers, v2's single folder)."""
-        seen: dict[str, Path] = {}
-        for g in (self.pids, self.memory, self.cpu, self.acct):
-            if g is not None:
-                seen.setdefault(os.path.realpath(g), g)
-        return list(seen.values())
-
-
 class _Warm:
     """One warm bwrap sandbox: its process, the harness's end of the control socket, its cgroups."""
 
-    def __init__(self, key: tuple, proc: subprocess.Popen, ctl: socket.socket, groups: _Groups) -> None:
+    def __init__(
+        self, key: tuple[Any, ...], proc: subprocess.Popen[bytes], ctl: socket.socket, groups: Groups
+    ) -> None:
         self.key = key
         self.proc = proc
         self.ctl = ctl
@@ -225,20 +149,17 @@ class _Warm:
         self.discarded = False
 
     @property
-    def cgroup(self) -> Path | None:
-        return self.groups.pids
-
-    @property
     def memcg(self) -> Path | None:
         return self.groups.memory
 
 
-class LocalSandbox:
+class LocalSandbox(WarmSandbox[_Warm]):
     """Bubblewrap sandbox. Thread-safe: a run has a warm sandbox (or a new bwrap process) to itself."""
 
     name = "local"
+    options: LocalOptions
 
-    def __init__(self, **opts) -> None:
+    def __init__(self, **opts: Any) -> None:
         self.options = LocalOptions(**opts)
         exe = shutil.which(self.options.bwrap)
         if exe is None:
@@ -261,24 +182,12 @@ class LocalSandbox:
         self._root = os.geteuid() == 0
         if self._root:
             sweep_cgroups()  # those of killed kramabench processes (never another live process's)
-        self._cgroup = _cgroup_pids_root() if self._root else None
-        self._memcg = _cgroup_root("memory") if self._root else None
-        self._cpucg = _cgroup_root("cpu") if self._root else None
-        self._acctcg = _cgroup_root("cpuacct") if self._root else None
+        #: kramabench's cgroup folders (as root): each sandbox gets its pids, memory, cpu and cpuacct cgroups
+        self._cgroups = Roots.find()
         self._info: dict[str, str] | None = None
-        self._closed = False
         self._warm_broken: str | None = None
-        # warm sandboxes (fork_server): the pool of each (lake, limits), the docker backend's
-        self._pool: WarmPool[_Warm] = WarmPool(
-            start=self._start_warm,
-            discard=self._discard,
-            alive=lambda w: w.proc.poll() is None,
-            max_idle=self.options.max_idle,
-            size=self.options.pool_size,
-            name="kramabench-bwrap-pool",
-        )
-        #: warm sandboxes serving a session (out of the pool; killed when the session ends)
-        self._sessions: dict[int, _Warm] = {}
+        # warm sandboxes (fork_server): the pool of each (lake, limits), as the docker backend's
+        super().__init__(pool_name="kramabench-bwrap-pool")
         #: the seccomp filter bwrap loads in every sandbox (the keyring calls refused, as docker refuses them)
         machine = _machine()
         self._seccomp = keyring_filter(machine)
@@ -301,13 +210,17 @@ class LocalSandbox:
         opt = self.options.python
         try:
             if opt is None:
-                return local_env_facts(self.options.extra_locks, build=self.options.build_missing)
+                return local_env_facts(self._extra_locks(), build=self.options.build_missing)
             path = sys.executable if opt == "host" else (shutil.which(opt) or opt)
             if not os.path.isfile(path):
                 raise SandboxUnavailable(f"python interpreter not found: {opt}")
             return probe(os.path.abspath(path), kind="host")
         except (SandboxEnvironmentError, LockError) as e:
             raise SandboxUnavailable(str(e)) from None
+
+    def _extra_locks(self) -> list[str | Path] | None:
+        """The option's extra lock files (None: those of ``$KRAMABENCH_SANDBOX_EXTRA_LOCK``)."""
+        return None if self.options.extra_locks is None else list(self.options.extra_locks)
 
     def _system_binds(self) -> list[str]:
         args: list[str] = ["--ro-bind", "/usr", "/usr"]
@@ -341,7 +254,7 @@ class LocalSandbox:
         lake: Path,
         limits: Limits,
         workdir_lake: str | None,
-        cfg: dict,
+        cfg: dict[str, Any],
         *,
         zygote: bool = False,
         extra: Sequence[str] = (),
@@ -421,14 +334,14 @@ class LocalSandbox:
         """Start one trivial sandbox now, so a backend that cannot work is reported at construction, with
         the real reason: bubblewrap's own setup error, or the interpreter failing inside the sandbox."""
         with tempdir("check") as tmp:
-            r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
-            if r.stdout.strip() != "ok" and self._cgroup is not None:
+            r = self._run_cold("print('ok')", Path(tmp), _CHECK_LIMITS, None, None)
+            if r.stdout.strip() != "ok" and self._cgroups.pids is not None:
                 log.warning(
                     "the local sandbox fails inside a cgroup (%s); running without it",
                     r.stderr.strip()[-300:],
                 )
-                self._cgroup = self._memcg = self._cpucg = self._acctcg = None
-                r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
+                self._cgroups = Roots()
+                r = self._run_cold("print('ok')", Path(tmp), _CHECK_LIMITS, None, None)
             if r.stdout.strip() != "ok" and self._seccomp is not None and "seccomp" in r.stderr.lower():
                 self._seccomp, self._seccomp_off = None, "refused by the kernel"
                 log.warning(
@@ -436,7 +349,7 @@ class LocalSandbox:
                     "allowed, what the code leaves in keyrings is emptied between runs only",
                     " ".join(r.stderr.strip().splitlines()[-1:])[-200:],
                 )
-                r = self._run_cold("print('ok')", Path(tmp), Limits(wall_timeout_s=60), None, None)
+                r = self._run_cold("print('ok')", Path(tmp), _CHECK_LIMITS, None, None)
         if r.stdout.strip() == "ok":
             return
         err = " ".join(r.stderr.strip().splitlines()[-3:])[-400:]
@@ -459,66 +372,61 @@ class LocalSandbox:
             f"({err or r.explanation or f'exit {r.exit_code}'}); {fix}"
         )
 
-    # -- protocol ------------------------------------------------------------------------------------
-    def lake_dir(self, lake: Path) -> str:
-        return LAKE
-
-    def warm_up(self, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> int:
-        """Start the warm sandboxes that runs on ``lake`` with ``limits`` will use, in the background (the
-        pool's size: the run's sandbox concurrency); returns at once with how many were started (0 when the
-        pool already has them, the fork server is off or the request is not valid: run() then says why)."""
-        if self._closed or not self.options.fork_server or self._warm_broken:
-            return 0
-        limits = limits or self.options.limits
-        checked = check_request(self.name, lake, WORKDIR, workdir_lake)
-        if isinstance(checked, ExecResult):
-            return 0
-        lake, _wl = checked
-        key = pool_key(lake, limits)
-        return self._pool.warm(key, (lake, limits, key))
-
+    # -- what the base (kramabench.sandbox.warm) asks of this backend -----------------------------------------
     def run(
         self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
     ) -> ExecResult:
         """Run ``code`` in a new sandbox (a warm one when there is); its output names the host's folders by
         placeholders (kramabench.sandbox.hostpaths)."""
-        return self._host.result(self._run(code, lake, limits, workdir_lake=workdir_lake))
+        result: ExecResult = self._host.result(super().run(code, lake, limits, workdir_lake=workdir_lake))
+        return result
 
-    def _run(
-        self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
+    def _warm_runs(self) -> bool:
+        return self.options.fork_server and not self._warm_broken
+
+    def _alive(self, w: _Warm) -> bool:
+        return w.proc.poll() is None
+
+    def _ident(self, w: _Warm) -> Hashable:
+        return id(w)
+
+    def _start_failed(self, e: Exception) -> ExecResult | None:
+        if not isinstance(e, StartFailed):
+            raise e
+        # a warm sandbox cannot start (bwrap without --as-pid-1, a preload crashing...): the cold path isolates
+        # the same way, one bwrap per run, for the rest of this backend's life
+        self._warm_broken = str(e)
+        log.warning("local sandbox: no warm sandbox (%s); running a new sandbox per run", e)
+        return None
+
+    def _no_warm_run(
+        self, code: str, lake: Path, limits: Limits, wl: str | None, workdir_lake: str | None
     ) -> ExecResult:
-        if self._closed:
-            raise SandboxUnavailable("this local sandbox is closed")
-        limits = limits or self.options.limits
-        checked = check_request(self.name, lake, WORKDIR, workdir_lake)
-        if isinstance(checked, ExecResult):
-            return checked
-        lake, wl = checked
-        if interrupt.requested():  # the process is stopping: no new run
-            return interrupted_result(self.name)
-        for _attempt in range(2):
-            if not self.options.fork_server or self._warm_broken:
-                break
-            try:
-                key = pool_key(lake, limits)
-                w = self._pool.acquire(key, (lake, limits, key))
-            except interrupt.Interrupted:
-                return interrupted_result(self.name)
-            except StartFailed as e:
-                # a warm sandbox cannot start (bwrap without --as-pid-1, a preload crashing...): the cold
-                # path isolates the same way, one bwrap per run, for the rest of this backend's life
-                self._warm_broken = str(e)
-                log.warning("local sandbox: no warm sandbox (%s); running a new sandbox per run", e)
-                break
-            healthy = False
-            try:
-                result, healthy = self._run_warm(w, code, lake, limits, wl)
-            finally:
-                self._pool.release(w, healthy)
-            if result is not None:
-                return result
-            # the sandbox died while idle and did not take the run (nothing of the code ran): another one
         return self._run_cold(code, lake, limits, wl, workdir_lake)
+
+    def _control(self, w: _Warm) -> socket.socket | None:
+        return w.ctl
+
+    def _session_binds(self, mounts: Sequence[Mount], services: Sequence[ServiceForward]) -> list[Any]:
+        extra: list[Any] = []
+        for m in mounts:
+            extra += ["--ro-bind", str(Path(m.source).resolve()), f"{MOUNT_ROOT}/{m.name}"]
+        for s in services:
+            extra += ["--ro-bind", str(Path(s.socket).resolve()), f"{SERVICE_ROOT}/{s.name}.sock"]
+        return extra
+
+    def _cpu_meter(self, w: _Warm) -> CpuMeter:
+        # the sandbox's cpuacct counter (every process it ever had), else bwrap's process tree
+        return CpuMeter(cgroup=w.groups.acct) if w.groups.acct is not None else CpuMeter(pid=w.proc.pid)
+
+    def _oom_reader(self, w: _Warm) -> Callable[[], int | None] | None:
+        if w.memcg is None:
+            return None
+        counter = oom_counter(w.memcg)
+        return lambda: counter.read() or 0
+
+    def _host_paths(self) -> HostPaths | None:
+        return self._host
 
     def _run_cold(
         self, code: str, lake: Path, limits: Limits, wl: str | None, workdir_lake: str | None
@@ -535,8 +443,8 @@ class LocalSandbox:
         }
         seccomp_fd = self._filter_fd()
         argv = self._argv(lake, limits, workdir_lake, cfg, seccomp_fd=seccomp_fd)
-        groups = self._make_cgroups(limits, pids_extra=3)  # + bwrap, its pid-1 init, the supervisor
-        argv = self._joined(argv, groups)
+        groups = self._cgroups.make(limits, pids_extra=3)  # + bwrap, its pid-1 init, the supervisor
+        argv = cgroups.joined(argv, groups)
         memcg = groups.memory
         code_fd = os.memfd_create("kramabench-code", 0)
         os.write(code_fd, code.encode("utf-8", "surrogateescape"))
@@ -559,8 +467,8 @@ class LocalSandbox:
             os.close(r_audit)
             os.close(w_audit)
             os.close(code_fd)
-            self._remove_cgroups(*groups.all())
-            return ExecResult(backend=self.name, explanation=f"sandbox not started: {e}")
+            cgroups.remove_all(*groups.all())
+            return not_started(self.name, str(e))
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
@@ -569,8 +477,8 @@ class LocalSandbox:
         out, err, audit, timed_out, wall = wait_and_drain(
             proc, r_audit, limits, t0, lambda: self._kill(proc, groups)
         )
-        oom_killed = memcg is not None and _oom_kills(memcg) > 0
-        self._remove_cgroups(*groups.all())
+        oom_killed = memcg is not None and oom_kills(memcg) > 0
+        cgroups.remove_all(*groups.all())
         files, done = parse_audit(audit.splitlines(), lake)
         cpu = reported_cpu(audit.splitlines()) if done is not None else None
         code_ = proc.returncode if done is None else done
@@ -594,58 +502,8 @@ class LocalSandbox:
             cpu_s=cpu,
         )
 
-    def _make_cgroups(self, limits: Limits, *, pids_extra: int) -> _Groups:
-        """The pids, memory, cpu and cpuacct cgroups of one sandbox (the same folder on cgroup v2), named after
-        their owner so that :func:`kramabench.sweep.sweep_cgroups` removes them if this process is killed."""
-        g = _Groups()
-        run_name = cgroup_name(uuid.uuid4().hex[:12])
-
-        def make(root: Path | None, what: str, setup) -> Path | None:
-            if root is None:
-                return None
-            cg = root / run_name
-            shared = any(cg == other for other in g.all())  # v2: one folder for every controller
-            try:
-                cg.mkdir(exist_ok=True)
-                setup(cg)
-                return cg
-            except OSError as e:
-                log.warning("%s cgroup unavailable (%s); %s", what.split(":")[0], e, what.split(":", 1)[1])
-                if not shared:
-                    self._remove_cgroup(cg)
-                return None
-
-        def memory(cg: Path) -> None:
-            v2 = (cg / "memory.max").exists()
-            (cg / ("memory.max" if v2 else "memory.limit_in_bytes")).write_text(str(memory_cap_bytes(limits)))
-
-        def counts(cg: Path) -> None:
-            if not ((cg / "cpuacct.usage").exists() or (cg / "cpu.stat").exists()):
-                raise OSError("no CPU-time counter in it")
-
-        g.pids = make(
-            self._cgroup,
-            "pids: the process limit is not enforced as root",
-            lambda cg: (cg / "pids.max").write_text(str(limits.max_processes + pids_extra)),
-        )
-        g.memory = make(self._memcg, "memory: scratch files are bounded by the wall limit only", memory)
-        g.cpu = make(
-            self._cpucg, "cpu: the CPU share is not enforced", lambda cg: set_cpu_share(cg, limits.cpus)
-        )
-        g.acct = make(self._acctcg, "cpuacct: a session's CPU time is measured from its process tree", counts)
-        return g
-
     @staticmethod
-    def _joined(argv: list[str], groups: _Groups) -> list[str]:
-        """``argv`` started inside the cgroups (a shell joins them, then execs bwrap)."""
-        joins = [str(g / "cgroup.procs") for g in groups.all()]
-        if not joins:
-            return argv
-        enter = " && ".join(f"echo $$ > {shlex.quote(j)}" for j in joins)
-        return ["/bin/sh", "-c", f'{enter} && exec "$@"', "sh", *argv]
-
-    @staticmethod
-    def _kill(proc: subprocess.Popen, groups: _Groups) -> None:
+    def _kill(proc: subprocess.Popen[bytes], groups: Groups) -> None:
         # bwrap leads its own process group; once it has been reaped its id may be reused, so the
         # group is only signalled while bwrap is known to be alive (when it exits, its pid namespace
         # and every process in it die with it)
@@ -655,89 +513,24 @@ class LocalSandbox:
             except (ProcessLookupError, PermissionError):
                 pass
         for cgroup in groups.all():  # each hierarchy (v1): whatever left one of them is still in the others
-            LocalSandbox._kill_cgroup(cgroup)
+            cgroups.kill_all(cgroup)
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:  # pragma: no cover - bwrap ignores nothing
             log.error("bwrap process %s did not die", proc.pid)
 
-    @staticmethod
-    def _kill_cgroup(cgroup: Path) -> None:
-        for _ in range(20):
-            try:
-                pids = (cgroup / "cgroup.procs").read_text().split()
-            except OSError:
-                break
-            if not pids:
-                break
-            for p in pids:
-                try:
-                    os.kill(int(p), 9)
-                except (ProcessLookupError, ValueError):
-                    pass
-            time.sleep(0.01)
-
-    @classmethod
-    def _remove_cgroups(cls, *cgroups: Path | None) -> None:
-        for g in dict.fromkeys(cgroups):
-            cls._remove_cgroup(g)
-
-    @staticmethod
-    def _remove_cgroup(cgroup: Path | None) -> None:
-        if cgroup is None:
-            return
-
-        def attempt(tries: int, pause: float) -> bool:
-            for _ in range(tries):
-                try:
-                    cgroup.rmdir()
-                    return True
-                except FileNotFoundError:
-                    return True
-                except OSError:
-                    time.sleep(pause)
-            return False
-
-        if attempt(50, 0.02):
-            return
-
-        # still busy: the kernel may take seconds to free what the code left (a million scratch files);
-        # keep trying in the background rather than hold the run's result
-        def later() -> None:
-            if not attempt(120, 0.5):
-                log.warning("could not remove cgroup %s", cgroup)
-
-        threading.Thread(target=later, daemon=True, name="kramabench-cgroup-rmdir").start()
-
     # -- warm sandboxes ------------------------------------------------------------------------------
-    def set_concurrency(self, n: int) -> None:
-        """Keep ``n`` warm sandboxes per (lake, limits): the run's sandbox concurrency (each concurrent task
-        finds one; none is trimmed while the run goes on)."""
-        with self._pool.lock:
-            self.options.pool_size = self._pool.size = max(1, int(n))
-
-    # the pool's state, by the names the tests read
-    @property
-    def _all(self) -> dict[int, _Warm]:
-        return self._pool.all
-
-    @property
-    def _idle(self) -> list[_Warm]:
-        return self._pool.idle
-
-    @property
-    def _starting(self) -> dict[tuple, int]:
-        return self._pool.starting
-
-    def _start_warm(self, lake: Path, limits: Limits, key: tuple, extra: Sequence[str] = ()) -> _Warm:
+    def _start_warm(
+        self, lake: Path, limits: Limits, key: tuple[Any, ...], wl: str | None, extra: Sequence[Any] = ()
+    ) -> _Warm:
         """Start a bwrap sandbox whose pid 1 is the bootstrap's fork server, and wait until it has imported
         its preload modules. Its only channel is a socketpair end inherited through bwrap. ``extra``: more
         bwrap arguments (a session's mounts and forwarded sockets)."""
         ctl, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cfg = {"preload": self.options.preload, "control_fd": inner.fileno()}
-        groups = self._make_cgroups(limits, pids_extra=3)  # + bwrap, the fork server, the supervisor
+        groups = self._cgroups.make(limits, pids_extra=3)  # + bwrap, the fork server, the supervisor
         seccomp_fd = self._filter_fd()
-        argv = self._joined(
+        argv = cgroups.joined(
             self._argv(lake, limits, None, cfg, zygote=True, extra=extra, seccomp_fd=seccomp_fd), groups
         )
         err_fd = os.memfd_create("kramabench-zygote-stderr", 0)  # bwrap's and the fork server's own errors
@@ -755,14 +548,14 @@ class LocalSandbox:
         except OSError as e:
             ctl.close()
             os.close(err_fd)
-            self._remove_cgroups(*groups.all())
+            cgroups.remove_all(*groups.all())
             raise StartFailed(f"bwrap not started: {e}") from None
         finally:
             inner.close()
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
         w = _Warm(key, proc, ctl, groups)
-        self._pool.add(id(w), w)
+        self._pool.add(self._ident(w), w)
         try:
             hello = b""
             ctl.settimeout(interrupt.POLL_S)
@@ -796,27 +589,20 @@ class LocalSandbox:
         except OSError:
             pass
         self._kill(w.proc, w.groups)
-        self._remove_cgroups(*w.groups.all())
+        cgroups.remove_all(*w.groups.all())
 
-    def _run_warm(
-        self, w: _Warm, code: str, lake: Path, limits: Limits, wl: str | None
+    def _run_in(
+        self, w: _Warm, code: str, lake: Path, limits: Limits, wl: str | None, t0: float
     ) -> tuple[ExecResult | None, bool]:
         """One run forked from the warm sandbox's fork server: (result, whether the sandbox may be reused);
         the result is None when the sandbox could not take the run (dead before it was sent)."""
-        cfg = {
-            "workdir": WORKDIR,
-            "supervise": True,
-            "wipe": [WORKDIR, "/tmp", "/dev/shm"],
-            "lake_prefixes": [LAKE] + ([wl] if wl else []),
-            "symlinks": [[wl, LAKE]] if wl else [],
-            "rlimits": rlimits(limits),
-        }
-        oom_before = _oom_kills(w.memcg) if w.memcg is not None else 0
+        cfg = warm_run_config(wl, limits)
+        oom_before = oom_kills(w.memcg) if w.memcg is not None else 0
         run = run_on_zygote(w.ctl, cfg, code, limits)
         if run is None:
             log.debug("warm sandbox gone before the run; starting another")
             return None, False
-        oom_killed = w.memcg is not None and _oom_kills(w.memcg) > oom_before
+        oom_killed = w.memcg is not None and oom_kills(w.memcg) > oom_before
         healthy = run.settled and not oom_killed and w.proc.poll() is None
         files, _ = parse_audit(run.close(healthy, lambda: self._discard(w)), lake)
         out, err, done, cpu, timed_out, wall = run.out, run.err, run.done, run.cpu, run.timed_out, run.wall
@@ -844,89 +630,6 @@ class LocalSandbox:
             healthy,
         )
 
-    # -- sessions ------------------------------------------------------------------------------------
-    def session(
-        self,
-        lake: Path,
-        limits: Limits | None = None,
-        *,
-        services: Sequence[ServiceForward] = (),
-        mounts: Sequence[Mount] = (),
-        artifacts_dir: Path | None = None,
-        workdir_lake: str | None = None,
-    ) -> ForkServerSession:
-        """A session in a warm bwrap sandbox of this (lake, limits), taken from the pool (a replacement starts in
-        the background) and killed at the session's end; with mounts or forwarded services, a sandbox started
-        for the session with those binds. The isolation, cgroups and limits are those of a warm run."""
-        if self._closed:
-            raise SandboxUnavailable("this local sandbox is closed")
-        limits = session_limits(limits, self.options.limits)
-        check_extras(services, mounts)
-        checked = check_request(self.name, lake, WORKDIR, workdir_lake)
-        if isinstance(checked, ExecResult):
-            raise ValueError(checked.explanation)
-        lake, wl = checked
-        extra: list[str] = []
-        for m in mounts:
-            extra += ["--ro-bind", str(Path(m.source).resolve()), f"{MOUNT_ROOT}/{m.name}"]
-        for s in services:
-            extra += ["--ro-bind", str(Path(s.socket).resolve()), f"{SERVICE_ROOT}/{s.name}.sock"]
-        key = pool_key(lake, limits)
-        pooled = not extra and self.options.fork_server and not self._warm_broken
-        try:
-            if pooled:
-                # the pool's, held as a run holds it; reset and handed back at the end
-                w = self._pool.acquire(key, (lake, limits, key))
-            else:
-                w = self._start_warm(lake, limits, (*key, "session"), extra)
-                self._pool.forget(id(w))
-                with self._pool.lock:
-                    self._sessions[id(w)] = w
-        except StartFailed as e:
-            raise SandboxUnavailable(f"the local sandbox cannot start a session: {e}") from None
-
-        def teardown() -> None:
-            if pooled:
-                self._pool.release(w, False)
-                return
-            with self._pool.lock:
-                self._sessions.pop(id(w), None)
-            self._discard(w)
-
-        def reuse() -> None:
-            self._pool.release(w, w.proc.poll() is None)
-
-        init = {
-            "workdir": WORKDIR,
-            "wipe": [WORKDIR, "/tmp", "/dev/shm"],
-            "symlinks": [[wl, LAKE]] if wl else [],
-            "lake_prefixes": [LAKE] + ([wl] if wl else []),
-            "rlimits": rlimits(limits),
-            "services": [
-                {"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services
-            ],
-            "reusable": pooled,
-        }
-        memcg = w.memcg
-        # the session's CPU time: the sandbox's cpuacct counter (every process it ever had), else bwrap's tree
-        meter = CpuMeter(cgroup=w.groups.acct) if w.groups.acct is not None else CpuMeter(pid=w.proc.pid)
-        return ForkServerSession(
-            backend=self.name,
-            ctl=w.ctl,
-            limits=limits,
-            lake=lake,
-            lake_dir=LAKE,
-            workdir=WORKDIR,
-            init=init,
-            teardown=teardown,
-            mounts={m.name: f"{MOUNT_ROOT}/{m.name}" for m in mounts},
-            artifacts_dir=artifacts_dir,
-            oom_kills=(lambda c=_oom_counter(memcg): c.read() or 0) if memcg is not None else None,
-            reuse=reuse if pooled else None,
-            cpu_meter=meter,
-            host_paths=self._host,
-        )
-
     def info(self) -> dict[str, str]:
         """Backend, Python, lock hash and package versions, from the environment's cached facts (no
         sandbox is started)."""
@@ -939,10 +642,10 @@ class LocalSandbox:
                 "python": self.facts.python,
                 "python_executable": self._python,
                 "process_limit": "pids cgroup"
-                if self._cgroup
+                if self._cgroups.pids
                 else ("RLIMIT_NPROC" if not self._root else "none (root without cgroup)"),
-                "memory_limit": "RLIMIT_AS + memory cgroup" if self._memcg else "RLIMIT_AS",
-                "cpu_limit": "cpu cgroup (CFS quota)" if self._cpucg else "none (BLAS threads only)",
+                "memory_limit": "RLIMIT_AS + memory cgroup" if self._cgroups.memory else "RLIMIT_AS",
+                "cpu_limit": "cpu cgroup (CFS quota)" if self._cgroups.cpu else "none (BLAS threads only)",
                 "syscall_filter": (
                     f"seccomp: {', '.join(REFUSED)} refused (EPERM)"
                     if self._seccomp is not None
@@ -952,28 +655,6 @@ class LocalSandbox:
                 **{f"package.{k}": v for k, v in self.facts.key_versions().items()},
             }
         return dict(self._info)
-
-    def close(self) -> None:
-        """Kill every warm sandbox (idle or not) and remove their cgroups."""
-        self._closed = True
-        with self._pool.lock:
-            sessions = list(self._sessions.values())
-            self._sessions.clear()
-        for w in self._pool.close() + sessions:
-            self._discard(w)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:  # pragma: no cover - safety net
-        try:
-            if not self._closed and self._all:
-                self.close()
-        except Exception:
-            pass
 
 
 __all__ = ["LocalOptions", "LocalSandbox"]

@@ -17,15 +17,19 @@ from typing import Any, Generic, Protocol, TypeVar
 from kramabench.contracts import interrupt
 
 
-class _Warm(Protocol):
-    key: tuple
+class Warm(Protocol):
+    """A warm sandbox as the pool sees it: the key it was made for and its number of runs so far."""
+
+    key: tuple[Any, ...]
     runs: int
 
 
-W = TypeVar("W", bound=_Warm)
+W = TypeVar("W", bound=Warm)
+#: what a warm sandbox is made for (:func:`pool_key`)
+Key = tuple[Any, ...]
 
 
-def pool_key(lake: Any, limits: Any) -> tuple:
+def pool_key(lake: Any, limits: Any) -> Key:
     """What a warm sandbox is made for, in both backends: the lake and the limits fixed at its start
     (cgroups, tmpfs sizes, thread variables); the others (rlimits, wall, output) are applied per run."""
     return (str(lake), limits.memory_mb, limits.cpus, limits.max_processes, limits.scratch_mb)
@@ -56,8 +60,8 @@ class WarmPool(Generic[W]):
         self._name = name
         self.lock = threading.Lock()
         self.ready = threading.Condition(self.lock)  # a sandbox became idle, or a start ended
-        self.starting: dict[tuple, int] = {}
-        self.start_errors: dict[tuple, str] = {}
+        self.starting: dict[Key, int] = {}
+        self.start_errors: dict[Key, str] = {}
         self.idle: list[W] = []
         #: every live warm sandbox (idle or busy), by id
         self.all: dict[Any, W] = {}
@@ -73,7 +77,7 @@ class WarmPool(Generic[W]):
         with self.lock:
             return self.all.pop(ident, None) is not None
 
-    def acquire(self, key: tuple, args: tuple, size: int | None = None) -> W:
+    def acquire(self, key: Key, args: tuple[Any, ...], size: int | None = None) -> W:
         """An idle warm sandbox of ``key``, started with ``start(*args)`` when needed (see the module)."""
         size = self.size if size is None else size
         with self.ready:
@@ -103,16 +107,16 @@ class WarmPool(Generic[W]):
                 interrupt.check("waiting for a warm sandbox")  # raises Interrupted: the process is stopping
                 self.ready.wait(timeout=interrupt.POLL_S)
         try:
-            w = self._start(*args)
+            started = self._start(*args)
         except StartFailed:
             raise
         except Exception as e:  # noqa: BLE001 - reported as the start's failure
             raise StartFailed(str(e)) from e
-        if w is None:
+        if started is None:
             raise StartFailed("the sandbox did not start")
-        return w
+        return started
 
-    def warm(self, key: tuple, args: tuple, size: int | None = None) -> int:
+    def warm(self, key: Key, args: tuple[Any, ...], size: int | None = None) -> int:
         """Start, in the background, what is missing for ``key`` to have ``size`` warm sandboxes (live or
         starting), without waiting for them; the number started. A run calls it before its first execution
         on a lake (e.g. while the model answers), so that the pool's start-up overlaps that wait."""
@@ -128,7 +132,7 @@ class WarmPool(Generic[W]):
             threading.Thread(target=self._prestart, args=(key, args), daemon=True, name=self._name).start()
         return n
 
-    def _prestart(self, key: tuple, args: tuple) -> None:
+    def _prestart(self, key: Key, args: tuple[Any, ...]) -> None:
         w = None
         try:
             w = self._start(*args)
@@ -171,4 +175,4 @@ class WarmPool(Generic[W]):
             return list(self.all.values())
 
 
-__all__ = ["StartFailed", "WarmPool", "pool_key"]
+__all__ = ["StartFailed", "Warm", "WarmPool", "pool_key"]

@@ -10,6 +10,7 @@ when the backend is used (the docker package is loaded by ``--sandbox docker`` o
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -31,7 +32,7 @@ def backends() -> list[str]:
     return plugins.names("sandboxes")
 
 
-def get_sandbox(backend: str = DEFAULT_BACKEND, **opts) -> Sandbox:
+def get_sandbox(backend: str = DEFAULT_BACKEND, **opts: Any) -> Sandbox:
     """Create a sandbox. Raises SandboxUnavailable if the backend cannot run here, ValueError if unknown."""
     try:
         factory = plugins.load("sandboxes", backend)
@@ -41,10 +42,11 @@ def get_sandbox(backend: str = DEFAULT_BACKEND, **opts) -> Sandbox:
         ) from None
     except plugins.PluginError as e:
         raise ValueError(str(e)) from e
-    return factory(**opts)
+    sandbox: Sandbox = factory(**opts)
+    return sandbox
 
 
-def open_sandbox(backend: str = DEFAULT_BACKEND, *, concurrency: int | None = None, **opts) -> Sandbox:
+def open_sandbox(backend: str = DEFAULT_BACKEND, *, concurrency: int | None = None, **opts: Any) -> Sandbox:
     """A sandbox of ``backend`` made with ``opts``; every failure is one :class:`SandboxUnavailable` whose
     message names the backend (an unknown name, bad options, a backend that cannot run here: then with the
     other backends to try).

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.artifacts import Artifact
@@ -52,11 +52,15 @@ from kramabench.contracts.session import (
 )
 from kramabench.contracts.text import safe_text
 from kramabench.contracts.values import clean_text
-from kramabench.sandbox._common import SESSION_ENV, HeadTailBuffer, wait_readable
 from kramabench.sandbox.cpu import CpuMeter
 from kramabench.sandbox.hostpaths import HostPaths
+from kramabench.sandbox.interpreter import SESSION_ENV
+from kramabench.sandbox.streams import HeadTailBuffer, wait_readable
 
 log = logging.getLogger(__name__)
+
+#: a call's result (PythonResult, CommandResult)
+R = TypeVar("R")
 
 #: after a call's end, how long output still held by a background process is waited for
 DRAIN_GRACE_S = 0.3
@@ -67,7 +71,7 @@ SERVICE_ROOT = "/run/kramabench-services"
 
 def session_limits(limits: Limits | None, default: Limits | None = None) -> SessionLimits:
     """``limits`` as :class:`SessionLimits` (a plain ``Limits`` gets the session defaults)."""
-    limits = limits or default or SessionLimits()
+    limits = limits or default or SessionLimits.model_validate({})
     if isinstance(limits, SessionLimits):
         return limits
     return SessionLimits(**limits.model_dump())
@@ -183,7 +187,7 @@ def _close(*fds: int | None) -> None:
                 pass
 
 
-def _last_json(data: bytes) -> dict | None:
+def _last_json(data: bytes) -> dict[str, Any] | None:
     for line in reversed(data.splitlines()):
         try:
             rec = json.loads(line)
@@ -215,7 +219,7 @@ class ForkServerSession:
         lake: Path,
         lake_dir: str,
         workdir: str,
-        init: dict,
+        init: dict[str, Any],
         teardown: Callable[[], None],
         mounts: dict[str, str] | None = None,
         artifacts_dir: Path | None = None,
@@ -334,7 +338,7 @@ class ForkServerSession:
             spent = self._stopped is not None and self._why_closed == self._stopped
             raise (SessionBudgetSpent if spent else SessionClosed)(self._why_closed)
 
-    def _request(self, obj: dict, fds: list[int], *, timeout: float = 30.0) -> dict:
+    def _request(self, obj: dict[str, Any], fds: list[int], *, timeout: float = 30.0) -> dict[str, Any]:
         """One request to pid 1 with ``fds`` (and a reply pipe); its JSON reply."""
         r, w = os.pipe()
         try:
@@ -564,14 +568,16 @@ class ForkServerSession:
                     # e.g. the session's background processes hold its whole process limit: a result, the
                     # session goes on (the next call tries again)
                     return self._masked(
-                        PythonResult(
-                            backend=self.backend,
-                            crashed=True,
-                            state_lost=True,
-                            wall_s=round(time.monotonic() - t0, 4),
-                            explanation=f"the interpreter had ended since the last call ({why}) and could not be started "
-                            f"again ({e}); the code did not run (the session's processes may hold its process limit of "
-                            f"{self.limits.max_processes})",
+                        PythonResult.model_validate(
+                            {
+                                "backend": self.backend,
+                                "crashed": True,
+                                "state_lost": True,
+                                "wall_s": round(time.monotonic() - t0, 4),
+                                "explanation": f"the interpreter had ended since the last call ({why}) and could not "
+                                f"be started again ({e}); the code did not run (the session's processes may hold its "
+                                f"process limit of {self.limits.max_processes})",
+                            }
                         )
                     )
                 notes.append(
@@ -583,7 +589,9 @@ class ForkServerSession:
             report = _last_json(status) if status else None
             # a whole line on the status pipe that is no report: the code wrote there itself, or broke what writes
             # it; the call ends now (the interpreter is stopped and restarted), not at its wall limit
-            garbled = bool(status) and status.endswith(b"\n") and (report is None or "done" not in report)
+            garbled = (
+                status is not None and status.endswith(b"\n") and (report is None or "done" not in report)
+            )
             if garbled and not timed_out and not self._closed and self._stopped is None:
                 kill()
             elif (
@@ -631,12 +639,12 @@ class ForkServerSession:
                     oom = why.startswith("killed by the memory limit")
                     reasons.append(f"the interpreter died during the call: {why}")
             else:
-                e = report.get("error")
-                if isinstance(e, dict):
+                raised = report.get("error")
+                if isinstance(raised, dict):
                     error = PythonError(
-                        type=clean_text(str(e.get("type", "Exception"))[:200]),
-                        message=clean_text(str(e.get("message", ""))[:4000]),
-                        traceback=clean_text(str(e.get("traceback", ""))[-20000:]),
+                        type=clean_text(str(raised.get("type", "Exception"))[:200]),
+                        message=clean_text(str(raised.get("message", ""))[:4000]),
+                        traceback=clean_text(str(raised.get("traceback", ""))[-20000:]),
                     )
                     if error.type == "MemoryError":
                         oom = True
@@ -695,9 +703,12 @@ class ForkServerSession:
                 )
             )
 
-    def _masked(self, r: Any) -> Any:
+    def _masked(self, r: R) -> R:
         """A call's result with the host's folders as placeholders (the backend's ``host_paths``)."""
-        return self._host.result(r) if self._host else r
+        if not self._host:
+            return r
+        masked: R = self._host.result(r)
+        return masked
 
     def _wait_kernel(self, deadline: float) -> object:
         """The interpreter's exit code once pid 1 has reaped it, or _ALIVE at ``deadline``."""
@@ -714,7 +725,9 @@ class ForkServerSession:
             if isinstance(reply.get("code"), int) or not reply.get("pid"):
                 return reply.get("code")
 
-    def _in_kernel(self, data: bytes, deadline: float, kill: Callable[[], None], step: int | None = None):
+    def _in_kernel(
+        self, data: bytes, deadline: float, kill: Callable[[], None], step: int | None = None
+    ) -> tuple[HeadTailBuffer, HeadTailBuffer, bytes | None, bool]:
         """Send one call to the interpreter and drain it (OSError: it cannot be reached); its code is named
         ``<step N>`` in tracebacks, N = ``step`` or the call's number in the session."""
         if self._kernel is None:
@@ -877,7 +890,7 @@ class ForkServerSession:
             )
 
     # -- files ---------------------------------------------------------------------------------------
-    def _file_op(self, op: str, path: str, fd: int, limit: int) -> dict:
+    def _file_op(self, op: str, path: str, fd: int, limit: int) -> dict[str, Any]:
         reply = self._request({"op": op, "path": path, "max": limit}, [fd], timeout=120)
         if reply.get("refused") is not None:
             raise WorkspaceError(f"{op} {path!r}: {reply['refused']}")
@@ -976,22 +989,22 @@ class ForkServerSession:
                             f"{self.limits.list_entries:,} were looked at (SessionLimits.list_entries)",
                         )
                     )
-                for e in entries:
-                    if e.kind == "dir":
+                for entry in entries:
+                    if entry.kind == "dir":
                         continue
-                    bad = _bad_name(e.path)
+                    bad = _bad_name(entry.path)
                     if bad:
                         result.refused.append(
                             CollectRefusal(
-                                path=e.path.encode("utf-8", "backslashreplace").decode(), reason=bad
+                                path=entry.path.encode("utf-8", "backslashreplace").decode(), reason=bad
                             )
                         )
-                    elif e.kind != "file":
+                    elif entry.kind != "file":
                         result.refused.append(
-                            CollectRefusal(path=e.path, reason=f"is a {e.kind}, not a regular file")
+                            CollectRefusal(path=entry.path, reason=f"is a {entry.kind}, not a regular file")
                         )
-                    elif e.path not in todo:
-                        todo.append(e.path)
+                    elif entry.path not in todo:
+                        todo.append(entry.path)
             self.artifacts_dir.mkdir(parents=True, exist_ok=True)
             used, count = _folder_usage(self.artifacts_dir)
             for rel in todo:
@@ -1010,6 +1023,7 @@ class ForkServerSession:
             return None, f"the task already has {count} artifacts (the limit is {lim.max_artifacts})"
         room = lim.artifacts_total_bytes - used
         cap = min(lim.artifact_bytes, max(0, room))
+        assert self.artifacts_dir is not None, "collect() refuses without an artifacts folder"
         dest = self.artifacts_dir / rel
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)

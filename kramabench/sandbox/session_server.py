@@ -1,5 +1,6 @@
 # The in-sandbox side of a session (kramabench.sandbox.session), part of the bootstrap program: the
-# bootstrap's source is this file followed by bootstrap.py, passed with ``python -c`` (standard library only).
+# bootstrap's source is audit_hook.py, this file and bootstrap.py, one after the other, passed with ``python -c``
+# (standard library only; kramabench.sandbox.interpreter.bootstrap_source).
 #
 # A session runs in a warm sandbox whose fork server (the bootstrap's ``--zygote``, the sandbox's pid 1 on
 # the isolated backends) receives {"op": "session", ...} as its first request instead of a run: it then
@@ -18,7 +19,8 @@
 # workspace, data through a host memfd or the destination file's descriptor. "stop" (the session's CPU-time
 # budget is spent): every other process of the session is killed and no "exec" or "kernel" is served any
 # more; the workspace's file operations still are.
-# ruff: noqa: F821 - _dumpable, _ipc_clean, _others, _subreaper, _vm_size and _wipe are bootstrap.py's, which follows this file
+# ruff: noqa: F821 - _dumpable, _ipc_clean, _others, _subreaper, _vm_size and _wipe are bootstrap.py's, which follows this
+# file; _lake_audit is audit_hook.py's, which precedes it
 import json
 import os
 import sys
@@ -958,58 +960,13 @@ def _kernel_main(sock_fd, cfg):
             sys.modules["numpy"].random.seed()
         except BaseException:
             pass
-    prefixes = [(p.rstrip("/") + "/") for p in cfg.get("lake_prefixes", [])]
     seen = []
-    busy = [False]
 
-    def note(path):
-        if isinstance(path, int) or path is None:
-            return
-        if isinstance(path, bytes):
-            path = path.decode("utf-8", "surrogateescape")
-        path = str(path)
-        if path.startswith("file:"):
-            path = path[5:].split("?", 1)[0]
-        if not path.startswith("/"):
-            try:
-                path = os.getcwd() + "/" + path
-            except BaseException:
-                path = workdir + "/" + path
-        path = os.path.normpath(path)
-        for pre in prefixes:
-            if path.startswith(pre):
-                rel = path[len(pre) :]
-                if rel and rel not in seen and len(seen) < 10000:
-                    seen.append(rel)
-                break
+    def found(rel):
+        if rel not in seen and len(seen) < 10000:
+            seen.append(rel)
 
-    def hook(event, args):
-        if busy[0] or event not in (
-            "open",
-            "sqlite3.connect",
-            "subprocess.Popen",
-            "os.system",
-            "os.exec",
-            "os.posix_spawn",
-        ):
-            return
-        busy[0] = True
-        try:
-            if event in ("open", "sqlite3.connect"):
-                note(args[0])
-            elif event == "os.system":
-                for word in str(args[0]).split():
-                    note(word.strip("'\""))
-            else:
-                argv = args[1]
-                for word in [argv] if isinstance(argv, str | bytes) else list(argv or ()):
-                    note(word)
-        except BaseException:
-            pass
-        finally:
-            busy[0] = False
-
-    sys.addaudithook(hook)
+    _lake_audit(cfg.get("lake_prefixes", []), workdir, found)
     ns = {"__name__": "__main__", "__builtins__": builtins, "__doc__": None}
     sock = socket.socket(fileno=sock_fd)
     sock.send(b"ready")

@@ -24,26 +24,20 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
-from kramabench.sandbox._common import (
-    BASE_ENV,
-    PYTHON_FLAGS,
-    bootstrap_source,
-    check_request,
-    finish,
-    interrupted_result,
-    parse_audit,
-    rlimits,
-    thread_env,
-    wait_and_drain,
-)
 from kramabench.sandbox.cpu import CpuMeter
+from kramabench.sandbox.interpreter import BASE_ENV, PYTHON_FLAGS, bootstrap_source, rlimits, thread_env
+from kramabench.sandbox.reports import parse_audit
+from kramabench.sandbox.request import check_request
+from kramabench.sandbox.results import finish, interrupted_result
 from kramabench.sandbox.session import ForkServerSession, check_extras, session_limits
+from kramabench.sandbox.streams import wait_and_drain
 from kramabench.sweep import make_tempdir
 
 log = logging.getLogger(__name__)
@@ -53,13 +47,13 @@ class UnsafeOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     python: str = Field(default_factory=lambda: sys.executable)
-    limits: Limits = Field(default_factory=Limits)
+    limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
 
 
 class UnsafeSubprocessSandbox:
     name = "unsafe-subprocess"
 
-    def __init__(self, **opts) -> None:
+    def __init__(self, **opts: Any) -> None:
         self.options = UnsafeOptions(**opts)
         log.warning("unsafe-subprocess sandbox: generated code runs on the host without isolation")
 

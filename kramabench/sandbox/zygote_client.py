@@ -17,10 +17,12 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import Limits
-from kramabench.sandbox._common import DONE_GRACE_S, CappedReader, status_report, wait_readable
+from kramabench.sandbox.reports import status_report
+from kramabench.sandbox.streams import DONE_GRACE_S, CappedReader, wait_readable
 
 
 @dataclass
@@ -49,7 +51,7 @@ class ZygoteRun:
         return self.audit.buf.splitlines()
 
 
-def run_on_zygote(ctl: socket.socket, cfg: dict, code: str, limits: Limits) -> ZygoteRun | None:
+def run_on_zygote(ctl: socket.socket, cfg: dict[str, Any], code: str, limits: Limits) -> ZygoteRun | None:
     """Send one run to the fork server on ``ctl`` and wait for its end (at most the wall limit); None when
     the request could not be sent (the sandbox is gone: nothing of the code ran)."""
     code_fd = os.memfd_create("kramabench-code", 0)

@@ -47,7 +47,7 @@ def _tail(text: str, n: int = 1500) -> str:
     return text if len(text) <= n else "…" + text[-n:]
 
 
-#: the note a sandbox puts where it cut the middle of a long output (kramabench.sandbox._common)
+#: the note a sandbox puts where it cut the middle of a long output (kramabench.sandbox.streams.HeadTailBuffer)
 _CUT_NOTE = re.compile(r"\n\[… [\d,]+ bytes of output cut[^\n]*…\]\n")
 
 

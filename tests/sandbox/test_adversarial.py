@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from kramabench.sandbox import Limits
-from kramabench.sandbox._common import SESSION_ENV
+from kramabench.sandbox.interpreter import SESSION_ENV
 
 HEALTH = "import json\nprint(json.dumps(open('/lake/sales.csv').read().splitlines()))\n"
 

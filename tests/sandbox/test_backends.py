@@ -247,7 +247,7 @@ def test_unsafe_subprocess_runs_with_limits_and_clean_env(planted, monkeypatch):
 def test_docker_container_hardening(docker_sandbox, planted):
     res = docker_sandbox.run("print(1)", planted.lake)
     assert res.ok
-    c = docker_sandbox._idle[0]
+    c = docker_sandbox.pool.idle[0]
     attrs = docker_sandbox._client().api.inspect_container(c.id)
     host = attrs["HostConfig"]
     assert host["NetworkMode"] == "none"
@@ -271,14 +271,14 @@ def test_docker_warm_reuse_and_replacement_after_timeout(
     try:
         for _ in range(3):
             assert sb.run("print(1)", planted.lake).ok
-        assert len(sb._all) == 1  # one warm container reused
-        first = next(iter(sb._all))
+        assert len(sb.pool.all) == 1  # one warm container reused
+        first = next(iter(sb.pool.all))
         res = sb.run("import time\ntime.sleep(60)", planted.lake, Limits(wall_timeout_s=1))
         assert res.timed_out
-        assert first not in sb._all  # replaced, not reused
+        assert first not in sb.pool.all  # replaced, not reused
         res = sb.run("print(2)", planted.lake)
         assert res.ok and res.stdout.strip() == "2"
-        assert len(sb._all) == 1 and first not in sb._all
+        assert len(sb.pool.all) == 1 and first not in sb.pool.all
         res = sb.run("x = bytearray(10 * 1024**3)", planted.lake, Limits(memory_mb=256))
         assert res.oom
     finally:
@@ -370,7 +370,7 @@ def test_docker_forged_report_and_killed_supervisor_replace_the_container(
     sb = get_sandbox("docker")
     try:
         assert sb.run("print(0)", planted.lake).ok
-        first = next(iter(sb._all))
+        first = next(iter(sb.pool.all))
         code = r"""
 import json, os, subprocess, sys
 tag = None
@@ -391,7 +391,7 @@ os.kill(os.getppid(), 9)
 """
         res = sb.run(code, planted.lake)
         assert "supervisor did not report" in (res.explanation or ""), res
-        assert first not in sb._all
+        assert first not in sb.pool.all
         out = sb.run(
             "import os\nprint(sorted(open(f'/proc/{p}/comm').read().strip() for p in os.listdir('/proc') if p.isdigit() and p != '1'))",
             planted.lake,
@@ -415,7 +415,7 @@ def test_lake_path_with_colon_and_space(sandbox, planted):
 @pytest.mark.docker
 def test_docker_fork_server_cannot_be_signalled_from_inside(docker_sandbox, planted):
     assert docker_sandbox.run("print(0)", planted.lake).ok
-    before = set(docker_sandbox._all)
+    before = set(docker_sandbox.pool.all)
     code = """
 import os, signal
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGKILL, signal.SIGSTOP):
@@ -429,7 +429,7 @@ print("sent")
     assert res.ok and "sent" in res.stdout, res
     res = docker_sandbox.run("import pandas, sys\nprint('pandas' in sys.modules)", planted.lake)
     assert res.ok and res.stdout.strip() == "True", res
-    assert set(docker_sandbox._all) == before  # same warm container, not replaced
+    assert set(docker_sandbox.pool.all) == before  # same warm container, not replaced
 
 
 @pytest.mark.shared
@@ -521,17 +521,17 @@ def test_docker_runs_share_one_relay_and_a_dead_relay_is_replaced(docker_sandbox
     sb = get_sandbox("docker", direct=False)
     try:
         assert sb.run("print(0)", planted.lake).ok
-        c = next(iter(sb._all.values()))
+        c = next(iter(sb.pool.all.values()))
         relay = c.relay
         assert relay is not None
         for i in range(3):
             res = sb.run(f"print({i})", planted.lake)
             assert res.ok and res.stdout.strip() == str(i) and res.cpu_s is not None, res
-        assert c.relay is relay and len(sb._all) == 1
+        assert c.relay is relay and len(sb.pool.all) == 1
         relay.close()  # the host end: the relay sees EOF and exits
         res = sb.run("print('after')", planted.lake)
         assert res.ok and res.stdout.strip() == "after", res
-        assert next(iter(sb._all.values())) is c  # the same container
+        assert next(iter(sb.pool.all.values())) is c  # the same container
     finally:
         sb.close()
 

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from kramabench.sandbox.cgroups import cgroup_root
 from kramabench.sandbox.cpu import (
     CpuMeter,
     cgroup_cpu_s,
@@ -19,7 +20,6 @@ from kramabench.sandbox.cpu import (
     set_cpu_share,
     tree_cpu_s,
 )
-from kramabench.sandbox.local import _cgroup_root
 
 
 def test_quota_of_a_share():
@@ -65,10 +65,10 @@ def test_v2_root_is_one_folder_for_every_controller(tmp_path, monkeypatch):
         return real_write(self, data, *a, **kw)
 
     monkeypatch.setattr(Path, "write_text", write)
-    assert _cgroup_root("cpu", tmp_path) == tmp_path / "kramabench"
+    assert cgroup_root("cpu", tmp_path) == tmp_path / "kramabench"
     assert ("cgroup.subtree_control", "+cpu") in written
-    assert _cgroup_root("cpuacct", tmp_path) == tmp_path / "kramabench"
-    assert _cgroup_root("rdma", tmp_path) is None  # a controller the host does not have
+    assert cgroup_root("cpuacct", tmp_path) == tmp_path / "kramabench"
+    assert cgroup_root("rdma", tmp_path) is None  # a controller the host does not have
 
 
 def test_cgroup_of_a_process_from_proc_and_mountinfo(tmp_path):

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from kramabench.sandbox import Limits, SandboxUnavailable, get_sandbox
-from kramabench.sandbox import docker as docker_backend
+from kramabench.sandbox.docker import sandbox as docker_backend
+from kramabench.sandbox.docker.runs import run_config
 from kramabench.sandbox.pool import pool_key
 
 from .conftest import IN_CI
@@ -42,8 +43,8 @@ def direct_sandbox():
 
 
 def _only(sb):
-    assert len(sb._all) == 1, sb._all
-    return next(iter(sb._all.values()))
+    assert len(sb.pool.all) == 1, sb.pool.all
+    return next(iter(sb.pool.all.values()))
 
 
 def test_warm_runs_use_the_direct_channel_not_docker_exec(direct_sandbox, planted):
@@ -171,8 +172,8 @@ def test_fork_server_serves_its_socket_to_root_only(direct_sandbox, planted):
         ), got
         sb._connect_direct(c)
         assert c.direct is not None
-        res, healthy = sb._exec(
-            c, "print('after')", sb._cfg(None, limits), lake, limits, time.monotonic(), None
+        res, healthy = sb._runs.exec(
+            c, "print('after')", run_config(None, limits), lake, limits, time.monotonic(), None
         )
         assert healthy and res.ok and res.stdout.strip() == "after", res
     finally:
@@ -187,7 +188,7 @@ def test_a_timeout_replaces_the_container(direct_sandbox, planted):
         "import time\nprint('started', flush=True)\ntime.sleep(60)", planted.lake, Limits(wall_timeout_s=2)
     )
     assert res.timed_out and res.exit_code is None and "started" in res.stdout, res
-    assert first.id not in sb._all and first.direct is None
+    assert first.id not in sb.pool.all and first.direct is None
     res = sb.run("print('again')", planted.lake)
     assert res.ok and res.stdout.strip() == "again", res
     assert _only(sb) is not first
@@ -279,10 +280,10 @@ def test_warm_up_starts_the_containers_before_the_first_run(direct_sandbox, plan
     sb.set_concurrency(2)
     assert sb.warm_up(planted.lake) == 2 and sb.warm_up(planted.lake) == 0
     deadline = time.time() + 120
-    while (len(sb._idle) < 2 or any(sb._starting.values())) and time.time() < deadline:
+    while (len(sb.pool.idle) < 2 or any(sb.pool.starting.values())) and time.time() < deadline:
         time.sleep(0.05)
-    before = set(sb._all)
+    before = set(sb.pool.all)
     assert len(before) == 2
     res = sb.run("print('x')", planted.lake)
     assert res.ok and res.stdout.strip() == "x", res
-    assert set(sb._all) == before
+    assert set(sb.pool.all) == before

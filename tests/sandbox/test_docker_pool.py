@@ -50,12 +50,14 @@ def test_pool_holds_the_concurrency_and_reuses_it(pooled):
     with ThreadPoolExecutor(3) as pool:
         list(pool.map(run, range(3)))
     deadline = time.monotonic() + 120
-    while any(sb._starting.values()) and time.monotonic() < deadline:  # a pool container may still be warming
+    while (
+        any(sb.pool.starting.values()) and time.monotonic() < deadline
+    ):  # a pool container may still be warming
         time.sleep(0.1)
-    first = set(sb._all)
+    first = set(sb.pool.all)
     assert len(first) == 3  # the first execution started the whole pool, the others waited for it
-    assert len(sb._idle) == 3  # kept although max_idle=0: never below the concurrency
+    assert len(sb.pool.idle) == 3  # kept although max_idle=0: never below the concurrency
     with ThreadPoolExecutor(3) as pool:
         list(pool.map(run, range(9)))
-    assert set(sb._all) == first  # reused: no container started or thrown away
-    assert sum(c.runs for c in sb._all.values()) == 3 + 9
+    assert set(sb.pool.all) == first  # reused: no container started or thrown away
+    assert sum(c.runs for c in sb.pool.all.values()) == 3 + 9

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kramabench.sandbox import get_sandbox
-from kramabench.sandbox._common import BASE_ENV, neutral_python_env
+from kramabench.sandbox.interpreter import BASE_ENV, neutral_python_env
 
 WORDS = ["north", "south", "east", "west", "alpha", "beta", "gamma", "delta", "lake", "river", "sea", "pond"]
 

@@ -30,8 +30,8 @@ def warm(local_sandbox):  # the session fixture skips (or fails in CI) when bwra
 
 def _one(sb) -> object:
     """The only warm sandbox of ``sb`` (the reuse tests run on one lake, one worker)."""
-    assert len(sb._all) == 1, sb._all
-    return next(iter(sb._all.values()))
+    assert len(sb.pool.all) == 1, sb.pool.all
+    return next(iter(sb.pool.all.values()))
 
 
 def _run(sb, code: str, planted, limits: Limits | None = None, **kw):
@@ -205,7 +205,7 @@ def test_pid1_and_its_control_channel_are_out_of_reach(warm, planted):
     # the next run works; the fork server survived every signal above
     res2 = warm.run("import sys\nprint('pandas' in sys.modules)", planted.lake)
     assert res2.ok and res2.stdout.strip() == "True", res2
-    if first.proc.poll() is None and first in warm._all.values():
+    if first.proc.poll() is None and first in warm.pool.all.values():
         assert first.runs >= 3
 
 
@@ -232,7 +232,7 @@ def test_timeout_replaces_the_sandbox(warm, planted):
     first = _one(warm)
     res = warm.run("import time\ntime.sleep(60)", planted.lake, Limits(wall_timeout_s=1))
     assert res.timed_out and res.exit_code is None and "wall-clock limit of 1 s" in res.explanation, res
-    assert first not in warm._all.values() and first.proc.poll() is not None
+    assert first not in warm.pool.all.values() and first.proc.poll() is not None
     assert_next_run_unaffected(warm, planted)
     assert _one(warm) is not first
 
@@ -248,7 +248,7 @@ def test_memory_kill_replaces_the_sandbox(warm, planted):
     # sandbox's memory cgroup stops them
     res = warm.run("for i in range(10**7):\n    open(f'/tmp/f{i}', 'wb')\n", planted.lake, limits)
     assert res.oom and res.exit_code == -9 and "killed by the memory limit of 256 MB" in res.explanation, res
-    assert first not in warm._all.values() and first.proc.poll() is not None
+    assert first not in warm.pool.all.values() and first.proc.poll() is not None
     res = warm.run("x = bytearray(10 * 1024**3)", planted.lake, limits)
     assert res.oom and "memory" in res.explanation, res
     ok = warm.run("print(1)", planted.lake, limits)
@@ -273,7 +273,7 @@ def test_killed_supervisor_replaces_the_sandbox(warm, planted):
         planted,
     )
     assert not res.ok and "supervisor did not report" in (res.explanation or ""), res
-    assert first not in warm._all.values()
+    assert first not in warm.pool.all.values()
     out = warm.run(
         "import os\nprint(sorted(open(f'/proc/{p}/comm').read().strip() for p in os.listdir('/proc') "
         "if p.isdigit() and p != '1'))",
@@ -291,12 +291,12 @@ def test_pool_follows_the_concurrency_and_close_kills_it(planted, local_sandbox)
 
         deadline = time.time() + 60
         while (
-            len(sb._idle) < 3 or sb._starting.get(next(iter(sb._all.values())).key)
+            len(sb.pool.idle) < 3 or sb.pool.starting.get(next(iter(sb.pool.all.values())).key)
         ) and time.time() < deadline:
             time.sleep(0.05)
-        warm = list(sb._all.values())
-        assert len(warm) == 3 and len(sb._idle) == 3  # started in parallel, all kept idle
-        cgroups = [g for w in warm for g in (w.cgroup, w.memcg) if g is not None]
+        warm = list(sb.pool.all.values())
+        assert len(warm) == 3 and len(sb.pool.idle) == 3  # started in parallel, all kept idle
+        cgroups = [g for w in warm for g in (w.groups.pids, w.memcg) if g is not None]
         # one more lake: its own pool
         other = planted.root / "other"
         other.mkdir()
@@ -305,7 +305,7 @@ def test_pool_follows_the_concurrency_and_close_kills_it(planted, local_sandbox)
     finally:
         sb.close()
     assert all(w.proc.poll() is not None for w in warm)
-    assert sb._all == {}
+    assert sb.pool.all == {}
     import time
 
     deadline = time.time() + 10
@@ -318,7 +318,7 @@ def test_off_option_runs_a_new_sandbox_per_run(planted, local_cold_sandbox):
     assert local_cold_sandbox.info()["fork_server"] == "off"
     res = local_cold_sandbox.run("import sys\nprint('pandas' in sys.modules)", planted.lake)
     assert res.ok and res.stdout.strip() == "False", res
-    assert local_cold_sandbox._all == {}
+    assert local_cold_sandbox.pool.all == {}
 
 
 def test_cpu_time_of_the_code_tree_is_reported(sandbox, planted):
@@ -369,7 +369,9 @@ def test_results_equal_with_and_without_the_fork_server(warm, local_cold_sandbox
         if name == "crash":  # the same traceback but for the bootstrap's frames above the script
             a["stderr"], b["stderr"] = a["stderr"].splitlines()[-3:], b["stderr"].splitlines()[-3:]
         assert a == b, name
-    assert _one(warm).runs == len(PROGRAMS) - 1 or len(warm._all) == 1  # reused (the memory kill may replace)
+    assert (
+        _one(warm).runs == len(PROGRAMS) - 1 or len(warm.pool.all) == 1
+    )  # reused (the memory kill may replace)
 
 
 def test_warm_sandbox_lives_in_one_cgroup_with_the_limits(warm, planted):
@@ -378,18 +380,18 @@ def test_warm_sandbox_lives_in_one_cgroup_with_the_limits(warm, planted):
     limits = Limits(wall_timeout_s=60, max_processes=20)
     assert warm.run("print(0)", planted.lake, limits).ok
     w = _one(warm)
-    assert w.cgroup is not None
-    procs = {int(p) for p in (w.cgroup / "cgroup.procs").read_text().split()}
+    assert w.groups.pids is not None
+    procs = {int(p) for p in (w.groups.pids / "cgroup.procs").read_text().split()}
     assert w.proc.pid in procs  # bwrap and its whole namespace
-    assert int((w.cgroup / "pids.max").read_text()) == 20 + 3
-    assert Path(w.cgroup).name.startswith("run-")  # swept by its owner tag if this process is killed
+    assert int((w.groups.pids / "pids.max").read_text()) == 20 + 3
+    assert Path(w.groups.pids).name.startswith("run-")  # swept by its owner tag if this process is killed
     # the CPU share (a CFS quota) and the CPU-time counter, each holding the whole sandbox too
     from kramabench.sandbox.cpu import cgroup_cpu_s, cpu_share
 
     assert w.groups.cpu is not None and w.groups.acct is not None
     assert cpu_share(w.groups.cpu) == limits.cpus
     for g in w.groups.all():
-        assert Path(g).name == Path(w.cgroup).name
+        assert Path(g).name == Path(w.groups.pids).name
         assert w.proc.pid in {int(p) for p in (g / "cgroup.procs").read_text().split()}
     assert cgroup_cpu_s(w.groups.acct) > 0
 
@@ -400,7 +402,7 @@ def test_environment_variable_turns_the_fork_server_off(monkeypatch, planted, lo
     try:
         assert sb.options.fork_server is False and sb.info()["fork_server"] == "off"
         res = sb.run("import sys\nprint('pandas' in sys.modules)", planted.lake)
-        assert res.ok and res.stdout.strip() == "False" and sb._all == {}, res
+        assert res.ok and res.stdout.strip() == "False" and sb.pool.all == {}, res
     finally:
         sb.close()
     monkeypatch.delenv("KRAMABENCH_SANDBOX_FORK_SERVER")
@@ -439,11 +441,11 @@ def test_killed_owner_leaves_no_warm_sandbox_and_its_cgroups_are_swept(planted, 
         sb = get_sandbox("local")
         sb.set_concurrency(2)
         assert sb.run("print(1)", Path({str(planted.lake)!r})).ok
-        while len(sb._idle) < 2:
+        while len(sb.pool.idle) < 2:
             time.sleep(0.05)
-        ws = list(sb._all.values())
+        ws = list(sb.pool.all.values())
         print(json.dumps({{"pids": [w.proc.pid for w in ws],
-                           "cgroups": [str(g) for w in ws for g in (w.cgroup, w.memcg) if g is not None]}}), flush=True)
+                           "cgroups": [str(g) for w in ws for g in (w.groups.pids, w.memcg) if g is not None]}}), flush=True)
         time.sleep(600)
         """
     )
@@ -475,12 +477,12 @@ def test_warm_up_starts_the_pool_before_the_first_run(planted, local_sandbox):
         assert sb.warm_up(planted.lake, limits) == 2
         assert sb.warm_up(planted.lake, limits) == 0
         deadline = time.time() + 60
-        while (len(sb._idle) < 2 or any(sb._starting.values())) and time.time() < deadline:
+        while (len(sb.pool.idle) < 2 or any(sb.pool.starting.values())) and time.time() < deadline:
             time.sleep(0.05)
-        before = set(sb._all)
+        before = set(sb.pool.all)
         assert len(before) == 2
         assert _run(sb, "print('x')", planted, limits).stdout.strip() == "x"
-        assert set(sb._all) == before  # served by a sandbox the warm-up started
+        assert set(sb.pool.all) == before  # served by a sandbox the warm-up started
         assert sb.warm_up(planted.root / "missing", limits) == 0  # an invalid lake: run() explains it
     finally:
         sb.close()

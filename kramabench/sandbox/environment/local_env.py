@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -182,7 +183,7 @@ def read_facts(lock: SandboxLock) -> EnvironmentFacts | None:
 
 
 @contextlib.contextmanager
-def _build_lock(path: Path):
+def _build_lock(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
@@ -192,7 +193,7 @@ def _build_lock(path: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
+def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and "Location 'file" not in ln]

@@ -1,0 +1,51 @@
+"""The options of the docker backend (``--sandbox-option`` / ``open_sandbox("docker", **options)``)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.contracts.sandbox import Limits
+from kramabench.sandbox.image import default_image
+from kramabench.sandbox.interpreter import fork_server_default
+
+
+class DockerOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    image: str = Field(
+        default_factory=default_image,
+        description="sandbox image (kramabench sandbox build): kramabench-sandbox:<lock hash>",
+    )
+    warm: bool = Field(True, description="reuse containers across runs (False: a new container per run)")
+    python: str = Field("python3", description="interpreter inside the image")
+    limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
+    base_url: str | None = Field(None, description="Docker engine address; default from DOCKER_HOST")
+    max_idle: int = Field(
+        8,
+        ge=0,
+        description="warm containers kept idle at most (the oldest are removed); never "
+        "fewer than the pool size",
+    )
+    pool_size: int = Field(
+        1,
+        ge=1,
+        description="warm containers per lake: the first run on a lake starts this many "
+        "at once, in parallel (a run sets it to its sandbox concurrency)",
+    )
+    fork_server: bool = Field(
+        default_factory=fork_server_default,
+        description="pid 1 of each container preloads modules and forks a fresh process per run (default: on "
+        "unless $KRAMABENCH_SANDBOX_FORK_SERVER=0)",
+    )
+    preload: list[str] = Field(
+        default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports"
+    )
+    direct: bool = Field(
+        True,
+        description="warm runs reach the fork server through a unix socket in a host folder mounted into the "
+        "container, their output through host pipes (needs root and a local engine; otherwise, or if the socket "
+        "does not appear, through one long-lived docker exec per container)",
+    )
+
+
+__all__ = ["DockerOptions"]
