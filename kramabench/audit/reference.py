@@ -53,7 +53,7 @@ from kramabench.audit.layout import (
     unmatched,
 )
 from kramabench.audit.static import StaticFinding, static_checks
-from kramabench.files import LongLine, lines_of, open_append
+from kramabench.files import LongLine, clip, keep_tail, lines_of, open_append
 from kramabench.workload.models import Task, Workload
 
 log = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ class ReferenceAudit(BaseModel):
 
 
 def _tail(text: str) -> str:
-    return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
+    return keep_tail(text, _TAIL)
 
 
 def solution_of(wl: Workload, task: Task) -> Path | None:
@@ -174,7 +174,7 @@ def _short(v: Any, n: int = 120) -> str:
         text = json.dumps(v, default=str, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(v)
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return clip(text, n)
 
 
 def describe_diff(gold: Any, got: Any, details: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kramabench.files.text import ELLIPSIS
 from kramabench.workload.models import AnswerType, Subtask, Task, Workload
 
 StaticKind = Literal["validator", "answer-type", "data-source", "gold-format", "main-vs-subtasks"]
@@ -187,7 +188,7 @@ def format_problems(
             (
                 "gold_unparsable_literal",
                 f"the gold is a string that looks like a {why} but does not parse "
-                f"as one: {answer[:80]!r}" + ("…" if len(answer) > 80 else ""),
+                f"as one: {answer[:80]!r}" + (ELLIPSIS if len(answer) > 80 else ""),
             )
         )
     kind = answer_type.kind if answer_type is not None else None

@@ -17,6 +17,7 @@ from kramabench.cli import _signals
 from kramabench.cli._common import error_console, fail
 from kramabench.contracts import interrupt
 from kramabench.contracts.run import RunConfig, RunOptions
+from kramabench.files import error_where
 
 #: exit codes of ``kramabench run`` (docs/running.md lists them)
 EXIT_OK = 0
@@ -531,9 +532,7 @@ def _one_line(e: Exception) -> str:
     errs = getattr(cause, "errors", None)
     if len(lines) > 1 and callable(errs):
         try:
-            details = "; ".join(
-                f"{'.'.join(str(x) for x in er.get('loc', ()))}: {er.get('msg')}" for er in errs()
-            )
+            details = "; ".join(f"{error_where(er)}: {er.get('msg')}" for er in errs())
             return f"{lines[0]} ({details})"
         except Exception:  # noqa: BLE001
             pass
@@ -545,7 +544,7 @@ def _first_detail(e: Exception) -> str:
     if callable(errs):
         try:
             first = errs()[0]
-            return f"{'.'.join(str(x) for x in first.get('loc', ()))}: {first.get('msg')}"
+            return f"{error_where(first)}: {first.get('msg')}"
         except Exception:  # noqa: BLE001
             pass
     return ""

@@ -27,6 +27,7 @@ from kramabench.files import (
     LongLine,
     check_json_values,
     check_regular,
+    error_where,
     human_size,
     iter_lines,
     open_append,
@@ -320,7 +321,7 @@ def parse_manifest(data: bytes, path: Path | str) -> Manifest:
     except ValidationError as e:
         probs = []
         for er in e.errors()[:3]:
-            loc = ".".join(str(x) for x in er.get("loc", ())) or "(top)"
+            loc = error_where(er) or "(top)"
             probs.append(
                 f"field '{loc}' is missing"
                 if er.get("type") == "missing"

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from kramabench.files import clip
+
 from .models import FileEntry, TableInfo
 from .raw import LINE_WIDTH, RawLines, fence_for, read_raw_lines
 from .readers import delimiter_name
@@ -185,7 +187,7 @@ def table_shape(t: TableInfo, lines: bool = True) -> str:
 
 
 def q(s: str, limit: int = 60) -> str:
-    s = s if len(s) <= limit else s[: limit - 1] + "…"
+    s = clip(s, limit)
     return '"' + s.replace('"', "'") + '"'
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from kramabench.contracts.model import ChatMessage, Completion, ModelError, ModelOptions
+from kramabench.files import clip
 from kramabench.models.recording import (
     CALLS_FILE,
     CallRecord,
@@ -129,7 +130,7 @@ class ReplayBackend:
 
 def _short(s: str, n: int = 80) -> str:
     s = s.replace("\n", "\\n")
-    return s if len(s) <= n else s[: n - 3] + "..."
+    return clip(s, n, mark="...")
 
 
 def _message_difference(i: int, old: ChatMessage, new: ChatMessage) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
+from kramabench.files import keep_tail
 from kramabench.systems.context import SystemContext, TaskResolver
 from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
 from kramabench.systems.spec import SystemSpec
@@ -41,7 +42,7 @@ class ReferenceOptions(BaseModel):
 
 def _tail(text: str, n: int = 1500) -> str:
     text = text or ""
-    return text if len(text) <= n else "…" + text[-n:]
+    return keep_tail(text, n)
 
 
 #: the note a sandbox puts where it cut the middle of a long output (kramabench.sandbox._common)

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kramabench.elt.suite.errors import SuiteError
 from kramabench.elt.suite.models import ErratumApplied, Pipeline
-from kramabench.files import ERRATA_BYTES, read_text
+from kramabench.files import ERRATA_BYTES, first_error, read_text
 from kramabench.workload.models import Finding
 
 if sys.version_info >= (3, 11):
@@ -113,11 +113,10 @@ def load_errata_set(root: Path, name: str) -> ErrataSet:
     try:
         es = ErrataSet.model_validate({**doc, "path": path})
     except ValidationError as e:
-        er = e.errors()[0]
-        loc = ".".join(str(x) for x in er.get("loc", ()))
+        loc, msg, _ = first_error(e)
         n = e.error_count()
         raise SuiteError(
-            f"{path}: field {loc}: {er.get('msg')}" + (f" (and {n - 1} more)" if n > 1 else ""),
+            f"{path}: field {loc}: {msg}" + (f" (and {n - 1} more)" if n > 1 else ""),
             file=str(path),
             field=loc,
         ) from None

@@ -7,7 +7,6 @@ and the field; only a suite that cannot be read at all (no ``suite.yaml``) raise
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from kramabench.elt.suite.models import (
     SourceTable,
     Suite,
 )
-from kramabench.files import MB, OutsideRoot, inside, read_bytes, read_text
+from kramabench.files import ERRATA_BYTES, MB, OutsideRoot, inside, read_bytes, read_text, sha256
 from kramabench.workload.models import Finding
 
 SUITE_FILE = "suite.yaml"
@@ -118,7 +117,8 @@ def load_suite(
                 message="the suite has no pipelines (expected pipelines/<id>/pipeline.yaml)",
             )
         )
-    digest = hashlib.sha256(spath.read_bytes())
+    digest = sha256()
+    digest.update(read_bytes(spath, limit=16 * MB, what="suite file"))
     pipelines: list[Pipeline] = []
     for pid in ids:
         p, fs = _load_pipeline(pdir / pid, name, digest)
@@ -145,7 +145,7 @@ def load_suite(
         suite.errata.extend(applied)
         suite.findings.extend(fs)
         suite.errata_sets.append(es.name)
-        digest.update(es.path.read_bytes() if es.path else b"")
+        digest.update(read_bytes(es.path, limit=ERRATA_BYTES, what="errata set") if es.path else b"")
     suite.content_hash = digest.hexdigest()
     if validate:
         from kramabench.elt.suite.validate import validate_suite
@@ -211,7 +211,7 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
         doc = _yaml(path)
     except SuiteError as e:
         return None, [_err(suite, pid, path, None, "pipeline_unreadable", f"pipeline {pid}: {e}; left out")]
-    digest.update(path.read_bytes())
+    digest.update(read_bytes(path, limit=16 * MB, what="pipeline file"))
     if not isinstance(doc, dict):
         return None, [
             _err(
