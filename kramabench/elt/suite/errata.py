@@ -144,6 +144,11 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
             )
         )
 
+    def applied_as(e: EltErratum, pipeline: str, **what: Any) -> None:
+        applied.append(
+            ErratumApplied(errata=es.name, pipeline=pipeline, action=e.action, reason=e.reason, **what)
+        )
+
     for e in es.errata:
         p = by_id.get(e.pipeline)
         if p is None:
@@ -164,17 +169,7 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
                 continue
             old = p.tables[key]
             p.tables[key] = int(e.new)
-            applied.append(
-                ErratumApplied(
-                    errata=es.name,
-                    pipeline=p.id,
-                    action=e.action,
-                    target=key,
-                    old=old,
-                    new=e.new,
-                    reason=e.reason,
-                )
-            )
+            applied_as(e, p.id, target=key, old=old, new=e.new)
             continue
         try:
             m = p.model(str(e.model))
@@ -193,17 +188,7 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
                 continue
             for s in scopes:
                 m.dropped_columns.setdefault(s, {})[col] = e.reason
-            applied.append(
-                ErratumApplied(
-                    errata=es.name,
-                    pipeline=p.id,
-                    model=m.name,
-                    action=e.action,
-                    target=col,
-                    comparators=list(es.comparators),
-                    reason=e.reason,
-                )
-            )
+            applied_as(e, p.id, model=m.name, target=col, comparators=list(es.comparators))
         else:  # set_evaluation
             new = str(e.new)
             if m.evaluation == new:
@@ -223,18 +208,7 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
                 continue
             old = m.evaluation
             m.evaluation = new
-            applied.append(
-                ErratumApplied(
-                    errata=es.name,
-                    pipeline=p.id,
-                    model=m.name,
-                    action=e.action,
-                    target="evaluation",
-                    old=old,
-                    new=new,
-                    reason=e.reason,
-                )
-            )
+            applied_as(e, p.id, model=m.name, target="evaluation", old=old, new=new)
     return applied, findings
 
 
