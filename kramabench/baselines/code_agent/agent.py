@@ -15,6 +15,7 @@ import logging
 import time
 from typing import Any
 
+from kramabench.baselines.kit import task_files
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
@@ -24,7 +25,7 @@ from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake.secrets import mask_values
 
 from .clock import TaskClock, session_wall_spent
-from .lake import LakeIndexes, task_files
+from .lake import LakeIndexes
 from .namespace import FINAL_ANSWER_EXCEPTION
 from .options import CodeAgentOptions
 from .parse import parse_reply

@@ -5,9 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from kramabench.contracts.system import TaskInput
 from kramabench.lake import LakeIndex, LakeOptions
-from kramabench.lake.index import is_junk
 
 
 class LakeIndexes:
@@ -37,15 +35,4 @@ class LakeIndexes:
         return idx
 
 
-def task_files(task: TaskInput, index: LakeIndex) -> list[str]:
-    """The files to describe: the task's (default: the whole lake) without OS junk; hinted files first."""
-    files = [f for f in (task.files or [e.path for e in index.entries]) if not is_junk(f.rsplit("/", 1)[-1])]
-    if task.hint_files:
-        present = set(files)
-        hints = [f for f in dict.fromkeys(task.hint_files) if f in present]
-        hinted = set(hints)
-        files = hints + [f for f in files if f not in hinted]
-    return files
-
-
-__all__ = ["LakeIndexes", "task_files"]
+__all__ = ["LakeIndexes"]

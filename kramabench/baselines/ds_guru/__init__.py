@@ -12,27 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from kramabench.baselines.kit import nest_options
+
 from .extract import ANSWER_KEY, extract_code, extract_plan, parse_answer
 from .options import VARIANTS, DSGuruOptions, variant
 from .prompts import HEADING_ERROR, HEADING_OUTPUT, SYSTEM_PROMPT_TEMPLATE, build_messages, system_prompt
 from .system import DSGuru
 
 
-def _nest(options: dict[str, Any]) -> dict[str, Any]:
-    """``{"model_options.temperature": 0.2}`` -> ``{"model_options": {"temperature": 0.2}}``."""
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        parts = key.replace("-", "_").split(".")
-        cur = out
-        for p in parts[:-1]:
-            cur = cur.setdefault(p, {})
-        cur[parts[-1]] = value
-    return out
-
-
 def build_system(name: str, *, model: Any, sandbox: Any, **options: Any) -> DSGuru:
     """The registered variant ``name`` with validated option overrides (dotted keys for nested ones)."""
-    nested = _nest(options)
+    nested = nest_options(options)
     base = variant(name).model_dump()
     for k, v in nested.items():
         if isinstance(v, dict) and isinstance(base.get(k), dict):

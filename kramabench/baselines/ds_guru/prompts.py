@@ -13,11 +13,11 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+from kramabench.baselines.kit import task_files
 from kramabench.contracts.model import ChatMessage
 from kramabench.contracts.sandbox import ExecResult
 from kramabench.contracts.system import TaskInput
 from kramabench.lake import estimate_tokens
-from kramabench.lake.index import is_junk
 from kramabench.lake.raw import fence_for
 from kramabench.lake.secrets import mask_secrets
 from kramabench.sandbox.environment import SandboxLock, import_names, load_lock, packages_text
@@ -104,17 +104,6 @@ def _question_section(task: TaskInput) -> str:
     if task.parent_query and task.parent_query.strip() != task.query.strip():
         parts += ["", "This is one step of a larger question:", _item("larger question", task.parent_query)]
     return "\n".join(parts) + "\n\n"
-
-
-def task_files(task: TaskInput, index: LakeIndex) -> list[str]:
-    """The files to show: those of the task (default: the whole lake), without OS junk; hints first."""
-    files = [f for f in (task.files or [e.path for e in index.entries]) if not is_junk(f.rsplit("/", 1)[-1])]
-    if task.hint_files:
-        present = set(files)
-        hints = [f for f in dict.fromkeys(task.hint_files) if f in present]
-        hinted = set(hints)
-        files = hints + [f for f in files if f not in hinted]
-    return files
 
 
 _SNIPPET_RULES = (

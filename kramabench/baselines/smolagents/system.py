@@ -23,7 +23,7 @@ from smolagents.memory import PlanningStep
 
 from kramabench.baselines.code_agent import SessionOpener
 from kramabench.baselines.code_agent.clock import TaskClock
-from kramabench.baselines.code_agent.lake import LakeIndexes, task_files
+from kramabench.baselines.code_agent.lake import LakeIndexes
 from kramabench.baselines.code_agent.pipeline import RanStep, pipeline_code
 from kramabench.baselines.code_agent.prompts import (
     SMOLAGENTS_TASK_NOTES,
@@ -35,6 +35,7 @@ from kramabench.baselines.code_agent.prompts import (
     task_section,
     time_budget_text,
 )
+from kramabench.baselines.kit import task_files
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
