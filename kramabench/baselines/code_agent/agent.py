@@ -142,13 +142,7 @@ class _Run:
                 pose,
             )
         finally:
-            if (
-                task.outputs
-            ):  # the files the task's answer is (an ELT task's warehouse), collected before the end
-                out.artifacts, refused = opener.collect(list(task.outputs))
-                out.transcript.append(
-                    {"type": "outputs", "collected": [a.name for a in out.artifacts], "refused": refused}
-                )
+            opener.collect_outputs(task, out)  # before the end
             opener.close()
             out.files_read = self.files_read
             out.pipeline_code = pipeline_code(self.code_ran)

@@ -188,13 +188,7 @@ class SmolagentsCodeAgent:
         except smolagents.AgentError as e:
             out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
         finally:
-            if (
-                task.outputs
-            ):  # the files the task's answer is (an ELT task's warehouse), collected before the end
-                out.artifacts, refused = opener.collect(list(task.outputs))
-                out.transcript.append(
-                    {"type": "outputs", "collected": [a.name for a in out.artifacts], "refused": refused}
-                )
+            opener.collect_outputs(task, out)  # before the end
             executor.cleanup()
             out.steps = steps_of(agent.memory.steps, kb_model.completions, executor.calls)
             out.files_read = sorted({f for c in executor.calls for f in c.result.files_read})
