@@ -37,8 +37,11 @@ from kramabench.files.text import (
     field_error,
     first_error,
     head_tail,
+    head_tail_lines,
+    head_tail_said,
     keep_tail,
     one_line,
+    tail_lines,
 )
 from kramabench.files.write import (
     check_writable_dir,
@@ -78,6 +81,8 @@ __all__ = [
     "field_error",
     "first_error",
     "head_tail",
+    "head_tail_lines",
+    "head_tail_said",
     "human_size",
     "inside",
     "iter_lines",
@@ -94,6 +99,7 @@ __all__ = [
     "sha256",
     "sha256_file",
     "sha256_hex",
+    "tail_lines",
     "temp_path",
     "write_file",
 ]

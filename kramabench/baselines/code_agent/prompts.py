@@ -33,6 +33,7 @@ from kramabench.contracts.model import ChatMessage
 from kramabench.contracts.session import PythonError, PythonResult
 from kramabench.contracts.system import TaskInput, TaskKind
 from kramabench.contracts.text import without_escape_codes
+from kramabench.files import head_tail_said
 from kramabench.lake import estimate_tokens
 from kramabench.lake.secrets import mask_secrets, mask_values
 from kramabench.sandbox.environment import SandboxLock, import_names, load_lock, packages_text
@@ -451,26 +452,6 @@ def masked(text: str, secrets: Sequence[str]) -> str:
     return mask_secrets(text)[0]
 
 
-def bounded(text: str, limit: int) -> tuple[str, bool]:
-    """The first and last lines of ``text`` within about ``limit`` characters, the cut said between them."""
-    text = text.rstrip()
-    if len(text) <= limit:
-        return text, False
-    half = limit // 2
-    head = text[:half]
-    cut_at = head.rfind("\n")
-    if cut_at > half // 2:
-        head = head[:cut_at]
-    tail = text[-half:]
-    nl = tail.find("\n")
-    if 0 <= nl < half // 2:
-        tail = tail[nl + 1 :]
-    cut = text[len(head) : len(text) - len(tail)]
-    n_lines = cut.count("\n")
-    note = f"[… {len(cut):,} characters{f' ({n_lines:,} lines)' if n_lines else ''} cut …]"
-    return f"{head}\n{note}\n{tail}", True
-
-
 def without_traceback(stderr: str, error: PythonError | None) -> str:
     """stderr without the traceback of the step's exception, which the session writes last: the whole
     chain (an exception raised while handling another, ``raise ... from``), not only its last part."""
@@ -511,7 +492,7 @@ def observation_text(result: PythonResult, limit: int, *, final_exception: str) 
     ):
         parts.append(stable(result.error.traceback or f"{result.error.type}: {result.error.message}"))
     body = "\n".join(parts) if parts else "(no output)"
-    text, cut = bounded(body, limit)
+    text, cut = head_tail_said(body, limit)
     notes: list[str] = []
     if result.timed_out:
         notes.append(f"The step was stopped: it passed its time limit. {result.explanation or ''}".strip())
@@ -588,7 +569,6 @@ __all__ = [
     "SYSTEM_PROMPT_TEMPLATE",
     "TASK_HEADINGS",
     "answer_error_message",
-    "bounded",
     "environment_section",
     "first_user_message",
     "folder_intro",
