@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from kramabench import plugins
+from kramabench.files import WORKLOAD_BYTES, read_text
 from kramabench.workload.models import Workload
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,9 @@ class KramaBenchFamily:
         from kramabench.workload.loader import workload_file
 
         try:
-            data = json.loads(workload_file(Path(root), domain).read_text(encoding="utf-8"))
+            data = json.loads(
+                read_text(workload_file(Path(root), domain), limit=WORKLOAD_BYTES, what="workload file")
+            )
         except (OSError, ValueError):
             return None
         return len(data) if isinstance(data, list) else None

@@ -53,6 +53,7 @@ from kramabench.files import (
     replace_dir,
     sha256,
     sha256_file,
+    write_file,
 )
 from kramabench.files.archive import ArchiveRefused, NotAnArchive, is_zip, unpack_tar, unpack_zip
 from kramabench.workload.blobs import BlobTable, load_blob_table, parse_blob_listing, verify_tree
@@ -391,7 +392,7 @@ def fetch_official(
                 absent=check.absent if check else [],
                 unverifiable=check.unverifiable if check else [],
             )
-            (staging / MANIFEST_NAME).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+            write_file(staging / MANIFEST_NAME, manifest.model_dump_json(indent=2) + "\n")
             replace_dir(staging, root)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
@@ -634,7 +635,7 @@ def _lfs_pointer(path: Path) -> dict[str, str] | None:
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > _LFS_MAX_BYTES:
             return None
-        head = path.read_bytes()
+        head = read_bytes(path, limit=_LFS_MAX_BYTES)
     except OSError:
         return None
     if not head.startswith(LFS_HEADER):

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
-from kramabench.files import replace_dir, sha256_hex
+from kramabench.files import replace_dir, sha256_hex, write_file
 from kramabench.files.archive import pack_tar, unpack_tar
 
 DONE = ".complete"
@@ -95,7 +95,7 @@ def ensure_lake(cache: Path, content_hash: str, name: str, fetch: Callable[[], b
             for p in dest.rglob("*"):
                 if p.is_file():
                     p.chmod(0o444)  # the cache serves later tasks and runs: systems must not change it
-            (tmp / DONE).write_text(content_hash + "\n")
+            write_file(tmp / DONE, content_hash + "\n")
             replace_dir(tmp, final)  # over an incomplete leftover (a worker killed while unpacking)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
