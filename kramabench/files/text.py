@@ -28,8 +28,8 @@ MARK = "\n… [{n:,} characters cut here] …\n"
 
 def clip(text: str, limit: int, *, mark: str = ELLIPSIS) -> str:
     """``text`` whole when it has at most ``limit`` characters; else its first ``limit - len(mark)``
-    characters and ``mark`` (``limit`` characters in all)."""
-    return text if len(text) <= limit else text[: limit - len(mark)] + mark
+    characters (one at least) and ``mark`` (``limit`` characters in all)."""
+    return text if len(text) <= limit else text[: max(1, limit - len(mark))] + mark
 
 
 def one_line(text: str, limit: int | None = None) -> str:

@@ -24,6 +24,7 @@ def test_clip_keeps_short_text_and_cuts_long_text_to_the_limit_mark_included() -
     assert len(clip("x" * 500, 40)) == 40
     assert clip("abcdefgh", 6, mark="...") == "abc..."
     assert clip("abcdef", 3, mark="") == "abc"
+    assert clip("abcdef", 1) == "a…"  # one character at least
 
 
 def test_one_line_folds_white_space_then_clips() -> None:
