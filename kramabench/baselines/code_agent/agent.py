@@ -52,9 +52,7 @@ class CodeAgent:
         self.model = model
         self.sandbox = sandbox
         self.name = options.name
-        self.indexes = LakeIndexes(
-            max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir, use_cache=options.use_lake_cache
-        )
+        self.indexes = LakeIndexes.of(options)
 
     def solve(self, task: TaskInput) -> SystemOutput:
         from kramabench.models.costs import system_usage

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Protocol
 
 from kramabench.lake import LakeIndex, LakeOptions
+
+
+class IndexOptions(Protocol):
+    """What an agent's options say of its lake indexes."""
+
+    @property
+    def snippet_rows(self) -> int: ...
+    @property
+    def lake_cache_dir(self) -> Path | None: ...
+    @property
+    def use_lake_cache(self) -> bool: ...
 
 
 class LakeIndexes:
@@ -17,6 +29,13 @@ class LakeIndexes:
         self._indexes: dict[str, LakeIndex] = {}
         self._lock = threading.Lock()
         self._lake_locks: dict[str, threading.Lock] = {}
+
+    @classmethod
+    def of(cls, options: IndexOptions) -> LakeIndexes:
+        """The indexes an agent's options ask for (rows per snippet, the cache folder, whether to cache)."""
+        return cls(
+            max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir, use_cache=options.use_lake_cache
+        )
 
     def get(self, lake_root: Path) -> LakeIndex:
         key = str(Path(lake_root).resolve())
@@ -35,4 +54,4 @@ class LakeIndexes:
         return idx
 
 
-__all__ = ["LakeIndexes"]
+__all__ = ["IndexOptions", "LakeIndexes"]

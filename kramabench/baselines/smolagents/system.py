@@ -71,9 +71,7 @@ class SmolagentsCodeAgent:
         self.model = model
         self.sandbox = sandbox
         self.name = options.name
-        self.indexes = LakeIndexes(
-            max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir, use_cache=options.use_lake_cache
-        )
+        self.indexes = LakeIndexes.of(options)
 
     def task_text(self, task: TaskInput, pose: bool) -> tuple[str, dict]:
         opts = self.options
