@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.extract import extract_value
 from kramabench.audit.taxonomy import Attribution, attribution_of, describe, normalise
-from kramabench.audit.text import head_tail
+from kramabench.files import head_tail
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.layout import near_in_lake
-from kramabench.files import write_file
+from kramabench.files import read_bytes, write_file
 from kramabench.workload.models import TaskClass, Workload
 
 Confidence = Literal["likely", "candidate"]
@@ -156,7 +156,7 @@ def _lfs_pointer(path: Path) -> bool:
     try:
         if not path.is_file() or path.stat().st_size > 1024:
             return False
-        return path.read_bytes().startswith(b"version https://git-lfs")
+        return read_bytes(path, limit=1024).startswith(b"version https://git-lfs")
     except OSError:
         return False
 

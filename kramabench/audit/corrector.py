@@ -19,7 +19,6 @@ What each report gives:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -30,8 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.auditor import AuditReport
-from kramabench.audit.text import clip_words
-from kramabench.files import ERRATA_BYTES, read_text, write_file
+from kramabench.files import ERRATA_BYTES, clip_words, read_text, sha256_hex, write_file
 from kramabench.workload.errata import Erratum, load_errata
 from kramabench.workload.errata import parse_errata as load_errata_text
 from kramabench.workload.models import Workload, answer_type_name
@@ -103,13 +101,13 @@ def propose(reports: list[AuditReport], workloads: dict[str, Workload]) -> Propo
             and rep.correction.ran
             and rep.correction.matches
         ):
-            fix = hashlib.sha256(rep.correction.code.encode()).hexdigest()[:12]
+            fix = sha256_hex(rep.correction.code)[:12]
             reason = (
                 f"audit {rep.id}: {clip_words(rep.root_cause, REASON_CHARS)} (the correction code, sha256 "
                 f"{fix}…, run again by the audit, prints {json.dumps(rep.correction.printed, default=str)[:60]}"
             )
             if rep.derivation is not None:
-                how = hashlib.sha256(rep.derivation.code.encode()).hexdigest()[:12]
+                how = sha256_hex(rep.derivation.code)[:12]
                 made = "reproduces the old gold" if rep.gold_reproduced else "does not reproduce the old gold"
                 reason += f"; the derivation, sha256 {how}…, {made}"
             reason += ")"

@@ -54,7 +54,7 @@ from kramabench.audit.layout import (
 )
 from kramabench.audit.static import StaticFinding, static_checks
 from kramabench.contracts.answers import answer_type_name
-from kramabench.files import LongLine, lines_of, open_append
+from kramabench.files import LongLine, clip, keep_tail, lines_of, open_append
 from kramabench.workload.models import AnswerTypeName, Task, Workload
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ class ReferenceAudit(BaseModel):
 
 
 def _tail(text: str) -> str:
-    return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
+    return keep_tail(text, _TAIL)
 
 
 def solution_of(wl: Workload, task: Task) -> Path | None:
@@ -175,7 +175,7 @@ def _short(v: Any, n: int = 120) -> str:
         text = json.dumps(v, default=str, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(v)
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return clip(text, n)
 
 
 def describe_diff(gold: Any, got: Any, details: dict[str, Any]) -> str:

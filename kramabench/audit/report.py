@@ -15,9 +15,8 @@ from typing import Any
 
 from kramabench.audit.reference import ReferenceAudit
 from kramabench.audit.static import group_findings
-from kramabench.audit.text import clip_words
 from kramabench.contracts.text import html_text, md_code_block, md_text
-from kramabench.files import write_file
+from kramabench.files import clip_words, write_file
 
 VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
 

@@ -22,12 +22,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kramabench.files.text import ELLIPSIS
 from kramabench.workload.models import AnswerType, Subtask, Task, Workload
 
 StaticKind = Literal["validator", "answer-type", "data-source", "gold-format", "main-vs-subtasks"]
 
 
-class StaticFinding(BaseModel):
+class _Where(BaseModel):
+    """What a static finding is and where: its kind, code and severity, its domain and task."""
+
     model_config = ConfigDict(extra="forbid")
 
     kind: StaticKind
@@ -35,6 +38,9 @@ class StaticFinding(BaseModel):
     severity: Literal["error", "warning", "info"]
     domain: str
     task_id: str | None = None
+
+
+class StaticFinding(_Where):
     subtask_id: str | None = None
     message: str
     suggestion: str | None = None
@@ -187,7 +193,7 @@ def format_problems(
             (
                 "gold_unparsable_literal",
                 f"the gold is a string that looks like a {why} but does not parse "
-                f"as one: {answer[:80]!r}" + ("…" if len(answer) > 80 else ""),
+                f"as one: {answer[:80]!r}" + (ELLIPSIS if len(answer) > 80 else ""),
             )
         )
     # a plug-in's answer type (a name) has no kind known here: the kind's checks do not apply
@@ -309,16 +315,9 @@ def static_checks(wl: Workload, *, task_ids: Iterable[str] | None = None) -> lis
     return out
 
 
-class FindingGroup(BaseModel):
+class FindingGroup(_Where):
     """The findings of one kind (code) on one task and its subtasks: one row, however many files repeat it."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    kind: StaticKind
-    code: str
-    severity: Literal["error", "warning", "info"]
-    domain: str
-    task_id: str | None = None
     count: int
     #: the subtasks (ids) the findings are on, besides the task itself
     subtasks: list[str] = []

@@ -20,6 +20,7 @@ from kramabench.cli import _signals
 from kramabench.cli._common import error_console, fail
 from kramabench.contracts import interrupt
 from kramabench.contracts.run import RunConfig, RunOptions
+from kramabench.files import error_where
 
 if TYPE_CHECKING:
     from kramabench.run.runner import RunResult
@@ -554,9 +555,7 @@ def _one_line(e: Exception) -> str:
     errs = getattr(cause, "errors", None)
     if len(lines) > 1 and callable(errs):
         try:
-            details = "; ".join(
-                f"{'.'.join(str(x) for x in er.get('loc', ()))}: {er.get('msg')}" for er in errs()
-            )
+            details = "; ".join(f"{error_where(er)}: {er.get('msg')}" for er in errs())
             return f"{lines[0]} ({details})"
         except Exception:  # noqa: BLE001
             pass
@@ -568,7 +567,7 @@ def _first_detail(e: Exception) -> str:
     if callable(errs):
         try:
             first = errs()[0]
-            return f"{'.'.join(str(x) for x in first.get('loc', ()))}: {first.get('msg')}"
+            return f"{error_where(first)}: {first.get('msg')}"
         except Exception:  # noqa: BLE001
             pass
     return ""

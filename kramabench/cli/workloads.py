@@ -22,6 +22,7 @@ from rich.text import Text
 from kramabench.cli._common import SafeConsole as Console
 from kramabench.cli._common import error_console, fail
 from kramabench.contracts.text import safe_text
+from kramabench.files import clip
 
 if TYPE_CHECKING:  # imported when a command runs (_import_workload), not for ``kramabench --help``
     from kramabench.workload import (
@@ -328,7 +329,7 @@ def _summary_table(loaded: list[Workload]) -> Table:
 
 def _short(v: Any, n: int = 60) -> str:
     text = "(absent)" if v is None else json.dumps(v, ensure_ascii=False)
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return clip(text, n)
 
 
 def list_cmd(

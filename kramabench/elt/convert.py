@@ -24,6 +24,7 @@ from typing import Any
 
 from kramabench.elt.sqlconv import transpile
 from kramabench.elt.suite.errors import SuiteError
+from kramabench.files import MB, SMALL_JSON_BYTES, read_text, write_file
 
 #: ELT-Bench's source kinds -> ours
 KIND = {
@@ -73,8 +74,7 @@ def _yaml(path: Path) -> Any:
 def _dump(path: Path, doc: Any) -> None:
     import yaml
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
+    write_file(path, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120))
 
 
 def _ext(path: str) -> str | None:
@@ -133,7 +133,7 @@ def convert_official(
             file=str(src),
         )
     try:
-        counts = json.loads((evaluation / "table.json").read_text(encoding="utf-8"))
+        counts = json.loads(read_text(evaluation / "table.json", limit=SMALL_JSON_BYTES))
     except (OSError, ValueError) as e:
         raise SuiteError(f"{evaluation / 'table.json'}: {e}", file=str(evaluation / "table.json")) from None
     if dest.exists():
@@ -170,16 +170,15 @@ def convert_official(
             report.models += 1
             qfile = evaluation / db / f"{name}.sql"
             if qfile.is_file():
-                original = qfile.read_text(encoding="utf-8")
-                (out / "evaluation").mkdir(parents=True, exist_ok=True)
-                (out / "evaluation" / f"{name}.snowflake.sql").write_text(original, encoding="utf-8")
+                original = read_text(qfile, limit=16 * MB, what="evaluation query")
+                write_file(out / "evaluation" / f"{name}.snowflake.sql", original)
                 t = transpile(original)
                 if t.sql is None:
                     report.failed.append((db, name, t.reason or "unknown"))
                     entry["evaluation"] = None
                 else:
                     report.transpiled += 1
-                    (out / "evaluation" / f"{name}.sql").write_text(t.sql, encoding="utf-8")
+                    write_file(out / "evaluation" / f"{name}.sql", t.sql)
             else:
                 report.failed.append((db, name, f"no evaluation query evaluation/{db}/{name}.sql upstream"))
             if complete and ground_truth is not None:
@@ -210,7 +209,7 @@ def convert_official(
     _dump(dest / "suite.yaml", suite)
     (dest / "errata").mkdir()
     shutil.copyfile(Path(__file__).parent / "official" / "verified.toml", dest / "errata" / "verified.toml")
-    (dest / "conversion.json").write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
+    write_file(dest / "conversion.json", json.dumps(report.as_json(), indent=2) + "\n")
     return report
 
 

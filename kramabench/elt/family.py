@@ -17,7 +17,6 @@ e.g. the official suite converted without its data) has no task to run, and says
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -30,6 +29,7 @@ from pydantic import Field
 from kramabench.elt.suite import FAMILY, Pipeline, Suite, is_suite, load_suite
 from kramabench.elt.suite.loader import SUITE_FILE
 from kramabench.elt.suite.models import DataModel
+from kramabench.files import MB, SMALL_JSON_BYTES, publish_dir, read_bytes, read_text, sha256
 from kramabench.workload.errors import WorkloadError
 from kramabench.workload.models import ErratumApplied, Finding, Task, Workload
 
@@ -75,7 +75,7 @@ def _suite_name(root: Path) -> str:
     import yaml
 
     try:
-        doc = yaml.safe_load((Path(root) / SUITE_FILE).read_text(encoding="utf-8"))
+        doc = yaml.safe_load(read_text(Path(root) / SUITE_FILE, limit=16 * MB, what="suite file"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         doc = None
     name = doc.get("name") if isinstance(doc, dict) else None
@@ -125,19 +125,17 @@ def spec_folder(suite: Suite, pipelines: list[Pipeline], *, home: Path | None = 
     try:
         for p in pipelines:
             write_spec(p, tmp / p.id)
-        h = hashlib.sha256()
+        h = sha256()
         for f in sorted(x for x in tmp.rglob("*") if x.is_file()):
-            h.update(f.relative_to(tmp).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+            h.update(
+                f.relative_to(tmp).as_posix().encode() + b"\0" + read_bytes(f, limit=SMALL_JSON_BYTES) + b"\0"
+            )
         final = base / f"{_safe(suite.name)}-{h.hexdigest()[:16]}"
         if final.is_dir():
             return final
         for d in [tmp, *(x for x in tmp.rglob("*") if x.is_dir())]:
             os.chmod(d, 0o755)
-        try:
-            os.replace(tmp, final)
-        except OSError:  # another process wrote the same content meanwhile
-            if not final.is_dir():
-                raise
+        publish_dir(tmp, final)  # or another process wrote the same content meanwhile
         return final
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -19,22 +19,24 @@ Archives are unpacked member by member: regular files only, no absolute path, no
 
 from __future__ import annotations
 
-import hashlib
 import html.parser
 import logging
-import os
 import shutil
-import stat
+import tarfile
 import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.files import MANIFEST_BYTES, SMALL_JSON_BYTES, read_text, replace_dir, sha256, write_file
+from kramabench.files.archive import ArchiveRefused, NotAnArchive, unpack_tar
+from kramabench.files.archive import unpack_zip as unpack_zip_safely
+from kramabench.workload.blobs import git_blob_id, git_blob_id_file
 from kramabench.workload.fetch import (
     ChecksumMismatch,
     FetchError,
@@ -97,19 +99,18 @@ class ChecksumsRequired(FetchError):
 
 
 def load_pins(path: Path = PINS_FILE) -> EltPins:
-    return EltPins.model_validate_json(path.read_text(encoding="utf-8"))
+    return EltPins.model_validate_json(read_text(path, limit=SMALL_JSON_BYTES, what="pin file"))
 
 
-def blob_id(data: bytes) -> str:
-    """The git blob id of ``data`` (what ``git ls-tree`` prints)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+#: the git blob id of bytes (what ``git ls-tree`` prints): :func:`kramabench.workload.blobs.git_blob_id`
+blob_id = git_blob_id
 
 
 def read_listing(path: Path) -> dict[str, str]:
     """path -> git blob id, from a listing file (``<id>  <path>`` per line, ``#`` comments; or ``git ls-tree -r
     [-l]`` output, of which the specification folders are kept)."""
     out: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text(path, limit=SMALL_JSON_BYTES, what="blob listing").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         if "\t" in line:  # git ls-tree [-l]: "<mode> blob <oid> [<size>]\t<path>"
@@ -149,7 +150,7 @@ class _Form(html.parser.HTMLParser):
 
 def _get(url: str, dest: Path, *, limits: FetchLimits, timeout_s: float) -> tuple[str, str]:
     """Stream ``url`` into ``dest``; (sha256, content type)."""
-    h = hashlib.sha256()
+    h = sha256()
     received = 0
     req = urllib.request.Request(url, headers={"User-Agent": "kramabench-fetch"})
     try:
@@ -174,7 +175,7 @@ def download(url: str, dest: Path, *, limits: FetchLimits | None = None, timeout
     digest, ctype = _get(url, dest, limits=limits, timeout_s=timeout_s)
     if "text/html" in ctype and dest.stat().st_size < 1_000_000:
         form = _Form()
-        form.feed(dest.read_text(encoding="utf-8", errors="replace"))
+        form.feed(read_text(dest, limit=1_000_000, errors="replace"))
         if form.action and form.fields:
             nxt = urllib.parse.urljoin(url, form.action) + "?" + urllib.parse.urlencode(form.fields)
             digest, ctype = _get(nxt, dest, limits=limits, timeout_s=timeout_s)
@@ -184,80 +185,33 @@ def download(url: str, dest: Path, *, limits: FetchLimits | None = None, timeout
 
 
 # ------------------------------------------------------------------------------------------- unpack
-def _parts(name: str) -> list[str]:
-    if "\x00" in name or name.startswith("/") or "\\" in name:
-        raise UnsafeArchive(f"archive entry {name!r}: absolute or odd path: refusing the archive")
-    parts = [p for p in PurePosixPath(name).parts if p not in ("", ".")]
-    if ".." in parts:
-        raise UnsafeArchive(f"archive entry {name!r} contains '..': refusing the archive")
-    return parts
+def _data_zip(parts: list[str]) -> list[str] | None:
+    return None if parts[0] == "__MACOSX" or parts[-1] == ".DS_Store" else parts
 
 
 def unpack_zip(archive: Path, dest: Path, *, limits: FetchLimits | None = None) -> int:
     """The regular files of a zip under ``dest`` (links and special files refused, macOS metadata skipped);
     the number of files."""
-    limits = limits or FetchLimits()
-    n = total = 0
     try:
-        with zipfile.ZipFile(archive) as zf:
-            infos = zf.infolist()
-            if len(infos) > limits.max_members:
-                raise UnsafeArchive(f"{archive.name}: more than {limits.max_members} entries: refusing")
-            for info in infos:
-                parts = _parts(info.filename)
-                if not parts or parts[0] == "__MACOSX" or parts[-1] == ".DS_Store":
-                    continue
-                mode = info.external_attr >> 16
-                if info.is_dir():
-                    continue
-                if stat.S_ISLNK(mode) or stat.S_IFMT(mode) not in (0, stat.S_IFREG):
-                    raise UnsafeArchive(
-                        f"{archive.name}: {info.filename} is not a regular file: refusing the archive"
-                    )
-                if info.file_size > limits.max_file_bytes or total + info.file_size > limits.max_total_bytes:
-                    raise UnsafeArchive(f"{archive.name}: {info.filename} is over the size limits: refusing")
-                target = dest.joinpath(*parts)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out, _CHUNK)
-                total += info.file_size
-                n += 1
-    except (zipfile.BadZipFile, EOFError) as e:
+        return unpack_zip_safely(archive, dest, limits=limits or FetchLimits(), place=_data_zip).files
+    except ArchiveRefused as e:
+        raise UnsafeArchive(f"{archive.name}: {e}") from None
+    except (NotAnArchive, zipfile.BadZipFile, EOFError) as e:
         raise FetchError(f"{archive.name} is not a readable zip archive ({e})") from None
-    return n
+
+
+def _repo_folders(parts: list[str]) -> list[str] | None:
+    return parts[1:] if len(parts) >= 2 and parts[1] in ("elt-bench", "evaluation") else None
 
 
 def unpack_repo(archive: Path, dest: Path, *, limits: FetchLimits | None = None) -> int:
     """``elt-bench/`` and ``evaluation/`` of a GitHub archive (a tar, one top-level folder) under ``dest``."""
-    import tarfile
-
-    limits = limits or FetchLimits()
-    n = total = 0
     try:
-        with tarfile.open(archive, mode="r:*") as tar:
-            for m in tar:
-                parts = _parts(m.name)
-                if len(parts) < 2 or parts[1] not in ("elt-bench", "evaluation"):
-                    continue
-                if m.isdir():
-                    continue
-                if not m.isreg():
-                    raise UnsafeArchive(f"repository archive: {m.name} is not a regular file: refusing")
-                total += m.size
-                if m.size > limits.max_file_bytes or total > limits.max_total_bytes:
-                    raise UnsafeArchive(f"repository archive: {m.name} is over the size limits: refusing")
-                target = dest.joinpath(*parts[1:])
-                target.parent.mkdir(parents=True, exist_ok=True)
-                src = tar.extractfile(m)
-                assert src is not None
-                with src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out, _CHUNK)
-                n += 1
-    except (tarfile.TarError, EOFError, OSError) as e:
-        if isinstance(e, UnsafeArchive):
-            raise
+        return unpack_tar(archive, dest, limits=limits or FetchLimits(), place=_repo_folders).files
+    except ArchiveRefused as e:
+        raise UnsafeArchive(f"repository archive: {e}") from None
+    except (NotAnArchive, tarfile.TarError, EOFError, OSError) as e:
         raise FetchError(f"the repository archive is not a readable tar archive ({e})") from None
-    return n
 
 
 def verify_specs(src: Path, listing: dict[str, str]) -> int:
@@ -267,7 +221,7 @@ def verify_specs(src: Path, listing: dict[str, str]) -> int:
         p = src / rel
         if not p.is_file():
             bad.append(f"{rel} (missing)")
-        elif blob_id(p.read_bytes()) != oid:
+        elif git_blob_id_file(p) != oid:
             bad.append(f"{rel} (changed)")
     if bad:
         more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
@@ -323,7 +277,13 @@ def fetch_elt_bench(
     base = Path(home) if home else kramabench_home()
     root = base / NAME / ref
     if not force and fetched_root(ref, home=base) is not None:
-        return root, EltFetchManifest.model_validate_json((root / MANIFEST).read_text()), True
+        return (
+            root,
+            EltFetchManifest.model_validate_json(
+                read_text(root / MANIFEST, limit=MANIFEST_BYTES, what="fetch manifest")
+            ),
+            True,
+        )
     listing_path = listing or (OFFICIAL / pins.listing)
     if ref != pins.ref and listing is None:
         raise FetchError(
@@ -413,15 +373,9 @@ def fetch_elt_bench(
             failed_queries=len(report.failed),
             fetched_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         )
-        (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        write_file(out / MANIFEST, manifest.model_dump_json(indent=2) + "\n")
         root.parent.mkdir(parents=True, exist_ok=True)
-        old = None
-        if root.exists():
-            old = root.with_name(f".{root.name}.old-{os.getpid()}")
-            os.replace(root, old)
-        os.replace(out, root)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        replace_dir(out, root)
         return root, manifest, False
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -53,6 +53,7 @@ from kramabench.elt.family import ANSWER_TYPE, FAMILY, EltTask
 from kramabench.elt.scoring import ModelScore, PipelineScore, Stage1, score_pipeline
 from kramabench.elt.sources import SourceOptions, SourceSet, ordered_differences
 from kramabench.elt.suite.models import DataModel, Pipeline
+from kramabench.files import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -60,16 +61,6 @@ log = logging.getLogger(__name__)
 PRIMARY = "elt-bench"
 #: the error kind of a pipeline left out by its findings (kramabench.elt.family.EltTask.left_out)
 LEFT_OUT = "invalid_pipeline"
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _listing(folder: Path) -> list[str]:
@@ -397,7 +388,7 @@ class EltSetting:
                 p = Path(item.input.artifacts_dir) / p
             if p.is_symlink() or not p.is_file():
                 continue
-            if _sha256(p) == a.sha256:
+            if sha256_file(p) == a.sha256:
                 return p, None
             return None, f"{name}: the file at {p} is not the one the session collected (sha256 differs)"
         return None, (

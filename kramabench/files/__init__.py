@@ -1,9 +1,12 @@
 """Files kramabench is given: bounded reads of regular files, safe writes, paths kept inside their root.
 
 One place for each: :func:`read_bytes`/:func:`open_regular` (every read), :func:`write_file`/
-:func:`open_append` (every write), :func:`inside` (every path a workload names). Standard library only.
+:func:`open_append` (every write), :func:`inside` (every path a workload names); and of the text bounds
+kramabench keeps everywhere: :func:`clip`/:func:`keep_tail`/:func:`head_tail` (text cut to a bound),
+:func:`errors_line`/:func:`field_error` (a validation error as one line). Standard library only.
 """
 
+from kramabench.files.hash import sha256, sha256_file, sha256_hex
 from kramabench.files.paths import OutsideRoot, check_relative, inside
 from kramabench.files.read import (
     ERRATA_BYTES,
@@ -26,12 +29,28 @@ from kramabench.files.read import (
     read_bytes,
     read_text,
 )
+from kramabench.files.text import (
+    clip,
+    clip_words,
+    error_where,
+    errors_line,
+    field_error,
+    first_error,
+    head_tail,
+    head_tail_lines,
+    head_tail_said,
+    keep_tail,
+    one_line,
+    tail_lines,
+)
 from kramabench.files.write import (
     check_writable_dir,
     copy_keeping_holes,
     ensure_dir,
     fd_of,
     open_append,
+    publish_dir,
+    replace_dir,
     temp_path,
     write_file,
 )
@@ -52,18 +71,35 @@ __all__ = [
     "check_regular",
     "check_relative",
     "check_writable_dir",
+    "clip",
+    "clip_words",
     "copy_keeping_holes",
     "ensure_dir",
+    "error_where",
+    "errors_line",
     "fd_of",
+    "field_error",
+    "first_error",
+    "head_tail",
+    "head_tail_lines",
+    "head_tail_said",
     "human_size",
     "inside",
     "iter_lines",
+    "keep_tail",
     "kind_of",
     "lines_of",
+    "one_line",
     "open_append",
     "open_regular",
+    "publish_dir",
     "read_bytes",
     "read_text",
+    "replace_dir",
+    "sha256",
+    "sha256_file",
+    "sha256_hex",
+    "tail_lines",
     "temp_path",
     "write_file",
 ]

@@ -295,6 +295,42 @@ def check_writable_dir(path: Path | str, *, what: str = "folder") -> Path:
     return path
 
 
+def replace_dir(new: Path | str, target: Path | str) -> Path:
+    """Move the folder ``new`` to ``target`` (a rename: same file system) so that readers see the old folder or
+    the new one: an older ``target`` is moved aside first (``.old-<name>-<pid>``), put back should the move
+    fail, and removed after. Returns ``target``."""
+    import shutil
+
+    new, target = Path(new), Path(target)
+    old: Path | None = None
+    if target.exists():
+        old = target.with_name(f".old-{target.name}-{os.getpid()}")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(target, old)
+    try:
+        os.replace(new, target)
+    except BaseException:
+        if old is not None:
+            os.replace(old, target)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def publish_dir(new: Path | str, target: Path | str) -> bool:
+    """Move the folder ``new`` to ``target`` (a rename: same file system) unless a folder is there already (a
+    content-addressed folder another process published meanwhile: the same content). Whether ``new`` was
+    moved; when not, ``new`` is the caller's to remove. An ``OSError`` when the move fails otherwise."""
+    try:
+        os.replace(new, target)
+    except OSError:
+        if not Path(target).is_dir():
+            raise
+        return False
+    return True
+
+
 def copy_keeping_holes(src: str | Path, dst: str | Path) -> str:
     """Copy the regular file ``src`` to ``dst`` (its bytes and mode) keeping its holes: only the data of a sparse
     file is written and the copy made as long with ``ftruncate``, so that it takes on disk what the original did
@@ -343,6 +379,8 @@ __all__ = [
     "ensure_dir",
     "fd_of",
     "open_append",
+    "publish_dir",
+    "replace_dir",
     "temp_path",
     "write_file",
 ]

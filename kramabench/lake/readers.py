@@ -19,6 +19,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from kramabench.files import clip
+
 from .models import FileEntry, LakeOptions, TableInfo
 from .sheets import row_cells, sheet_table, xls_merged_cells, xlsx_merged_cells
 from .sniff import (
@@ -434,9 +436,7 @@ def _shrink(value: Any, depth: int = 0) -> Any:
         return [_shrink(v, depth + 1) for v in value[:5]] + (
             [f"… {len(value) - 5} more"] if len(value) > 5 else []
         )
-    if isinstance(value, str) and len(value) > 200:
-        return value[:200] + "…"
-    return value
+    return clip(value, 201) if isinstance(value, str) and len(value) > 200 else value
 
 
 def read_jsonl(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> None:

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kramabench.files import clip
+
 from .models import LakeOptions, TableInfo
 from .tabular import cell_text, describe_columns, find_header
 
@@ -73,9 +75,7 @@ def sheet_cell(v: Any, limit: int) -> tuple[str, bool]:
     if isinstance(v, str):
         broke = "\n" in v or "\r" in v
         s = v.replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n") if broke else v
-        if len(s) > limit:
-            s = s[: max(1, limit - 1)] + "…"
-        return s, broke
+        return clip(s, limit), broke
     return cell_text(v, limit), False
 
 

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from kramabench.files import clip
+
 from .models import FileEntry, TableInfo
 from .raw import LINE_WIDTH, RawLines, fence_for, read_raw_lines
 from .readers import delimiter_name
@@ -187,7 +189,7 @@ def table_shape(t: TableInfo, lines: bool = True) -> str:
 
 
 def q(s: str, limit: int = 60) -> str:
-    s = s if len(s) <= limit else s[: limit - 1] + "…"
+    s = clip(s, limit)
     return '"' + s.replace('"', "'") + '"'
 
 
@@ -331,6 +333,22 @@ def table_label(
     return label
 
 
+def _raw_rows(
+    t: TableInfo, e: FileEntry, raw: RawLines, max_rows: int, doc: str | None, level: int
+) -> tuple[list[Block], bool]:
+    """The rows of a table shown as its raw lines (all of a document's), at ``level``, after the line saying
+    rows were left out when they were; and whether a document showed any."""
+    if doc:
+        bounds, has_rows = list(range(1, len(raw.lines) + 1)), True
+    else:
+        bounds, has_rows = table_bounds(t, max_rows, len(raw.lines))
+    blocks = [Block(NO_ROWS, 1, level)] if bounds and has_rows else []
+    blocks += raw_blocks(
+        raw.lines, bounds, level + 1, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc)
+    )
+    return blocks, bool(doc) and bool(bounds)
+
+
 def text_label(
     e: FileEntry, n_lines: int, cut: list[bool], indent: str = "  ", doc: str | None = None
 ) -> Callable[[int], str]:
@@ -416,16 +434,8 @@ def paper_file_blocks(
             blocks.append(Block(types_line(t, column_names(t, e, raw)), 1))
         if raw is None:
             return blocks, False
-        if doc:
-            bounds, has_rows = list(range(1, len(raw.lines) + 1)), True
-        else:
-            bounds, has_rows = table_bounds(t, max_rows, len(raw.lines))
-        if bounds and has_rows:
-            blocks.append(Block(NO_ROWS, 1, 1))
-        blocks += raw_blocks(
-            raw.lines, bounds, 2, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc)
-        )
-        return blocks, doc is not None and bool(bounds)
+        rows, shown = _raw_rows(t, e, raw, max_rows, doc, 1)
+        return blocks + rows, shown
     if e.format not in TEXT_FORMATS:
         blocks.append(Block("  (binary file: its content is not shown)\n", 0))
         return blocks, False
@@ -586,16 +596,8 @@ def file_blocks(
         blocks += [Block(f"   note: {n}\n", 1) for n in t.notes]
         if raw is None:
             return blocks, False
-        if doc:
-            bounds, has_rows = list(range(1, len(raw.lines) + 1)), True
-        else:
-            bounds, has_rows = table_bounds(t, max_rows, len(raw.lines))
-        if bounds and has_rows:
-            blocks.append(Block(NO_ROWS, 1, 2))
-        blocks += raw_blocks(
-            raw.lines, bounds, 3, table_label(e, t, bounds, has_rows, raw.cut, max_rows, doc=doc)
-        )
-        return blocks, doc is not None and bool(bounds)
+        rows, shown = _raw_rows(t, e, raw, max_rows, doc, 2)
+        return blocks + rows, shown
     for t in e.tables:
         blocks += _columns_blocks(t, [c.name for c in t.columns])
         blocks += [Block(f"   note: {n}\n", 1) for n in t.notes]

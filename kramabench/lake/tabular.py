@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from kramabench.files import clip
+
 from .models import ColumnInfo
 
 MISSING = {"", "na", "n/a", "nan", "null", "none", "-", "--", "?", ".", "#n/a", "nat", "missing"}
@@ -226,9 +228,7 @@ def cell_text(v: Any, limit: int | None = None) -> str:
     else:
         s = str(v)
     s = s.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
-    if limit is not None and len(s) > limit:
-        s = s[: max(1, limit - 1)] + "…"
-    return s
+    return s if limit is None else clip(s, limit)
 
 
 def _nonempty(row: Sequence[Any]) -> int:

@@ -9,7 +9,6 @@ journal. Only successful completions are stored; a hit comes back with ``cached=
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -21,7 +20,7 @@ from typing import Any
 
 from kramabench.contracts.model import ChatMessage, Completion, ModelOptions
 from kramabench.contracts.values import jsonable
-from kramabench.files import check_regular
+from kramabench.files import check_regular, sha256_hex
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +68,7 @@ def cache_key(
         "messages": [m.model_dump() for m in messages],
         "options": answer_options(options),
     }
-    return hashlib.sha256(_canonical(payload)).hexdigest()
+    return sha256_hex(_canonical(payload))
 
 
 class ResponseCache:

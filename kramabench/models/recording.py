@@ -29,7 +29,6 @@ resumed task). The lines open in pandas: ``pandas.read_json(run_dir / "calls.jso
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
 import logging
 import os
@@ -45,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.model import AttemptFailure, ChatMessage, ModelOptions, Usage
 from kramabench.contracts.values import clean_model, clean_text, jsonable
-from kramabench.files import LongLine, human_size, iter_lines, open_append, open_regular
+from kramabench.files import LongLine, human_size, iter_lines, open_append, open_regular, sha256_hex
 from kramabench.models.cache import answer_options
 from kramabench.runfolder import CALLS, MAX_RECORD_LINE, repair_torn_tail
 
@@ -59,7 +58,7 @@ def request_hash(messages: list[ChatMessage], options: ModelOptions) -> str:
     the recorded answer whatever model id the replaying run uses)."""
     payload = jsonable({"messages": [m.model_dump() for m in messages], "options": answer_options(options)})
     raw = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return hashlib.sha256(raw).hexdigest()
+    return sha256_hex(raw)
 
 
 class CallErrorInfo(BaseModel):

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from kramabench import plugins
 from kramabench.contracts.model import Model, ModelError
+from kramabench.files import errors_line
 from kramabench.models.cache import open_cache
 from kramabench.models.ids import ModelId, parse_model_id, split_compatible
 from kramabench.models.managed import ManagedModel, cacheable
@@ -113,7 +114,7 @@ def get_model(
     try:
         backend = factory(rest, **options)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'options'}: {e['msg']}" for e in exc.errors())
+        problems = errors_line(exc)
         raise ModelError("bad_request", f"{model_id}: bad option(s): {problems}") from exc
     except TypeError as exc:
         raise ModelError("bad_request", f"{model_id}: {exc}") from exc

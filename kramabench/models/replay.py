@@ -28,6 +28,7 @@ from typing import cast
 from pydantic import BaseModel, ConfigDict
 
 from kramabench.contracts.model import ChatMessage, Completion, ModelError, ModelErrorKind, ModelOptions
+from kramabench.files import clip
 from kramabench.models.recording import (
     CALLS_FILE,
     CallRecord,
@@ -132,7 +133,7 @@ class ReplayBackend:
 
 def _short(s: str, n: int = 80) -> str:
     s = s.replace("\n", "\\n")
-    return s if len(s) <= n else s[: n - 3] + "..."
+    return clip(s, n, mark="...")
 
 
 def _message_difference(i: int, old: ChatMessage, new: ChatMessage) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kramabench.contracts.artifacts import Artifact
-from kramabench.files import open_regular, read_bytes
+from kramabench.files import clip, open_regular, read_bytes
 
 PREVIEW_ROWS = 10
 PREVIEW_COLS = 12
@@ -37,7 +37,7 @@ class ArtifactView:
 
 def _cell(v: object) -> str:
     s = "" if v is None else str(v)
-    return s if len(s) <= CELL_CHARS else s[: CELL_CHARS - 1] + "…"
+    return clip(s, CELL_CHARS)
 
 
 def _csv_rows(path: Path, delimiter: str) -> tuple[list[list[str]], str]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from kramabench.contracts.cost import format_cost, unpriced_calls, usd
 from kramabench.contracts.system import SystemUsage
+from kramabench.files import one_line
 from kramabench.scorers.stats import MeanCI, format_ci
 from kramabench.scorers.stats import format_pct as pct
 
@@ -71,10 +72,7 @@ def value(v: Any, limit: int | None = 80) -> str:
             text = json.dumps(v, ensure_ascii=False, default=str)
         except (TypeError, ValueError):
             text = repr(v)
-    text = " ".join(text.split())
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
+    return one_line(text, limit)
 
 
 def pretty(v: Any) -> str:

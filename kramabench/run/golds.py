@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.records import GoldName, Manifest, Record
+from kramabench.files import sha256_file
 from kramabench.runfolder.golds import GOLD_TITLES, GOLDS, OFFICIAL, VERIFIED, old_official_values, run_gold
 
 
@@ -120,7 +121,6 @@ def with_errata_file(
     changed answer is scored again here, without a judge (a paraphrase stays unscored, counted in the notes).
     Returns (records, a manifest copy naming the errata file, notes). Raises ValueError when the run's
     workload root is not on this machine or the file cannot be applied."""
-    import hashlib
 
     from kramabench.contracts.records import GoldScore
     from kramabench.workload import WorkloadError, load_workload
@@ -236,7 +236,7 @@ def with_errata_file(
         )
     m = manifest.model_copy(deep=True)
     try:
-        digest = hashlib.sha256(Path(errata).read_bytes()).hexdigest()
+        digest = sha256_file(errata)
     except OSError:
         digest = None
     m.workload["gold"] = VERIFIED

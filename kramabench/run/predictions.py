@@ -426,11 +426,7 @@ def read_predictions(
         preds.n_read += 1
         if known is not None and tid not in known:
             parent = parents.get(tid)
-            hint = (
-                f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)"
-                if parent
-                else ""
-            )
+            hint = _subtask_hint(tid, parent)
             problems.append(
                 Problem(
                     code="unknown_task",
@@ -524,35 +520,28 @@ def _artifacts(raw: Any, path: Path, line: int, tid: str, problems: list[Problem
         return []
     out: list[Artifact] = []
     base = Path(path).resolve().parent
+
+    def left_out(message: str) -> None:
+        problems.append(Problem(code="bad_artifact", message=message, file=str(path), line=line, task_id=tid))
+
     for entry in raw if isinstance(raw, list) else [raw]:
         try:
             a = Artifact.model_validate(entry)
         except ValidationError as e:
-            problems.append(
-                Problem(
-                    code="bad_artifact",
-                    message=f"{tid}: an artifact entry is not valid ({str(e).splitlines()[0]}); left out",
-                    file=str(path),
-                    line=line,
-                    task_id=tid,
-                )
-            )
+            left_out(f"{tid}: an artifact entry is not valid ({str(e).splitlines()[0]}); left out")
             continue
         p = Path(a.path)
         p = p if p.is_absolute() else base / p
         if not p.is_file():
-            problems.append(
-                Problem(
-                    code="bad_artifact",
-                    message=f"{tid}: artifact {a.name} is not at {p}; left out",
-                    file=str(path),
-                    line=line,
-                    task_id=tid,
-                )
-            )
+            left_out(f"{tid}: artifact {a.name} is not at {p}; left out")
             continue
         out.append(a.model_copy(update={"path": str(p)}))
     return out
+
+
+def _subtask_hint(tid: str, parent: str | None) -> str:
+    """What a prediction for a subtask given as a task is told (nothing when ``tid`` is no subtask)."""
+    return f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)" if parent else ""
 
 
 def _item(
@@ -660,11 +649,7 @@ def score_workloads(
                     s.id: t.id for pairs in owners.values() for _d, t in pairs for s in t.subtasks
                 }
             parent = subtask_parent.get(tid)
-            hint = (
-                f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)"
-                if parent
-                else ""
-            )
+            hint = _subtask_hint(tid, parent)
             problems.append(
                 Problem(
                     code="unknown_task",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -16,9 +15,10 @@ from kramabench.files import (
     SMALL_JSON_BYTES,
     OutsideRoot,
     inside,
-    open_regular,
     read_bytes,
     read_text,
+    sha256,
+    sha256_file,
     write_file,
 )
 
@@ -73,16 +73,6 @@ def git_revision(path: Path | None = None) -> str | None:
         return None
 
 
-def sha256_file(path: Path) -> str:
-    """The sha256 of a regular file, streamed (a FIFO or a device is a
-    :class:`~kramabench.files.FileRefused`, never read)."""
-    h = hashlib.sha256()
-    with open_regular(path) as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def lake_fingerprint(lake: Path, files: list[str], *, memo: Path | None | bool = None) -> dict[str, Any]:
     """A lake's fingerprint: ``listing_sha256`` over (relative path, size) of every file, and
     ``content_sha256`` over (relative path, sha256 of the content).
@@ -93,7 +83,7 @@ def lake_fingerprint(lake: Path, files: list[str], *, memo: Path | None | bool =
     memo_path = _memo_path() if memo is None or memo is True else (memo or None)
     known = _load_memo(memo_path)
     fresh: dict[str, list[Any]] = {}
-    listing, content = hashlib.sha256(), hashlib.sha256()
+    listing, content = sha256(), sha256()
     total = 0
     unreadable: list[str] = []
     for f in files:
@@ -167,7 +157,7 @@ def solutions_fingerprint(paths: list[Path]) -> str | None:
     existing = sorted(p for p in paths if p is not None and (p.is_file() or p.is_dir()))
     if not existing:
         return None
-    h = hashlib.sha256()
+    h = sha256()
     for p in existing:
         if p.is_dir():
             for f in sorted(x for x in p.rglob("*") if x.is_file() and not x.is_symlink()):

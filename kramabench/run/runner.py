@@ -22,7 +22,6 @@ stay valid). ``--resume`` skips every key with a record.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import secrets
 import signal
@@ -45,6 +44,7 @@ from kramabench.contracts.run import RunOptions
 from kramabench.contracts.sandbox import Pooled
 from kramabench.contracts.setting import LakeView, Setting, SubtaskSpec, TaskSpec
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
+from kramabench.files import keep_tail, sha256_hex
 from kramabench.run.artifacts import ArtifactStaging, record_artifacts, unit_folder
 from kramabench.run.executor import ExecutorContext, make_executor
 from kramabench.run.lakeview import LakeViews
@@ -92,7 +92,7 @@ def call_key(salt: str, setting: str, domain: str, task_id: str, subtask_id: str
     """The key under which a task's model calls are recorded: opaque (salted), stable across runs that
     share the salt (a replay run takes the salt of the run it replays)."""
     raw = "\0".join([salt, setting, domain, task_id, subtask_id or ""]).encode()
-    return hashlib.sha256(raw).hexdigest()[:32]
+    return sha256_hex(raw)[:32]
 
 
 def is_fatal_error(e: OutcomeError | None) -> bool:
@@ -111,7 +111,7 @@ def is_fatal_record(r: Record) -> bool:
 
 
 def _tail(text: str, n: int = 2000) -> str:
-    return text if len(text) <= n else "…" + text[-n:]
+    return keep_tail(text, n)
 
 
 class Runner:

@@ -77,6 +77,7 @@ from kramabench.contracts.setting import (
 )
 from kramabench.contracts.stage import RemoteStage
 from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput, TaskKind
+from kramabench.files import errors_line
 from kramabench.run.scoring import Scored, no_answer, score_answer
 
 if TYPE_CHECKING:
@@ -96,10 +97,7 @@ def configure_setting(setting: Setting, given: dict[str, Any]) -> Setting:
         opts = setting.options_model.model_validate(given or {})
     except ValidationError as e:
         valid = ", ".join(setting.options_model.model_fields)
-        problems = "; ".join(
-            f"{'.'.join(str(x) for x in er['loc']) or 'options'}: {er['msg']}" for er in e.errors()
-        )
-        raise ValueError(f"setting {setting.name!r}: {problems} (its options: {valid})") from None
+        raise ValueError(f"setting {setting.name!r}: {errors_line(e)} (its options: {valid})") from None
     return setting.with_options(opts)
 
 

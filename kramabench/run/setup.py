@@ -24,7 +24,7 @@ from kramabench.contracts.records import Manifest, Record
 from kramabench.contracts.run import RunConfig, RunOptions
 from kramabench.contracts.sandbox import SandboxUnavailable
 from kramabench.contracts.system import Configured
-from kramabench.files import FileRefused, check_regular, check_writable_dir
+from kramabench.files import FileRefused, check_regular, check_writable_dir, sha256_file
 from kramabench.models import ModelId, get_model
 from kramabench.run.lakeview import list_lake_files
 from kramabench.run.paths import results_dir
@@ -116,7 +116,6 @@ def load_gold_changes(workloads: list[Any], errata: bool | Path) -> dict[str, di
 
 def _errata_file_info(root: Path, errata: bool | Path) -> dict[str, Any] | None:
     """The errata file a run applies (path and sha256), None when it applies none."""
-    import hashlib
 
     if errata is False:
         return None
@@ -124,7 +123,7 @@ def _errata_file_info(root: Path, errata: bool | Path) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        digest = sha256_file(path)
     except OSError:
         digest = None
     return {"path": str(path), "sha256": digest, "default": isinstance(errata, bool)}

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from kramabench import plugins
 from kramabench.contracts.sandbox import Pooled, Sandbox, SandboxUnavailable
+from kramabench.files import errors_line
 from kramabench.sandbox.limited import LimitedSandbox
 
 DEFAULT_BACKEND = "local"
@@ -64,7 +65,7 @@ def open_sandbox(backend: str = DEFAULT_BACKEND, *, concurrency: int | None = No
             "without isolation)"
         ) from e
     except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(map(str, x['loc'])) or 'options'}: {x['msg']}" for x in e.errors())
+        problems = errors_line(e)
         raise SandboxUnavailable(f"sandbox {backend!r}: bad option(s): {problems}") from e
     except (ValueError, TypeError) as e:  # an unknown backend, an option the factory does not take
         raise SandboxUnavailable(f"sandbox {backend!r}: {e}") from e

@@ -20,7 +20,6 @@ run asks again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -31,7 +30,7 @@ from typing import Any
 
 from kramabench.contracts.model import ChatMessage, Model, ModelError, ModelOptions
 from kramabench.contracts.scoring import CountsCalls, Judge, Verdict
-from kramabench.files import FileRefused, LongLine, iter_lines, open_append, open_regular
+from kramabench.files import FileRefused, LongLine, iter_lines, open_append, open_regular, sha256_hex
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +142,7 @@ def parse_verdict(text: str) -> Verdict:
 
 def cache_key(judge_id: str, prompt_version: str, question: str | None, expected: str, predicted: str) -> str:
     payload = json.dumps([judge_id, prompt_version, question or "", expected, predicted], ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return sha256_hex(payload)
 
 
 class JudgeCache:

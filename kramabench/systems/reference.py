@@ -25,7 +25,10 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.sandbox import ExecResult
+from kramabench.contracts.session import CommandResult
 from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
+from kramabench.files import keep_tail
 from kramabench.systems.context import SystemContext, TaskResolver
 from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
 from kramabench.systems.spec import SystemSpec
@@ -44,7 +47,20 @@ class ReferenceOptions(BaseModel):
 
 def _tail(text: str, n: int = 1500) -> str:
     text = text or ""
-    return text if len(text) <= n else "…" + text[-n:]
+    return keep_tail(text, n)
+
+
+def _ran(res: ExecResult | CommandResult) -> dict[str, Any]:
+    """How a run of the solution ended, for the transcript (a sandbox run or a session's command)."""
+    return {
+        "exit_code": res.exit_code,
+        "timed_out": res.timed_out,
+        "oom": res.oom,
+        "wall_s": res.wall_s,
+        "stdout_tail": _tail(res.stdout),
+        "stderr_tail": _tail(res.stderr),
+        "explanation": res.explanation,
+    }
 
 
 #: the note a sandbox puts where it cut the middle of a long output (kramabench.sandbox.streams.HeadTailBuffer)
@@ -140,18 +156,7 @@ class ReferenceSystem:
         limits = Limits(wall_timeout_s=self.options.timeout_s, memory_mb=self.options.memory_mb)
         res = self.sandbox.run(code, task.lake_root, limits, workdir_lake=ref.workdir_lake)
         usage = SystemUsage(wall_s=time.monotonic() - t0)
-        transcript = [
-            {
-                "kind": "sandbox",
-                "exit_code": res.exit_code,
-                "timed_out": res.timed_out,
-                "oom": res.oom,
-                "wall_s": res.wall_s,
-                "stdout_tail": _tail(res.stdout),
-                "stderr_tail": _tail(res.stderr),
-                "explanation": res.explanation,
-            }
-        ]
+        transcript = [{"kind": "sandbox", **_ran(res)}]
         common: _RunFields = {
             "pipeline_code": code,
             "transcript": transcript,
@@ -229,19 +234,7 @@ class ReferenceSystem:
         ) as s:
             sol = s.mount_dir("solution")
             res = s.exec(["sh", f"{sol}/{FOLDER_ENTRY}", s.lake_dir, sol], timeout=self.options.timeout_s)
-            transcript.append(
-                {
-                    "kind": "session",
-                    "argv": res.argv,
-                    "exit_code": res.exit_code,
-                    "timed_out": res.timed_out,
-                    "oom": res.oom,
-                    "wall_s": res.wall_s,
-                    "stdout_tail": _tail(res.stdout),
-                    "stderr_tail": _tail(res.stderr),
-                    "explanation": res.explanation,
-                }
-            )
+            transcript.append({"kind": "session", "argv": res.argv, **_ran(res)})
             if not res.ok:
                 why = res.explanation or (
                     "timed out"

@@ -18,6 +18,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from kramabench.files import clip
 from kramabench.view.database import DB_EXTS, DB_ROWS, engine_of, preview_database
 from kramabench.view.runs import RunFollower, open_regular
 
@@ -130,7 +131,7 @@ def _cell(v: Any) -> str:
     if v is None:
         return ""
     text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
-    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+    return clip(text, CELL_CHARS)
 
 
 def _table(columns: list[str], rows: list[list[Any]], **extra: Any) -> dict[str, Any]:

@@ -18,7 +18,6 @@ text (HTML and SVG source included: never a page that runs), else as ``.bin`` (a
 from __future__ import annotations
 
 import base64
-import hashlib
 import itertools
 import json
 import logging
@@ -30,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kramabench.files import sha256_hex
 from kramabench.view import artifacts as arts
 from kramabench.view.api import ApiError, ViewApi
 from kramabench.view.render import style_css
@@ -279,7 +279,7 @@ def _calls(api: ViewApi, f: Any, d: str, i: int, w: _Writer) -> None:
         if isinstance(call, dict) and isinstance(call.get("messages"), list):
             ids = []
             for m in call["messages"]:
-                key = hashlib.sha256(json.dumps(m, sort_keys=True, default=str).encode()).hexdigest()[:16]
+                key = sha256_hex(json.dumps(m, sort_keys=True, default=str))[:16]
                 messages.setdefault(key, m)
                 ids.append(key)
             one = {**one, "call": {**call, "messages": ids}}

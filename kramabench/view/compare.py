@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kramabench.files import first_error
 from kramabench.runfolder.golds import GOLDS, OFFICIAL, VERIFIED
 from kramabench.view.query import MAX_LIMIT, QueryError, search_terms
 from kramabench.view.rows import Row, natural_key, outcome_of
@@ -64,14 +65,9 @@ class CompareQuery(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as e:
-            er = e.errors()[0]
-            loc = ".".join(str(x) for x in er.get("loc", ())) or "query"
-            msg = (
-                "not an option of the comparison"
-                if er.get("type") == "extra_forbidden"
-                else er.get("msg", "")
-            )
-            raise QueryError(f"{loc}: {msg}") from None
+            loc, msg, kind = first_error(e)
+            msg = "not an option of the comparison" if kind == "extra_forbidden" else msg
+            raise QueryError(f"{loc or 'query'}: {msg}") from None
 
 
 def _cell(r: Row | None, gold: str) -> dict[str, Any]:

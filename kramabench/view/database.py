@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kramabench.files import clip, one_line
+
 #: tables previewed (their first rows); more are listed by name only
 MAX_TABLES = 50
 #: rows shown per table
@@ -97,7 +99,7 @@ def _cell(v: Any) -> str | None:
         text = "\\x" + b[:100].hex() + ("…" if len(b) > 100 else "")
     else:
         text = v if isinstance(v, str) else str(v)
-    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+    return clip(text, CELL_CHARS)
 
 
 def _q(name: str) -> str:
@@ -309,7 +311,7 @@ def main(argv: list[str]) -> int:
     try:
         doc = _child(fd, n_rows)
     except Exception as e:  # noqa: BLE001 - a damaged file is said, in one line
-        msg = " ".join(str(e).split())[:300]
+        msg = clip(one_line(str(e)), 300, mark="")
         doc = {"kind": "error", "message": f"cannot preview the database: {type(e).__name__}: {msg}"}
     sys.stdout.write(json.dumps(doc, ensure_ascii=False, default=str))
     return 0

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kramabench.files import first_error
 from kramabench.view.rows import OUTCOMES, Row, natural_key
 
 #: rows a page may ask for at once
@@ -179,12 +180,9 @@ class RowQuery(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as e:
-            er = e.errors()[0]
-            loc = ".".join(str(x) for x in er.get("loc", ())) or "query"
-            msg = (
-                "not a filter of the task table" if er.get("type") == "extra_forbidden" else er.get("msg", "")
-            )
-            raise QueryError(f"{loc}: {msg}") from None
+            loc, msg, kind = first_error(e)
+            msg = "not a filter of the task table" if kind == "extra_forbidden" else msg
+            raise QueryError(f"{loc or 'query'}: {msg}") from None
 
     @classmethod
     def lenient(cls, params: dict[str, list[str]]) -> tuple[RowQuery, list[dict[str, str]]]:

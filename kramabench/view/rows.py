@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kramabench.contracts.cost import format_cost
+from kramabench.files import clip
 from kramabench.runfolder.golds import GOLDS, OFFICIAL, VERIFIED, other_gold
 from kramabench.runfolder.typed import json_object
 
@@ -51,7 +52,7 @@ def preview(v: Any, n: int = PREVIEW_CHARS) -> str:
         return ""
     text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
     text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return clip(text, n)
 
 
 def _strings(v: Any, out: list[str], depth: int = 0) -> None:

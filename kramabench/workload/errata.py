@@ -49,7 +49,6 @@ from __future__ import annotations
 import ast
 import copy
 import errno
-import hashlib
 import json
 import math
 import sys
@@ -58,7 +57,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from kramabench.files import ERRATA_BYTES, FileRefused, OutsideRoot, check_relative, read_text
+from kramabench.files import (
+    ERRATA_BYTES,
+    FileRefused,
+    OutsideRoot,
+    check_relative,
+    clip,
+    field_error,
+    first_error,
+    read_text,
+    sha256_hex,
+)
 from kramabench.workload.errors import WorkloadError
 from kramabench.workload.models import TASK_CLASSES, ErratumApplied, Finding, Severity, TaskClass, TaskReview
 
@@ -252,22 +261,16 @@ def parse_errata(text: str, path: Path | str) -> ErrataFile:
         try:
             errata.append(Erratum(**raw, has_old=has_old))
         except ValidationError as e:
-            err = e.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"])
             where = raw.get("subtask") or raw.get("task") or f"#{i + 1}"
             raise WorkloadError(
-                f"{path}: erratum {i + 1} ({where}), field {loc!r}: {err['msg']}", file=str(path)
+                f"{path}: erratum {i + 1} ({where}), {field_error(e)}", file=str(path)
             ) from None
     absent: list[AbsentFile] = []
     for i, raw in enumerate(data.get("absent", [])):
         try:
             absent.append(AbsentFile(**raw))
         except ValidationError as e:
-            err = e.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"])
-            raise WorkloadError(
-                f"{path}: absent entry {i + 1}, field {loc!r}: {err['msg']}", file=str(path)
-            ) from None
+            raise WorkloadError(f"{path}: absent entry {i + 1}, {field_error(e)}", file=str(path)) from None
         try:
             check_relative(absent[-1].path)
         except OutsideRoot as e:  # a path of the lake, never of the host
@@ -281,10 +284,9 @@ def parse_errata(text: str, path: Path | str) -> ErrataFile:
         try:
             reviews.append(TaskReview(**raw))
         except ValidationError as e:
-            err = e.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"]) or "class"
-            msg = err["msg"]
-            if err["type"] == "literal_error":
+            loc, msg, kind = first_error(e)
+            loc = loc or "class"
+            if kind == "literal_error":
                 msg = f"{msg} (one of {', '.join(TASK_CLASSES)})"
             where = raw.get("task") or f"#{i + 1}"
             raise WorkloadError(
@@ -318,7 +320,7 @@ def same_json(a: Any, b: Any) -> bool:
 def value_sha256(value: Any) -> str:
     """sha256 of a JSON value's canonical form (sorted keys, no spaces, UTF-8), for ``old_sha256``."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text)
 
 
 def _find(raw_tasks: list[Any], e: Erratum) -> tuple[dict[str, Any] | None, str]:
@@ -396,7 +398,7 @@ def apply_errata(
                     finding(
                         "erratum_stale",
                         "warning",
-                        f"erratum not applied: the file holds {_short(shown)}, the erratum expects {_short(expected)}",
+                        f"erratum not applied: the file holds {clip(shown, 80)}, the erratum expects {clip(expected, 80)}",
                     )
                 )
             continue
@@ -423,10 +425,6 @@ def apply_errata(
             )
         )
     return tasks, applied, findings
-
-
-def _short(text: str, n: int = 80) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 __all__ = [

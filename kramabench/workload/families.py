@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kramabench import plugins
 from kramabench.contracts.family import FetchedSuites, WorkloadFamily
+from kramabench.files import WORKLOAD_BYTES, read_text
 from kramabench.workload.models import Workload
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,9 @@ class KramaBenchFamily:
         from kramabench.workload.loader import workload_file
 
         try:
-            data = json.loads(workload_file(Path(root), domain).read_text(encoding="utf-8"))
+            data = json.loads(
+                read_text(workload_file(Path(root), domain), limit=WORKLOAD_BYTES, what="workload file")
+            )
         except (OSError, ValueError):
             return None
         return len(data) if isinstance(data, list) else None

@@ -24,7 +24,6 @@ printed checksum does not download it again (it is hashed again before use).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -44,7 +43,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.files import SMALL_JSON_BYTES, WORKLOAD_BYTES, read_bytes, read_text
+from kramabench.files import (
+    SMALL_JSON_BYTES,
+    WORKLOAD_BYTES,
+    clip,
+    one_line,
+    read_bytes,
+    read_text,
+    replace_dir,
+    sha256,
+    sha256_file,
+    write_file,
+)
+from kramabench.files.archive import ArchiveRefused, NotAnArchive, is_zip, unpack_tar, unpack_zip
 from kramabench.workload.blobs import BlobTable, load_blob_table, parse_blob_listing, verify_tree
 
 log = logging.getLogger(__name__)
@@ -312,7 +323,7 @@ def fetch_official(
         archive = downloads / f"{ref}.tar.gz"
         expected = given or (pinned.lower() if pinned else None)
 
-        digest = _sha256_file(archive) if archive.is_file() else None
+        digest = sha256_file(archive) if archive.is_file() else None
         if digest is not None and expected is not None and digest != expected:
             archive.unlink()  # a stale or foreign leftover: download afresh
             digest = None
@@ -381,8 +392,8 @@ def fetch_official(
                 absent=check.absent if check else [],
                 unverifiable=check.unverifiable if check else [],
             )
-            (staging / MANIFEST_NAME).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-            _replace_dir(staging, root)
+            write_file(staging / MANIFEST_NAME, manifest.model_dump_json(indent=2) + "\n")
+            replace_dir(staging, root)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             archive.unlink(missing_ok=True)
@@ -478,31 +489,6 @@ def nearest_lake_file(root: Path, domain: str, missing: str) -> str | None:
     return None
 
 
-def _replace_dir(new: Path, target: Path) -> None:
-    """Move ``new`` to ``target``; an older ``target`` is moved aside first and removed after."""
-    old: Path | None = None
-    if target.exists():
-        old = target.with_name(f".old-{target.name}-{os.getpid()}")
-        shutil.rmtree(old, ignore_errors=True)
-        target.rename(old)
-    try:
-        new.rename(target)
-    except BaseException:
-        if old is not None:
-            old.rename(target)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 @contextlib.contextmanager
 def _progress_bar(total: int | None, label: str, enabled: bool) -> Iterator[Callable[[int], None]]:
     if not enabled:
@@ -536,7 +522,7 @@ def _progress_bar(total: int | None, label: str, enabled: bool) -> Iterator[Call
 def _download(url: str, dest: Path, *, limits: FetchLimits, progress: bool, timeout_s: float) -> str:
     """Stream ``url`` to ``dest`` (via a .part file); returns the sha256 of the bytes."""
     part = dest.with_name(f"{dest.name}.{os.getpid()}.part")  # concurrent fetches do not share it
-    h = hashlib.sha256()
+    h = sha256()
     received = 0
     request = urllib.request.Request(url, headers={"User-Agent": "kramabench-fetch"})
     try:
@@ -579,224 +565,67 @@ class _UnpackStats(BaseModel):
     skipped: list[str] = Field(default_factory=list)
 
 
-def _member_parts(name: str) -> list[str]:
-    """The components of an archive path; refuses absolute paths and ``..``."""
-    if "\x00" in name:
-        raise UnsafeArchive(f"archive entry {name!r} has a NUL byte")
-    if name.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", name):
-        raise UnsafeArchive(f"archive entry {name!r} is an absolute path: refusing the archive")
-    parts = [p for p in PurePosixPath(name).parts if p not in ("", ".")]
-    if ".." in parts:
-        raise UnsafeArchive(f"archive entry {name!r} contains '..': refusing the archive")
-    return parts
-
-
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text[:200] or type(exc).__name__
+    return clip(one_line(str(exc)), 200, mark="") or type(exc).__name__
 
 
-def _inside(base: Path, path: Path) -> bool:
-    base_r = os.path.realpath(base)
-    return os.path.commonpath([base_r, os.path.realpath(path)]) == base_r
+class _GitHubLayout:
+    """Where the entries of a GitHub-style archive (one top-level folder) go: only the kept folders,
+    ``.DS_Store`` skipped (and recorded); an entry outside the top-level folder refuses the archive."""
 
-
-class _Placer:
-    """Where the members of a GitHub-style archive (one top-level folder) go under ``dest``, and the checks
-    every member passes whatever the archive format: no absolute path, no ``..``, one top-level folder, only
-    the kept folders, ``.DS_Store`` and special files skipped (and recorded), nothing written through a link
-    that leads outside, no link that leads outside, no entry replacing a folder, size limits."""
-
-    def __init__(self, dest: Path, limits: FetchLimits) -> None:
-        self.dest = dest
-        self.limits = limits
-        self.stats = _UnpackStats()
+    def __init__(self) -> None:
         self.top: str | None = None
-        self.written: dict[str, Path] = {}  # relpath -> unpacked regular file (hard links copy it)
 
-    def place(self, name: str) -> tuple[str, Path] | None:
-        """(relpath, target) of member ``name``, or None when it is not unpacked."""
-        parts = _member_parts(name)
-        if not parts:
-            return None
+    def __call__(self, parts: list[str]) -> list[str] | str | None:
         if self.top is None:
             self.top = parts[0]
         elif parts[0] != self.top:
-            raise UnsafeArchive(
-                f"archive entry {name!r} is outside the top-level folder {self.top!r}: not a GitHub repository archive"
+            raise ArchiveRefused(
+                f"archive entry {'/'.join(parts)!r} is outside the top-level folder {self.top!r}: not a GitHub "
+                "repository archive"
             )
         rel = parts[1:]
         if not rel or rel[0] not in KEEP_FOLDERS:
             return None
-        relpath = "/".join(rel)
         if rel[-1] == ".DS_Store":
-            self.stats.skipped.append(relpath)
-            return None
-        return relpath, self.dest.joinpath(*rel)
-
-    def folder(self, name: str, target: Path) -> None:
-        target.mkdir(parents=True, exist_ok=True)
-        if not _inside(self.dest, target):
-            raise UnsafeArchive(f"archive entry {name!r} leads outside the target")
-
-    def clear(self, name: str, target: Path) -> None:
-        """Make room for a file, link or hard link at ``target`` (a later entry replaces an earlier file)."""
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if not _inside(self.dest, target.parent):
-            raise UnsafeArchive(f"archive entry {name!r} leads outside the target via a link")
-        if target.is_symlink() or target.exists():
-            if target.is_dir() and not target.is_symlink():
-                raise UnsafeArchive(f"archive entry {name!r} replaces a folder")
-            target.unlink()
-
-    def file(self, name: str, relpath: str, target: Path, src: Any, size: int, executable: bool) -> None:
-        """Copy the open member ``src`` (``size`` as the archive declares it) to ``target``, within the limits."""
-        limit = self.limits.max_file_bytes
-        if size > limit:
-            raise UnsafeArchive(
-                f"archive entry {relpath} is {size} bytes, over the per-file limit of {limit}"
-            )
-        self.clear(name, target)
-        got = 0
-        with src, open(target, "xb") as out:
-            for chunk in iter(lambda: src.read(_CHUNK), b""):
-                got += len(chunk)
-                self.stats.bytes += len(chunk)
-                if got > limit:
-                    raise UnsafeArchive(f"archive entry {relpath} is over the per-file limit")
-                if self.stats.bytes > self.limits.max_total_bytes:
-                    raise UnsafeArchive(
-                        f"the unpacked archive is over the limit of {self.limits.max_total_bytes} bytes"
-                    )
-                out.write(chunk)
-        os.chmod(target, 0o755 if executable else 0o644)
-        self.written[relpath] = target
-        self.stats.files += 1
-
-    def symlink(self, name: str, relpath: str, target: Path, link: str) -> None:
-        resolved = os.path.normpath(os.path.join(os.path.dirname(relpath), link))
-        if os.path.isabs(link) or resolved == ".." or resolved.startswith("../"):
-            raise UnsafeArchive(
-                f"archive entry {relpath} is a link to {link!r}, outside the unpacked folders: refusing"
-            )
-        self.clear(name, target)
-        os.symlink(link, target)
-        if not _inside(self.dest, target):  # through links unpacked before it
-            raise UnsafeArchive(
-                f"archive entry {relpath} is a link to {link!r}, which leads outside: refusing"
-            )
-        self.stats.files += 1
-
-    def hardlink(self, name: str, relpath: str, target: Path, link_name: str) -> None:
-        parts = _member_parts(link_name)
-        source = self.written.get("/".join(parts[1:])) if parts and parts[0] == self.top else None
-        if source is None:
-            self.stats.skipped.append(f"{relpath} (hard link to {link_name}, not unpacked)")
-            return
-        self.clear(name, target)
-        shutil.copyfile(source, target)
-        self.written[relpath] = target
-        self.stats.files += 1
-        self.stats.bytes += target.stat().st_size
-
-    def special(self, relpath: str) -> None:
-        self.stats.skipped.append(f"{relpath} (special file)")
-
-    def finish(self, source: str) -> _UnpackStats:
-        if self.top is None:
-            raise FetchError(f"the archive from {source} is empty")
-        return self.stats
+            return "/".join(rel)
+        return rel
 
 
 def _safe_unpack(
     archive: Path, dest: Path, *, limits: FetchLimits, source: str | None = None
 ) -> _UnpackStats:
     """Unpack the kept folders of a GitHub-style archive (one top-level folder) into ``dest``: a tar
-    (plain, gzip, bzip2 or xz) or a zip (GitHub's zipball). Both formats go through the same
-    :class:`_Placer` checks."""
+    (plain, gzip, bzip2 or xz) or a zip (GitHub's zipball), both by the rules of
+    :mod:`kramabench.files.archive` (links inside the tree kept, special files skipped and recorded)."""
     source = source or archive.name
-    if zipfile.is_zipfile(archive):
-        return _safe_unpack_zip(archive, dest, limits=limits, source=source)
-    placer = _Placer(dest, limits)
+    layout = _GitHubLayout()
     try:
-        tar = tarfile.open(archive, mode="r:*")
-    except (tarfile.TarError, OSError) as exc:
+        if is_zip(archive):
+            out = unpack_zip(archive, dest, limits=limits, links=True, place=layout)
+        else:
+            out = unpack_tar(archive, dest, limits=limits, links=True, place=layout)
+    except ArchiveRefused as exc:
+        raise UnsafeArchive(str(exc)) from None
+    except NotAnArchive as exc:
+        if isinstance(exc.__cause__, (zipfile.BadZipFile, EOFError)):
+            raise FetchError(f"the archive from {source} is broken ({_one_line(exc.__cause__)})") from None
         if "empty file" in str(exc) or "end of file header" in str(exc):  # no entries at all
             raise FetchError(f"the archive from {source} is empty") from None
         raise FetchError(f"the archive from {source} is not a tar archive (gzip, bz2, xz or plain)") from None
-    with tar:
-        n = 0
-        try:
-            for member in tar:
-                n += 1
-                if n > limits.max_members:
-                    raise UnsafeArchive(f"the archive has more than {limits.max_members} entries: refusing")
-                if placer.stats.archive_commit is None:
-                    comment = tar.pax_headers.get("comment")
-                    if comment and re.fullmatch(r"[0-9a-f]{40}", comment.strip()):
-                        placer.stats.archive_commit = comment.strip()
-                placed = placer.place(member.name)
-                if placed is None:
-                    continue
-                relpath, target = placed
-                if member.isdir():
-                    placer.folder(member.name, target)
-                elif member.isreg():
-                    src = tar.extractfile(member)
-                    assert src is not None
-                    placer.file(member.name, relpath, target, src, member.size, bool(member.mode & 0o111))
-                elif member.issym():
-                    placer.symlink(member.name, relpath, target, member.linkname)
-                elif member.islnk():
-                    placer.hardlink(member.name, relpath, target, member.linkname)
-                else:
-                    placer.special(relpath)
-        except (tarfile.TarError, EOFError, zlib.error) as exc:
-            raise FetchError(f"the archive from {source} is broken ({_one_line(exc)})") from None
-        except OSError as exc:  # a corrupt gzip stream, or the disk (full, permissions)
-            raise FetchError(f"unpacking the archive from {source} failed: {_one_line(exc)}") from None
-    return placer.finish(source)
-
-
-def _safe_unpack_zip(archive: Path, dest: Path, *, limits: FetchLimits, source: str) -> _UnpackStats:
-    """The zip counterpart of :func:`_safe_unpack`: the same :class:`_Placer`, so the same refusals and layout."""
-    import stat as stat_mod
-
-    placer = _Placer(dest, limits)
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            comment = zf.comment.decode("ascii", "replace").strip()
-            if re.fullmatch(r"[0-9a-f]{40}", comment):
-                placer.stats.archive_commit = comment
-            infos = zf.infolist()
-            if len(infos) > limits.max_members:
-                raise UnsafeArchive(f"the archive has more than {limits.max_members} entries: refusing")
-            for info in infos:
-                placed = placer.place(info.filename)
-                if placed is None:
-                    continue
-                relpath, target = placed
-                mode = info.external_attr >> 16
-                if info.is_dir():
-                    placer.folder(info.filename, target)
-                elif stat_mod.S_ISLNK(mode):
-                    if info.file_size > 4096:
-                        raise UnsafeArchive(
-                            f"archive entry {relpath} is a link of {info.file_size} bytes: refusing"
-                        )
-                    link = zf.read(info).decode("utf-8", "replace")
-                    placer.symlink(info.filename, relpath, target, link)
-                elif stat_mod.S_IFMT(mode) in (0, stat_mod.S_IFREG):  # no mode: zips made off Unix
-                    placer.file(
-                        info.filename, relpath, target, zf.open(info), info.file_size, bool(mode & 0o111)
-                    )
-                else:
-                    placer.special(relpath)
-    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error) as exc:
         raise FetchError(f"the archive from {source} is broken ({_one_line(exc)})") from None
-    except OSError as exc:  # the disk (full, permissions)
+    except OSError as exc:  # a corrupt gzip stream, or the disk (full, permissions)
         raise FetchError(f"unpacking the archive from {source} failed: {_one_line(exc)}") from None
-    return placer.finish(source)
+    if layout.top is None:
+        raise FetchError(f"the archive from {source} is empty")
+    comment = (out.comment or "").strip()
+    return _UnpackStats(
+        files=out.files,
+        bytes=out.bytes,
+        archive_commit=comment if re.fullmatch(r"[0-9a-f]{40}", comment) else None,
+        skipped=out.skipped,
+    )
 
 
 # --------------------------------------------------------------------------------------- not stored
@@ -806,7 +635,7 @@ def _lfs_pointer(path: Path) -> dict[str, str] | None:
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > _LFS_MAX_BYTES:
             return None
-        head = path.read_bytes()
+        head = read_bytes(path, limit=_LFS_MAX_BYTES)
     except OSError:
         return None
     if not head.startswith(LFS_HEADER):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 import errno
-import hashlib
 import json
 import logging
 import math
@@ -31,8 +30,11 @@ from kramabench.files import (
     FileRefused,
     OutsideRoot,
     check_json_values,
+    clip,
+    field_error,
     inside,
     read_bytes,
+    sha256_hex,
 )
 from kramabench.workload.errata import AbsentFile, ErrataFile, apply_errata, load_errata
 from kramabench.workload.errors import WorkloadError
@@ -139,7 +141,7 @@ def read_raw(path: Path) -> tuple[list[Any], str]:
         if e.errno == errno.EISDIR:
             raise WorkloadError(f"{path}: is a folder, not a workload file", file=str(path)) from None
         raise WorkloadError(str(e), file=str(path)) from None
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_hex(data)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -163,7 +165,7 @@ def read_raw(path: Path) -> tuple[list[Any], str]:
     if not isinstance(raw, list):
         kind = json_kind(raw)
         keys = (
-            [_clip(json.dumps(k, ensure_ascii=False)[1:-1], 30) for k in list(raw)[:5]]
+            [clip(json.dumps(k, ensure_ascii=False)[1:-1], 30) for k in list(raw)[:5]]
             if isinstance(raw, dict)
             else []
         )
@@ -379,14 +381,9 @@ def _base_domain_lake(root: Path, domain: str, raw: list[Any]) -> tuple[Path, st
     return None
 
 
-def _clip(text: str, n: int = 40) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _first_error(e: Exception) -> str:
     if isinstance(e, ValidationError):
-        err = e.errors()[0]
-        return f"field {'.'.join(str(x) for x in err['loc'])!r}: {err['msg']}"
+        return field_error(e)
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
@@ -446,7 +443,7 @@ class _Builder:
         elif isinstance(raw, str):
             what = "empty"
         else:
-            what = f"{json_kind(raw)} {_clip(repr(raw))}"
+            what = f"{json_kind(raw)} {clip(repr(raw), 40)}"
         query = item.get("query")
         hint = f" (query: {query[:60]!r})" if isinstance(query, str) and query else ""
         self.note(
@@ -573,7 +570,7 @@ class _Builder:
             except OutsideRoot as e:  # never read, never sent to a judge: only the workload's own files are
                 self.note(
                     "error", "solution_outside_root",
-                    f"solution {_clip(sol, 80)!r} {e}: a solution must lie inside the workload root; ignored",
+                    f"solution {clip(sol, 80)!r} {e}: a solution must lie inside the workload root; ignored",
                     task_id=tid, field="solution",
                     suggestion="put the solution under the workload root and write its path relative to the root",
                 )  # fmt: skip

@@ -42,7 +42,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kramabench.files import OutsideRoot
+from kramabench.files import OutsideRoot, clip
 from kramabench.workload.errata import AbsentFile
 from kramabench.workload.jsonkind import json_kind
 from kramabench.workload.models import AnswerType, Difficulty, Finding, Severity, Subtask, Task, Workload
@@ -75,7 +75,7 @@ def _list_for_scalar(at: AnswerType, answer: list[Any], suggestion: str) -> tupl
 
 def _short(v: Any, n: int = 70) -> str:
     text = json.dumps(v, ensure_ascii=False, default=str) if not isinstance(v, str) else repr(v)
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return clip(text, n)
 
 
 def _list_literal(s: str) -> list[Any] | None:

@@ -90,7 +90,7 @@ def test_model_error_ends_the_session_as_undecided(openai_server, sandbox) -> No
 
 
 def test_long_text_is_cut_with_a_marker_and_never_mid_word() -> None:
-    from kramabench.audit.text import clip_words, head_tail
+    from kramabench.files import clip_words, head_tail
 
     out = "\n".join(f"line {i}" for i in range(5000))
     cut = head_tail(out, 3000)

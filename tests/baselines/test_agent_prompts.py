@@ -117,8 +117,9 @@ def _task_folder(tmp_path: Path) -> Path:
 
 
 def _first_message(root: Path, tmp_path: Path, **opts) -> tuple[str, dict]:
-    from kramabench.baselines.code_agent.lake import LakeIndexes, task_files
+    from kramabench.baselines.code_agent.lake import LakeIndexes
     from kramabench.baselines.code_agent.prompts import first_user_message
+    from kramabench.baselines.kit import task_files
     from kramabench.elt.setting import spec_files
 
     files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
@@ -233,8 +234,9 @@ def test_an_elt_tasks_first_message_is_the_same_in_every_run(tmp_path: Path) -> 
 
     import pytest
 
-    from kramabench.baselines.code_agent.lake import LakeIndexes, task_files
+    from kramabench.baselines.code_agent.lake import LakeIndexes
     from kramabench.baselines.code_agent.prompts import first_user_message
+    from kramabench.baselines.kit import task_files
     from kramabench.elt.sources.postgres import PostgresUnavailable, find_bindir
     from kramabench.lake import list_lake_files
     from kramabench.workload.families import load_workload

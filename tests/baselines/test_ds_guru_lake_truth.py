@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from kramabench.baselines.code_agent.lake import task_files
 from kramabench.baselines.code_agent.options import CodeAgentOptions
 from kramabench.baselines.code_agent.prompts import first_user_message, system_prompt
 from kramabench.baselines.ds_guru.options import variant
 from kramabench.baselines.ds_guru.prompts import build_messages
+from kramabench.baselines.kit import task_files
 from kramabench.contracts.system import TaskInput
 from kramabench.lake import LakeIndex, LakeOptions
 from kramabench.run.lakeview import list_lake_files

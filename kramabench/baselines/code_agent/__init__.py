@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kramabench.baselines.kit import nest_options
 from kramabench.contracts.model import Model
 from kramabench.contracts.sandbox import Sandbox
 
@@ -21,21 +22,9 @@ from .prompts import SYSTEM_PROMPT_TEMPLATE, system_prompt
 from .session import MAX_ANSWER_BYTES, SessionOpener, read_final_answer, redefine_helpers
 
 
-def _nest(options: dict[str, Any]) -> dict[str, Any]:
-    """``{"model_options.temperature": 0.2}`` -> ``{"model_options": {"temperature": 0.2}}``."""
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        parts = key.replace("-", "_").split(".")
-        cur = out
-        for p in parts[:-1]:
-            cur = cur.setdefault(p, {})
-        cur[parts[-1]] = value
-    return out
-
-
 def build_system(*, model: Model, sandbox: Sandbox, **options: Any) -> CodeAgent:
     """The code agent with validated options (dotted keys for nested ones: ``limits.memory_mb=2048``)."""
-    return CodeAgent(merge_options(CodeAgentOptions, _nest(options)), model, sandbox)  # type: ignore[arg-type]
+    return CodeAgent(merge_options(CodeAgentOptions, nest_options(options)), model, sandbox)  # type: ignore[arg-type]
 
 
 __all__ = [

@@ -15,6 +15,7 @@ import logging
 import time
 from typing import Any
 
+from kramabench.baselines.kit import task_files
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
@@ -24,7 +25,7 @@ from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake.secrets import mask_values
 
 from .clock import TaskClock, session_wall_spent
-from .lake import LakeIndexes, task_files
+from .lake import LakeIndexes
 from .namespace import FINAL_ANSWER_EXCEPTION
 from .options import CodeAgentOptions
 from .parse import parse_reply
@@ -51,9 +52,7 @@ class CodeAgent:
         self.model = model
         self.sandbox = sandbox
         self.name = options.name
-        self.indexes = LakeIndexes(
-            max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir, use_cache=options.use_lake_cache
-        )
+        self.indexes = LakeIndexes.of(options)
 
     def solve(self, task: TaskInput) -> SystemOutput:
         from kramabench.models.costs import system_usage
@@ -141,13 +140,7 @@ class _Run:
                 pose,
             )
         finally:
-            if (
-                task.outputs
-            ):  # the files the task's answer is (an ELT task's warehouse), collected before the end
-                out.artifacts, refused = opener.collect(list(task.outputs))
-                out.transcript.append(
-                    {"type": "outputs", "collected": [a.name for a in out.artifacts], "refused": refused}
-                )
+            opener.collect_outputs(task, out)  # before the end
             opener.close()
             out.files_read = self.files_read
             out.pipeline_code = pipeline_code(self.code_ran)

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Protocol
 
-from kramabench.contracts.system import TaskInput
 from kramabench.lake import LakeIndex, LakeOptions
-from kramabench.lake.index import is_junk
+
+
+class IndexOptions(Protocol):
+    """What an agent's options say of its lake indexes."""
+
+    @property
+    def snippet_rows(self) -> int: ...
+    @property
+    def lake_cache_dir(self) -> Path | None: ...
+    @property
+    def use_lake_cache(self) -> bool: ...
 
 
 class LakeIndexes:
@@ -19,6 +29,13 @@ class LakeIndexes:
         self._indexes: dict[str, LakeIndex] = {}
         self._lock = threading.Lock()
         self._lake_locks: dict[str, threading.Lock] = {}
+
+    @classmethod
+    def of(cls, options: IndexOptions) -> LakeIndexes:
+        """The indexes an agent's options ask for (rows per snippet, the cache folder, whether to cache)."""
+        return cls(
+            max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir, use_cache=options.use_lake_cache
+        )
 
     def get(self, lake_root: Path) -> LakeIndex:
         key = str(Path(lake_root).resolve())
@@ -37,15 +54,4 @@ class LakeIndexes:
         return idx
 
 
-def task_files(task: TaskInput, index: LakeIndex) -> list[str]:
-    """The files to describe: the task's (default: the whole lake) without OS junk; hinted files first."""
-    files = [f for f in (task.files or [e.path for e in index.entries]) if not is_junk(f.rsplit("/", 1)[-1])]
-    if task.hint_files:
-        present = set(files)
-        hints = [f for f in dict.fromkeys(task.hint_files) if f in present]
-        hinted = set(hints)
-        files = hints + [f for f in files if f not in hinted]
-    return files
-
-
-__all__ = ["LakeIndexes", "task_files"]
+__all__ = ["IndexOptions", "LakeIndexes"]

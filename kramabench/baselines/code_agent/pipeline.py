@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kramabench.contracts.session import PythonError
+from kramabench.files import one_line
 
 from .namespace import FINAL_ANSWER_EXCEPTION
 
@@ -49,8 +50,7 @@ class RanStep:
 
 
 def _one_line(text: str, n: int = 160) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= n else line[: n - 1] + "…"
+    return one_line(text, n)
 
 
 def _lines(n: int) -> str:

@@ -33,6 +33,7 @@ from kramabench.contracts.model import ChatMessage
 from kramabench.contracts.session import PythonError, PythonResult
 from kramabench.contracts.system import TaskInput, TaskKind
 from kramabench.contracts.text import without_escape_codes
+from kramabench.files import head_tail_said
 from kramabench.lake import estimate_tokens
 from kramabench.lake.secrets import mask_secrets, mask_values
 from kramabench.sandbox.environment import SandboxLock, import_names, load_lock, packages_text
@@ -42,11 +43,8 @@ if TYPE_CHECKING:
 
     from .options import CodeAgentOptions
 
-SYSTEM_PROMPT_TEMPLATE = """\
-You are an expert data scientist working as an autonomous agent. You answer a question about a data \
-lake (a folder of files of many formats) by writing and running Python code, one step at a time, and \
-you end by calling final_answer(...) with the answer.
-
+#: how a step works, told the same way in the question's and the ELT task's prompt
+_HOW_A_STEP_WORKS = """\
 # How a step works
 Each of your replies is one step: first a short thought (what you know so far and what this step will \
 do), then exactly one Python code block:
@@ -61,7 +59,17 @@ functions you define stay available in later steps. After each step you see its 
 code printed (stdout and stderr), the value of its last line if that is an expression, and the \
 traceback if it raised an exception. Nothing else reaches you, so print what you need to see. Write no \
 observation yourself and never assume an output you have not seen.
+"""
 
+SYSTEM_PROMPT_TEMPLATE = (
+    """\
+You are an expert data scientist working as an autonomous agent. You answer a question about a data \
+lake (a folder of files of many formats) by writing and running Python code, one step at a time, and \
+you end by calling final_answer(...) with the answer.
+
+"""
+    + _HOW_A_STEP_WORKS
+    + """
 # The environment
 - Python 3 with these packages (by import name): {packages}. There is no network and no way to install \
 packages.
@@ -99,30 +107,20 @@ of numbers, or of pairs/rows when the question asks for several values per item)
 Series, a numpy value or a set is converted for you: one value becomes that value, one column or one \
 row becomes a list, other tables a list of rows, a set a sorted list. If you cannot find the answer, \
 give your best estimate rather than nothing."""
+)
 
 #: the system message of an ELT task (``TaskInput.kind == "elt"``, the ``elt`` setting): the role is building a
 #: warehouse (extract, load, model, verify, then finish), final_answer only ends the task; "How a step works" is
 #: the question's, word for word (a test holds them equal)
-ELT_SYSTEM_PROMPT_TEMPLATE = """\
+ELT_SYSTEM_PROMPT_TEMPLATE = (
+    """\
 You are an expert data engineer working as an autonomous agent. You build an ELT pipeline: you extract the \
 task's sources, load them into a DuckDB warehouse file and build its data models, by writing and running \
 Python code, one step at a time, and you end by calling final_answer(...) once the warehouse is complete.
 
-# How a step works
-Each of your replies is one step: first a short thought (what you know so far and what this step will \
-do), then exactly one Python code block:
-
-Thought: <your reasoning>
-```python
-<code>
-```
-
-The code runs at once in a persistent Python interpreter, like a notebook cell: variables, imports and \
-functions you define stay available in later steps. After each step you see its observation: what the \
-code printed (stdout and stderr), the value of its last line if that is an expression, and the \
-traceback if it raised an exception. Nothing else reaches you, so print what you need to see. Write no \
-observation yourself and never assume an output you have not seen.
-
+"""
+    + _HOW_A_STEP_WORKS
+    + """
 # The environment
 - Python 3 with these packages (by import name): {packages}. There is no way to install packages, and no \
 network but the task's own sources, reachable from your code at 127.0.0.1 (the environment notes of the task \
@@ -164,6 +162,7 @@ capitalisation, missing-value markers. Convert types explicitly where a data mod
 The warehouse file is the task's result. When the task ends, whatever the end, it is collected and checked: \
 every source table with its row count, then each data model against the expected table. Pass final_answer a \
 short text saying what you built (the tables and models); that text is not scored."""
+)
 
 #: the system message per kind of task (``TaskInput.kind``)
 SYSTEM_PROMPTS: dict[TaskKind, str] = {"question": SYSTEM_PROMPT_TEMPLATE, "elt": ELT_SYSTEM_PROMPT_TEMPLATE}
@@ -451,26 +450,6 @@ def masked(text: str, secrets: Sequence[str]) -> str:
     return mask_secrets(text)[0]
 
 
-def bounded(text: str, limit: int) -> tuple[str, bool]:
-    """The first and last lines of ``text`` within about ``limit`` characters, the cut said between them."""
-    text = text.rstrip()
-    if len(text) <= limit:
-        return text, False
-    half = limit // 2
-    head = text[:half]
-    cut_at = head.rfind("\n")
-    if cut_at > half // 2:
-        head = head[:cut_at]
-    tail = text[-half:]
-    nl = tail.find("\n")
-    if 0 <= nl < half // 2:
-        tail = tail[nl + 1 :]
-    cut = text[len(head) : len(text) - len(tail)]
-    n_lines = cut.count("\n")
-    note = f"[… {len(cut):,} characters{f' ({n_lines:,} lines)' if n_lines else ''} cut …]"
-    return f"{head}\n{note}\n{tail}", True
-
-
 def without_traceback(stderr: str, error: PythonError | None) -> str:
     """stderr without the traceback of the step's exception, which the session writes last: the whole
     chain (an exception raised while handling another, ``raise ... from``), not only its last part."""
@@ -511,7 +490,7 @@ def observation_text(result: PythonResult, limit: int, *, final_exception: str) 
     ):
         parts.append(stable(result.error.traceback or f"{result.error.type}: {result.error.message}"))
     body = "\n".join(parts) if parts else "(no output)"
-    text, cut = bounded(body, limit)
+    text, cut = head_tail_said(body, limit)
     notes: list[str] = []
     if result.timed_out:
         notes.append(f"The step was stopped: it passed its time limit. {result.explanation or ''}".strip())
@@ -588,7 +567,6 @@ __all__ = [
     "SYSTEM_PROMPT_TEMPLATE",
     "TASK_HEADINGS",
     "answer_error_message",
-    "bounded",
     "environment_section",
     "first_user_message",
     "folder_intro",

@@ -10,7 +10,7 @@ import time
 
 from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.session import Session, SessionError, SessionLimits
-from kramabench.contracts.system import TaskInput
+from kramabench.contracts.system import SystemOutput, TaskInput
 from kramabench.contracts.values import jsonable
 
 from .namespace import ANSWER_FILE, prelude
@@ -68,6 +68,15 @@ class SessionOpener:
         if self.error is not None or self.session is None:
             raise SessionError(self.error or "no session")
         return self.session
+
+    def collect_outputs(self, task: TaskInput, out: SystemOutput) -> None:
+        """The task's outputs (``TaskInput.outputs``: the files its answer is, e.g. an ELT task's warehouse)
+        collected into ``out`` before the session closes, and a transcript entry of what was and was not."""
+        if task.outputs:
+            out.artifacts, refused = self.collect(list(task.outputs))
+            out.transcript.append(
+                {"type": "outputs", "collected": [a.name for a in out.artifacts], "refused": refused}
+            )
 
     def collect(self, paths: list[str]) -> tuple[list, list[dict]]:
         """The task's outputs (``TaskInput.outputs``, e.g. an ELT task's warehouse file) collected from the

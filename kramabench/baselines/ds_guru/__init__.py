@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kramabench.baselines.kit import nest_options
 from kramabench.contracts.model import Model
 from kramabench.contracts.sandbox import Sandbox
 
@@ -21,21 +22,9 @@ from .prompts import HEADING_ERROR, HEADING_OUTPUT, SYSTEM_PROMPT_TEMPLATE, buil
 from .system import DSGuru
 
 
-def _nest(options: dict[str, Any]) -> dict[str, Any]:
-    """``{"model_options.temperature": 0.2}`` -> ``{"model_options": {"temperature": 0.2}}``."""
-    out: dict[str, Any] = {}
-    for key, value in options.items():
-        parts = key.replace("-", "_").split(".")
-        cur = out
-        for p in parts[:-1]:
-            cur = cur.setdefault(p, {})
-        cur[parts[-1]] = value
-    return out
-
-
 def build_system(name: str, *, model: Model, sandbox: Sandbox, **options: Any) -> DSGuru:
     """The registered variant ``name`` with validated option overrides (dotted keys for nested ones)."""
-    nested = _nest(options)
+    nested = nest_options(options)
     base = variant(name).model_dump()
     for k, v in nested.items():
         if isinstance(v, dict) and isinstance(base.get(k), dict):

@@ -13,11 +13,12 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+from kramabench.baselines.kit import task_files
 from kramabench.contracts.model import ChatMessage
 from kramabench.contracts.sandbox import ExecResult
 from kramabench.contracts.system import TaskInput
+from kramabench.files import head_tail_lines, tail_lines
 from kramabench.lake import estimate_tokens
-from kramabench.lake.index import is_junk
 from kramabench.lake.raw import fence_for
 from kramabench.lake.secrets import mask_secrets
 from kramabench.sandbox.environment import SandboxLock, import_names, load_lock, packages_text
@@ -106,17 +107,6 @@ def _question_section(task: TaskInput) -> str:
     return "\n".join(parts) + "\n\n"
 
 
-def task_files(task: TaskInput, index: LakeIndex) -> list[str]:
-    """The files to show: those of the task (default: the whole lake), without OS junk; hints first."""
-    files = [f for f in (task.files or [e.path for e in index.entries]) if not is_junk(f.rsplit("/", 1)[-1])]
-    if task.hint_files:
-        present = set(files)
-        hints = [f for f in dict.fromkeys(task.hint_files) if f in present]
-        hinted = set(hints)
-        files = hints + [f for f in files if f not in hinted]
-    return files
-
-
 _SNIPPET_RULES = (
     "Rows and lines are shown exactly as in the file, in a code fence, under a label that counts them; when "
     "the prompt is too short for all of them a file shows fewer, and its label says so. Small documentation "
@@ -195,66 +185,6 @@ def build_messages(
         facts["secrets_masked"] = {p: sorted(set(k)) for p, k in rendered.masked.items()}
         facts["secrets_masked_count"] = sum(len(k) for k in rendered.masked.values())
     return messages, facts
-
-
-def _cut_note(n_lines: int, n_chars: int, where: str) -> str:
-    return f"[… {n_lines:,} {where} line{'s' if n_lines != 1 else ''} ({n_chars:,} characters) cut …]"
-
-
-def _line_start(line: str, limit: int) -> str:
-    """A line longer than the room left: its start, with the cut said (as in lake snippets)."""
-    return line[:limit] + f" [… line cut: {len(line) - limit:,} more characters]"
-
-
-def tail_lines(text: str, limit: int) -> str:
-    """The last whole lines of ``text`` within about ``limit`` characters, after a line saying how many
-    earlier lines were cut; a last line longer than ``limit`` alone keeps its end, its cut said."""
-    text = text.rstrip()
-    if len(text) <= limit:
-        return text
-    lines = text.split("\n")
-    kept: list[str] = []
-    size = 0
-    for ln in reversed(lines):
-        if size + len(ln) + 1 > limit:
-            break
-        kept.append(ln)
-        size += len(ln) + 1
-    kept.reverse()
-    if not kept:
-        last = lines[-1]
-        before = len(text) - len(last)
-        head = _cut_note(len(lines) - 1, before, "earlier") + "\n" if len(lines) > 1 else ""
-        return head + f"[… line cut: its first {len(last) - limit:,} characters …] " + last[-limit:]
-    n_cut = len(lines) - len(kept)
-    return _cut_note(n_cut, len(text) - size + 1, "earlier") + "\n" + "\n".join(kept)
-
-
-def head_tail_lines(text: str, limit: int) -> str:
-    """The first and the last whole lines of ``text`` within about ``limit`` characters (half each), a
-    line between them saying how many lines were cut (an answer is printed last, a traceback's cause
-    first)."""
-    text = text.rstrip()
-    if len(text) <= limit:
-        return text
-    lines = text.split("\n")
-    half = limit // 2
-    head: list[str] = []
-    size = 0
-    for ln in lines:
-        if size + len(ln) + 1 > half:
-            break
-        head.append(ln)
-        size += len(ln) + 1
-    if not head:  # the first line alone is longer than half: its start
-        head = [_line_start(lines[0], half)]
-        rest = lines[1:]
-    else:
-        rest = lines[len(head) :]
-    tail = tail_lines("\n".join(rest), half)
-    if tail.startswith("[… "):  # the tail's own note counts the lines cut between head and tail
-        return "\n".join(head) + "\n" + tail.replace(" earlier line", " line", 1)
-    return "\n".join([*head, tail])
 
 
 def describe_failure(result: ExecResult | None, *, code_found: bool, answer_found: bool) -> str:

@@ -30,9 +30,10 @@ from kramabench.baselines.code_agent import (
     redefine_helpers,
 )
 from kramabench.baselines.code_agent.clock import TaskClock, session_wall_spent
-from kramabench.baselines.code_agent.prompts import bounded, masked, stable, without_traceback
+from kramabench.baselines.code_agent.prompts import masked, stable, without_traceback
 from kramabench.contracts.session import PythonResult, SessionError
 from kramabench.contracts.system import OutcomeError
+from kramabench.files import head_tail_said
 
 
 class SessionCodeError(Exception):
@@ -98,7 +99,7 @@ class SessionExecutor(PythonExecutor):
         # chain of a chained exception), not into the logs too
         stderr = without_traceback(r.stderr, r.error)
         text = stable(r.stdout) + (stable(stderr) if stderr.strip() else "")
-        logs, cut = bounded(masked(text, self.secrets), self.output_chars)
+        logs, cut = head_tail_said(masked(text, self.secrets), self.output_chars)
         # ends with a line end, as smolagents' own executor's print output does: its observation goes on with
         # "Last output from code snippet:" on a line of its own
         return (logs + "\n" if logs else logs), cut
@@ -180,7 +181,7 @@ class SessionExecutor(PythonExecutor):
         parts = [logs.rstrip()] if logs.strip() else []
         if r.error is not None:
             tb = masked(stable(r.error.traceback or f"{r.error.type}: {r.error.message}"), self.secrets)
-            parts.append(bounded(tb, self.output_chars)[0])
+            parts.append(head_tail_said(tb, self.output_chars)[0])
         if r.explanation:
             parts.append(f"The step was stopped: {r.explanation}." if r.timed_out else r.explanation)
         raise SessionCodeError("\n".join(parts) or outcome)

@@ -17,12 +17,13 @@ def _factory(ctx: SystemContext) -> Any:
         raise RuntimeError(
             "the system smolagents-code-agent needs smolagents: pip install 'kramabench[smolagents]'"
         ) from None
-    from kramabench.baselines.code_agent import _nest
     from kramabench.baselines.code_agent.options import merge_options
+    from kramabench.baselines.kit import nest_options
 
     from .system import SmolagentsCodeAgent
 
-    return SmolagentsCodeAgent(merge_options(SmolagentsOptions, _nest(ctx.options)), ctx.model, ctx.sandbox)  # type: ignore[arg-type]
+    options = merge_options(SmolagentsOptions, nest_options(ctx.options))
+    return SmolagentsCodeAgent(options, ctx.model, ctx.sandbox)  # type: ignore[arg-type]
 
 
 SMOLAGENTS_CODE_AGENT = SystemSpec(

@@ -23,7 +23,7 @@ from smolagents.memory import PlanningStep
 
 from kramabench.baselines.code_agent import SessionOpener
 from kramabench.baselines.code_agent.clock import TaskClock
-from kramabench.baselines.code_agent.lake import LakeIndexes, task_files
+from kramabench.baselines.code_agent.lake import LakeIndexes
 from kramabench.baselines.code_agent.pipeline import RanStep, pipeline_code
 from kramabench.baselines.code_agent.prompts import (
     SMOLAGENTS_TASK_NOTES,
@@ -35,6 +35,7 @@ from kramabench.baselines.code_agent.prompts import (
     task_section,
     time_budget_text,
 )
+from kramabench.baselines.kit import task_files
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
@@ -70,9 +71,7 @@ class SmolagentsCodeAgent:
         self.model = model
         self.sandbox = sandbox
         self.name = options.name
-        self.indexes = LakeIndexes(
-            max_rows=options.snippet_rows, cache_dir=options.lake_cache_dir, use_cache=options.use_lake_cache
-        )
+        self.indexes = LakeIndexes.of(options)
 
     def task_text(self, task: TaskInput, pose: bool) -> tuple[str, dict]:
         opts = self.options
@@ -187,13 +186,7 @@ class SmolagentsCodeAgent:
         except smolagents.AgentError as e:
             out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
         finally:
-            if (
-                task.outputs
-            ):  # the files the task's answer is (an ELT task's warehouse), collected before the end
-                out.artifacts, refused = opener.collect(list(task.outputs))
-                out.transcript.append(
-                    {"type": "outputs", "collected": [a.name for a in out.artifacts], "refused": refused}
-                )
+            opener.collect_outputs(task, out)  # before the end
             executor.cleanup()
             out.steps = steps_of(agent.memory.steps, kb_model.completions, executor.calls)
             out.files_read = sorted({f for c in executor.calls for f in c.result.files_read})

@@ -7,6 +7,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.elt.compare.values import Table
+from kramabench.files import clip
 
 #: samples of differing values kept per column / per kind of row difference
 SAMPLES = 5
@@ -83,9 +84,7 @@ def failed(comparator: str, expected: Table, error: str) -> TableResult:
 
 
 def sample_value(v: Any) -> Any:
-    if isinstance(v, str) and len(v) > 200:
-        return v[:200] + "…"
-    return v
+    return clip(v, 201) if isinstance(v, str) and len(v) > 200 else v
 
 
 __all__ = ["SAMPLES", "ColumnResult", "ColumnStatus", "Comparator", "TableResult", "failed", "sample_value"]

@@ -16,15 +16,13 @@ from urllib.parse import quote_plus
 if TYPE_CHECKING:
     from pymongo import MongoClient
 
+from kramabench.elt.sources.service import JailedService
 from kramabench.sandbox.jail import (
     DATA_DIR,
     SOCKET_DIR,
-    JailError,
     JailLimits,
     JailSpec,
-    ServiceJail,
     socket_folder,
-    wait_for_socket,
 )
 
 log = logging.getLogger(__name__)
@@ -46,20 +44,15 @@ def check_mongod(path: str) -> Path:
     return found
 
 
-class MongoServer:
+class MongoServer(JailedService):
     """``mongod`` in a jail, on the unix socket ``<base>/sock/mongodb-27017.sock``, its data in the jail's ``/data/db``."""
+
+    what = "mongod"
+    unavailable = MongoUnavailable
 
     def __init__(self, mongod: str, base: Path, *, limits: JailLimits | None = None) -> None:
         self.mongod = check_mongod(mongod)
-        self.base = Path(base)
-        self.sockdir = self.base / "sock"
-        self.socket = self.sockdir / f"mongodb-{PORT}.sock"
-        self.limits = limits or JailLimits(memory_mb=1024, disk_mb=1024)
-        self._jail: ServiceJail | None = None
-
-    @property
-    def jail(self) -> ServiceJail | None:
-        return self._jail
+        super().__init__(base, f"mongodb-{PORT}.sock", limits or JailLimits(memory_mb=1024, disk_mb=1024))
 
     def start(self, timeout_s: float = 30.0) -> MongoServer:
         try:
@@ -94,12 +87,7 @@ class MongoServer:
                 "--quiet",
             ],
         )
-        self._jail = ServiceJail(spec, self.base / "meta").start()
-        try:
-            wait_for_socket(self._jail, self.socket, timeout_s, "mongod")
-        except JailError as e:
-            self.stop()
-            raise MongoUnavailable(str(e)) from None
+        self._run(spec, timeout_s)
         return self
 
     def client(self) -> MongoClient[dict[str, Any]]:  # pymongo imported on use
@@ -130,11 +118,6 @@ class MongoServer:
             n = int(c[database][collection].count_documents({}))
         rows.unlink(missing_ok=True)
         return n
-
-    def stop(self) -> None:
-        if self._jail is not None:
-            self._jail.stop()
-            self._jail = None
 
 
 __all__ = ["PORT", "MongoServer", "MongoUnavailable", "check_mongod"]

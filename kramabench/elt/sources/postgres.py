@@ -23,6 +23,7 @@ import threading
 import time
 from pathlib import Path
 
+from kramabench.files import publish_dir, sha256_hex
 from kramabench.sandbox.jail import (
     DATA_DIR,
     SOCKET_DIR,
@@ -186,17 +187,16 @@ def _template(server: PostgresServer) -> Path:
     """The cached template cluster of ``server``'s PostgreSQL installation, made on first use (:func:`_initdb`) under
     a file lock; OSError when the cache cannot be written."""
     import fcntl
-    import hashlib
 
     from kramabench.workload.fetch import kramabench_home
 
     postgres = server.bindir / "postgres"
-    key = hashlib.sha256(
+    key = sha256_hex(
         f"{server.bindir.resolve()}\0{postgres.stat().st_mtime_ns}\0{SUPERUSER}\0{_TEMPLATE_PASSWORD}"
-        f"\0{jail_uid()}".encode()
+        f"\0{jail_uid()}"
     )
     home = kramabench_home() / "elt"
-    final = home / f"pg-template-{key.hexdigest()[:12]}"
+    final = home / f"pg-template-{key[:12]}"
     if (final / "PG_VERSION").is_file():
         return final
     home.mkdir(parents=True, exist_ok=True)
@@ -205,7 +205,7 @@ def _template(server: PostgresServer) -> Path:
         if (final / "PG_VERSION").is_file():
             return final
         tmp = _initdb(server.bindir, home / f".{final.name}.{os.getpid()}")
-        os.replace(tmp, final)
+        publish_dir(tmp, final)
     return final
 
 

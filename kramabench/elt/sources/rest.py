@@ -9,21 +9,12 @@ table in memory, however large it is and however many clients fetch it at once.
 
 from __future__ import annotations
 
-import json
 import logging
 from importlib import resources
 from pathlib import Path
 
-from kramabench.sandbox.jail import (
-    JailError,
-    JailLimits,
-    JailSpec,
-    ServiceJail,
-    python_argv,
-    python_binds,
-    socket_folder,
-    wait_for_socket,
-)
+from kramabench.elt.sources.service import JailedService
+from kramabench.sandbox.jail import JailLimits, python_binds, socket_folder
 
 log = logging.getLogger(__name__)
 
@@ -36,20 +27,15 @@ def server_program() -> str:
     return resources.files("kramabench.elt.sources").joinpath("rest_server.py").read_text(encoding="utf-8")
 
 
-class RestServer:
+class RestServer(JailedService):
     """Serves ``tables`` (name -> data file) on a unix socket in ``base`` (:attr:`socket`)."""
 
-    def __init__(self, base: Path, tables: dict[str, Path], *, limits: JailLimits | None = None) -> None:
-        self.base = Path(base)
-        self.sockdir = self.base / "sock"
-        self.socket = self.sockdir / "api.sock"
-        self.files = dict(tables)
-        self.limits = limits or JailLimits(memory_mb=512, disk_mb=64, max_processes=48)
-        self._jail: ServiceJail | None = None
+    what = "the REST server"
+    unavailable = RestUnavailable
 
-    @property
-    def jail(self) -> ServiceJail | None:
-        return self._jail
+    def __init__(self, base: Path, tables: dict[str, Path], *, limits: JailLimits | None = None) -> None:
+        super().__init__(base, "api.sock", limits or JailLimits(memory_mb=512, disk_mb=64, max_processes=48))
+        self.files = dict(tables)
 
     def start(self, timeout_s: float = 60.0) -> RestServer:
         from kramabench.elt.sources.tables import prepare
@@ -67,36 +53,8 @@ class RestServer:
             inside[name] = f"/tables/{i}.jsonl"
             ro.append((str(out), inside[name]))
         cfg = {"socket": "/sock/api.sock", "tables": inside, "max_connections": 16}
-        spec = JailSpec(
-            name="rest",
-            sockets=self.sockdir,
-            ro=ro,
-            limits=self.limits,
-            env={"MALLOC_ARENA_MAX": "2"},
-            argv=python_argv("-c", server_program(), json.dumps(cfg)),
-        )
-        self._jail = ServiceJail(spec, self.base / "meta").start()
-        try:
-            wait_for_socket(self._jail, self.socket, timeout_s, "the REST server")
-        except JailError as e:
-            self.stop()
-            raise RestUnavailable(str(e)) from None
+        self._run(self._python_spec("rest", ro, server_program(), cfg), timeout_s)
         return self
-
-    def stop(self) -> None:
-        if self._jail is not None:
-            self._jail.stop()
-            self._jail = None
-        try:
-            self.socket.unlink()
-        except FileNotFoundError:
-            pass
-
-    def __enter__(self) -> RestServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 __all__ = ["RestServer", "RestUnavailable"]

@@ -11,21 +11,12 @@ and it ends, with everything it holds, when the task's sources stop.
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
 from importlib import resources
 from pathlib import Path
 
-from kramabench.sandbox.jail import (
-    JailError,
-    JailLimits,
-    JailSpec,
-    ServiceJail,
-    python_argv,
-    python_binds,
-    socket_folder,
-    wait_for_socket,
-)
+from kramabench.elt.sources.service import JailedService
+from kramabench.sandbox.jail import JailLimits, python_binds, socket_folder
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +43,11 @@ def server_program() -> str:
     return resources.files("kramabench.elt.sources").joinpath("s3_server.py").read_text(encoding="utf-8")
 
 
-class S3Server:
+class S3Server(JailedService):
     """Serves ``objects`` (key -> data file) in ``bucket`` on a unix socket in ``base`` (:attr:`socket`)."""
+
+    what = "the S3 server"
+    unavailable = S3Unavailable
 
     def __init__(
         self,
@@ -66,22 +60,19 @@ class S3Server:
         max_total_bytes: int = MAX_TOTAL_BYTES,
         limits: JailLimits | None = None,
     ) -> None:
-        self.base = Path(base)
-        self.sockdir = self.base / "sock"
-        self.socket = self.sockdir / "s3.sock"
+        super().__init__(
+            base,
+            "s3.sock",
+            limits
+            or JailLimits(
+                memory_mb=768 + 2 * (max_total_bytes >> 20), disk_mb=max(256, 2 * (max_total_bytes >> 20))
+            ),
+        )
         self.bucket = bucket
         self.objects = dict(objects)
         self.port = port
         self.max_object_bytes = max_object_bytes
         self.max_total_bytes = max_total_bytes
-        self.limits = limits or JailLimits(
-            memory_mb=768 + 2 * (max_total_bytes >> 20), disk_mb=max(256, 2 * (max_total_bytes >> 20))
-        )
-        self._jail: ServiceJail | None = None
-
-    @property
-    def jail(self) -> ServiceJail | None:
-        return self._jail
 
     def start(self, timeout_s: float = 60.0) -> S3Server:
         if not s3_server_available():
@@ -101,36 +92,8 @@ class S3Server:
             "max_total_bytes": self.max_total_bytes,
             "max_connections": 32,
         }
-        spec = JailSpec(
-            name="s3",
-            sockets=self.sockdir,
-            ro=ro,
-            limits=self.limits,
-            env={"MALLOC_ARENA_MAX": "2"},
-            argv=python_argv("-c", server_program(), json.dumps(cfg)),
-        )
-        self._jail = ServiceJail(spec, self.base / "meta").start()
-        try:
-            wait_for_socket(self._jail, self.socket, timeout_s, "the S3 server")
-        except JailError as e:
-            self.stop()
-            raise S3Unavailable(str(e)) from None
+        self._run(self._python_spec("s3", ro, server_program(), cfg), timeout_s)
         return self
-
-    def stop(self) -> None:
-        if self._jail is not None:
-            self._jail.stop()
-            self._jail = None
-        try:
-            self.socket.unlink()
-        except FileNotFoundError:
-            pass
-
-    def __enter__(self) -> S3Server:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 __all__ = [

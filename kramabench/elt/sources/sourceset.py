@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kramabench.elt.suite.models import Pipeline
+from kramabench.files import write_file
 from kramabench.sandbox.jail import JailLimits
 from kramabench.sweep import make_tempdir
 
@@ -382,7 +383,7 @@ class SourceSet:
 
         assert self.task_dir is not None
         self.config = cfg
-        (self.task_dir / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+        write_file(self.task_dir / "config.yaml", yaml.safe_dump(cfg, sort_keys=False))
         write_spec(self.pipeline, self.task_dir)
 
     def stop(self) -> None:
@@ -424,9 +425,7 @@ def write_spec(pipeline: Pipeline, folder: Path) -> None:
             for m in pipeline.models
         ]
     }
-    (folder / "data_model.yaml").write_text(
-        yaml.safe_dump(models, sort_keys=False, allow_unicode=True), encoding="utf-8"
-    )
+    write_file(folder / "data_model.yaml", yaml.safe_dump(models, sort_keys=False, allow_unicode=True))
     for table, rel in pipeline.schemas.items():
         (folder / "schemas").mkdir(exist_ok=True)
         shutil.copyfile(pipeline.folder / rel, folder / "schemas" / f"{table}.csv")

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kramabench.elt.suite.errors import SuiteError
 from kramabench.elt.suite.models import ErratumApplied, Pipeline
-from kramabench.files import ERRATA_BYTES, read_text
+from kramabench.files import ERRATA_BYTES, first_error, read_text
 from kramabench.workload.models import Finding
 
 if sys.version_info >= (3, 11):
@@ -113,11 +113,10 @@ def load_errata_set(root: Path, name: str) -> ErrataSet:
     try:
         es = ErrataSet.model_validate({**doc, "path": path})
     except ValidationError as e:
-        er = e.errors()[0]
-        loc = ".".join(str(x) for x in er.get("loc", ()))
+        loc, msg, _ = first_error(e)
         n = e.error_count()
         raise SuiteError(
-            f"{path}: field {loc}: {er.get('msg')}" + (f" (and {n - 1} more)" if n > 1 else ""),
+            f"{path}: field {loc}: {msg}" + (f" (and {n - 1} more)" if n > 1 else ""),
             file=str(path),
             field=loc,
         ) from None
@@ -145,6 +144,11 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
             )
         )
 
+    def applied_as(e: EltErratum, pipeline: str, **what: Any) -> None:
+        applied.append(
+            ErratumApplied(errata=es.name, pipeline=pipeline, action=e.action, reason=e.reason, **what)
+        )
+
     for e in es.errata:
         p = by_id.get(e.pipeline)
         if p is None:
@@ -165,17 +169,7 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
                 continue
             old = p.tables[key]
             p.tables[key] = int(e.new)
-            applied.append(
-                ErratumApplied(
-                    errata=es.name,
-                    pipeline=p.id,
-                    action=e.action,
-                    target=key,
-                    old=old,
-                    new=e.new,
-                    reason=e.reason,
-                )
-            )
+            applied_as(e, p.id, target=key, old=old, new=e.new)
             continue
         try:
             m = p.model(str(e.model))
@@ -194,17 +188,7 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
                 continue
             for s in scopes:
                 m.dropped_columns.setdefault(s, {})[col] = e.reason
-            applied.append(
-                ErratumApplied(
-                    errata=es.name,
-                    pipeline=p.id,
-                    model=m.name,
-                    action=e.action,
-                    target=col,
-                    comparators=list(es.comparators),
-                    reason=e.reason,
-                )
-            )
+            applied_as(e, p.id, model=m.name, target=col, comparators=list(es.comparators))
         else:  # set_evaluation
             new = str(e.new)
             if m.evaluation == new:
@@ -222,20 +206,9 @@ def apply_errata(pipelines: list[Pipeline], es: ErrataSet) -> tuple[list[Erratum
             if not (p.folder / new).is_file():
                 finding("erratum_target_missing", e, f"{e.pipeline}: no file {new}")
                 continue
-            was = m.evaluation
+            old_query = m.evaluation
             m.evaluation = new
-            applied.append(
-                ErratumApplied(
-                    errata=es.name,
-                    pipeline=p.id,
-                    model=m.name,
-                    action=e.action,
-                    target="evaluation",
-                    old=was,
-                    new=new,
-                    reason=e.reason,
-                )
-            )
+            applied_as(e, p.id, model=m.name, target="evaluation", old=old_query, new=new)
     return applied, findings
 
 

@@ -7,7 +7,6 @@ and the field; only a suite that cannot be read at all (no ``suite.yaml``) raise
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from kramabench.elt.suite.models import (
     SourceTable,
     Suite,
 )
-from kramabench.files import MB, OutsideRoot, inside, read_bytes, read_text
+from kramabench.files import ERRATA_BYTES, MB, OutsideRoot, inside, read_bytes, read_text, sha256
 from kramabench.workload.models import Finding, Severity
 
 SUITE_FILE = "suite.yaml"
@@ -118,7 +117,8 @@ def load_suite(
                 message="the suite has no pipelines (expected pipelines/<id>/pipeline.yaml)",
             )
         )
-    digest = hashlib.sha256(spath.read_bytes())
+    digest = sha256()
+    digest.update(read_bytes(spath, limit=16 * MB, what="suite file"))
     pipelines: list[Pipeline] = []
     for pid in ids:
         p, fs = _load_pipeline(pdir / pid, name, digest)
@@ -145,7 +145,7 @@ def load_suite(
         suite.errata.extend(applied)
         suite.findings.extend(fs)
         suite.errata_sets.append(es.name)
-        digest.update(es.path.read_bytes() if es.path else b"")
+        digest.update(read_bytes(es.path, limit=ERRATA_BYTES, what="errata set") if es.path else b"")
     suite.content_hash = digest.hexdigest()
     if validate:
         from kramabench.elt.suite.validate import validate_suite
@@ -196,110 +196,67 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
     pid = folder.name
     path = folder / PIPELINE_FILE
     out: list[Finding] = []
+
+    def left_out(field: str | None, code: str, message: str) -> tuple[None, list[Finding]]:
+        return None, [*out, _err(suite, pid, path, field, code, message)]
+
+    def note(field: str | None, code: str, message: str, severity: Severity = "error") -> None:
+        out.append(_err(suite, pid, path, field, code, message, severity))
+
     if not path.is_file():
-        return None, [
-            _err(
-                suite,
-                pid,
-                path,
-                None,
-                "pipeline_file_missing",
-                f"pipeline {pid}: {PIPELINE_FILE} is missing; the pipeline is left out",
-            )
-        ]
+        return left_out(
+            None,
+            "pipeline_file_missing",
+            f"pipeline {pid}: {PIPELINE_FILE} is missing; the pipeline is left out",
+        )
     try:
         doc = _yaml(path)
     except SuiteError as e:
-        return None, [_err(suite, pid, path, None, "pipeline_unreadable", f"pipeline {pid}: {e}; left out")]
-    digest.update(path.read_bytes())
+        return left_out(None, "pipeline_unreadable", f"pipeline {pid}: {e}; left out")
+    digest.update(read_bytes(path, limit=16 * MB, what="pipeline file"))
     if not isinstance(doc, dict):
-        return None, [
-            _err(
-                suite,
-                pid,
-                path,
-                None,
-                "pipeline_unreadable",
-                f"pipeline {pid}: the top level is {type(doc).__name__}, not a mapping; left out",
-            )
-        ]
+        return left_out(
+            None,
+            "pipeline_unreadable",
+            f"pipeline {pid}: the top level is {type(doc).__name__}, not a mapping; left out",
+        )
     unknown = sorted(set(doc) - {"id", "instruction", "sources", "tables", "models"})
     for k in unknown:
-        out.append(
-            _err(
-                suite,
-                pid,
-                path,
-                k,
-                "unknown_field",
-                f"pipeline {pid}: unknown field {k!r} (ignored)",
-                "warning",
-            )
-        )
+        note(k, "unknown_field", f"pipeline {pid}: unknown field {k!r} (ignored)", "warning")
     if doc.get("id") is not None and str(doc["id"]) != pid:
-        return None, out + [
-            _err(
-                suite,
-                pid,
-                path,
-                "id",
-                "id_mismatch",
-                f"pipeline {pid}: field id is {doc['id']!r} but the folder is {pid!r}; left out",
-            )
-        ]
+        return left_out(
+            "id",
+            "id_mismatch",
+            f"pipeline {pid}: field id is {doc['id']!r} but the folder is {pid!r}; left out",
+        )
     instruction = doc.get("instruction")
     if instruction is not None and not isinstance(instruction, str):
-        return None, out + [
-            _err(
-                suite,
-                pid,
-                path,
-                "instruction",
-                "bad_field",
-                f"pipeline {pid}: field instruction must be text; left out",
-            )
-        ]
+        return left_out(
+            "instruction", "bad_field", f"pipeline {pid}: field instruction must be text; left out"
+        )
 
     # sources
     sources: list[SourceTable] = []
     raw_sources = doc.get("sources") or {}
     if not isinstance(raw_sources, dict):
-        return None, out + [
-            _err(
-                suite,
-                pid,
-                path,
-                "sources",
-                "bad_field",
-                f"pipeline {pid}: field sources must map a source kind ({', '.join(SOURCE_KINDS)}) "
-                "to a list of tables; left out",
-            )
-        ]
+        return left_out(
+            "sources",
+            "bad_field",
+            f"pipeline {pid}: field sources must map a source kind ({', '.join(SOURCE_KINDS)}) "
+            "to a list of tables; left out",
+        )
     for kind, items in raw_sources.items():
         field = f"sources.{kind}"
         if kind not in SOURCE_KINDS:
-            return None, out + [
-                _err(
-                    suite,
-                    pid,
-                    path,
-                    field,
-                    "unknown_source_kind",
-                    f"pipeline {pid}: unknown source kind {kind!r} (known: {', '.join(SOURCE_KINDS)}); "
-                    "left out",
-                )
-            ]
+            return left_out(
+                field,
+                "unknown_source_kind",
+                f"pipeline {pid}: unknown source kind {kind!r} (known: {', '.join(SOURCE_KINDS)}); left out",
+            )
         if not isinstance(items, list):
-            return None, out + [
-                _err(
-                    suite,
-                    pid,
-                    path,
-                    field,
-                    "bad_field",
-                    f"pipeline {pid}: field {field} must be a list of tables; left out",
-                )
-            ]
+            return left_out(
+                field, "bad_field", f"pipeline {pid}: field {field} must be a list of tables; left out"
+            )
         for i, it in enumerate(items):
             f_i = f"{field}[{i}]"
             if isinstance(it, str):
@@ -307,41 +264,26 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
             elif isinstance(it, dict) and isinstance(it.get("table"), str) and set(it) <= {"table", "format"}:
                 table, fmt = it["table"], it.get("format")
             else:
-                return None, out + [
-                    _err(
-                        suite,
-                        pid,
-                        path,
-                        f_i,
-                        "bad_field",
-                        f"pipeline {pid}: {f_i} must be a table name or {{table, format}}; left out",
-                    )
-                ]
+                return left_out(
+                    f_i,
+                    "bad_field",
+                    f"pipeline {pid}: {f_i} must be a table name or {{table, format}}; left out",
+                )
             if fmt is not None and fmt not in DATA_FORMATS:
-                return None, out + [
-                    _err(
-                        suite,
-                        pid,
-                        path,
-                        f"{f_i}.format",
-                        "bad_format",
-                        f"pipeline {pid}: {f_i}: format {fmt!r} is not one of {', '.join(DATA_FORMATS)}; "
-                        "left out",
-                    )
-                ]
+                return left_out(
+                    f"{f_i}.format",
+                    "bad_format",
+                    f"pipeline {pid}: {f_i}: format {fmt!r} is not one of {', '.join(DATA_FORMATS)}; "
+                    "left out",
+                )
             exts = ((fmt,) if fmt else ()) + tuple(e for e in DATA_FORMATS if e != fmt)  # served as `format`
             data = _find_file(folder / "data", table, exts)
             why = _outside(folder, data)
             if why is not None:  # a link in data/ that leads out of the pipeline folder: never served
-                out.append(
-                    _err(
-                        suite,
-                        pid,
-                        path,
-                        f_i,
-                        "path_outside_pipeline",
-                        f"pipeline {pid}: {f_i}: {data} {why}; the table is served without data",
-                    )
+                note(
+                    f_i,
+                    "path_outside_pipeline",
+                    f"pipeline {pid}: {f_i}: {data} {why}; the table is served without data",
                 )
                 data = None
             sources.append(SourceTable(kind=kind, table=table, format=fmt, data=data))
@@ -349,84 +291,46 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
     # stage 1 tables
     raw_tables = doc.get("tables") or {}
     if not isinstance(raw_tables, dict):
-        return None, out + [
-            _err(
-                suite,
-                pid,
-                path,
-                "tables",
-                "bad_field",
-                f"pipeline {pid}: field tables must map each table to its row count; left out",
-            )
-        ]
+        return left_out(
+            "tables",
+            "bad_field",
+            f"pipeline {pid}: field tables must map each table to its row count; left out",
+        )
     tables: dict[str, int | None] = {}
     for t, n in raw_tables.items():
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
-            return None, out + [
-                _err(
-                    suite,
-                    pid,
-                    path,
-                    f"tables.{t}",
-                    "bad_row_count",
-                    f"pipeline {pid}: tables.{t}: row count {n!r} is not a whole number >= 0; left out",
-                )
-            ]
+            return left_out(
+                f"tables.{t}",
+                "bad_row_count",
+                f"pipeline {pid}: tables.{t}: row count {n!r} is not a whole number >= 0; left out",
+            )
         tables[str(t)] = n
 
     # data models
     raw_models = doc.get("models") or []
     if not isinstance(raw_models, list):
-        return None, out + [
-            _err(
-                suite,
-                pid,
-                path,
-                "models",
-                "bad_field",
-                f"pipeline {pid}: field models must be a list; left out",
-            )
-        ]
+        return left_out("models", "bad_field", f"pipeline {pid}: field models must be a list; left out")
     models: list[DataModel] = []
     for i, m in enumerate(raw_models):
         f_i = f"models[{i}]"
         if not isinstance(m, dict) or not isinstance(m.get("name"), str) or not m["name"].strip():
-            return None, out + [
-                _err(
-                    suite,
-                    pid,
-                    path,
-                    f"{f_i}.name",
-                    "bad_field",
-                    f"pipeline {pid}: {f_i} needs a name; left out",
-                )
-            ]
+            return left_out(f"{f_i}.name", "bad_field", f"pipeline {pid}: {f_i} needs a name; left out")
         mname = m["name"].strip()
         extra = sorted(set(m) - {"name", "description", "columns", "evaluation", "ground_truth"})
         for k in extra:
-            out.append(
-                _err(
-                    suite,
-                    pid,
-                    path,
-                    f"{f_i}.{k}",
-                    "unknown_field",
-                    f"pipeline {pid}: model {mname}: unknown field {k!r} (ignored)",
-                    "warning",
-                )
+            note(
+                f"{f_i}.{k}",
+                "unknown_field",
+                f"pipeline {pid}: model {mname}: unknown field {k!r} (ignored)",
+                "warning",
             )
         cols_raw = m.get("columns") or []
         if not isinstance(cols_raw, list):
-            return None, out + [
-                _err(
-                    suite,
-                    pid,
-                    path,
-                    f"{f_i}.columns",
-                    "bad_field",
-                    f"pipeline {pid}: model {mname}: columns must be a list; left out",
-                )
-            ]
+            return left_out(
+                f"{f_i}.columns",
+                "bad_field",
+                f"pipeline {pid}: model {mname}: columns must be a list; left out",
+            )
         cols: list[ModelColumn] = []
         for j, c in enumerate(cols_raw):
             if isinstance(c, str):
@@ -435,16 +339,11 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
                 desc = c.get("description", "")
                 cols.append(ModelColumn(name=c["name"], description=str(desc or "")))
             else:
-                return None, out + [
-                    _err(
-                        suite,
-                        pid,
-                        path,
-                        f"{f_i}.columns[{j}]",
-                        "bad_field",
-                        f"pipeline {pid}: model {mname}: columns[{j}] needs a name; left out",
-                    )
-                ]
+                return left_out(
+                    f"{f_i}.columns[{j}]",
+                    "bad_field",
+                    f"pipeline {pid}: model {mname}: columns[{j}] needs a name; left out",
+                )
         evaluation = m.get("evaluation")
         if evaluation is None:
             evaluation = _find_file(folder / "evaluation", mname, ("sql",))
@@ -453,29 +352,19 @@ def _load_pipeline(folder: Path, suite: str, digest: Any) -> tuple[Pipeline | No
             gt = _find_file(folder / "ground_truth", mname, ("csv",))
         for key, val in (("evaluation", evaluation), ("ground_truth", gt)):
             if val is not None and not isinstance(val, str):
-                return None, out + [
-                    _err(
-                        suite,
-                        pid,
-                        path,
-                        f"{f_i}.{key}",
-                        "bad_field",
-                        f"pipeline {pid}: model {mname}: {key} must be a path; left out",
-                    )
-                ]
+                return left_out(
+                    f"{f_i}.{key}",
+                    "bad_field",
+                    f"pipeline {pid}: model {mname}: {key} must be a path; left out",
+                )
             why = _outside(folder, val)
             if why is not None:  # every path a pipeline names stays in its folder: never read from the host
-                return None, out + [
-                    _err(
-                        suite,
-                        pid,
-                        path,
-                        f"{f_i}.{key}",
-                        "path_outside_pipeline",
-                        f"pipeline {pid}: model {mname}: {key} {val!r} {why}: it must lie inside "
-                        "the pipeline folder; left out",
-                    )
-                ]
+                return left_out(
+                    f"{f_i}.{key}",
+                    "path_outside_pipeline",
+                    f"pipeline {pid}: model {mname}: {key} {val!r} {why}: it must lie inside "
+                    "the pipeline folder; left out",
+                )
         models.append(
             DataModel(
                 name=mname,

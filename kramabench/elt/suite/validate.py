@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from kramabench.elt.suite.models import Pipeline, Suite
+from kramabench.files import MB, read_text
 from kramabench.workload.models import Finding, Severity
 
 
@@ -204,7 +205,7 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
                     file=str(qpath),
                 )
             else:
-                err = parse_error(qpath.read_text(encoding="utf-8"))
+                err = parse_error(read_text(qpath, limit=16 * MB, what="evaluation query"))
                 if err:
                     add(
                         "error",

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kramabench.contracts.records import Manifest
 from kramabench.contracts.run import ExecutorName, RunOptions
 from kramabench.contracts.system import OutcomeError, System, SystemOutput, TaskInput
+from kramabench.files import keep_tail
 from kramabench.run.settings import WorkItem
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def solve_item(
             out.transcript.append({"type": "replay_notes", "notes": list(notes)})
     except Exception as e:  # noqa: BLE001 - a crashing system is an outcome, never the end of the run
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
+        tail = keep_tail(tb, 2000)
         out = SystemOutput(
             error=OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}\n{tail}")
         )
@@ -99,7 +100,7 @@ def solve_staged(
         inp, end = begin()
     except Exception as e:  # noqa: BLE001 - a task whose services do not start is an outcome
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
+        tail = keep_tail(tb, 2000)
         return SystemOutput(
             error=OutcomeError(
                 kind="setup_error",
@@ -139,7 +140,7 @@ def solve_remote_staged(
         update, info = cm.__enter__()
     except Exception as e:  # noqa: BLE001 - a task whose services do not start is an outcome
         tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        tail = tb if len(tb) <= 2000 else "…" + tb[-2000:]
+        tail = keep_tail(tb, 2000)
         return (
             SystemOutput(
                 error=OutcomeError(

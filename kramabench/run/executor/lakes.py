@@ -11,16 +11,16 @@ it from there. The cache lives in ``$KRAMABENCH_RAY_LAKES``, else ``<kramabench 
 from __future__ import annotations
 
 import fcntl
-import hashlib
-import io
 import os
 import re
 import secrets
 import shutil
-import tarfile
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
+
+from kramabench.files import replace_dir, sha256_hex, write_file
+from kramabench.files.archive import pack_tar, unpack_tar
 
 DONE = ".complete"
 
@@ -36,11 +36,7 @@ def default_cache_dir() -> Path:
 
 def pack_lake(lake: Path, files: list[str]) -> bytes:
     """The lake's files (relative paths, as systems are told) as an uncompressed tar."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for rel in files:
-            tar.add(Path(lake) / rel, arcname=rel, recursive=False)
-    return buf.getvalue()
+    return pack_tar(Path(lake), files)
 
 
 def _safe(name: str) -> str:
@@ -90,18 +86,7 @@ def ensure_lake(cache: Path, content_hash: str, name: str, fetch: Callable[[], b
         try:
             dest = tmp / _safe(name)
             dest.mkdir(parents=True)
-            with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-                if hasattr(tarfile, "data_filter"):
-                    tar.extractall(dest, filter="data")
-                else:  # pragma: no cover - Python < 3.10.12: refuse anything but plain files and folders
-                    for m in tar.getmembers():
-                        if (
-                            not (m.isfile() or m.isdir())
-                            or m.name.startswith("/")
-                            or ".." in Path(m.name).parts
-                        ):
-                            raise ValueError(f"unexpected lake archive member {m.name!r}")
-                    tar.extractall(dest)  # noqa: S202 - members checked above
+            unpack_tar(data, dest)  # regular files and folders only, nothing outside dest
             got = content_hash_of(dest)
             if got != content_hash:
                 raise ValueError(
@@ -110,10 +95,8 @@ def ensure_lake(cache: Path, content_hash: str, name: str, fetch: Callable[[], b
             for p in dest.rglob("*"):
                 if p.is_file():
                     p.chmod(0o444)  # the cache serves later tasks and runs: systems must not change it
-            (tmp / DONE).write_text(content_hash + "\n")
-            if final.exists():  # an incomplete leftover (a worker killed while unpacking)
-                shutil.rmtree(final, ignore_errors=True)
-            os.replace(tmp, final)
+            write_file(tmp / DONE, content_hash + "\n")
+            replace_dir(tmp, final)  # over an incomplete leftover (a worker killed while unpacking)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return final / _safe(name), True
@@ -124,19 +107,7 @@ def unpack_files(data: bytes, dest: Path) -> list[str]:
     outside ``dest``; the relative paths of the files."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    out: list[str] = []
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-        members = tar.getmembers()
-        for m in members:
-            if not (m.isfile() or m.isdir()) or m.name.startswith("/") or ".." in Path(m.name).parts:
-                raise ValueError(f"unexpected archive member {m.name!r}")
-            if m.isfile():
-                out.append(m.name)
-        if hasattr(tarfile, "data_filter"):
-            tar.extractall(dest, members=members, filter="data")
-        else:  # pragma: no cover - Python < 3.10.12; members checked above
-            tar.extractall(dest, members=members)  # noqa: S202
-    return out
+    return unpack_tar(data, dest).paths
 
 
 def content_hash_of(lake: Path) -> str:
@@ -147,8 +118,7 @@ def content_hash_of(lake: Path) -> str:
     return str(lake_fingerprint(Path(lake), list_lake_files(Path(lake)), memo=False)["content_sha256"])
 
 
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+sha256_text = sha256_hex
 
 
 __all__ = ["cached_lake", "content_hash_of", "default_cache_dir", "ensure_lake", "pack_lake", "unpack_files"]

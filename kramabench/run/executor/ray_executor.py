@@ -51,6 +51,7 @@ from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOpti
 from kramabench.contracts.sandbox import ExecResult, Pooled, Sandbox, Warm
 from kramabench.contracts.session import Mount, ServiceForward, Session
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput, TaskInput
+from kramabench.files import write_file
 from kramabench.run.executor.base import (
     ExecutorContext,
     ExecutorUnavailable,
@@ -470,10 +471,7 @@ class _Worker:
             elif item.solution_code is not None:
                 solution = self.cache / "solutions" / f"{sha256_text(item.solution_code)[:40]}.py"
                 if not solution.is_file():
-                    solution.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = solution.with_name(f".{solution.name}.{os.getpid()}.{threading.get_ident()}")
-                    tmp.write_text(item.solution_code, encoding="utf-8")
-                    os.replace(tmp, solution)
+                    write_file(solution, item.solution_code, regular_only=True)
             self.resolver.add(inp.token, replace(item.ref, solution=solution))
         rec = _ListRecorder()
         # the task's sessions collect into a folder of this worker; its files go back with the outcome

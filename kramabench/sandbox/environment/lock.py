@@ -10,7 +10,6 @@ environment, its folder, its docker image tag and the run manifests all name exa
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -18,6 +17,8 @@ import zipfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from kramabench.files import sha256_hex
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ def load_lock(extra: list[str | Path] | None = None, *, base: Path = BASE_LOCK) 
                 )
             pins[name] = version
     normalised = "".join(f"{n}=={v}\n" for n, v in sorted(pins.items()))
-    digest = hashlib.sha256(normalised.encode()).hexdigest()
+    digest = sha256_hex(normalised)
     return SandboxLock(pins=pins, extra_locks=[str(p) for p in paths], hash=digest)
 
 
