@@ -6,6 +6,30 @@ scorers have always found it.
 
 from __future__ import annotations
 
-from kramabench.contracts.scoring import Score
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["Score"]
+from kramabench.contracts.scoring import Judge, Score, Scorer
+
+
+def scorer_variant(rule: Callable[..., Score], name: str, module: str, **fixed: Any) -> Scorer:
+    """The :class:`~kramabench.contracts.scoring.Scorer` ``module.name``: ``rule`` called with the scorer's
+    arguments and the keywords ``fixed`` (``approximate=True``...). Named as a ``def name`` in ``module``
+    would be, so it pickles and reads the same in a traceback."""
+
+    def scorer(
+        expected: Any,
+        predicted: Any,
+        *,
+        judge: Judge | None = None,
+        question: str | None = None,
+        diagnostics: bool = True,
+    ) -> Score:
+        return rule(expected, predicted, **fixed, judge=judge, question=question, diagnostics=diagnostics)
+
+    scorer.__name__ = scorer.__qualname__ = name
+    scorer.__module__ = module
+    return scorer
+
+
+__all__ = ["Score", "scorer_variant"]

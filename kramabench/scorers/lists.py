@@ -41,7 +41,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import numpy as np
 
-from kramabench.scorers.base import Score
+from kramabench.scorers.base import Score, scorer_variant
 from kramabench.scorers.context import JudgeContext
 from kramabench.scorers.judge import Judge
 from kramabench.scorers.matching import first_true, interval_matching, max_matching, runs_matching
@@ -714,42 +714,12 @@ def score_list(
     return Score(value=f_lo, metric=metric, details=details)
 
 
-def list_exact(
-    expected: Any,
-    predicted: Any,
-    *,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
-) -> Score:
-    return score_list(
-        expected,
-        predicted,
-        approximate=False,
-        metric="list_exact",
-        judge=judge,
-        question=question,
-        diagnostics=diagnostics,
-    )
+list_exact = scorer_variant(score_list, "list_exact", __name__, approximate=False, metric="list_exact")
 
 
-def list_approximate(
-    expected: Any,
-    predicted: Any,
-    *,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
-) -> Score:
-    return score_list(
-        expected,
-        predicted,
-        approximate=True,
-        metric="list_approximate",
-        judge=judge,
-        question=question,
-        diagnostics=diagnostics,
-    )
+list_approximate = scorer_variant(
+    score_list, "list_approximate", __name__, approximate=True, metric="list_approximate"
+)
 
 
 __all__ = ["count_matches", "item_match", "list_approximate", "list_exact", "score_list"]

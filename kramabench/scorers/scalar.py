@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kramabench.scorers.base import Score
+from kramabench.scorers.base import Score, scorer_variant
 from kramabench.scorers.context import JudgeContext
 from kramabench.scorers.diagnostics import string_diagnostics
 from kramabench.scorers.judge import Judge
@@ -247,30 +247,10 @@ def _text(v: Any) -> str:
     return v if isinstance(v, str) else normalize_string(v)
 
 
-def string_exact(
-    expected: Any,
-    predicted: Any,
-    *,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
-) -> Score:
-    return _score_string(
-        expected, predicted, approximate=False, judge=judge, question=question, diagnostics=diagnostics
-    )
+string_exact = scorer_variant(_score_string, "string_exact", __name__, approximate=False)
 
 
-def string_approximate(
-    expected: Any,
-    predicted: Any,
-    *,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
-) -> Score:
-    return _score_string(
-        expected, predicted, approximate=True, judge=judge, question=question, diagnostics=diagnostics
-    )
+string_approximate = scorer_variant(_score_string, "string_approximate", __name__, approximate=True)
 
 
 # ---- numbers --------------------------------------------------------------------------------------
@@ -328,30 +308,10 @@ def _score_number(
     return Score(value=value, metric=metric, details=details)
 
 
-def numeric_exact(
-    expected: Any,
-    predicted: Any,
-    *,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
-) -> Score:
-    return _score_number(
-        expected, predicted, approximate=False, judge=judge, question=question, diagnostics=diagnostics
-    )
+numeric_exact = scorer_variant(_score_number, "numeric_exact", __name__, approximate=False)
 
 
-def numeric_approximate(
-    expected: Any,
-    predicted: Any,
-    *,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
-) -> Score:
-    return _score_number(
-        expected, predicted, approximate=True, judge=judge, question=question, diagnostics=diagnostics
-    )
+numeric_approximate = scorer_variant(_score_number, "numeric_approximate", __name__, approximate=True)
 
 
 __all__ = ["numeric_approximate", "numeric_exact", "string_approximate", "string_exact", "unwrap_prediction"]
