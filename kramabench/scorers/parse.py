@@ -436,33 +436,22 @@ _new = object.__new__
 
 def _float_item(value: float) -> Item:
     """``Item(NUM, _num_key(value), num=ParsedNumber.of_float(value), raw=value)`` without the call
-    overhead: floats are most of the items of long lists (the hot path of list scoring)."""
+    overhead: floats are most of the items of long lists (the hot path of list scoring). Also ``to_item``
+    of an ``int`` below ``2**1023`` (integral: no decimals), in the same one call."""
     pn = _new(ParsedNumber)
-    pn.value = value
     pn.points = None
-    if value - value == 0.0:  # finite
-        pn._decimals = _LAZY
-        key: Any = value + 0.0  # -0.0 -> 0.0
+    if type(value) is int:
+        key: Any = float(value)
+        pn.value = key
+        pn._decimals = None
     else:
-        pn._decimals = 0
-        key = "nan" if value != value else value
-    it = _new(Item)
-    it.kind = NUM
-    it.key = key
-    it.num = pn
-    it.text = None
-    it.raw = value
-    it.children = ()
-    return it
-
-
-def _int_item(value: int) -> Item:
-    """``to_item`` of an ``int`` below ``2**1023`` without the call overhead (integral: no decimals)."""
-    pn = _new(ParsedNumber)
-    key = float(value)
-    pn.value = key
-    pn.points = None
-    pn._decimals = None
+        pn.value = value
+        if value - value == 0.0:  # finite
+            pn._decimals = _LAZY
+            key = value + 0.0  # -0.0 -> 0.0
+        else:
+            pn._decimals = 0
+            key = "nan" if value != value else value
     it = _new(Item)
     it.kind = NUM
     it.key = key
@@ -479,7 +468,7 @@ def to_item(value: Any, _depth: int = 0) -> Item:
     if t is float:
         return _float_item(value)
     if t is int and -_BIG_INT < value < _BIG_INT:
-        return _int_item(value)  # a larger int: read below by parse_number (an infinity)
+        return _float_item(value)  # a larger int: read below by parse_number (an infinity)
     if t is str:
         if len(value) <= 200:
             return _str_item(value, _depth)
