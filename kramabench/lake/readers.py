@@ -58,7 +58,6 @@ def _filled_len(row: list[Any]) -> int:
 def _table_from_rows(
     rows: list[list[Any]],
     *,
-    typed: bool,
     opts: LakeOptions,
     total_rows_after_header: Callable[[int], int | None] | None = None,
     complete: bool,
@@ -66,7 +65,8 @@ def _table_from_rows(
     first_line_no: Callable[[int], int] | None = None,
     last_line_no: Callable[[int], int] | None = None,
 ) -> TableInfo:
-    """Build a table from its first rows (all of them when ``complete``)."""
+    """Build a table from its first rows (all of them when ``complete``), its columns described untyped
+    (``describe_columns(typed=False)``: every caller reads text cells)."""
     hdr, data_start = find_header(rows[:_HEADER_SCAN_ROWS])
     above = [
         " ".join(cell_text(c) for c in r if c is not None and str(c).strip())
@@ -96,7 +96,7 @@ def _table_from_rows(
         ):
             width -= 1
     names = header_names(rows[hdr] if hdr is not None else None, width)
-    cols = describe_columns(names, sample, typed=typed, max_cell_chars=opts.max_cell_chars)
+    cols = describe_columns(names, sample, typed=False, max_cell_chars=opts.max_cell_chars)
     preview = [
         [cell_text(r[j] if j < len(r) else None, opts.max_cell_chars) for j in range(width)]
         for r in data[: opts.max_rows]
@@ -214,7 +214,6 @@ def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) 
         # quoted fields span lines: count records properly (streaming, whole file)
         table = _table_from_rows(
             rows,
-            typed=False,
             opts=opts,
             complete=False,
             first_line_no=first_line_no,
@@ -227,7 +226,6 @@ def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) 
     else:
         table = _table_from_rows(
             rows,
-            typed=False,
             opts=opts,
             total_rows_after_header=rows_after,
             complete=complete,
@@ -289,7 +287,6 @@ def read_fixed_width(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry
 
     table = _table_from_rows(
         rows,
-        typed=False,
         opts=opts,
         total_rows_after_header=rows_after,
         complete=complete,
@@ -613,6 +610,20 @@ def _describe_sheets(
         entry.notes.append(f"only the first {opts.max_tables} sheets are described")
 
 
+def _describe_book(
+    entry: FileEntry,
+    names: list[str],
+    tables: Iterable[TableInfo],
+    opts: LakeOptions,
+    close: Callable[[], object],
+) -> None:
+    """:func:`_describe_sheets`, then ``close`` the workbook whatever happened."""
+    try:
+        _describe_sheets(entry, names, tables, opts)
+    finally:
+        close()
+
+
 class DecompressionBound(ValueError):
     """A compressed file declares or inflates to more than the reader's bound (a decompression bomb)."""
 
@@ -662,10 +673,7 @@ def read_xlsx(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> No
             merged = xlsx_merged_cells(path, part) if part else ([], 0)
             yield sheet_table(ws.title, ws.iter_rows(values_only=True), opts, merged)
 
-    try:
-        _describe_sheets(entry, list(wb.sheetnames), tables(), opts)
-    finally:
-        wb.close()
+    _describe_book(entry, list(wb.sheetnames), tables(), opts, wb.close)
 
 
 def read_xls(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> None:
@@ -701,10 +709,7 @@ def read_xls(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> Non
             merged = xls_merged_cells(getattr(sh, "merged_cells", []) or [])
             yield sheet_table(sh.name, ([cell(c) for c in sh.row(r)] for r in range(sh.nrows)), opts, merged)
 
-    try:
-        _describe_sheets(entry, book.sheet_names(), tables(), opts)
-    finally:
-        book.release_resources()
+    _describe_book(entry, book.sheet_names(), tables(), opts, book.release_resources)
 
 
 # ------------------------------------------------------------------------------------------- parquet
@@ -780,7 +785,7 @@ def read_dbf(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> Non
                 row.append(rec[off : off + flen].decode("latin-1", errors="replace").strip())
                 off += flen
             rows.append(row)
-    t = _table_from_rows([[n for n, _, _ in fields]] + rows, typed=False, opts=opts, complete=True)
+    t = _table_from_rows([[n for n, _, _ in fields]] + rows, opts=opts, complete=True)
     t.rows = n_records
     t.header_row = None
     t.notes = [f"dBase field types: {', '.join(f'{n}={ty}{ln}' for n, ty, ln in fields[:40])}"]
