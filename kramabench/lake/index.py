@@ -390,18 +390,8 @@ def _pool_context() -> BaseContext | None:
     return ctx
 
 
-def build_index(
-    root: Path | str,
-    options: LakeOptions | None = None,
-    *,
-    cache_dir: Path | str | None | bool = None,
-    workers: int | None = None,
-    files: Iterable[str] | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> LakeIndex:
-    return LakeIndex.build(
-        root, options, cache_dir=cache_dir, workers=workers, files=files, progress=progress
-    )
+# the function form of LakeIndex.build (same arguments, same index)
+build_index = LakeIndex.build
 
 
 __all__ = [
