@@ -67,10 +67,18 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _list_for_scalar(at: AnswerType, answer: list[Any], suggestion: str) -> tuple[Severity, str, str, str]:
+def _mismatch(message: str, suggestion: str | None) -> tuple[Severity, str, str, str | None]:
+    """An ``answer_type_mismatch`` error: the answer is not of its type's JSON kind."""
+    return ("error", "answer_type_mismatch", message, suggestion)
+
+
+def _list_for_scalar(
+    at: AnswerType, answer: list[Any], suggestion: str
+) -> tuple[Severity, str, str, str | None]:
     n = len(answer)
-    return ("error", "answer_type_mismatch",
-            f"the {at.value} answer is a list of {n} item{'s' if n != 1 else ''} {_short(answer)}", suggestion)  # fmt: skip
+    return _mismatch(
+        f"the {at.value} answer is a list of {n} item{'s' if n != 1 else ''} {_short(answer)}", suggestion
+    )
 
 
 def _short(v: Any, n: int = 70) -> str:
@@ -107,21 +115,17 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[Severity, str, str, 
             num = _parse_number(answer)
             if num is not None:
                 out.append(
-                    (
-                        "error",
-                        "answer_type_mismatch",
+                    _mismatch(
                         f"the {at.value} answer is the string {answer!r}, not a number",
                         f"store the number {num!r}",
-                    )  # fmt: skip
+                    )
                 )
             else:
                 out.append(
-                    (
-                        "error",
-                        "answer_type_mismatch",
+                    _mismatch(
                         f"the {at.value} answer is the non-numeric string {_short(answer)}",
                         "use a string_* answer type, or store the number",
-                    )  # fmt: skip
+                    )
                 )
         elif isinstance(answer, list):
             if answer and all(_is_number(x) for x in answer):
@@ -130,14 +134,7 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[Severity, str, str, 
                 sug = f"answer_type list_{approx}"
             out.append(_list_for_scalar(at, answer, sug))
         else:
-            out.append(
-                (
-                    "error",
-                    "answer_type_mismatch",
-                    f"the {at.value} answer is {json_kind(answer)}, not a number",
-                    None,
-                )
-            )
+            out.append(_mismatch(f"the {at.value} answer is {json_kind(answer)}, not a number", None))
     elif kind == "string":
         if isinstance(answer, str):
             if not answer.strip():
@@ -159,14 +156,7 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[Severity, str, str, 
                 sug = f"answer_type list_{approx}"
             out.append(_list_for_scalar(at, answer, sug))
         else:
-            out.append(
-                (
-                    "error",
-                    "answer_type_mismatch",
-                    f"the {at.value} answer is {json_kind(answer)}, not a string",
-                    None,
-                )
-            )
+            out.append(_mismatch(f"the {at.value} answer is {json_kind(answer)}, not a string", None))
     else:  # list
         if isinstance(answer, list):
             if not answer:
@@ -194,22 +184,13 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[Severity, str, str, 
         elif isinstance(answer, str):
             lit = _list_literal(answer)
             sug = f"store the list {_short(lit, 120)}" if lit is not None else f"store [{json.dumps(answer)}]"
-            out.append(
-                (
-                    "error",
-                    "answer_type_mismatch",
-                    f"the {at.value} answer is the string {_short(answer)}, not a list",
-                    sug,
-                )  # fmt: skip
-            )
+            out.append(_mismatch(f"the {at.value} answer is the string {_short(answer)}, not a list", sug))
         else:
             out.append(
-                (
-                    "error",
-                    "answer_type_mismatch",
+                _mismatch(
                     f"the {at.value} answer is {json_kind(answer)} ({_short(answer)}), not a list",
                     f"store [{json.dumps(answer)}]" if answer is not None else None,
-                )  # fmt: skip
+                )
             )
     return out
 
