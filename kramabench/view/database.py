@@ -162,22 +162,35 @@ def _duckdb(path: str, n_rows: int) -> dict[str, Any]:
             "columns_cut": len(columns) > MAX_COLS,
             "generated": [c for c, _, g in columns if g],
         }
-        ref = f"db.{_q(schema)}.{_q(table)}"
-        entry["rows"] = con.execute(f"SELECT count(*) FROM {ref}").fetchone()[0]
-        if k < MAX_TABLES and shown:
-            sel = ", ".join(f"CAST({_q(c)} AS VARCHAR)" for c, _ in shown)
-            got = con.execute(f"SELECT {sel} FROM {ref} LIMIT {n_rows}").fetchall()
-            entry["first_rows"] = [[_cell(v) for v in r] for r in got]
-        else:
-            entry["first_rows"] = None
+        cells = ", ".join(f"CAST({_q(c)} AS VARCHAR)" for c, _ in shown) if k < MAX_TABLES and shown else None
+        _count_and_preview(con, entry, f"db.{_q(schema)}.{_q(table)}", cells, n_rows)
         out_tables.append(entry)
     con.close()
+    views_out = [{"schema": s, "name": n, "sql": _cell(q)} for s, n, q in views]
+    return _database("duckdb", out_tables, min(len(tables), MAX_TABLES), views_out, n_rows)
+
+
+def _count_and_preview(con: Any, entry: dict[str, Any], ref: str, cells: str | None, n_rows: int) -> None:
+    """A table's ``rows`` (its count) and ``first_rows``: its first ``n_rows`` rows of the select list
+    ``cells``, or None when it is not previewed (``cells`` None)."""
+    entry["rows"] = con.execute(f"SELECT count(*) FROM {ref}").fetchone()[0]
+    if cells is not None:
+        got = con.execute(f"SELECT {cells} FROM {ref} LIMIT {n_rows}").fetchall()
+        entry["first_rows"] = [[_cell(v) for v in r] for r in got]
+    else:
+        entry["first_rows"] = None
+
+
+def _database(
+    engine: str, tables: list[dict[str, Any]], previewed: int, views: list[dict[str, Any]], n_rows: int
+) -> dict[str, Any]:
+    """The preview of a database file: its tables (the first ``previewed`` with rows) and views."""
     return {
         "kind": "database",
-        "engine": "duckdb",
-        "tables": out_tables,
-        "tables_previewed": min(len(tables), MAX_TABLES),
-        "views": [{"schema": s, "name": n, "sql": _cell(q)} for s, n, q in views],
+        "engine": engine,
+        "tables": tables,
+        "tables_previewed": previewed,
+        "views": views,
         "rows_asked": n_rows,
     }
 
@@ -274,24 +287,11 @@ def _sqlite(path: str, n_rows: int) -> dict[str, Any]:
             "columns_cut": len(info) > MAX_COLS,
             "generated": [r[1] for r in info if r[6] in (2, 3)],
         }
-        entry["rows"] = con.execute(f"SELECT count(*) FROM {_q(name)}").fetchone()[0]
-        if len(out_tables) < MAX_TABLES and shown:
-            sel = ", ".join(_q(c) for c, _ in shown)
-            entry["first_rows"] = [
-                [_cell(v) for v in r] for r in con.execute(f"SELECT {sel} FROM {_q(name)} LIMIT {n_rows}")
-            ]
-        else:
-            entry["first_rows"] = None
+        cells = ", ".join(_q(c) for c, _ in shown) if len(out_tables) < MAX_TABLES and shown else None
+        _count_and_preview(con, entry, _q(name), cells, n_rows)
         out_tables.append(entry)
     con.close()
-    return {
-        "kind": "database",
-        "engine": "sqlite",
-        "tables": out_tables,
-        "tables_previewed": min(len(out_tables), MAX_TABLES),
-        "views": out_views,
-        "rows_asked": n_rows,
-    }
+    return _database("sqlite", out_tables, min(len(out_tables), MAX_TABLES), out_views, n_rows)
 
 
 def _child(fd: int, n_rows: int) -> dict[str, Any]:
