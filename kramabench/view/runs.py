@@ -112,32 +112,28 @@ class RunFollower:
         return self._tail.tail_bytes
 
     # -- reading ---------------------------------------------------------------------------------
+    def _seen(self) -> tuple[Any, ...]:
+        """What :meth:`refresh` compares before and after reading to tell whether anything changed."""
+        return (
+            self.version,
+            len(self.rows),
+            self.tail_bytes,
+            self.manifest_problem,
+            self.records_problem,
+            len(self.bad_lines),
+            self.torn_file_bytes,
+        )
+
     def refresh(self) -> bool:
         """Read what changed since the last call; True when anything did."""
         with self._lock:
-            before = (
-                self.version,
-                len(self.rows),
-                self.tail_bytes,
-                self.manifest_problem,
-                self.records_problem,
-                len(self.bad_lines),
-                self.torn_file_bytes,
-            )
+            before = self._seen()
             changed_manifest = self._refresh_manifest()
             self._refresh_records()
             self._refresh_torn()
             gone_before = self.owner.state
             self.owner = run_owner(self.dir) if self.manifest_status == "running" else Owner("unknown")
-            after = (
-                self.version,
-                len(self.rows),
-                self.tail_bytes,
-                self.manifest_problem,
-                self.records_problem,
-                len(self.bad_lines),
-                self.torn_file_bytes,
-            )
+            after = self._seen()
             if (gone_before == "gone") != (self.owner.state == "gone"):
                 changed_manifest = True
             if changed_manifest or before != after:
