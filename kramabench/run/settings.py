@@ -132,7 +132,8 @@ def setting_floor_note(name: str, records: list[Record]) -> str | None:
 
 class BaseSetting:
     """Defaults of a setting: no default judge, the paraphrase judge when one is asked, nothing presolved,
-    the workloads of KramaBench's layout, a question to answer."""
+    the workloads of KramaBench's layout, a question to answer, one work item per task (its question over
+    the lake, with the subtasks :meth:`posed_subtasks` gives)."""
 
     name = ""
     default_judge: str | None = None
@@ -147,6 +148,35 @@ class BaseSetting:
         from kramabench.scorers.judge import ModelJudge
 
         return ModelJudge(model)
+
+    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
+        """One work item: the task itself."""
+        return [None]
+
+    def task_input(
+        self,
+        ctx: SettingContext,
+        task: TaskSpec,
+        unit: SubtaskSpec | None,
+        view: LakeView,
+        token: str,
+        keys: dict[str, str],
+    ) -> TaskInput:
+        """The task's question over the lake, with the subtasks :meth:`posed_subtasks` gives."""
+        return TaskInput(
+            query=task.query,
+            lake_root=view.path,
+            files=list(view.files),
+            setting=self.name,
+            subtasks=self.posed_subtasks(ctx, task, keys),
+            token=token,
+        )
+
+    def posed_subtasks(
+        self, ctx: SettingContext, task: TaskSpec, keys: dict[str, str]
+    ) -> list[SubtaskInput] | None:
+        """The subtasks posed with the task's question (default: none)."""
+        return None
 
 
 def _paraphrase_judge(ctx: SettingContext) -> Judge | None:
@@ -166,30 +196,13 @@ class EndToEnd(BaseSetting):
 
     name = "end-to-end"
 
-    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
-        return [None]
-
-    def task_input(
-        self,
-        ctx: SettingContext,
-        task: TaskSpec,
-        unit: SubtaskSpec | None,
-        view: LakeView,
-        token: str,
-        keys: dict[str, str],
-    ) -> TaskInput:
-        subtasks = (
+    def posed_subtasks(
+        self, ctx: SettingContext, task: TaskSpec, keys: dict[str, str]
+    ) -> list[SubtaskInput] | None:
+        return (
             [SubtaskInput(key=k, query=st.query) for k, st in zip(keys, task.subtasks, strict=True)]
             if ctx.pose_subtasks and task.subtasks
             else None
-        )
-        return TaskInput(
-            query=task.query,
-            lake_root=view.path,
-            files=list(view.files),
-            setting=self.name,
-            subtasks=subtasks,
-            token=token,
         )
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
@@ -281,22 +294,6 @@ class PipelineDesign(BaseSetting):
         from kramabench.scorers.design import DesignJudge
 
         return DesignJudge(model)
-
-    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
-        return [None]
-
-    def task_input(
-        self,
-        ctx: SettingContext,
-        task: TaskSpec,
-        unit: SubtaskSpec | None,
-        view: LakeView,
-        token: str,
-        keys: dict[str, str],
-    ) -> TaskInput:
-        return TaskInput(
-            query=task.query, lake_root=view.path, files=list(view.files), setting=self.name, token=token
-        )
 
     def presolved(self, task: TaskSpec, unit: SubtaskSpec | None) -> SystemOutput | None:
         from kramabench.workload import key_functionalities
