@@ -132,8 +132,8 @@ def setting_floor_note(name: str, records: list[Record]) -> str | None:
 
 class BaseSetting:
     """Defaults of a setting: no default judge, the paraphrase judge when one is asked, nothing presolved,
-    the workloads of KramaBench's layout, a question to answer, one work item per task (its question over
-    the lake, with the subtasks :meth:`posed_subtasks` gives)."""
+    the workloads of KramaBench's layout, a question to answer, one work item per task (the question
+    :meth:`question` gives over the lake, with the subtasks :meth:`posed_subtasks` gives)."""
 
     name = ""
     default_judge: str | None = None
@@ -162,15 +162,21 @@ class BaseSetting:
         token: str,
         keys: dict[str, str],
     ) -> TaskInput:
-        """The task's question over the lake, with the subtasks :meth:`posed_subtasks` gives."""
+        """The question :meth:`question` gives over the lake, with the subtasks :meth:`posed_subtasks` gives."""
+        query, parent_query = self.question(task, unit)
         return TaskInput(
-            query=task.query,
+            query=query,
+            parent_query=parent_query,
             lake_root=view.path,
             files=list(view.files),
             setting=self.name,
             subtasks=self.posed_subtasks(ctx, task, keys),
             token=token,
         )
+
+    def question(self, task: TaskSpec, unit: SubtaskSpec | None) -> tuple[str, str | None]:
+        """The question the system is asked and the question it is part of (default: the task's own, none)."""
+        return task.query, None
 
     def posed_subtasks(
         self, ctx: SettingContext, task: TaskSpec, keys: dict[str, str]
@@ -362,25 +368,10 @@ class Subtasks(BaseSetting):
     def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
         return list(task.subtasks)
 
-    def task_input(
-        self,
-        ctx: SettingContext,
-        task: TaskSpec,
-        unit: SubtaskSpec | None,
-        view: LakeView,
-        token: str,
-        keys: dict[str, str],
-    ) -> TaskInput:
+    def question(self, task: TaskSpec, unit: SubtaskSpec | None) -> tuple[str, str | None]:
         if unit is None:
             raise ValueError(f"task {task.id}: the subtasks setting poses subtasks, not the task itself")
-        return TaskInput(
-            query=unit.query,
-            parent_query=task.query,
-            lake_root=view.path,
-            files=list(view.files),
-            setting=self.name,
-            token=token,
-        )
+        return unit.query, task.query
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         st = item.subtask
