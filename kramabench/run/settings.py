@@ -197,6 +197,50 @@ def _lake_paths(item: WorkItem) -> LakePaths:
     return LakePaths(item.input.files)
 
 
+def _score(
+    ctx: SettingContext,
+    item: WorkItem,
+    gold: Any,
+    answer: Any,
+    answer_type: str | None,
+    *,
+    where: str,
+    question: str,
+) -> Scored:
+    """``answer`` scored against ``gold`` with the run's judge, the item's lake files and percent option."""
+    return score_answer(
+        gold,
+        answer,
+        answer_type,
+        _paraphrase_judge(ctx),
+        where=where,
+        question=question,
+        lake_files=_lake_paths(item),
+        normalise_percent=ctx.normalise_percent,
+    )
+
+
+def _score_output(
+    ctx: SettingContext,
+    item: WorkItem,
+    out: SystemOutput,
+    gold: Any,
+    answer_type: str | None,
+    *,
+    where: str,
+    question: str,
+) -> tuple[OutcomeError | None, Scored]:
+    """The error of the system's main answer (none given and no error: ``no_answer``) and its score (a missing
+    answer scores as :func:`no_answer` of that error)."""
+    error = out.error
+    answer = jsonable(out.answer)  # what is recorded is what is scored (numpy scalars -> numbers, ...)
+    if error is None and answer is None:
+        error = OutcomeError(kind="no_answer", message="the system returned no answer")
+    if answer is None:
+        return error, no_answer(error.kind if error else "no_answer")
+    return error, _score(ctx, item, gold, answer, answer_type, where=where, question=question)
+
+
 class EndToEnd(BaseSetting):
     """The question and the lake; the main answer scored, subtask answers scored apart."""
 
@@ -213,23 +257,9 @@ class EndToEnd(BaseSetting):
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         task = item.task
-        error = out.error
-        answer = jsonable(out.answer)  # what is recorded is what is scored (numpy scalars -> numbers, ...)
-        if error is None and answer is None:
-            error = OutcomeError(kind="no_answer", message="the system returned no answer")
-        if answer is None:
-            sc = no_answer(error.kind if error else "no_answer")
-        else:
-            sc = score_answer(
-                task.answer,
-                answer,
-                task.answer_type,
-                _paraphrase_judge(ctx),
-                where=task.id,
-                question=task.query,
-                lake_files=_lake_paths(item),
-                normalise_percent=ctx.normalise_percent,
-            )
+        error, sc = _score_output(
+            ctx, item, out, task.answer, task.answer_type, where=task.id, question=task.query
+        )
         # subtask answers: scored apart, keyed by the official subtask id
         sub_answers: dict[str, Any] = {}
         sub_scores: dict[str, float | None] = {}
@@ -252,15 +282,8 @@ class EndToEnd(BaseSetting):
                     sub_scores[sid] = 0.0 if item.input.subtasks else None
                     sub_details[sid] = {"answered": False, "reason": "no answer"}
                     continue
-                s: Scored = score_answer(
-                    st.answer,
-                    sub_answers[sid],
-                    st.answer_type,
-                    _paraphrase_judge(ctx),
-                    where=sid,
-                    question=st.query,
-                    lake_files=_lake_paths(item),
-                    normalise_percent=ctx.normalise_percent,
+                s = _score(
+                    ctx, item, st.answer, sub_answers[sid], st.answer_type, where=sid, question=st.query
                 )
                 sub_scores[sid] = s.value
                 sub_details[sid] = {"answered": True, "metric": s.metric, "unscored": s.unscored, **s.details}
@@ -378,23 +401,7 @@ class Subtasks(BaseSetting):
         if st is None:
             raise ValueError(f"{item.label}: the subtasks setting scores subtasks, not the task itself")
         at = st.answer_type
-        error = out.error
-        answer = jsonable(out.answer)
-        if error is None and answer is None:
-            error = OutcomeError(kind="no_answer", message="the system returned no answer")
-        if answer is None:
-            sc = no_answer(error.kind if error else "no_answer")
-        else:
-            sc = score_answer(
-                st.answer,
-                answer,
-                at,
-                _paraphrase_judge(ctx),
-                where=st.id,
-                question=st.query,
-                lake_files=_lake_paths(item),
-                normalise_percent=ctx.normalise_percent,
-            )
+        error, sc = _score_output(ctx, item, out, st.answer, at, where=st.id, question=st.query)
         return {
             "answer_type": answer_type_name(at),
             "expected": st.answer,
