@@ -106,13 +106,18 @@ def setting_family(setting: Setting) -> str:
     return setting.family if isinstance(setting, ForFamily) else DEFAULT_FAMILY
 
 
+def _installed_setting(name: str) -> Setting | None:
+    """The setting ``name`` (None: it is not installed here, or its plug-in is broken)."""
+    try:
+        return get_setting(name)
+    except (KeyError, TypeError, plugins.PluginError):
+        return None
+
+
 def setting_metrics(name: str, records: list[Record]) -> list[RatioMetric] | None:
     """The metrics the setting ``name`` declares over ``records`` (None: it declares none, or it is not
     installed here)."""
-    try:
-        setting = get_setting(name)
-    except (KeyError, TypeError, plugins.PluginError):
-        return None
+    setting = _installed_setting(name)
     if not isinstance(setting, Summarized):
         return None
     return setting.summary(records)
@@ -121,10 +126,7 @@ def setting_metrics(name: str, records: list[Record]) -> list[RatioMetric] | Non
 def setting_floor_note(name: str, records: list[Record]) -> str | None:
     """The floor the setting ``name`` states for ``records`` in place of the constant answers' (None: it states
     none, or it is not installed here: the constants' floors apply)."""
-    try:
-        setting = get_setting(name)
-    except (KeyError, TypeError, plugins.PluginError):
-        return None
+    setting = _installed_setting(name)
     if not isinstance(setting, Floored):
         return None
     return setting.floor_note(records)
