@@ -231,16 +231,25 @@ def _score_output(
     *,
     where: str,
     question: str,
-) -> tuple[OutcomeError | None, Scored]:
-    """The error of the system's main answer (none given and no error: ``no_answer``) and its score (a missing
-    answer scores as :func:`no_answer` of that error)."""
+) -> dict[str, Any]:
+    """The record's fields of the system's main answer: its status and error (none given and no error:
+    ``no_answer``) and its score (a missing answer scores as :func:`no_answer` of that error)."""
     error = out.error
     answer = jsonable(out.answer)  # what is recorded is what is scored (numpy scalars -> numbers, ...)
     if error is None and answer is None:
         error = OutcomeError(kind="no_answer", message="the system returned no answer")
     if answer is None:
-        return error, no_answer(error.kind if error else "no_answer")
-    return error, _score(ctx, item, gold, answer, answer_type, where=where, question=question)
+        sc = no_answer(error.kind if error else "no_answer")
+    else:
+        sc = _score(ctx, item, gold, answer, answer_type, where=where, question=question)
+    return {
+        "status": "error" if error is not None else "ok",
+        "error": error,
+        "score": sc.value,
+        "unscored": sc.unscored,
+        "metric": sc.metric,
+        "score_details": jsonable(sc.details),
+    }
 
 
 class EndToEnd(BaseSetting):
@@ -259,7 +268,7 @@ class EndToEnd(BaseSetting):
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         task = item.task
-        error, sc = _score_output(
+        answered = _score_output(
             ctx, item, out, task.answer, task.answer_type, where=task.id, question=task.query
         )
         # subtask answers: scored apart, keyed by the official subtask id
@@ -290,12 +299,7 @@ class EndToEnd(BaseSetting):
                 sub_scores[sid] = s.value
                 sub_details[sid] = {"answered": True, "metric": s.metric, "unscored": s.unscored, **s.details}
         return {
-            "status": "error" if error is not None else "ok",
-            "error": error,
-            "score": sc.value,
-            "unscored": sc.unscored,
-            "metric": sc.metric,
-            "score_details": jsonable(sc.details),
+            **answered,
             "subtask_answers": sub_answers,
             "subtask_scores": sub_scores,
             "subtask_details": jsonable(sub_details),
@@ -403,16 +407,11 @@ class Subtasks(BaseSetting):
         if st is None:
             raise ValueError(f"{item.label}: the subtasks setting scores subtasks, not the task itself")
         at = st.answer_type
-        error, sc = _score_output(ctx, item, out, st.answer, at, where=st.id, question=st.query)
+        answered = _score_output(ctx, item, out, st.answer, at, where=st.id, question=st.query)
         return {
             "answer_type": answer_type_name(at),
             "expected": st.answer,
-            "status": "error" if error is not None else "ok",
-            "error": error,
-            "score": sc.value,
-            "unscored": sc.unscored,
-            "metric": sc.metric,
-            "score_details": jsonable(sc.details),
+            **answered,
         }
 
 
