@@ -106,13 +106,18 @@ def setting_family(setting: Setting) -> str:
     return setting.family if isinstance(setting, ForFamily) else DEFAULT_FAMILY
 
 
+def _installed_setting(name: str) -> Setting | None:
+    """The setting ``name`` (None: it is not installed here, or its plug-in is broken)."""
+    try:
+        return get_setting(name)
+    except (KeyError, TypeError, plugins.PluginError):
+        return None
+
+
 def setting_metrics(name: str, records: list[Record]) -> list[RatioMetric] | None:
     """The metrics the setting ``name`` declares over ``records`` (None: it declares none, or it is not
     installed here)."""
-    try:
-        setting = get_setting(name)
-    except (KeyError, TypeError, plugins.PluginError):
-        return None
+    setting = _installed_setting(name)
     if not isinstance(setting, Summarized):
         return None
     return setting.summary(records)
@@ -121,10 +126,7 @@ def setting_metrics(name: str, records: list[Record]) -> list[RatioMetric] | Non
 def setting_floor_note(name: str, records: list[Record]) -> str | None:
     """The floor the setting ``name`` states for ``records`` in place of the constant answers' (None: it states
     none, or it is not installed here: the constants' floors apply)."""
-    try:
-        setting = get_setting(name)
-    except (KeyError, TypeError, plugins.PluginError):
-        return None
+    setting = _installed_setting(name)
     if not isinstance(setting, Floored):
         return None
     return setting.floor_note(records)
@@ -132,7 +134,8 @@ def setting_floor_note(name: str, records: list[Record]) -> str | None:
 
 class BaseSetting:
     """Defaults of a setting: no default judge, the paraphrase judge when one is asked, nothing presolved,
-    the workloads of KramaBench's layout, a question to answer."""
+    the workloads of KramaBench's layout, a question to answer, one work item per task (the question
+    :meth:`question` gives over the lake, with the subtasks :meth:`posed_subtasks` gives)."""
 
     name = ""
     default_judge: str | None = None
@@ -148,6 +151,41 @@ class BaseSetting:
 
         return ModelJudge(model)
 
+    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
+        """One work item: the task itself."""
+        return [None]
+
+    def task_input(
+        self,
+        ctx: SettingContext,
+        task: TaskSpec,
+        unit: SubtaskSpec | None,
+        view: LakeView,
+        token: str,
+        keys: dict[str, str],
+    ) -> TaskInput:
+        """The question :meth:`question` gives over the lake, with the subtasks :meth:`posed_subtasks` gives."""
+        query, parent_query = self.question(task, unit)
+        return TaskInput(
+            query=query,
+            parent_query=parent_query,
+            lake_root=view.path,
+            files=list(view.files),
+            setting=self.name,
+            subtasks=self.posed_subtasks(ctx, task, keys),
+            token=token,
+        )
+
+    def question(self, task: TaskSpec, unit: SubtaskSpec | None) -> tuple[str, str | None]:
+        """The question the system is asked and the question it is part of (default: the task's own, none)."""
+        return task.query, None
+
+    def posed_subtasks(
+        self, ctx: SettingContext, task: TaskSpec, keys: dict[str, str]
+    ) -> list[SubtaskInput] | None:
+        """The subtasks posed with the task's question (default: none)."""
+        return None
+
 
 def _paraphrase_judge(ctx: SettingContext) -> Judge | None:
     """The run's judge as the answer scorers ask it (a judge that cannot paraphrase is none for them)."""
@@ -161,56 +199,78 @@ def _lake_paths(item: WorkItem) -> LakePaths:
     return LakePaths(item.input.files)
 
 
+def _score(
+    ctx: SettingContext,
+    item: WorkItem,
+    gold: Any,
+    answer: Any,
+    answer_type: str | None,
+    *,
+    where: str,
+    question: str,
+) -> Scored:
+    """``answer`` scored against ``gold`` with the run's judge, the item's lake files and percent option."""
+    return score_answer(
+        gold,
+        answer,
+        answer_type,
+        _paraphrase_judge(ctx),
+        where=where,
+        question=question,
+        lake_files=_lake_paths(item),
+        normalise_percent=ctx.normalise_percent,
+    )
+
+
+def _score_output(
+    ctx: SettingContext,
+    item: WorkItem,
+    out: SystemOutput,
+    gold: Any,
+    answer_type: str | None,
+    *,
+    where: str,
+    question: str,
+) -> dict[str, Any]:
+    """The record's fields of the system's main answer: its status and error (none given and no error:
+    ``no_answer``) and its score (a missing answer scores as :func:`no_answer` of that error)."""
+    error = out.error
+    answer = jsonable(out.answer)  # what is recorded is what is scored (numpy scalars -> numbers, ...)
+    if error is None and answer is None:
+        error = OutcomeError(kind="no_answer", message="the system returned no answer")
+    if answer is None:
+        sc = no_answer(error.kind if error else "no_answer")
+    else:
+        sc = _score(ctx, item, gold, answer, answer_type, where=where, question=question)
+    return {
+        "status": "error" if error is not None else "ok",
+        "error": error,
+        "score": sc.value,
+        "unscored": sc.unscored,
+        "metric": sc.metric,
+        "score_details": jsonable(sc.details),
+    }
+
+
 class EndToEnd(BaseSetting):
     """The question and the lake; the main answer scored, subtask answers scored apart."""
 
     name = "end-to-end"
 
-    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
-        return [None]
-
-    def task_input(
-        self,
-        ctx: SettingContext,
-        task: TaskSpec,
-        unit: SubtaskSpec | None,
-        view: LakeView,
-        token: str,
-        keys: dict[str, str],
-    ) -> TaskInput:
-        subtasks = (
+    def posed_subtasks(
+        self, ctx: SettingContext, task: TaskSpec, keys: dict[str, str]
+    ) -> list[SubtaskInput] | None:
+        return (
             [SubtaskInput(key=k, query=st.query) for k, st in zip(keys, task.subtasks, strict=True)]
             if ctx.pose_subtasks and task.subtasks
             else None
         )
-        return TaskInput(
-            query=task.query,
-            lake_root=view.path,
-            files=list(view.files),
-            setting=self.name,
-            subtasks=subtasks,
-            token=token,
-        )
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         task = item.task
-        error = out.error
-        answer = jsonable(out.answer)  # what is recorded is what is scored (numpy scalars -> numbers, ...)
-        if error is None and answer is None:
-            error = OutcomeError(kind="no_answer", message="the system returned no answer")
-        if answer is None:
-            sc = no_answer(error.kind if error else "no_answer")
-        else:
-            sc = score_answer(
-                task.answer,
-                answer,
-                task.answer_type,
-                _paraphrase_judge(ctx),
-                where=task.id,
-                question=task.query,
-                lake_files=_lake_paths(item),
-                normalise_percent=ctx.normalise_percent,
-            )
+        answered = _score_output(
+            ctx, item, out, task.answer, task.answer_type, where=task.id, question=task.query
+        )
         # subtask answers: scored apart, keyed by the official subtask id
         sub_answers: dict[str, Any] = {}
         sub_scores: dict[str, float | None] = {}
@@ -233,25 +293,13 @@ class EndToEnd(BaseSetting):
                     sub_scores[sid] = 0.0 if item.input.subtasks else None
                     sub_details[sid] = {"answered": False, "reason": "no answer"}
                     continue
-                s: Scored = score_answer(
-                    st.answer,
-                    sub_answers[sid],
-                    st.answer_type,
-                    _paraphrase_judge(ctx),
-                    where=sid,
-                    question=st.query,
-                    lake_files=_lake_paths(item),
-                    normalise_percent=ctx.normalise_percent,
+                s = _score(
+                    ctx, item, st.answer, sub_answers[sid], st.answer_type, where=sid, question=st.query
                 )
                 sub_scores[sid] = s.value
                 sub_details[sid] = {"answered": True, "metric": s.metric, "unscored": s.unscored, **s.details}
         return {
-            "status": "error" if error is not None else "ok",
-            "error": error,
-            "score": sc.value,
-            "unscored": sc.unscored,
-            "metric": sc.metric,
-            "score_details": jsonable(sc.details),
+            **answered,
             "subtask_answers": sub_answers,
             "subtask_scores": sub_scores,
             "subtask_details": jsonable(sub_details),
@@ -281,22 +329,6 @@ class PipelineDesign(BaseSetting):
         from kramabench.scorers.design import DesignJudge
 
         return DesignJudge(model)
-
-    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
-        return [None]
-
-    def task_input(
-        self,
-        ctx: SettingContext,
-        task: TaskSpec,
-        unit: SubtaskSpec | None,
-        view: LakeView,
-        token: str,
-        keys: dict[str, str],
-    ) -> TaskInput:
-        return TaskInput(
-            query=task.query, lake_root=view.path, files=list(view.files), setting=self.name, token=token
-        )
 
     def presolved(self, task: TaskSpec, unit: SubtaskSpec | None) -> SystemOutput | None:
         from kramabench.workload import key_functionalities
@@ -365,57 +397,21 @@ class Subtasks(BaseSetting):
     def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
         return list(task.subtasks)
 
-    def task_input(
-        self,
-        ctx: SettingContext,
-        task: TaskSpec,
-        unit: SubtaskSpec | None,
-        view: LakeView,
-        token: str,
-        keys: dict[str, str],
-    ) -> TaskInput:
+    def question(self, task: TaskSpec, unit: SubtaskSpec | None) -> tuple[str, str | None]:
         if unit is None:
             raise ValueError(f"task {task.id}: the subtasks setting poses subtasks, not the task itself")
-        return TaskInput(
-            query=unit.query,
-            parent_query=task.query,
-            lake_root=view.path,
-            files=list(view.files),
-            setting=self.name,
-            token=token,
-        )
+        return unit.query, task.query
 
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]:
         st = item.subtask
         if st is None:
             raise ValueError(f"{item.label}: the subtasks setting scores subtasks, not the task itself")
         at = st.answer_type
-        error = out.error
-        answer = jsonable(out.answer)
-        if error is None and answer is None:
-            error = OutcomeError(kind="no_answer", message="the system returned no answer")
-        if answer is None:
-            sc = no_answer(error.kind if error else "no_answer")
-        else:
-            sc = score_answer(
-                st.answer,
-                answer,
-                at,
-                _paraphrase_judge(ctx),
-                where=st.id,
-                question=st.query,
-                lake_files=_lake_paths(item),
-                normalise_percent=ctx.normalise_percent,
-            )
+        answered = _score_output(ctx, item, out, st.answer, at, where=st.id, question=st.query)
         return {
             "answer_type": answer_type_name(at),
             "expected": st.answer,
-            "status": "error" if error is not None else "ok",
-            "error": error,
-            "score": sc.value,
-            "unscored": sc.unscored,
-            "metric": sc.metric,
-            "score_details": jsonable(sc.details),
+            **answered,
         }
 
 

@@ -6,12 +6,13 @@
 """
 
 from kramabench.contracts.sandbox import ExecResult, Limits, Pooled, Sandbox, SandboxUnavailable, Warm
-from kramabench.sandbox.limited import LimitedSandbox
+from kramabench.sandbox.limited import GatedSandbox, LimitedSandbox
 from kramabench.sandbox.registry import DEFAULT_BACKEND, backends, get_sandbox, open_sandbox, register_backend
 
 __all__ = [
     "DEFAULT_BACKEND",
     "ExecResult",
+    "GatedSandbox",
     "LimitedSandbox",
     "Limits",
     "Pooled",

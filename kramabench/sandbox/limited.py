@@ -4,26 +4,29 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from kramabench.contracts.limits import Limits
 from kramabench.contracts.sandbox import ExecResult, Pooled, Sandbox, Warm
 from kramabench.contracts.session import Mount, ServiceForward, Session
 
 
-class LimitedSandbox:
-    """A :class:`Sandbox` whose ``run`` calls are limited to ``limit`` at a time. It has the members of the
-    contract (and ``warm_up`` and ``set_concurrency``, no-ops when the wrapped backend keeps no warm sandboxes); anything else of the
-    backend (its pool's state) is reached through :attr:`backend`.
+class GatedSandbox:
+    """A :class:`Sandbox` each of whose ``run`` calls holds ``gate`` (a context manager: a semaphore, a slot of
+    a cluster-wide limiter). It has the members of the contract (and ``warm_up`` and ``set_concurrency``,
+    no-ops when the wrapped backend keeps no warm sandboxes); anything else of the backend (its pool's state)
+    is reached through :attr:`backend`.
 
-    ``session`` is not limited here: a session is one task's workspace, held for the task's whole life (its
+    ``session`` is not gated here: a session is one task's workspace, held for the task's whole life (its
     steps run in it, not through ``run``), so sessions are bounded by the run's task concurrency; holding a
     ``run`` slot for a session's life would starve, or with a limit of 1 deadlock, a task that runs a program
     while its session is open."""
 
-    def __init__(self, sandbox: Sandbox, limit: int) -> None:
+    def __init__(self, sandbox: Sandbox, gate: AbstractContextManager[Any]) -> None:
         self._sandbox = sandbox
-        self._sem = threading.BoundedSemaphore(max(1, limit))
+        self._gate = gate
         self.name = sandbox.name
 
     @property
@@ -34,7 +37,7 @@ class LimitedSandbox:
     def run(
         self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
     ) -> ExecResult:
-        with self._sem:
+        with self._gate:
             return self._sandbox.run(code, lake, limits, workdir_lake=workdir_lake)
 
     def session(
@@ -78,4 +81,12 @@ class LimitedSandbox:
         self._sandbox.close()
 
 
-__all__ = ["LimitedSandbox"]
+class LimitedSandbox(GatedSandbox):
+    """A :class:`GatedSandbox` whose ``run`` calls are limited to ``limit`` at a time (``session`` is not
+    limited: see :class:`GatedSandbox`)."""
+
+    def __init__(self, sandbox: Sandbox, limit: int) -> None:
+        super().__init__(sandbox, threading.BoundedSemaphore(max(1, limit)))
+
+
+__all__ = ["GatedSandbox", "LimitedSandbox"]

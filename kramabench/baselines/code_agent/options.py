@@ -46,6 +46,14 @@ def limits_field() -> Any:
     )
 
 
+def model_options_field() -> Any:
+    return Field(default_factory=lambda: ModelOptions(temperature=0.0, max_tokens=4096))
+
+
+def lake_cache_field() -> Any:
+    return Field(None, description="lake index cache (None: the default user cache)")
+
+
 def with_session_wall(options: Any) -> Any:
     """``options.limits`` with ``session_wall_s`` set from the agent's own limits (docs/agents.md); a
     ``limits.session_wall_s`` given is refused: the agent's time limits are ``step_timeout_s``, ``max_code_s``
@@ -83,11 +91,20 @@ def merge_options(cls: type[BaseModel], given: dict[str, Any]) -> BaseModel:
     return cls.model_validate(base)
 
 
-class CodeAgentOptions(BaseModel):
+class AgentOptions(BaseModel):
+    """The base of a session agent's options (no fields of its own): unknown options refused, and
+    ``limits.session_wall_s`` set from the agent's own limits (:func:`with_session_wall`)."""
+
     model_config = ConfigDict(
         extra="forbid", protected_namespaces=()
     )  # model_* fields (pydantic < 2.10 warned)
 
+    @model_validator(mode="after")
+    def _session_wall(self) -> AgentOptions:
+        return with_session_wall(self)
+
+
+class CodeAgentOptions(AgentOptions):
     name: str = Field("code-agent", description="system name recorded in results")
     max_steps: int = Field(
         50, ge=1, le=1000, description="model replies (steps) before the agent is stopped (outcome max_steps)"
@@ -140,16 +157,10 @@ class CodeAgentOptions(BaseModel):
         ge=1000,
         description="estimated tokens of the first prompt (system + user), the lake description included",
     )
-    model_options: ModelOptions = Field(
-        default_factory=lambda: ModelOptions(temperature=0.0, max_tokens=4096)
-    )
+    model_options: ModelOptions = model_options_field()
     limits: SessionLimits = limits_field()
-    lake_cache_dir: Path | None = Field(None, description="lake index cache (None: the default user cache)")
+    lake_cache_dir: Path | None = lake_cache_field()
     use_lake_cache: bool = True
 
-    @model_validator(mode="after")
-    def _session_wall(self) -> CodeAgentOptions:
-        return with_session_wall(self)
 
-
-__all__ = ["CodeAgentOptions", "merge_options", "with_session_wall"]
+__all__ = ["AgentOptions", "CodeAgentOptions", "merge_options", "with_session_wall"]

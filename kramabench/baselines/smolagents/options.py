@@ -6,13 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 
 from kramabench.baselines.code_agent.options import (
+    AgentOptions,
+    lake_cache_field,
     limits_field,
     max_code_field,
     max_wall_field,
-    with_session_wall,
+    model_options_field,
 )
 from kramabench.contracts.model import ModelOptions
 from kramabench.contracts.session import SessionLimits
@@ -21,11 +23,7 @@ from kramabench.contracts.session import SessionLimits
 SUPPORTED = ">=1.26,<1.27"
 
 
-class SmolagentsOptions(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", protected_namespaces=()
-    )  # model_* fields (pydantic < 2.10 warned)
-
+class SmolagentsOptions(AgentOptions):
     name: str = Field("smolagents-code-agent", description="system name recorded in results")
     max_steps: int = Field(50, ge=1, le=1000, description="smolagents' max_steps")
     answer_after_max_steps: bool = Field(
@@ -60,16 +58,10 @@ class SmolagentsOptions(BaseModel):
     prompt_budget_tokens: int = Field(
         16000, ge=1000, description="estimated tokens of the task text, the lake description included"
     )
-    model_options: ModelOptions = Field(
-        default_factory=lambda: ModelOptions(temperature=0.0, max_tokens=4096)
-    )
+    model_options: ModelOptions = model_options_field()
     limits: SessionLimits = limits_field()
-    lake_cache_dir: Path | None = Field(None, description="lake index cache (None: the default user cache)")
+    lake_cache_dir: Path | None = lake_cache_field()
     use_lake_cache: bool = True
-
-    @model_validator(mode="after")
-    def _session_wall(self) -> SmolagentsOptions:
-        return with_session_wall(self)
 
 
 __all__ = ["SUPPORTED", "SmolagentsOptions"]

@@ -40,16 +40,13 @@ import socket
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kramabench.contracts.limits import Limits
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOptions
-from kramabench.contracts.sandbox import ExecResult, Pooled, Sandbox, Warm
-from kramabench.contracts.session import Mount, ServiceForward, Session
+from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput, TaskInput
 from kramabench.files import write_file
 from kramabench.run.executor.base import (
@@ -61,6 +58,7 @@ from kramabench.run.executor.base import (
 )
 from kramabench.run.executor.lakes import default_cache_dir, ensure_lake, pack_lake, sha256_text, unpack_files
 from kramabench.run.settings import WorkItem
+from kramabench.sandbox import GatedSandbox
 from kramabench.systems.context import TaskRef
 from kramabench.workload.solutions import read_solution
 
@@ -311,58 +309,12 @@ class _SlotModel:
             return self._inner.complete(messages, options)
 
 
-class _SlotSandbox:
+class _SlotSandbox(GatedSandbox):
     """A :class:`Sandbox` each of whose ``run`` calls holds a slot of the cluster-wide sandbox limiter
-    (``session`` does not: see :class:`kramabench.sandbox.LimitedSandbox`)."""
+    (``session`` does not: see :class:`kramabench.sandbox.GatedSandbox`)."""
 
     def __init__(self, inner: Sandbox, slot: _Slot) -> None:
-        self._inner, self._slot = inner, slot
-        self.name = inner.name
-
-    def run(
-        self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
-    ) -> ExecResult:
-        with self._slot:
-            return self._inner.run(code, lake, limits, workdir_lake=workdir_lake)
-
-    def session(
-        self,
-        lake: Path,
-        limits: Limits | None = None,
-        *,
-        services: Sequence[ServiceForward] = (),
-        mounts: Sequence[Mount] = (),
-        artifacts_dir: Path | None = None,
-        workdir_lake: str | None = None,
-    ) -> Session:
-        return self._inner.session(
-            lake,
-            limits,
-            services=services,
-            mounts=mounts,
-            artifacts_dir=artifacts_dir,
-            workdir_lake=workdir_lake,
-        )
-
-    def warm_up(self, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> int:
-        if isinstance(self._inner, Warm):
-            return self._inner.warm_up(lake, limits, workdir_lake=workdir_lake)
-        return 0
-
-    def set_concurrency(self, n: int) -> None:
-        """The backend's warm pool sized for ``n`` runs at once (:class:`~kramabench.contracts.sandbox.Pooled`);
-        nothing when it keeps none warm."""
-        if isinstance(self._inner, Pooled):
-            self._inner.set_concurrency(n)
-
-    def lake_dir(self, lake: Path) -> str:
-        return self._inner.lake_dir(lake)
-
-    def info(self) -> dict[str, str]:
-        return self._inner.info()
-
-    def close(self) -> None:
-        self._inner.close()
+        super().__init__(inner, slot)
 
 
 def _node_label() -> str:
