@@ -321,8 +321,8 @@ def test_the_sandbox_pool_starts_while_the_model_writes_the_first_program(
     seen: list[int] = []
 
     def of_this_lake() -> int:  # live or starting (the fixture's sandbox also serves other tests' lakes)
-        live = sum(1 for w in list(sandbox._all.values()) if w.key[0] == lake)
-        return live + sum(n for k, n in list(sandbox._starting.items()) if k[0] == lake)
+        live = sum(1 for w in list(sandbox.pool.all.values()) if w.key[0] == lake)
+        return live + sum(n for k, n in list(sandbox.pool.starting.items()) if k[0] == lake)
 
     def handler(req):
         seen.append(of_this_lake())
@@ -336,4 +336,4 @@ def test_the_sandbox_pool_starts_while_the_model_writes_the_first_program(
     assert out.answer == pytest.approx(47.5)
     # without the warm-up nothing exists before the first execution (a start counts in both while it ends)
     assert seen and seen[0] >= 2
-    assert sum(1 for w in sandbox._all.values() if w.key[0] == lake) == 2  # the pool of the concurrency
+    assert sum(1 for w in sandbox.pool.all.values() if w.key[0] == lake) == 2  # the pool of the concurrency

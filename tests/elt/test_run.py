@@ -233,7 +233,7 @@ def test_a_staged_setting_runs_on_ray_only_when_it_says_how_a_worker_enters_its_
     """elt says how a Ray worker starts a pipeline's sources (RemoteStaged); a setting that stages but does not
     is refused with --executor ray before anything is made."""
     from kramabench.elt.setting import EltSetting
-    from kramabench.run import session as session_mod
+    from kramabench.run import setup as session_mod
     from kramabench.run.settings import RemoteStaged, Staged
 
     assert isinstance(EltSetting(), Staged) and isinstance(EltSetting(), RemoteStaged)
