@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kramabench.contracts.records import Manifest
-from kramabench.files import MANIFEST_BYTES, FileRefused, check_json_values, read_bytes
+from kramabench.files import MANIFEST_BYTES, FileRefused, check_json_values, error_where, read_bytes
 from kramabench.runfolder.layout import MANIFEST
 from kramabench.runfolder.open import open_nofollow, why_unreadable
 
@@ -55,7 +55,7 @@ def parse_manifest(data: bytes, path: Path | str) -> Manifest:
     except ValidationError as e:
         probs = []
         for er in e.errors()[:3]:
-            loc = ".".join(str(x) for x in er.get("loc", ())) or "(top)"
+            loc = error_where(er) or "(top)"
             probs.append(
                 f"field '{loc}' is missing"
                 if er.get("type") == "missing"
