@@ -75,8 +75,8 @@ def main() -> None:
         imp = [
             sys.executable,
             "-c",
-            "import kramabench.run.setup, kramabench.run.predictions, kramabench.scorers; "
-            "import kramabench.scorers as scorers; scorers.score(1, 1, 'numeric_exact')",
+            "import kramabench.run.setup, kramabench.run.predictions, kramabench.scorers as scorers; "
+            "scorers.score(1, 1, 'numeric_exact')",
         ]
         bare = [sys.executable, "-c", "pass"]
         t = alternate(
