@@ -7,13 +7,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kramabench.files import first_error
 from kramabench.runfolder.golds import GOLDS, OFFICIAL, VERIFIED
-from kramabench.view.query import MAX_LIMIT, QueryError, search_terms
+from kramabench.view.query import MAX_LIMIT, search_terms, strict
 from kramabench.view.rows import Row, natural_key, outcome_of
 from kramabench.view.runs import RunFollower
+
+#: the keys of a comparison whose values come in the URL comma-separated
+_LIST_KEYS = frozenset({"runs", "domain"})
 
 #: a task is "different" when its scores differ by more than this (or its outcomes differ)
 EPS = 1e-9
@@ -57,17 +59,11 @@ class CompareQuery(BaseModel):
         from kramabench.view.query import lenient
 
         cls.parse({"runs": params.get("runs", [])})  # the runs: a QueryError naming what is wrong with them
-        return lenient(cls, params, frozenset({"runs", "domain"}), "not an option of the comparison")
+        return lenient(cls, params, _LIST_KEYS, "not an option of the comparison")
 
     @classmethod
     def parse(cls, params: dict[str, list[str]]) -> CompareQuery:
-        data: dict[str, Any] = {k: (vs if k in {"runs", "domain"} else vs[-1]) for k, vs in params.items()}
-        try:
-            return cls.model_validate(data)
-        except ValidationError as e:
-            loc, msg, kind = first_error(e)
-            msg = "not an option of the comparison" if kind == "extra_forbidden" else msg
-            raise QueryError(f"{loc or 'query'}: {msg}") from None
+        return strict(cls, params, _LIST_KEYS, "not an option of the comparison")
 
 
 def _cell(r: Row | None, gold: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -18,6 +18,9 @@ from kramabench.view.rows import OUTCOMES, Row, natural_key
 
 #: rows a page may ask for at once
 MAX_LIMIT = 1000
+
+
+Q = TypeVar("Q", bound=BaseModel)
 
 
 class QueryError(ValueError):
@@ -174,15 +177,7 @@ class RowQuery(BaseModel):
 
     @classmethod
     def parse(cls, params: dict[str, list[str]]) -> RowQuery:
-        data: dict[str, Any] = {}
-        for k, vs in params.items():
-            data[k] = vs if k in LIST_KEYS else vs[-1]
-        try:
-            return cls.model_validate(data)
-        except ValidationError as e:
-            loc, msg, kind = first_error(e)
-            msg = "not a filter of the task table" if kind == "extra_forbidden" else msg
-            raise QueryError(f"{loc or 'query'}: {msg}") from None
+        return strict(cls, params, LIST_KEYS, "not a filter of the task table")
 
     @classmethod
     def lenient(cls, params: dict[str, list[str]]) -> tuple[RowQuery, list[dict[str, str]]]:
@@ -200,12 +195,30 @@ def _clean_message(msg: str) -> str:
     return msg.removeprefix("Value error, ")
 
 
+def _query_data(params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str]) -> dict[str, Any]:
+    """The keys of a URL query as a model takes them: a list key's every value, any other key's last."""
+    return {k: (vs if k in list_keys else vs[-1]) for k, vs in params.items()}
+
+
+def strict(
+    model: type[Q], params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str], unknown: str
+) -> Q:
+    """``model`` validated from ``params``, or a :class:`QueryError` naming the first key it refuses (``unknown``:
+    what it says of a key the model does not have)."""
+    try:
+        return model.model_validate(_query_data(params, list_keys))
+    except ValidationError as e:
+        loc, msg, kind = first_error(e)
+        msg = unknown if kind == "extra_forbidden" else msg
+        raise QueryError(f"{loc or 'query'}: {msg}") from None
+
+
 def lenient(
     model: Any, params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str], unknown: str
 ) -> tuple[Any, list[dict[str, str]]]:
     """``model`` validated from ``params`` leaving out what it refuses: a bad item of a comma-separated list
     alone (``outcome=error,bogus`` keeps ``error``), any other key whole; with what was left out and why."""
-    data: dict[str, Any] = {k: (vs if k in list_keys else vs[-1]) for k, vs in params.items()}
+    data = _query_data(params, list_keys)
     ignored: list[dict[str, str]] = []
     for _ in range(len(data) * 8 + 8):
         try:
@@ -230,31 +243,23 @@ def lenient(
     raise QueryError("query: too many bad keys")
 
 
+def _facet_test(name: str, chosen: list[str]) -> Callable[[Row], bool]:
+    return lambda r: _facet_value(name, r) in chosen
+
+
+def _multi_test(name: str, chosen: set[str]) -> Callable[[Row], bool]:
+    return lambda r: bool(chosen.intersection(_multi_values(name, r)))
+
+
 def _tests(query: RowQuery) -> list[tuple[str, Callable[[Row], bool]]]:
     """The filters of a query, each a name and a test of a row (the facets among them)."""
     tests: list[tuple[str, Callable[[Row], bool]]] = []
-    if query.domain:
-        tests.append(("domain", lambda r: r.domain in query.domain))
-    if query.difficulty:
-        tests.append(("difficulty", lambda r: (r.difficulty or "") in query.difficulty))
-    if query.outcome:
-        tests.append(("outcome", lambda r: r.outcome in query.outcome))
-    if query.error:
-        tests.append(("error", lambda r: (r.error_kind or "none") in query.error))
-    if query.type:
-        tests.append(("type", lambda r: (r.answer_type or "") in query.type))
-    if query.setting:
-        tests.append(("setting", lambda r: r.setting in query.setting))
-    if query.gold_class:
-        tests.append(("gold_class", lambda r: (r.gold_class or "none") in query.gold_class))
-    if query.agent:
-        tests.append(("agent", lambda r: (r.agent_end or "none") in query.agent))
-    if query.step:
-        chosen = set(query.step)
-        tests.append(("step", lambda r: bool(chosen.intersection(r.step_outcomes or ("none",)))))
-    if query.benchmark:
-        marks = set(query.benchmark)
-        tests.append(("benchmark", lambda r: bool(marks.intersection(r.benchmark or ("none",)))))
+    for name in FACETS:
+        if getattr(query, name):
+            tests.append((name, _facet_test(name, getattr(query, name))))
+    for name in MULTI_FACETS:
+        if getattr(query, name):
+            tests.append((name, _multi_test(name, set(getattr(query, name)))))
     if query.min is not None or query.max is not None:
         lo = -1e-9 if query.min is None else query.min - 1e-9
         hi = 100 + 1e-9 if query.max is None else query.max + 1e-9
@@ -360,4 +365,5 @@ __all__ = [
     "run_query",
     "search_terms",
     "sort_rows",
+    "strict",
 ]
