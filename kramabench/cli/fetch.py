@@ -4,10 +4,14 @@ convert) the official suites."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from kramabench.contracts.text import safe_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 SUITES = ("kramabench", "elt-bench")
 
@@ -96,12 +100,9 @@ def register(app: typer.Typer) -> None:
                 blobs=blobs if blobs else True,
             )
         except ChecksumRequired as exc:
-            err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
-            typer.echo(f"sha256 {exc.computed}")
-            raise typer.Exit(3) from None
+            raise _failed(err, exc, 3, [exc.computed]) from None
         except FetchError as exc:
-            err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
-            raise typer.Exit(1) from None
+            raise _failed(err, exc) from None
 
         out = Console()
         m = result.manifest
@@ -156,6 +157,16 @@ def register(app: typer.Typer) -> None:
         out.print("  use it: kramabench run --workload kramabench ...")
 
 
+def _failed(err: Console, exc: Exception, code: int = 1, pins: list[str] | None = None) -> typer.Exit:
+    """Say why a fetch failed and print the checksums to pin (``sha256 ...`` lines on stdout); the exit to raise."""
+    from rich.markup import escape
+
+    err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
+    for pin in pins or []:
+        typer.echo(f"sha256 {pin}")
+    return typer.Exit(code)
+
+
 def _fetch_elt(
     err,
     *,
@@ -205,13 +216,9 @@ def _fetch_elt(
             archive_urls=mirrors,
         )
     except ChecksumsRequired as exc:
-        err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
-        for name, digest in exc.computed.items():
-            typer.echo(f"sha256 {name}={digest}")
-        raise typer.Exit(3) from None
+        raise _failed(err, exc, 3, [f"{name}={digest}" for name, digest in exc.computed.items()]) from None
     except FetchError as exc:
-        err.print(f"[red]error:[/] {escape(safe_text(exc))}", soft_wrap=True, highlight=False)
-        raise typer.Exit(1) from None
+        raise _failed(err, exc) from None
     out = Console()
     out.print(
         f"[green]{'already fetched' if reused else 'fetched'}[/] ELT-Bench {m.ref} -> {escape(str(root))}",

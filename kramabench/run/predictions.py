@@ -425,17 +425,7 @@ def read_predictions(
             continue
         preds.n_read += 1
         if known is not None and tid not in known:
-            parent = parents.get(tid)
-            hint = _subtask_hint(tid, parent)
-            problems.append(
-                Problem(
-                    code="unknown_task",
-                    message=f"prediction for unknown task {tid[:200]!r} ignored{hint}",
-                    file=f,
-                    line=n,
-                    task_id=tid[:200],
-                )
-            )
+            problems.append(_unknown_task(tid, parents.get(tid), tid[:200], file=f, line=n))
             continue
         dom = obj.get("domain")
         dom = dom if isinstance(dom, str) and dom else None
@@ -539,9 +529,19 @@ def _artifacts(raw: Any, path: Path, line: int, tid: str, problems: list[Problem
     return out
 
 
-def _subtask_hint(tid: str, parent: str | None) -> str:
-    """What a prediction for a subtask given as a task is told (nothing when ``tid`` is no subtask)."""
-    return f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)" if parent else ""
+def _unknown_task(
+    tid: str, parent: str | None, shown: str, file: str | None = None, line: int | None = None
+) -> Problem:
+    """The problem of a prediction for a task the workloads do not have (``shown``: the id as the problem names
+    it); a subtask given as a task (its ``parent`` known) is told where it belongs."""
+    hint = f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)" if parent else ""
+    return Problem(
+        code="unknown_task",
+        message=f"prediction for unknown task {shown!r} ignored{hint}",
+        file=file,
+        line=line,
+        task_id=shown,
+    )
 
 
 def _item(
@@ -648,16 +648,7 @@ def score_workloads(
                 subtask_parent = {
                     s.id: t.id for pairs in owners.values() for _d, t in pairs for s in t.subtasks
                 }
-            parent = subtask_parent.get(tid)
-            hint = _subtask_hint(tid, parent)
-            problems.append(
-                Problem(
-                    code="unknown_task",
-                    message=f"prediction for unknown task {tid!r} ignored{hint}",
-                    line=p.line or None,
-                    task_id=tid,
-                )
-            )
+            problems.append(_unknown_task(tid, subtask_parent.get(tid), tid, line=p.line or None))
         else:
             sub_ids = {s.id for _d, t in owners[tid] for s in t.subtasks}
             for sid in p.subtask_answers:

@@ -28,27 +28,26 @@ def torn_name(name: str) -> str:
     return name + TORN
 
 
+class _Named:
+    """A file of a run folder by its name: ``RunFolder(d).records`` is ``d / RECORDS``."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, folder: RunFolder, owner: type[RunFolder] | None = None) -> Path:
+        return folder.dir / self.name
+
+
 @dataclass(frozen=True)
 class RunFolder:
     """The paths of one run folder."""
 
     dir: Path
 
-    @property
-    def manifest(self) -> Path:
-        return self.dir / MANIFEST
-
-    @property
-    def records(self) -> Path:
-        return self.dir / RECORDS
-
-    @property
-    def calls(self) -> Path:
-        return self.dir / CALLS
-
-    @property
-    def lock(self) -> Path:
-        return self.dir / LOCK
+    manifest = _Named(MANIFEST)
+    records = _Named(RECORDS)
+    calls = _Named(CALLS)
+    lock = _Named(LOCK)
 
     def torn(self, name: str = RECORDS) -> Path:
         return self.dir / torn_name(name)
