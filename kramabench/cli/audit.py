@@ -40,6 +40,11 @@ def register(app: typer.Typer) -> None:
     audit.command("reliability")(reliability)
 
 
+def _workload_option(help: str) -> Any:
+    """A subcommand's ``--workload`` (None: the one given to ``kramabench audit``)."""
+    return typer.Option(None, "--workload", "-w", help=help)
+
+
 def audit_main(
     ctx: typer.Context,
     workload: str = typer.Option("kramabench", "--workload", "-w", help="workload root or 'kramabench'"),
@@ -63,11 +68,8 @@ def audit_main(
 
 def coverage_cmd(
     ctx: typer.Context,
-    workload: str | None = typer.Option(
-        None,
-        "--workload",
-        "-w",
-        help="workload root or 'kramabench' (default: the audit's --workload, else kramabench)",
+    workload: str | None = _workload_option(
+        "workload root or 'kramabench' (default: the audit's --workload, else kramabench)"
     ),
     errata: Path | None = typer.Option(
         None, "--errata", help="errata file (default: the audit's --errata, else the workload's own)"
@@ -89,12 +91,8 @@ def coverage_cmd(
 
 def reference(
     ctx: typer.Context,
-    workload: str | None = typer.Option(
-        None,
-        "--workload",
-        "-w",
-        help="bundled suite name, workload root or "
-        "'kramabench' (default: the audit's --workload; one is needed)",
+    workload: str | None = _workload_option(
+        "bundled suite name, workload root or 'kramabench' (default: the audit's --workload; one is needed)"
     ),
     domain: list[str] = typer.Option(None, "--domain", "-d", help="only these domains (repeatable)"),
     task: list[str] = typer.Option(None, "--task", help="only these task ids (repeatable)"),
