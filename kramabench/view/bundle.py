@@ -32,6 +32,7 @@ from typing import Any
 from kramabench.files import sha256_hex
 from kramabench.view import artifacts as arts
 from kramabench.view.api import ApiError, ViewApi
+from kramabench.view.page import page_html
 from kramabench.view.render import style_css
 
 log = logging.getLogger(__name__)
@@ -50,31 +51,8 @@ PAGE_CSP = (
     "form-action 'none'"
 )
 
-INDEX_HTML = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="{csp}">
-<meta name="referrer" content="no-referrer">
-<link rel="icon" href="data:,">
-<title>kramabench view (static copy)</title>
-<link rel="stylesheet" href="static/app.css">
-<link rel="stylesheet" href="static/hl.css">
-</head>
-<body>
-<header id="top">
-  <a href="index.html" id="home">kramabench view</a>
-  <span id="crumbs"></span>
-  <span id="live" class="live off" title="a static copy: no live updates">static copy</span>
-</header>
-<main id="main"><p class="muted">Loading…</p></main>
-<script src="static/bundle.js"></script>
-<script src="data/index.js"></script>
-<script src="static/app.js"></script>
-</body>
-</html>
-"""
+#: the page of a static copy
+INDEX_HTML = page_html(copy_csp=PAGE_CSP)
 
 IMAGE_EXTS = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
 
@@ -166,7 +144,7 @@ def write_bundle(
     for name in ("app.js", "app.css", "bundle.js"):
         w.write(f"static/{name}", (static / name).read_bytes())
     w.write("static/hl.css", style_css().encode())
-    w.write("index.html", INDEX_HTML.format(csp=PAGE_CSP).encode())
+    w.write("index.html", INDEX_HTML.encode())
     w.write(MARKER, b"a static copy of kramabench view; written again by kramabench view --bundle\n")
 
     index: dict[str, Any] = {"runs": {}, "artifacts": {}, "compare": {}}

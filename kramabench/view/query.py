@@ -118,38 +118,35 @@ def _csv(v: Any) -> list[str]:
     return [x for x in str(v).split(",") if x != ""]
 
 
+def _chosen(description: str | None = None) -> Any:
+    """A facet's field: the values chosen (none: the facet does not filter)."""
+    return Field(default_factory=list, description=description)
+
+
 class RowQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     q: str = Field("", description="words that must all appear (case-insensitive) in the task's text")
-    domain: list[str] = Field(default_factory=list)
-    difficulty: list[str] = Field(default_factory=list)
-    outcome: list[str] = Field(default_factory=list)
-    error: list[str] = Field(
-        default_factory=list, description="error kinds; 'none' for rows without an error"
+    domain: list[str] = _chosen()
+    difficulty: list[str] = _chosen()
+    outcome: list[str] = _chosen()
+    error: list[str] = _chosen("error kinds; 'none' for rows without an error")
+    type: list[str] = _chosen("answer types")
+    setting: list[str] = _chosen()
+    gold_class: list[str] = _chosen(
+        "reviewed classes of the tasks (reproduces, gold-defect, ...); 'none' for tasks without one"
     )
-    type: list[str] = Field(default_factory=list, description="answer types")
-    setting: list[str] = Field(default_factory=list)
-    gold_class: list[str] = Field(
-        default_factory=list,
-        description="reviewed classes of the tasks (reproduces, "
-        "gold-defect, ...); 'none' for tasks without one",
+    agent: list[str] = _chosen(
+        "how an agent ended (final_answer, max_steps, budget, format_errors, ...); 'none' for records without steps"
     )
-    agent: list[str] = Field(
-        default_factory=list,
-        description="how an agent ended (final_answer, max_steps, budget, "
-        "format_errors, ...); 'none' for records without steps",
+    step: list[str] = _chosen(
+        "outcomes that happened in a step (timeout, error, "
+        "format_error, ...): a record with any of them; 'none' for records with none"
     )
-    step: list[str] = Field(
-        default_factory=list,
-        description="outcomes that happened in a step (timeout, error, "
-        "format_error, ...): a record with any of them; 'none' for records with none",
-    )
-    benchmark: list[str] = Field(
-        default_factory=list,
-        description="why the benchmark cannot support a task "
+    benchmark: list[str] = _chosen(
+        "why the benchmark cannot support a task "
         "(data_source_missing, not_reproducible, ...: its records' benchmark_notes): a record "
-        "with any of them; 'none' for the tasks the benchmark supports",
+        "with any of them; 'none' for the tasks the benchmark supports"
     )
     min: float | None = Field(None, ge=0, le=100, description="lowest score, percent")
     max: float | None = Field(None, ge=0, le=100, description="highest score, percent")

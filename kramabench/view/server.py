@@ -28,6 +28,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from kramabench.view import artifacts as arts
 from kramabench.view.api import ApiError, ViewApi
+from kramabench.view.page import page_html
 from kramabench.view.query import QueryError
 from kramabench.view.render import style_css
 from kramabench.view.runs import RunFollower, Watcher
@@ -39,11 +40,12 @@ PAGE_CSP = (
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
 ARTIFACT_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox"
+#: the page, served at ``/``
+PAGE = page_html()
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 CONNECTION_TIMEOUT_S = 60.0
 #: URL path -> (file in kramabench/view/static, content type)
 STATIC = {
-    "/": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/static/app.css": ("app.css", "text/css; charset=utf-8"),
 }
@@ -52,6 +54,7 @@ STATIC = {
 def _static_files() -> dict[str, tuple[bytes, str]]:
     base = resources.files("kramabench.view") / "static"
     files = {url: ((base / name).read_bytes(), ctype) for url, (name, ctype) in STATIC.items()}
+    files["/"] = (PAGE.encode(), "text/html; charset=utf-8")
     # the highlighted code's colours: Pygments' own style sheet, made when the viewer starts (no build step)
     files["/static/hl.css"] = (style_css().encode(), "text/css; charset=utf-8")
     return files

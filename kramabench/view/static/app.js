@@ -672,26 +672,25 @@
       count.setAttribute("data-query", rq.toString());  // what the table shows (tests wait for it)
     }
 
-    let goldsVersion = null;
-    async function loadGolds() {
-      try {
-        const g = await api(apiRun(name, "golds"));
-        if (!current(seq)) return;
-        goldsVersion = g.version;
-        fill(goldsBody, JSON.stringify(g), floorsTable(g));
-        fill(goldsLine, JSON.stringify(g), floorsLine(g));
-        goldsBody.setAttribute("data-version", String(g.version));
-      } catch (e) { if (current(seq)) { clear(goldsBody); goldsBody.appendChild(failure(e)); } }
+    // a part of the run's page drawn from one document of the run's API, with the run version it shows
+    function runPart(what, box, draw) {
+      const part = { version: null };
+      part.load = async () => {
+        try {
+          const d = await api(apiRun(name, what));
+          if (!current(seq)) return;
+          part.version = d.version;
+          draw(d);
+        } catch (e) { if (current(seq)) { clear(box); box.appendChild(failure(e)); } }
+      };
+      return part;
     }
-    let bdVersion = null;
-    async function loadBreakdown() {
-      try {
-        const d = await api(apiRun(name, "breakdown"));
-        if (!current(seq)) return;
-        bdVersion = d.version;
-        fill(bdBody, JSON.stringify(d), breakdownTables(d, name));
-      } catch (e) { if (current(seq)) { clear(bdBody); bdBody.appendChild(failure(e)); } }
-    }
+    const goldsPart = runPart("golds", goldsBody, (g) => {
+      fill(goldsBody, JSON.stringify(g), floorsTable(g));
+      fill(goldsLine, JSON.stringify(g), floorsLine(g));
+      goldsBody.setAttribute("data-version", String(g.version));
+    });
+    const bdPart = runPart("breakdown", bdBody, (d) => fill(bdBody, JSON.stringify(d), breakdownTables(d, name)));
     let runDoc = null;
     let loadSeq = 0;
     let firstDone = false;
@@ -711,7 +710,7 @@
       drawTable(doc, rq);
       fill(probs, JSON.stringify(r.problems), problemsBox(r.problems));
       fill(manifestPre, JSON.stringify(r.manifest), r.manifest ? json(r.manifest) : "(no readable manifest)");
-      if (!firstDone) { firstDone = true; loadGolds(); loadBreakdown(); }
+      if (!firstDone) { firstDone = true; goldsPart.load(); bdPart.load(); }
       return doc;
     }
     load(true);
@@ -723,8 +722,8 @@
         if (!v || v.version === version) return;
         version = v.version;
         await load(true);
-        if (goldsVersion !== v.version) loadGolds();
-        if (bdVersion !== v.version) loadBreakdown();
+        if (goldsPart.version !== v.version) goldsPart.load();
+        if (bdPart.version !== v.version) bdPart.load();
       },
     });
   }
