@@ -15,6 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -150,19 +151,28 @@ def read_reports(path: Path) -> list[AuditReport]:
     return out
 
 
+@dataclass(frozen=True)
+class Auditing:
+    """Who audits the cases and how: the Auditor's model and sandbox, its name in the reports, its options
+    and how many sessions run at once."""
+
+    model: Any
+    sandbox: Any
+    auditor: str
+    options: AuditorOptions | None = None
+    concurrency: int = 2
+
+
 def run_sessions(
     cases: list[FailureCase],
-    model: Any,
-    sandbox: Any,
+    how: Auditing,
     *,
-    auditor: str,
     out_path: Path | None = None,
-    options: AuditorOptions | None = None,
-    concurrency: int = 2,
     force: bool = False,
     on_done: Callable[[AuditReport, bool], None] | None = None,
 ) -> tuple[list[AuditReport], int]:
     """Audit ``cases`` (resuming from ``out_path``); returns the reports in case order and how many were reused."""
+    auditor = how.auditor
     done: dict[str, AuditReport] = {}
     if out_path is not None and not force:
         done = {r.id: r for r in read_reports(out_path) if r.auditor == auditor}
@@ -179,7 +189,7 @@ def run_sessions(
             rep, reused = done[rid], True
         else:
             try:
-                rep = audit_case(case, model, sandbox, options, auditor=auditor)
+                rep = audit_case(case, how.model, how.sandbox, how.options, auditor=auditor)
             except Exception as exc:  # noqa: BLE001 - one session's trouble is recorded, the audit goes on
                 log.exception("%s: auditor session failed", rid)
                 rep = AuditReport(id=rid, domain=case.domain, task_id=case.task_id, auditor=auditor,
@@ -196,7 +206,7 @@ def run_sessions(
             if on_done is not None:
                 on_done(rep, reused)
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, how.concurrency)) as pool:
         list(pool.map(one, cases))
     ordered = [results[f"{c.domain}/{c.task_id}"] for c in cases]
     return ordered, sum(1 for c in cases if f"{c.domain}/{c.task_id}" in done)
@@ -218,8 +228,8 @@ def audit_failures(
     """Audit every failure of the run in ``run_dir``; reports go to ``<out_dir>/failures.jsonl``."""
     cases, _manifest = failure_cases(Path(run_dir), task_ids=task_ids)
     out_dir = Path(out_dir) if out_dir is not None else Path(run_dir) / "audit"
-    reports, reused = run_sessions(cases, model, sandbox, auditor=auditor, out_path=out_dir / REPORTS_NAME,
-                                   options=options, concurrency=concurrency, force=force, on_done=on_done)  # fmt: skip
+    how = Auditing(model, sandbox, auditor, options, concurrency)
+    reports, reused = run_sessions(cases, how, out_path=out_dir / REPORTS_NAME, force=force, on_done=on_done)
     audit = FailuresAudit(run_dir=str(run_dir), auditor=auditor, reports=reports, reused=reused)
     write_file(out_dir / "failures.json",
                json.dumps({"run_dir": str(run_dir), "auditor": auditor, "failures": len(reports),
@@ -230,6 +240,7 @@ def audit_failures(
 
 __all__ = [
     "REPORTS_NAME",
+    "Auditing",
     "FailuresAudit",
     "audit_failures",
     "failure_cases",

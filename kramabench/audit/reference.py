@@ -55,6 +55,7 @@ from kramabench.audit.layout import (
 from kramabench.audit.static import StaticFinding, static_checks
 from kramabench.contracts.answers import answer_type_name
 from kramabench.files import LongLine, clip, keep_tail, lines_of, open_append
+from kramabench.scorers.keys import AnswerKey
 from kramabench.workload.models import AnswerTypeName, Task, Workload
 
 log = logging.getLogger(__name__)
@@ -66,14 +67,9 @@ REPRODUCE_AT = 0.99
 _TAIL = 2000
 
 
-class ItemVerdict(BaseModel):
+class ItemVerdict(AnswerKey):
     """The verdict of one task (``subtask_id`` None) or subtask."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    domain: str
-    task_id: str
-    subtask_id: str | None = None
     verdict: Verdict
     cause: CauseKind | None = None
     cause_detail: str | None = None

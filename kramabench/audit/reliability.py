@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase
-from kramabench.audit.failures import run_sessions, solution_text
+from kramabench.audit.failures import Auditing, run_sessions, solution_text
 from kramabench.files import SMALL_JSON_BYTES, read_bytes
 from kramabench.workload.solutions import solution_of
 
@@ -131,10 +131,9 @@ def check_reliability(
     cases = labelled_failure_cases(root, labelled)
     result = ReliabilityResult(auditor=auditor, k=k)
     agreements = [CaseAgreement(task_id=c.task_id, label=c.label) for c in labelled]
+    how = Auditing(model, sandbox, auditor, options, concurrency)
     for _run in range(k):
-        reports, _ = run_sessions(
-            cases, model, sandbox, auditor=auditor, options=options, concurrency=concurrency
-        )
+        reports, _ = run_sessions(cases, how)
         for agreement, rep in zip(agreements, reports, strict=True):
             agreement.verdicts.append((rep.attribution, rep.category))
         result.reports.extend(reports)

@@ -328,6 +328,12 @@ white-space:pre-wrap}pre.err{background:#fff5f5}section.failure{border-top:1px s
 .facts{color:#666;font-size:.85rem}ul.problems,p.problems{color:#9b1c1c}summary{cursor:pointer;color:#0b5cad}"""
 
 
+def _titled_list(title: str, items: list[Any], attrs: str = "") -> str:
+    """A bold title (a paragraph) over a bulleted list of ``items``, both with the HTML attributes ``attrs``."""
+    lis = "".join(f"<li>{html_text(str(x))}</li>" for x in items)
+    return f"<p{attrs}><b>{title}</b></p><ul{attrs}>{lis}</ul>"
+
+
 def _details_html(details: list[dict[str, Any]]) -> str:
     e = html_text
     parts = ["<h2 id='failure-reports'>Failure reports</h2>"]
@@ -335,11 +341,7 @@ def _details_html(details: list[dict[str, Any]]) -> str:
         parts.append(f"<section class='failure' id='{e(d['id'])}'><h3>{e(d['heading'])}</h3>"
                      f"<p class='facts'>{e(d['facts'])}</p><p><b>Root cause.</b> {e(d['root_cause'])}</p>")  # fmt: skip
         if d["evidence"]:
-            parts.append(
-                "<p><b>Evidence.</b></p><ul>"
-                + "".join(f"<li>{e(str(x))}</li>" for x in d["evidence"])
-                + "</ul>"
-            )
+            parts.append(_titled_list("Evidence.", d["evidence"]))
         if d["ambiguity"]:
             parts.append(f"<p><b>Readings of the question.</b> {e(d['ambiguity'])}</p>")
         for c in d["checks"]:
@@ -348,11 +350,7 @@ def _details_html(details: list[dict[str, Any]]) -> str:
                 f"<pre>{e(c['code'])}</pre>"
             )
         if d["problems"]:
-            parts.append(
-                "<p class='problems'><b>Problems of the report.</b></p><ul class='problems'>"
-                + "".join(f"<li>{e(p)}</li>" for p in d["problems"])
-                + "</ul>"
-            )
+            parts.append(_titled_list("Problems of the report.", d["problems"], " class='problems'"))
         if d["runs"]:
             body = "".join(
                 f"<p>Turn {e(str(r['turn']))}: ran ({e(str(r['status']))})</p><pre>{e(r['code'])}</pre>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,19 +48,7 @@ class RunData:
         """This run with its records against ``gold`` (itself when that is its view, or no views are set)."""
         if gold is None or gold == self.gold or gold not in self.golds:
             return self
-        return RunData(
-            path=self.path,
-            manifest=self.manifest,
-            records=self.golds[gold].records,
-            warnings=self.warnings,
-            label=self.label,
-            keys=self.keys,
-            golds=self.golds,
-            gold=gold,
-            gold_notes=self.gold_notes,
-            unsupported=self.unsupported,
-            excluded_unsupported=self.excluded_unsupported,
-        )
+        return replace(self, records=self.golds[gold].records, gold=gold)
 
     def settings(self) -> list[str]:
         seen: dict[str, None] = {}

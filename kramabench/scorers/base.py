@@ -7,15 +7,27 @@ scorers have always found it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kramabench.contracts.scoring import Judge, Score, Scorer
 
 
+@dataclass(frozen=True)
+class ScoreCall:
+    """The keywords a :class:`~kramabench.contracts.scoring.Scorer` is called with besides the two values,
+    handed on as one to the rules behind the built-in scorers."""
+
+    judge: Judge | None = None
+    question: str | None = None
+    diagnostics: bool = True
+
+
 def scorer_variant(rule: Callable[..., Score], name: str, module: str, **fixed: Any) -> Scorer:
-    """The :class:`~kramabench.contracts.scoring.Scorer` ``module.name``: ``rule`` called with the scorer's
-    arguments and the keywords ``fixed`` (``approximate=True``...). Named as a ``def name`` in ``module``
-    would be, so it pickles and reads the same in a traceback."""
+    """The :class:`~kramabench.contracts.scoring.Scorer` ``module.name``: ``rule(expected, predicted, call,
+    **fixed)`` with the scorer's keywords as a :class:`ScoreCall` and the keywords ``fixed``
+    (``approximate=True``...). Named as a ``def name`` in ``module`` would be, so it pickles and reads the same
+    in a traceback."""
 
     def scorer(
         expected: Any,
@@ -25,11 +37,11 @@ def scorer_variant(rule: Callable[..., Score], name: str, module: str, **fixed: 
         question: str | None = None,
         diagnostics: bool = True,
     ) -> Score:
-        return rule(expected, predicted, **fixed, judge=judge, question=question, diagnostics=diagnostics)
+        return rule(expected, predicted, ScoreCall(judge, question, diagnostics), **fixed)
 
     scorer.__name__ = scorer.__qualname__ = name
     scorer.__module__ = module
     return scorer
 
 
-__all__ = ["Score", "scorer_variant"]
+__all__ = ["Score", "ScoreCall", "scorer_variant"]

@@ -31,16 +31,16 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts.answers import KeyFunctionality
-from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError, ModelOptions
+from kramabench.contracts.model import ChatMessage, Completion, ModelError
 from kramabench.scorers.base import Score
 from kramabench.scorers.defaults import DEFAULT_DESIGN_JUDGE
+from kramabench.scorers.judge import ModelBackedJudge
 
 logger = logging.getLogger(__name__)
 
@@ -263,33 +263,14 @@ def parse_design_reply(text: str, ids: Sequence[str]) -> ParsedReply:
 # ---- the judge ----------------------------------------------------------------------------------
 
 
-class DesignJudge:
+class DesignJudge(ModelBackedJudge):
     """Judge pipeline code against key functionalities with a :class:`Model` (see module docstring)."""
 
-    def __init__(
-        self,
-        model: Model,
-        *,
-        prompt_version: str = DESIGN_PROMPT_VERSION,
-        options: ModelOptions | None = None,
-    ) -> None:
-        if prompt_version not in DESIGN_PROMPTS:
-            raise ValueError(
-                f"unknown design prompt version {prompt_version!r}; known: {sorted(DESIGN_PROMPTS)}"
-            )
-        self.model = model
-        self.id = model.id
-        self.prompt_version = prompt_version
-        self.options = options or ModelOptions(temperature=0.0, max_tokens=2000, response_format_json=True)
-        self.stats: dict[str, float] = {
-            "calls": 0,
-            "reasks": 0,
-            "unparsable": 0,
-            "errors": 0,
-            "items_unscored": 0,
-            "cost_usd": 0.0,
-        }
-        self._lock = threading.Lock()
+    what = "design"
+    prompts = DESIGN_PROMPTS
+    default_prompt_version = DESIGN_PROMPT_VERSION
+    max_tokens = 2000
+    counters = ("calls", "reasks", "unparsable", "errors", "items_unscored")
 
     # -- prompts --
     def messages(
@@ -326,10 +307,7 @@ class DesignJudge:
             verdict.cost_usd = None
         else:
             verdict.cost_usd += c.cost_usd
-        with self._lock:
-            self.stats["calls"] += 1
-            if c.cost_usd:
-                self.stats["cost_usd"] += c.cost_usd
+        self._count(calls=1, cost_usd=c.cost_usd)
         return c
 
     def judge(
@@ -361,8 +339,7 @@ class DesignJudge:
             c = self._complete(messages, verdict)
             parsed = parse_design_reply(c.text, ids)
             if not parsed.parsable:
-                with self._lock:
-                    self.stats["reasks"] += 1
+                self._count(reasks=1)
                 logger.info(
                     "design judge %s: unparsable reply (%s); asking again once", self.id, parsed.problem
                 )
@@ -375,8 +352,7 @@ class DesignJudge:
                 parsed = parse_design_reply(c2.text, ids)
         except ModelError as e:
             logger.warning("design judge %s failed: %s", self.id, e)
-            with self._lock:
-                self.stats["errors"] += 1
+            self._count(errors=1)
             verdict.error = f"{e.kind}: {e.message}"[:500]
         items = []
         for k in kfs:
@@ -409,10 +385,8 @@ class DesignJudge:
         verdict.items = items
         if parsed is not None and not parsed.parsable:
             verdict.problem = parsed.problem
-            with self._lock:
-                self.stats["unparsable"] += 1
-        with self._lock:
-            self.stats["items_unscored"] += verdict.n_unscored
+            self._count(unparsable=1)
+        self._count(items_unscored=verdict.n_unscored)
         return verdict
 
     def score(

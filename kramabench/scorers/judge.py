@@ -25,8 +25,9 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from kramabench.contracts.model import ChatMessage, Model, ModelError, ModelOptions
 from kramabench.contracts.scoring import CountsCalls, Judge, Verdict
@@ -206,8 +207,49 @@ class JudgeCache:
 # ---- the model-backed judge -----------------------------------------------------------------------
 
 
-class ModelJudge:
+class ModelBackedJudge:
+    """What a judge that asks a :class:`Model` keeps: the model and its id, a prompt version (one of the
+    judge's ``prompts``), the options of its calls (JSON replies, at temperature 0, of at most ``max_tokens``
+    unless given), and its ``counters`` (then ``cost_usd``) added to under a lock."""
+
+    #: what the judge is called in the error for an unknown prompt version
+    what: ClassVar[str]
+    prompts: ClassVar[Mapping[str, object]]
+    default_prompt_version: ClassVar[str]
+    max_tokens: ClassVar[int]
+    counters: ClassVar[tuple[str, ...]]
+
+    def __init__(
+        self, model: Model, *, prompt_version: str | None = None, options: ModelOptions | None = None
+    ) -> None:
+        version = self.default_prompt_version if prompt_version is None else prompt_version
+        if version not in self.prompts:
+            raise ValueError(f"unknown {self.what} prompt version {version!r}; known: {sorted(self.prompts)}")
+        self.model = model
+        self.id = model.id
+        self.prompt_version = version
+        self.options = options or ModelOptions(
+            temperature=0.0, max_tokens=self.max_tokens, response_format_json=True
+        )
+        self.stats: dict[str, float] = {**dict.fromkeys(self.counters, 0), "cost_usd": 0.0}
+        self._lock = threading.Lock()
+
+    def _count(self, **adds: float | None) -> None:
+        """Add to the counters at once (a cost of None or 0 adds nothing)."""
+        with self._lock:
+            for key, n in adds.items():
+                if n:
+                    self.stats[key] += n
+
+
+class ModelJudge(ModelBackedJudge):
     """A :class:`Judge` that asks a :class:`Model` for a JSON verdict."""
+
+    what = "judge"
+    prompts = PROMPTS
+    default_prompt_version = DEFAULT_PROMPT_VERSION
+    max_tokens = 300
+    counters = ("calls", "cache_hits", "unparsable", "errors")
 
     def __init__(
         self,
@@ -218,15 +260,8 @@ class ModelJudge:
         cache_path: str | Path | None = None,
         options: ModelOptions | None = None,
     ) -> None:
-        if prompt_version not in PROMPTS:
-            raise ValueError(f"unknown judge prompt version {prompt_version!r}; known: {sorted(PROMPTS)}")
-        self.model = model
-        self.id = model.id
-        self.prompt_version = prompt_version
+        super().__init__(model, prompt_version=prompt_version, options=options)
         self.cache = cache if cache is not None else JudgeCache(cache_path)
-        self.options = options or ModelOptions(temperature=0.0, max_tokens=300, response_format_json=True)
-        self.stats = {"calls": 0, "cache_hits": 0, "unparsable": 0, "errors": 0, "cost_usd": 0.0}
-        self._lock = threading.Lock()
 
     def messages(self, question: str | None, expected: str, predicted: str) -> list[ChatMessage]:
         system, user = PROMPTS[self.prompt_version]
@@ -237,8 +272,7 @@ class ModelJudge:
         key = cache_key(self.id, self.prompt_version, question, expected, predicted)
         hit = self.cache.get(key)
         if hit is not None:
-            with self._lock:
-                self.stats["cache_hits"] += 1
+            self._count(cache_hits=1)
             return hit
         msgs = self.messages(question, expected, predicted)
         try:
@@ -259,16 +293,10 @@ class ModelJudge:
                 completion = self.model.complete(msgs, self.options)
         except ModelError as e:
             logger.warning("judge %s failed: %s", self.id, e)
-            with self._lock:
-                self.stats["errors"] += 1
+            self._count(errors=1)
             return Verdict(equivalent=None, reason=f"judge model error ({e.kind}): {e.message}"[:500])
         verdict = parse_verdict(completion.text)
-        with self._lock:
-            self.stats["calls"] += 1
-            if completion.cost_usd:
-                self.stats["cost_usd"] += completion.cost_usd
-            if verdict.equivalent is None:
-                self.stats["unparsable"] += 1
+        self._count(calls=1, cost_usd=completion.cost_usd, unparsable=verdict.equivalent is None)
         self.cache.put(key, verdict)
         return verdict
 
@@ -279,6 +307,7 @@ __all__ = [
     "CountsCalls",
     "Judge",
     "JudgeCache",
+    "ModelBackedJudge",
     "ModelJudge",
     "Verdict",
     "cache_key",

@@ -41,9 +41,8 @@ from typing import Any, Final, Literal, TypeVar
 
 import numpy as np
 
-from kramabench.scorers.base import Score, scorer_variant
+from kramabench.scorers.base import Score, ScoreCall, scorer_variant
 from kramabench.scorers.context import JudgeContext
-from kramabench.scorers.judge import Judge
 from kramabench.scorers.matching import first_true, interval_matching, max_matching, runs_matching
 from kramabench.scorers.numeric import (
     APPROX_ITEM_THRESHOLD,
@@ -624,12 +623,10 @@ def _numeric_scale_check(
 def score_list(
     expected: Any,
     predicted: Any,
+    call: ScoreCall,
     *,
     approximate: bool,
     metric: str,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
     details: dict[str, Any] | None = None,
 ) -> Score:
     details = dict(details or {})
@@ -644,7 +641,7 @@ def score_list(
         return Score(value=0.0, metric=metric, details=details)
     pred_list, notes = parse_list(predicted)
     assert pred_list is not None
-    ctx = JudgeContext(judge, question)
+    ctx = JudgeContext(call.judge, call.question)
     match_notes: list[str] = []
     g_arr = gold.array()
     p_arr = numeric_array(pred_list) if g_arr is not None else None
@@ -675,10 +672,12 @@ def score_list(
         details["notes"] = notes + match_notes
     elif match_notes:
         details["notes"] = match_notes
-    if diagnostics:
+    if call.diagnostics:
         details["precision"] = lo / np_ if np_ else float(ng == 0)
         details["recall"] = lo / ng if ng else float(np_ == 0)
-    if lo < min(ng, np_) and diagnostics and not strings_only:  # (strings_only: no scale mismatch to find)
+    if (
+        lo < min(ng, np_) and call.diagnostics and not strings_only
+    ):  # (strings_only: no scale mismatch to find)
         if pred_items is None:
             # plain numbers on both sides (the gold's very values match everything: lo is not below)
             assert g_arr is not None and p_arr is not None

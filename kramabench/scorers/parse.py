@@ -392,27 +392,17 @@ def looks_like_list_literal(s: str) -> bool:
 NUM, STR, LST = 0, 1, 2
 
 
+@dataclass(eq=False, repr=False, slots=True)  # eq=False: items are told apart by identity (and hashed so)
 class Item:
     """One list element in typed form: ``kind`` is NUM, STR or LST; ``key`` is hashable and canonical
     (a float, the normalised string, or a tuple of child keys)."""
 
-    __slots__ = ("kind", "key", "num", "text", "raw", "children")
-
-    def __init__(
-        self,
-        kind: int,
-        key: Any,
-        num: ParsedNumber | None = None,
-        text: str | None = None,
-        raw: Any = None,
-        children: tuple[Item, ...] = (),
-    ) -> None:
-        self.kind = kind
-        self.key = key
-        self.num = num
-        self.text = text
-        self.raw = raw
-        self.children = children
+    kind: int
+    key: Any
+    num: ParsedNumber | None = None
+    text: str | None = None
+    raw: Any = None
+    children: tuple[Item, ...] = ()
 
     @property
     def number(self) -> ParsedNumber:

@@ -37,10 +37,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kramabench.scorers.base import Score, scorer_variant
+from kramabench.scorers.base import Score, ScoreCall, scorer_variant
 from kramabench.scorers.context import JudgeContext
 from kramabench.scorers.diagnostics import string_diagnostics
-from kramabench.scorers.judge import Judge
 from kramabench.scorers.lists import score_list
 from kramabench.scorers.numeric import compare_numbers
 from kramabench.scorers.parse import (
@@ -127,10 +126,7 @@ def _delegate_to_list(
     predicted: Any,
     answer_type: str,
     approximate: bool,
-    *,
-    judge: Judge | None,
-    question: str | None,
-    diagnostics: bool,
+    call: ScoreCall,
 ) -> Score:
     """A list gold under a scalar answer type: compared as lists; a 0/1 metric (Table 3) stays 0/1 —
     1 only when every item matches (F1 = 1) — while numeric_approximate keeps the list's F1."""
@@ -138,12 +134,10 @@ def _delegate_to_list(
     s = score_list(
         expected_list,
         predicted,
+        call,
         approximate=approximate,
         metric=metric,
         details={"answer_type": answer_type, "gold_is_list": True},
-        judge=judge,
-        question=question,
-        diagnostics=diagnostics,
     )
     if answer_type not in ALL_OR_NOTHING or s.value is None:
         return s
@@ -158,10 +152,7 @@ def _common_cases(
     predicted: Any,
     metric: str,
     approximate: bool,
-    *,
-    judge: Judge | None,
-    question: str | None,
-    diagnostics: bool,
+    call: ScoreCall,
 ) -> Score | None:
     """What every scalar metric does first: no gold -> unscored; a list gold -> the list metric of the same
     strictness; no prediction -> 0. ``None`` when the metric has to compare the values itself."""
@@ -169,9 +160,7 @@ def _common_cases(
         return Score(value=None, metric=metric, unscored=True, details={"reason": "no_gold"})
     gold_list = _gold_as_list(expected)
     if gold_list is not None:
-        return _delegate_to_list(
-            gold_list, predicted, metric, approximate, judge=judge, question=question, diagnostics=diagnostics
-        )
+        return _delegate_to_list(gold_list, predicted, metric, approximate, call)
     if predicted is None:
         return Score(value=0.0, metric=metric, details={"reason": "none"})
     return None
@@ -197,19 +186,9 @@ def _string_compare(expected: Any, predicted: Any, details: dict[str, Any]) -> b
     return False
 
 
-def _score_string(
-    expected: Any,
-    predicted: Any,
-    *,
-    approximate: bool,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
-) -> Score:
+def _score_string(expected: Any, predicted: Any, call: ScoreCall, *, approximate: bool) -> Score:
     metric = "string_approximate" if approximate else "string_exact"
-    early = _common_cases(
-        expected, predicted, metric, approximate, judge=judge, question=question, diagnostics=diagnostics
-    )
+    early = _common_cases(expected, predicted, metric, approximate, call)
     if early is not None:
         return early
     details: dict[str, Any] = {}
@@ -222,7 +201,7 @@ def _score_string(
     if _string_compare(expected, pred, details):
         return Score(value=1.0, metric=metric, details=details)
     p_norm = normalize_string(pred)
-    if diagnostics and not details.get("compared_as_number"):
+    if call.diagnostics and not details.get("compared_as_number"):
         details.update(string_diagnostics(_text(expected), _text(pred)))
     if not p_norm:
         details["reason"] = "empty"
@@ -234,7 +213,7 @@ def _score_string(
         return Score(value=0.0, metric=metric, details=details)
     if details.get("compared_as_number") or details.get("compared_as_bool"):
         return Score(value=0.0, metric=metric, details=details)  # two different numbers / truth values
-    ctx = JudgeContext(judge, question)
+    ctx = JudgeContext(call.judge, call.question)
     verdict = ctx.ask(expected, pred)
     ctx.record(details)
     if verdict is None:
@@ -256,21 +235,13 @@ string_approximate = scorer_variant(_score_string, "string_approximate", __name_
 # ---- numbers --------------------------------------------------------------------------------------
 
 
-def _score_number(
-    expected: Any,
-    predicted: Any,
-    *,
-    approximate: bool,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
-) -> Score:
+def _score_number(expected: Any, predicted: Any, call: ScoreCall, *, approximate: bool) -> Score:
     metric = "numeric_approximate" if approximate else "numeric_exact"
     gold: ParsedNumber | None = None
     if expected is not None and _gold_as_list(expected) is None:
         parsed = parse_number(expected)
         if isinstance(parsed, NumberError):
-            s = _score_string(expected, predicted, approximate=False, diagnostics=diagnostics)
+            s = _score_string(expected, predicted, ScoreCall(diagnostics=call.diagnostics), approximate=False)
             return Score(
                 value=s.value,
                 metric=metric,
@@ -278,9 +249,7 @@ def _score_number(
                 details={**s.details, "gold_not_a_number": parsed.reason},
             )
         gold = parsed
-    early = _common_cases(
-        expected, predicted, metric, approximate, judge=judge, question=question, diagnostics=diagnostics
-    )
+    early = _common_cases(expected, predicted, metric, approximate, call)
     if early is not None:
         return early
     # no early case: the gold is neither None nor a list, so it was read as a number above
@@ -300,7 +269,7 @@ def _score_number(
             details["reason"] = "abstention"
         return Score(value=0.0, metric=metric, details=details)
     value = compare_numbers(gold, pred, approximate=approximate, details=details)
-    if not diagnostics:
+    if not call.diagnostics:
         details.pop("abs_error", None)
         details.pop("rel_error", None)
     if not math.isfinite(gold.value):

@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.scorers.keys import AnswerKey
+
 DEFAULT_BOOTSTRAP = 10_000
 #: the most resamples a command accepts: 8 MB of means per interval (10**9 would ask for 7.5 GB)
 MAX_BOOTSTRAP = 1_000_000
@@ -41,24 +43,15 @@ _CHUNK_CELLS = 1 << 20
 _MIN_COUNTED = 28
 
 
-class ScoredItem(BaseModel):
+class ScoredItem(AnswerKey):
     """One scored answer: a task's main answer (``subtask_id`` None) or a subtask's."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    domain: str
-    task_id: str
-    subtask_id: str | None = None
     answer_type: str | None = None
     value: float | None = None
     unscored: bool = False
     reason: str | None = None
     metric: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def key(self) -> tuple[str, str, str | None]:
-        return (self.domain, self.task_id, self.subtask_id)
 
 
 class Estimate(BaseModel):
