@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # the names as the type checker sees them (at run time: _LAZY
     from kramabench.contracts.setting import RemoteStaged as RemoteStaged
     from kramabench.contracts.setting import Setting as Setting
     from kramabench.contracts.setting import SettingContext as SettingContext
+    from kramabench.contracts.setting import SettingDefaults as SettingDefaults
     from kramabench.contracts.setting import Staged as Staged
     from kramabench.contracts.setting import SubtaskSpec as SubtaskSpec
     from kramabench.contracts.setting import Summarized as Summarized
@@ -107,6 +108,7 @@ _LAZY = {
     "RemoteStaged": "kramabench.contracts.setting",
     "Setting": "kramabench.contracts.setting",
     "SettingContext": "kramabench.contracts.setting",
+    "SettingDefaults": "kramabench.contracts.setting",
     "Staged": "kramabench.contracts.setting",
     "SubtaskSpec": "kramabench.contracts.setting",
     "Summarized": "kramabench.contracts.setting",
