@@ -34,32 +34,29 @@ RecordKey = tuple[str, str, "str | None", int]
 DEFAULT_FAMILY = "kramabench"
 
 
-class SubtaskSpec(Protocol):
+class QuestionSpec(Protocol):
+    """What a task and a subtask both are to a setting: a question with its gold answer."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def query(self) -> str: ...
+    @property
+    def answer(self) -> Any: ...  # the gold: a JSON value
+    @property
+    def answer_type(self) -> str | None: ...
+
+
+class SubtaskSpec(QuestionSpec, Protocol):
     """A subtask as a setting reads it (:class:`kramabench.workload.Subtask`)."""
 
     @property
-    def id(self) -> str: ...
-    @property
-    def query(self) -> str: ...
-    @property
     def step(self) -> str | None: ...
-    @property
-    def answer(self) -> Any: ...  # the gold: a JSON value
-    @property
-    def answer_type(self) -> str | None: ...
 
 
-class TaskSpec(Protocol):
+class TaskSpec(QuestionSpec, Protocol):
     """A task as a setting reads it (:class:`kramabench.workload.Task`; a family's tasks subclass it)."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def query(self) -> str: ...
-    @property
-    def answer(self) -> Any: ...  # the gold: a JSON value
-    @property
-    def answer_type(self) -> str | None: ...
     @property
     def subtasks(self) -> Sequence[SubtaskSpec]: ...
     @property
@@ -317,6 +314,7 @@ __all__ = [
     "Floored",
     "ForFamily",
     "LakeView",
+    "QuestionSpec",
     "RecordKey",
     "RemoteStaged",
     "Setting",
