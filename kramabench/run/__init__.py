@@ -13,18 +13,18 @@ from kramabench._lazy import lazy_exports
 if TYPE_CHECKING:  # the names as the type checker sees them (at run time: _LAZY), re-exported (`as`)
     from kramabench.contracts.records import Manifest as Manifest
     from kramabench.contracts.records import Record as Record
+    from kramabench.contracts.run import RunConfig as RunConfig
+    from kramabench.contracts.run import RunOptions as RunOptions
+    from kramabench.contracts.setting import Setting as Setting
+    from kramabench.contracts.setting import SettingContext as SettingContext
     from kramabench.run.paths import default_results_dir as default_results_dir
     from kramabench.run.paths import kramabench_home as kramabench_home
     from kramabench.run.paths import official_root as official_root
     from kramabench.run.runner import Runner as Runner
-    from kramabench.run.runner import RunOptions as RunOptions
     from kramabench.run.runner import RunResult as RunResult
     from kramabench.run.settings import BaseSetting as BaseSetting
-    from kramabench.run.settings import Setting as Setting
-    from kramabench.run.settings import SettingContext as SettingContext
     from kramabench.run.settings import get_setting as get_setting
     from kramabench.run.settings import setting_names as setting_names
-    from kramabench.run.setup import RunConfig as RunConfig
     from kramabench.run.setup import RunSetupError as RunSetupError
     from kramabench.run.setup import prepare as prepare
     from kramabench.run.store import RunStore as RunStore
@@ -39,14 +39,14 @@ _LAZY = {
     "kramabench_home": "kramabench.run.paths",
     "official_root": "kramabench.run.paths",
     "Runner": "kramabench.run.runner",
-    "RunOptions": "kramabench.run.runner",
+    "RunOptions": "kramabench.contracts.run",
     "RunResult": "kramabench.run.runner",
-    "RunConfig": "kramabench.run.setup",
+    "RunConfig": "kramabench.contracts.run",
     "RunSetupError": "kramabench.run.setup",
     "prepare": "kramabench.run.setup",
     "BaseSetting": "kramabench.run.settings",
-    "Setting": "kramabench.run.settings",
-    "SettingContext": "kramabench.run.settings",
+    "Setting": "kramabench.contracts.setting",
+    "SettingContext": "kramabench.contracts.setting",
     "get_setting": "kramabench.run.settings",
     "setting_names": "kramabench.run.settings",
     "RunStore": "kramabench.run.store",
