@@ -1,6 +1,7 @@
 """The setting contract: what a work item is, what the system is asked, how its output is scored.
 
-A setting implements :class:`Setting` (subclass :class:`BaseSetting` for the defaults) and is registered under
+A setting implements :class:`Setting` (subclass :class:`SettingDefaults`, or ``kramabench.run.BaseSetting``
+which adds the paraphrase judge, for the defaults) and is registered under
 the entry-point group ``kramabench.settings``. It sees a run through :class:`SettingContext`, a task through
 :class:`TaskSpec` (the workload's task: :class:`kramabench.workload.Task` or a family's subclass of it), the
 task's lake through :class:`LakeView` and one work item as a :class:`WorkItem`; the optional members are the
