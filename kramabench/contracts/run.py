@@ -19,6 +19,12 @@ ViewMode = Literal["auto", "hardlink", "copy", "direct"]
 ExecutorName = Literal["local", "ray"]
 
 
+def _seconds_limit(description: str) -> Any:
+    """A run's optional limit in seconds: more than 0, at most :data:`MAX_SECONDS`, a finite number; None (the
+    default): no limit of the run's own."""
+    return Field(default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False, description=description)
+
+
 class RunOptions(BaseModel):
     model_config = ConfigDict(
         extra="forbid", protected_namespaces=()
@@ -57,19 +63,11 @@ class RunOptions(BaseModel):
     lake_view: ViewMode = Field(
         default="auto", description="how host-side systems see the lake: auto|hardlink|copy|direct"
     )
-    task_timeout_s: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_SECONDS,
-        allow_inf_nan=False,
-        description="seconds a system may take per task, then its outcome is 'timeout' (default: no limit)",
+    task_timeout_s: float | None = _seconds_limit(
+        "seconds a system may take per task, then its outcome is 'timeout' (default: no limit)",
     )
-    model_timeout_s: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_SECONDS,
-        allow_inf_nan=False,
-        description="seconds one attempt of a model call may take in all, to the last byte of the reply; then it "
+    model_timeout_s: float | None = _seconds_limit(
+        "seconds one attempt of a model call may take in all, to the last byte of the reply; then it "
         f"fails as a 'timeout' and is tried again (default {DEFAULT_TIMEOUT_S:g})",
     )
     response_cache: bool = Field(
@@ -77,12 +75,8 @@ class RunOptions(BaseModel):
         description="reuse and fill the model response cache for calls at temperature 0 (--no-cache: every call "
         "is asked of the model again and its reply not stored; a resume keeps the choice)",
     )
-    model_budget_s: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_SECONDS,
-        allow_inf_nan=False,
-        description="seconds of model calls one task may spend, retries and waits included; past it a call fails "
+    model_budget_s: float | None = _seconds_limit(
+        "seconds of model calls one task may spend, retries and waits included; past it a call fails "
         "as a 'timeout' model error (default: no budget; each attempt of a call may take --model-timeout, and a "
         f"call is tried up to {DEFAULT_ATTEMPTS} times)",
     )

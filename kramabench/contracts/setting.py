@@ -1,6 +1,7 @@
 """The setting contract: what a work item is, what the system is asked, how its output is scored.
 
-A setting implements :class:`Setting` (subclass :class:`BaseSetting` for the defaults) and is registered under
+A setting implements :class:`Setting` (subclass :class:`SettingDefaults`, or ``kramabench.run.BaseSetting``
+which adds the paraphrase judge, for the defaults) and is registered under
 the entry-point group ``kramabench.settings``. It sees a run through :class:`SettingContext`, a task through
 :class:`TaskSpec` (the workload's task: :class:`kramabench.workload.Task` or a family's subclass of it), the
 task's lake through :class:`LakeView` and one work item as a :class:`WorkItem`; the optional members are the
@@ -25,7 +26,7 @@ from kramabench.contracts.model import Model
 from kramabench.contracts.records import Record
 from kramabench.contracts.scoring import NamedJudge
 from kramabench.contracts.stage import RemoteStage
-from kramabench.contracts.system import SystemOutput, TaskInput, TaskKind
+from kramabench.contracts.system import SubtaskInput, SystemOutput, TaskInput, TaskKind
 
 #: (setting, task id, subtask id, attempt)
 RecordKey = tuple[str, str, "str | None", int]
@@ -34,32 +35,29 @@ RecordKey = tuple[str, str, "str | None", int]
 DEFAULT_FAMILY = "kramabench"
 
 
-class SubtaskSpec(Protocol):
+class QuestionSpec(Protocol):
+    """What a task and a subtask both are to a setting: a question with its gold answer."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def query(self) -> str: ...
+    @property
+    def answer(self) -> Any: ...  # the gold: a JSON value
+    @property
+    def answer_type(self) -> str | None: ...
+
+
+class SubtaskSpec(QuestionSpec, Protocol):
     """A subtask as a setting reads it (:class:`kramabench.workload.Subtask`)."""
 
     @property
-    def id(self) -> str: ...
-    @property
-    def query(self) -> str: ...
-    @property
     def step(self) -> str | None: ...
-    @property
-    def answer(self) -> Any: ...  # the gold: a JSON value
-    @property
-    def answer_type(self) -> str | None: ...
 
 
-class TaskSpec(Protocol):
+class TaskSpec(QuestionSpec, Protocol):
     """A task as a setting reads it (:class:`kramabench.workload.Task`; a family's tasks subclass it)."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def query(self) -> str: ...
-    @property
-    def answer(self) -> Any: ...  # the gold: a JSON value
-    @property
-    def answer_type(self) -> str | None: ...
     @property
     def subtasks(self) -> Sequence[SubtaskSpec]: ...
     @property
@@ -174,6 +172,75 @@ class Setting(Protocol):
     def score(self, ctx: SettingContext, item: WorkItem, out: SystemOutput) -> dict[str, Any]: ...
 
 
+class SettingDefaults:
+    """Defaults of a setting, for subclassing (a setting may also implement :class:`Setting` whole): no default
+    judge, nothing presolved, the workloads of KramaBench's layout, a question to answer, one work item per task.
+
+    :meth:`task_input` is the one place a system's input is made: asked the question :meth:`question` gives, over
+    the lake :meth:`lake` gives, with the subtasks :meth:`posed_subtasks` gives, the specification files
+    :meth:`spec_files` names and the outputs :meth:`outputs` names (default: none). ``make_judge`` and ``score``
+    are the subclass's (:class:`kramabench.run.BaseSetting` adds the paraphrase judge)."""
+
+    name = ""
+    default_judge: str | None = None
+    family = DEFAULT_FAMILY
+    scores_answers = True
+    task_kind: TaskKind = "question"
+
+    def presolved(self, task: TaskSpec, unit: SubtaskSpec | None) -> SystemOutput | None:
+        return None
+
+    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
+        """One work item: the task itself."""
+        return [None]
+
+    def task_input(
+        self,
+        ctx: SettingContext,
+        task: TaskSpec,
+        unit: SubtaskSpec | None,
+        view: LakeView,
+        token: str,
+        keys: dict[str, str],
+    ) -> TaskInput:
+        query, parent_query = self.question(task, unit)
+        lake_root, files = self.lake(task, view)
+        return TaskInput(
+            query=query,
+            parent_query=parent_query,
+            lake_root=lake_root,
+            files=files,
+            setting=self.name,
+            kind=self.task_kind,
+            subtasks=self.posed_subtasks(ctx, task, keys),
+            token=token,
+            spec_files=self.spec_files(files),
+            outputs=self.outputs(task),
+        )
+
+    def question(self, task: TaskSpec, unit: SubtaskSpec | None) -> tuple[str, str | None]:
+        """The question the system is asked and the question it is part of (default: the task's own, none)."""
+        return task.query, None
+
+    def lake(self, task: TaskSpec, view: LakeView) -> tuple[Path, list[str]]:
+        """The lake's folder the system gets and its files, relative to it (default: the task's lake view)."""
+        return view.path, list(view.files)
+
+    def posed_subtasks(
+        self, ctx: SettingContext, task: TaskSpec, keys: dict[str, str]
+    ) -> list[SubtaskInput] | None:
+        """The subtasks posed with the task's question (default: none)."""
+        return None
+
+    def spec_files(self, files: list[str]) -> list[str]:
+        """The lake's files that specify the task, shown whole by agents (default: none)."""
+        return []
+
+    def outputs(self, task: TaskSpec) -> list[str]:
+        """The session's files that are the task's answer, collected before it ends (default: none)."""
+        return []
+
+
 @runtime_checkable
 class ForFamily(Protocol):
     """Optional: the workload family (kramabench.workload.families) whose workloads the setting runs."""
@@ -248,10 +315,12 @@ __all__ = [
     "Floored",
     "ForFamily",
     "LakeView",
+    "QuestionSpec",
     "RecordKey",
     "RemoteStaged",
     "Setting",
     "SettingContext",
+    "SettingDefaults",
     "Staged",
     "SubtaskSpec",
     "Summarized",

@@ -40,6 +40,7 @@ from kramabench.contracts.session import ServiceForward
 from kramabench.contracts.setting import (
     LakeView,
     SettingContext,
+    SettingDefaults,
     SubtaskSpec,
     TaskSpec,
     WorkItem,
@@ -266,14 +267,13 @@ def elt_task(task: TaskSpec) -> EltTask:
     return task
 
 
-class EltSetting:
+class EltSetting(SettingDefaults):
     """See the module docstring."""
 
     name = "elt"
     family = FAMILY
     #: the system builds a warehouse (its agents' prompts say so: extract, load, model, verify, then finish)
     task_kind: TaskKind = "elt"
-    default_judge: str | None = None
     #: the official/verified gold views are KramaBench's; an ELT suite's corrections apply per comparator
     scores_answers = False
 
@@ -289,36 +289,19 @@ class EltSetting:
     def with_options(self, options: BaseModel) -> EltSetting:
         return EltSetting(EltOptions.model_validate(options.model_dump()))
 
-    # -- the work items -----------------------------------------------------------------------------
-    def units(self, task: TaskSpec) -> list[SubtaskSpec | None]:
-        return [None]
-
-    def task_input(
-        self,
-        ctx: SettingContext,
-        task: TaskSpec,
-        unit: SubtaskSpec | None,
-        view: LakeView,
-        token: str,
-        keys: dict[str, str],
-    ) -> TaskInput:
+    # -- the work items (one per pipeline: SettingDefaults.units) ---------------------------------------
+    def lake(self, task: TaskSpec, view: LakeView) -> tuple[Path, list[str]]:
+        """The pipeline's task folder and its files."""
         prefix = f"{task.id}/"
-        files = [f[len(prefix) :] for f in view.files if f.startswith(prefix)]
-        return TaskInput(
-            query=task.query,
-            lake_root=Path(view.path) / task.id,
-            setting=self.name,
-            kind=self.task_kind,
-            token=token,
-            files=files,
-            spec_files=spec_files(files),
-            outputs=self._outputs(task.id),
-        )
+        return Path(view.path) / task.id, [f[len(prefix) :] for f in view.files if f.startswith(prefix)]
 
-    def _outputs(self, pipeline_id: str) -> list[str]:
+    def spec_files(self, files: list[str]) -> list[str]:
+        return spec_files(files)
+
+    def outputs(self, task: TaskSpec) -> list[str]:
         """The warehouse file and its write-ahead log (DuckDB replays it when the scorer opens the file, so a
         warehouse whose connection was never closed is read whole)."""
-        name = self.options.warehouse_file(pipeline_id)
+        name = self.options.warehouse_file(task.id)
         return [name, f"{name}.wal"]
 
     def presolved(self, task: TaskSpec, unit: SubtaskSpec | None) -> SystemOutput | None:

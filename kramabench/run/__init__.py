@@ -10,14 +10,27 @@ from typing import TYPE_CHECKING
 
 from kramabench._lazy import lazy_exports
 
-if TYPE_CHECKING:
-    from kramabench.contracts.records import Manifest, Record
-    from kramabench.run.paths import default_results_dir, kramabench_home, official_root
-    from kramabench.run.runner import Runner, RunOptions, RunResult
-    from kramabench.run.settings import BaseSetting, Setting, SettingContext, get_setting, setting_names
-    from kramabench.run.setup import RunConfig, RunSetupError, prepare
-    from kramabench.run.store import RunStore, latest_records, read_records
-    from kramabench.run.table import domain_table
+if TYPE_CHECKING:  # the names as the type checker sees them (at run time: _LAZY), re-exported (`as`)
+    from kramabench.contracts.records import Manifest as Manifest
+    from kramabench.contracts.records import Record as Record
+    from kramabench.contracts.run import RunConfig as RunConfig
+    from kramabench.contracts.run import RunOptions as RunOptions
+    from kramabench.contracts.setting import Setting as Setting
+    from kramabench.contracts.setting import SettingContext as SettingContext
+    from kramabench.run.paths import default_results_dir as default_results_dir
+    from kramabench.run.paths import kramabench_home as kramabench_home
+    from kramabench.run.paths import official_root as official_root
+    from kramabench.run.runner import Runner as Runner
+    from kramabench.run.runner import RunResult as RunResult
+    from kramabench.run.settings import BaseSetting as BaseSetting
+    from kramabench.run.settings import get_setting as get_setting
+    from kramabench.run.settings import setting_names as setting_names
+    from kramabench.run.setup import RunSetupError as RunSetupError
+    from kramabench.run.setup import prepare as prepare
+    from kramabench.run.store import RunStore as RunStore
+    from kramabench.run.store import latest_records as latest_records
+    from kramabench.run.store import read_records as read_records
+    from kramabench.run.table import domain_table as domain_table
 
 _LAZY = {
     "Manifest": "kramabench.contracts.records",
@@ -26,14 +39,14 @@ _LAZY = {
     "kramabench_home": "kramabench.run.paths",
     "official_root": "kramabench.run.paths",
     "Runner": "kramabench.run.runner",
-    "RunOptions": "kramabench.run.runner",
+    "RunOptions": "kramabench.contracts.run",
     "RunResult": "kramabench.run.runner",
-    "RunConfig": "kramabench.run.setup",
+    "RunConfig": "kramabench.contracts.run",
     "RunSetupError": "kramabench.run.setup",
     "prepare": "kramabench.run.setup",
     "BaseSetting": "kramabench.run.settings",
-    "Setting": "kramabench.run.settings",
-    "SettingContext": "kramabench.run.settings",
+    "Setting": "kramabench.contracts.setting",
+    "SettingContext": "kramabench.contracts.setting",
     "get_setting": "kramabench.run.settings",
     "setting_names": "kramabench.run.settings",
     "RunStore": "kramabench.run.store",
@@ -46,25 +59,4 @@ _LAZY = {
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
-__all__ = [
-    "BaseSetting",
-    "Manifest",
-    "Record",
-    "RunConfig",
-    "RunOptions",
-    "RunResult",
-    "RunSetupError",
-    "RunStore",
-    "Runner",
-    "default_results_dir",
-    "domain_table",
-    "get_setting",
-    "kramabench_home",
-    "latest_records",
-    "official_root",
-    "prepare",
-    "read_records",
-    "setting_names",
-    "Setting",
-    "SettingContext",
-]
+__all__ = list(_LAZY)

@@ -34,9 +34,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.contracts.answers import KeyFunctionality
 from kramabench.files import SMALL_JSON_BYTES, FileRefused, OutsideRoot, inside, read_text
 from kramabench.scorers.design import DesignJudge, DesignVerdict
-from kramabench.workload import KeyFunctionality, key_functionalities, list_domains, load_workload
+from kramabench.workload import key_functionalities, list_domains, load_workload
 from kramabench.workload.solutions import read_solution, solution_of
 
 logger = logging.getLogger(__name__)

@@ -65,10 +65,10 @@ from kramabench.contracts.setting import (
     Differing,
     Floored,
     ForFamily,
-    LakeView,
     RemoteStaged,
     Setting,
     SettingContext,
+    SettingDefaults,
     Staged,
     SubtaskSpec,
     Summarized,
@@ -76,7 +76,7 @@ from kramabench.contracts.setting import (
     WorkItem,
 )
 from kramabench.contracts.stage import RemoteStage
-from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput, TaskInput, TaskKind
+from kramabench.contracts.system import OutcomeError, SubtaskInput, SystemOutput
 from kramabench.files import errors_line
 from kramabench.run.scoring import Scored, no_answer, score_answer
 
@@ -132,59 +132,16 @@ def setting_floor_note(name: str, records: list[Record]) -> str | None:
     return setting.floor_note(records)
 
 
-class BaseSetting:
-    """Defaults of a setting: no default judge, the paraphrase judge when one is asked, nothing presolved,
-    the workloads of KramaBench's layout, a question to answer, one work item per task (the question
-    :meth:`question` gives over the lake, with the subtasks :meth:`posed_subtasks` gives)."""
-
-    name = ""
-    default_judge: str | None = None
-    family = DEFAULT_FAMILY
-    scores_answers = True
-    task_kind: TaskKind = "question"
-
-    def presolved(self, task: TaskSpec, unit: SubtaskSpec | None) -> SystemOutput | None:
-        return None
+class BaseSetting(SettingDefaults):
+    """Defaults of a setting (:class:`~kramabench.contracts.setting.SettingDefaults`: no default judge, nothing
+    presolved, the workloads of KramaBench's layout, a question to answer, one work item per task: the question
+    :meth:`question` gives over the lake, with the subtasks :meth:`posed_subtasks` gives), and the paraphrase judge
+    when one is asked."""
 
     def make_judge(self, model: Model) -> NamedJudge:
         from kramabench.scorers.judge import ModelJudge
 
         return ModelJudge(model)
-
-    def units(self, task: TaskSpec) -> Sequence[SubtaskSpec | None]:
-        """One work item: the task itself."""
-        return [None]
-
-    def task_input(
-        self,
-        ctx: SettingContext,
-        task: TaskSpec,
-        unit: SubtaskSpec | None,
-        view: LakeView,
-        token: str,
-        keys: dict[str, str],
-    ) -> TaskInput:
-        """The question :meth:`question` gives over the lake, with the subtasks :meth:`posed_subtasks` gives."""
-        query, parent_query = self.question(task, unit)
-        return TaskInput(
-            query=query,
-            parent_query=parent_query,
-            lake_root=view.path,
-            files=list(view.files),
-            setting=self.name,
-            subtasks=self.posed_subtasks(ctx, task, keys),
-            token=token,
-        )
-
-    def question(self, task: TaskSpec, unit: SubtaskSpec | None) -> tuple[str, str | None]:
-        """The question the system is asked and the question it is part of (default: the task's own, none)."""
-        return task.query, None
-
-    def posed_subtasks(
-        self, ctx: SettingContext, task: TaskSpec, keys: dict[str, str]
-    ) -> list[SubtaskInput] | None:
-        """The subtasks posed with the task's question (default: none)."""
-        return None
 
 
 def _paraphrase_judge(ctx: SettingContext) -> Judge | None:

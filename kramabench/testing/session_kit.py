@@ -123,15 +123,13 @@ def wait_gone(token: str, seconds: float = 5.0) -> list[int]:
     return host_processes_with(token)
 
 
-class UnixEchoServer:
-    """A host service on a unix socket (mode 0666): answers each line with ``echo:<line>``."""
+class _CountingServer:
+    """A listening socket served by a thread that counts the connections it accepts and hands each to
+    :meth:`_handle` (default: closed at once)."""
 
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / f"svc-{uuid.uuid4().hex[:8]}.sock"
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(self.path))
-        os.chmod(self.path, 0o666)
-        self.sock.listen(16)
+    def __init__(self, sock: socket.socket, backlog: int) -> None:
+        self.sock = sock
+        self.sock.listen(backlog)
         self.sock.settimeout(0.2)
         self.accepted = 0
         self._stop = False
@@ -145,7 +143,29 @@ class UnixEchoServer:
             except (TimeoutError, OSError):
                 continue
             self.accepted += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+            self._handle(conn)
+
+    def _handle(self, conn: socket.socket) -> None:
+        conn.close()
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join(2)
+        self.sock.close()
+
+
+class UnixEchoServer(_CountingServer):
+    """A host service on a unix socket (mode 0666): answers each line with ``echo:<line>``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / f"svc-{uuid.uuid4().hex[:8]}.sock"
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(self.path))
+        os.chmod(self.path, 0o666)
+        super().__init__(sock, 16)
+
+    def _handle(self, conn: socket.socket) -> None:
+        threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     @staticmethod
     def _serve(conn: socket.socket) -> None:
@@ -165,39 +185,15 @@ class UnixEchoServer:
         finally:
             conn.close()
 
-    def close(self) -> None:
-        self._stop = True
-        self._thread.join(2)
-        self.sock.close()
 
-
-class LoopbackServer:
+class LoopbackServer(_CountingServer):
     """A TCP server on the host's 127.0.0.1 that counts connections (the code must never reach it)."""
 
     def __init__(self) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.accepted = 0
-        self._stop = False
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop:
-            try:
-                conn, _ = self.sock.accept()
-            except (TimeoutError, OSError):
-                continue
-            self.accepted += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._stop = True
-        self._thread.join(2)
-        self.sock.close()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        super().__init__(sock, 8)
 
 
 def _limits(**kw: Any) -> SessionLimits:

@@ -11,11 +11,9 @@ from kramabench.workload.keyfunc import (
 from kramabench.workload.loader import official_errata_path
 from kramabench.workload.models import (
     TASK_CLASSES,
-    AnswerType,
     Difficulty,
     ErratumApplied,
     Finding,
-    KeyFunctionality,
     Severity,
     Subtask,
     Task,
@@ -37,13 +35,11 @@ from kramabench.workload.validate import (
 __all__ = [
     "DOCUMENTED_CODES",
     "NOTE_CODES",
-    "AnswerType",
     "Difficulty",
     "ErrataFile",
     "ErratumApplied",
     "Finding",
     "KeyFunctionalities",
-    "KeyFunctionality",
     "Severity",
     "Subtask",
     "TASK_CLASSES",

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from kramabench.contracts.answers import KeyFunctionality
 from kramabench.models import get_model
 from kramabench.scorers.design import (
     DESIGN_PROMPT_VERSION,
@@ -16,7 +17,6 @@ from kramabench.scorers.design import (
     verdict_value,
 )
 from kramabench.testing import Reply
-from kramabench.workload import KeyFunctionality
 
 KFS = [
     KeyFunctionality(id="kf-1", description="Read the quarterly CSV files"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from kramabench.contracts.answers import KeyFunctionality
 from kramabench.workload import (
-    KeyFunctionality,
     Subtask,
     Task,
     derive_key_functionalities,

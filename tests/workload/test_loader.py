@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from kramabench.contracts.answers import AnswerType
 from kramabench.testing.hostile import unprivileged
 from kramabench.workload import (
-    AnswerType,
     Difficulty,
     WorkloadError,
     list_domains,

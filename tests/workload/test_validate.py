@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from kramabench.workload import AnswerType, load_workload
+from kramabench.contracts.answers import AnswerType
+from kramabench.workload import load_workload
 from kramabench.workload.sources import LakeInventory, Match
 from kramabench.workload.validate import check_answer
 

@@ -395,7 +395,8 @@ def test_loader_reads_bundled_workloads_when_available():
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_tasks_fit_the_workload_models(domain):
     """Every task validates into the typed contract (Task, Subtask, KeyFunctionality)."""
-    from kramabench.workload import AnswerType, Difficulty, Task, difficulty_from_id
+    from kramabench.contracts.answers import AnswerType
+    from kramabench.workload import Difficulty, Task, difficulty_from_id
 
     for raw in _tasks(domain):
         task = Task.model_validate({**raw, "difficulty": difficulty_from_id(raw["id"])})

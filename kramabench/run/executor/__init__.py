@@ -4,14 +4,7 @@ from kramabench.run.executor import make_executor
 ex = make_executor("ray", address="10.0.0.1:6379")   # Ray is imported only here
 """
 
-from kramabench.run.executor.base import (
-    Executor,
-    ExecutorContext,
-    ExecutorName,
-    ExecutorUnavailable,
-    Solved,
-    solve_item,
-)
+from kramabench.run.executor.base import Executor, ExecutorContext, ExecutorUnavailable
 
 
 def make_executor(name: str, *, address: str | None = None) -> Executor:
@@ -28,12 +21,4 @@ def make_executor(name: str, *, address: str | None = None) -> Executor:
     raise ExecutorUnavailable(f"unknown executor {name!r}; choose local or ray")
 
 
-__all__ = [
-    "Executor",
-    "ExecutorContext",
-    "ExecutorName",
-    "ExecutorUnavailable",
-    "Solved",
-    "make_executor",
-    "solve_item",
-]
+__all__ = ["Executor", "ExecutorContext", "ExecutorUnavailable", "make_executor"]
