@@ -225,54 +225,46 @@ class _Checker:
             )
         )
 
+    def add_lake(self, severity: Severity, code: str, message: str, suggestion: str | None = None) -> None:
+        """A finding about the workload's data lake (its field ``lake``, no task)."""
+        self.out.append(
+            Finding(
+                severity=severity,
+                code=code,
+                domain=self.wl.domain,
+                field="lake",
+                message=message,
+                suggestion=suggestion,
+                file=str(self.wl.source),
+            )
+        )
+
     def run(self) -> list[Finding]:
         if not self.inv.files and not self.inv.unreadable:
-            self.out.append(
-                Finding(
-                    severity="warning",
-                    code="lake_empty",
-                    domain=self.wl.domain,
-                    field="lake",
-                    message=f"the data lake {self.wl.lake} holds no files",
-                    file=str(self.wl.source),
-                )  # fmt: skip
-            )
+            self.add_lake("warning", "lake_empty", f"the data lake {self.wl.lake} holds no files")
         for rel, kind in self.inv.special:
-            self.out.append(
-                Finding(
-                    severity="warning",
-                    code="lake_special_file",
-                    domain=self.wl.domain,
-                    field="lake",
-                    message=f"{rel} in the data lake is a {kind}, not a regular file: skipped (reading it could "
-                    "block forever)",
-                    suggestion="remove it from the lake",
-                    file=str(self.wl.source),
-                )  # fmt: skip
+            self.add_lake(
+                "warning",
+                "lake_special_file",
+                f"{rel} in the data lake is a {kind}, not a regular file: skipped (reading it could block forever)",
+                suggestion="remove it from the lake",
             )
         for rel, why in self.inv.unreadable[:20]:
             whole = rel == "."
-            self.out.append(
-                Finding(
-                    severity="error" if whole else "warning",
-                    code="lake_unreadable",
-                    domain=self.wl.domain,
-                    field="lake",
-                    message=(
-                        f"the data lake {self.wl.lake}: {why}; its data sources are not checked"
-                        if whole
-                        else f"{rel} in the data lake {self.wl.lake}: {why}; systems do not see it"
-                    ),
-                    suggestion="give it read permission (chmod a+r, and a+x for a folder)",
-                    file=str(self.wl.source),
-                )  # fmt: skip
+            self.add_lake(
+                "error" if whole else "warning",
+                "lake_unreadable",
+                f"the data lake {self.wl.lake}: {why}; its data sources are not checked"
+                if whole
+                else f"{rel} in the data lake {self.wl.lake}: {why}; systems do not see it",
+                suggestion="give it read permission (chmod a+r, and a+x for a folder)",
             )
         if len(self.inv.unreadable) > 20:
-            self.out.append(Finding(
-                severity="warning", code="lake_unreadable", domain=self.wl.domain, field="lake",
-                message=f"and {len(self.inv.unreadable) - 20} more unreadable file(s) or folder(s) in the data lake",
-                file=str(self.wl.source),
-            ))  # fmt: skip
+            self.add_lake(
+                "warning",
+                "lake_unreadable",
+                f"and {len(self.inv.unreadable) - 20} more unreadable file(s) or folder(s) in the data lake",
+            )
         self.check_ids()
         for t in self.wl.tasks:
             self.check_item(t, t, None)
