@@ -555,12 +555,11 @@ class _Builder:
                 solution_path(self.root, sol)
                 fields["solution"] = sol
             except OutsideRoot as e:  # never read, never sent to a judge: only the workload's own files are
-                self.note(
-                    "error", "solution_outside_root",
-                    f"solution {clip(sol, 80)!r} {e}: a solution must lie inside the workload root; ignored",
-                    task_id=tid, field="solution",
-                    suggestion="put the solution under the workload root and write its path relative to the root",
-                )  # fmt: skip
+                self._solution_outside_root(
+                    tid,
+                    f"solution {clip(sol, 80)!r} {e}",
+                    "put the solution under the workload root and write its path relative to the root",
+                )
         elif sol is not None:
             self.note(
                 "warning",
@@ -578,12 +577,7 @@ class _Builder:
                         break
                 except OutsideRoot as e:  # a link to /etc/passwd; a task id such as "../../x" names no file
                     if os.path.lexists(self.root / rel) and "'..'" not in str(e):
-                        self.note(
-                            "error", "solution_outside_root",
-                            f"{rel} {e}: a solution must lie inside the workload root; ignored",
-                            task_id=tid, field="solution",
-                            suggestion="replace the link by the file itself",
-                        )  # fmt: skip
+                        self._solution_outside_root(tid, f"{rel} {e}", "replace the link by the file itself")
                         break
         fields["key_functionalities"] = self._key_functionalities(item.get("key_functionalities"), tid)
         # subtasks
@@ -664,6 +658,17 @@ class _Builder:
         fields = self._common(item, task_id, subtask_id)
         fields["id"] = own
         return own, fields
+
+    def _solution_outside_root(self, tid: str, what: str, suggestion: str) -> None:
+        """The error of a solution (``what``: its path and why) that is not a file of the workload root."""
+        self.note(
+            "error",
+            "solution_outside_root",
+            f"{what}: a solution must lie inside the workload root; ignored",
+            task_id=tid,
+            field="solution",
+            suggestion=suggestion,
+        )
 
     def _excluded(self, item: dict[str, Any], tid: str, sid: str | None) -> bool:
         """``excluded = true`` (set by a reviewed erratum, e.g. an underivable gold the audit found): the item

@@ -195,6 +195,38 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[Severity, str, str, 
     return out
 
 
+#: a data source the lake holds under another path: the finding's severity, code, message (after ``data source
+#: <entry>``) and suggestion; ``{first}`` is the first path found, ``{closest}`` all of them, ``{n}`` how many
+_ELSEWHERE: dict[Match, tuple[Severity, str, str, str]] = {
+    Match.NESTED: ("info", "data_source_nested", "is found in a deeper folder: {first!r}", "write {first!r}"),
+    Match.PREFIXED: (
+        "warning",
+        "data_source_prefixed",
+        "is written with leading folders; relative to the lake it is {first!r}",
+        "write {first!r}",
+    ),
+    Match.AMBIGUOUS: (
+        "warning",
+        "data_source_ambiguous",
+        "matches {n} paths in different folders: {closest}",
+        "write the full lake-relative path",
+    ),
+    Match.CASE: (
+        "error",
+        "data_source_case",
+        "matches no path; {first!r} differs only in letter case{deeper}",
+        "write {first!r}",
+    ),
+    Match.TYPO: ("error", "data_source_typo", "matches no path; closest: {closest}", "write {first!r}"),
+    Match.WORDS: (
+        "error",
+        "data_source_not_found",
+        "is not a path of the lake; file(s) with those words: {closest}",
+        "write {first!r}",
+    ),
+}
+
+
 class _Checker:
     def __init__(self, wl: Workload, absent: Sequence[AbsentFile | str]) -> None:
         self.wl = wl
@@ -367,29 +399,21 @@ class _Checker:
             return
         if r.match in (Match.EXACT, Match.LAKE):
             return
-        if r.match is Match.NESTED:
-            add("info", "data_source_nested", f"data source {entry!r} is found in a deeper folder: {paths[0]!r}",
-                f"write {paths[0]!r}")  # fmt: skip
-        elif r.match is Match.PREFIXED:
-            add("warning", "data_source_prefixed",
-                f"data source {entry!r} is written with leading folders; relative to the lake it is {paths[0]!r}",
-                f"write {paths[0]!r}")  # fmt: skip
-        elif r.match is Match.AMBIGUOUS:
-            add("warning", "data_source_ambiguous",
-                f"data source {entry!r} matches {len(paths)} paths in different folders: {closest}",
-                "write the full lake-relative path")  # fmt: skip
-        elif r.match is Match.CASE:
-            add("error", "data_source_case",
-                f"data source {entry!r} matches no path; {paths[0]!r} differs only in letter case"
-                + (" and sits in a deeper folder" if paths[0].count("/") > entry.strip().strip("/").count("/") else ""),
-                f"write {paths[0]!r}")  # fmt: skip
-        elif r.match is Match.TYPO:
-            add("error", "data_source_typo", f"data source {entry!r} matches no path; closest: {closest}",
-                f"write {paths[0]!r}")  # fmt: skip
-        elif r.match is Match.WORDS:
-            add("error", "data_source_not_found",
-                f"data source {entry!r} is not a path of the lake; file(s) with those words: {closest}",
-                f"write {paths[0]!r}" if len(paths) == 1 else f"one of {closest}")  # fmt: skip
+        elsewhere = _ELSEWHERE.get(r.match)
+        if elsewhere is not None:
+            sev, code, msg, sug = elsewhere
+            first = paths[0] if paths else ""
+            facts = {
+                "first": first,
+                "closest": closest,
+                "n": len(paths),
+                "deeper": " and sits in a deeper folder"
+                if first.count("/") > entry.strip().strip("/").count("/")
+                else "",
+            }
+            if r.match is Match.WORDS and len(paths) != 1:
+                sug = "one of {closest}"
+            add(sev, code, f"data source {entry!r} {msg.format(**facts)}", sug.format(**facts))
         elif r.match is Match.OUTSIDE:
             what = (
                 "is a URL, not a file of the data lake" if "://" in entry else "points outside the data lake"
