@@ -3,11 +3,48 @@ another's internals."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-from kramabench.contracts.system import TaskInput
+from kramabench.contracts.model import Model
+from kramabench.contracts.sandbox import Sandbox
+from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake import LakeIndex
 from kramabench.lake.index import is_junk
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_O = TypeVar("_O", bound=_Named)
+
+
+class Baseline(Generic[_O]):
+    """A baseline system: its options (their ``name`` is the system's), the model it asks and the sandbox that
+    runs its code."""
+
+    def __init__(self, options: _O, model: Model, sandbox: Sandbox) -> None:
+        self.options = options
+        self.model = model
+        self.sandbox = sandbox
+        self.name = options.name
+
+
+def record_crash(out: SystemOutput, e: Exception) -> None:
+    """A system never ends the run: its crash on a task is the task's outcome (``system_crash``, no answer)."""
+    out.answer = None
+    out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
+
+
+def compiles(code: str, filename: str) -> bool:
+    """Whether ``code`` is Python that compiles (code nested too deep for the parser does not); ``filename``
+    names it in the compiler's warnings."""
+    try:
+        compile(code, filename, "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def nest_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -34,4 +71,4 @@ def task_files(task: TaskInput, index: LakeIndex) -> list[str]:
     return files
 
 
-__all__ = ["nest_options", "task_files"]
+__all__ = ["Baseline", "compiles", "nest_options", "record_crash", "task_files"]

@@ -155,10 +155,16 @@ def _trailing_blank_lines(scan: Scan, encoding: str) -> int:
     return n
 
 
-def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> None:
+def _head_text(scan: Scan, entry: FileEntry) -> tuple[str, str, bool]:
+    """A text file's encoding (UTF-8 unless another was detected), the text of its head and whether that head is
+    the whole file (else its last character may be cut)."""
     enc = entry.encoding or "utf-8"
     complete = scan.size <= len(scan.head)
-    text = decode(scan.head, enc, partial=not complete)
+    return enc, decode(scan.head, enc, partial=not complete), complete
+
+
+def read_delimited(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> None:
+    enc, text, complete = _head_text(scan, entry)
     if text.startswith("\ufeff"):
         text = text[1:]
     sniffed = sniff_delimiter(text)
@@ -256,9 +262,7 @@ def _count_records(path: Path, encoding: str, delim: str) -> int:
 
 
 def read_fixed_width(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> None:
-    enc = entry.encoding or "utf-8"
-    complete = scan.size <= len(scan.head)
-    text = decode(scan.head, enc, partial=not complete)
+    enc, text, complete = _head_text(scan, entry)
     lines = text.splitlines()
     if not complete and lines:
         lines = lines[:-1]
@@ -300,9 +304,7 @@ def read_fixed_width(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry
 
 
 def read_text(path: Path, scan: Scan, opts: LakeOptions, entry: FileEntry) -> None:
-    enc = entry.encoding or "utf-8"
-    complete = scan.size <= len(scan.head)
-    text = decode(scan.head, enc, partial=not complete)
+    _, text, complete = _head_text(scan, entry)
     lines = text.lstrip("\ufeff").splitlines()
     if not complete and lines:
         lines = lines[:-1]

@@ -251,6 +251,19 @@ def _groups(entries: list[FileEntry], cache: RenderCache | None) -> list[list[Fi
     return list(groups.values())
 
 
+def _cached(cache: RenderCache | None, key: tuple[Hashable, ...]) -> FileRender | None:
+    """The render kept under ``key`` (by an earlier task), if any."""
+    hit = cache.get(key) if cache is not None else None
+    return hit if isinstance(hit, FileRender) else None
+
+
+def _keep(cache: RenderCache | None, key: tuple[Hashable, ...], fr: FileRender) -> FileRender:
+    """``fr``, kept under ``key`` for the next task."""
+    if cache is not None:
+        cache[key] = fr
+    return fr
+
+
 def _single(
     e: FileEntry,
     prefix: str,
@@ -260,13 +273,11 @@ def _single(
     root: Path | None = None,
 ) -> FileRender:
     key = (e.content_hash, e.path, e.error, prefix, max_rows, style)
-    hit = cache.get(key) if cache is not None else None
-    if isinstance(hit, FileRender):
+    hit = _cached(cache, key)
+    if hit is not None:
         return hit
     fr = prepare(e, prefix + e.path, max_rows, style=style, root=root)
-    if cache is not None:
-        cache[key] = fr
-    return fr
+    return _keep(cache, key, fr)
 
 
 def _rows_of(m: FileEntry) -> str:
@@ -299,8 +310,8 @@ def _folded(
         with_rows,
         style,
     )
-    hit = cache.get(key) if cache is not None else None
-    if isinstance(hit, FileRender):
+    hit = _cached(cache, key)
+    if hit is not None:
         return hit
     fr = prepare(rep, prefix + rep.path, max_rows, style=style, root=root)
     d = rep.path.rpartition("/")[0]
@@ -324,9 +335,7 @@ def _folded(
         masked_files=fr.masked_files,
         floor=fr.floor,
     )
-    if cache is not None:
-        cache[key] = fr
-    return fr
+    return _keep(cache, key, fr)
 
 
 # ---- folders that repeat: N sibling folders holding the same kind of files, shown once ---------------
@@ -405,8 +414,8 @@ def _folder_group(
         max_rows,
         style,
     )
-    hit = cache.get(key) if cache is not None else None
-    if isinstance(hit, FileRender):
+    hit = _cached(cache, key)
+    if hit is not None:
         return hit
     parent = posixpath.commonpath(folders) if len(folders) > 1 else rep.rpartition("/")[0]
     if parent in folders:
@@ -434,9 +443,7 @@ def _folder_group(
     fr.masked_files = masked
     fr.floor = 1 if whole and fr.max_level >= 1 else 0
     fr.folded = {"folders": len(folders), "files": n_files, "example": rep, "parent": parent}
-    if cache is not None:
-        cache[key] = fr
-    return fr
+    return _keep(cache, key, fr)
 
 
 @dataclass

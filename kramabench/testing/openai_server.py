@@ -698,6 +698,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--api-key", default=None, help="answer 401 to requests without this key")
     args = ap.parse_args(argv)
     server = OpenAIServer(latency_s=args.latency, default=args.reply, port=args.port, api_key=args.api_key)
+    return serve_until_signal(server)
+
+
+def serve_until_signal(server: OpenAIServer, also: str = "") -> int:
+    """A command's serving: start ``server``, print ``serving <base_url><also> (Ctrl-C to stop)`` and serve until
+    Ctrl-C or SIGTERM (0); 2, with the error on stderr, when its port is taken."""
     try:
         server.start()
     except PortInUse as e:
@@ -709,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     with server:
-        print(f"serving {server.base_url} (Ctrl-C to stop)", flush=True)
+        print(f"serving {server.base_url}{also} (Ctrl-C to stop)", flush=True)
         while not stop.wait(0.5):
             pass
     return 0
@@ -719,4 +725,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["ChatRequest", "Handler", "OpenAIServer", "PortInUse", "Reply"]
+__all__ = ["ChatRequest", "Handler", "OpenAIServer", "PortInUse", "Reply", "serve_until_signal"]

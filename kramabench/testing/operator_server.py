@@ -25,14 +25,18 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import signal
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from kramabench.testing.openai_server import ChatRequest, OpenAIServer, PortInUse, Reply, _content_text
+from kramabench.testing.openai_server import (
+    ChatRequest,
+    OpenAIServer,
+    Reply,
+    _content_text,
+    serve_until_signal,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -126,19 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for one reply file")
     args = ap.parse_args(argv)
     server = OperatorServer(args.queue, port=args.port, timeout_s=args.timeout)
-    try:
-        server.start()
-    except PortInUse as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    with server:
-        print(f"serving {server.base_url}; requests in {server.queue_dir} (Ctrl-C to stop)", flush=True)
-        while not stop.wait(0.5):
-            pass
-    return 0
+    return serve_until_signal(server, f"; requests in {server.queue_dir}")
 
 
 if __name__ == "__main__":

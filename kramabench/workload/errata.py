@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import errno
 import json
 import math
 import sys
@@ -68,7 +67,7 @@ from kramabench.files import (
     read_text,
     sha256_hex,
 )
-from kramabench.workload.errors import WorkloadError
+from kramabench.workload.errors import WorkloadError, refused
 from kramabench.workload.models import TASK_CLASSES, ErratumApplied, Finding, Severity, TaskClass, TaskReview
 
 if sys.version_info >= (3, 11):
@@ -216,11 +215,7 @@ def load_errata(path: Path) -> ErrataFile:
     try:
         text = read_text(path, limit=ERRATA_BYTES, what="errata file")
     except FileRefused as e:
-        if e.errno == errno.ENOENT:
-            raise WorkloadError(f"{path}: errata file not found", file=str(path)) from None
-        if e.errno == errno.EISDIR:
-            raise WorkloadError(f"{path}: is a folder, not an errata file", file=str(path)) from None
-        raise WorkloadError(str(e), file=str(path)) from None
+        raise refused(e, path, "errata file") from None
     return parse_errata(text, path)
 
 

@@ -12,7 +12,6 @@ list of tasks.
 from __future__ import annotations
 
 import difflib
-import errno
 import json
 import logging
 import math
@@ -37,7 +36,7 @@ from kramabench.files import (
     sha256_hex,
 )
 from kramabench.workload.errata import AbsentFile, ErrataFile, apply_errata, load_errata
-from kramabench.workload.errors import WorkloadError
+from kramabench.workload.errors import WorkloadError, refused
 from kramabench.workload.jsonkind import json_kind
 from kramabench.workload.models import (
     AnswerType,
@@ -136,11 +135,7 @@ def read_raw(path: Path) -> tuple[list[Any], str]:
     try:
         data = read_bytes(path, limit=WORKLOAD_BYTES, what="workload file")
     except FileRefused as e:
-        if e.errno == errno.ENOENT:
-            raise WorkloadError(f"{path}: workload file not found", file=str(path)) from None
-        if e.errno == errno.EISDIR:
-            raise WorkloadError(f"{path}: is a folder, not a workload file", file=str(path)) from None
-        raise WorkloadError(str(e), file=str(path)) from None
+        raise refused(e, path, "workload file") from None
     digest = sha256_hex(data)
     try:
         text = data.decode("utf-8-sig")
@@ -521,18 +516,10 @@ class _Builder:
     # -- tasks and subtasks ---------------------------------------------------------------------------
     def task(self, index: int, item: Any) -> Task | None:
         where = f"task #{index + 1} (index {index})"
-        if not isinstance(item, dict):
-            self.note(
-                "error", "task_not_object", f"{where} is {json_kind(item)}, not an object; skipped",
-            )  # fmt: skip
+        read = self._id_and_fields(where, item, None)
+        if read is None:
             return None
-        tid = self._id(item, where, None)
-        if tid is None:
-            return None
-        if self._excluded(item, tid, None):
-            return None
-        fields = self._common(item, tid, None)
-        fields["id"] = tid
+        tid, fields = read
         # difficulty: from the id; an explicit field wins when valid
         diff = difficulty_from_id(tid)
         if "difficulty" in item:
@@ -568,12 +555,11 @@ class _Builder:
                 solution_path(self.root, sol)
                 fields["solution"] = sol
             except OutsideRoot as e:  # never read, never sent to a judge: only the workload's own files are
-                self.note(
-                    "error", "solution_outside_root",
-                    f"solution {clip(sol, 80)!r} {e}: a solution must lie inside the workload root; ignored",
-                    task_id=tid, field="solution",
-                    suggestion="put the solution under the workload root and write its path relative to the root",
-                )  # fmt: skip
+                self._solution_outside_root(
+                    tid,
+                    f"solution {clip(sol, 80)!r} {e}",
+                    "put the solution under the workload root and write its path relative to the root",
+                )
         elif sol is not None:
             self.note(
                 "warning",
@@ -591,12 +577,7 @@ class _Builder:
                         break
                 except OutsideRoot as e:  # a link to /etc/passwd; a task id such as "../../x" names no file
                     if os.path.lexists(self.root / rel) and "'..'" not in str(e):
-                        self.note(
-                            "error", "solution_outside_root",
-                            f"{rel} {e}: a solution must lie inside the workload root; ignored",
-                            task_id=tid, field="solution",
-                            suggestion="replace the link by the file itself",
-                        )  # fmt: skip
+                        self._solution_outside_root(tid, f"{rel} {e}", "replace the link by the file itself")
                         break
         fields["key_functionalities"] = self._key_functionalities(item.get("key_functionalities"), tid)
         # subtasks
@@ -629,19 +610,10 @@ class _Builder:
 
     def subtask(self, tid: str, index: int, item: Any) -> Subtask | None:
         where = f"subtask #{index + 1} (index {index}) of task {tid}"
-        if not isinstance(item, dict):
-            self.note(
-                "error", "task_not_object", f"{where} is {json_kind(item)}, not an object; skipped",
-                task_id=tid, field="subtasks",
-            )  # fmt: skip
+        read = self._id_and_fields(where, item, tid)
+        if read is None:
             return None
-        sid = self._id(item, where, tid)
-        if sid is None:
-            return None
-        if self._excluded(item, tid, sid):
-            return None
-        fields = self._common(item, tid, sid)
-        fields["id"] = sid
+        sid, fields = read
         nested = item.get("subtasks")
         if nested not in (None, [], {}):
             n = len(nested) if isinstance(nested, (list, dict)) else 1
@@ -664,6 +636,39 @@ class _Builder:
                 task_id=tid, subtask_id=sid,
             )  # fmt: skip
             return None
+
+    def _id_and_fields(self, where: str, item: Any, tid: str | None) -> tuple[str, dict[str, Any]] | None:
+        """The id and the fields every item has, of a task (``tid`` None) or of a subtask of task ``tid``; None:
+        the item is skipped (not an object, no usable id, excluded), with its finding."""
+        if not isinstance(item, dict):
+            self.note(
+                "error",
+                "task_not_object",
+                f"{where} is {json_kind(item)}, not an object; skipped",
+                task_id=tid,
+                field=None if tid is None else "subtasks",
+            )
+            return None
+        own = self._id(item, where, tid)
+        if own is None:
+            return None
+        task_id, subtask_id = (own, None) if tid is None else (tid, own)
+        if self._excluded(item, task_id, subtask_id):
+            return None
+        fields = self._common(item, task_id, subtask_id)
+        fields["id"] = own
+        return own, fields
+
+    def _solution_outside_root(self, tid: str, what: str, suggestion: str) -> None:
+        """The error of a solution (``what``: its path and why) that is not a file of the workload root."""
+        self.note(
+            "error",
+            "solution_outside_root",
+            f"{what}: a solution must lie inside the workload root; ignored",
+            task_id=tid,
+            field="solution",
+            suggestion=suggestion,
+        )
 
     def _excluded(self, item: dict[str, Any], tid: str, sid: str | None) -> bool:
         """``excluded = true`` (set by a reviewed erratum, e.g. an underivable gold the audit found): the item

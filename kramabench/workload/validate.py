@@ -195,6 +195,38 @@ def check_answer(answer: Any, at: AnswerType) -> list[tuple[Severity, str, str, 
     return out
 
 
+#: a data source the lake holds under another path: the finding's severity, code, message (after ``data source
+#: <entry>``) and suggestion; ``{first}`` is the first path found, ``{closest}`` all of them, ``{n}`` how many
+_ELSEWHERE: dict[Match, tuple[Severity, str, str, str]] = {
+    Match.NESTED: ("info", "data_source_nested", "is found in a deeper folder: {first!r}", "write {first!r}"),
+    Match.PREFIXED: (
+        "warning",
+        "data_source_prefixed",
+        "is written with leading folders; relative to the lake it is {first!r}",
+        "write {first!r}",
+    ),
+    Match.AMBIGUOUS: (
+        "warning",
+        "data_source_ambiguous",
+        "matches {n} paths in different folders: {closest}",
+        "write the full lake-relative path",
+    ),
+    Match.CASE: (
+        "error",
+        "data_source_case",
+        "matches no path; {first!r} differs only in letter case{deeper}",
+        "write {first!r}",
+    ),
+    Match.TYPO: ("error", "data_source_typo", "matches no path; closest: {closest}", "write {first!r}"),
+    Match.WORDS: (
+        "error",
+        "data_source_not_found",
+        "is not a path of the lake; file(s) with those words: {closest}",
+        "write {first!r}",
+    ),
+}
+
+
 class _Checker:
     def __init__(self, wl: Workload, absent: Sequence[AbsentFile | str]) -> None:
         self.wl = wl
@@ -225,54 +257,46 @@ class _Checker:
             )
         )
 
+    def add_lake(self, severity: Severity, code: str, message: str, suggestion: str | None = None) -> None:
+        """A finding about the workload's data lake (its field ``lake``, no task)."""
+        self.out.append(
+            Finding(
+                severity=severity,
+                code=code,
+                domain=self.wl.domain,
+                field="lake",
+                message=message,
+                suggestion=suggestion,
+                file=str(self.wl.source),
+            )
+        )
+
     def run(self) -> list[Finding]:
         if not self.inv.files and not self.inv.unreadable:
-            self.out.append(
-                Finding(
-                    severity="warning",
-                    code="lake_empty",
-                    domain=self.wl.domain,
-                    field="lake",
-                    message=f"the data lake {self.wl.lake} holds no files",
-                    file=str(self.wl.source),
-                )  # fmt: skip
-            )
+            self.add_lake("warning", "lake_empty", f"the data lake {self.wl.lake} holds no files")
         for rel, kind in self.inv.special:
-            self.out.append(
-                Finding(
-                    severity="warning",
-                    code="lake_special_file",
-                    domain=self.wl.domain,
-                    field="lake",
-                    message=f"{rel} in the data lake is a {kind}, not a regular file: skipped (reading it could "
-                    "block forever)",
-                    suggestion="remove it from the lake",
-                    file=str(self.wl.source),
-                )  # fmt: skip
+            self.add_lake(
+                "warning",
+                "lake_special_file",
+                f"{rel} in the data lake is a {kind}, not a regular file: skipped (reading it could block forever)",
+                suggestion="remove it from the lake",
             )
         for rel, why in self.inv.unreadable[:20]:
             whole = rel == "."
-            self.out.append(
-                Finding(
-                    severity="error" if whole else "warning",
-                    code="lake_unreadable",
-                    domain=self.wl.domain,
-                    field="lake",
-                    message=(
-                        f"the data lake {self.wl.lake}: {why}; its data sources are not checked"
-                        if whole
-                        else f"{rel} in the data lake {self.wl.lake}: {why}; systems do not see it"
-                    ),
-                    suggestion="give it read permission (chmod a+r, and a+x for a folder)",
-                    file=str(self.wl.source),
-                )  # fmt: skip
+            self.add_lake(
+                "error" if whole else "warning",
+                "lake_unreadable",
+                f"the data lake {self.wl.lake}: {why}; its data sources are not checked"
+                if whole
+                else f"{rel} in the data lake {self.wl.lake}: {why}; systems do not see it",
+                suggestion="give it read permission (chmod a+r, and a+x for a folder)",
             )
         if len(self.inv.unreadable) > 20:
-            self.out.append(Finding(
-                severity="warning", code="lake_unreadable", domain=self.wl.domain, field="lake",
-                message=f"and {len(self.inv.unreadable) - 20} more unreadable file(s) or folder(s) in the data lake",
-                file=str(self.wl.source),
-            ))  # fmt: skip
+            self.add_lake(
+                "warning",
+                "lake_unreadable",
+                f"and {len(self.inv.unreadable) - 20} more unreadable file(s) or folder(s) in the data lake",
+            )
         self.check_ids()
         for t in self.wl.tasks:
             self.check_item(t, t, None)
@@ -375,29 +399,21 @@ class _Checker:
             return
         if r.match in (Match.EXACT, Match.LAKE):
             return
-        if r.match is Match.NESTED:
-            add("info", "data_source_nested", f"data source {entry!r} is found in a deeper folder: {paths[0]!r}",
-                f"write {paths[0]!r}")  # fmt: skip
-        elif r.match is Match.PREFIXED:
-            add("warning", "data_source_prefixed",
-                f"data source {entry!r} is written with leading folders; relative to the lake it is {paths[0]!r}",
-                f"write {paths[0]!r}")  # fmt: skip
-        elif r.match is Match.AMBIGUOUS:
-            add("warning", "data_source_ambiguous",
-                f"data source {entry!r} matches {len(paths)} paths in different folders: {closest}",
-                "write the full lake-relative path")  # fmt: skip
-        elif r.match is Match.CASE:
-            add("error", "data_source_case",
-                f"data source {entry!r} matches no path; {paths[0]!r} differs only in letter case"
-                + (" and sits in a deeper folder" if paths[0].count("/") > entry.strip().strip("/").count("/") else ""),
-                f"write {paths[0]!r}")  # fmt: skip
-        elif r.match is Match.TYPO:
-            add("error", "data_source_typo", f"data source {entry!r} matches no path; closest: {closest}",
-                f"write {paths[0]!r}")  # fmt: skip
-        elif r.match is Match.WORDS:
-            add("error", "data_source_not_found",
-                f"data source {entry!r} is not a path of the lake; file(s) with those words: {closest}",
-                f"write {paths[0]!r}" if len(paths) == 1 else f"one of {closest}")  # fmt: skip
+        elsewhere = _ELSEWHERE.get(r.match)
+        if elsewhere is not None:
+            sev, code, msg, sug = elsewhere
+            first = paths[0] if paths else ""
+            facts = {
+                "first": first,
+                "closest": closest,
+                "n": len(paths),
+                "deeper": " and sits in a deeper folder"
+                if first.count("/") > entry.strip().strip("/").count("/")
+                else "",
+            }
+            if r.match is Match.WORDS and len(paths) != 1:
+                sug = "one of {closest}"
+            add(sev, code, f"data source {entry!r} {msg.format(**facts)}", sug.format(**facts))
         elif r.match is Match.OUTSIDE:
             what = (
                 "is a URL, not a file of the data lake" if "://" in entry else "points outside the data lake"

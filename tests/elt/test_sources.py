@@ -390,3 +390,34 @@ def test_a_runs_differences_are_its_tasks_once_each_in_a_fixed_order() -> None:
         *clinic,
         "a difference of a newer version",
     ]
+
+
+@pytest.mark.parametrize("module", ["rest_server.py", "s3_server.py"])
+def test_a_server_program_text_holds_the_shared_piece_and_imports_nothing_of_kramabench(module: str) -> None:
+    """The jail's python has no kramabench: the shared unix-socket server stands in the text as code."""
+    import ast
+    import subprocess
+    import sys
+
+    from kramabench.elt.sources.service import program_text
+
+    text = program_text(module)
+    tree = ast.parse(text)
+    imported = [
+        n.module if isinstance(n, ast.ImportFrom) else a.name
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in n.names
+    ]
+    assert not [m for m in imported if m and m.split(".")[0] == "kramabench"]
+    defined = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    assert {"SlotServer", "serve", "small_stacks", "_Server", "main"} <= defined
+    # run as the jail runs it (isolated): its definitions run, it stops at its empty configuration (the S3 one
+    # at moto's import where moto is not installed)
+    r = subprocess.run(
+        [sys.executable, "-I", "-B", "-c", text, "{}"], capture_output=True, text=True, timeout=60
+    )
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 1 and last.startswith(
+        ("KeyError", "ModuleNotFoundError: No module named 'moto")
+    ), r.stderr

@@ -15,7 +15,7 @@ import logging
 import time
 from typing import Any
 
-from kramabench.baselines.kit import task_files
+from kramabench.baselines.kit import Baseline, record_crash, task_files
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
@@ -44,14 +44,11 @@ from .session import SessionOpener, read_final_answer, redefine_helpers
 log = logging.getLogger(__name__)
 
 
-class CodeAgent:
+class CodeAgent(Baseline[CodeAgentOptions]):
     """The built-in ReAct-style code agent (see :mod:`kramabench.baselines.code_agent`)."""
 
     def __init__(self, options: CodeAgentOptions, model: Model, sandbox: Sandbox) -> None:
-        self.options = options
-        self.model = model
-        self.sandbox = sandbox
-        self.name = options.name
+        super().__init__(options, model, sandbox)
         self.indexes = LakeIndexes.of(options)
 
     def solve(self, task: TaskInput) -> SystemOutput:
@@ -64,8 +61,7 @@ class CodeAgent:
             _Run(self, task, out, completions).go()
         except Exception as e:  # noqa: BLE001 - a system never ends the run
             log.exception("the code agent crashed on a task")
-            out.answer = None
-            out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
+            record_crash(out, e)
             answered = sum(1 for s in out.steps if s.outcome != "model_error")
             if (
                 len(completions) > answered

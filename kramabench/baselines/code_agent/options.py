@@ -28,6 +28,11 @@ def max_code_field() -> Any:
     )
 
 
+def observation_chars_field(description: str) -> Any:
+    """How much of one step's output the model sees (the agents' ``observation_chars``)."""
+    return Field(8000, ge=200, le=1_000_000, description=description)
+
+
 def max_wall_field() -> Any:
     return Field(
         None,
@@ -126,11 +131,8 @@ class CodeAgentOptions(AgentOptions):
         allow_inf_nan=False,
         description="model cost of one task; then it stops (outcome budget; a model without a price cannot be held to it)",
     )
-    observation_chars: int = Field(
-        8000,
-        ge=200,
-        le=1_000_000,
-        description="characters of one step's output shown to the model (its first and last lines)",
+    observation_chars: int = observation_chars_field(
+        "characters of one step's output shown to the model (its first and last lines)"
     )
     step_timeout_s: float = Field(
         120.0,

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from kramabench.baselines.ds_guru.extract import fenced_blocks, strip_thinking
+from kramabench.baselines.kit import compiles
 
 _PY = {"python", "py", "python3", "py3", "ipython"}
 _OBSERVATION = re.compile(
@@ -34,19 +35,12 @@ class Parsed:
     unclosed: bool = False
 
 
-def _compiles(text: str) -> bool:
-    try:
-        compile(text, "<reply>", "exec")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nesting too deep for the parser: no code
-        return False
-    return True
-
-
 def parse_reply(reply: str) -> Parsed:
     text = strip_thinking(reply or "")
     blocks = fenced_blocks(text)
     first_code = next(
-        (b for b in blocks if b.lang in _PY or (not b.lang and b.closed and _compiles(b.text))), None
+        (b for b in blocks if b.lang in _PY or (not b.lang and b.closed and compiles(b.text, "<reply>"))),
+        None,
     )
     if first_code is not None:  # a hallucinated observation after the first code block ends the reply
         after = text.find("\n", first_code.start)
@@ -54,7 +48,7 @@ def parse_reply(reply: str) -> Parsed:
         if m is not None:
             text = text[: m.start()]
             blocks = fenced_blocks(text)
-    code_blocks = [b for b in blocks if b.lang in _PY or (not b.lang and _compiles(b.text))]
+    code_blocks = [b for b in blocks if b.lang in _PY or (not b.lang and compiles(b.text, "<reply>"))]
     closed = [b for b in code_blocks if b.closed and b.text.strip()]
     unclosed = any(not b.closed for b in code_blocks)
     start = code_blocks[0].start if code_blocks else len(text)

@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kramabench.baselines.kit import compiles
 from kramabench.contracts.session import PythonError
 from kramabench.files import one_line
 
@@ -89,14 +90,6 @@ def _ran_before(code: str, line: int) -> tuple[str, str] | None:
     return None
 
 
-def _compiles(code: str) -> bool:
-    try:
-        compile(code, "<step>", "exec")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nesting too deep for the parser: no code
-        return False
-    return True
-
-
 def _step_block(s: RanStep) -> str:
     code = s.code.rstrip()
     lost = " The interpreter was restarted: variables defined above were lost (files written stay)."
@@ -115,7 +108,7 @@ def _step_block(s: RanStep) -> str:
         # an ok step that lost the state: the interpreter had died since the step before (restarted first)
         before = " The interpreter had been restarted before it ran: variables defined above were lost."
         return f"# --- step {s.step}{':' + before if s.state_lost else ''} ---\n{code}"
-    if err.type in _NOT_COMPILED and not _compiles(s.code):
+    if err.type in _NOT_COMPILED and not compiles(s.code, "<step>"):
         return (
             f"# --- step {s.step}: its code did not compile ({err.type}: {_one_line(err.message)}); "
             "nothing of it ran, it is left out ---"

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kramabench.baselines.kit import compiles
 from kramabench.systems.parsing import ANSWER_KEY
 from kramabench.systems.parsing import parse_printed_answer as parse_answer
 
@@ -62,14 +63,6 @@ def fenced_blocks(reply: str) -> list[CodeBlock]:
         blocks.append(CodeBlock(lang, reply[body_start : c.start()].rstrip("\n"), m.start(), True))
         pos = c.end()
     return blocks
-
-
-def _compiles(code: str) -> bool:
-    try:
-        compile(code, "<pipeline>", "exec")
-        return True
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nesting too deep for the parser: no code
-        return False
 
 
 def _json_obj(text: str) -> Any:
@@ -118,11 +111,11 @@ def extract_code(reply: str) -> str | None:
                 continue
         if not b.lang and _json_obj(body) is not None:
             continue  # an untagged JSON block (the plan)
-        compiles = _compiles(body)
-        if not b.lang and not compiles:
+        body_compiles = compiles(body, "<pipeline>")
+        if not b.lang and not body_compiles:
             continue
         prints_answer = ANSWER_KEY in body and "print" in body
-        score = (prints_answer, compiles, b.lang in _PY_TAGS, len(body.splitlines()) >= 3, len(body), i)
+        score = (prints_answer, body_compiles, b.lang in _PY_TAGS, len(body.splitlines()) >= 3, len(body), i)
         candidates.append((score, body))
     if candidates:
         return max(candidates, key=lambda c: c[0])[1] + "\n"
@@ -131,7 +124,7 @@ def extract_code(reply: str) -> str | None:
         if (
             body
             and _json_obj(body) is None
-            and _compiles(body)
+            and compiles(body, "<pipeline>")
             and re.search(r"^\s*(import|from|print|def)\b", body, re.M)
         ):
             return body + "\n"

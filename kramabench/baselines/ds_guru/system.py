@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kramabench.baselines.kit import Baseline, record_crash
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError
 from kramabench.contracts.sandbox import ExecResult, Sandbox, Warm
 from kramabench.contracts.system import OutcomeError, SystemOutput, SystemUsage, TaskInput
@@ -38,14 +39,35 @@ def _clean(value: Any) -> Any:
     return value
 
 
-class DSGuru:
+def _with_feedback(
+    messages: list[ChatMessage],
+    reply: str,
+    result: ExecResult | None,
+    attempt: int,
+    opts: DSGuruOptions,
+    truncated: bool,
+) -> list[ChatMessage]:
+    """The conversation so far, the model's ``reply``, then the feedback on the program it ran (``result``; None:
+    the reply held no code)."""
+    return messages + [
+        ChatMessage(role="assistant", content=reply),
+        feedback_message(
+            result,
+            code_found=result is not None,
+            attempt=attempt,
+            max_attempts=opts.max_iterations,
+            limit_chars=opts.feedback_chars,
+            truncated=truncated,
+            max_tokens=opts.model_options.max_tokens,
+        ),
+    ]
+
+
+class DSGuru(Baseline[DSGuruOptions]):
     """One system; the variant is its :class:`DSGuruOptions` (see ``VARIANTS``)."""
 
     def __init__(self, options: DSGuruOptions, model: Model, sandbox: Sandbox) -> None:
-        self.options = options
-        self.model = model
-        self.sandbox = sandbox
-        self.name = options.name
+        super().__init__(options, model, sandbox)
         self._indexes: dict[tuple[str, int], LakeIndex] = {}
         self._lock = threading.Lock()
         self._lake_locks: dict[str, threading.Lock] = {}
@@ -81,8 +103,7 @@ class DSGuru:
             self._solve(task, out, completions)
         except Exception as e:  # noqa: BLE001 - a system never ends the run
             log.exception("DS-Guru crashed on a task")
-            out.answer = None
-            out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
+            record_crash(out, e)
         out.usage = self._usage(completions, time.perf_counter() - t0)
         return out
 
@@ -162,19 +183,8 @@ class DSGuru:
             if code is None:
                 out.transcript.append({"type": "no_code", "iteration": attempt})
                 last_had_code = False
-                if attempt < opts.max_iterations:  # the conversation so far, then the feedback
-                    messages = messages + [
-                        ChatMessage(role="assistant", content=c.text),
-                        feedback_message(
-                            None,
-                            code_found=False,
-                            attempt=attempt,
-                            max_attempts=opts.max_iterations,
-                            limit_chars=opts.feedback_chars,
-                            truncated=truncated,
-                            max_tokens=opts.model_options.max_tokens,
-                        ),
-                    ]
+                if attempt < opts.max_iterations:
+                    messages = _with_feedback(messages, c.text, None, attempt, opts, truncated)
                 continue
             last_had_code = True
             out.pipeline_code = code
@@ -225,19 +235,8 @@ class DSGuru:
             elif answer is not None:
                 _accept_answer(task, out, answer, attempt, files_read, failed_run)
                 return
-            if attempt < opts.max_iterations:  # the conversation so far, then the feedback
-                messages = messages + [
-                    ChatMessage(role="assistant", content=c.text),
-                    feedback_message(
-                        result,
-                        code_found=True,
-                        attempt=attempt,
-                        max_attempts=opts.max_iterations,
-                        limit_chars=opts.feedback_chars,
-                        truncated=truncated,
-                        max_tokens=opts.model_options.max_tokens,
-                    ),
-                ]
+            if attempt < opts.max_iterations:
+                messages = _with_feedback(messages, c.text, result, attempt, opts, truncated)
         if fallback is not None:
             _accept_answer(task, out, fallback[1], fallback[0], files_read, True)
             return

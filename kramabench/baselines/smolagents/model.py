@@ -38,7 +38,8 @@ def _role(role: Any) -> str:
     return value if value in ("system", "user", "assistant") else "user"
 
 
-def _text(content: Any) -> str:
+def text_of(content: Any) -> str:
+    """The text of a smolagents message's content (a string, or a list of parts of which the text ones count)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -73,7 +74,7 @@ class KramabenchModel(smolagents.Model):
         clean = get_clean_message_list(
             messages, role_conversions=tool_role_conversions, flatten_messages_as_text=True
         )
-        msgs = [ChatMessage(role=_role(m["role"]), content=_text(m.get("content"))) for m in clean]
+        msgs = [ChatMessage(role=_role(m["role"]), content=text_of(m.get("content"))) for m in clean]
         options = (
             self.kb_options.model_copy(update={"response_format_json": True})
             if response_format
@@ -92,4 +93,4 @@ class KramabenchModel(smolagents.Model):
         )
 
 
-__all__ = ["KramabenchModel", "TaskTimeSpent", "cut_at_stop"]
+__all__ = ["KramabenchModel", "TaskTimeSpent", "cut_at_stop", "text_of"]

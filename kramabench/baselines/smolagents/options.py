@@ -15,6 +15,7 @@ from kramabench.baselines.code_agent.options import (
     max_code_field,
     max_wall_field,
     model_options_field,
+    observation_chars_field,
 )
 from kramabench.contracts.model import ModelOptions
 from kramabench.contracts.session import SessionLimits
@@ -37,11 +38,8 @@ class SmolagentsOptions(AgentOptions):
     code_block_tags: Literal["default", "markdown"] = Field(
         "default", description="default: smolagents' <code>...</code> blocks; markdown: ```python blocks"
     )
-    observation_chars: int = Field(
-        8000,
-        ge=200,
-        le=1_000_000,
-        description="characters of one step's printed output passed to smolagents (first and last lines)",
+    observation_chars: int = observation_chars_field(
+        "characters of one step's printed output passed to smolagents (first and last lines)"
     )
     step_timeout_s: float = Field(
         120.0, gt=0, le=86400, allow_inf_nan=False, description="wall-clock limit of one step's code"

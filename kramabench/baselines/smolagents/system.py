@@ -35,7 +35,7 @@ from kramabench.baselines.code_agent.prompts import (
     task_section,
     time_budget_text,
 )
-from kramabench.baselines.kit import task_files
+from kramabench.baselines.kit import Baseline, record_crash, task_files
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
@@ -46,7 +46,7 @@ from kramabench.lake.secrets import mask_values
 from kramabench.sandbox.environment import packages_text
 
 from .executor import ExecutorCall, SessionExecutor
-from .model import KramabenchModel, TaskTimeSpent
+from .model import KramabenchModel, TaskTimeSpent, text_of
 from .options import SUPPORTED, SmolagentsOptions
 
 log = logging.getLogger(__name__)
@@ -64,13 +64,10 @@ def check_version() -> str:
     return have
 
 
-class SmolagentsCodeAgent:
+class SmolagentsCodeAgent(Baseline[SmolagentsOptions]):
     def __init__(self, options: SmolagentsOptions, model: Model, sandbox: Sandbox) -> None:
         self.smolagents_version = check_version()
-        self.options = options
-        self.model = model
-        self.sandbox = sandbox
-        self.name = options.name
+        super().__init__(options, model, sandbox)
         self.indexes = LakeIndexes.of(options)
 
     def task_text(self, task: TaskInput, pose: bool) -> tuple[str, dict]:
@@ -126,8 +123,7 @@ class SmolagentsCodeAgent:
             self._solve(task, out, kb_model)
         except Exception as e:  # noqa: BLE001 - a system never ends the run
             log.exception("smolagents' CodeAgent crashed on a task")
-            out.answer = None
-            out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
+            record_crash(out, e)
         out.iterations = len(out.steps)
         out.usage = system_usage(kb_model.completions, wall_s=time.perf_counter() - t0)
         return out
@@ -278,19 +274,11 @@ def sent_observation(m: ActionStep) -> str | None:
     from smolagents.models import MessageRole
 
     parts = [
-        _text_of(msg.content)
+        text_of(msg.content)
         for msg in m.to_messages(summary_mode=True)
         if msg.role == MessageRole.TOOL_RESPONSE
     ]
     return "\n".join(parts) if parts else None
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    return "" if content is None else str(content)
 
 
 def steps_of(memory: list[Any], completions: list[Completion], calls: list[ExecutorCall]) -> list[AgentStep]:

@@ -6,6 +6,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kramabench.elt.compare.original import OriginalUnreadable
 from kramabench.elt.compare.values import Table
 from kramabench.files import clip
 
@@ -83,8 +84,44 @@ def failed(comparator: str, expected: Table, error: str) -> TableResult:
     )
 
 
+def unreadable(comparator: str, expected: Table, actual: Table, why: str) -> TableResult:
+    """The result for a table ELT-Bench's CSV round trip cannot read (``why``): every column missing."""
+    return TableResult(
+        comparator=comparator,
+        correct=False,
+        rows_expected=len(expected),
+        rows_actual=len(actual),
+        error=why,
+        columns=[ColumnResult(name=c, status="missing", reason=why) for c in expected.columns],
+    )
+
+
+def originals(comparator: str, expected: Table, actual: Table) -> tuple[Table, Table] | TableResult:
+    """Both tables through ELT-Bench's CSV round trip (:meth:`Table.original`), or, when pandas refuses one, the
+    result that says so (:func:`unreadable`)."""
+    try:
+        exp = expected.original()
+    except OriginalUnreadable as e:
+        return unreadable(comparator, expected, actual, f"the ground truth: {e}")
+    try:
+        act = actual.original()
+    except OriginalUnreadable as e:
+        return unreadable(comparator, exp, actual, f"the produced table: {e}")
+    return exp, act
+
+
 def sample_value(v: Any) -> Any:
     return clip(v, 201) if isinstance(v, str) and len(v) > 200 else v
 
 
-__all__ = ["SAMPLES", "ColumnResult", "ColumnStatus", "Comparator", "TableResult", "failed", "sample_value"]
+__all__ = [
+    "SAMPLES",
+    "ColumnResult",
+    "ColumnStatus",
+    "Comparator",
+    "TableResult",
+    "failed",
+    "originals",
+    "sample_value",
+    "unreadable",
+]

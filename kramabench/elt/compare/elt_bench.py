@@ -34,8 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kramabench.elt.compare.base import SAMPLES, ColumnResult, TableResult, sample_value
-from kramabench.elt.compare.original import OriginalUnreadable
+from kramabench.elt.compare.base import SAMPLES, ColumnResult, TableResult, originals, sample_value
 from kramabench.elt.compare.values import Table
 
 #: relative tolerance of the original's number test
@@ -103,27 +102,12 @@ class EltBenchComparator:
     def compare(
         self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None
     ) -> TableResult:
-        try:
-            exp = expected.original()
-        except OriginalUnreadable as e:
-            return _unreadable(self.name, expected, actual, f"the ground truth: {e}")
-        try:
-            act = actual.original()
-        except OriginalUnreadable as e:
-            return _unreadable(self.name, exp, actual, f"the produced table: {e}")
+        read = originals(self.name, expected, actual)
+        if isinstance(read, TableResult):
+            read.unfixed_correct = False  # the original code fails on it too
+            return read
+        exp, act = read
         return compare_original(exp, act, dropped=dropped, comparator=self.name)
-
-
-def _unreadable(name: str, expected: Table, actual: Table, why: str) -> TableResult:
-    return TableResult(
-        comparator=name,
-        correct=False,
-        unfixed_correct=False,
-        rows_expected=len(expected),
-        rows_actual=len(actual),
-        error=why,
-        columns=[ColumnResult(name=c, status="missing", reason=why) for c in expected.columns],
-    )
 
 
 def verdict(exp: Table, act: Table, *, dropped: dict[str, str] | None = None, fixed: bool = True) -> bool:

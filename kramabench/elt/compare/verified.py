@@ -62,8 +62,7 @@ import warnings
 from collections import defaultdict
 from typing import Any
 
-from kramabench.elt.compare.base import SAMPLES, ColumnResult, TableResult, sample_value
-from kramabench.elt.compare.original import OriginalUnreadable
+from kramabench.elt.compare.base import SAMPLES, ColumnResult, TableResult, originals, sample_value
 from kramabench.elt.compare.values import Table, from_db
 
 #: two numbers within 1% of the larger magnitude match (Verified's relative tolerance)
@@ -415,14 +414,10 @@ class VerifiedComparator:
     def compare(
         self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None
     ) -> TableResult:
-        try:
-            expected = expected.original()
-        except OriginalUnreadable as e:
-            return _unreadable(self.name, expected, actual, f"the ground truth: {e}")
-        try:
-            actual = actual.original()
-        except OriginalUnreadable as e:
-            return _unreadable(self.name, expected, actual, f"the produced table: {e}")
+        read = originals(self.name, expected, actual)
+        if isinstance(read, TableResult):
+            return read
+        expected, actual = read
         drop = {k.lower(): v for k, v in (dropped or {}).items()}
         results: dict[str, ColumnResult] = {}
         paired: list[tuple[int, int, str]] = []
@@ -494,17 +489,6 @@ class VerifiedComparator:
             columns=ordered,
             key=[cols[k].name for k in key],
         )
-
-
-def _unreadable(name: str, expected: Table, actual: Table, why: str) -> TableResult:
-    return TableResult(
-        comparator=name,
-        correct=False,
-        rows_expected=len(expected),
-        rows_actual=len(actual),
-        error=why,
-        columns=[ColumnResult(name=c, status="missing", reason=why) for c in expected.columns],
-    )
 
 
 def _show(t: Table, name: str, row: int) -> Any:

@@ -10,10 +10,9 @@ table in memory, however large it is and however many clients fetch it at once.
 from __future__ import annotations
 
 import logging
-from importlib import resources
 from pathlib import Path
 
-from kramabench.elt.sources.service import JailedService
+from kramabench.elt.sources.service import JailedService, program_text
 from kramabench.sandbox.jail import JailLimits, python_binds, socket_folder
 
 log = logging.getLogger(__name__)
@@ -24,7 +23,7 @@ class RestUnavailable(RuntimeError):
 
 
 def server_program() -> str:
-    return resources.files("kramabench.elt.sources").joinpath("rest_server.py").read_text(encoding="utf-8")
+    return program_text("rest_server.py")
 
 
 class RestServer(JailedService):

@@ -1,5 +1,6 @@
 """The REST API of one task, as its jail runs it (:mod:`kramabench.elt.sources.rest` starts it with this file's text
-as ``python -I -B -c``; standard library only, nothing of kramabench), on a unix socket.
+as ``python -I -B -c``; standard library only: its one import of kramabench,
+:mod:`~kramabench.elt.sources.unix_server`, stands in that text as the code itself), on a unix socket.
 
 Argument: a JSON object: ``socket``, ``tables`` (name -> a JSON-lines file, one row per line, as
 :func:`kramabench.elt.sources.tables.write_jsonl` writes it), ``max_connections``.
@@ -14,19 +15,14 @@ serves at most ``max_connections`` at once (the others wait in the listen queue)
 from __future__ import annotations
 
 import json
-import os
-import socketserver
 import sys
-import threading
 from array import array
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
-from socket import socket
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-#: what socketserver hands a server: a stream socket (or a datagram and its socket)
-_Request = socket | tuple[bytes, socket]
+from kramabench.elt.sources.unix_server import SlotServer, serve, small_stacks
 
 CHUNK = 1 << 16
 
@@ -125,41 +121,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"[]")
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    #: connections waiting to be accepted (socketserver's 5 makes a unix socket refuse the 6th client at once)
-    request_queue_size = 128
-
+class _Server(SlotServer):
     def __init__(self, path: str, tables: dict[str, Table], max_connections: int) -> None:
-        super().__init__(path, _Handler)
+        super().__init__(path, _Handler, max_connections)
         self.tables = tables
-        self.slots = threading.BoundedSemaphore(max_connections)
-
-    def process_request(self, request: _Request, client_address: Any) -> None:
-        self.slots.acquire()
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def process_request_thread(self, request: _Request, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
 
 
 def main(cfg: dict[str, Any]) -> int:
-    threading.stack_size(
-        1 << 20
-    )  # a thread per connection: small stacks under the jail's address-space limit
+    small_stacks()
     tables = {name: Table(path) for name, path in cfg["tables"].items()}
     server = _Server(cfg["socket"], tables, int(cfg.get("max_connections", 16)))
-    os.chmod(cfg["socket"], 0o777)
-    print("listening", flush=True)
-    server.serve_forever()
-    return 0
+    return serve(server, cfg["socket"])
 
 
 if __name__ == "__main__":

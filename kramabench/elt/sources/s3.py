@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-from importlib import resources
 from pathlib import Path
 
-from kramabench.elt.sources.service import JailedService
+from kramabench.elt.sources.service import JailedService, program_text
 from kramabench.sandbox.jail import JailLimits, python_binds, socket_folder
 
 log = logging.getLogger(__name__)
@@ -40,7 +39,7 @@ def s3_server_available() -> bool:
 
 def server_program() -> str:
     """The text of the jailed server's program (run with ``python -c``)."""
-    return resources.files("kramabench.elt.sources").joinpath("s3_server.py").read_text(encoding="utf-8")
+    return program_text("s3_server.py")
 
 
 class S3Server(JailedService):

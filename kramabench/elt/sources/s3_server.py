@@ -1,5 +1,6 @@
 """The S3 server of one task, as its jail runs it (:mod:`kramabench.elt.sources.s3` starts it with this file's text
-as ``python -I -B -c``; it imports nothing of kramabench): moto's S3 backend alone (``create_backend_app("s3")``,
+as ``python -I -B -c``; its one import of kramabench, :mod:`~kramabench.elt.sources.unix_server`, stands in that
+text as the code itself): moto's S3 backend alone (``create_backend_app("s3")``,
 not the dispatcher of every AWS service: no Lambda, no IAM, no ``/moto-api``), on a unix socket.
 
 Argument: a JSON object: ``socket`` (where to listen), ``bucket``, ``objects`` (key -> file to load),
@@ -15,21 +16,18 @@ parts of unfinished multipart uploads) past ``max_total_bytes``.
 from __future__ import annotations
 
 import json
-import os
-import socketserver
 import sys
 import threading
 from collections.abc import Iterable
-from socket import socket
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler
 
+from kramabench.elt.sources.unix_server import SlotServer, serve, small_stacks
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
-
-#: what socketserver hands a server: a stream socket (or a datagram and its socket)
-_Request = socket | tuple[bytes, socket]
 
 _HEADERS = {
     "Host": "s3.amazonaws.com",
@@ -94,14 +92,14 @@ def _drain_declared(environ: WSGIEnvironment) -> None:
         _drain(environ, n)
 
 
+@dataclass
 class Guard:
     """The WSGI application the socket serves: the checks of the module docstring, then moto's S3."""
 
-    def __init__(self, app: WSGIApplication, max_object: int, max_total: int) -> None:
-        self.app = app
-        self.max_object = max_object
-        self.max_total = max_total
-        self._writes = threading.Lock()
+    app: WSGIApplication
+    max_object: int
+    max_total: int
+    _writes: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "") or "/"
@@ -157,15 +155,10 @@ class _Handler(WSGIRequestHandler):
         pass
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    #: connections waiting to be accepted (socketserver's 5 makes a unix socket refuse the 6th client at once)
-    request_queue_size = 128
-
+class _Server(SlotServer):
     def __init__(self, path: str, app: WSGIApplication, port: int, max_connections: int) -> None:
-        super().__init__(path, _Handler)
+        super().__init__(path, _Handler, max_connections)
         self.app = app
-        self.slots = threading.BoundedSemaphore(max_connections)
         self.base_environ = {
             "SERVER_NAME": "127.0.0.1",
             "SERVER_PORT": str(port),
@@ -177,25 +170,9 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     def get_app(self) -> WSGIApplication:
         return self.app
 
-    def process_request(self, request: _Request, client_address: Any) -> None:
-        self.slots.acquire()  # at most max_connections at once; the others wait in the listen queue
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.release()
-            raise
-
-    def process_request_thread(self, request: _Request, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
-
 
 def main(cfg: dict[str, Any]) -> int:
-    threading.stack_size(
-        1 << 20
-    )  # a thread per connection: small stacks under the jail's address-space limit
+    small_stacks()
     from moto.moto_server.werkzeug_app import create_backend_app
     from werkzeug.test import Client
 
@@ -213,10 +190,7 @@ def main(cfg: dict[str, Any]) -> int:
             call("PUT", f"/{cfg['bucket']}/{key}", f.read())
     guard = Guard(app, int(cfg["max_object_bytes"]), int(cfg["max_total_bytes"]))
     server = _Server(cfg["socket"], guard, int(cfg["port"]), int(cfg.get("max_connections", 32)))
-    os.chmod(cfg["socket"], 0o777)
-    print("listening", flush=True)
-    server.serve_forever()
-    return 0
+    return serve(server, cfg["socket"])
 
 
 if __name__ == "__main__":

@@ -5,12 +5,28 @@ and used as a context manager. Each service says only how it runs (:meth:`Jailed
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from kramabench.sandbox.jail import JailError, JailLimits, JailSpec, ServiceJail, python_argv, wait_for_socket
 
 _S = TypeVar("_S", bound="JailedService")
+
+#: how a server program imports the piece every server program shares (its program text holds that piece's code)
+SHARED_IMPORT = "from kramabench.elt.sources.unix_server import "
+
+
+def program_text(module: str) -> str:
+    """The text of the server program ``module`` of this folder (``rest_server.py``), run with ``python -I -c``
+    where nothing of kramabench can be imported: the module's text with its import of
+    :mod:`kramabench.elt.sources.unix_server` replaced by that module's code."""
+    here = resources.files("kramabench.elt.sources")
+    own = here.joinpath(module).read_text(encoding="utf-8").splitlines(keepends=True)
+    shared = here.joinpath("unix_server.py").read_text(encoding="utf-8")
+    code = shared.split("from __future__ import annotations\n", 1)[1]
+    [at] = [i for i, line in enumerate(own) if line.startswith(SHARED_IMPORT)]
+    return "".join(own[:at]) + code + "".join(own[at + 1 :])
 
 
 class JailedService:
@@ -74,4 +90,4 @@ class JailedService:
         self.stop()
 
 
-__all__ = ["JailedService"]
+__all__ = ["JailedService", "program_text"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kramabench.elt.suite.models import Pipeline, Suite
+from kramabench.elt.suite.models import DataModel, Pipeline, Suite
 from kramabench.files import MB, read_text
 from kramabench.workload.models import Finding, Severity
 
@@ -84,12 +84,17 @@ def ragged_row(path: Path) -> tuple[int, int, int] | None:
     return None
 
 
-def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[Finding]:
-    out: list[Finding] = []
-    complete = suite.content == "complete"
-    pfile = str(p.folder / "pipeline.yaml")
+class _Findings:
+    """The findings about one pipeline, each naming it (``task_id``) and its file (default: ``pipeline.yaml``)."""
+
+    def __init__(self, suite: Suite, p: Pipeline) -> None:
+        self.suite = suite
+        self.pipeline = p
+        self.file = str(p.folder / "pipeline.yaml")
+        self.out: list[Finding] = []
 
     def add(
+        self,
         sev: Severity,
         code: str,
         msg: str,
@@ -98,19 +103,113 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
         model: str | None = None,
         file: str | None = None,
     ) -> None:
-        out.append(
+        self.out.append(
             Finding(
                 severity=sev,
                 code=code,
-                domain=suite.name,
-                task_id=p.id,
+                domain=self.suite.name,
+                task_id=self.pipeline.id,
                 subtask_id=model,
                 field=field,
-                file=file or pfile,
-                message=f"pipeline {p.id}: {msg}",
+                file=file or self.file,
+                message=f"pipeline {self.pipeline.id}: {msg}",
             )
         )
 
+
+def _check_model(findings: _Findings, i: int, m: DataModel, absent: Severity, deep: bool) -> None:
+    """The findings about data model ``m``, the ``i``-th of the pipeline (but a duplicate name)."""
+    folder = findings.pipeline.folder
+
+    def about(sev: Severity, code: str, msg: str, part: str | None, file: str | None = None) -> None:
+        """A finding about ``m`` (``msg`` follows its name), in its field ``part`` (None: none)."""
+        field = None if part is None else f"models[{i}].{part}"
+        findings.add(sev, code, f"data model {m.name!r}{msg}", field=field, model=m.name, file=file)
+
+    if m.evaluation is None:
+        about(
+            "error",
+            "evaluation_missing",
+            f" has no evaluation query (expected evaluation/{m.name}.sql)",
+            "evaluation",
+        )
+    else:
+        qpath = folder / m.evaluation
+        if not qpath.is_file():
+            about(
+                "error",
+                "evaluation_missing",
+                f": evaluation query {m.evaluation} is missing",
+                "evaluation",
+                str(qpath),
+            )
+        else:
+            err = parse_error(read_text(qpath, limit=16 * MB, what="evaluation query"))
+            if err:
+                about(
+                    "error",
+                    "evaluation_unparsable",
+                    f": DuckDB cannot parse {m.evaluation}: {err}",
+                    "evaluation",
+                    str(qpath),
+                )
+    if m.ground_truth is None or not (folder / m.ground_truth).is_file():
+        about(
+            absent,
+            "ground_truth_missing",
+            f" has no ground-truth table (expected ground_truth/{m.name}.csv)",
+            "ground_truth",
+        )
+        return
+    gpath = folder / m.ground_truth
+    try:  # the original's read_csv refuses a row with more fields and pads one with fewer: never silently
+        ragged = ragged_row(gpath)
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        about("error", "ground_truth_unreadable", f": {m.ground_truth}: {e}", "ground_truth", str(gpath))
+        return
+    if ragged is not None:
+        line, n, width = ragged
+        about(
+            "error",
+            "ground_truth_ragged",
+            f": {m.ground_truth} line {line} has {n} "
+            f"field(s), its header {width} (pandas.read_csv, as the original reads it, would "
+            f"{'refuse the file, or shift its columns on the first row' if n > width else 'fill the missing fields with NULL'})",
+            "ground_truth",
+            str(gpath),
+        )
+    if deep:
+        try:
+            header = csv_header(gpath)
+        except (OSError, UnicodeDecodeError) as e:
+            about("error", "ground_truth_unreadable", f": {e}", None, str(gpath))
+            return
+        hl = {h.lower() for h in header}
+        cl = {c.name.lower() for c in m.columns}
+        for h in header:
+            if cl and h.lower() not in cl:
+                about(
+                    "warning",
+                    "ground_truth_extra_column",
+                    f": ground-truth column {h!r} is not among the model's columns",
+                    "columns",
+                    str(gpath),
+                )
+        for c in m.columns:
+            if c.name.lower() not in hl:
+                about(
+                    "warning",
+                    "ground_truth_missing_column",
+                    f": column {c.name!r} is not in the ground truth (it is not checked)",
+                    "columns",
+                    str(gpath),
+                )
+
+
+def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[Finding]:
+    findings = _Findings(suite, p)
+    add = findings.add
+    complete = suite.content == "complete"
     absent: Severity = "error" if complete else "info"
     if not p.sources:
         add("error", "no_sources", "no sources", field="sources")
@@ -185,105 +284,7 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
                 model=m.name,
             )
         mseen.add(m.name.lower())
-        if m.evaluation is None:
-            add(
-                "error",
-                "evaluation_missing",
-                f"data model {m.name!r} has no evaluation query (expected evaluation/{m.name}.sql)",
-                field=f"models[{i}].evaluation",
-                model=m.name,
-            )
-        else:
-            qpath = p.folder / m.evaluation
-            if not qpath.is_file():
-                add(
-                    "error",
-                    "evaluation_missing",
-                    f"data model {m.name!r}: evaluation query {m.evaluation} is missing",
-                    field=f"models[{i}].evaluation",
-                    model=m.name,
-                    file=str(qpath),
-                )
-            else:
-                err = parse_error(read_text(qpath, limit=16 * MB, what="evaluation query"))
-                if err:
-                    add(
-                        "error",
-                        "evaluation_unparsable",
-                        f"data model {m.name!r}: DuckDB cannot parse {m.evaluation}: {err}",
-                        field=f"models[{i}].evaluation",
-                        model=m.name,
-                        file=str(qpath),
-                    )
-        if m.ground_truth is None or not (p.folder / m.ground_truth).is_file():
-            add(
-                absent,
-                "ground_truth_missing",
-                f"data model {m.name!r} has no ground-truth table (expected ground_truth/{m.name}.csv)",
-                field=f"models[{i}].ground_truth",
-                model=m.name,
-            )
-            continue
-        gpath = p.folder / m.ground_truth
-        try:  # the original's read_csv refuses a row with more fields and pads one with fewer: never silently
-            ragged = ragged_row(gpath)
-        except (OSError, UnicodeDecodeError, ValueError) as e:
-            add(
-                "error",
-                "ground_truth_unreadable",
-                f"data model {m.name!r}: {m.ground_truth}: {e}",
-                model=m.name,
-                file=str(gpath),
-                field=f"models[{i}].ground_truth",
-            )
-            continue
-        if ragged is not None:
-            line, n, width = ragged
-            add(
-                "error",
-                "ground_truth_ragged",
-                f"data model {m.name!r}: {m.ground_truth} line {line} has {n} "
-                f"field(s), its header {width} (pandas.read_csv, as the original reads it, would "
-                f"{'refuse the file, or shift its columns on the first row' if n > width else 'fill the missing fields with NULL'})",
-                model=m.name,
-                file=str(gpath),
-                field=f"models[{i}].ground_truth",
-            )
-        if deep:
-            try:
-                header = csv_header(gpath)
-            except (OSError, UnicodeDecodeError) as e:
-                add(
-                    "error",
-                    "ground_truth_unreadable",
-                    f"data model {m.name!r}: {e}",
-                    model=m.name,
-                    file=str(gpath),
-                )
-                continue
-            hl = {h.lower() for h in header}
-            cl = {c.name.lower() for c in m.columns}
-            for h in header:
-                if cl and h.lower() not in cl:
-                    add(
-                        "warning",
-                        "ground_truth_extra_column",
-                        f"data model {m.name!r}: ground-truth column {h!r} is not among the model's columns",
-                        model=m.name,
-                        file=str(gpath),
-                        field=f"models[{i}].columns",
-                    )
-            for c in m.columns:
-                if c.name.lower() not in hl:
-                    add(
-                        "warning",
-                        "ground_truth_missing_column",
-                        f"data model {m.name!r}: column {c.name!r} is not "
-                        "in the ground truth (it is not checked)",
-                        model=m.name,
-                        file=str(gpath),
-                        field=f"models[{i}].columns",
-                    )
+        _check_model(findings, i, m, absent, deep)
     if deep:
         for s in p.sources:
             declared = p.tables.get(next((t for t in p.tables if t.lower() == s.table.lower()), ""), None)
@@ -309,7 +310,7 @@ def validate_pipeline(suite: Suite, p: Pipeline, *, deep: bool = False) -> list[
                     field=f"tables.{s.table}",
                     file=str(dpath),
                 )
-    return out
+    return findings.out
 
 
 def validate_suite(suite: Suite, *, deep: bool = False) -> list[Finding]:
