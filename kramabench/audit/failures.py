@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase, audit_case
 from kramabench.audit.reference import REPRODUCE_AT
 from kramabench.files import FileRefused, LongLine, lines_of, open_append, write_file
-from kramabench.workload.models import answer_type_name
 from kramabench.workload.solutions import read_solution, solution_of
 
 if TYPE_CHECKING:
@@ -113,7 +112,7 @@ def failure_cases(
         output, session = _session(r)
         cases.append(FailureCase(
             domain=r.domain, task_id=r.task_id, question=task.query,
-            answer_type=answer_type_name(task.answer_type), gold=task.answer, system=r.system,
+            answer_type=task.answer_type, gold=task.answer, system=r.system,
             system_answer=r.answer, system_code=r.pipeline_code, system_output=output[-3000:], transcript=session,
             score=r.score, score_details=r.score_details,
             reference_solution=solution_text(sol),

@@ -53,9 +53,8 @@ from kramabench.audit.layout import (
     unmatched,
 )
 from kramabench.audit.static import StaticFinding, static_checks
-from kramabench.contracts.answers import answer_type_name
 from kramabench.files import LongLine, clip, keep_tail, lines_of, open_append
-from kramabench.workload.models import AnswerTypeName, Task, Workload
+from kramabench.workload.models import Task, Workload
 
 log = logging.getLogger(__name__)
 
@@ -201,13 +200,14 @@ def describe_diff(gold: Any, got: Any, details: dict[str, Any]) -> str:
     return text
 
 
-def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_type: Any,
+def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_type: str | None,
                ext: Extraction, question: str | None = None) -> ItemVerdict:  # fmt: skip
     """Score one extracted value against the gold and say what that means."""
     from kramabench.scorers.registry import score
 
-    at = answer_type_name(answer_type)
-    base = dict(domain=domain, task_id=task_id, subtask_id=sub_id, answer_type=at, gold=gold, extraction=ext)
+    base = dict(
+        domain=domain, task_id=task_id, subtask_id=sub_id, answer_type=answer_type, gold=gold, extraction=ext
+    )
     if not ext.found:
         # it ran and showed something, but nothing the rules read as an answer of this item (a subtask a solution
         # does not answer, a table): a person or --extract-model reads it
@@ -218,7 +218,7 @@ def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_
         reason = s.details.get("reason", "unscored")
         return ItemVerdict(verdict="unscored", metric=s.metric, diff=describe_diff(gold, ext.value, s.details),
                            cause_detail=str(reason), **base)  # fmt: skip
-    exact = at is None or not str(at).endswith("_approximate")
+    exact = answer_type is None or not answer_type.endswith("_approximate")
     ok = s.value >= 1.0 - 1e-9 if exact else s.value >= REPRODUCE_AT
     return ItemVerdict(verdict="reproduces" if ok else "differs", score=s.value, metric=s.metric,
                        diff=None if ok else describe_diff(gold, ext.value, s.details), **base)  # fmt: skip
@@ -280,7 +280,7 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
     ctx = context or DomainContext(wl)
     sol = solution_of(wl, task)
     run = SolutionRun(domain=wl.domain, task_id=task.id, solution=str(sol) if sol else None)
-    keys: dict[str, tuple[str | None, Any, AnswerTypeName | None, str]] = {
+    keys: dict[str, tuple[str | None, Any, str | None, str]] = {
         "main-task": (None, task.answer, task.answer_type, task.query)
     }
     for i, st in enumerate(task.subtasks, start=1):
@@ -297,7 +297,7 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
                 cause_detail=detail,
                 attributed_to=ATTRIBUTION[cause],
                 gold=gold,
-                answer_type=answer_type_name(at),
+                answer_type=at,
             )  # fmt: skip
             for sid, gold, at, _q in keys.values()
         ]

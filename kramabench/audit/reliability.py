@@ -113,7 +113,7 @@ def labelled_failure_cases(
         s = score(task.answer, c.system_answer, task.answer_type, question=task.query)
         out.append(FailureCase(
             domain=c.domain, task_id=c.task_id, question=task.query,
-            answer_type=task.answer_type.value if task.answer_type else None, gold=task.answer,
+            answer_type=task.answer_type, gold=task.answer,
             system="labelled", system_answer=c.system_answer, system_code=c.system_code, score=s.value,
             score_details=s.details,
             reference_solution=solution_text(sol),

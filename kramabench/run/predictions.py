@@ -36,7 +36,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.scoring import CountsCalls
 from kramabench.files import (
@@ -545,9 +544,8 @@ def _subtask_hint(tid: str, parent: str | None) -> str:
 
 
 def _item(
-    domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any = None, missing: bool = False
+    domain: str, task: Task, sub_id: str | None, at: str | None, s: Any = None, missing: bool = False
 ) -> ScoredItem:
-    at = answer_type_name(answer_type)
     if missing:
         return ScoredItem(
             domain=domain,

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from kramabench.contracts import interrupt
-from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.cost import unpriced_calls
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
@@ -386,7 +385,7 @@ class Runner:
         return GoldScore(
             gold=name,
             expected=scored.get("expected", unit.answer),
-            answer_type=answer_type_name(at),
+            answer_type=at,
             score=scored.get("score"),
             unscored=bool(scored.get("unscored", False)),
             metric=scored.get("metric"),

@@ -42,6 +42,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kramabench.contracts.answers import builtin_answer_type
 from kramabench.files import OutsideRoot, clip
 from kramabench.workload.errata import AbsentFile
 from kramabench.workload.jsonkind import json_kind
@@ -325,11 +326,8 @@ class _Checker:
                          field="answer_type", suggestion="one of " + ", ".join(a.value for a in AnswerType))  # fmt: skip
         elif item.answer is not None:
             # a plug-in's answer type: its scorer alone knows what a valid answer is
-            checks = (
-                check_answer(item.answer, item.answer_type)
-                if isinstance(item.answer_type, AnswerType)
-                else []
-            )
+            builtin = builtin_answer_type(item.answer_type)
+            checks = check_answer(item.answer, builtin) if builtin is not None else []
             for sev, code, msg, sug in checks:
                 self.add(sev, code, msg, task=t, sub=sub, field="answer", suggestion=sug)
         self.check_sources(t, item, sub)
