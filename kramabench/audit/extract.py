@@ -15,11 +15,14 @@ import ast
 import json
 import logging
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
+
+if TYPE_CHECKING:
+    from kramabench.contracts.model import Model
 
 log = logging.getLogger(__name__)
 
@@ -303,7 +306,7 @@ def extract_answers(
     stdout: str,
     answer_types: dict[str, str | None],
     *,
-    model: Any = None,
+    model: Model | None = None,
     question: dict[str, str] | None = None,
 ) -> dict[str, Extraction]:
     """Values for each key of ``answer_types`` (``main-task``, ``subtask-1``, ...) from printed output.
@@ -336,7 +339,7 @@ def extract_answers(
 
 
 def extract_with_model(
-    model: Any, stdout: str, answer_type: str | None, question: str | None
+    model: Model, stdout: str, answer_type: str | None, question: str | None
 ) -> Extraction | None:
     """Ask ``model`` for the answer inside printed output; None when the reply holds no usable JSON."""
     from kramabench.contracts.model import ChatMessage, ModelError, ModelOptions

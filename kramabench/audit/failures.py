@@ -26,7 +26,9 @@ from kramabench.files import FileRefused, LongLine, lines_of, open_append, write
 from kramabench.workload.solutions import read_solution, solution_of
 
 if TYPE_CHECKING:
+    from kramabench.contracts.model import Model
     from kramabench.contracts.records import Manifest, Record
+    from kramabench.contracts.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +67,7 @@ def is_failure(record: Record) -> bool:
     return record.score < (1 - 1e-9 if exact else REPRODUCE_AT)
 
 
-def _session(record: Any) -> tuple[str, str]:
+def _session(record: Record) -> tuple[str, str]:
     """(output or error, a short account of the system's session) from a record."""
     lines: list[str] = []
     output = ""
@@ -151,8 +153,8 @@ def read_reports(path: Path) -> list[AuditReport]:
 
 def run_sessions(
     cases: list[FailureCase],
-    model: Any,
-    sandbox: Any,
+    model: Model,
+    sandbox: Sandbox,
     *,
     auditor: str,
     out_path: Path | None = None,
@@ -203,8 +205,8 @@ def run_sessions(
 
 def audit_failures(
     run_dir: Path,
-    model: Any,
-    sandbox: Any,
+    model: Model,
+    sandbox: Sandbox,
     *,
     auditor: str,
     out_dir: Path | None = None,

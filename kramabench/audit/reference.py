@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,10 @@ from kramabench.audit.layout import (
 from kramabench.audit.static import StaticFinding, static_checks
 from kramabench.files import LongLine, clip, keep_tail, lines_of, open_append
 from kramabench.workload.models import Task, Workload
+
+if TYPE_CHECKING:
+    from kramabench.contracts.model import Model
+    from kramabench.contracts.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -271,8 +275,8 @@ def _read_output(stdout: str, value: str | None) -> tuple[str, ReadFrom | None]:
     return printed.rstrip("\n") + "\n" + value + "\n", "printed+value"
 
 
-def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memory_mb: int,
-               extract_model: Any = None, context: DomainContext | None = None) -> tuple[SolutionRun, list[ItemVerdict]]:  # fmt: skip
+def audit_task(wl: Workload, task: Task, sandbox: Sandbox, *, timeout_s: float, memory_mb: int,
+               extract_model: Model | None = None, context: DomainContext | None = None) -> tuple[SolutionRun, list[ItemVerdict]]:  # fmt: skip
     """Run one task's solution (notebook-style, from where its paths resolve) and judge the task and each
     subtask."""
     from kramabench.audit.notebook import run_notebook
@@ -370,7 +374,7 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
 
 def audit_reference(
     workloads: Iterable[Workload],
-    sandbox: Any,
+    sandbox: Sandbox,
     *,
     workload_name: str,
     root: Path,
@@ -378,7 +382,7 @@ def audit_reference(
     timeout_s: float = 600.0,
     memory_mb: int = 4096,
     concurrency: int = 2,
-    extract_model: Any = None,
+    extract_model: Model | None = None,
     extract_model_id: str | None = None,
     task_ids: Iterable[str] | None = None,
     on_done: Callable[[SolutionRun, list[ItemVerdict]], None] | None = None,
