@@ -42,7 +42,7 @@ from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, 
 from kramabench.contracts.run import RunOptions
 from kramabench.contracts.sandbox import Pooled
 from kramabench.contracts.setting import LakeView, Setting, SubtaskSpec, TaskSpec
-from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
+from kramabench.contracts.system import Closeable, OutcomeError, System, SystemOutput
 from kramabench.files import keep_tail, sha256_hex
 from kramabench.run.artifacts import ArtifactStaging, record_artifacts, unit_folder
 from kramabench.run.executor import ExecutorContext, make_executor
@@ -139,7 +139,7 @@ class Runner:
         self._signal: str | None = None
         self.salt = str(self.manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
         self.recorder: Any = None
-        self.system: Any = None
+        self.system: System | None = None
         self.setting_ctx = SettingContext(
             pose_subtasks=self.options.pose_subtasks,
             judge=self.judge,
@@ -149,7 +149,7 @@ class Runner:
         #: where tasks are solved; None: made from ``options.executor`` when the run starts
         self.executor: Any = None
 
-    def build_system(self) -> Any:
+    def build_system(self) -> System:
         """Build the system (privileged built-ins get the resolver, filled in when tasks are planned)."""
         self.ctx.resolver = self.resolver
         self.system = self.spec.build(self.ctx)
