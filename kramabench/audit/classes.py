@@ -25,7 +25,7 @@ compute the answer to decide.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,8 +36,8 @@ from kramabench.files import read_bytes, write_file
 from kramabench.workload.models import TaskClass, Workload
 
 if TYPE_CHECKING:
-    from kramabench.audit.reference import ItemVerdict, ReferenceAudit, SolutionRun
     from kramabench.audit.static import StaticFinding
+    from kramabench.audit.verdicts import ItemVerdict, SolutionRun
 
 Confidence = Literal["likely", "candidate"]
 
@@ -331,20 +331,21 @@ def propose_class(
                f"{close}: compute the answer from the lake before writing an erratum")  # fmt: skip
 
 
-def propose_classes(audit: ReferenceAudit, workloads: Iterable[Workload], *, absent: dict[str, list[str]] | None = None,
+def propose_classes(runs: Iterable[SolutionRun], verdicts: Iterable[ItemVerdict], static: Sequence[StaticFinding],
+                    workloads: Iterable[Workload], *, absent: dict[str, list[str]] | None = None,
                     ) -> list[ClassProposal]:  # fmt: skip
     """One proposal per audited task, in the audit's order."""
     by_domain = {w.domain: w for w in workloads}
     items: dict[tuple[str, str], list[ItemVerdict]] = {}
-    for i in audit.items:
+    for i in verdicts:
         items.setdefault((i.domain, i.task_id), []).append(i)
     out: list[ClassProposal] = []
-    for run in audit.runs:
+    for run in runs:
         wl = by_domain.get(run.domain)
         if wl is None:
             continue
         out.append(propose_class(wl, run.task_id, run, items.get((run.domain, run.task_id), []),
-                                 static=audit.static, absent=(absent or {}).get(run.domain, [])))  # fmt: skip
+                                 static=static, absent=(absent or {}).get(run.domain, [])))  # fmt: skip
     return out
 
 

@@ -27,16 +27,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.causes import (
     ATTRIBUTION,
-    Attribution,
     CauseKind,
     LakeFacts,
-    UpstreamSays,
     diagnose,
     missing_path_of,
 )
@@ -44,7 +42,6 @@ from kramabench.audit.classes import ClassProposal, propose_classes
 from kramabench.audit.extract import Extraction, extract_answers
 from kramabench.audit.layout import (
     LakePaths,
-    PathLayout,
     infer_layout,
     is_absolute,
     layout_for,
@@ -53,6 +50,7 @@ from kramabench.audit.layout import (
     unmatched,
 )
 from kramabench.audit.static import StaticFinding, static_checks
+from kramabench.audit.verdicts import ItemVerdict, ReadFrom, SolutionRun, Verdict
 from kramabench.files import LongLine, clip, keep_tail, lines_of, open_append
 from kramabench.workload.models import Task, Workload
 
@@ -62,74 +60,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Verdict = Literal["reproduces", "differs", "cannot-run", "unscored"]
-ReadFrom = Literal["printed", "value", "printed+value"]
 #: approximate answer types reproduce at this score or above (numeric: relative error <= ~1%)
 REPRODUCE_AT = 0.99
 _TAIL = 2000
-
-
-class ItemVerdict(BaseModel):
-    """The verdict of one task (``subtask_id`` None) or subtask."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    domain: str
-    task_id: str
-    subtask_id: str | None = None
-    verdict: Verdict
-    cause: CauseKind | None = None
-    cause_detail: str | None = None
-    attributed_to: Attribution | None = Field(None, description="cannot-run: what the cause is put down to")
-    answer_type: str | None = None
-    gold: Any = None
-    extraction: Extraction | None = None
-    score: float | None = None
-    metric: str | None = None
-    diff: str | None = Field(None, description="what differs, in words (differs only)")
-
-
-class SolutionRun(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    domain: str
-    task_id: str
-    solution: str | None = None
-    exit_code: int | None = None
-    timed_out: bool = False
-    wall_s: float = 0.0
-    stdout_tail: str = ""
-    stderr_tail: str = ""
-    files_read: list[str] = Field(default_factory=list)
-    layout: PathLayout | None = Field(
-        None, description="where the solution looks for the lake and where it ran"
-    )
-    value: str | None = Field(
-        None,
-        description="the value of its last line when that is a bare expression, as a "
-        "notebook shows it (repr: a DataFrame's text, a scalar's repr)",
-    )
-    read_from: ReadFrom | None = Field(
-        None,
-        description="what the answer was read from: what it printed, the value "
-        "of its last expression (it printed nothing else), or both (the value last)",
-    )
-    cause: CauseKind | None = None
-    cause_detail: str | None = None
-    attributed_to: Attribution | None = None
-    evidence: list[str] = Field(
-        default_factory=list, description="what shows the cause (files, patterns, upstream)"
-    )
-    findings: list[str] = Field(
-        default_factory=list, description="the validator's findings on the files concerned"
-    )
-    cause_files: list[str] = Field(
-        default_factory=list, description="the lake files or patterns the cause concerns"
-    )
-    upstream: UpstreamSays | None = Field(
-        None,
-        description="missing-lake-file: what the errata and the upstream listing say of the missing file",
-    )
 
 
 class ReferenceAudit(BaseModel):
@@ -432,7 +365,7 @@ def audit_reference(
     absent = {
         d: sorted(set(c.facts.documented_absent) | set(c.facts.not_stored)) for d, c in contexts.items()
     }
-    audit.proposals = propose_classes(audit, workloads, absent=absent)
+    audit.proposals = propose_classes(audit.runs, audit.items, audit.static, workloads, absent=absent)
     return audit
 
 
