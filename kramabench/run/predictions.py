@@ -37,7 +37,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kramabench.contracts.artifacts import Artifact
-from kramabench.contracts.scoring import CountsCalls
+from kramabench.contracts.scoring import CountsCalls, Score
 from kramabench.files import (
     MB,
     FileRefused,
@@ -543,10 +543,9 @@ def _subtask_hint(tid: str, parent: str | None) -> str:
     return f" ({tid!r} is a subtask of {parent}: give it in that task's subtask_answers)" if parent else ""
 
 
-def _item(
-    domain: str, task: Task, sub_id: str | None, at: str | None, s: Any = None, missing: bool = False
-) -> ScoredItem:
-    if missing:
+def _item(domain: str, task: Task, sub_id: str | None, at: str | None, s: Score | None) -> ScoredItem:
+    """One scored item; ``s`` None: the prediction is missing (a 0)."""
+    if s is None:
         return ScoredItem(
             domain=domain,
             task_id=task.id,
@@ -730,7 +729,7 @@ def score_workloads(
     def run(job: tuple) -> ScoredItem:
         domain, task, sub_id, answer_type, gold, pred, query = job
         if pred is None:
-            item = _item(domain, task, sub_id, answer_type, missing=True)
+            item = _item(domain, task, sub_id, answer_type, None)
         else:
             lake = lakes.get(domain)
             n_paths = 0

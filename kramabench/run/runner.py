@@ -33,7 +33,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.cost import unpriced_calls
@@ -56,6 +56,12 @@ from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
 from kramabench.workload.models import Workload
 from kramabench.workload.solutions import solution_of
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from kramabench.models.recording import CallRecorder, RecordsCalls
+    from kramabench.run.executor.base import Executor
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +144,7 @@ class Runner:
         self._interrupted_at: float | None = None
         self._signal: str | None = None
         self.salt = str(self.manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
-        self.recorder: Any = None
+        self.recorder: CallRecorder | None = None
         self.system: System | None = None
         self.setting_ctx = SettingContext(
             pose_subtasks=self.options.pose_subtasks,
@@ -147,7 +153,7 @@ class Runner:
             normalise_percent=self.options.normalise_percent,
         )
         #: where tasks are solved; None: made from ``options.executor`` when the run starts
-        self.executor: Any = None
+        self.executor: Executor | None = None
 
     def build_system(self) -> System:
         """Build the system (privileged built-ins get the resolver, filled in when tasks are planned)."""
@@ -458,11 +464,11 @@ class Runner:
             interrupt.clear()
         return result
 
-    def _executor_context(self) -> ExecutorContext:
+    def _executor_context(self, system: System) -> ExecutorContext:
         return ExecutorContext(
             manifest=self.manifest,
             options=self.options,
-            system=self.system,
+            system=system,
             recorder=self.recorder,
             privileged=self.spec.privileged,
             needs_sandbox=self.spec.needs_sandbox,
@@ -509,7 +515,7 @@ class Runner:
             self.manifest.options.setdefault("executors", []).append(
                 {
                     "started_at": _now().isoformat(),
-                    **executor.start(self._executor_context(), slots=2 * n if timeout else n),
+                    **executor.start(self._executor_context(system), slots=2 * n if timeout else n),
                 }
             )
             self.store.write_manifest(self.manifest)
@@ -719,7 +725,7 @@ def _named(out: SystemOutput, it: WorkItem) -> SystemOutput:
     return out.model_copy(update=update) if update else out
 
 
-def judge_scope(key: str, recorder: Any) -> Any:
+def judge_scope(key: str, recorder: RecordsCalls | None) -> AbstractContextManager[Any]:
     """The recording scope of a task's scoring (its judge calls), when the run records calls."""
     if recorder is None:
         return contextlib.nullcontext()
@@ -728,7 +734,7 @@ def judge_scope(key: str, recorder: Any) -> Any:
     return recording.scope(key, recorder)
 
 
-def _open_recorder(run_dir: Path) -> Any:
+def _open_recorder(run_dir: Path) -> CallRecorder:
     """Record every model call of the run in ``<run_dir>/calls.jsonl`` (for ``replay/<run_dir>``)."""
     from kramabench.models import recording
 

@@ -51,9 +51,10 @@ def unregister_scorer(answer_type: str) -> None:
 def get_scorer(answer_type: str) -> Scorer:
     key = _key(answer_type)
     try:
-        return plugins.load("scorers", key)
+        scorer: Scorer = plugins.load("scorers", key)
     except plugins.PluginNotFound:
         raise KeyError(f"no scorer for answer type {key!r}; known: {registered_answer_types()}") from None
+    return scorer
 
 
 def registered_answer_types() -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -196,13 +196,17 @@ class RowQuery(BaseModel):
         return search_terms(self.q)
 
 
+#: a query model :func:`lenient` validates
+M = TypeVar("M", bound=BaseModel)
+
+
 def _clean_message(msg: str) -> str:
     return msg.removeprefix("Value error, ")
 
 
 def lenient(
-    model: Any, params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str], unknown: str
-) -> tuple[Any, list[dict[str, str]]]:
+    model: type[M], params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str], unknown: str
+) -> tuple[M, list[dict[str, str]]]:
     """``model`` validated from ``params`` leaving out what it refuses: a bad item of a comma-separated list
     alone (``outcome=error,bogus`` keeps ``error``), any other key whole; with what was left out and why."""
     data: dict[str, Any] = {k: (vs if k in list_keys else vs[-1]) for k, vs in params.items()}
