@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kramabench.audit.reference import ReferenceAudit
 from kramabench.audit.static import group_findings
 from kramabench.contracts.text import html_text, md_code_block, md_text
 from kramabench.files import clip_words, write_file
+
+if TYPE_CHECKING:
+    from kramabench.audit.auditor import AuditReport
 
 VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
 
@@ -58,7 +61,7 @@ def sections(
             )
         )
 
-        def checked(r: Any) -> str:
+        def checked(r: AuditReport) -> str:
             if r.derivation is None:
                 text = "no derivation given"
             elif r.gold_reproduced and r.category == "gold-calculation-error":

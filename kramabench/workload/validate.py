@@ -48,7 +48,7 @@ from kramabench.workload.errata import AbsentFile
 from kramabench.workload.jsonkind import json_kind
 from kramabench.workload.models import AnswerType, Difficulty, Finding, Severity, Subtask, Task, Workload
 from kramabench.workload.solutions import solution_path
-from kramabench.workload.sources import LakeInventory, Match
+from kramabench.workload.sources import LakeInventory, Match, Resolution
 
 #: findings that do not make a workload fail: documented limits, not defects to fix
 DOCUMENTED_CODES = frozenset({"not_reproducible"})
@@ -358,7 +358,7 @@ class _Checker:
                 r = self._resolved[entry] = self.inv.resolve(entry)
             self.report_source(t, sub, entry, r)
 
-    def report_source(self, t: Task, sub: Subtask | None, entry: str, r: Any) -> None:
+    def report_source(self, t: Task, sub: Subtask | None, entry: str, r: Resolution) -> None:
         paths = r.paths
         closest = ", ".join(repr(p) for p in paths)
 
