@@ -183,7 +183,7 @@ def _check_family(setting: Setting, family: WorkloadFamily[Workload], workload: 
     )
 
 
-def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
+def _check_system_options(spec: SystemSpec, given: dict[str, Any]) -> None:
     """An unknown ``-o key=value`` is refused before anything is made, naming the system's valid options."""
     import inspect
 

@@ -19,8 +19,8 @@ from kramabench.baselines.kit import task_files
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
-from kramabench.contracts.session import SessionError
-from kramabench.contracts.steps import AgentStep
+from kramabench.contracts.session import PythonResult, SessionError
+from kramabench.contracts.steps import AgentStep, StepOutcome
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake.secrets import mask_values
 
@@ -372,7 +372,7 @@ class _Run:
             return True
         return False
 
-    def _accept(self, doc: dict, pose: bool) -> None:
+    def _accept(self, doc: dict[str, Any], pose: bool) -> None:
         out = self.out
         out.answer = jsonable(doc.get("answer"))
         subs = doc.get("subtasks")
@@ -385,7 +385,7 @@ class _Run:
         out.error = None
 
 
-def _outcome(result: Any, final: bool) -> str:
+def _outcome(result: PythonResult, final: bool) -> StepOutcome:
     if final:
         return "final_answer"
     return (
