@@ -164,13 +164,13 @@ def build_root(shared: Path, tmp: Path, copies: int, seed: int = 0) -> tuple[Pat
             t = fixed.get(item.get("id"))
             if t is None:
                 continue
-            item = dict(item, answer=t.answer, answer_type=t.answer_type.value if t.answer_type else None)
+            item = dict(item, answer=t.answer, answer_type=t.answer_type)
             raw_subs = item.get("subtasks") or []
             if len(raw_subs) != len(t.subtasks):  # the loader dropped or added one: keep what it read
                 raw_subs = [{"query": s.query, "step": s.step} for s in t.subtasks]
             # ids and answers as loaded (errata and the loader's id repairs applied)
             item["subtasks"] = [
-                dict(r, id=s.id, answer=s.answer, answer_type=s.answer_type.value if s.answer_type else None)
+                dict(r, id=s.id, answer=s.answer, answer_type=s.answer_type)
                 for r, s in zip(raw_subs, t.subtasks, strict=True)
             ]
             per_task.append(

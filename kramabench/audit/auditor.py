@@ -19,13 +19,17 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.extract import extract_value
 from kramabench.audit.taxonomy import Attribution, attribution_of, describe, normalise
 from kramabench.files import head_tail
+
+if TYPE_CHECKING:
+    from kramabench.contracts.model import Model
+    from kramabench.contracts.sandbox import ExecResult, Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -220,14 +224,14 @@ def _lake_files(lake: Path) -> list[str]:
     return sorted(p.relative_to(lake).as_posix() for p in lake.rglob("*") if p.is_file())
 
 
-def _run(sandbox: Any, code: str, lake: Path, options: AuditorOptions) -> Any:
+def _run(sandbox: Sandbox, code: str, lake: Path, options: AuditorOptions) -> ExecResult:
     from kramabench.contracts.sandbox import Limits
 
     return sandbox.run(code, lake, Limits(wall_timeout_s=options.timeout_s, memory_mb=options.memory_mb))
 
 
 def check_code(
-    sandbox: Any, code: str, case: FailureCase, options: AuditorOptions, *, expected: Any
+    sandbox: Sandbox, code: str, case: FailureCase, options: AuditorOptions, *, expected: Any
 ) -> CodeCheck:
     """Run ``code``, read what it printed, and compare with ``expected`` using the project's scorer."""
     from kramabench.scorers.registry import score
@@ -250,7 +254,7 @@ def check_code(
     return check
 
 
-def audit_case(case: FailureCase, model: Any, sandbox: Any, options: AuditorOptions | None = None,
+def audit_case(case: FailureCase, model: Model, sandbox: Sandbox, options: AuditorOptions | None = None,
                *, auditor: str = "") -> AuditReport:  # fmt: skip
     """One Auditor session; never raises for the model's or the code's trouble (recorded in the report)."""
     from kramabench.contracts.model import ChatMessage, ModelError, ModelOptions

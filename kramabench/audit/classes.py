@@ -25,15 +25,19 @@ compute the answer to decide.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.layout import near_in_lake
 from kramabench.files import read_bytes, write_file
 from kramabench.workload.models import TaskClass, Workload
+
+if TYPE_CHECKING:
+    from kramabench.audit.static import StaticFinding
+    from kramabench.audit.verdicts import ItemVerdict, SolutionRun
 
 Confidence = Literal["likely", "candidate"]
 
@@ -196,7 +200,8 @@ def upstream_not_stored(domain: str, ref: str | None = None) -> list[str]:
 
 
 def propose_class(
-    wl: Workload, task_id: str, run: Any, items: list[Any], *, static: Iterable[Any] = (),
+    wl: Workload, task_id: str, run: SolutionRun | None, items: list[ItemVerdict], *,
+    static: Iterable[StaticFinding] = (),
     absent: Iterable[str] = (),
 ) -> ClassProposal:  # fmt: skip
     """The proposed class of one task from its solution run, its verdicts and the static findings."""
@@ -204,7 +209,7 @@ def propose_class(
     main = next((i for i in items if i.subtask_id is None), None)
     review = wl.review_of(task_id)
     base: dict[str, Any] = dict(domain=wl.domain, task_id=task_id, reviewed=review.klass if review else None)
-    ext = getattr(main, "extraction", None)
+    ext = main.extraction if main is not None else None
     printed = ext.value if ext is not None and ext.found else None
     base["printed"] = printed
     fixed_main = [
@@ -226,13 +231,15 @@ def propose_class(
     how = f"{ext.method}: {ext.text}" if ext is not None and ext.found and ext.text else "no printed answer"
     missing = [a for a in absent if _really_absent(wl.lake, a)]
     if main.verdict != "reproduces" and run is not None:
-        read = [str(f) for f in getattr(run, "files_read", []) or []]
-        seen = " ".join([getattr(run, "stderr_tail", "") or "", main.cause_detail or "", *read]).lower()
+        read = list(run.files_read)
+        seen = " ".join([run.stderr_tail, main.cause_detail or "", *read]).lower()
         named = sorted(a for a in missing if a.lower() in seen or PurePosixPath(a).name.lower() in seen)
         if named:
             return out("unreproducible", "likely",
                        f"the solution reads {', '.join(named)}, absent upstream ({main.verdict})", absent=named)  # fmt: skip
-        sources = {src for item in (task, *task.subtasks) for src in (item.data_sources or [])}
+        sources = {
+            src for ds in (task.data_sources, *(s.data_sources for s in task.subtasks)) for src in ds or []
+        }
         needed = sorted(a for a in missing if any(_source_covers(src, a) for src in sources))
         if needed:
             return out("unreproducible", "candidate", f"the task's data sources include {', '.join(needed)}, absent "
@@ -253,7 +260,7 @@ def propose_class(
         if cause in ("no-solution", "sandbox-error"):
             return out(None, "candidate", f"{cause}: {detail}; nothing to propose")
         if cause == "missing-lake-file":
-            files = list(getattr(run, "cause_files", None) or [])
+            files = list(run.cause_files) if run is not None else []
             rel = files[0] if files else _relative_to_lake(_missing_path(detail) or "", wl.domain)
             documented = {a.lower() for a in missing} | {PurePosixPath(a).name.lower() for a in missing}
             if rel.lower() in documented or PurePosixPath(rel).name.lower() in documented:
@@ -263,8 +270,8 @@ def propose_class(
                     f"the solution reads {rel}, which is absent upstream",
                     absent=[rel],
                 )
-            said = getattr(run, "upstream", None)
-            evidence = "; ".join((getattr(run, "evidence", None) or [])[:2])
+            said = run.upstream if run is not None else None
+            evidence = "; ".join(run.evidence[:2]) if run is not None else ""
             if said in ("documented-absent", "not-stored", "upstream-lacks"):
                 return out("unreproducible", "likely", f"the solution reads {rel}, which is not in the lake: {evidence}",
                            absent=files or [rel])  # fmt: skip
@@ -324,20 +331,21 @@ def propose_class(
                f"{close}: compute the answer from the lake before writing an erratum")  # fmt: skip
 
 
-def propose_classes(audit: Any, workloads: Iterable[Workload], *, absent: dict[str, list[str]] | None = None,
+def propose_classes(runs: Iterable[SolutionRun], verdicts: Iterable[ItemVerdict], static: Sequence[StaticFinding],
+                    workloads: Iterable[Workload], *, absent: dict[str, list[str]] | None = None,
                     ) -> list[ClassProposal]:  # fmt: skip
     """One proposal per audited task, in the audit's order."""
     by_domain = {w.domain: w for w in workloads}
-    items: dict[tuple[str, str], list[Any]] = {}
-    for i in audit.items:
+    items: dict[tuple[str, str], list[ItemVerdict]] = {}
+    for i in verdicts:
         items.setdefault((i.domain, i.task_id), []).append(i)
     out: list[ClassProposal] = []
-    for run in audit.runs:
+    for run in runs:
         wl = by_domain.get(run.domain)
         if wl is None:
             continue
         out.append(propose_class(wl, run.task_id, run, items.get((run.domain, run.task_id), []),
-                                 static=audit.static, absent=(absent or {}).get(run.domain, [])))  # fmt: skip
+                                 static=static, absent=(absent or {}).get(run.domain, [])))  # fmt: skip
     return out
 
 

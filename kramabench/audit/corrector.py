@@ -32,7 +32,7 @@ from kramabench.audit.auditor import AuditReport
 from kramabench.files import ERRATA_BYTES, clip_words, read_text, sha256_hex, write_file
 from kramabench.workload.errata import Erratum, load_errata
 from kramabench.workload.errata import parse_errata as load_errata_text
-from kramabench.workload.models import Workload, answer_type_name
+from kramabench.workload.models import Workload
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -90,7 +90,7 @@ def propose(reports: list[AuditReport], workloads: dict[str, Workload]) -> Propo
         except KeyError:
             continue
         pid = f"P{len(out.proposals) + 1}"
-        at = answer_type_name(task.answer_type)
+        at = task.answer_type
         if rep.category == "ambiguous-question":
             out.ambiguous.append(Ambiguous(task_id=task.id, report=rep.id,
                                            reason=rep.ambiguity or rep.root_cause or "ambiguous"))  # fmt: skip

@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.workload.errata import ErrataFile, Erratum, same_json
 from kramabench.workload.models import TASK_CLASSES, TaskReview, Workload
+
+if TYPE_CHECKING:
+    from kramabench.contracts.sandbox import Sandbox
 
 
 class DomainCoverage(BaseModel):
@@ -96,7 +99,7 @@ def _close(a: Any, b: Any) -> bool:
 
 
 def verify_derivations(
-    reviews: Iterable[TaskReview | Erratum], lakes: dict[str, Any], sandbox: Any, *, timeout_s: float = 300.0,
+    reviews: Iterable[TaskReview | Erratum], lakes: dict[str, Any], sandbox: Sandbox, *, timeout_s: float = 300.0,
     memory_mb: int = 4096,
 ) -> list[DerivationCheck]:  # fmt: skip
     """Run each review's (or erratum's) ``derivation`` (lake at ``data/<domain>/input/``) and compare its last

@@ -15,12 +15,14 @@ import ast
 import json
 import logging
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kramabench.contracts.answers import answer_type_name
 from kramabench.systems.parsing import ANSWER_KEY, parse_last_line, parse_printed_answer
+
+if TYPE_CHECKING:
+    from kramabench.contracts.model import Model
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +54,8 @@ class Extraction(BaseModel):
         return self.method != "none"
 
 
-def _kind(answer_type: Any) -> str | None:
-    value = answer_type_name(answer_type)
-    return str(value).split("_")[0] if value else None
+def _kind(answer_type: str | None) -> str | None:
+    return answer_type.split("_")[0] if answer_type else None
 
 
 def _number(text: str) -> int | float | None:
@@ -233,7 +234,7 @@ def _table(stdout: str) -> tuple[list[str], list[list[str]], str | None] | None:
     return cells(raw[i]), rows, index_name
 
 
-def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
+def extract_value(stdout: str, answer_type: str | None = None) -> Extraction:
     """The main answer of output without a JSON object: the last line's value, or a value in prose."""
     lines = [ln.strip() for ln in (stdout or "").splitlines() if ln.strip()]
     if not lines:
@@ -302,7 +303,11 @@ def extract_value(stdout: str, answer_type: Any = None) -> Extraction:
 
 
 def extract_answers(
-    stdout: str, answer_types: dict[str, Any], *, model: Any = None, question: dict[str, str] | None = None
+    stdout: str,
+    answer_types: dict[str, str | None],
+    *,
+    model: Model | None = None,
+    question: dict[str, str] | None = None,
 ) -> dict[str, Extraction]:
     """Values for each key of ``answer_types`` (``main-task``, ``subtask-1``, ...) from printed output.
 
@@ -333,7 +338,9 @@ def extract_answers(
     return out
 
 
-def extract_with_model(model: Any, stdout: str, answer_type: Any, question: str | None) -> Extraction | None:
+def extract_with_model(
+    model: Model, stdout: str, answer_type: str | None, question: str | None
+) -> Extraction | None:
     """Ask ``model`` for the answer inside printed output; None when the reply holds no usable JSON."""
     from kramabench.contracts.model import ChatMessage, ModelError, ModelOptions
 
@@ -342,7 +349,7 @@ def extract_with_model(model: Any, stdout: str, answer_type: Any, question: str 
         "A program printed the output below as the answer to a question. Return only a JSON object "
         '{"answer": <value>} holding the answer it printed, typed as the answer type asks '
         "(a number, a string, or a list); do not compute anything yourself.\n"
-        f"Question: {question or '(not given)'}\nAnswer type: {getattr(answer_type, 'value', answer_type)}\n"
+        f"Question: {question or '(not given)'}\nAnswer type: {answer_type}\n"
         f"Output:\n```\n{tail}\n```"
     )
     try:

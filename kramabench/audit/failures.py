@@ -24,11 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase, audit_case
 from kramabench.audit.reference import REPRODUCE_AT
 from kramabench.files import FileRefused, LongLine, lines_of, open_append, write_file
-from kramabench.workload.models import answer_type_name
 from kramabench.workload.solutions import read_solution, solution_of
 
 if TYPE_CHECKING:
+    from kramabench.contracts.model import Model
     from kramabench.contracts.records import Manifest, Record
+    from kramabench.contracts.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def is_failure(record: Record) -> bool:
     return record.score < (1 - 1e-9 if exact else REPRODUCE_AT)
 
 
-def _session(record: Any) -> tuple[str, str]:
+def _session(record: Record) -> tuple[str, str]:
     """(output or error, a short account of the system's session) from a record."""
     lines: list[str] = []
     output = ""
@@ -114,7 +115,7 @@ def failure_cases(
         output, session = _session(r)
         cases.append(FailureCase(
             domain=r.domain, task_id=r.task_id, question=task.query,
-            answer_type=answer_type_name(task.answer_type), gold=task.answer, system=r.system,
+            answer_type=task.answer_type, gold=task.answer, system=r.system,
             system_answer=r.answer, system_code=r.pipeline_code, system_output=output[-3000:], transcript=session,
             score=r.score, score_details=r.score_details,
             reference_solution=solution_text(sol),
@@ -156,8 +157,8 @@ class Auditing:
     """Who audits the cases and how: the Auditor's model and sandbox, its name in the reports, its options
     and how many sessions run at once."""
 
-    model: Any
-    sandbox: Any
+    model: Model
+    sandbox: Sandbox
     auditor: str
     options: AuditorOptions | None = None
     concurrency: int = 2
@@ -214,8 +215,8 @@ def run_sessions(
 
 def audit_failures(
     run_dir: Path,
-    model: Any,
-    sandbox: Any,
+    model: Model,
+    sandbox: Sandbox,
     *,
     auditor: str,
     out_dir: Path | None = None,

@@ -18,12 +18,15 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from kramabench.audit.layout import PathLayout, link_targets
 from kramabench.contracts.sandbox import ExecResult, Sandbox
+
+if TYPE_CHECKING:
+    from kramabench.contracts.session import PythonResult
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +63,7 @@ def prelude(layout: PathLayout, workdir: str, name: str) -> str:
     )
 
 
-def _exit_of(r: Any) -> tuple[int | None, str | None]:
+def _exit_of(r: PythonResult) -> tuple[int | None, str | None]:
     """(exit code, explanation) of a session call, as a program's run would have ended."""
     if r.timed_out or r.oom or r.session_over:
         return None, r.explanation

@@ -27,16 +27,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.causes import (
     ATTRIBUTION,
-    Attribution,
     CauseKind,
     LakeFacts,
-    UpstreamSays,
     diagnose,
     missing_path_of,
 )
@@ -44,7 +42,6 @@ from kramabench.audit.classes import ClassProposal, propose_classes
 from kramabench.audit.extract import Extraction, extract_answers
 from kramabench.audit.layout import (
     LakePaths,
-    PathLayout,
     infer_layout,
     is_absolute,
     layout_for,
@@ -53,76 +50,19 @@ from kramabench.audit.layout import (
     unmatched,
 )
 from kramabench.audit.static import StaticFinding, static_checks
-from kramabench.contracts.answers import answer_type_name
+from kramabench.audit.verdicts import ItemVerdict, ReadFrom, SolutionRun, Verdict
 from kramabench.files import LongLine, clip, keep_tail, lines_of, open_append
-from kramabench.scorers.keys import AnswerKey
-from kramabench.workload.models import AnswerTypeName, Task, Workload
+from kramabench.workload.models import Task, Workload
+
+if TYPE_CHECKING:
+    from kramabench.contracts.model import Model
+    from kramabench.contracts.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
-Verdict = Literal["reproduces", "differs", "cannot-run", "unscored"]
-ReadFrom = Literal["printed", "value", "printed+value"]
 #: approximate answer types reproduce at this score or above (numeric: relative error <= ~1%)
 REPRODUCE_AT = 0.99
 _TAIL = 2000
-
-
-class ItemVerdict(AnswerKey):
-    """The verdict of one task (``subtask_id`` None) or subtask."""
-
-    verdict: Verdict
-    cause: CauseKind | None = None
-    cause_detail: str | None = None
-    attributed_to: Attribution | None = Field(None, description="cannot-run: what the cause is put down to")
-    answer_type: str | None = None
-    gold: Any = None
-    extraction: Extraction | None = None
-    score: float | None = None
-    metric: str | None = None
-    diff: str | None = Field(None, description="what differs, in words (differs only)")
-
-
-class SolutionRun(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    domain: str
-    task_id: str
-    solution: str | None = None
-    exit_code: int | None = None
-    timed_out: bool = False
-    wall_s: float = 0.0
-    stdout_tail: str = ""
-    stderr_tail: str = ""
-    files_read: list[str] = Field(default_factory=list)
-    layout: PathLayout | None = Field(
-        None, description="where the solution looks for the lake and where it ran"
-    )
-    value: str | None = Field(
-        None,
-        description="the value of its last line when that is a bare expression, as a "
-        "notebook shows it (repr: a DataFrame's text, a scalar's repr)",
-    )
-    read_from: ReadFrom | None = Field(
-        None,
-        description="what the answer was read from: what it printed, the value "
-        "of its last expression (it printed nothing else), or both (the value last)",
-    )
-    cause: CauseKind | None = None
-    cause_detail: str | None = None
-    attributed_to: Attribution | None = None
-    evidence: list[str] = Field(
-        default_factory=list, description="what shows the cause (files, patterns, upstream)"
-    )
-    findings: list[str] = Field(
-        default_factory=list, description="the validator's findings on the files concerned"
-    )
-    cause_files: list[str] = Field(
-        default_factory=list, description="the lake files or patterns the cause concerns"
-    )
-    upstream: UpstreamSays | None = Field(
-        None,
-        description="missing-lake-file: what the errata and the upstream listing say of the missing file",
-    )
 
 
 class ReferenceAudit(BaseModel):
@@ -197,13 +137,14 @@ def describe_diff(gold: Any, got: Any, details: dict[str, Any]) -> str:
     return text
 
 
-def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_type: Any,
+def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_type: str | None,
                ext: Extraction, question: str | None = None) -> ItemVerdict:  # fmt: skip
     """Score one extracted value against the gold and say what that means."""
     from kramabench.scorers.registry import score
 
-    at = answer_type_name(answer_type)
-    base = dict(domain=domain, task_id=task_id, subtask_id=sub_id, answer_type=at, gold=gold, extraction=ext)
+    base = dict(
+        domain=domain, task_id=task_id, subtask_id=sub_id, answer_type=answer_type, gold=gold, extraction=ext
+    )
     if not ext.found:
         # it ran and showed something, but nothing the rules read as an answer of this item (a subtask a solution
         # does not answer, a table): a person or --extract-model reads it
@@ -214,7 +155,7 @@ def judge_item(domain: str, task_id: str, sub_id: str | None, gold: Any, answer_
         reason = s.details.get("reason", "unscored")
         return ItemVerdict(verdict="unscored", metric=s.metric, diff=describe_diff(gold, ext.value, s.details),
                            cause_detail=str(reason), **base)  # fmt: skip
-    exact = at is None or not str(at).endswith("_approximate")
+    exact = answer_type is None or not answer_type.endswith("_approximate")
     ok = s.value >= 1.0 - 1e-9 if exact else s.value >= REPRODUCE_AT
     return ItemVerdict(verdict="reproduces" if ok else "differs", score=s.value, metric=s.metric,
                        diff=None if ok else describe_diff(gold, ext.value, s.details), **base)  # fmt: skip
@@ -267,8 +208,8 @@ def _read_output(stdout: str, value: str | None) -> tuple[str, ReadFrom | None]:
     return printed.rstrip("\n") + "\n" + value + "\n", "printed+value"
 
 
-def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memory_mb: int,
-               extract_model: Any = None, context: DomainContext | None = None) -> tuple[SolutionRun, list[ItemVerdict]]:  # fmt: skip
+def audit_task(wl: Workload, task: Task, sandbox: Sandbox, *, timeout_s: float, memory_mb: int,
+               extract_model: Model | None = None, context: DomainContext | None = None) -> tuple[SolutionRun, list[ItemVerdict]]:  # fmt: skip
     """Run one task's solution (notebook-style, from where its paths resolve) and judge the task and each
     subtask."""
     from kramabench.audit.notebook import run_notebook
@@ -276,7 +217,7 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
     ctx = context or DomainContext(wl)
     sol = solution_of(wl, task)
     run = SolutionRun(domain=wl.domain, task_id=task.id, solution=str(sol) if sol else None)
-    keys: dict[str, tuple[str | None, Any, AnswerTypeName | None, str]] = {
+    keys: dict[str, tuple[str | None, Any, str | None, str]] = {
         "main-task": (None, task.answer, task.answer_type, task.query)
     }
     for i, st in enumerate(task.subtasks, start=1):
@@ -293,7 +234,7 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
                 cause_detail=detail,
                 attributed_to=ATTRIBUTION[cause],
                 gold=gold,
-                answer_type=answer_type_name(at),
+                answer_type=at,
             )  # fmt: skip
             for sid, gold, at, _q in keys.values()
         ]
@@ -366,7 +307,7 @@ def audit_task(wl: Workload, task: Task, sandbox: Any, *, timeout_s: float, memo
 
 def audit_reference(
     workloads: Iterable[Workload],
-    sandbox: Any,
+    sandbox: Sandbox,
     *,
     workload_name: str,
     root: Path,
@@ -374,7 +315,7 @@ def audit_reference(
     timeout_s: float = 600.0,
     memory_mb: int = 4096,
     concurrency: int = 2,
-    extract_model: Any = None,
+    extract_model: Model | None = None,
     extract_model_id: str | None = None,
     task_ids: Iterable[str] | None = None,
     on_done: Callable[[SolutionRun, list[ItemVerdict]], None] | None = None,
@@ -424,7 +365,7 @@ def audit_reference(
     absent = {
         d: sorted(set(c.facts.documented_absent) | set(c.facts.not_stored)) for d, c in contexts.items()
     }
-    audit.proposals = propose_classes(audit, workloads, absent=absent)
+    audit.proposals = propose_classes(audit.runs, audit.items, audit.static, workloads, absent=absent)
     return audit
 
 

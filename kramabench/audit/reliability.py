@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +23,10 @@ from kramabench.audit.auditor import AuditorOptions, AuditReport, FailureCase
 from kramabench.audit.failures import Auditing, run_sessions, solution_text
 from kramabench.files import SMALL_JSON_BYTES, read_bytes
 from kramabench.workload.solutions import solution_of
+
+if TYPE_CHECKING:
+    from kramabench.contracts.model import Model
+    from kramabench.contracts.sandbox import Sandbox
 
 LABELS_PATH = "audit_check/labels.json"
 
@@ -113,7 +117,7 @@ def labelled_failure_cases(
         s = score(task.answer, c.system_answer, task.answer_type, question=task.query)
         out.append(FailureCase(
             domain=c.domain, task_id=c.task_id, question=task.query,
-            answer_type=task.answer_type.value if task.answer_type else None, gold=task.answer,
+            answer_type=task.answer_type, gold=task.answer,
             system="labelled", system_answer=c.system_answer, system_code=c.system_code, score=s.value,
             score_details=s.details,
             reference_solution=solution_text(sol),
@@ -124,7 +128,7 @@ def labelled_failure_cases(
 
 
 def check_reliability(
-    root: Path, model: Any, sandbox: Any, *, auditor: str, k: int = 3, concurrency: int = 2,
+    root: Path, model: Model, sandbox: Sandbox, *, auditor: str, k: int = 3, concurrency: int = 2,
     options: AuditorOptions | None = None,
 ) -> ReliabilityResult:  # fmt: skip
     labelled = load_labels(root)

@@ -11,12 +11,17 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kramabench.audit.reference import ReferenceAudit
 from kramabench.audit.static import group_findings
 from kramabench.contracts.text import html_text, md_code_block, md_text
 from kramabench.files import clip_words, write_file
+
+if TYPE_CHECKING:
+    from kramabench.audit.auditor import AuditReport, CodeCheck
+    from kramabench.audit.corrector import Proposals
+    from kramabench.audit.failures import FailuresAudit
 
 VERDICTS = ("reproduces", "differs", "cannot-run", "unscored")
 
@@ -35,7 +40,9 @@ def _pct(n: int, d: int) -> str:
 
 
 def sections(
-    ref: ReferenceAudit | None = None, failures: Any = None, proposals: Any = None
+    ref: ReferenceAudit | None = None,
+    failures: FailuresAudit | None = None,
+    proposals: Proposals | None = None,
 ) -> list[tuple[str, list[str], list[list[Any]], str | None]]:
     """(title, header, rows, note) of each section; the markdown and HTML renderers share them."""
     out: list[tuple[str, list[str], list[list[Any]], str | None]] = []
@@ -45,7 +52,7 @@ def sections(
         head = (f"{bench} of {n} audited failures ({_pct(bench, n)}) are attributable to the benchmark, "
                 f"{n - bench - failures.undecided} to the system, {failures.undecided} undecided.")  # fmt: skip
         cats = Counter((r.attribution, r.category, r.sub_kind or "") for r in failures.reports)
-        rows = [
+        rows: list[list[Any]] = [
             [a, c, s or "—", k, _pct(k, n)]
             for (a, c, s), k in sorted(cats.items(), key=lambda x: (x[0][0], -x[1]))
         ]
@@ -58,7 +65,7 @@ def sections(
             )
         )
 
-        def checked(r: Any) -> str:
+        def checked(r: AuditReport) -> str:
             if r.derivation is None:
                 text = "no derivation given"
             elif r.gold_reproduced and r.category == "gold-calculation-error":
@@ -217,7 +224,7 @@ def sections(
     return out
 
 
-def _code_check(label: str, c: Any, expected_what: str) -> dict[str, Any] | None:
+def _code_check(label: str, c: CodeCheck | None, expected_what: str) -> dict[str, Any] | None:
     """A derivation or correction as the page shows it: the code, what it printed, whether that matches."""
     if c is None:
         return None
@@ -230,7 +237,7 @@ def _code_check(label: str, c: Any, expected_what: str) -> dict[str, Any] | None
     return {"label": label, "code": c.code, "verdict": verdict}
 
 
-def failure_details(failures: Any) -> list[dict[str, Any]]:
+def failure_details(failures: FailuresAudit | None) -> list[dict[str, Any]]:
     """Each audited failure in full: root cause, evidence, the derivation and the correction (code and what it
     printed when the audit ran it again), the readings of an ambiguous question, the report's problems, and the
     auditor's session (each program it ran, with its output: long output keeps its head and tail)."""
@@ -393,8 +400,8 @@ def render_html(
     return "\n".join(parts)
 
 
-def write_report(out_dir: Path, title: str, *, ref: ReferenceAudit | None = None, failures: Any = None,
-                 proposals: Any = None) -> tuple[Path, Path]:  # fmt: skip
+def write_report(out_dir: Path, title: str, *, ref: ReferenceAudit | None = None, failures: FailuresAudit | None = None,
+                 proposals: Proposals | None = None) -> tuple[Path, Path]:  # fmt: skip
     """Write ``audit.md`` and ``audit.html`` into ``out_dir``; returns their paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

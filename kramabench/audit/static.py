@@ -22,8 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kramabench.contracts.answers import builtin_answer_type
 from kramabench.files.text import ELLIPSIS
-from kramabench.workload.models import AnswerType, Subtask, Task, Workload
+from kramabench.workload.models import Subtask, Task, Workload
 
 StaticKind = Literal["validator", "answer-type", "data-source", "gold-format", "main-vs-subtasks"]
 
@@ -128,7 +129,7 @@ def _unparsable_literal(text: str) -> str | None:
 
 
 def format_problems(
-    query: str, answer: Any, answer_type: AnswerType | str | None, lake_names: set[str]
+    query: str, answer: Any, answer_type: str | None, lake_names: set[str]
 ) -> list[tuple[str, str]]:
     """(code, message) for each way ``answer`` disagrees with the format ``query`` states."""
     q = (query or "").lower()
@@ -197,7 +198,7 @@ def format_problems(
             )
         )
     # a plug-in's answer type (a name) has no kind known here: the kind's checks do not apply
-    known = answer_type if isinstance(answer_type, AnswerType) else None
+    known = builtin_answer_type(answer_type)
     kind = known.kind if known is not None else None
     if kind == "list" and not isinstance(answer, list):
         out.append(
@@ -230,7 +231,7 @@ def format_problems(
     return out
 
 
-def _same(a: Any, b: Any, answer_type: AnswerType | str | None) -> bool:
+def _same(a: Any, b: Any, answer_type: str | None) -> bool:
     from kramabench.scorers.registry import score
 
     if answer_type is None:

@@ -31,10 +31,12 @@ class Baseline(Generic[_O]):
         self.name = options.name
 
 
-def record_crash(out: SystemOutput, e: Exception) -> None:
-    """A system never ends the run: its crash on a task is the task's outcome (``system_crash``, no answer)."""
+def record_crash(out: SystemOutput, e: Exception) -> OutcomeError:
+    """A system never ends the run: its crash on a task is the task's outcome (``system_crash``, no answer);
+    returns the error recorded."""
     out.answer = None
     out.error = OutcomeError(kind="system_crash", message=f"{type(e).__name__}: {e}")
+    return out.error
 
 
 def compiles(code: str, filename: str) -> bool:

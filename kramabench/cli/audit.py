@@ -7,13 +7,23 @@ modules) and prints what it returns; the printing is in the ``_show_*`` function
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.text import Text
 
 from kramabench.cli._common import MAX_CONCURRENCY, fail, seconds
 from kramabench.contracts.text import safe_text
+
+if TYPE_CHECKING:
+    from kramabench.audit.auditor import AuditReport
+    from kramabench.audit.failures import FailuresAudit
+    from kramabench.audit.reference import ReferenceAudit
+    from kramabench.audit.reliability import ReliabilityResult
+    from kramabench.audit.verdicts import ItemVerdict, SolutionRun
+    from kramabench.audit.workflows import FailuresOutput
+    from kramabench.contracts.model import Model
+    from kramabench.contracts.sandbox import Sandbox
 
 
 def _group(ctx: typer.Context, name: str) -> Any:
@@ -147,12 +157,12 @@ def reference(
         console.print(f"resuming {out_dir}: {done} task(s) already judged", highlight=False, markup=False,
                       soft_wrap=True)  # fmt: skip
 
-    def progress(run: Any, items: Any) -> None:
+    def progress(run: SolutionRun, items: list[ItemVerdict]) -> None:
         nonlocal done
         append_progress(progress_path, run, items)  # nothing judged is lost to an interruption
         done += 1
         main = next((i for i in items if i.subtask_id is None), None)
-        verdict = main.verdict + (f" ({main.cause})" if main and main.cause else "") if main else "?"
+        verdict = "?" if main is None else f"{main.verdict} ({main.cause})" if main.cause else main.verdict
         console.print(f"[{done}/{n}] {run.task_id}: {verdict}", highlight=False, markup=False)
 
     try:
@@ -218,7 +228,7 @@ def failures(
     out_dir = out or run_dir / "audit"
     console = Console(stderr=True)
 
-    def progress(rep: Any, reused: bool) -> None:
+    def progress(rep: AuditReport, reused: bool) -> None:
         how = "reused" if reused else f"{rep.turns} turns, {rep.runs} runs"
         cat = rep.category + (f"/{rep.sub_kind}" if rep.sub_kind else "") if rep.category else "undecided"
         console.print(f"{rep.task_id}: {rep.attribution} ({cat}) [{how}]", highlight=False, markup=False)
@@ -293,7 +303,7 @@ def reliability(
     _show_reliability(result, auditor, k)
 
 
-def _show_reference(result: Any, workload: str, root: Path) -> None:
+def _show_reference(result: ReferenceAudit, workload: str, root: Path) -> None:
     """The table of verdicts per domain, then each task that does not reproduce: why, its evidence, the class
     proposed for it."""
     from rich.markup import escape
@@ -347,7 +357,7 @@ def _show_reference(result: Any, workload: str, root: Path) -> None:
             _line(out_console, f"      proposed class: {p.klass} ({p.confidence}) — {p.why}{recorded}")
 
 
-def _show_reference_notes(result: Any) -> None:
+def _show_reference_notes(result: ReferenceAudit) -> None:
     """The classes proposed per domain, the solutions run from elsewhere, the answers read from a value, the
     causes of what cannot run, the static gold findings."""
     from kramabench.cli._common import SafeConsole as Console
@@ -365,10 +375,10 @@ def _show_reference_notes(result: Any) -> None:
                 out_console,
                 f"proposed classes, {d}: {text or '-'}" + (f", none {counts[None]}" if counts[None] else ""),
             )
-    moved = [r for r in result.runs if r.layout is not None and not r.layout.standard]
+    moved = [(r.task_id, r.layout) for r in result.runs if r.layout is not None and not r.layout.standard]
     if moved:
         _line(out_console, "run from where their paths resolve: "
-              + ", ".join(f"{r.task_id} ({r.layout.describe()})" for r in moved))  # fmt: skip
+              + ", ".join(f"{task_id} ({layout.describe()})" for task_id, layout in moved))  # fmt: skip
     shown = [r for r in result.runs if r.read_from in ("value", "printed+value")]
     if shown:
         _line(out_console, "answer read from the value of the last expression (as a notebook shows it): " + ", ".join(
@@ -398,7 +408,7 @@ def _line(console: Any, text: str) -> None:
     console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
-def _show_failures(result: Any, written: Any, out_dir: Path) -> None:
+def _show_failures(result: FailuresAudit, written: FailuresOutput, out_dir: Path) -> None:
     """How many failures the benchmark is to blame for, the errata proposed, the files written."""
     from kramabench.cli._common import SafeConsole as Console
 
@@ -426,7 +436,7 @@ def _show_failures(result: Any, written: Any, out_dir: Path) -> None:
     )
 
 
-def _show_reliability(result: Any, auditor: str, k: int) -> None:
+def _show_reliability(result: ReliabilityResult, auditor: str, k: int) -> None:
     """Each labelled case with the auditor's verdicts, then Cohen's kappa, accuracy and flip rate."""
     from rich.table import Table
 
@@ -530,7 +540,7 @@ def _print_errata_only(why: str, domains: list[str] | None, check: bool) -> None
     heads = ["reviewed", *TASK_CLASSES]
     console.print(Text("  ".join([f"{'domain':<{width}}", *heads])), soft_wrap=True)
     for d in names:
-        classes = list(ef.classes(d).values())
+        classes: list[str] = list(ef.classes(d).values())
         cells = [len(classes), *[classes.count(c) for c in TASK_CLASSES]]
         console.print(Text("  ".join([f"{d:<{width}}", *[f"{v:>{len(h)}}" for v, h in zip(cells, heads, strict=True)]])),
                       soft_wrap=True)  # fmt: skip
@@ -540,7 +550,7 @@ def _print_errata_only(why: str, domains: list[str] | None, check: bool) -> None
         raise typer.Exit(1)
 
 
-def _model(flag: str, model_id: str, *, cache: bool | None = None):  # noqa: ANN202
+def _model(flag: str, model_id: str, *, cache: bool | None = None) -> Model:
     """The model of ``flag`` (``--auditor``, ``--extract-model``); a bad id or a missing key is one line."""
     from kramabench.models import get_model
 
@@ -550,7 +560,7 @@ def _model(flag: str, model_id: str, *, cache: bool | None = None):  # noqa: ANN
         raise fail(f"{flag} {model_id}: {exc}") from None
 
 
-def _sandbox(backend: str):  # noqa: ANN202
+def _sandbox(backend: str) -> Sandbox:
     from kramabench.contracts.sandbox import SandboxUnavailable
     from kramabench.sandbox.registry import open_sandbox
 

@@ -88,9 +88,9 @@ def register(app: typer.Typer) -> None:
                 + (f" ({ps.stage1.error})" if ps.stage1.error else "")
             )
         )
-        for t, c in ps.stage1.tables.items():
-            if not c.ok:
-                out.print(Text(f"  table {t}: {c.reason}"))
+        for t, check in ps.stage1.tables.items():
+            if not check.ok:
+                out.print(Text(f"  table {t}: {check.reason}"))
         for m in ps.models:
             verdicts = ", ".join(f"{c} {'correct' if m.correct(c) else 'wrong'}" for c in ps.comparators)
             out.print(Text(f"  {m.model}: {verdicts}" + (f" ({m.error})" if m.error else "")))

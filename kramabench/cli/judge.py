@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import TYPE_CHECKING
 
 import typer
 from rich.text import Text
 
 from kramabench.cli._common import MAX_CONCURRENCY
 from kramabench.scorers.defaults import DEFAULT_DESIGN_JUDGE
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from kramabench.run.judge_check import JudgeCheckResult
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +45,7 @@ def _judged_missing(verdicts: dict[str, list[bool | None]], k: int) -> str:
     return ", ".join(parts) or "none"
 
 
-def _print_result(result, console) -> None:  # noqa: ANN001 - rich objects
+def _print_result(result: JudgeCheckResult, console: Console) -> None:
     from rich.table import Table
 
     t = Table(

@@ -346,8 +346,6 @@ def list_cmd(
         return
 
     def run() -> None:
-        from kramabench.contracts.answers import answer_type_name
-
         r = resolve_workload_root(root)
         rows = []
         for d in _domains(r, None):
@@ -363,9 +361,7 @@ def list_cmd(
                     "domain": d,
                     "tasks": len(wl.tasks),
                     "subtasks": wl.n_subtasks,
-                    "answer_types": dict(
-                        sorted(Counter(answer_type_name(i.answer_type) or "unknown" for i in items).items())
-                    ),
+                    "answer_types": dict(sorted(Counter(i.answer_type or "unknown" for i in items).items())),
                     "difficulty": dict(sorted(Counter(t.difficulty.value for t in wl.tasks).items())),
                     "lake_files": sum(1 for p in wl.lake.rglob("*") if p.is_file()),
                     "errors": sum(1 for f in wl.findings if is_failing(f)),

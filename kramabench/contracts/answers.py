@@ -1,5 +1,7 @@
 """Answer types and key functionalities: what a task's answer is scored as, and what its pipeline is
 judged on. The workload loader fills them in; the scorers and judges read them; neither imports the other.
+A task holds its answer type as a plain string (``numeric_exact``, or a plug-in scorer's name);
+:class:`AnswerType` names the built-in ones.
 """
 
 from __future__ import annotations
@@ -27,11 +29,14 @@ class AnswerType(str, Enum):
         return self.value.endswith("_approximate")
 
 
-def answer_type_name(answer_type: AnswerType | str | None) -> str | None:
-    """An answer type as the plain string records, scores and reports hold (``numeric_exact``; a plug-in's own
-    name as it is; None for none): what a task's ``answer_type`` (a built-in :class:`AnswerType` or a plug-in
-    scorer's name) is written as."""
-    return answer_type.value if isinstance(answer_type, AnswerType) else answer_type
+#: name -> built-in answer type
+_BUILTIN: dict[str, AnswerType] = {a.value: a for a in AnswerType}
+
+
+def builtin_answer_type(name: str | None) -> AnswerType | None:
+    """The built-in :class:`AnswerType` a task's ``answer_type`` (a plain string) names; None for the name of
+    an answer type a plug-in scorer registers (or for none)."""
+    return _BUILTIN.get(name) if name else None
 
 
 class KeyFunctionality(BaseModel):
@@ -44,4 +49,4 @@ class KeyFunctionality(BaseModel):
     derived: bool = Field(default=False, description="True when derived from a subtask's `step` text")
 
 
-__all__ = ["AnswerType", "KeyFunctionality", "answer_type_name"]
+__all__ = ["AnswerType", "KeyFunctionality", "builtin_answer_type"]

@@ -26,6 +26,7 @@ from kramabench.models.recording import (
     CallErrorInfo,
     CallInfo,
     CallRecord,
+    CallScope,
     _calling,
     current_scope,
     request_hash,
@@ -140,7 +141,7 @@ class ManagedModel:
 
     def _record(
         self,
-        sc: Any,
+        sc: CallScope | None,
         index: int | None,
         digest: str,
         msgs: list[ChatMessage],

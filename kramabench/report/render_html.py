@@ -22,6 +22,7 @@ from kramabench.report.tables import Table, is_unscored, natural_key, record_val
 from kramabench.scorers.stats import MeanCI
 
 if TYPE_CHECKING:
+    from kramabench.report.load import RunData
     from kramabench.report.model import ReportModel
 
 MAX_TEXT = 60_000  # characters of one code block / transcript message shown
@@ -498,7 +499,7 @@ def _errors(model: ReportModel) -> str:
     return f'<section id="errors"><h2>Errors</h2><p class="caption">Error kinds of the final outcomes.</p>{table}{utable}</section>'
 
 
-def _index(model: ReportModel, run: Any) -> int:
+def _index(model: ReportModel, run: RunData) -> int:
     for i, r in enumerate(model.runs):
         if r is run:
             return i

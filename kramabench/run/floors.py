@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.records import Record, latest_records
 from kramabench.scorers.floors import CONSTANTS, RAE_BANDS, bounded, floor_scores, rae_of
 
@@ -65,7 +64,7 @@ class FloorEntry:
     value: float | None
     metric: str | None
     expected: Any
-    answer_type: Any
+    answer_type: str | None
 
 
 #: (id of the gold value, its answer type) -> the constants' scores: both golds share the unchanged golds'
@@ -103,7 +102,7 @@ def floor_rows_of(
         acc.sys.append(v)
         b = bounded(v, e.metric)
         acc.sysb.append(v if b is None else b)
-        ck = (id(e.expected), str(answer_type_name(e.answer_type)))
+        ck = (id(e.expected), e.answer_type)
         fs = cache.get(ck)
         if fs is None:
             fs = cache[ck] = floor_scores(e.expected, e.answer_type)

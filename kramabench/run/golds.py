@@ -152,7 +152,7 @@ def with_errata_file(
     rescored = unscored = 0
 
     def rescore(
-        expected: Any, at: Any, answer: Any, where: str
+        expected: Any, at: str | None, answer: Any, where: str
     ) -> tuple[float | None, bool, str | None, dict[str, Any]]:
         nonlocal rescored, unscored
         from kramabench.run.scoring import score_answer
@@ -199,7 +199,7 @@ def with_errata_file(
                 {"reason": "not in the verified workload"},
             )
         else:
-            at = g.answer_type.value if hasattr(g.answer_type, "value") else g.answer_type
+            at = g.answer_type
             expected = g.answer
             if v is not None and same_json(v.expected, g.answer) and v.answer_type == at:
                 score, uns, metric, details = v.score, v.unscored, v.metric, v.score_details
@@ -216,8 +216,7 @@ def with_errata_file(
             elif sid not in r.subtask_answers:
                 sub_scores[sid] = r.subtask_scores.get(sid)
             else:
-                sat = sg.answer_type.value if hasattr(sg.answer_type, "value") else sg.answer_type
-                sub_scores[sid] = rescore(sg.answer, sat, r.subtask_answers[sid], sid)[0]
+                sub_scores[sid] = rescore(sg.answer, sg.answer_type, r.subtask_answers[sid], sid)[0]
         out.append(
             base.model_copy(
                 update={

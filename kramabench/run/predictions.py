@@ -36,9 +36,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.artifacts import Artifact
-from kramabench.contracts.scoring import CountsCalls
+from kramabench.contracts.scoring import CountsCalls, Score
 from kramabench.files import (
     MB,
     FileRefused,
@@ -544,11 +543,9 @@ def _unknown_task(
     )
 
 
-def _item(
-    domain: str, task: Task, sub_id: str | None, answer_type: Any, s: Any = None, missing: bool = False
-) -> ScoredItem:
-    at = answer_type_name(answer_type)
-    if missing:
+def _item(domain: str, task: Task, sub_id: str | None, at: str | None, s: Score | None) -> ScoredItem:
+    """One scored item; ``s`` None: the prediction is missing (a 0)."""
+    if s is None:
         return ScoredItem(
             domain=domain,
             task_id=task.id,
@@ -723,7 +720,7 @@ def score_workloads(
     def run(job: tuple) -> ScoredItem:
         domain, task, sub_id, answer_type, gold, pred, query = job
         if pred is None:
-            item = _item(domain, task, sub_id, answer_type, missing=True)
+            item = _item(domain, task, sub_id, answer_type, None)
         else:
             lake = lakes.get(domain)
             n_paths = 0

@@ -7,6 +7,7 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,7 @@ def _save_memo(path: Path, data: dict[str, list[Any]]) -> None:
         log.debug("lake hash memo not written: %s", e)
 
 
-def solutions_fingerprint(paths: list[Path]) -> str | None:
+def solutions_fingerprint(paths: Iterable[Path | None]) -> str | None:
     """sha256 over (name, content sha256) of the reference solutions a run may execute (a solution folder: each
     of its regular files, by its path in the folder); None if there are none."""
     existing = sorted(p for p in paths if p is not None and (p.is_file() or p.is_dir()))

@@ -33,17 +33,16 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts import interrupt
-from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.cost import unpriced_calls
 from kramabench.contracts.model import FATAL_KINDS
 from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
 from kramabench.contracts.sandbox import Pooled
 from kramabench.contracts.setting import LakeView, Setting, SubtaskSpec, TaskSpec
-from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput
+from kramabench.contracts.system import Closeable, OutcomeError, System, SystemOutput
 from kramabench.files import keep_tail, sha256_hex
 from kramabench.run.artifacts import ArtifactStaging, record_artifacts, unit_folder
 from kramabench.run.executor import ExecutorContext, make_executor
@@ -57,6 +56,12 @@ from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
 from kramabench.workload.models import Workload
 from kramabench.workload.solutions import solution_of
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from kramabench.models.recording import CallRecorder, RecordsCalls
+    from kramabench.run.executor.base import Executor
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +144,8 @@ class Runner:
         self._interrupted_at: float | None = None
         self._signal: str | None = None
         self.salt = str(self.manifest.options.setdefault("call_key_salt", secrets.token_hex(16)))
-        self.recorder: Any = None
-        self.system: Any = None
+        self.recorder: CallRecorder | None = None
+        self.system: System | None = None
         self.setting_ctx = SettingContext(
             pose_subtasks=self.options.pose_subtasks,
             judge=self.judge,
@@ -148,9 +153,9 @@ class Runner:
             normalise_percent=self.options.normalise_percent,
         )
         #: where tasks are solved; None: made from ``options.executor`` when the run starts
-        self.executor: Any = None
+        self.executor: Executor | None = None
 
-    def build_system(self) -> Any:
+    def build_system(self) -> System:
         """Build the system (privileged built-ins get the resolver, filled in when tasks are planned)."""
         self.ctx.resolver = self.resolver
         self.system = self.spec.build(self.ctx)
@@ -386,7 +391,7 @@ class Runner:
         return GoldScore(
             gold=name,
             expected=scored.get("expected", unit.answer),
-            answer_type=answer_type_name(at),
+            answer_type=at,
             score=scored.get("score"),
             unscored=bool(scored.get("unscored", False)),
             metric=scored.get("metric"),
@@ -459,11 +464,11 @@ class Runner:
             interrupt.clear()
         return result
 
-    def _executor_context(self) -> ExecutorContext:
+    def _executor_context(self, system: System) -> ExecutorContext:
         return ExecutorContext(
             manifest=self.manifest,
             options=self.options,
-            system=self.system,
+            system=system,
             recorder=self.recorder,
             privileged=self.spec.privileged,
             needs_sandbox=self.spec.needs_sandbox,
@@ -510,7 +515,7 @@ class Runner:
             self.manifest.options.setdefault("executors", []).append(
                 {
                     "started_at": _now().isoformat(),
-                    **executor.start(self._executor_context(), slots=2 * n if timeout else n),
+                    **executor.start(self._executor_context(system), slots=2 * n if timeout else n),
                 }
             )
             self.store.write_manifest(self.manifest)
@@ -720,7 +725,7 @@ def _named(out: SystemOutput, it: WorkItem) -> SystemOutput:
     return out.model_copy(update=update) if update else out
 
 
-def judge_scope(key: str, recorder: Any) -> Any:
+def judge_scope(key: str, recorder: RecordsCalls | None) -> AbstractContextManager[Any]:
     """The recording scope of a task's scoring (its judge calls), when the run records calls."""
     if recorder is None:
         return contextlib.nullcontext()
@@ -729,7 +734,7 @@ def judge_scope(key: str, recorder: Any) -> Any:
     return recording.scope(key, recorder)
 
 
-def _open_recorder(run_dir: Path) -> Any:
+def _open_recorder(run_dir: Path) -> CallRecorder:
     """Record every model call of the run in ``<run_dir>/calls.jsonl`` (for ``replay/<run_dir>``)."""
     from kramabench.models import recording
 

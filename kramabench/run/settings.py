@@ -53,7 +53,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kramabench import plugins
-from kramabench.contracts.answers import answer_type_name
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.model import Model
 from kramabench.contracts.records import Record, jsonable
@@ -366,7 +365,7 @@ class Subtasks(BaseSetting):
         at = st.answer_type
         answered = _score_output(ctx, item, out, st.answer, at, where=st.id, question=st.query)
         return {
-            "answer_type": answer_type_name(at),
+            "answer_type": at,
             "expected": st.answer,
             **answered,
         }

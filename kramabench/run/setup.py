@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from kramabench import plugins
 from kramabench.contracts.model import ModelError
 from kramabench.contracts.records import Manifest, Record
@@ -102,7 +104,7 @@ def errata_arg(config: RunConfig) -> bool | Path:
     return config.errata
 
 
-def load_gold_changes(workloads: list[Any], errata: bool | Path) -> dict[str, dict[Any, Any]]:
+def load_gold_changes(workloads: list[Workload], errata: bool | Path) -> dict[str, dict[Any, Any]]:
     """Per domain, the items whose gold differs between the official and the verified view, with their gold
     in the view the run did not load (kramabench.workload.gold): those answers are scored against both."""
     out: dict[str, dict[Any, Any]] = {}
@@ -129,7 +131,7 @@ def _errata_file_info(root: Path, errata: bool | Path) -> dict[str, Any] | None:
     return {"path": str(path), "sha256": digest, "default": isinstance(errata, bool)}
 
 
-def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[Any]:
+def load_workloads(root: Path, domains: list[str], errata: bool | Path) -> list[Workload]:
     try:
         available = list_domains(root)
     except WorkloadError as e:
@@ -181,7 +183,7 @@ def _check_family(setting: Setting, family: WorkloadFamily[Workload], workload: 
     )
 
 
-def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
+def _check_system_options(spec: SystemSpec, given: dict[str, Any]) -> None:
     """An unknown ``-o key=value`` is refused before anything is made, naming the system's valid options."""
     import inspect
 
@@ -212,12 +214,10 @@ def _check_system_options(spec: Any, given: dict[str, Any]) -> None:
     raise RunSetupError(f"system {spec.name!r} has no option {', '.join(hints)}; its options: {listed}")
 
 
-def _nested_option(model: Any, key: str) -> bool:
+def _nested_option(model: type[BaseModel] | None, key: str) -> bool:
     """``key`` names a field of an option that is itself an options model (``limits.memory_mb``,
     ``model_options.temperature``), at any depth."""
     import typing
-
-    from pydantic import BaseModel
 
     parts = key.replace("-", "_").split(".")
     if len(parts) < 2 or model is None:
@@ -234,7 +234,7 @@ def _nested_option(model: Any, key: str) -> bool:
     return True
 
 
-def _no_task_message(root: Path, workloads: list[Any]) -> str:
+def _no_task_message(root: Path, workloads: list[Workload]) -> str:
     """Why no task of the chosen domains can run: the error findings that dropped them, or an empty file."""
     errors = [f for w in workloads for f in w.findings if f.severity == "error"]
     names = ", ".join(w.domain for w in workloads)
@@ -388,8 +388,16 @@ def _check_records_belong(store: RunStore, manifest: Manifest) -> None:
         for n, rec, _torn in iter_records(store.records_path):
             if not isinstance(rec, Record):
                 continue
-            theirs = {"run id": rec.run_id, "system": rec.system, "setting": rec.setting}
-            ours = {"run id": manifest.run_id, "system": manifest.system, "setting": manifest.setting}
+            theirs: dict[str, str | None] = {
+                "run id": rec.run_id,
+                "system": rec.system,
+                "setting": rec.setting,
+            }
+            ours: dict[str, str | None] = {
+                "run id": manifest.run_id,
+                "system": manifest.system,
+                "setting": manifest.setting,
+            }
             if manifest.model is not None or rec.model is not None:
                 theirs["model"], ours["model"] = rec.model, manifest.model
             diff = [k for k in theirs if theirs[k] != ours[k]]
@@ -517,7 +525,7 @@ def _prepare_rest(
     spec: SystemSpec,
     setting: Setting,
     root: Path,
-    workloads: list[Any],
+    workloads: list[Workload],
     selection: Selection,
     store: RunStore | None,
     resume: ResumeState | None,
@@ -622,7 +630,7 @@ def _prepare_rest(
             sandbox_info["info_error"] = str(e)
 
     if old is None:
-        assert store is not None and run_id is not None
+        assert store is not None and run_id is not None and opts.setting is not None  # resolved by prepare()
         manifest = Manifest(
             run_id=run_id,
             created_at=datetime.now(timezone.utc),
@@ -714,7 +722,7 @@ def _prepare_rest(
 
 
 def _benchmark_notes(
-    workloads: list[Any], kramabench_family: bool, sandboxed: bool
+    workloads: list[Workload], kramabench_family: bool, sandboxed: bool
 ) -> dict[str, dict[str, Any]]:
     """Per domain, the tasks of the run the benchmark cannot support (kramabench.workload.notes): data sources
     missing from the lake, documented absent or outside it, a review that classes the task unreproducible
@@ -763,7 +771,7 @@ class Selection:
     selections: list[dict[str, Any]]
 
 
-def _selection(config: RunConfig, workloads: list[Any], old: Manifest | None) -> Selection:
+def _selection(config: RunConfig, workloads: list[Workload], old: Manifest | None) -> Selection:
     """The tasks of ``--task``/``--exclude-task``; on resume, a new choice adds its tasks to those of the
     choices before it (a plain ``--resume`` runs what every recorded choice chose)."""
     try:

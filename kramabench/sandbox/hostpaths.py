@@ -25,10 +25,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kramabench.contracts.sandbox import ExecResult
+from kramabench.contracts.session import CommandResult, PythonResult
+
 #: characters a path may go on with (a folder named as a prefix of another is not replaced inside it)
 _AFTER = r"(?=[/\\\s'\"`:,;)\]}>|]|$)"
 
 T = TypeVar("T")
+#: what a sandbox returns, masked by :meth:`HostPaths.result`
+Masked = TypeVar("Masked", ExecResult, PythonResult, CommandResult)
 
 
 class HostPaths:
@@ -56,18 +61,25 @@ class HostPaths:
             return text
         return self._re.sub(lambda m: self._names[m.group(0)], text)  # type: ignore[return-value]
 
-    def result(self, r: Any, fields: Iterable[str] = ("stdout", "stderr", "explanation", "value")) -> Any:
-        """A copy of a result model (ExecResult, PythonResult, CommandResult) with its texts masked, its
+    def result(self, r: Masked) -> Masked:
+        """A copy of a sandbox's result (an ExecResult, PythonResult, CommandResult) with its texts masked, its
         exception's too."""
         if not self:
             return r
-        update = {f: self.mask(getattr(r, f)) for f in fields if isinstance(getattr(r, f, None), str)}
-        err = getattr(r, "error", None)
-        if err is not None and hasattr(err, "traceback"):
-            update["error"] = err.model_copy(
-                update={k: self.mask(getattr(err, k)) for k in ("type", "message", "traceback")}
+        texts = {"stdout": r.stdout, "stderr": r.stderr, "explanation": r.explanation}
+        if isinstance(r, PythonResult):
+            texts["value"] = r.value
+        update: dict[str, Any] = {k: self.mask(v) for k, v in texts.items() if v is not None}
+        if isinstance(r, PythonResult) and r.error is not None:
+            e = r.error
+            update["error"] = e.model_copy(
+                update={
+                    "type": self.mask(e.type),
+                    "message": self.mask(e.message),
+                    "traceback": self.mask(e.traceback),
+                }
             )
-        return r.model_copy(update=update) if update else r
+        return r.model_copy(update=update)
 
 
 def _kramabench_home() -> Path | None:

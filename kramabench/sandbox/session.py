@@ -60,7 +60,7 @@ from kramabench.sandbox.streams import HeadTailBuffer, wait_readable
 log = logging.getLogger(__name__)
 
 #: a call's result (PythonResult, CommandResult)
-R = TypeVar("R")
+R = TypeVar("R", PythonResult, CommandResult)
 
 #: after a call's end, how long output still held by a background process is waited for
 DRAIN_GRACE_S = 0.3
@@ -707,8 +707,7 @@ class ForkServerSession:
         """A call's result with the host's folders as placeholders (the backend's ``host_paths``)."""
         if not self._host:
             return r
-        masked: R = self._host.result(r)
-        return masked
+        return self._host.result(r)
 
     def _wait_kernel(self, deadline: float) -> object:
         """The interpreter's exit code once pid 1 has reaped it, or _ALIVE at ``deadline``."""

@@ -51,7 +51,7 @@ def rae_of(value: float | None) -> float | None:
 
 
 def floor_scores(
-    expected: Any, answer_type: Any, *, question: str | None = None
+    expected: Any, answer_type: str | None, *, question: str | None = None
 ) -> dict[str, tuple[float, float]]:
     """name -> (score, bounded score) of each constant answer against ``expected``, without a judge. What
     would be unscored (only a judge could decide) counts 0: a constant paraphrases nothing. (Items without

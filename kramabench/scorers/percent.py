@@ -16,9 +16,12 @@ and the better of the two scores counts; the details keep ``percent_normalised``
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kramabench.scorers.base import Score
+
+if TYPE_CHECKING:
+    from kramabench.contracts.scoring import Judge
 
 #: words of a question that make a 100x difference a matter of notation (percent vs fraction)
 PERCENT_WORDS = re.compile(r"percent|per\s+cent|%|\bproportion|\bfraction|\bshare\b|\bratio\b", re.IGNORECASE)
@@ -70,10 +73,10 @@ def _scaled(value: Any, factor: float) -> Any:
 def normalise_percent(
     expected: Any,
     predicted: Any,
-    answer_type: Any,
+    answer_type: str | None,
     first: Score,
     *,
-    judge: Any = None,
+    judge: Judge | None = None,
     question: str | None = None,
 ) -> Score:
     """``first`` (the paper's score of ``predicted``), or the score of the answer rescaled by 100 when that is

@@ -18,7 +18,7 @@ import logging
 from typing import Any
 
 from kramabench import plugins
-from kramabench.contracts.answers import AnswerType, answer_type_name
+from kramabench.contracts.answers import AnswerType
 from kramabench.contracts.scoring import Judge, Score, Scorer
 
 logger = logging.getLogger(__name__)
@@ -27,11 +27,12 @@ logger = logging.getLogger(__name__)
 GROUP = plugins.GROUPS["scorers"]
 
 
-def _key(answer_type: AnswerType | str) -> str:
-    return str(answer_type_name(answer_type))
+def _key(answer_type: str) -> str:
+    """The registry's key: the plain name (a caller may pass an :class:`AnswerType` member)."""
+    return answer_type.value if isinstance(answer_type, AnswerType) else answer_type
 
 
-def register_scorer(answer_type: AnswerType | str, scorer: Scorer, *, replace: bool = False) -> None:
+def register_scorer(answer_type: str, scorer: Scorer, *, replace: bool = False) -> None:
     """Register ``scorer`` for ``answer_type`` in this process (an installed package registers its scorer
     under the entry-point group ``kramabench.scorers`` instead, for every process and the CLI)."""
     key = _key(answer_type)
@@ -42,17 +43,18 @@ def register_scorer(answer_type: AnswerType | str, scorer: Scorer, *, replace: b
     plugins.register("scorers", key, scorer)
 
 
-def unregister_scorer(answer_type: AnswerType | str) -> None:
+def unregister_scorer(answer_type: str) -> None:
     """Remove a scorer registered in this process; an installed one (entry point) is used again."""
     plugins.unregister("scorers", _key(answer_type))
 
 
-def get_scorer(answer_type: AnswerType | str) -> Scorer:
+def get_scorer(answer_type: str) -> Scorer:
     key = _key(answer_type)
     try:
-        return plugins.load("scorers", key)
+        scorer: Scorer = plugins.load("scorers", key)
     except plugins.PluginNotFound:
         raise KeyError(f"no scorer for answer type {key!r}; known: {registered_answer_types()}") from None
+    return scorer
 
 
 def registered_answer_types() -> list[str]:
@@ -77,7 +79,7 @@ _BUILTIN = frozenset(a.value for a in AnswerType)
 def score(
     expected: Any,
     predicted: Any,
-    answer_type: AnswerType | str | None,
+    answer_type: str | None,
     judge: Judge | None = None,
     *,
     question: str | None = None,

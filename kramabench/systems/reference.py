@@ -36,6 +36,7 @@ from kramabench.workload.solutions import read_solution
 
 if TYPE_CHECKING:
     from kramabench.contracts.sandbox import Sandbox
+    from kramabench.contracts.setting import TaskRef
 
 
 class ReferenceOptions(BaseModel):
@@ -110,7 +111,7 @@ class ReferenceSystem:
         ref = self._resolver.resolve(task.token)
         t0 = time.monotonic()
         if ref.solution is not None and ref.solution.is_dir():
-            return self._run_folder(task, ref, t0)
+            return self._run_folder(task, ref, ref.solution, t0)
         if ref.solution is None or not ref.solution.is_file():
             where = f" (expected {ref.solution})" if ref.solution else ""
             return SystemOutput(
@@ -123,11 +124,11 @@ class ReferenceSystem:
         if task.setting == "pipeline-design":  # design only: the code, not run
             return SystemOutput(pipeline_code=code, usage=SystemUsage(wall_s=time.monotonic() - t0))
         if task.setting == "subtasks" and ref.subtask_id is not None:
-            return self._subtask_answer(task, ref, code)
+            return self._subtask_answer(task, ref, ref.solution, code)
         return self._run(task, ref, code, t0)
 
-    def _subtask_answer(self, task: TaskInput, ref: Any, code: str) -> SystemOutput:
-        key = (ref.solution, str(task.lake_root))
+    def _subtask_answer(self, task: TaskInput, ref: TaskRef, solution: Path, code: str) -> SystemOutput:
+        key = (solution, str(task.lake_root))
         with self._lock:
             lock = self._run_locks.setdefault(key, threading.Lock())
         with lock:  # the subtasks of one task share one run of its solution
@@ -150,7 +151,7 @@ class ReferenceSystem:
             )
         return out.model_copy(update={"answer": out.subtask_answers[sub_key], "subtask_answers": {}})
 
-    def _run(self, task: TaskInput, ref: Any, code: str, t0: float) -> SystemOutput:
+    def _run(self, task: TaskInput, ref: TaskRef, code: str, t0: float) -> SystemOutput:
         from kramabench.contracts.sandbox import Limits
 
         limits = Limits(wall_timeout_s=self.options.timeout_s, memory_mb=self.options.memory_mb)
@@ -194,22 +195,22 @@ class ReferenceSystem:
         subtask_answers = {k: v for k, v in printed.items() if k != ANSWER_KEY}
         return SystemOutput(answer=printed[ANSWER_KEY], subtask_answers=subtask_answers, **common)
 
-    def _run_folder(self, task: TaskInput, ref: Any, t0: float) -> SystemOutput:
+    def _run_folder(self, task: TaskInput, ref: TaskRef, solution: Path, t0: float) -> SystemOutput:
         """A solution folder: ``run.sh`` run in a session (``sh run.sh LAKE_DIR SOLUTION_DIR``, the folder shown
         read-only at SOLUTION_DIR, the workspace as working directory) with the task's services; the task's
         outputs are collected after it. What it prints is read as an answer if it is one."""
         from kramabench.contracts.session import Mount, SessionLimits
 
-        entry = ref.solution / FOLDER_ENTRY
+        entry = solution / FOLDER_ENTRY
         if not entry.is_file():
             return SystemOutput(
                 error=OutcomeError(
                     kind="no_solution",
-                    message=f"{ref.task_id}: the solution folder {ref.solution} has no {FOLDER_ENTRY}",
+                    message=f"{ref.task_id}: the solution folder {solution} has no {FOLDER_ENTRY}",
                 )
             )
         try:
-            code = folder_code(ref.solution)
+            code = folder_code(solution)
         except OSError as e:
             return SystemOutput(error=OutcomeError(kind="no_solution", message=f"{ref.task_id}: {e}"))
         if task.setting == "pipeline-design":
@@ -229,7 +230,7 @@ class ReferenceSystem:
             task.lake_root,
             limits,
             services=list(task.services),
-            mounts=[Mount(name="solution", source=ref.solution)],
+            mounts=[Mount(name="solution", source=solution)],
             artifacts_dir=task.artifacts_dir,
         ) as s:
             sol = s.mount_dir("solution")

@@ -142,7 +142,8 @@ def _class_factory(obj: type, name: str, params: Any) -> Callable[[SystemContext
                     f"system {name!r} ({obj.__module__}.{obj.__qualname__}) has no option {k!r}; "
                     f"it accepts: {', '.join(accepted) or 'none'}"
                 )
-        return obj(**kwargs)
+        system: System = obj(**kwargs)
+        return system
 
     return build
 

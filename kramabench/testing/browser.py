@@ -199,7 +199,8 @@ class Browser:
             reply = self._replies.pop(mid)
         if "error" in reply:
             raise BrowserError(f"{method}: {reply['error'].get('message')}")
-        return reply.get("result", {})
+        result: dict[str, Any] = reply.get("result", {})
+        return result
 
     # -- a page ----------------------------------------------------------------------------------
     def goto(self, url: str, *, wait: bool = True) -> None:

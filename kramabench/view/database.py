@@ -77,7 +77,7 @@ def preview_database(fd: int, size: int, n_rows: int = DB_ROWS) -> dict[str, Any
         why = err[-1][:300] if err else f"the reader ended with code {p.returncode}"
         return {"kind": "error", "message": f"cannot preview the database: {why}", "bytes": size}
     try:
-        doc = json.loads(p.stdout[:MAX_OUTPUT])
+        doc: dict[str, Any] = json.loads(p.stdout[:MAX_OUTPUT])
     except ValueError:
         return {
             "kind": "error",

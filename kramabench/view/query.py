@@ -188,6 +188,10 @@ class RowQuery(BaseModel):
         return search_terms(self.q)
 
 
+#: a query model :func:`lenient` validates
+M = TypeVar("M", bound=BaseModel)
+
+
 def _clean_message(msg: str) -> str:
     return msg.removeprefix("Value error, ")
 
@@ -211,8 +215,8 @@ def strict(
 
 
 def lenient(
-    model: Any, params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str], unknown: str
-) -> tuple[Any, list[dict[str, str]]]:
+    model: type[M], params: dict[str, list[str]], list_keys: tuple[str, ...] | frozenset[str], unknown: str
+) -> tuple[M, list[dict[str, str]]]:
     """``model`` validated from ``params`` leaving out what it refuses: a bad item of a comma-separated list
     alone (``outcome=error,bogus`` keeps ``error``), any other key whole; with what was left out and why."""
     data = _query_data(params, list_keys)

@@ -101,7 +101,8 @@ def _read(root: str, domain: str) -> DomainQuestions:
         subs: list[tuple[str, str]] = []
         for s in t.get("subtasks") or []:
             if isinstance(s, dict) and isinstance(s.get("id"), str):
-                sq = s.get("query") if isinstance(s.get("query"), str) else ""
+                given = s.get("query")
+                sq = given if isinstance(given, str) else ""
                 out.queries[s["id"]] = sq
                 subs.append((s["id"], sq))
         out.subtasks[tid] = subs

@@ -31,7 +31,7 @@ class Gold:
     erratum excluded it, or renamed it)."""
 
     answer: Any = None
-    answer_type: Any = None  # AnswerType, a plug-in's answer type name, or None
+    answer_type: str | None = None  # a built-in or plug-in answer type's name, or None
     query: str = ""
     present: bool = True
 
@@ -78,22 +78,19 @@ def gold_changes(primary: Workload, other: Workload | None) -> dict[ItemKey, Gol
 _GOLD_FIELDS = ("answer", "answer_type")
 
 
-def _answer_type(value: Any) -> Any:
-    """A raw ``answer_type`` value as the loader keeps it: the AnswerType, a plug-in's name, or None."""
+def _answer_type(value: Any) -> str | None:
+    """A raw ``answer_type`` value as the loader keeps it: a built-in's name, a plug-in's name, or None."""
     from kramabench import plugins
-    from kramabench.workload.models import AnswerType
+    from kramabench.contracts.answers import builtin_answer_type
 
     if not isinstance(value, str):
         return None
-    try:
-        return AnswerType(value)
-    except ValueError:
-        pass
+    if builtin_answer_type(value) is not None:
+        return value
     norm = value.strip().lower().replace("-", "_").replace(" ", "_")
-    try:
-        return AnswerType(norm)
-    except ValueError:
-        return value if value in plugins.names("scorers") else None
+    if builtin_answer_type(norm) is not None:
+        return norm
+    return value if value in plugins.names("scorers") else None
 
 
 def official_from_applied(verified: Workload) -> dict[ItemKey, Gold] | None:

@@ -13,7 +13,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from kramabench import plugins
 from kramabench.contracts.answers import AnswerType, KeyFunctionality
@@ -30,16 +30,16 @@ class _InstalledAnswerTypes:
         return {"anyOf": [builtin, {"type": "string", "enum": extra}]} if extra else builtin
 
 
-#: a built-in :class:`AnswerType` (built-in names validate to the enum, left to right), or the name of an answer type a plug-in scorer registers (the loader
-#: accepts only installed ones)
-AnswerTypeName = Annotated[AnswerType | str, Field(union_mode="left_to_right"), _InstalledAnswerTypes]
+def _as_given(value: Any) -> Any:
+    return value
 
 
-def answer_type_name(answer_type: AnswerType | str | None) -> str | None:
-    """The name of an answer type: a built-in's value, a plug-in's name (as given); None for none."""
-    if not answer_type:
-        return None
-    return answer_type.value if isinstance(answer_type, AnswerType) else answer_type
+#: the name of an answer type, a plain string: a built-in :class:`AnswerType`'s (a member given becomes its
+#: name) or one a plug-in scorer registers (the loader accepts only installed ones). The validator passes the
+#: value on unchanged: it is there for the JSON schema, which lists the names (built-in ones as the enum).
+AnswerTypeName = Annotated[
+    str, BeforeValidator(_as_given, json_schema_input_type=AnswerType | str), _InstalledAnswerTypes
+]
 
 
 class Difficulty(str, Enum):
@@ -227,6 +227,5 @@ __all__ = [
     "Subtask",
     "Task",
     "Workload",
-    "answer_type_name",
     "difficulty_from_id",
 ]

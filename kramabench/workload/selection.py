@@ -8,11 +8,14 @@ nothing or everything).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kramabench.workload.errors import WorkloadError
+
+if TYPE_CHECKING:
+    from kramabench.workload.models import Workload
 
 
 def _matches(pattern: str, domain: str, task_id: str) -> bool:
@@ -34,7 +37,7 @@ def _hint(pattern: str, ids: list[tuple[str, str]]) -> str:
 
 
 def select_task_ids(
-    workloads: Iterable[Any], include: Sequence[str] = (), exclude: Sequence[str] = ()
+    workloads: Iterable[Workload], include: Sequence[str] = (), exclude: Sequence[str] = ()
 ) -> dict[str, list[str]]:
     """The ids of the tasks chosen by ``include`` (none: every task) less those of ``exclude``, per domain in
     workload order. Raises :class:`WorkloadError` naming each pattern that matches no task, or when the
@@ -64,7 +67,7 @@ def select_task_ids(
     return out
 
 
-def keep_tasks(workloads: Iterable[Any], chosen: dict[str, Iterable[str]]) -> list[Any]:
+def keep_tasks(workloads: Iterable[Workload], chosen: Mapping[str, Iterable[str]]) -> list[Workload]:
     """Copies of ``workloads`` holding only the tasks whose ids ``chosen`` lists for their domain."""
     out = []
     for w in workloads:

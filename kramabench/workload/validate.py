@@ -42,12 +42,13 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from kramabench.contracts.answers import builtin_answer_type
 from kramabench.files import OutsideRoot, clip
 from kramabench.workload.errata import AbsentFile
 from kramabench.workload.jsonkind import json_kind
 from kramabench.workload.models import AnswerType, Difficulty, Finding, Severity, Subtask, Task, Workload
 from kramabench.workload.solutions import solution_path
-from kramabench.workload.sources import LakeInventory, Match
+from kramabench.workload.sources import LakeInventory, Match, Resolution
 
 #: findings that do not make a workload fail: documented limits, not defects to fix
 DOCUMENTED_CODES = frozenset({"not_reproducible"})
@@ -349,11 +350,8 @@ class _Checker:
                          field="answer_type", suggestion="one of " + ", ".join(a.value for a in AnswerType))  # fmt: skip
         elif item.answer is not None:
             # a plug-in's answer type: its scorer alone knows what a valid answer is
-            checks = (
-                check_answer(item.answer, item.answer_type)
-                if isinstance(item.answer_type, AnswerType)
-                else []
-            )
+            builtin = builtin_answer_type(item.answer_type)
+            checks = check_answer(item.answer, builtin) if builtin is not None else []
             for sev, code, msg, sug in checks:
                 self.add(sev, code, msg, task=t, sub=sub, field="answer", suggestion=sug)
         self.check_sources(t, item, sub)
@@ -384,7 +382,7 @@ class _Checker:
                 r = self._resolved[entry] = self.inv.resolve(entry)
             self.report_source(t, sub, entry, r)
 
-    def report_source(self, t: Task, sub: Subtask | None, entry: str, r: Any) -> None:
+    def report_source(self, t: Task, sub: Subtask | None, entry: str, r: Resolution) -> None:
         paths = r.paths
         closest = ", ".join(repr(p) for p in paths)
 

@@ -128,7 +128,7 @@ def test_planted_errors_are_attributed_to_whom_they_belong(
     from kramabench.workload import load_workload
 
     wl = load_workload(scripted.PLANTED, "lab", errata=errata)
-    assert wl.task("lab-easy-2").answer == 39.2 and wl.task("lab-easy-3").answer_type.value == "string_exact"
+    assert wl.task("lab-easy-2").answer == 39.2 and wl.task("lab-easy-3").answer_type == "string_exact"
     res = _cli("audit", "apply", str(out_dir / "proposals.toml"), "--accept", "P99", "--errata", str(errata))
     assert res.exit_code == 2 and "no proposal P99" in res.output
 

@@ -243,7 +243,7 @@ reason = "a type change"
     assert fast is not None
     assert fast[("synth-easy-3", "synth-easy-3-9")].answer == 4  # the renamed subtask's file value
     assert slow[("synth-easy-3", "synth-easy-3-9")].present is False  # a second load cannot pair it
-    assert fast[("synth-easy-4", None)].answer_type.value == "numeric_exact"
+    assert fast[("synth-easy-4", None)].answer_type == "numeric_exact"
     renamed = ("synth-easy-3", "synth-easy-3-9")
     assert set(fast) == set(slow)
     assert all(same_gold(fast[k], slow[k]) for k in set(fast) - {renamed})

@@ -166,7 +166,7 @@ def test_fast_paths_equal_the_straightforward_path_on_the_official_answers(share
                 gold = it.answer
                 preds = _variants(gold, rng) if isinstance(gold, list) else [gold, str(gold), [gold], None]
                 for pred in preds:
-                    _check(gold, pred, it.answer_type.value)
+                    _check(gold, pred, it.answer_type)
                     n += 1
     assert n > 2000
 

@@ -37,7 +37,7 @@ def _answers(root: Path) -> list[tuple[str, object, str, str]]:
             for t in wl.tasks:
                 for it in [t, *t.subtasks]:
                     if it.answer_type is not None:
-                        rows.append((it.id, it.answer, it.answer_type.value, it.query))
+                        rows.append((it.id, it.answer, it.answer_type, it.query))
         return rows
     for path in sorted((root / "workload").glob("*.json")):
         for t in json.loads(path.read_text(encoding="utf-8")):

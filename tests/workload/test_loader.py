@@ -34,7 +34,7 @@ def test_clean_workload_loads_without_findings(make_root):
     assert wl.lake == root / "data" / "demo" / "input"
     assert [t.id for t in wl.tasks] == ["demo-easy-1"]
     t = wl.task("demo-easy-1")
-    assert t.answer_type is AnswerType.NUMERIC_EXACT and t.answer == 1
+    assert t.answer_type == AnswerType.NUMERIC_EXACT and type(t.answer_type) is str and t.answer == 1
     assert t.difficulty is Difficulty.EASY
     assert [s.id for s in t.subtasks] == ["demo-easy-1-1"]
     assert t.subtasks[0].step.startswith("Load sales.csv")
@@ -92,7 +92,7 @@ def test_unknown_answer_type_becomes_none_with_error(make_root, task_factory):
 
 def test_answer_type_spelling_variant_is_read(make_root, task_factory):
     wl = load_workload(make_root([task_factory(answer_type="Numeric-Exact")]), "demo", errata=False)
-    assert wl.tasks[0].answer_type is AnswerType.NUMERIC_EXACT
+    assert wl.tasks[0].answer_type == AnswerType.NUMERIC_EXACT and type(wl.tasks[0].answer_type) is str
     assert "answer_type_spelling" in codes(wl)
 
 

@@ -19,8 +19,8 @@ from kramabench.baselines.kit import Baseline, record_crash, task_files
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
-from kramabench.contracts.session import SessionError
-from kramabench.contracts.steps import AgentStep
+from kramabench.contracts.session import PythonResult, SessionError
+from kramabench.contracts.steps import AgentStep, StepOutcome
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake.secrets import mask_values
 
@@ -61,7 +61,7 @@ class CodeAgent(Baseline[CodeAgentOptions]):
             _Run(self, task, out, completions).go()
         except Exception as e:  # noqa: BLE001 - a system never ends the run
             log.exception("the code agent crashed on a task")
-            record_crash(out, e)
+            crash = record_crash(out, e)
             answered = sum(1 for s in out.steps if s.outcome != "model_error")
             if (
                 len(completions) > answered
@@ -71,7 +71,7 @@ class CodeAgent(Baseline[CodeAgentOptions]):
                     AgentStep(
                         step=len(out.steps) + 1,
                         outcome="error",
-                        error=f"the agent crashed on this reply: {out.error.message}",
+                        error=f"the agent crashed on this reply: {crash.message}",
                         prompt_tokens=c.usage.prompt_tokens,
                         completion_tokens=c.usage.completion_tokens,
                         cost_usd=c.cost_usd,
@@ -368,7 +368,7 @@ class _Run:
             return True
         return False
 
-    def _accept(self, doc: dict, pose: bool) -> None:
+    def _accept(self, doc: dict[str, Any], pose: bool) -> None:
         out = self.out
         out.answer = jsonable(doc.get("answer"))
         subs = doc.get("subtasks")
@@ -381,7 +381,7 @@ class _Run:
         out.error = None
 
 
-def _outcome(result: Any, final: bool) -> str:
+def _outcome(result: PythonResult, final: bool) -> StepOutcome:
     if final:
         return "final_answer"
     return (

@@ -11,7 +11,7 @@ heading.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kramabench.baselines.kit import task_files
 from kramabench.contracts.model import ChatMessage
@@ -125,7 +125,7 @@ def build_messages(
     index: LakeIndex,
     options: DSGuruOptions,
     lake_dir: str,
-) -> tuple[list[ChatMessage], dict]:
+) -> tuple[list[ChatMessage], dict[str, Any]]:
     """The first prompt (system + user) within ``options.prompt_budget_tokens``; plus facts about it."""
     files = task_files(task, index)
     head = _question_section(task) + _subtask_section(task)
@@ -165,7 +165,7 @@ def build_messages(
     )
     user = head + lake_intro + rendered.text + "\n" + _ANSWER_RULES
     messages = [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
-    facts: dict = {
+    facts: dict[str, Any] = {
         "files_shown": len(files),
         "lake_rendering": options.lake_rendering if options.show_snippets else "names",
         "lake_render_mode": rendered.mode,

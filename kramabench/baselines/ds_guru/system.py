@@ -136,7 +136,7 @@ class DSGuru(Baseline[DSGuruOptions]):
         last_had_code = False
         last_run_attempt = 0
         truncated = False
-        fallback: tuple[int, dict] | None = None
+        fallback: tuple[int, dict[str, Any]] | None = None
         files_read: list[str] = []
         for attempt in range(1, opts.max_iterations + 1):
             out.iterations = attempt
@@ -261,7 +261,12 @@ class DSGuru(Baseline[DSGuruOptions]):
 
 
 def _accept_answer(
-    task: TaskInput, out: SystemOutput, answer: dict, attempt: int, files_read: list[str], failed_run: bool
+    task: TaskInput,
+    out: SystemOutput,
+    answer: dict[str, Any],
+    attempt: int,
+    files_read: list[str],
+    failed_run: bool,
 ) -> None:
     out.answer = _clean(answer.get(ANSWER_KEY))
     keys = [s.key for s in task.subtasks] if task.subtasks else []

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kramabench.elt.compare import DEFAULT_COMPARATORS, get_comparator
 from kramabench.elt.compare.original import OriginalUnreadable
 from kramabench.elt.compare.values import Table
 from kramabench.scorers.base import Score
+
+if TYPE_CHECKING:
+    from kramabench.contracts.scoring import Judge
 
 #: the comparator that decides the score when the expectation names none
 DEFAULT_PRIMARY = "verified"
@@ -108,7 +111,12 @@ def expectation(value: Any) -> TableExpectation:
 
 
 def table(
-    expected: Any, predicted: Any, *, judge: Any = None, question: str | None = None, diagnostics: bool = True
+    expected: Any,
+    predicted: Any,
+    *,
+    judge: Judge | None = None,
+    question: str | None = None,
+    diagnostics: bool = True,
 ) -> Score:
     """Score a produced table against the expected one (see the module docstring). A gold that is not a
     table (a defective task, or an ``elt`` record's summary of a pipeline) leaves the answer unscored with

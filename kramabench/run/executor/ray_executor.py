@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts.model import ChatMessage, Completion, Model, ModelOptions
 from kramabench.contracts.sandbox import Sandbox
-from kramabench.contracts.system import Closeable, OutcomeError, SystemOutput, TaskInput
+from kramabench.contracts.system import Closeable, OutcomeError, System, SystemOutput, TaskInput
 from kramabench.files import write_file
 from kramabench.run.executor.base import (
     ExecutorContext,
@@ -351,9 +351,9 @@ class _Worker:
         self.holder = holder
         self.cache = Path(setup.cache_dir) if setup.cache_dir else default_cache_dir()
         self.resolver = TaskResolver()
-        self.system: Any = None
+        self.system: System | None = None
         self.setup_error: str | None = None
-        self.sandbox: Any = None
+        self.sandbox: Sandbox | None = None
         try:
             spec = get_system_spec(setup.system)
             model: Model | None = None
@@ -401,6 +401,8 @@ class _Worker:
             return WorkerResult(
                 _error("worker_setup", why), time.monotonic() - t0, self.node, setup_error=self.setup_error
             )
+        system = self.system
+        assert system is not None, "a worker without a setup error has built its system"
         inp, shipped = item.input, False
         if item.lake_blob:  # a staged task's lake is the folder its stage makes (below)
             try:
@@ -439,7 +441,7 @@ class _Worker:
                     why = f"node {self.node}: the files of the task's stage could not be unpacked: {type(e).__name__}: {e}"
                     return WorkerResult(_error("setup_error", why), time.monotonic() - t0, self.node)
                 out, wall, info = solve_remote_staged(
-                    self.system,
+                    system,
                     inp,
                     item.stage.enter,
                     item.stage.payload,
@@ -450,7 +452,7 @@ class _Worker:
                 )
                 where = {"node": self.node, "node_id": _ray_node_id(), "pid": os.getpid()}
             else:
-                out, wall = solve_item(self.system, inp, item.call_key, rec, self.setup.model_budget_s)
+                out, wall = solve_item(system, inp, item.call_key, rec, self.setup.model_budget_s)
             tar = None
             if local is not None:
                 out, tar = _pack_artifacts(local / "unit", out)
