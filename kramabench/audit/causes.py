@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.audit.layout import LakePaths, PathLayout, is_absolute, lake_relative, near_in_lake, prefix_of
+from kramabench.workload.models import Finding
 
 CauseKind = Literal[
     "missing-lake-file", "missing-module", "wrong-path", "library-version", "timeout", "prints-nothing",
@@ -179,13 +180,13 @@ def _covers(a: str, b: str) -> bool:
     return False
 
 
-def _source_of(finding: Any) -> str | None:
-    m = re.search(r"data source '([^']+)'", getattr(finding, "message", "") or "")
+def _source_of(finding: Finding) -> str | None:
+    m = re.search(r"data source '([^']+)'", finding.message)
     return m.group(1) if m else None
 
 
-def _finding_text(f: Any) -> str:
-    where = getattr(f, "subtask_id", None) or getattr(f, "task_id", None) or ""
+def _finding_text(f: Finding) -> str:
+    where = f.subtask_id or f.task_id or ""
     return f"{f.code} ({where}): {f.message}" if where else f"{f.code}: {f.message}"
 
 
@@ -228,7 +229,7 @@ def diagnose(
     lake_dir: Path | None = None,
     unmatched: Sequence[str] = (),
     files_read: Iterable[str] = (),
-    findings: Iterable[Any] = (),
+    findings: Iterable[Finding] = (),
     facts: LakeFacts | None = None,
 ) -> Diagnosis:
     """The cause of a failed run, with its evidence.
@@ -237,7 +238,7 @@ def diagnose(
     ``findings``: the validator's findings of the task (those on missing data sources are linked);
     ``facts``: what the errata and the upstream listing say of the lake."""
     stderr = stderr or ""
-    missing_findings = [f for f in findings if getattr(f, "code", "") in MISSING_SOURCE_CODES]
+    missing_findings = [f for f in findings if f.code in MISSING_SOURCE_CODES]
 
     def linked(paths: Iterable[str]) -> list[str]:
         paths = list(paths)
@@ -311,12 +312,12 @@ def _upstream_notes(paths: Sequence[str], facts: LakeFacts | None) -> tuple[list
     return notes, first
 
 
-def _unique(findings: Iterable[Any]) -> list[str]:
+def _unique(findings: Iterable[Finding]) -> list[str]:
     """The findings' texts, one per code and data source (a task's subtasks repeat their task's sources)."""
     seen: set[tuple[object, object]] = set()
     out: list[str] = []
     for f in findings:
-        key = (getattr(f, "code", ""), _source_of(f) or getattr(f, "message", ""))
+        key = (f.code, _source_of(f) or f.message)
         if key not in seen:
             seen.add(key)
             out.append(_finding_text(f))

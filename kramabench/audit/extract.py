@@ -362,7 +362,7 @@ def extract_with_model(
     if not isinstance(obj, dict) or "answer" not in obj:
         return None
     last = tail.strip().splitlines()[-1][:300] if tail.strip() else ""
-    name = getattr(model, "model_id", None) or getattr(model, "model", None) or "the extract model"
+    name = model.id or "the extract model"
     return Extraction(value=obj["answer"], method="model", text=last, note=f"read by {name}")
 
 
