@@ -207,6 +207,15 @@ def _others():
     return False
 
 
+def _reap_ended():
+    """Reap every child process that has ended (without waiting for the others)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
 def _kill_others():
     """Kill every other process of this user but pid 1 (the keeper / fork server): daemons, orphans,
     leftovers. Repeat until /proc shows none of them (zombies included, hence the reaping in between);
@@ -219,11 +228,7 @@ def _kill_others():
             os.kill(-1, signal.SIGKILL)
         except OSError:
             pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
+        _reap_ended()
         if not _others():
             return False
         time.sleep(0.001)
@@ -411,11 +416,7 @@ def _zygote(cfg):
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(s, signal.SIG_DFL)
     while True:
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
+        _reap_ended()
         try:
             ready, _, _ = select.select([srv] + ([direct] if direct is not None else []), [], [], 0.2)
         except InterruptedError:
@@ -494,11 +495,7 @@ def _serve_control(fd):
                     time.sleep(0.001)
             except ChildProcessError:
                 last = None
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
+        _reap_ended()
         pid = -1
         if len(fds) == 5:
             try:

@@ -629,12 +629,7 @@ class ForkServerSession:
             self._check_budget()
             over = self._stopped is not None or (timed_out and session_limit)
             if timed_out:
-                if session_limit:
-                    reasons.append(
-                        f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s"
-                    )
-                else:
-                    reasons.append(f"killed after the wall-clock limit of {wall:g} s")
+                reasons.append(self._timed_out(wall, session_limit))
             elif (report is None or "done" not in report) and self._stopped is not None:
                 reasons.append(f"stopped: {self._stopped}")
             elif report is None or "done" not in report:
@@ -695,6 +690,13 @@ class ForkServerSession:
                     **common, error=error, value=value, crashed=crashed, state_lost=lost, files_read=files
                 )
             )
+
+    def _timed_out(self, wall: float, session_limit: bool) -> str:
+        """Why a call that reached its deadline was stopped: the session's wall-clock limit (``session_limit``:
+        the nearer one) or the call's own ``wall``."""
+        if session_limit:
+            return f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s"
+        return f"killed after the wall-clock limit of {wall:g} s"
 
     def _step_fields(
         self,
@@ -832,12 +834,7 @@ class ForkServerSession:
                 else:
                     reasons.append(f"the command ended (exit code {exit_code}), then: {self._stopped}")
             elif timed_out:
-                if session_limit:
-                    reasons.append(
-                        f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s"
-                    )
-                else:
-                    reasons.append(f"killed after the wall-clock limit of {wall:g} s")
+                reasons.append(self._timed_out(wall, session_limit))
             elif report is None or not isinstance(report.get("done"), int):
                 reasons.append(
                     self._why_closed
