@@ -6,6 +6,7 @@
 """
 
 from kramabench.contracts.sandbox import ExecResult, Limits, Pooled, Sandbox, SandboxUnavailable, Warm
+from kramabench.sandbox.base import SandboxBase, SessionRequest
 from kramabench.sandbox.limited import GatedSandbox, LimitedSandbox
 from kramabench.sandbox.registry import DEFAULT_BACKEND, backends, get_sandbox, open_sandbox, register_backend
 
@@ -17,7 +18,9 @@ __all__ = [
     "Limits",
     "Pooled",
     "Sandbox",
+    "SandboxBase",
     "SandboxUnavailable",
+    "SessionRequest",
     "Warm",
     "backends",
     "get_sandbox",

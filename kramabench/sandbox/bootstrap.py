@@ -207,6 +207,34 @@ def _others():
     return False
 
 
+def _reap_ended():
+    """Reap every child process that has ended (without waiting for the others)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _kill_others():
+    """Kill every other process of this user but pid 1 (the keeper / fork server): daemons, orphans,
+    leftovers. Repeat until /proc shows none of them (zombies included, hence the reaping in between);
+    whether some are left still."""
+    import signal
+    import time
+
+    for _ in range(5000):
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        _reap_ended()
+        if not _others():
+            return False
+        time.sleep(0.001)
+    return True
+
+
 def _supervise(pid, cfg, emit, status_fd=None):
     import signal
 
@@ -218,23 +246,7 @@ def _supervise(pid, cfg, emit, status_fd=None):
             break
         except InterruptedError:
             continue
-    # every other process of this user but pid 1 (the keeper / fork server): daemons, orphans, leftovers.
-    # Repeat until /proc shows none of them (zombies included, hence the reaping in between).
-    import time
-
-    for _ in range(5000):
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
-        if not _others():
-            break
-        time.sleep(0.001)
+    _kill_others()
     _wipe(cfg.get("wipe", []))
     if cfg.get("wipe"):  # a warm sandbox (the unsafe backend wipes nothing and shares the host's IPC)
         _ipc_clean()
@@ -271,15 +283,16 @@ def _vm_size():
     return 0
 
 
-def _child(cfg, data, emit, workdir):
+def _lower_limits(limits):
+    """Lower the resource ``limits`` (name: value) of this process, hard and soft (the code cannot raise them
+    again), and make it the first the kernel kills under memory pressure."""
     import resource
 
-    try:  # under memory pressure the kernel kills the code first, never the supervisor or fork server
+    try:  # under memory pressure the kernel kills the code first, never the supervisor, fork server or pid 1
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")
     except OSError:
         pass
-    limits = cfg.get("rlimits", {})
     for name, value in limits.items():
         res = getattr(resource, name, None)
         if res is None or value is None:
@@ -296,6 +309,21 @@ def _child(cfg, data, emit, workdir):
             if hard == resource.RLIM_INFINITY or value <= hard:
                 raise
             resource.setrlimit(res, (hard, hard))
+
+
+def _reseed():
+    """New seeds for the random modules a fork server imported before the fork (each run draws its own)."""
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
+    if "numpy" in sys.modules:
+        try:
+            sys.modules["numpy"].random.seed()
+        except BaseException:
+            pass
+
+
+def _child(cfg, data, emit, workdir):
+    _lower_limits(cfg.get("rlimits", {}))
     os.chdir(workdir)
     for link, target in cfg.get("symlinks", []):
         os.makedirs(os.path.dirname(link), exist_ok=True)
@@ -312,13 +340,7 @@ def _child(cfg, data, emit, workdir):
             seen.add(rel)
             emit({"open": rel})
 
-    if "random" in sys.modules:
-        sys.modules["random"].seed()
-    if "numpy" in sys.modules:
-        try:
-            sys.modules["numpy"].random.seed()
-        except BaseException:
-            pass
+    _reseed()
     _lake_audit(cfg.get("lake_prefixes", []), workdir, found)  # noqa: F821 - audit_hook.py's, before this file
     sys.dont_write_bytecode = True
     try:
@@ -394,11 +416,7 @@ def _zygote(cfg):
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(s, signal.SIG_DFL)
     while True:
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
+        _reap_ended()
         try:
             ready, _, _ = select.select([srv] + ([direct] if direct is not None else []), [], [], 0.2)
         except InterruptedError:
@@ -406,26 +424,16 @@ def _zygote(cfg):
         if not ready:
             continue
         if direct is not None and direct in ready:
-            try:
-                conn, _ = direct.accept()
-            except OSError:
-                continue
-            if not _from_root(conn):
-                conn.close()
+            conn = _accept_root(direct)
+            if conn is None:
                 continue
             # the harness: from now on every run comes on this connection, as for the local backend (its
             # end ends the container); nothing listens any more
             srv.close()
             direct.close()
             _serve_control(conn.detach())  # never returns
-        try:
-            conn, _ = srv.accept()
-        except OSError:
-            continue
-        if not _from_root(conn):
-            # only the harness's ``docker exec`` client (run as root) may start a run: the code runs as
-            # nobody and must not ask for processes without its limits and outside its supervisor
-            conn.close()
+        conn = _accept_root(srv)
+        if conn is None:
             continue
         try:
             pid = os.fork()
@@ -487,11 +495,7 @@ def _serve_control(fd):
                     time.sleep(0.001)
             except ChildProcessError:
                 last = None
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
+        _reap_ended()
         pid = -1
         if len(fds) == 5:
             try:
@@ -523,6 +527,27 @@ def _run_request(msg, fds):
         os._exit(125)
     os.setsid()
     _main(cfg, status_fd=fds[4])
+
+
+def _write_all(fd, data):
+    """Write all of ``data`` to ``fd`` (a pipe or socket may take less than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _accept_root(sock):
+    """The next connection on ``sock``, None when it failed or is not from root: only the harness (its ``docker
+    exec`` client runs as root) may start a run; the code runs as nobody and must not ask for processes without
+    its limits and outside its supervisor."""
+    try:
+        conn, _ = sock.accept()
+    except OSError:
+        return None
+    if not _from_root(conn):
+        conn.close()
+        return None
+    return conn
 
 
 def _from_root(conn):
@@ -642,9 +667,7 @@ def _relay():
             send(3, b"")
             continue
         code_fd = os.memfd_create("kramabench-code", 0)
-        view = memoryview(code)
-        while view:
-            view = view[os.write(code_fd, view) :]
+        _write_all(code_fd, code)
         os.lseek(code_fd, 0, os.SEEK_SET)
         r_out, w_out = os.pipe()
         r_err, w_err = os.pipe()

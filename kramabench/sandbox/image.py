@@ -37,30 +37,6 @@ ENV_PREFIX = "/opt/kramabench"
 #: the Python packages come from the sandbox lock, as wheels
 OFFLINE_PACKAGES = ["python3", "python3-venv", "tzdata"]
 
-#: import names whose versions are recorded (labels ``kramabench.version.<name>``)
-VERSIONED_MODULES = [
-    "pandas",
-    "numpy",
-    "scipy",
-    "openpyxl",
-    "xlrd",
-    "pyarrow",
-    "matplotlib",
-    "sklearn",
-    "statsmodels",
-]
-
-_VERSIONS_SNIPPET = (
-    "import json, platform, importlib\n"
-    "out = {'python': platform.python_version()}\n"
-    f"for m in {VERSIONED_MODULES!r}:\n"
-    "    try:\n"
-    "        out[m] = getattr(importlib.import_module(m), '__version__', 'unknown')\n"
-    "    except Exception:\n"
-    "        out[m] = 'missing'\n"
-    "print(json.dumps(out))\n"
-)
-
 
 def _dockerfile() -> Path:
     from kramabench import data_dir
@@ -84,8 +60,20 @@ def default_image() -> str:
 
 
 def versions_snippet() -> str:
-    """Python code printing a JSON object of the interpreter and package versions."""
-    return _VERSIONS_SNIPPET
+    """Python code printing a JSON object of the interpreter and package versions (of the sandbox
+    environment's key packages, by import name: labels ``kramabench.version.<name>``)."""
+    from kramabench.sandbox.environment.local_env import KEY_MODULES
+
+    return (
+        "import json, platform, importlib\n"
+        "out = {'python': platform.python_version()}\n"
+        f"for m in {KEY_MODULES!r}:\n"
+        "    try:\n"
+        "        out[m] = getattr(importlib.import_module(m), '__version__', 'unknown')\n"
+        "    except Exception:\n"
+        "        out[m] = 'missing'\n"
+        "print(json.dumps(out))\n"
+    )
 
 
 def debian_mirror(
@@ -198,53 +186,47 @@ def download_wheels(lock: SandboxLock, python_version: str) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     reqs = dest / f"{lock.short}.txt"
     reqs.write_text(lock.text())
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
+    _pip(
         "download",
-        "-q",
-        "--disable-pip-version-check",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--platform",
-        f"manylinux2014_{arch}",
-        "--python-version",
         python_version,
-        "--implementation",
-        "cp",
-        "-d",
-        str(dest),
-        "-r",
-        str(reqs),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = " | ".join([ln for ln in proc.stderr.splitlines() if "Location 'file" not in ln][-3:])
-        raise SandboxUnavailable(
-            f"cannot download the sandbox lock's wheels for Python {python_version} (is the package index reachable?): {tail}"
-        )
+        ["-d", str(dest), "-r", str(reqs)],
+        f"cannot download the sandbox lock's wheels for Python {python_version} (is the package index reachable?)",
+    )
     return dest
 
 
 def _install_wheels(lock: SandboxLock, wheels: Path, site: Path, python_version: str) -> None:
     """Install the lock's wheels into the image's environment from the host (pip --target: no network,
     no interpreter run in the root filesystem)."""
+    reqs = wheels / f"{lock.short}.txt"
+    options = [
+        "--no-index",
+        "--find-links",
+        str(wheels),
+        "--no-compile",
+        "--target",
+        str(site),
+        "-r",
+        str(reqs),
+    ]
+    _pip("install", python_version, options, "cannot install the sandbox lock into the image")
+
+
+def _pip(verb: str, python_version: str, options: list[str], failure: str) -> None:
+    """``pip <verb>`` (download, install) of binary wheels only, without their dependencies (the lock holds
+    them all), for CPython ``python_version`` on manylinux for this machine's architecture, with ``options``;
+    SandboxUnavailable (``failure`` and pip's last lines) when pip fails."""
     import platform
 
     arch = platform.machine() or "x86_64"
-    reqs = wheels / f"{lock.short}.txt"
     cmd = [
         sys.executable,
         "-m",
         "pip",
-        "install",
+        verb,
         "-q",
         "--disable-pip-version-check",
         "--no-deps",
-        "--no-index",
-        "--find-links",
-        str(wheels),
         "--only-binary=:all:",
         "--platform",
         f"manylinux2014_{arch}",
@@ -252,16 +234,12 @@ def _install_wheels(lock: SandboxLock, wheels: Path, site: Path, python_version:
         python_version,
         "--implementation",
         "cp",
-        "--no-compile",
-        "--target",
-        str(site),
-        "-r",
-        str(reqs),
+        *options,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = " | ".join([ln for ln in proc.stderr.splitlines() if "Location 'file" not in ln][-3:])
-        raise SandboxUnavailable(f"cannot install the sandbox lock into the image: {tail}")
+        raise SandboxUnavailable(f"{failure}: {tail}")
 
 
 def _move_scripts(site: Path, bindir: Path, python: str) -> None:

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kramabench.sandbox.bwrap import system_binds
 from kramabench.sandbox.cgroups import cgroup_root, kill_all, oom_counter
 from kramabench.sandbox.seccomp import filter_fd, keyring_filter
 from kramabench.sandbox.spawn import spawn
@@ -131,19 +132,8 @@ def python_argv(*args: str) -> list[str]:
     return [sys.executable, "-I", "-B", *args]
 
 
-def _system_binds() -> list[str]:
-    args: list[str] = ["--ro-bind", "/usr", "/usr"]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-        if os.path.islink(top):
-            args += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            args += ["--ro-bind", top, top]
-    for f in ("/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types", "/etc/nsswitch.conf"):
-        if os.path.exists(f):
-            args += ["--ro-bind", f, f]
-    if os.path.isdir("/etc/alternatives"):
-        args += ["--ro-bind", "/etc/alternatives", "/etc/alternatives"]
-    return args
+#: the host files a jailed server sees in /etc (beside the system folders)
+_ETC = ("/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types", "/etc/nsswitch.conf", "/etc/alternatives")
 
 
 class ServiceJail:
@@ -197,7 +187,7 @@ class ServiceJail:
             "0755",
             "--dir",
             "/etc",
-            *_system_binds(),
+            *system_binds(_ETC),
             "--ro-bind",
             str(self.meta / "passwd"),
             "/etc/passwd",

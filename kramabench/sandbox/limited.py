@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from kramabench.contracts.limits import Limits
 from kramabench.contracts.sandbox import ExecResult, Pooled, Sandbox, Warm
-from kramabench.contracts.session import Mount, ServiceForward, Session
+from kramabench.contracts.session import Session
+from kramabench.sandbox.base import SandboxBase, SessionRequest
 
 
-class GatedSandbox:
+class GatedSandbox(SandboxBase[Session]):
     """A :class:`Sandbox` each of whose ``run`` calls holds ``gate`` (a context manager: a semaphore, a slot of
     a cluster-wide limiter). It has the members of the contract (and ``warm_up`` and ``set_concurrency``,
     no-ops when the wrapped backend keeps no warm sandboxes); anything else of the backend (its pool's state)
@@ -40,23 +40,14 @@ class GatedSandbox:
         with self._gate:
             return self._sandbox.run(code, lake, limits, workdir_lake=workdir_lake)
 
-    def session(
-        self,
-        lake: Path,
-        limits: Limits | None = None,
-        *,
-        services: Sequence[ServiceForward] = (),
-        mounts: Sequence[Mount] = (),
-        artifacts_dir: Path | None = None,
-        workdir_lake: str | None = None,
-    ) -> Session:
+    def _open_session(self, lake: Path, limits: Limits | None, request: SessionRequest) -> Session:
         return self._sandbox.session(
             lake,
             limits,
-            services=services,
-            mounts=mounts,
-            artifacts_dir=artifacts_dir,
-            workdir_lake=workdir_lake,
+            services=request.services,
+            mounts=request.mounts,
+            artifacts_dir=request.artifacts_dir,
+            workdir_lake=request.workdir_lake,
         )
 
     def warm_up(self, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None) -> int:

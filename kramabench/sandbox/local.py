@@ -42,6 +42,7 @@ from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox import cgroups
+from kramabench.sandbox.bwrap import system_binds
 from kramabench.sandbox.cgroups import SHM_BYTES, Groups, Roots, oom_counter, oom_kills
 from kramabench.sandbox.cpu import CpuMeter
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
@@ -54,10 +55,10 @@ from kramabench.sandbox.interpreter import (
     rlimits,
     thread_env,
 )
-from kramabench.sandbox.pool import StartFailed
+from kramabench.sandbox.pool import StartFailed, max_idle_field, pool_size_field
 from kramabench.sandbox.reports import parse_audit, reported_cpu
 from kramabench.sandbox.request import workdir_lake_path
-from kramabench.sandbox.results import finish, not_started
+from kramabench.sandbox.results import RunEnd, finish, not_started, supervised
 from kramabench.sandbox.seccomp import REFUSED, filter_fd, keyring_filter
 from kramabench.sandbox.session import MOUNT_ROOT, SERVICE_ROOT
 from kramabench.sandbox.spawn import spawn
@@ -71,6 +72,10 @@ log = logging.getLogger(__name__)
 
 #: the limits of the trial run that checks the backend works here
 _CHECK_LIMITS = Limits.model_validate({"wall_timeout_s": 60})
+
+
+#: the host files a sandbox sees in /etc (beside the system folders)
+_ETC = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", "/etc/mime.types")
 
 
 class LocalOptions(BaseModel):
@@ -102,18 +107,8 @@ class LocalOptions(BaseModel):
     preload: list[str] = Field(
         default_factory=lambda: ["pandas", "numpy"], description="modules the fork server imports"
     )
-    max_idle: int = Field(
-        8,
-        ge=0,
-        description="warm sandboxes kept idle at most (the oldest are closed); never "
-        "fewer than the pool size",
-    )
-    pool_size: int = Field(
-        1,
-        ge=1,
-        description="warm sandboxes per (lake, limits): the first run on a lake starts "
-        "this many at once, in parallel (a run sets it to its sandbox concurrency)",
-    )
+    max_idle: int = max_idle_field("warm sandboxes", "closed")
+    pool_size: int = pool_size_field("warm sandboxes per (lake, limits)")
 
 
 def _machine() -> str:
@@ -222,18 +217,6 @@ class LocalSandbox(WarmSandbox[_Warm]):
         """The option's extra lock files (None: those of ``$KRAMABENCH_SANDBOX_EXTRA_LOCK``)."""
         return None if self.options.extra_locks is None else list(self.options.extra_locks)
 
-    def _system_binds(self) -> list[str]:
-        args: list[str] = ["--ro-bind", "/usr", "/usr"]
-        for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-            if os.path.islink(top):
-                args += ["--symlink", os.readlink(top), top]
-            elif os.path.isdir(top):
-                args += ["--ro-bind", top, top]
-        for f in ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", "/etc/mime.types"):
-            if os.path.exists(f):
-                args += ["--ro-bind", f, f]
-        return args
-
     def _prefix_binds(self) -> list[str]:
         """The interpreter's folders (venv, base prefix) and extra binds: mounted *after* the scratch
         tmpfs of /work and /tmp, which would otherwise hide a prefix under them (a venv in /tmp)."""
@@ -285,7 +268,7 @@ class LocalSandbox(WarmSandbox[_Warm]):
             # warm: the fork server itself is the namespace's pid 1 (no bwrap init), so signals from the
             # code cannot reach it and its death ends every process of the sandbox
             *(["--as-pid-1"] if zygote else []),
-            *self._system_binds(),
+            *system_binds(_ETC),
             "--proc",
             "/proc",
             "--dev",
@@ -488,18 +471,16 @@ class LocalSandbox(WarmSandbox[_Warm]):
         extra = None
         if done is None and err_text.startswith("bwrap:"):
             extra = f"sandbox setup failed: {err_text.strip()[:300]}"
+        run = RunEnd(out, err, done, cpu, wall, timed_out)
+        exit_code = None if timed_out else code_
         return finish(
-            backend=self.name,
-            limits=limits,
-            stdout=out,
-            stderr=err,
-            exit_code=None if timed_out else code_,
-            wall_s=wall,
-            timed_out=timed_out,
-            files_read=files,
+            self.name,
+            limits,
+            run,
+            exit_code,
+            files,
             killed_by_memory=oom_killed and not timed_out,
             extra=extra,
-            cpu_s=cpu,
         )
 
     @staticmethod
@@ -605,30 +586,7 @@ class LocalSandbox(WarmSandbox[_Warm]):
         oom_killed = w.memcg is not None and oom_kills(w.memcg) > oom_before
         healthy = run.settled and not oom_killed and w.proc.poll() is None
         files, _ = parse_audit(run.close(healthy, lambda: self._discard(w)), lake)
-        out, err, done, cpu, timed_out, wall = run.out, run.err, run.done, run.cpu, run.timed_out, run.wall
-        extra = None
-        exit_code = None if timed_out else done
-        if not timed_out and done is None:
-            if oom_killed:
-                exit_code = -9
-            else:
-                extra = "the sandbox supervisor did not report (killed by the code?); the sandbox is replaced"
-        return (
-            finish(
-                backend=self.name,
-                limits=limits,
-                stdout=out,
-                stderr=err,
-                exit_code=exit_code,
-                wall_s=wall,
-                timed_out=timed_out,
-                files_read=files,
-                killed_by_memory=oom_killed and not timed_out,
-                extra=extra,
-                cpu_s=cpu,
-            ),
-            healthy,
-        )
+        return supervised(self.name, limits, run, files, oom_killed, "sandbox"), healthy
 
     def info(self) -> dict[str, str]:
         """Backend, Python, lock hash and package versions, from the environment's cached facts (no

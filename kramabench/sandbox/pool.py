@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar
 
+from pydantic import Field
+
 from kramabench.contracts import interrupt
 
 
@@ -175,4 +177,24 @@ class WarmPool(Generic[W]):
             return list(self.all.values())
 
 
-__all__ = ["StartFailed", "Warm", "WarmPool", "pool_key"]
+def max_idle_field(what: str, ended: str) -> Any:
+    """A warm backend's ``max_idle`` option (``what``: its warm sandboxes; ``ended``: what becomes of the
+    oldest)."""
+    return Field(
+        8,
+        ge=0,
+        description=f"{what} kept idle at most (the oldest are {ended}); never fewer than the pool size",
+    )
+
+
+def pool_size_field(what: str) -> Any:
+    """A warm backend's ``pool_size`` option (``what``: its warm sandboxes, per what they are kept)."""
+    return Field(
+        1,
+        ge=1,
+        description=f"{what}: the first run on a lake starts this many at once, in parallel (a run sets it to its "
+        "sandbox concurrency)",
+    )
+
+
+__all__ = ["StartFailed", "Warm", "WarmPool", "max_idle_field", "pool_key", "pool_size_field"]

@@ -1,10 +1,11 @@
 """The checks every backend makes of a run's request before anything starts: the lake folder, the alias of
-the lake under the working directory (``workdir_lake``)."""
+the lake under the working directory (``workdir_lake``); how the bootstrap is told of them."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from kramabench.contracts.sandbox import ExecResult
 from kramabench.sandbox.results import not_started
@@ -35,4 +36,11 @@ def check_request(
         return not_started(backend, str(e))
 
 
-__all__ = ["check_request", "workdir_lake_path"]
+def lake_view(lake_dir: str, wl: str | None) -> dict[str, Any]:
+    """The part of a bootstrap's request that shows it the lake: the folders whose files its audit hook reports
+    (the lake at ``lake_dir``, and its alias ``wl`` under the working directory, if any) and the alias, made
+    as a symlink to the lake."""
+    return {"lake_prefixes": [lake_dir] + ([wl] if wl else []), "symlinks": [[wl, lake_dir]] if wl else []}
+
+
+__all__ = ["check_request", "lake_view", "workdir_lake_path"]

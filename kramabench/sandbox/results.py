@@ -4,6 +4,7 @@ abnormal end (a run refused before it started, interrupted, timed out, killed, c
 from __future__ import annotations
 
 import signal
+from dataclasses import dataclass
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits
@@ -42,32 +43,37 @@ def interrupted_result(
     )
 
 
+@dataclass
+class RunEnd:
+    """A run's end as the host saw it: the drained output, the supervisor's report (``done``: the exit code it
+    reported, None when it did not; ``cpu``: the CPU time of the code's process tree, None when not reported),
+    the wall-clock time and whether the wall limit was reached."""
+
+    out: HeadTailBuffer
+    err: HeadTailBuffer
+    done: int | None
+    cpu: float | None
+    wall: float
+    timed_out: bool
+
+
 def finish(
-    *,
     backend: str,
     limits: Limits,
-    stdout: HeadTailBuffer,
-    stderr: HeadTailBuffer,
+    run: RunEnd,
     exit_code: int | None,
-    wall_s: float,
-    timed_out: bool,
     files_read: list[str],
+    *,
     killed_by_memory: bool = False,
     extra: str | None = None,
-    stderr_text: str | None = None,
-    cpu_s: float | None = None,
 ) -> ExecResult:
-    """Assemble an ExecResult with a plain-words explanation of any abnormal end. A run stopped before its wall
-    limit while the process is being interrupted (the wait loops stop such a run like a timeout) is
-    ``interrupted``, not timed out."""
+    """Assemble the ExecResult of ``run`` with a plain-words explanation of any abnormal end. A run stopped
+    before its wall limit while the process is being interrupted (the wait loops stop such a run like a
+    timeout) is ``interrupted``, not timed out."""
+    stdout, stderr, wall_s, timed_out = run.out, run.err, run.wall, run.timed_out
     if timed_out and interrupt.requested() and wall_s < limits.wall_timeout_s:
-        return interrupted_result(
-            backend,
-            wall_s,
-            stdout=stdout.text(),
-            stderr=stderr.text() if stderr_text is None else stderr_text,
-        )
-    err = stderr.text() if stderr_text is None else stderr_text
+        return interrupted_result(backend, wall_s, stdout=stdout.text(), stderr=stderr.text())
+    err = stderr.text()
     out = stdout.text()
     truncated = stdout.truncated or stderr.truncated
     oom = killed_by_memory or (not timed_out and exit_code not in (0, None) and "MemoryError" in err[-4000:])
@@ -111,9 +117,24 @@ def finish(
             "files_read": files_read,
             "backend": backend,
             "explanation": "; ".join(reasons) or None,
-            "cpu_s": cpu_s,
+            "cpu_s": run.cpu,
         }
     )
 
 
-__all__ = ["finish", "interrupted_result", "not_started"]
+def supervised(
+    backend: str, limits: Limits, run: RunEnd, files_read: list[str], killed_by_memory: bool, replaced: str
+) -> ExecResult:
+    """The result of a ``run`` on a warm sandbox's fork server. A memory kill is exit code -9 where the
+    supervisor did not report one; no report and no memory kill: the sandbox (``replaced``: what the backend
+    calls it) is replaced, and the explanation says so."""
+    done, timed_out = run.done, run.timed_out
+    killed_by_memory = killed_by_memory and not timed_out
+    exit_code = None if timed_out else (done if done is not None else (-9 if killed_by_memory else None))
+    extra = None
+    if not timed_out and done is None and not killed_by_memory:
+        extra = f"the sandbox supervisor did not report (killed by the code?); the {replaced} is replaced"
+    return finish(backend, limits, run, exit_code, files_read, killed_by_memory=killed_by_memory, extra=extra)
+
+
+__all__ = ["RunEnd", "finish", "interrupted_result", "not_started", "supervised"]

@@ -56,6 +56,7 @@ from kramabench.sandbox.cpu import CpuMeter
 from kramabench.sandbox.hostpaths import HostPaths
 from kramabench.sandbox.interpreter import SESSION_ENV
 from kramabench.sandbox.streams import HeadTailBuffer, wait_readable
+from kramabench.sandbox.zygote_client import said_ready
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +186,23 @@ def _close(*fds: int | None) -> None:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def _send_with_pipes(data: bytes, name: str, send: Callable[[list[int]], object]) -> tuple[int, int, int]:
+    """``send(fds)`` of ``data`` (in a memfd named ``name``) and the write ends of three new pipes (stdout,
+    stderr, status); their read ends (closed when ``send`` raises). The memfd and the write ends are closed
+    either way."""
+    fd = _memfd(data, name)
+    pipes = [os.pipe() for _ in range(3)]
+    try:
+        send([fd] + [w for _, w in pipes])
+    except BaseException:
+        _close(*(r for r, _ in pipes))
+        raise
+    finally:
+        _close(fd, *(w for _, w in pipes))
+    (r_out, _), (r_err, _), (r_st, _) = pipes
+    return r_out, r_err, r_st
 
 
 def _last_json(data: bytes) -> dict[str, Any] | None:
@@ -384,13 +402,7 @@ class ForkServerSession:
         if reply.get("error"):
             ours.close()
             raise SessionError(f"the session's interpreter could not start: {reply['error']}")
-        ours.settimeout(60)
-        try:
-            hello = ours.recv(16)
-        except OSError:
-            hello = b""
-        ours.settimeout(None)
-        if hello != b"ready":
+        if not said_ready(ours, 60):
             ours.close()
             raise SessionError("the session's interpreter did not start")
         self._kernel = ours
@@ -617,12 +629,7 @@ class ForkServerSession:
             self._check_budget()
             over = self._stopped is not None or (timed_out and session_limit)
             if timed_out:
-                if session_limit:
-                    reasons.append(
-                        f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s"
-                    )
-                else:
-                    reasons.append(f"killed after the wall-clock limit of {wall:g} s")
+                reasons.append(self._timed_out(wall, session_limit))
             elif (report is None or "done" not in report) and self._stopped is not None:
                 reasons.append(f"stopped: {self._stopped}")
             elif report is None or "done" not in report:
@@ -676,32 +683,52 @@ class ForkServerSession:
                 except SessionError as e:
                     reasons.append(f"the interpreter could not be restarted ({e})")
             reasons = notes + reasons
-            truncated = out.truncated or err.truncated
-            if truncated:
-                which = ", ".join(
-                    f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated
-                )
-                reasons.append(f"output cut at {self.limits.output_bytes:,} bytes ({which})")
+            common = self._step_fields(out, err, reasons, wall_s, cpu, timed_out, oom, over)
             self._calls += 1
             return self._masked(
                 PythonResult(
-                    stdout=out.text(),
-                    stderr=err.text(),
-                    truncated=truncated,
-                    wall_s=round(wall_s, 4),
-                    cpu_s=cpu,
-                    timed_out=timed_out,
-                    oom=oom,
-                    explanation="; ".join(reasons) or None,
-                    backend=self.backend,
-                    error=error,
-                    value=value,
-                    crashed=crashed,
-                    state_lost=lost,
-                    files_read=files,
-                    session_over=over,
+                    **common, error=error, value=value, crashed=crashed, state_lost=lost, files_read=files
                 )
             )
+
+    def _timed_out(self, wall: float, session_limit: bool) -> str:
+        """Why a call that reached its deadline was stopped: the session's wall-clock limit (``session_limit``:
+        the nearer one) or the call's own ``wall``."""
+        if session_limit:
+            return f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s"
+        return f"killed after the wall-clock limit of {wall:g} s"
+
+    def _step_fields(
+        self,
+        out: HeadTailBuffer,
+        err: HeadTailBuffer,
+        reasons: list[str],
+        wall_s: float,
+        cpu: float | None,
+        timed_out: bool,
+        oom: bool,
+        over: bool,
+    ) -> dict[str, Any]:
+        """The fields every step's result has (``python``'s, ``exec``'s), the output's cut added to
+        ``reasons``."""
+        truncated = out.truncated or err.truncated
+        if truncated:
+            which = ", ".join(
+                f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated
+            )
+            reasons.append(f"output cut at {self.limits.output_bytes:,} bytes ({which})")
+        return {
+            "stdout": out.text(),
+            "stderr": err.text(),
+            "truncated": truncated,
+            "wall_s": round(wall_s, 4),
+            "cpu_s": cpu,
+            "timed_out": timed_out,
+            "oom": oom,
+            "explanation": "; ".join(reasons) or None,
+            "backend": self.backend,
+            "session_over": over,
+        }
 
     def _masked(self, r: R) -> R:
         """A call's result with the host's folders as placeholders (the backend's ``host_paths``)."""
@@ -731,17 +758,11 @@ class ForkServerSession:
         ``<step N>`` in tracebacks, N = ``step`` or the call's number in the session."""
         if self._kernel is None:
             raise OSError("no interpreter")
-        code_fd = _memfd(data, "kramabench-code")
-        pipes = [os.pipe() for _ in range(3)]
-        try:
-            msg = json.dumps({"step": self._calls + 1 if step is None else int(step)}).encode()
-            socket.send_fds(self._kernel, [msg], [code_fd] + [w for _, w in pipes])
-        except OSError:
-            _close(*(r for r, _ in pipes))
-            raise
-        finally:
-            _close(code_fd, *(w for _, w in pipes))
-        (r_out, _), (r_err, _), (r_st, _) = pipes
+        kernel = self._kernel
+        msg = json.dumps({"step": self._calls + 1 if step is None else int(step)}).encode()
+        r_out, r_err, r_st = _send_with_pipes(
+            data, "kramabench-code", lambda fds: socket.send_fds(kernel, [msg], fds)
+        )
         try:
             return self._pump(r_out, r_err, r_st, deadline, kill)
         finally:
@@ -780,16 +801,10 @@ class ForkServerSession:
             call_id = f"c{self._calls}"
             oom_before = self._oom_count()
             t0 = time.monotonic()
-            stdin = _memfd(data, "kramabench-stdin")
-            pipes = [os.pipe() for _ in range(3)]
-            try:
-                self._request({"op": "exec", "id": call_id, "argv": argv}, [stdin] + [w for _, w in pipes])
-            except SessionClosed:
-                _close(*(r for r, _ in pipes))
-                raise
-            finally:
-                _close(stdin, *(w for _, w in pipes))
-            (r_out, _), (r_err, _), (r_st, _) = pipes
+            request = {"op": "exec", "id": call_id, "argv": argv}
+            r_out, r_err, r_st = _send_with_pipes(
+                data, "kramabench-stdin", lambda fds: self._request(request, fds)
+            )
 
             def kill() -> None:
                 try:
@@ -818,12 +833,7 @@ class ForkServerSession:
                 else:
                     reasons.append(f"the command ended (exit code {exit_code}), then: {self._stopped}")
             elif timed_out:
-                if session_limit:
-                    reasons.append(
-                        f"stopped by the session's wall-clock limit of {self.limits.session_wall_s:g} s"
-                    )
-                else:
-                    reasons.append(f"killed after the wall-clock limit of {wall:g} s")
+                reasons.append(self._timed_out(wall, session_limit))
             elif report is None or not isinstance(report.get("done"), int):
                 reasons.append(
                     self._why_closed
@@ -864,29 +874,9 @@ class ForkServerSession:
                         (ln.strip() for ln in reversed(err.text().strip().splitlines()) if ln.strip()), ""
                     )
                     reasons.append(f"exited with code {exit_code}" + (f": {last[:300]}" if last else ""))
-            truncated = out.truncated or err.truncated
-            if truncated:
-                which = ", ".join(
-                    f"{n} {b.total:,} bytes" for n, b in (("stdout", out), ("stderr", err)) if b.truncated
-                )
-                reasons.append(f"output cut at {self.limits.output_bytes:,} bytes ({which})")
-            return self._masked(
-                CommandResult(
-                    stdout=out.text(),
-                    stderr=err.text(),
-                    truncated=truncated,
-                    wall_s=round(time.monotonic() - t0, 4),
-                    cpu_s=cpu,
-                    timed_out=timed_out,
-                    oom=oom,
-                    explanation="; ".join(reasons) or None,
-                    backend=self.backend,
-                    argv=argv,
-                    exit_code=exit_code,
-                    not_found=not_found,
-                    session_over=over,
-                )
-            )
+            wall_s = time.monotonic() - t0
+            common = self._step_fields(out, err, reasons, wall_s, cpu, timed_out, oom, over)
+            return self._masked(CommandResult(**common, argv=argv, exit_code=exit_code, not_found=not_found))
 
     # -- files ---------------------------------------------------------------------------------------
     def _file_op(self, op: str, path: str, fd: int, limit: int) -> dict[str, Any]:

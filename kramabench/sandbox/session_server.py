@@ -19,7 +19,7 @@
 # workspace, data through a host memfd or the destination file's descriptor. "stop" (the session's CPU-time
 # budget is spent): every other process of the session is killed and no "exec" or "kernel" is served any
 # more; the workspace's file operations still are.
-# ruff: noqa: F821 - _dumpable, _ipc_clean, _others, _subreaper, _vm_size and _wipe are bootstrap.py's, which follows this
+# ruff: noqa: F821 - _dumpable, _ipc_clean, _kill_others, _lower_limits, _reseed, _subreaper, _wipe and _write_all are bootstrap.py's, which follows this
 # file; _lake_audit is audit_hook.py's, which precedes it
 import json
 import os
@@ -142,8 +142,6 @@ def _session_reset(fds):
     kill every other process of the sandbox user, as the supervisor of a run does (orphans, daemons, the
     interpreter; repeated until /proc shows none), empty the scratch folders, reply. False (and a refusal)
     when this session may not be reset or something is left."""
-    import signal
-    import time
 
     reply = fds[-1] if fds else None
     for f in fds[:-1]:
@@ -156,21 +154,7 @@ def _session_reset(fds):
             os.close(relay[1])
         except OSError:
             pass
-    left = True
-    for _ in range(5000):
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            pass
-        if not _others():
-            left = False
-            break
-        time.sleep(0.001)
+    left = _kill_others()
     for fd in list(_S["pending"].values()):
         try:
             os.close(fd)
@@ -206,11 +190,7 @@ def _kill_session():
             pass
     for pid in list(_S["procs"].values()) + [_S["kernel"]] + [r[0] for r in relays]:
         if pid:
-            for f in (os.killpg, os.kill):
-                try:
-                    f(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            _kill_group(pid)
     # orphans (daemons, double forks) were re-parented to this process (pid 1, or a subreaper): kill the
     # children until none is left; as pid 1, every process of the sandbox user (kill(-1) spares pid 1)
     me = os.getpid()
@@ -318,19 +298,23 @@ def _target_pid(req):
     return _S["kernel"] if t == "kernel" else _S["procs"].get(str(t))
 
 
-def _op_kill(req, fds):
+def _kill_group(pid):
+    """SIGKILL to the process group of ``pid`` and to ``pid``; whether either was sent."""
     import signal
 
-    pid = _target_pid(req)
     killed = False
-    if pid:
-        for f in (os.killpg, os.kill):
-            try:
-                f(pid, signal.SIGKILL)
-                killed = True
-            except OSError:
-                pass
-    _reply(fds[-1], {"killed": killed})
+    for f in (os.killpg, os.kill):
+        try:
+            f(pid, signal.SIGKILL)
+            killed = True
+        except OSError:
+            pass
+    return killed
+
+
+def _op_kill(req, fds):
+    pid = _target_pid(req)
+    _reply(fds[-1], {"killed": _kill_group(pid) if pid else False})
 
 
 def _op_wait(req, fds):
@@ -365,30 +349,9 @@ def _which(cmd, path):
 def _limit_self(cfg):
     """The per-process limits and environment of a session process (pid 1's children), before it runs anything
     of the code (pid 1's own environment is left as it is: a pool's sandbox serves runs after a session)."""
-    import resource
-
     for key, value in cfg.get("env", {}).items():
         os.environ[str(key)] = str(value)
-
-    try:  # under memory pressure the kernel kills the code first, never pid 1
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")
-    except OSError:
-        pass
-    for name, value in cfg.get("rlimits", {}).items():
-        res = getattr(resource, name, None)
-        if res is None or value is None:
-            continue
-        if name == "RLIMIT_AS":
-            value += _vm_size()
-        hard = value + 1 if name == "RLIMIT_CPU" else value
-        try:
-            resource.setrlimit(res, (value, hard))
-        except (ValueError, OSError):
-            soft, hard = resource.getrlimit(res)
-            if hard == resource.RLIM_INFINITY or value <= hard:
-                raise
-            resource.setrlimit(res, (hard, hard))
+    _lower_limits(cfg.get("rlimits", {}))
 
 
 def _op_exec(req, fds):
@@ -442,16 +405,10 @@ def _op_exec(req, fds):
 
 
 def _op_kernel(req, fds):
-    import signal
-
     sock, reply = fds
     old = _S["kernel"]
     if old:
-        for f in (os.killpg, os.kill):
-            try:
-                f(old, signal.SIGKILL)
-            except OSError:
-                pass
+        _kill_group(old)
     try:
         pid = os.fork()
     except OSError as e:
@@ -578,9 +535,7 @@ def _copy(src, dst, limit):
         chunk = os.read(src, min(1 << 20, limit + 1 - n))
         if not chunk:
             break
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(dst, view) :]
+        _write_all(dst, chunk)
         n += len(chunk)
     return n
 
@@ -611,9 +566,7 @@ def _copy_holes(src, dst, size, limit):
                 chunk = os.read(src, min(1 << 20, stop - start))
                 if not chunk:
                     break
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(dst, view) :]
+                _write_all(dst, chunk)
                 start += len(chunk)
             off = stop
     except OSError as e:
@@ -683,9 +636,7 @@ def _op_file(op, req, fds):
         else:  # list
             entries, truncated = _list(parts, limit)
             data = json.dumps(entries).encode()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(data_fd, view) :]
+            _write_all(data_fd, data)
             _reply(reply, {"entries": len(entries), "truncated": truncated})
     except _Refused as e:
         _reply(reply, {"refused": str(e)})
@@ -953,13 +904,7 @@ def _kernel_main(sock_fd, cfg):
     sys.argv = [""]
     sys.path[0] = workdir
     sys.dont_write_bytecode = True
-    if "random" in sys.modules:
-        sys.modules["random"].seed()
-    if "numpy" in sys.modules:
-        try:
-            sys.modules["numpy"].random.seed()
-        except BaseException:
-            pass
+    _reseed()
     seen = []
 
     def found(rel):
@@ -1000,19 +945,15 @@ def _kernel_main(sock_fd, cfg):
         o_dup2(err_fd, 2)
         o_close(out_fd)
         o_close(err_fd)
-        sys_mod.stdout = TextIOWrapper(
-            FileIO(1, "w", closefd=False),
-            encoding="utf-8",
-            errors="backslashreplace",
-            line_buffering=True,
-            write_through=True,
-        )
-        sys_mod.stderr = TextIOWrapper(
-            FileIO(2, "w", closefd=False),
-            encoding="utf-8",
-            errors="backslashreplace",
-            line_buffering=True,
-            write_through=True,
+        sys_mod.stdout, sys_mod.stderr = (
+            TextIOWrapper(
+                FileIO(fd, "w", closefd=False),
+                encoding="utf-8",
+                errors="backslashreplace",
+                line_buffering=True,
+                write_through=True,
+            )
+            for fd in (1, 2)
         )
         step += 1
         try:  # {"step": N}, read without json (which the code may have changed)

@@ -22,7 +22,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +29,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
-from kramabench.contracts.session import Mount, ServiceForward
+from kramabench.sandbox.base import SandboxBase, SessionRequest
 from kramabench.sandbox.cpu import CpuMeter
 from kramabench.sandbox.interpreter import BASE_ENV, PYTHON_FLAGS, bootstrap_source, rlimits, thread_env
 from kramabench.sandbox.reports import parse_audit
-from kramabench.sandbox.request import check_request
-from kramabench.sandbox.results import finish, interrupted_result
+from kramabench.sandbox.request import check_request, lake_view
+from kramabench.sandbox.results import RunEnd, finish, interrupted_result
 from kramabench.sandbox.session import ForkServerSession, check_extras, session_limits
 from kramabench.sandbox.streams import wait_and_drain
+from kramabench.sandbox.zygote_client import said_ready
 from kramabench.sweep import make_tempdir
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class UnsafeOptions(BaseModel):
     limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
 
 
-class UnsafeSubprocessSandbox:
+class UnsafeSubprocessSandbox(SandboxBase[ForkServerSession]):
     name = "unsafe-subprocess"
 
     def __init__(self, **opts: Any) -> None:
@@ -59,6 +59,18 @@ class UnsafeSubprocessSandbox:
 
     def lake_dir(self, lake: Path) -> str:
         return str(Path(lake).resolve())
+
+    def _env(self, limits: Limits, home: str, tmp: str) -> dict[str, str]:
+        """The environment of the code's interpreter: nothing of the host's but a PATH (the interpreter's
+        folder first), ``home`` and ``tmp`` as its home and temporary folders."""
+        return {
+            **BASE_ENV,
+            **thread_env(limits),
+            "HOME": home,
+            "TMPDIR": tmp,
+            "MPLCONFIGDIR": os.path.join(tmp, "matplotlib"),
+            "PATH": f"{os.path.dirname(self.options.python)}:/usr/local/bin:/usr/bin:/bin",
+        }
 
     def run(
         self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
@@ -78,19 +90,11 @@ class UnsafeSubprocessSandbox:
             cfg = {
                 "workdir": scratch,
                 "audit_fd": w_audit,
-                "lake_prefixes": [str(lake)] + ([wl] if wl else []),
-                "symlinks": [[wl, str(lake)]] if wl else [],
+                **lake_view(str(lake), wl),
                 # RLIMIT_NPROC would count every process of the host user: left out here
                 "rlimits": rlimits(limits, nproc=False),
             }
-            env = {
-                **BASE_ENV,
-                **thread_env(limits),
-                "HOME": scratch,
-                "TMPDIR": tmpdir,
-                "MPLCONFIGDIR": os.path.join(tmpdir, "matplotlib"),
-                "PATH": f"{os.path.dirname(self.options.python)}:/usr/local/bin:/usr/bin:/bin",
-            }
+            env = self._env(limits, scratch, tmpdir)
             code_fd = os.memfd_create("kramabench-code", 0)
             os.write(code_fd, code.encode("utf-8", "surrogateescape"))
             os.lseek(code_fd, 0, os.SEEK_SET)
@@ -117,52 +121,28 @@ class UnsafeSubprocessSandbox:
 
             out, err, audit, timed_out, wall = wait_and_drain(proc, r_audit, limits, t0, kill, join_s=5)
             files, _ = parse_audit(audit.splitlines(), lake)
-            return finish(
-                backend=self.name,
-                limits=limits,
-                stdout=out,
-                stderr=err,
-                exit_code=None if timed_out else proc.returncode,
-                wall_s=wall,
-                timed_out=timed_out,
-                files_read=files,
-            )
+            run = RunEnd(out, err, None, None, wall, timed_out)
+            return finish(self.name, limits, run, None if timed_out else proc.returncode, files)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def session(
-        self,
-        lake: Path,
-        limits: Limits | None = None,
-        *,
-        services: Sequence[ServiceForward] = (),
-        mounts: Sequence[Mount] = (),
-        artifacts_dir: Path | None = None,
-        workdir_lake: str | None = None,
-    ) -> ForkServerSession:
+    def _open_session(self, lake: Path, limits: Limits | None, request: SessionRequest) -> ForkServerSession:
         """A session of host processes (NO isolation): a fork server on the host (a subreaper that kills every
         process of the session at its end), a workspace in a temporary folder; forwarded services listen on
         the host's own 127.0.0.1; mounts are their host paths."""
         limits = session_limits(limits, self.options.limits)
-        check_extras(services, mounts)
+        check_extras(request.services, request.mounts)
         root = make_tempdir("session")
         work, tmp = root / "work", root / "tmp"
         work.mkdir()
         tmp.mkdir()
-        checked = check_request(self.name, lake, str(work), workdir_lake)
+        checked = check_request(self.name, lake, str(work), request.workdir_lake)
         if isinstance(checked, ExecResult):
             shutil.rmtree(root, ignore_errors=True)
             raise ValueError(checked.explanation)
         lake, wl = checked
         ctl, inner = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {
-            **BASE_ENV,
-            **thread_env(limits),
-            "HOME": str(work),
-            "TMPDIR": str(tmp),
-            "MPLCONFIGDIR": str(tmp / "matplotlib"),
-            "PATH": f"{os.path.dirname(self.options.python)}:/usr/local/bin:/usr/bin:/bin",
-        }
+        env = self._env(limits, str(work), str(tmp))
         zcfg = {"control_fd": inner.fileno(), "preload": []}
         try:
             proc = subprocess.Popen(
@@ -194,22 +174,15 @@ class UnsafeSubprocessSandbox:
                 proc.wait()
             shutil.rmtree(root, ignore_errors=True)
 
-        ctl.settimeout(60)
-        try:
-            hello = ctl.recv(64)
-        except OSError:
-            hello = b""
-        ctl.settimeout(None)
-        if hello != b"ready":
+        if not said_ready(ctl, 60):
             teardown()
             raise SandboxUnavailable("the session's fork server did not start")
         meter = CpuMeter(pid=proc.pid)  # the fork server and its descendants (a subreaper: orphans stay in)
         init = {
             "workdir": str(work),
-            "symlinks": [[wl, str(lake)]] if wl else [],
-            "lake_prefixes": [str(lake)] + ([wl] if wl else []),
+            **lake_view(str(lake), wl),
             "rlimits": rlimits(limits, nproc=False),
-            "services": [{"name": s.name, "port": s.port, "path": str(s.socket)} for s in services],
+            "services": [{"name": s.name, "port": s.port, "path": str(s.socket)} for s in request.services],
             "subreaper": True,
         }
         return ForkServerSession(
@@ -221,8 +194,8 @@ class UnsafeSubprocessSandbox:
             workdir=str(work),
             init=init,
             teardown=teardown,
-            mounts={m.name: str(Path(m.source).resolve()) for m in mounts},
-            artifacts_dir=artifacts_dir,
+            mounts={m.name: str(Path(m.source).resolve()) for m in request.mounts},
+            artifacts_dir=request.artifacts_dir,
             cpu_meter=meter,
         )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -23,11 +23,12 @@ from typing import Any, Generic, Protocol, TypeVar
 from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward, SessionLimits
+from kramabench.sandbox.base import SandboxBase, SessionRequest
 from kramabench.sandbox.cpu import CpuMeter
 from kramabench.sandbox.hostpaths import HostPaths
 from kramabench.sandbox.interpreter import rlimits
 from kramabench.sandbox.pool import StartFailed, Warm, WarmPool, pool_key
-from kramabench.sandbox.request import check_request
+from kramabench.sandbox.request import check_request, lake_view
 from kramabench.sandbox.results import interrupted_result, not_started
 from kramabench.sandbox.session import (
     MOUNT_ROOT,
@@ -52,8 +53,7 @@ def warm_run_config(wl: str | None, limits: Limits, *, nproc: bool = True) -> di
         "workdir": WORKDIR,
         "supervise": True,
         "wipe": list(WIPE),
-        "lake_prefixes": [LAKE] + ([wl] if wl else []),
-        "symlinks": [[wl, LAKE]] if wl else [],
+        **lake_view(LAKE, wl),
         "rlimits": rlimits(limits, nproc=nproc),
     }
 
@@ -69,7 +69,7 @@ class WarmOptions(Protocol):
 W = TypeVar("W", bound=Warm)
 
 
-class WarmSandbox(ABC, Generic[W]):
+class WarmSandbox(SandboxBase[ForkServerSession], Generic[W]):
     """A :class:`~kramabench.contracts.sandbox.Sandbox` (and :class:`~kramabench.contracts.sandbox.Pooled`) whose
     runs and sessions use warm sandboxes of type ``W``. Thread-safe."""
 
@@ -252,16 +252,7 @@ class WarmSandbox(ABC, Generic[W]):
         return self._no_warm_run(code, lake, limits, wl, workdir_lake)
 
     # -- sessions --------------------------------------------------------------------------------------
-    def session(
-        self,
-        lake: Path,
-        limits: Limits | None = None,
-        *,
-        services: Sequence[ServiceForward] = (),
-        mounts: Sequence[Mount] = (),
-        artifacts_dir: Path | None = None,
-        workdir_lake: str | None = None,
-    ) -> ForkServerSession:
+    def _open_session(self, lake: Path, limits: Limits | None, request: SessionRequest) -> ForkServerSession:
         """A session in a warm sandbox of this (lake, limits), taken from the pool (a replacement starts in the
         background) and handed back reset, or discarded, at the session's end; with mounts or forwarded
         services, a sandbox started for the session with those binds. Its isolation, cgroups and limits are
@@ -270,13 +261,13 @@ class WarmSandbox(ABC, Generic[W]):
             raise SandboxUnavailable(f"this {self.name} sandbox is closed")
         self._check_session()
         slimits = session_limits(limits, self.options.limits)
-        check_extras(services, mounts)
-        checked = check_request(self.name, lake, WORKDIR, workdir_lake)
+        check_extras(request.services, request.mounts)
+        checked = check_request(self.name, lake, WORKDIR, request.workdir_lake)
         if isinstance(checked, ExecResult):
             raise ValueError(checked.explanation)
         lake, wl = checked
-        self._check_session_request(lake, services)
-        extra = self._session_binds(mounts, services)
+        self._check_session_request(lake, request.services)
+        extra = self._session_binds(request.mounts, request.services)
         key = pool_key(lake, slimits)
         pooled = not extra and self._warm_runs()
         try:
@@ -317,10 +308,10 @@ class WarmSandbox(ABC, Generic[W]):
             lake=lake,
             lake_dir=LAKE,
             workdir=WORKDIR,
-            init=self._session_init(slimits, wl, services, pooled),
+            init=self._session_init(slimits, wl, request.services, pooled),
             teardown=teardown,
-            mounts={m.name: f"{MOUNT_ROOT}/{m.name}" for m in mounts},
-            artifacts_dir=artifacts_dir,
+            mounts={m.name: f"{MOUNT_ROOT}/{m.name}" for m in request.mounts},
+            artifacts_dir=request.artifacts_dir,
             oom_kills=self._oom_reader(w),
             reuse=reuse if pooled else None,
             cpu_meter=self._cpu_meter(w),
@@ -334,8 +325,7 @@ class WarmSandbox(ABC, Generic[W]):
         return {
             "workdir": WORKDIR,
             "wipe": list(WIPE),
-            "symlinks": [[wl, LAKE]] if wl else [],
-            "lake_prefixes": [LAKE] + ([wl] if wl else []),
+            **lake_view(LAKE, wl),
             "rlimits": rlimits(limits, nproc=self.nproc_rlimit),
             "services": [
                 {"name": s.name, "port": s.port, "path": f"{SERVICE_ROOT}/{s.name}.sock"} for s in services

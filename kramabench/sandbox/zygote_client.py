@@ -22,22 +22,19 @@ from typing import Any
 from kramabench.contracts import interrupt
 from kramabench.contracts.sandbox import Limits
 from kramabench.sandbox.reports import status_report
+from kramabench.sandbox.results import RunEnd
 from kramabench.sandbox.streams import DONE_GRACE_S, CappedReader, wait_readable
 
 
 @dataclass
-class ZygoteRun:
+class ZygoteRun(RunEnd):
     """What came back from one run: the drained streams, the supervisor's report, whether the wall limit
     was reached and whether every stream ended with the supervisor (``settled``)."""
 
     out: CappedReader
     err: CappedReader
     audit: CappedReader
-    done: int | None
-    cpu: float | None
-    timed_out: bool
     settled: bool
-    wall: float
 
     def close(self, healthy: bool, kill: Callable[[], None]) -> list[bytes]:
         """End the run: ``kill()`` the sandbox unless ``healthy`` (the streams' last writers die with it),
@@ -49,6 +46,17 @@ class ZygoteRun:
         for t in (self.out, self.err, self.audit):
             t.stream.close()
         return self.audit.buf.splitlines()
+
+
+def said_ready(sock: socket.socket, timeout_s: float) -> bool:
+    """Whether a fork server (or a session's interpreter) said ``ready`` on ``sock`` within ``timeout_s``."""
+    sock.settimeout(timeout_s)
+    try:
+        hello = sock.recv(64)
+    except OSError:
+        hello = b""
+    sock.settimeout(None)
+    return hello == b"ready"
 
 
 def run_on_zygote(ctl: socket.socket, cfg: dict[str, Any], code: str, limits: Limits) -> ZygoteRun | None:
@@ -105,7 +113,7 @@ def run_on_zygote(ctl: socket.socket, cfg: dict[str, Any], code: str, limits: Li
         for t in (out, err, audit):
             t.join(timeout=max(0.0, grace - time.monotonic()))
         settled = not any(t.is_alive() for t in (out, err, audit))
-    return ZygoteRun(out, err, audit, done, cpu, timed_out, settled, time.monotonic() - t0)
+    return ZygoteRun(out, err, done, cpu, time.monotonic() - t0, timed_out, audit, settled)
 
 
-__all__ = ["ZygoteRun", "run_on_zygote"]
+__all__ = ["ZygoteRun", "run_on_zygote", "said_ready"]

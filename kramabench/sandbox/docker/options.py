@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kramabench.contracts.sandbox import Limits
 from kramabench.sandbox.image import default_image
 from kramabench.sandbox.interpreter import fork_server_default
+from kramabench.sandbox.pool import max_idle_field, pool_size_field
 
 
 class DockerOptions(BaseModel):
@@ -20,18 +21,8 @@ class DockerOptions(BaseModel):
     python: str = Field("python3", description="interpreter inside the image")
     limits: Limits = Field(default_factory=lambda: Limits.model_validate({}))
     base_url: str | None = Field(None, description="Docker engine address; default from DOCKER_HOST")
-    max_idle: int = Field(
-        8,
-        ge=0,
-        description="warm containers kept idle at most (the oldest are removed); never "
-        "fewer than the pool size",
-    )
-    pool_size: int = Field(
-        1,
-        ge=1,
-        description="warm containers per lake: the first run on a lake starts this many "
-        "at once, in parallel (a run sets it to its sandbox concurrency)",
-    )
+    max_idle: int = max_idle_field("warm containers", "removed")
+    pool_size: int = pool_size_field("warm containers per lake")
     fork_server: bool = Field(
         default_factory=fork_server_default,
         description="pid 1 of each container preloads modules and forks a fresh process per run (default: on "

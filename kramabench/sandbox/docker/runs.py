@@ -21,7 +21,7 @@ from kramabench.sandbox.docker.options import DockerOptions
 from kramabench.sandbox.docker.streams import Relay, TaggedStderr, pump_exec
 from kramabench.sandbox.interpreter import PYTHON_FLAGS, bootstrap_source
 from kramabench.sandbox.reports import parse_audit, reported_cpu, status_report
-from kramabench.sandbox.results import finish
+from kramabench.sandbox.results import RunEnd, finish, supervised
 from kramabench.sandbox.streams import HeadTailBuffer
 from kramabench.sandbox.warm import WORKDIR, warm_run_config
 from kramabench.sandbox.zygote_client import run_on_zygote
@@ -122,26 +122,7 @@ class Runs:
                 pass
 
         files, _ = parse_audit(run.close(healthy, kill), lake)
-        exit_code = None if run.timed_out else (-9 if killed_by_memory else done)
-        extra = None
-        if not run.timed_out and done is None and not killed_by_memory:
-            extra = "the sandbox supervisor did not report (killed by the code?); the container is replaced"
-        return (
-            finish(
-                backend=self.name,
-                limits=limits,
-                stdout=run.out,
-                stderr=run.err,
-                exit_code=exit_code,
-                wall_s=run.wall,
-                timed_out=run.timed_out,
-                files_read=files,
-                killed_by_memory=killed_by_memory,
-                extra=extra,
-                cpu_s=run.cpu,
-            ),
-            healthy,
-        )
+        return supervised(self.name, limits, run, files, killed_by_memory, "container"), healthy
 
     def exec(
         self,
@@ -226,22 +207,11 @@ class Runs:
         extra = None
         if not timed_out and not consistent:
             extra = "the sandbox supervisor did not report (killed by the code?); the container is replaced"
-        return (
-            finish(
-                backend=self.name,
-                limits=limits,
-                stdout=out,
-                stderr=err.user,
-                exit_code=exit_code,
-                wall_s=wall,
-                timed_out=timed_out,
-                files_read=files,
-                killed_by_memory=killed_by_memory,
-                extra=extra,
-                cpu_s=reported_cpu(err.records) if consistent else None,
-            ),
-            healthy,
+        run = RunEnd(out, err.user, done, reported_cpu(err.records) if consistent else None, wall, timed_out)
+        result = finish(
+            self.name, limits, run, exit_code, files, killed_by_memory=killed_by_memory, extra=extra
         )
+        return result, healthy
 
     def _outcome(
         self,
@@ -265,35 +235,15 @@ class Runs:
         wall = time.monotonic() - t0
         files, _ = parse_audit(err.records, lake)
         done, cpu = status_report(status or b"")
-        exit_code = None if timed_out else done
         killed_by_memory = False
         if not timed_out and (done is None or done == -9):
             after = oom_counter(c.id).read()
             killed_by_memory = (
                 after > oom_before if (after is not None and oom_before is not None) else done == -9
             )
-            if killed_by_memory:
-                exit_code = -9
         healthy = not timed_out and done is not None and not killed_by_memory
-        extra = None
-        if not timed_out and done is None and not killed_by_memory:
-            extra = "the sandbox supervisor did not report (killed by the code?); the container is replaced"
-        return (
-            finish(
-                backend=self.name,
-                limits=limits,
-                stdout=out,
-                stderr=err.user,
-                exit_code=exit_code,
-                wall_s=wall,
-                timed_out=timed_out,
-                files_read=files,
-                killed_by_memory=killed_by_memory,
-                extra=extra,
-                cpu_s=cpu,
-            ),
-            healthy,
-        )
+        run = RunEnd(out, err.user, done, cpu, wall, timed_out)
+        return supervised(self.name, limits, run, files, killed_by_memory, "container"), healthy
 
 
 __all__ = ["Outcome", "Runs", "run_config"]

@@ -46,6 +46,8 @@ KEY_PACKAGES = [
     "scikit-learn",
     "statsmodels",
 ]
+#: the same packages by the name they are imported as
+KEY_MODULES = [{"scikit-learn": "sklearn"}.get(name, name) for name in KEY_PACKAGES]
 
 _PROBE = (
     "import sys, os, json, platform, importlib.metadata as md\n"
@@ -293,6 +295,7 @@ def local_env_facts(extra_locks: list[str | Path] | None = None, *, build: bool 
 __all__ = [
     "SandboxEnvironmentError",
     "EnvironmentFacts",
+    "KEY_MODULES",
     "KEY_PACKAGES",
     "base_interpreter",
     "build_local_env",
