@@ -51,8 +51,9 @@ import copy
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -76,6 +77,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 _MISSING = object()
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class Erratum(BaseModel):
@@ -219,6 +221,24 @@ def load_errata(path: Path) -> ErrataFile:
     return parse_errata(text, path)
 
 
+def _entries(
+    data: dict[str, Any],
+    table: str,
+    path: Path,
+    make: Callable[[int, dict[str, Any]], _M],
+    error: Callable[[int, dict[str, Any], ValidationError], str],
+) -> list[_M]:
+    """The entries of ``table`` in an errata file, the ``i``-th made by ``make(i, raw)``; an entry that does
+    not validate is a :class:`WorkloadError` explained by ``error(i, raw, e)``."""
+    out: list[_M] = []
+    for i, raw in enumerate(data.get(table, [])):
+        try:
+            out.append(make(i, raw))
+        except ValidationError as e:
+            raise WorkloadError(f"{path}: {error(i, raw, e)}", file=str(path)) from None
+    return out
+
+
 def parse_errata(text: str, path: Path | str) -> ErrataFile:
     """Parse the text of an errata file (named ``path`` in messages); see :func:`load_errata`."""
     path = Path(path)
@@ -249,44 +269,38 @@ def parse_errata(text: str, path: Path | str) -> ErrataFile:
             raise WorkloadError(
                 f"{path}: '{table}' is {kind}; write each entry as a [[{table}]] table", file=str(path)
             )
-    errata: list[Erratum] = []
-    for i, raw in enumerate(data.get("erratum", [])):
-        raw = dict(raw)
-        has_old = "old" in raw
+
+    def erratum_error(i: int, raw: dict[str, Any], e: ValidationError) -> str:
+        where = raw.get("subtask") or raw.get("task") or f"#{i + 1}"
+        return f"erratum {i + 1} ({where}), {field_error(e)}"
+
+    def absent_file(i: int, raw: dict[str, Any]) -> AbsentFile:
+        entry = AbsentFile(**raw)
         try:
-            errata.append(Erratum(**raw, has_old=has_old))
-        except ValidationError as e:
-            where = raw.get("subtask") or raw.get("task") or f"#{i + 1}"
-            raise WorkloadError(
-                f"{path}: erratum {i + 1} ({where}), {field_error(e)}", file=str(path)
-            ) from None
-    absent: list[AbsentFile] = []
-    for i, raw in enumerate(data.get("absent", [])):
-        try:
-            absent.append(AbsentFile(**raw))
-        except ValidationError as e:
-            raise WorkloadError(f"{path}: absent entry {i + 1}, {field_error(e)}", file=str(path)) from None
-        try:
-            check_relative(absent[-1].path)
+            check_relative(entry.path)
         except OutsideRoot as e:  # a path of the lake, never of the host
             raise WorkloadError(
-                f"{path}: absent entry {i + 1}, field 'path': {absent[-1].path!r} {e}; write a "
+                f"{path}: absent entry {i + 1}, field 'path': {entry.path!r} {e}; write a "
                 "path relative to the lake",
                 file=str(path),
             ) from None
-    reviews: list[TaskReview] = []
-    for i, raw in enumerate(data.get("review", [])):
-        try:
-            reviews.append(TaskReview(**raw))
-        except ValidationError as e:
-            loc, msg, kind = first_error(e)
-            loc = loc or "class"
-            if kind == "literal_error":
-                msg = f"{msg} (one of {', '.join(TASK_CLASSES)})"
-            where = raw.get("task") or f"#{i + 1}"
-            raise WorkloadError(
-                f"{path}: review {i + 1} ({where}), field {loc!r}: {msg}", file=str(path)
-            ) from None
+        return entry
+
+    def review_error(i: int, raw: dict[str, Any], e: ValidationError) -> str:
+        loc, msg, kind = first_error(e)
+        loc = loc or "class"
+        if kind == "literal_error":
+            msg = f"{msg} (one of {', '.join(TASK_CLASSES)})"
+        where = raw.get("task") or f"#{i + 1}"
+        return f"review {i + 1} ({where}), field {loc!r}: {msg}"
+
+    errata = _entries(
+        data, "erratum", path, lambda i, raw: Erratum(**raw, has_old="old" in raw), erratum_error
+    )
+    absent = _entries(
+        data, "absent", path, absent_file, lambda i, raw, e: f"absent entry {i + 1}, {field_error(e)}"
+    )
+    reviews = _entries(data, "review", path, lambda i, raw: TaskReview(**raw), review_error)
     ef = ErrataFile(path=path, errata=errata, absent=absent, reviews=reviews)
     problems = ef.consistency_problems()
     if problems:
