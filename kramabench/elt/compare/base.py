@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -110,6 +111,31 @@ def originals(comparator: str, expected: Table, actual: Table) -> tuple[Table, T
     return exp, act
 
 
+class RoundTripComparator(ABC):
+    """A :class:`Comparator` of both tables as ELT-Bench's CSV round trip reads them (:func:`originals`): a table
+    pandas refuses is the result that says so (:meth:`refused`); a subclass compares the two tables read
+    (:meth:`compare_read`)."""
+
+    name: str
+    description: str
+
+    def compare(
+        self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None
+    ) -> TableResult:
+        read = originals(self.name, expected, actual)
+        if isinstance(read, TableResult):
+            return self.refused(read)
+        return self.compare_read(*read, dropped=dropped)
+
+    def refused(self, result: TableResult) -> TableResult:
+        """The result for a table the round trip cannot read (as :func:`originals` made it)."""
+        return result
+
+    @abstractmethod
+    def compare_read(self, expected: Table, actual: Table, *, dropped: dict[str, str] | None) -> TableResult:
+        """``expected`` against ``actual``, both as the round trip read them."""
+
+
 def sample_value(v: Any) -> Any:
     return clip(v, 201) if isinstance(v, str) and len(v) > 200 else v
 
@@ -119,6 +145,7 @@ __all__ = [
     "ColumnResult",
     "ColumnStatus",
     "Comparator",
+    "RoundTripComparator",
     "TableResult",
     "failed",
     "originals",

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kramabench.elt.compare.base import SAMPLES, ColumnResult, TableResult, originals, sample_value
+from kramabench.elt.compare.base import SAMPLES, ColumnResult, RoundTripComparator, TableResult, sample_value
 from kramabench.elt.compare.values import Table
 
 #: relative tolerance of the original's number test
@@ -92,22 +92,19 @@ def find_column(table: Table, name: str, *, fixed: bool = True) -> tuple[int | N
     return j, j is not None
 
 
-class EltBenchComparator:
+class EltBenchComparator(RoundTripComparator):
     name = "elt-bench"
     description = (
         "ELT-Bench's own comparison (pandas' CSV round trip of both tables; by position; numbers within 1%; "
         "NaN = NaN and NaN = any number; else equal), two named fixes (sign, case)"
     )
 
-    def compare(
-        self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None
-    ) -> TableResult:
-        read = originals(self.name, expected, actual)
-        if isinstance(read, TableResult):
-            read.unfixed_correct = False  # the original code fails on it too
-            return read
-        exp, act = read
-        return compare_original(exp, act, dropped=dropped, comparator=self.name)
+    def refused(self, result: TableResult) -> TableResult:
+        result.unfixed_correct = False  # the original code fails on it too
+        return result
+
+    def compare_read(self, expected: Table, actual: Table, *, dropped: dict[str, str] | None) -> TableResult:
+        return compare_original(expected, actual, dropped=dropped, comparator=self.name)
 
 
 def verdict(exp: Table, act: Table, *, dropped: dict[str, str] | None = None, fixed: bool = True) -> bool:

@@ -62,7 +62,7 @@ import warnings
 from collections import defaultdict
 from typing import Any
 
-from kramabench.elt.compare.base import SAMPLES, ColumnResult, TableResult, originals, sample_value
+from kramabench.elt.compare.base import SAMPLES, ColumnResult, RoundTripComparator, TableResult, sample_value
 from kramabench.elt.compare.values import Table, from_db
 
 #: two numbers within 1% of the larger magnitude match (Verified's relative tolerance)
@@ -403,7 +403,7 @@ def _align(
     return key, sorted(pairs), sorted(missing), extra
 
 
-class VerifiedComparator:
+class VerifiedComparator(RoundTripComparator):
     name = "verified"
     description = (
         "ELT-Bench-Verified's rules (quotes, timestamp precision, booleans, percentage scale, 1% "
@@ -411,13 +411,7 @@ class VerifiedComparator:
         "missing and extra rows counted as errors"
     )
 
-    def compare(
-        self, expected: Table, actual: Table, *, dropped: dict[str, str] | None = None
-    ) -> TableResult:
-        read = originals(self.name, expected, actual)
-        if isinstance(read, TableResult):
-            return read
-        expected, actual = read
+    def compare_read(self, expected: Table, actual: Table, *, dropped: dict[str, str] | None) -> TableResult:
         drop = {k.lower(): v for k, v in (dropped or {}).items()}
         results: dict[str, ColumnResult] = {}
         paired: list[tuple[int, int, str]] = []
