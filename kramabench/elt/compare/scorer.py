@@ -22,15 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kramabench.elt.compare import DEFAULT_COMPARATORS, get_comparator
 from kramabench.elt.compare.original import OriginalUnreadable
 from kramabench.elt.compare.values import Table
-from kramabench.scorers.base import Score
-
-if TYPE_CHECKING:
-    from kramabench.contracts.scoring import Judge
+from kramabench.scorers.base import Score, ScoreCall, scorer_variant
 
 #: the comparator that decides the score when the expectation names none
 DEFAULT_PRIMARY = "verified"
@@ -110,14 +107,7 @@ def expectation(value: Any) -> TableExpectation:
     return exp
 
 
-def table(
-    expected: Any,
-    predicted: Any,
-    *,
-    judge: Judge | None = None,
-    question: str | None = None,
-    diagnostics: bool = True,
-) -> Score:
+def _score_table(expected: Any, predicted: Any, call: ScoreCall) -> Score:
     """Score a produced table against the expected one (see the module docstring). A gold that is not a
     table (a defective task, or an ``elt`` record's summary of a pipeline) leaves the answer unscored with
     the reason (``gold_not_a_table``), never a 0 and never an exception."""
@@ -143,9 +133,12 @@ def table(
         "comparator": exp.primary,
         "correct": {c: r.correct for c, r in results.items()},
     }
-    if diagnostics:
+    if call.diagnostics:
         details["results"] = {c: r.model_dump(mode="json") for c, r in results.items()}
     return Score(value=1.0 if correct else 0.0, metric=metric, details=details)
+
+
+table = scorer_variant(_score_table, "table", __name__)
 
 
 __all__ = ["DEFAULT_PRIMARY", "NotATable", "TableExpectation", "as_table", "expectation", "table"]
