@@ -18,7 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -46,23 +46,21 @@ class FileRefused(OSError):
         return f"{self.path}: {self.reason}"
 
 
+#: how a file is named in a message, by the test of its ``st_mode`` (the first that holds)
+_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISREG, "a regular file"),
+)
+
+
 def kind_of(mode: int) -> str:
     """How a file of ``st_mode`` is named in a message: "a folder", "a FIFO (named pipe)", ..."""
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    return "not a regular file"
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def human_size(n: int) -> str:

@@ -21,20 +21,33 @@ from .models import ColumnInfo
 
 MISSING = {"", "na", "n/a", "nan", "null", "none", "-", "--", "?", ".", "#n/a", "nat", "missing"}
 
-_INT = re.compile(r"^[+-]?\d+$")
-_INT_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+$")
-_FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
-_FLOAT_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(,\d{3})+\.\d+$")
-_DECIMAL_COMMA = re.compile(r"^[+-]?\d+,\d+$")
-_DECIMAL_COMMA_DOTS = re.compile(r"^[+-]?\d{1,3}(\.\d{3})+,\d+$")
-_PERCENT = re.compile(r"^[+-]?\d+(?:[.,]\d+)?\s?%$")
-_CURRENCY = re.compile(r"^[+-]?[$€£¥]\s?\d{1,3}(?:,?\d{3})*(?:\.\d+)?$|^[+-]?\d+(?:[.,]\d+)?\s?[$€£¥]$")
-_DATE_ISO = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
-_DATETIME_ISO = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}[ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
-_DATE_SLASH = re.compile(r"^\d{1,2}/\d{1,2}/\d{2,4}$")
-_DATETIME_SLASH = re.compile(r"^\d{1,2}/\d{1,2}/\d{2,4}[ T]\d{1,2}:\d{2}(:\d{2})?(\s?[AaPp][Mm])?$")
-_DATE_DOTS = re.compile(r"^\d{1,2}\.\d{1,2}\.\d{4}$")
-_TIME = re.compile(r"^\d{1,2}:\d{2}(:\d{2})?$")
+#: the kinds a value is recognised as, in the order they are tried: the first whose pattern matches (else "string")
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^[+-]?\d+$"), "integer"),
+    # thousands separator, or a decimal comma with 3 decimals (decided per column)
+    (re.compile(r"^[+-]?\d{1,3}(,\d{3})+$"), "integer,"),
+    (re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$"), "float"),
+    (re.compile(r"^[+-]?\d{1,3}(,\d{3})+\.\d+$"), "float,"),
+    (re.compile(r"^[+-]?\d+,\d+$"), "decimal-comma"),
+    (re.compile(r"^[+-]?\d{1,3}(\.\d{3})+,\d+$"), "decimal-comma"),
+    (re.compile(r"^[+-]?\d+(?:[.,]\d+)?\s?%$"), "percent"),
+    (
+        re.compile(r"^[+-]?[$€£¥]\s?\d{1,3}(?:,?\d{3})*(?:\.\d+)?$|^[+-]?\d+(?:[.,]\d+)?\s?[$€£¥]$"),
+        "currency",
+    ),
+    (
+        re.compile(r"^\d{4}-\d{1,2}-\d{1,2}[ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$"),
+        "datetime",
+    ),
+    (re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$"), "date"),
+    (
+        re.compile(r"^\d{1,2}/\d{1,2}/\d{2,4}[ T]\d{1,2}:\d{2}(:\d{2})?(\s?[AaPp][Mm])?$"),
+        "datetime (m/d/y or d/m/y)",
+    ),
+    (re.compile(r"^\d{1,2}/\d{1,2}/\d{2,4}$"), "date (m/d/y or d/m/y)"),
+    (re.compile(r"^\d{1,2}\.\d{1,2}\.\d{4}$"), "date (d.m.y)"),
+    (re.compile(r"^\d{1,2}:\d{2}(:\d{2})?$"), "time"),
+)
 _BOOL = {"true", "false"}
 
 
@@ -67,32 +80,9 @@ def _kind(v: str) -> str:
         if s.lower() in _BOOL:
             return "boolean"
         return "string"
-    if _INT.match(s):
-        return "integer"
-    if _INT_THOUSANDS.match(s):
-        return "integer,"  # thousands separator, or a decimal comma with 3 decimals (decided per column)
-    if _FLOAT.match(s):
-        return "float"
-    if _FLOAT_THOUSANDS.match(s):
-        return "float,"
-    if _DECIMAL_COMMA.match(s) or _DECIMAL_COMMA_DOTS.match(s):
-        return "decimal-comma"
-    if _PERCENT.match(s):
-        return "percent"
-    if _CURRENCY.match(s):
-        return "currency"
-    if _DATETIME_ISO.match(s):
-        return "datetime"
-    if _DATE_ISO.match(s):
-        return "date"
-    if _DATETIME_SLASH.match(s):
-        return "datetime (m/d/y or d/m/y)"
-    if _DATE_SLASH.match(s):
-        return "date (m/d/y or d/m/y)"
-    if _DATE_DOTS.match(s):
-        return "date (d.m.y)"
-    if _TIME.match(s):
-        return "time"
+    for pattern, kind in _PATTERNS:
+        if pattern.match(s):
+            return kind
     return "string"
 
 
