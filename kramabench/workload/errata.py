@@ -69,6 +69,7 @@ from kramabench.files import (
     sha256_hex,
 )
 from kramabench.workload.errors import WorkloadError, refused
+from kramabench.workload.jsonkind import json_kind
 from kramabench.workload.models import TASK_CLASSES, ErratumApplied, Finding, Severity, TaskClass, TaskReview
 
 if sys.version_info >= (3, 11):
@@ -261,10 +262,7 @@ def parse_errata(text: str, path: Path | str) -> ErrataFile:
             kind = (
                 f"a single [{table}] table" if isinstance(entries, dict)
                 else "a list of values" if isinstance(entries, list)
-                else "a string" if isinstance(entries, str)
-                else "a boolean" if isinstance(entries, bool)
-                else "a number" if isinstance(entries, (int, float))
-                else type(entries).__name__
+                else json_kind(entries)
             )  # fmt: skip
             raise WorkloadError(
                 f"{path}: '{table}' is {kind}; write each entry as a [[{table}]] table", file=str(path)
