@@ -19,7 +19,7 @@ import errno
 import io
 import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from kramabench.contracts.text import safe_text, terminal_output
 
@@ -30,7 +30,7 @@ MAX_COLUMNS = 1000
 class PipeSafe(io.TextIOBase):
     """A text stream that turns into ``/dev/null`` when its reader has gone (EPIPE), instead of raising."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: TextIO) -> None:
         self._inner = inner
         self.closed_pipe = False
         try:

@@ -151,8 +151,10 @@ def register(app: typer.Typer) -> None:
                 soft_wrap=True,
             )
             for mis in m.misspelt:
-                ids = ", ".join(mis.referenced_by[:5])
-                line = f"  {mis.domain}: {mis.source} -> {mis.nearest}" + (f" (in {ids})" if ids else "")
+                mis_ids = ", ".join(mis.referenced_by[:5])
+                line = f"  {mis.domain}: {mis.source} -> {mis.nearest}" + (
+                    f" (in {mis_ids})" if mis_ids else ""
+                )
                 out.print(line, highlight=False, soft_wrap=True, markup=False)
         out.print("  use it: kramabench run --workload kramabench ...")
 
@@ -168,7 +170,7 @@ def _failed(err: Console, exc: Exception, code: int = 1, pins: list[str] | None 
 
 
 def _fetch_elt(
-    err,
+    err: Console,
     *,
     ref: str | None,
     url: str | None,
@@ -178,7 +180,7 @@ def _fetch_elt(
     force: bool,
     listing: Path | None,
     archive_urls: list[str],
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """``kramabench fetch elt-bench``: the specifications at the pinned commit (verified by git blob id), the data
     archives (verified by sha256), converted into a suite (kramabench.elt.fetch)."""
     from rich.console import Console

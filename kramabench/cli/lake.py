@@ -66,24 +66,24 @@ def register(app: typer.Typer) -> None:
             return
         header = ["file", "format", "encoding", "size", "rows", "cols", "note"]
         lines = []
-        for e in index.entries:
-            fmt = e.format + (
-                f" ({delimiter_name(e.delimiter)})" if e.delimiter and e.delimiter != "," else ""
+        for entry in index.entries:
+            fmt = entry.format + (
+                f" ({delimiter_name(entry.delimiter)})" if entry.delimiter and entry.delimiter != "," else ""
             )
-            if e.sheets is not None:
-                fmt += f", {len(e.sheets)} sheet{'s' if len(e.sheets) != 1 else ''}"
-            elif len(e.tables) > 1:
-                fmt += f", {len(e.tables)} tables"
-            rows_s = "" if e.rows is None else str(e.rows)
-            cols_s = "" if e.n_columns is None else str(e.n_columns)
-            note = e.error or "; ".join(e.notes[:1])
+            if entry.sheets is not None:
+                fmt += f", {len(entry.sheets)} sheet{'s' if len(entry.sheets) != 1 else ''}"
+            elif len(entry.tables) > 1:
+                fmt += f", {len(entry.tables)} tables"
+            rows_s = "" if entry.rows is None else str(entry.rows)
+            cols_s = "" if entry.n_columns is None else str(entry.n_columns)
+            note = entry.error or "; ".join(entry.notes[:1])
             # file names and notes are the lake's: shown as one line each, never obeyed by the terminal
             lines.append(
                 [
-                    safe_text(e.path),
+                    safe_text(entry.path),
                     fmt,
-                    e.encoding or "",
-                    human_size(e.size),
+                    entry.encoding or "",
+                    human_size(entry.size),
                     rows_s,
                     cols_s,
                     safe_text(note[:100]),
@@ -115,9 +115,9 @@ def register(app: typer.Typer) -> None:
             root=index.root,
         )
         text = rendered.text
-        for e in index.entries:  # a file name with a newline must not start a line of its own
-            if unsafe(e.path):
-                text = text.replace(e.path, safe_text(e.path))
+        for entry in index.entries:  # a file name with a newline must not start a line of its own
+            if unsafe(entry.path):
+                text = text.replace(entry.path, safe_text(entry.path))
         sys.stdout.write(safe_text(text, multiline=True))  # the lake's own bytes, shown
         if budget is not None:
             sys.stdout.write(f"\n(~{rendered.tokens} tokens of a {budget}-token budget)\n")

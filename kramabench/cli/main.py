@@ -10,6 +10,7 @@ import contextlib
 import importlib
 import logging
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import typer
@@ -70,14 +71,22 @@ class OneLineErrors(TyperGroup):
 
     def main(
         self,
-        args: Any = None,
+        args: Sequence[str] | None = None,
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            rv = super().main(
+                args,
+                prog_name,
+                complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
         except _Interrupted:
             if not standalone_mode:
                 raise KeyboardInterrupt from None

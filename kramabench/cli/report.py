@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from kramabench.contracts.text import safe_text
 
+if TYPE_CHECKING:  # imported when the command runs
+    from rich.table import Table as RichTable
 
-def _rich_table(t):  # type: ignore[no-untyped-def]
+    from kramabench.report.tables import Table
+
+
+def _rich_table(t: Table) -> RichTable:
     from rich.table import Table as RichTable
 
     from kramabench.report import fmt
@@ -25,14 +31,14 @@ def _rich_table(t):  # type: ignore[no-untyped-def]
     for c in t.columns:
         rt.add_column(c, justify="right")
     for row in t.rows:
-        cells = []
-        for c in row.cells:
-            if c.mean is None:
+        cells: list[str] = []
+        for cell in row.cells:
+            if cell.mean is None:
                 cells.append("–")
             else:
-                extra = f"\n[magenta]+{c.n_unscored}u[/]" if c.n_unscored else ""
+                extra = f"\n[magenta]+{cell.n_unscored}u[/]" if cell.n_unscored else ""
                 cells.append(
-                    f"[bold]{fmt.pct(c.mean)}[/]\n[dim]{fmt.pct(c.lo, 0)}–{fmt.pct(c.hi, 0)}[/]{extra}"
+                    f"[bold]{fmt.pct(cell.mean)}[/]\n[dim]{fmt.pct(cell.lo, 0)}–{fmt.pct(cell.hi, 0)}[/]{extra}"
                 )
         rt.add_row(*[escape_text(k) for k in row.key_cells(len(t.key_headers))], *cells)
     return rt

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -45,7 +46,9 @@ def register(app: typer.Typer) -> None:
             _fail(f"script not found: {script}")
         if not lake.is_dir():
             _fail(f"lake folder not found: {lake}")
-        opts = {"image": image} if image and backend == "docker" else {}
+        opts: dict[str, Any] = (
+            {"image": image} if image and backend == "docker" else {}
+        )  # the backend's options
         try:
             limits = Limits(wall_timeout_s=timeout, memory_mb=memory)
         except ValidationError as e:
@@ -100,7 +103,7 @@ def register(app: typer.Typer) -> None:
             load_lock,
         )
 
-        extras = [str(p) for p in extra_lock] if extra_lock else None
+        extras: list[str | Path] | None = [str(p) for p in extra_lock] if extra_lock else None
         try:
             lock = load_lock(extras)
         except LockError as e:

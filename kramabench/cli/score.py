@@ -10,12 +10,22 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich import box
 
 from kramabench.cli._common import MAX_CONCURRENCY, allow_fast_exit, fail
 from kramabench.contracts.text import safe_text
+
+if TYPE_CHECKING:  # imported when the command runs, not for ``kramabench --help``
+    from rich.console import Console, RenderableType
+
+    from kramabench.run.floors import FloorCache
+    from kramabench.run.predictions import ScoreReport
+    from kramabench.scorers.judge import ModelJudge
+    from kramabench.scorers.stats import ScoredItem
+    from kramabench.workload.models import Workload
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +34,9 @@ class CliError(Exception):
     """A one-line error for the user (exit code 2)."""
 
 
-def _load_workloads(root: Path, domains: list[str], errata: bool | Path, *, validate: bool = False) -> list:
+def _load_workloads(
+    root: Path, domains: list[str], errata: bool | Path, *, validate: bool = False
+) -> list[Workload]:
     from kramabench.workload import WorkloadError, load_workload
 
     out = []
@@ -52,7 +64,7 @@ def _resolve_root(value: Path | str) -> Path:
 
 def _make_judge(
     model_id: str | None, cache: Path | None, prompt_version: str | None, *, model_cache: bool = True
-):
+) -> ModelJudge | None:
     if not model_id:
         return None
     from kramabench.models import get_model
@@ -74,7 +86,7 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
-def _print(report, console, *, show_tasks: bool) -> None:
+def _print(report: ScoreReport, console: Console, *, show_tasks: bool) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -86,14 +98,14 @@ def _print(report, console, *, show_tasks: bool) -> None:
     other = "official" if gold == "verified" else "verified"
     other_by_key = {i.key: i for i in report.other_gold_items}
 
-    def cell(i) -> Text:
+    def cell(i: ScoredItem) -> Text:
         if i.unscored:
             return Text("unscored", style="yellow")
         colour = "green" if i.value == 1 else ("red" if i.value == 0 else "yellow")
         return Text(_fmt(i.value), style=colour)
 
     if show_tasks:
-        subs: dict[str, list] = {}
+        subs: dict[str, list[ScoredItem]] = {}
         for i in items:
             if i.subtask_id is not None:
                 subs.setdefault(i.task_id, []).append(i)
@@ -112,7 +124,7 @@ def _print(report, console, *, show_tasks: bool) -> None:
                 note = (note + f" scale_mismatch: {scale_label(i.details)}").strip()
             # ids and notes are data, not markup: "[/]" in a task id crashed the table, "[red]" recoloured it
             # and shown, never obeyed by the terminal: one line each (kramabench.contracts.text.safe_text)
-            row = [
+            row: list[RenderableType] = [
                 Text(safe_text(i.task_id)),
                 Text(safe_text(i.answer_type or "?")),
                 *([Text(safe_text(report.classes.get(i.task_id, "–")))] if report.classes else []),
@@ -235,7 +247,7 @@ def _errata_name(root: Path, errata: bool | Path) -> str | None:
     return str(path) if path else None
 
 
-def _classes(wls: list, errata: bool | Path) -> dict[str, str]:
+def _classes(wls: list[Workload], errata: bool | Path) -> dict[str, str]:
     """task id -> reviewed class (the errata's ``[[review]]``; a --no-errata load takes the default errata's)."""
     from kramabench.workload.gold import task_classes
 
@@ -248,7 +260,7 @@ def _classes(wls: list, errata: bool | Path) -> dict[str, str]:
     return out
 
 
-def _floor_lines(report) -> list[str]:
+def _floor_lines(report: ScoreReport) -> list[str]:
     """The floors (constant answers on the same tasks) and the bounded score, per gold (one line when equal)."""
     from kramabench.scorers.floors import BAND_THRESHOLD, FLOOR_TITLES
     from kramabench.scorers.stats import format_pct
@@ -276,7 +288,9 @@ def _floor_lines(report) -> list[str]:
     return out
 
 
-def _without_unsupported(items: list, wls: list) -> tuple[list, dict[str, list[str]]]:
+def _without_unsupported(
+    items: list[ScoredItem], wls: list[Workload]
+) -> tuple[list[ScoredItem], dict[str, list[str]]]:
     """``items`` without those of the tasks the benchmark cannot support, and those tasks by domain."""
     from kramabench.workload import benchmark_notes
 
@@ -292,7 +306,7 @@ def _without_unsupported(items: list, wls: list) -> tuple[list, dict[str, list[s
     )
 
 
-def _baseline_items(path: Path):
+def _baseline_items(path: Path) -> list[ScoredItem]:
     from kramabench.files import FileRefused, check_json_values, read_bytes
     from kramabench.scorers.stats import ScoredItem
 
@@ -327,8 +341,8 @@ def run_score(
     model_cache: bool = True,
     normalise_percent: bool = False,
     exclude_unsupported: bool = False,
-    console=None,
-):
+    console: Console | None = None,
+) -> ScoreReport:
     """The command's work, callable from Python (returns the :class:`~kramabench.run.predictions.ScoreReport`).
     ``exclude_unsupported``: the tasks the benchmark cannot support (kramabench.workload.notes: a data source
     missing from the lake, ...) are left out of the scores (off: scored as the paper does)."""
@@ -463,7 +477,7 @@ def run_score(
         gold: report.summary,
         other: summarize(in_other, n_boot=bootstrap, seed=seed) if other_items else report.summary,
     }
-    cache: dict = {}  # the golds both share are scored once
+    cache: FloorCache = {}  # the golds both share are scored once
     report.floors = {
         gold: floors_of(items, wls, cache=cache),
         other: floors_of(in_other, wls, changes, cache=cache),

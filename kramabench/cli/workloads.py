@@ -25,6 +25,8 @@ from kramabench.contracts.text import safe_text
 from kramabench.files import clip
 
 if TYPE_CHECKING:  # imported when a command runs (_import_workload), not for ``kramabench --help``
+    from pydantic import BaseModel
+
     from kramabench.workload import (
         Workload,
         WorkloadError,
@@ -167,6 +169,7 @@ def validate(
                 load_errors.append((d, str(e)))
         by_domain = {wl.domain: wl for wl in loaded}
         for f in shared_id_findings(loaded):
+            assert f.domain is not None  # shared_id_findings names the domain of each
             by_domain[f.domain].findings.append(f)
         failing = any(is_failing(f) for wl in loaded for f in wl.findings)
         if as_json:
@@ -347,7 +350,7 @@ def list_cmd(
 
     def run() -> None:
         r = resolve_workload_root(root)
-        rows = []
+        rows: list[dict[str, Any]] = []  # one JSON object per domain
         for d in _domains(r, None):
             try:
                 wl = load_workload(r, d, errata=not no_errata)
@@ -437,7 +440,13 @@ def schema(
     """Print the JSON Schema of the workload model (or of one of its parts)."""
 
     def run() -> None:
-        cls = {"workload": Workload, "task": Task, "subtask": Subtask, "finding": Finding}.get(model.lower())
+        models: dict[str, type[BaseModel]] = {
+            "workload": Workload,
+            "task": Task,
+            "subtask": Subtask,
+            "finding": Finding,
+        }
+        cls = models.get(model.lower())
         if cls is None:
             raise WorkloadError(f"--model {model!r}: choose one of {', '.join(_SCHEMA_MODELS)}")
         doc = cls.model_json_schema(mode="validation")

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, Field
 
@@ -50,16 +50,17 @@ from kramabench.contracts.stage import RemoteStage
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput, TaskKind
 from kramabench.elt.compare import DEFAULT_COMPARATORS, TableResult, failed
 from kramabench.elt.compare.values import Table
-from kramabench.elt.family import ANSWER_TYPE, FAMILY, EltTask
+from kramabench.elt.family import ANSWER_TYPE, EltTask
 from kramabench.elt.scoring import ModelScore, PipelineScore, Stage1, score_pipeline
 from kramabench.elt.sources import SourceOptions, SourceSet, ordered_differences
+from kramabench.elt.suite import FAMILY
 from kramabench.elt.suite.models import DataModel, Pipeline
 from kramabench.files import sha256_file
 
 log = logging.getLogger(__name__)
 
 #: the comparator whose verdicts make a record's score (both are always computed and printed)
-PRIMARY = "elt-bench"
+PRIMARY: Final = "elt-bench"
 #: the error kind of a pipeline left out by its findings (kramabench.elt.family.EltTask.left_out)
 LEFT_OUT = "invalid_pipeline"
 
@@ -500,7 +501,7 @@ class EltSetting(SettingDefaults):
     def differences(self, records: list[Record]) -> list[str] | None:
         """The deliberate differences of the tasks that ran: the union of their records' (``score_details.sources``,
         what the task's set-up had), in a fixed order; None when no record says (no task's sources started)."""
-        said = [((r.score_details or {}).get("sources") or {}).get("differences") for r in records]
+        said: list[Any] = [((r.score_details or {}).get("sources") or {}).get("differences") for r in records]
         said = [d for d in said if isinstance(d, list)]
         if not said:
             return None

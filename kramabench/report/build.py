@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -80,7 +81,7 @@ def default_out(run_dirs: list[Path]) -> Path:
 
 
 def write_report(
-    run_dirs: list[Path | str],
+    run_dirs: Sequence[Path | str],
     out: Path | str | None = None,
     *,
     errata: Path | str | None = None,

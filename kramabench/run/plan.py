@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kramabench.contracts.records import BenchmarkNote, Manifest
+from kramabench.contracts.records import BenchmarkNote, GoldName, Manifest
 from kramabench.contracts.run import RunConfig
 from kramabench.contracts.scoring import NamedJudge
 from kramabench.run.settings import Setting
@@ -52,7 +52,7 @@ class RunPlan:
     #: trips on the first fatal model error (kramabench.run.throttle.FatalGuard); None: the Runner makes one
     guard: Any = None
     #: the gold the workloads hold: "verified" (official + errata) or "official" (--no-errata)
-    gold: str = "verified"
+    gold: GoldName = "verified"
     #: per domain, the items whose gold differs in the other view, with their gold there
     #: (kramabench.workload.gold.changes_for): their answers are scored against both golds
     gold_changes: dict[str, dict[Any, Any]] = field(default_factory=dict)

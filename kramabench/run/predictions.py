@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -53,6 +53,9 @@ from kramabench.scorers.percent import normalise_percent as rescale_percent
 from kramabench.scorers.registry import score
 from kramabench.scorers.stats import ScoredItem, Summary, summarize
 from kramabench.workload.models import Task, Workload
+
+if TYPE_CHECKING:
+    from kramabench.run.floors import FloorCache
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +94,7 @@ class Problem(BaseModel):
 MAX_PROBLEMS_PER_CODE = 20
 
 
-class Problems(list):
+class Problems(list[Problem]):
     """The problems of scoring, at most :data:`MAX_PROBLEMS_PER_CODE` of each code kept; ``counts`` has them
     all by code (2 million bad lines make 20 problems and one count, not 2 million warnings)."""
 
@@ -101,13 +104,13 @@ class Problems(list):
         for p in items:
             self.append(p)
 
-    def append(self, p: Problem) -> None:  # type: ignore[override]
+    def append(self, p: Problem) -> None:
         n = self.counts.get(p.code, 0)
         self.counts[p.code] = n + 1
         if n < MAX_PROBLEMS_PER_CODE:
             super().append(p)
 
-    def extend(self, items: Iterable[Problem]) -> None:  # type: ignore[override]
+    def extend(self, items: Iterable[Problem]) -> None:
         for p in items:
             self.append(p)
         extra = items.counts if isinstance(items, Problems) else None
@@ -132,7 +135,7 @@ class Problems(list):
         return {c: n - kept.get(c, 0) for c, n in self.counts.items() if n > kept.get(c, 0)}
 
 
-class PredictionSet(dict):
+class PredictionSet(dict[str, Prediction]):
     """Predictions by task id (lines without a domain), plus ``scoped``: by (domain, task id) for lines that name
     their domain (a run's records), so that two domains sharing a task id keep both."""
 
@@ -428,7 +431,8 @@ def read_predictions(
             continue
         dom = obj.get("domain")
         dom = dom if isinstance(dom, str) and dom else None
-        store: dict = preds if dom is None else preds.scoped
+        # keyed by task id (preds) or by (domain, task id) (preds.scoped), as ``key`` below
+        store: dict[Any, Prediction] = preds if dom is None else preds.scoped
         key = tid if dom is None else (dom, tid)
         subs = obj.get("subtask_answers")
         if subs is not None and not isinstance(subs, dict):
@@ -582,6 +586,9 @@ def _lake_paths(wl: Workload) -> LakePaths | None:
         return None
 
 
+#: one answer to score: (domain, task, subtask id, answer type, gold, (prediction,) or None, query)
+_Job = tuple[str, Task, "str | None", Any, Any, "tuple[Any] | None", str]
+
 #: answers scored between two collections of the young generations while scoring (see _young_gc_only)
 _YOUNG_GC_EVERY = 1000
 
@@ -633,10 +640,11 @@ def score_workloads(
             owners.setdefault(t.id, []).append((wl.domain, t))
     scored_domains = {wl.domain for wl in workloads}
     unscored_by_id: dict[str, list[tuple[str, Prediction]]] = {}  # lines naming a domain that is not scored
-    for (d, t), q in scoped.items():
+    for (d, scoped_id), q in scoped.items():
         if d not in scored_domains:
-            unscored_by_id.setdefault(t, []).append((d, q))
+            unscored_by_id.setdefault(scoped_id, []).append((d, q))
     subtask_parent: dict[str, str] | None = None
+    p: Prediction | None
     every = list(predictions.items()) + [((d, t), p) for (d, t), p in scoped.items()]
     for key, p in every:
         tid = p.task_id if isinstance(key, tuple) else key
@@ -695,8 +703,8 @@ def score_workloads(
             p.has_subtasks for p in scoped.values()
         )
     # one job per answer, in workload order: (domain, task, subtask id, answer type, gold, prediction?, query)
-    jobs: list[tuple[str, Task, str | None, Any, Any, tuple[Any] | None, str]] = []
-    lakes: dict[str, Any] = {wl.domain: _lake_paths(wl) for wl in workloads}
+    jobs: list[_Job] = []
+    lakes: dict[str, LakePaths | None] = {wl.domain: _lake_paths(wl) for wl in workloads}
     for wl in workloads:
         for task in wl.tasks:
             p = prediction_for(wl.domain, task)
@@ -712,12 +720,12 @@ def score_workloads(
                             sub.id,
                             sub.answer_type,
                             sub.answer,
-                            (p.subtask_answers[sub.id],) if has else None,
+                            (p.subtask_answers[sub.id],) if has and p is not None else None,
                             sub.query,
                         )
                     )
 
-    def run(job: tuple) -> ScoredItem:
+    def run(job: _Job) -> ScoredItem:
         domain, task, sub_id, answer_type, gold, pred, query = job
         if pred is None:
             item = _item(domain, task, sub_id, answer_type, None)
@@ -820,7 +828,7 @@ def floors_of(
     workloads: Iterable[Workload],
     changes: dict[str, dict[Any, Any]] | None = None,
     *,
-    cache: dict | None = None,
+    cache: FloorCache | None = None,
 ) -> dict[str, Any]:
     """The floors of the main answers of ``items`` (kramabench.run.floors) against the workloads' gold, or the
     other gold of ``changes``: a dict of the total row's figures. ``cache``: one dict passed to both golds'
@@ -843,15 +851,15 @@ def floors_of(
         entries.append(
             FloorEntry(i.domain, i.task_id, None if i.unscored else i.value, i.metric, expected, at)
         )
-    _rows, t = floor_rows_of(entries, cache=cache)
+    _rows, total = floor_rows_of(entries, cache=cache)
     return {
-        "n": t.n,
-        **{k: v for k, v in t.floors.items()},
-        "bounded": t.system_bounded,
-        "zero_bounded": t.floors_bounded.get("zero"),
-        "n_numeric": t.n_numeric,
-        "numeric_paper": t.numeric_paper,
-        "numeric_band": t.numeric_band,
+        "n": total.n,
+        **{k: v for k, v in total.floors.items()},
+        "bounded": total.system_bounded,
+        "zero_bounded": total.floors_bounded.get("zero"),
+        "n_numeric": total.n_numeric,
+        "numeric_paper": total.numeric_paper,
+        "numeric_band": total.numeric_band,
     }
 
 
@@ -874,7 +882,7 @@ def build_report(
     n_boot: int = 10_000,
     seed: int = 0,
 ) -> ScoreReport:
-    judge_info = None
+    judge_info: dict[str, Any] | None = None
     if judge is not None:
         judge_info = {
             "model": judge.id,

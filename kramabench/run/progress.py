@@ -5,11 +5,16 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from kramabench.contracts.cost import format_cost, unpriced_calls
 from kramabench.contracts.records import Record
 from kramabench.contracts.text import safe_text
+
+if TYPE_CHECKING:  # rich is imported when a bar starts
+    from rich.console import Console
+    from rich.progress import Progress as RichBar
+    from rich.progress import TaskID
 
 
 @dataclass
@@ -121,13 +126,13 @@ class PlainProgress(Progress):
 class RichProgress(Progress):
     """A live bar: done/failed, running mean score, cost so far, ETA."""
 
-    def __init__(self, console=None) -> None:
+    def __init__(self, console: Console | None = None) -> None:
         super().__init__()
         from rich.console import Console
 
         self.console = console or Console(stderr=True)
-        self._progress = None
-        self._task = None
+        self._progress: RichBar | None = None
+        self._task: TaskID | None = None
         self._narrow = False
 
     def start(self, total: int, label: str = "") -> None:
@@ -170,7 +175,7 @@ class RichProgress(Progress):
         mean = f"{100 * s.mean:.1f}%" if s.mean is not None else "-"
         cost = s.cost_text(narrow=self._narrow)
         fail = f"[red]{s.failed} failed[/red]" if s.failed else "0 failed"
-        if self._progress is not None:
+        if self._progress is not None and self._task is not None:  # set together by start
             self._progress.update(self._task, completed=s.done, info=f"{fail} · score {mean} · {cost}")
 
     def note(self, text: str) -> None:

@@ -33,11 +33,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from kramabench.contracts import interrupt
 from kramabench.contracts.cost import unpriced_calls
-from kramabench.contracts.model import FATAL_KINDS
+from kramabench.contracts.model import FATAL_KINDS, ModelErrorKind
 from kramabench.contracts.records import GoldScore, Manifest, Record, jsonable, latest_records, unit_key
 from kramabench.contracts.run import RunOptions
 from kramabench.contracts.sandbox import Pooled
@@ -54,14 +54,14 @@ from kramabench.run.throttle import FatalGuard
 from kramabench.scorers.judge import CountsCalls
 from kramabench.systems.context import TaskRef, TaskResolver
 from kramabench.workload.gold import VERIFIED, other_gold, with_gold
-from kramabench.workload.models import Workload
+from kramabench.workload.models import Task, Workload
 from kramabench.workload.solutions import solution_of
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from kramabench.models.recording import CallRecorder, RecordsCalls
-    from kramabench.run.executor.base import Executor
+    from kramabench.run.executor.base import Executor, Solved
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +117,13 @@ def is_fatal_record(r: Record) -> bool:
 
 def _tail(text: str, n: int = 2000) -> str:
     return keep_tail(text, n)
+
+
+def _task_of(it: WorkItem) -> Task:
+    """The workload's task of a work item of this runner: the runner makes its items from ``Workload.tasks``
+    (and :func:`~kramabench.workload.gold.with_gold` copies of them), so the contract's ``TaskSpec`` is a
+    :class:`~kramabench.workload.Task` here."""
+    return cast(Task, it.task)
 
 
 class Runner:
@@ -291,7 +298,7 @@ class Runner:
             )
 
     def _base_record(self, it: WorkItem, out: SystemOutput, wall: float) -> Record:
-        task = it.task
+        task = _task_of(it)
         usage = out.usage.model_copy()
         if not usage.wall_s:
             usage.wall_s = wall
@@ -360,7 +367,7 @@ class Runner:
         changes = self.plan.gold_changes.get(it.domain) or {}
         if not changes:
             return None
-        task = it.task
+        task = _task_of(it)
         if it.subtask is not None:
             mine = {k: g for k, g in changes.items() if k == (task.id, it.subtask.id)}
         else:  # the main answer, and the subtask answers scored with it
@@ -371,7 +378,7 @@ class Runner:
             }
         if not mine:
             return None
-        name = other_gold(self.plan.gold)  # type: ignore[arg-type]
+        name = other_gold(self.plan.gold)
         target = mine.get((task.id, it.subtask.id if it.subtask is not None else None))
         if target is not None and not target.present:
             where = "verified" if name == VERIFIED else "official"
@@ -502,12 +509,12 @@ class Runner:
         # spare workers replace the threads of tasks abandoned after --task-timeout (a thread cannot be killed)
         timeout = self.options.task_timeout_s
         executor = self.executor or make_executor(self.options.executor, address=self.options.ray_address)
-        abandoned: set[Future] = set()
-        started: dict[Future, float] = {}
+        abandoned: set[Future[Solved]] = set()
+        started: dict[Future[Solved], float] = {}
         score_pool = ThreadPoolExecutor(max(1, min(n, 8)), thread_name_prefix="kb-score")
         pending = deque(items)
-        solving: dict[Future, WorkItem] = {}
-        scoring: dict[Future, WorkItem] = {}
+        solving: dict[Future[Solved], WorkItem] = {}
+        scoring: dict[Future[Record | None], WorkItem] = {}
         self.store.open_for_append()
         self.recorder = _open_recorder(self.store.dir)
         completed = False
@@ -544,7 +551,8 @@ class Runner:
                     f = executor.submit(it)
                     solving[f] = it
                     started[f] = time.monotonic()
-                futs = list(solving) + list(scoring)
+                # two kinds (solving, scoring) in one wait, whose futures have one result type: told apart below
+                futs: list[Future[Any]] = [*solving, *scoring]
                 if not futs:
                     continue
                 done, _ = wait(futs, timeout=0.2, return_when=FIRST_COMPLETED)
@@ -561,33 +569,35 @@ class Runner:
                         )
                         scoring[score_pool.submit(self._score, it, out, now - started.pop(f))] = it
                 self._check_fatal()
-                for f in done:
-                    if f in solving:
-                        it = solving.pop(f)
-                        started.pop(f, None)
-                        out, wall = f.result()
+                for done_f in done:
+                    if done_f in solving:
+                        it = solving.pop(done_f)
+                        started.pop(done_f, None)
+                        out, wall = cast("Future[Solved]", done_f).result()  # a key of ``solving``
                         if (
                             self._interrupted_at is not None
                         ):  # cut short (or not): its outcome is not recorded
                             cut.append(it)
                             continue
-                        if is_fatal_error(out.error) and not self.guard.tripped:
+                        e = out.error
+                        if e is not None and is_fatal_error(e) and not self.guard.tripped:
                             # a worker elsewhere (e.g. a Ray actor's own model) met a bad key or unknown model
-                            e = out.error
                             kind, _, msg = (
                                 e.message.partition(":")
                                 if e.kind == "model_error"
                                 else (e.kind, "", e.message)
                             )
-                            self.guard.trip(self.manifest.model or "model", kind.strip(), msg.strip())
+                            # one of FATAL_KINDS: is_fatal_error said so
+                            fatal_kind = cast(ModelErrorKind, kind.strip())
+                            self.guard.trip(self.manifest.model or "model", fatal_kind, msg.strip())
                         self._check_fatal()  # a fatal error in this task's calls stops the run: its outcome is dropped
                         if self._stop.is_set() and out.error is not None:
                             dropped += 1  # may be an artefact of the interruption: resume runs it again
                             continue
                         scoring[score_pool.submit(self._score, it, out, wall)] = it
                     else:
-                        scoring_item = scoring.pop(f)
-                        rec = f.result()
+                        scoring_item = scoring.pop(done_f)
+                        rec = cast("Future[Record | None]", done_f).result()  # a key of ``scoring``
                         if (
                             rec is None
                         ):  # its scoring hit a fatal model error or an interruption: resume scores it

@@ -13,16 +13,20 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kramabench.contracts.cost import format_cost, unpriced_calls
 from kramabench.contracts.metrics import RatioMetric
 from kramabench.contracts.records import Manifest, Record
 from kramabench.contracts.text import safe_text
-from kramabench.run.floors import FloorRow
+from kramabench.run.floors import FloorCache, FloorRow
 from kramabench.run.golds import OFFICIAL, VERIFIED, both_golds
 from kramabench.run.store import latest_records
 from kramabench.scorers.design import judge_cost
 from kramabench.scorers.stats import TOTAL, bootstrap_ci, canonical_mean, format_ci, format_pct, ratio_ci
+
+if TYPE_CHECKING:  # rich is imported when a table is drawn
+    from rich.table import Table
 
 
 @dataclass
@@ -152,7 +156,7 @@ def render_table(
     width: int | None = None,
     score_label: str | None = None,
     score_note: str | None = None,
-):
+) -> Table:
     """A rich Table of the rows (scores in %, as the paper prints them).
 
     ``width``: the terminal's; under 110 columns the table is compact (light rules, short headings) so
@@ -175,9 +179,9 @@ def render_table(
     has_subs = any(r.subtask_mean is not None for r in [*rows, total])
     subs = has_subs and not compact  # compact: the subtask answers' total goes into the caption
     golds = score_label is None
-    heads = (["domain", "n", "verified" if golds else score_label, "95% CI", *(["official"] if golds else []), "err",
+    heads = (["domain", "n", "verified" if score_label is None else score_label, "95% CI", *(["official"] if golds else []), "err",
               "uns.", "cost $"] if compact else
-             ["domain", "tasks", "verified %" if golds else score_label, "95% CI", *(["official %"] if golds else []),
+             ["domain", "tasks", "verified %" if score_label is None else score_label, "95% CI", *(["official %"] if golds else []),
               "errors", "unscored", *(["subtasks %"] if subs else []), "cost $"])  # fmt: skip
     for i, col in enumerate(heads):
         t.add_column(col, justify="left" if i == 0 else "right", no_wrap=True)
@@ -233,7 +237,7 @@ def render_table(
     return t
 
 
-def render_metrics(metrics: list[RatioMetric], *, title: str = "", width: int | None = None):
+def render_metrics(metrics: list[RatioMetric], *, title: str = "", width: int | None = None) -> Table:
     """A rich Table of a setting's own metrics (:class:`~kramabench.contracts.RatioMetric`): value in %, 95%
     bootstrap interval over the units, the counts, what each means."""
     from rich import box
@@ -272,12 +276,12 @@ def floors_text(
     if note is not None:  # the setting's own floor: constant answers are none for it
         return [note]
     views = both_golds(records, manifest)
-    cache: dict = {}  # the golds both views share are scored once
+    cache: FloorCache = {}  # the golds both views share are scored once
     totals = {g: floor_rows(views[g].records, setting=setting, cache=cache)[1] for g in (VERIFIED, OFFICIAL)}
     if not totals[VERIFIED].n:
         return []
 
-    def key(t: FloorRow) -> tuple:
+    def key(t: FloorRow) -> tuple[int, dict[str, float], float | None, dict[str, float]]:
         return (t.n, t.floors, t.system_bounded, t.floors_bounded)
 
     same = key(totals[VERIFIED]) == key(totals[OFFICIAL])

@@ -15,6 +15,7 @@ import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 _CT = (
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
@@ -157,7 +158,7 @@ def make_escaping_workload(root: Path, secret: Path, domain: str = "esc") -> Pat
         (root / name).symlink_to(secret)
     rel = os.path.relpath(secret, root)
 
-    def task(i: int, **extra: object) -> dict:
+    def task(i: int, **extra: object) -> dict[str, object]:
         return {
             "id": f"{domain}-easy-{i}",
             "query": f"What is v for k=1? ({i})",
@@ -255,7 +256,7 @@ _PEAK = (
 )
 
 
-def run_measured(cmd: list[str], **kw) -> tuple[subprocess.CompletedProcess, float]:
+def run_measured(cmd: list[str], **kw: Any) -> tuple[subprocess.CompletedProcess[Any], float]:
     """``subprocess.run(cmd, **kw)`` and the peak resident memory of ``cmd`` (and its children) in MB,
     measured by a wrapper process of its own (so earlier children of the caller do not count)."""
     import sys

@@ -151,8 +151,9 @@ def record_key(manifest: dict[str, Any] | None, rec: dict[str, Any]) -> str | No
     salt = opts.get("call_key_salt") if isinstance(opts, dict) else None
     if not isinstance(salt, str) or not salt:
         return None
-    setting = rec.get("setting") if isinstance(rec.get("setting"), str) else "end-to-end"
-    sub = rec.get("subtask_id") if isinstance(rec.get("subtask_id"), str) else None
+    named, sub_named = rec.get("setting"), rec.get("subtask_id")
+    setting = named if isinstance(named, str) else "end-to-end"
+    sub = sub_named if isinstance(sub_named, str) else None
     return call_key(salt, setting, str(rec.get("domain", "")), str(rec.get("task_id", "")), sub)
 
 
@@ -227,8 +228,9 @@ def match_steps(steps: list[Any], replies: list[str | None]) -> list[dict[str, A
 
 def call_summary(kind: str, cl: CallLine, doc: dict[str, Any] | None) -> dict[str, Any]:
     d = doc or {}
-    usage = d.get("usage") if isinstance(d.get("usage"), dict) else {}
-    err = d.get("error") if isinstance(d.get("error"), dict) else None
+    usage_v, err_v = d.get("usage"), d.get("error")
+    usage = usage_v if isinstance(usage_v, dict) else {}
+    err = err_v if isinstance(err_v, dict) else None
     text = d.get("text")
     return {
         "kind": kind,
@@ -255,7 +257,8 @@ def calls_doc(index: CallsIndex, manifest: dict[str, Any] | None, rec: dict[str,
     docs = [(kind, cl, index.read(cl)) for kind, cl in found]
     solve = [(cl, d) for kind, cl, d in docs if kind == "solve"]
     replies = [d.get("text") if d else None for _cl, d in solve]
-    steps = rec.get("steps") if isinstance(rec.get("steps"), list) else []
+    steps_v = rec.get("steps")
+    steps = steps_v if isinstance(steps_v, list) else []
     matches = match_steps(steps, replies)
     by_call = {m["call"]: m for m in matches if m["call"] is not None}
     calls = []

@@ -44,7 +44,7 @@ def _output_lexer() -> Any:
     from pygments.lexer import RegexLexer
     from pygments.token import Generic, Keyword, Name, Number, String, Text
 
-    class OutputLexer(RegexLexer):
+    class OutputLexer(RegexLexer):  # type: ignore[misc]  # pygments ships no type information (Any to mypy)
         """What a program printed: numbers, quoted strings, constants, error names and warning lines."""
 
         name = "kramabench-output"
@@ -113,7 +113,8 @@ def style_css() -> str:
     """The style sheet of the highlighted runs' classes (Pygments' default style, under ``.hl``)."""
     from pygments.formatters import HtmlFormatter
 
-    return HtmlFormatter(style="default").get_style_defs(".hl") + "\n"
+    css: str = HtmlFormatter(style="default").get_style_defs(".hl")  # pygments is untyped
+    return css + "\n"
 
 
 @functools.lru_cache(maxsize=1)

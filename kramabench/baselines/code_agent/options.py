@@ -106,7 +106,8 @@ class AgentOptions(BaseModel):
 
     @model_validator(mode="after")
     def _session_wall(self) -> AgentOptions:
-        return with_session_wall(self)
+        derived: AgentOptions = with_session_wall(self)  # a copy of self, the limits set
+        return derived
 
 
 class CodeAgentOptions(AgentOptions):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kramabench.contracts.model import ChatMessage
 from kramabench.contracts.session import PythonError, PythonResult
@@ -329,7 +329,7 @@ def _lines(n: int) -> str:
 
 def spec_section(
     task: TaskInput, spec_files: list[str], lake_dir: str, budget_tokens: int
-) -> tuple[str, dict]:
+) -> tuple[str, dict[str, Any]]:
     """The task's specification files, whole when they fit ``budget_tokens`` (a file cut to fit says so and how
     much it shows), and facts about them; ``("", {})`` without any."""
     if not spec_files:
@@ -375,7 +375,7 @@ def first_user_message(
     lake_dir: str,
     system: str,
     pose_subtasks: bool,
-) -> tuple[str, dict]:
+) -> tuple[str, dict[str, Any]]:
     """The first user message within ``options.prompt_budget_tokens`` (the system prompt counted), and facts
     about it for the transcript."""
     head = task_section(task, pose_subtasks) + environment_section(task)
@@ -411,7 +411,7 @@ def first_user_message(
         style=options.lake_rendering,
     )
     user = head + spec + intro + rendered.text + "\n" + tail
-    facts: dict = {
+    facts: dict[str, Any] = {
         "files_shown": len(files),
         "lake_rendering": options.lake_rendering,
         "lake_render_mode": rendered.mode,

@@ -7,7 +7,9 @@ import json
 import logging
 import threading
 import time
+from typing import Any
 
+from kramabench.contracts.artifacts import Artifact
 from kramabench.contracts.sandbox import Sandbox
 from kramabench.contracts.session import Session, SessionError, SessionLimits
 from kramabench.contracts.system import SystemOutput, TaskInput
@@ -78,7 +80,7 @@ class SessionOpener:
                 {"type": "outputs", "collected": [a.name for a in out.artifacts], "refused": refused}
             )
 
-    def collect(self, paths: list[str]) -> tuple[list, list[dict]]:
+    def collect(self, paths: list[str]) -> tuple[list[Artifact], list[dict[str, Any]]]:
         """The task's outputs (``TaskInput.outputs``, e.g. an ELT task's warehouse file) collected from the
         workspace before the session closes: (artifacts, refusals with their reasons)."""
         self._done.wait()
@@ -120,7 +122,7 @@ def _deeper_than(value: object, limit: int) -> bool:
     return False
 
 
-def read_final_answer(session: Session) -> tuple[dict | None, str]:
+def read_final_answer(session: Session) -> tuple[dict[str, Any] | None, str]:
     """The document ``final_answer`` wrote (``{"answer": ..., "subtasks": {...}}``), sanitised
     (:func:`~kramabench.contracts.values.jsonable`: a lone surrogate escaped), or None and why not. The task's code
     may have written the file itself: one that is not JSON, nested deeper than ``final_answer`` allows (60

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from kramabench.baselines.kit import compiles
 from kramabench.systems.parsing import ANSWER_KEY
@@ -72,7 +72,7 @@ def _json_obj(text: str) -> Any:
         return None
 
 
-def _is_plan(obj: Any) -> bool:
+def _is_plan(obj: Any) -> TypeGuard[dict[str, Any] | list[dict[str, Any]]]:
     if isinstance(obj, list):  # the paper's form: an array of steps, each with an id
         return bool(obj) and all(isinstance(x, dict) and "id" in x for x in obj)
     return isinstance(obj, dict) and (
@@ -87,7 +87,8 @@ def extract_code(reply: str) -> str | None:
     """The pipeline program in ``reply``, or None."""
     text = strip_thinking(reply)
     blocks = fenced_blocks(text)
-    candidates: list[tuple[tuple, str]] = []
+    # (prints the answer, compiles, Python-tagged, 3+ lines, length, position), the block's body
+    candidates: list[tuple[tuple[bool, bool, bool, bool, int, int], str]] = []
     for i, b in enumerate(blocks):
         body = b.text.strip("\n")
         if not body.strip():

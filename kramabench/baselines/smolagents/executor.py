@@ -32,6 +32,7 @@ from kramabench.baselines.code_agent import (
 from kramabench.baselines.code_agent.clock import TaskClock, session_wall_spent
 from kramabench.baselines.code_agent.prompts import masked, stable, without_traceback
 from kramabench.contracts.session import PythonResult, SessionError
+from kramabench.contracts.steps import StepOutcome
 from kramabench.contracts.system import OutcomeError
 from kramabench.files import head_tail_said
 
@@ -45,14 +46,14 @@ class SessionCodeError(Exception):
 class ExecutorCall:
     result: PythonResult
     code_s: float
-    outcome: str
+    outcome: StepOutcome
     answer: Any = None
     final: bool = False
     observation_cut: bool = False
     code: str = ""
 
 
-class SessionExecutor(PythonExecutor):
+class SessionExecutor(PythonExecutor):  # type: ignore[misc]  # smolagents ships no type information (Any to mypy)
     def __init__(
         self,
         opener: SessionOpener,
@@ -75,7 +76,7 @@ class SessionExecutor(PythonExecutor):
         self.clock = clock or TaskClock(step_timeout_s=timeout_s, max_code_s=None, max_wall_s=None)
         self.session_wall_s = session_wall_s
         self.calls: list[ExecutorCall] = []
-        self.answer_doc: dict | None = None
+        self.answer_doc: dict[str, Any] | None = None
         #: the task's outcome when the executor ended the agent (its time spent, its session lost)
         self.stop: OutcomeError | None = None
         #: called when ``stop`` is set (ends smolagents' loop: ``agent.interrupt``)
@@ -159,7 +160,7 @@ class SessionExecutor(PythonExecutor):
             raise SessionCodeError(
                 f"{logs}\nfinal_answer(...) was called, but its answer could not be read: {why}"
             )
-        outcome = (
+        outcome: StepOutcome = (
             "timeout"
             if r.timed_out
             else "oom"

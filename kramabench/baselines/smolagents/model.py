@@ -4,7 +4,7 @@ cache, cost, rate limits, retries, budgets, recording and ``replay/``)."""
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Literal, cast
 
 import smolagents
 from smolagents.models import get_clean_message_list, tool_role_conversions
@@ -31,11 +31,15 @@ def cut_at_stop(text: str, stop: list[str] | None) -> str:
     return text if cut < 0 else text[:cut]
 
 
-def _role(role: Any) -> str:
+#: the roles of a kramabench ChatMessage
+ChatRole = Literal["system", "user", "assistant"]
+
+
+def _role(role: Any) -> ChatRole:
     """smolagents' roles are MessageRole members (a str enum); pydantic before 2.10 refuses an enum member
     for a Literal, so the plain value goes into ChatMessage (a role other than these three is the user's)."""
     value = role.value if isinstance(role, Enum) else str(role)
-    return value if value in ("system", "user", "assistant") else "user"
+    return cast(ChatRole, value) if value in ("system", "user", "assistant") else "user"
 
 
 def text_of(content: Any) -> str:
@@ -47,7 +51,7 @@ def text_of(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-class KramabenchModel(smolagents.Model):
+class KramabenchModel(smolagents.Model):  # type: ignore[misc]  # smolagents ships no type information (Any to mypy)
     """A ``smolagents.Model`` whose ``generate`` calls a kramabench :class:`Model`; the completions are kept
     in ``completions`` (their cost, latency and cache status go into the task's steps and usage)."""
 

@@ -39,7 +39,7 @@ from kramabench.baselines.kit import Baseline, record_crash, task_files
 from kramabench.contracts.model import Completion, Model, ModelError
 from kramabench.contracts.records import jsonable
 from kramabench.contracts.sandbox import Sandbox
-from kramabench.contracts.steps import AgentStep
+from kramabench.contracts.steps import AgentStep, StepOutcome
 from kramabench.contracts.system import OutcomeError, SystemOutput, TaskInput
 from kramabench.lake import estimate_tokens
 from kramabench.lake.secrets import mask_values
@@ -70,7 +70,7 @@ class SmolagentsCodeAgent(Baseline[SmolagentsOptions]):
         super().__init__(options, model, sandbox)
         self.indexes = LakeIndexes.of(options)
 
-    def task_text(self, task: TaskInput, pose: bool) -> tuple[str, dict]:
+    def task_text(self, task: TaskInput, pose: bool) -> tuple[str, dict[str, Any]]:
         opts = self.options
         index = self.indexes.get(task.lake_root)
         files = task_files(task, index)
@@ -236,7 +236,7 @@ class SmolagentsCodeAgent(Baseline[SmolagentsOptions]):
             )
 
 
-class _NoAnswerAfterMaxSteps(CodeAgent):
+class _NoAnswerAfterMaxSteps(CodeAgent):  # type: ignore[misc]  # smolagents ships no type information (Any to mypy)
     """smolagents' CodeAgent that ends at ``max_steps`` without its extra call for an answer without code
     (``answer_after_max_steps=false``): the call is neither made nor paid for, and no step shows it."""
 
@@ -324,6 +324,7 @@ def steps_of(memory: list[Any], completions: list[Completion], calls: list[Execu
                 )
             )
             continue
+        outcome: StepOutcome
         if isinstance(err, AgentParsingError):
             outcome = "format_error"
         elif call is not None:
