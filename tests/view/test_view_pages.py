@@ -581,3 +581,32 @@ def test_the_run_page_has_the_reports_tables_and_the_score_of_what_the_filter_ke
     assert f"{s['tokens']:,} tokens" in b.eval("document.querySelector('.summary .tokens').textContent")
     assert s["tokens"] >= 10_000  # with thousands separators
     assert not b.errors, b.errors
+
+
+def test_a_steps_model_call_clicked_before_the_calls_arrive_waits_for_them(
+    site: Any, browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The button of a step's model call shows before the run's calls are read; a click in between waits for
+    them (it once said "no recorded call for this step", a race a loaded machine made visible)."""
+    import time
+
+    from kramabench.view.api import ViewApi
+
+    slow = ViewApi.api_calls
+
+    def late(self: ViewApi, *a: Any, **kw: Any) -> Any:
+        time.sleep(2)
+        return slow(self, *a, **kw)
+
+    monkeypatch.setattr(ViewApi, "api_calls", late)
+    server, _ = site
+    b = browser
+    open_page(b, server, f"?run=agent&i={index_of(server, 'agent', 'legal-hard-1')}")
+    step1 = '#sec-steps details.step[data-n="1"]'
+    b.wait_for("document.querySelectorAll('#sec-steps details.step').length === 3")
+    b.click(f"{step1} summary")
+    b.wait_for(f"document.querySelector('{step1} button.show-call') !== null")
+    b.click(f"{step1} button.show-call")
+    assert "no recorded call" not in b.eval(f"document.querySelector('{step1} .call-box').textContent")
+    b.wait_for(f"document.querySelector('{step1} .call details.msg') !== null")
+    assert "no recorded call" not in b.eval(f"document.querySelector('{step1} .call-box').textContent")

@@ -910,6 +910,7 @@
   function callsPanel(name, i, onLoad) {
     let doc = null;
     const waiting = [];
+    const loaded = api(apiRun(name, "calls"), new URLSearchParams({ i: String(i) }));
     const panel = {
       doc: () => doc,
       forStep: (n) => !doc || doc.steps.some((s) => s.step === n && s.call !== null),
@@ -918,6 +919,13 @@
         const btn = h("button", { type: "button", class: "show-call", "data-step": String(n), onclick: async () => {
           if (box._open) { box._open = false; clear(box); box.appendChild(btn); return; }
           box._open = true;
+          if (!doc) {  // clicked before the calls came: wait for them, never say "no call" too early
+            const note = h("div", { class: "muted small" }, "loading the calls…");
+            box.appendChild(note);
+            await loaded.catch(() => null);
+            note.remove();
+            if (!box._open) return;
+          }
           const st = doc && doc.steps.find((s) => s.step === n);
           if (!st || st.call === null) { box.appendChild(h("div", { class: "muted small" }, "no recorded call for this step")); return; }
           box.appendChild(callView(name, i, "solve", st.call, st.matched));
@@ -927,7 +935,7 @@
         return box;
       },
     };
-    api(apiRun(name, "calls"), new URLSearchParams({ i: String(i) })).then((d) => { doc = d; waiting.forEach((f) => f()); onLoad(d); }).catch((e) => onLoad(null, e));
+    loaded.then((d) => { doc = d; waiting.forEach((f) => f()); onLoad(d); }).catch((e) => onLoad(null, e));
     return panel;
   }
   function callView(name, i, kind, index, matched) {
