@@ -20,12 +20,10 @@ from pathlib import Path
 
 from kramabench.contracts.sandbox import Limits
 from kramabench.sandbox.cpu import set_cpu_share
+from kramabench.sandbox.scratch import SHM_BYTES, kernel_bytes
 from kramabench.sweep import cgroup_name
 
 log = logging.getLogger(__name__)
-
-#: the size of a sandbox's /dev/shm (part of its memory cgroup's cap)
-SHM_BYTES = 64 * 1024 * 1024
 
 
 def cgroup_root(controller: str, fs: Path = Path("/sys/fs/cgroup")) -> Path | None:
@@ -104,10 +102,10 @@ def oom_kills(memcg: Path) -> int:
 
 
 def memory_cap_bytes(limits: Limits) -> int:
-    """The memory cgroup's cap of one run: the code's budget, both scratch tmpfs, /dev/shm, and the
-    interpreter and supervisor. It bounds what rlimits cannot: tmpfs pages and the kernel memory of
-    files (a million empty files in scratch take about 1 GB of inodes, whatever the tmpfs size)."""
-    return (limits.memory_mb + 2 * limits.scratch_mb + 256) * 1024 * 1024 + SHM_BYTES
+    """The memory cgroup's cap of one run: the code's budget, both scratch tmpfs, /dev/shm, the kernel memory
+    their files may hold (:mod:`kramabench.sandbox.scratch`: each folder's files are bounded), and the
+    interpreter and supervisor. It bounds what rlimits cannot: tmpfs pages and the kernel memory of files."""
+    return (limits.memory_mb + 2 * limits.scratch_mb + 256) * 1024 * 1024 + SHM_BYTES + kernel_bytes(limits)
 
 
 @dataclass

@@ -43,7 +43,7 @@ from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
 from kramabench.sandbox import cgroups
 from kramabench.sandbox.bwrap import system_binds
-from kramabench.sandbox.cgroups import SHM_BYTES, Groups, Roots, oom_counter, oom_kills
+from kramabench.sandbox.cgroups import Groups, Roots, oom_counter, oom_kills
 from kramabench.sandbox.cpu import CpuMeter
 from kramabench.sandbox.environment.local_env import EnvironmentFacts
 from kramabench.sandbox.hostpaths import HostPaths, host_paths
@@ -59,13 +59,14 @@ from kramabench.sandbox.pool import StartFailed, max_idle_field, pool_size_field
 from kramabench.sandbox.reports import parse_audit, reported_cpu
 from kramabench.sandbox.request import workdir_lake_path
 from kramabench.sandbox.results import RunEnd, finish, not_started, supervised
+from kramabench.sandbox.scratch import Folder, folders, mounted
 from kramabench.sandbox.seccomp import REFUSED, filter_fd, keyring_filter
 from kramabench.sandbox.session import MOUNT_ROOT, SERVICE_ROOT
 from kramabench.sandbox.spawn import spawn
 from kramabench.sandbox.streams import wait_and_drain
 from kramabench.sandbox.warm import LAKE, WORKDIR, WarmSandbox, warm_run_config
 from kramabench.sandbox.zygote_client import run_on_zygote
-from kramabench.sweep import sweep_cgroups, tempdir
+from kramabench.sweep import make_tempdir, sweep_cgroups, tempdir
 
 log = logging.getLogger(__name__)
 
@@ -179,6 +180,16 @@ class LocalSandbox(WarmSandbox[_Warm]):
             sweep_cgroups()  # those of killed kramabench processes (never another live process's)
         #: kramabench's cgroup folders (as root): each sandbox gets its pids, memory, cpu and cpuacct cgroups
         self._cgroups = Roots.find()
+        #: as root, /work, /tmp and /dev/shm are tmpfs bounded in files too (kramabench.sandbox.scratch), mounted
+        #: on these empty host folders in the sandbox's own mount namespace; None: bwrap's tmpfs (size only)
+        self._points: Path | None = None
+        self._unbounded_files = "non-root: bwrap's tmpfs has no file bound"
+        unshare, mount = shutil.which("unshare"), shutil.which("mount")
+        if self._root and unshare and mount:
+            self._points = make_tempdir("scratch")
+            self._mounters = (unshare, mount)
+        elif self._root:
+            self._unbounded_files = "unshare or mount (util-linux) not found"
         self._info: dict[str, str] | None = None
         self._warm_broken: str | None = None
         # warm sandboxes (fork_server): the pool of each (lake, limits), as the docker backend's
@@ -248,6 +259,7 @@ class LocalSandbox(WarmSandbox[_Warm]):
             **thread_env(limits),
             "PATH": f"{os.path.dirname(self._python)}:/usr/local/bin:/usr/bin:/bin",
         }
+        work, tmp, shm = folders(limits, WORKDIR)
         argv = [
             self._bwrap,
             "--unshare-all",
@@ -274,29 +286,14 @@ class LocalSandbox(WarmSandbox[_Warm]):
             "--dev",
             "/dev",
             # /dev itself read-only (an unbounded tmpfs otherwise); a small /dev/shm for multiprocessing
-            "--size",
-            str(SHM_BYTES),
-            "--perms",
-            "1777",
-            "--tmpfs",
-            "/dev/shm",
+            *self._writable(shm),
             # the IPC namespace's POSIX message queues, seen (and removed between runs) by the bootstrap
             "--mqueue",
             "/dev/mqueue",
             "--remount-ro",
             "/dev",
-            "--size",
-            str(limits.scratch_mb * 1024 * 1024),
-            "--perms",
-            "0777",
-            "--tmpfs",
-            WORKDIR,
-            "--size",
-            str(limits.scratch_mb * 1024 * 1024),
-            "--perms",
-            "1777",
-            "--tmpfs",
-            "/tmp",
+            *self._writable(work),
+            *self._writable(tmp),
             *self._prefix_binds(),
             "--ro-bind",
             str(lake),
@@ -311,13 +308,39 @@ class LocalSandbox(WarmSandbox[_Warm]):
             argv += ["--setenv", k, v]
         tail = ["--zygote", json.dumps(cfg)] if zygote else [json.dumps(cfg)]
         argv += ["--", self._python, *PYTHON_FLAGS, "-c", bootstrap_source(), *tail]
-        return argv
+        if self._points is None:
+            return argv
+        unshare, mount = self._mounters
+        return mounted(argv, [(f, self._point(f)) for f in (work, tmp, shm)], unshare=unshare, mount=mount)
+
+    def _point(self, folder: Folder) -> Path:
+        assert self._points is not None
+        p = self._points / folder.path.strip("/").replace("/", "-")
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def _writable(self, folder: Folder) -> list[str]:
+        """bwrap's arguments for one writable folder: a bind of its bounded tmpfs (as root), else a tmpfs of
+        bwrap's (its size only)."""
+        if self._points is not None:
+            return ["--bind", str(self._point(folder)), folder.path]
+        return ["--size", str(folder.size_bytes), "--perms", folder.mode, "--tmpfs", folder.path]
 
     def _check(self) -> None:
         """Start one trivial sandbox now, so a backend that cannot work is reported at construction, with
         the real reason: bubblewrap's own setup error, or the interpreter failing inside the sandbox."""
         with tempdir("check") as tmp:
             r = self._run_cold("print('ok')", Path(tmp), _CHECK_LIMITS, None, None)
+            if r.stdout.strip() != "ok" and self._points is not None:
+                why = " ".join(r.stderr.strip().splitlines()[-2:])[-300:]
+                log.warning(
+                    "local sandbox: its bounded scratch folders cannot be mounted (%s); bwrap's tmpfs are used, "
+                    "bounded in size only",
+                    why,
+                )
+                self._unbounded_files = f"the mounts failed: {why}"
+                self._drop_points()
+                r = self._run_cold("print('ok')", Path(tmp), _CHECK_LIMITS, None, None)
             if r.stdout.strip() != "ok" and self._cgroups.pids is not None:
                 log.warning(
                     "the local sandbox fails inside a cgroup (%s); running without it",
@@ -355,7 +378,17 @@ class LocalSandbox(WarmSandbox[_Warm]):
             f"({err or r.explanation or f'exit {r.exit_code}'}); {fix}"
         )
 
+    def _drop_points(self) -> None:
+        if self._points is not None:
+            shutil.rmtree(self._points, ignore_errors=True)
+            self._points = None
+
     # -- what the base (kramabench.sandbox.warm) asks of this backend -----------------------------------------
+    def _closing(self) -> None:
+        # the host folders only (empty: the mounts live in each sandbox's namespace); made again if it runs on
+        if self._points is not None:
+            shutil.rmtree(self._points, ignore_errors=True)
+
     def run(
         self, code: str, lake: Path, limits: Limits | None = None, *, workdir_lake: str | None = None
     ) -> ExecResult:
@@ -604,6 +637,9 @@ class LocalSandbox(WarmSandbox[_Warm]):
                 else ("RLIMIT_NPROC" if not self._root else "none (root without cgroup)"),
                 "memory_limit": "RLIMIT_AS + memory cgroup" if self._cgroups.memory else "RLIMIT_AS",
                 "cpu_limit": "cpu cgroup (CFS quota)" if self._cgroups.cpu else "none (BLAS threads only)",
+                "scratch_files": "tmpfs nr_inodes (files per folder bounded)"
+                if self._points is not None
+                else f"not bounded ({self._unbounded_files})",
                 "syscall_filter": (
                     f"seccomp: {', '.join(REFUSED)} refused (EPERM)"
                     if self._seccomp is not None

@@ -448,15 +448,22 @@ def test_allocate_10gb(sandbox, planted):
     assert_next_run_unaffected(sandbox, planted)
 
 
-@pytest.mark.slow
-def test_millions_of_empty_files_in_scratch_are_bounded(sandbox, planted):
-    """The tmpfs size does not bound inodes: empty files cost kernel memory only (about 1 KB each), outside
-    every rlimit. A memory cgroup (docker; local as root) must stop the code long before 2 million files
-    (about 2 GB of host kernel memory) and explain it."""
+def _files_bounded(sandbox) -> None:
     if sandbox.name == "local":
         if os.geteuid() != 0:
-            pytest.skip("the local backend bounds scratch inodes with a memory cgroup, which needs root")
-        assert "cgroup" in sandbox.info()["memory_limit"]
+            pytest.skip(
+                "the local backend bounds its folders' files as root only (bwrap's tmpfs has no nr_inodes)"
+            )
+        assert "nr_inodes" in sandbox.info()["scratch_files"]
+
+
+@pytest.mark.slow
+def test_millions_of_empty_files_in_scratch_are_bounded(sandbox, planted):
+    """The tmpfs size does not bound files: empty files cost kernel memory only (about 1 KB each), outside
+    every rlimit, charged to the sandbox's memory cgroup and kept as long as the files are. Each folder's files
+    are bounded (64 per MB of its size): the code gets ENOSPC long before 2 million files (about 2 GB of
+    kernel memory), not a memory kill, and what the folder holds never takes the memory a next run needs."""
+    _files_bounded(sandbox)
     limits = Limits(wall_timeout_s=120, memory_mb=256, scratch_mb=64)
     res = sandbox.run(
         textwrap.dedent(
@@ -466,17 +473,56 @@ def test_millions_of_empty_files_in_scratch_are_bounded(sandbox, planted):
                 for n in range(2_000_000):
                     open(f"/work/f{n}", "w").close()
             except OSError as e:
-                print("stopped", n, type(e).__name__, flush=True)
+                print("stopped", n, e.errno, flush=True)
             print("created", n, flush=True)
             """
         ),
         planted.lake,
         limits,
     )
-    assert not res.timed_out, res
-    assert "created 1999999" not in res.stdout, res
-    assert res.oom or "stopped" in res.stdout, res
-    assert res.explanation or "stopped" in res.stdout
+    assert not res.timed_out and not res.oom, res
+    # 64 MB: 4096 files, the folder itself and the pipeline file the sandbox wrote among them
+    stopped = res.stdout.split()
+    assert stopped[0] == "stopped" and stopped[2] == "28", res  # ENOSPC
+    assert 4090 <= int(stopped[1]) < 4096, res
+    assert_next_run_unaffected(sandbox, planted)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("folder", "bound"), [("/work", 4096), ("/tmp", 4096), ("/dev/shm", 4096), ("/work/sub", 4096)]
+)
+@pytest.mark.parametrize("kind", ["file", "folder", "hard link", "symlink"])
+def test_every_writable_folder_bounds_its_files_of_every_kind(sandbox, planted, folder, bound, kind):
+    """Files, folders, hard links (a name for an existing file) and symbolic links all count against the bound of
+    /work, /tmp and /dev/shm alike; a full folder refuses with ENOSPC and the sandbox goes on."""
+    _files_bounded(sandbox)
+    make = {
+        "file": "open(p, 'w').close()",
+        "folder": "os.mkdir(p)",
+        "hard link": "os.link(first, p)",
+        "symlink": "os.symlink(first, p)",
+    }[kind]
+    code = f"""
+        import os
+        root = {folder!r}
+        os.makedirs(root, exist_ok=True)
+        first = os.path.join(root, "first")
+        open(first, "w").close()
+        n = 0
+        try:
+            for n in range(100_000):
+                p = os.path.join(root, f"x{{n}}")
+                {make}
+        except OSError as e:
+            print("stopped", n, e.errno, flush=True)
+        """
+    res = sandbox.run(textwrap.dedent(code), planted.lake, Limits(wall_timeout_s=60, scratch_mb=64))
+    assert res.ok and not res.oom, res
+    stopped = res.stdout.split()
+    assert stopped[0] == "stopped" and stopped[2] == "28", res.stdout  # ENOSPC
+    # besides the folder's root, "first", (/work/sub itself) and the pipeline file the sandbox wrote in /work
+    assert bound - 4 <= int(stopped[1]) < bound, res.stdout
     assert_next_run_unaffected(sandbox, planted)
 
 

@@ -20,6 +20,7 @@ from kramabench.sandbox import (
     get_sandbox,
     register_backend,
 )
+from kramabench.sandbox.cgroups import memory_cap_bytes
 
 PIPELINE = """
 import json, pandas as pd
@@ -258,7 +259,10 @@ def test_docker_container_hardening(docker_sandbox, planted):
     assert host["PidsLimit"] > 0 and host["Memory"] > 0 and host["NanoCpus"] > 0
     mounts = {m["Destination"]: m for m in attrs["Mounts"]}
     assert mounts["/lake"]["RW"] is False
-    assert set(host["Tmpfs"]) == {"/work", "/tmp"}
+    assert set(host["Tmpfs"]) == {"/work", "/tmp", "/dev/shm"}
+    # each bounded in files too (kramabench.sandbox.scratch), /dev/shm in place of docker's shm_size
+    assert all("nr_inodes=" in o and "nosuid" in o for o in host["Tmpfs"].values()), host["Tmpfs"]
+    assert host["Memory"] == memory_cap_bytes(Limits()) == host["MemorySwap"]
     env = dict(e.split("=", 1) for e in attrs["Config"]["Env"])
     assert not any(k.endswith(("_KEY", "_TOKEN")) for k in env)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kramabench.sandbox import Limits, SandboxUnavailable, get_sandbox
+from kramabench.testing.session_kit import MEMFD_FLOOD
 
 from .test_adversarial import assert_next_run_unaffected, host_processes_with
 
@@ -244,9 +245,9 @@ def test_memory_kill_replaces_the_sandbox(warm, planted):
     assert warm.run("print(0)", planted.lake, limits).ok
     first = _one(warm)
     assert first.memcg is not None
-    # empty files in scratch: kernel memory (inodes) outside RLIMIT_AS and the tmpfs size; only the
-    # sandbox's memory cgroup stops them
-    res = warm.run("for i in range(10**7):\n    open(f'/tmp/f{i}', 'wb')\n", planted.lake, limits)
+    # memfds written, never mapped: memory outside RLIMIT_AS and the tmpfs sizes; only the sandbox's memory
+    # cgroup stops them
+    res = warm.run(MEMFD_FLOOD, planted.lake, limits)
     assert res.oom and res.exit_code == -9 and "killed by the memory limit of 256 MB" in res.explanation, res
     assert first not in warm.pool.all.values() and first.proc.poll() is not None
     res = warm.run("x = bytearray(10 * 1024**3)", planted.lake, limits)

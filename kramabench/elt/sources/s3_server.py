@@ -18,16 +18,19 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler
 
 from kramabench.elt.sources.unix_server import SlotServer, serve, small_stacks
 
-if TYPE_CHECKING:
-    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+#: the WSGI types (PEP 3333), spelled here: typeshed's ``_typeshed.wsgi`` is no installed package and
+#: ``wsgiref.types`` needs Python 3.11
+WSGIEnvironment = dict[str, Any]
+StartResponse = Callable[..., Callable[[bytes], object]]
+WSGIApplication = Callable[[WSGIEnvironment, StartResponse], Iterable[bytes]]
 
 _HEADERS = {
     "Host": "s3.amazonaws.com",

@@ -15,6 +15,7 @@ from typing import Any
 
 from kramabench.contracts.sandbox import ExecResult, Limits, SandboxUnavailable
 from kramabench.contracts.session import Mount, ServiceForward
+from kramabench.sandbox.cgroups import memory_cap_bytes
 from kramabench.sandbox.cpu import CpuMeter, pid_cpu_cgroup
 from kramabench.sandbox.docker.container import (
     LABEL,
@@ -37,6 +38,7 @@ from kramabench.sandbox.interpreter import (
 )
 from kramabench.sandbox.pool import StartFailed
 from kramabench.sandbox.results import not_started
+from kramabench.sandbox.scratch import folders
 from kramabench.sandbox.session import MOUNT_ROOT, SERVICE_ROOT
 from kramabench.sandbox.warm import LAKE, WORKDIR, WarmSandbox, join_all, wait_started
 from kramabench.sweep import OWNER_LABEL, make_tempdir, owner_tag, tempdir
@@ -139,7 +141,8 @@ class DockerSandbox(WarmSandbox[Container]):
     ) -> Container:
         env = {**BASE_ENV, **thread_env(limits), "PATH": f"{ENV_PREFIX}/bin:/usr/local/bin:/usr/bin:/bin"}
         env.update(neutral_python_env((self._image.attrs.get("Config") or {}).get("Env"), env))
-        mem = limits.memory_mb + 2 * limits.scratch_mb + 256  # code + tmpfs /work, /tmp + bootstrap
+        # the code, the tmpfs /work, /tmp and /dev/shm and what their files hold, pid 1 and the supervisor
+        mem = memory_cap_bytes(limits)
         # created, then started: a container that does not start (a runtime error, a mount the engine refuses at
         # start) is removed at once, not left for the next sweep
         container = self._client().containers.create(
@@ -153,20 +156,17 @@ class DockerSandbox(WarmSandbox[Container]):
             environment=env,
             working_dir=WORKDIR,
             hostname="sandbox",
-            tmpfs={
-                WORKDIR: f"size={limits.scratch_mb}m,mode=1777",
-                "/tmp": f"size={limits.scratch_mb}m,mode=1777",
-            },
+            # bounded in size and in files (kramabench.sandbox.scratch); /dev/shm too, in place of shm_size
+            tmpfs={f.path: f.options() for f in folders(limits, WORKDIR)},
             # a Mount, not a "src:dst:ro" bind string: lake paths may contain colons
             mounts=mounts,
-            mem_limit=f"{mem}m",
-            memswap_limit=f"{mem}m",
+            mem_limit=mem,
+            memswap_limit=mem,
             nano_cpus=int(limits.cpus * 1e9),
             pids_limit=limits.max_processes + 2,  # + pid 1 (sleep) and the supervisor
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             ipc_mode="private",
-            shm_size="64m",
             labels={
                 LABEL: "1",
                 "kramabench.pid": str(os.getpid()),
