@@ -260,6 +260,7 @@ class LocalSandbox(WarmSandbox[_Warm]):
             "PATH": f"{os.path.dirname(self._python)}:/usr/local/bin:/usr/bin:/bin",
         }
         work, tmp, shm = folders(limits, WORKDIR)
+        points = self._mount_points((work, tmp, shm))
         argv = [
             self._bwrap,
             "--unshare-all",
@@ -286,14 +287,14 @@ class LocalSandbox(WarmSandbox[_Warm]):
             "--dev",
             "/dev",
             # /dev itself read-only (an unbounded tmpfs otherwise); a small /dev/shm for multiprocessing
-            *self._writable(shm),
+            *self._writable(shm, points),
             # the IPC namespace's POSIX message queues, seen (and removed between runs) by the bootstrap
             "--mqueue",
             "/dev/mqueue",
             "--remount-ro",
             "/dev",
-            *self._writable(work),
-            *self._writable(tmp),
+            *self._writable(work, points),
+            *self._writable(tmp, points),
             *self._prefix_binds(),
             "--ro-bind",
             str(lake),
@@ -308,22 +309,27 @@ class LocalSandbox(WarmSandbox[_Warm]):
             argv += ["--setenv", k, v]
         tail = ["--zygote", json.dumps(cfg)] if zygote else [json.dumps(cfg)]
         argv += ["--", self._python, *PYTHON_FLAGS, "-c", bootstrap_source(), *tail]
-        if self._points is None:
+        if points is None:
             return argv
         unshare, mount = self._mounters
-        return mounted(argv, [(f, self._point(f)) for f in (work, tmp, shm)], unshare=unshare, mount=mount)
+        return mounted(argv, list(points.items()), unshare=unshare, mount=mount)
 
-    def _point(self, folder: Folder) -> Path:
-        assert self._points is not None
-        p = self._points / folder.path.strip("/").replace("/", "-")
-        p.mkdir(parents=True, exist_ok=True)
-        return p
+    def _mount_points(self, writable: Sequence[Folder]) -> dict[Folder, Path] | None:
+        """The empty host folder each writable folder's bounded tmpfs is mounted on (as root; made again after
+        close), or None: bwrap's own tmpfs."""
+        if self._points is None:
+            return None
+        points = {f: self._points / f.path.strip("/").replace("/", "-") for f in writable}
+        for p in points.values():
+            p.mkdir(parents=True, exist_ok=True)
+        return points
 
-    def _writable(self, folder: Folder) -> list[str]:
+    @staticmethod
+    def _writable(folder: Folder, points: dict[Folder, Path] | None) -> list[str]:
         """bwrap's arguments for one writable folder: a bind of its bounded tmpfs (as root), else a tmpfs of
         bwrap's (its size only)."""
-        if self._points is not None:
-            return ["--bind", str(self._point(folder)), folder.path]
+        if points is not None:
+            return ["--bind", str(points[folder]), folder.path]
         return ["--size", str(folder.size_bytes), "--perms", folder.mode, "--tmpfs", folder.path]
 
     def _check(self) -> None:
